@@ -1,0 +1,1296 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The slice of the kernel's verbs API (include/rdma/ib_verbs.h) that the R/W
+ * context API needs: devices, PDs, CQs with ib_cqe dispatch, RC QPs, MRs,
+ * MR pools and DMA mapping.  Names, fields and semantics follow the kernel;
+ * docs/deviations.md lists where user space differs.
+ *
+ * Errors: int functions return 0 or a negative errno; constructors return an
+ * object or ERR_PTR(-errno), never NULL.
+ *
+ * Thread safety, as in the kernel: ib_post_send(), ib_post_recv(),
+ * ib_poll_cq() and ib_process_cq_direct() may be called from several threads
+ * at once on the same QP or CQ (each object serialises itself).  Creating and
+ * destroying objects, and ib_modify_qp(), must not race with other calls on
+ * the same object.  ib_mr_pool_get()/ib_mr_pool_put() are serialised by the
+ * QP's mr_lock.  An MR's state (register/invalidate) is changed by work
+ * requests, never concurrently with ib_map_mr_sg() on the same MR.
+ */
+#ifndef RDMARW_IB_VERBS_H
+#define RDMARW_IB_VERBS_H
+
+#include <pthread.h>
+#include <rdmarw/bvec.h>
+#include <rdmarw/compat.h>
+#include <rdmarw/scatterlist.h>
+
+struct ib_device;
+struct ib_pd;
+struct ib_cq;
+struct ib_qp;
+struct ib_mr;
+struct ib_wc;
+struct ib_sig_attrs;
+struct ib_device_ops;
+struct rdmarw_rw_cache;
+
+/* ---- device ---------------------------------------------------------- */
+
+/* Capability flags (ib_device_attr.device_cap_flags), kernel values. */
+enum ib_device_cap_flags {
+	IB_DEVICE_RESIZE_MAX_WR = 1 << 0,
+	IB_DEVICE_BAD_PKEY_CNTR = 1 << 1,
+	IB_DEVICE_BAD_QKEY_CNTR = 1 << 2,
+	IB_DEVICE_RAW_MULTI = 1 << 3,
+	IB_DEVICE_AUTO_PATH_MIG = 1 << 4,
+	IB_DEVICE_CHANGE_PHY_PORT = 1 << 5,
+	IB_DEVICE_UD_AV_PORT_ENFORCE = 1 << 6,
+	IB_DEVICE_CURR_QP_STATE_MOD = 1 << 7,
+	IB_DEVICE_SHUTDOWN_PORT = 1 << 8,
+	IB_DEVICE_PORT_ACTIVE_EVENT = 1 << 10,
+	IB_DEVICE_SYS_IMAGE_GUID = 1 << 11,
+	IB_DEVICE_RC_RNR_NAK_GEN = 1 << 12,
+	IB_DEVICE_SRQ_RESIZE = 1 << 13,
+	IB_DEVICE_N_NOTIFY_CQ = 1 << 14,
+	IB_DEVICE_LOCAL_DMA_LKEY = 1 << 15,
+	IB_DEVICE_MEM_WINDOW = 1 << 17,
+	IB_DEVICE_UD_IP_CSUM = 1 << 18,
+	IB_DEVICE_XRC = 1 << 20,
+	IB_DEVICE_MEM_MGT_EXTENSIONS = 1 << 21,
+	IB_DEVICE_MEM_WINDOW_TYPE_2A = 1 << 23,
+	IB_DEVICE_MEM_WINDOW_TYPE_2B = 1 << 24,
+	IB_DEVICE_RC_IP_CSUM = 1 << 25,
+	IB_DEVICE_RAW_IP_CSUM = 1 << 26,
+	IB_DEVICE_MANAGED_FLOW_STEERING = 1 << 29,
+	IB_DEVICE_RAW_SCATTER_FCS = 1ULL << 34,
+	IB_DEVICE_PCI_WRITE_END_PADDING = 1ULL << 36,
+};
+
+/* Kernel-only capability flags (ib_device_attr.kernel_cap_flags). */
+enum ib_kernel_cap_flags {
+	IBK_LOCAL_DMA_LKEY = 1 << 0,
+	IBK_INTEGRITY_HANDOVER = 1 << 1,
+	IBK_ON_DEMAND_PAGING = 1 << 2,
+	IBK_SG_GAPS_REG = 1 << 3,
+	IBK_BLOCK_MULTICAST_LOOPBACK = 1 << 4,
+};
+
+/**
+ * struct ib_device_attr - what a device can do (the fields rdmarw uses)
+ * @fw_ver: firmware version
+ * @max_mr_size: largest MR in bytes
+ * @page_size_cap: supported MR page sizes (bit per size)
+ * @vendor_id: vendor
+ * @vendor_part_id: part
+ * @max_qp: QPs
+ * @max_qp_wr: work requests per queue
+ * @device_cap_flags: enum ib_device_cap_flags
+ * @kernel_cap_flags: enum ib_kernel_cap_flags
+ * @max_send_sge: SGEs per send work request
+ * @max_recv_sge: SGEs per receive work request
+ * @max_sge_rd: SGEs per RDMA READ
+ * @max_cq: CQs
+ * @max_cqe: entries per CQ
+ * @max_mr: MRs
+ * @max_pd: PDs
+ * @max_qp_rd_atom: outstanding RDMA READs as responder
+ * @max_qp_init_rd_atom: outstanding RDMA READs as requester
+ * @max_fast_reg_page_list_len: pages per fast-registration MR
+ * @max_pi_fast_reg_page_list_len: pages per integrity MR
+ * @max_sgl_rd: entries above which an RDMA READ is better done through an
+ *              MR (0: never)
+ */
+struct ib_device_attr {
+	u64 fw_ver;
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u32 vendor_id;
+	u32 vendor_part_id;
+	int max_qp;
+	int max_qp_wr;
+	u64 device_cap_flags;
+	u64 kernel_cap_flags;
+	int max_send_sge;
+	int max_recv_sge;
+	int max_sge_rd;
+	int max_cq;
+	int max_cqe;
+	int max_mr;
+	int max_pd;
+	int max_qp_rd_atom;
+	int max_qp_init_rd_atom;
+	u32 max_fast_reg_page_list_len;
+	u32 max_pi_fast_reg_page_list_len;
+	u32 max_sgl_rd;
+};
+
+/**
+ * enum rdma_protocol - the transport a port speaks
+ * @RDMA_PROTOCOL_IB: InfiniBand
+ * @RDMA_PROTOCOL_ROCE: RoCE (v1 or v2)
+ * @RDMA_PROTOCOL_IWARP: iWARP
+ */
+enum rdma_protocol {
+	RDMA_PROTOCOL_IB = 0,
+	RDMA_PROTOCOL_ROCE = 1,
+	RDMA_PROTOCOL_IWARP = 2,
+};
+
+#define RDMARW_MAX_PORTS 2
+#define IB_DEVICE_NAME_MAX 64
+
+/**
+ * struct ib_device - an RDMA device
+ * @name: unique name ("soft0", "rxe0", ...)
+ * @ops: the provider's operations (one table per provider)
+ * @attrs: attributes, fixed at registration
+ * @phys_port_cnt: ports, numbered from 1
+ * @port_protocol: transport per port, index port_num - 1
+ * @local_dma_lkey: key for local access to all memory (software device)
+ * @virt_dma: DMA addresses are CPU virtual addresses (ib_uses_virt_dma())
+ * @iommu: the device offers the emulated IOMMU's IOVA API
+ * @dma_mapped: entries currently DMA-mapped (leak checks in tests)
+ * @refcount: objects that hold the device (PDs, CQs), plus the registry's
+ * @lock: serialises object creation counts
+ * @list: registry link
+ * @provider_data: the provider's private pointer
+ */
+struct ib_device {
+	char name[IB_DEVICE_NAME_MAX];
+	const struct ib_device_ops *ops;
+	struct ib_device_attr attrs;
+	u32 phys_port_cnt;
+	enum rdma_protocol port_protocol[RDMARW_MAX_PORTS];
+	u32 local_dma_lkey;
+	bool virt_dma;
+	bool iommu;
+	long dma_mapped;
+	long refcount;
+	pthread_mutex_t lock;
+	struct list_head list;
+	void *provider_data;
+};
+
+/**
+ * rdma_protocol_iwarp() - does the port speak iWARP
+ * @device: the device
+ * @port_num: port, from 1
+ *
+ * Return: true for an iWARP port; false otherwise or for a bad port.
+ */
+bool rdma_protocol_iwarp(const struct ib_device *device, u32 port_num);
+
+/**
+ * rdma_protocol_ib() - does the port speak InfiniBand
+ * @device: the device
+ * @port_num: port, from 1
+ *
+ * Return: true for an InfiniBand port.
+ */
+bool rdma_protocol_ib(const struct ib_device *device, u32 port_num);
+
+/**
+ * rdma_protocol_roce() - does the port speak RoCE
+ * @device: the device
+ * @port_num: port, from 1
+ *
+ * Return: true for a RoCE port.
+ */
+bool rdma_protocol_roce(const struct ib_device *device, u32 port_num);
+
+/**
+ * rdma_cap_read_inv() - does the port support RDMA READ with invalidate
+ * @device: the device
+ * @port_num: port, from 1
+ *
+ * Return: true on iWARP ports, as in the kernel.
+ */
+bool rdma_cap_read_inv(const struct ib_device *device, u32 port_num);
+
+/**
+ * rdma_is_port_valid() - is @port_num a port of @device
+ * @device: the device
+ * @port_num: port, from 1
+ *
+ * Return: true if 1 <= @port_num <= phys_port_cnt.
+ */
+bool rdma_is_port_valid(const struct ib_device *device, u32 port_num);
+
+/**
+ * ib_uses_virt_dma() - are DMA addresses CPU virtual addresses
+ * @dev: the device
+ *
+ * Return: true for devices without the emulated IOMMU (rxe, siw and the
+ * software device's default profiles).
+ */
+bool ib_uses_virt_dma(const struct ib_device *dev);
+
+/**
+ * ib_device_get_by_name() - find a registered device
+ * @name: its name
+ *
+ * Return: the device, or NULL if none has that name.
+ */
+struct ib_device *ib_device_get_by_name(const char *name);
+
+/**
+ * ib_device_foreach() - visit every registered device
+ * @fn: called per device, in registration order; a non-zero return stops
+ * @arg: passed to @fn
+ *
+ * Return: the value that stopped the walk, or 0.
+ */
+int ib_device_foreach(int (*fn)(struct ib_device *dev, void *arg), void *arg);
+
+/* ---- PD -------------------------------------------------------------- */
+
+/**
+ * struct ib_pd - a protection domain
+ * @local_dma_lkey: key for local access through this PD
+ * @flags: allocation flags
+ * @device: owner
+ * @usecnt: objects in the PD (QPs, MRs); dealloc fails with -EBUSY above 0
+ */
+struct ib_pd {
+	u32 local_dma_lkey;
+	u32 flags;
+	struct ib_device *device;
+	long usecnt;
+};
+
+/**
+ * ib_alloc_pd() - allocate a protection domain
+ * @device: the device
+ * @flags: 0 (IB_PD_UNSAFE_GLOBAL_RKEY is refused with -EINVAL)
+ *
+ * Return: the PD, or ERR_PTR(-EINVAL) for a NULL device or unknown flags,
+ * ERR_PTR(-ENOMEM), or the provider's error.
+ */
+struct ib_pd *ib_alloc_pd(struct ib_device *device, unsigned int flags);
+
+/**
+ * ib_dealloc_pd() - free a protection domain
+ * @pd: the PD
+ *
+ * Return: 0, -EINVAL for NULL, -EBUSY while QPs or MRs use it.
+ */
+int ib_dealloc_pd(struct ib_pd *pd);
+
+/* ---- work completions ------------------------------------------------ */
+
+#define RDMARW_WC_STATUS_LIST(X)     \
+	X(IB_WC_SUCCESS)             \
+	X(IB_WC_LOC_LEN_ERR)         \
+	X(IB_WC_LOC_QP_OP_ERR)       \
+	X(IB_WC_LOC_EEC_OP_ERR)      \
+	X(IB_WC_LOC_PROT_ERR)        \
+	X(IB_WC_WR_FLUSH_ERR)        \
+	X(IB_WC_MW_BIND_ERR)         \
+	X(IB_WC_BAD_RESP_ERR)        \
+	X(IB_WC_LOC_ACCESS_ERR)      \
+	X(IB_WC_REM_INV_REQ_ERR)     \
+	X(IB_WC_REM_ACCESS_ERR)      \
+	X(IB_WC_REM_OP_ERR)          \
+	X(IB_WC_RETRY_EXC_ERR)       \
+	X(IB_WC_RNR_RETRY_EXC_ERR)   \
+	X(IB_WC_LOC_RDD_VIOL_ERR)    \
+	X(IB_WC_REM_INV_RD_REQ_ERR)  \
+	X(IB_WC_REM_ABORT_ERR)       \
+	X(IB_WC_INV_EECN_ERR)        \
+	X(IB_WC_INV_EEC_STATE_ERR)   \
+	X(IB_WC_FATAL_ERR)           \
+	X(IB_WC_RESP_TIMEOUT_ERR)    \
+	X(IB_WC_GENERAL_ERR)
+
+#define RDMARW_ENUM_ITEM(name) name,
+/* Completion statuses, in the kernel's order and values. */
+enum ib_wc_status { RDMARW_WC_STATUS_LIST(RDMARW_ENUM_ITEM) };
+
+/**
+ * ib_wc_status_msg() - the name of a completion status
+ * @status: the status
+ *
+ * Return: a static string such as "IB_WC_REM_ACCESS_ERR"; "UNKNOWN" for a
+ * value outside the enum.
+ */
+const char *ib_wc_status_msg(enum ib_wc_status status);
+
+/* Completion opcodes, kernel values. */
+enum ib_wc_opcode {
+	IB_WC_SEND = 0,
+	IB_WC_RDMA_WRITE = 1,
+	IB_WC_RDMA_READ = 2,
+	IB_WC_COMP_SWAP = 3,
+	IB_WC_FETCH_ADD = 4,
+	IB_WC_BIND_MW = 5,
+	IB_WC_LOCAL_INV = 6,
+	IB_WC_LSO = 7,
+	IB_WC_ATOMIC_WRITE = 9,
+	IB_WC_REG_MR = 10,
+	IB_WC_MASKED_COMP_SWAP = 11,
+	IB_WC_MASKED_FETCH_ADD = 12,
+	IB_WC_FLUSH = 8,
+	IB_WC_RECV = 1 << 7,
+	IB_WC_RECV_RDMA_WITH_IMM = (1 << 7) + 1,
+};
+
+enum ib_wc_flags {
+	IB_WC_GRH = 1,
+	IB_WC_WITH_IMM = 1 << 1,
+	IB_WC_WITH_INVALIDATE = 1 << 2,
+	IB_WC_IP_CSUM_OK = 1 << 3,
+};
+
+/**
+ * struct ib_cqe - completion entry a work request carries
+ * @done: called once per completion of the work request, from
+ *        ib_process_cq_direct() or the CQ's thread
+ *
+ * Embed it in the request's context and use container_of() in @done.
+ */
+struct ib_cqe {
+	void (*done)(struct ib_cq *cq, struct ib_wc *wc);
+};
+
+/**
+ * struct ib_wc - a work completion
+ * @wr_id: caller's id (union with @wr_cqe)
+ * @wr_cqe: the completed request's cqe
+ * @status: enum ib_wc_status
+ * @opcode: enum ib_wc_opcode
+ * @vendor_err: provider detail for errors (0 on success)
+ * @byte_len: bytes received (receive completions) or moved
+ * @qp: the QP the request was posted on
+ * @ex: immediate data or invalidated rkey, per @wc_flags
+ * @src_qp: sender's QP number (receive completions)
+ * @slid: 0 (no fabric addresses in rdmarw)
+ * @wc_flags: enum ib_wc_flags
+ * @pkey_index: 0
+ * @sl: 0
+ * @dlid_path_bits: 0
+ * @port_num: port of the QP
+ */
+struct ib_wc {
+	union {
+		u64 wr_id;
+		struct ib_cqe *wr_cqe;
+	};
+	enum ib_wc_status status;
+	enum ib_wc_opcode opcode;
+	u32 vendor_err;
+	u32 byte_len;
+	struct ib_qp *qp;
+	union {
+		__be32 imm_data;
+		u32 invalidate_rkey;
+	} ex;
+	u32 src_qp;
+	u32 slid;
+	int wc_flags;
+	u16 pkey_index;
+	u8 sl;
+	u8 dlid_path_bits;
+	u32 port_num;
+};
+
+/* ---- CQ -------------------------------------------------------------- */
+
+/**
+ * enum ib_poll_context - who processes a CQ's completions
+ * @IB_POLL_DIRECT: the caller, with ib_process_cq_direct()
+ * @IB_POLL_SOFTIRQ: as IB_POLL_WORKQUEUE in user space
+ * @IB_POLL_WORKQUEUE: a thread of the CQ's, woken by the device
+ * @IB_POLL_UNBOUND_WORKQUEUE: as IB_POLL_WORKQUEUE
+ */
+enum ib_poll_context {
+	IB_POLL_SOFTIRQ,
+	IB_POLL_WORKQUEUE,
+	IB_POLL_UNBOUND_WORKQUEUE,
+	IB_POLL_LAST_POOL_TYPE = IB_POLL_UNBOUND_WORKQUEUE,
+	IB_POLL_DIRECT,
+};
+
+enum ib_cq_notify_flags {
+	IB_CQ_SOLICITED = 1 << 0,
+	IB_CQ_NEXT_COMP = 1 << 1,
+	IB_CQ_SOLICITED_MASK = IB_CQ_SOLICITED | IB_CQ_NEXT_COMP,
+	IB_CQ_REPORT_MISSED_EVENTS = 1 << 2,
+};
+
+/**
+ * struct ib_cq_init_attr - what a provider needs to create a CQ
+ * @cqe: entries
+ * @comp_vector: completion vector (ignored by the software device)
+ * @flags: 0
+ */
+struct ib_cq_init_attr {
+	unsigned int cqe;
+	u32 comp_vector;
+	u32 flags;
+};
+
+typedef void (*ib_comp_handler)(struct ib_cq *cq, void *cq_context);
+
+/**
+ * struct ib_cq - a completion queue
+ * @device: owner
+ * @comp_handler: called by the provider when an armed CQ gets a completion
+ * @cq_context: the private pointer given at allocation
+ * @cqe: entries
+ * @usecnt: QPs that use the CQ; ib_free_cq() refuses with -EBUSY above 0
+ * @poll_ctx: enum ib_poll_context
+ * @wc: batch buffer for ib_process_cq_direct() and the CQ thread
+ * @thread: the IB_POLL_WORKQUEUE thread
+ * @wait_lock: protects @pending and @stopping
+ * @wait: the thread sleeps here
+ * @pending: completions signalled to the thread
+ * @stopping: the thread is asked to end
+ */
+struct ib_cq {
+	struct ib_device *device;
+	ib_comp_handler comp_handler;
+	void *cq_context;
+	int cqe;
+	long usecnt;
+	enum ib_poll_context poll_ctx;
+	struct ib_wc *wc;
+	pthread_t thread;
+	pthread_mutex_t wait_lock;
+	pthread_cond_t wait;
+	bool pending;
+	bool stopping;
+};
+
+#define IB_POLL_BATCH 16
+#define IB_POLL_BATCH_DIRECT 8
+
+/**
+ * ib_alloc_cq() - allocate a completion queue
+ * @dev: the device
+ * @private: stored in cq_context
+ * @nr_cqe: entries (1 .. max_cqe)
+ * @comp_vector: completion vector
+ * @poll_ctx: IB_POLL_DIRECT, or a thread context (completions delivered to
+ *            wr_cqe->done from a thread of the CQ's)
+ *
+ * Return: the CQ, or ERR_PTR(-EINVAL) for a NULL device, @nr_cqe 0 or above
+ * max_cqe, or an unknown @poll_ctx; ERR_PTR(-ENOMEM); the provider's error.
+ */
+struct ib_cq *ib_alloc_cq(struct ib_device *dev, void *private, int nr_cqe,
+			  int comp_vector, enum ib_poll_context poll_ctx);
+
+/**
+ * ib_free_cq() - free a completion queue
+ * @cq: the CQ
+ *
+ * Return: 0, -EINVAL for NULL, -EBUSY while QPs use it.  (The kernel
+ * returns void and warns; rdmarw refuses instead.)
+ */
+int ib_free_cq(struct ib_cq *cq);
+
+/**
+ * ib_poll_cq() - take completions
+ * @cq: the CQ
+ * @num_entries: room in @wc
+ * @wc: filled in
+ *
+ * Return: completions taken (0 .. @num_entries), or -EINVAL for NULL
+ * arguments or a negative @num_entries.
+ */
+int ib_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+
+/**
+ * ib_req_notify_cq() - arm a CQ
+ * @cq: the CQ
+ * @flags: IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, optionally
+ *         IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * Return: 0; 1 with IB_CQ_REPORT_MISSED_EVENTS when completions are already
+ * waiting; -EINVAL for NULL.
+ */
+int ib_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+
+/**
+ * ib_process_cq_direct() - poll a CQ and call each completion's done
+ * @cq: an IB_POLL_DIRECT CQ
+ * @budget: most completions to process; -1 means no limit
+ *
+ * Completions whose wr_cqe is NULL are consumed without a call.
+ *
+ * Return: completions processed, or -EINVAL for NULL or a CQ that has its
+ * own thread.
+ */
+int ib_process_cq_direct(struct ib_cq *cq, int budget);
+
+/* ---- work requests --------------------------------------------------- */
+
+/* Send work request opcodes, kernel values. */
+#define RDMARW_WR_OPCODE_LIST(X)                       \
+	X(IB_WR_RDMA_WRITE, 0)                         \
+	X(IB_WR_RDMA_WRITE_WITH_IMM, 1)                \
+	X(IB_WR_SEND, 2)                               \
+	X(IB_WR_SEND_WITH_IMM, 3)                      \
+	X(IB_WR_RDMA_READ, 4)                          \
+	X(IB_WR_ATOMIC_CMP_AND_SWP, 5)                 \
+	X(IB_WR_ATOMIC_FETCH_AND_ADD, 6)               \
+	X(IB_WR_BIND_MW, 8)                            \
+	X(IB_WR_LSO, 10)                               \
+	X(IB_WR_SEND_WITH_INV, 9)                      \
+	X(IB_WR_RDMA_READ_WITH_INV, 11)                \
+	X(IB_WR_LOCAL_INV, 7)                          \
+	X(IB_WR_MASKED_ATOMIC_CMP_AND_SWP, 12)         \
+	X(IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, 13)       \
+	X(IB_WR_FLUSH, 14)                             \
+	X(IB_WR_ATOMIC_WRITE, 15)                      \
+	X(IB_WR_REG_MR, 0x20)                          \
+	X(IB_WR_REG_MR_INTEGRITY, 0x21)
+
+#define RDMARW_ENUM_VALUE(name, value) name = (value),
+enum ib_wr_opcode { RDMARW_WR_OPCODE_LIST(RDMARW_ENUM_VALUE) };
+
+/**
+ * ib_wr_opcode_str() - the name of a send opcode
+ * @opcode: the opcode
+ *
+ * Return: a static string such as "IB_WR_REG_MR"; "UNKNOWN" otherwise.
+ */
+const char *ib_wr_opcode_str(enum ib_wr_opcode opcode);
+
+enum ib_send_flags {
+	IB_SEND_FENCE = 1,
+	IB_SEND_SIGNALED = 1 << 1,
+	IB_SEND_SOLICITED = 1 << 2,
+	IB_SEND_INLINE = 1 << 3,
+	IB_SEND_IP_CSUM = 1 << 4,
+};
+
+/**
+ * struct ib_sge - a local scatter/gather element
+ * @addr: DMA address
+ * @length: bytes
+ * @lkey: local key covering [@addr, @addr + @length)
+ */
+struct ib_sge {
+	u64 addr;
+	u32 length;
+	u32 lkey;
+};
+
+/**
+ * struct ib_send_wr - a send queue work request
+ * @next: following request, or NULL
+ * @wr_id: caller's id (union with @wr_cqe)
+ * @wr_cqe: completion entry, for the ib_cqe model
+ * @sg_list: local SGEs
+ * @num_sge: entries in @sg_list
+ * @opcode: enum ib_wr_opcode
+ * @send_flags: enum ib_send_flags
+ * @ex: immediate data, or the rkey to invalidate (SEND_WITH_INV,
+ *      LOCAL_INV, RDMA_READ_WITH_INV)
+ */
+struct ib_send_wr {
+	struct ib_send_wr *next;
+	union {
+		u64 wr_id;
+		struct ib_cqe *wr_cqe;
+	};
+	struct ib_sge *sg_list;
+	int num_sge;
+	enum ib_wr_opcode opcode;
+	int send_flags;
+	union {
+		__be32 imm_data;
+		u32 invalidate_rkey;
+	} ex;
+};
+
+/**
+ * struct ib_rdma_wr - RDMA READ or WRITE
+ * @wr: the generic part; opcode RDMA_WRITE(_WITH_IMM), RDMA_READ or
+ *      RDMA_READ_WITH_INV
+ * @remote_addr: remote virtual address (or IOVA of a remote MR)
+ * @rkey: remote key
+ */
+struct ib_rdma_wr {
+	struct ib_send_wr wr;
+	u64 remote_addr;
+	u32 rkey;
+};
+
+static inline const struct ib_rdma_wr *rdma_wr(const struct ib_send_wr *wr)
+{
+	return container_of(wr, struct ib_rdma_wr, wr);
+}
+
+/**
+ * struct ib_reg_wr - fast registration (IB_WR_REG_MR)
+ * @wr: the generic part
+ * @mr: the MR, mapped with ib_map_mr_sg()
+ * @key: the key to register: the MR's current key with a new variant
+ * @access: enum ib_access_flags granted
+ */
+struct ib_reg_wr {
+	struct ib_send_wr wr;
+	struct ib_mr *mr;
+	u32 key;
+	int access;
+};
+
+static inline const struct ib_reg_wr *reg_wr(const struct ib_send_wr *wr)
+{
+	return container_of(wr, struct ib_reg_wr, wr);
+}
+
+/**
+ * struct ib_recv_wr - a receive queue work request
+ * @next: following request, or NULL
+ * @wr_id: caller's id (union with @wr_cqe)
+ * @wr_cqe: completion entry
+ * @sg_list: local SGEs (sinks)
+ * @num_sge: entries in @sg_list
+ */
+struct ib_recv_wr {
+	struct ib_recv_wr *next;
+	union {
+		u64 wr_id;
+		struct ib_cqe *wr_cqe;
+	};
+	struct ib_sge *sg_list;
+	int num_sge;
+};
+
+/* ---- QP -------------------------------------------------------------- */
+
+enum ib_qp_type {
+	IB_QPT_SMI,
+	IB_QPT_GSI,
+	IB_QPT_RC = 2,
+	IB_QPT_UC,
+	IB_QPT_UD,
+};
+
+enum ib_sig_type {
+	IB_SIGNAL_ALL_WR,
+	IB_SIGNAL_REQ_WR,
+};
+
+enum ib_qp_create_flags {
+	IB_QP_CREATE_IPOIB_UD_LSO = 1 << 0,
+	IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK = 1 << 1,
+	IB_QP_CREATE_INTEGRITY_EN = 1 << 6,
+};
+
+/**
+ * struct ib_qp_cap - queue sizes
+ * @max_send_wr: Send Queue depth
+ * @max_recv_wr: Receive Queue depth
+ * @max_send_sge: SGEs per send request
+ * @max_recv_sge: SGEs per receive request
+ * @max_inline_data: inline bytes (0: not supported by rdmarw)
+ * @max_rdma_ctxs: R/W contexts the QP must hold at once; when set,
+ *                 ib_create_qp() grows @max_send_wr and sets up MR pools
+ *                 (rdma_rw_init_qp(), rdma_rw_init_mrs())
+ */
+struct ib_qp_cap {
+	u32 max_send_wr;
+	u32 max_recv_wr;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline_data;
+	u32 max_rdma_ctxs;
+};
+
+enum ib_event_type {
+	IB_EVENT_CQ_ERR,
+	IB_EVENT_QP_FATAL,
+	IB_EVENT_QP_REQ_ERR,
+	IB_EVENT_QP_ACCESS_ERR,
+	IB_EVENT_COMM_EST,
+	IB_EVENT_SQ_DRAINED,
+	IB_EVENT_PATH_MIG,
+	IB_EVENT_PATH_MIG_ERR,
+	IB_EVENT_DEVICE_FATAL,
+	IB_EVENT_PORT_ACTIVE,
+	IB_EVENT_PORT_ERR,
+	IB_EVENT_LID_CHANGE,
+	IB_EVENT_PKEY_CHANGE,
+	IB_EVENT_SM_CHANGE,
+	IB_EVENT_SRQ_ERR,
+	IB_EVENT_SRQ_LIMIT_REACHED,
+	IB_EVENT_QP_LAST_WQE_REACHED,
+};
+
+/**
+ * struct ib_event - an asynchronous event
+ * @device: the device
+ * @element: the QP (or CQ) it concerns
+ * @event: what happened
+ */
+struct ib_event {
+	struct ib_device *device;
+	union {
+		struct ib_cq *cq;
+		struct ib_qp *qp;
+		u32 port_num;
+	} element;
+	enum ib_event_type event;
+};
+
+/**
+ * struct ib_qp_init_attr - what ib_create_qp() creates
+ * @event_handler: asynchronous events, or NULL
+ * @qp_context: passed to @event_handler
+ * @send_cq: CQ for send completions
+ * @recv_cq: CQ for receive completions
+ * @srq: must be NULL
+ * @cap: queue sizes; updated to what was created
+ * @sq_sig_type: IB_SIGNAL_REQ_WR (signal on request) or IB_SIGNAL_ALL_WR
+ * @qp_type: IB_QPT_RC
+ * @create_flags: enum ib_qp_create_flags
+ * @port_num: port, from 1; used by the R/W sizing
+ */
+struct ib_qp_init_attr {
+	void (*event_handler)(struct ib_event *event, void *context);
+	void *qp_context;
+	struct ib_cq *send_cq;
+	struct ib_cq *recv_cq;
+	void *srq;
+	struct ib_qp_cap cap;
+	enum ib_sig_type sq_sig_type;
+	enum ib_qp_type qp_type;
+	u32 create_flags;
+	u32 port_num;
+};
+
+enum ib_qp_state {
+	IB_QPS_RESET,
+	IB_QPS_INIT,
+	IB_QPS_RTR,
+	IB_QPS_RTS,
+	IB_QPS_SQD,
+	IB_QPS_SQE,
+	IB_QPS_ERR,
+};
+
+enum ib_qp_attr_mask {
+	IB_QP_STATE = 1,
+	IB_QP_CUR_STATE = 1 << 1,
+	IB_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	IB_QP_ACCESS_FLAGS = 1 << 3,
+	IB_QP_PKEY_INDEX = 1 << 4,
+	IB_QP_PORT = 1 << 5,
+	IB_QP_QKEY = 1 << 6,
+	IB_QP_AV = 1 << 7,
+	IB_QP_PATH_MTU = 1 << 8,
+	IB_QP_TIMEOUT = 1 << 9,
+	IB_QP_RETRY_CNT = 1 << 10,
+	IB_QP_RNR_RETRY = 1 << 11,
+	IB_QP_RQ_PSN = 1 << 12,
+	IB_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	IB_QP_ALT_PATH = 1 << 14,
+	IB_QP_MIN_RNR_TIMER = 1 << 15,
+	IB_QP_SQ_PSN = 1 << 16,
+	IB_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	IB_QP_PATH_MIG_STATE = 1 << 18,
+	IB_QP_CAP = 1 << 19,
+	IB_QP_DEST_QPN = 1 << 20,
+};
+
+/**
+ * struct ib_qp_attr - QP attributes for ib_modify_qp() / ib_query_qp()
+ * @qp_state: new state (IB_QP_STATE)
+ * @cur_qp_state: assumed current state (IB_QP_CUR_STATE)
+ * @qp_access_flags: remote access allowed on the QP (IB_QP_ACCESS_FLAGS)
+ * @dest_qp_num: peer QP number (IB_QP_DEST_QPN)
+ * @port_num: port (IB_QP_PORT)
+ * @max_rd_atomic: outstanding READs as requester
+ * @max_dest_rd_atomic: outstanding READs as responder
+ * @cap: sizes (query only)
+ */
+struct ib_qp_attr {
+	enum ib_qp_state qp_state;
+	enum ib_qp_state cur_qp_state;
+	int qp_access_flags;
+	u32 dest_qp_num;
+	u32 port_num;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	struct ib_qp_cap cap;
+};
+
+/**
+ * struct ib_qp - a queue pair (RC)
+ * @device: owner
+ * @pd: protection domain
+ * @send_cq: CQ for send completions
+ * @recv_cq: CQ for receive completions
+ * @mr_lock: protects @rdma_mrs, @sig_mrs and @mrs_used
+ * @mrs_used: MRs taken from the QP's pools
+ * @rdma_mrs: pool of fast-registration MRs for R/W contexts
+ * @sig_mrs: pool of integrity MRs for signature contexts
+ * @event_handler: asynchronous events
+ * @qp_context: passed to @event_handler
+ * @qp_num: QP number, unique on the device
+ * @max_write_sge: SGEs per RDMA WRITE (cap.max_send_sge)
+ * @max_read_sge: SGEs per RDMA READ (min of cap.max_send_sge, max_sge_rd)
+ * @qp_type: IB_QPT_RC
+ * @port: port, from 1
+ * @integrity_en: created with IB_QP_CREATE_INTEGRITY_EN
+ * @state: current state, as the core last saw it
+ * @cap: sizes created
+ * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
+ * @rw_cache: R/W context storage (rdmarw extension; see rw.h)
+ */
+struct ib_qp {
+	struct ib_device *device;
+	struct ib_pd *pd;
+	struct ib_cq *send_cq;
+	struct ib_cq *recv_cq;
+	pthread_spinlock_t mr_lock;
+	int mrs_used;
+	struct list_head rdma_mrs;
+	struct list_head sig_mrs;
+	void (*event_handler)(struct ib_event *event, void *context);
+	void *qp_context;
+	u32 qp_num;
+	u32 max_write_sge;
+	u32 max_read_sge;
+	enum ib_qp_type qp_type;
+	u32 port;
+	bool integrity_en;
+	enum ib_qp_state state;
+	struct ib_qp_cap cap;
+	enum ib_sig_type sq_sig_type;
+	struct rdmarw_rw_cache *rw_cache;
+};
+
+/**
+ * ib_create_qp() - create an RC queue pair
+ * @pd: protection domain
+ * @init_attr: what to create; @init_attr->cap is updated to what was
+ *             created.  With cap.max_rdma_ctxs set, max_send_wr grows by
+ *             rdma_rw_init_qp() and MR pools are set up by
+ *             rdma_rw_init_mrs().
+ *
+ * The QP starts in IB_QPS_RESET.
+ *
+ * Return: the QP, or ERR_PTR(-EINVAL) for NULL arguments, a missing CQ, a
+ * QP type other than RC, an SRQ, caps above the device's (max_send_sge,
+ * max_recv_sge, max_qp_wr), a bad port, IB_QP_CREATE_INTEGRITY_EN on a
+ * device without IBK_INTEGRITY_HANDOVER (-EOPNOTSUPP), other create flags;
+ * ERR_PTR(-ENOMEM); the provider's error; or the MR-pool error.
+ */
+struct ib_qp *ib_create_qp(struct ib_pd *pd,
+			   struct ib_qp_init_attr *init_attr);
+
+/**
+ * ib_destroy_qp() - destroy a queue pair
+ * @qp: the QP
+ *
+ * Frees its R/W MR pools and context storage.
+ *
+ * Return: 0, -EINVAL for NULL, -EBUSY while MRs are taken from its pools
+ * (mrs_used > 0).
+ */
+int ib_destroy_qp(struct ib_qp *qp);
+
+/**
+ * ib_modify_qp() - change a QP's state or attributes
+ * @qp: the QP
+ * @attr: new values
+ * @attr_mask: enum ib_qp_attr_mask: which of @attr to apply
+ *
+ * Transitions follow the IBA state table: RESET→INIT→RTR→RTS, any→ERR,
+ * any→RESET, RTS↔SQD.  Moving to ERR flushes outstanding work requests.
+ *
+ * Return: 0, -EINVAL for NULL, an unknown mask bit or a transition the
+ * table does not allow; the provider's error.
+ */
+int ib_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask);
+
+/**
+ * ib_query_qp() - read a QP's attributes
+ * @qp: the QP
+ * @attr: filled in (state, cap, port)
+ * @attr_mask: ignored, as by most providers
+ * @init_attr: filled in with the creation attributes, or NULL
+ *
+ * Return: 0, -EINVAL for NULL.
+ */
+int ib_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask,
+		struct ib_qp_init_attr *init_attr);
+
+/**
+ * ib_post_send() - post send work requests
+ * @qp: the QP
+ * @send_wr: a chain of requests
+ * @bad_wr: set to the first request not posted on error; may be NULL
+ *
+ * Requests are checked as they are queued; queuing stops at the first bad
+ * one and earlier ones stay posted.  Execution errors are reported as
+ * completions, not here.
+ *
+ * Return: 0; -EINVAL for a NULL argument, a bad opcode, num_sge above
+ * cap.max_send_sge (or max_read_sge for READs), or a QP in RESET, INIT or
+ * RTR; -ENOMEM when the Send Queue is full (unsignaled requests hold their
+ * slot until a later signaled one completes and is polled).
+ */
+int ib_post_send(struct ib_qp *qp, const struct ib_send_wr *send_wr,
+		 const struct ib_send_wr **bad_wr);
+
+/**
+ * ib_post_recv() - post receive work requests
+ * @qp: the QP
+ * @recv_wr: a chain of requests
+ * @bad_wr: set to the first request not posted on error; may be NULL
+ *
+ * Return: 0; -EINVAL for a NULL argument, num_sge above cap.max_recv_sge or
+ * a QP in RESET; -ENOMEM when the Receive Queue is full.
+ */
+int ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *recv_wr,
+		 const struct ib_recv_wr **bad_wr);
+
+/**
+ * ib_drain_qp() - move a QP to ERR and wait until its queues are flushed
+ * @qp: the QP; its CQs must be IB_POLL_DIRECT or thread-polled
+ *
+ * Return: 0, -EINVAL for NULL.
+ */
+int ib_drain_qp(struct ib_qp *qp);
+
+/* ---- MR -------------------------------------------------------------- */
+
+enum ib_access_flags {
+	IB_ACCESS_LOCAL_WRITE = 1,
+	IB_ACCESS_REMOTE_WRITE = 1 << 1,
+	IB_ACCESS_REMOTE_READ = 1 << 2,
+	IB_ACCESS_REMOTE_ATOMIC = 1 << 3,
+	IB_ACCESS_MW_BIND = 1 << 4,
+	IB_ZERO_BASED = 1 << 5,
+	IB_ACCESS_ON_DEMAND = 1 << 6,
+	IB_ACCESS_HUGETLB = 1 << 7,
+	IB_ACCESS_RELAXED_ORDERING = 1 << 20,
+	IB_ACCESS_SUPPORTED = (IB_ACCESS_RELAXED_ORDERING << 1) - 1,
+};
+
+enum ib_mr_type {
+	IB_MR_TYPE_MEM_REG,
+	IB_MR_TYPE_SG_GAPS,
+	IB_MR_TYPE_DM,
+	IB_MR_TYPE_USER,
+	IB_MR_TYPE_DMA,
+	IB_MR_TYPE_INTEGRITY,
+};
+
+/**
+ * struct ib_mr - a memory region
+ * @device: owner
+ * @pd: protection domain
+ * @lkey: local key (24-bit index, 8-bit variant)
+ * @rkey: remote key (equal to @lkey on the software device)
+ * @iova: first mapped address
+ * @length: mapped bytes
+ * @page_size: page size of the mapping
+ * @type: enum ib_mr_type
+ * @need_inval: the MR must be invalidated before it is registered again
+ * @qp_entry: link in a QP's MR pool
+ * @sig_attrs: integrity attributes (IB_MR_TYPE_INTEGRITY)
+ * @max_num_sg: page-list capacity (fast-registration MRs)
+ * @max_num_meta_sg: protection page-list capacity (integrity MRs)
+ * @access: access rights (user MRs; fast MRs: of the last REG_MR)
+ * @in_pool: belongs to a pool; ib_dereg_mr() refuses with -EBUSY
+ */
+struct ib_mr {
+	struct ib_device *device;
+	struct ib_pd *pd;
+	u32 lkey;
+	u32 rkey;
+	u64 iova;
+	u64 length;
+	unsigned int page_size;
+	enum ib_mr_type type;
+	bool need_inval;
+	struct list_head qp_entry;
+	struct ib_sig_attrs *sig_attrs;
+	u32 max_num_sg;
+	u32 max_num_meta_sg;
+	int access;
+	bool in_pool;
+};
+
+/**
+ * ib_alloc_mr() - allocate a fast-registration MR
+ * @pd: protection domain
+ * @mr_type: IB_MR_TYPE_MEM_REG (or IB_MR_TYPE_SG_GAPS where supported)
+ * @max_num_sg: page-list capacity, 1 .. max_fast_reg_page_list_len
+ *
+ * The MR starts invalid (free state) with need_inval false.
+ *
+ * Return: the MR, or ERR_PTR(-EINVAL) for a NULL PD, @max_num_sg 0 or above
+ * the device's limit, or another type; ERR_PTR(-EOPNOTSUPP) when the device
+ * cannot fast-register; ERR_PTR(-ENOMEM).
+ */
+struct ib_mr *ib_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
+			  u32 max_num_sg);
+
+/**
+ * ib_alloc_mr_integrity() - allocate an integrity MR
+ * @pd: protection domain
+ * @max_num_data_sg: data page-list capacity
+ * @max_num_meta_sg: protection page-list capacity
+ *
+ * Return: the MR, or ERR_PTR(-EOPNOTSUPP) without IBK_INTEGRITY_HANDOVER,
+ * ERR_PTR(-EINVAL) for a NULL PD or capacities of 0 or above
+ * max_pi_fast_reg_page_list_len, ERR_PTR(-ENOMEM).
+ */
+struct ib_mr *ib_alloc_mr_integrity(struct ib_pd *pd, u32 max_num_data_sg,
+				    u32 max_num_meta_sg);
+
+/**
+ * ib_reg_user_mr() - register memory for local and remote access
+ * @pd: protection domain
+ * @start: first byte (CPU address)
+ * @length: bytes, 1 .. max_mr_size
+ * @virt_addr: the address remote peers use for @start (usually @start)
+ * @access_flags: enum ib_access_flags; remote write needs local write
+ *
+ * The MR is valid at once; lkey and rkey are returned in the MR.
+ *
+ * Return: the MR, or ERR_PTR(-EINVAL) for a NULL PD or @start, zero
+ * @length, an address range that wraps, unknown flags, or REMOTE_WRITE
+ * without LOCAL_WRITE; ERR_PTR(-ENOMEM).
+ */
+struct ib_mr *ib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+			     u64 virt_addr, int access_flags);
+
+/**
+ * ib_dereg_mr() - free an MR
+ * @mr: the MR
+ *
+ * Return: 0, -EINVAL for NULL, -EBUSY while it belongs to a pool.
+ */
+int ib_dereg_mr(struct ib_mr *mr);
+
+/**
+ * ib_map_mr_sg() - map a DMA-mapped scatterlist into an MR's page list
+ * @mr: a fast-registration MR, not currently registered
+ * @sg: DMA-mapped list
+ * @sg_nents: entries to map
+ * @sg_offset: bytes to skip in the first entry, or NULL; updated to the
+ *             offset into the first unmapped entry when not all fit
+ * @page_size: page size of the mapping (a power of two, at least 4 KiB)
+ *
+ * Maps the longest prefix the rules allow (ib_sg_to_pages()): only the first
+ * entry may start inside a page; an entry must start on a page boundary
+ * unless it continues the previous one; only the last may end inside a page;
+ * at most max_num_sg pages.  Sets iova, length and page_size.
+ *
+ * Return: entries mapped (possibly fewer than @sg_nents); -EINVAL for NULL
+ * arguments, @sg_nents <= 0, a bad @page_size, an offset at or beyond the
+ * first entry's length, an MR that is not a fast-registration MR, or when
+ * not even the first entry fits.
+ */
+int ib_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
+		 unsigned int *sg_offset, unsigned int page_size);
+
+/**
+ * ib_sg_to_pages() - walk a DMA-mapped list as MR pages
+ * @mr: the MR: its page_size is the page size; iova and length are set
+ * @sgl: DMA-mapped list
+ * @sg_nents: entries
+ * @sg_offset_p: offset into the first entry, or NULL; updated as in
+ *               ib_map_mr_sg()
+ * @set_page: called per page address; a negative return stops the walk
+ *
+ * For providers' map_mr_sg.
+ *
+ * Return: entries mapped, or -EINVAL when none can be.
+ */
+int ib_sg_to_pages(struct ib_mr *mr, struct scatterlist *sgl, int sg_nents,
+		   unsigned int *sg_offset_p,
+		   int (*set_page)(struct ib_mr *, u64));
+
+/**
+ * ib_inc_rkey() - the next key variant
+ * @rkey: a key
+ *
+ * Return: @rkey with its low 8 bits incremented (wrapping), index unchanged.
+ */
+static inline u32 ib_inc_rkey(u32 rkey)
+{
+	const u32 mask = 0x000000ff;
+
+	return ((rkey + 1) & mask) | (rkey & ~mask);
+}
+
+/**
+ * ib_update_fast_reg_key() - set the variant of an MR's keys
+ * @mr: the MR
+ * @newkey: the variant (low 8 bits used)
+ */
+static inline void ib_update_fast_reg_key(struct ib_mr *mr, u8 newkey)
+{
+	mr->lkey = (mr->lkey & 0xffffff00) | newkey;
+	mr->rkey = (mr->rkey & 0xffffff00) | newkey;
+}
+
+/* ---- DMA mapping ------------------------------------------------------ */
+
+/**
+ * ib_dma_map_sg() - map a scatterlist for the device
+ * @dev: the device
+ * @sg: first entry
+ * @nents: entries
+ * @direction: DMA_TO_DEVICE, DMA_FROM_DEVICE or DMA_BIDIRECTIONAL
+ *
+ * Sets each entry's dma_address and dma_length.  rdmarw's devices use
+ * virtual DMA: nothing is merged, so the mapped count equals @nents.
+ *
+ * Return: entries mapped, or 0 on failure (NULL arguments, @nents 0, a bad
+ * direction, a list shorter than @nents, an entry whose range wraps).
+ */
+int ib_dma_map_sg(struct ib_device *dev, struct scatterlist *sg, int nents,
+		  enum dma_data_direction direction);
+
+/**
+ * ib_dma_unmap_sg() - undo ib_dma_map_sg()
+ * @dev: the device
+ * @sg: the list as given to ib_dma_map_sg()
+ * @nents: the count given to ib_dma_map_sg() (not the mapped count)
+ * @direction: as given to ib_dma_map_sg()
+ */
+void ib_dma_unmap_sg(struct ib_device *dev, struct scatterlist *sg, int nents,
+		     enum dma_data_direction direction);
+
+/**
+ * ib_dma_map_sgtable_attrs() - map an sg_table
+ * @dev: the device
+ * @sgt: the table; nents is set to the mapped count
+ * @direction: DMA direction
+ * @dma_attrs: ignored
+ *
+ * Return: 0, -EINVAL when mapping fails.
+ */
+int ib_dma_map_sgtable_attrs(struct ib_device *dev, struct sg_table *sgt,
+			     enum dma_data_direction direction,
+			     unsigned long dma_attrs);
+
+/**
+ * ib_dma_unmap_sgtable_attrs() - undo ib_dma_map_sgtable_attrs()
+ * @dev: the device
+ * @sgt: the table
+ * @direction: DMA direction
+ * @dma_attrs: ignored
+ */
+void ib_dma_unmap_sgtable_attrs(struct ib_device *dev, struct sg_table *sgt,
+				enum dma_data_direction direction,
+				unsigned long dma_attrs);
+
+/**
+ * ib_dma_map_bvec() - map one bio_vec
+ * @dev: the device
+ * @bvec: the vector
+ * @direction: DMA direction
+ *
+ * Return: its DMA address; check with ib_dma_mapping_error().
+ */
+u64 ib_dma_map_bvec(struct ib_device *dev, struct bio_vec *bvec,
+		    enum dma_data_direction direction);
+
+/**
+ * ib_dma_unmap_bvec() - undo ib_dma_map_bvec()
+ * @dev: the device
+ * @addr: the address it returned
+ * @size: the vector's length
+ * @direction: DMA direction
+ */
+void ib_dma_unmap_bvec(struct ib_device *dev, u64 addr, size_t size,
+		       enum dma_data_direction direction);
+
+/**
+ * ib_dma_map_single() - map a buffer
+ * @dev: the device
+ * @cpu_addr: the buffer
+ * @size: its length
+ * @direction: DMA direction
+ *
+ * Return: its DMA address; check with ib_dma_mapping_error().
+ */
+u64 ib_dma_map_single(struct ib_device *dev, void *cpu_addr, size_t size,
+		      enum dma_data_direction direction);
+
+/**
+ * ib_dma_unmap_single() - undo ib_dma_map_single()
+ * @dev: the device
+ * @addr: the address it returned
+ * @size: the length given
+ * @direction: DMA direction
+ */
+void ib_dma_unmap_single(struct ib_device *dev, u64 addr, size_t size,
+			 enum dma_data_direction direction);
+
+#define DMA_MAPPING_ERROR (~(dma_addr_t)0)
+
+/**
+ * ib_dma_mapping_error() - did a map call fail
+ * @dev: the device
+ * @dma_addr: the address it returned
+ *
+ * Return: non-zero for the error address.
+ */
+int ib_dma_mapping_error(struct ib_device *dev, u64 dma_addr);
+
+/**
+ * struct dma_iova_state - an IOVA range from the emulated IOMMU
+ * @addr: first IOVA, 0 when none is allocated
+ * @size: bytes reserved
+ */
+struct dma_iova_state {
+	dma_addr_t addr;
+	u64 size;
+};
+
+static inline bool dma_use_iova(const struct dma_iova_state *state)
+{
+	return state->size != 0;
+}
+
+/**
+ * ib_dma_iova_try_alloc() - reserve a contiguous IOVA range
+ * @dev: the device
+ * @state: filled in
+ * @phys: address of the first byte to be linked (its in-page offset is kept)
+ * @size: bytes
+ *
+ * Return: true when reserved; false when the device has no IOMMU (virtual
+ * DMA) or space runs out.
+ */
+bool ib_dma_iova_try_alloc(struct ib_device *dev, struct dma_iova_state *state,
+			   phys_addr_t phys, size_t size);
+
+/**
+ * ib_dma_iova_link() - map memory at an offset of a reserved range
+ * @dev: the device
+ * @state: the range
+ * @phys: memory to map
+ * @offset: where in the range
+ * @size: bytes
+ * @dir: DMA direction
+ *
+ * Return: 0, -EINVAL when it does not fit the range, -ENOMEM.
+ */
+int ib_dma_iova_link(struct ib_device *dev, struct dma_iova_state *state,
+		     phys_addr_t phys, size_t offset, size_t size,
+		     enum dma_data_direction dir);
+
+/**
+ * ib_dma_iova_destroy() - unmap and release a range
+ * @dev: the device
+ * @state: the range
+ * @mapped_len: bytes linked
+ * @dir: DMA direction
+ */
+void ib_dma_iova_destroy(struct ib_device *dev, struct dma_iova_state *state,
+			 size_t mapped_len, enum dma_data_direction dir);
+
+#endif /* RDMARW_IB_VERBS_H */

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Scatterlists in the kernel's shape.  User space has no struct page: a page
+ * is named by its page-aligned virtual address, so "struct page *" is an
+ * opaque pointer whose value is that address (virt_to_page, page_address).
+ */
+#ifndef RDMARW_SCATTERLIST_H
+#define RDMARW_SCATTERLIST_H
+
+#include <rdmarw/compat.h>
+
+/* Opaque: a struct page pointer is the page's aligned virtual address. */
+struct page;
+
+/**
+ * virt_to_page() - the page that holds a virtual address
+ * @addr: any address
+ *
+ * Return: the page-aligned address below @addr, as a struct page pointer.
+ */
+static inline struct page *virt_to_page(const void *addr)
+{
+	return (struct page *)((uintptr_t)addr & PAGE_MASK);
+}
+
+/**
+ * page_address() - the virtual address of a page
+ * @page: a page from virt_to_page()
+ *
+ * Return: the first byte of the page.
+ */
+static inline void *page_address(const struct page *page)
+{
+	return (void *)page;
+}
+
+#define SG_CHAIN 0x01UL
+#define SG_END 0x02UL
+#define SG_PAGE_LINK_MASK (SG_CHAIN | SG_END)
+
+/**
+ * struct scatterlist - one entry of a scatter/gather list
+ * @page_link: page address, or the next array when the entry is a chain link;
+ *             the low bits mark a chain link or the last entry
+ * @offset: offset of the data in the page (may exceed PAGE_SIZE)
+ * @length: bytes of data
+ * @dma_address: device address after ib_dma_map_sg()
+ * @dma_length: device length after ib_dma_map_sg()
+ */
+struct scatterlist {
+	unsigned long page_link;
+	unsigned int offset;
+	unsigned int length;
+	dma_addr_t dma_address;
+	unsigned int dma_length;
+};
+
+/**
+ * struct sg_table - a scatterlist and its counts
+ * @sgl: first entry
+ * @nents: entries mapped for DMA
+ * @orig_nents: entries in the list
+ */
+struct sg_table {
+	struct scatterlist *sgl;
+	unsigned int nents;
+	unsigned int orig_nents;
+};
+
+#define sg_dma_address(sg) ((sg)->dma_address)
+#define sg_dma_len(sg) ((sg)->dma_length)
+
+static inline bool sg_is_chain(const struct scatterlist *sg)
+{
+	return sg->page_link & SG_CHAIN;
+}
+
+static inline bool sg_is_last(const struct scatterlist *sg)
+{
+	return sg->page_link & SG_END;
+}
+
+static inline struct scatterlist *sg_chain_ptr(const struct scatterlist *sg)
+{
+	return (struct scatterlist *)(sg->page_link & ~SG_PAGE_LINK_MASK);
+}
+
+/**
+ * sg_page() - the page of an entry
+ * @sg: a data entry (not a chain link)
+ *
+ * Return: the page pointer set by sg_set_page() or sg_set_buf().
+ */
+static inline struct page *sg_page(const struct scatterlist *sg)
+{
+	return (struct page *)(sg->page_link & ~SG_PAGE_LINK_MASK);
+}
+
+/**
+ * sg_virt() - the virtual address of an entry's data
+ * @sg: a data entry
+ *
+ * Return: page address plus offset.
+ */
+static inline void *sg_virt(const struct scatterlist *sg)
+{
+	return (char *)page_address(sg_page(sg)) + sg->offset;
+}
+
+/**
+ * sg_assign_page() - set an entry's page, keeping its chain and end marks
+ * @sg: the entry
+ * @page: a page-aligned address as struct page pointer
+ */
+static inline void sg_assign_page(struct scatterlist *sg, struct page *page)
+{
+	sg->page_link = (sg->page_link & SG_PAGE_LINK_MASK) |
+			(unsigned long)page;
+}
+
+/**
+ * sg_set_page() - describe data in a page
+ * @sg: the entry
+ * @page: the page (page-aligned address)
+ * @len: bytes of data
+ * @offset: where the data starts in the page
+ */
+static inline void sg_set_page(struct scatterlist *sg, struct page *page,
+			       unsigned int len, unsigned int offset)
+{
+	sg_assign_page(sg, page);
+	sg->offset = offset;
+	sg->length = len;
+}
+
+/**
+ * sg_set_buf() - describe a buffer
+ * @sg: the entry
+ * @buf: first byte of the buffer
+ * @buflen: bytes in the buffer
+ */
+static inline void sg_set_buf(struct scatterlist *sg, const void *buf,
+			      unsigned int buflen)
+{
+	sg_set_page(sg, virt_to_page(buf), buflen,
+		    (unsigned int)((uintptr_t)buf & ~PAGE_MASK));
+}
+
+/**
+ * sg_mark_end() - make an entry the last of its list
+ * @sg: the entry
+ */
+static inline void sg_mark_end(struct scatterlist *sg)
+{
+	sg->page_link |= SG_END;
+	sg->page_link &= ~SG_CHAIN;
+}
+
+/**
+ * sg_unmark_end() - clear an entry's end mark
+ * @sg: the entry
+ */
+static inline void sg_unmark_end(struct scatterlist *sg)
+{
+	sg->page_link &= ~SG_END;
+}
+
+/**
+ * sg_chain() - link the last slot of one array to another array
+ * @prv: the first array
+ * @prv_nents: slots in @prv; its last slot becomes the link, not data
+ * @sgl: the array that follows
+ */
+static inline void sg_chain(struct scatterlist *prv, unsigned int prv_nents,
+			    struct scatterlist *sgl)
+{
+	struct scatterlist *link = &prv[prv_nents - 1];
+
+	link->offset = 0;
+	link->length = 0;
+	link->page_link = ((unsigned long)sgl | SG_CHAIN) & ~SG_END;
+}
+
+/**
+ * sg_next() - the entry after @sg, following chain links
+ * @sg: the current entry
+ *
+ * Return: the next data entry, or NULL when @sg is the last.
+ */
+static inline struct scatterlist *sg_next(struct scatterlist *sg)
+{
+	if (sg_is_last(sg))
+		return NULL;
+	sg++;
+	if (sg_is_chain(sg))
+		sg = sg_chain_ptr(sg);
+	return sg;
+}
+
+#define for_each_sg(sglist, sg, nr, __i) \
+	for (__i = 0, sg = (sglist); __i < (nr); __i++, sg = sg_next(sg))
+
+#define for_each_sgtable_sg(sgt, sg, i) \
+	for_each_sg((sgt)->sgl, sg, (sgt)->orig_nents, i)
+#define for_each_sgtable_dma_sg(sgt, sg, i) \
+	for_each_sg((sgt)->sgl, sg, (sgt)->nents, i)
+
+/**
+ * sg_init_table() - clear an array of entries and mark its last entry
+ * @sgl: the array
+ * @nents: entries in it (0 does nothing)
+ */
+void sg_init_table(struct scatterlist *sgl, unsigned int nents);
+
+/**
+ * sg_init_one() - a one-entry list describing a buffer
+ * @sg: the entry
+ * @buf: the buffer
+ * @buflen: its length
+ */
+void sg_init_one(struct scatterlist *sg, const void *buf, unsigned int buflen);
+
+/**
+ * sg_nents() - count the data entries of a list
+ * @sg: first entry
+ *
+ * Return: entries up to and including the one marked last; 0 for NULL.
+ */
+int sg_nents(struct scatterlist *sg);
+
+/**
+ * sg_last() - the last data entry of a list
+ * @sgl: first entry
+ * @nents: entries in the list
+ *
+ * Return: the @nents-th entry, following chain links, or NULL if the list
+ * ends early or @nents is 0.
+ */
+struct scatterlist *sg_last(struct scatterlist *sgl, unsigned int nents);
+
+/**
+ * sg_alloc_table() - allocate a list of @nents entries
+ * @table: filled in; sgl is the first entry
+ * @nents: entries wanted; the arrays are chained when @nents is large
+ * @gfp_mask: ignored in user space (kept for the kernel's signature)
+ *
+ * Return: 0, -EINVAL for @nents 0 or a NULL @table, -ENOMEM.  On error
+ * nothing stays allocated.
+ */
+int sg_alloc_table(struct sg_table *table, unsigned int nents,
+		   unsigned int gfp_mask);
+
+/**
+ * sg_free_table() - free what sg_alloc_table() allocated
+ * @table: the table; NULL or an empty table does nothing
+ */
+void sg_free_table(struct sg_table *table);
+
+#ifndef GFP_KERNEL
+#define GFP_KERNEL 0U
+#define GFP_ATOMIC 0U
+#endif
+
+#endif /* RDMARW_SCATTERLIST_H */

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Memory regions: fast-registration, integrity and user MRs, and the
+ * page-list rules of ib_map_mr_sg(). */
+#include "core/core.h"
+
+static struct ib_mr *mr_new(struct ib_pd *pd, enum ib_mr_type type)
+{
+	struct ib_mr *mr = calloc(1, pd->device->ops->size_ib_mr);
+
+	if (!mr)
+		return NULL;
+	mr->device = pd->device;
+	mr->pd = pd;
+	mr->type = type;
+	INIT_LIST_HEAD(&mr->qp_entry);
+	return mr;
+}
+
+static struct ib_mr *mr_finish(struct ib_mr *mr, int ret)
+{
+	if (ret) {
+		free(mr);
+		return ERR_PTR(ret);
+	}
+	rdmarw__inc(&mr->pd->usecnt);
+	return mr;
+}
+
+static bool can_fast_reg(const struct ib_device *dev)
+{
+	return (dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
+	       dev->ops->alloc_mr && dev->ops->map_mr_sg;
+}
+
+struct ib_mr *ib_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
+			  u32 max_num_sg)
+{
+	struct ib_device *dev;
+	struct ib_mr *mr;
+
+	if (!pd)
+		return ERR_PTR(-EINVAL);
+	dev = pd->device;
+	if (!can_fast_reg(dev))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (mr_type == IB_MR_TYPE_SG_GAPS &&
+	    !(dev->attrs.kernel_cap_flags & IBK_SG_GAPS_REG))
+		return ERR_PTR(-EOPNOTSUPP);
+	if ((mr_type != IB_MR_TYPE_MEM_REG && mr_type != IB_MR_TYPE_SG_GAPS) ||
+	    !max_num_sg || max_num_sg > dev->attrs.max_fast_reg_page_list_len)
+		return ERR_PTR(-EINVAL);
+	mr = mr_new(pd, mr_type);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->max_num_sg = max_num_sg;
+	return mr_finish(mr, dev->ops->alloc_mr(mr, max_num_sg));
+}
+
+struct ib_mr *ib_alloc_mr_integrity(struct ib_pd *pd, u32 max_num_data_sg,
+				    u32 max_num_meta_sg)
+{
+	struct ib_device *dev;
+	struct ib_mr *mr;
+	u32 limit;
+
+	if (!pd)
+		return ERR_PTR(-EINVAL);
+	dev = pd->device;
+	if (!(dev->attrs.kernel_cap_flags & IBK_INTEGRITY_HANDOVER) ||
+	    !dev->ops->alloc_mr_integrity)
+		return ERR_PTR(-EOPNOTSUPP);
+	limit = dev->attrs.max_pi_fast_reg_page_list_len;
+	if (!max_num_data_sg || !max_num_meta_sg || max_num_data_sg > limit ||
+	    max_num_meta_sg > limit)
+		return ERR_PTR(-EINVAL);
+	mr = mr_new(pd, IB_MR_TYPE_INTEGRITY);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->max_num_sg = max_num_data_sg;
+	mr->max_num_meta_sg = max_num_meta_sg;
+	return mr_finish(mr, dev->ops->alloc_mr_integrity(mr, max_num_data_sg,
+							  max_num_meta_sg));
+}
+
+struct ib_mr *ib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+			     u64 virt_addr, int access_flags)
+{
+	struct ib_device *dev;
+	struct ib_mr *mr;
+
+	if (!pd || !start || !length || start + length < start ||
+	    virt_addr + length < virt_addr)
+		return ERR_PTR(-EINVAL);
+	dev = pd->device;
+	if (access_flags & ~IB_ACCESS_SUPPORTED)
+		return ERR_PTR(-EINVAL);
+	/* IBA: remote write (and atomic) require local write. */
+	if ((access_flags &
+	     (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access_flags & IB_ACCESS_LOCAL_WRITE))
+		return ERR_PTR(-EINVAL);
+	if (dev->attrs.max_mr_size && length > dev->attrs.max_mr_size)
+		return ERR_PTR(-EINVAL);
+	if (!dev->ops->reg_user_mr)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = mr_new(pd, IB_MR_TYPE_USER);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->iova = virt_addr;
+	mr->length = length;
+	mr->page_size = PAGE_SIZE;
+	mr->access = access_flags;
+	return mr_finish(mr, dev->ops->reg_user_mr(mr, start, length,
+						   virt_addr, access_flags));
+}
+
+int ib_dereg_mr(struct ib_mr *mr)
+{
+	struct ib_pd *pd;
+	int ret = 0;
+
+	if (!mr)
+		return -EINVAL;
+	if (__atomic_load_n(&mr->in_pool, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	pd = mr->pd;
+	if (mr->device->ops->dereg_mr)
+		ret = mr->device->ops->dereg_mr(mr);
+	if (ret)
+		return ret;
+	free(mr);
+	rdmarw__dec(&pd->usecnt);
+	return 0;
+}
+
+static bool page_size_ok(const struct ib_mr *mr, unsigned int page_size)
+{
+	u64 cap = mr->device->attrs.page_size_cap;
+
+	if (page_size < SZ_4K || (page_size & (page_size - 1)))
+		return false;
+	return !cap || (cap & page_size);
+}
+
+int ib_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
+		 unsigned int *sg_offset, unsigned int page_size)
+{
+	if (!mr || !sg || sg_nents <= 0 || !page_size_ok(mr, page_size))
+		return -EINVAL;
+	if (mr->type != IB_MR_TYPE_MEM_REG && mr->type != IB_MR_TYPE_SG_GAPS)
+		return -EINVAL;
+	if (sg_offset && *sg_offset >= sg_dma_len(sg))
+		return -EINVAL;
+	if (!mr->device->ops->map_mr_sg)
+		return -EOPNOTSUPP;
+	mr->page_size = page_size;
+	return mr->device->ops->map_mr_sg(mr, sg, sg_nents, sg_offset);
+}
+
+/*
+ * Add the pages of one entry, [start, end), beginning at @page.  On a full
+ * page list, report how far into the entry the mapping got.
+ */
+static int add_pages(struct ib_mr *mr, u64 page, u64 start, u64 end,
+		     int (*set_page)(struct ib_mr *, u64), u64 *mapped)
+{
+	int ret;
+
+	for (; page < end; page += mr->page_size) {
+		ret = set_page(mr, page);
+		if (ret < 0) {
+			*mapped = page > start ? page - start : 0;
+			return ret;
+		}
+	}
+	*mapped = end - start;
+	return 0;
+}
+
+/*
+ * The page rules of the kernel's ib_sg_to_pages(): an entry after the first
+ * is taken only if it starts on a page boundary right after an entry that
+ * ended on one, or continues the previous entry byte for byte (then it
+ * shares that entry's last page).  The walk stops at the first entry that
+ * breaks the rules, or when set_page() refuses (page list full).
+ */
+int ib_sg_to_pages(struct ib_mr *mr, struct scatterlist *sgl, int sg_nents,
+		   unsigned int *sg_offset_p,
+		   int (*set_page)(struct ib_mr *, u64))
+{
+	const u64 page_mask = ~((u64)mr->page_size - 1);
+	unsigned int offset = sg_offset_p ? *sg_offset_p : 0;
+	u64 prev_end = 0, mapped;
+	struct scatterlist *sg;
+	int i, ret;
+
+	if (!sgl || sg_nents <= 0 || !mr->page_size)
+		return -EINVAL;
+	mr->iova = sg_dma_address(sgl) + offset;
+	mr->length = 0;
+	for_each_sg(sgl, sg, sg_nents, i) {
+		if (!sg)
+			break; /* the list is shorter than sg_nents */
+		u64 start = sg_dma_address(sg) + offset;
+		u64 end = start + sg_dma_len(sg) - offset;
+		u64 page = start & page_mask;
+
+		if (i && (page != start || (prev_end & ~page_mask))) {
+			if (start != prev_end)
+				break;
+			/* Continues the previous entry: its last page is
+			 * already in the list. */
+			page += mr->page_size;
+		}
+		ret = add_pages(mr, page, start, end, set_page, &mapped);
+		mr->length += mapped;
+		if (ret) {
+			offset += (unsigned int)mapped;
+			if (sg_offset_p)
+				*sg_offset_p = offset;
+			return (i || offset) ? i : ret;
+		}
+		prev_end = end;
+		offset = 0;
+	}
+	if (sg_offset_p)
+		*sg_offset_p = 0;
+	return i;
+}

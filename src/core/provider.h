@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The interface between the verbs core and a provider (the software device,
+ * libibverbs).  The core allocates every object with the provider's size,
+ * fills the core part (the first member) and then calls the provider's
+ * operation to initialise the rest; on destroy the provider releases its part
+ * and the core frees the memory.  Missing optional operations answer
+ * -EOPNOTSUPP.  Nothing here is public.
+ */
+#ifndef RDMARW_PROVIDER_H
+#define RDMARW_PROVIDER_H
+
+#include <rdmarw/ib_verbs.h>
+
+/**
+ * struct ib_device_ops - one static const table per provider
+ *
+ * Sizes: bytes to allocate for each object; the core struct must be the
+ * provider struct's first member (checked with static_assert by providers).
+ * Every create op receives a zeroed object with the core fields set.
+ */
+struct ib_device_ops {
+	const char *driver_name;
+	size_t size_ib_pd;
+	size_t size_ib_cq;
+	size_t size_ib_qp;
+	size_t size_ib_mr;
+
+	void (*dealloc_driver)(struct ib_device *dev);
+
+	int (*alloc_pd)(struct ib_pd *pd);
+	void (*dealloc_pd)(struct ib_pd *pd);
+
+	int (*create_cq)(struct ib_cq *cq, const struct ib_cq_init_attr *attr);
+	void (*destroy_cq)(struct ib_cq *cq);
+	int (*poll_cq)(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+	int (*req_notify_cq)(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+
+	int (*create_qp)(struct ib_qp *qp, struct ib_qp_init_attr *init_attr);
+	/* Called after the core checked the transition; qp->state is the old
+	 * state. */
+	int (*modify_qp)(struct ib_qp *qp, struct ib_qp_attr *attr,
+			 int attr_mask);
+	void (*destroy_qp)(struct ib_qp *qp);
+	int (*post_send)(struct ib_qp *qp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad_wr);
+	int (*post_recv)(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr);
+
+	int (*alloc_mr)(struct ib_mr *mr, u32 max_num_sg);
+	int (*alloc_mr_integrity)(struct ib_mr *mr, u32 max_num_data_sg,
+				  u32 max_num_meta_sg);
+	int (*reg_user_mr)(struct ib_mr *mr, u64 start, u64 length,
+			   u64 virt_addr, int access);
+	/* Return -EBUSY to refuse (e.g. an MR still in use by the device). */
+	int (*dereg_mr)(struct ib_mr *mr);
+	int (*map_mr_sg)(struct ib_mr *mr, struct scatterlist *sg,
+			 int sg_nents, unsigned int *sg_offset);
+
+	/* Emulated IOMMU: only devices with dev->iommu set. */
+	int (*iova_alloc)(struct ib_device *dev, struct dma_iova_state *state,
+			  phys_addr_t phys, size_t size);
+	int (*iova_link)(struct ib_device *dev, struct dma_iova_state *state,
+			 phys_addr_t phys, size_t offset, size_t size);
+	void (*iova_destroy)(struct ib_device *dev,
+			     struct dma_iova_state *state, size_t mapped_len);
+};
+
+/**
+ * rdmarw__alloc_device() - allocate a zeroed device of @size bytes
+ * @size: the provider's device struct, whose first member is struct ib_device
+ * @ops: the provider's table
+ *
+ * Return: the device, or NULL on allocation failure.
+ */
+struct ib_device *rdmarw__alloc_device(size_t size,
+				       const struct ib_device_ops *ops);
+
+/**
+ * rdmarw__free_device() - free a device that is not registered
+ * @dev: the device
+ */
+void rdmarw__free_device(struct ib_device *dev);
+
+/**
+ * rdmarw__register_device() - make a device visible by name
+ * @dev: attributes, ports and protocol filled in
+ * @name: unique name; "%d" is replaced by the first free number
+ *
+ * Return: 0, -EEXIST for a taken name, -EINVAL for a bad name.
+ */
+int rdmarw__register_device(struct ib_device *dev, const char *name);
+
+/**
+ * rdmarw__unregister_device() - remove a device from the registry
+ * @dev: the device
+ *
+ * Return: 0, -EBUSY while PDs or CQs exist on it.
+ */
+int rdmarw__unregister_device(struct ib_device *dev);
+
+/* Shared helpers (src/core). */
+void rdmarw__warn_once(bool *warned, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur,
+				    enum ib_qp_state next);
+
+#endif /* RDMARW_PROVIDER_H */
