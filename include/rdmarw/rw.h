@@ -2,16 +2,317 @@
 /*
  * The kernel's generic RDMA READ/WRITE context API (include/rdma/rw.h).
  *
+ * A context describes one RDMA READ or WRITE of a local buffer (a
+ * scatterlist or a bio_vec array) from or to a remote buffer (address and
+ * rkey).  rdma_rw_ctx_init() or rdma_rw_ctx_init_bvec() DMA-map the buffer
+ * and build the work requests, registering memory where the device needs it;
+ * rdma_rw_ctx_wrs() returns the chain to post (or rdma_rw_ctx_post() posts
+ * it); rdma_rw_ctx_destroy() or rdma_rw_ctx_destroy_bvec() undo the init once
+ * the work has completed.
+ *
  * Thread safety, as in the kernel: a context belongs to one caller at a time;
  * different contexts on the same QP may be initialised, posted and destroyed
  * from several threads at once (MR pools and context storage are serialised
  * per QP).
+ *
+ * Storage (rdmarw extension): SINGLE and IOVA contexts live in the context
+ * itself; MULTI and MR contexts draw their SGE, WR and registration arrays
+ * from per-QP storage (qp->rw_cache), recycled by size class.  The storage is
+ * created with the QP when cap.max_rdma_ctxs is set (cap.max_rdma_ctxs
+ * blocks are set aside at once) or on first use otherwise, grows only when a
+ * size class runs dry, and is freed by ib_destroy_qp(): after warm-up no path
+ * allocates memory.  Destroy every context before its QP.
  */
 #ifndef RDMARW_RW_H
 #define RDMARW_RW_H
 
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/mr_pool.h>
+
+struct rdmarw_rw_block;
+
+/**
+ * enum rdma_rw_ctx_type - how a context moves its data (rdma_rw_ctx.type)
+ * @RDMA_RW_SINGLE_WR: one RDMA WR with one SGE, stored in the context
+ * @RDMA_RW_MULTI_WR: RDMA WRs of up to the QP's SGE limit each
+ * @RDMA_RW_MR: per MR of the QP's pool: [LOCAL_INV], REG_MR, one RDMA WR
+ * @RDMA_RW_SIG_MR: one integrity MR (reserved for the signature API:
+ *                  rdma_rw_ctx_wrs() and rdma_rw_ctx_post() already handle
+ *                  it; no function of this header creates it)
+ * @RDMA_RW_IOVA: bio_vecs linked into one IOVA range: one WR, one SGE
+ *
+ * The kernel keeps these private to rw.c; rdmarw publishes them so that
+ * tools and tests can tell which path a context took.
+ */
+enum rdma_rw_ctx_type {
+	RDMA_RW_SINGLE_WR,
+	RDMA_RW_MULTI_WR,
+	RDMA_RW_MR,
+	RDMA_RW_SIG_MR,
+	RDMA_RW_IOVA,
+};
+
+/**
+ * enum rdmarw_rw_origin - which init built a context (rdmarw extension)
+ * @RDMARW_RW_ORIGIN_NONE: not initialised, or destroyed
+ * @RDMARW_RW_ORIGIN_SG: rdma_rw_ctx_init(); release with rdma_rw_ctx_destroy()
+ * @RDMARW_RW_ORIGIN_BVEC: rdma_rw_ctx_init_bvec(); release with
+ *                         rdma_rw_ctx_destroy_bvec()
+ */
+enum rdmarw_rw_origin {
+	RDMARW_RW_ORIGIN_NONE,
+	RDMARW_RW_ORIGIN_SG,
+	RDMARW_RW_ORIGIN_BVEC,
+};
+
+/**
+ * struct rdma_rw_reg_ctx - one memory registration of an MR context
+ * @sge: the RDMA WR's only SGE: (MR iova, MR length, MR lkey)
+ * @wr: the RDMA READ, READ_WITH_INV or WRITE through the MR
+ * @reg_wr: the REG_MR that registers the MR before @wr
+ * @inv_wr: the LOCAL_INV that retires the MR's previous registration;
+ *          in the chain when @inv_wr.next is set
+ * @mr: the MR, taken from the QP's pool
+ * @sgt: (first registration of a bio_vec MR context only) the scatterlist
+ *       built from the bio_vecs and DMA-mapped
+ */
+struct rdma_rw_reg_ctx {
+	struct ib_sge sge;
+	struct ib_rdma_wr wr;
+	struct ib_reg_wr reg_wr;
+	struct ib_send_wr inv_wr;
+	struct ib_mr *mr;
+	struct sg_table sgt;
+};
+
+/**
+ * struct rdma_rw_ctx - an RDMA READ/WRITE context (kernel shape)
+ * @nr_ops: RDMA READ/WRITE WRs, not counting LOCAL_INV and REG_MR WRs
+ * @type: enum rdma_rw_ctx_type: which member of the union is in use
+ * @rdmarw_origin: enum rdmarw_rw_origin (rdmarw extension)
+ * @rdmarw_qp: the QP the context was initialised on (rdmarw extension)
+ * @rdmarw_block: per-QP storage holding the arrays of a MULTI or MR
+ *                context, NULL for SINGLE and IOVA (rdmarw extension)
+ * @single: RDMA_RW_SINGLE_WR: the SGE and the WR
+ * @single.sge: the SGE
+ * @single.wr: the WR
+ * @map: RDMA_RW_MULTI_WR
+ * @map.sges: the SGEs of all WRs, in order
+ * @map.wrs: @nr_ops WRs
+ * @map.nr_sges: SGEs in @map.sges (rdmarw extension; the kernel's
+ *               rdma_rw_ctx_destroy_bvec() relies on the caller's nr_bvec)
+ * @reg: RDMA_RW_MR: @nr_ops registrations; RDMA_RW_SIG_MR: one
+ * @iova: RDMA_RW_IOVA
+ * @iova.state: the IOVA range
+ * @iova.sge: the SGE covering the whole range
+ * @iova.wr: the WR
+ * @iova.mapped_len: bytes linked into the range
+ *
+ * Callers allocate the context (it may live on the stack or in a request
+ * structure) and hand it to one init and the matching destroy.
+ */
+struct rdma_rw_ctx {
+	u32 nr_ops;
+	u8 type;
+	u8 rdmarw_origin;
+	struct ib_qp *rdmarw_qp;
+	struct rdmarw_rw_block *rdmarw_block;
+	union {
+		struct {
+			struct ib_sge sge;
+			struct ib_rdma_wr wr;
+		} single;
+		struct {
+			struct ib_sge *sges;
+			struct ib_rdma_wr *wrs;
+			u32 nr_sges;
+		} map;
+		struct rdma_rw_reg_ctx *reg;
+		struct {
+			struct dma_iova_state state;
+			struct ib_sge sge;
+			struct ib_rdma_wr wr;
+			size_t mapped_len;
+		} iova;
+	};
+};
+
+/**
+ * rdma_rw_ctx_init() - initialise an RDMA READ/WRITE context
+ * @ctx: the context to fill in
+ * @qp: the QP the context will be posted on
+ * @port_num: the port the connection is bound to (from 1)
+ * @sg: the local buffer, a scatterlist (chained lists are followed)
+ * @sg_cnt: entries in @sg
+ * @sg_offset: bytes of @sg to skip: whole entries first, the rest inside
+ *             the first entry left
+ * @remote_addr: remote address to read from or write to (relative to @rkey)
+ * @rkey: remote key
+ * @dir: %DMA_TO_DEVICE for RDMA WRITE, %DMA_FROM_DEVICE for RDMA READ
+ *
+ * DMA-maps @sg, then picks the path as the kernel does: memory registration
+ * when the I/O needs it (a READ on iWARP; a READ of more entries than the
+ * device's max_sgl_rd; every I/O under force_mr), several RDMA WRs of up to
+ * the QP's SGE limit when more than one entry is left, else one RDMA WR with
+ * one SGE.  When only max_sgl_rd asked for registration and the QP's MR pool
+ * is empty, the SGE paths are used instead.  Key variants are not touched
+ * here: rdma_rw_ctx_wrs() does that.
+ *
+ * On error nothing stays DMA-mapped, taken from the MR pool or from the
+ * QP's context storage.
+ *
+ * Return: the number of Send Queue WQEs the first post of the context uses
+ * (for MR contexts LOCAL_INV + REG_MR + RDMA per MR, LOCAL_INV only for MRs
+ * that still need invalidation; otherwise @ctx->nr_ops), or:
+ * -EINVAL for a NULL @ctx, @qp or @sg, @sg_cnt 0 or above INT_MAX, a bad
+ * @port_num, a @dir other than %DMA_TO_DEVICE or %DMA_FROM_DEVICE, a list
+ * shorter than @sg_cnt or that cannot be mapped, an @sg_offset at or past
+ * the end of the list, a QP with no SGE for the direction, or entries that
+ * the MR page-list rules cannot register in pages-per-MR pages (gaps, an
+ * entry not starting on a page boundary after the first);
+ * -EAGAIN when registration is required (iWARP READ, force_mr) and the
+ * QP's MR pool is empty;
+ * -ENOMEM when context storage cannot be allocated.
+ */
+int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		     struct scatterlist *sg, u32 sg_cnt, u32 sg_offset,
+		     u64 remote_addr, u32 rkey, enum dma_data_direction dir);
+
+/**
+ * rdma_rw_ctx_init_bvec() - initialise a context from an array of bio_vecs
+ * @ctx: the context to fill in
+ * @qp: the QP the context will be posted on
+ * @port_num: the port the connection is bound to (from 1)
+ * @bvecs: the local buffer
+ * @nr_bvec: entries in @bvecs; @iter must stay within them
+ * @iter: where in @bvecs the transfer starts and how many bytes it moves
+ *        (passed by value; the caller's iterator is not advanced)
+ * @remote_addr: remote address to read from or write to (relative to @rkey)
+ * @rkey: remote key
+ * @dir: %DMA_TO_DEVICE for RDMA WRITE, %DMA_FROM_DEVICE for RDMA READ
+ *
+ * Paths, in the kernel's order: a READ on iWARP, or any I/O under
+ * force_mr, registers memory through a scatterlist built from the bio_vecs;
+ * a transfer within one bio_vec maps it alone (one WR, one SGE); otherwise
+ * the bio_vecs are linked into one contiguous IOVA range (one WR, one SGE)
+ * when the device has an IOMMU, and on devices with virtual DMA (no IOVA
+ * API) each bio_vec becomes an SGE of RDMA WRs of up to the QP's SGE limit.
+ * Release the context with rdma_rw_ctx_destroy_bvec() only.
+ *
+ * On error nothing stays DMA-mapped, linked, taken from the MR pool or from
+ * the QP's context storage.
+ *
+ * Return: the number of Send Queue WQEs the first post of the context uses,
+ * or: -EINVAL for a NULL @ctx, @qp or @bvecs, @nr_bvec 0, @iter.bi_size 0,
+ * an @iter that runs past @nr_bvec entries or meets an empty bio_vec, a bad
+ * @port_num or @dir, a QP with no SGE for the direction, or bio_vecs that
+ * the MR page-list rules cannot register; -EAGAIN when registration is
+ * required and the QP's MR pool is empty; -ENOMEM when DMA mapping or
+ * context storage fails; the IOMMU's error when linking into the IOVA range
+ * fails (nothing is left linked).
+ */
+int rdma_rw_ctx_init_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			  u32 port_num, const struct bio_vec *bvecs,
+			  u32 nr_bvec, struct bvec_iter iter, u64 remote_addr,
+			  u32 rkey, enum dma_data_direction dir);
+
+/**
+ * rdma_rw_ctx_wrs() - the chain of WRs for a context
+ * @ctx: an initialised context
+ * @qp: the QP it was initialised on
+ * @port_num: the port the connection is bound to
+ * @cqe: completion entry for the last RDMA WR (when @chain_wr is NULL)
+ * @chain_wr: a WR (chain) to append after the last RDMA WR, or NULL
+ *
+ * Returns the RDMA READ/WRITE WRs of @ctx and the memory-registration WRs
+ * they need: for MR contexts, per MR, a LOCAL_INV of the MR's current key
+ * if it still needs invalidation, a REG_MR of the next key variant (the
+ * variant is bumped now, on every call, never at init; the REG_MR key and
+ * the SGE lkey follow it), and the RDMA WR; on iWARP a READ is
+ * RDMA_READ_WITH_INV of the key registered in this very chain (the kernel
+ * names the previous variant there).  If @chain_wr is set it follows the
+ * last RDMA WR and nothing in the chain is signaled (@cqe is ignored);
+ * otherwise the last RDMA WR carries @cqe and %IB_SEND_SIGNALED so that the
+ * caller gets exactly one completion, through @cqe->done.
+ *
+ * The chain is rebuilt on every call, so one context may be posted many
+ * times (after each previous post has completed).  The caller must post the
+ * chain it gets: the MRs' key and invalidation state already assume it.
+ *
+ * Return: the first WR; NULL for a NULL @ctx or @qp, a context that is not
+ * initialised or belongs to another QP, a bad @port_num, or neither @cqe
+ * nor @chain_wr (the completion would be lost).
+ */
+struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+				   u32 port_num, struct ib_cqe *cqe,
+				   struct ib_send_wr *chain_wr);
+
+/**
+ * rdma_rw_ctx_post() - post a context's WRs
+ * @ctx: an initialised context
+ * @qp: the QP it was initialised on
+ * @port_num: the port the connection is bound to
+ * @cqe: completion entry for the last RDMA WR (when @chain_wr is NULL)
+ * @chain_wr: a WR (chain) to append after the last RDMA WR, or NULL
+ *
+ * rdma_rw_ctx_wrs() followed by ib_post_send().  If the post fails, the
+ * MRs whose REG_MR was not queued get their key variant and invalidation
+ * state back (rdmarw extension), so that the context can be posted again
+ * or destroyed and its MRs reused without a stale key.
+ *
+ * Return: 0; -EINVAL for a NULL @ctx or @qp, a context that is not
+ * initialised or belongs to another QP, a bad @port_num, or neither @cqe
+ * nor @chain_wr; otherwise the error of ib_post_send() (-ENOMEM when the
+ * Send Queue is full, -EINVAL for a QP that is not ready to send).
+ */
+int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr);
+
+/**
+ * rdma_rw_ctx_destroy() - release a context from rdma_rw_ctx_init()
+ * @ctx: the context; call once its WRs have completed
+ * @qp: the QP it was initialised on
+ * @port_num: the port the connection is bound to
+ * @sg: the scatterlist given to rdma_rw_ctx_init()
+ * @sg_cnt: the @sg_cnt given to rdma_rw_ctx_init()
+ * @dir: the direction given to rdma_rw_ctx_init()
+ *
+ * Returns the MRs to the QP's pool, the arrays to the QP's storage, and
+ * DMA-unmaps @sg.  A context from rdma_rw_ctx_init_bvec() or the signature
+ * API, one that is not initialised (or already destroyed), one of another
+ * QP, and NULL arguments are caller bugs: a warning is printed once and
+ * nothing is released.  The context is left uninitialised.
+ */
+void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			 u32 port_num, struct scatterlist *sg, u32 sg_cnt,
+			 enum dma_data_direction dir);
+
+/**
+ * rdma_rw_ctx_destroy_bvec() - release a context from rdma_rw_ctx_init_bvec()
+ * @ctx: the context; call once its WRs have completed
+ * @qp: the QP it was initialised on
+ * @port_num: the port the connection is bound to (unused, as in the kernel)
+ * @bvecs: the bio_vecs given to init (unused, as in the kernel)
+ * @nr_bvec: the @nr_bvec given to init (unused: the context knows what it
+ *           mapped)
+ * @dir: the direction given to rdma_rw_ctx_init_bvec()
+ *
+ * Returns the MRs to the QP's pool, the arrays to the QP's storage, and
+ * unmaps or unlinks what init mapped.  A context from rdma_rw_ctx_init() or
+ * the signature API, one that is not initialised (or already destroyed), one
+ * of another QP, and NULL arguments are caller bugs: a warning is printed
+ * once and nothing is released.  The context is left uninitialised.
+ */
+void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			      u32 port_num, const struct bio_vec *bvecs,
+			      u32 nr_bvec, enum dma_data_direction dir);
+
+/*
+ * The signature API (rdma_rw_ctx_signature_init(),
+ * rdma_rw_ctx_destroy_signature()) belongs here, after the data path: it
+ * builds RDMA_RW_SIG_MR contexts, whose chains rdma_rw_ctx_wrs() already
+ * knows.
+ */
 
 /**
  * rdma_rw_mr_factor() - how many MRs (or READ WRs) a transfer needs
@@ -64,18 +365,22 @@ void rdma_rw_init_qp(struct ib_device *dev, struct ib_qp_init_attr *attr);
  * qp->sig_mrs and as many regular MRs in qp->rdma_mrs, page lists of
  * min(max_pi_fast_reg_page_list_len, 256).  Otherwise, when the API can use
  * MRs on the port: cap.max_rdma_ctxs regular MRs with page lists of
- * min(max_fast_reg_page_list_len, 256).  ib_create_qp() calls it.
+ * min(max_fast_reg_page_list_len, 256).  Also sets up the QP's context
+ * storage (rdmarw extension) with cap.max_rdma_ctxs blocks, each large
+ * enough for one registration or one RDMA WR of the QP's SGE limit.
+ * ib_create_qp() calls it when cap.max_rdma_ctxs is set.
  *
- * Return: 0; -EINVAL for NULL arguments; the MR allocation error (nothing
- * stays allocated).
+ * Return: 0; -EINVAL for NULL arguments; the MR allocation error, or
+ * -ENOMEM for the storage (nothing stays allocated).
  */
 int rdma_rw_init_mrs(struct ib_qp *qp, struct ib_qp_init_attr *attr);
 
 /**
- * rdma_rw_cleanup_mrs() - free a QP's R/W MR pools
+ * rdma_rw_cleanup_mrs() - free a QP's R/W MR pools and context storage
  * @qp: the QP; NULL does nothing
  *
- * ib_destroy_qp() calls it.
+ * ib_destroy_qp() calls it.  Contexts still initialised on @qp lose their
+ * storage: destroy them first.
  */
 void rdma_rw_cleanup_mrs(struct ib_qp *qp);
 

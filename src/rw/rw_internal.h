@@ -5,10 +5,115 @@
 
 #include <rdmarw/rw.h>
 
+#include <pthread.h>
+#include <stdalign.h>
+
 /* The kernel caps pages per MR for R/W contexts at 256. */
 #define RDMARW_RW_MAX_PAGES 256U
 
+#define RDMARW_DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+
 u32 rdmarw__fr_page_list_len(struct ib_device *dev, bool pi_support);
 bool rdmarw__can_use_mr(struct ib_device *dev, u32 port_num);
+
+/* ---- per-QP context storage (rw_cache.c) ------------------------------ */
+
+/*
+ * Size classes: class c holds RDMARW_RW_MIN_BLOCK << c bytes of payload.
+ * The largest class (16 GiB) is far beyond any list a u32 count of SGEs of
+ * 16 bytes can describe once the QP's SGE limit is applied.
+ */
+#define RDMARW_RW_MIN_BLOCK 256U
+#define RDMARW_RW_NR_CLASSES 27U
+
+/*
+ * struct rdmarw_rw_block - one piece of context storage
+ * @next_free: link in its class's free list while not in use
+ * @next_all: link in the cache's list of every block (freed at QP destroy)
+ * @cache: owner
+ * @cls: size class
+ * @data: payload, aligned for any object
+ */
+struct rdmarw_rw_block {
+	struct rdmarw_rw_block *next_free;
+	struct rdmarw_rw_block *next_all;
+	struct rdmarw_rw_cache *cache;
+	unsigned int cls;
+	alignas(max_align_t) unsigned char data[];
+};
+
+/*
+ * struct rdmarw_rw_cache - a QP's context storage (qp->rw_cache)
+ * @lock: serialises everything below
+ * @qp: owner
+ * @free: per size class, blocks not in use (LIFO)
+ * @all: every block, for QP destroy
+ * @nr_blocks: blocks allocated so far
+ * @in_use: blocks handed to contexts and not yet returned
+ */
+struct rdmarw_rw_cache {
+	pthread_mutex_t lock;
+	struct ib_qp *qp;
+	struct rdmarw_rw_block *free[RDMARW_RW_NR_CLASSES];
+	struct rdmarw_rw_block *all;
+	unsigned long nr_blocks;
+	unsigned long in_use;
+};
+
+/*
+ * rdmarw__rw_cache_setup() - create a QP's storage (if it has none) and set
+ * aside @nr blocks of at least @size bytes each.  Returns 0 or -ENOMEM;
+ * on error a cache created here is freed again.
+ */
+int rdmarw__rw_cache_setup(struct ib_qp *qp, u32 nr, size_t size);
+
+/* rdmarw__rw_cache_free() - free a QP's storage and every block of it. */
+void rdmarw__rw_cache_free(struct ib_qp *qp);
+
+/*
+ * rdmarw__rw_block_get() - zeroed storage of @size bytes from @qp's cache
+ * (created on first use).  Returns the payload and sets *@blk, or NULL
+ * (-ENOMEM: allocation failed or @size is beyond the largest class).
+ */
+void *rdmarw__rw_block_get(struct ib_qp *qp, size_t size,
+			   struct rdmarw_rw_block **blk);
+
+/* rdmarw__rw_block_put() - return a block to its class; NULL does nothing. */
+void rdmarw__rw_block_put(struct rdmarw_rw_block *blk);
+
+/*
+ * rdmarw__rw_base_block_size() - bytes of the blocks set aside at QP
+ * creation: one registration, or one RDMA WR with the QP's largest SGE
+ * count.
+ */
+size_t rdmarw__rw_base_block_size(struct ib_qp *qp);
+
+/* ---- shared by the scatterlist and bio_vec paths (rw.c, rw_bvec.c) ---- */
+
+/* Whether this I/O must (or, with max_sgl_rd, should) register memory. */
+bool rdmarw__io_needs_mr(struct ib_device *dev, u32 port_num,
+			 enum dma_data_direction dir, u32 nents, bool force);
+
+/* MR path over a DMA-mapped list (ctx->reg must already point to
+ * zeroed storage for ceil(sg_cnt / pages per MR) registrations). */
+int rdmarw__rw_init_mr_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			   u32 port_num, struct scatterlist *sg, u32 sg_cnt,
+			   u32 offset, u64 remote_addr, u32 rkey,
+			   enum dma_data_direction dir);
+
+/* Bytes of storage for the MR path over @sg_cnt entries. */
+size_t rdmarw__rw_reg_size(struct ib_qp *qp, u32 sg_cnt);
+
+/* Fill one RDMA READ or WRITE (no chain link, no flags). */
+void rdmarw__rw_set_rdma_wr(struct ib_rdma_wr *wr, struct ib_sge *sges,
+			    int num_sge, u64 remote_addr, u32 rkey,
+			    enum dma_data_direction dir);
+
+/* SGEs per RDMA WR for @dir on @qp. */
+u32 rdmarw__rw_max_sge(struct ib_qp *qp, enum dma_data_direction dir);
+
+/* Checks common to every entry point: the port and the direction. */
+bool rdmarw__rw_args_ok(struct ib_qp *qp, u32 port_num,
+			enum dma_data_direction dir);
 
 #endif /* RDMARW_RW_INTERNAL_H */

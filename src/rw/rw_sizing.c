@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * R/W sizing: how many WRs and MRs a QP needs for its contexts, the QP's MR
- * pools, and the force_mr switch (the kernel's rw.c, sizing half).
+ * pools and context storage, and the force_mr switch (the kernel's rw.c,
+ * sizing half).
  */
 #include "rw/rw_internal.h"
 
@@ -125,18 +126,27 @@ int rdma_rw_init_mrs(struct ib_qp *qp, struct ib_qp_init_attr *attr)
 	if (nr_sig_mrs) {
 		ret = ib_mr_pool_init(qp, &qp->sig_mrs, (int)nr_sig_mrs,
 				      IB_MR_TYPE_INTEGRITY, pages, pages);
-		if (ret) {
-			ib_mr_pool_destroy(qp, &qp->rdma_mrs);
-			return ret;
-		}
+		if (ret)
+			goto err_rdma_mrs;
 	}
+	ret = rdmarw__rw_cache_setup(qp, attr->cap.max_rdma_ctxs,
+				     rdmarw__rw_base_block_size(qp));
+	if (ret)
+		goto err_sig_mrs;
 	return 0;
+
+err_sig_mrs:
+	ib_mr_pool_destroy(qp, &qp->sig_mrs);
+err_rdma_mrs:
+	ib_mr_pool_destroy(qp, &qp->rdma_mrs);
+	return ret;
 }
 
 void rdma_rw_cleanup_mrs(struct ib_qp *qp)
 {
 	if (!qp)
 		return;
-	ib_mr_pool_destroy(qp, &qp->rdma_mrs);
 	ib_mr_pool_destroy(qp, &qp->sig_mrs);
+	ib_mr_pool_destroy(qp, &qp->rdma_mrs);
+	rdmarw__rw_cache_free(qp);
 }

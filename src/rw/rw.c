@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * R/W contexts over scatterlists, the WR chain, posting and destroy (the
+ * kernel's drivers/infiniband/core/rw.c, data half).
+ *
+ * Where rdmarw differs from the kernel, on purpose:
+ * - arrays come from the QP's context storage, not from the heap;
+ * - the chain of an MR context is rebuilt by every rdma_rw_ctx_wrs() call
+ *   from the MRs' state at that moment, so a context can be posted again;
+ * - RDMA_READ_WITH_INV names the key registered in the same chain;
+ * - a failed rdma_rw_ctx_post() gives back the key variants it took;
+ * - bad input is refused with an errno where the kernel would crash.
+ */
+#include "rw/rw_internal.h"
+#include "core/provider.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+bool rdmarw__io_needs_mr(struct ib_device *dev, u32 port_num,
+			 enum dma_data_direction dir, u32 nents, bool force)
+{
+	if (!(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		return false;
+	if (dir == DMA_FROM_DEVICE) {
+		if (rdma_protocol_iwarp(dev, port_num))
+			return true;
+		if (dev->attrs.max_sgl_rd && nents > dev->attrs.max_sgl_rd)
+			return true;
+	}
+	return force;
+}
+
+bool rdmarw__rw_args_ok(struct ib_qp *qp, u32 port_num,
+			enum dma_data_direction dir)
+{
+	if (!qp->pd || !rdma_is_port_valid(qp->pd->device, port_num))
+		return false;
+	return dir == DMA_TO_DEVICE || dir == DMA_FROM_DEVICE;
+}
+
+u32 rdmarw__rw_max_sge(struct ib_qp *qp, enum dma_data_direction dir)
+{
+	return dir == DMA_TO_DEVICE ? qp->max_write_sge : qp->max_read_sge;
+}
+
+void rdmarw__rw_set_rdma_wr(struct ib_rdma_wr *wr, struct ib_sge *sges,
+			    int num_sge, u64 remote_addr, u32 rkey,
+			    enum dma_data_direction dir)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr.opcode = dir == DMA_TO_DEVICE ? IB_WR_RDMA_WRITE :
+					       IB_WR_RDMA_READ;
+	wr->wr.sg_list = sges;
+	wr->wr.num_sge = num_sge;
+	wr->remote_addr = remote_addr;
+	wr->rkey = rkey;
+}
+
+/* ---- MR path ---------------------------------------------------------- */
+
+static u32 pages_per_mr(struct ib_qp *qp)
+{
+	return rdmarw__fr_page_list_len(qp->pd->device, qp->integrity_en);
+}
+
+size_t rdmarw__rw_reg_size(struct ib_qp *qp, u32 sg_cnt)
+{
+	u32 ppm = pages_per_mr(qp);
+
+	if (!ppm)
+		return 0;
+	return (size_t)RDMARW_DIV_ROUND_UP((u64)sg_cnt, ppm) *
+	       sizeof(struct rdma_rw_reg_ctx);
+}
+
+/*
+ * The LOCAL_INV that retires the MR's current registration, if it still
+ * has one, linked before the REG_MR.  Returns the registration's first WR.
+ */
+static struct ib_send_wr *reg_head(struct rdma_rw_reg_ctx *reg)
+{
+	struct ib_mr *mr = reg->mr;
+
+	if (!mr->need_inval) {
+		reg->inv_wr.next = NULL;
+		return &reg->reg_wr.wr;
+	}
+	memset(&reg->inv_wr, 0, sizeof(reg->inv_wr));
+	reg->inv_wr.opcode = IB_WR_LOCAL_INV;
+	reg->inv_wr.ex.invalidate_rkey = mr->lkey;
+	reg->inv_wr.next = &reg->reg_wr.wr;
+	return &reg->inv_wr;
+}
+
+/*
+ * Take an MR, map @nents entries into it and prepare its REG_MR and SGE
+ * (the kernel's rdma_rw_init_one_mr()).  Every entry must fit: an MR that
+ * maps fewer goes back to the pool.  Returns the WQEs so far (LOCAL_INV?
+ * + REG_MR) or -EAGAIN / -EINVAL.
+ */
+static int init_one_mr(struct ib_qp *qp, u32 port_num,
+		       struct rdma_rw_reg_ctx *reg, struct scatterlist *sg,
+		       u32 nents, u32 offset)
+{
+	unsigned int off = offset;
+	struct ib_mr *mr;
+	int ret;
+
+	mr = ib_mr_pool_get(qp, &qp->rdma_mrs);
+	if (!mr)
+		return -EAGAIN;
+	ret = ib_map_mr_sg(mr, sg, (int)nents, &off, PAGE_SIZE);
+	if (ret < (int)nents || mr->length > UINT32_MAX) {
+		ib_mr_pool_put(qp, &qp->rdma_mrs, mr);
+		return -EINVAL;
+	}
+	reg->mr = mr;
+	reg->reg_wr.wr.opcode = IB_WR_REG_MR;
+	reg->reg_wr.mr = mr;
+	reg->reg_wr.key = mr->lkey;
+	reg->reg_wr.access = IB_ACCESS_LOCAL_WRITE;
+	if (rdma_protocol_iwarp(qp->device, port_num))
+		reg->reg_wr.access |= IB_ACCESS_REMOTE_WRITE;
+	reg->sge.addr = mr->iova;
+	reg->sge.length = (u32)mr->length;
+	reg->sge.lkey = mr->lkey;
+	return mr->need_inval ? 2 : 1;
+}
+
+/* The RDMA WR through the MR, and the registration's links. */
+static void init_reg_rdma_wr(struct ib_qp *qp, u32 port_num,
+			     struct rdma_rw_reg_ctx *reg, u64 remote_addr,
+			     u32 rkey, enum dma_data_direction dir)
+{
+	rdmarw__rw_set_rdma_wr(&reg->wr, &reg->sge, 1, remote_addr, rkey, dir);
+	if (dir == DMA_FROM_DEVICE && rdma_cap_read_inv(qp->device, port_num))
+		reg->wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
+	reg->reg_wr.wr.next = &reg->wr.wr;
+	reg_head(reg);
+}
+
+int rdmarw__rw_init_mr_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			   u32 port_num, struct scatterlist *sg, u32 sg_cnt,
+			   u32 offset, u64 remote_addr, u32 rkey,
+			   enum dma_data_direction dir)
+{
+	u32 ppm = pages_per_mr(qp), nr_ops, i, j;
+	struct rdma_rw_reg_ctx *reg, *prev = NULL;
+	int ret, count = 0;
+
+	if (!ppm)
+		return -EINVAL;
+	nr_ops = RDMARW_DIV_ROUND_UP(sg_cnt, ppm);
+	for (i = 0; i < nr_ops; i++) {
+		u32 nents = sg_cnt < ppm ? sg_cnt : ppm;
+
+		reg = &ctx->reg[i];
+		ret = init_one_mr(qp, port_num, reg, sg, nents, offset);
+		if (ret < 0)
+			goto err;
+		init_reg_rdma_wr(qp, port_num, reg, remote_addr, rkey, dir);
+		if (prev)
+			prev->wr.wr.next = reg->inv_wr.next ? &reg->inv_wr :
+							      &reg->reg_wr.wr;
+		count += ret + 1;
+		remote_addr += reg->sge.length;
+		sg_cnt -= nents;
+		for (j = 0; j < nents && sg_cnt; j++)
+			sg = sg_next(sg);
+		offset = 0;
+		prev = reg;
+	}
+	ctx->nr_ops = nr_ops;
+	ctx->type = RDMA_RW_MR;
+	return count;
+
+err:
+	while (i--)
+		ib_mr_pool_put(qp, &qp->rdma_mrs, ctx->reg[i].mr);
+	return ret;
+}
+
+static int init_mr(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		   struct scatterlist *sg, u32 sg_cnt, u32 offset,
+		   u64 remote_addr, u32 rkey, enum dma_data_direction dir)
+{
+	size_t size = rdmarw__rw_reg_size(qp, sg_cnt);
+	struct rdmarw_rw_block *blk;
+	int ret;
+
+	if (!size)
+		return -EINVAL;
+	ctx->reg = rdmarw__rw_block_get(qp, size, &blk);
+	if (!ctx->reg)
+		return -ENOMEM;
+	ret = rdmarw__rw_init_mr_wrs(ctx, qp, port_num, sg, sg_cnt, offset,
+				     remote_addr, rkey, dir);
+	if (ret < 0) {
+		rdmarw__rw_block_put(blk);
+		return ret;
+	}
+	ctx->rdmarw_block = blk;
+	return ret;
+}
+
+/* ---- SGE paths -------------------------------------------------------- */
+
+/* Several RDMA WRs of up to the QP's SGE limit (RDMA_RW_MULTI_WR). */
+static int init_map_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			struct scatterlist *sg, u32 sg_cnt, u32 offset,
+			u64 remote_addr, u32 rkey, enum dma_data_direction dir)
+{
+	u32 max_sge = rdmarw__rw_max_sge(qp, dir), nr_ops, i, j, left = sg_cnt;
+	u32 lkey = qp->pd->local_dma_lkey;
+	struct rdmarw_rw_block *blk;
+	struct ib_sge *sge;
+	size_t sges_size;
+	u64 total = 0;
+	void *mem;
+
+	if (!max_sge)
+		return -EINVAL;
+	nr_ops = RDMARW_DIV_ROUND_UP(sg_cnt, max_sge);
+	sges_size = (size_t)sg_cnt * sizeof(struct ib_sge);
+	mem = rdmarw__rw_block_get(qp, sges_size +
+					       (size_t)nr_ops *
+						       sizeof(struct ib_rdma_wr),
+				   &blk);
+	if (!mem)
+		return -ENOMEM;
+	ctx->map.sges = sge = mem;
+	ctx->map.wrs = (struct ib_rdma_wr *)((char *)mem + sges_size);
+	ctx->map.nr_sges = sg_cnt;
+	for (i = 0; i < nr_ops; i++) {
+		struct ib_rdma_wr *wr = &ctx->map.wrs[i];
+		u32 nr_sge = left < max_sge ? left : max_sge;
+
+		rdmarw__rw_set_rdma_wr(wr, sge, (int)nr_sge,
+				       remote_addr + total, rkey, dir);
+		for (j = 0; j < nr_sge; j++, sge++) {
+			sge->addr = sg_dma_address(sg) + offset;
+			sge->length = sg_dma_len(sg) - offset;
+			sge->lkey = lkey;
+			total += sge->length;
+			offset = 0;
+			if (--left)
+				sg = sg_next(sg);
+		}
+		if (i + 1 < nr_ops)
+			wr->wr.next = &ctx->map.wrs[i + 1].wr;
+	}
+	ctx->rdmarw_block = blk;
+	ctx->nr_ops = nr_ops;
+	ctx->type = RDMA_RW_MULTI_WR;
+	return (int)nr_ops;
+}
+
+/* One RDMA WR with one SGE, in the context itself (RDMA_RW_SINGLE_WR). */
+static int init_single_wr(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			  struct scatterlist *sg, u32 offset, u64 remote_addr,
+			  u32 rkey, enum dma_data_direction dir)
+{
+	ctx->single.sge.addr = sg_dma_address(sg) + offset;
+	ctx->single.sge.length = sg_dma_len(sg) - offset;
+	ctx->single.sge.lkey = qp->pd->local_dma_lkey;
+	rdmarw__rw_set_rdma_wr(&ctx->single.wr, &ctx->single.sge, 1,
+			       remote_addr, rkey, dir);
+	ctx->nr_ops = 1;
+	ctx->type = RDMA_RW_SINGLE_WR;
+	return 1;
+}
+
+/* ---- rdma_rw_ctx_init ------------------------------------------------- */
+
+/*
+ * Skip the entries @offset covers.  Returns the entries left (0 when the
+ * offset reaches the end of the list) and updates @sg and @offset.
+ */
+static u32 skip_offset(struct scatterlist **sg, u32 nents, u32 *offset)
+{
+	struct scatterlist *s = *sg;
+
+	while (nents && *offset >= sg_dma_len(s)) {
+		*offset -= sg_dma_len(s);
+		if (--nents)
+			s = sg_next(s);
+	}
+	*sg = s;
+	return nents;
+}
+
+static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+		      u32 port_num, struct scatterlist *sg, u32 nents,
+		      u32 offset, u64 remote_addr, u32 rkey,
+		      enum dma_data_direction dir)
+{
+	struct ib_device *dev = qp->pd->device;
+	bool force = rdma_rw_get_force_mr();
+	int ret;
+
+	if (rdmarw__io_needs_mr(dev, port_num, dir, nents, force)) {
+		ret = init_mr(ctx, qp, port_num, sg, nents, offset,
+			      remote_addr, rkey, dir);
+		/*
+		 * Only pool exhaustion under the max_sgl_rd optimisation may
+		 * fall back to SGEs; iWARP and force_mr need the MR.
+		 */
+		if (ret != -EAGAIN || rdma_protocol_iwarp(dev, port_num) ||
+		    force)
+			return ret;
+	}
+	if (nents > 1)
+		return init_map_wrs(ctx, qp, sg, nents, offset, remote_addr,
+				    rkey, dir);
+	return init_single_wr(ctx, qp, sg, offset, remote_addr, rkey, dir);
+}
+
+int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		     struct scatterlist *sg, u32 sg_cnt, u32 sg_offset,
+		     u64 remote_addr, u32 rkey, enum dma_data_direction dir)
+{
+	struct ib_device *dev;
+	struct scatterlist *s = sg;
+	int nents, ret;
+	u32 left;
+
+	if (!ctx)
+		return -EINVAL;
+	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_NONE;
+	ctx->rdmarw_block = NULL;
+	if (!qp || !sg || !sg_cnt || sg_cnt > INT_MAX ||
+	    !rdmarw__rw_args_ok(qp, port_num, dir))
+		return -EINVAL;
+	dev = qp->pd->device;
+	nents = ib_dma_map_sg(dev, sg, (int)sg_cnt, dir);
+	if (nents <= 0)
+		return -EINVAL;
+	left = skip_offset(&s, (u32)nents, &sg_offset);
+	ret = -EINVAL;
+	if (left)
+		ret = init_paths(ctx, qp, port_num, s, left, sg_offset,
+				 remote_addr, rkey, dir);
+	if (ret < 0) {
+		ib_dma_unmap_sg(dev, sg, (int)sg_cnt, dir);
+		return ret;
+	}
+	ctx->rdmarw_qp = qp;
+	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_SG;
+	return ret;
+}
+
+/* ---- the chain -------------------------------------------------------- */
+
+static bool ctx_ok(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num)
+{
+	return ctx && qp && ctx->rdmarw_origin != RDMARW_RW_ORIGIN_NONE &&
+	       ctx->rdmarw_qp == qp && qp->pd &&
+	       rdma_is_port_valid(qp->pd->device, port_num);
+}
+
+/*
+ * Link the registrations of an MR or SIG_MR context for posting, and move
+ * each MR to the key variant this chain registers (the kernel's
+ * rdma_rw_update_lkey(), done here and not at init so that a context that
+ * is never posted changes no MR).  The LOCAL_INV is decided from the MR's
+ * state now, which keeps a context posted again correct.
+ */
+static struct ib_send_wr *link_regs(struct rdma_rw_ctx *ctx)
+{
+	struct ib_send_wr *first = NULL, **link = &first;
+	u32 i;
+
+	for (i = 0; i < ctx->nr_ops; i++) {
+		struct rdma_rw_reg_ctx *reg = &ctx->reg[i];
+		struct ib_mr *mr = reg->mr;
+		bool with_inv = reg->wr.wr.opcode == IB_WR_RDMA_READ_WITH_INV;
+
+		*link = reg_head(reg);
+		ib_update_fast_reg_key(mr, (u8)ib_inc_rkey(mr->lkey));
+		reg->reg_wr.key = mr->lkey;
+		reg->reg_wr.wr.next = &reg->wr.wr;
+		reg->sge.lkey = mr->lkey;
+		if (with_inv)
+			reg->wr.wr.ex.invalidate_rkey = mr->lkey;
+		mr->need_inval = !with_inv;
+		reg->wr.wr.send_flags = 0;
+		reg->wr.wr.wr_cqe = NULL;
+		link = &reg->wr.wr.next;
+	}
+	return first;
+}
+
+struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+				   u32 port_num, struct ib_cqe *cqe,
+				   struct ib_send_wr *chain_wr)
+{
+	struct ib_send_wr *first, *last;
+
+	if (!ctx_ok(ctx, qp, port_num) || (!cqe && !chain_wr) ||
+	    !ctx->nr_ops)
+		return NULL;
+	switch (ctx->type) {
+	case RDMA_RW_MR:
+	case RDMA_RW_SIG_MR:
+		first = link_regs(ctx);
+		last = &ctx->reg[ctx->nr_ops - 1].wr.wr;
+		break;
+	case RDMA_RW_MULTI_WR:
+		first = &ctx->map.wrs[0].wr;
+		last = &ctx->map.wrs[ctx->nr_ops - 1].wr;
+		break;
+	case RDMA_RW_SINGLE_WR:
+		first = last = &ctx->single.wr.wr;
+		break;
+	case RDMA_RW_IOVA:
+		first = last = &ctx->iova.wr.wr;
+		break;
+	default:
+		return NULL;
+	}
+	if (chain_wr) {
+		last->next = chain_wr;
+		last->wr_cqe = NULL;
+		last->send_flags &= ~IB_SEND_SIGNALED;
+	} else {
+		last->next = NULL;
+		last->wr_cqe = cqe;
+		last->send_flags |= IB_SEND_SIGNALED;
+	}
+	return first;
+}
+
+/*
+ * After a failed post: registrations whose REG_MR was not queued did not
+ * happen, so their MR gets back the key variant and invalidation state it
+ * had before rdma_rw_ctx_wrs().  A queued LOCAL_INV without its REG_MR
+ * leaves the MR invalid; a queued REG_MR without its READ_WITH_INV leaves
+ * it registered.
+ */
+static void rollback_regs(struct rdma_rw_ctx *ctx, const struct ib_send_wr *bad)
+{
+	bool queued = true;
+	u32 i;
+
+	for (i = 0; i < ctx->nr_ops; i++) {
+		struct rdma_rw_reg_ctx *reg = &ctx->reg[i];
+		struct ib_mr *mr = reg->mr;
+		bool had_inv = reg->inv_wr.next != NULL, inv_queued;
+
+		if (had_inv && bad == &reg->inv_wr)
+			queued = false;
+		inv_queued = had_inv && queued;
+		if (bad == &reg->reg_wr.wr)
+			queued = false;
+		if (!queued) {
+			ib_update_fast_reg_key(mr, (u8)(mr->lkey - 1));
+			mr->need_inval = had_inv && !inv_queued;
+			continue;
+		}
+		if (bad == &reg->wr.wr)
+			queued = false;
+		if (!queued)
+			mr->need_inval = true;
+	}
+}
+
+int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr *first;
+	int ret;
+
+	first = rdma_rw_ctx_wrs(ctx, qp, port_num, cqe, chain_wr);
+	if (!first)
+		return -EINVAL;
+	ret = ib_post_send(qp, first, &bad);
+	if (ret && !bad)
+		bad = first; /* nothing is known to be queued */
+	if (ret && (ctx->type == RDMA_RW_MR || ctx->type == RDMA_RW_SIG_MR))
+		rollback_regs(ctx, bad);
+	return ret;
+}
+
+/* ---- destroy ---------------------------------------------------------- */
+
+static void put_mrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp)
+{
+	u32 i;
+
+	for (i = 0; i < ctx->nr_ops; i++)
+		ib_mr_pool_put(qp, &qp->rdma_mrs, ctx->reg[i].mr);
+}
+
+/* Forget a released context so that a second destroy is caught. */
+static void ctx_release(struct rdma_rw_ctx *ctx)
+{
+	rdmarw__rw_block_put(ctx->rdmarw_block);
+	ctx->rdmarw_block = NULL;
+	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_NONE;
+}
+
+void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			 u32 port_num, struct scatterlist *sg, u32 sg_cnt,
+			 enum dma_data_direction dir)
+{
+	static bool warned_kind, warned_state;
+
+	if (!ctx || !qp || ctx->rdmarw_origin == RDMARW_RW_ORIGIN_NONE ||
+	    ctx->rdmarw_qp != qp) {
+		rdmarw__warn_once(&warned_state,
+				  "rdma_rw_ctx_destroy: context not initialised on this QP");
+		return;
+	}
+	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SG ||
+	    (ctx->type != RDMA_RW_MR && ctx->type != RDMA_RW_MULTI_WR &&
+	     ctx->type != RDMA_RW_SINGLE_WR)) {
+		rdmarw__warn_once(&warned_kind,
+				  "rdma_rw_ctx_destroy: context needs rdma_rw_ctx_destroy_bvec or _signature");
+		return;
+	}
+	if (ctx->type == RDMA_RW_MR)
+		put_mrs(ctx, qp);
+	ctx_release(ctx);
+	if (sg && sg_cnt && sg_cnt <= INT_MAX)
+		ib_dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt, dir);
+}
+
+void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			      u32 port_num, const struct bio_vec *bvecs,
+			      u32 nr_bvec, enum dma_data_direction dir)
+{
+	static bool warned_kind, warned_state;
+	struct ib_device *dev;
+	u32 i;
+
+	if (!ctx || !qp || ctx->rdmarw_origin == RDMARW_RW_ORIGIN_NONE ||
+	    ctx->rdmarw_qp != qp) {
+		rdmarw__warn_once(&warned_state,
+				  "rdma_rw_ctx_destroy_bvec: context not initialised on this QP");
+		return;
+	}
+	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_BVEC) {
+		rdmarw__warn_once(&warned_kind,
+				  "rdma_rw_ctx_destroy_bvec: context needs rdma_rw_ctx_destroy or _signature");
+		return;
+	}
+	dev = qp->pd->device;
+	switch (ctx->type) {
+	case RDMA_RW_MR:
+		put_mrs(ctx, qp);
+		ib_dma_unmap_sgtable_attrs(dev, &ctx->reg[0].sgt, dir, 0);
+		break;
+	case RDMA_RW_IOVA:
+		ib_dma_iova_destroy(dev, &ctx->iova.state,
+				    ctx->iova.mapped_len, dir);
+		break;
+	case RDMA_RW_MULTI_WR:
+		for (i = 0; i < ctx->map.nr_sges; i++)
+			ib_dma_unmap_bvec(dev, ctx->map.sges[i].addr,
+					  ctx->map.sges[i].length, dir);
+		break;
+	case RDMA_RW_SINGLE_WR:
+		ib_dma_unmap_bvec(dev, ctx->single.sge.addr,
+				  ctx->single.sge.length, dir);
+		break;
+	default:
+		rdmarw__warn_once(&warned_kind,
+				  "rdma_rw_ctx_destroy_bvec: context of unknown type");
+		return;
+	}
+	ctx_release(ctx);
+}
