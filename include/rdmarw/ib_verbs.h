@@ -617,6 +617,12 @@ struct ib_rdma_wr {
 	u32 rkey;
 };
 
+/**
+ * rdma_wr() - the RDMA work request that embeds a generic one
+ * @wr: the wr member of a struct ib_rdma_wr
+ *
+ * Return: the enclosing &struct ib_rdma_wr.
+ */
 static inline const struct ib_rdma_wr *rdma_wr(const struct ib_send_wr *wr)
 {
 	return container_of(wr, struct ib_rdma_wr, wr);
@@ -636,6 +642,12 @@ struct ib_reg_wr {
 	int access;
 };
 
+/**
+ * reg_wr() - the registration work request that embeds a generic one
+ * @wr: the wr member of a struct ib_reg_wr
+ *
+ * Return: the enclosing &struct ib_reg_wr.
+ */
 static inline const struct ib_reg_wr *reg_wr(const struct ib_send_wr *wr)
 {
 	return container_of(wr, struct ib_reg_wr, wr);
@@ -1250,6 +1262,12 @@ struct dma_iova_state {
 	u64 size;
 };
 
+/**
+ * dma_use_iova() - does a state hold an IOVA range
+ * @state: filled in by ib_dma_iova_try_alloc()
+ *
+ * Return: true when a range is reserved.
+ */
 static inline bool dma_use_iova(const struct dma_iova_state *state)
 {
 	return state->size != 0;

@@ -70,16 +70,34 @@ struct sg_table {
 #define sg_dma_address(sg) ((sg)->dma_address)
 #define sg_dma_len(sg) ((sg)->dma_length)
 
+/**
+ * sg_is_chain() - is an entry a link to another array
+ * @sg: the entry
+ *
+ * Return: true for a chain link (set by sg_chain()), which holds no data.
+ */
 static inline bool sg_is_chain(const struct scatterlist *sg)
 {
 	return sg->page_link & SG_CHAIN;
 }
 
+/**
+ * sg_is_last() - is an entry the last of its list
+ * @sg: the entry
+ *
+ * Return: true when the entry carries the end mark.
+ */
 static inline bool sg_is_last(const struct scatterlist *sg)
 {
 	return sg->page_link & SG_END;
 }
 
+/**
+ * sg_chain_ptr() - the array a chain link points to
+ * @sg: a chain link
+ *
+ * Return: the first entry of the next array.
+ */
 static inline struct scatterlist *sg_chain_ptr(const struct scatterlist *sg)
 {
 	return (struct scatterlist *)(sg->page_link & ~SG_PAGE_LINK_MASK);
