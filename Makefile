@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-plain test-asan test-valgrind install clean format
+.PHONY: all deps build run test test-plain test-asan test-valgrind install clean format lab
 
 all: build
 
@@ -38,6 +38,10 @@ test-valgrind: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L valgrind -T memcheck \
 		--overwrite MemoryCheckCommandOptions="--leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite" \
 		|| { cat Testing/Temporary/MemoryChecker.*.log 2>/dev/null | head -50; exit 1; }
+
+# The RDMA lab (tests/lab/README.md): the kernel's rxe and siw under qemu.
+lab:
+	tests/lab/lab.sh check
 
 install: build
 	cmake --install $(BUILD)

@@ -1,0 +1,271 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The RDMA lab: boots Debian's own kernel under qemu (TCG, no KVM) with the
+# kernel's soft-RoCE (rxe0 on dummy0) and soft-iWARP (siw0 on dummy1) and
+# runs one command inside.  The repository is shared into the guest at its
+# host path (virtio-9p), so freshly built binaries run without rebuilding
+# anything.  Everything fetched or built is cached outside the repository.
+#
+# Usage: tests/lab/lab.sh prepare          fetch, build siw.ko, the initramfs
+#        tests/lab/lab.sh run CMD...       run the shell command CMD (from the
+#                                          repository root) in the guest
+#        tests/lab/lab.sh smoke            ibv_devinfo and stock rping on both
+#        tests/lab/lab.sh check            everything (what `make lab` runs)
+#        tests/lab/lab.sh clean            drop the cache
+# Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
+#              RDMARW_LAB_TIMEOUT (seconds per guest run, default 600),
+#              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages).
+# The exit status of `run` is the command's; 124 if the guest timed out,
+# 125 if the guest ended without reporting a status.
+set -euo pipefail
+
+LAB_DIR=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$LAB_DIR/../.." && pwd)
+CACHE=${RDMARW_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmarw-lab}
+TIMEOUT=${RDMARW_LAB_TIMEOUT:-600}
+MARK=RDMARW-LAB-EXIT
+
+HOST_PKGS="qemu-system-x86 busybox-static rdma-core ibverbs-providers
+ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev iproute2
+cpio kmod xz-utils gcc make libcmocka0"
+
+# Kernel modules in load order (the 9p ones give the shared folder).
+MODULES="configfs crc32_generic crc32c_generic crc32c-intel libcrc32c
+udp_tunnel ip6_udp_tunnel ib_core ib_uverbs ib_umad iw_cm ib_cm rdma_cm
+rdma_ucm rdma_rxe dummy virtio_ring virtio virtio_pci_modern_dev
+virtio_pci_legacy_dev virtio_pci 9pnet 9pnet_virtio netfs fscache 9p"
+
+# Programs copied into the guest, with every library they load.
+PROGRAMS="/usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/rping
+/usr/bin/ucmatose /usr/bin/rdma /usr/bin/ip /usr/bin/ib_write_bw
+/usr/bin/ib_read_bw /usr/bin/ib_send_bw"
+ARCH_LIB=/usr/lib/x86_64-linux-gnu
+# Loaded by dlopen (providers, libgcc_s at thread exit) or needed by the
+# project's own test binaries (cmocka, the sanitizer runtimes).
+EXTRA_LIBS="$ARCH_LIB/libibverbs/librxe-rdmav34.so
+$ARCH_LIB/libibverbs/libsiw-rdmav34.so $ARCH_LIB/libgcc_s.so.1
+$ARCH_LIB/libcmocka.so.0 $ARCH_LIB/libasan.so.8 $ARCH_LIB/libubsan.so.1"
+
+log() { printf 'lab: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+need_host_pkgs() {
+	local p missing=""
+
+	for p in $HOST_PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "install ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	log "installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# The kernel that linux-image-amd64 points at, e.g. 6.1.0-57-amd64.
+kernel_version() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/.*Depends: linux-image-//p' | head -1
+}
+
+# Download the kernel packages (never installed: unpacked into the cache).
+fetch() {
+	local kver=$1 abi=${1%-amd64} series
+	local stamp=$CACHE/$kver/fetched
+
+	[ -e "$stamp" ] && return 0
+	series=$(echo "$kver" | cut -d. -f1-2)
+	mkdir -p "$CACHE/$kver/debs"
+	log "fetching the $kver kernel packages"
+	(cd "$CACHE/$kver/debs" &&
+	 apt-get download "linux-image-$kver" "linux-headers-$kver" \
+		"linux-headers-$abi-common" "linux-kbuild-$series" \
+		"linux-source-$series" >/dev/null 2>&1) ||
+		die "apt-get download failed (run apt-get update?)"
+	touch "$stamp"
+}
+
+unpack() {
+	local kver=$1 root=$CACHE/$1/root d
+	local stamp=$CACHE/$kver/unpacked
+
+	[ -e "$stamp" ] && return 0
+	log "unpacking the kernel"
+	rm -rf "$root"
+	mkdir -p "$root"
+	for d in "$CACHE/$kver"/debs/linux-image-* \
+		 "$CACHE/$kver"/debs/linux-headers-* \
+		 "$CACHE/$kver"/debs/linux-kbuild-*; do
+		dpkg-deb -x "$d" "$root"
+	done
+	# The headers' Makefile names the -common tree by absolute path.
+	echo "include $root/usr/src/linux-headers-${kver%-amd64}-common/Makefile" \
+		>"$root/usr/src/linux-headers-$kver/Makefile"
+	touch "$stamp"
+}
+
+# Debian builds without CONFIG_RDMA_SIW: build siw.ko from linux-source.
+build_siw() {
+	local kver=$1 series src=$CACHE/$1/src
+	local ko=$CACHE/$kver/siw.ko
+
+	[ -e "$ko" ] && return 0
+	series=$(echo "$kver" | cut -d. -f1-2)
+	log "building siw.ko"
+	rm -rf "$src"
+	mkdir -p "$src"
+	dpkg-deb --fsys-tarfile "$CACHE/$kver"/debs/linux-source-*.deb |
+		tar -x -C "$src" "./usr/src/linux-source-$series.tar.xz"
+	tar -xJf "$src/usr/src/linux-source-$series.tar.xz" -C "$src" \
+		--wildcards "linux-source-$series/drivers/infiniband/sw/siw/*"
+	rm -rf "$src/usr"
+	make -s -C "$CACHE/$kver/root/usr/src/linux-headers-$kver" \
+		M="$src/linux-source-$series/drivers/infiniband/sw/siw" \
+		CONFIG_RDMA_SIW=m modules -j2 >"$CACHE/$kver/siw-build.log" 2>&1 ||
+		die "siw build failed: see $CACHE/$kver/siw-build.log"
+	cp "$src/linux-source-$series/drivers/infiniband/sw/siw/siw.ko" "$ko"
+}
+
+# Copy a file into the initramfs at the same path (symlinks resolved).
+put() {
+	local f=$1 dst=$2
+
+	mkdir -p "$dst$(dirname "$f")"
+	cp -L "$f" "$dst$f"
+}
+
+put_with_libs() {
+	local f=$1 dst=$2 lib
+
+	put "$f" "$dst"
+	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
+		[ -e "$dst$lib" ] || put "$lib" "$dst"
+	done
+}
+
+initramfs_inputs_hash() {
+	{
+		echo "$MODULES $PROGRAMS $EXTRA_LIBS"
+		cat "$LAB_DIR/init.sh"
+		sha256sum "$CACHE/$1/siw.ko"
+	} | sha256sum | cut -c1-16
+}
+
+build_initramfs() {
+	local kver=$1 hash img dst mods=$CACHE/$1/root/lib/modules/$1
+	local m f
+
+	hash=$(initramfs_inputs_hash "$kver")
+	img=$CACHE/$kver/initramfs-$hash.cpio.gz
+	INITRAMFS=$img
+	[ -e "$img" ] && return 0
+	log "building the initramfs"
+	dst=$(mktemp -d "$CACHE/$kver/initramfs.XXXXXX")
+	mkdir -p "$dst"/{usr/bin,usr/sbin,usr/lib,usr/lib64,proc,sys,dev,tmp,run,etc,bb,lab}
+	ln -s usr/lib "$dst/lib"
+	ln -s usr/lib64 "$dst/lib64"
+	ln -s usr/bin "$dst/bin"
+	ln -s usr/sbin "$dst/sbin"
+	cp /bin/busybox "$dst/bb/busybox"
+	: >"$dst/lab/modules"
+	for m in $MODULES; do
+		f=$(find "$mods/kernel" -name "$m.ko" | head -1)
+		[ -n "$f" ] || die "module $m not found in $kver"
+		mkdir -p "$dst/lab/ko"
+		cp "$f" "$dst/lab/ko/$m.ko"
+		echo "$m" >>"$dst/lab/modules"
+	done
+	cp "$CACHE/$kver/siw.ko" "$dst/lab/ko/siw.ko"
+	for f in $PROGRAMS $EXTRA_LIBS; do
+		[ -e "$f" ] && put_with_libs "$f" "$dst"
+	done
+	mkdir -p "$dst/etc/libibverbs.d"
+	cp /etc/libibverbs.d/rxe.driver /etc/libibverbs.d/siw.driver \
+		"$dst/etc/libibverbs.d/"
+	echo "root:x:0:0:root:/root:/bb/sh" >"$dst/etc/passwd"
+	echo "127.0.0.1 localhost" >"$dst/etc/hosts"
+	install -m 755 "$LAB_DIR/init.sh" "$dst/init"
+	(cd "$dst" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.tmp"
+	mv "$img.tmp" "$img"
+	rm -rf "$dst"
+	# Older images of this kernel are stale now.
+	find "$CACHE/$kver" -maxdepth 1 -name 'initramfs-*.cpio.gz' \
+		! -name "initramfs-$hash.cpio.gz" -delete
+}
+
+prepare() {
+	need_host_pkgs
+	KVER=$(kernel_version)
+	[ -n "$KVER" ] || die "cannot tell linux-image-amd64's kernel (apt-get update?)"
+	mkdir -p "$CACHE"
+	fetch "$KVER"
+	unpack "$KVER"
+	build_siw "$KVER"
+	build_initramfs "$KVER"
+}
+
+# The firmware's screen codes and banner, and the status line, are noise.
+console_filter() {
+	sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' \
+		-e 's/^Booting from ROM\.*//' -e '/^SeaBIOS/d' -e "/^$MARK=/d" \
+		-e '/^$/d' -e '/reboot: Power down/d'
+}
+
+# Boot the guest and run "$*" inside; prints the guest's output.
+run_guest() {
+	local run out rc append
+
+	run=$(mktemp -d "$CACHE/run.XXXXXX")
+	out=$run/console.log
+	printf '%s\n' "$*" >"$run/cmd.sh"
+	append="console=ttyS0 panic=-1 lab.share=$REPO"
+	[ "${RDMARW_LAB_VERBOSE:-0}" = 1 ] || append="$append quiet loglevel=3"
+	set +e
+	timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 \
+		-machine q35 -cpu max -smp 2 -m 2G -nodefaults -nographic \
+		-no-reboot -serial stdio \
+		-kernel "$CACHE/$KVER/root/boot/vmlinuz-$KVER" \
+		-initrd "$INITRAMFS" -append "$append" \
+		-virtfs "local,path=$REPO,mount_tag=repo,security_model=none,multidevs=remap" \
+		-virtfs "local,path=$run,mount_tag=run,security_model=none,readonly=on" \
+		</dev/null 2>&1 | tr -d '\r' | tee "$out" | console_filter
+	rc=${PIPESTATUS[0]}
+	set -e
+	if [ "$rc" = 124 ]; then
+		log "guest timed out after ${TIMEOUT}s"
+	elif grep -q "^$MARK=" "$out"; then
+		rc=$(sed -n "s/^$MARK=\([0-9]*\).*/\1/p" "$out" | tail -1)
+	else
+		log "guest ended without a status (qemu status $rc)"
+		rc=125
+	fi
+	rm -rf "$run"
+	return "$rc"
+}
+
+case "${1:-}" in
+prepare)
+	prepare
+	log "ready: $CACHE/$KVER"
+	;;
+run)
+	shift
+	[ $# -gt 0 ] || die "usage: $0 run CMD..."
+	prepare
+	run_guest "$@"
+	;;
+smoke|check)
+	prepare
+	run_guest "sh tests/lab/smoke.sh"
+	;;
+clean)
+	rm -rf "$CACHE"
+	;;
+*)
+	sed -n '3,/^set -e/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
+	exit 2
+	;;
+esac
