@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The completer (rxe_comp.c's role): places READ response data into the
+ * local sinks, performs READ_WITH_INV's invalidation, and writes send and
+ * receive completions.  rdmarw__soft_status() is the one place where a
+ * fault becomes a completion status.
+ */
+#include "soft/soft_loc.h"
+
+/* The status each fault completes with (see soft_loc.h, docs). */
+static const struct {
+	enum ib_wc_status status;
+	u32 vendor_err;
+} fault_status[SOFT_F_NR] = {
+	[SOFT_OK] = { IB_WC_SUCCESS, 0 },
+	[SOFT_F_LOC_PROT] = { IB_WC_LOC_PROT_ERR, 0 },
+	[SOFT_F_LOC_LEN] = { IB_WC_LOC_LEN_ERR, 0 },
+	[SOFT_F_LOC_QP_OP] = { IB_WC_LOC_QP_OP_ERR, 0 },
+	[SOFT_F_LOC_ACCESS] = { IB_WC_LOC_ACCESS_ERR, 0 },
+	[SOFT_F_REM_ACCESS] = { IB_WC_REM_ACCESS_ERR, 0 },
+	[SOFT_F_REM_INV_REQ] = { IB_WC_REM_INV_REQ_ERR, 0 },
+	[SOFT_F_REM_OP] = { IB_WC_REM_OP_ERR, 0 },
+	[SOFT_F_RETRY_EXC] = { IB_WC_RETRY_EXC_ERR, 0 },
+	[SOFT_F_GENERAL] = { IB_WC_GENERAL_ERR, 0 },
+	/* A clean "not supported": vendor_err carries EOPNOTSUPP. */
+	[SOFT_F_NOT_SUPP] = { IB_WC_LOC_QP_OP_ERR, EOPNOTSUPP },
+	[SOFT_F_FLUSH] = { IB_WC_WR_FLUSH_ERR, 0 },
+};
+
+enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err)
+{
+	if ((unsigned int)f >= SOFT_F_NR)
+		f = SOFT_F_GENERAL;
+	*vendor_err = fault_status[f].vendor_err;
+	return fault_status[f].status;
+}
+
+enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
+				       struct soft_send_wqe *wqe,
+				       const struct soft_region *src)
+{
+	/*
+	 * A READ sink needs LOCAL_WRITE.  On iWARP the Read Response is a
+	 * tagged message written into the sink STag, so the sink must also
+	 * grant REMOTE_WRITE (RFC 5040; the kernel's rw.c registers iWARP
+	 * sinks with it); the local DMA key, local rights only, cannot be a
+	 * sink.  Refused like siw_proc_rresp()'s failed sink check:
+	 * LOC_PROT_ERR.
+	 */
+	int access = IB_ACCESS_LOCAL_WRITE |
+		     (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
+	u32 i, n = 0;
+
+	for (i = 0; i < wqe->num_sge; i++) {
+		const struct ib_sge *sge = &wqe->sge[i];
+
+		if (!sge->length)
+			continue;
+		if (rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, sge->lkey,
+					   sge->addr, sge->length, access,
+					   SOFT_LOOKUP_LOCAL, &qp->req_rg[n]))
+			return SOFT_F_LOC_PROT;
+		n++;
+	}
+	rdmarw__soft_copy(src, 1, qp->req_rg, n, wqe->length);
+	soft_add(&qp->dev->stats.bytes_moved, wqe->length);
+	return SOFT_OK;
+}
+
+enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
+					   struct soft_send_wqe *wqe)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	bool iwarp = qp->dev->iwarp;
+	int ret;
+
+	/*
+	 * siw invalidates the STag of the READ's sink SGE, by index
+	 * (siw_rdmap_complete() -> siw_invalidate_stag()), and reports a
+	 * failure as GENERAL_ERR.  Elsewhere the WR's invalidate_rkey is
+	 * invalidated as LOCAL_INV would (whole key).
+	 */
+	pthread_rwlock_wrlock(&f->mem_lock);
+	ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
+					 iwarp ? wqe->sge[0].lkey : wqe->ex);
+	pthread_rwlock_unlock(&f->mem_lock);
+	if (!ret)
+		return SOFT_OK;
+	return iwarp ? SOFT_F_GENERAL : SOFT_F_LOC_QP_OP;
+}
+
+/* A full CQ: tell the QP's owner and stop the QP (rxe: class G). */
+static void comp_overflow(struct soft_qp *qp, struct soft_cq *cq)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	rdmarw__soft_qp_to_err(qp);
+}
+
+void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
+			    enum soft_fault f)
+{
+	struct soft_cqe cqe = { .sq_owner = qp, .sq_seq = wqe->seq };
+	struct ib_wc *wc = &cqe.wc;
+
+	/* Errors and flushes complete even when not signaled. */
+	if (!f && !wqe->signaled)
+		return;
+	wc->wr_id = wqe->wr_id;
+	wc->status = rdmarw__soft_status(f, &wc->vendor_err);
+	wc->opcode = wqe->op->wc_opcode;
+	wc->byte_len = (!f && wqe->op->cls != SOFT_OPC_LOCAL) ?
+			       (u32)wqe->length : 0;
+	wc->qp = &qp->ibqp;
+	wc->port_num = qp->ibqp.port;
+	if (rdmarw__soft_cq_post(soft_send_cq(qp), &cqe))
+		comp_overflow(qp, soft_send_cq(qp));
+}
+
+void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
+			    enum soft_fault f, const struct soft_pkt *pkt,
+			    u64 byte_len)
+{
+	struct soft_cqe cqe = { 0 };
+	struct ib_wc *wc = &cqe.wc;
+
+	wc->wr_id = w->wr_id;
+	wc->status = rdmarw__soft_status(f, &wc->vendor_err);
+	wc->opcode = IB_WC_RECV;
+	wc->byte_len = (u32)byte_len;
+	wc->qp = &qp->ibqp;
+	wc->port_num = qp->ibqp.port;
+	if (pkt) {
+		const struct soft_send_wqe *sw = pkt->wqe;
+
+		wc->opcode = sw->op->recv_wc_opcode;
+		wc->src_qp = pkt->req->ibqp.qp_num;
+		cqe.solicited = sw->solicited;
+		if (!f && (sw->op->flags & SOFT_OPF_IMM)) {
+			wc->wc_flags |= IB_WC_WITH_IMM;
+			wc->ex.imm_data = sw->ex;
+		} else if (!f && pkt->inv_key_set) {
+			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+			wc->ex.invalidate_rkey = pkt->inv_key;
+		}
+	}
+	if (rdmarw__soft_cq_post(soft_recv_cq(qp), &cqe))
+		comp_overflow(qp, soft_recv_cq(qp));
+}

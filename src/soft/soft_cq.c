@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queues: a ring of cqe entries under one lock.
+ *
+ * Overflow: a full ring never overwrites.  The completion is dropped and
+ * counted (soft_stats.cq_overflows), and the QP it belonged to gets
+ * IB_EVENT_CQ_ERR through its event handler and moves to ERR, the way rxe
+ * reports a full CQ (rxe_cq_post() raises IB_EVENT_CQ_ERR; the responder
+ * treats it as a class G error).  The core's ib_cq has no event handler of
+ * its own, so the QP's is used.  The caller does that part: see
+ * soft_comp.c.
+ */
+#include "soft/soft_loc.h"
+
+int rdmarw__soft_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *a)
+{
+	struct soft_cq *cq = to_scq(ibcq);
+	struct soft_dev *sdev = to_sdev(ibcq->device);
+
+	if (a->flags || !a->cqe)
+		return -EINVAL;
+	if (soft_add(&sdev->stats.cqs, 1) > (u32)sdev->ibdev.attrs.max_cq) {
+		soft_sub(&sdev->stats.cqs, 1);
+		return -ENOMEM;
+	}
+	cq->ring = calloc(a->cqe, sizeof(*cq->ring));
+	if (!cq->ring) {
+		soft_sub(&sdev->stats.cqs, 1);
+		return -ENOMEM;
+	}
+	cq->size = a->cqe;
+	pthread_mutex_init(&cq->lock, NULL);
+	return 0;
+}
+
+void rdmarw__soft_destroy_cq(struct ib_cq *ibcq)
+{
+	struct soft_cq *cq = to_scq(ibcq);
+
+	pthread_mutex_destroy(&cq->lock);
+	free(cq->ring);
+	soft_sub(&to_sdev(ibcq->device)->stats.cqs, 1);
+}
+
+/* Should adding @cqe wake a CQ armed with @notify? */
+static bool notify_due(int notify, const struct soft_cqe *cqe)
+{
+	if (notify & IB_CQ_NEXT_COMP)
+		return true;
+	if (notify & IB_CQ_SOLICITED)
+		return cqe->solicited || cqe->wc.status != IB_WC_SUCCESS;
+	return false;
+}
+
+int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
+{
+	bool wake = false;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->head - cq->tail >= cq->size) {
+		pthread_mutex_unlock(&cq->lock);
+		soft_add(&to_sdev(cq->ibcq.device)->stats.cq_overflows, 1);
+		return -ENOSPC;
+	}
+	cq->ring[cq->head % cq->size] = *cqe;
+	cq->head++;
+	if (cq->notify && notify_due(cq->notify, cqe)) {
+		cq->notify = 0;
+		wake = true;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	if (wake && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return 0;
+}
+
+int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct soft_cq *cq = to_scq(ibcq);
+	int n = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	while (n < num_entries && cq->tail != cq->head) {
+		struct soft_cqe *e = &cq->ring[cq->tail % cq->size];
+
+		wc[n++] = e->wc;
+		/* The QP is alive: reset and destroy clean its entries
+		 * under this lock before it goes. */
+		if (e->sq_owner)
+			rdmarw__soft_sq_release(e->sq_owner, e->sq_seq + 1);
+		cq->tail++;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return n;
+}
+
+int rdmarw__soft_req_notify_cq(struct ib_cq *ibcq,
+			       enum ib_cq_notify_flags flags)
+{
+	struct soft_cq *cq = to_scq(ibcq);
+	int ret = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)
+		ret = 1;
+	pthread_mutex_unlock(&cq->lock);
+	return ret;
+}
+
+void rdmarw__soft_cq_clean(struct soft_cq *cq, struct soft_qp *qp)
+{
+	u64 src, dst;
+
+	pthread_mutex_lock(&cq->lock);
+	dst = cq->tail;
+	for (src = cq->tail; src != cq->head; src++) {
+		struct soft_cqe *e = &cq->ring[src % cq->size];
+
+		if (e->wc.qp == &qp->ibqp)
+			continue;
+		if (dst != src)
+			cq->ring[dst % cq->size] = *e;
+		dst++;
+	}
+	cq->head = dst;
+	pthread_mutex_unlock(&cq->lock);
+}

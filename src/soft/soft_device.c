@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Fabrics and software devices, and the progress thread of threaded
+ * devices.
+ */
+#include "soft/soft_loc.h"
+
+#include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
+
+u32 rdmarw__soft_random(void)
+{
+	static u32 fallback;
+	u32 v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	/* No entropy yet: a time-seeded LCG step is enough for key variants. */
+	v = soft_add(&fallback, 0x9e3779b9u) ^ (u32)time(NULL);
+	return v * 1103515245u + 12345u;
+}
+
+/* ---- fabric ----------------------------------------------------------- */
+
+struct soft_fabric *soft_fabric_create(void)
+{
+	struct soft_fabric *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->ref_cond, NULL);
+	pthread_rwlock_init(&f->mem_lock, NULL);
+	INIT_LIST_HEAD(&f->devices);
+	INIT_LIST_HEAD(&f->qps);
+	f->next_qpn = 0x11; /* rxe starts at RXE_MIN_QP_INDEX 16 + 1 */
+	return f;
+}
+
+int soft_fabric_destroy(struct soft_fabric *fabric)
+{
+	bool busy;
+
+	if (!fabric)
+		return -EINVAL;
+	pthread_mutex_lock(&fabric->lock);
+	busy = !list_empty(&fabric->devices);
+	pthread_mutex_unlock(&fabric->lock);
+	if (busy)
+		return -EBUSY;
+	pthread_rwlock_destroy(&fabric->mem_lock);
+	pthread_cond_destroy(&fabric->ref_cond);
+	pthread_mutex_destroy(&fabric->lock);
+	free(fabric);
+	return 0;
+}
+
+/* ---- device ----------------------------------------------------------- */
+
+static bool attrs_ok(const struct ib_device_attr *a)
+{
+	if (a->max_qp_wr <= 0 || a->max_send_sge <= 0 ||
+	    a->max_recv_sge <= 0 || a->max_sge_rd <= 0 || a->max_cqe <= 0 ||
+	    a->max_qp <= 0 || a->max_pd <= 0 || a->max_mr <= 0 ||
+	    a->max_cq <= 0 || a->max_qp_rd_atom < 0 ||
+	    a->max_qp_init_rd_atom < 0)
+		return false;
+	if ((a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
+	    !a->max_fast_reg_page_list_len)
+		return false;
+	if ((a->kernel_cap_flags & IBK_INTEGRITY_HANDOVER) &&
+	    !a->max_pi_fast_reg_page_list_len)
+		return false;
+	return true;
+}
+
+static bool profile_ok(const struct soft_profile *p)
+{
+	return (p->protocol == RDMA_PROTOCOL_IB ||
+		p->protocol == RDMA_PROTOCOL_ROCE ||
+		p->protocol == RDMA_PROTOCOL_IWARP) &&
+	       attrs_ok(&p->attrs);
+}
+
+static void sdev_free(struct soft_dev *sdev)
+{
+	rdmarw__soft_keytab_free(&sdev->keys);
+	rdmarw__soft_iommu_fini(&sdev->iommu);
+	pthread_cond_destroy(&sdev->task.cond);
+	pthread_mutex_destroy(&sdev->task.lock);
+	rdmarw__free_device(&sdev->ibdev);
+}
+
+static struct soft_dev *sdev_alloc(struct soft_fabric *fabric,
+				   const struct soft_profile *profile)
+{
+	struct ib_device *dev;
+	struct soft_dev *sdev;
+
+	dev = rdmarw__alloc_device(sizeof(*sdev), &rdmarw__soft_ops);
+	if (!dev)
+		return NULL;
+	sdev = to_sdev(dev);
+	sdev->fabric = fabric;
+	INIT_LIST_HEAD(&sdev->fabric_entry);
+	sdev->profile = *profile;
+	sdev->profile.name[sizeof(sdev->profile.name) - 1] = '\0';
+	sdev->iwarp = profile->protocol == RDMA_PROTOCOL_IWARP;
+	sdev->keys.next = rdmarw__soft_random() % SOFT_INDEX_MAX + 1;
+	rdmarw__soft_iommu_init(&sdev->iommu);
+	pthread_mutex_init(&sdev->task.lock, NULL);
+	pthread_cond_init(&sdev->task.cond, NULL);
+	INIT_LIST_HEAD(&sdev->task.queue);
+
+	dev->attrs = profile->attrs;
+	dev->phys_port_cnt = 1;
+	dev->port_protocol[0] = profile->protocol;
+	dev->local_dma_lkey = SOFT_LOCAL_DMA_LKEY;
+	dev->iommu = profile->iommu;
+	dev->virt_dma = !profile->iommu;
+	dev->provider_data = sdev;
+	return sdev;
+}
+
+struct ib_device *soft_device_create(struct soft_fabric *fabric,
+				     const char *name,
+				     const struct soft_profile *profile)
+{
+	char defname[IB_DEVICE_NAME_MAX];
+	struct soft_dev *sdev;
+	int ret;
+
+	if (!fabric || !profile || !profile_ok(profile))
+		return ERR_PTR(-EINVAL);
+	if (!name) {
+		snprintf(defname, sizeof(defname), "soft_%.15s_%%d",
+			 profile->name[0] ? profile->name : "dev");
+		name = defname;
+	}
+	sdev = sdev_alloc(fabric, profile);
+	if (!sdev)
+		return ERR_PTR(-ENOMEM);
+	ret = rdmarw__register_device(&sdev->ibdev, name);
+	if (ret)
+		goto err_free;
+	if (profile->threaded) {
+		ret = rdmarw__soft_task_start(sdev);
+		if (ret)
+			goto err_unregister;
+	}
+	pthread_mutex_lock(&fabric->lock);
+	list_add_tail(&sdev->fabric_entry, &fabric->devices);
+	pthread_mutex_unlock(&fabric->lock);
+	return &sdev->ibdev;
+
+err_unregister:
+	rdmarw__unregister_device(&sdev->ibdev);
+err_free:
+	sdev_free(sdev);
+	return ERR_PTR(ret);
+}
+
+bool soft_device_is_soft(const struct ib_device *dev)
+{
+	return dev && dev->ops == &rdmarw__soft_ops;
+}
+
+int soft_device_destroy(struct ib_device *dev)
+{
+	struct soft_dev *sdev;
+	int ret;
+
+	if (!soft_device_is_soft(dev))
+		return -EINVAL;
+	sdev = to_sdev(dev);
+	ret = rdmarw__unregister_device(dev);
+	if (ret)
+		return ret;
+	rdmarw__soft_task_stop(sdev);
+	pthread_mutex_lock(&sdev->fabric->lock);
+	list_del_init(&sdev->fabric_entry);
+	pthread_mutex_unlock(&sdev->fabric->lock);
+	sdev_free(sdev);
+	return 0;
+}
+
+int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
+{
+	struct soft_stats *s;
+
+	if (!soft_device_is_soft(dev) || !out)
+		return -EINVAL;
+	s = &to_sdev(dev)->stats;
+	out->pds = soft_load(&s->pds);
+	out->cqs = soft_load(&s->cqs);
+	out->qps = soft_load(&s->qps);
+	out->mrs = soft_load(&s->mrs);
+	out->iova_ranges = soft_load(&s->iova_ranges);
+	out->wrs_executed = soft_load(&s->wrs_executed);
+	out->bytes_moved = soft_load(&s->bytes_moved);
+	out->rnr_stalls = soft_load(&s->rnr_stalls);
+	out->cq_overflows = soft_load(&s->cq_overflows);
+	return 0;
+}
+
+int soft_device_profile(struct ib_device *dev, struct soft_profile *out)
+{
+	if (!soft_device_is_soft(dev) || !out)
+		return -EINVAL;
+	*out = to_sdev(dev)->profile;
+	return 0;
+}
+
+/* ---- progress thread (profile.threaded) ------------------------------- */
+
+static void *task_main(void *arg)
+{
+	struct soft_task *t = arg;
+	struct soft_qp *qp;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		while (list_empty(&t->queue) && !t->stop)
+			pthread_cond_wait(&t->cond, &t->lock);
+		if (list_empty(&t->queue))
+			break; /* stop, and nothing left to run */
+		qp = list_first_entry(&t->queue, struct soft_qp, task_entry);
+		list_del_init(&qp->task_entry);
+		qp->task_queued = false;
+		t->running = qp;
+		pthread_mutex_unlock(&t->lock);
+		rdmarw__soft_qp_run(qp);
+		pthread_mutex_lock(&t->lock);
+		t->running = NULL;
+		pthread_cond_broadcast(&t->cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int rdmarw__soft_task_start(struct soft_dev *sdev)
+{
+	int ret = pthread_create(&sdev->task.thread, NULL, task_main,
+				 &sdev->task);
+
+	if (ret)
+		return -ret;
+	sdev->task.started = true;
+	return 0;
+}
+
+void rdmarw__soft_task_stop(struct soft_dev *sdev)
+{
+	struct soft_task *t = &sdev->task;
+
+	if (!t->started)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->stop = true;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	t->started = false;
+}
+
+void rdmarw__soft_qp_schedule(struct soft_qp *qp)
+{
+	struct soft_task *t = &qp->dev->task;
+
+	if (!t->started) {
+		rdmarw__soft_qp_run(qp);
+		return;
+	}
+	pthread_mutex_lock(&t->lock);
+	if (!qp->task_queued && !qp->dying) {
+		list_add_tail(&qp->task_entry, &t->queue);
+		qp->task_queued = true;
+		pthread_cond_broadcast(&t->cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void rdmarw__soft_task_forget(struct soft_qp *qp)
+{
+	struct soft_task *t = &qp->dev->task;
+
+	pthread_mutex_lock(&t->lock);
+	qp->dying = true;
+	if (qp->task_queued) {
+		list_del_init(&qp->task_entry);
+		qp->task_queued = false;
+	}
+	while (t->running == qp)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+}

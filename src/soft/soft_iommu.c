@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The emulated IOMMU (profile.iommu).
+ *
+ * IOVA ranges live in the upper half of the 64-bit space (SOFT_IOVA_BIT),
+ * which user-space virtual addresses never use, so any DMA address the data
+ * path meets (an SGE under the local DMA key, an element of an MR's page
+ * list) is either a CPU address or an IOVA, told apart by that bit.  IOVAs
+ * translate page by page; an IOVA that is not linked fails the access
+ * (LOC_PROT_ERR for the work request).  Ranges are never reused: each
+ * allocation takes fresh pages after a one-page gap, so a stale IOVA cannot
+ * alias a newer mapping.
+ */
+#include "soft/soft_loc.h"
+
+/**
+ * struct soft_iova_range - one dma_iova_try_alloc() reservation
+ * @entry: soft_iommu.ranges
+ * @base: first IOVA page
+ * @npages: pages reserved
+ * @page: CPU page linked at each IOVA page, 0 when unlinked
+ */
+struct soft_iova_range {
+	struct list_head entry;
+	u64 base;
+	u64 npages;
+	u64 *page;
+};
+
+#define SOFT_IOVA_PAGE ((u64)PAGE_SIZE)
+#define SOFT_IOVA_OFF(a) ((a) & (SOFT_IOVA_PAGE - 1))
+#define SOFT_IOVA_LIMIT (1ULL << 40) /* largest single reservation */
+
+void rdmarw__soft_iommu_init(struct soft_iommu *mmu)
+{
+	pthread_rwlock_init(&mmu->lock, NULL);
+	INIT_LIST_HEAD(&mmu->ranges);
+	mmu->next = SOFT_IOVA_BIT | SOFT_IOVA_PAGE;
+}
+
+static void range_free(struct soft_iova_range *r)
+{
+	free(r->page);
+	free(r);
+}
+
+void rdmarw__soft_iommu_fini(struct soft_iommu *mmu)
+{
+	struct soft_iova_range *r, *tmp;
+
+	/* Ranges left by a caller that never destroyed them. */
+	list_for_each_entry_safe(r, tmp, &mmu->ranges, entry) {
+		list_del(&r->entry);
+		range_free(r);
+	}
+	pthread_rwlock_destroy(&mmu->lock);
+}
+
+static struct soft_iova_range *range_find(struct soft_iommu *mmu, u64 iova)
+{
+	struct soft_iova_range *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &mmu->ranges, entry)
+		if (iova >= r->base &&
+		    (iova - r->base) / SOFT_IOVA_PAGE < r->npages)
+			return r;
+	return NULL;
+}
+
+int rdmarw__soft_iova_alloc(struct ib_device *dev,
+			    struct dma_iova_state *state, phys_addr_t phys,
+			    size_t size)
+{
+	struct soft_dev *sdev = to_sdev(dev);
+	struct soft_iommu *mmu = &sdev->iommu;
+	struct soft_iova_range *r;
+	u64 npages;
+
+	if (!size || size > SOFT_IOVA_LIMIT)
+		return -EINVAL;
+	npages = (SOFT_IOVA_OFF(phys) + size + SOFT_IOVA_PAGE - 1) /
+		 SOFT_IOVA_PAGE;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->page = calloc(npages, sizeof(*r->page));
+	if (!r->page) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->npages = npages;
+	pthread_rwlock_wrlock(&mmu->lock);
+	if (mmu->next + (npages + 1) * SOFT_IOVA_PAGE < mmu->next) {
+		pthread_rwlock_unlock(&mmu->lock);
+		range_free(r);
+		return -ENOMEM; /* IOVA space used up */
+	}
+	r->base = mmu->next;
+	mmu->next += (npages + 1) * SOFT_IOVA_PAGE;
+	list_add_tail(&r->entry, &mmu->ranges);
+	mmu->count++;
+	pthread_rwlock_unlock(&mmu->lock);
+	soft_add(&sdev->stats.iova_ranges, 1);
+	/* As dma_iova_try_alloc(): the IOVA keeps the in-page offset. */
+	state->addr = r->base + SOFT_IOVA_OFF(phys);
+	state->size = size;
+	return 0;
+}
+
+int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
+			   phys_addr_t phys, size_t offset, size_t size)
+{
+	struct soft_iommu *mmu = &to_sdev(dev)->iommu;
+	u64 iova = state->addr + offset, first, last, i;
+	struct soft_iova_range *r;
+	int ret = 0;
+
+	/* Page-granular: the IOVA and the memory share the in-page offset. */
+	if (!phys || SOFT_IOVA_OFF(iova) != SOFT_IOVA_OFF(phys) ||
+	    phys + size < phys)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&mmu->lock);
+	r = range_find(mmu, state->addr);
+	if (!r || iova < r->base ||
+	    (iova + size - 1 - r->base) / SOFT_IOVA_PAGE >= r->npages) {
+		ret = -EINVAL;
+		goto out;
+	}
+	first = (iova - r->base) / SOFT_IOVA_PAGE;
+	last = (iova + size - 1 - r->base) / SOFT_IOVA_PAGE;
+	for (i = first; i <= last; i++) {
+		u64 cpu = (phys & ~(SOFT_IOVA_PAGE - 1)) +
+			  (i - first) * SOFT_IOVA_PAGE;
+
+		if (r->page[i] && r->page[i] != cpu) {
+			ret = -EINVAL; /* already linked elsewhere */
+			goto out;
+		}
+	}
+	for (i = first; i <= last; i++)
+		r->page[i] = (phys & ~(SOFT_IOVA_PAGE - 1)) +
+			     (i - first) * SOFT_IOVA_PAGE;
+out:
+	pthread_rwlock_unlock(&mmu->lock);
+	return ret;
+}
+
+void rdmarw__soft_iova_destroy(struct ib_device *dev,
+			       struct dma_iova_state *state, size_t mapped_len)
+{
+	struct soft_dev *sdev = to_sdev(dev);
+	struct soft_iommu *mmu = &sdev->iommu;
+	struct soft_iova_range *r;
+
+	pthread_rwlock_wrlock(&mmu->lock);
+	r = range_find(mmu, state->addr);
+	if (r) {
+		list_del(&r->entry);
+		mmu->count--;
+	}
+	pthread_rwlock_unlock(&mmu->lock);
+	if (r) {
+		range_free(r);
+		soft_sub(&sdev->stats.iova_ranges, 1);
+	}
+}
+
+int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len,
+			    u8 **ptr, u64 *n)
+{
+	struct soft_iommu *mmu = &sdev->iommu;
+	struct soft_iova_range *r;
+	u64 idx, got;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	if (!(addr & SOFT_IOVA_BIT)) {
+		if (addr < PAGE_SIZE)
+			return -EFAULT; /* the NULL page is nobody's memory */
+		*ptr = (u8 *)(uintptr_t)addr;
+		*n = len;
+		return 0;
+	}
+	if (!sdev->ibdev.iommu)
+		return -EFAULT;
+	pthread_rwlock_rdlock(&mmu->lock);
+	r = range_find(mmu, addr);
+	idx = r ? (addr - r->base) / SOFT_IOVA_PAGE : 0;
+	if (!r || !r->page[idx]) {
+		pthread_rwlock_unlock(&mmu->lock);
+		return -EFAULT;
+	}
+	*ptr = (u8 *)(uintptr_t)(r->page[idx] + SOFT_IOVA_OFF(addr));
+	got = SOFT_IOVA_PAGE - SOFT_IOVA_OFF(addr);
+	/* Extend over IOVA pages linked to consecutive memory. */
+	while (got < len && idx + 1 < r->npages &&
+	       r->page[idx + 1] == r->page[idx] + SOFT_IOVA_PAGE) {
+		idx++;
+		got += SOFT_IOVA_PAGE;
+	}
+	pthread_rwlock_unlock(&mmu->lock);
+	*n = got < len ? got : len;
+	return 0;
+}

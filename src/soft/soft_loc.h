@@ -1,0 +1,668 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The software device's private header, sectioned by source file (as rxe's
+ * rxe_loc.h).  Nothing here is public: cross-file functions carry the
+ * rdmarw__soft_ prefix, everything else is static.
+ *
+ * Lock order (outer first): fabric->lock (QP list, connections, kick
+ * references) -> a QP's exec_lock (the one thread executing its Send Queue)
+ * -> fabric->mem_lock (MR state of every device, read for data movement,
+ * write for registration and invalidation) -> a device's iommu.lock -> a
+ * QP's rq_lock -> a CQ's lock.  A QP's sq_lock (producers) and a device's
+ * task.lock are leaves: nothing else is taken while holding them.  Executors
+ * only ever trylock another QP's exec_lock, so nested runs cannot deadlock.
+ */
+#ifndef RDMARW_SOFT_LOC_H
+#define RDMARW_SOFT_LOC_H
+
+#include "core/provider.h"
+
+#include <rdmarw/soft.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define soft_load(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define soft_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define soft_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
+#define soft_add(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define soft_sub(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_RELAXED)
+
+/*
+ * Keys: 24-bit index, 8-bit variant.  Index 0 is never given to an MR: the
+ * local DMA key lives there, so it can never resolve as an rkey, and a user
+ * MR without remote rights (rkey 0, as rxe) can never be reached remotely.
+ */
+#define SOFT_KEY_INDEX(key) ((key) >> 8)
+#define SOFT_KEY_VARIANT(key) ((key) & 0xffu)
+#define SOFT_INDEX_MAX 0x00ffffffu
+#define SOFT_LOCAL_DMA_LKEY 0x00000001u
+
+/* IOVAs of the emulated IOMMU: the upper half, which user VAs never use. */
+#define SOFT_IOVA_BIT (1ULL << 63)
+
+/* IBA: a message is at most 2^31 bytes. */
+#define SOFT_MAX_MSG (1ULL << 31)
+
+struct soft_dev;
+struct soft_qp;
+struct soft_cq;
+struct soft_mr;
+
+/* ---- soft_device.c ------------------------------------------------- */
+
+/**
+ * struct soft_fabric - devices that can reach each other
+ * @lock: @devices, @qps, @next_qpn, QP connections and @refs of QPs
+ * @ref_cond: signalled when a QP's kick reference is dropped
+ * @mem_lock: MR state and key tables of every device of the fabric
+ * @devices: soft_dev.fabric_entry
+ * @qps: soft_qp.fabric_entry
+ * @next_qpn: QP numbers are unique on the fabric
+ */
+struct soft_fabric {
+	pthread_mutex_t lock;
+	pthread_cond_t ref_cond;
+	pthread_rwlock_t mem_lock;
+	struct list_head devices;
+	struct list_head qps;
+	u32 next_qpn;
+};
+
+/**
+ * struct soft_keytab - a device's MRs by key index (under mem_lock)
+ * @bucket: hash chains through soft_mr.hnext
+ * @nbuckets: power of two
+ * @count: MRs in the table
+ * @next: next index to try (cyclic, random start, as siw's xarray)
+ */
+struct soft_keytab {
+	struct soft_mr **bucket;
+	u32 nbuckets;
+	u32 count;
+	u32 next;
+};
+
+/**
+ * struct soft_iommu - the emulated IOMMU of a device
+ * @lock: @ranges
+ * @ranges: soft_iova_range.entry
+ * @next: next free IOVA (page aligned, SOFT_IOVA_BIT set)
+ * @count: live ranges
+ */
+struct soft_iommu {
+	pthread_rwlock_t lock;
+	struct list_head ranges;
+	u64 next;
+	u32 count;
+};
+
+/**
+ * struct soft_task - the progress thread of a threaded device
+ * @thread: the thread
+ * @lock: everything below
+ * @cond: work arrived, or @running finished
+ * @queue: QPs whose Send Queue must run (soft_qp.task_entry)
+ * @running: the QP being run, or NULL
+ * @stop: the thread is asked to end
+ * @started: @thread exists
+ */
+struct soft_task {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct list_head queue;
+	struct soft_qp *running;
+	bool stop;
+	bool started;
+};
+
+/**
+ * struct soft_dev - a software device (a host)
+ * @ibdev: the core device (first member)
+ * @fabric: the fabric it belongs to
+ * @fabric_entry: soft_fabric.devices
+ * @profile: as created
+ * @iwarp: siw rules apply (the port speaks iWARP)
+ * @keys: MR key table
+ * @iommu: emulated IOMMU
+ * @task: progress thread (profile.threaded)
+ * @stats: counters (atomic)
+ */
+struct soft_dev {
+	struct ib_device ibdev;
+	struct soft_fabric *fabric;
+	struct list_head fabric_entry;
+	struct soft_profile profile;
+	bool iwarp;
+	struct soft_keytab keys;
+	struct soft_iommu iommu;
+	struct soft_task task;
+	struct soft_stats stats;
+};
+static_assert(offsetof(struct soft_dev, ibdev) == 0, "core struct first");
+
+static inline struct soft_dev *to_sdev(struct ib_device *dev)
+{
+	return container_of(dev, struct soft_dev, ibdev);
+}
+
+extern const struct ib_device_ops rdmarw__soft_ops;
+
+/* Random bits for key indexes and variants. */
+u32 rdmarw__soft_random(void);
+
+/* ---- soft_task (soft_device.c) -------------------------------------- */
+
+/* Run @qp's Send Queue: inline, or on its device's progress thread. */
+void rdmarw__soft_qp_schedule(struct soft_qp *qp);
+/* Remove @qp from its device's thread and wait until it is not running. */
+void rdmarw__soft_task_forget(struct soft_qp *qp);
+int rdmarw__soft_task_start(struct soft_dev *sdev);
+void rdmarw__soft_task_stop(struct soft_dev *sdev);
+
+/* ---- soft_pd.c ------------------------------------------------------ */
+
+struct soft_pd {
+	struct ib_pd ibpd;
+};
+static_assert(offsetof(struct soft_pd, ibpd) == 0, "core struct first");
+
+int rdmarw__soft_alloc_pd(struct ib_pd *pd);
+void rdmarw__soft_dealloc_pd(struct ib_pd *pd);
+
+/* ---- soft_cq.c ------------------------------------------------------ */
+
+/**
+ * struct soft_cqe - a ring entry
+ * @wc: the completion
+ * @sq_owner: for send completions, the QP whose Send Queue slots up to
+ *            @sq_seq are released when the entry is polled (mlx5 frees SQ
+ *            space only when the CQE is consumed)
+ * @sq_seq: the completed WQE's sequence number
+ * @solicited: a solicited receive (for IB_CQ_SOLICITED arming)
+ */
+struct soft_cqe {
+	struct ib_wc wc;
+	struct soft_qp *sq_owner;
+	u64 sq_seq;
+	bool solicited;
+};
+
+/**
+ * struct soft_cq - a completion queue
+ * @ibcq: the core CQ (first member)
+ * @lock: everything below
+ * @ring: @size entries
+ * @size: entries (the cqe asked for)
+ * @head: entries produced
+ * @tail: entries consumed
+ * @notify: armed flags (IB_CQ_SOLICITED_MASK bits), 0 when not armed
+ */
+struct soft_cq {
+	struct ib_cq ibcq;
+	pthread_mutex_t lock;
+	struct soft_cqe *ring;
+	u32 size;
+	u64 head;
+	u64 tail;
+	int notify;
+};
+static_assert(offsetof(struct soft_cq, ibcq) == 0, "core struct first");
+
+static inline struct soft_cq *to_scq(struct ib_cq *cq)
+{
+	return container_of(cq, struct soft_cq, ibcq);
+}
+
+int rdmarw__soft_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *a);
+void rdmarw__soft_destroy_cq(struct ib_cq *cq);
+int rdmarw__soft_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+int rdmarw__soft_req_notify_cq(struct ib_cq *cq,
+			       enum ib_cq_notify_flags flags);
+/* Add a completion.  Return: 0, or -ENOSPC when the ring is full (the
+ * completion is dropped and counted; nothing is overwritten). */
+int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe);
+/* Remove every entry of @qp (QP reset or destroy, as mlx5_ib_cq_clean). */
+void rdmarw__soft_cq_clean(struct soft_cq *cq, struct soft_qp *qp);
+
+/* ---- soft_mr.c ------------------------------------------------------ */
+
+enum soft_mr_state {
+	SOFT_MR_FREE,  /* fast-reg MR not registered, or invalidated */
+	SOFT_MR_VALID,
+};
+
+/**
+ * struct soft_seg - one element of a page list
+ * @addr: DMA address (CPU address or IOVA)
+ * @len: bytes
+ * @off: offset of its first byte in the registered range
+ */
+struct soft_seg {
+	u64 addr;
+	u64 len;
+	u64 off;
+};
+
+/**
+ * struct soft_mr - a memory region
+ * @ibmr: the core MR (first member)
+ * @hnext: key table chain
+ * @index: 24-bit key index
+ * @lkey: device-side local key (fast-reg: changes with REG_MR)
+ * @rkey: device-side remote key (0 when not remotely accessible, as rxe)
+ * @state: SOFT_MR_VALID or SOFT_MR_FREE
+ * @access: rights of the registration
+ * @iova: registered range start
+ * @length: registered range bytes
+ * @umem: user MR: the CPU address of @iova
+ * @fast: fast-registration MR (page lists below)
+ * @max_segs: page-list capacity
+ * @map: the list ib_map_mr_sg() builds (@map_n used)
+ * @reg: the list REG_MR snapshotted (@reg_n used)
+ * @map_n: elements in @map
+ * @reg_n: elements in @reg
+ * @wr_refs: posted REG_MR WRs not yet executed (ib_dereg_mr() -> -EBUSY)
+ */
+struct soft_mr {
+	struct ib_mr ibmr;
+	struct soft_mr *hnext;
+	u32 index;
+	u32 lkey;
+	u32 rkey;
+	enum soft_mr_state state;
+	int access;
+	u64 iova;
+	u64 length;
+	u64 umem;
+	bool fast;
+	u32 max_segs;
+	struct soft_seg *map;
+	struct soft_seg *reg;
+	u32 map_n;
+	u32 reg_n;
+	long wr_refs;
+};
+static_assert(offsetof(struct soft_mr, ibmr) == 0, "core struct first");
+
+static inline struct soft_mr *to_smr(struct ib_mr *mr)
+{
+	return container_of(mr, struct soft_mr, ibmr);
+}
+
+int rdmarw__soft_alloc_mr(struct ib_mr *mr, u32 max_num_sg);
+int rdmarw__soft_alloc_mr_integrity(struct ib_mr *mr, u32 max_num_data_sg,
+				    u32 max_num_meta_sg);
+int rdmarw__soft_reg_user_mr(struct ib_mr *mr, u64 start, u64 length,
+			     u64 virt_addr, int access);
+int rdmarw__soft_dereg_mr(struct ib_mr *mr);
+int rdmarw__soft_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg,
+			   int sg_nents, unsigned int *sg_offset);
+
+/**
+ * struct soft_region - a checked range of one device's memory
+ * @dev: whose memory
+ * @mr: the MR it lies in, or NULL for the local DMA key (DMA addresses)
+ * @addr: IOVA inside @mr, or DMA address
+ * @len: bytes
+ */
+struct soft_region {
+	struct soft_dev *dev;
+	struct soft_mr *mr;
+	u64 addr;
+	u64 len;
+};
+
+/* What soft_mem_check() is asked for. */
+enum soft_lookup {
+	SOFT_LOOKUP_LOCAL,  /* an lkey of an SGE: the local DMA key allowed */
+	SOFT_LOOKUP_REMOTE, /* an rkey */
+};
+
+/*
+ * The one key check (rxe's lookup_mr, siw's siw_check_mem): exact key, PD,
+ * access within the rights, valid state, range without overflow, and every
+ * byte translatable.  Call with mem_lock held (read).
+ * Return: 0 and @out filled, or -EACCES.
+ */
+int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
+			   u64 addr, u64 len, int access,
+			   enum soft_lookup type, struct soft_region *out);
+
+/* The CPU bytes of @rg at @off: a pointer and how many bytes follow it
+ * contiguously (at least 1, at most @rg->len - @off).  0, or -EFAULT. */
+int rdmarw__soft_region_span(const struct soft_region *rg, u64 off,
+			     u8 **ptr, u64 *n);
+
+/* Copy @len bytes from the regions @src to the regions @dst (checked). */
+void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
+		       const struct soft_region *dst, u32 ndst, u64 len);
+
+/*
+ * Register (REG_MR) or invalidate.  Call with mem_lock held (write).
+ * Return: 0, or -EINVAL when the device refuses (rxe_reg_fast_mr,
+ * rxe_invalidate_mr, siw_fastreg_mr, siw_invalidate_stag rules).
+ */
+int rdmarw__soft_mr_register(struct soft_qp *qp, struct soft_mr *mr, u32 key,
+			     int access);
+int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
+			       u32 key);
+
+void rdmarw__soft_keytab_free(struct soft_keytab *kt);
+
+/* ---- soft_iommu.c --------------------------------------------------- */
+
+int rdmarw__soft_iova_alloc(struct ib_device *dev,
+			    struct dma_iova_state *state, phys_addr_t phys,
+			    size_t size);
+int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
+			   phys_addr_t phys, size_t offset, size_t size);
+void rdmarw__soft_iova_destroy(struct ib_device *dev,
+			       struct dma_iova_state *state,
+			       size_t mapped_len);
+void rdmarw__soft_iommu_init(struct soft_iommu *mmu);
+void rdmarw__soft_iommu_fini(struct soft_iommu *mmu);
+/*
+ * Translate a DMA address: IOVAs through the emulated IOMMU (page by page),
+ * other addresses are CPU addresses.  @n gets the bytes available
+ * contiguously (at most @len).  Return: 0, or -EFAULT for an unlinked IOVA,
+ * an IOVA on a device without IOMMU, the NULL page or a range that wraps.
+ */
+int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len,
+			    u8 **ptr, u64 *n);
+
+/* ---- soft_opcode.c -------------------------------------------------- */
+
+enum soft_op_class {
+	SOFT_OPC_SEND,
+	SOFT_OPC_WRITE,
+	SOFT_OPC_READ,
+	SOFT_OPC_LOCAL,
+};
+
+enum soft_op_flags {
+	SOFT_OPF_RECV = 1 << 0,      /* consumes a receive at the responder */
+	SOFT_OPF_IMM = 1 << 1,       /* carries immediate data */
+	SOFT_OPF_REM_INV = 1 << 2,   /* responder invalidates ex.invalidate_rkey */
+	SOFT_OPF_LOC_INV = 1 << 3,   /* requester invalidates after the READ */
+	SOFT_OPF_REG = 1 << 4,       /* fast registration */
+	SOFT_OPF_UNSUPP = 1 << 5,    /* accepted, completes with an error */
+};
+
+/**
+ * struct soft_opcode - what a send opcode needs (rxe_opcode.c style)
+ * @name: for messages
+ * @cls: enum soft_op_class
+ * @flags: enum soft_op_flags
+ * @rem_access: right the responder's memory must grant
+ * @wc_opcode: the send completion's opcode
+ * @recv_wc_opcode: the receive completion's opcode (SOFT_OPF_RECV)
+ */
+struct soft_opcode {
+	const char *name;
+	enum soft_op_class cls;
+	unsigned int flags;
+	int rem_access;
+	enum ib_wc_opcode wc_opcode;
+	enum ib_wc_opcode recv_wc_opcode;
+};
+
+/* The entry for @opcode, or NULL for an opcode the device does not take. */
+const struct soft_opcode *rdmarw__soft_opcode(int opcode);
+
+/* ---- soft_qp.c ------------------------------------------------------ */
+
+/**
+ * struct soft_send_wqe - a posted send work request (snapshot)
+ * @op: opcode entry
+ * @opcode: enum ib_wr_opcode
+ * @wr_id: the caller's id (or wr_cqe)
+ * @seq: sequence number on its Send Queue
+ * @signaled: a success completion is wanted
+ * @solicited: IB_SEND_SOLICITED
+ * @num_sge: SGEs in @sge
+ * @sge: copies of the SGEs (qp->sq_sges)
+ * @length: payload bytes (sum of SGE lengths)
+ * @remote_addr: RDMA
+ * @rkey: RDMA
+ * @ex: immediate data or key to invalidate
+ * @reg_mr: REG_MR: the MR (its wr_refs counts this WQE)
+ * @reg_key: REG_MR: the key
+ * @reg_access: REG_MR: the rights
+ */
+struct soft_send_wqe {
+	const struct soft_opcode *op;
+	int opcode;
+	u64 wr_id;
+	u64 seq;
+	bool signaled;
+	bool solicited;
+	u32 num_sge;
+	struct ib_sge *sge;
+	u64 length;
+	u64 remote_addr;
+	u32 rkey;
+	u32 ex;
+	struct soft_mr *reg_mr;
+	u32 reg_key;
+	int reg_access;
+};
+
+/**
+ * struct soft_recv_wqe - a posted receive
+ * @wr_id: the caller's id
+ * @num_sge: SGEs
+ * @sge: copies (qp->rq_sges)
+ * @length: capacity
+ */
+struct soft_recv_wqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct ib_sge *sge;
+	u64 length;
+};
+
+/**
+ * struct soft_qp - a queue pair
+ * @ibqp: the core QP (first member)
+ * @dev: its device
+ * @fabric_entry: soft_fabric.qps
+ * @task_entry: soft_task.queue
+ * @task_queued: on the progress thread's queue
+ * @refs: kick references (fabric->lock)
+ * @dying: being destroyed: no more kicks or scheduling
+ * @peer: the connected QP (changed under fabric->lock and this QP's
+ *        exec_lock; read by the executor under exec_lock)
+ * @access_flags: remote operations this QP accepts as responder
+ * @sq_lock: Send Queue producers
+ * @sq: @sq_size slots
+ * @sq_sges: @sq_max_sge SGEs per slot
+ * @sq_size: depth (cap.max_send_wr)
+ * @sq_max_sge: cap.max_send_sge
+ * @sq_prod: next sequence number to post
+ * @sq_exec: next sequence number to execute (executor only)
+ * @sq_done: slots below this sequence number are free (advanced when CQEs
+ *           are polled)
+ * @exec_lock: held by the thread executing the Send Queue
+ * @run_req: more work arrived while the executor was busy
+ * @kick_peer: the peer's Send Queue must run once the executor is done
+ * @req_rg: executor scratch: checked local SGEs
+ * @rq_lock: Receive Queue
+ * @rq: @rq_size slots
+ * @rq_sges: @rq_max_sge SGEs per slot
+ * @rq_size: depth (cap.max_recv_wr)
+ * @rq_max_sge: cap.max_recv_sge
+ * @rq_prod: receives posted
+ * @rq_cons: receives consumed
+ * @rq_waiter: the peer's Send Queue waits for a receive (RNR)
+ * @resp_wqe: responder scratch: the receive being filled
+ * @resp_sge: responder scratch: its SGEs
+ * @resp_rg: responder scratch: its checked SGEs
+ */
+struct soft_qp {
+	struct ib_qp ibqp;
+	struct soft_dev *dev;
+	struct list_head fabric_entry;
+	struct list_head task_entry;
+	bool task_queued;
+	long refs;
+	bool dying;
+	struct soft_qp *peer;
+	int access_flags;
+
+	pthread_mutex_t sq_lock;
+	struct soft_send_wqe *sq;
+	struct ib_sge *sq_sges;
+	u32 sq_size;
+	u32 sq_max_sge;
+	u64 sq_prod;
+	u64 sq_exec;
+	u64 sq_done;
+
+	pthread_mutex_t exec_lock;
+	int run_req;
+	bool kick_peer;
+	struct soft_region *req_rg;
+
+	pthread_mutex_t rq_lock;
+	struct soft_recv_wqe *rq;
+	struct ib_sge *rq_sges;
+	u32 rq_size;
+	u32 rq_max_sge;
+	u64 rq_prod;
+	u64 rq_cons;
+	bool rq_waiter;
+	struct soft_recv_wqe resp_wqe;
+	struct ib_sge *resp_sge;
+	struct soft_region *resp_rg;
+};
+static_assert(offsetof(struct soft_qp, ibqp) == 0, "core struct first");
+
+static inline struct soft_qp *to_sqp(struct ib_qp *qp)
+{
+	return container_of(qp, struct soft_qp, ibqp);
+}
+
+static inline struct soft_cq *soft_send_cq(struct soft_qp *qp)
+{
+	return to_scq(qp->ibqp.send_cq);
+}
+
+static inline struct soft_cq *soft_recv_cq(struct soft_qp *qp)
+{
+	return to_scq(qp->ibqp.recv_cq);
+}
+
+static inline enum ib_qp_state soft_qp_state(struct soft_qp *qp)
+{
+	return soft_load(&qp->ibqp.state);
+}
+
+int rdmarw__soft_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *attr);
+int rdmarw__soft_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
+			   int mask);
+void rdmarw__soft_destroy_qp(struct ib_qp *qp);
+int rdmarw__soft_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr);
+int rdmarw__soft_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr);
+
+/*
+ * Move @qp to ERR (idempotent) and flush its Receive Queue.  The Send Queue
+ * is flushed by its executor; the caller makes it run.  If the peer's Send
+ * Queue waited for a receive, kick_peer is set.  Return: true if the QP was
+ * not in ERR before.
+ */
+bool rdmarw__soft_qp_to_err(struct soft_qp *qp);
+/* Run the Send Queue of @qp->peer if @qp->kick_peer was set. */
+void rdmarw__soft_qp_kick(struct soft_qp *qp);
+/* Execute the Send Queue in this thread (unless another thread does). */
+void rdmarw__soft_qp_run(struct soft_qp *qp);
+/* Release the Send Queue slots below @seq (a CQE was polled). */
+void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq);
+
+/* ---- soft_req.c (requester) ----------------------------------------- */
+
+/* Execute posted WQEs until the queue is empty or stalls.  exec_lock held. */
+void rdmarw__soft_requester(struct soft_qp *qp);
+
+/* ---- soft_resp.c (responder) ---------------------------------------- */
+
+/*
+ * Everything that can go wrong, each picked once into a completion status
+ * by rdmarw__soft_status() (soft_comp.c).
+ */
+enum soft_fault {
+	SOFT_OK,
+	SOFT_F_LOC_PROT,    /* bad local key, PD, rights, bounds, IOVA */
+	SOFT_F_LOC_LEN,     /* receive buffer too small (responder) */
+	SOFT_F_LOC_QP_OP,   /* REG_MR / LOCAL_INV refused */
+	SOFT_F_LOC_ACCESS,  /* responder: receive consumed by a bad access */
+	SOFT_F_REM_ACCESS,  /* bad rkey, PD, rights or bounds at responder */
+	SOFT_F_REM_INV_REQ, /* request the responder cannot take */
+	SOFT_F_REM_OP,      /* responder failed on its own receive */
+	SOFT_F_RETRY_EXC,   /* nobody answers (no peer, peer not ready) */
+	SOFT_F_GENERAL,     /* siw: READ_WITH_INV could not invalidate */
+	SOFT_F_NOT_SUPP,    /* accepted opcode the device cannot execute */
+	SOFT_F_FLUSH,       /* QP in ERR */
+	SOFT_F_NR,
+};
+
+/**
+ * struct soft_pkt - one request as the responder sees it
+ * @req: the requesting QP
+ * @wqe: its WQE
+ * @src: SEND/WRITE: the checked payload
+ * @nsrc: regions in @src
+ * @rnr: out: no receive was posted; retry later
+ * @fault: out: what the requester completes with (SOFT_OK for success)
+ * @resp_fault: out: what the responder's receive completes with
+ * @resp_err: out: the responder QP must move to ERR
+ * @recv_taken: out: a receive was consumed (completed by resp_finish)
+ * @read_src: out: READ: the remote bytes
+ * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
+ * @inv_key_set: out: @inv_key is to be (and then was) invalidated
+ */
+struct soft_pkt {
+	struct soft_qp *req;
+	struct soft_send_wqe *wqe;
+	const struct soft_region *src;
+	u32 nsrc;
+	bool rnr;
+	enum soft_fault fault;
+	enum soft_fault resp_fault;
+	bool resp_err;
+	bool recv_taken;
+	struct soft_region read_src;
+	u32 inv_key;
+	bool inv_key_set;
+};
+
+/* Check and place one request at @resp (mem_lock held, read). */
+void rdmarw__soft_resp_receive(struct soft_qp *resp, struct soft_pkt *pkt);
+/* Invalidate, complete the receive, move to ERR (no mem_lock held). */
+void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);
+
+/* ---- soft_comp.c (completer) ---------------------------------------- */
+
+enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
+/* READ data into the local sinks (mem_lock held, read). */
+enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
+				       struct soft_send_wqe *wqe,
+				       const struct soft_region *src);
+/* READ_WITH_INV's invalidation (no mem_lock held). */
+enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
+					   struct soft_send_wqe *wqe);
+/* Complete a send WQE: always on error, on success when signaled. */
+void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
+			    enum soft_fault f);
+/* Complete a receive. */
+void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
+			    enum soft_fault f, const struct soft_pkt *pkt,
+			    u64 byte_len);
+
+#endif /* RDMARW_SOFT_LOC_H */

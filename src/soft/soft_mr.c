@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory regions and keys.
+ *
+ * Every MR has a 24-bit index, allocated cyclically from a random start as
+ * siw does (siw_mem_add), and an 8-bit variant.  The device keeps its own
+ * copy of the keys (the ib_mr fields are the caller's view, changed by
+ * ib_update_fast_reg_key() before a REG_MR is posted): user MRs get
+ * lkey = index << 8 | random variant and rkey = lkey only with a remote
+ * right (rxe_mr_init); fast-registration MRs start FREE with lkey = rkey
+ * and take the REG_MR's key when it executes.
+ *
+ * A fast-registration MR has two page lists: the one ib_map_mr_sg() fills
+ * and the one REG_MR snapshotted with the iova, length, rights and key.  So
+ * a registration never changes under a transfer, and remapping a valid MR
+ * does not touch the memory it exposes.
+ *
+ * Page lists follow the profile's device: rxe and mlx5 hand
+ * ib_sg_to_pages() a set_page that stores pages up to max_num_sg
+ * (rxe_map_mr_sg); siw keeps one element per scatterlist entry, merging
+ * adjacent ones, refuses more entries than max_num_sg (-ENOMEM) and empty
+ * entries (-EINVAL), and only uses ib_sg_to_pages() to count, so the page
+ * rules still cut the mapping at the first entry that breaks them but the
+ * number of pages is unlimited (siw_map_mr_sg).
+ */
+#include "soft/soft_loc.h"
+
+/* ---- key table (fabric->mem_lock held) --------------------------------- */
+
+static struct soft_mr **kt_chain(struct soft_keytab *kt, u32 index)
+{
+	return &kt->bucket[index & (kt->nbuckets - 1)];
+}
+
+static struct soft_mr *kt_find(struct soft_keytab *kt, u32 index)
+{
+	struct soft_mr *mr;
+
+	if (!kt->nbuckets)
+		return NULL;
+	for (mr = *kt_chain(kt, index); mr; mr = mr->hnext)
+		if (mr->index == index)
+			return mr;
+	return NULL;
+}
+
+static int kt_grow(struct soft_keytab *kt)
+{
+	u32 n = kt->nbuckets ? kt->nbuckets * 2 : 64;
+	struct soft_mr **old = kt->bucket, *mr, *next;
+	u32 i, oldn = kt->nbuckets;
+
+	kt->bucket = calloc(n, sizeof(*kt->bucket));
+	if (!kt->bucket) {
+		kt->bucket = old;
+		return -ENOMEM;
+	}
+	kt->nbuckets = n;
+	for (i = 0; i < oldn; i++) {
+		for (mr = old[i]; mr; mr = next) {
+			next = mr->hnext;
+			mr->hnext = *kt_chain(kt, mr->index);
+			*kt_chain(kt, mr->index) = mr;
+		}
+	}
+	free(old);
+	return 0;
+}
+
+static int kt_insert(struct soft_keytab *kt, struct soft_mr *mr)
+{
+	u32 tries;
+
+	if (kt->count >= kt->nbuckets && kt_grow(kt))
+		return -ENOMEM;
+	for (tries = 0; tries < SOFT_INDEX_MAX; tries++) {
+		u32 index = kt->next;
+
+		kt->next = index == SOFT_INDEX_MAX ? 1 : index + 1;
+		if (kt_find(kt, index))
+			continue;
+		mr->index = index;
+		mr->hnext = *kt_chain(kt, index);
+		*kt_chain(kt, index) = mr;
+		kt->count++;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+static void kt_remove(struct soft_keytab *kt, struct soft_mr *mr)
+{
+	struct soft_mr **pp = kt_chain(kt, mr->index);
+
+	while (*pp && *pp != mr)
+		pp = &(*pp)->hnext;
+	if (*pp) {
+		*pp = mr->hnext;
+		kt->count--;
+	}
+}
+
+void rdmarw__soft_keytab_free(struct soft_keytab *kt)
+{
+	free(kt->bucket);
+	kt->bucket = NULL;
+	kt->nbuckets = 0;
+}
+
+/* ---- creating and freeing ---------------------------------------------- */
+
+static int mr_add(struct soft_mr *mr)
+{
+	struct soft_dev *sdev = to_sdev(mr->ibmr.device);
+	struct soft_fabric *f = sdev->fabric;
+	int ret = -ENOMEM;
+
+	pthread_rwlock_wrlock(&f->mem_lock);
+	if (sdev->keys.count < (u32)sdev->ibdev.attrs.max_mr)
+		ret = kt_insert(&sdev->keys, mr);
+	pthread_rwlock_unlock(&f->mem_lock);
+	if (!ret)
+		soft_add(&sdev->stats.mrs, 1);
+	return ret;
+}
+
+static u32 first_key(const struct soft_mr *mr)
+{
+	return mr->index << 8 | (rdmarw__soft_random() & 0xffu);
+}
+
+static int fast_mr_init(struct ib_mr *ibmr, u32 segs)
+{
+	struct soft_mr *mr = to_smr(ibmr);
+	int ret;
+
+	mr->fast = true;
+	mr->max_segs = segs;
+	mr->map = calloc(segs, sizeof(*mr->map));
+	mr->reg = calloc(segs, sizeof(*mr->reg));
+	if (!mr->map || !mr->reg) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	ret = mr_add(mr);
+	if (ret)
+		goto err;
+	/* rxe_mr_init_fast(): FREE, and the rkey set as well. */
+	mr->state = SOFT_MR_FREE;
+	mr->lkey = mr->rkey = first_key(mr);
+	ibmr->lkey = ibmr->rkey = mr->lkey;
+	return 0;
+err:
+	free(mr->map);
+	free(mr->reg);
+	return ret;
+}
+
+int rdmarw__soft_alloc_mr(struct ib_mr *ibmr, u32 max_num_sg)
+{
+	return fast_mr_init(ibmr, max_num_sg);
+}
+
+int rdmarw__soft_alloc_mr_integrity(struct ib_mr *ibmr, u32 max_num_data_sg,
+				    u32 max_num_meta_sg)
+{
+	return fast_mr_init(ibmr, max_num_data_sg + max_num_meta_sg);
+}
+
+#define SOFT_ACCESS_REMOTE \
+	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+
+int rdmarw__soft_reg_user_mr(struct ib_mr *ibmr, u64 start, u64 length,
+			     u64 virt_addr, int access)
+{
+	struct soft_mr *mr = to_smr(ibmr);
+	int ret = mr_add(mr);
+
+	if (ret)
+		return ret;
+	mr->umem = start;
+	mr->iova = virt_addr;
+	mr->length = length;
+	mr->access = access;
+	mr->lkey = first_key(mr);
+	mr->rkey = (access & SOFT_ACCESS_REMOTE) ? mr->lkey : 0;
+	mr->state = SOFT_MR_VALID;
+	ibmr->lkey = mr->lkey;
+	ibmr->rkey = mr->rkey;
+	return 0;
+}
+
+int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
+{
+	struct soft_mr *mr = to_smr(ibmr);
+	struct soft_dev *sdev = to_sdev(ibmr->device);
+
+	/* A posted REG_MR still names it: freeing would leave it dangling. */
+	if (soft_load(&mr->wr_refs))
+		return -EBUSY;
+	pthread_rwlock_wrlock(&sdev->fabric->mem_lock);
+	kt_remove(&sdev->keys, mr);
+	mr->state = SOFT_MR_FREE;
+	pthread_rwlock_unlock(&sdev->fabric->mem_lock);
+	free(mr->map);
+	free(mr->reg);
+	soft_sub(&sdev->stats.mrs, 1);
+	return 0;
+}
+
+/* ---- page lists -------------------------------------------------------- */
+
+static void segs_number(struct soft_seg *segs, u32 n)
+{
+	u64 off = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		segs[i].off = off;
+		off += segs[i].len;
+	}
+}
+
+/* rxe_set_page(): one page per call until the list is full. */
+static int set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct soft_mr *mr = to_smr(ibmr);
+
+	if (mr->map_n == mr->max_segs)
+		return -ENOMEM;
+	mr->map[mr->map_n].addr = addr;
+	mr->map[mr->map_n].len = ibmr->page_size;
+	mr->map_n++;
+	return 0;
+}
+
+static int map_pages(struct soft_mr *mr, struct scatterlist *sg, int n,
+		     unsigned int *sg_offset)
+{
+	struct ib_mr *ibmr = &mr->ibmr;
+	u64 first;
+	int ret;
+
+	mr->map_n = 0;
+	ret = ib_sg_to_pages(ibmr, sg, n, sg_offset, set_page);
+	if (ret <= 0 || !mr->map_n) {
+		mr->map_n = 0;
+		return ret;
+	}
+	/* The registered range starts inside the first page. */
+	first = ibmr->iova & ((u64)ibmr->page_size - 1);
+	mr->map[0].addr += first;
+	mr->map[0].len -= first;
+	segs_number(mr->map, mr->map_n);
+	return ret;
+}
+
+/* siw_set_pbl_page(): only counts. */
+static int count_page(struct ib_mr *ibmr, u64 addr)
+{
+	return 0;
+}
+
+static int map_pbl(struct soft_mr *mr, struct scatterlist *sgl, int n,
+		   unsigned int *sg_offset)
+{
+	unsigned int skip = sg_offset ? *sg_offset : 0;
+	struct scatterlist *sg;
+	struct soft_seg *e = NULL;
+	int i;
+
+	if ((u32)n > mr->max_segs)
+		return -ENOMEM;
+	mr->map_n = 0;
+	for_each_sg(sgl, sg, n, i) {
+		u64 addr, len;
+
+		if (!sg || !sg_dma_len(sg)) {
+			mr->map_n = 0;
+			return -EINVAL;
+		}
+		addr = sg_dma_address(sg) + (i ? 0 : skip);
+		len = sg_dma_len(sg) - (i ? 0 : skip);
+		if (e && e->addr + e->len == addr) {
+			e->len += len; /* adjacent: merged */
+			continue;
+		}
+		e = &mr->map[mr->map_n++];
+		e->addr = addr;
+		e->len = len;
+	}
+	segs_number(mr->map, mr->map_n);
+	return ib_sg_to_pages(&mr->ibmr, sgl, n, sg_offset, count_page);
+}
+
+int rdmarw__soft_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			   int sg_nents, unsigned int *sg_offset)
+{
+	struct soft_mr *mr = to_smr(ibmr);
+
+	if (!mr->fast)
+		return -EINVAL;
+	if (to_sdev(ibmr->device)->iwarp)
+		return map_pbl(mr, sg, sg_nents, sg_offset);
+	return map_pages(mr, sg, sg_nents, sg_offset);
+}
+
+/* ---- lookups and translation (mem_lock held) --------------------------- */
+
+static const struct soft_seg *seg_find(const struct soft_mr *mr, u64 off)
+{
+	u32 lo = 0, hi = mr->reg_n;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+		const struct soft_seg *s = &mr->reg[mid];
+
+		if (off < s->off)
+			hi = mid;
+		else if (off - s->off >= s->len)
+			lo = mid + 1;
+		else
+			return s;
+	}
+	return NULL;
+}
+
+int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
+			     u64 *n)
+{
+	const struct soft_mr *mr = rg->mr;
+	const struct soft_seg *s;
+	u64 rest = rg->len - off, in, o;
+
+	if (!mr)
+		return rdmarw__soft_dma_to_cpu(rg->dev, rg->addr + off, rest,
+					       ptr, n);
+	o = rg->addr - mr->iova + off;
+	if (!mr->fast) {
+		*ptr = (u8 *)(uintptr_t)(mr->umem + o);
+		*n = rest;
+		return 0;
+	}
+	s = seg_find(mr, o);
+	if (!s)
+		return -EFAULT;
+	in = o - s->off;
+	return rdmarw__soft_dma_to_cpu(rg->dev, s->addr + in,
+				       s->len - in < rest ? s->len - in : rest,
+				       ptr, n);
+}
+
+/* Every byte of @rg must translate (unlinked IOVA, holes, NULL page). */
+static int region_walk(const struct soft_region *rg)
+{
+	u64 off = 0, n;
+	u8 *p;
+
+	while (off < rg->len) {
+		if (rdmarw__soft_region_span(rg, off, &p, &n))
+			return -EFAULT;
+		off += n;
+	}
+	return 0;
+}
+
+static bool range_ok(const struct soft_mr *mr, u64 addr, u64 len)
+{
+	/* rxe mr_check_range(), written so that nothing can overflow. */
+	return addr >= mr->iova && len <= mr->length &&
+	       addr - mr->iova <= mr->length - len;
+}
+
+int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
+			   u64 addr, u64 len, int access,
+			   enum soft_lookup type, struct soft_region *out)
+{
+	struct soft_mr *mr;
+
+	out->dev = sdev;
+	out->addr = addr;
+	out->len = len;
+	out->mr = NULL;
+	if (type == SOFT_LOOKUP_LOCAL && key == SOFT_LOCAL_DMA_LKEY) {
+		/* All memory, local rights only. */
+		if (access & ~IB_ACCESS_LOCAL_WRITE)
+			return -EACCES;
+		return region_walk(out) ? -EACCES : 0;
+	}
+	mr = kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
+	if (!mr || (type == SOFT_LOOKUP_LOCAL ? mr->lkey : mr->rkey) != key)
+		return -EACCES;
+	if (mr->ibmr.pd != pd || (mr->access & access) != access ||
+	    mr->state != SOFT_MR_VALID || !range_ok(mr, addr, len))
+		return -EACCES;
+	out->mr = mr;
+	return region_walk(out) ? -EACCES : 0;
+}
+
+void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
+		       const struct soft_region *dst, u32 ndst, u64 len)
+{
+	u64 soff = 0, doff = 0, sn = 0, dn = 0, n;
+	u8 *sp = NULL, *dp = NULL;
+	u32 si = 0, di = 0;
+
+	while (len) {
+		/* The regions were checked: running out cannot happen. */
+		while (!sn) {
+			if (si >= nsrc)
+				return;
+			if (soff == src[si].len) {
+				si++;
+				soff = 0;
+				continue;
+			}
+			if (rdmarw__soft_region_span(&src[si], soff, &sp, &sn))
+				return;
+		}
+		while (!dn) {
+			if (di >= ndst)
+				return;
+			if (doff == dst[di].len) {
+				di++;
+				doff = 0;
+				continue;
+			}
+			if (rdmarw__soft_region_span(&dst[di], doff, &dp, &dn))
+				return;
+		}
+		n = sn < dn ? sn : dn;
+		if (n > len)
+			n = len;
+		memmove(dp, sp, n);
+		sp += n;
+		dp += n;
+		sn -= n;
+		dn -= n;
+		soff += n;
+		doff += n;
+		len -= n;
+	}
+}
+
+/* ---- registration and invalidation (mem_lock held, write) -------------- */
+
+int rdmarw__soft_mr_register(struct soft_qp *qp, struct soft_mr *mr, u32 key,
+			     int access)
+{
+	struct ib_mr *ibmr = &mr->ibmr;
+
+	/* rxe_reg_fast_mr() and siw_fastreg_mr(): a fast MR, FREE, of the
+	 * QP's PD, and only the variant may change. */
+	if (!mr->fast || (ibmr->type != IB_MR_TYPE_MEM_REG &&
+			  ibmr->type != IB_MR_TYPE_SG_GAPS))
+		return -EINVAL;
+	if (mr->state != SOFT_MR_FREE || ibmr->pd != qp->ibqp.pd ||
+	    SOFT_KEY_INDEX(key) != mr->index)
+		return -EINVAL;
+	/* IBA: remote write or atomic rights need local write. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	memcpy(mr->reg, mr->map, mr->map_n * sizeof(*mr->reg));
+	mr->reg_n = mr->map_n;
+	mr->iova = ibmr->iova;
+	mr->length = mr->map_n ? ibmr->length : 0;
+	mr->access = access;
+	mr->lkey = mr->rkey = key;
+	mr->state = SOFT_MR_VALID;
+	return 0;
+}
+
+int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
+			       u32 key)
+{
+	struct soft_mr *mr = kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
+
+	if (!mr || mr->ibmr.pd != pd)
+		return -EINVAL;
+	/*
+	 * siw_invalidate_stag() finds the STag by index and checks only the
+	 * PD; rxe_invalidate_mr() wants the whole key of a fast MR.  Neither
+	 * minds an MR that is already invalid.
+	 */
+	if (!sdev->iwarp && (!mr->fast || mr->rkey != key))
+		return -EINVAL;
+	mr->state = SOFT_MR_FREE;
+	return 0;
+}

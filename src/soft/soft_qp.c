@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pairs: creation, state changes, connection, posting and the
+ * machinery that runs a Send Queue (inline or on the progress thread).
+ *
+ * Send Queue accounting follows mlx5: a WQE holds its slot until the
+ * completion of it, or of a later signaled WQE, is polled from the CQ
+ * (sq_done advances in soft_cq.c).  So posting max_send_wr unsignaled WQEs
+ * and one signaled WQE without polling fills the queue even though they all
+ * executed.  The Receive Queue frees a slot when the receive is consumed.
+ *
+ * Posting checks (synchronous, with *bad_wr): a QP in RESET, INIT or RTR,
+ * an opcode the device does not take, num_sge above cap.max_send_sge (READ:
+ * above max_read_sge; siw: a READ must have exactly one SGE, as
+ * siw_post_send()), a NULL sg_list, IB_SEND_INLINE (max_inline_data is 0),
+ * more than 2^31 bytes, a REG_MR without an MR of this device: -EINVAL;
+ * a full queue: -ENOMEM.  Earlier WRs of the chain stay posted.  A QP in ERR
+ * takes the WRs and flushes them (siw_sq_flush_wr), so ib_drain_qp() works.
+ */
+#include "soft/soft_loc.h"
+
+/* ---- fault injection (a later issue hooks in here) --------------------- */
+
+/*
+ * Called once per WR before it is queued: a negative errno fails the post
+ * at this WR.  Nothing is injected yet.
+ */
+static int inject_post(struct soft_qp *qp, const struct ib_send_wr *wr)
+{
+	return 0;
+}
+
+/* ---- running the Send Queue --------------------------------------------- */
+
+void rdmarw__soft_qp_run(struct soft_qp *qp)
+{
+	soft_store(&qp->run_req, 1);
+	for (;;) {
+		/* Busy: the running thread sees run_req and goes again. */
+		if (pthread_mutex_trylock(&qp->exec_lock))
+			return;
+		while (soft_xchg(&qp->run_req, 0))
+			rdmarw__soft_requester(qp);
+		pthread_mutex_unlock(&qp->exec_lock);
+		rdmarw__soft_qp_kick(qp);
+		if (!soft_load(&qp->run_req))
+			return;
+	}
+}
+
+void rdmarw__soft_qp_kick(struct soft_qp *qp)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	struct soft_qp *peer;
+
+	if (!soft_xchg(&qp->kick_peer, false))
+		return;
+	pthread_mutex_lock(&f->lock);
+	peer = qp->peer;
+	if (peer && !soft_load(&peer->dying))
+		peer->refs++;
+	else
+		peer = NULL;
+	pthread_mutex_unlock(&f->lock);
+	if (!peer)
+		return;
+	rdmarw__soft_qp_schedule(peer);
+	pthread_mutex_lock(&f->lock);
+	peer->refs--;
+	pthread_cond_broadcast(&f->ref_cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq)
+{
+	u64 cur = soft_load(&qp->sq_done);
+
+	while (seq > cur &&
+	       !__atomic_compare_exchange_n(&qp->sq_done, &cur, seq, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
+bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
+{
+	enum ib_qp_state old = soft_xchg(&qp->ibqp.state, IB_QPS_ERR);
+
+	if (old == IB_QPS_ERR)
+		return false;
+	pthread_mutex_lock(&qp->rq_lock);
+	while (qp->rq_cons != qp->rq_prod) {
+		struct soft_recv_wqe *w = &qp->rq[qp->rq_cons % qp->rq_size];
+
+		qp->rq_cons++;
+		rdmarw__soft_comp_recv(qp, w, SOFT_F_FLUSH, NULL, 0);
+	}
+	/* A peer waiting for a receive must learn that none will come. */
+	if (qp->rq_waiter) {
+		qp->rq_waiter = false;
+		soft_store(&qp->kick_peer, true);
+	}
+	pthread_mutex_unlock(&qp->rq_lock);
+	return true;
+}
+
+/* ---- creation and destruction ------------------------------------------ */
+
+static void qp_free_arrays(struct soft_qp *qp)
+{
+	free(qp->sq);
+	free(qp->sq_sges);
+	free(qp->rq);
+	free(qp->rq_sges);
+	free(qp->req_rg);
+	free(qp->resp_sge);
+	free(qp->resp_rg);
+}
+
+static size_t at_least1(u32 n)
+{
+	return n ? n : 1;
+}
+
+static int qp_alloc_arrays(struct soft_qp *qp, const struct ib_qp_cap *cap)
+{
+	u32 i;
+
+	qp->sq_size = cap->max_send_wr;
+	qp->sq_max_sge = cap->max_send_sge;
+	qp->rq_size = cap->max_recv_wr;
+	qp->rq_max_sge = cap->max_recv_sge;
+	qp->sq = calloc(at_least1(qp->sq_size), sizeof(*qp->sq));
+	qp->sq_sges = calloc(at_least1(qp->sq_size) * at_least1(qp->sq_max_sge),
+			     sizeof(*qp->sq_sges));
+	qp->rq = calloc(at_least1(qp->rq_size), sizeof(*qp->rq));
+	qp->rq_sges = calloc(at_least1(qp->rq_size) * at_least1(qp->rq_max_sge),
+			     sizeof(*qp->rq_sges));
+	qp->req_rg = calloc(at_least1(qp->sq_max_sge), sizeof(*qp->req_rg));
+	qp->resp_sge = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_sge));
+	qp->resp_rg = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_rg));
+	if (!qp->sq || !qp->sq_sges || !qp->rq || !qp->rq_sges ||
+	    !qp->req_rg || !qp->resp_sge || !qp->resp_rg) {
+		qp_free_arrays(qp);
+		return -ENOMEM;
+	}
+	for (i = 0; i < qp->sq_size; i++)
+		qp->sq[i].sge = &qp->sq_sges[(size_t)i * qp->sq_max_sge];
+	for (i = 0; i < qp->rq_size; i++)
+		qp->rq[i].sge = &qp->rq_sges[(size_t)i * qp->rq_max_sge];
+	qp->resp_wqe.sge = qp->resp_sge;
+	return 0;
+}
+
+int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
+{
+	struct soft_qp *qp = to_sqp(ibqp);
+	struct soft_dev *sdev = to_sdev(ibqp->device);
+	struct soft_fabric *f = sdev->fabric;
+	int ret;
+
+	if (soft_add(&sdev->stats.qps, 1) > (u32)sdev->ibdev.attrs.max_qp) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	ret = qp_alloc_arrays(qp, &attr->cap);
+	if (ret)
+		goto err_count;
+	qp->dev = sdev;
+	INIT_LIST_HEAD(&qp->task_entry);
+	pthread_mutex_init(&qp->sq_lock, NULL);
+	pthread_mutex_init(&qp->exec_lock, NULL);
+	pthread_mutex_init(&qp->rq_lock, NULL);
+	pthread_mutex_lock(&f->lock);
+	ibqp->qp_num = f->next_qpn++ & 0xffffff;
+	list_add_tail(&qp->fabric_entry, &f->qps);
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+
+err_count:
+	soft_sub(&sdev->stats.qps, 1);
+	return ret;
+}
+
+/* Drop WQEs that will never execute: their REG_MR references go. */
+static void sq_drop_pending(struct soft_qp *qp)
+{
+	u64 s;
+
+	pthread_mutex_lock(&qp->sq_lock);
+	for (s = qp->sq_exec; s != qp->sq_prod; s++) {
+		struct soft_send_wqe *w = &qp->sq[s % qp->sq_size];
+
+		if (w->reg_mr)
+			soft_sub(&w->reg_mr->wr_refs, 1);
+	}
+	qp->sq_exec = qp->sq_prod;
+	soft_store(&qp->sq_done, qp->sq_prod);
+	pthread_mutex_unlock(&qp->sq_lock);
+}
+
+/*
+ * No thread may touch @qp after this: nobody names it as peer, no kick
+ * holds it and (dying) the progress thread has let it go.  A QP that named
+ * it and had work arriving while we held its exec_lock is run again.
+ */
+static void qp_quiesce(struct soft_qp *qp, bool dying)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	struct soft_qp *p, *tmp, *rerun = NULL;
+
+	pthread_mutex_lock(&f->lock);
+	if (dying) {
+		soft_store(&qp->dying, true);
+		list_del_init(&qp->fabric_entry);
+	}
+	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry) {
+		if (p == qp || p->peer != qp)
+			continue;
+		pthread_mutex_lock(&p->exec_lock);
+		p->peer = NULL;
+		pthread_mutex_unlock(&p->exec_lock);
+		if (soft_load(&p->run_req) && !rerun) {
+			p->refs++;
+			rerun = p;
+		}
+	}
+	pthread_mutex_lock(&qp->exec_lock);
+	qp->peer = NULL;
+	pthread_mutex_unlock(&qp->exec_lock);
+	while (qp->refs)
+		pthread_cond_wait(&f->ref_cond, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+	if (rerun) {
+		rdmarw__soft_qp_schedule(rerun);
+		pthread_mutex_lock(&f->lock);
+		rerun->refs--;
+		pthread_cond_broadcast(&f->ref_cond);
+		pthread_mutex_unlock(&f->lock);
+	}
+	if (dying)
+		rdmarw__soft_task_forget(qp);
+}
+
+static void qp_clean_cqs(struct soft_qp *qp)
+{
+	rdmarw__soft_cq_clean(soft_send_cq(qp), qp);
+	if (qp->ibqp.recv_cq != qp->ibqp.send_cq)
+		rdmarw__soft_cq_clean(soft_recv_cq(qp), qp);
+}
+
+/* Any state -> RESET: disconnected, queues emptied without completions. */
+static void qp_reset(struct soft_qp *qp)
+{
+	qp_quiesce(qp, false);
+	pthread_mutex_lock(&qp->exec_lock);
+	qp_clean_cqs(qp);
+	sq_drop_pending(qp);
+	pthread_mutex_lock(&qp->rq_lock);
+	qp->rq_cons = qp->rq_prod;
+	qp->rq_waiter = false;
+	pthread_mutex_unlock(&qp->rq_lock);
+	soft_store(&qp->kick_peer, false);
+	soft_store(&qp->run_req, 0);
+	soft_store(&qp->ibqp.state, IB_QPS_RESET);
+	pthread_mutex_unlock(&qp->exec_lock);
+}
+
+void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
+{
+	struct soft_qp *qp = to_sqp(ibqp);
+
+	qp_quiesce(qp, true);
+	pthread_mutex_lock(&qp->exec_lock);
+	pthread_mutex_unlock(&qp->exec_lock);
+	qp_clean_cqs(qp);
+	sq_drop_pending(qp);
+	pthread_mutex_destroy(&qp->rq_lock);
+	pthread_mutex_destroy(&qp->exec_lock);
+	pthread_mutex_destroy(&qp->sq_lock);
+	qp_free_arrays(qp);
+	soft_sub(&qp->dev->stats.qps, 1);
+}
+
+/* ---- state changes ------------------------------------------------------ */
+
+/* INIT -> RTR: find the destination QP on the fabric and link to it. */
+static int qp_link(struct soft_qp *qp, u32 dest_qpn)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	struct soft_qp *p, *tmp, *found = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&f->lock);
+	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry)
+		if (p->ibqp.qp_num == dest_qpn)
+			found = p;
+	if (!found || found == qp)
+		ret = -EINVAL;
+	/* An RC QP answers one requester: nobody else may point at it. */
+	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry)
+		if (!ret && p != qp && p->peer == found)
+			ret = -EINVAL;
+	if (!ret) {
+		pthread_mutex_lock(&qp->exec_lock);
+		qp->peer = found;
+		pthread_mutex_unlock(&qp->exec_lock);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			   int mask)
+{
+	struct soft_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state cur = soft_qp_state(qp);
+	enum ib_qp_state next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	int ret;
+
+	if (cur == IB_QPS_INIT && next == IB_QPS_RTR) {
+		if (!(mask & IB_QP_DEST_QPN))
+			return -EINVAL; /* IBA: RTR needs the destination */
+		ret = qp_link(qp, attr->dest_qp_num);
+		if (ret)
+			return ret;
+	}
+	if (mask & IB_QP_ACCESS_FLAGS)
+		soft_store(&qp->access_flags, attr->qp_access_flags);
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
+		qp_reset(qp);
+	} else if (next == IB_QPS_ERR) {
+		rdmarw__soft_qp_to_err(qp);
+		rdmarw__soft_qp_schedule(qp); /* flush the Send Queue */
+		rdmarw__soft_qp_kick(qp);
+	} else if (next == IB_QPS_RTS && cur != IB_QPS_RTS) {
+		soft_store(&qp->ibqp.state, IB_QPS_RTS);
+		rdmarw__soft_qp_schedule(qp); /* SQD -> RTS resumes */
+	}
+	return 0;
+}
+
+static int qp_to_rts(struct ib_qp *qp, u32 dest_qpn)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+				   IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_WRITE,
+		.port_num = qp->port,
+	};
+	int ret;
+
+	ret = ib_modify_qp(qp, &attr,
+			   IB_QP_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTR;
+	attr.dest_qp_num = dest_qpn;
+	attr.max_dest_rd_atomic = 16;
+	ret = ib_modify_qp(qp, &attr,
+			   IB_QP_STATE | IB_QP_DEST_QPN |
+				   IB_QP_MAX_DEST_RD_ATOMIC);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTS;
+	attr.max_rd_atomic = 16;
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+int soft_qp_connect(struct ib_qp *a, struct ib_qp *b)
+{
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	int ret;
+
+	if (!a || !b || a == b || !soft_device_is_soft(a->device) ||
+	    !soft_device_is_soft(b->device))
+		return -EINVAL;
+	if (to_sdev(a->device)->fabric != to_sdev(b->device)->fabric)
+		return -EXDEV;
+	if (soft_load(&a->state) != IB_QPS_RESET ||
+	    soft_load(&b->state) != IB_QPS_RESET)
+		return -EINVAL;
+	ret = qp_to_rts(a, b->qp_num);
+	if (!ret)
+		ret = qp_to_rts(b, a->qp_num);
+	if (ret) {
+		ib_modify_qp(a, &reset, IB_QP_STATE);
+		ib_modify_qp(b, &reset, IB_QP_STATE);
+	}
+	return ret;
+}
+
+/* ---- posting ------------------------------------------------------------ */
+
+static int sge_total(const struct ib_sge *sge, int n, u64 *total)
+{
+	u64 sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += sge[i].length;
+	*total = sum;
+	return sum > SOFT_MAX_MSG ? -EINVAL : 0;
+}
+
+static int check_send_wr(struct soft_qp *qp, const struct ib_send_wr *wr,
+			 const struct soft_opcode **opp, u64 *len)
+{
+	const struct soft_opcode *op = rdmarw__soft_opcode(wr->opcode);
+
+	if (!op || wr->num_sge < 0 || (u32)wr->num_sge > qp->sq_max_sge ||
+	    (wr->num_sge && !wr->sg_list) || (wr->send_flags & IB_SEND_INLINE))
+		return -EINVAL;
+	if (op->cls == SOFT_OPC_READ &&
+	    ((u32)wr->num_sge > qp->ibqp.max_read_sge ||
+	     (qp->dev->iwarp && wr->num_sge != 1)))
+		return -EINVAL;
+	if ((op->flags & SOFT_OPF_REG) && !(op->flags & SOFT_OPF_UNSUPP)) {
+		const struct ib_mr *mr = reg_wr(wr)->mr;
+
+		if (!mr || mr->device != qp->ibqp.device)
+			return -EINVAL;
+	}
+	*opp = op;
+	return sge_total(wr->sg_list, wr->num_sge, len);
+}
+
+static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
+			  const struct ib_send_wr *wr,
+			  const struct soft_opcode *op, u64 len)
+{
+	w->op = op;
+	w->opcode = wr->opcode;
+	w->wr_id = wr->wr_id;
+	w->seq = qp->sq_prod;
+	w->signaled = (wr->send_flags & IB_SEND_SIGNALED) ||
+		      qp->ibqp.sq_sig_type == IB_SIGNAL_ALL_WR;
+	w->solicited = wr->send_flags & IB_SEND_SOLICITED;
+	w->num_sge = (u32)wr->num_sge;
+	if (wr->num_sge)
+		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
+	w->length = len;
+	w->ex = wr->ex.invalidate_rkey;
+	w->remote_addr = 0;
+	w->rkey = 0;
+	w->reg_mr = NULL;
+	if (op->cls == SOFT_OPC_WRITE || op->cls == SOFT_OPC_READ) {
+		w->remote_addr = rdma_wr(wr)->remote_addr;
+		w->rkey = rdma_wr(wr)->rkey;
+	} else if ((op->flags & SOFT_OPF_REG) &&
+		   !(op->flags & SOFT_OPF_UNSUPP)) {
+		w->reg_mr = to_smr(reg_wr(wr)->mr);
+		w->reg_key = reg_wr(wr)->key;
+		w->reg_access = reg_wr(wr)->access;
+		soft_add(&w->reg_mr->wr_refs, 1);
+	}
+}
+
+int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr)
+{
+	struct soft_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state state = soft_qp_state(qp);
+	const struct soft_opcode *op;
+	int ret = 0, posted = 0;
+	u64 len;
+
+	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
+	    state == IB_QPS_RTR) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&qp->sq_lock);
+	for (; wr; wr = wr->next) {
+		ret = inject_post(qp, wr);
+		if (!ret)
+			ret = check_send_wr(qp, wr, &op, &len);
+		if (!ret && qp->sq_prod - soft_load(&qp->sq_done) >= qp->sq_size)
+			ret = -ENOMEM;
+		if (ret)
+			break;
+		fill_send_wqe(qp, &qp->sq[qp->sq_prod % qp->sq_size], wr, op,
+			      len);
+		soft_store(&qp->sq_prod, qp->sq_prod + 1);
+		posted++;
+	}
+	pthread_mutex_unlock(&qp->sq_lock);
+	if (posted)
+		rdmarw__soft_qp_schedule(qp);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+static int check_recv_wr(struct soft_qp *qp, const struct ib_recv_wr *wr,
+			 u64 *len)
+{
+	if (wr->num_sge < 0 || (u32)wr->num_sge > qp->rq_max_sge ||
+	    (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	return sge_total(wr->sg_list, wr->num_sge, len);
+}
+
+int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr)
+{
+	struct soft_qp *qp = to_sqp(ibqp);
+	struct soft_recv_wqe *w;
+	int ret = 0;
+	u64 len;
+
+	if (soft_qp_state(qp) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&qp->rq_lock);
+	for (; wr; wr = wr->next) {
+		ret = check_recv_wr(qp, wr, &len);
+		if (!ret && qp->rq_prod - qp->rq_cons >= qp->rq_size)
+			ret = -ENOMEM;
+		if (ret)
+			break;
+		w = &qp->rq[qp->rq_prod % qp->rq_size];
+		w->wr_id = wr->wr_id;
+		w->num_sge = (u32)wr->num_sge;
+		if (wr->num_sge)
+			memcpy(w->sge, wr->sg_list,
+			       w->num_sge * sizeof(*w->sge));
+		w->length = len;
+		qp->rq_prod++;
+		if (soft_qp_state(qp) == IB_QPS_ERR) {
+			qp->rq_cons++; /* flushed at once, as siw */
+			rdmarw__soft_comp_recv(qp, w, SOFT_F_FLUSH, NULL, 0);
+		}
+	}
+	if (qp->rq_waiter && qp->rq_cons != qp->rq_prod) {
+		qp->rq_waiter = false;
+		soft_store(&qp->kick_peer, true);
+	}
+	pthread_mutex_unlock(&qp->rq_lock);
+	rdmarw__soft_qp_kick(qp); /* resume a SEND waiting for this */
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}

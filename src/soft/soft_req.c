@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The requester (rxe_req.c's role): takes WQEs off the Send Queue in order,
+ * executes local operations (REG_MR, LOCAL_INV) itself, gathers and checks
+ * the local payload of SEND and WRITE, hands each request to the
+ * responder (soft_resp.c) of the peer QP, and lets the completer
+ * (soft_comp.c) place READ data and write completions.
+ *
+ * Each WQE goes through named steps; every failure is an enum soft_fault,
+ * turned into a completion status in one place (rdmarw__soft_status()).  A
+ * failed WQE completes with its error even when unsignaled, the QP moves to
+ * ERR and the rest of the queue completes with WR_FLUSH_ERR.
+ *
+ * A SEND (or WRITE_WITH_IMM) that finds no receive waits, as with
+ * rnr_retry = 7: the Send Queue stops in order and the peer's
+ * ib_post_recv() resumes it.  Nothing is retried on a timer.
+ */
+#include "soft/soft_loc.h"
+
+enum req_ret {
+	REQ_DONE,  /* the WQE is finished (completed or not signaled) */
+	REQ_STALL, /* wait for the peer; the WQE stays at the head */
+};
+
+/* ---- fault injection (a later issue hooks in here) --------------------- */
+
+/*
+ * Called before each WQE executes: a fault other than SOFT_OK fails the
+ * WQE with that fault (and so moves the QP to ERR); a stall could return
+ * REQ_STALL from req_execute().  Nothing is injected yet.
+ */
+static enum soft_fault inject_exec(struct soft_qp *qp,
+				   struct soft_send_wqe *wqe)
+{
+	return SOFT_OK;
+}
+
+/* ---- local operations --------------------------------------------------- */
+
+static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	int ret;
+
+	if (wqe->op->flags & SOFT_OPF_UNSUPP)
+		return SOFT_F_NOT_SUPP; /* REG_MR_INTEGRITY: not yet */
+	pthread_rwlock_wrlock(&f->mem_lock);
+	if (wqe->op->flags & SOFT_OPF_REG)
+		ret = rdmarw__soft_mr_register(qp, wqe->reg_mr, wqe->reg_key,
+					       wqe->reg_access);
+	else
+		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
+						 wqe->ex);
+	pthread_rwlock_unlock(&f->mem_lock);
+	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is
+	 * IB_WC_LOC_QP_OP_ERR (siw completes its tx errors the same way). */
+	return ret ? SOFT_F_LOC_QP_OP : SOFT_OK;
+}
+
+/* ---- remote operations -------------------------------------------------- */
+
+/* Check the local payload of a SEND or WRITE (rxe copy_data, access 0). */
+static enum soft_fault req_gather(struct soft_qp *qp,
+				  struct soft_send_wqe *wqe, u32 *nrg)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < wqe->num_sge; i++) {
+		const struct ib_sge *sge = &wqe->sge[i];
+
+		if (!sge->length)
+			continue; /* empty SGEs are skipped, key unchecked */
+		if (rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, sge->lkey,
+					   sge->addr, sge->length, 0,
+					   SOFT_LOOKUP_LOCAL, &qp->req_rg[n]))
+			return SOFT_F_LOC_PROT;
+		n++;
+	}
+	*nrg = n;
+	return SOFT_OK;
+}
+
+static enum soft_fault req_remote(struct soft_qp *qp,
+				  struct soft_send_wqe *wqe, bool *stall)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	struct soft_pkt pkt = { .req = qp, .wqe = wqe };
+	struct soft_qp *peer = qp->peer;
+	enum soft_fault fault;
+	u32 n = 0;
+
+	if (!peer)
+		return SOFT_F_RETRY_EXC; /* nobody will ever answer */
+	pthread_rwlock_rdlock(&f->mem_lock);
+	if (wqe->op->cls != SOFT_OPC_READ) {
+		fault = req_gather(qp, wqe, &n);
+		if (fault) {
+			pthread_rwlock_unlock(&f->mem_lock);
+			return fault;
+		}
+		pkt.src = qp->req_rg;
+		pkt.nsrc = n;
+	}
+	rdmarw__soft_resp_receive(peer, &pkt);
+	if (pkt.rnr) {
+		pthread_rwlock_unlock(&f->mem_lock);
+		soft_add(&qp->dev->stats.rnr_stalls, 1);
+		*stall = true;
+		return SOFT_OK;
+	}
+	fault = pkt.fault;
+	if (!fault && wqe->op->cls == SOFT_OPC_READ)
+		fault = rdmarw__soft_comp_read(qp, wqe, &pkt.read_src);
+	pthread_rwlock_unlock(&f->mem_lock);
+	rdmarw__soft_resp_finish(peer, &pkt);
+	if (!fault && (wqe->op->flags & SOFT_OPF_LOC_INV))
+		fault = rdmarw__soft_comp_read_inv(qp, wqe);
+	return fault;
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static void wqe_drop_ref(struct soft_send_wqe *wqe)
+{
+	if (wqe->reg_mr) {
+		soft_sub(&wqe->reg_mr->wr_refs, 1);
+		wqe->reg_mr = NULL;
+	}
+}
+
+static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
+{
+	enum soft_fault fault = inject_exec(qp, wqe);
+	bool stall = false;
+
+	if (!fault) {
+		if (wqe->op->cls == SOFT_OPC_LOCAL)
+			fault = req_local(qp, wqe);
+		else
+			fault = req_remote(qp, wqe, &stall);
+	}
+	if (stall)
+		return REQ_STALL;
+	wqe_drop_ref(wqe);
+	soft_add(&qp->dev->stats.wrs_executed, 1);
+	rdmarw__soft_comp_send(qp, wqe, fault);
+	if (fault)
+		rdmarw__soft_qp_to_err(qp);
+	return REQ_DONE;
+}
+
+void rdmarw__soft_requester(struct soft_qp *qp)
+{
+	for (;;) {
+		struct soft_send_wqe *wqe;
+		enum ib_qp_state state;
+
+		if (qp->sq_exec == soft_load(&qp->sq_prod))
+			return;
+		wqe = &qp->sq[qp->sq_exec % qp->sq_size];
+		state = soft_qp_state(qp);
+		if (state == IB_QPS_ERR) {
+			wqe_drop_ref(wqe);
+			rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);
+		} else if (state != IB_QPS_RTS ||
+			   req_execute(qp, wqe) == REQ_STALL) {
+			return; /* SQD, or waiting for the peer */
+		}
+		qp->sq_exec++;
+	}
+}

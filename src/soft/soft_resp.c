@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The responder (rxe_resp.c's role): the target side of SEND, WRITE and
+ * READ.  It checks the QP can answer, takes a receive where the opcode
+ * needs one (or asks the requester to wait), checks the rkey or the receive
+ * buffers, places SEND and WRITE data, and hands READ data back to the
+ * completer.  It runs in the requester's thread, but only ever looks at the
+ * request (struct soft_pkt), never at the requester's queues.
+ *
+ * Errors, as rxe classifies them (rxe_responder()):
+ * - the QP grants no remote READ/WRITE (qp_access_flags): class C, NAK
+ *   invalid request: requester REM_INV_REQ_ERR, responder to ERR;
+ * - bad rkey, PD, rights, state or bounds: class C, NAK remote access:
+ *   requester REM_ACCESS_ERR, responder to ERR; a receive it consumed
+ *   (WRITE_WITH_IMM) completes with LOC_ACCESS_ERR, as mlx5 reports it
+ *   (rxe reuses REM_ACCESS_ERR there);
+ * - SEND longer than the receive: requester REM_INV_REQ_ERR, the receive
+ *   LOC_LEN_ERR (IBA and mlx5; rxe completes it with REM_INV_REQ_ERR),
+ *   responder to ERR;
+ * - bad receive buffers (key, bounds, LOCAL_WRITE): requester REM_OP_ERR
+ *   (class A NAK), the receive LOC_PROT_ERR, responder to ERR;
+ * - SEND_WITH_INV that cannot invalidate: the receive REM_INV_REQ_ERR and
+ *   responder to ERR (rxe class J, siw siw_rdmap_complete()); the message
+ *   was delivered, so the requester's SEND succeeds;
+ * - a QP not in RTR/RTS/SQD, or no QP: nobody answers, the requester
+ *   retries until RETRY_EXC_ERR.
+ * A zero-length READ or WRITE is not required to carry a valid rkey (IBA
+ * C9-88, as rxe).
+ */
+#include "soft/soft_loc.h"
+
+static bool resp_ready(struct soft_qp *qp)
+{
+	enum ib_qp_state s = soft_qp_state(qp);
+
+	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD;
+}
+
+/* Take the next receive, or report that none is posted (RNR). */
+static bool resp_take_recv(struct soft_qp *qp)
+{
+	struct soft_recv_wqe *w, *dst = &qp->resp_wqe;
+
+	pthread_mutex_lock(&qp->rq_lock);
+	if (qp->rq_cons == qp->rq_prod) {
+		qp->rq_waiter = true;
+		pthread_mutex_unlock(&qp->rq_lock);
+		return false;
+	}
+	w = &qp->rq[qp->rq_cons % qp->rq_size];
+	dst->wr_id = w->wr_id;
+	dst->num_sge = w->num_sge;
+	dst->length = w->length;
+	if (w->num_sge)
+		memcpy(dst->sge, w->sge, w->num_sge * sizeof(*dst->sge));
+	qp->rq_cons++;
+	pthread_mutex_unlock(&qp->rq_lock);
+	return true;
+}
+
+static void resp_fail(struct soft_pkt *pkt, enum soft_fault req_fault,
+		      enum soft_fault resp_fault)
+{
+	pkt->fault = req_fault;
+	pkt->resp_fault = resp_fault;
+	pkt->resp_err = true;
+}
+
+static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	const struct soft_recv_wqe *w = &qp->resp_wqe;
+	u32 i, n = 0;
+
+	if (pkt->wqe->length > w->length) {
+		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_F_LOC_LEN);
+		return;
+	}
+	for (i = 0; i < w->num_sge; i++) {
+		const struct ib_sge *sge = &w->sge[i];
+
+		if (!sge->length)
+			continue;
+		if (rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, sge->lkey,
+					   sge->addr, sge->length,
+					   IB_ACCESS_LOCAL_WRITE,
+					   SOFT_LOOKUP_LOCAL, &qp->resp_rg[n])) {
+			resp_fail(pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
+			return;
+		}
+		n++;
+	}
+	rdmarw__soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n,
+			  pkt->wqe->length);
+	if (pkt->wqe->op->flags & SOFT_OPF_REM_INV) {
+		pkt->inv_key = pkt->wqe->ex;
+		pkt->inv_key_set = true;
+	}
+}
+
+/* Check the rkey range; READ leaves it in pkt->read_src. */
+static bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
+		      struct soft_region *rg)
+{
+	const struct soft_send_wqe *wqe = pkt->wqe;
+
+	if (!wqe->length) {
+		*rg = (struct soft_region){ .dev = qp->dev };
+		return true;
+	}
+	if (!rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, wqe->rkey,
+				    wqe->remote_addr, wqe->length,
+				    wqe->op->rem_access, SOFT_LOOKUP_REMOTE, rg))
+		return true;
+	resp_fail(pkt, SOFT_F_REM_ACCESS,
+		  pkt->recv_taken ? SOFT_F_LOC_ACCESS : SOFT_OK);
+	return false;
+}
+
+void rdmarw__soft_resp_receive(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	const struct soft_opcode *op = pkt->wqe->op;
+	struct soft_region rg;
+
+	if (!resp_ready(qp)) {
+		pkt->fault = SOFT_F_RETRY_EXC;
+		return;
+	}
+	if (op->rem_access &&
+	    !(soft_load(&qp->access_flags) & op->rem_access)) {
+		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_OK);
+		return;
+	}
+	if (op->flags & SOFT_OPF_RECV) {
+		if (!resp_take_recv(qp)) {
+			pkt->rnr = true;
+			return;
+		}
+		pkt->recv_taken = true;
+	}
+	switch (op->cls) {
+	case SOFT_OPC_SEND:
+		resp_send(qp, pkt);
+		break;
+	case SOFT_OPC_WRITE:
+		if (resp_rkey(qp, pkt, &rg))
+			rdmarw__soft_copy(pkt->src, pkt->nsrc, &rg, 1,
+					  pkt->wqe->length);
+		break;
+	case SOFT_OPC_READ:
+		resp_rkey(qp, pkt, &pkt->read_src);
+		break;
+	case SOFT_OPC_LOCAL:
+		break;
+	}
+}
+
+void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	enum soft_fault rf = pkt->resp_fault;
+	u64 len = pkt->wqe->length;
+	int ret;
+
+	if (!pkt->fault && !rf && pkt->inv_key_set) {
+		pthread_rwlock_wrlock(&f->mem_lock);
+		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
+						 pkt->inv_key);
+		pthread_rwlock_unlock(&f->mem_lock);
+		if (ret) {
+			rf = SOFT_F_REM_INV_REQ;
+			pkt->resp_err = true;
+			pkt->inv_key_set = false;
+		}
+	}
+	if (pkt->recv_taken)
+		rdmarw__soft_comp_recv(qp, &qp->resp_wqe, rf, pkt,
+				       rf ? 0 : len);
+	if (!pkt->fault && !rf && pkt->wqe->op->cls != SOFT_OPC_READ)
+		soft_add(&qp->dev->stats.bytes_moved, len);
+	/* The responder's own Send Queue must now flush: the requester
+	 * runs it once its executor is done (rdmarw__soft_qp_kick()). */
+	if (pkt->resp_err && rdmarw__soft_qp_to_err(qp))
+		soft_store(&pkt->req->kick_peer, true);
+}

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The software device's operations table (one, sorted, as rxe_verbs.c). */
+#include "soft/soft_loc.h"
+
+const struct ib_device_ops rdmarw__soft_ops = {
+	.driver_name = "soft",
+	.size_ib_cq = sizeof(struct soft_cq),
+	.size_ib_mr = sizeof(struct soft_mr),
+	.size_ib_pd = sizeof(struct soft_pd),
+	.size_ib_qp = sizeof(struct soft_qp),
+
+	.alloc_mr = rdmarw__soft_alloc_mr,
+	.alloc_mr_integrity = rdmarw__soft_alloc_mr_integrity,
+	.alloc_pd = rdmarw__soft_alloc_pd,
+	.create_cq = rdmarw__soft_create_cq,
+	.create_qp = rdmarw__soft_create_qp,
+	.dealloc_pd = rdmarw__soft_dealloc_pd,
+	.dereg_mr = rdmarw__soft_dereg_mr,
+	.destroy_cq = rdmarw__soft_destroy_cq,
+	.destroy_qp = rdmarw__soft_destroy_qp,
+	.iova_alloc = rdmarw__soft_iova_alloc,
+	.iova_destroy = rdmarw__soft_iova_destroy,
+	.iova_link = rdmarw__soft_iova_link,
+	.map_mr_sg = rdmarw__soft_map_mr_sg,
+	.modify_qp = rdmarw__soft_modify_qp,
+	.poll_cq = rdmarw__soft_poll_cq,
+	.post_recv = rdmarw__soft_post_recv,
+	.post_send = rdmarw__soft_post_send,
+	.reg_user_mr = rdmarw__soft_reg_user_mr,
+	.req_notify_cq = rdmarw__soft_req_notify_cq,
+};
