@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A test fixture on the software device: a fabric, two devices of one
+ * profile (or one device in loopback), a PD, a CQ and a QP on each side,
+ * the QPs connected as an RC pair.  Every helper asserts with cmocka, so a
+ * test reads as a list of steps; soft_env_fini() asserts that everything
+ * was freed (no MR, QP or IOVA range left, nothing DMA-mapped).
+ *
+ *	struct soft_env env;
+ *	soft_env_init(&env, &(struct soft_env_cfg){ .profile = "siw" });
+ *	... env.qp[0] talks to env.qp[1] ...
+ *	soft_env_fini(&env);
+ */
+#ifndef RDMARW_TESTS_SOFT_ENV_H
+#define RDMARW_TESTS_SOFT_ENV_H
+
+#include <rdmarw/ib_verbs.h>
+#include <rdmarw/soft.h>
+
+/**
+ * struct soft_env_cfg - what to build (zero fields take the default)
+ * @profile: "mlx5", "rxe" (default) or "siw"
+ * @custom: a whole profile to use instead of @profile, or NULL
+ * @loopback: one device, both QPs on it
+ * @threaded: set profile.threaded
+ * @iommu: set profile.iommu
+ * @cap: QP sizes; zero fields: 64 WRs each way, 4 SGEs each way (capped by
+ *       the device), max_rdma_ctxs 0
+ * @cqe: entries per CQ (default 1024)
+ * @sig_all: IB_SIGNAL_ALL_WR instead of IB_SIGNAL_REQ_WR
+ * @no_connect: leave the QPs in RESET
+ */
+struct soft_env_cfg {
+	const char *profile;
+	const struct soft_profile *custom;
+	bool loopback;
+	bool threaded;
+	bool iommu;
+	struct ib_qp_cap cap;
+	int cqe;
+	bool sig_all;
+	bool no_connect;
+};
+
+/**
+ * struct soft_env - the objects, side 0 and side 1
+ * @fabric: the fabric
+ * @dev: devices (equal in loopback)
+ * @pd: a PD per side
+ * @cq: a CQ per side (IB_POLL_DIRECT), for send and receive completions
+ * @qp: the connected QPs
+ * @profile: the profile used
+ */
+struct soft_env {
+	struct soft_fabric *fabric;
+	struct ib_device *dev[2];
+	struct ib_pd *pd[2];
+	struct ib_cq *cq[2];
+	struct ib_qp *qp[2];
+	struct soft_profile profile;
+};
+
+/* Build everything (asserts on failure). */
+void soft_env_init(struct soft_env *env, const struct soft_env_cfg *cfg);
+
+/* Destroy everything and assert nothing is left (MRs must be gone). */
+void soft_env_fini(struct soft_env *env);
+
+/* ib_reg_user_mr() of @buf on @side's PD (asserts success). */
+struct ib_mr *soft_env_reg(struct soft_env *env, int side, void *buf,
+			   size_t len, int access);
+
+/* ib_dereg_mr() (asserts success). */
+void soft_env_dereg(struct ib_mr *mr);
+
+/*
+ * Poll @cq until exactly @n completions are in @wc (waits for a threaded
+ * device; gives up after a minute so that a bug cannot hang the suite).
+ * Asserts that no further completion is waiting when @n were taken and
+ * the device is not threaded.
+ */
+void soft_env_poll(struct ib_cq *cq, int n, struct ib_wc *wc);
+
+/* Poll one completion and assert its wr_id, status and opcode. */
+void soft_env_expect(struct ib_cq *cq, u64 wr_id, enum ib_wc_status status,
+		     enum ib_wc_opcode opcode);
+
+/* Assert that nothing is waiting in @cq. */
+void soft_env_expect_empty(struct ib_cq *cq);
+
+/* The QP's state as ib_query_qp() reports it. */
+enum ib_qp_state soft_env_state(struct ib_qp *qp);
+
+/* Post one receive of one SGE (asserts success). */
+void soft_env_post_recv(struct ib_qp *qp, u64 wr_id, void *buf, u32 len,
+			u32 lkey);
+
+/* Post one RDMA WRITE or READ of one SGE, signaled; returns the errno. */
+int soft_env_rdma(struct ib_qp *qp, enum ib_wr_opcode opcode, u64 wr_id,
+		  void *buf, u32 len, u32 lkey, u64 raddr, u32 rkey);
+
+/* Post one SEND of one SGE, signaled; returns the errno. */
+int soft_env_send(struct ib_qp *qp, u64 wr_id, void *buf, u32 len, u32 lkey);
+
+/* A small seeded PRNG (xorshift64*): deterministic across runs. */
+u64 soft_env_rand(u64 *state);
+
+#endif /* RDMARW_TESTS_SOFT_ENV_H */
