@@ -65,7 +65,8 @@ unsigned int rdma_rw_mr_factor(struct ib_device *device, u32 port_num,
 		per = (u32)device->attrs.max_sge_rd;
 	if (!per)
 		return 0;
-	return (maxpages + per - 1) / per;
+	/* ceil without the overflow of maxpages + per - 1 near UINT_MAX */
+	return maxpages / per + (maxpages % per != 0);
 }
 
 unsigned int rdma_rw_max_send_wr(struct ib_device *dev, u32 port_num,
