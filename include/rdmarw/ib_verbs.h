@@ -1116,7 +1116,10 @@ int ib_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
  *
  * For providers' map_mr_sg.
  *
- * Return: entries mapped, or -EINVAL when none can be.
+ * Return: entries mapped (as ib_map_mr_sg()); -EINVAL for a NULL @mr,
+ * @sgl or @set_page, @sg_nents <= 0, a zero page_size, or an offset at or
+ * beyond the first entry's length; set_page()'s error when not even the
+ * first page fits.
  */
 int ib_sg_to_pages(struct ib_mr *mr, struct scatterlist *sgl, int sg_nents,
 		   unsigned int *sg_offset_p,

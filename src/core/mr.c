@@ -188,14 +188,15 @@ int ib_sg_to_pages(struct ib_mr *mr, struct scatterlist *sgl, int sg_nents,
 		   unsigned int *sg_offset_p,
 		   int (*set_page)(struct ib_mr *, u64))
 {
-	const u64 page_mask = ~((u64)mr->page_size - 1);
 	unsigned int offset = sg_offset_p ? *sg_offset_p : 0;
-	u64 prev_end = 0, mapped;
+	u64 page_mask, prev_end = 0, mapped;
 	struct scatterlist *sg;
 	int i, ret;
 
-	if (!sgl || sg_nents <= 0 || !mr->page_size)
+	if (!mr || !sgl || sg_nents <= 0 || !set_page || !mr->page_size ||
+	    offset >= sg_dma_len(sgl))
 		return -EINVAL;
+	page_mask = ~((u64)mr->page_size - 1);
 	mr->iova = sg_dma_address(sgl) + offset;
 	mr->length = 0;
 	for_each_sg(sgl, sg, sg_nents, i) {
