@@ -16,8 +16,12 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMARW_WERROR=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
+# The main job: the devices, then a short READ/WRITE sweep through the R/W
+# API on the software device next to memcpy (well under 30 s).
 run: build
 	@$(BUILD)/tools/rdmarw-info
+	@echo
+	@$(BUILD)/tools/rdmarw-perf --sweep=64:1M --duration=0.1
 
 test: test-plain test-asan test-valgrind
 
