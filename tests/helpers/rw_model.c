@@ -233,11 +233,27 @@ static void model_sges(struct model *m)
 	o->ret = (int)o->nr_ops;
 }
 
-static void model_iova(struct model *m)
+/*
+ * The IOVA path: one range keeps the first segment's in-page offset, and
+ * each segment is linked right after the previous one; an IOMMU maps
+ * pages, so a segment whose in-page offset differs from its place in the
+ * range cannot be linked, and that error is final (no fallback).
+ */
+static bool model_iova(struct model *m)
 {
 	struct rw_model_out *o = m->out;
-	struct rw_model_wr *w = push(m);
+	struct rw_model_wr *w;
+	u64 at = m->ents[0].addr % MODEL_PS;
 	u32 i;
+
+	for (i = 0; i < m->n; i++) {
+		if (m->ents[i].addr % MODEL_PS != at % MODEL_PS) {
+			o->ret = -EINVAL;
+			return false;
+		}
+		at += m->ents[i].len;
+	}
+	w = push(m);
 
 	w->opcode = m->in->dir == DMA_TO_DEVICE ? IB_WR_RDMA_WRITE :
 						   IB_WR_RDMA_READ;
@@ -252,6 +268,7 @@ static void model_iova(struct model *m)
 	o->nr_ops = 1;
 	o->ret = 1;
 	o->iova = true;
+	return true;
 }
 
 static void model_skip(struct model *m)
@@ -298,10 +315,13 @@ void rw_model_chain(struct ib_qp *qp, u32 port_num,
 			return;
 		}
 	}
-	if (in->bvec && m.n > 1 && !qp->device->virt_dma && qp->device->iommu)
-		model_iova(&m);
-	else
+	if (in->bvec && m.n > 1 && !qp->device->virt_dma &&
+	    qp->device->iommu) {
+		if (!model_iova(&m))
+			return;
+	} else {
 		model_sges(&m);
+	}
 done:
 	finish_last(&out->wrs[out->nr_wrs - 1], cqe, chain_wr);
 }
