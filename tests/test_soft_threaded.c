@@ -66,7 +66,7 @@ static void poll_some(struct shared *sh)
 			__atomic_add_fetch(&sh->errors, 1, __ATOMIC_RELAXED);
 		else
 			__atomic_add_fetch(&sh->done[owner], 1,
-					   __ATOMIC_RELAXED);
+					   __ATOMIC_RELEASE);
 	}
 	if (!n)
 		sched_yield();
@@ -86,7 +86,8 @@ static void post_retry(struct shared *sh, struct ib_send_wr *wr)
 
 static void wait_done(struct shared *sh, int t, long n)
 {
-	while (__atomic_load_n(&sh->done[t], __ATOMIC_RELAXED) < n &&
+	/* Acquire: the bytes of the counted work are visible after. */
+	while (__atomic_load_n(&sh->done[t], __ATOMIC_ACQUIRE) < n &&
 	       !__atomic_load_n(&sh->errors, __ATOMIC_RELAXED))
 		poll_some(sh);
 }

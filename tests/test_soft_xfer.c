@@ -413,6 +413,19 @@ static void test_random_loopback(void **state)
 			 0x778, 200);
 }
 
+/* The same on threaded devices: work completes asynchronously. */
+static void test_random_threaded(void **state)
+{
+	random_transfers(&(struct soft_env_cfg){ .profile = "mlx5",
+						 .threaded = true,
+						 .cap.max_send_sge = 8 },
+			 0x999, 200);
+	random_transfers(&(struct soft_env_cfg){ .profile = "siw",
+						 .threaded = true,
+						 .loopback = true },
+			 0x99a, 200);
+}
+
 /* ---- invalidation -------------------------------------------------------- */
 
 static void post_write(struct xfer *x, u64 id, u32 rkey, u64 raddr,
@@ -609,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_random_rxe),
 		cmocka_unit_test(test_random_siw),
 		cmocka_unit_test(test_random_loopback),
+		cmocka_unit_test(test_random_threaded),
 		cmocka_unit_test(test_send_with_inv),
 		cmocka_unit_test(test_read_with_inv_siw),
 		cmocka_unit_test(test_read_with_inv_rxe),
