@@ -128,6 +128,7 @@ struct soft_task {
  * @profile: as created
  * @iwarp: siw rules apply (the port speaks iWARP)
  * @keys: MR key table
+ * @mr_serial: last soft_mr.serial given (under mem_lock)
  * @iommu: emulated IOMMU
  * @task: progress thread (profile.threaded)
  * @stats: counters (atomic)
@@ -139,6 +140,7 @@ struct soft_dev {
 	struct soft_profile profile;
 	bool iwarp;
 	struct soft_keytab keys;
+	u64 mr_serial;
 	struct soft_iommu iommu;
 	struct soft_task task;
 	struct soft_stats stats;
@@ -266,7 +268,8 @@ struct soft_seg {
  * @reg: the list REG_MR snapshotted (@reg_n used)
  * @map_n: elements in @map
  * @reg_n: elements in @reg
- * @wr_refs: posted REG_MR WRs not yet executed (ib_dereg_mr() -> -EBUSY)
+ * @serial: unique on the device: a REG_MR WQE names its MR by index and
+ *          serial, so an MR freed before the WQE runs is simply not found
  */
 struct soft_mr {
 	struct ib_mr ibmr;
@@ -285,7 +288,7 @@ struct soft_mr {
 	struct soft_seg *reg;
 	u32 map_n;
 	u32 reg_n;
-	long wr_refs;
+	u64 serial;
 };
 static_assert(offsetof(struct soft_mr, ibmr) == 0, "core struct first");
 
@@ -343,12 +346,13 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		       const struct soft_region *dst, u32 ndst, u64 len);
 
 /*
- * Register (REG_MR) or invalidate.  Call with mem_lock held (write).
+ * Register (REG_MR) or invalidate.  Call with mem_lock held (write).  The
+ * MR to register is named by index and serial (it may be gone by now).
  * Return: 0, or -EINVAL when the device refuses (rxe_reg_fast_mr,
  * rxe_invalidate_mr, siw_fastreg_mr, siw_invalidate_stag rules).
  */
-int rdmarw__soft_mr_register(struct soft_qp *qp, struct soft_mr *mr, u32 key,
-			     int access);
+int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial,
+			     u32 key, int access);
 int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
 			       u32 key);
 
@@ -430,7 +434,8 @@ const struct soft_opcode *rdmarw__soft_opcode(int opcode);
  * @remote_addr: RDMA
  * @rkey: RDMA
  * @ex: immediate data or key to invalidate
- * @reg_mr: REG_MR: the MR (its wr_refs counts this WQE)
+ * @reg_index: REG_MR: the MR's key index
+ * @reg_serial: REG_MR: the MR's serial
  * @reg_key: REG_MR: the key
  * @reg_access: REG_MR: the rights
  */
@@ -447,7 +452,8 @@ struct soft_send_wqe {
 	u64 remote_addr;
 	u32 rkey;
 	u32 ex;
-	struct soft_mr *reg_mr;
+	u32 reg_index;
+	u64 reg_serial;
 	u32 reg_key;
 	int reg_access;
 };

@@ -118,6 +118,8 @@ static int mr_add(struct soft_mr *mr)
 	pthread_rwlock_wrlock(&f->mem_lock);
 	if (sdev->keys.count < (u32)sdev->ibdev.attrs.max_mr)
 		ret = kt_insert(&sdev->keys, mr);
+	if (!ret)
+		mr->serial = ++sdev->mr_serial;
 	pthread_rwlock_unlock(&f->mem_lock);
 	if (!ret)
 		soft_add(&sdev->stats.mrs, 1);
@@ -195,9 +197,7 @@ int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
 	struct soft_mr *mr = to_smr(ibmr);
 	struct soft_dev *sdev = to_sdev(ibmr->device);
 
-	/* A posted REG_MR still names it: freeing would leave it dangling. */
-	if (soft_load(&mr->wr_refs))
-		return -EBUSY;
+	/* A REG_MR still queued for it will not find it (serial). */
 	pthread_rwlock_wrlock(&sdev->fabric->mem_lock);
 	kt_remove(&sdev->keys, mr);
 	mr->state = SOFT_MR_FREE;
@@ -444,11 +444,15 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 
 /* ---- registration and invalidation (mem_lock held, write) -------------- */
 
-int rdmarw__soft_mr_register(struct soft_qp *qp, struct soft_mr *mr, u32 key,
-			     int access)
+int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial,
+			     u32 key, int access)
 {
-	struct ib_mr *ibmr = &mr->ibmr;
+	struct soft_mr *mr = kt_find(&qp->dev->keys, index);
+	struct ib_mr *ibmr;
 
+	if (!mr || mr->serial != serial)
+		return -EINVAL; /* deregistered since it was posted */
+	ibmr = &mr->ibmr;
 	/* rxe_reg_fast_mr() and siw_fastreg_mr(): a fast MR, FREE, of the
 	 * QP's PD, and only the variant may change. */
 	if (!mr->fast || (ibmr->type != IB_MR_TYPE_MEM_REG &&

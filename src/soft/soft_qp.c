@@ -181,18 +181,10 @@ err_count:
 	return ret;
 }
 
-/* Drop WQEs that will never execute: their REG_MR references go. */
+/* Drop WQEs that will never execute. */
 static void sq_drop_pending(struct soft_qp *qp)
 {
-	u64 s;
-
 	pthread_mutex_lock(&qp->sq_lock);
-	for (s = qp->sq_exec; s != qp->sq_prod; s++) {
-		struct soft_send_wqe *w = &qp->sq[s % qp->sq_size];
-
-		if (w->reg_mr)
-			soft_sub(&w->reg_mr->wr_refs, 1);
-	}
 	qp->sq_exec = qp->sq_prod;
 	soft_store(&qp->sq_done, qp->sq_prod);
 	pthread_mutex_unlock(&qp->sq_lock);
@@ -443,16 +435,17 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 	w->ex = wr->ex.invalidate_rkey;
 	w->remote_addr = 0;
 	w->rkey = 0;
-	w->reg_mr = NULL;
 	if (op->cls == SOFT_OPC_WRITE || op->cls == SOFT_OPC_READ) {
 		w->remote_addr = rdma_wr(wr)->remote_addr;
 		w->rkey = rdma_wr(wr)->rkey;
 	} else if ((op->flags & SOFT_OPF_REG) &&
 		   !(op->flags & SOFT_OPF_UNSUPP)) {
-		w->reg_mr = to_smr(reg_wr(wr)->mr);
+		const struct soft_mr *mr = to_smr(reg_wr(wr)->mr);
+
+		w->reg_index = mr->index;
+		w->reg_serial = mr->serial;
 		w->reg_key = reg_wr(wr)->key;
 		w->reg_access = reg_wr(wr)->access;
-		soft_add(&w->reg_mr->wr_refs, 1);
 	}
 }
 

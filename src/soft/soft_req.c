@@ -46,7 +46,8 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 		return SOFT_F_NOT_SUPP; /* REG_MR_INTEGRITY: not yet */
 	pthread_rwlock_wrlock(&f->mem_lock);
 	if (wqe->op->flags & SOFT_OPF_REG)
-		ret = rdmarw__soft_mr_register(qp, wqe->reg_mr, wqe->reg_key,
+		ret = rdmarw__soft_mr_register(qp, wqe->reg_index,
+					       wqe->reg_serial, wqe->reg_key,
 					       wqe->reg_access);
 	else
 		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
@@ -120,14 +121,6 @@ static enum soft_fault req_remote(struct soft_qp *qp,
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static void wqe_drop_ref(struct soft_send_wqe *wqe)
-{
-	if (wqe->reg_mr) {
-		soft_sub(&wqe->reg_mr->wr_refs, 1);
-		wqe->reg_mr = NULL;
-	}
-}
-
 static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
 	enum soft_fault fault = inject_exec(qp, wqe);
@@ -141,7 +134,6 @@ static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	}
 	if (stall)
 		return REQ_STALL;
-	wqe_drop_ref(wqe);
 	soft_add(&qp->dev->stats.wrs_executed, 1);
 	rdmarw__soft_comp_send(qp, wqe, fault);
 	if (fault)
@@ -160,7 +152,6 @@ void rdmarw__soft_requester(struct soft_qp *qp)
 		wqe = &qp->sq[qp->sq_exec % qp->sq_size];
 		state = soft_qp_state(qp);
 		if (state == IB_QPS_ERR) {
-			wqe_drop_ref(wqe);
 			rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);
 		} else if (state != IB_QPS_RTS ||
 			   req_execute(qp, wqe) == REQ_STALL) {
