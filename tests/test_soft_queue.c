@@ -65,7 +65,7 @@ static void make_write(struct pair *p, struct ib_rdma_wr *wr,
 	wr->rkey = p->mr[1]->rkey;
 }
 
-/* ---- posting checks ------------------------------------------------------ */
+/* ---- posting checks ----------------------------------------------------- */
 
 static void test_post_checks(void **state)
 {
@@ -188,7 +188,7 @@ static void test_post_states(void **state)
 	pair_fini(&p);
 }
 
-/* ---- Send Queue accounting --------------------------------------------------- */
+/* ---- Send Queue accounting ---------------------------------------------- */
 
 /*
  * Unsignaled WRs keep their slots until a later signaled WR's completion is
@@ -278,7 +278,7 @@ static void test_sq_signal_all(void **state)
 	pair_fini(&p);
 }
 
-/* ---- Receive Queue ------------------------------------------------------------ */
+/* ---- Receive Queue ------------------------------------------------------ */
 
 static void test_rq_depth_and_checks(void **state)
 {
@@ -338,7 +338,7 @@ static void test_recv_states(void **state)
 	pair_fini(&p);
 }
 
-/* ---- waiting for a receive (rnr_retry 7) ------------------------------------ */
+/* ---- waiting for a receive (rnr_retry 7) -------------------------------- */
 
 static void test_rnr_wait_and_resume(void **state)
 {
@@ -372,7 +372,7 @@ static void test_rnr_wait_and_resume(void **state)
 	pair_fini(&p);
 }
 
-/* ---- CQ arming and overflow ------------------------------------------------ */
+/* ---- CQ arming and overflow --------------------------------------------- */
 
 static int handler_calls;
 

@@ -37,7 +37,7 @@ static u32 slot_len(int t, int slot)
 	return 1 + (u32)((t * 131 + slot * 37) % SLOT_LEN);
 }
 
-/* ---- four threads, one QP ------------------------------------------------- */
+/* ---- four threads, one QP ----------------------------------------------- */
 
 struct shared {
 	struct soft_env env;
@@ -211,7 +211,7 @@ static void test_four_threads_one_qp_inline(void **state)
 	one_qp(false);
 }
 
-/* ---- four threads, four QP pairs ----------------------------------------- */
+/* ---- four threads, four QP pairs ---------------------------------------- */
 
 struct pair_worker {
 	struct soft_env *env;

@@ -167,7 +167,8 @@ static int print_one(struct ib_device *dev, void *arg)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: rdmarw-info [--json]\n"
-		     "List RDMA devices and the attributes the R/W API uses.\n");
+		     "List RDMA devices and the attributes the R/W API "
+		     "uses.\n");
 }
 
 static int create_devices(struct soft_fabric *fabric,

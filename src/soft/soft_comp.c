@@ -49,19 +49,11 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 	 */
 	int access = IB_ACCESS_LOCAL_WRITE |
 		     (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
-	u32 i, n = 0;
+	u32 n;
 
-	for (i = 0; i < wqe->num_sge; i++) {
-		const struct ib_sge *sge = &wqe->sge[i];
-
-		if (!sge->length)
-			continue;
-		if (rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, sge->lkey,
-					   sge->addr, sge->length, access,
-					   SOFT_LOOKUP_LOCAL, &qp->req_rg[n]))
-			return SOFT_F_LOC_PROT;
-		n++;
-	}
+	if (rdmarw__soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge,
+				   wqe->num_sge, access, qp->req_rg, &n))
+		return SOFT_F_LOC_PROT;
 	rdmarw__soft_copy(src, 1, qp->req_rg, n, wqe->length);
 	soft_add(&qp->dev->stats.bytes_moved, wqe->length);
 	return SOFT_OK;

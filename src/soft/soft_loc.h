@@ -336,6 +336,15 @@ int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 			   u64 addr, u64 len, int access,
 			   enum soft_lookup type, struct soft_region *out);
 
+/*
+ * Check the SGEs of a WR with @access (empty ones are skipped, key
+ * unchecked, as rxe's copy_data()).  mem_lock held (read).
+ * Return: 0 and @nout regions in @out, or -EACCES.
+ */
+int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
+			   const struct ib_sge *sge, u32 n, int access,
+			   struct soft_region *out, u32 *nout);
+
 /* The CPU bytes of @rg at @off: a pointer and how many bytes follow it
  * contiguously (at least 1, at most @rg->len - @off).  0, or -EFAULT. */
 int rdmarw__soft_region_span(const struct soft_region *rg, u64 off,
@@ -391,7 +400,7 @@ enum soft_op_class {
 enum soft_op_flags {
 	SOFT_OPF_RECV = 1 << 0,      /* consumes a receive at the responder */
 	SOFT_OPF_IMM = 1 << 1,       /* carries immediate data */
-	SOFT_OPF_REM_INV = 1 << 2,   /* responder invalidates ex.invalidate_rkey */
+	SOFT_OPF_REM_INV = 1 << 2,   /* responder invalidates ex's key */
 	SOFT_OPF_LOC_INV = 1 << 3,   /* requester invalidates after the READ */
 	SOFT_OPF_REG = 1 << 4,       /* fast registration */
 	SOFT_OPF_UNSUPP = 1 << 5,    /* accepted, completes with an error */

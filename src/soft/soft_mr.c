@@ -169,8 +169,9 @@ int rdmarw__soft_alloc_mr_integrity(struct ib_mr *ibmr, u32 max_num_data_sg,
 	return fast_mr_init(ibmr, max_num_data_sg + max_num_meta_sg);
 }
 
-#define SOFT_ACCESS_REMOTE \
-	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+#define SOFT_ACCESS_REMOTE                               \
+	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
+	 IB_ACCESS_REMOTE_ATOMIC)
 
 int rdmarw__soft_reg_user_mr(struct ib_mr *ibmr, u64 start, u64 length,
 			     u64 virt_addr, int access)
@@ -395,6 +396,25 @@ int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 		return -EACCES;
 	out->mr = mr;
 	return region_walk(out) ? -EACCES : 0;
+}
+
+int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
+			   const struct ib_sge *sge, u32 n, int access,
+			   struct soft_region *out, u32 *nout)
+{
+	u32 i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!sge[i].length)
+			continue;
+		if (rdmarw__soft_mem_check(sdev, pd, sge[i].lkey, sge[i].addr,
+					   sge[i].length, access,
+					   SOFT_LOOKUP_LOCAL, &out[k]))
+			return -EACCES;
+		k++;
+	}
+	*nout = k;
+	return 0;
 }
 
 void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,

@@ -74,12 +74,13 @@ static const struct soft_profile profile_rxe = {
 		.max_recv_sge = 32,		/* RXE_MAX_SGE */
 		.max_sge_rd = 32,		/* RXE_MAX_SGE_RD */
 		.max_cq = 16384,		/* RXE_MAX_CQ */
-		.max_cqe = (1 << 15) - 1,	/* (1 << RXE_MAX_LOG_CQE) - 1 */
+		.max_cqe = (1 << 15) - 1,	/* 1 << RXE_MAX_LOG_CQE, - 1 */
 		.max_mr = 0x40000,		/* RXE_MAX_MR_INDEX */
 		.max_pd = 0x7ffc,		/* RXE_MAX_PD */
 		.max_qp_rd_atom = 128,		/* RXE_MAX_QP_RD_ATOM */
 		.max_qp_init_rd_atom = 128,	/* RXE_MAX_QP_INIT_RD_ATOM */
-		.max_fast_reg_page_list_len = 512, /* RXE_MAX_FMR_PAGE_LIST_LEN */
+		/* RXE_MAX_FMR_PAGE_LIST_LEN */
+		.max_fast_reg_page_list_len = 512,
 	},
 };
 

@@ -468,7 +468,8 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		ret = inject_post(qp, wr);
 		if (!ret)
 			ret = check_send_wr(qp, wr, &op, &len);
-		if (!ret && qp->sq_prod - soft_load(&qp->sq_done) >= qp->sq_size)
+		if (!ret &&
+		    qp->sq_prod - soft_load(&qp->sq_done) >= qp->sq_size)
 			ret = -ENOMEM;
 		if (ret)
 			break;

@@ -64,20 +64,9 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 static enum soft_fault req_gather(struct soft_qp *qp,
 				  struct soft_send_wqe *wqe, u32 *nrg)
 {
-	u32 i, n = 0;
-
-	for (i = 0; i < wqe->num_sge; i++) {
-		const struct ib_sge *sge = &wqe->sge[i];
-
-		if (!sge->length)
-			continue; /* empty SGEs are skipped, key unchecked */
-		if (rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, sge->lkey,
-					   sge->addr, sge->length, 0,
-					   SOFT_LOOKUP_LOCAL, &qp->req_rg[n]))
-			return SOFT_F_LOC_PROT;
-		n++;
-	}
-	*nrg = n;
+	if (rdmarw__soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge,
+				   wqe->num_sge, 0, qp->req_rg, nrg))
+		return SOFT_F_LOC_PROT;
 	return SOFT_OK;
 }
 

@@ -69,25 +69,16 @@ static void resp_fail(struct soft_pkt *pkt, enum soft_fault req_fault,
 static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 {
 	const struct soft_recv_wqe *w = &qp->resp_wqe;
-	u32 i, n = 0;
+	u32 n;
 
 	if (pkt->wqe->length > w->length) {
 		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_F_LOC_LEN);
 		return;
 	}
-	for (i = 0; i < w->num_sge; i++) {
-		const struct ib_sge *sge = &w->sge[i];
-
-		if (!sge->length)
-			continue;
-		if (rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, sge->lkey,
-					   sge->addr, sge->length,
-					   IB_ACCESS_LOCAL_WRITE,
-					   SOFT_LOOKUP_LOCAL, &qp->resp_rg[n])) {
-			resp_fail(pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
-			return;
-		}
-		n++;
+	if (rdmarw__soft_sgl_check(qp->dev, qp->ibqp.pd, w->sge, w->num_sge,
+				   IB_ACCESS_LOCAL_WRITE, qp->resp_rg, &n)) {
+		resp_fail(pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
+		return;
 	}
 	rdmarw__soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n,
 			  pkt->wqe->length);
@@ -109,7 +100,8 @@ static bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
 	}
 	if (!rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, wqe->rkey,
 				    wqe->remote_addr, wqe->length,
-				    wqe->op->rem_access, SOFT_LOOKUP_REMOTE, rg))
+				    wqe->op->rem_access, SOFT_LOOKUP_REMOTE,
+				    rg))
 		return true;
 	resp_fail(pkt, SOFT_F_REM_ACCESS,
 		  pkt->recv_taken ? SOFT_F_LOC_ACCESS : SOFT_OK);
