@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The libibverbs backend ("ibv" provider): real RDMA devices (hardware NICs,
+ * the kernel's rxe and siw) through rdma-core's libibverbs and librdmacm.
+ *
+ * Devices: rdmarw_ibv_open() registers one rdma-core device by its name
+ * ("rxe0", "siw0", "mlx5_0") in the same registry as the software devices,
+ * so ib_device_get_by_name() finds it; rdmarw_ibv_open_all() registers every
+ * device rdma-core sees.  Attributes come from ibv_query_device_ex() and the
+ * port; the protocol from the transport and the port's link layer.
+ *
+ * Memory: user space has no local DMA key.  The device's local_dma_lkey (and
+ * every PD's) is a sentinel, RDMARW_IBV_LOCAL_DMA_LKEY; a work request's SGE
+ * that carries it is translated when it is posted to the lkey of an ibv MR
+ * covering [addr, addr + length).  Each PD keeps a registration map:
+ * - regions declared up front with rdmarw_ibv_declare() (registered at once,
+ *   released by rdmarw_ibv_forget() or when the PD is freed);
+ * - for any other address, an on-demand registration of the pages that
+ *   cover the SGE, kept in a cache of at most rdmarw_ibv_cache_limit()
+ *   entries.  Cache entries are released only by rdmarw_ibv_forget() over a
+ *   range they overlap, or when the PD is freed; when the cache is full,
+ *   posting an SGE that needs a new entry fails with -ENOMEM.  An entry pins
+ *   the pages it registered: call rdmarw_ibv_forget() before memory that
+ *   was used through the local DMA key is unmapped or handed back to the
+ *   system (free() of a large block), or a later mapping at the same
+ *   address would be reached through the stale registration.
+ * On iWARP the map registers with remote write access, so RDMA READ sinks
+ * are legal (siw requires it); elsewhere with local write only.
+ *
+ * Fast registration: libibverbs has no REG_MR work request, so the device
+ * does not advertise IB_DEVICE_MEM_MGT_EXTENSIONS, ib_alloc_mr() answers
+ * -EOPNOTSUPP and the R/W API uses its SGE paths (on iWARP: one SGE per
+ * READ, max_sge_rd 1).  docs/deviations.md records this.
+ *
+ * Connections: RC QPs are connected through rdma_cm.  The passive side
+ * calls rdmarw_ibv_listen() and rdmarw_ibv_get_request(); the active side
+ * rdmarw_ibv_resolve().  Either side then has a connection whose device is
+ * rdmarw_ibv_conn_device(), creates its QP with rdmarw_ibv_create_qp() (as
+ * ib_create_qp(), so cap.max_rdma_ctxs sizes it for R/W contexts) and calls
+ * rdmarw_ibv_accept() or rdmarw_ibv_connect(), each carrying private data
+ * (struct rdmarw_ibv_peer_info describes a buffer: address, rkey, length).
+ * A connected QP is in IB_QPS_RTS.
+ *
+ * Thread safety: as ib_verbs.h.  One connection's calls must not race.
+ */
+#ifndef RDMARW_IBV_H
+#define RDMARW_IBV_H
+
+#include <rdmarw/ib_verbs.h>
+
+#include <stddef.h>
+
+/* The sentinel local DMA key of ibv devices, translated at post time. */
+#define RDMARW_IBV_LOCAL_DMA_LKEY 0xfffffff0U
+
+struct rdmarw_ibv_listener;
+struct rdmarw_ibv_conn;
+
+/**
+ * rdmarw_ibv_open() - register an rdma-core device by its name
+ * @name: the device's rdma-core name, e.g. "rxe0"
+ *
+ * The device is registered under the same name.  Opening a device that is
+ * already registered returns it again.
+ *
+ * Return: the device, or ERR_PTR(-EINVAL) for a NULL or empty @name,
+ * ERR_PTR(-ENODEV) when rdma-core has no such device, ERR_PTR(-EEXIST)
+ * when another provider's device has that name, ERR_PTR(-ENOMEM), or the
+ * negative errno of a failed ibv_query_device_ex()/ibv_query_port().
+ */
+struct ib_device *rdmarw_ibv_open(const char *name);
+
+/**
+ * rdmarw_ibv_open_all() - register every device rdma-core sees
+ *
+ * Devices that fail to open are skipped.
+ *
+ * Return: the number of ibv devices registered (0 when there are none).
+ */
+int rdmarw_ibv_open_all(void);
+
+/**
+ * rdmarw_ibv_close() - unregister and close an ibv device
+ * @dev: a device from rdmarw_ibv_open()
+ *
+ * Return: 0, -EINVAL for NULL or a device of another provider, -EBUSY while
+ * PDs or CQs exist on it.
+ */
+int rdmarw_ibv_close(struct ib_device *dev);
+
+/**
+ * rdmarw_ibv_close_all() - close every ibv device that has no objects left
+ *
+ * Return: the number of devices that stayed open because they are busy.
+ */
+int rdmarw_ibv_close_all(void);
+
+/**
+ * rdmarw_ibv_is_ibv() - is @dev an ibv device
+ * @dev: any device, or NULL
+ *
+ * Return: true for a device of this provider.
+ */
+bool rdmarw_ibv_is_ibv(const struct ib_device *dev);
+
+/**
+ * rdmarw_ibv_describe() - one line about an ibv device, for rdmarw-info
+ * @dev: a device
+ * @buf: output
+ * @len: size of @buf
+ *
+ * Writes e.g. "ibv rxe0: RoCE, port 1 ACTIVE, fw 0.0.0, node guid ...".
+ *
+ * Return: the length of the line (as snprintf), -EINVAL for NULL arguments
+ * or a device of another provider.
+ */
+int rdmarw_ibv_describe(const struct ib_device *dev, char *buf, size_t len);
+
+/* ---- the PD's registration map ------------------------------------------ */
+
+/**
+ * rdmarw_ibv_declare() - register a region for the local DMA key up front
+ * @pd: a PD of an ibv device
+ * @addr: first byte
+ * @len: bytes (> 0)
+ *
+ * SGEs inside the region that carry the local DMA key use this
+ * registration.  It stays until rdmarw_ibv_forget() or ib_dealloc_pd().
+ *
+ * Return: 0, -EINVAL for NULL, zero length, a wrapping range or a PD of
+ * another provider, -ENOMEM, or the negative errno of ibv_reg_mr().
+ */
+int rdmarw_ibv_declare(struct ib_pd *pd, void *addr, size_t len);
+
+/**
+ * rdmarw_ibv_forget() - release every map entry overlapping a range
+ * @pd: a PD of an ibv device
+ * @addr: first byte
+ * @len: bytes
+ *
+ * Releases declared regions and cached on-demand registrations alike.  No
+ * posted work request may still use them.
+ *
+ * Return: the number of entries released, or -EINVAL for NULL or a PD of
+ * another provider.
+ */
+int rdmarw_ibv_forget(struct ib_pd *pd, const void *addr, size_t len);
+
+/**
+ * rdmarw_ibv_cache_limit() - on-demand entries a PD may hold
+ * @pd: a PD of an ibv device
+ * @limit: the new limit (> 0), or 0 to only read it
+ *
+ * The default is 1024.  Lowering it below the entries held releases none.
+ *
+ * Return: the limit in force, or -EINVAL for NULL or a PD of another
+ * provider.
+ */
+int rdmarw_ibv_cache_limit(struct ib_pd *pd, unsigned int limit);
+
+/**
+ * rdmarw_ibv_map_entries() - entries in a PD's registration map
+ * @pd: a PD of an ibv device
+ * @cached: set to the on-demand entries among them, or NULL
+ *
+ * Return: declared plus cached entries, or -EINVAL.
+ */
+int rdmarw_ibv_map_entries(struct ib_pd *pd, int *cached);
+
+/* ---- connections ------------------------------------------------------- */
+
+/**
+ * struct rdmarw_ibv_peer_info - a buffer offered to the peer (private data)
+ * @addr: its remote address, big-endian
+ * @rkey: its rkey, big-endian
+ * @len: its length, big-endian
+ *
+ * Fill it with rdmarw_ibv_peer_info_set(), read it with
+ * rdmarw_ibv_peer_info_get().
+ */
+struct rdmarw_ibv_peer_info {
+	__be64 addr;
+	__be32 rkey;
+	__be32 len;
+};
+
+/**
+ * rdmarw_ibv_peer_info_set() - describe a buffer in wire order
+ * @info: filled in
+ * @addr: remote address
+ * @rkey: rkey
+ * @len: length
+ */
+void rdmarw_ibv_peer_info_set(struct rdmarw_ibv_peer_info *info, u64 addr,
+			      u32 rkey, u32 len);
+
+/**
+ * rdmarw_ibv_peer_info_get() - read a buffer description
+ * @info: as received
+ * @addr: set to the remote address
+ * @rkey: set to the rkey
+ * @len: set to the length
+ *
+ * Return: 0, -EINVAL for a NULL argument.
+ */
+int rdmarw_ibv_peer_info_get(const struct rdmarw_ibv_peer_info *info,
+			     u64 *addr, u32 *rkey, u32 *len);
+
+/**
+ * rdmarw_ibv_listen() - listen for connections
+ * @addr: local IPv4/IPv6 address or host name to bind (NULL: any)
+ * @port: port number as a string, e.g. "7174"
+ * @lp: set to the listener
+ *
+ * Return: 0, -EINVAL for NULL @port or @lp, -ENOMEM, or the negative errno
+ * of rdma_cm (-EADDRNOTAVAIL, -EADDRINUSE, -ENODEV, ...).
+ */
+int rdmarw_ibv_listen(const char *addr, const char *port,
+		      struct rdmarw_ibv_listener **lp);
+
+/**
+ * rdmarw_ibv_listener_destroy() - stop listening
+ * @l: the listener, or NULL
+ */
+void rdmarw_ibv_listener_destroy(struct rdmarw_ibv_listener *l);
+
+/**
+ * rdmarw_ibv_get_request() - wait for a connection request
+ * @l: the listener
+ * @timeout_ms: how long to wait, -1 for ever
+ * @cp: set to the new (not yet accepted) connection
+ *
+ * The connection's device is opened (registered) if it was not.
+ *
+ * Return: 0, -EINVAL for NULL arguments, -ETIMEDOUT, -ENOMEM, -ECONNABORTED
+ * for an unexpected rdma_cm event, or the errno of a failed open.
+ */
+int rdmarw_ibv_get_request(struct rdmarw_ibv_listener *l, int timeout_ms,
+			   struct rdmarw_ibv_conn **cp);
+
+/**
+ * rdmarw_ibv_resolve() - start an outgoing connection
+ * @addr: the server's address or host name
+ * @port: its port as a string
+ * @timeout_ms: for address and route resolution each (> 0)
+ * @cp: set to the connection (not yet connected)
+ *
+ * Return: 0, -EINVAL for NULL arguments or @timeout_ms <= 0, -ENOMEM,
+ * -EHOSTUNREACH when resolution fails, or the negative errno of rdma_cm.
+ */
+int rdmarw_ibv_resolve(const char *addr, const char *port, int timeout_ms,
+		       struct rdmarw_ibv_conn **cp);
+
+/**
+ * rdmarw_ibv_conn_device() - the device a connection runs on
+ * @c: the connection
+ *
+ * Return: the device, or NULL for NULL.
+ */
+struct ib_device *rdmarw_ibv_conn_device(struct rdmarw_ibv_conn *c);
+
+/**
+ * rdmarw_ibv_create_qp() - create the connection's RC QP
+ * @c: the connection (one QP per connection)
+ * @pd: a PD of the connection's device
+ * @init_attr: as for ib_create_qp()
+ *
+ * Return: the QP, or ERR_PTR(-EINVAL) for NULL arguments, a PD of another
+ * device, or a connection that has a QP already; any error of
+ * ib_create_qp().
+ */
+struct ib_qp *rdmarw_ibv_create_qp(struct rdmarw_ibv_conn *c,
+				   struct ib_pd *pd,
+				   struct ib_qp_init_attr *init_attr);
+
+/**
+ * rdmarw_ibv_accept() - accept a request and wait until it is established
+ * @c: a connection from rdmarw_ibv_get_request() with its QP
+ * @priv: private data for the peer, or NULL
+ * @priv_len: its length (at most 56 bytes on InfiniBand and RoCE)
+ * @timeout_ms: how long to wait for establishment, -1 for ever
+ *
+ * Return: 0 (the QP is in RTS), -EINVAL for NULL @c, a connection without a
+ * QP or too much private data, -ETIMEDOUT, -ECONNREFUSED when the peer went
+ * away, or the negative errno of rdma_accept().
+ */
+int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv,
+		      u8 priv_len, int timeout_ms);
+
+/**
+ * rdmarw_ibv_connect() - connect and wait until established
+ * @c: a connection from rdmarw_ibv_resolve() with its QP
+ * @priv: private data for the peer, or NULL
+ * @priv_len: its length (at most 56 bytes on InfiniBand and RoCE)
+ * @timeout_ms: how long to wait, -1 for ever
+ *
+ * Return: 0 (the QP is in RTS), -EINVAL as for rdmarw_ibv_accept(),
+ * -ETIMEDOUT, -ECONNREFUSED when the peer rejected or is unreachable, or
+ * the negative errno of rdma_connect().
+ */
+int rdmarw_ibv_connect(struct rdmarw_ibv_conn *c, const void *priv,
+		       u8 priv_len, int timeout_ms);
+
+/**
+ * rdmarw_ibv_conn_private_data() - the private data the peer sent
+ * @c: the connection (after a request arrived, or once connected)
+ * @len: set to its length, or NULL; InfiniBand and RoCE report the CM
+ *       message's whole private data area (the sender's bytes, then zeros)
+ *
+ * Return: the bytes (valid until the connection is destroyed), or NULL
+ * when there are none or @c is NULL.
+ */
+const void *rdmarw_ibv_conn_private_data(struct rdmarw_ibv_conn *c, u8 *len);
+
+/**
+ * rdmarw_ibv_disconnect() - disconnect and wait for the peer's answer
+ * @c: the connection
+ * @timeout_ms: how long to wait for the DISCONNECTED event, -1 for ever,
+ *              0 not to wait (rdmarw_ibv_wait_disconnect() collects it)
+ *
+ * The QP moves to the error state (outstanding work is flushed).  On
+ * InfiniBand and RoCE the event comes once the peer answers (it calls
+ * rdmarw_ibv_wait_disconnect() or disconnects too) or the CM gives up.
+ *
+ * Return: 0, -EINVAL for NULL, -ETIMEDOUT.
+ */
+int rdmarw_ibv_disconnect(struct rdmarw_ibv_conn *c, int timeout_ms);
+
+/**
+ * rdmarw_ibv_wait_disconnect() - wait until the connection is disconnected
+ * @c: a connected connection
+ * @timeout_ms: how long to wait, -1 for ever
+ *
+ * Waits for the DISCONNECTED event (unless it was seen already), then
+ * disconnects this side too if it has not.
+ *
+ * Return: 0 once disconnected, -EINVAL for NULL, -ETIMEDOUT.
+ */
+int rdmarw_ibv_wait_disconnect(struct rdmarw_ibv_conn *c, int timeout_ms);
+
+/**
+ * rdmarw_ibv_conn_destroy() - free a connection
+ * @c: the connection, or NULL; its QP must be destroyed first
+ *
+ * Return: 0, -EBUSY while its QP exists.
+ */
+int rdmarw_ibv_conn_destroy(struct rdmarw_ibv_conn *c);
+
+#endif /* RDMARW_IBV_H */

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ibv devices: opening rdma-core devices by name, their attributes, and the
+ * provider's operations table.  Contexts come from librdmacm
+ * (rdma_get_devices()) so that QPs created on them can be connected through
+ * rdma_cm ids, which live on librdmacm's own contexts.
+ */
+#include "ibv/ibv_loc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void dealloc_driver(struct ib_device *ibdev)
+{
+	struct ibv_dev *dev = to_idev(ibdev);
+
+	if (dev->own_ctx)
+		ibv_close_device(dev->ctx);
+	pthread_mutex_destroy(&dev->qps_lock);
+}
+
+bool rdmarw_ibv_is_ibv(const struct ib_device *dev)
+{
+	return dev && dev->ops == &rdmarw__ibv_ops;
+}
+
+static enum rdma_protocol port_protocol(struct ibv_context *ctx,
+					const struct ibv_port_attr *pa)
+{
+	if (ctx->device->transport_type == IBV_TRANSPORT_IWARP)
+		return RDMA_PROTOCOL_IWARP;
+	if (pa->link_layer == IBV_LINK_LAYER_ETHERNET)
+		return RDMA_PROTOCOL_ROCE;
+	return RDMA_PROTOCOL_IB;
+}
+
+/* Capability bits the backend can honour (no fast registration). */
+#define IBV_CAPS_KEPT                                                      \
+	(IB_DEVICE_RESIZE_MAX_WR | IB_DEVICE_BAD_PKEY_CNTR |                \
+	 IB_DEVICE_BAD_QKEY_CNTR | IB_DEVICE_AUTO_PATH_MIG |                \
+	 IB_DEVICE_CHANGE_PHY_PORT | IB_DEVICE_UD_AV_PORT_ENFORCE |         \
+	 IB_DEVICE_CURR_QP_STATE_MOD | IB_DEVICE_SHUTDOWN_PORT |            \
+	 IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID |           \
+	 IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SRQ_RESIZE |                  \
+	 IB_DEVICE_N_NOTIFY_CQ | IB_DEVICE_MEM_WINDOW |                     \
+	 IB_DEVICE_UD_IP_CSUM | IB_DEVICE_XRC | IB_DEVICE_MEM_WINDOW_TYPE_2A | \
+	 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_RC_IP_CSUM |              \
+	 IB_DEVICE_RAW_IP_CSUM | IB_DEVICE_MANAGED_FLOW_STEERING)
+
+static void fill_attrs(struct ib_device_attr *a,
+		       const struct ibv_device_attr_ex *x)
+{
+	const struct ibv_device_attr *o = &x->orig_attr;
+
+	memset(a, 0, sizeof(*a));
+	a->fw_ver = 0;
+	a->max_mr_size = o->max_mr_size;
+	a->page_size_cap = o->page_size_cap;
+	a->vendor_id = o->vendor_id;
+	a->vendor_part_id = o->vendor_part_id;
+	a->max_qp = o->max_qp;
+	a->max_qp_wr = o->max_qp_wr;
+	/* libibverbs has no REG_MR work request: never MEM_MGT_EXTENSIONS,
+	 * and no local DMA key (IBK_LOCAL_DMA_LKEY) in user space. */
+	a->device_cap_flags = (u64)o->device_cap_flags & IBV_CAPS_KEPT;
+	a->kernel_cap_flags = 0;
+	a->max_send_sge = o->max_sge;
+	a->max_recv_sge = o->max_sge;
+	a->max_sge_rd = o->max_sge_rd;
+	a->max_cq = o->max_cq;
+	a->max_cqe = o->max_cqe;
+	a->max_mr = o->max_mr;
+	a->max_pd = o->max_pd;
+	a->max_qp_rd_atom = o->max_qp_rd_atom;
+	a->max_qp_init_rd_atom = o->max_qp_init_rd_atom;
+	a->max_fast_reg_page_list_len = 0;
+	a->max_pi_fast_reg_page_list_len = 0;
+	a->max_sgl_rd = 0;
+}
+
+static int query(struct ibv_dev *dev)
+{
+	struct ibv_device_attr_ex x;
+	struct ib_device *ibdev = &dev->ibdev;
+	u32 p;
+	int ret;
+
+	memset(&x, 0, sizeof(x));
+	ret = ibv_query_device_ex(dev->ctx, NULL, &x);
+	if (ret)
+		return -ret;
+	fill_attrs(&ibdev->attrs, &x);
+	ibdev->phys_port_cnt = x.orig_attr.phys_port_cnt;
+	if (ibdev->phys_port_cnt > RDMARW_MAX_PORTS)
+		ibdev->phys_port_cnt = RDMARW_MAX_PORTS;
+	if (!ibdev->phys_port_cnt)
+		return -ENODEV;
+	for (p = 1; p <= ibdev->phys_port_cnt; p++) {
+		struct ibv_port_attr pa;
+
+		memset(&pa, 0, sizeof(pa));
+		ret = ibv_query_port(dev->ctx, (u8)p, &pa);
+		if (ret)
+			return -ret;
+		ibdev->port_protocol[p - 1] = port_protocol(dev->ctx, &pa);
+		if (p == 1)
+			dev->port_attr = pa;
+	}
+	return 0;
+}
+
+/* librdmacm's context for @name, or one of our own if rdma_cm is absent. */
+static struct ibv_context *find_ctx(const char *name, bool *own)
+{
+	struct ibv_context **list, *ctx = NULL;
+	struct ibv_device **devs;
+	int i, n = 0;
+
+	*own = false;
+	list = rdma_get_devices(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]->device), name))
+			ctx = list[i];
+	if (list)
+		rdma_free_devices(list);
+	if (ctx)
+		return ctx;
+	devs = ibv_get_device_list(&n);
+	for (i = 0; devs && i < n; i++)
+		if (!strcmp(ibv_get_device_name(devs[i]), name))
+			ctx = ibv_open_device(devs[i]);
+	if (devs)
+		ibv_free_device_list(devs);
+	*own = ctx != NULL;
+	return ctx;
+}
+
+static struct ib_device *open_locked(const char *name)
+{
+	struct ib_device *found = ib_device_get_by_name(name);
+	struct ibv_dev *dev;
+	int ret;
+
+	if (found)
+		return rdmarw_ibv_is_ibv(found) ? found : ERR_PTR(-EEXIST);
+	dev = (struct ibv_dev *)rdmarw__alloc_device(sizeof(*dev),
+						    &rdmarw__ibv_ops);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+	pthread_mutex_init(&dev->qps_lock, NULL);
+	INIT_LIST_HEAD(&dev->qps);
+	dev->ctx = find_ctx(name, &dev->own_ctx);
+	ret = dev->ctx ? query(dev) : -ENODEV;
+	if (!ret) {
+		dev->ibdev.local_dma_lkey = RDMARW_IBV_LOCAL_DMA_LKEY;
+		dev->ibdev.virt_dma = true;
+		dev->ibdev.provider_data = dev->ctx;
+		ret = rdmarw__register_device(&dev->ibdev, name);
+	}
+	if (ret) {
+		if (dev->ctx)
+			dealloc_driver(&dev->ibdev);
+		else
+			pthread_mutex_destroy(&dev->qps_lock);
+		rdmarw__free_device(&dev->ibdev);
+		return ERR_PTR(ret);
+	}
+	return &dev->ibdev;
+}
+
+struct ib_device *rdmarw_ibv_open(const char *name)
+{
+	struct ib_device *dev;
+
+	if (!name || !*name || strlen(name) >= IB_DEVICE_NAME_MAX)
+		return ERR_PTR(-EINVAL);
+	pthread_mutex_lock(&open_lock);
+	dev = open_locked(name);
+	pthread_mutex_unlock(&open_lock);
+	return dev;
+}
+
+int rdmarw_ibv_open_all(void)
+{
+	struct ibv_device **devs;
+	int i, n = 0, opened = 0;
+
+	devs = ibv_get_device_list(&n);
+	for (i = 0; devs && i < n; i++)
+		if (!IS_ERR(rdmarw_ibv_open(ibv_get_device_name(devs[i]))))
+			opened++;
+	if (devs)
+		ibv_free_device_list(devs);
+	return opened;
+}
+
+int rdmarw_ibv_close(struct ib_device *ibdev)
+{
+	int ret;
+
+	if (!rdmarw_ibv_is_ibv(ibdev))
+		return -EINVAL;
+	pthread_mutex_lock(&open_lock);
+	ret = rdmarw__unregister_device(ibdev);
+	if (!ret) {
+		dealloc_driver(ibdev);
+		rdmarw__free_device(ibdev);
+	}
+	pthread_mutex_unlock(&open_lock);
+	return ret;
+}
+
+#define IBV_CLOSE_MAX 64
+
+struct ibv_collect {
+	struct ib_device *devs[IBV_CLOSE_MAX];
+	int n;
+};
+
+static int collect_ibv(struct ib_device *dev, void *arg)
+{
+	struct ibv_collect *c = arg;
+
+	if (rdmarw_ibv_is_ibv(dev) && c->n < IBV_CLOSE_MAX)
+		c->devs[c->n++] = dev;
+	return 0;
+}
+
+int rdmarw_ibv_close_all(void)
+{
+	struct ibv_collect c = { .n = 0 };
+	int i, busy = 0;
+
+	ib_device_foreach(collect_ibv, &c);
+	for (i = 0; i < c.n; i++)
+		if (rdmarw_ibv_close(c.devs[i]))
+			busy++;
+	return busy;
+}
+
+static int match_ctx(struct ib_device *dev, void *arg)
+{
+	struct ib_device **io = arg;
+
+	if (rdmarw_ibv_is_ibv(dev) &&
+	    to_idev(dev)->ctx == (struct ibv_context *)(void *)*io) {
+		*io = dev;
+		return 1;
+	}
+	return 0;
+}
+
+struct ib_device *rdmarw__ibv_dev_of_ctx(struct ibv_context *ctx)
+{
+	struct ib_device *io = (struct ib_device *)(void *)ctx;
+	struct ib_device *dev;
+
+	if (ib_device_foreach(match_ctx, &io) == 1)
+		return io;
+	dev = rdmarw_ibv_open(ibv_get_device_name(ctx->device));
+	if (IS_ERR(dev))
+		return dev;
+	return to_idev(dev)->ctx == ctx ? dev : ERR_PTR(-ENODEV);
+}
+
+static const char *protocol_name(enum rdma_protocol p)
+{
+	switch (p) {
+	case RDMA_PROTOCOL_IWARP:
+		return "iWARP";
+	case RDMA_PROTOCOL_ROCE:
+		return "RoCE";
+	default:
+		return "InfiniBand";
+	}
+}
+
+int rdmarw_ibv_describe(const struct ib_device *ibdev, char *buf, size_t len)
+{
+	const struct ibv_dev *dev;
+
+	if (!rdmarw_ibv_is_ibv(ibdev) || !buf)
+		return -EINVAL;
+	dev = to_idev(ibdev);
+	return snprintf(buf, len,
+			"ibv %s: %s, port 1 %s, mtu %d, max_qp_wr %d, "
+			"max_send_sge %d, max_sge_rd %d, node guid %016llx",
+			ibdev->name, protocol_name(ibdev->port_protocol[0]),
+			ibv_port_state_str(dev->port_attr.state),
+			128 << dev->port_attr.active_mtu,
+			ibdev->attrs.max_qp_wr, ibdev->attrs.max_send_sge,
+			ibdev->attrs.max_sge_rd,
+			(unsigned long long)be64toh(
+				ibv_get_device_guid(dev->ctx->device)));
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Private declarations of the libibverbs backend (src/ibv), sectioned by
+ * source file.
+ */
+#ifndef RDMARW_IBV_LOC_H
+#define RDMARW_IBV_LOC_H
+
+/*
+ * libibverbs brings <linux/types.h>, whose __be16/32/64 clash with
+ * rdmarw/compat.h's: take those from Linux and the rest from here.
+ */
+#include <linux/types.h>
+#include <stdint.h>
+#define RDMARW_NO_KERNEL_TYPES
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+typedef uint64_t sector_t;
+
+#include "core/provider.h"
+
+#include <rdmarw/ibv.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <stddef.h>
+
+/* Work requests translated per ibv_post_send()/ibv_post_recv() call. */
+#define IBV_POST_BATCH 32
+
+/* Default on-demand entries per PD. */
+#define IBV_CACHE_LIMIT 1024U
+
+/**
+ * struct ibv_dev - an ibv device
+ * @ibdev: the core device (first member)
+ * @ctx: librdmacm's verbs context (shared with every rdma_cm id on it)
+ * @own_ctx: @ctx was opened here (no rdma_cm) and must be closed
+ * @port_attr: port 1 as queried at open
+ * @qps_lock: protects @qps
+ * @qps: every QP of the device, to find a completion's QP by number
+ */
+struct ibv_dev {
+	struct ib_device ibdev;
+	struct ibv_context *ctx;
+	bool own_ctx;
+	struct ibv_port_attr port_attr;
+	pthread_mutex_t qps_lock;
+	struct list_head qps;
+};
+static_assert(offsetof(struct ibv_dev, ibdev) == 0, "core first");
+
+/*
+ * struct ibv_map_entry - one registration of a PD's map
+ * @start: first byte covered
+ * @end: one past the last byte
+ * @mr: the registration
+ * @declared: from rdmarw_ibv_declare() (else on demand)
+ * @next: list link
+ */
+struct ibv_map_entry {
+	uintptr_t start;
+	uintptr_t end;
+	struct ibv_mr *mr;
+	bool declared;
+	struct ibv_map_entry *next;
+};
+
+/**
+ * struct ibv_pd_priv - an ibv PD
+ * @ibpd: the core PD (first member)
+ * @pd: the ibv PD
+ * @map_lock: protects the map
+ * @map: entries, most recently used first
+ * @nr_cached: on-demand entries in @map
+ * @nr_declared: declared entries in @map
+ * @cache_limit: most on-demand entries
+ * @map_access: access flags of map registrations
+ */
+struct ibv_pd_priv {
+	struct ib_pd ibpd;
+	struct ibv_pd *pd;
+	pthread_mutex_t map_lock;
+	struct ibv_map_entry *map;
+	unsigned int nr_cached;
+	unsigned int nr_declared;
+	unsigned int cache_limit;
+	int map_access;
+};
+static_assert(offsetof(struct ibv_pd_priv, ibpd) == 0, "core first");
+
+/**
+ * struct ibv_cq_priv - an ibv CQ
+ * @ibcq: the core CQ (first member)
+ * @cq: the ibv CQ
+ * @channel: completion channel (thread-polled CQs only)
+ * @stop_fd: eventfd that stops @thread
+ * @thread: waits for completion events and calls comp_handler
+ * @lock: protects @stash
+ * @stash: one completion taken to answer IB_CQ_REPORT_MISSED_EVENTS
+ * @stashed: @stash holds a completion
+ * @last_qp: QP of the last completion (lookup cache)
+ */
+struct ibv_cq_priv {
+	struct ib_cq ibcq;
+	struct ibv_cq *cq;
+	struct ibv_comp_channel *channel;
+	int stop_fd;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	struct ibv_wc stash;
+	bool stashed;
+	struct ib_qp *last_qp;
+};
+static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
+
+/**
+ * struct ibv_qp_priv - an ibv QP
+ * @ibqp: the core QP (first member)
+ * @qp: the ibv QP
+ * @conn: the rdma_cm connection it belongs to, or NULL
+ * @entry: link in the device's QP list
+ * @send_lock: serialises translation and posting on the Send Queue
+ * @recv_lock: same for the Receive Queue
+ * @swr: translation array for send work requests
+ * @ssge: SGEs of @swr (IBV_POST_BATCH * max_send_sge)
+ * @rwr: translation array for receive work requests
+ * @rsge: SGEs of @rwr (IBV_POST_BATCH * max_recv_sge)
+ */
+struct ibv_qp_priv {
+	struct ib_qp ibqp;
+	struct ibv_qp *qp;
+	struct rdmarw_ibv_conn *conn;
+	struct list_head entry;
+	pthread_mutex_t send_lock;
+	pthread_mutex_t recv_lock;
+	struct ibv_send_wr swr[IBV_POST_BATCH];
+	struct ibv_sge *ssge;
+	struct ibv_recv_wr rwr[IBV_POST_BATCH];
+	struct ibv_sge *rsge;
+};
+static_assert(offsetof(struct ibv_qp_priv, ibqp) == 0, "core first");
+
+/**
+ * struct ibv_mr_priv - an ibv MR (user registrations)
+ * @ibmr: the core MR (first member)
+ * @mr: the ibv MR
+ */
+struct ibv_mr_priv {
+	struct ib_mr ibmr;
+	struct ibv_mr *mr;
+};
+static_assert(offsetof(struct ibv_mr_priv, ibmr) == 0, "core first");
+
+static inline struct ibv_dev *to_idev(const struct ib_device *d)
+{
+	return container_of(d, struct ibv_dev, ibdev);
+}
+
+static inline struct ibv_pd_priv *to_ipd(const struct ib_pd *p)
+{
+	return container_of(p, struct ibv_pd_priv, ibpd);
+}
+
+static inline struct ibv_cq_priv *to_icq(const struct ib_cq *c)
+{
+	return container_of(c, struct ibv_cq_priv, ibcq);
+}
+
+static inline struct ibv_qp_priv *to_iqp(const struct ib_qp *q)
+{
+	return container_of(q, struct ibv_qp_priv, ibqp);
+}
+
+static inline struct ibv_mr_priv *to_imr(const struct ib_mr *m)
+{
+	return container_of(m, struct ibv_mr_priv, ibmr);
+}
+
+/* ---- ibv_device.c ------------------------------------------------------- */
+extern const struct ib_device_ops rdmarw__ibv_ops;
+struct ib_device *rdmarw__ibv_dev_of_ctx(struct ibv_context *ctx);
+
+/* ---- ibv_map.c --------------------------------------------------------- */
+int rdmarw__ibv_map_init(struct ibv_pd_priv *ipd);
+void rdmarw__ibv_map_release(struct ibv_pd_priv *ipd);
+int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len,
+			 u32 *lkey);
+
+/* ---- ibv_verbs.c ------------------------------------------------------- */
+/* The connection whose QP the next create_qp on this thread makes. */
+extern __thread struct rdmarw_ibv_conn *rdmarw__ibv_creating_conn;
+struct rdma_cm_id *rdmarw__ibv_conn_id(struct rdmarw_ibv_conn *c);
+void rdmarw__ibv_conn_set_qp(struct rdmarw_ibv_conn *c,
+			     struct ibv_qp_priv *iqp);
+
+#endif /* RDMARW_IBV_LOC_H */

@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The ibv provider's verbs: PD, CQ (with a completion-event thread for
+ * thread-polled CQs), QP, posting with translation of the work-request
+ * chains into per-QP arrays (no heap allocation on the data path), and user
+ * MRs.  The operations table sits at the end.
+ */
+#include "ibv/ibv_loc.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+__thread struct rdmarw_ibv_conn *rdmarw__ibv_creating_conn;
+
+/* ---- PD ---------------------------------------------------------------- */
+
+static int ibv_alloc_pd_op(struct ib_pd *ibpd)
+{
+	struct ibv_pd_priv *ipd = to_ipd(ibpd);
+
+	ipd->pd = ibv_alloc_pd(to_idev(ibpd->device)->ctx);
+	if (!ipd->pd)
+		return errno ? -errno : -ENOMEM;
+	return rdmarw__ibv_map_init(ipd);
+}
+
+static void ibv_dealloc_pd_op(struct ib_pd *ibpd)
+{
+	struct ibv_pd_priv *ipd = to_ipd(ibpd);
+
+	rdmarw__ibv_map_release(ipd);
+	ibv_dealloc_pd(ipd->pd);
+}
+
+/* ---- CQ ---------------------------------------------------------------- */
+
+/* Waits for completion events; the core's handler wakes the CQ's thread. */
+static void *event_thread(void *arg)
+{
+	struct ibv_cq_priv *icq = arg;
+	struct pollfd fds[2] = {
+		{ .fd = icq->channel->fd, .events = POLLIN },
+		{ .fd = icq->stop_fd, .events = POLLIN },
+	};
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	for (;;) {
+		if (poll(fds, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (fds[1].revents)
+			break;
+		if (!(fds[0].revents & POLLIN))
+			continue;
+		if (ibv_get_cq_event(icq->channel, &ev_cq, &ev_ctx))
+			continue;
+		ibv_ack_cq_events(ev_cq, 1);
+		if (icq->ibcq.comp_handler)
+			icq->ibcq.comp_handler(&icq->ibcq,
+					       icq->ibcq.cq_context);
+	}
+	return NULL;
+}
+
+static int start_events(struct ibv_cq_priv *icq, struct ibv_context *ctx)
+{
+	int ret;
+
+	icq->channel = ibv_create_comp_channel(ctx);
+	if (!icq->channel)
+		return errno ? -errno : -ENOMEM;
+	icq->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (icq->stop_fd < 0) {
+		ret = -errno;
+		ibv_destroy_comp_channel(icq->channel);
+		return ret;
+	}
+	return 0;
+}
+
+static void stop_events(struct ibv_cq_priv *icq, bool joined)
+{
+	u64 one = 1;
+
+	if (!icq->channel)
+		return;
+	if (joined) {
+		if (write(icq->stop_fd, &one, sizeof(one)) != sizeof(one))
+			abort();
+		pthread_join(icq->thread, NULL);
+	}
+	close(icq->stop_fd);
+}
+
+static int ibv_create_cq_op(struct ib_cq *ibcq,
+			    const struct ib_cq_init_attr *attr)
+{
+	struct ibv_cq_priv *icq = to_icq(ibcq);
+	struct ibv_context *ctx = to_idev(ibcq->device)->ctx;
+	int ret;
+
+	icq->stop_fd = -1;
+	pthread_mutex_init(&icq->lock, NULL);
+	if (ibcq->poll_ctx != IB_POLL_DIRECT) {
+		ret = start_events(icq, ctx);
+		if (ret)
+			goto err_lock;
+	}
+	icq->cq = ibv_create_cq(ctx, (int)attr->cqe, icq, icq->channel,
+				(int)(attr->comp_vector %
+				      (u32)(ctx->num_comp_vectors ?
+						    ctx->num_comp_vectors : 1)));
+	if (!icq->cq) {
+		ret = errno ? -errno : -ENOMEM;
+		goto err_events;
+	}
+	if (icq->channel) {
+		ret = -pthread_create(&icq->thread, NULL, event_thread, icq);
+		if (ret)
+			goto err_cq;
+	}
+	return 0;
+
+err_cq:
+	ibv_destroy_cq(icq->cq);
+err_events:
+	stop_events(icq, false);
+	if (icq->channel)
+		ibv_destroy_comp_channel(icq->channel);
+err_lock:
+	pthread_mutex_destroy(&icq->lock);
+	return ret;
+}
+
+static void ibv_destroy_cq_op(struct ib_cq *ibcq)
+{
+	struct ibv_cq_priv *icq = to_icq(ibcq);
+
+	stop_events(icq, true);
+	ibv_destroy_cq(icq->cq);
+	if (icq->channel)
+		ibv_destroy_comp_channel(icq->channel);
+	pthread_mutex_destroy(&icq->lock);
+}
+
+static struct ib_qp *qp_of_num(struct ibv_cq_priv *icq, u32 qp_num)
+{
+	struct ibv_dev *dev = to_idev(icq->ibcq.device);
+	struct ibv_qp_priv *iqp, *tmp;
+	struct ib_qp *qp = icq->last_qp;
+
+	if (qp && qp->qp_num == qp_num)
+		return qp;
+	qp = NULL;
+	pthread_mutex_lock(&dev->qps_lock);
+	list_for_each_entry_safe(iqp, tmp, &dev->qps, entry) {
+		if (iqp->ibqp.qp_num == qp_num) {
+			qp = &iqp->ibqp;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dev->qps_lock);
+	icq->last_qp = qp;
+	return qp;
+}
+
+static int wc_flags(unsigned int f)
+{
+	int r = 0;
+
+	if (f & IBV_WC_GRH)
+		r |= IB_WC_GRH;
+	if (f & IBV_WC_WITH_IMM)
+		r |= IB_WC_WITH_IMM;
+	if (f & IBV_WC_WITH_INV)
+		r |= IB_WC_WITH_INVALIDATE;
+	if (f & IBV_WC_IP_CSUM_OK)
+		r |= IB_WC_IP_CSUM_OK;
+	return r;
+}
+
+/* Statuses and opcodes have the kernel's values in libibverbs. */
+static void wc_to_ib(struct ibv_cq_priv *icq, const struct ibv_wc *w,
+		     struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = w->status <= IBV_WC_GENERAL_ERR ?
+			     (enum ib_wc_status)w->status :
+			     IB_WC_GENERAL_ERR;
+	wc->opcode = (enum ib_wc_opcode)w->opcode;
+	wc->vendor_err = w->vendor_err;
+	wc->byte_len = w->byte_len;
+	wc->qp = qp_of_num(icq, w->qp_num);
+	if (w->wc_flags & IBV_WC_WITH_INV)
+		wc->ex.invalidate_rkey = w->invalidated_rkey;
+	else
+		wc->ex.imm_data = w->imm_data;
+	wc->src_qp = w->src_qp;
+	wc->wc_flags = wc_flags(w->wc_flags);
+	wc->port_num = wc->qp ? wc->qp->port : 1;
+}
+
+static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries,
+			  struct ib_wc *wc)
+{
+	struct ibv_cq_priv *icq = to_icq(ibcq);
+	struct ibv_wc w[IB_POLL_BATCH];
+	int i, n, done = 0;
+
+	pthread_mutex_lock(&icq->lock);
+	if (icq->stashed && num_entries > 0) {
+		wc_to_ib(icq, &icq->stash, &wc[done++]);
+		icq->stashed = false;
+	}
+	while (done < num_entries) {
+		int want = num_entries - done;
+
+		if (want > IB_POLL_BATCH)
+			want = IB_POLL_BATCH;
+		n = ibv_poll_cq(icq->cq, want, w);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			wc_to_ib(icq, &w[i], &wc[done++]);
+		if (n < want)
+			break;
+	}
+	pthread_mutex_unlock(&icq->lock);
+	return done;
+}
+
+static int ibv_req_notify_cq_op(struct ib_cq *ibcq,
+				enum ib_cq_notify_flags flags)
+{
+	struct ibv_cq_priv *icq = to_icq(ibcq);
+	int ret = 0;
+
+	if (ibv_req_notify_cq(icq->cq,
+			      (flags & IB_CQ_SOLICITED_MASK) ==
+				      IB_CQ_SOLICITED))
+		return -EIO;
+	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
+		return 0;
+	/* libibverbs cannot peek: take one completion and keep it. */
+	pthread_mutex_lock(&icq->lock);
+	if (icq->stashed || ibv_poll_cq(icq->cq, 1, &icq->stash) == 1) {
+		icq->stashed = true;
+		ret = 1;
+	}
+	pthread_mutex_unlock(&icq->lock);
+	return ret;
+}
+
+/* ---- QP ---------------------------------------------------------------- */
+
+static void qp_cap_to_ibv(struct ibv_qp_init_attr *ia,
+			  const struct ib_qp_init_attr *a, struct ib_qp *ibqp)
+{
+	memset(ia, 0, sizeof(*ia));
+	ia->qp_context = ibqp;
+	ia->send_cq = to_icq(a->send_cq)->cq;
+	ia->recv_cq = to_icq(a->recv_cq)->cq;
+	ia->cap.max_send_wr = a->cap.max_send_wr ? a->cap.max_send_wr : 1;
+	ia->cap.max_recv_wr = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
+	ia->cap.max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
+	ia->cap.max_recv_sge = a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
+	ia->qp_type = IBV_QPT_RC;
+	ia->sq_sig_all = a->sq_sig_type == IB_SIGNAL_ALL_WR;
+}
+
+static int alloc_sges(struct ibv_qp_priv *iqp)
+{
+	iqp->ssge = calloc((size_t)IBV_POST_BATCH * iqp->ibqp.cap.max_send_sge,
+			   sizeof(*iqp->ssge));
+	iqp->rsge = calloc((size_t)IBV_POST_BATCH * iqp->ibqp.cap.max_recv_sge,
+			   sizeof(*iqp->rsge));
+	if (iqp->ssge && iqp->rsge)
+		return 0;
+	free(iqp->ssge);
+	free(iqp->rsge);
+	return -ENOMEM;
+}
+
+static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
+{
+	struct ibv_qp_priv *iqp = to_iqp(ibqp);
+	struct ibv_dev *dev = to_idev(ibqp->device);
+	struct rdmarw_ibv_conn *c = rdmarw__ibv_creating_conn;
+	struct ibv_qp_init_attr ia;
+	int ret;
+
+	qp_cap_to_ibv(&ia, a, ibqp);
+	if (c) {
+		ret = rdma_create_qp(rdmarw__ibv_conn_id(c),
+				     to_ipd(ibqp->pd)->pd, &ia);
+		iqp->qp = ret ? NULL : rdmarw__ibv_conn_id(c)->qp;
+	} else {
+		iqp->qp = ibv_create_qp(to_ipd(ibqp->pd)->pd, &ia);
+	}
+	if (!iqp->qp)
+		return errno ? -errno : -ENOMEM;
+	/* What was created; the SGE arrays follow the request, which is
+	 * what posting checks against. */
+	a->cap.max_send_wr = ia.cap.max_send_wr;
+	a->cap.max_recv_wr = ia.cap.max_recv_wr;
+	ibqp->cap = a->cap;
+	ibqp->qp_num = iqp->qp->qp_num;
+	ret = alloc_sges(iqp);
+	if (ret)
+		goto err_qp;
+	pthread_mutex_init(&iqp->send_lock, NULL);
+	pthread_mutex_init(&iqp->recv_lock, NULL);
+	iqp->conn = c;
+	if (c)
+		rdmarw__ibv_conn_set_qp(c, iqp);
+	pthread_mutex_lock(&dev->qps_lock);
+	list_add_tail(&iqp->entry, &dev->qps);
+	pthread_mutex_unlock(&dev->qps_lock);
+	return 0;
+
+err_qp:
+	if (c)
+		rdma_destroy_qp(rdmarw__ibv_conn_id(c));
+	else
+		ibv_destroy_qp(iqp->qp);
+	return ret;
+}
+
+static void ibv_destroy_qp_op(struct ib_qp *ibqp)
+{
+	struct ibv_qp_priv *iqp = to_iqp(ibqp);
+	struct ibv_dev *dev = to_idev(ibqp->device);
+	struct ibv_cq_priv *scq = to_icq(ibqp->send_cq);
+	struct ibv_cq_priv *rcq = to_icq(ibqp->recv_cq);
+
+	pthread_mutex_lock(&dev->qps_lock);
+	list_del(&iqp->entry);
+	pthread_mutex_unlock(&dev->qps_lock);
+	if (scq->last_qp == ibqp)
+		scq->last_qp = NULL;
+	if (rcq->last_qp == ibqp)
+		rcq->last_qp = NULL;
+	if (iqp->conn) {
+		rdma_destroy_qp(rdmarw__ibv_conn_id(iqp->conn));
+		rdmarw__ibv_conn_set_qp(iqp->conn, NULL);
+	} else {
+		ibv_destroy_qp(iqp->qp);
+	}
+	free(iqp->ssge);
+	free(iqp->rsge);
+	pthread_mutex_destroy(&iqp->send_lock);
+	pthread_mutex_destroy(&iqp->recv_lock);
+}
+
+/*
+ * rdma_cm moves connected QPs through INIT, RTR and RTS itself; what is
+ * left to ib_modify_qp() is the error state (draining, teardown).
+ */
+static int ibv_modify_qp_op(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			    int mask)
+{
+	struct ibv_qp_attr a;
+
+	if (!(mask & IB_QP_STATE) || attr->qp_state != IB_QPS_ERR)
+		return -EOPNOTSUPP;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_ERR;
+	return -ibv_modify_qp(to_iqp(ibqp)->qp, &a, IBV_QP_STATE);
+}
+
+/* ---- posting ----------------------------------------------------------- */
+
+static int copy_sges(struct ibv_qp_priv *iqp, struct ibv_sge *out,
+		     const struct ib_sge *in, int n)
+{
+	struct ibv_pd_priv *ipd = to_ipd(iqp->ibqp.pd);
+	u32 sentinel = iqp->ibqp.device->local_dma_lkey;
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		out[i].addr = in[i].addr;
+		out[i].length = in[i].length;
+		out[i].lkey = in[i].lkey;
+		if (in[i].lkey != sentinel)
+			continue;
+		ret = rdmarw__ibv_map_lkey(ipd, in[i].addr, in[i].length,
+					   &out[i].lkey);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static bool opcode_ok(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		return true;
+	default:
+		return false; /* REG_MR, READ_WITH_INV, atomics: not here */
+	}
+}
+
+static int send_wr_to_ibv(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
+			  struct ibv_sge *sges, const struct ib_send_wr *wr)
+{
+	const struct ib_qp *qp = &iqp->ibqp;
+	u32 max = wr->opcode == IB_WR_RDMA_READ ? qp->max_read_sge :
+						  qp->cap.max_send_sge;
+
+	if (!opcode_ok(wr->opcode) || wr->num_sge < 0 ||
+	    (u32)wr->num_sge > max || (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	memset(o, 0, sizeof(*o));
+	o->wr_id = wr->wr_id;
+	o->sg_list = sges;
+	o->num_sge = wr->num_sge;
+	o->opcode = (enum ibv_wr_opcode)wr->opcode;
+	o->send_flags = (unsigned int)wr->send_flags &
+			(IBV_SEND_FENCE | IBV_SEND_SIGNALED |
+			 IBV_SEND_SOLICITED | IBV_SEND_INLINE);
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND_WITH_IMM:
+		o->imm_data = wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		o->invalidate_rkey = wr->ex.invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+	if (wr->opcode == IB_WR_RDMA_WRITE ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_READ) {
+		o->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		o->wr.rdma.rkey = rdma_wr(wr)->rkey;
+	}
+	return copy_sges(iqp, sges, wr->sg_list, wr->num_sge);
+}
+
+static bool can_post_send(const struct ib_qp *qp)
+{
+	enum ib_qp_state s = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+
+	return s == IB_QPS_RTS || s == IB_QPS_SQD || s == IB_QPS_SQE ||
+	       s == IB_QPS_ERR;
+}
+
+/* Post one translated batch; on failure point *bad at the ib request. */
+static int post_send_batch(struct ibv_qp_priv *iqp, int n,
+			   const struct ib_send_wr **batch,
+			   const struct ib_send_wr **bad_wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	int ret;
+
+	iqp->swr[n - 1].next = NULL;
+	ret = ibv_post_send(iqp->qp, iqp->swr, &bad);
+	if (!ret)
+		return 0;
+	*bad_wr = bad ? batch[bad - iqp->swr] : batch[0];
+	return ret == ENOMEM ? -ENOMEM : -ret;
+}
+
+static int ibv_post_send_op(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			    const struct ib_send_wr **bad_wr)
+{
+	struct ibv_qp_priv *iqp = to_iqp(ibqp);
+	const struct ib_send_wr *batch[IBV_POST_BATCH];
+	u32 per = ibqp->cap.max_send_sge ? ibqp->cap.max_send_sge : 1;
+	int n = 0, ret = 0;
+
+	if (!can_post_send(ibqp))
+		return -EINVAL;
+	pthread_mutex_lock(&iqp->send_lock);
+	for (; wr; wr = wr->next) {
+		ret = send_wr_to_ibv(iqp, &iqp->swr[n], &iqp->ssge[n * per],
+				     wr);
+		if (ret) {
+			/* What came before the bad request is posted. */
+			int pret = n ? post_send_batch(iqp, n, batch, bad_wr) :
+				       0;
+
+			if (pret)
+				ret = pret;
+			else
+				*bad_wr = wr;
+			n = 0;
+			break;
+		}
+		if (n)
+			iqp->swr[n - 1].next = &iqp->swr[n];
+		batch[n++] = wr;
+		if (n == IBV_POST_BATCH) {
+			ret = post_send_batch(iqp, n, batch, bad_wr);
+			n = 0;
+			if (ret)
+				break;
+		}
+	}
+	if (!ret && n)
+		ret = post_send_batch(iqp, n, batch, bad_wr);
+	pthread_mutex_unlock(&iqp->send_lock);
+	return ret;
+}
+
+static int recv_wr_to_ibv(struct ibv_qp_priv *iqp, struct ibv_recv_wr *o,
+			  struct ibv_sge *sges, const struct ib_recv_wr *wr)
+{
+	if (wr->num_sge < 0 || (u32)wr->num_sge > iqp->ibqp.cap.max_recv_sge ||
+	    (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	memset(o, 0, sizeof(*o));
+	o->wr_id = wr->wr_id;
+	o->sg_list = sges;
+	o->num_sge = wr->num_sge;
+	return copy_sges(iqp, sges, wr->sg_list, wr->num_sge);
+}
+
+static int post_recv_batch(struct ibv_qp_priv *iqp, int n,
+			   const struct ib_recv_wr **batch,
+			   const struct ib_recv_wr **bad_wr)
+{
+	struct ibv_recv_wr *bad = NULL;
+	int ret;
+
+	iqp->rwr[n - 1].next = NULL;
+	ret = ibv_post_recv(iqp->qp, iqp->rwr, &bad);
+	if (!ret)
+		return 0;
+	*bad_wr = bad ? batch[bad - iqp->rwr] : batch[0];
+	return -ret;
+}
+
+static int ibv_post_recv_op(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			    const struct ib_recv_wr **bad_wr)
+{
+	struct ibv_qp_priv *iqp = to_iqp(ibqp);
+	const struct ib_recv_wr *batch[IBV_POST_BATCH];
+	u32 per = ibqp->cap.max_recv_sge ? ibqp->cap.max_recv_sge : 1;
+	int n = 0, ret = 0;
+
+	if (__atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE) == IB_QPS_RESET)
+		return -EINVAL;
+	pthread_mutex_lock(&iqp->recv_lock);
+	for (; wr; wr = wr->next) {
+		ret = recv_wr_to_ibv(iqp, &iqp->rwr[n], &iqp->rsge[n * per],
+				     wr);
+		if (ret) {
+			int pret = n ? post_recv_batch(iqp, n, batch, bad_wr) :
+				       0;
+
+			if (!pret)
+				*bad_wr = wr;
+			else
+				ret = pret;
+			n = 0;
+			break;
+		}
+		if (n)
+			iqp->rwr[n - 1].next = &iqp->rwr[n];
+		batch[n++] = wr;
+		if (n == IBV_POST_BATCH) {
+			ret = post_recv_batch(iqp, n, batch, bad_wr);
+			n = 0;
+			if (ret)
+				break;
+		}
+	}
+	if (!ret && n)
+		ret = post_recv_batch(iqp, n, batch, bad_wr);
+	pthread_mutex_unlock(&iqp->recv_lock);
+	return ret;
+}
+
+/* ---- MR ---------------------------------------------------------------- */
+
+static int ibv_reg_user_mr_op(struct ib_mr *ibmr, u64 start, u64 length,
+			      u64 virt_addr, int access)
+{
+	struct ibv_mr_priv *imr = to_imr(ibmr);
+	struct ibv_pd *pd = to_ipd(ibmr->pd)->pd;
+
+	/* enum ib_access_flags and enum ibv_access_flags agree bit for bit
+	 * on everything ib_reg_user_mr() accepts. */
+	errno = 0;
+	imr->mr = ibv_reg_mr_iova(pd, (void *)(uintptr_t)start, length,
+				  virt_addr, access);
+	if (!imr->mr)
+		return errno ? -errno : -ENOMEM;
+	ibmr->lkey = imr->mr->lkey;
+	ibmr->rkey = imr->mr->rkey;
+	return 0;
+}
+
+static int ibv_dereg_mr_op(struct ib_mr *ibmr)
+{
+	return -ibv_dereg_mr(to_imr(ibmr)->mr);
+}
+
+const struct ib_device_ops rdmarw__ibv_ops = {
+	.driver_name = "ibv",
+	.size_ib_pd = sizeof(struct ibv_pd_priv),
+	.size_ib_cq = sizeof(struct ibv_cq_priv),
+	.size_ib_qp = sizeof(struct ibv_qp_priv),
+	.size_ib_mr = sizeof(struct ibv_mr_priv),
+
+	.alloc_pd = ibv_alloc_pd_op,
+	.create_cq = ibv_create_cq_op,
+	.create_qp = ibv_create_qp_op,
+	.dealloc_pd = ibv_dealloc_pd_op,
+	.dereg_mr = ibv_dereg_mr_op,
+	.destroy_cq = ibv_destroy_cq_op,
+	.destroy_qp = ibv_destroy_qp_op,
+	.modify_qp = ibv_modify_qp_op,
+	.poll_cq = ibv_poll_cq_op,
+	.post_recv = ibv_post_recv_op,
+	.post_send = ibv_post_send_op,
+	.reg_user_mr = ibv_reg_user_mr_op,
+	.req_notify_cq = ibv_req_notify_cq_op,
+};

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Conformance of the libibverbs backend on real devices: the R/W API's
+ * READ and WRITE over the SGE paths (byte for byte, chain shapes, one
+ * completion through cqe->done), completion statuses, bad input, the PD's
+ * registration map and rdma_cm connections with private data.  Runs on
+ * rxe0 and siw0 (in the lab: tests/lab/lab.sh) and skips every test when
+ * a device is absent, as on a machine without RDMA.
+ *
+ * Devices and the addresses their rdma_cm listens on come from
+ * LAB_RXE_ADDR / LAB_SIW_ADDR (set inside the lab).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <rdmarw/rw.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef RDMARW_HAVE_IBV
+#include <rdmarw/ibv.h>
+
+#define ARENA (64 * 1024)
+#define WAIT_S 30 /* give up on a completion after this (never expected) */
+
+struct done_ctx {
+	struct ib_cqe cqe;
+	int calls;
+	struct ib_wc wc;
+};
+
+struct ibv_env {
+	struct ib_device *dev;
+	struct ib_pd *pd, *peer_pd;
+	struct ib_cq *cq, *peer_cq;
+	struct ib_qp *qp, *peer_qp;
+	struct rdmarw_ibv_listener *l;
+	struct rdmarw_ibv_conn *conn, *peer_conn;
+	u8 *local, *remote;
+	struct ib_mr *remote_mr;
+	struct rdmarw_ibv_peer_info sent, got;
+	int server_ret;
+	enum ib_poll_context poll_ctx;
+	long dma_mapped;
+};
+
+static const char *cur_dev;
+static const char *cur_addr;
+static int next_port = 7471;
+
+static void on_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct done_ctx *d = container_of(wc->wr_cqe, struct done_ctx, cqe);
+
+	d->wc = *wc;
+	__atomic_add_fetch(&d->calls, 1, __ATOMIC_RELEASE);
+}
+
+static void done_init(struct done_ctx *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->cqe.done = on_done;
+}
+
+/* Process completions until @d was called @n times (or WAIT_S passed). */
+static void wait_calls(struct ib_cq *cq, struct done_ctx *d, int n)
+{
+	time_t end = time(NULL) + WAIT_S;
+
+	while (__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE) < n &&
+	       time(NULL) < end) {
+		if (cq->poll_ctx == IB_POLL_DIRECT)
+			ib_process_cq_direct(cq, -1);
+		else
+			sched_yield();
+	}
+	assert_int_equal(__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE), n);
+}
+
+static struct ib_qp *make_qp(struct ibv_env *e, struct rdmarw_ibv_conn *c,
+			     struct ib_pd *pd, struct ib_cq *cq)
+{
+	struct ib_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 8,
+			 .max_send_sge = (u32)e->dev->attrs.max_send_sge,
+			 .max_recv_sge = 1, .max_rdma_ctxs = 8 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+		.port_num = 1,
+	};
+
+	return rdmarw_ibv_create_qp(c, pd, &a);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *server(void *arg)
+{
+	struct ibv_env *e = arg;
+	struct ib_qp *qp;
+	int ret;
+
+	ret = rdmarw_ibv_get_request(e->l, WAIT_S * 1000, &e->peer_conn);
+	if (!ret) {
+		qp = make_qp(e, e->peer_conn, e->peer_pd, e->peer_cq);
+		ret = IS_ERR(qp) ? (int)PTR_ERR(qp) : 0;
+		if (!ret)
+			e->peer_qp = qp;
+	}
+	if (!ret)
+		ret = rdmarw_ibv_accept(e->peer_conn, &e->sent,
+					sizeof(e->sent), WAIT_S * 1000);
+	e->server_ret = ret;
+	return NULL;
+}
+
+static int connect_pair(struct ibv_env *e)
+{
+	char port[16];
+	pthread_t t;
+	int ret;
+
+	snprintf(port, sizeof(port), "%d", next_port++);
+	ret = rdmarw_ibv_listen(cur_addr, port, &e->l);
+	if (ret)
+		return ret;
+	if (pthread_create(&t, NULL, server, e))
+		return -EAGAIN;
+	ret = rdmarw_ibv_resolve(cur_addr, port, 5000, &e->conn);
+	if (!ret) {
+		e->qp = make_qp(e, e->conn, e->pd, e->cq);
+		ret = IS_ERR(e->qp) ? (int)PTR_ERR(e->qp) : 0;
+		if (ret)
+			e->qp = NULL;
+	}
+	if (!ret)
+		ret = rdmarw_ibv_connect(e->conn, NULL, 0, WAIT_S * 1000);
+	pthread_join(t, NULL);
+	return ret ? ret : e->server_ret;
+}
+
+static int env_up(void **state, enum ib_poll_context ctx)
+{
+	struct ibv_env *e;
+
+	*state = NULL;
+	if (!cur_addr)
+		return 0;
+	e = calloc(1, sizeof(*e));
+	e->dev = ib_device_get_by_name(cur_dev);
+	if (!e->dev) {
+		free(e);
+		return 0; /* absent: the test skips */
+	}
+	e->poll_ctx = ctx;
+	e->dma_mapped = e->dev->dma_mapped;
+	e->local = aligned_alloc(4096, ARENA);
+	e->remote = aligned_alloc(4096, ARENA);
+	memset(e->local, 0xa5, ARENA);
+	memset(e->remote, 0x5a, ARENA);
+	e->pd = ib_alloc_pd(e->dev, 0);
+	e->peer_pd = ib_alloc_pd(e->dev, 0);
+	e->cq = ib_alloc_cq(e->dev, NULL, 128, 0, ctx);
+	e->peer_cq = ib_alloc_cq(e->dev, NULL, 128, 0, IB_POLL_DIRECT);
+	if (IS_ERR(e->pd) || IS_ERR(e->peer_pd) || IS_ERR(e->cq) ||
+	    IS_ERR(e->peer_cq))
+		return -1;
+	e->remote_mr = ib_reg_user_mr(e->peer_pd, (uintptr_t)e->remote, ARENA,
+				      (uintptr_t)e->remote,
+				      IB_ACCESS_LOCAL_WRITE |
+					      IB_ACCESS_REMOTE_WRITE |
+					      IB_ACCESS_REMOTE_READ);
+	if (IS_ERR(e->remote_mr))
+		return -1;
+	rdmarw_ibv_peer_info_set(&e->sent, (uintptr_t)e->remote,
+				 e->remote_mr->rkey, ARENA);
+	*state = e;
+	double t0 = now_s();
+	if (connect_pair(e)) {
+		fprintf(stderr, "connect on %s failed\n", cur_dev);
+		return -1;
+	}
+	if (getenv("IBV_TEST_TIMES"))
+		fprintf(stderr, "connect %.2f s\n", now_s() - t0);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return env_up(state, IB_POLL_DIRECT);
+}
+
+static int setup_threaded(void **state)
+{
+	return env_up(state, IB_POLL_WORKQUEUE);
+}
+
+static void destroy_conn(struct ib_qp *qp, struct rdmarw_ibv_conn *c)
+{
+	if (qp)
+		assert_int_equal(ib_destroy_qp(qp), 0);
+	assert_int_equal(rdmarw_ibv_conn_destroy(c), 0);
+}
+
+static int teardown(void **state)
+{
+	struct ibv_env *e = *state;
+	double t0 = now_s();
+
+	if (!e)
+		return 0;
+	/* Both ends are ours: start the disconnect on one, let the other
+	 * answer, then collect the first one's event. */
+	if (e->conn)
+		rdmarw_ibv_disconnect(e->conn, 0);
+	if (e->peer_conn)
+		rdmarw_ibv_wait_disconnect(e->peer_conn, 5000);
+	if (e->conn)
+		rdmarw_ibv_wait_disconnect(e->conn, 5000);
+	destroy_conn(e->qp, e->conn);
+	destroy_conn(e->peer_qp, e->peer_conn);
+	rdmarw_ibv_listener_destroy(e->l);
+	assert_int_equal(ib_dereg_mr(e->remote_mr), 0);
+	assert_int_equal(ib_free_cq(e->cq), 0);
+	assert_int_equal(ib_free_cq(e->peer_cq), 0);
+	assert_int_equal(ib_dealloc_pd(e->pd), 0);
+	assert_int_equal(ib_dealloc_pd(e->peer_pd), 0);
+	assert_int_equal(e->dev->dma_mapped, e->dma_mapped);
+	free(e->local);
+	free(e->remote);
+	free(e);
+	if (getenv("IBV_TEST_TIMES"))
+		fprintf(stderr, "teardown %.2f s\n", now_s() - t0);
+	return 0;
+}
+
+static struct ibv_env *env_or_skip(void **state)
+{
+	if (!*state)
+		skip();
+	return *state;
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+static void test_attrs(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	struct ib_device *dev = e->dev;
+	bool iwarp = !strncmp(cur_dev, "siw", 3);
+
+	assert_true(rdmarw_ibv_is_ibv(dev));
+	assert_int_equal(rdma_protocol_iwarp(dev, 1), iwarp);
+	assert_int_equal(rdma_protocol_roce(dev, 1), !iwarp);
+	assert_false(dev->attrs.device_cap_flags &
+		     IB_DEVICE_MEM_MGT_EXTENSIONS);
+	assert_int_equal(dev->local_dma_lkey, RDMARW_IBV_LOCAL_DMA_LKEY);
+	assert_int_equal(e->pd->local_dma_lkey, RDMARW_IBV_LOCAL_DMA_LKEY);
+	assert_true(ib_uses_virt_dma(dev));
+	if (iwarp)
+		assert_int_equal(dev->attrs.max_sge_rd, 1);
+	assert_int_equal(e->qp->state, IB_QPS_RTS);
+	assert_int_equal(e->qp->max_read_sge,
+			 (u32)(dev->attrs.max_sge_rd < dev->attrs.max_send_sge ?
+				       dev->attrs.max_sge_rd :
+				       dev->attrs.max_send_sge));
+	/* R/W sizing without MRs: one extra WR per context. */
+	assert_int_equal(rdma_rw_mr_factor(dev, 1, 8),
+			 (8 + dev->attrs.max_sge_rd - 1) /
+				 dev->attrs.max_sge_rd);
+	assert_true(e->qp->cap.max_send_wr >= 64 + 8);
+	assert_true(list_empty(&e->qp->rdma_mrs));
+}
+
+static void test_private_data(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	u64 addr;
+	u32 rkey, len;
+	u8 n;
+	const void *p = rdmarw_ibv_conn_private_data(e->conn, &n);
+
+	assert_non_null(p);
+	/* InfiniBand and RoCE pad to the CM message's private data size. */
+	if (rdma_protocol_iwarp(e->dev, 1))
+		assert_int_equal(n, sizeof(struct rdmarw_ibv_peer_info));
+	else
+		assert_true(n >= sizeof(struct rdmarw_ibv_peer_info));
+	assert_int_equal(rdmarw_ibv_peer_info_get(p, &addr, &rkey, &len), 0);
+	assert_int_equal(addr, (uintptr_t)e->remote);
+	assert_int_equal(rkey, e->remote_mr->rkey);
+	assert_int_equal(len, ARENA);
+	/* The client sent none (InfiniBand and RoCE pad with zeros). */
+	if (rdma_protocol_iwarp(e->dev, 1)) {
+		assert_null(rdmarw_ibv_conn_private_data(e->peer_conn, &n));
+		assert_int_equal(n, 0);
+	}
+}
+
+/* @n entries of 100+i bytes at i*4096 + 7 of @buf, gaps between them. */
+static void build_sg(struct scatterlist *sg, u8 *buf, u32 n, u32 *total)
+{
+	u32 i;
+
+	sg_init_table(sg, n);
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		sg_set_buf(&sg[i], buf + i * 4096 + 7, 100 + i);
+		*total += 100 + i;
+	}
+}
+
+static u32 div_up(u32 a, u32 b)
+{
+	return (a + b - 1) / b;
+}
+
+static void one_write(struct ibv_env *e, u32 n)
+{
+	struct scatterlist sg[12];
+	struct rdma_rw_ctx ctx;
+	struct done_ctx d;
+	u32 total, i, off = 0;
+	int ret;
+
+	for (i = 0; i < ARENA; i++)
+		e->local[i] = (u8)(i * 7 + n);
+	memset(e->remote, 0x5a, ARENA);
+	build_sg(sg, e->local, n, &total);
+	ret = rdma_rw_ctx_init(&ctx, e->qp, 1, sg, n, 0,
+			       (uintptr_t)e->remote + 64, e->remote_mr->rkey,
+			       DMA_TO_DEVICE);
+	assert_int_equal(ret, (int)div_up(n, e->qp->max_write_sge));
+	assert_int_equal(ctx.nr_ops, ret);
+	done_init(&d);
+	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
+	wait_calls(e->cq, &d, 1);
+	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
+	assert_int_equal(d.wc.opcode, IB_WC_RDMA_WRITE);
+	assert_ptr_equal(d.wc.qp, e->qp);
+	for (i = 0; i < n; i++) {
+		assert_memory_equal(e->remote + 64 + off,
+				    e->local + i * 4096 + 7, 100 + i);
+		off += 100 + i;
+	}
+	assert_int_equal(off, total);
+	assert_int_equal(e->remote[63], 0x5a);
+	assert_int_equal(e->remote[64 + total], 0x5a);
+	rdma_rw_ctx_destroy(&ctx, e->qp, 1, sg, n, DMA_TO_DEVICE);
+}
+
+static void test_write_shapes(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	u32 w = e->qp->max_write_sge;
+	u32 shapes[] = { 1, 2, w, w + 1, 12 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		if (shapes[i] <= 12)
+			one_write(e, shapes[i]);
+}
+
+static void one_read(struct ibv_env *e, u32 n)
+{
+	struct scatterlist sg[12];
+	struct rdma_rw_ctx ctx;
+	struct done_ctx d;
+	u32 total, i, off = 0;
+	int ret;
+
+	for (i = 0; i < ARENA; i++)
+		e->remote[i] = (u8)(i * 13 + n);
+	memset(e->local, 0xa5, ARENA);
+	build_sg(sg, e->local, n, &total);
+	ret = rdma_rw_ctx_init(&ctx, e->qp, 1, sg, n, 0,
+			       (uintptr_t)e->remote + 3, e->remote_mr->rkey,
+			       DMA_FROM_DEVICE);
+	assert_int_equal(ret, (int)div_up(n, e->qp->max_read_sge));
+	done_init(&d);
+	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
+	wait_calls(e->cq, &d, 1);
+	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
+	assert_int_equal(d.wc.opcode, IB_WC_RDMA_READ);
+	for (i = 0; i < n; i++) {
+		u8 *dst = e->local + i * 4096 + 7;
+
+		assert_memory_equal(dst, e->remote + 3 + off, 100 + i);
+		assert_int_equal(dst[-1], 0xa5);
+		assert_int_equal(dst[100 + i], 0xa5);
+		off += 100 + i;
+	}
+	assert_int_equal(off, total);
+	rdma_rw_ctx_destroy(&ctx, e->qp, 1, sg, n, DMA_FROM_DEVICE);
+}
+
+static void test_read_shapes(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	u32 r = e->qp->max_read_sge;
+	u32 shapes[] = { 1, 2, r, r + 1, 12 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		if (shapes[i] <= 12)
+			one_read(e, shapes[i]);
+}
+
+/* The chain rdma_rw_ctx_wrs() builds: only the last WR is signaled. */
+static void test_chain_shape(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	struct scatterlist sg[12];
+	struct rdma_rw_ctx ctx;
+	struct ib_send_wr *wr;
+	struct done_ctx d;
+	u32 total, left = 12, nr = 0;
+	int ret;
+
+	build_sg(sg, e->local, 12, &total);
+	ret = rdma_rw_ctx_init(&ctx, e->qp, 1, sg, 12, 0,
+			       (uintptr_t)e->remote, e->remote_mr->rkey,
+			       DMA_FROM_DEVICE);
+	assert_true(ret > 0);
+	done_init(&d);
+	for (wr = rdma_rw_ctx_wrs(&ctx, e->qp, 1, &d.cqe, NULL); wr;
+	     wr = wr->next) {
+		u32 want = left < e->qp->max_read_sge ? left :
+							e->qp->max_read_sge;
+
+		assert_int_equal(wr->opcode, IB_WR_RDMA_READ);
+		assert_int_equal(wr->num_sge, want);
+		assert_int_equal(wr->sg_list[0].lkey,
+				 RDMARW_IBV_LOCAL_DMA_LKEY);
+		assert_int_equal(!!(wr->send_flags & IB_SEND_SIGNALED),
+				 !wr->next);
+		left -= want;
+		nr++;
+	}
+	assert_int_equal(left, 0);
+	assert_int_equal(nr, ret);
+	rdma_rw_ctx_destroy(&ctx, e->qp, 1, sg, 12, DMA_FROM_DEVICE);
+}
+
+static void test_bad_input(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	struct ib_sge sge = { .addr = (uintptr_t)e->local, .length = 8,
+			      .lkey = RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct ib_rdma_wr good = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = (uintptr_t)e->remote,
+	};
+	struct ib_send_wr bad = { .opcode = IB_WR_REG_MR };
+	const struct ib_send_wr *bad_wr = NULL;
+	struct scatterlist sg;
+	struct rdma_rw_ctx ctx;
+	struct done_ctx d;
+
+	good.rkey = e->remote_mr->rkey;
+	sg_init_one(&sg, e->local, 16);
+	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 1, &sg, 1, 0, 0, 0,
+					  DMA_BIDIRECTIONAL), -EINVAL);
+	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 2 + 1, &sg, 1, 0, 0,
+					  0, DMA_TO_DEVICE), -EINVAL);
+	assert_int_equal(ib_post_send(e->qp, &bad, &bad_wr), -EINVAL);
+	assert_ptr_equal(bad_wr, &bad);
+	/* Too many SGEs for a WRITE, and for a READ. */
+	good.wr.num_sge = (int)e->qp->cap.max_send_sge + 1;
+	assert_int_equal(ib_post_send(e->qp, &good.wr, &bad_wr), -EINVAL);
+	good.wr.opcode = IB_WR_RDMA_READ;
+	good.wr.num_sge = (int)e->qp->max_read_sge + 1;
+	assert_int_equal(ib_post_send(e->qp, &good.wr, &bad_wr), -EINVAL);
+	/* A good request before a bad one is posted and completes. */
+	done_init(&d);
+	good.wr.opcode = IB_WR_RDMA_WRITE;
+	good.wr.num_sge = 1;
+	good.wr.wr_cqe = &d.cqe;
+	good.wr.next = &bad;
+	assert_int_equal(ib_post_send(e->qp, &good.wr, &bad_wr), -EINVAL);
+	assert_ptr_equal(bad_wr, &bad);
+	wait_calls(e->cq, &d, 1);
+	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
+	/* No fast registration through libibverbs. */
+	assert_ptr_equal(ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG, 4),
+			 ERR_PTR(-EOPNOTSUPP));
+	assert_ptr_equal(rdmarw_ibv_open("nosuchdev9"), ERR_PTR(-ENODEV));
+	assert_ptr_equal(rdmarw_ibv_open(NULL), ERR_PTR(-EINVAL));
+	assert_ptr_equal(rdmarw_ibv_open(cur_dev), e->dev);
+	assert_int_equal(rdmarw_ibv_declare(e->pd, NULL, 8), -EINVAL);
+	assert_int_equal(rdmarw_ibv_declare(e->pd, e->local, 0), -EINVAL);
+	assert_int_equal(rdmarw_ibv_declare(NULL, e->local, 8), -EINVAL);
+	assert_int_equal(rdmarw_ibv_forget(NULL, e->local, 8), -EINVAL);
+	assert_ptr_equal(rdmarw_ibv_create_qp(e->conn, e->pd, NULL),
+			 ERR_PTR(-EINVAL));
+	/* The connection has its QP already. */
+	assert_ptr_equal(rdmarw_ibv_create_qp(e->conn, e->pd,
+					      &(struct ib_qp_init_attr){ 0 }),
+			 ERR_PTR(-EINVAL));
+	assert_int_equal(rdmarw_ibv_conn_destroy(e->conn), -EBUSY);
+	assert_int_equal(rdmarw_ibv_close(e->dev), -EBUSY);
+	assert_int_equal(rdmarw_ibv_peer_info_get(NULL, NULL, NULL, NULL),
+			 -EINVAL);
+}
+
+/* Post one request with a wrong rkey; return its completion status. */
+static enum ib_wc_status bad_rkey(struct ibv_env *e,
+				  enum dma_data_direction dir)
+{
+	struct scatterlist sg;
+	struct rdma_rw_ctx ctx;
+	struct done_ctx d;
+
+	sg_init_one(&sg, e->local, 64);
+	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 1, &sg, 1, 0,
+					  (uintptr_t)e->remote,
+					  e->remote_mr->rkey ^ 0x80, dir), 1);
+	done_init(&d);
+	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
+	wait_calls(e->cq, &d, 1);
+	rdma_rw_ctx_destroy(&ctx, e->qp, 1, &sg, 1, dir);
+	assert_ptr_equal(d.wc.qp, e->qp);
+	return d.wc.status;
+}
+
+/*
+ * A WRITE with a wrong rkey.  RoCE acknowledges WRITEs, so the requester
+ * sees the remote access error.  iWARP does not: the WRITE completes once
+ * it is sent, and the responder terminates the connection instead.
+ */
+static void test_remote_access_error(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+
+	assert_int_equal(bad_rkey(e, DMA_TO_DEVICE),
+			 rdma_protocol_iwarp(e->dev, 1) ? IB_WC_SUCCESS :
+							  IB_WC_REM_ACCESS_ERR);
+}
+
+/*
+ * A READ with a wrong rkey: RoCE reports the remote access error; siw
+ * terminates the connection and flushes the READ.
+ */
+static void test_remote_access_error_read(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+
+	assert_int_equal(bad_rkey(e, DMA_FROM_DEVICE),
+			 rdma_protocol_iwarp(e->dev, 1) ? IB_WC_WR_FLUSH_ERR :
+							  IB_WC_REM_ACCESS_ERR);
+}
+
+/* On-demand entries are cached, released by forget; declared ones used. */
+static void test_registration_map(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	int cached = -1;
+
+	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 0);
+	assert_int_equal(cached, 0);
+	one_write(e, 2);
+	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 2);
+	assert_int_equal(cached, 2);
+	one_write(e, 2); /* same pages: found in the cache */
+	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 2);
+	assert_int_equal(rdmarw_ibv_forget(e->pd, e->local, ARENA), 2);
+	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 0);
+	assert_int_equal(rdmarw_ibv_declare(e->pd, e->local, ARENA), 0);
+	one_write(e, 3);
+	one_read(e, 3);
+	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 1);
+	assert_int_equal(cached, 0);
+	/* A full cache refuses a new entry instead of evicting one. */
+	assert_int_equal(rdmarw_ibv_forget(e->pd, e->local, ARENA), 1);
+	assert_int_equal(rdmarw_ibv_cache_limit(e->pd, 1), 1);
+	{
+		struct ib_sge sge[2] = {
+			{ (uintptr_t)e->local, 8, RDMARW_IBV_LOCAL_DMA_LKEY },
+			{ (uintptr_t)e->local + 8192, 8,
+			  RDMARW_IBV_LOCAL_DMA_LKEY },
+		};
+		struct ib_rdma_wr w = {
+			.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = sge,
+				.num_sge = 2 },
+			.remote_addr = (uintptr_t)e->remote,
+			.rkey = e->remote_mr->rkey,
+		};
+		const struct ib_send_wr *bad_wr = NULL;
+
+		if (e->qp->cap.max_send_sge >= 2) {
+			assert_int_equal(ib_post_send(e->qp, &w.wr, &bad_wr),
+					 -ENOMEM);
+			assert_ptr_equal(bad_wr, &w.wr);
+		}
+	}
+	assert_int_equal(rdmarw_ibv_cache_limit(e->pd, 0), 1);
+}
+
+/* A CQ with its own thread: done() runs there after the device's event. */
+static void test_threaded_cq(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+
+	assert_int_equal(e->cq->poll_ctx, IB_POLL_WORKQUEUE);
+	one_write(e, 3);
+	one_read(e, 2);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+static const struct CMUnitTest tests[] = {
+	T(test_attrs),
+	T(test_private_data),
+	T(test_write_shapes),
+	T(test_read_shapes),
+	T(test_chain_shape),
+	T(test_bad_input),
+	T(test_remote_access_error),
+	T(test_remote_access_error_read),
+	T(test_registration_map),
+	cmocka_unit_test_setup_teardown(test_threaded_cq, setup_threaded,
+					teardown),
+};
+
+int main(void)
+{
+	static const struct {
+		const char *dev, *env, *group;
+	} devs[] = {
+		{ "rxe0", "LAB_RXE_ADDR", "ibv_rw rxe0" },
+		{ "siw0", "LAB_SIW_ADDR", "ibv_rw siw0" },
+	};
+	unsigned int i;
+	int fails = 0;
+
+	rdmarw_ibv_open_all();
+	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+		cur_dev = devs[i].dev;
+		cur_addr = getenv(devs[i].env);
+		fails += _cmocka_run_group_tests(devs[i].group, tests,
+						 sizeof(tests) /
+							 sizeof(tests[0]),
+						 NULL, NULL);
+	}
+	if (rdmarw_ibv_close_all()) {
+		fprintf(stderr, "ibv devices still busy at exit\n");
+		fails++;
+	}
+	return fails;
+}
+
+#else /* !RDMARW_HAVE_IBV */
+
+static void test_no_backend(void **state)
+{
+	skip();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_backend),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#endif
