@@ -90,7 +90,7 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 	e->peer_pd = ib_alloc_pd(e->peer_dev, 0);
 	assert_false(IS_ERR(e->peer_pd));
 	e->cq = ib_alloc_cq(e->dev, NULL, cq_entries(e->dev), 0,
-			    IB_POLL_DIRECT);
+			    o->cq_thread ? IB_POLL_WORKQUEUE : IB_POLL_DIRECT);
 	assert_false(IS_ERR(e->cq));
 	e->peer_cq = ib_alloc_cq(e->peer_dev, NULL, cq_entries(e->peer_dev),
 				 0, IB_POLL_DIRECT);
@@ -241,7 +241,8 @@ static void wait_cq(struct ib_cq *cq, const int *count, int want)
 		if (spins > 100000000UL)
 			fail_msg("completion never came (%d of %d)", *count,
 				 want);
-		if (ib_process_cq_direct(cq, -1) <= 0)
+		if (cq->poll_ctx != IB_POLL_DIRECT ||
+		    ib_process_cq_direct(cq, -1) <= 0)
 			sched_yield();
 	}
 }

@@ -38,6 +38,8 @@ extern const unsigned int rw_nr_profiles;
  * @fr_len: override max_fast_reg_page_list_len when non-zero
  * @no_fast_reg: clear IB_DEVICE_MEM_MGT_EXTENSIONS
  * @threaded: devices execute on progress threads
+ * @cq_thread: the initiator CQ is processed by its own thread
+ *             (IB_POLL_WORKQUEUE); rw_env_wait() then only waits
  */
 struct rw_env_opts {
 	const struct rw_profile *profile;
@@ -52,6 +54,7 @@ struct rw_env_opts {
 	u32 fr_len;
 	bool no_fast_reg;
 	bool threaded;
+	bool cq_thread;
 };
 
 /**
