@@ -343,12 +343,147 @@ static void test_four_threads_four_pairs(void **state)
 	soft_env_fini(&env);
 }
 
+/* ---- destroying while the progress thread works ------------------------- */
+
+/*
+ * A QP destroyed right after posting, on threaded devices, while its peer
+ * is also busy: no crash, nothing left behind (soft_env_fini() checks).
+ */
+static void test_destroy_while_busy(void **state)
+{
+	struct soft_env env;
+	struct ib_mr *mr[2];
+	u8 *buf[2];
+	int round, i, side;
+
+	for (round = 0; round < 20; round++) {
+		soft_env_init(&env, &(struct soft_env_cfg){
+					    .profile = round % 2 ? "siw" :
+								   "rxe",
+					    .threaded = true,
+					    .loopback = round % 4 == 3,
+					    .cap = { .max_send_wr = 64 } });
+		for (side = 0; side < 2; side++) {
+			buf[side] = calloc(1, 65536);
+			assert_non_null(buf[side]);
+			mr[side] = soft_env_reg(&env, side, buf[side], 65536,
+						ALL_ACCESS);
+		}
+		/* Each direction in its own half: no application race. */
+		for (i = 0; i < 64; i++) {
+			u32 off = 1024 * (u32)(i / 2) + 32768 * (u32)(i % 2);
+
+			side = i % 2;
+			soft_env_rdma(env.qp[side], IB_WR_RDMA_WRITE, (u64)i,
+				      buf[side] + off, 1024, mr[side]->lkey,
+				      (uintptr_t)buf[!side] + off,
+				      mr[!side]->rkey);
+		}
+		/* A SEND that waits for a receive that will never come. */
+		soft_env_send(env.qp[1], 99, NULL, 0, 0);
+		assert_int_equal(ib_destroy_qp(env.qp[round % 2]), 0);
+		env.qp[round % 2] = NULL;
+		assert_int_equal(ib_destroy_qp(env.qp[!(round % 2)]), 0);
+		env.qp[!(round % 2)] = NULL;
+		for (side = 0; side < 2; side++) {
+			soft_env_dereg(mr[side]);
+			free(buf[side]);
+		}
+		soft_env_fini(&env);
+	}
+}
+
+/* ---- the core's CQ thread (IB_POLL_WORKQUEUE) ---------------------------- */
+
+struct done_flag {
+	struct ib_cqe cqe;
+	int calls;
+	enum ib_wc_status status;
+};
+
+static void flag_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct done_flag *d = container_of(wc->wr_cqe, struct done_flag, cqe);
+
+	d->status = wc->status;
+	__atomic_add_fetch(&d->calls, 1, __ATOMIC_RELEASE);
+}
+
+/* Completions reach wr_cqe->done on the CQ's own thread: the device calls
+ * comp_handler when armed, the thread polls and re-arms. */
+static void cq_thread(bool threaded)
+{
+	struct soft_env env;
+	struct done_flag d[50];
+	struct ib_qp_init_attr qa = { .qp_type = IB_QPT_RC, .port_num = 1,
+				      .cap = { .max_send_wr = 64,
+					       .max_recv_wr = 4,
+					       .max_send_sge = 1,
+					       .max_recv_sge = 1 } };
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_mr *mr;
+	u8 *buf = calloc(1, 8192);
+	int i;
+
+	soft_env_init(&env, &(struct soft_env_cfg){ .profile = "mlx5",
+						    .threaded = threaded,
+						    .no_connect = true });
+	cq = ib_alloc_cq(env.dev[0], NULL, 64, 0, IB_POLL_WORKQUEUE);
+	assert_false(IS_ERR(cq));
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qp = ib_create_qp(env.pd[0], &qa);
+	assert_false(IS_ERR(qp));
+	assert_int_equal(soft_qp_connect(qp, env.qp[1]), 0);
+	mr = soft_env_reg(&env, 1, buf, 8192, ALL_ACCESS);
+	for (i = 0; i < 50; i++) {
+		struct ib_sge sge = { (uintptr_t)buf + 64 * i, 64,
+				      env.pd[0]->local_dma_lkey };
+		struct ib_rdma_wr wr = {
+			.wr = { .wr_cqe = &d[i].cqe, .sg_list = &sge,
+				.num_sge = 1, .opcode = IB_WR_RDMA_WRITE,
+				.send_flags = IB_SEND_SIGNALED },
+			.remote_addr = (uintptr_t)buf + 4096 + 64 * i,
+			.rkey = mr->rkey,
+		};
+
+		d[i] = (struct done_flag){ .cqe.done = flag_done };
+		while (ib_post_send(qp, &wr.wr, NULL) == -ENOMEM)
+			sched_yield();
+	}
+	for (i = 0; i < 50; i++) {
+		while (!__atomic_load_n(&d[i].calls, __ATOMIC_ACQUIRE))
+			sched_yield();
+		assert_int_equal(d[i].calls, 1);
+		assert_int_equal(d[i].status, IB_WC_SUCCESS);
+	}
+	assert_int_equal(ib_destroy_qp(qp), 0);
+	assert_int_equal(ib_free_cq(cq), 0);
+	soft_env_dereg(mr);
+	soft_env_fini(&env);
+	free(buf);
+}
+
+static void test_cq_thread_inline(void **state)
+{
+	cq_thread(false);
+}
+
+static void test_cq_thread_threaded(void **state)
+{
+	cq_thread(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_four_threads_one_qp_threaded),
 		cmocka_unit_test(test_four_threads_one_qp_inline),
 		cmocka_unit_test(test_four_threads_four_pairs),
+		cmocka_unit_test(test_destroy_while_busy),
+		cmocka_unit_test(test_cq_thread_inline),
+		cmocka_unit_test(test_cq_thread_threaded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
