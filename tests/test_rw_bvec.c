@@ -205,13 +205,13 @@ static void test_iova_range(void **state)
 	rw_env_wait(&e, &d.count, 1);
 	assert_int_equal(d.status, IB_WC_SUCCESS);
 	{
-		struct rw_model_ent ents[3] = {
-			{ (u64)(uintptr_t)(e.local + 2 * PAGE_SIZE - 3000), 3000 },
-			{ (u64)(uintptr_t)(e.local + 8 * PAGE_SIZE), 2 * PAGE_SIZE },
-			{ (u64)(uintptr_t)(e.local + 20 * PAGE_SIZE),
-			  5 * PAGE_SIZE + 100 },
-		};
+		struct rw_model_ent ents[3];
+		unsigned int i;
 
+		for (i = 0; i < 3; i++) {
+			ents[i].addr = (u64)bvec_phys(&bv[i]);
+			ents[i].len = bv[i].bv_len;
+		}
 		rw_env_expect(&e, ents, 3, 0, 12345, DMA_TO_DEVICE);
 	}
 	rw_env_check(&e);

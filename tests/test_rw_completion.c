@@ -247,6 +247,7 @@ static void test_one_completion_per_context(void **state)
 		env_for(&e, &cfgs[c]);
 		pc.e = &e;
 		for (i = 0; i < K; i++) {
+			u64 raddr;
 			u32 j;
 
 			for (j = 0; j < n; j++) {
@@ -256,9 +257,9 @@ static void test_one_completion_per_context(void **state)
 			}
 			dir[i] = i % 2 ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 			rw_sgl_build(&sgl[i], ents[i], n, 0);
+			raddr = rw_env_raddr(&e, (u64)i * 24 * PAGE_SIZE);
 			assert_true(rdma_rw_ctx_init(&ctx[i], e.qp, 1,
-						     sgl[i].sg, n, 0,
-						     rw_env_raddr(&e, (u64)i * 24 * PAGE_SIZE),
+						     sgl[i].sg, n, 0, raddr,
 						     e.remote_mr->rkey,
 						     dir[i]) > 0);
 			rw_done_init(&d[i]);

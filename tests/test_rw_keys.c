@@ -142,7 +142,8 @@ static void test_reuse_past_256(void **state)
 			assert_int_equal(rw_run_case(&e, &c, &type), want);
 			assert_int_equal(type, RDMA_RW_MR);
 			assert_int_equal(mr->lkey & 0xffffff00u, index);
-			assert_int_equal(mr->lkey & 0xff, (key0 + k + 1) & 0xff);
+			assert_int_equal(mr->lkey & 0xff,
+					 (key0 + k + 1) & 0xff);
 		}
 		env_done(&e);
 	}
@@ -285,7 +286,8 @@ static void test_failed_post_rolls_back(void **state)
 		assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, &done.cqe,
 						  NULL), -ENOMEM);
 		/* the first registration went out */
-		assert_int_equal(m0->lkey, (k0 & 0xffffff00u) | ((k0 + 1) & 0xff));
+		assert_int_equal(m0->lkey,
+				 (k0 & 0xffffff00u) | ((k0 + 1) & 0xff));
 		assert_int_equal(m0->need_inval, !rwi);
 		/* the second did not */
 		assert_int_equal(m1->lkey, k1);

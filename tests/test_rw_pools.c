@@ -43,7 +43,8 @@ static void pages(struct rw_env *e, struct rw_model_ent *ents, u32 n,
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		ents[i].addr = (u64)(uintptr_t)e->local + (first + i) * PAGE_SIZE;
+		ents[i].addr = (u64)(uintptr_t)e->local +
+			       (first + i) * PAGE_SIZE;
 		ents[i].len = PAGE_SIZE;
 	}
 }
@@ -242,7 +243,8 @@ static void test_mr_factor(void **state)
 	assert_int_equal(rdma_rw_mr_factor(rxe, 1, 32), 1);
 	assert_int_equal(rdma_rw_mr_factor(rxe, 1, 33), 2);
 	assert_int_equal(rdma_rw_mr_factor(rxe, 1, 256), 8);
-	assert_int_equal(rdma_rw_mr_factor(rxe, 1, UINT_MAX), UINT_MAX / 32 + 1);
+	assert_int_equal(rdma_rw_mr_factor(rxe, 1, UINT_MAX),
+			 UINT_MAX / 32 + 1);
 	/* force_mr makes rxe register */
 	rdma_rw_set_force_mr(true);
 	assert_int_equal(rdma_rw_mr_factor(rxe, 1, 256), 1);

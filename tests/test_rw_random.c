@@ -100,7 +100,8 @@ static void run_config(const struct rw_profile *p, bool force, u32 fr_len,
 			if (rnd(&s) % 3 == 0)
 				c.skip = rnd(&s) % (u32)(total / 2 + 1);
 			if (rnd(&s) % 3 == 0)
-				c.trim = rnd(&s) % (u32)((total - c.skip) / 2 + 1);
+				c.trim = rnd(&s) %
+					 (u32)((total - c.skip) / 2 + 1);
 		} else {
 			if (rnd(&s) % 2)
 				c.offset = rnd(&s) % (u32)total;

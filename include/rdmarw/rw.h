@@ -167,9 +167,10 @@ struct rdma_rw_ctx {
  * -EINVAL for a NULL @ctx, @qp or @sg, @sg_cnt 0 or above INT_MAX, a bad
  * @port_num, a @dir other than %DMA_TO_DEVICE or %DMA_FROM_DEVICE, a list
  * shorter than @sg_cnt or that cannot be mapped, an @sg_offset at or past
- * the end of the list, a QP with no SGE for the direction, or entries that
- * the MR page-list rules cannot register in pages-per-MR pages (gaps, an
- * entry not starting on a page boundary after the first);
+ * the end of the list, a QP with no SGE for the direction, or, on the MR
+ * path, entries that one MR per pages-per-MR entries cannot hold (a gap, an
+ * entry after the first that neither starts a page after a page-aligned end
+ * nor continues the previous one, more pages than the MR's page list);
  * -EAGAIN when registration is required (iWARP READ, force_mr) and the
  * QP's MR pool is empty;
  * -ENOMEM when context storage cannot be allocated.
@@ -205,11 +206,14 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
  * Return: the number of Send Queue WQEs the first post of the context uses,
  * or: -EINVAL for a NULL @ctx, @qp or @bvecs, @nr_bvec 0, @iter.bi_size 0,
  * an @iter that runs past @nr_bvec entries or meets an empty bio_vec, a bad
- * @port_num or @dir, a QP with no SGE for the direction, or bio_vecs that
- * the MR page-list rules cannot register; -EAGAIN when registration is
- * required and the QP's MR pool is empty; -ENOMEM when DMA mapping or
- * context storage fails; the IOMMU's error when linking into the IOVA range
- * fails (nothing is left linked).
+ * @port_num or @dir, a QP with no SGE for the direction, or, on the MR path,
+ * a built scatterlist that cannot be DMA-mapped or bio_vecs that the MR page
+ * rules cannot register (as for rdma_rw_ctx_init()); -EAGAIN when
+ * registration is required and the QP's MR pool is empty; -ENOMEM when
+ * mapping a bio_vec or allocating context storage fails; the IOMMU's error
+ * (-EINVAL for a bio_vec whose in-page offset does not match its place in
+ * the range, -ENOMEM) when linking into the IOVA range fails, which is
+ * final, as in the kernel (nothing is left linked).
  */
 int rdma_rw_ctx_init_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			  u32 port_num, const struct bio_vec *bvecs,

@@ -216,7 +216,7 @@ static int init_map_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	u32 lkey = qp->pd->local_dma_lkey;
 	struct rdmarw_rw_block *blk;
 	struct ib_sge *sge;
-	size_t sges_size;
+	size_t sges_size, size;
 	u64 total = 0;
 	void *mem;
 
@@ -224,10 +224,8 @@ static int init_map_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		return -EINVAL;
 	nr_ops = RDMARW_DIV_ROUND_UP(sg_cnt, max_sge);
 	sges_size = (size_t)sg_cnt * sizeof(struct ib_sge);
-	mem = rdmarw__rw_block_get(qp, sges_size +
-					       (size_t)nr_ops *
-						       sizeof(struct ib_rdma_wr),
-				   &blk);
+	size = sges_size + (size_t)nr_ops * sizeof(struct ib_rdma_wr);
+	mem = rdmarw__rw_block_get(qp, size, &blk);
 	if (!mem)
 		return -ENOMEM;
 	ctx->map.sges = sge = mem;

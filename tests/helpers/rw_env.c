@@ -102,10 +102,10 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 	e->peer_qp = make_qp(e->peer_pd, e->peer_cq, 64, 1, 0);
 	assert_int_equal(soft_qp_connect(e->qp, e->peer_qp), 0);
 
-	e->local_len = (o->local_len ? o->local_len : 4 << 20) + PAGE_SIZE - 1;
-	e->local_len &= PAGE_MASK;
-	e->remote_len = (o->remote_len ? o->remote_len : 4 << 20) + PAGE_SIZE - 1;
-	e->remote_len &= PAGE_MASK;
+	e->local_len = o->local_len ? o->local_len : 4 << 20;
+	e->local_len = (e->local_len + PAGE_SIZE - 1) & PAGE_MASK;
+	e->remote_len = o->remote_len ? o->remote_len : 4 << 20;
+	e->remote_len = (e->remote_len + PAGE_SIZE - 1) & PAGE_MASK;
 	e->local = arena(e->local_len);
 	e->remote = arena(e->remote_len);
 	e->local_ref = malloc(e->local_len);
