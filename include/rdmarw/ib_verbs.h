@@ -1095,12 +1095,14 @@ int ib_dereg_mr(struct ib_mr *mr);
  * Maps the longest prefix the rules allow (ib_sg_to_pages()): only the first
  * entry may start inside a page; an entry must start on a page boundary
  * unless it continues the previous one; only the last may end inside a page;
- * at most max_num_sg pages.  Sets iova, length and page_size.
+ * at most max_num_sg pages (iWARP devices such as siw count scatterlist
+ * entries instead of pages).  Sets iova, length and page_size.
  *
  * Return: entries mapped (possibly fewer than @sg_nents); -EINVAL for NULL
  * arguments, @sg_nents <= 0, a bad @page_size, an offset at or beyond the
  * first entry's length, an MR that is not a fast-registration MR, or when
- * not even the first entry fits.
+ * not even the first entry fits; the provider's error when its list is full
+ * before the first entry is mapped (-ENOMEM on siw-like devices).
  */
 int ib_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
 		 unsigned int *sg_offset, unsigned int page_size);
