@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rdmarw-chain: the tool's exact output on representative cases (opcodes,
+ * SGEs, keys relative to their MR, the path and its reason, the return
+ * value), its JSON (parsed here), its Graphviz output, --help and bad
+ * arguments.  The tool is found next to the tests in the build tree
+ * (../tools/rdmarw-chain) or through $RDMARW_CHAIN.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_ARGS 32
+
+static char tool[PATH_MAX];
+
+/* ---- running the tool -------------------------------------------------- */
+
+struct result {
+	char *out;	/* stdout */
+	int status;	/* exit status */
+};
+
+static void find_tool(void)
+{
+	const char *env = getenv("RDMARW_CHAIN");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(tool, sizeof(tool), "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 32);
+	assert_true(n > 0);
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	assert_non_null(slash);
+	strcpy(slash, "/../tools/rdmarw-chain");
+	memcpy(tool, self, sizeof(tool));
+}
+
+static char *read_all(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	assert_non_null(buf);
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Run the tool with a NULL-terminated list of arguments (stderr dropped). */
+static struct result run_argv(const char *const *args)
+{
+	const char *argv[MAX_ARGS + 2] = { tool };
+	struct result r;
+	int fds[2], wstatus, i;
+	pid_t pid;
+
+	for (i = 0; args[i]; i++) {
+		assert_true(i < MAX_ARGS);
+		argv[i + 1] = args[i];
+	}
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(126);
+		close(fds[0]);
+		close(fds[1]);
+		unsetenv("RDMARW_FORCE_MR");
+		execv(tool, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	r.out = read_all(fds[0]);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+	assert_true(WIFEXITED(wstatus));
+	r.status = WEXITSTATUS(wstatus);
+	return r;
+}
+
+#define RUN(...) run_argv((const char *const[]){ __VA_ARGS__, NULL })
+
+/*
+ * The lines from the one starting with @from to the end must be exactly
+ * @want (NULL-terminated).
+ */
+static void expect_tail(const char *out, const char *from,
+			const char *const *want)
+{
+	const char *p = out;
+	size_t n, i;
+
+	while (p && strncmp(p, from, strlen(from))) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		fail_msg("no line starting with '%s' in:\n%s", from, out);
+	for (i = 0; want[i]; i++) {
+		const char *nl = strchr(p, '\n');
+
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n != strlen(want[i]) || strncmp(p, want[i], n))
+			fail_msg("line %zu after '%s':\n got: %.*s\nwant: %s",
+				 i, from, (int)n, p, want[i]);
+		p = nl ? nl + 1 : p + n;
+	}
+	if (*p)
+		fail_msg("unexpected lines after the expected ones:\n%s", p);
+}
+
+#define EXPECT_TAIL(out, from, ...) \
+	expect_tail(out, from, (const char *const[]){ __VA_ARGS__, NULL })
+
+static bool has_line(const char *out, const char *line)
+{
+	size_t n = strlen(line);
+	const char *p = out;
+
+	for (; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, line, n) && (p[n] == '\n' || !p[n]))
+			return true;
+	return false;
+}
+
+/* "buf+0x0 len=4096 lkey=local_dma_lkey; ..." for @n pages from @first. */
+static char *page_sges(unsigned int first, unsigned int n)
+{
+	char *s = calloc(n, 64);
+	size_t used = 0;
+	unsigned int i;
+
+	assert_non_null(s);
+	for (i = 0; i < n; i++)
+		used += (size_t)sprintf(s + used,
+					"%sbuf+0x%x len=4096 lkey=local_dma_lkey",
+					i ? "; " : "", (first + i) * 4096);
+	return s;
+}
+
+/* ---- chains ------------------------------------------------------------- */
+
+static void rxe_write_single(void **state)
+{
+	struct result r = RUN("-p", "rxe", "write");
+
+	assert_int_equal(r.status, 0);
+	assert_true(has_line(r.out, "pool: none (the API registers no memory on this device)"));
+	EXPECT_TAIL(r.out, "sgl:",
+		    "sgl: 1 entry, 4096 bytes: buf+0x0:4096",
+		    "call: rdma_rw_ctx_init(ctx, qp, 1, sgl, 1, 0, 0x10000000, 0x00001234, DMA_TO_DEVICE)",
+		    "ret: 1 (WQEs)",
+		    "path: SINGLE (one entry)",
+		    "chain: RDMA_WRITE",
+		    "wr0: RDMA_WRITE num_sge=1 sge=[buf+0x0 len=4096 lkey=local_dma_lkey] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		    "check: ok");
+	free(r.out);
+}
+
+/* rxe: 32 SGEs per WRITE, so 33 entries take two WRs (32 + 1). */
+static void rxe_write_sge_limit(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--sgl", "4096x33", "write");
+	char *sges = page_sges(0, 32), wr0[4096];
+
+	assert_int_equal(r.status, 0);
+	snprintf(wr0, sizeof(wr0),
+		 "wr0: RDMA_WRITE num_sge=32 sge=[%s] raddr=0x10000000 rkey=0x00001234",
+		 sges);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 2 (WQEs)",
+		    "path: MULTI (33 entries: up to 32 SGEs per WRITE)",
+		    "chain: RDMA_WRITE → RDMA_WRITE",
+		    wr0,
+		    "wr1: RDMA_WRITE num_sge=1 sge=[buf+0x20000 len=4096 lkey=local_dma_lkey] raddr=0x10020000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		    "check: ok");
+	free(sges);
+	free(r.out);
+}
+
+static void rxe_write_at_sge_limit(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--sgl", "4096x32", "write");
+
+	assert_int_equal(r.status, 0);
+	assert_true(has_line(r.out, "ret: 1 (WQEs)"));
+	assert_true(has_line(r.out, "chain: RDMA_WRITE"));
+	free(r.out);
+}
+
+static void siw_read_mr(void **state)
+{
+	struct result r = RUN("-p", "siw", "--sgl", "4096x2", "read");
+
+	assert_int_equal(r.status, 0);
+	assert_true(has_line(r.out, "pool: 1 MR of 256 pages, 1 free at init"));
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 2 (WQEs)",
+		    "path: MR (iWARP READ needs MR: 1 MR of up to 256 pages)",
+		    "chain: REG_MR → RDMA_READ_WITH_INV",
+		    "wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=8192 page_size=4096 access=LOCAL_WRITE|REMOTE_WRITE",
+		    "wr1: RDMA_READ_WITH_INV num_sge=1 sge=[buf+0x0 len=8192 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 inv=mr0.v1 SIGNALED wr_cqe=cqe",
+		    "check: ok");
+	free(r.out);
+}
+
+/* mlx5: max_sgl_rd 3, so a READ of 9 entries registers. */
+static void mlx5_read_above_sgl_rd(void **state)
+{
+	struct result r = RUN("-p", "mlx5", "--sgl", "4096x9", "read");
+
+	assert_int_equal(r.status, 0);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 2 (WQEs)",
+		    "path: MR (max_sgl_rd 3 < 9 entries: 1 MR of up to 256 pages)",
+		    "chain: REG_MR → RDMA_READ",
+		    "wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=36864 page_size=4096 access=LOCAL_WRITE",
+		    "wr1: RDMA_READ num_sge=1 sge=[buf+0x0 len=36864 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		    "check: ok");
+	free(r.out);
+}
+
+static void mlx5_read_at_sgl_rd(void **state)
+{
+	struct result r = RUN("-p", "mlx5", "--sgl", "4096x3", "read");
+	char *sges = page_sges(0, 3), wr0[1024];
+
+	assert_int_equal(r.status, 0);
+	snprintf(wr0, sizeof(wr0),
+		 "wr0: RDMA_READ num_sge=3 sge=[%s] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		 sges);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 1 (WQEs)",
+		    "path: MULTI (3 entries <= max_sgl_rd 3: up to 30 SGEs per READ)",
+		    "chain: RDMA_READ", wr0, "check: ok");
+	free(sges);
+	free(r.out);
+}
+
+/* An empty pool under max_sgl_rd alone: the SGE path instead. */
+static void mlx5_read_pool_empty_falls_back(void **state)
+{
+	struct result r = RUN("-p", "mlx5", "--sgl", "4096x9", "--pool-free",
+			      "0", "read");
+	char *sges = page_sges(0, 9), wr0[2048];
+
+	assert_int_equal(r.status, 0);
+	assert_true(has_line(r.out, "pool: 1 MR of 256 pages, 0 free at init"));
+	snprintf(wr0, sizeof(wr0),
+		 "wr0: RDMA_READ num_sge=9 sge=[%s] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		 sges);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 1 (WQEs)",
+		    "path: MULTI (pool exhausted: fell back to MULTI (-EAGAIN) from MR (max_sgl_rd 3 < 9 entries); up to 30 SGEs per READ)",
+		    "chain: RDMA_READ", wr0, "check: ok");
+	free(sges);
+	free(r.out);
+}
+
+/* On iWARP the MR is required: an empty pool is -EAGAIN, exit 1. */
+static void siw_read_pool_empty_fails(void **state)
+{
+	struct result r = RUN("-p", "siw", "--sgl", "4096x2", "--pool-free",
+			      "0", "read");
+
+	assert_int_equal(r.status, 1);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: -11 (-EAGAIN)",
+		    "path: none",
+		    "error: rdma_rw_ctx_init: -EAGAIN: registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr");
+	free(r.out);
+}
+
+static void force_mr_write(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--force-mr", "--sgl", "4096x3",
+			      "write");
+
+	assert_int_equal(r.status, 0);
+	assert_true(has_line(r.out, "pool: 1 MR of 256 pages, 1 free at init"));
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 2 (WQEs)",
+		    "path: MR (force_mr: 1 MR of up to 256 pages)",
+		    "chain: REG_MR → RDMA_WRITE",
+		    "wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=12288 page_size=4096 access=LOCAL_WRITE",
+		    "wr1: RDMA_WRITE num_sge=1 sge=[buf+0x0 len=12288 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		    "check: ok");
+	free(r.out);
+}
+
+/* Pages per MR 4: 9 entries at offset 100 take three MRs (4 + 4 + 1). */
+static void mr_split_with_offset(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--force-mr", "--fr-pages", "4",
+			      "--sgl", "4096x9", "--offset", "100", "read");
+
+	assert_int_equal(r.status, 0);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 6 (WQEs)",
+		    "path: MR (force_mr: 3 MRs of up to 4 pages)",
+		    "chain: REG_MR → RDMA_READ → REG_MR → RDMA_READ → REG_MR → RDMA_READ",
+		    "wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x64 len=16284 page_size=4096 access=LOCAL_WRITE",
+		    "wr1: RDMA_READ num_sge=1 sge=[buf+0x64 len=16284 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234",
+		    "wr2: REG_MR mr=mr1 key=mr1.v1 iova=buf+0x4000 len=16384 page_size=4096 access=LOCAL_WRITE",
+		    "wr3: RDMA_READ num_sge=1 sge=[buf+0x4000 len=16384 lkey=mr1.v1] raddr=0x10003f9c rkey=0x00001234",
+		    "wr4: REG_MR mr=mr2 key=mr2.v1 iova=buf+0x8000 len=4096 page_size=4096 access=LOCAL_WRITE",
+		    "wr5: RDMA_READ num_sge=1 sge=[buf+0x8000 len=4096 lkey=mr2.v1] raddr=0x10007f9c rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		    "check: ok");
+	free(r.out);
+}
+
+/* chain_wr: the SEND follows the last RDMA WR; nothing before it signals. */
+static void chain_wr_send_follows(void **state)
+{
+	struct result r = RUN("-p", "siw", "--sgl", "4096x9", "--chain-wr",
+			      "write");
+	char *a = page_sges(0, 6), *b = page_sges(6, 3);
+	char wr0[1024], wr1[1024];
+
+	assert_int_equal(r.status, 0);
+	snprintf(wr0, sizeof(wr0),
+		 "wr0: RDMA_WRITE num_sge=6 sge=[%s] raddr=0x10000000 rkey=0x00001234",
+		 a);
+	snprintf(wr1, sizeof(wr1),
+		 "wr1: RDMA_WRITE num_sge=3 sge=[%s] raddr=0x10006000 rkey=0x00001234",
+		 b);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 2 (WQEs)",
+		    "path: MULTI (9 entries: up to 6 SGEs per WRITE)",
+		    "chain: RDMA_WRITE → RDMA_WRITE → SEND", wr0, wr1,
+		    "wr2: SEND num_sge=1 sge=[msg+0x0 len=64 lkey=local_dma_lkey] SIGNALED wr_cqe=send_cqe (chain_wr)",
+		    "check: ok");
+	free(a);
+	free(b);
+	free(r.out);
+}
+
+/* Posted twice: the second chain retires the first registration. */
+static void post_repeat_local_inv(void **state)
+{
+	struct result r = RUN("-p", "mlx5", "--sgl", "4096x9", "--post",
+			      "--repeat", "2", "--chain-wr", "read");
+
+	assert_int_equal(r.status, 0);
+	EXPECT_TAIL(r.out, "chain 2/2:",
+		    "chain 2/2: LOCAL_INV → REG_MR → RDMA_READ → SEND",
+		    "wr0: LOCAL_INV inv=mr0.v1",
+		    "wr1: REG_MR mr=mr0 key=mr0.v2 iova=buf+0x0 len=36864 page_size=4096 access=LOCAL_WRITE",
+		    "wr2: RDMA_READ num_sge=1 sge=[buf+0x0 len=36864 lkey=mr0.v2] raddr=rbuf+0x40 rkey=rmr",
+		    "wr3: SEND num_sge=1 sge=[msg+0x0 len=64 lkey=local_dma_lkey] SIGNALED wr_cqe=send_cqe (chain_wr)",
+		    "check: ok",
+		    "post: ib_post_send = 0",
+		    "completion: local IB_WC_SEND IB_WC_SUCCESS byte_len=64 wr_cqe=send_cqe",
+		    "completion: peer IB_WC_RECV IB_WC_SUCCESS byte_len=64 wr_cqe=recv_cqe",
+		    "data: 36864 bytes verified and the SEND's payload, bytes outside the transfer unchanged");
+	free(r.out);
+}
+
+/* Every profile, both directions, posted: the bytes arrive. */
+static void post_every_profile(void **state)
+{
+	static const char *const profiles[] = { "mlx5", "rxe", "siw" };
+	static const char *const dirs[] = { "read", "write" };
+	unsigned int p, d;
+
+	for (p = 0; p < 3; p++) {
+		for (d = 0; d < 2; d++) {
+			struct result r = RUN("-p", profiles[p], "--sgl",
+					      "512,4096x40,100", "--post",
+					      "--offset", "700", dirs[d]);
+
+			assert_int_equal(r.status, 0);
+			assert_true(has_line(r.out, "data: 163752 bytes verified, bytes outside the transfer unchanged"));
+			free(r.out);
+		}
+	}
+}
+
+/* A wrong rkey: the error completion is shown and the tool exits 1. */
+static void post_bad_rkey(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--sgl", "4096x3", "--post",
+			      "--rkey", "0x5", "write");
+
+	assert_int_equal(r.status, 1);
+	EXPECT_TAIL(r.out, "post:",
+		    "post: ib_post_send = 0",
+		    "completion: local IB_WC_RDMA_WRITE IB_WC_REM_ACCESS_ERR byte_len=0 wr_cqe=cqe",
+		    "data: not checked: the chain did not complete with exactly the expected completions, all successful");
+	free(r.out);
+}
+
+static void bvec_iova(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--iommu", "--bvec", "--sgl",
+			      "4096x3", "--offset", "10", "--post", "write");
+
+	assert_int_equal(r.status, 0);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: 1 (WQEs)",
+		    "path: IOVA (IOMMU: 3 bio_vecs linked into one IOVA range)",
+		    "chain: RDMA_WRITE",
+		    "wr0: RDMA_WRITE num_sge=1 sge=[iova+0xa len=12278 lkey=local_dma_lkey] raddr=rbuf+0x40 rkey=rmr SIGNALED wr_cqe=cqe",
+		    "check: ok",
+		    "post: ib_post_send = 0",
+		    "completion: local IB_WC_RDMA_WRITE IB_WC_SUCCESS byte_len=12278 wr_cqe=cqe",
+		    "data: 12278 bytes verified, bytes outside the transfer unchanged");
+	free(r.out);
+}
+
+static void bvec_virt_dma_multi(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--bvec", "--sgl", "4096x2",
+			      "write");
+
+	assert_int_equal(r.status, 0);
+	assert_true(has_line(r.out, "path: MULTI (virtual DMA, no IOVA API: one SGE per bio_vec, up to 32 per WRITE)"));
+	free(r.out);
+}
+
+static void offset_past_end(void **state)
+{
+	struct result r = RUN("--sgl", "4096x2", "--offset", "8192", "write");
+
+	assert_int_equal(r.status, 1);
+	EXPECT_TAIL(r.out, "ret:",
+		    "ret: -22 (-EINVAL)",
+		    "path: none",
+		    "error: rdma_rw_ctx_init: -EINVAL: sg_offset 8192 at or past the end of the list (8192 bytes)");
+	free(r.out);
+}
+
+static void mr_page_rules(void **state)
+{
+	struct result r = RUN("-p", "siw", "--sgl", "512x4", "--misalign",
+			      "0", "read");
+
+	assert_int_equal(r.status, 1);
+	assert_true(has_line(r.out, "sgl: 4 entries, 2048 bytes: buf+0x0:512 buf+0x1000:512 buf+0x2000:512 buf+0x3000:512"));
+	assert_true(has_line(r.out, "error: rdma_rw_ctx_init: -EINVAL: entry 1 does not continue entry 0 and one of them is not page aligned there (the MR page-list rules)"));
+	free(r.out);
+}
+
+static void chained_scatterlist(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--sgl", "4096x40", "--chain", "7",
+			      "--post", "write");
+
+	assert_int_equal(r.status, 0);
+	assert_true(has_line(r.out, "chain: RDMA_WRITE → RDMA_WRITE"));
+	assert_true(has_line(r.out, "check: ok"));
+	assert_true(has_line(r.out, "data: 163840 bytes verified, bytes outside the transfer unchanged"));
+	free(r.out);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+struct json {
+	const char *p;
+	int depth;
+};
+
+static void ws(struct json *j)
+{
+	while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' ||
+	       *j->p == '\r')
+		j->p++;
+}
+
+static bool json_value(struct json *j);
+
+static bool json_string(struct json *j)
+{
+	if (*j->p != '"')
+		return false;
+	for (j->p++; *j->p && *j->p != '"'; j->p++) {
+		if ((unsigned char)*j->p < 0x20)
+			return false;
+		if (*j->p == '\\' && !*++j->p)
+			return false;
+	}
+	if (*j->p != '"')
+		return false;
+	j->p++;
+	return true;
+}
+
+static bool json_number(struct json *j)
+{
+	char *end;
+
+	strtod(j->p, &end);
+	if (end == j->p || (*j->p != '-' && (*j->p < '0' || *j->p > '9')))
+		return false;
+	j->p = end;
+	return true;
+}
+
+static bool json_word(struct json *j, const char *w)
+{
+	size_t n = strlen(w);
+
+	if (strncmp(j->p, w, n))
+		return false;
+	j->p += n;
+	return true;
+}
+
+/* "{" already seen (or "["): members until the closing brace. */
+static bool json_members(struct json *j, bool object)
+{
+	char close = object ? '}' : ']';
+
+	ws(j);
+	if (*j->p == close) {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		ws(j);
+		if (object) {
+			if (!json_string(j))
+				return false;
+			ws(j);
+			if (*j->p++ != ':')
+				return false;
+		}
+		if (!json_value(j))
+			return false;
+		ws(j);
+		if (*j->p == ',') {
+			j->p++;
+			continue;
+		}
+		return *j->p++ == close;
+	}
+}
+
+static bool json_value(struct json *j)
+{
+	bool ok;
+
+	ws(j);
+	switch (*j->p) {
+	case '{':
+	case '[':
+		if (++j->depth > 64)
+			return false;
+		ok = json_members(j, *j->p++ == '{');
+		j->depth--;
+		return ok;
+	case '"':
+		return json_string(j);
+	case 't':
+		return json_word(j, "true");
+	case 'f':
+		return json_word(j, "false");
+	case 'n':
+		return json_word(j, "null");
+	default:
+		return json_number(j);
+	}
+}
+
+static bool json_valid(const char *text)
+{
+	struct json j = { text, 0 };
+
+	if (!json_value(&j))
+		return false;
+	ws(&j);
+	return *j.p == '\0';
+}
+
+static void json_validator_rejects(void **state)
+{
+	assert_true(json_valid("{\"a\": [1, -2.5e3, \"x\\\"\", true, null]}"));
+	assert_false(json_valid("{\"a\": [1, 2,]}"));
+	assert_false(json_valid("{\"a\" 1}"));
+	assert_false(json_valid("{\"a\": 1} x"));
+	assert_false(json_valid("[\"unterminated]"));
+}
+
+static void json_output(void **state)
+{
+	struct result r = RUN("-p", "siw", "--sgl", "4096x2", "--json",
+			      "--chain-wr", "--post", "--repeat", "2", "read");
+
+	assert_int_equal(r.status, 0);
+	assert_true(json_valid(r.out));
+	assert_non_null(strstr(r.out, "\"opcode\": \"IB_WR_REG_MR\""));
+	assert_non_null(strstr(r.out, "\"opcode\": \"IB_WR_RDMA_READ_WITH_INV\""));
+	assert_non_null(strstr(r.out, "\"invalidate_rkey\": \"mr0.v2\""));
+	assert_non_null(strstr(r.out, "\"access_names\": [\"LOCAL_WRITE\", \"REMOTE_WRITE\"]"));
+	assert_non_null(strstr(r.out, "{\"addr\": \"buf+0x0\", \"length\": 8192, \"lkey\": \"mr0.v1\"}"));
+	assert_non_null(strstr(r.out, "\"wr_cqe\": \"send_cqe\""));
+	assert_non_null(strstr(r.out, "\"ok\": true"));
+	free(r.out);
+
+	r = RUN("-p", "mlx5", "--sgl", "4096x9", "--json", "--absolute",
+		"read");
+	assert_int_equal(r.status, 0);
+	assert_true(json_valid(r.out));
+	assert_non_null(strstr(r.out, "\"remote_addr\": 268435456"));
+	free(r.out);
+
+	r = RUN("-p", "siw", "--pool-free", "0", "--json", "read");
+	assert_int_equal(r.status, 1);
+	assert_true(json_valid(r.out));
+	assert_non_null(strstr(r.out, "\"errno\": \"-EAGAIN\""));
+	assert_non_null(strstr(r.out, "\"chains\": []"));
+	free(r.out);
+}
+
+static void dot_output(void **state)
+{
+	struct result r = RUN("-p", "mlx5", "--sgl", "4096x9", "--dot",
+			      "--repeat", "2", "read");
+
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strncmp(r.out, "digraph rdma_rw_chain {\n", 24), 0);
+	assert_true(has_line(r.out, "\tc2_wr0 -> mr0 [style=dotted label=\"invalidates\"];"));
+	assert_true(has_line(r.out, "}"));
+	free(r.out);
+}
+
+/* ---- arguments ---------------------------------------------------------- */
+
+static void help_and_bad_args(void **state)
+{
+	static const char *const bad[][4] = {
+		{ NULL },
+		{ "sideways" },
+		{ "read", "write" },
+		{ "--sgl", "4096x0", "read" },
+		{ "--sgl", "4096,", "read" },
+		{ "--misalign", "4096", "read" },
+		{ "--json", "--dot", "read" },
+		{ "--bogus", "read" },
+		{ "-p", "nope", "read" },
+		{ "--pool-free", "2", "write" },
+	};
+	struct result r = RUN("--help");
+	size_t i;
+
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strncmp(r.out, "Usage: rdmarw-chain", 19), 0);
+	free(r.out);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = run_argv(bad[i]);
+		assert_int_equal(r.status, 2);
+		free(r.out);
+	}
+}
+
+static int setup(void **state)
+{
+	find_tool();
+	if (access(tool, X_OK)) {
+		print_error("rdmarw-chain not found at %s\n", tool);
+		return -1;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rxe_write_single),
+		cmocka_unit_test(rxe_write_sge_limit),
+		cmocka_unit_test(rxe_write_at_sge_limit),
+		cmocka_unit_test(siw_read_mr),
+		cmocka_unit_test(mlx5_read_above_sgl_rd),
+		cmocka_unit_test(mlx5_read_at_sgl_rd),
+		cmocka_unit_test(mlx5_read_pool_empty_falls_back),
+		cmocka_unit_test(siw_read_pool_empty_fails),
+		cmocka_unit_test(force_mr_write),
+		cmocka_unit_test(mr_split_with_offset),
+		cmocka_unit_test(chain_wr_send_follows),
+		cmocka_unit_test(post_repeat_local_inv),
+		cmocka_unit_test(post_every_profile),
+		cmocka_unit_test(post_bad_rkey),
+		cmocka_unit_test(bvec_iova),
+		cmocka_unit_test(bvec_virt_dma_multi),
+		cmocka_unit_test(offset_past_end),
+		cmocka_unit_test(mr_page_rules),
+		cmocka_unit_test(chained_scatterlist),
+		cmocka_unit_test(json_validator_rejects),
+		cmocka_unit_test(json_output),
+		cmocka_unit_test(dot_output),
+		cmocka_unit_test(help_and_bad_args),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
