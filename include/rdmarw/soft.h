@@ -178,4 +178,199 @@ int soft_device_profile(struct ib_device *dev, struct soft_profile *out);
  */
 bool soft_device_is_soft(const struct ib_device *dev);
 
+/* ---- fault injection ----------------------------------------------------
+ *
+ * Rules armed on a QP or on a device make the device misbehave on purpose,
+ * deterministically from a seed: a work request completes with a chosen
+ * error status, the QP moves to ERR between two work requests of a chain,
+ * ib_post_send() fails part-way with *bad_wr, the Send Queue looks full,
+ * the Send Queue stalls until released, ib_alloc_mr() fails.  Each rule
+ * counts the events it applies to (send WRs posted, send WRs about to
+ * execute, MR allocations) and fires at the Nth one, or at each one with a
+ * probability drawn from its own seeded generator.  Rules are evaluated in
+ * the order they were armed, the QP's before its device's; the first that
+ * fires decides and later ones do not see the event.  A WR waiting for a
+ * receive or behind a stall is counted once, when it first comes up.
+ * With nothing armed the device pays one predictable branch per WR.  Every
+ * function here may be called from any thread, also while others post.
+ * docs/reliability.md shows how the tests use them.
+ */
+
+/**
+ * enum soft_fault_type - what a fault-injection rule does when it fires
+ * @SOFT_FAULT_WC: (execution) the WR completes with the rule's status
+ *                 without executing, even when unsignaled, and the QP moves
+ *                 to ERR; the peer is not told
+ * @SOFT_FAULT_QP_ERR: (execution) the QP moves to ERR just before the WR
+ *                     executes: it and every WR after it complete with
+ *                     IB_WC_WR_FLUSH_ERR, its receives are flushed
+ * @SOFT_FAULT_POST: (posting) ib_post_send() refuses the WR with the rule's
+ *                   errno and sets *bad_wr to it; earlier WRs of the chain
+ *                   stay posted
+ * @SOFT_FAULT_STALL: (execution) the Send Queue stops before the WR, as if
+ *                    the peer did not answer, until soft_fault_resume()
+ *                    (or soft_fault_clear_qp()); a move to ERR flushes it
+ * @SOFT_FAULT_ALLOC_MR: (device rules only) ib_alloc_mr() and
+ *                       ib_alloc_mr_integrity() on the device fail with the
+ *                       rule's errno (MR pools set up by ib_create_qp()
+ *                       then fail part-way)
+ * @SOFT_FAULT_NR: number of types
+ */
+enum soft_fault_type {
+	SOFT_FAULT_WC,
+	SOFT_FAULT_QP_ERR,
+	SOFT_FAULT_POST,
+	SOFT_FAULT_STALL,
+	SOFT_FAULT_ALLOC_MR,
+	SOFT_FAULT_NR,
+};
+
+/* Rules per QP and per device. */
+#define SOFT_FAULT_MAX_RULES 8
+
+/* soft_fault_rule.ppm of a rule that fires at every event. */
+#define SOFT_FAULT_PPM_ALL 1000000u
+
+/**
+ * struct soft_fault_rule - when and how a fault fires
+ * @type: enum soft_fault_type
+ * @nth: fire at the @nth counted event after arming (1 is the next one);
+ *       0 to use @ppm instead
+ * @ppm: with @nth 0: probability of firing at each counted event, in parts
+ *       per million (1 to %SOFT_FAULT_PPM_ALL)
+ * @count: with @ppm: fire at most this many times (0: no limit); an @nth
+ *         rule fires once
+ * @seed: seed of the rule's own generator (@ppm rules): the same seed and
+ *        the same sequence of events give the same faults
+ * @opcodes: WR rules: count only WRs whose opcode bit (1ULL << opcode) is
+ *           set; 0 counts every WR
+ * @status: %SOFT_FAULT_WC: the completion status, one the device reports
+ *          itself: IB_WC_LOC_LEN_ERR, LOC_QP_OP_ERR, LOC_PROT_ERR,
+ *          WR_FLUSH_ERR, LOC_ACCESS_ERR, REM_INV_REQ_ERR, REM_ACCESS_ERR,
+ *          REM_OP_ERR, RETRY_EXC_ERR or GENERAL_ERR
+ * @err: %SOFT_FAULT_POST and %SOFT_FAULT_ALLOC_MR: the negative errno to
+ *       return (0 means -ENOMEM)
+ */
+struct soft_fault_rule {
+	enum soft_fault_type type;
+	u64 nth;
+	u32 ppm;
+	u32 count;
+	u64 seed;
+	u64 opcodes;
+	enum ib_wc_status status;
+	int err;
+};
+
+/**
+ * struct soft_fault_stats - faults injected
+ * @fired: per enum soft_fault_type, times a rule fired
+ * @sq_full: posts refused by a Send Queue depth limit (soft_fault_sq_depth())
+ * @armed: rules armed now
+ * @stalled: (QP) the Send Queue waits for soft_fault_resume()
+ *
+ * A QP's figures count what hit that QP (its rules and its device's); a
+ * device's count what hit the device and every QP on it.
+ */
+struct soft_fault_stats {
+	u64 fired[SOFT_FAULT_NR];
+	u64 sq_full;
+	u32 armed;
+	bool stalled;
+};
+
+/**
+ * soft_fault_arm_qp() - arm a fault-injection rule on a QP
+ * @qp: a QP of a software device
+ * @rule: the rule (copied); its event count starts now
+ *
+ * Return: 0; -EINVAL for NULL, a QP not on a software device, an unknown
+ * type, %SOFT_FAULT_ALLOC_MR (a device rule), neither @nth nor a @ppm of
+ * 1 to %SOFT_FAULT_PPM_ALL, a %SOFT_FAULT_WC status the device does not
+ * report, or an @err that is not a negative errno; -ENOSPC when
+ * %SOFT_FAULT_MAX_RULES rules are armed on @qp.
+ */
+int soft_fault_arm_qp(struct ib_qp *qp, const struct soft_fault_rule *rule);
+
+/**
+ * soft_fault_arm_device() - arm a fault-injection rule on a whole device
+ * @dev: a software device
+ * @rule: the rule (copied); it counts the events of every QP of @dev (and,
+ *        for %SOFT_FAULT_ALLOC_MR, the device's MR allocations)
+ *
+ * Return: 0; -EINVAL for NULL, a device that is not a software device, or
+ * a bad rule (as soft_fault_arm_qp(), %SOFT_FAULT_ALLOC_MR allowed);
+ * -ENOSPC when %SOFT_FAULT_MAX_RULES rules are armed on @dev.
+ */
+int soft_fault_arm_device(struct ib_device *dev,
+			  const struct soft_fault_rule *rule);
+
+/**
+ * soft_fault_clear_qp() - disarm everything on a QP
+ * @qp: a QP of a software device
+ *
+ * Removes the QP's rules and its Send Queue depth limit, and releases a
+ * stalled Send Queue (as soft_fault_resume()).  The statistics stay.
+ *
+ * Return: 0, -EINVAL for NULL or a QP not on a software device.
+ */
+int soft_fault_clear_qp(struct ib_qp *qp);
+
+/**
+ * soft_fault_clear_device() - disarm a device's rules
+ * @dev: a software device
+ *
+ * Removes the rules armed with soft_fault_arm_device().  Rules armed on
+ * its QPs, and Send Queues a device rule stalled, are left alone.
+ *
+ * Return: 0, -EINVAL for NULL or a device that is not a software device.
+ */
+int soft_fault_clear_device(struct ib_device *dev);
+
+/**
+ * soft_fault_resume() - release a Send Queue stalled by %SOFT_FAULT_STALL
+ * @qp: a QP of a software device
+ *
+ * The WR the queue stopped at executes next (it is not counted again).
+ * Nothing happens when the queue is not stalled.
+ *
+ * Return: 0, -EINVAL for NULL or a QP not on a software device.
+ */
+int soft_fault_resume(struct ib_qp *qp);
+
+/**
+ * soft_fault_sq_depth() - make a QP's Send Queue fill up early
+ * @qp: a QP of a software device
+ * @depth: WRs the Send Queue holds from now on (outstanding as counted by
+ *         the device: until their completion, or a later signaled one, is
+ *         polled); 0 removes the limit
+ *
+ * ib_post_send() refuses a WR with -ENOMEM and *bad_wr, as for a full
+ * queue, once @depth WRs are outstanding.  A test that sets @depth to the
+ * credits it hands out proves its accounting: any -ENOMEM is a leak.
+ *
+ * Return: 0, -EINVAL for NULL, a QP not on a software device, or a @depth
+ * above the QP's cap.max_send_wr.
+ */
+int soft_fault_sq_depth(struct ib_qp *qp, u32 depth);
+
+/**
+ * soft_fault_qp_stats() - faults injected on a QP
+ * @qp: a QP of a software device
+ * @out: filled in
+ *
+ * Return: 0, -EINVAL for NULL or a QP not on a software device.
+ */
+int soft_fault_qp_stats(struct ib_qp *qp, struct soft_fault_stats *out);
+
+/**
+ * soft_fault_device_stats() - faults injected on a device and its QPs
+ * @dev: a software device
+ * @out: filled in (@out->stalled is false)
+ *
+ * Return: 0, -EINVAL for NULL or a device that is not a software device.
+ */
+int soft_fault_device_stats(struct ib_device *dev,
+			    struct soft_fault_stats *out);
+
 #endif /* RDMARW_SOFT_H */

@@ -52,6 +52,51 @@ struct soft_qp;
 struct soft_cq;
 struct soft_mr;
 
+/* ---- soft_fault.c: fault-injection state (one per QP, one per device) -- */
+
+/**
+ * struct soft_fault_slot - an armed rule
+ * @rule: as armed
+ * @fault: SOFT_FAULT_WC: the internal fault giving rule.status
+ * @seen: events counted since arming
+ * @fired: times it fired
+ * @rng: its generator's state
+ * @live: still armed (a spent rule is removed)
+ */
+struct soft_fault_slot {
+	struct soft_fault_rule rule;
+	int fault;
+	u64 seen;
+	u64 fired;
+	u64 rng;
+	bool live;
+};
+
+/**
+ * struct soft_fault_state - fault injection of a QP or a device (zeroed
+ * with its object; nothing to set up or free)
+ * @on: something is armed: the hooks' one test (atomic)
+ * @lock: a spin flag over everything below (taken only when @on)
+ * @slots: the rules, @nr_live of them, in arming order
+ * @nr_live: rules armed
+ * @sq_depth: QP: Send Queue depth limit, 0 for none
+ * @stalled: QP: the Send Queue waits for soft_fault_resume()
+ * @exec_next: QP: lowest WQE sequence number not yet counted
+ * @fired: per type, times fired (atomic: a device's is shared by its QPs)
+ * @sq_full: posts refused by @sq_depth (atomic)
+ */
+struct soft_fault_state {
+	int on;
+	int lock;
+	struct soft_fault_slot slots[SOFT_FAULT_MAX_RULES];
+	u32 nr_live;
+	u32 sq_depth;
+	bool stalled;
+	u64 exec_next;
+	u64 fired[SOFT_FAULT_NR];
+	u64 sq_full;
+};
+
 /* ---- soft_device.c ------------------------------------------------- */
 
 /**
@@ -132,6 +177,7 @@ struct soft_task {
  * @iommu: emulated IOMMU
  * @task: progress thread (profile.threaded)
  * @stats: counters (atomic)
+ * @fault: fault injection (soft_fault.c)
  */
 struct soft_dev {
 	struct ib_device ibdev;
@@ -144,6 +190,7 @@ struct soft_dev {
 	struct soft_iommu iommu;
 	struct soft_task task;
 	struct soft_stats stats;
+	struct soft_fault_state fault;
 };
 static_assert(offsetof(struct soft_dev, ibdev) == 0, "core struct first");
 
@@ -517,6 +564,7 @@ struct soft_recv_wqe {
  * @resp_wqe: responder scratch: the receive being filled
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
+ * @fault: fault injection (soft_fault.c)
  */
 struct soft_qp {
 	struct ib_qp ibqp;
@@ -554,6 +602,7 @@ struct soft_qp {
 	struct soft_recv_wqe resp_wqe;
 	struct ib_sge *resp_sge;
 	struct soft_region *resp_rg;
+	struct soft_fault_state fault;
 };
 static_assert(offsetof(struct soft_qp, ibqp) == 0, "core struct first");
 
@@ -679,5 +728,28 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
 			    enum soft_fault f, const struct soft_pkt *pkt,
 			    u64 byte_len);
+
+/* ---- soft_fault.c (fault injection) --------------------------------- */
+
+/* Is anything armed on @qp or its device?  The hooks' only test. */
+static inline bool soft_fault_on(struct soft_qp *qp)
+{
+	return __builtin_expect(__atomic_load_n(&qp->fault.on,
+						__ATOMIC_RELAXED) |
+					__atomic_load_n(&qp->dev->fault.on,
+							__ATOMIC_RELAXED),
+				0);
+}
+
+/* A WR is about to be queued (sq_lock held): 0, or the errno to fail the
+ * post with at this WR. */
+int rdmarw__soft_fault_post(struct soft_qp *qp, const struct ib_send_wr *wr);
+/* A WQE is about to execute (exec_lock held): SOFT_OK, the fault to
+ * complete it with, or *stall set to stop the Send Queue before it. */
+enum soft_fault rdmarw__soft_fault_exec(struct soft_qp *qp,
+					struct soft_send_wqe *wqe,
+					bool *stall);
+/* An MR is about to be allocated on @sdev: 0, or the errno to fail with. */
+int rdmarw__soft_fault_alloc_mr(struct soft_dev *sdev);
 
 #endif /* RDMARW_SOFT_LOC_H */

@@ -158,15 +158,30 @@ err:
 	return ret;
 }
 
+/* A fault-injection rule may refuse the allocation (soft_fault.c). */
+static int alloc_fault(struct ib_mr *ibmr)
+{
+	struct soft_dev *sdev = to_sdev(ibmr->device);
+
+	if (!__atomic_load_n(&sdev->fault.on, __ATOMIC_RELAXED))
+		return 0;
+	return rdmarw__soft_fault_alloc_mr(sdev);
+}
+
 int rdmarw__soft_alloc_mr(struct ib_mr *ibmr, u32 max_num_sg)
 {
-	return fast_mr_init(ibmr, max_num_sg);
+	int ret = alloc_fault(ibmr);
+
+	return ret ? ret : fast_mr_init(ibmr, max_num_sg);
 }
 
 int rdmarw__soft_alloc_mr_integrity(struct ib_mr *ibmr, u32 max_num_data_sg,
 				    u32 max_num_meta_sg)
 {
-	return fast_mr_init(ibmr, max_num_data_sg + max_num_meta_sg);
+	int ret = alloc_fault(ibmr);
+
+	return ret ? ret : fast_mr_init(ibmr,
+					max_num_data_sg + max_num_meta_sg);
 }
 
 #define SOFT_ACCESS_REMOTE                               \

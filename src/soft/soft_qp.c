@@ -23,11 +23,14 @@
 
 /*
  * Called once per WR before it is queued: a negative errno fails the post
- * at this WR.  Nothing is injected yet.
+ * at this WR (soft_fault.c).  Nothing armed: one predictable branch.
  */
-static int inject_post(struct soft_qp *qp, const struct ib_send_wr *wr)
+static inline int inject_post(struct soft_qp *qp,
+			      const struct ib_send_wr *wr)
 {
-	return 0;
+	if (!soft_fault_on(qp))
+		return 0;
+	return rdmarw__soft_fault_post(qp, wr);
 }
 
 /* ---- running the Send Queue --------------------------------------------- */

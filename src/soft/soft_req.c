@@ -26,13 +26,16 @@ enum req_ret {
 
 /*
  * Called before each WQE executes: a fault other than SOFT_OK fails the
- * WQE with that fault (and so moves the QP to ERR); a stall could return
- * REQ_STALL from req_execute().  Nothing is injected yet.
+ * WQE with that fault (and so moves the QP to ERR); *stall stops the Send
+ * Queue before it (soft_fault.c).  Nothing armed: one predictable branch.
  */
-static enum soft_fault inject_exec(struct soft_qp *qp,
-				   struct soft_send_wqe *wqe)
+static inline enum soft_fault inject_exec(struct soft_qp *qp,
+					  struct soft_send_wqe *wqe,
+					  bool *stall)
 {
-	return SOFT_OK;
+	if (!soft_fault_on(qp))
+		return SOFT_OK;
+	return rdmarw__soft_fault_exec(qp, wqe, stall);
 }
 
 /* ---- local operations --------------------------------------------------- */
@@ -112,10 +115,10 @@ static enum soft_fault req_remote(struct soft_qp *qp,
 
 static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
-	enum soft_fault fault = inject_exec(qp, wqe);
 	bool stall = false;
+	enum soft_fault fault = inject_exec(qp, wqe, &stall);
 
-	if (!fault) {
+	if (!fault && !stall) {
 		if (wqe->op->cls == SOFT_OPC_LOCAL)
 			fault = req_local(qp, wqe);
 		else
