@@ -3,7 +3,7 @@
 # Install what the build and the tests need, only when something is missing.
 # Usage: scripts/deps.sh [build|test|all]
 set -e
-want="gcc make cmake pkg-config libcmocka-dev libibverbs-dev librdmacm-dev"
+want="gcc make cmake pkg-config libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev"
 case "${1:-build}" in
 test|all) want="$want valgrind clang libclang-rt-14-dev" ;;
 esac

@@ -23,6 +23,7 @@
 #include <rdmarw/bvec.h>
 #include <rdmarw/compat.h>
 #include <rdmarw/scatterlist.h>
+#include <rdmarw/signature.h>
 
 struct ib_device;
 struct ib_pd;
@@ -99,6 +100,8 @@ enum ib_kernel_cap_flags {
  * @max_pi_fast_reg_page_list_len: pages per integrity MR
  * @max_sgl_rd: entries above which an RDMA READ is better done through an
  *              MR (0: never)
+ * @sig_prot_cap: enum ib_signature_prot_cap: T10-DIF types offloaded
+ * @sig_guard_cap: enum ib_signature_guard_cap: guards computed
  */
 struct ib_device_attr {
 	u64 fw_ver;
@@ -122,6 +125,8 @@ struct ib_device_attr {
 	u32 max_fast_reg_page_list_len;
 	u32 max_pi_fast_reg_page_list_len;
 	u32 max_sgl_rd;
+	int sig_prot_cap;
+	int sig_guard_cap;
 };
 
 /**

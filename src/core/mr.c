@@ -19,6 +19,7 @@ static struct ib_mr *mr_new(struct ib_pd *pd, enum ib_mr_type type)
 static struct ib_mr *mr_finish(struct ib_mr *mr, int ret)
 {
 	if (ret) {
+		free(mr->sig_attrs);
 		free(mr);
 		return ERR_PTR(ret);
 	}
@@ -76,6 +77,12 @@ struct ib_mr *ib_alloc_mr_integrity(struct ib_pd *pd, u32 max_num_data_sg,
 	mr = mr_new(pd, IB_MR_TYPE_INTEGRITY);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	/* The core owns the attributes, as the kernel's verbs.c does. */
+	mr->sig_attrs = calloc(1, sizeof(*mr->sig_attrs));
+	if (!mr->sig_attrs) {
+		free(mr);
+		return ERR_PTR(-ENOMEM);
+	}
 	mr->max_num_sg = max_num_data_sg;
 	mr->max_num_meta_sg = max_num_meta_sg;
 	return mr_finish(mr, dev->ops->alloc_mr_integrity(mr, max_num_data_sg,
@@ -128,6 +135,7 @@ int ib_dereg_mr(struct ib_mr *mr)
 		ret = mr->device->ops->dereg_mr(mr);
 	if (ret)
 		return ret;
+	free(mr->sig_attrs);
 	free(mr);
 	rdmarw__dec(&pd->usecnt);
 	return 0;

@@ -56,6 +56,13 @@ struct ib_device_ops {
 	int (*dereg_mr)(struct ib_mr *mr);
 	int (*map_mr_sg)(struct ib_mr *mr, struct scatterlist *sg,
 			 int sg_nents, unsigned int *sg_offset);
+	/* Integrity MRs (signature.h): the core checked the arguments. */
+	int (*map_mr_sg_pi)(struct ib_mr *mr, struct scatterlist *data_sg,
+			    int data_sg_nents, unsigned int *data_sg_offset,
+			    struct scatterlist *meta_sg, int meta_sg_nents,
+			    unsigned int *meta_sg_offset);
+	int (*check_mr_status)(struct ib_mr *mr, u32 check_mask,
+			       struct ib_mr_status *mr_status);
 
 	/* Emulated IOMMU: only devices with dev->iommu set. */
 	int (*iova_alloc)(struct ib_device *dev, struct dma_iova_state *state,

@@ -51,6 +51,7 @@ struct soft_dev;
 struct soft_qp;
 struct soft_cq;
 struct soft_mr;
+struct soft_sig_mr;
 
 /* ---- soft_fault.c: fault-injection state (one per QP, one per device) -- */
 
@@ -317,6 +318,7 @@ struct soft_seg {
  * @reg_n: elements in @reg
  * @serial: unique on the device: a REG_MR WQE names its MR by index and
  *          serial, so an MR freed before the WQE runs is simply not found
+ * @sig: integrity MRs: the signature state (soft_sig.h), else NULL
  */
 struct soft_mr {
 	struct ib_mr ibmr;
@@ -336,6 +338,7 @@ struct soft_mr {
 	u32 map_n;
 	u32 reg_n;
 	u64 serial;
+	struct soft_sig_mr *sig;
 };
 static_assert(offsetof(struct soft_mr, ibmr) == 0, "core struct first");
 
@@ -413,6 +416,10 @@ int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
 			       u32 key);
 
 void rdmarw__soft_keytab_free(struct soft_keytab *kt);
+
+/* The MR of key index @index if its serial is @serial (mem_lock held). */
+struct soft_mr *rdmarw__soft_mr_find(struct soft_dev *sdev, u32 index,
+				     u64 serial);
 
 /* ---- soft_iommu.c --------------------------------------------------- */
 

@@ -23,7 +23,7 @@
  * rules still cut the mapping at the first entry that breaks them but the
  * number of pages is unlimited (siw_map_mr_sg).
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_sig.h"
 
 /* ---- key table (fabric->mem_lock held) --------------------------------- */
 
@@ -98,6 +98,14 @@ static void kt_remove(struct soft_keytab *kt, struct soft_mr *mr)
 		*pp = mr->hnext;
 		kt->count--;
 	}
+}
+
+struct soft_mr *rdmarw__soft_mr_find(struct soft_dev *sdev, u32 index,
+				     u64 serial)
+{
+	struct soft_mr *mr = kt_find(&sdev->keys, index);
+
+	return mr && mr->serial == serial ? mr : NULL;
 }
 
 void rdmarw__soft_keytab_free(struct soft_keytab *kt)
@@ -180,8 +188,14 @@ int rdmarw__soft_alloc_mr_integrity(struct ib_mr *ibmr, u32 max_num_data_sg,
 {
 	int ret = alloc_fault(ibmr);
 
-	return ret ? ret : fast_mr_init(ibmr,
-					max_num_data_sg + max_num_meta_sg);
+	if (!ret)
+		ret = rdmarw__soft_sig_mr_init(to_smr(ibmr));
+	if (ret)
+		return ret;
+	ret = fast_mr_init(ibmr, max_num_data_sg + max_num_meta_sg);
+	if (ret)
+		rdmarw__soft_sig_mr_fini(to_smr(ibmr));
+	return ret;
 }
 
 #define SOFT_ACCESS_REMOTE                               \
@@ -220,6 +234,7 @@ int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
 	pthread_rwlock_unlock(&sdev->fabric->mem_lock);
 	free(mr->map);
 	free(mr->reg);
+	rdmarw__soft_sig_mr_fini(mr);
 	soft_sub(&sdev->stats.mrs, 1);
 	return 0;
 }
@@ -410,6 +425,8 @@ int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 	    mr->state != SOFT_MR_VALID || !range_ok(mr, addr, len))
 		return -EACCES;
 	out->mr = mr;
+	if (mr->sig)
+		return rdmarw__soft_sig_access(mr, addr, len);
 	return region_walk(out) ? -EACCES : 0;
 }
 
@@ -417,6 +434,7 @@ int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
 			   const struct ib_sge *sge, u32 n, int access,
 			   struct soft_region *out, u32 *nout)
 {
+	bool sig = false;
 	u32 i, k = 0;
 
 	for (i = 0; i < n; i++) {
@@ -426,8 +444,12 @@ int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
 					   sge[i].length, access,
 					   SOFT_LOOKUP_LOCAL, &out[k]))
 			return -EACCES;
+		sig |= out[k].mr && out[k].mr->sig;
 		k++;
 	}
+	/* An integrity MR must be the only SGE of its WR (soft_sig.c). */
+	if (sig && k > 1)
+		return -EACCES;
 	*nout = k;
 	return 0;
 }
@@ -439,6 +461,8 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 	u8 *sp = NULL, *dp = NULL;
 	u32 si = 0, di = 0;
 
+	if (soft_sig_copy(src, nsrc, dst, ndst, len))
+		return; /* through an integrity MR */
 	while (len) {
 		/* The regions were checked: running out cannot happen. */
 		while (!sn) {

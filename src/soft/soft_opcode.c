@@ -72,7 +72,7 @@ static const struct soft_opcode opcodes[] = {
 	[IB_WR_REG_MR_INTEGRITY] = {
 		.name = "REG_MR_INTEGRITY",
 		.cls = SOFT_OPC_LOCAL,
-		.flags = SOFT_OPF_REG | SOFT_OPF_UNSUPP,
+		.flags = SOFT_OPF_REG,
 		.wc_opcode = IB_WC_REG_MR,
 	},
 };

@@ -48,6 +48,10 @@ static const struct soft_profile profile_mlx5 = {
 		/* max_fast_reg_page_list_len / 2 */
 		.max_pi_fast_reg_page_list_len = 1 << 15,
 		.max_sgl_rd = 3,
+		/* mlx5_ib_query_device() with the sho capability */
+		.sig_prot_cap = IB_PROT_T10DIF_TYPE_1 | IB_PROT_T10DIF_TYPE_2 |
+				IB_PROT_T10DIF_TYPE_3,
+		.sig_guard_cap = IB_GUARD_T10DIF_CRC | IB_GUARD_T10DIF_CSUM,
 	},
 };
 

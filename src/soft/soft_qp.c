@@ -17,7 +17,7 @@
  * a full queue: -ENOMEM.  Earlier WRs of the chain stay posted.  A QP in ERR
  * takes the WRs and flushes them (siw_sq_flush_wr), so ib_drain_qp() works.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_sig.h"
 
 /* ---- fault injection (a later issue hooks in here) --------------------- */
 
@@ -415,6 +415,9 @@ static int check_send_wr(struct soft_qp *qp, const struct ib_send_wr *wr,
 
 		if (!mr || mr->device != qp->ibqp.device)
 			return -EINVAL;
+		if (wr->opcode == IB_WR_REG_MR_INTEGRITY &&
+		    rdmarw__soft_sig_post_check(qp, wr))
+			return -EINVAL;
 	}
 	*opp = op;
 	return sge_total(wr->sg_list, wr->num_sge, len);
@@ -449,6 +452,8 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 		w->reg_serial = mr->serial;
 		w->reg_key = reg_wr(wr)->key;
 		w->reg_access = reg_wr(wr)->access;
+		if (wr->opcode == IB_WR_REG_MR_INTEGRITY)
+			rdmarw__soft_sig_posted(wr);
 	}
 }
 

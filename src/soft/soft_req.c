@@ -15,7 +15,7 @@
  * rnr_retry = 7: the Send Queue stops in order and the peer's
  * ib_post_recv() resumes it.  Nothing is retried on a timer.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_sig.h"
 
 enum req_ret {
 	REQ_DONE,  /* the WQE is finished (completed or not signaled) */
@@ -46,9 +46,13 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	int ret;
 
 	if (wqe->op->flags & SOFT_OPF_UNSUPP)
-		return SOFT_F_NOT_SUPP; /* REG_MR_INTEGRITY: not yet */
+		return SOFT_F_NOT_SUPP;
 	pthread_rwlock_wrlock(&f->mem_lock);
-	if (wqe->op->flags & SOFT_OPF_REG)
+	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY)
+		ret = rdmarw__soft_sig_register(qp, wqe->reg_index,
+						wqe->reg_serial, wqe->reg_key,
+						wqe->reg_access);
+	else if (wqe->op->flags & SOFT_OPF_REG)
 		ret = rdmarw__soft_mr_register(qp, wqe->reg_index,
 					       wqe->reg_serial, wqe->reg_key,
 					       wqe->reg_access);

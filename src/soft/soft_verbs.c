@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The software device's operations table (one, sorted, as rxe_verbs.c). */
-#include "soft/soft_loc.h"
+#include "soft/soft_sig.h"
 
 const struct ib_device_ops rdmarw__soft_ops = {
 	.driver_name = "soft",
@@ -12,6 +12,7 @@ const struct ib_device_ops rdmarw__soft_ops = {
 	.alloc_mr = rdmarw__soft_alloc_mr,
 	.alloc_mr_integrity = rdmarw__soft_alloc_mr_integrity,
 	.alloc_pd = rdmarw__soft_alloc_pd,
+	.check_mr_status = rdmarw__soft_check_mr_status,
 	.create_cq = rdmarw__soft_create_cq,
 	.create_qp = rdmarw__soft_create_qp,
 	.dealloc_pd = rdmarw__soft_dealloc_pd,
@@ -22,6 +23,7 @@ const struct ib_device_ops rdmarw__soft_ops = {
 	.iova_destroy = rdmarw__soft_iova_destroy,
 	.iova_link = rdmarw__soft_iova_link,
 	.map_mr_sg = rdmarw__soft_map_mr_sg,
+	.map_mr_sg_pi = rdmarw__soft_map_mr_sg_pi,
 	.modify_qp = rdmarw__soft_modify_qp,
 	.poll_cq = rdmarw__soft_poll_cq,
 	.post_recv = rdmarw__soft_post_recv,
