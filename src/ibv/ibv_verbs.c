@@ -315,8 +315,12 @@ static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 	pthread_mutex_init(&iqp->send_lock, NULL);
 	pthread_mutex_init(&iqp->recv_lock, NULL);
 	iqp->conn = c;
-	if (c)
+	if (c) {
+		/* rdma_create_qp() leaves it in INIT: receives may be posted
+		 * before the connection is established. */
+		ibqp->state = IB_QPS_INIT;
 		rdmarw__ibv_conn_set_qp(c, iqp);
+	}
 	pthread_mutex_lock(&dev->qps_lock);
 	list_add_tail(&iqp->entry, &dev->qps);
 	pthread_mutex_unlock(&dev->qps_lock);

@@ -11,10 +11,12 @@
 #        tests/lab/lab.sh run CMD...       run the shell command CMD (from the
 #                                          repository root) in the guest
 #        tests/lab/lab.sh smoke            ibv_devinfo and stock rping on both
-#        tests/lab/lab.sh check            everything (what `make lab` runs)
+#        tests/lab/lab.sh check            build, then smoke + the ibv
+#                                          conformance test + rping interop
+#                                          (what `make lab` runs)
 #        tests/lab/lab.sh clean            drop the cache
 # Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
-#              RDMARW_LAB_TIMEOUT (seconds per guest run, default 600),
+#              RDMARW_LAB_TIMEOUT (seconds per guest run, default 300),
 #              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages).
 # The exit status of `run` is the command's; 124 if the guest timed out,
 # 125 if the guest ended without reporting a status.
@@ -23,7 +25,7 @@ set -euo pipefail
 LAB_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$LAB_DIR/../.." && pwd)
 CACHE=${RDMARW_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmarw-lab}
-TIMEOUT=${RDMARW_LAB_TIMEOUT:-600}
+TIMEOUT=${RDMARW_LAB_TIMEOUT:-300}
 MARK=RDMARW-LAB-EXIT
 
 HOST_PKGS="qemu-system-x86 busybox-static rdma-core ibverbs-providers
@@ -196,6 +198,15 @@ build_initramfs() {
 		! -name "initramfs-$hash.cpio.gz" -delete
 }
 
+# The project's lab programs, in build-lab/ (shared with the guest).
+build_lab() {
+	log "building the lab's programs in build-lab/"
+	"$REPO/scripts/deps.sh" build
+	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
+	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw \
+		rping-server rping-client >/dev/null
+}
+
 prepare() {
 	need_host_pkgs
 	KVER=$(kernel_version)
@@ -257,9 +268,14 @@ run)
 	prepare
 	run_guest "$@"
 	;;
-smoke|check)
+smoke)
 	prepare
 	run_guest "sh tests/lab/smoke.sh"
+	;;
+check)
+	prepare
+	build_lab
+	run_guest "sh tests/lab/check.sh build-lab"
 	;;
 clean)
 	rm -rf "$CACHE"

@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Runs in the lab's guest (tests/lab/lab.sh check): the stock smoke, the
+# ibv conformance test on rxe0 and siw0, and rping interop both ways.
+# Usage: sh tests/lab/check.sh BUILD_DIR.  Exit status: failed parts.
+build=${1:-build-lab}
+passed=0
+failed=0
+
+part() {
+	echo "=== $1"
+	shift
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "=== FAILED: $*"
+	fi
+}
+
+part "smoke: devices and stock rping" sh tests/lab/smoke.sh
+part "conformance: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
+part "interop: rping-server/-client against stock rping" \
+	sh tests/lab/interop.sh "$build"
+echo "lab: $passed passed, $failed failed"
+exit $failed
