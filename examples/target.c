@@ -71,7 +71,7 @@ struct host {
 
 struct initiator {
 	struct host h;
-	unsigned char *data;		/* what the target reads and writes */
+	unsigned char *data;		/* the target reads and writes it */
 	struct ib_mr *data_mr;
 	struct demo_cmd cmd;
 	struct demo_rsp rsp;
@@ -96,7 +96,7 @@ struct target {
 	u32 wqes;			/* WQEs the last post should execute */
 	struct ib_cqe recv_cqe;		/* a command arrived */
 	struct ib_cqe read_cqe;		/* the RDMA READ completed */
-	struct ib_cqe send_cqe;		/* the response (and WRITE) went */
+	struct ib_cqe send_cqe;		/* the response SEND went */
 	u64 wrs_before;
 	bool failed;
 };

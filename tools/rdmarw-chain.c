@@ -159,6 +159,7 @@ struct chain {
 	u64 bytes;		/* sum of the entries */
 	u64 xfer;		/* bytes the transfer moves */
 	u32 segs;		/* entries (bio_vecs) left after the offset */
+	bool empty_bvec;	/* an empty bio_vec inside the iterator's range */
 	/* the SEND appended as chain_wr, and the peer's side of --post */
 	char *msg, *rmsg, *rbuf;
 	size_t rbuf_len;
@@ -632,6 +633,7 @@ static void count_transfer(struct chain *c)
 	for (rem = c->xfer; i < c->o.nents && rem; i++, skip = 0) {
 		u64 take = c->o.len[i] - skip;
 
+		c->empty_bvec |= !c->o.len[i];
 		c->segs++;
 		rem -= take < rem ? take : rem;
 	}
@@ -1126,11 +1128,19 @@ static bool chunk_problem(const struct chain *c, const struct seg *s, u32 n,
 			  u32 first, char *out, size_t len)
 {
 	u64 pages = 0, end = 0, ppm = pages_per_mr(c);
+	bool iwarp = rdma_protocol_iwarp(c->dev, CHAIN_PORT);
 	u32 j;
 
 	for (j = 0; j < n; j++) {
 		u64 a = s[j].addr, e = a + s[j].len;
 		u64 from = a & ~(u64)(PAGE_SIZE - 1);
+
+		if (iwarp && !s[j].len) {
+			snprintf(out, len,
+				 "entry %u is empty: siw's MR page list refuses empty entries",
+				 first + j);
+			return true;
+		}
 
 		if (j && (end % PAGE_SIZE || a % PAGE_SIZE)) {
 			if (end != a) {
@@ -1145,7 +1155,7 @@ static bool chunk_problem(const struct chain *c, const struct seg *s, u32 n,
 			pages += (round_up_page(e) - from) / PAGE_SIZE;
 		end = e;
 	}
-	if (pages > ppm) {
+	if (pages > ppm && !iwarp) {
 		snprintf(out, len,
 			 "entries %u..%u span %" PRIu64 " pages, more than the %" PRIu64 " an MR holds",
 			 first, first + n - 1, pages, ppm);
@@ -1212,6 +1222,8 @@ static void explain_error(struct chain *c)
 		snprintf(c->why, n,
 			 "sg_offset %" PRIu64 " at or past the end of the list (%" PRIu64 " bytes)",
 			 c->o.offset, c->bytes);
+	else if (c->ret == -EINVAL && c->empty_bvec)
+		snprintf(c->why, n, "an empty bio_vec in the iterator's range");
 	else if (c->ret == -EINVAL && !max_sge(c))
 		snprintf(c->why, n, "the QP has no SGE for this direction");
 	else if (c->ret == -EINVAL && why && mr_layout_problem(c, c->why, n))
