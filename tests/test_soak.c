@@ -89,6 +89,9 @@ struct soak {
 };
 
 static void soak_fail(struct soak *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void soak_fail(struct soak *s, const char *fmt, ...)
 {
 	va_list ap;
 
