@@ -36,9 +36,8 @@ struct rdmarw_rw_block;
  * @RDMA_RW_SINGLE_WR: one RDMA WR with one SGE, stored in the context
  * @RDMA_RW_MULTI_WR: RDMA WRs of up to the QP's SGE limit each
  * @RDMA_RW_MR: per MR of the QP's pool: [LOCAL_INV], REG_MR, one RDMA WR
- * @RDMA_RW_SIG_MR: one integrity MR (reserved for the signature API:
- *                  rdma_rw_ctx_wrs() and rdma_rw_ctx_post() already handle
- *                  it; no function of this header creates it)
+ * @RDMA_RW_SIG_MR: one integrity MR: [LOCAL_INV], REG_MR_INTEGRITY, one
+ *                  RDMA WR (rdma_rw_ctx_signature_init())
  * @RDMA_RW_IOVA: bio_vecs linked into one IOVA range: one WR, one SGE
  *
  * The kernel keeps these private to rw.c; rdmarw publishes them so that
@@ -58,11 +57,14 @@ enum rdma_rw_ctx_type {
  * @RDMARW_RW_ORIGIN_SG: rdma_rw_ctx_init(); release with rdma_rw_ctx_destroy()
  * @RDMARW_RW_ORIGIN_BVEC: rdma_rw_ctx_init_bvec(); release with
  *                         rdma_rw_ctx_destroy_bvec()
+ * @RDMARW_RW_ORIGIN_SIG: rdma_rw_ctx_signature_init(); release with
+ *                        rdma_rw_ctx_destroy_signature()
  */
 enum rdmarw_rw_origin {
 	RDMARW_RW_ORIGIN_NONE,
 	RDMARW_RW_ORIGIN_SG,
 	RDMARW_RW_ORIGIN_BVEC,
+	RDMARW_RW_ORIGIN_SIG,
 };
 
 /**
@@ -311,12 +313,76 @@ void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			      u32 port_num, const struct bio_vec *bvecs,
 			      u32 nr_bvec, enum dma_data_direction dir);
 
-/*
- * The signature API (rdma_rw_ctx_signature_init(),
- * rdma_rw_ctx_destroy_signature()) belongs here, after the data path: it
- * builds RDMA_RW_SIG_MR contexts, whose chains rdma_rw_ctx_wrs() already
- * knows.
+/**
+ * rdma_rw_ctx_signature_init() - initialise a context with signature offload
+ * @ctx: the context to fill in
+ * @qp: the QP the context will be posted on; its signature MR pool exists
+ *      when it was created with IB_QP_CREATE_INTEGRITY_EN and
+ *      cap.max_rdma_ctxs
+ * @port_num: the port the connection is bound to (from 1)
+ * @sg: the local data, a scatterlist
+ * @sg_cnt: entries in @sg
+ * @prot_sg: the local protection information (8 bytes per interval), or
+ *           NULL when @prot_sg_cnt is 0
+ * @prot_sg_cnt: entries in @prot_sg
+ * @sig_attrs: what the device does to the data (copied into the MR)
+ * @remote_addr: remote address to read from or write to (relative to @rkey)
+ * @rkey: remote key
+ * @dir: %DMA_TO_DEVICE for RDMA WRITE, %DMA_FROM_DEVICE for RDMA READ
+ *
+ * As the kernel: everything goes through one integrity MR taken from the
+ * QP's signature pool.  Both lists are DMA-mapped and mapped into the MR
+ * with ib_map_mr_sg_pi() (4 KiB pages); the chain is a LOCAL_INV if the MR
+ * still needs one, an IB_WR_REG_MR_INTEGRITY with access LOCAL_WRITE (plus
+ * REMOTE_WRITE on iWARP), and one RDMA READ or WRITE (never
+ * READ_WITH_INV) whose only SGE is the MR's iova and length, less the
+ * protection bytes when the wire domain carries no PI.  Key variants are
+ * bumped by rdma_rw_ctx_wrs(), as for MR contexts.  After the completion,
+ * read the result with ib_check_mr_status() on @ctx->reg->mr.
+ *
+ * On error nothing stays DMA-mapped, taken from the pool or from the QP's
+ * context storage.
+ *
+ * Return: the number of Send Queue WQEs the first post uses: 3 when the MR
+ * needs a LOCAL_INV, else 2; or -EINVAL for a NULL @ctx, @qp, @sg or
+ * @sig_attrs, @sg_cnt 0, counts above INT_MAX, @prot_sg NULL with
+ * entries, a bad @port_num or @dir, @sg_cnt or @prot_sg_cnt above the
+ * pages per MR (min(max_pi_fast_reg_page_list_len, 256) on an integrity
+ * QP), a list that cannot be DMA-mapped, or an MR length that does not
+ * fit an SGE; -EAGAIN when the signature pool is empty (no fallback);
+ * -ENOMEM when context storage cannot be allocated; the error of
+ * ib_map_mr_sg_pi() (-ENOMEM when the entries do not fit the MR).
  */
+int rdma_rw_ctx_signature_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+			       u32 port_num, struct scatterlist *sg,
+			       u32 sg_cnt, struct scatterlist *prot_sg,
+			       u32 prot_sg_cnt, struct ib_sig_attrs *sig_attrs,
+			       u64 remote_addr, u32 rkey,
+			       enum dma_data_direction dir);
+
+/**
+ * rdma_rw_ctx_destroy_signature() - release a context of
+ * rdma_rw_ctx_signature_init()
+ * @ctx: the context; call once its WRs have completed
+ * @qp: the QP it was initialised on
+ * @port_num: the port the connection is bound to
+ * @sg: the scatterlist given to init
+ * @sg_cnt: the @sg_cnt given to init
+ * @prot_sg: the protection scatterlist given to init
+ * @prot_sg_cnt: the @prot_sg_cnt given to init
+ * @dir: the direction given to init
+ *
+ * Returns the MR to the QP's signature pool and the registration to the
+ * QP's storage, and DMA-unmaps both lists.  A context of another init, one
+ * that is not initialised (or already destroyed), one of another QP, and
+ * NULL arguments are caller bugs: a warning is printed once and nothing is
+ * released.  The context is left uninitialised.
+ */
+void rdma_rw_ctx_destroy_signature(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+				   u32 port_num, struct scatterlist *sg,
+				   u32 sg_cnt, struct scatterlist *prot_sg,
+				   u32 prot_sg_cnt,
+				   enum dma_data_direction dir);
 
 /**
  * rdma_rw_mr_factor() - how many MRs (or READ WRs) a transfer needs
