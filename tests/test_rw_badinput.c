@@ -128,8 +128,10 @@ static void test_init_no_sge(void **state)
 		.qp_type = IB_QPT_RC,
 		.port_num = 1,
 	};
+	struct bvec_iter it = { .bi_size = 100 };
 	struct scatterlist sg[2];
 	struct rdma_rw_ctx ctx;
+	struct bio_vec bv;
 	struct rw_env e;
 	struct ib_qp *qp;
 
@@ -147,7 +149,16 @@ static void test_init_no_sge(void **state)
 	sg_set_buf(&sg[1], e.local + 200, 100);
 	assert_int_equal(rdma_rw_ctx_init(&ctx, qp, 1, sg, 2, 0, 0, 0,
 					  DMA_TO_DEVICE), -EINVAL);
+	/* One entry would be the SINGLE path: it needs an SGE too. */
+	assert_int_equal(rdma_rw_ctx_init(&ctx, qp, 1, sg, 1, 0, 0, 0,
+					  DMA_TO_DEVICE), -EINVAL);
+	assert_int_equal(rdma_rw_ctx_init(&ctx, qp, 1, sg, 1, 0, 0, 0,
+					  DMA_FROM_DEVICE), -EINVAL);
+	bvec_set_virt(&bv, e.local, 100);
+	assert_int_equal(rdma_rw_ctx_init_bvec(&ctx, qp, 1, &bv, 1, it, 0, 0,
+					       DMA_TO_DEVICE), -EINVAL);
 	assert_int_equal(e.dev->dma_mapped, 0);
+	assert_int_equal(qp->mrs_used, 0);
 	assert_int_equal(ib_destroy_qp(qp), 0);
 	rw_env_teardown(&e);
 }

@@ -37,7 +37,10 @@ bool rdmarw__rw_args_ok(struct ib_qp *qp, u32 port_num,
 {
 	if (!qp->pd || !rdma_is_port_valid(qp->pd->device, port_num))
 		return false;
-	return dir == DMA_TO_DEVICE || dir == DMA_FROM_DEVICE;
+	if (dir != DMA_TO_DEVICE && dir != DMA_FROM_DEVICE)
+		return false;
+	/* Every path needs at least one SGE in the data WR. */
+	return rdmarw__rw_max_sge(qp, dir) != 0;
 }
 
 u32 rdmarw__rw_max_sge(struct ib_qp *qp, enum dma_data_direction dir)
