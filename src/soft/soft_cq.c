@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Completion queues: a ring of cqe entries under one lock.
+ * Completion queues: a ring of cqe entries under one spinlock.
  *
  * Overflow: a full ring never overwrites.  The completion is dropped and
  * counted (soft_stats.cq_overflows), and the QP it belonged to gets
@@ -29,7 +29,6 @@ int rdmarw__soft_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *a)
 		return -ENOMEM;
 	}
 	cq->size = a->cqe;
-	pthread_mutex_init(&cq->lock, NULL);
 	return 0;
 }
 
@@ -37,7 +36,6 @@ void rdmarw__soft_destroy_cq(struct ib_cq *ibcq)
 {
 	struct soft_cq *cq = to_scq(ibcq);
 
-	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
 	soft_sub(&to_sdev(ibcq->device)->stats.cqs, 1);
 }
@@ -56,9 +54,9 @@ int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
 {
 	bool wake = false;
 
-	pthread_mutex_lock(&cq->lock);
+	soft_spin_lock(&cq->lock);
 	if (cq->head - cq->tail >= cq->size) {
-		pthread_mutex_unlock(&cq->lock);
+		soft_spin_unlock(&cq->lock);
 		soft_add(&to_sdev(cq->ibcq.device)->stats.cq_overflows, 1);
 		return -ENOSPC;
 	}
@@ -68,7 +66,7 @@ int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
 		cq->notify = 0;
 		wake = true;
 	}
-	pthread_mutex_unlock(&cq->lock);
+	soft_spin_unlock(&cq->lock);
 	if (wake && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return 0;
@@ -79,7 +77,7 @@ int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	struct soft_cq *cq = to_scq(ibcq);
 	int n = 0;
 
-	pthread_mutex_lock(&cq->lock);
+	soft_spin_lock(&cq->lock);
 	while (n < num_entries && cq->tail != cq->head) {
 		struct soft_cqe *e = &cq->ring[cq->tail % cq->size];
 
@@ -90,7 +88,7 @@ int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			rdmarw__soft_sq_release(e->sq_owner, e->sq_seq + 1);
 		cq->tail++;
 	}
-	pthread_mutex_unlock(&cq->lock);
+	soft_spin_unlock(&cq->lock);
 	return n;
 }
 
@@ -100,11 +98,11 @@ int rdmarw__soft_req_notify_cq(struct ib_cq *ibcq,
 	struct soft_cq *cq = to_scq(ibcq);
 	int ret = 0;
 
-	pthread_mutex_lock(&cq->lock);
+	soft_spin_lock(&cq->lock);
 	cq->notify = flags & IB_CQ_SOLICITED_MASK;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)
 		ret = 1;
-	pthread_mutex_unlock(&cq->lock);
+	soft_spin_unlock(&cq->lock);
 	return ret;
 }
 
@@ -112,7 +110,7 @@ void rdmarw__soft_cq_clean(struct soft_cq *cq, struct soft_qp *qp)
 {
 	u64 src, dst;
 
-	pthread_mutex_lock(&cq->lock);
+	soft_spin_lock(&cq->lock);
 	dst = cq->tail;
 	for (src = cq->tail; src != cq->head; src++) {
 		struct soft_cqe *e = &cq->ring[src % cq->size];
@@ -124,5 +122,5 @@ void rdmarw__soft_cq_clean(struct soft_cq *cq, struct soft_qp *qp)
 		dst++;
 	}
 	cq->head = dst;
-	pthread_mutex_unlock(&cq->lock);
+	soft_spin_unlock(&cq->lock);
 }

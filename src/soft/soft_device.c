@@ -31,7 +31,6 @@ struct soft_fabric *soft_fabric_create(void)
 		return ERR_PTR(-ENOMEM);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->ref_cond, NULL);
-	pthread_rwlock_init(&f->mem_lock, NULL);
 	INIT_LIST_HEAD(&f->devices);
 	INIT_LIST_HEAD(&f->qps);
 	f->next_qpn = 0x11; /* rxe starts at RXE_MIN_QP_INDEX 16 + 1 */
@@ -49,7 +48,6 @@ int soft_fabric_destroy(struct soft_fabric *fabric)
 	pthread_mutex_unlock(&fabric->lock);
 	if (busy)
 		return -EBUSY;
-	pthread_rwlock_destroy(&fabric->mem_lock);
 	pthread_cond_destroy(&fabric->ref_cond);
 	pthread_mutex_destroy(&fabric->lock);
 	free(fabric);

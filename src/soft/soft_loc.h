@@ -5,12 +5,14 @@
  * rdmarw__soft_ prefix, everything else is static.
  *
  * Lock order (outer first): fabric->lock (QP list, connections, kick
- * references) -> a QP's exec_lock (the one thread executing its Send Queue)
- * -> fabric->mem_lock (MR state of every device, read for data movement,
- * write for registration and invalidation) -> a device's iommu.lock -> a
- * QP's rq_lock -> a CQ's lock.  A QP's sq_lock (producers) and a device's
- * task.lock are leaves: nothing else is taken while holding them.  Executors
- * only ever trylock another QP's exec_lock, so nested runs cannot deadlock.
+ * references) -> a QP's executor role (exec_busy: the one thread executing
+ * its Send Queue, taken and dropped under sq_lock) -> fabric->mem_lock (MR
+ * state of every device, read for data movement, write for registration
+ * and invalidation) -> a device's iommu.lock -> a QP's rq_lock -> a CQ's
+ * lock.  A QP's sq_lock (producers, and the executor role's flag) and a
+ * device's task.lock are leaves: nothing else is taken while holding them.
+ * Executors only ever try to take another QP's executor role, so nested
+ * runs cannot deadlock.
  */
 #ifndef RDMARW_SOFT_LOC_H
 #define RDMARW_SOFT_LOC_H
@@ -22,6 +24,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +33,102 @@
 #define soft_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
 #define soft_add(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 #define soft_sub(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_RELAXED)
+
+/* ---- locks of the data path ------------------------------------------- */
+
+/*
+ * An uncontended pthread mutex or rwlock costs two atomic instructions and
+ * two calls per critical section, and the data path of one work request
+ * takes several.  These locks cost one atomic instruction to take and a
+ * release store to drop (the memory lock's reader side: one atomic each
+ * way).  A waiter spins briefly, then yields.  Critical sections are short
+ * (queue indexes, one ring entry), except the memory lock's read side,
+ * held while bytes move: its writers (registration, invalidation, MR
+ * creation and removal) yield meanwhile.
+ */
+static inline void soft_relax(unsigned int *spins)
+{
+	if (++*spins < 128) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ volatile("yield" ::: "memory");
+#endif
+		return;
+	}
+	sched_yield();
+}
+
+/* A spinlock: @v is 1 while held. */
+struct soft_spin {
+	int v;
+};
+
+static inline void soft_spin_lock(struct soft_spin *l)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED))
+			soft_relax(&spins);
+}
+
+static inline void soft_spin_unlock(struct soft_spin *l)
+{
+	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * A reader-writer lock in one word: readers are counted in the low bits,
+ * a writer holds SOFT_RW_WRITER.  A reader that finds the writer bit backs
+ * out and waits, so writers are never starved by a stream of readers.
+ */
+#define SOFT_RW_WRITER 0x80000000u
+
+struct soft_rwlock {
+	unsigned int v;
+};
+
+static inline void soft_read_lock(struct soft_rwlock *l)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
+	       SOFT_RW_WRITER) {
+		__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELAXED);
+		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED) &
+		       SOFT_RW_WRITER)
+			soft_relax(&spins);
+	}
+}
+
+static inline void soft_read_unlock(struct soft_rwlock *l)
+{
+	__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELEASE);
+}
+
+static inline void soft_write_lock(struct soft_rwlock *l)
+{
+	unsigned int spins = 0, v;
+
+	for (;;) {
+		v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
+		if (!(v & SOFT_RW_WRITER) &&
+		    __atomic_compare_exchange_n(&l->v, &v, v | SOFT_RW_WRITER,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			break;
+		soft_relax(&spins);
+	}
+	/* Readers already inside finish; new ones wait for us. */
+	while (__atomic_load_n(&l->v, __ATOMIC_ACQUIRE) & ~SOFT_RW_WRITER)
+		soft_relax(&spins);
+}
+
+static inline void soft_write_unlock(struct soft_rwlock *l)
+{
+	__atomic_fetch_sub(&l->v, SOFT_RW_WRITER, __ATOMIC_RELEASE);
+}
 
 /*
  * Keys: 24-bit index, 8-bit variant.  Index 0 is never given to an MR: the
@@ -112,7 +211,7 @@ struct soft_fault_state {
 struct soft_fabric {
 	pthread_mutex_t lock;
 	pthread_cond_t ref_cond;
-	pthread_rwlock_t mem_lock;
+	struct soft_rwlock mem_lock;
 	struct list_head devices;
 	struct list_head qps;
 	u32 next_qpn;
@@ -254,7 +353,7 @@ struct soft_cqe {
  */
 struct soft_cq {
 	struct ib_cq ibcq;
-	pthread_mutex_t lock;
+	struct soft_spin lock;
 	struct soft_cqe *ring;
 	u32 size;
 	u64 head;
@@ -545,9 +644,9 @@ struct soft_recv_wqe {
  * @refs: kick references (fabric->lock)
  * @dying: being destroyed: no more kicks or scheduling
  * @peer: the connected QP (changed under fabric->lock and this QP's
- *        exec_lock; read by the executor under exec_lock)
+ *        executor role; read by the executor)
  * @access_flags: remote operations this QP accepts as responder
- * @sq_lock: Send Queue producers
+ * @sq_lock: Send Queue producers, @exec_busy and @run_req
  * @sq: @sq_size slots
  * @sq_sges: @sq_max_sge SGEs per slot
  * @sq_size: depth (cap.max_send_wr)
@@ -556,8 +655,9 @@ struct soft_recv_wqe {
  * @sq_exec: next sequence number to execute (executor only)
  * @sq_done: slots below this sequence number are free (advanced when CQEs
  *           are polled)
- * @exec_lock: held by the thread executing the Send Queue
- * @run_req: more work arrived while the executor was busy
+ * @exec_busy: a thread holds the executor role (runs the Send Queue, or
+ *             keeps it from running while it resets or unlinks the QP)
+ * @run_req: more work arrived while the executor role was taken
  * @kick_peer: the peer's Send Queue must run once the executor is done
  * @req_rg: executor scratch: checked local SGEs
  * @rq_lock: Receive Queue
@@ -584,7 +684,7 @@ struct soft_qp {
 	struct soft_qp *peer;
 	int access_flags;
 
-	pthread_mutex_t sq_lock;
+	struct soft_spin sq_lock;
 	struct soft_send_wqe *sq;
 	struct ib_sge *sq_sges;
 	u32 sq_size;
@@ -593,7 +693,7 @@ struct soft_qp {
 	u64 sq_exec;
 	u64 sq_done;
 
-	pthread_mutex_t exec_lock;
+	bool exec_busy;
 	int run_req;
 	bool kick_peer;
 	struct soft_region *req_rg;
@@ -653,12 +753,13 @@ bool rdmarw__soft_qp_to_err(struct soft_qp *qp);
 void rdmarw__soft_qp_kick(struct soft_qp *qp);
 /* Execute the Send Queue in this thread (unless another thread does). */
 void rdmarw__soft_qp_run(struct soft_qp *qp);
-/* Release the Send Queue slots below @seq (a CQE was polled). */
+/* Release the Send Queue slots below @seq (a CQE was polled; the send CQ's
+ * lock held). */
 void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq);
 
 /* ---- soft_req.c (requester) ----------------------------------------- */
 
-/* Execute posted WQEs until the queue is empty or stalls.  exec_lock held. */
+/* Execute posted WQEs until the queue is empty or stalls (executor role). */
 void rdmarw__soft_requester(struct soft_qp *qp);
 
 /* ---- soft_resp.c (responder) ---------------------------------------- */

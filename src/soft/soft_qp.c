@@ -35,20 +35,84 @@ static inline int inject_post(struct soft_qp *qp,
 
 /* ---- running the Send Queue --------------------------------------------- */
 
+/*
+ * The executor role: one thread at a time runs the Send Queue.  It is taken
+ * and dropped under sq_lock, so a post can queue its WRs and take the role
+ * in one critical section.  Asking for a run while the role is taken sets
+ * run_req; the holder sees it before it lets go and runs the queue again.
+ */
+static bool exec_claim_locked(struct soft_qp *qp)
+{
+	if (qp->exec_busy) {
+		soft_store(&qp->run_req, 1);
+		return false;
+	}
+	qp->exec_busy = true;
+	soft_store(&qp->run_req, 0);
+	return true;
+}
+
+/* Let go of the role, unless a run was asked for meanwhile: then true. */
+static bool exec_again(struct soft_qp *qp)
+{
+	bool again;
+
+	soft_spin_lock(&qp->sq_lock);
+	again = soft_load(&qp->run_req);
+	if (again)
+		soft_store(&qp->run_req, 0);
+	else
+		qp->exec_busy = false;
+	soft_spin_unlock(&qp->sq_lock);
+	return again;
+}
+
+/* The caller holds the executor role: run, let go, wake the peer. */
+static void exec_run(struct soft_qp *qp)
+{
+	do
+		rdmarw__soft_requester(qp);
+	while (exec_again(qp));
+	rdmarw__soft_qp_kick(qp);
+}
+
+/*
+ * Take the role and keep the Send Queue from running (reset, unlinking,
+ * destroy): wait for a running executor to finish.  A run asked for
+ * meanwhile stays in run_req.
+ */
+static void exec_lock(struct soft_qp *qp)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		soft_spin_lock(&qp->sq_lock);
+		if (!qp->exec_busy) {
+			qp->exec_busy = true;
+			soft_spin_unlock(&qp->sq_lock);
+			return;
+		}
+		soft_spin_unlock(&qp->sq_lock);
+		soft_relax(&spins);
+	}
+}
+
+static void exec_unlock(struct soft_qp *qp)
+{
+	soft_spin_lock(&qp->sq_lock);
+	qp->exec_busy = false;
+	soft_spin_unlock(&qp->sq_lock);
+}
+
 void rdmarw__soft_qp_run(struct soft_qp *qp)
 {
-	soft_store(&qp->run_req, 1);
-	for (;;) {
-		/* Busy: the running thread sees run_req and goes again. */
-		if (pthread_mutex_trylock(&qp->exec_lock))
-			return;
-		while (soft_xchg(&qp->run_req, 0))
-			rdmarw__soft_requester(qp);
-		pthread_mutex_unlock(&qp->exec_lock);
-		rdmarw__soft_qp_kick(qp);
-		if (!soft_load(&qp->run_req))
-			return;
-	}
+	bool mine;
+
+	soft_spin_lock(&qp->sq_lock);
+	mine = exec_claim_locked(qp);
+	soft_spin_unlock(&qp->sq_lock);
+	if (mine)
+		exec_run(qp);
 }
 
 void rdmarw__soft_qp_kick(struct soft_qp *qp)
@@ -56,7 +120,7 @@ void rdmarw__soft_qp_kick(struct soft_qp *qp)
 	struct soft_fabric *f = qp->dev->fabric;
 	struct soft_qp *peer;
 
-	if (!soft_xchg(&qp->kick_peer, false))
+	if (!soft_load(&qp->kick_peer) || !soft_xchg(&qp->kick_peer, false))
 		return;
 	pthread_mutex_lock(&f->lock);
 	peer = qp->peer;
@@ -74,14 +138,16 @@ void rdmarw__soft_qp_kick(struct soft_qp *qp)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/*
+ * Called by pollers under the send CQ's lock.  The only other writer is
+ * reset or destroy (sq_drop_pending()), after it has removed the QP's
+ * entries from that CQ under the same lock; so no read-modify-write race
+ * is possible and a plain store will do.
+ */
 void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq)
 {
-	u64 cur = soft_load(&qp->sq_done);
-
-	while (seq > cur &&
-	       !__atomic_compare_exchange_n(&qp->sq_done, &cur, seq, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		;
+	if (seq > soft_load(&qp->sq_done))
+		soft_store(&qp->sq_done, seq);
 }
 
 bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
@@ -170,8 +236,6 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 		goto err_count;
 	qp->dev = sdev;
 	INIT_LIST_HEAD(&qp->task_entry);
-	pthread_mutex_init(&qp->sq_lock, NULL);
-	pthread_mutex_init(&qp->exec_lock, NULL);
 	pthread_mutex_init(&qp->rq_lock, NULL);
 	pthread_mutex_lock(&f->lock);
 	ibqp->qp_num = f->next_qpn++ & 0xffffff;
@@ -187,16 +251,16 @@ err_count:
 /* Drop WQEs that will never execute. */
 static void sq_drop_pending(struct soft_qp *qp)
 {
-	pthread_mutex_lock(&qp->sq_lock);
+	soft_spin_lock(&qp->sq_lock);
 	qp->sq_exec = qp->sq_prod;
 	soft_store(&qp->sq_done, qp->sq_prod);
-	pthread_mutex_unlock(&qp->sq_lock);
+	soft_spin_unlock(&qp->sq_lock);
 }
 
 /*
  * No thread may touch @qp after this: nobody names it as peer, no kick
  * holds it and (dying) the progress thread has let it go.  A QP that named
- * it and had work arriving while we held its exec_lock is run again.
+ * it and had work arriving while we held its executor role is run again.
  */
 static void qp_quiesce(struct soft_qp *qp, bool dying)
 {
@@ -211,17 +275,17 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry) {
 		if (p == qp || p->peer != qp)
 			continue;
-		pthread_mutex_lock(&p->exec_lock);
+		exec_lock(p);
 		p->peer = NULL;
-		pthread_mutex_unlock(&p->exec_lock);
+		exec_unlock(p);
 		if (soft_load(&p->run_req) && !rerun) {
 			p->refs++;
 			rerun = p;
 		}
 	}
-	pthread_mutex_lock(&qp->exec_lock);
+	exec_lock(qp);
 	qp->peer = NULL;
-	pthread_mutex_unlock(&qp->exec_lock);
+	exec_unlock(qp);
 	while (qp->refs)
 		pthread_cond_wait(&f->ref_cond, &f->lock);
 	pthread_mutex_unlock(&f->lock);
@@ -247,7 +311,7 @@ static void qp_clean_cqs(struct soft_qp *qp)
 static void qp_reset(struct soft_qp *qp)
 {
 	qp_quiesce(qp, false);
-	pthread_mutex_lock(&qp->exec_lock);
+	exec_lock(qp);
 	qp_clean_cqs(qp);
 	sq_drop_pending(qp);
 	pthread_mutex_lock(&qp->rq_lock);
@@ -257,7 +321,7 @@ static void qp_reset(struct soft_qp *qp)
 	soft_store(&qp->kick_peer, false);
 	soft_store(&qp->run_req, 0);
 	soft_store(&qp->ibqp.state, IB_QPS_RESET);
-	pthread_mutex_unlock(&qp->exec_lock);
+	exec_unlock(qp);
 }
 
 void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
@@ -265,13 +329,11 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 	struct soft_qp *qp = to_sqp(ibqp);
 
 	qp_quiesce(qp, true);
-	pthread_mutex_lock(&qp->exec_lock);
-	pthread_mutex_unlock(&qp->exec_lock);
+	exec_lock(qp);
+	exec_unlock(qp);
 	qp_clean_cqs(qp);
 	sq_drop_pending(qp);
 	pthread_mutex_destroy(&qp->rq_lock);
-	pthread_mutex_destroy(&qp->exec_lock);
-	pthread_mutex_destroy(&qp->sq_lock);
 	qp_free_arrays(qp);
 	soft_sub(&qp->dev->stats.qps, 1);
 }
@@ -296,9 +358,9 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 		if (!ret && p != qp && p->peer == found)
 			ret = -EINVAL;
 	if (!ret) {
-		pthread_mutex_lock(&qp->exec_lock);
+		exec_lock(qp);
 		qp->peer = found;
-		pthread_mutex_unlock(&qp->exec_lock);
+		exec_unlock(qp);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return ret;
@@ -464,6 +526,7 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	enum ib_qp_state state = soft_qp_state(qp);
 	const struct soft_opcode *op;
 	int ret = 0, posted = 0;
+	bool mine;
 	u64 len;
 
 	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
@@ -471,7 +534,7 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&qp->sq_lock);
+	soft_spin_lock(&qp->sq_lock);
 	for (; wr; wr = wr->next) {
 		ret = inject_post(qp, wr);
 		if (!ret)
@@ -486,8 +549,12 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		soft_store(&qp->sq_prod, qp->sq_prod + 1);
 		posted++;
 	}
-	pthread_mutex_unlock(&qp->sq_lock);
-	if (posted)
+	/* Inline devices: take the executor role in the same section. */
+	mine = posted && !qp->dev->task.started && exec_claim_locked(qp);
+	soft_spin_unlock(&qp->sq_lock);
+	if (mine)
+		exec_run(qp);
+	else if (posted && qp->dev->task.started)
 		rdmarw__soft_qp_schedule(qp);
 	if (ret)
 		*bad_wr = wr;

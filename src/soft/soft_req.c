@@ -47,7 +47,7 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 
 	if (wqe->op->flags & SOFT_OPF_UNSUPP)
 		return SOFT_F_NOT_SUPP;
-	pthread_rwlock_wrlock(&f->mem_lock);
+	soft_write_lock(&f->mem_lock);
 	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY)
 		ret = rdmarw__soft_sig_register(qp, wqe->reg_index,
 						wqe->reg_serial, wqe->reg_key,
@@ -59,7 +59,7 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	else
 		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
 						 wqe->ex);
-	pthread_rwlock_unlock(&f->mem_lock);
+	soft_write_unlock(&f->mem_lock);
 	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is
 	 * IB_WC_LOC_QP_OP_ERR (siw completes its tx errors the same way). */
 	return ret ? SOFT_F_LOC_QP_OP : SOFT_OK;
@@ -88,11 +88,11 @@ static enum soft_fault req_remote(struct soft_qp *qp,
 
 	if (!peer)
 		return SOFT_F_RETRY_EXC; /* nobody will ever answer */
-	pthread_rwlock_rdlock(&f->mem_lock);
+	soft_read_lock(&f->mem_lock);
 	if (wqe->op->cls != SOFT_OPC_READ) {
 		fault = req_gather(qp, wqe, &n);
 		if (fault) {
-			pthread_rwlock_unlock(&f->mem_lock);
+			soft_read_unlock(&f->mem_lock);
 			return fault;
 		}
 		pkt.src = qp->req_rg;
@@ -100,7 +100,7 @@ static enum soft_fault req_remote(struct soft_qp *qp,
 	}
 	rdmarw__soft_resp_receive(peer, &pkt);
 	if (pkt.rnr) {
-		pthread_rwlock_unlock(&f->mem_lock);
+		soft_read_unlock(&f->mem_lock);
 		soft_add(&qp->dev->stats.rnr_stalls, 1);
 		*stall = true;
 		return SOFT_OK;
@@ -108,7 +108,7 @@ static enum soft_fault req_remote(struct soft_qp *qp,
 	fault = pkt.fault;
 	if (!fault && wqe->op->cls == SOFT_OPC_READ)
 		fault = rdmarw__soft_comp_read(qp, wqe, &pkt.read_src);
-	pthread_rwlock_unlock(&f->mem_lock);
+	soft_read_unlock(&f->mem_lock);
 	rdmarw__soft_resp_finish(peer, &pkt);
 	if (!fault && (wqe->op->flags & SOFT_OPF_LOC_INV))
 		fault = rdmarw__soft_comp_read_inv(qp, wqe);
