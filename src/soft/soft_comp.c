@@ -55,7 +55,7 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 				   wqe->num_sge, access, qp->req_rg, &n))
 		return SOFT_F_LOC_PROT;
 	rdmarw__soft_copy(src, 1, qp->req_rg, n, wqe->length);
-	soft_add(&qp->dev->stats.bytes_moved, wqe->length);
+	soft_count(&qp->st_bytes, wqe->length);
 	return SOFT_OK;
 }
 

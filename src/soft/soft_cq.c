@@ -23,12 +23,13 @@ int rdmarw__soft_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *a)
 		soft_sub(&sdev->stats.cqs, 1);
 		return -ENOMEM;
 	}
-	cq->ring = calloc(a->cqe, sizeof(*cq->ring));
+	cq->ring = calloc(soft_ring_slots(a->cqe), sizeof(*cq->ring));
 	if (!cq->ring) {
 		soft_sub(&sdev->stats.cqs, 1);
 		return -ENOMEM;
 	}
 	cq->size = a->cqe;
+	cq->mask = soft_ring_slots(a->cqe) - 1;
 	return 0;
 }
 
@@ -60,7 +61,7 @@ int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
 		soft_add(&to_sdev(cq->ibcq.device)->stats.cq_overflows, 1);
 		return -ENOSPC;
 	}
-	cq->ring[cq->head % cq->size] = *cqe;
+	cq->ring[cq->head & cq->mask] = *cqe;
 	cq->head++;
 	if (cq->notify && notify_due(cq->notify, cqe)) {
 		cq->notify = 0;
@@ -79,7 +80,7 @@ int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 
 	soft_spin_lock(&cq->lock);
 	while (n < num_entries && cq->tail != cq->head) {
-		struct soft_cqe *e = &cq->ring[cq->tail % cq->size];
+		struct soft_cqe *e = &cq->ring[cq->tail & cq->mask];
 
 		wc[n++] = e->wc;
 		/* The QP is alive: reset and destroy clean its entries
@@ -113,12 +114,12 @@ void rdmarw__soft_cq_clean(struct soft_cq *cq, struct soft_qp *qp)
 	soft_spin_lock(&cq->lock);
 	dst = cq->tail;
 	for (src = cq->tail; src != cq->head; src++) {
-		struct soft_cqe *e = &cq->ring[src % cq->size];
+		struct soft_cqe *e = &cq->ring[src & cq->mask];
 
 		if (e->wc.qp == &qp->ibqp)
 			continue;
 		if (dst != src)
-			cq->ring[dst % cq->size] = *e;
+			cq->ring[dst & cq->mask] = *e;
 		dst++;
 	}
 	cq->head = dst;

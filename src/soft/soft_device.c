@@ -185,18 +185,34 @@ int soft_device_destroy(struct ib_device *dev)
 
 int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
 {
+	struct soft_dev *sdev;
 	struct soft_stats *s;
+	struct soft_qp *q, *tmp;
+	u64 wrs = 0, bytes = 0;
 
 	if (!soft_device_is_soft(dev) || !out)
 		return -EINVAL;
-	s = &to_sdev(dev)->stats;
+	sdev = to_sdev(dev);
+	s = &sdev->stats;
+	/* Live QPs keep their own counters (written by their executors). */
+	pthread_mutex_lock(&sdev->fabric->lock);
+	list_for_each_entry_safe(q, tmp, &sdev->fabric->qps, fabric_entry) {
+		if (q->dev == sdev) {
+			wrs += __atomic_load_n(&q->st_wrs, __ATOMIC_RELAXED);
+			bytes += __atomic_load_n(&q->st_bytes, __ATOMIC_RELAXED);
+		}
+		if (q->st_peer_dev == sdev)
+			bytes += __atomic_load_n(&q->st_peer_bytes,
+						 __ATOMIC_RELAXED);
+	}
+	out->wrs_executed = soft_load(&s->wrs_executed) + wrs;
+	out->bytes_moved = soft_load(&s->bytes_moved) + bytes;
+	pthread_mutex_unlock(&sdev->fabric->lock);
 	out->pds = soft_load(&s->pds);
 	out->cqs = soft_load(&s->cqs);
 	out->qps = soft_load(&s->qps);
 	out->mrs = soft_load(&s->mrs);
 	out->iova_ranges = soft_load(&s->iova_ranges);
-	out->wrs_executed = soft_load(&s->wrs_executed);
-	out->bytes_moved = soft_load(&s->bytes_moved);
 	out->rnr_stalls = soft_load(&s->rnr_stalls);
 	out->cq_overflows = soft_load(&s->cq_overflows);
 	return 0;

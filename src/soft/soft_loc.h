@@ -131,6 +131,30 @@ static inline void soft_write_unlock(struct soft_rwlock *l)
 }
 
 /*
+ * Slots of a ring that holds @n entries: the next power of two, so that a
+ * sequence number finds its slot with a mask, not a division.  The ring's
+ * capacity is still @n: callers compare their counters with @n.
+ */
+/*
+ * Add to a counter that only one thread writes (the QP's executor): a load
+ * and a store, no locked read-modify-write.  Readers load it atomically.
+ */
+static inline void soft_count(u64 *c, u64 n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+static inline u32 soft_ring_slots(u32 n)
+{
+	u32 slots = 1;
+
+	while (slots < n)
+		slots <<= 1;
+	return slots;
+}
+
+/*
  * Keys: 24-bit index, 8-bit variant.  Index 0 is never given to an MR: the
  * local DMA key lives there, so it can never resolve as an rkey, and a user
  * MR without remote rights (rkey 0, as rxe) can never be reached remotely.
@@ -345,8 +369,9 @@ struct soft_cqe {
  * struct soft_cq - a completion queue
  * @ibcq: the core CQ (first member)
  * @lock: everything below
- * @ring: @size entries
- * @size: entries (the cqe asked for)
+ * @ring: soft_ring_slots(@size) slots
+ * @size: capacity (the cqe asked for)
+ * @mask: slots - 1
  * @head: entries produced
  * @tail: entries consumed
  * @notify: armed flags (IB_CQ_SOLICITED_MASK bits), 0 when not armed
@@ -356,6 +381,7 @@ struct soft_cq {
 	struct soft_spin lock;
 	struct soft_cqe *ring;
 	u32 size;
+	u32 mask;
 	u64 head;
 	u64 tail;
 	int notify;
@@ -461,12 +487,16 @@ int rdmarw__soft_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg,
  * @mr: the MR it lies in, or NULL for the local DMA key (DMA addresses)
  * @addr: IOVA inside @mr, or DMA address
  * @len: bytes
+ * @cpu: the CPU address of @addr when all @len bytes are contiguous in
+ *       process memory (a CPU DMA address, a user MR), else NULL: the
+ *       bytes are found page list and IOMMU step by step
  */
 struct soft_region {
 	struct soft_dev *dev;
 	struct soft_mr *mr;
 	u64 addr;
 	u64 len;
+	u8 *cpu;
 };
 
 /* What soft_mem_check() is asked for. */
@@ -647,9 +677,10 @@ struct soft_recv_wqe {
  *        executor role; read by the executor)
  * @access_flags: remote operations this QP accepts as responder
  * @sq_lock: Send Queue producers, @exec_busy and @run_req
- * @sq: @sq_size slots
+ * @sq: soft_ring_slots(@sq_size) slots
  * @sq_sges: @sq_max_sge SGEs per slot
  * @sq_size: depth (cap.max_send_wr)
+ * @sq_mask: slots - 1
  * @sq_max_sge: cap.max_send_sge
  * @sq_prod: next sequence number to post
  * @sq_exec: next sequence number to execute (executor only)
@@ -661,9 +692,10 @@ struct soft_recv_wqe {
  * @kick_peer: the peer's Send Queue must run once the executor is done
  * @req_rg: executor scratch: checked local SGEs
  * @rq_lock: Receive Queue
- * @rq: @rq_size slots
+ * @rq: soft_ring_slots(@rq_size) slots
  * @rq_sges: @rq_max_sge SGEs per slot
  * @rq_size: depth (cap.max_recv_wr)
+ * @rq_mask: slots - 1
  * @rq_max_sge: cap.max_recv_sge
  * @rq_prod: receives posted
  * @rq_cons: receives consumed
@@ -672,6 +704,14 @@ struct soft_recv_wqe {
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
  * @fault: fault injection (soft_fault.c)
+ * @st_wrs: WRs its executor ran (its device's wrs_executed)
+ * @st_bytes: bytes its executor placed in its own device's memory (READ)
+ * @st_peer_bytes: bytes its executor placed in @st_peer_dev's memory
+ * @st_peer_dev: the device of @peer (set with it under fabric->lock)
+ *
+ * The st_ counters are written by the executor alone (soft_count()) and
+ * summed by soft_device_stats() under fabric->lock; unlinking and destroy
+ * fold them into the devices' own counters (rdmarw__soft_stats_fold()).
  */
 struct soft_qp {
 	struct ib_qp ibqp;
@@ -688,6 +728,7 @@ struct soft_qp {
 	struct soft_send_wqe *sq;
 	struct ib_sge *sq_sges;
 	u32 sq_size;
+	u32 sq_mask;
 	u32 sq_max_sge;
 	u64 sq_prod;
 	u64 sq_exec;
@@ -702,6 +743,7 @@ struct soft_qp {
 	struct soft_recv_wqe *rq;
 	struct ib_sge *rq_sges;
 	u32 rq_size;
+	u32 rq_mask;
 	u32 rq_max_sge;
 	u64 rq_prod;
 	u64 rq_cons;
@@ -710,6 +752,11 @@ struct soft_qp {
 	struct ib_sge *resp_sge;
 	struct soft_region *resp_rg;
 	struct soft_fault_state fault;
+
+	u64 st_wrs;
+	u64 st_bytes;
+	u64 st_peer_bytes;
+	struct soft_dev *st_peer_dev;
 };
 static_assert(offsetof(struct soft_qp, ibqp) == 0, "core struct first");
 
@@ -753,6 +800,12 @@ bool rdmarw__soft_qp_to_err(struct soft_qp *qp);
 void rdmarw__soft_qp_kick(struct soft_qp *qp);
 /* Execute the Send Queue in this thread (unless another thread does). */
 void rdmarw__soft_qp_run(struct soft_qp *qp);
+/*
+ * Move @qp's counters into the devices' counters: the peer's share always
+ * (the peer link is going), its own with @own (the QP is going).  Call with
+ * fabric->lock and the QP's executor role held, or on a QP nobody runs.
+ */
+void rdmarw__soft_stats_fold(struct soft_qp *qp, bool own);
 /* Release the Send Queue slots below @seq (a CQE was polled; the send CQ's
  * lock held). */
 void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq);

@@ -363,6 +363,11 @@ int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
 	const struct soft_seg *s;
 	u64 rest = rg->len - off, in, o;
 
+	if (rg->cpu) {
+		*ptr = rg->cpu + off;
+		*n = rest;
+		return 0;
+	}
 	if (!mr)
 		return rdmarw__soft_dma_to_cpu(rg->dev, rg->addr + off, rest,
 					       ptr, n);
@@ -412,11 +417,18 @@ int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 	out->addr = addr;
 	out->len = len;
 	out->mr = NULL;
+	out->cpu = NULL;
 	if (type == SOFT_LOOKUP_LOCAL && key == SOFT_LOCAL_DMA_LKEY) {
 		/* All memory, local rights only. */
 		if (access & ~IB_ACCESS_LOCAL_WRITE)
 			return -EACCES;
-		return region_walk(out) ? -EACCES : 0;
+		if (addr & SOFT_IOVA_BIT)
+			return region_walk(out) ? -EACCES : 0;
+		/* A CPU address: rdmarw__soft_dma_to_cpu()'s checks. */
+		if (len && (addr < PAGE_SIZE || addr + len < addr))
+			return -EACCES;
+		out->cpu = (u8 *)(uintptr_t)addr;
+		return 0;
 	}
 	mr = kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
 	if (!mr || (type == SOFT_LOOKUP_LOCAL ? mr->lkey : mr->rkey) != key)
@@ -427,6 +439,11 @@ int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 	out->mr = mr;
 	if (mr->sig)
 		return rdmarw__soft_sig_access(mr, addr, len);
+	if (!mr->fast) {
+		/* Pinned user memory: every byte is there. */
+		out->cpu = (u8 *)(uintptr_t)(mr->umem + (addr - mr->iova));
+		return 0;
+	}
 	return region_walk(out) ? -EACCES : 0;
 }
 
@@ -461,6 +478,13 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 	u8 *sp = NULL, *dp = NULL;
 	u32 si = 0, di = 0;
 
+	/* One contiguous range to another: the common case (never an
+	 * integrity MR: those are fast MRs, without a CPU address). */
+	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu &&
+	    len <= src->len && len <= dst->len) {
+		memmove(dst->cpu, src->cpu, len);
+		return;
+	}
 	if (soft_sig_copy(src, nsrc, dst, ndst, len))
 		return; /* through an integrity MR */
 	while (len) {

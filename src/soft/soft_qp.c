@@ -138,6 +138,24 @@ void rdmarw__soft_qp_kick(struct soft_qp *qp)
 	pthread_mutex_unlock(&f->lock);
 }
 
+static u64 st_take(u64 *c)
+{
+	return __atomic_exchange_n(c, 0, __ATOMIC_RELAXED);
+}
+
+void rdmarw__soft_stats_fold(struct soft_qp *qp, bool own)
+{
+	u64 n = st_take(&qp->st_peer_bytes);
+
+	if (qp->st_peer_dev)
+		soft_add(&qp->st_peer_dev->stats.bytes_moved, n);
+	qp->st_peer_dev = NULL;
+	if (!own)
+		return;
+	soft_add(&qp->dev->stats.wrs_executed, st_take(&qp->st_wrs));
+	soft_add(&qp->dev->stats.bytes_moved, st_take(&qp->st_bytes));
+}
+
 /*
  * Called by pollers under the send CQ's lock.  The only other writer is
  * reset or destroy (sq_drop_pending()), after it has removed the QP's
@@ -158,7 +176,7 @@ bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
 		return false;
 	pthread_mutex_lock(&qp->rq_lock);
 	while (qp->rq_cons != qp->rq_prod) {
-		struct soft_recv_wqe *w = &qp->rq[qp->rq_cons % qp->rq_size];
+		struct soft_recv_wqe *w = &qp->rq[qp->rq_cons & qp->rq_mask];
 
 		qp->rq_cons++;
 		rdmarw__soft_comp_recv(qp, w, SOFT_F_FLUSH, NULL, 0);
@@ -192,17 +210,20 @@ static size_t at_least1(u32 n)
 
 static int qp_alloc_arrays(struct soft_qp *qp, const struct ib_qp_cap *cap)
 {
-	u32 i;
+	u32 i, sq_slots = soft_ring_slots(cap->max_send_wr),
+	       rq_slots = soft_ring_slots(cap->max_recv_wr);
 
 	qp->sq_size = cap->max_send_wr;
+	qp->sq_mask = sq_slots - 1;
 	qp->sq_max_sge = cap->max_send_sge;
 	qp->rq_size = cap->max_recv_wr;
+	qp->rq_mask = rq_slots - 1;
 	qp->rq_max_sge = cap->max_recv_sge;
-	qp->sq = calloc(at_least1(qp->sq_size), sizeof(*qp->sq));
-	qp->sq_sges = calloc(at_least1(qp->sq_size) * at_least1(qp->sq_max_sge),
+	qp->sq = calloc(sq_slots, sizeof(*qp->sq));
+	qp->sq_sges = calloc(sq_slots * at_least1(qp->sq_max_sge),
 			     sizeof(*qp->sq_sges));
-	qp->rq = calloc(at_least1(qp->rq_size), sizeof(*qp->rq));
-	qp->rq_sges = calloc(at_least1(qp->rq_size) * at_least1(qp->rq_max_sge),
+	qp->rq = calloc(rq_slots, sizeof(*qp->rq));
+	qp->rq_sges = calloc(rq_slots * at_least1(qp->rq_max_sge),
 			     sizeof(*qp->rq_sges));
 	qp->req_rg = calloc(at_least1(qp->sq_max_sge), sizeof(*qp->req_rg));
 	qp->resp_sge = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_sge));
@@ -212,9 +233,9 @@ static int qp_alloc_arrays(struct soft_qp *qp, const struct ib_qp_cap *cap)
 		qp_free_arrays(qp);
 		return -ENOMEM;
 	}
-	for (i = 0; i < qp->sq_size; i++)
+	for (i = 0; i < sq_slots; i++)
 		qp->sq[i].sge = &qp->sq_sges[(size_t)i * qp->sq_max_sge];
-	for (i = 0; i < qp->rq_size; i++)
+	for (i = 0; i < rq_slots; i++)
 		qp->rq[i].sge = &qp->rq_sges[(size_t)i * qp->rq_max_sge];
 	qp->resp_wqe.sge = qp->resp_sge;
 	return 0;
@@ -277,6 +298,7 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 			continue;
 		exec_lock(p);
 		p->peer = NULL;
+		rdmarw__soft_stats_fold(p, false);
 		exec_unlock(p);
 		if (soft_load(&p->run_req) && !rerun) {
 			p->refs++;
@@ -285,6 +307,7 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 	}
 	exec_lock(qp);
 	qp->peer = NULL;
+	rdmarw__soft_stats_fold(qp, dying);
 	exec_unlock(qp);
 	while (qp->refs)
 		pthread_cond_wait(&f->ref_cond, &f->lock);
@@ -330,6 +353,7 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 
 	qp_quiesce(qp, true);
 	exec_lock(qp);
+	rdmarw__soft_stats_fold(qp, true); /* what ran since it was unlisted */
 	exec_unlock(qp);
 	qp_clean_cqs(qp);
 	sq_drop_pending(qp);
@@ -360,6 +384,7 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 	if (!ret) {
 		exec_lock(qp);
 		qp->peer = found;
+		qp->st_peer_dev = found->dev;
 		exec_unlock(qp);
 	}
 	pthread_mutex_unlock(&f->lock);
@@ -544,7 +569,7 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			ret = -ENOMEM;
 		if (ret)
 			break;
-		fill_send_wqe(qp, &qp->sq[qp->sq_prod % qp->sq_size], wr, op,
+		fill_send_wqe(qp, &qp->sq[qp->sq_prod & qp->sq_mask], wr, op,
 			      len);
 		soft_store(&qp->sq_prod, qp->sq_prod + 1);
 		posted++;
@@ -589,7 +614,7 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			ret = -ENOMEM;
 		if (ret)
 			break;
-		w = &qp->rq[qp->rq_prod % qp->rq_size];
+		w = &qp->rq[qp->rq_prod & qp->rq_mask];
 		w->wr_id = wr->wr_id;
 		w->num_sge = (u32)wr->num_sge;
 		if (wr->num_sge)

@@ -130,7 +130,7 @@ static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	}
 	if (stall)
 		return REQ_STALL;
-	soft_add(&qp->dev->stats.wrs_executed, 1);
+	soft_count(&qp->st_wrs, 1);
 	rdmarw__soft_comp_send(qp, wqe, fault);
 	if (fault)
 		rdmarw__soft_qp_to_err(qp);
@@ -145,7 +145,7 @@ void rdmarw__soft_requester(struct soft_qp *qp)
 
 		if (qp->sq_exec == soft_load(&qp->sq_prod))
 			return;
-		wqe = &qp->sq[qp->sq_exec % qp->sq_size];
+		wqe = &qp->sq[qp->sq_exec & qp->sq_mask];
 		state = soft_qp_state(qp);
 		if (state == IB_QPS_ERR) {
 			rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);

@@ -47,7 +47,7 @@ static bool resp_take_recv(struct soft_qp *qp)
 		pthread_mutex_unlock(&qp->rq_lock);
 		return false;
 	}
-	w = &qp->rq[qp->rq_cons % qp->rq_size];
+	w = &qp->rq[qp->rq_cons & qp->rq_mask];
 	dst->wr_id = w->wr_id;
 	dst->num_sge = w->num_sge;
 	dst->length = w->length;
@@ -168,7 +168,7 @@ void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
 		rdmarw__soft_comp_recv(qp, &qp->resp_wqe, rf, pkt,
 				       rf ? 0 : len);
 	if (!pkt->fault && !rf && pkt->wqe->op->cls != SOFT_OPC_READ)
-		soft_add(&qp->dev->stats.bytes_moved, len);
+		soft_count(&pkt->req->st_peer_bytes, len); /* req's executor */
 	/* The responder's own Send Queue must now flush: the requester
 	 * runs it once its executor is done (rdmarw__soft_qp_kick()). */
 	if (pkt->resp_err && rdmarw__soft_qp_to_err(qp))
