@@ -18,49 +18,6 @@
 #include <limits.h>
 #include <string.h>
 
-bool rdmarw__io_needs_mr(struct ib_device *dev, u32 port_num,
-			 enum dma_data_direction dir, u32 nents, bool force)
-{
-	if (!(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
-		return false;
-	if (dir == DMA_FROM_DEVICE) {
-		if (rdma_protocol_iwarp(dev, port_num))
-			return true;
-		if (dev->attrs.max_sgl_rd && nents > dev->attrs.max_sgl_rd)
-			return true;
-	}
-	return force;
-}
-
-bool rdmarw__rw_args_ok(struct ib_qp *qp, u32 port_num,
-			enum dma_data_direction dir)
-{
-	if (!qp->pd || !rdma_is_port_valid(qp->pd->device, port_num))
-		return false;
-	if (dir != DMA_TO_DEVICE && dir != DMA_FROM_DEVICE)
-		return false;
-	/* Every path needs at least one SGE in the data WR. */
-	return rdmarw__rw_max_sge(qp, dir) != 0;
-}
-
-u32 rdmarw__rw_max_sge(struct ib_qp *qp, enum dma_data_direction dir)
-{
-	return dir == DMA_TO_DEVICE ? qp->max_write_sge : qp->max_read_sge;
-}
-
-void rdmarw__rw_set_rdma_wr(struct ib_rdma_wr *wr, struct ib_sge *sges,
-			    int num_sge, u64 remote_addr, u32 rkey,
-			    enum dma_data_direction dir)
-{
-	memset(wr, 0, sizeof(*wr));
-	wr->wr.opcode = dir == DMA_TO_DEVICE ? IB_WR_RDMA_WRITE :
-					       IB_WR_RDMA_READ;
-	wr->wr.sg_list = sges;
-	wr->wr.num_sge = num_sge;
-	wr->remote_addr = remote_addr;
-	wr->rkey = rkey;
-}
-
 /* ---- MR path ---------------------------------------------------------- */
 
 static u32 pages_per_mr(struct ib_qp *qp)
@@ -358,7 +315,7 @@ static bool ctx_ok(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num)
 {
 	return ctx && qp && ctx->rdmarw_origin != RDMARW_RW_ORIGIN_NONE &&
 	       ctx->rdmarw_qp == qp && qp->pd &&
-	       rdma_is_port_valid(qp->pd->device, port_num);
+	       rdmarw__rw_port_ok(qp->pd->device, port_num);
 }
 
 /*
@@ -498,7 +455,8 @@ static void put_mrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp)
 /* Forget a released context so that a second destroy is caught. */
 static void ctx_release(struct rdma_rw_ctx *ctx)
 {
-	rdmarw__rw_block_put(ctx->rdmarw_block);
+	if (ctx->rdmarw_block)
+		rdmarw__rw_block_put(ctx->rdmarw_block);
 	ctx->rdmarw_block = NULL;
 	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_NONE;
 }

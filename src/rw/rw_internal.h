@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdalign.h>
+#include <string.h>
 
 /* The kernel caps pages per MR for R/W contexts at 256. */
 #define RDMARW_RW_MAX_PAGES 256U
@@ -90,9 +91,34 @@ size_t rdmarw__rw_base_block_size(struct ib_qp *qp);
 
 /* ---- shared by the scatterlist and bio_vec paths (rw.c, rw_bvec.c) ---- */
 
+/*
+ * The helpers below run for every I/O: they are inline so that the SINGLE
+ * and MULTI paths make no calls they do not need.
+ */
+
+/* rdma_is_port_valid() for a device known to exist. */
+static inline bool rdmarw__rw_port_ok(const struct ib_device *dev,
+				      u32 port_num)
+{
+	return port_num >= 1 && port_num <= dev->phys_port_cnt &&
+	       port_num <= RDMARW_MAX_PORTS;
+}
+
 /* Whether this I/O must (or, with max_sgl_rd, should) register memory. */
-bool rdmarw__io_needs_mr(struct ib_device *dev, u32 port_num,
-			 enum dma_data_direction dir, u32 nents, bool force);
+static inline bool rdmarw__io_needs_mr(struct ib_device *dev, u32 port_num,
+				       enum dma_data_direction dir, u32 nents,
+				       bool force)
+{
+	if (!(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		return false;
+	if (dir == DMA_FROM_DEVICE) {
+		if (rdma_protocol_iwarp(dev, port_num))
+			return true;
+		if (dev->attrs.max_sgl_rd && nents > dev->attrs.max_sgl_rd)
+			return true;
+	}
+	return force;
+}
 
 /* MR path over a DMA-mapped list (ctx->reg must already point to
  * zeroed storage for ceil(sg_cnt / pages per MR) registrations). */
@@ -105,15 +131,38 @@ int rdmarw__rw_init_mr_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 size_t rdmarw__rw_reg_size(struct ib_qp *qp, u32 sg_cnt);
 
 /* Fill one RDMA READ or WRITE (no chain link, no flags). */
-void rdmarw__rw_set_rdma_wr(struct ib_rdma_wr *wr, struct ib_sge *sges,
-			    int num_sge, u64 remote_addr, u32 rkey,
-			    enum dma_data_direction dir);
+static inline void rdmarw__rw_set_rdma_wr(struct ib_rdma_wr *wr,
+					  struct ib_sge *sges, int num_sge,
+					  u64 remote_addr, u32 rkey,
+					  enum dma_data_direction dir)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr.opcode = dir == DMA_TO_DEVICE ? IB_WR_RDMA_WRITE :
+					       IB_WR_RDMA_READ;
+	wr->wr.sg_list = sges;
+	wr->wr.num_sge = num_sge;
+	wr->remote_addr = remote_addr;
+	wr->rkey = rkey;
+}
 
 /* SGEs per RDMA WR for @dir on @qp. */
-u32 rdmarw__rw_max_sge(struct ib_qp *qp, enum dma_data_direction dir);
+static inline u32 rdmarw__rw_max_sge(struct ib_qp *qp,
+				     enum dma_data_direction dir)
+{
+	return dir == DMA_TO_DEVICE ? qp->max_write_sge : qp->max_read_sge;
+}
 
 /* Checks common to every entry point: the port and the direction. */
-bool rdmarw__rw_args_ok(struct ib_qp *qp, u32 port_num,
-			enum dma_data_direction dir);
+static inline bool rdmarw__rw_args_ok(struct ib_qp *qp, u32 port_num,
+				      enum dma_data_direction dir)
+{
+	if (!qp->pd || !qp->pd->device ||
+	    !rdmarw__rw_port_ok(qp->pd->device, port_num))
+		return false;
+	if (dir != DMA_TO_DEVICE && dir != DMA_FROM_DEVICE)
+		return false;
+	/* Every path needs at least one SGE in the data WR. */
+	return rdmarw__rw_max_sge(qp, dir) != 0;
+}
 
 #endif /* RDMARW_RW_INTERNAL_H */
