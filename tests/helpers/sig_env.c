@@ -137,6 +137,8 @@ static void make_side(struct sig_env *e, const struct sig_env_cfg *cfg,
 					       cfg->max_rdma_ctxs : 4;
 		if (!cfg->no_integrity)
 			qa.create_flags = IB_QP_CREATE_INTEGRITY_EN;
+	} else if (cfg->host_integrity) {
+		qa.create_flags = IB_QP_CREATE_INTEGRITY_EN;
 	}
 	e->qp[side] = ib_create_qp(e->pd[side], &qa);
 	assert_false(IS_ERR(e->qp[side]));

@@ -49,6 +49,7 @@ void sig_fill(u8 *buf, size_t len, u64 seed);
  * @custom: a whole profile
  * @max_rdma_ctxs: of the target QP (default 4)
  * @no_integrity: create the target QP without IB_QP_CREATE_INTEGRITY_EN
+ * @host_integrity: create the host QP with IB_QP_CREATE_INTEGRITY_EN too
  * @arena: bytes of each arena (default 1 MiB)
  */
 struct sig_env_cfg {
@@ -56,6 +57,7 @@ struct sig_env_cfg {
 	const struct soft_profile *custom;
 	u32 max_rdma_ctxs;
 	bool no_integrity;
+	bool host_integrity;
 	size_t arena;
 };
 
