@@ -17,7 +17,9 @@
 #        tests/lab/lab.sh clean            drop the cache
 # Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
 #              RDMARW_LAB_TIMEOUT (seconds per guest run, default 300),
-#              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages).
+#              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages),
+#              RDMARW_LAB_BINS (more host binaries whose libraries the
+#              guest needs; those in build-lab/ are looked at anyway).
 # The exit status of `run` is the command's; 124 if the guest timed out,
 # 125 if the guest ended without reporting a status.
 set -euo pipefail
@@ -148,9 +150,22 @@ put_with_libs() {
 	done
 }
 
+# Libraries the project's lab programs load (ISA-L, cmocka, ...): any
+# binaries in build-lab/, plus those named in RDMARW_LAB_BINS.
+project_libs() {
+	local f
+
+	for f in "$REPO"/build-lab/tests/test_ibv_* \
+		 "$REPO"/build-lab/examples/rping/rping-* \
+		 "$REPO"/build-lab/tools/rdmarw-* ${RDMARW_LAB_BINS:-}; do
+		[ -f "$f" ] && [ -x "$f" ] || continue
+		ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true
+	done | sort -u | tr '\n' ' '
+}
+
 initramfs_inputs_hash() {
 	{
-		echo "$MODULES $PROGRAMS $EXTRA_LIBS"
+		echo "$MODULES $PROGRAMS $EXTRA_LIBS $(project_libs)"
 		cat "$LAB_DIR/init.sh"
 		sha256sum "$CACHE/$1/siw.ko"
 	} | sha256sum | cut -c1-16
@@ -181,7 +196,7 @@ build_initramfs() {
 		echo "$m" >>"$dst/lab/modules"
 	done
 	cp "$CACHE/$kver/siw.ko" "$dst/lab/ko/siw.ko"
-	for f in $PROGRAMS $EXTRA_LIBS; do
+	for f in $PROGRAMS $EXTRA_LIBS $(project_libs); do
 		[ -e "$f" ] && put_with_libs "$f" "$dst"
 	done
 	mkdir -p "$dst/etc/libibverbs.d"
@@ -273,8 +288,9 @@ smoke)
 	run_guest "sh tests/lab/smoke.sh"
 	;;
 check)
-	prepare
+	need_host_pkgs
 	build_lab
+	prepare
 	run_guest "sh tests/lab/check.sh build-lab"
 	;;
 clean)
