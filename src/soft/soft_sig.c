@@ -24,8 +24,8 @@
  * whole wire blocks.
  *
  * Guards: CRC-16/T10-DIF through ISA-L (crc16_t10dif: the PCLMUL/VPCLMUL
- * folding kernels), computed over the source while it is hot and copied
- * after it; the IP checksum with a 64-bit accumulator.
+ * folding kernels), computed over each piece right after it is copied,
+ * from the cache; the IP checksum with a 64-bit accumulator.
  */
 #include "soft/soft_sig.h"
 
@@ -546,8 +546,11 @@ static void cur_flat(struct sig_cur *c, u8 *buf, u64 len)
 }
 
 /*
- * Copy @len bytes from @src to @dst, feeding the source bytes to the
- * guards @g1 and @g2 (either may be NULL) while they are hot.
+ * Copy @len bytes from @src to @dst and feed them to the guards @g1 and @g2
+ * (either may be NULL).  The guards read the destination right after the
+ * copy, while it is in the cache: a cold source is then read only once,
+ * at memory speed (reading it for the CRC first and copying it after
+ * costs a quarter of the bandwidth on large transfers).
  */
 static int cur_copy(struct sig_cur *dst, struct sig_cur *src, u64 len,
 		    struct guard *g1, struct guard *g2)
@@ -563,11 +566,11 @@ static int cur_copy(struct sig_cur *dst, struct sig_cur *src, u64 len,
 		n = sn < dn ? sn : dn;
 		if (n > len)
 			n = len;
-		if (g1)
-			guard_add(g1, sp, n);
-		if (g2)
-			guard_add(g2, sp, n);
 		memmove(dp, sp, n);
+		if (g1)
+			guard_add(g1, dp, n);
+		if (g2)
+			guard_add(g2, dp, n);
 		cur_adv(src, n);
 		cur_adv(dst, n);
 		len -= n;
@@ -575,10 +578,17 @@ static int cur_copy(struct sig_cur *dst, struct sig_cur *src, u64 len,
 	return 0;
 }
 
+/* Read @len bytes (a PI tuple) at the position: one span, or pieces. */
 static int cur_read(struct sig_cur *c, u8 *buf, u64 len)
 {
 	struct sig_cur flat;
+	u8 *p;
 
+	if (cur_span(c, &p) >= len) {
+		memcpy(buf, p, len);
+		cur_adv(c, len);
+		return 0;
+	}
 	cur_flat(&flat, buf, len);
 	return cur_copy(&flat, c, len, NULL, NULL);
 }
@@ -586,7 +596,13 @@ static int cur_read(struct sig_cur *c, u8 *buf, u64 len)
 static int cur_write(struct sig_cur *c, u8 *buf, u64 len)
 {
 	struct sig_cur flat;
+	u8 *p;
 
+	if (cur_span(c, &p) >= len) {
+		memcpy(p, buf, len);
+		cur_adv(c, len);
+		return 0;
+	}
 	cur_flat(&flat, buf, len);
 	return cur_copy(c, &flat, len, NULL, NULL);
 }
