@@ -8,6 +8,9 @@
  */
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
+#ifdef RDMARW_HAVE_IBV
+#include <rdmarw/ibv.h> /* real devices through libibverbs */
+#endif
 
 #include <errno.h>
 #include <stdio.h>
@@ -109,6 +112,17 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+static const char *driver_name(const struct ib_device *dev)
+{
+	if (soft_device_is_soft(dev))
+		return "soft";
+#ifdef RDMARW_HAVE_IBV
+	if (rdmarw_ibv_is_ibv(dev))
+		return "ibv";
+#endif
+	return "other";
+}
+
 static void print_json(struct ib_device *dev, bool first)
 {
 	struct num_attr attrs[16];
@@ -118,8 +132,7 @@ static void print_json(struct ib_device *dev, bool first)
 	printf("%s\n    {\"name\": ", first ? "" : ",");
 	json_string(dev->name);
 	printf(", \"driver\": \"%s\", \"protocol\": \"%s\"",
-	       soft_device_is_soft(dev) ? "soft" : "other",
-	       protocol_name(dev));
+	       driver_name(dev), protocol_name(dev));
 	for (i = 0; i < n; i++)
 		printf(", \"%s\": %lld", attrs[i].name, attrs[i].value);
 	printf(", \"caps\": {");
@@ -137,8 +150,7 @@ static void print_text(struct ib_device *dev)
 	int i, n = num_attrs(dev, attrs);
 	size_t c;
 
-	printf("%s (%s)\n", dev->name,
-	       soft_device_is_soft(dev) ? "soft" : "other");
+	printf("%s (%s)\n", dev->name, driver_name(dev));
 	printf("    %-30s %s\n", "protocol", protocol_name(dev));
 	for (i = 0; i < n; i++)
 		printf("    %-30s %lld\n", attrs[i].name, attrs[i].value);
@@ -225,6 +237,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdmarw-info: cannot create devices: %s\n",
 			strerror(-ret));
 	} else {
+#ifdef RDMARW_HAVE_IBV
+		rdmarw_ibv_open_all();
+#endif
 		if (ctx.json)
 			printf("{\"devices\": [");
 		ib_device_foreach(print_one, &ctx);
@@ -235,5 +250,8 @@ int main(int argc, char **argv)
 		if (devs[d])
 			soft_device_destroy(devs[d]);
 	soft_fabric_destroy(fabric);
+#ifdef RDMARW_HAVE_IBV
+	rdmarw_ibv_close_all();
+#endif
 	return ret ? 1 : 0;
 }

@@ -20,6 +20,13 @@ part() {
 }
 
 part "smoke: devices and stock rping" sh tests/lab/smoke.sh
+# rdmarw-info lists the ibv devices next to the software ones.
+info() {
+	"$build/tools/rdmarw-info" >/tmp/info.log || return 1
+	grep -E '^(rxe0|siw0) ' /tmp/info.log
+	grep -q '^rxe0 (ibv)' /tmp/info.log && grep -q '^siw0 (ibv)' /tmp/info.log
+}
+part "rdmarw-info: rxe0 and siw0 listed" info
 part "conformance: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
 part "interop: rping-server/-client against stock rping" \
 	sh tests/lab/interop.sh "$build"

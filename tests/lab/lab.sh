@@ -219,7 +219,7 @@ build_lab() {
 	"$REPO/scripts/deps.sh" build
 	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
 	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw \
-		rping-server rping-client >/dev/null
+		rping-server rping-client rdmarw-info >/dev/null
 }
 
 prepare() {
