@@ -5,10 +5,12 @@
  * Each I/O goes through the whole path a ULP uses: rdma_rw_ctx_init (or
  * _init_bvec) -> rdma_rw_ctx_post with a cqe -> the completion through
  * cqe->done -> rdma_rw_ctx_destroy.  Contexts are kept in flight up to
- * --ctxs.  Beside it, in the same run, the tool measures memcpy over the
- * same buffers and SGL shape (the physical limit of the software device)
- * and prints the ratio, and the control path alone (init + wrs + destroy,
- * nothing posted).
+ * --ctxs.  Beside it, in the same run and interleaved with it in rounds,
+ * the tool measures memcpy over the same buffers and SGL shape (the
+ * physical limit of the software device) and prints the ratio, and the
+ * control path alone (init + wrs + destroy, nothing posted).  --ctl prints
+ * the control path's cost per path instead: SINGLE per I/O, MULTI per SGE,
+ * MR per MR.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +28,9 @@
 #define PERF_MAX_SGE 1024U
 #define PERF_MAX_CTXS 1024U
 #define PERF_MIN_ITERS 16ULL
+#define PERF_ROUNDS 5U        /* I/O and memcpy alternate this many times */
+#define PERF_WINDOW 1e-3      /* seconds: the shortest window for BW peak */
+#define PERF_CTL_BATCHES 7U   /* control path: median of this many batches */
 
 struct perf_opts {
 	bool write;
@@ -33,14 +38,18 @@ struct perf_opts {
 	u64 size_min;
 	u64 size_max;
 	u32 sge;
+	u32 entry;
 	u32 gap;
 	u32 offset;
 	u32 ctxs;
 	u64 iters;
 	double duration;
 	const char *profile;
+	bool iommu;
+	bool threaded;
 	bool force_mr;
 	bool bvec;
+	bool ctl;
 	bool json;
 	bool quiet;
 };
@@ -82,8 +91,10 @@ struct perf_run {
 	enum dma_data_direction dir;
 	struct perf_slot *slots;
 	u64 posted, completed, target;
+	u64 shown_base, shown_total; /* for the progress line */
 	int error;
-	/* peak: the best window of completions */
+	/* BW peak: the best window of at least PERF_WINDOW seconds */
+	u32 win_mask; /* look at the clock every win_mask + 1 completions */
 	double win_start;
 	u64 win_done;
 	double peak_bps;
@@ -98,9 +109,18 @@ struct perf_result {
 	double bw_peak; /* bytes per second */
 	double mpps;
 	double memcpy_bps;
+	double memcpy_secs;
 	double ctl_ns;
 	const char *path;
 };
+
+/* The progress line: the whole run, on a terminal, once it passes 2 s. */
+static struct {
+	bool on;
+	double t0, last;
+	unsigned int done, total;
+	bool shown;
+} progress;
 
 static double now_s(void)
 {
@@ -127,15 +147,39 @@ static void *map_buffer(size_t len)
 	return p;
 }
 
+/* ---- progress ----------------------------------------------------------- */
+
+static void progress_clear(void)
+{
+	if (progress.shown) {
+		fputs("\r\033[K", stderr);
+		progress.shown = false;
+	}
+}
+
+static void progress_show(const char *what, u64 bytes, u64 done, u64 total)
+{
+	double t = now_s();
+
+	if (!progress.on || t - progress.t0 < 2.0 || t - progress.last < 0.25)
+		return;
+	progress.last = t;
+	progress.shown = true;
+	fprintf(stderr, "\r\033[K  [%u/%u] %s %llu B: %llu/%llu, %.1f s",
+		progress.done + 1, progress.total, what,
+		(unsigned long long)bytes, (unsigned long long)done,
+		(unsigned long long)total, t - progress.t0);
+}
+
 /* ---- the two hosts ---------------------------------------------------- */
 
 static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
-			     u32 max_sge)
+			     u32 max_sge, u32 send_wr)
 {
 	struct ib_qp_init_attr attr = {
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+		.cap = { .max_send_wr = send_wr, .max_recv_wr = 16,
 			 .max_send_sge = max_sge, .max_recv_sge = 1,
 			 .max_rdma_ctxs = ctxs },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
@@ -149,8 +193,25 @@ static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
 	return qp;
 }
 
-static void env_open(struct perf_env *e, const struct perf_opts *o,
-		     size_t lbuf_len, size_t rbuf_len)
+/*
+ * MRs one I/O of @span bytes may need (1 when it registers none).  Call
+ * with force_mr set as the QP will be created.
+ */
+static u32 mrs_per_io(struct ib_device *dev, u64 span)
+{
+	u64 pages = span / PAGE_SIZE + 2;
+	unsigned int f;
+
+	if (!rdma_rw_get_force_mr() && !rdma_protocol_iwarp(dev, 1) &&
+	    !dev->attrs.max_sgl_rd)
+		return 1; /* rdma_rw_mr_factor() would count READ WRs */
+	if (pages > UINT32_MAX)
+		pages = UINT32_MAX;
+	f = rdma_rw_mr_factor(dev, 1, (unsigned int)pages);
+	return f ? f : 1;
+}
+
+static void env_devices(struct perf_env *e, const struct perf_opts *o)
 {
 	struct soft_profile prof;
 	int ret;
@@ -158,7 +219,8 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 	ret = soft_profile_get(o->profile, &prof);
 	if (ret)
 		die(o->profile, ret);
-	rdma_rw_set_force_mr(o->force_mr);
+	prof.iommu = o->iommu;
+	prof.threaded = o->threaded;
 	e->fabric = soft_fabric_create();
 	if (IS_ERR(e->fabric))
 		die("soft_fabric_create", PTR_ERR(e->fabric));
@@ -166,20 +228,47 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 	e->rdev = soft_device_create(e->fabric, "perf_tgt%d", &prof);
 	if (IS_ERR(e->ldev) || IS_ERR(e->rdev))
 		die("soft_device_create", -ENODEV);
+}
+
+/*
+ * Send Queue depth: rdma_rw_init_qp() adds room for one RDMA WR (or one
+ * registration) per context; a MULTI context of @nents entries posts
+ * ceil(nents / max_sge) WRs, so room for those is asked for here.
+ */
+static u32 send_depth(struct ib_device *dev, u32 ctxs, u32 nents, u32 max_sge)
+{
+	u64 wrs = 16 + (u64)ctxs * ((nents + max_sge - 1) / max_sge);
+	u64 max = (u64)dev->attrs.max_qp_wr / 2;
+
+	return (u32)(wrs < max ? wrs : max);
+}
+
+static void env_open(struct perf_env *e, const struct perf_opts *o,
+		     size_t lbuf_len, size_t rbuf_len, u32 nents)
+{
+	u32 mrs, max_sge, depth;
+	int ret;
+
+	env_devices(e, o);
+	rdma_rw_set_force_mr(o->force_mr);
 	e->lpd = ib_alloc_pd(e->ldev, 0);
 	e->rpd = ib_alloc_pd(e->rdev, 0);
 	if (IS_ERR(e->lpd) || IS_ERR(e->rpd))
 		die("ib_alloc_pd", -ENOMEM);
-	e->lcq = ib_alloc_cq(e->ldev, NULL, (int)(4 * o->ctxs + 64), 0,
+	mrs = mrs_per_io(e->ldev, lbuf_len);
+	e->lcq = ib_alloc_cq(e->ldev, NULL, (int)(4 * o->ctxs * mrs + 64), 0,
 			     IB_POLL_DIRECT);
 	e->rcq = ib_alloc_cq(e->rdev, NULL, 64, 0, IB_POLL_DIRECT);
 	if (IS_ERR(e->lcq) || IS_ERR(e->rcq))
 		die("ib_alloc_cq", -ENOMEM);
-	e->lqp = make_qp(e->lpd, e->lcq, o->ctxs,
-			 (u32)e->ldev->attrs.max_send_sge);
-	e->rqp = make_qp(e->rpd, e->rcq, 0, 1);
-	e->ctl_qp = make_qp(e->lpd, e->lcq, 1,
-			    (u32)e->ldev->attrs.max_send_sge);
+	max_sge = (u32)e->ldev->attrs.max_send_sge;
+	depth = send_depth(e->ldev, o->ctxs, nents, max_sge);
+	e->lqp = make_qp(e->lpd, e->lcq, o->ctxs * mrs, max_sge, depth);
+	e->rqp = make_qp(e->rpd, e->rcq, 0, 1, 16);
+	/* --ctl registers up to 8 MRs per context, forced or not */
+	rdma_rw_set_force_mr(true);
+	e->ctl_qp = make_qp(e->lpd, e->lcq, mrs > 8 ? mrs : 8, max_sge, 16);
+	rdma_rw_set_force_mr(o->force_mr);
 	ret = soft_qp_connect(e->lqp, e->rqp);
 	if (ret)
 		die("soft_qp_connect", ret);
@@ -228,7 +317,7 @@ static int shape_build(struct perf_shape *s, u64 bytes, u32 nents, u32 gap,
 	if (!nents || nents > PERF_MAX_SGE || bytes < nents)
 		return -EINVAL;
 	each = bytes / nents;
-	if (each > UINT32_MAX)
+	if (each > UINT32_MAX || bytes - each * (nents - 1) > UINT32_MAX)
 		return -EINVAL;
 	s->nents = nents;
 	s->bytes = bytes;
@@ -238,6 +327,18 @@ static int shape_build(struct perf_shape *s, u64 bytes, u32 nents, u32 gap,
 		pos += s->len[i] + gap;
 	}
 	return 0;
+}
+
+/* Entries for @bytes: --entry bytes each, or --sge of them. */
+static u32 shape_nents(const struct perf_opts *o, u64 bytes)
+{
+	u64 n = o->sge;
+
+	if (o->entry)
+		n = (bytes + o->entry - 1) / o->entry;
+	if (n > bytes)
+		n = bytes;
+	return n > PERF_MAX_SGE ? PERF_MAX_SGE + 1 : (u32)n;
 }
 
 static u64 shape_span(const struct perf_shape *s)
@@ -303,20 +404,24 @@ static void io_start(struct perf_run *r, struct perf_slot *sl)
 	r->posted++;
 }
 
+/*
+ * The peak is the best rate over a window of at least PERF_WINDOW seconds;
+ * the clock is read every win_mask + 1 completions so that small I/Os do
+ * not pay for it on each one.
+ */
 static void account_window(struct perf_run *r)
 {
-	double t;
+	double t, dt, bps;
 
-	if (++r->win_done < 256)
+	if (++r->win_done & r->win_mask)
 		return;
 	t = now_s();
-	if (t - r->win_start > 1e-3) {
-		double bps = (double)r->win_done * (double)r->shape->bytes /
-			     (t - r->win_start);
-
-		if (bps > r->peak_bps)
-			r->peak_bps = bps;
-	}
+	dt = t - r->win_start;
+	if (dt < PERF_WINDOW)
+		return;
+	bps = (double)r->win_done * (double)r->shape->bytes / dt;
+	if (bps > r->peak_bps)
+		r->peak_bps = bps;
 	r->win_start = t;
 	r->win_done = 0;
 }
@@ -341,29 +446,19 @@ static void io_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /* ---- measurements ----------------------------------------------------- */
 
-static void progress(const struct perf_run *r, double t0, double *last)
+static const char *dir_name(enum dma_data_direction dir)
 {
-	double t = now_s();
-
-	if (r->o->quiet || !isatty(2) || t - t0 < 2.0 || t - *last < 0.5)
-		return;
-	*last = t;
-	fprintf(stderr, "\r  %s %llu B: %llu/%llu I/Os, %.0f s ",
-		r->dir == DMA_TO_DEVICE ? "WRITE" : "READ",
-		(unsigned long long)r->shape->bytes,
-		(unsigned long long)r->completed,
-		(unsigned long long)r->target, t - t0);
+	return dir == DMA_TO_DEVICE ? "WRITE" : "READ";
 }
 
 static int run_ios(struct perf_run *r, u64 iters, double *secs)
 {
-	u32 i, n = r->o->ctxs;
-	double t0, last = 0;
+	u32 i, n = r->o->ctxs, spins = 0;
+	double t0;
 
 	r->posted = r->completed = 0;
 	r->target = iters;
 	r->error = 0;
-	r->peak_bps = 0;
 	r->win_done = 0;
 	t0 = r->win_start = now_s();
 	for (i = 0; i < n && r->posted < iters && !r->error; i++)
@@ -371,11 +466,12 @@ static int run_ios(struct perf_run *r, u64 iters, double *secs)
 	while (r->completed < r->posted && !r->error) {
 		if (ib_process_cq_direct(r->env->lcq, 64) < 0)
 			return -EIO;
-		progress(r, t0, &last);
+		if (!(++spins & 63))
+			progress_show(dir_name(r->dir), r->shape->bytes,
+				      r->shown_base + r->completed,
+				      r->shown_total ? r->shown_total : iters);
 	}
 	*secs = now_s() - t0;
-	if (!r->o->quiet && isatty(2) && *secs >= 2.0)
-		fputs("\r\033[K", stderr);
 	return r->error;
 }
 
@@ -398,12 +494,17 @@ static u64 pick_iters(struct perf_run *r)
 	return n < PERF_MIN_ITERS ? PERF_MIN_ITERS : n;
 }
 
-/* memcpy over the same entries and remote range, the same number of times. */
-static double memcpy_bps(struct perf_run *r, u64 iters)
+/*
+ * memcpy over the same entries and remote range, @iters times: seconds.
+ * For small sizes this is the copy rate of a tight loop (many copies in
+ * flight in the CPU), the upper bound a software device could reach if
+ * nothing but the bytes had to move.
+ */
+static double memcpy_secs(struct perf_run *r, u64 iters)
 {
 	const struct perf_shape *s = r->shape;
 	char *l = r->env->lbuf, *rem = r->env->rbuf;
-	double t0, secs;
+	double t0;
 	u64 n;
 	u32 i;
 
@@ -420,15 +521,14 @@ static double memcpy_bps(struct perf_run *r, u64 iters)
 		}
 		__asm__ volatile("" ::: "memory");
 	}
-	secs = now_s() - t0;
-	return secs > 0 ? (double)iters * (double)s->bytes / secs : 0;
+	return now_s() - t0;
 }
 
 /*
  * Control path alone: init + wrs + destroy, nothing posted.  It runs on a
  * QP of its own: rdma_rw_ctx_wrs() advances MR keys as if the chain were
  * posted, so MRs whose chains were never posted must not be used for real
- * I/O afterwards.
+ * I/O afterwards.  Returns ns per I/O, NAN on error.
  */
 static double control_ns(struct perf_run *r, u64 iters)
 {
@@ -463,24 +563,46 @@ static const char *path_name(const struct rdma_rw_ctx *ctx)
 	}
 }
 
+/*
+ * I/O and memcpy alternate in PERF_ROUNDS rounds over the same bytes, so
+ * that a noisy neighbour slows both alike; each is timed alone.
+ */
 static int measure(struct perf_run *r, struct perf_result *res)
 {
-	u64 iters;
+	u64 iters, done = 0, each;
+	double secs;
+	unsigned int k;
 	int ret;
 
 	iters = pick_iters(r);
 	if (!iters)
 		return r->error ? r->error : -EIO;
-	ret = run_ios(r, iters, &res->secs);
-	if (ret)
-		return ret;
-	res->op = r->dir == DMA_TO_DEVICE ? "WRITE" : "READ";
+	r->peak_bps = 0;
+	r->win_mask = r->shape->bytes >= 16384 ? 0 : 255;
+	res->secs = res->memcpy_secs = 0;
+	r->shown_total = iters;
+	for (k = 0; k < PERF_ROUNDS && done < iters; k++) {
+		each = (iters - done) / (PERF_ROUNDS - k);
+		if (!each)
+			each = iters - done;
+		r->shown_base = done;
+		ret = run_ios(r, each, &secs);
+		if (ret)
+			return ret;
+		res->secs += secs;
+		res->memcpy_secs += memcpy_secs(r, each);
+		done += each;
+	}
+	res->op = dir_name(r->dir);
 	res->bytes = r->shape->bytes;
 	res->iters = iters;
 	res->bw_avg = (double)iters * (double)r->shape->bytes / res->secs;
 	res->bw_peak = r->peak_bps > res->bw_avg ? r->peak_bps : res->bw_avg;
 	res->mpps = (double)iters / res->secs / 1e6;
-	res->memcpy_bps = memcpy_bps(r, iters);
+	res->memcpy_bps = res->memcpy_secs > 0 ?
+				  (double)iters * (double)r->shape->bytes /
+					  res->memcpy_secs :
+				  0;
 	res->ctl_ns = control_ns(r, iters < 100000 ? iters : 100000);
 	res->path = path_name(&r->slots[0].ctx);
 	return 0;
@@ -492,11 +614,19 @@ static void print_header(const struct perf_opts *o)
 {
 	if (o->json)
 		return;
-	printf("# rdmarw-perf: profile %s, %u SGE per I/O, %u in flight%s%s\n",
-	       o->profile, o->sge, o->ctxs, o->force_mr ? ", force_mr" : "",
+	printf("# rdmarw-perf: profile %s%s%s, ", o->profile,
+	       o->iommu ? "+iommu" : "", o->threaded ? "+threaded" : "");
+	if (o->entry)
+		printf("%u-byte entries", o->entry);
+	else
+		printf("%u SGE per I/O", o->sge);
+	printf(", gap %u, offset %u, %u in flight%s%s\n", o->gap, o->offset,
+	       o->ctxs, o->force_mr ? ", force_mr" : "",
 	       o->bvec ? ", bio_vec input" : "");
 	printf("# BW in MiB/s (2^20 bytes/s), as perftest; memcpy = the same "
-	       "bytes copied by the CPU over the same buffers and SGL shape\n");
+	       "bytes copied by the CPU over the same buffers and SGL shape,\n"
+	       "# interleaved with the I/O in %u rounds; ratio = BW average / "
+	       "memcpy; ctl = init + wrs + destroy alone\n", PERF_ROUNDS);
 	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %10s %-6s\n", "op",
 	       "#bytes", "#iters", "BW peak", "BW average", "MsgRate",
 	       "memcpy", "ratio", "ctl ns/IO", "path");
@@ -504,24 +634,50 @@ static void print_header(const struct perf_opts *o)
 	       "[MiB/s]", "[MiB/s]", "[Mpps]", "[MiB/s]", "", "", "");
 }
 
+/* A JSON number, or null for what could not be measured. */
+static void json_num(double v)
+{
+	if (isfinite(v))
+		printf("%.3f", v);
+	else
+		printf("null");
+}
+
+static void print_json_opts(const struct perf_opts *o)
+{
+	printf("\"profile\":\"%s\",\"iommu\":%s,\"threaded\":%s,\"sge\":%u,"
+	       "\"entry\":%u,\"gap\":%u,\"offset\":%u,\"ctxs\":%u,"
+	       "\"force_mr\":%s,\"bvec\":%s",
+	       o->profile, o->iommu ? "true" : "false",
+	       o->threaded ? "true" : "false", o->sge, o->entry, o->gap,
+	       o->offset, o->ctxs, o->force_mr ? "true" : "false",
+	       o->bvec ? "true" : "false");
+}
+
 static void print_result(const struct perf_opts *o, const struct perf_result *x,
-			 bool first)
+			 u32 nents, bool first)
 {
 	const double mib = 1024.0 * 1024.0;
 	double ratio = x->memcpy_bps > 0 ? x->bw_avg / x->memcpy_bps : 0;
 
+	progress_clear();
 	if (o->json) {
-		printf("%s{\"op\":\"%s\",\"bytes\":%llu,\"iters\":%llu,"
-		       "\"secs\":%.6f,\"bw_peak_mib\":%.2f,\"bw_avg_mib\":%.2f,"
-		       "\"mpps\":%.4f,\"memcpy_mib\":%.2f,\"ratio\":%.4f,"
-		       "\"ctl_ns\":%.2f,\"path\":\"%s\",\"profile\":\"%s\","
-		       "\"sge\":%u,\"ctxs\":%u,\"force_mr\":%s,\"bvec\":%s}",
+		printf("%s{\"mode\":\"io\",\"op\":\"%s\",\"bytes\":%llu,"
+		       "\"nents\":%u,\"iters\":%llu,\"secs\":%.6f,"
+		       "\"bw_peak_mib\":%.2f,\"bw_avg_mib\":%.2f,"
+		       "\"mpps\":%.4f,\"ns_per_io\":%.2f,\"memcpy_mib\":%.2f,"
+		       "\"memcpy_secs\":%.6f,\"ratio\":%.4f,\"path\":\"%s\","
+		       "\"ctl_ns\":",
 		       first ? "" : ",\n", x->op, (unsigned long long)x->bytes,
-		       (unsigned long long)x->iters, x->secs, x->bw_peak / mib,
-		       x->bw_avg / mib, x->mpps, x->memcpy_bps / mib, ratio,
-		       x->ctl_ns, x->path, o->profile, o->sge, o->ctxs,
-		       o->force_mr ? "true" : "false",
-		       o->bvec ? "true" : "false");
+		       nents, (unsigned long long)x->iters, x->secs,
+		       x->bw_peak / mib, x->bw_avg / mib, x->mpps,
+		       x->secs * 1e9 / (double)x->iters, x->memcpy_bps / mib,
+		       x->memcpy_secs, ratio, x->path);
+		json_num(x->ctl_ns);
+		printf(",");
+		print_json_opts(o);
+		printf("}");
+		fflush(stdout);
 		return;
 	}
 	printf("%-6s %10llu %10llu %12.2f %12.2f %9.4f %12.2f %7.3f %10.1f %-6s\n",
@@ -539,12 +695,13 @@ static u64 parse_size(const char *s)
 	double v = strtod(s, &end);
 
 	switch (*end) {
-	case 'k': case 'K': v *= 1024; break;
-	case 'm': case 'M': v *= 1024 * 1024; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-	case '\0': break;
-	default: return 0;
+	case 'k': case 'K': v *= 1024; end++; break;
+	case 'm': case 'M': v *= 1024 * 1024; end++; break;
+	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+	default: break;
 	}
+	if (*end)
+		return 0;
 	return v >= 1 && v < 1e12 ? (u64)v : 0;
 }
 
@@ -553,19 +710,28 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rdmarw-perf [options]\n"
 		"  -d, --dir=read|write|both  direction (default both)\n"
-		"  -s, --size=N[K|M]          one message size\n"
+		"  -s, --size=N[K|M]          one message size (default 64K)\n"
 		"  -a, --sweep[=MIN:MAX]      sizes in powers of two (default 2:8M)\n"
 		"  -e, --sge=N                entries per transfer (default 1)\n"
+		"  -E, --entry=N[K]           entries of N bytes (entries = size/N)\n"
 		"  -g, --gap=N                bytes between entries (default 0)\n"
 		"  -o, --offset=N             offset of the first entry (default 0)\n"
 		"  -c, --ctxs=N               contexts in flight (default 16)\n"
 		"  -n, --iters=N              I/Os per size (default: by duration)\n"
 		"  -D, --duration=SECS        seconds per size (default 0.5)\n"
 		"  -p, --profile=mlx5|rxe|siw software device profile (default rxe)\n"
+		"  -I, --iommu                the profile with its emulated IOMMU\n"
+		"  -T, --threaded             devices run WRs on progress threads\n"
 		"  -f, --force-mr             register memory for every I/O\n"
 		"  -b, --bvec                 bio_vec input (rdma_rw_ctx_init_bvec)\n"
-		"  -j, --json                 JSON lines instead of the table\n"
-		"  -q, --quiet                no progress line\n");
+		"  -C, --ctl                  control path per path: SINGLE, MULTI\n"
+		"                             per SGE, MR per MR (nothing posted)\n"
+		"  -j, --json                 JSON array instead of the table\n"
+		"  -q, --quiet                no progress line\n"
+		"An MR maps at most 256 pages (fewer on some profiles) and one\n"
+		"per entry group: with --force-mr, large messages need --entry=4K.\n"
+		"Only the software device is driven today (devices of one fabric,\n"
+		"connected in this process).\n");
 }
 
 static void set_dir(struct perf_opts *o, const char *v)
@@ -610,52 +776,77 @@ static u32 parse_u32(const char *v, u32 min, u32 max)
 	return (u32)x;
 }
 
+static u32 parse_entry(const char *v)
+{
+	u64 x = parse_size(v);
+
+	if (!x || x > UINT32_MAX) {
+		fprintf(stderr, "rdmarw-perf: bad entry size '%s'\n", v);
+		exit(2);
+	}
+	return (u32)x;
+}
+
 static void parse_opts(int argc, char **argv, struct perf_opts *o)
 {
 	static const struct option lo[] = {
 		{ "dir", 1, NULL, 'd' },      { "size", 1, NULL, 's' },
 		{ "sweep", 2, NULL, 'a' },    { "sge", 1, NULL, 'e' },
-		{ "gap", 1, NULL, 'g' },      { "offset", 1, NULL, 'o' },
-		{ "ctxs", 1, NULL, 'c' },     { "iters", 1, NULL, 'n' },
-		{ "duration", 1, NULL, 'D' }, { "profile", 1, NULL, 'p' },
-		{ "force-mr", 0, NULL, 'f' }, { "bvec", 0, NULL, 'b' },
+		{ "entry", 1, NULL, 'E' },    { "gap", 1, NULL, 'g' },
+		{ "offset", 1, NULL, 'o' },   { "ctxs", 1, NULL, 'c' },
+		{ "iters", 1, NULL, 'n' },    { "duration", 1, NULL, 'D' },
+		{ "profile", 1, NULL, 'p' },  { "iommu", 0, NULL, 'I' },
+		{ "threaded", 0, NULL, 'T' }, { "force-mr", 0, NULL, 'f' },
+		{ "bvec", 0, NULL, 'b' },     { "ctl", 0, NULL, 'C' },
 		{ "json", 0, NULL, 'j' },     { "quiet", 0, NULL, 'q' },
 		{ "help", 0, NULL, 'h' },     { NULL, 0, NULL, 0 },
 	};
+	char *end;
 	int c;
 
 	*o = (struct perf_opts){ .write = true, .read = true, .size_min = 65536,
 				 .size_max = 65536, .sge = 1, .ctxs = 16,
 				 .duration = 0.5, .profile = "rxe" };
-	while ((c = getopt_long(argc, argv, "d:s:a::e:g:o:c:n:D:p:fbjqh", lo,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:a::e:E:g:o:c:n:D:p:ITfbCjqh",
+				lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': set_dir(o, optarg); break;
 		case 's': o->size_min = o->size_max = parse_size(optarg); break;
 		case 'a': set_sweep(o, optarg); break;
 		case 'e': o->sge = parse_u32(optarg, 1, PERF_MAX_SGE); break;
+		case 'E': o->entry = parse_entry(optarg); break;
 		case 'g': o->gap = parse_u32(optarg, 0, 1U << 20); break;
 		case 'o': o->offset = parse_u32(optarg, 0, 1U << 20); break;
 		case 'c': o->ctxs = parse_u32(optarg, 1, PERF_MAX_CTXS); break;
-		case 'n': o->iters = strtoull(optarg, NULL, 0); break;
+		case 'n':
+			o->iters = strtoull(optarg, &end, 0);
+			if (*end || !o->iters) {
+				usage(stderr);
+				exit(2);
+			}
+			break;
 		case 'D': o->duration = strtod(optarg, NULL); break;
 		case 'p': o->profile = optarg; break;
+		case 'I': o->iommu = true; break;
+		case 'T': o->threaded = true; break;
 		case 'f': o->force_mr = true; break;
 		case 'b': o->bvec = true; break;
+		case 'C': o->ctl = true; break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
-	if (!o->size_min || !o->size_max || o->size_min > o->size_max ||
-	    o->duration <= 0 || o->duration > 3600) {
+	if (optind < argc || !o->size_min || !o->size_max ||
+	    o->size_min > o->size_max || !(o->duration > 0) ||
+	    o->duration > 3600) {
 		usage(stderr);
 		exit(2);
 	}
 }
 
-/* ---- main ------------------------------------------------------------- */
+/* ---- the I/O table ---------------------------------------------------- */
 
 static int run_size(struct perf_env *e, const struct perf_opts *o,
 		    struct perf_slot *slots, u64 bytes, enum dma_data_direction dir,
@@ -668,8 +859,8 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 	u32 i;
 	int ret;
 
-	ret = shape_build(&shape, bytes, bytes < o->sge ? (u32)bytes : o->sge,
-			  o->gap, o->offset);
+	ret = shape_build(&shape, bytes, shape_nents(o, bytes), o->gap,
+			  o->offset);
 	if (ret)
 		return ret;
 	for (i = 0; i < o->ctxs; i++) {
@@ -679,15 +870,268 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 	}
 	ret = measure(&r, &res);
 	if (ret) {
+		progress_clear();
 		fprintf(stderr, "rdmarw-perf: %s %llu bytes: %s\n",
-			dir == DMA_TO_DEVICE ? "WRITE" : "READ",
-			(unsigned long long)bytes, strerror(-ret));
+			dir_name(dir), (unsigned long long)bytes,
+			strerror(-ret));
 		return ret;
 	}
-	print_result(o, &res, *first);
+	print_result(o, &res, shape.nents, *first);
 	*first = false;
 	return 0;
 }
+
+static unsigned int count_sizes(const struct perf_opts *o)
+{
+	unsigned int n = 0;
+	u64 size;
+
+	for (size = o->size_min; size <= o->size_max; size *= 2) {
+		n += (o->write ? 1 : 0) + (o->read ? 1 : 0);
+		if (size > o->size_max / 2)
+			break;
+	}
+	return n;
+}
+
+static int run_table(struct perf_env *env, const struct perf_opts *o,
+		     struct perf_slot *slots)
+{
+	bool first = true;
+	u64 size;
+	int ret = 0;
+
+	progress.total = count_sizes(o);
+	print_header(o);
+	if (o->json)
+		printf("[\n");
+	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
+		if (o->write) {
+			ret = run_size(env, o, slots, size, DMA_TO_DEVICE,
+				       &first);
+			progress.done++;
+		}
+		if (o->read && !ret) {
+			ret = run_size(env, o, slots, size, DMA_FROM_DEVICE,
+				       &first);
+			progress.done++;
+		}
+		if (size > o->size_max / 2)
+			break;
+	}
+	if (o->json)
+		printf("\n]\n");
+	return ret;
+}
+
+/* ---- --ctl: the control path per path ---------------------------------- */
+
+struct ctl_point {
+	const char *what;
+	u32 nents;    /* entries of the context */
+	u32 entry;    /* bytes each */
+	bool force;   /* force_mr */
+	double ns;    /* median ns per init + wrs + destroy */
+	double ns_min;
+	u32 mrs;      /* MRs the context registered */
+	u32 wrs;      /* RDMA WRs of the context */
+	const char *path;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median and minimum of PERF_CTL_BATCHES timed batches of one shape. */
+static int ctl_measure(struct perf_run *r, struct ctl_point *p, double secs)
+{
+	double t[PERF_CTL_BATCHES], t0;
+	u64 batch = 64;
+	unsigned int k;
+
+	rdma_rw_set_force_mr(p->force);
+	/* size a batch to secs / PERF_CTL_BATCHES */
+	for (;;) {
+		t0 = now_s();
+		if (isnan(control_ns(r, batch)))
+			return -EINVAL;
+		if (now_s() - t0 > secs / PERF_CTL_BATCHES / 4 ||
+		    batch >= (1ULL << 28))
+			break;
+		batch *= 4;
+	}
+	for (k = 0; k < PERF_CTL_BATCHES; k++) {
+		t[k] = control_ns(r, batch);
+		progress_show(p->what, p->nents, k + 1, PERF_CTL_BATCHES);
+	}
+	qsort(t, PERF_CTL_BATCHES, sizeof(t[0]), cmp_double);
+	p->ns = t[PERF_CTL_BATCHES / 2];
+	p->ns_min = t[0];
+	/* what the context was: one more init to look at it */
+	if (io_init(r, &r->slots[0], r->env->ctl_qp) < 0)
+		return -EINVAL;
+	p->path = path_name(&r->slots[0].ctx);
+	p->mrs = r->slots[0].ctx.type == RDMA_RW_MR ? r->slots[0].ctx.nr_ops : 0;
+	p->wrs = r->slots[0].ctx.nr_ops;
+	io_destroy(r, &r->slots[0], r->env->ctl_qp);
+	return 0;
+}
+
+static void ctl_print(const struct perf_opts *o, const struct ctl_point *p,
+		      bool first)
+{
+	double per_sge = p->ns / p->nents;
+	double per_mr = p->mrs ? p->ns / p->mrs : 0;
+
+	progress_clear();
+	if (o->json) {
+		printf("%s{\"mode\":\"ctl\",\"what\":\"%s\",\"path\":\"%s\","
+		       "\"nents\":%u,\"sge_len\":%u,\"mrs\":%u,\"wrs\":%u,"
+		       "\"ns_per_io\":%.2f,\"ns_per_io_min\":%.2f,"
+		       "\"ns_per_sge\":%.3f,\"ns_per_mr\":%.2f,",
+		       first ? "" : ",\n", p->what, p->path, p->nents,
+		       p->entry, p->mrs, p->wrs, p->ns, p->ns_min, per_sge,
+		       per_mr);
+		print_json_opts(o);
+		printf("}");
+		return;
+	}
+	printf("%-14s %-6s %6u %8u %4u %4u %10.1f %10.1f %9.2f ", p->what,
+	       p->path, p->nents, p->entry, p->wrs, p->mrs, p->ns, p->ns_min,
+	       per_sge);
+	if (p->mrs)
+		printf("%9.1f\n", per_mr);
+	else
+		printf("%9s\n", "-");
+}
+
+/* Least-squares slope of ns per I/O against entries (MULTI's per SGE). */
+static double ctl_slope(const struct ctl_point *p, unsigned int n)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		sx += p[i].nents;
+		sy += p[i].ns;
+		sxx += (double)p[i].nents * p[i].nents;
+		sxy += (double)p[i].nents * p[i].ns;
+	}
+	return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+/* The shapes of the table: what each path costs, with its target. */
+static unsigned int ctl_points(const struct perf_env *e, struct ctl_point *p)
+{
+	u32 max_sge = e->lqp->max_write_sge, n = 0, k, ppm;
+	static const u32 multi[] = { 2, 4, 8, 16, 32, 64, 128 };
+
+	p[n++] = (struct ctl_point){ "single", 1, 64, false };
+	p[n++] = (struct ctl_point){ "single", 1, 65536, false };
+	for (k = 0; k < sizeof(multi) / sizeof(multi[0]); k++)
+		if (multi[k] <= 4 * max_sge || multi[k] <= 8)
+			p[n++] = (struct ctl_point){ "multi", multi[k], 4096,
+						     false };
+	/* pages one MR takes: rdma_rw_mr_factor() of 2^20 pages */
+	rdma_rw_set_force_mr(true);
+	k = rdma_rw_mr_factor(e->ldev, 1, 1U << 20);
+	rdma_rw_set_force_mr(false);
+	ppm = k ? (1U << 20) / k : 1;
+	if (ppm > 256)
+		ppm = 256;
+	p[n++] = (struct ctl_point){ "mr", 1, 4096, true };
+	p[n++] = (struct ctl_point){ "mr", 16, 4096, true };
+	p[n++] = (struct ctl_point){ "mr", ppm, 4096, true };
+	p[n++] = (struct ctl_point){ "mr", 4 * ppm, 4096, true };
+	return n;
+}
+
+static int run_ctl(struct perf_env *env, const struct perf_opts *o,
+		   struct perf_slot *slots)
+{
+	static struct perf_shape shape;
+	struct perf_run r = { .env = env, .o = o, .shape = &shape,
+			      .dir = o->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
+			      .slots = slots };
+	struct ctl_point p[16];
+	unsigned int n, i, nmulti = 0, first_multi = 0, small = 0, big = 0;
+	bool first = true;
+	double slope;
+	int ret = 0;
+
+	n = ctl_points(env, p);
+	progress.total = n;
+	if (!o->json) {
+		printf("# rdmarw-perf --ctl: %s on profile %s%s%s: "
+		       "rdma_rw_ctx_init%s + rdma_rw_ctx_wrs + destroy, nothing "
+		       "posted\n# median (and min) of %u batches; targets: SINGLE "
+		       "<= 30 ns/IO, MULTI <= 3 ns/SGE, MR <= 100 ns/MR\n",
+		       dir_name(r.dir), o->profile, o->iommu ? "+iommu" : "",
+		       o->bvec ? " (bio_vec)" : "", o->bvec ? "_bvec" : "",
+		       PERF_CTL_BATCHES);
+		printf("%-14s %-6s %6s %8s %4s %4s %10s %10s %9s %9s\n", "shape",
+		       "path", "#SGE", "SGE len", "WRs", "MRs", "ns/IO", "min",
+		       "ns/SGE", "ns/MR");
+	} else {
+		printf("[\n");
+	}
+	for (i = 0; i < n && !ret; i++) {
+		u64 bytes = (u64)p[i].nents * p[i].entry;
+
+		if (shape_build(&shape, bytes, p[i].nents, 0, 0) ||
+		    shape_span(&shape) > env->lbuf_len ||
+		    bytes > env->rbuf_len)
+			continue;
+		slot_fill(&slots[0], &shape, env->lbuf);
+		ret = ctl_measure(&r, &p[i], o->duration);
+		progress.done++;
+		if (ret)
+			break;
+		ctl_print(o, &p[i], first);
+		first = false;
+		if (!strcmp(p[i].what, "multi") && !strcmp(p[i].path, "multi")) {
+			if (!nmulti)
+				first_multi = i;
+			nmulti++;
+		}
+		if (p[i].mrs && !small)
+			small = i;
+		if (p[i].mrs)
+			big = i;
+	}
+	rdma_rw_set_force_mr(o->force_mr);
+	if (ret)
+		goto out;
+	slope = nmulti >= 2 ? ctl_slope(&p[first_multi], nmulti) : NAN;
+	if (o->json) {
+		printf(",\n{\"mode\":\"ctl_summary\",\"single_ns\":");
+		json_num(p[0].ns);
+		printf(",\"multi_ns_per_sge\":");
+		json_num(slope);
+		printf(",\"mr_ns_per_mr_small\":");
+		json_num(small ? p[small].ns / p[small].mrs : NAN);
+		printf(",\"mr_ns_per_mr_full\":");
+		json_num(big ? p[big].ns / p[big].mrs : NAN);
+		printf("}\n]\n");
+	} else {
+		printf("# SINGLE %.1f ns/IO; MULTI %.2f ns per SGE (slope over "
+		       "%u shapes); MR %.1f ns/MR (one page), %.1f ns/MR (%u "
+		       "MRs of %u entries)\n",
+		       p[0].ns, slope, nmulti,
+		       small ? p[small].ns / p[small].mrs : NAN,
+		       big ? p[big].ns / p[big].mrs : NAN,
+		       big ? p[big].mrs : 0, big ? p[big].nents / p[big].mrs : 0);
+	}
+out:
+	if (ret)
+		fprintf(stderr, "rdmarw-perf: --ctl: %s\n", strerror(-ret));
+	return ret;
+}
+
+/* ---- main ------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
@@ -695,35 +1139,31 @@ int main(int argc, char **argv)
 	struct perf_env env;
 	struct perf_slot *slots;
 	struct perf_shape probe;
-	bool first = true;
-	u64 size;
-	int ret = 0;
+	size_t lbuf, rbuf;
+	int ret;
 
 	parse_opts(argc, argv, &o);
-	if (shape_build(&probe, o.size_max, o.size_max < o.sge ?
-			(u32)o.size_max : o.sge, o.gap, o.offset)) {
+	if (shape_build(&probe, o.size_max, shape_nents(&o, o.size_max), o.gap,
+			o.offset)) {
 		fprintf(stderr, "rdmarw-perf: bad SGL shape\n");
 		return 2;
 	}
-	env_open(&env, &o, shape_span(&probe) + PAGE_SIZE, o.size_max);
+	lbuf = shape_span(&probe) + PAGE_SIZE;
+	rbuf = o.size_max;
+	if (o.ctl) {
+		/* --ctl: up to 4 MRs of 256 pages of 4 KiB */
+		lbuf = lbuf > (4U << 20) + PAGE_SIZE ? lbuf :
+						       (4U << 20) + PAGE_SIZE;
+		rbuf = rbuf > (4U << 20) ? rbuf : (4U << 20);
+	}
+	env_open(&env, &o, lbuf, rbuf, probe.nents);
 	slots = calloc(o.ctxs, sizeof(*slots));
 	if (!slots)
 		die("calloc", -ENOMEM);
-	print_header(&o);
-	if (o.json)
-		printf("[\n");
-	for (size = o.size_min; size <= o.size_max && !ret; size *= 2) {
-		if (o.write)
-			ret = run_size(&env, &o, slots, size, DMA_TO_DEVICE,
-				       &first);
-		if (o.read && !ret)
-			ret = run_size(&env, &o, slots, size, DMA_FROM_DEVICE,
-				       &first);
-		if (size > o.size_max / 2)
-			break;
-	}
-	if (o.json)
-		printf("\n]\n");
+	progress.on = !o.quiet && isatty(2);
+	progress.t0 = progress.last = now_s();
+	ret = o.ctl ? run_ctl(&env, &o, slots) : run_table(&env, &o, slots);
+	progress_clear();
 	free(slots);
 	env_close(&env);
 	return ret ? 1 : 0;
