@@ -2,21 +2,28 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # The full benchmark sweep: rdmarw-perf READ and WRITE on the software
-# device, memcpy over the same buffers (printed by rdmarw-perf in the same
-# run), and UCX's ucx_perftest put/get over shared memory between two
-# processes on this machine.  Writes CSV files and draws PNG and SVG plots.
+# device with memcpy over the same buffers (measured by rdmarw-perf in the
+# same run, interleaved with the I/O), the control path per path
+# (rdmarw-perf --ctl), and UCX's ucx_perftest put/get over shared memory
+# between two processes on this machine.  Writes CSV files, a side-by-side
+# summary and PNG and SVG plots.  bench/README.md explains every figure.
 #
-# Usage: bench/run.sh [outdir]   (default: build/bench)
-# Env:   PROFILE=rxe SGE=1 CTXS=16 DURATION=0.3 MAX=8M UCX=1
+# Usage: bench/run.sh [outdir]   (default: $BUILD/bench)
+# Env:   PROFILE=rxe SGE=1 CTXS=16 DURATION=0.3 MAX=8M UCX=1 BUILD=build
+#        UCX_TLS (default sm,self: shared-memory transports only)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$top/build/bench}
+BUILD=${BUILD:-build}
+case $BUILD in /*) bdir=$BUILD ;; *) bdir=$top/$BUILD ;; esac
+out=${1:-$bdir/bench}
 PROFILE=${PROFILE:-rxe}
 SGE=${SGE:-1}
 CTXS=${CTXS:-16}
 DURATION=${DURATION:-0.3}
 MAX=${MAX:-8M}
 UCX=${UCX:-1}
+UCX_TLS=${UCX_TLS:-sm,self}
+export UCX_TLS
 mkdir -p "$out"
 
 need() {
@@ -27,83 +34,150 @@ need() {
 need gnuplot gnuplot-nox
 [ "$UCX" = 1 ] && need ucx_perftest ucx-utils
 
-make -C "$top" build >/dev/null
-perf="$top/build/tools/rdmarw-perf"
+make -C "$top" build BUILD="$BUILD" >/dev/null
+perf="$bdir/tools/rdmarw-perf"
 
-# 1. rdmarw-perf: one JSON object per size and direction -> CSV.
+# One flat JSON object per line -> the named fields, comma-separated.
+json_csv() {
+	sed -n 's/^,*{\(.*\)}.*$/\1/p' | tr -d '"' | awk -F, -v keys="$1" '{
+		delete v
+		for (i = 1; i <= NF; i++) {
+			k = substr($i, 1, index($i, ":") - 1)
+			v[k] = substr($i, index($i, ":") + 1)
+		}
+		n = split(keys, ks, ",")
+		line = ""
+		for (i = 1; i <= n; i++)
+			line = line (i > 1 ? "," : "") v[ks[i]]
+		print line
+	}'
+}
+
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+load_start=$(load)
+
+# 1. rdmarw-perf: READ and WRITE at every size, memcpy beside them.
 csv="$out/rdmarw.csv"
-echo "op,bytes,iters,bw_peak_mib,bw_avg_mib,mpps,memcpy_mib,ratio,ctl_ns,path" >"$csv"
-"$perf" -q -j -p "$PROFILE" -e "$SGE" -c "$CTXS" -D "$DURATION" -a "2:$MAX" |
-	sed -n 's/^,*{\(.*\)}.*$/\1/p' | tr -d '"' |
-	awk -F, '{
-		for (i = 1; i <= NF; i++) { split($i, kv, ":"); v[kv[1]] = kv[2] }
-		printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", v["op"], v["bytes"],
-			v["iters"], v["bw_peak_mib"], v["bw_avg_mib"], v["mpps"],
-			v["memcpy_mib"], v["ratio"], v["ctl_ns"], v["path"]
-	}' >>"$csv"
+keys="op,bytes,iters,bw_peak_mib,bw_avg_mib,mpps,ns_per_io,memcpy_mib,ratio,ctl_ns,path"
+echo "$keys" >"$csv"
+"$perf" -q -j -p "$PROFILE" -e "$SGE" -c "$CTXS" -D "$DURATION" \
+	--sweep="2:$MAX" | json_csv "$keys" >>"$csv"
 
-# 2. ucx_perftest over shared memory, two processes, same sizes.
+# 2. The control path per path (init + wrs + destroy, nothing posted).
+ctl="$out/ctl.csv"
+ckeys="what,path,nents,sge_len,wrs,mrs,ns_per_io,ns_per_io_min,ns_per_sge,ns_per_mr"
+echo "$ckeys" >"$ctl"
+"$perf" -q -j --ctl -p "$PROFILE" -D "$DURATION" | grep '"mode":"ctl"' |
+	json_csv "$ckeys" >>"$ctl"
+ctl_sum=$("$perf" -q --ctl -p "$PROFILE" -D "$DURATION" | tail -1)
+
+# 3. ucx_perftest over shared memory, two processes, the same sizes.
 ucsv="$out/ucx.csv"
 echo "op,bytes,bw_mib,mpps" >"$ucsv"
 if [ "$UCX" = 1 ]; then
-	port=13500
+	port=$((13500 + $$ % 1000))
 	for size in $(awk -F, 'NR > 1 && $1 == "WRITE" { print $2 }' "$csv"); do
 		for t in ucp_put_bw ucp_get; do
 			port=$((port + 1))
-			n=$(( size >= 1048576 ? 2000 : (size >= 65536 ? 20000 : 200000) ))
-			ucx_perftest -t $t -s "$size" -n $n -p $port >/dev/null 2>&1 &
+			n=$((size >= 1048576 ? 2000 : (size >= 65536 ? 20000 : 200000)))
+			timeout 120 ucx_perftest -p $port >/dev/null 2>&1 &
 			srv=$!
 			sleep 0.3
-			line=$(timeout 120 ucx_perftest localhost -t $t -s "$size" -n $n \
-				-p $port -f -v 2>/dev/null | tail -1 || true)
+			line=$(timeout 120 ucx_perftest 127.0.0.1 -t $t -s "$size" \
+				-n $n -p $port -f -v 2>/dev/null | tail -1 || true)
 			wait $srv 2>/dev/null || true
-			op=PUT; [ $t = ucp_get ] && op=GET
+			op=PUT
+			[ $t = ucp_get ] && op=GET
+			# iterations,lat50,avg_lat,overall_lat,avg_bw,overall_bw,avg_mr,overall_mr
 			echo "$line" | awk -F, -v op=$op -v sz="$size" \
-				'NF >= 8 { printf "%s,%s,%s,%.4f\n", op, sz, $6, $8 / 1e6 }' >>"$ucsv"
+				'NF >= 8 && $1 ~ /^[0-9]+$/ {
+					printf "%s,%s,%s,%.4f\n", op, sz, $6, $8 / 1e6 }' >>"$ucsv"
 		done
 	done
 fi
 
-# 3. Side by side, and plots.
+# 4. Side by side.
 tab="$out/summary.txt"
+commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$top" status --porcelain -- src include tools 2>/dev/null |
+	grep -q . && echo "+local changes" || true)
 {
-	printf "%-6s %10s %12s %12s %7s | %-4s %12s %9s | %7s\n" op bytes \
-		"rdmarw MiB/s" "memcpy MiB/s" ratio ucx "ucx MiB/s" "ucx Mpps" "vs ucx"
-	awk -F, 'FNR == NR { if (FNR > 1) u[$1 "," $2] = $3; next }
+	echo "# rdmarw bench: commit $commit$dirty, $(date -u +%Y-%m-%dT%H:%MZ)"
+	echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo |
+		cut -d: -f2 | sed 's/^ *//'), load $load_start at start, $(load) at end"
+	echo "# rdmarw-perf: profile $PROFILE, $SGE SGE, $CTXS in flight, $DURATION s per size;" \
+		"ucx_perftest: UCX_TLS=$UCX_TLS, two processes"
+	echo "# BW in MiB/s.  ratio = rdmarw / memcpy (same run); vs ucx = rdmarw / ucx"
+	printf "%-6s %9s %11s %9s %7s %11s %7s | %-4s %11s %9s | %7s\n" op bytes \
+		"rdmarw BW" Mpps "ns/IO" "memcpy BW" ratio ucx "ucx BW" \
+		"ucx Mpps" "vs ucx"
+	awk -F, 'FNR == NR { if (FNR > 1) { u[$1 "," $2] = $3; m[$1 "," $2] = $4 }
+			next }
 		FNR > 1 {
-			uop = ($1 == "WRITE") ? "PUT" : "GET"; ub = u[uop "," $2]
-			printf "%-6s %10s %12.1f %12.1f %7.3f | %-4s %12s %9s | %7s\n",
-				$1, $2, $5, $7, $8, uop, (ub == "" ? "-" : ub), "",
+			uop = ($1 == "WRITE") ? "PUT" : "GET"; k = uop "," $2
+			ub = (k in u) ? u[k] : ""
+			printf "%-6s %9s %11.1f %9.3f %7.1f %11.1f %7.3f | %-4s %11s %9s | %7s\n",
+				$1, $2, $5, $6, $7, $8, $9, uop,
+				(ub == "" ? "-" : sprintf("%.1f", ub)),
+				(ub == "" ? "-" : sprintf("%.3f", m[k])),
 				(ub == "" || ub == 0 ? "-" : sprintf("%.3f", $5 / ub))
 		}' "$ucsv" "$csv"
+	echo
+	echo "# control path (rdmarw-perf --ctl): init + wrs + destroy, nothing posted"
+	printf "%-8s %-6s %6s %8s %4s %4s %9s %9s %8s %8s\n" shape path "#SGE" \
+		"SGE len" WRs MRs "ns/IO" min "ns/SGE" "ns/MR"
+	awk -F, 'NR > 1 { printf "%-8s %-6s %6s %8s %4s %4s %9.1f %9.1f %8.2f %8s\n",
+		$1, $2, $3, $4, $5, $6, $7, $8, $9, ($6 > 0 ? sprintf("%.1f", $10) : "-") }' \
+		"$ctl"
+	echo "$ctl_sum"
 } | tee "$tab"
 
+# 5. Plots: bandwidth and message rate against size, PNG and SVG.  One
+# file per series, so that gnuplot draws each as a line.
+for op in WRITE READ; do
+	awk -F, -v op=$op 'NR > 1 && $1 == op' "$csv" >"$out/.rdmarw_$op.csv"
+done
+for op in PUT GET; do
+	awk -F, -v op=$op 'NR > 1 && $1 == op' "$ucsv" >"$out/.ucx_$op.csv"
+done
+xtics=$(awk -F, 'NR > 1 { print $2 }' "$csv" | sort -n | uniq | awk '
+	NR % 2 == 1 {
+		b = $1; u = "B"
+		if (b >= 1048576) { b /= 1048576; u = "MiB" }
+		else if (b >= 1024) { b /= 1024; u = "KiB" }
+		s = s (s == "" ? "" : ", ") "\"" b " " u "\" " $1
+	} END { print s }')
 for fmt in png svg; do
-	term="pngcairo size 1000,600"
-	[ $fmt = svg ] && term="svg size 1000,600"
+	term="pngcairo size 1100,650 font ',10'"
+	[ $fmt = svg ] && term="svg size 1100,650 font 'sans,10'"
 	gnuplot <<GP
 set terminal $term
 set datafile separator ","
+set termoption noenhanced
 set logscale x 2
 set logscale y 10
-set key top left
+set xtics ($xtics)
+set key top left box opaque
 set grid
-set xlabel "message size (bytes)"
+set xlabel "message size"
 set output "$out/bandwidth.$fmt"
-set ylabel "MiB/s"
-set title "rdmarw on the software device ($PROFILE, $SGE SGE, $CTXS in flight) vs memcpy and UCX shm"
-plot "$csv" using (\$1 eq "WRITE" ? \$2 : 1/0):5 with linespoints title "rdmarw WRITE", \
-     "$csv" using (\$1 eq "READ" ? \$2 : 1/0):5 with linespoints title "rdmarw READ", \
-     "$csv" using (\$1 eq "WRITE" ? \$2 : 1/0):7 with lines dt 2 title "memcpy", \
-     "$ucsv" using (\$1 eq "PUT" ? \$2 : 1/0):3 with linespoints title "ucx put (shm)", \
-     "$ucsv" using (\$1 eq "GET" ? \$2 : 1/0):3 with linespoints title "ucx get (shm)"
+set ylabel "bandwidth (MiB/s)"
+set title "rdmarw on the software device ($PROFILE, $SGE SGE, $CTXS in flight) vs memcpy and UCX over shared memory (commit $commit)"
+plot "$out/.rdmarw_WRITE.csv" using 2:5 with linespoints lw 2 title "rdmarw WRITE", \
+     "$out/.rdmarw_READ.csv" using 2:5 with linespoints lw 2 title "rdmarw READ", \
+     "$out/.rdmarw_WRITE.csv" using 2:8 with lines dt 2 lw 2 title "memcpy, same bytes (WRITE run)", \
+     "$out/.rdmarw_READ.csv" using 2:8 with lines dt 3 lw 2 title "memcpy, same bytes (READ run)", \
+     "$out/.ucx_PUT.csv" using 2:3 with linespoints title "ucx_perftest put (shm)", \
+     "$out/.ucx_GET.csv" using 2:3 with linespoints title "ucx_perftest get (shm)"
 set output "$out/msgrate.$fmt"
-set ylabel "M messages/s"
-set title "message rate"
-plot "$csv" using (\$1 eq "WRITE" ? \$2 : 1/0):6 with linespoints title "rdmarw WRITE", \
-     "$csv" using (\$1 eq "READ" ? \$2 : 1/0):6 with linespoints title "rdmarw READ", \
-     "$ucsv" using (\$1 eq "PUT" ? \$2 : 1/0):4 with linespoints title "ucx put (shm)", \
-     "$ucsv" using (\$1 eq "GET" ? \$2 : 1/0):4 with linespoints title "ucx get (shm)"
+set ylabel "million messages per second"
+set key top right box opaque
+set title "message rate: one I/O = init + post + completion + destroy (rdmarw), one put/get (UCX)"
+plot "$out/.rdmarw_WRITE.csv" using 2:6 with linespoints lw 2 title "rdmarw WRITE", \
+     "$out/.rdmarw_READ.csv" using 2:6 with linespoints lw 2 title "rdmarw READ", \
+     "$out/.ucx_PUT.csv" using 2:4 with linespoints title "ucx_perftest put (shm)", \
+     "$out/.ucx_GET.csv" using 2:4 with linespoints title "ucx_perftest get (shm)"
 GP
 done
-echo "bench: results in $out (rdmarw.csv, ucx.csv, summary.txt, bandwidth.png/svg, msgrate.png/svg)"
+rm -f "$out"/.rdmarw_*.csv "$out"/.ucx_*.csv
+echo "bench: results in $out (rdmarw.csv, ctl.csv, ucx.csv, summary.txt, bandwidth.png/svg, msgrate.png/svg)"
