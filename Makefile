@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The front door.  `make run` builds and runs the main job; `make test` builds
-# and runs every test: the plain build, then ASan+UBSan, then valgrind.
+# and runs every test: the plain build, then ASan+UBSan, then valgrind, then
+# the RDMA lab (the project's conformance and interop tests on the kernel's
+# rxe and siw, booted under qemu).
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 CMAKE_FLAGS ?=
@@ -23,7 +25,7 @@ run: build
 	@echo
 	@$(BUILD)/tools/rdmarw-perf --sweep=64:1M --duration=0.1
 
-test: test-plain test-asan test-valgrind
+test: test-plain test-asan test-valgrind lab
 
 test-plain: build
 	@scripts/deps.sh test
