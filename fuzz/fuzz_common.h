@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Shared by the libFuzzer targets: a reader that turns the fuzzer's bytes
+ * into bounded choices (running out of input yields zeros), a software
+ * fabric with two devices of a profile and a connected QP pair, and a
+ * check that aborts with a message (libFuzzer then saves the input).
+ */
+#ifndef RDMARW_FUZZ_COMMON_H
+#define RDMARW_FUZZ_COMMON_H
+
+#include <rdmarw/ib_verbs.h>
+#include <rdmarw/mr_pool.h>
+#include <rdmarw/rw.h>
+#include <rdmarw/soft.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_CHECK(cond, ...)                                        \
+	do {                                                         \
+		if (!(cond)) {                                       \
+			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                \
+			fputc('\n', stderr);                         \
+			abort();                                     \
+		}                                                    \
+	} while (0)
+
+struct fuzz_in {
+	const u8 *p;
+	size_t n;
+};
+
+static inline u64 fuzz_bits(struct fuzz_in *in, unsigned int bytes)
+{
+	u64 v = 0;
+
+	while (bytes--) {
+		v = v << 8 | (in->n ? *in->p : 0);
+		if (in->n) {
+			in->p++;
+			in->n--;
+		}
+	}
+	return v;
+}
+
+static inline u32 fuzz_u8(struct fuzz_in *in)
+{
+	return (u32)fuzz_bits(in, 1);
+}
+
+static inline u32 fuzz_u16(struct fuzz_in *in)
+{
+	return (u32)fuzz_bits(in, 2);
+}
+
+static inline u32 fuzz_u32(struct fuzz_in *in)
+{
+	return (u32)fuzz_bits(in, 4);
+}
+
+/* A value in [0, n). */
+static inline u32 fuzz_below(struct fuzz_in *in, u32 n)
+{
+	return n ? fuzz_u32(in) % n : 0;
+}
+
+static const char *const fuzz_profiles[] = { "mlx5", "rxe", "siw" };
+
+/**
+ * struct fuzz_env - two devices of one profile, a QP pair between them
+ * @fabric: the fabric
+ * @dev: initiator (0) and target (1)
+ * @pd: a PD each
+ * @cq: a CQ each (IB_POLL_DIRECT)
+ * @qp: the connected QPs; qp[0] has max_rdma_ctxs contexts
+ */
+struct fuzz_env {
+	struct soft_fabric *fabric;
+	struct ib_device *dev[2];
+	struct ib_pd *pd[2];
+	struct ib_cq *cq[2];
+	struct ib_qp *qp[2];
+};
+
+static inline int fuzz_env_init(struct fuzz_env *e,
+				const struct soft_profile *p, u32 send_sge,
+				u32 max_rdma_ctxs)
+{
+	int i;
+
+	memset(e, 0, sizeof(*e));
+	e->fabric = soft_fabric_create();
+	FUZZ_CHECK(!IS_ERR(e->fabric), "fabric");
+	for (i = 0; i < 2; i++) {
+		struct ib_qp_init_attr a = {
+			.qp_type = IB_QPT_RC,
+			.sq_sig_type = IB_SIGNAL_REQ_WR,
+			.port_num = 1,
+			.cap = { .max_send_wr = 64, .max_recv_wr = 16,
+				 .max_recv_sge = 1 },
+		};
+
+		e->dev[i] = soft_device_create(e->fabric, NULL, p);
+		if (IS_ERR(e->dev[i])) {
+			e->dev[i] = NULL;
+			return -1;
+		}
+		e->pd[i] = ib_alloc_pd(e->dev[i], 0);
+		e->cq[i] = ib_alloc_cq(e->dev[i], NULL, 1024, 0,
+				       IB_POLL_DIRECT);
+		FUZZ_CHECK(!IS_ERR(e->pd[i]) && !IS_ERR(e->cq[i]), "pd/cq");
+		a.send_cq = a.recv_cq = e->cq[i];
+		a.cap.max_send_sge = i ? 1 : send_sge;
+		a.cap.max_rdma_ctxs = i ? 0 : max_rdma_ctxs;
+		e->qp[i] = ib_create_qp(e->pd[i], &a);
+		FUZZ_CHECK(!IS_ERR(e->qp[i]), "qp: %ld", PTR_ERR(e->qp[i]));
+	}
+	FUZZ_CHECK(!soft_qp_connect(e->qp[0], e->qp[1]), "connect");
+	return 0;
+}
+
+static inline void fuzz_env_fini(struct fuzz_env *e)
+{
+	struct soft_stats st;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!e->dev[i])
+			continue;
+		FUZZ_CHECK(!e->qp[i] || e->qp[i]->mrs_used == 0, "mrs_used");
+		FUZZ_CHECK(e->dev[i]->dma_mapped == 0, "dma_mapped %ld",
+			   e->dev[i]->dma_mapped);
+		FUZZ_CHECK(!soft_device_stats(e->dev[i], &st) &&
+				   st.iova_ranges == 0,
+			   "IOVA ranges left");
+		if (e->qp[i])
+			FUZZ_CHECK(!ib_destroy_qp(e->qp[i]), "destroy qp");
+		if (e->cq[i])
+			FUZZ_CHECK(!ib_free_cq(e->cq[i]), "free cq");
+		if (e->pd[i])
+			FUZZ_CHECK(!ib_dealloc_pd(e->pd[i]), "dealloc pd");
+		FUZZ_CHECK(!soft_device_stats(e->dev[i], &st) && !st.mrs,
+			   "MRs left: %u", st.mrs);
+		FUZZ_CHECK(!soft_device_destroy(e->dev[i]), "device");
+	}
+	FUZZ_CHECK(!soft_fabric_destroy(e->fabric), "fabric");
+}
+
+/* Poll @cq until @n completions are in @wc (inline devices: all are). */
+static inline int fuzz_poll(struct ib_cq *cq, struct ib_wc *wc, int max)
+{
+	int got = 0, n;
+
+	while (got < max && (n = ib_poll_cq(cq, max - got, wc + got)) > 0)
+		got += n;
+	return got;
+}
+
+#endif /* RDMARW_FUZZ_COMMON_H */
