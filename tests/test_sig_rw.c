@@ -777,6 +777,28 @@ static void test_host_and_target(void **state)
 	sig_env_fini(&e);
 }
 
+/* The same transfers on devices that execute on their progress threads. */
+static void test_threaded_devices(void **state)
+{
+	struct ib_sig_attrs ins = isert_attrs(DIN_INSERT, 4096, 1);
+	struct ib_sig_attrs strip = isert_attrs(DOUT_STRIP, 512, 1);
+	struct ib_sig_attrs pass = nvmet_attrs(PRCHK_GUARD | PRCHK_REF, 1, 512);
+	struct soft_profile p;
+	struct sig_env e;
+	int i;
+
+	assert_int_equal(soft_profile_get("mlx5", &p), 0);
+	p.threaded = true;
+	sig_env_init(&e, &(struct sig_env_cfg){ .custom = &p });
+	for (i = 0; i < 4; i++) {
+		roundtrip(&e, &ins, DMA_TO_DEVICE, 4, 3);
+		roundtrip(&e, &strip, DMA_FROM_DEVICE, 9, 8);
+		roundtrip(&e, &pass, DMA_FROM_DEVICE, 3, 0);
+		roundtrip(&e, &pass, DMA_TO_DEVICE, 3, 2);
+	}
+	sig_env_fini(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -789,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_nvmet_combinations),
 		cmocka_unit_test(test_isert_combinations),
 		cmocka_unit_test(test_host_and_target),
+		cmocka_unit_test(test_threaded_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
