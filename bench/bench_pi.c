@@ -198,7 +198,8 @@ struct bench_run {
 	struct ib_sig_attrs attrs;
 };
 
-static void one_plain(struct bench_run *r, u32 slot, enum dma_data_direction dir)
+static void one_plain(struct bench_run *r, u32 slot,
+		      enum dma_data_direction dir)
 {
 	struct bench_env *b = r->b;
 	struct bench_done d = { .cqe.done = bench_done_fn };
@@ -221,7 +222,8 @@ static void one_plain(struct bench_run *r, u32 slot, enum dma_data_direction dir
 	rdma_rw_ctx_destroy(&ctx, b->qp[0], 1, &sg, 1, dir);
 }
 
-static void one_sig(struct bench_run *r, u32 slot, enum dma_data_direction dir)
+static void one_sig(struct bench_run *r, u32 slot,
+		    enum dma_data_direction dir)
 {
 	struct bench_env *b = r->b;
 	struct bench_done d = { .cqe.done = bench_done_fn };

@@ -459,7 +459,8 @@ static enum ib_wc_status access_case(u64 off, u32 len, bool extra)
 	sge[0] = (struct ib_sge){ .addr = off, .length = len,
 				  .lkey = mr->lkey };
 	sge[1] = (struct ib_sge){ .addr = (uintptr_t)e.local + 8192,
-				  .length = 16, .lkey = e.pd[0]->local_dma_lkey };
+				  .length = 16,
+				  .lkey = e.pd[0]->local_dma_lkey };
 	assert_int_equal(post_rdma(e.qp[0], IB_WR_RDMA_WRITE, sge,
 				   extra ? 2 : 1, sig_env_raddr(&e, 0),
 				   e.remote_mr->rkey, 9),

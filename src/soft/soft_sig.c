@@ -882,7 +882,7 @@ int rdmarw__soft_check_mr_status(struct ib_mr *ibmr, u32 check_mask,
 	pthread_mutex_lock(&sig->lock);
 	__atomic_store_n(&sig->checked, true, __ATOMIC_RELEASE);
 	if (sig->err_exists) {
-		/* mlx5_ib_check_mr_status(): details only for the current key. */
+		/* mlx5_ib_check_mr_status(): details for this key only */
 		if (ibmr->lkey == sig->err.key)
 			st->sig_err = sig->err;
 		else
