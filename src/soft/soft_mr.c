@@ -407,6 +407,23 @@ static bool range_ok(const struct soft_mr *mr, u64 addr, u64 len)
 	       addr - mr->iova <= mr->length - len;
 }
 
+/*
+ * The local DMA key on a CPU address (not an IOVA): what
+ * rdmarw__soft_dma_to_cpu() would check, in one step.  0 or -EACCES.
+ */
+static inline int local_cpu_region(struct soft_dev *sdev, u64 addr, u64 len,
+				   struct soft_region *out)
+{
+	if (len && (addr < PAGE_SIZE || addr + len < addr))
+		return -EACCES;
+	out->dev = sdev;
+	out->mr = NULL;
+	out->addr = addr;
+	out->len = len;
+	out->cpu = (u8 *)(uintptr_t)addr;
+	return 0;
+}
+
 int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 			   u64 addr, u64 len, int access,
 			   enum soft_lookup type, struct soft_region *out)
@@ -424,11 +441,7 @@ int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 			return -EACCES;
 		if (addr & SOFT_IOVA_BIT)
 			return region_walk(out) ? -EACCES : 0;
-		/* A CPU address: rdmarw__soft_dma_to_cpu()'s checks. */
-		if (len && (addr < PAGE_SIZE || addr + len < addr))
-			return -EACCES;
-		out->cpu = (u8 *)(uintptr_t)addr;
-		return 0;
+		return local_cpu_region(sdev, addr, len, out);
 	}
 	mr = kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
 	if (!mr || (type == SOFT_LOOKUP_LOCAL ? mr->lkey : mr->rkey) != key)
@@ -457,6 +470,16 @@ int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
 	for (i = 0; i < n; i++) {
 		if (!sge[i].length)
 			continue;
+		/* The local DMA key on a CPU address: no call. */
+		if (sge[i].lkey == SOFT_LOCAL_DMA_LKEY &&
+		    !(sge[i].addr & SOFT_IOVA_BIT) &&
+		    !(access & ~IB_ACCESS_LOCAL_WRITE)) {
+			if (local_cpu_region(sdev, sge[i].addr, sge[i].length,
+					     &out[k]))
+				return -EACCES;
+			k++;
+			continue;
+		}
 		if (rdmarw__soft_mem_check(sdev, pd, sge[i].lkey, sge[i].addr,
 					   sge[i].length, access,
 					   SOFT_LOOKUP_LOCAL, &out[k]))

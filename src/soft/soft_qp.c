@@ -522,7 +522,9 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 		      qp->ibqp.sq_sig_type == IB_SIGNAL_ALL_WR;
 	w->solicited = wr->send_flags & IB_SEND_SOLICITED;
 	w->num_sge = (u32)wr->num_sge;
-	if (wr->num_sge)
+	if (wr->num_sge == 1)
+		w->sge[0] = wr->sg_list[0]; /* the common case, without a call */
+	else if (wr->num_sge)
 		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
 	w->length = len;
 	w->ex = wr->ex.invalidate_rkey;
