@@ -58,7 +58,7 @@ load_start=$(load)
 
 # 1. rdmarw-perf: READ and WRITE at every size, memcpy beside them.
 csv="$out/rdmarw.csv"
-keys="op,bytes,iters,bw_peak_mib,bw_avg_mib,mpps,ns_per_io,memcpy_mib,ratio,ctl_ns,path"
+keys="op,bytes,iters,bw_peak_mib,bw_avg_mib,mpps,ns_per_io,memcpy_mib,ratio,ctl_ns,path,cpu_ns_per_io,cpu_ratio"
 echo "$keys" >"$csv"
 "$perf" -q -j -p "$PROFILE" -e "$SGE" -c "$CTXS" -D "$DURATION" \
 	--sweep="2:$MAX" | json_csv "$keys" >>"$csv"
@@ -107,17 +107,18 @@ dirty=$(git -C "$top" status --porcelain -- src include tools 2>/dev/null |
 		cut -d: -f2 | sed 's/^ *//'), load $load_start at start, $(load) at end"
 	echo "# rdmarw-perf: profile $PROFILE, $SGE SGE, $CTXS in flight, $DURATION s per size;" \
 		"ucx_perftest: UCX_TLS=$UCX_TLS, two processes"
-	echo "# BW in MiB/s.  ratio = rdmarw / memcpy (same run); vs ucx = rdmarw / ucx"
-	printf "%-6s %9s %11s %9s %7s %11s %7s | %-4s %11s %9s | %7s\n" op bytes \
-		"rdmarw BW" Mpps "ns/IO" "memcpy BW" ratio ucx "ucx BW" \
-		"ucx Mpps" "vs ucx"
+	echo "# BW in MiB/s.  ratio = rdmarw / memcpy (same run, wall clock); CPU ns and"
+	echo "# cpu ratio: the same in this thread's CPU time; vs ucx = rdmarw BW / ucx BW"
+	printf "%-6s %9s %11s %9s %7s %7s %11s %7s %6s | %-4s %11s %9s | %7s\n" \
+		op bytes "rdmarw BW" Mpps "ns/IO" "CPU ns" "memcpy BW" ratio \
+		"cpu r" ucx "ucx BW" "ucx Mpps" "vs ucx"
 	awk -F, 'FNR == NR { if (FNR > 1) { u[$1 "," $2] = $3; m[$1 "," $2] = $4 }
 			next }
 		FNR > 1 {
 			uop = ($1 == "WRITE") ? "PUT" : "GET"; k = uop "," $2
 			ub = (k in u) ? u[k] : ""
-			printf "%-6s %9s %11.1f %9.3f %7.1f %11.1f %7.3f | %-4s %11s %9s | %7s\n",
-				$1, $2, $5, $6, $7, $8, $9, uop,
+			printf "%-6s %9s %11.1f %9.3f %7.1f %7.1f %11.1f %7.3f %6.3f | %-4s %11s %9s | %7s\n",
+				$1, $2, $5, $6, $7, $12, $8, $9, $13, uop,
 				(ub == "" ? "-" : sprintf("%.1f", ub)),
 				(ub == "" ? "-" : sprintf("%.3f", m[k])),
 				(ub == "" || ub == 0 ? "-" : sprintf("%.3f", $5 / ub))

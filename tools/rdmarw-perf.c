@@ -76,11 +76,12 @@ struct perf_shape {
 
 struct perf_run;
 
+/* Small, so that the slots in flight share a few pages and cache lines. */
 struct perf_slot {
 	struct rdma_rw_ctx ctx;
 	struct ib_cqe cqe;
-	struct scatterlist sgl[PERF_MAX_SGE];
-	struct bio_vec bvec[PERF_MAX_SGE];
+	struct scatterlist *sgl; /* the entries, sized for the largest shape */
+	struct bio_vec *bvec;
 	struct perf_run *run;
 };
 
@@ -110,6 +111,8 @@ struct perf_result {
 	double mpps;
 	double memcpy_bps;
 	double memcpy_secs;
+	double cpu_secs;        /* this thread's CPU time in the I/O rounds */
+	double memcpy_cpu_secs; /* and in the memcpy rounds */
 	double ctl_ns;
 	const char *path;
 };
@@ -130,21 +133,61 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CPU time of this thread: what the I/O costs, preemption left out. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void die(const char *what, long err)
 {
 	fprintf(stderr, "rdmarw-perf: %s: %s\n", what, strerror((int)-err));
 	exit(1);
 }
 
+/*
+ * The data buffers, on transparent huge pages where the kernel gives them
+ * (madvise mode): the I/O and the memcpy baseline use the same buffers,
+ * so both see the same TLB.
+ */
 static void *map_buffer(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		die("mmap", -errno);
+	madvise(p, len, MADV_HUGEPAGE); /* a hint: failure changes nothing */
 	memset(p, 0x5a, len);
 	return p;
+}
+
+/* @n slots with room for @nents entries each, in two allocations. */
+static struct perf_slot *slots_alloc(u32 n, u32 nents)
+{
+	struct perf_slot *slots = calloc(n, sizeof(*slots));
+	char *ents = calloc(n, (size_t)nents * (sizeof(struct scatterlist) +
+						 sizeof(struct bio_vec)));
+	u32 i;
+
+	if (!slots || !ents)
+		die("calloc", -ENOMEM);
+	for (i = 0; i < n; i++) {
+		slots[i].sgl = (struct scatterlist *)ents;
+		ents += (size_t)nents * sizeof(struct scatterlist);
+		slots[i].bvec = (struct bio_vec *)ents;
+		ents += (size_t)nents * sizeof(struct bio_vec);
+	}
+	return slots;
+}
+
+static void slots_free(struct perf_slot *slots)
+{
+	free(slots[0].sgl);
+	free(slots);
 }
 
 /* ---- progress ----------------------------------------------------------- */
@@ -570,7 +613,7 @@ static const char *path_name(const struct rdma_rw_ctx *ctx)
 static int measure(struct perf_run *r, struct perf_result *res)
 {
 	u64 iters, done = 0, each;
-	double secs;
+	double secs, cpu;
 	unsigned int k;
 	int ret;
 
@@ -581,16 +624,21 @@ static int measure(struct perf_run *r, struct perf_result *res)
 	r->win_mask = r->shape->bytes >= 16384 ? 0 : 255;
 	res->secs = res->memcpy_secs = 0;
 	r->shown_total = iters;
+	res->cpu_secs = res->memcpy_cpu_secs = 0;
 	for (k = 0; k < PERF_ROUNDS && done < iters; k++) {
 		each = (iters - done) / (PERF_ROUNDS - k);
 		if (!each)
 			each = iters - done;
 		r->shown_base = done;
+		cpu = cpu_s();
 		ret = run_ios(r, each, &secs);
 		if (ret)
 			return ret;
+		res->cpu_secs += cpu_s() - cpu;
 		res->secs += secs;
+		cpu = cpu_s();
 		res->memcpy_secs += memcpy_secs(r, each);
+		res->memcpy_cpu_secs += cpu_s() - cpu;
 		done += each;
 	}
 	res->op = dir_name(r->dir);
@@ -627,11 +675,14 @@ static void print_header(const struct perf_opts *o)
 	       "bytes copied by the CPU over the same buffers and SGL shape,\n"
 	       "# interleaved with the I/O in %u rounds; ratio = BW average / "
 	       "memcpy; ctl = init + wrs + destroy alone\n", PERF_ROUNDS);
-	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %10s %-6s\n", "op",
-	       "#bytes", "#iters", "BW peak", "BW average", "MsgRate",
-	       "memcpy", "ratio", "ctl ns/IO", "path");
-	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %10s %-6s\n", "", "", "",
-	       "[MiB/s]", "[MiB/s]", "[Mpps]", "[MiB/s]", "", "", "");
+	printf("# CPU ns/IO = this thread's CPU time per I/O (preemption by "
+	       "other processes left out); cpu ratio = the ratio in CPU time\n");
+	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n",
+	       "op", "#bytes", "#iters", "BW peak", "BW average", "MsgRate",
+	       "memcpy", "ratio", "CPU ns/IO", "cpu", "ctl ns/IO", "path");
+	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n",
+	       "", "", "", "[MiB/s]", "[MiB/s]", "[Mpps]", "[MiB/s]", "", "",
+	       "ratio", "", "");
 }
 
 /* A JSON number, or null for what could not be measured. */
@@ -659,6 +710,9 @@ static void print_result(const struct perf_opts *o, const struct perf_result *x,
 {
 	const double mib = 1024.0 * 1024.0;
 	double ratio = x->memcpy_bps > 0 ? x->bw_avg / x->memcpy_bps : 0;
+	double cpu_ns = x->cpu_secs * 1e9 / (double)x->iters;
+	double cpu_ratio = x->cpu_secs > 0 ? x->memcpy_cpu_secs / x->cpu_secs :
+					     0;
 
 	progress_clear();
 	if (o->json) {
@@ -667,12 +721,16 @@ static void print_result(const struct perf_opts *o, const struct perf_result *x,
 		       "\"bw_peak_mib\":%.2f,\"bw_avg_mib\":%.2f,"
 		       "\"mpps\":%.4f,\"ns_per_io\":%.2f,\"memcpy_mib\":%.2f,"
 		       "\"memcpy_secs\":%.6f,\"ratio\":%.4f,\"path\":\"%s\","
-		       "\"ctl_ns\":",
+		       "\"cpu_secs\":%.6f,\"cpu_ns_per_io\":%.2f,"
+		       "\"cpu_mpps\":%.4f,\"memcpy_cpu_secs\":%.6f,"
+		       "\"cpu_ratio\":%.4f,\"ctl_ns\":",
 		       first ? "" : ",\n", x->op, (unsigned long long)x->bytes,
 		       nents, (unsigned long long)x->iters, x->secs,
 		       x->bw_peak / mib, x->bw_avg / mib, x->mpps,
 		       x->secs * 1e9 / (double)x->iters, x->memcpy_bps / mib,
-		       x->memcpy_secs, ratio, x->path);
+		       x->memcpy_secs, ratio, x->path, x->cpu_secs, cpu_ns,
+		       cpu_ns > 0 ? 1e3 / cpu_ns : 0, x->memcpy_cpu_secs,
+		       cpu_ratio);
 		json_num(x->ctl_ns);
 		printf(",");
 		print_json_opts(o);
@@ -680,10 +738,12 @@ static void print_result(const struct perf_opts *o, const struct perf_result *x,
 		fflush(stdout);
 		return;
 	}
-	printf("%-6s %10llu %10llu %12.2f %12.2f %9.4f %12.2f %7.3f %10.1f %-6s\n",
+	printf("%-6s %10llu %10llu %12.2f %12.2f %9.4f %12.2f %7.3f %9.1f %7.3f "
+	       "%9.1f %-6s\n",
 	       x->op, (unsigned long long)x->bytes,
 	       (unsigned long long)x->iters, x->bw_peak / mib, x->bw_avg / mib,
-	       x->mpps, x->memcpy_bps / mib, ratio, x->ctl_ns, x->path);
+	       x->mpps, x->memcpy_bps / mib, ratio, cpu_ns, cpu_ratio,
+	       x->ctl_ns, x->path);
 	fflush(stdout);
 }
 
@@ -1157,14 +1217,12 @@ int main(int argc, char **argv)
 		rbuf = rbuf > (4U << 20) ? rbuf : (4U << 20);
 	}
 	env_open(&env, &o, lbuf, rbuf, probe.nents);
-	slots = calloc(o.ctxs, sizeof(*slots));
-	if (!slots)
-		die("calloc", -ENOMEM);
+	slots = slots_alloc(o.ctxs, o.ctl ? PERF_MAX_SGE : probe.nents);
 	progress.on = !o.quiet && isatty(2);
 	progress.t0 = progress.last = now_s();
 	ret = o.ctl ? run_ctl(&env, &o, slots) : run_table(&env, &o, slots);
 	progress_clear();
-	free(slots);
+	slots_free(slots);
 	env_close(&env);
 	return ret ? 1 : 0;
 }
