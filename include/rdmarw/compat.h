@@ -8,10 +8,17 @@
 #ifndef RDMARW_COMPAT_H
 #define RDMARW_COMPAT_H
 
+#include <linux/types.h> /* __be16/32/64, as libibverbs also sees them */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The kernel's short names.  The big-endian types come from the UAPI header
+ * above, so that a program including both rdmarw and <infiniband/verbs.h>
+ * sees one definition of each.  Define RDMARW_NO_KERNEL_TYPES to provide
+ * u8 ... s64 and sector_t yourself.
+ */
 #ifndef RDMARW_NO_KERNEL_TYPES
 typedef uint8_t u8;
 typedef uint16_t u16;
@@ -21,9 +28,6 @@ typedef int8_t s8;
 typedef int16_t s16;
 typedef int32_t s32;
 typedef int64_t s64;
-typedef uint16_t __be16;
-typedef uint32_t __be32;
-typedef uint64_t __be64;
 typedef uint64_t sector_t;
 #endif
 

@@ -6,23 +6,6 @@
 #ifndef RDMARW_IBV_LOC_H
 #define RDMARW_IBV_LOC_H
 
-/*
- * libibverbs brings <linux/types.h>, whose __be16/32/64 clash with
- * rdmarw/compat.h's: take those from Linux and the rest from here.
- */
-#include <linux/types.h>
-#include <stdint.h>
-#define RDMARW_NO_KERNEL_TYPES
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int8_t s8;
-typedef int16_t s16;
-typedef int32_t s32;
-typedef int64_t s64;
-typedef uint64_t sector_t;
-
 #include "core/provider.h"
 
 #include <rdmarw/ibv.h>
