@@ -261,6 +261,7 @@ int rdmarw__soft_task_start(struct soft_dev *sdev)
 	if (ret)
 		return -ret;
 	sdev->task.started = true;
+	sdev->threaded = true;
 	return 0;
 }
 
@@ -276,6 +277,7 @@ void rdmarw__soft_task_stop(struct soft_dev *sdev)
 	pthread_mutex_unlock(&t->lock);
 	pthread_join(t->thread, NULL);
 	t->started = false;
+	sdev->threaded = false;
 }
 
 void rdmarw__soft_qp_schedule(struct soft_qp *qp)

@@ -293,28 +293,34 @@ struct soft_task {
  * struct soft_dev - a software device (a host)
  * @ibdev: the core device (first member)
  * @fabric: the fabric it belongs to
+ * @iwarp: siw rules apply (the port speaks iWARP)
+ * @threaded: the progress thread runs (set and cleared with task.started,
+ *            while the device has no QP)
+ * @keys: MR key table
+ * @fault: fault injection (soft_fault.c)
  * @fabric_entry: soft_fabric.devices
  * @profile: as created
- * @iwarp: siw rules apply (the port speaks iWARP)
- * @keys: MR key table
  * @mr_serial: last soft_mr.serial given (under mem_lock)
  * @iommu: emulated IOMMU
  * @task: progress thread (profile.threaded)
  * @stats: counters (atomic)
- * @fault: fault injection (soft_fault.c)
+ *
+ * What every work request reads comes first, after the core device, so
+ * that it shares as few cache lines as possible.
  */
 struct soft_dev {
 	struct ib_device ibdev;
 	struct soft_fabric *fabric;
+	bool iwarp;
+	bool threaded;
+	struct soft_keytab keys;
+	struct soft_fault_state fault;
 	struct list_head fabric_entry;
 	struct soft_profile profile;
-	bool iwarp;
-	struct soft_keytab keys;
 	u64 mr_serial;
 	struct soft_iommu iommu;
 	struct soft_task task;
 	struct soft_stats stats;
-	struct soft_fault_state fault;
 };
 static_assert(offsetof(struct soft_dev, ibdev) == 0, "core struct first");
 
@@ -715,29 +721,34 @@ struct soft_recv_wqe {
  */
 struct soft_qp {
 	struct ib_qp ibqp;
+	/* read or written by every work request: together, after ibqp */
 	struct soft_dev *dev;
+	struct soft_qp *peer;
+	int access_flags;
+	struct soft_spin sq_lock;
+	struct soft_send_wqe *sq;
+	u32 sq_size;
+	u32 sq_mask;
+	u32 sq_max_sge;
+	bool exec_busy;
+	bool kick_peer;
+	int run_req;
+	u64 sq_prod;
+	u64 sq_exec;
+	u64 sq_done;
+	struct soft_region *req_rg;
+	u64 st_wrs;
+	u64 st_bytes;
+	u64 st_peer_bytes;
+	struct soft_dev *st_peer_dev;
+	struct soft_fault_state fault;
+
 	struct list_head fabric_entry;
 	struct list_head task_entry;
 	bool task_queued;
 	long refs;
 	bool dying;
-	struct soft_qp *peer;
-	int access_flags;
-
-	struct soft_spin sq_lock;
-	struct soft_send_wqe *sq;
 	struct ib_sge *sq_sges;
-	u32 sq_size;
-	u32 sq_mask;
-	u32 sq_max_sge;
-	u64 sq_prod;
-	u64 sq_exec;
-	u64 sq_done;
-
-	bool exec_busy;
-	int run_req;
-	bool kick_peer;
-	struct soft_region *req_rg;
 
 	pthread_mutex_t rq_lock;
 	struct soft_recv_wqe *rq;
@@ -751,12 +762,6 @@ struct soft_qp {
 	struct soft_recv_wqe resp_wqe;
 	struct ib_sge *resp_sge;
 	struct soft_region *resp_rg;
-	struct soft_fault_state fault;
-
-	u64 st_wrs;
-	u64 st_bytes;
-	u64 st_peer_bytes;
-	struct soft_dev *st_peer_dev;
 };
 static_assert(offsetof(struct soft_qp, ibqp) == 0, "core struct first");
 

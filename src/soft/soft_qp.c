@@ -577,11 +577,11 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		posted++;
 	}
 	/* Inline devices: take the executor role in the same section. */
-	mine = posted && !qp->dev->task.started && exec_claim_locked(qp);
+	mine = posted && !qp->dev->threaded && exec_claim_locked(qp);
 	soft_spin_unlock(&qp->sq_lock);
 	if (mine)
 		exec_run(qp);
-	else if (posted && qp->dev->task.started)
+	else if (posted && qp->dev->threaded)
 		rdmarw__soft_qp_schedule(qp);
 	if (ret)
 		*bad_wr = wr;
