@@ -51,10 +51,10 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 		     (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
 	u32 n;
 
-	if (rdmarw__soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge,
-				   wqe->num_sge, access, qp->req_rg, &n))
+	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
+			   access, qp->req_rg, &n))
 		return SOFT_F_LOC_PROT;
-	rdmarw__soft_copy(src, 1, qp->req_rg, n, wqe->length);
+	soft_copy(src, 1, qp->req_rg, n, wqe->length);
 	soft_count(&qp->st_bytes, wqe->length);
 	return SOFT_OK;
 }

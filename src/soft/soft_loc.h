@@ -521,6 +521,57 @@ int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 			   u64 addr, u64 len, int access,
 			   enum soft_lookup type, struct soft_region *out);
 
+/* Key table lookups (fabric->mem_lock held). */
+static inline struct soft_mr **soft_kt_chain(struct soft_keytab *kt,
+					     u32 index)
+{
+	return &kt->bucket[index & (kt->nbuckets - 1)];
+}
+
+static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)
+{
+	struct soft_mr *mr;
+
+	if (!kt->nbuckets)
+		return NULL;
+	for (mr = *soft_kt_chain(kt, index); mr; mr = mr->hnext)
+		if (mr->index == index)
+			return mr;
+	return NULL;
+}
+
+/* rxe mr_check_range(), written so that nothing can overflow. */
+static inline bool soft_mr_range_ok(const struct soft_mr *mr, u64 addr,
+				    u64 len)
+{
+	return addr >= mr->iova && len <= mr->length &&
+	       addr - mr->iova <= mr->length - len;
+}
+
+/*
+ * The responder's rkey check: a user MR (pinned, contiguous) that passes
+ * is answered inline; every other case, and every failure, goes through
+ * rdmarw__soft_mem_check(), which gives the same answer.
+ */
+static inline int soft_rkey_check(struct soft_dev *sdev, struct ib_pd *pd,
+				  u32 key, u64 addr, u64 len, int access,
+				  struct soft_region *out)
+{
+	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
+
+	if (!mr || mr->rkey != key || mr->fast || mr->sig ||
+	    mr->ibmr.pd != pd || (mr->access & access) != access ||
+	    mr->state != SOFT_MR_VALID || !soft_mr_range_ok(mr, addr, len))
+		return rdmarw__soft_mem_check(sdev, pd, key, addr, len, access,
+					      SOFT_LOOKUP_REMOTE, out);
+	out->dev = sdev;
+	out->mr = mr;
+	out->addr = addr;
+	out->len = len;
+	out->cpu = (u8 *)(uintptr_t)(mr->umem + (addr - mr->iova));
+	return 0;
+}
+
 /*
  * Check the SGEs of a WR with @access (empty ones are skipped, key
  * unchecked, as rxe's copy_data()).  mem_lock held (read).
@@ -538,6 +589,42 @@ int rdmarw__soft_region_span(const struct soft_region *rg, u64 off,
 /* Copy @len bytes from the regions @src to the regions @dst (checked). */
 void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		       const struct soft_region *dst, u32 ndst, u64 len);
+
+/*
+ * The data path's entries to the two above: the common case of one SGE
+ * under the local DMA key on a CPU address, and of one contiguous range to
+ * another, inline (the same checks and results); anything else goes to
+ * the full functions.
+ */
+static inline int soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
+				 const struct ib_sge *sge, u32 n, int access,
+				 struct soft_region *out, u32 *nout)
+{
+	u64 addr = n == 1 ? sge->addr : 0;
+
+	if (n != 1 || sge->lkey != SOFT_LOCAL_DMA_LKEY || !sge->length ||
+	    (addr & SOFT_IOVA_BIT) || (access & ~IB_ACCESS_LOCAL_WRITE) ||
+	    addr < PAGE_SIZE || addr + sge->length < addr)
+		return rdmarw__soft_sgl_check(sdev, pd, sge, n, access, out,
+					      nout);
+	out->dev = sdev;
+	out->mr = NULL;
+	out->addr = addr;
+	out->len = sge->length;
+	out->cpu = (u8 *)(uintptr_t)addr;
+	*nout = 1;
+	return 0;
+}
+
+static inline void soft_copy(const struct soft_region *src, u32 nsrc,
+			     const struct soft_region *dst, u32 ndst, u64 len)
+{
+	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu &&
+	    len <= src->len && len <= dst->len)
+		memmove(dst->cpu, src->cpu, len);
+	else
+		rdmarw__soft_copy(src, nsrc, dst, ndst, len);
+}
 
 /*
  * Register (REG_MR) or invalidate.  Call with mem_lock held (write).  The

@@ -27,23 +27,6 @@
 
 /* ---- key table (fabric->mem_lock held) --------------------------------- */
 
-static struct soft_mr **kt_chain(struct soft_keytab *kt, u32 index)
-{
-	return &kt->bucket[index & (kt->nbuckets - 1)];
-}
-
-static struct soft_mr *kt_find(struct soft_keytab *kt, u32 index)
-{
-	struct soft_mr *mr;
-
-	if (!kt->nbuckets)
-		return NULL;
-	for (mr = *kt_chain(kt, index); mr; mr = mr->hnext)
-		if (mr->index == index)
-			return mr;
-	return NULL;
-}
-
 static int kt_grow(struct soft_keytab *kt)
 {
 	u32 n = kt->nbuckets ? kt->nbuckets * 2 : 64;
@@ -59,8 +42,8 @@ static int kt_grow(struct soft_keytab *kt)
 	for (i = 0; i < oldn; i++) {
 		for (mr = old[i]; mr; mr = next) {
 			next = mr->hnext;
-			mr->hnext = *kt_chain(kt, mr->index);
-			*kt_chain(kt, mr->index) = mr;
+			mr->hnext = *soft_kt_chain(kt, mr->index);
+			*soft_kt_chain(kt, mr->index) = mr;
 		}
 	}
 	free(old);
@@ -77,11 +60,11 @@ static int kt_insert(struct soft_keytab *kt, struct soft_mr *mr)
 		u32 index = kt->next;
 
 		kt->next = index == SOFT_INDEX_MAX ? 1 : index + 1;
-		if (kt_find(kt, index))
+		if (soft_kt_find(kt, index))
 			continue;
 		mr->index = index;
-		mr->hnext = *kt_chain(kt, index);
-		*kt_chain(kt, index) = mr;
+		mr->hnext = *soft_kt_chain(kt, index);
+		*soft_kt_chain(kt, index) = mr;
 		kt->count++;
 		return 0;
 	}
@@ -90,7 +73,7 @@ static int kt_insert(struct soft_keytab *kt, struct soft_mr *mr)
 
 static void kt_remove(struct soft_keytab *kt, struct soft_mr *mr)
 {
-	struct soft_mr **pp = kt_chain(kt, mr->index);
+	struct soft_mr **pp = soft_kt_chain(kt, mr->index);
 
 	while (*pp && *pp != mr)
 		pp = &(*pp)->hnext;
@@ -103,7 +86,7 @@ static void kt_remove(struct soft_keytab *kt, struct soft_mr *mr)
 struct soft_mr *rdmarw__soft_mr_find(struct soft_dev *sdev, u32 index,
 				     u64 serial)
 {
-	struct soft_mr *mr = kt_find(&sdev->keys, index);
+	struct soft_mr *mr = soft_kt_find(&sdev->keys, index);
 
 	return mr && mr->serial == serial ? mr : NULL;
 }
@@ -400,13 +383,6 @@ static int region_walk(const struct soft_region *rg)
 	return 0;
 }
 
-static bool range_ok(const struct soft_mr *mr, u64 addr, u64 len)
-{
-	/* rxe mr_check_range(), written so that nothing can overflow. */
-	return addr >= mr->iova && len <= mr->length &&
-	       addr - mr->iova <= mr->length - len;
-}
-
 /*
  * The local DMA key on a CPU address (not an IOVA): what
  * rdmarw__soft_dma_to_cpu() would check, in one step.  0 or -EACCES.
@@ -443,11 +419,11 @@ int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
 			return region_walk(out) ? -EACCES : 0;
 		return local_cpu_region(sdev, addr, len, out);
 	}
-	mr = kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
+	mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
 	if (!mr || (type == SOFT_LOOKUP_LOCAL ? mr->lkey : mr->rkey) != key)
 		return -EACCES;
 	if (mr->ibmr.pd != pd || (mr->access & access) != access ||
-	    mr->state != SOFT_MR_VALID || !range_ok(mr, addr, len))
+	    mr->state != SOFT_MR_VALID || !soft_mr_range_ok(mr, addr, len))
 		return -EACCES;
 	out->mr = mr;
 	if (mr->sig)
@@ -553,7 +529,7 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial,
 			     u32 key, int access)
 {
-	struct soft_mr *mr = kt_find(&qp->dev->keys, index);
+	struct soft_mr *mr = soft_kt_find(&qp->dev->keys, index);
 	struct ib_mr *ibmr;
 
 	if (!mr || mr->serial != serial)
@@ -584,7 +560,7 @@ int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial,
 int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
 			       u32 key)
 {
-	struct soft_mr *mr = kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
+	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
 
 	if (!mr || mr->ibmr.pd != pd)
 		return -EINVAL;

@@ -71,8 +71,8 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 static enum soft_fault req_gather(struct soft_qp *qp,
 				  struct soft_send_wqe *wqe, u32 *nrg)
 {
-	if (rdmarw__soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge,
-				   wqe->num_sge, 0, qp->req_rg, nrg))
+	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
+			   qp->req_rg, nrg))
 		return SOFT_F_LOC_PROT;
 	return SOFT_OK;
 }

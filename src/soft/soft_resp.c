@@ -75,13 +75,12 @@ static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_F_LOC_LEN);
 		return;
 	}
-	if (rdmarw__soft_sgl_check(qp->dev, qp->ibqp.pd, w->sge, w->num_sge,
-				   IB_ACCESS_LOCAL_WRITE, qp->resp_rg, &n)) {
+	if (soft_sgl_check(qp->dev, qp->ibqp.pd, w->sge, w->num_sge,
+			   IB_ACCESS_LOCAL_WRITE, qp->resp_rg, &n)) {
 		resp_fail(pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
 		return;
 	}
-	rdmarw__soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n,
-			  pkt->wqe->length);
+	soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n, pkt->wqe->length);
 	if (pkt->wqe->op->flags & SOFT_OPF_REM_INV) {
 		pkt->inv_key = pkt->wqe->ex;
 		pkt->inv_key_set = true;
@@ -98,10 +97,8 @@ static bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
 		*rg = (struct soft_region){ .dev = qp->dev };
 		return true;
 	}
-	if (!rdmarw__soft_mem_check(qp->dev, qp->ibqp.pd, wqe->rkey,
-				    wqe->remote_addr, wqe->length,
-				    wqe->op->rem_access, SOFT_LOOKUP_REMOTE,
-				    rg))
+	if (!soft_rkey_check(qp->dev, qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
+			     wqe->length, wqe->op->rem_access, rg))
 		return true;
 	resp_fail(pkt, SOFT_F_REM_ACCESS,
 		  pkt->recv_taken ? SOFT_F_LOC_ACCESS : SOFT_OK);
@@ -135,8 +132,8 @@ void rdmarw__soft_resp_receive(struct soft_qp *qp, struct soft_pkt *pkt)
 		break;
 	case SOFT_OPC_WRITE:
 		if (resp_rkey(qp, pkt, &rg))
-			rdmarw__soft_copy(pkt->src, pkt->nsrc, &rg, 1,
-					  pkt->wqe->length);
+			soft_copy(pkt->src, pkt->nsrc, &rg, 1,
+				  pkt->wqe->length);
 		break;
 	case SOFT_OPC_READ:
 		resp_rkey(qp, pkt, &pkt->read_src);
