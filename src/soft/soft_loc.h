@@ -445,7 +445,9 @@ struct soft_seg {
  * @max_segs: page-list capacity
  * @map: the list ib_map_mr_sg() builds (@map_n used)
  * @reg: the list REG_MR snapshotted (@reg_n used)
- * @map_n: elements in @map
+ * @map_n: elements in @map (pages that continue the previous element's
+ *         memory extend it: one element per contiguous run)
+ * @map_pages: pages ib_map_mr_sg() put in @map (the capacity counts pages)
  * @reg_n: elements in @reg
  * @serial: unique on the device: a REG_MR WQE names its MR by index and
  *          serial, so an MR freed before the WQE runs is simply not found
@@ -467,6 +469,7 @@ struct soft_mr {
 	struct soft_seg *map;
 	struct soft_seg *reg;
 	u32 map_n;
+	u32 map_pages;
 	u32 reg_n;
 	u64 serial;
 	struct soft_sig_mr *sig;

@@ -235,13 +235,24 @@ static void segs_number(struct soft_seg *segs, u32 n)
 	}
 }
 
-/* rxe_set_page(): one page per call until the list is full. */
+/*
+ * rxe_set_page(): one page per call until max_num_sg pages are in.  A page
+ * that continues the previous one's memory extends its element, so that a
+ * contiguous buffer is one element to translate and copy, however many
+ * pages it has; the capacity still counts pages.
+ */
 static int set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct soft_mr *mr = to_smr(ibmr);
+	struct soft_seg *last = mr->map_n ? &mr->map[mr->map_n - 1] : NULL;
 
-	if (mr->map_n == mr->max_segs)
+	if (mr->map_pages == mr->max_segs)
 		return -ENOMEM;
+	mr->map_pages++;
+	if (last && last->addr + last->len == addr) {
+		last->len += ibmr->page_size;
+		return 0;
+	}
 	mr->map[mr->map_n].addr = addr;
 	mr->map[mr->map_n].len = ibmr->page_size;
 	mr->map_n++;
@@ -256,6 +267,7 @@ static int map_pages(struct soft_mr *mr, struct scatterlist *sg, int n,
 	int ret;
 
 	mr->map_n = 0;
+	mr->map_pages = 0;
 	ret = ib_sg_to_pages(ibmr, sg, n, sg_offset, set_page);
 	if (ret <= 0 || !mr->map_n) {
 		mr->map_n = 0;
