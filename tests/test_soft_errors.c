@@ -222,6 +222,18 @@ static void test_bad_rkey(void **state)
 	pair_fini(&p);
 }
 
+/*
+ * What the requester sees of a remote access error: the status on
+ * InfiniBand and RoCE; on iWARP (siw) a WRITE completed once it was sent
+ * and a READ is flushed by the TERMINATE.  Both QPs stop either way.
+ */
+static enum ib_wc_status rem_access(const char *profile, bool read)
+{
+	if (strcmp(profile, "siw"))
+		return IB_WC_REM_ACCESS_ERR;
+	return read ? IB_WC_WR_FLUSH_ERR : IB_WC_SUCCESS;
+}
+
 static void test_rkey_cases(void **state)
 {
 	static const char *const profiles[] = { "mlx5", "rxe", "siw" };
@@ -234,7 +246,7 @@ static void test_rkey_cases(void **state)
 		pair_init(&p, profiles[i]);
 		write_expect(&p, p.mr[0]->lkey, p.buf[0],
 			     (uintptr_t)p.buf[1] + 1, p.mr[1]->rkey, LEN,
-			     IB_WC_REM_ACCESS_ERR);
+			     rem_access(profiles[i], false));
 		expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 		pair_fini(&p);
 
@@ -242,7 +254,7 @@ static void test_rkey_cases(void **state)
 		pair_init(&p, profiles[i]);
 		read_expect(&p, p.mr[0]->lkey, p.buf[0],
 			    (uintptr_t)p.buf[1] - 1, p.mr[1]->rkey, 8,
-			    IB_WC_REM_ACCESS_ERR);
+			    rem_access(profiles[i], true));
 		expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 		pair_fini(&p);
 
@@ -251,7 +263,7 @@ static void test_rkey_cases(void **state)
 		ro = soft_env_reg(&p.env, 1, p.buf[1], LEN,
 				  IB_ACCESS_REMOTE_READ);
 		write_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
-			     ro->rkey, 8, IB_WC_REM_ACCESS_ERR);
+			     ro->rkey, 8, rem_access(profiles[i], false));
 		expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 		soft_env_dereg(ro);
 		pair_fini(&p);
@@ -261,10 +273,74 @@ static void test_rkey_cases(void **state)
 				  IB_ACCESS_LOCAL_WRITE |
 					  IB_ACCESS_REMOTE_WRITE);
 		read_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
-			    wo->rkey, 8, IB_WC_REM_ACCESS_ERR);
+			    wo->rkey, 8, rem_access(profiles[i], true));
+		expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 		soft_env_dereg(wo);
 		pair_fini(&p);
 	}
+}
+
+/*
+ * iWARP, as the kernel's siw does it: a remote access error reaches the
+ * requester only as the TERMINATE that stops its QP.  A WRITE completed
+ * once it was sent (SUCCESS when signaled, nothing when not), its bytes
+ * never land and the WRs behind it flush; a READ is flushed.  The
+ * responder stops too and its receives flush.
+ */
+static void test_siw_remote_access_terminates(void **state)
+{
+	struct ib_rdma_wr wr[2];
+	struct ib_sge sge[2];
+	struct pair p;
+	int i;
+
+	pair_init(&p, "siw");
+	memset(p.buf[0], 0x77, LEN);
+	memset(p.buf[1], 0x11, LEN);
+	soft_env_post_recv(p.env.qp[1], 100, NULL, 0, 0);
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 2; i++) {
+		sge[i] = (struct ib_sge){ (uintptr_t)p.buf[0], 64,
+					  p.mr[0]->lkey };
+		wr[i].wr.wr_id = 30 + i;
+		wr[i].wr.sg_list = &sge[i];
+		wr[i].wr.num_sge = 1;
+		wr[i].wr.opcode = IB_WR_RDMA_WRITE;
+		wr[i].remote_addr = (uintptr_t)p.buf[1] + 64 * i;
+		wr[i].rkey = p.mr[1]->rkey;
+	}
+	wr[0].rkey ^= 0x100; /* unsignaled and refused */
+	wr[0].wr.next = &wr[1].wr;
+	wr[1].wr.send_flags = IB_SEND_SIGNALED;
+	assert_int_equal(ib_post_send(p.env.qp[0], &wr[0].wr, NULL), 0);
+	soft_env_expect(p.env.cq[0], 31, IB_WC_WR_FLUSH_ERR,
+			IB_WC_RDMA_WRITE);
+	soft_env_expect_empty(p.env.cq[0]);
+	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
+	soft_env_expect(p.env.cq[1], 100, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
+	soft_env_expect_empty(p.env.cq[1]);
+	for (i = 0; i < 128; i++)
+		assert_int_equal(p.buf[1][i], 0x11);
+	pair_fini(&p);
+
+	/* signaled: SUCCESS, and still the TERMINATE */
+	pair_init(&p, "siw");
+	write_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
+		     p.mr[1]->rkey ^ 0x100, 64, IB_WC_SUCCESS);
+	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
+	read_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
+		    p.mr[1]->rkey, 8, IB_WC_WR_FLUSH_ERR);
+	pair_fini(&p);
+
+	/* a READ from a bad rkey: flushed */
+	pair_init(&p, "siw");
+	memset(p.buf[0], 0x77, LEN);
+	read_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
+		    p.mr[1]->rkey ^ 0x100, 64, IB_WC_WR_FLUSH_ERR);
+	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(p.buf[0][i], 0x77);
+	pair_fini(&p);
 }
 
 /* The local DMA key and an lkey without remote rights are no rkeys. */
@@ -526,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_siw_read_sink_rules),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_rkey_cases),
+		cmocka_unit_test(test_siw_remote_access_terminates),
 		cmocka_unit_test(test_rkey_not_remote),
 		cmocka_unit_test(test_rkey_other_pd),
 		cmocka_unit_test(test_zero_length_rdma),

@@ -471,8 +471,11 @@ static void test_send_with_inv(void **state)
 			  i);
 		post_write(&x, 1, x.fmr->rkey, x.fmr->iova, IB_WC_SUCCESS);
 		send_inv(&x, x.fmr->rkey, IB_WC_SUCCESS);
+		/* iWARP: the WRITE completed when sent, the TERMINATE
+		 * stops both QPs */
 		post_write(&x, 2, x.fmr->rkey, x.fmr->iova,
-			   IB_WC_REM_ACCESS_ERR);
+			   siw ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR);
+		assert_int_equal(soft_env_state(x.env.qp[0]), IB_QPS_ERR);
 		xfer_fini(&x);
 
 		/* Wrong variant: rxe refuses (class J), siw goes by index. */

@@ -115,24 +115,43 @@ static enum soft_fault req_remote(struct soft_qp *qp,
 	return fault;
 }
 
+/*
+ * What an iWARP requester sees of a remote access error: nothing but the
+ * TERMINATE that moves its QP to ERR.  iWARP does not acknowledge a WRITE,
+ * so siw has completed it (SUCCESS) once it was sent; a READ waiting for
+ * its response is flushed with the rest of the queue (seen on the kernel's
+ * siw, tests/test_ibv_rw.c).  *@term: the QP must go to ERR all the same.
+ */
+static enum soft_fault iwarp_terminated(struct soft_qp *qp,
+					struct soft_send_wqe *wqe,
+					enum soft_fault fault, bool *term)
+{
+	if (fault != SOFT_F_REM_ACCESS || !qp->dev->iwarp)
+		return fault;
+	*term = true;
+	return wqe->op->cls == SOFT_OPC_READ ? SOFT_F_FLUSH : SOFT_OK;
+}
+
 /* ---- the loop ------------------------------------------------------------ */
 
 static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
-	bool stall = false;
+	bool stall = false, term = false;
 	enum soft_fault fault = inject_exec(qp, wqe, &stall);
 
 	if (!fault && !stall) {
-		if (wqe->op->cls == SOFT_OPC_LOCAL)
+		if (wqe->op->cls == SOFT_OPC_LOCAL) {
 			fault = req_local(qp, wqe);
-		else
+		} else {
 			fault = req_remote(qp, wqe, &stall);
+			fault = iwarp_terminated(qp, wqe, fault, &term);
+		}
 	}
 	if (stall)
 		return REQ_STALL;
 	soft_count(&qp->st_wrs, 1);
 	rdmarw__soft_comp_send(qp, wqe, fault);
-	if (fault)
+	if (fault || term)
 		rdmarw__soft_qp_to_err(qp);
 	return REQ_DONE;
 }
