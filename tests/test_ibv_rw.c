@@ -19,7 +19,6 @@
 #include <rdmarw/rw.h>
 
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +26,7 @@
 #include <time.h>
 
 #ifdef RDMARW_HAVE_IBV
-#include <rdmarw/ibv.h>
+#include "helpers/ibv_env.h"
 
 #define ARENA (64 * 1024)
 #define WAIT_S 30 /* give up on a completion after this (never expected) */
@@ -42,20 +41,18 @@ struct ibv_env {
 	struct ib_device *dev;
 	struct ib_pd *pd, *peer_pd;
 	struct ib_cq *cq, *peer_cq;
+	struct ibv_pair pair;
 	struct ib_qp *qp, *peer_qp;
-	struct rdmarw_ibv_listener *l;
 	struct rdmarw_ibv_conn *conn, *peer_conn;
 	u8 *local, *remote;
 	struct ib_mr *remote_mr;
-	struct rdmarw_ibv_peer_info sent, got;
-	int server_ret;
+	struct rdmarw_ibv_peer_info sent;
 	enum ib_poll_context poll_ctx;
 	long dma_mapped;
 };
 
 static const char *cur_dev;
 static const char *cur_addr;
-static int next_port = 7471;
 
 static void on_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -86,10 +83,10 @@ static void wait_calls(struct ib_cq *cq, struct done_ctx *d, int n)
 	assert_int_equal(__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE), n);
 }
 
-static struct ib_qp *make_qp(struct ibv_env *e, struct rdmarw_ibv_conn *c,
-			     struct ib_pd *pd, struct ib_cq *cq)
+static void qp_attr(struct ibv_env *e, struct ib_cq *cq,
+		    struct ib_qp_init_attr *a)
 {
-	struct ib_qp_init_attr a = {
+	*a = (struct ib_qp_init_attr){
 		.send_cq = cq,
 		.recv_cq = cq,
 		.cap = { .max_send_wr = 64, .max_recv_wr = 8,
@@ -99,8 +96,6 @@ static struct ib_qp *make_qp(struct ibv_env *e, struct rdmarw_ibv_conn *c,
 		.qp_type = IB_QPT_RC,
 		.port_num = 1,
 	};
-
-	return rdmarw_ibv_create_qp(c, pd, &a);
 }
 
 static double now_s(void)
@@ -111,49 +106,23 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void *server(void *arg)
-{
-	struct ibv_env *e = arg;
-	struct ib_qp *qp;
-	int ret;
-
-	ret = rdmarw_ibv_get_request(e->l, WAIT_S * 1000, &e->peer_conn);
-	if (!ret) {
-		qp = make_qp(e, e->peer_conn, e->peer_pd, e->peer_cq);
-		ret = IS_ERR(qp) ? (int)PTR_ERR(qp) : 0;
-		if (!ret)
-			e->peer_qp = qp;
-	}
-	if (!ret)
-		ret = rdmarw_ibv_accept(e->peer_conn, &e->sent,
-					sizeof(e->sent), WAIT_S * 1000);
-	e->server_ret = ret;
-	return NULL;
-}
-
+/* The two QPs, connected; the passive side sends e->sent. */
 static int connect_pair(struct ibv_env *e)
 {
-	char port[16];
-	pthread_t t;
+	struct ib_qp_init_attr a, pa;
 	int ret;
 
-	snprintf(port, sizeof(port), "%d", next_port++);
-	ret = rdmarw_ibv_listen(cur_addr, port, &e->l);
+	qp_attr(e, e->cq, &a);
+	qp_attr(e, e->peer_cq, &pa);
+	ret = ibv_pair_connect(&e->pair, cur_addr, e->pd, &a, e->peer_pd,
+			       &pa, &e->sent, sizeof(e->sent));
 	if (ret)
 		return ret;
-	if (pthread_create(&t, NULL, server, e))
-		return -EAGAIN;
-	ret = rdmarw_ibv_resolve(cur_addr, port, 5000, &e->conn);
-	if (!ret) {
-		e->qp = make_qp(e, e->conn, e->pd, e->cq);
-		ret = IS_ERR(e->qp) ? (int)PTR_ERR(e->qp) : 0;
-		if (ret)
-			e->qp = NULL;
-	}
-	if (!ret)
-		ret = rdmarw_ibv_connect(e->conn, NULL, 0, WAIT_S * 1000);
-	pthread_join(t, NULL);
-	return ret ? ret : e->server_ret;
+	e->qp = e->pair.qp;
+	e->peer_qp = e->pair.peer_qp;
+	e->conn = e->pair.conn;
+	e->peer_conn = e->pair.peer_conn;
+	return 0;
 }
 
 static int env_up(void **state, enum ib_poll_context ctx)
@@ -212,13 +181,6 @@ static int setup_threaded(void **state)
 	return env_up(state, IB_POLL_WORKQUEUE);
 }
 
-static void destroy_conn(struct ib_qp *qp, struct rdmarw_ibv_conn *c)
-{
-	if (qp)
-		assert_int_equal(ib_destroy_qp(qp), 0);
-	assert_int_equal(rdmarw_ibv_conn_destroy(c), 0);
-}
-
 static int teardown(void **state)
 {
 	struct ibv_env *e = *state;
@@ -226,17 +188,7 @@ static int teardown(void **state)
 
 	if (!e)
 		return 0;
-	/* Both ends are ours: start the disconnect on one, let the other
-	 * answer, then collect the first one's event. */
-	if (e->conn)
-		rdmarw_ibv_disconnect(e->conn, 0);
-	if (e->peer_conn)
-		rdmarw_ibv_wait_disconnect(e->peer_conn, 5000);
-	if (e->conn)
-		rdmarw_ibv_wait_disconnect(e->conn, 5000);
-	destroy_conn(e->qp, e->conn);
-	destroy_conn(e->peer_qp, e->peer_conn);
-	rdmarw_ibv_listener_destroy(e->l);
+	assert_int_equal(ibv_pair_destroy(&e->pair), 0);
 	assert_int_equal(ib_dereg_mr(e->remote_mr), 0);
 	assert_int_equal(ib_free_cq(e->cq), 0);
 	assert_int_equal(ib_free_cq(e->peer_cq), 0);

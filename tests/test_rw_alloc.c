@@ -13,7 +13,10 @@
  * behind the __real_ functions.  The emulated IOMMU builds a page table per
  * IOVA range, as a real IOMMU driver does, which is the device's business
  * and not the R/W API's: rdmarw__soft_iova_alloc is wrapped too, and what
- * it allocates is counted apart.
+ * it allocates is counted apart.  On an ibv device (RDMARW_TEST_DEVICE) the
+ * SGE paths run there: posting translates without allocating, the pages
+ * the cycles touch being registered once (declared, or cached on demand
+ * during the warm-up).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +198,10 @@ static bool one_cycle(struct rw_env *e, const struct path *p, struct bufs *b)
 					      .num_sge = 1 };
 		if (ib_post_recv(e->peer_qp, &b->rwr, NULL))
 			return false;
+		/* siw completes a SEND before earlier READs' data lands */
+		if (p->dir == DMA_FROM_DEVICE &&
+		    rdma_protocol_iwarp(e->dev, 1))
+			b->send.send_flags |= IB_SEND_FENCE;
 		first = rdma_rw_ctx_wrs(&ctx, e->qp, 1, NULL, &b->send);
 	} else {
 		first = rdma_rw_ctx_wrs(&ctx, e->qp, 1, &b->done.cqe, NULL);
@@ -276,25 +283,37 @@ static void run_paths(const struct rw_profile *prof, bool force, u32 ctxs,
 	rdma_rw_set_force_mr(false);
 }
 
+/* The SGE paths (rxe's, and every ibv device's). */
+static const struct path sge_paths[] = {
+	{ "sg SINGLE WRITE", 1, DMA_TO_DEVICE, false, false, 0,
+	  RDMA_RW_SINGLE_WR },
+	{ "sg MULTI READ (2 WRs)", 40, DMA_FROM_DEVICE, false, false, 0,
+	  RDMA_RW_MULTI_WR },
+	{ "sg MULTI WRITE + chain_wr", 40, DMA_TO_DEVICE, false, true, 0,
+	  RDMA_RW_MULTI_WR },
+	{ "sg MULTI READ + chain_wr", 12, DMA_FROM_DEVICE, false, true, 0,
+	  RDMA_RW_MULTI_WR },
+	{ "sg offset past the end (-EINVAL)", 3, DMA_TO_DEVICE, false,
+	  false, 3 * PAGE_SIZE, RDMA_RW_SINGLE_WR, -EINVAL },
+	{ "bvec SINGLE READ", 1, DMA_FROM_DEVICE, true, false, 0,
+	  RDMA_RW_SINGLE_WR },
+	{ "bvec MULTI WRITE", 50, DMA_TO_DEVICE, true, false, 0,
+	  RDMA_RW_MULTI_WR },
+};
+
 static void test_rxe_paths(void **state)
 {
-	const struct path paths[] = {
-		{ "sg SINGLE WRITE", 1, DMA_TO_DEVICE, false, false, 0,
-		  RDMA_RW_SINGLE_WR },
-		{ "sg MULTI READ (2 WRs)", 40, DMA_FROM_DEVICE, false, false, 0,
-		  RDMA_RW_MULTI_WR },
-		{ "sg MULTI WRITE + chain_wr", 40, DMA_TO_DEVICE, false, true,
-		  0, RDMA_RW_MULTI_WR },
-		{ "sg offset past the end (-EINVAL)", 3, DMA_TO_DEVICE, false,
-		  false, 3 * PAGE_SIZE, RDMA_RW_SINGLE_WR, -EINVAL },
-		{ "bvec SINGLE READ", 1, DMA_FROM_DEVICE, true, false, 0,
-		  RDMA_RW_SINGLE_WR },
-		{ "bvec MULTI WRITE", 50, DMA_TO_DEVICE, true, false, 0,
-		  RDMA_RW_MULTI_WR },
-	};
+	rw_skip_on_device();
+	run_paths(&rw_profiles[1], false, 4, sge_paths,
+		  sizeof(sge_paths) / sizeof(sge_paths[0]), false);
+}
 
-	run_paths(&rw_profiles[1], false, 4, paths,
-		  sizeof(paths) / sizeof(paths[0]), false);
+/* The device under test (RDMARW_TEST_DEVICE). */
+static void test_device_paths(void **state)
+{
+	rw_skip_on_soft();
+	run_paths(rw_test_device(), false, 4, sge_paths,
+		  sizeof(sge_paths) / sizeof(sge_paths[0]), false);
 }
 
 static void test_mlx5_paths(void **state)
@@ -312,6 +331,7 @@ static void test_mlx5_paths(void **state)
 		  false, 0, RDMA_RW_MULTI_WR },
 	};
 
+	rw_skip_on_device(); /* fast registration */
 	run_paths(&rw_profiles[0], false, 2, paths,
 		  sizeof(paths) / sizeof(paths[0]), false);
 	run_paths(&rw_profiles[0], false, 1, fallback, 1, true);
@@ -328,6 +348,7 @@ static void test_siw_paths(void **state)
 		  RDMA_RW_MULTI_WR },
 	};
 
+	rw_skip_on_device(); /* fast registration */
 	run_paths(&rw_profiles[2], false, 2, paths,
 		  sizeof(paths) / sizeof(paths[0]), false);
 }
@@ -341,6 +362,7 @@ static void test_force_mr_paths(void **state)
 		  RDMA_RW_MR },
 	};
 
+	rw_skip_on_device(); /* fast registration */
 	run_paths(&rw_profiles[1], true, 4, paths,
 		  sizeof(paths) / sizeof(paths[0]), false);
 }
@@ -354,6 +376,7 @@ static void test_iova_path(void **state)
 		  0, RDMA_RW_IOVA },
 	};
 
+	rw_skip_on_device(); /* the emulated IOMMU */
 	run_paths(&rw_profiles[3], false, 2, paths,
 		  sizeof(paths) / sizeof(paths[0]), false);
 }
@@ -370,11 +393,13 @@ static void test_counter_sees_library(void **state)
 		.remote_len = 512 << 10,
 	};
 	struct rdma_rw_ctx ctx;
-	struct scatterlist *sg = calloc(2000, sizeof(*sg));
+	struct scatterlist *sg;
 	struct rw_env e;
 	unsigned int i;
 	void *p;
 
+	rw_skip_on_device(); /* rxe's SGE count */
+	sg = calloc(2000, sizeof(*sg));
 	assert_non_null(sg);
 	rw_env_setup(&e, &o);
 	sg_init_table(sg, 2000);
@@ -417,6 +442,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counter_sees_library),
 		cmocka_unit_test(test_rxe_paths),
+		cmocka_unit_test(test_device_paths),
 		cmocka_unit_test(test_mlx5_paths),
 		cmocka_unit_test(test_siw_paths),
 		cmocka_unit_test(test_force_mr_paths),

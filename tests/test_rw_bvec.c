@@ -7,6 +7,8 @@
  * emulated IOMMU (one SGE over an IOVA range, destroyed with the context);
  * devices with virtual DMA fall back to one SGE per bio_vec; iWARP READs
  * and force_mr register through a scatterlist built from the bio_vecs.
+ * On an ibv device (RDMARW_TEST_DEVICE) the shapes and windows run there,
+ * one SGE per bio_vec.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,28 +137,40 @@ static void run_profile(const struct rw_profile *p, bool force)
 
 static void test_bvec_mlx5(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[0], false);
 }
 
 static void test_bvec_rxe(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[1], false);
 }
 
 static void test_bvec_siw(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[2], false);
 }
 
 static void test_bvec_rxe_iommu(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[3], false);
+}
+
+/* The device under test (RDMARW_TEST_DEVICE). */
+static void test_bvec_device(void **state)
+{
+	rw_skip_on_soft();
+	run_profile(rw_test_device(), false);
 }
 
 static void test_bvec_force_mr(void **state)
 {
 	unsigned int i;
 
+	rw_skip_on_device();
 	for (i = 0; i < rw_nr_profiles; i++)
 		run_profile(&rw_profiles[i], true);
 }
@@ -180,6 +194,7 @@ static void test_iova_range(void **state)
 	struct rw_done d;
 	struct rw_env e;
 
+	rw_skip_on_device(); /* the emulated IOMMU */
 	rw_env_setup(&e, &o);
 	/* 3000 bytes ending a page, two pages, 5 pages + 100 */
 	bvec_set_virt(&bv[0], e.local + 2 * PAGE_SIZE - 3000, 3000);
@@ -235,6 +250,7 @@ static void test_iova_link_failure(void **state)
 	struct soft_stats st;
 	struct rw_env e;
 
+	rw_skip_on_device(); /* the emulated IOMMU */
 	rw_env_setup(&e, &o);
 	bvec_set_virt(&bv[0], e.local + PAGE_SIZE, 1000);
 	bvec_set_virt(&bv[1], e.local + 5 * PAGE_SIZE + 8, 1000);
@@ -265,6 +281,7 @@ static void test_bvec_mr_storage(void **state)
 	struct rw_env e;
 	unsigned int i;
 
+	rw_skip_on_device(); /* fast registration */
 	rw_env_setup(&e, &o);
 	for (i = 0; i < 300; i++) {
 		bvec_set_virt(&bv[i], e.local + (i + 1) * PAGE_SIZE,
@@ -300,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_bvec_rxe),
 		cmocka_unit_test(test_bvec_siw),
 		cmocka_unit_test(test_bvec_rxe_iommu),
+		cmocka_unit_test(test_bvec_device),
 		cmocka_unit_test(test_bvec_force_mr),
 		cmocka_unit_test(test_iova_range),
 		cmocka_unit_test(test_iova_link_failure),

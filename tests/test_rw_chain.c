@@ -5,7 +5,8 @@
  * without force_mr: the context's path and every field of every WR equal
  * the independent model's, the return value is the WQE count, the posted
  * chain moves exactly the expected bytes (guard bytes unchanged) and
- * nothing stays mapped or taken.
+ * nothing stays mapped or taken.  On an ibv device (RDMARW_TEST_DEVICE)
+ * the same shapes run there instead, over the SGE paths.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,6 +76,14 @@ static void expect_paths(const struct rw_profile *p, bool force,
 
 	assert_int_equal(t->paths[RDMA_RW_IOVA], 0);
 	assert_int_equal(t->paths[RDMA_RW_SIG_MR], 0);
+	if (p->ibv) {
+		/* no fast registration: SGEs for everything, no refusal */
+		assert_int_equal(t->paths[RDMA_RW_MR], 0);
+		assert_true(t->paths[RDMA_RW_MULTI_WR] > 0);
+		assert_true(t->paths[RDMA_RW_SINGLE_WR] > 0);
+		assert_int_equal(t->errors, 0);
+		return;
+	}
 	if (force || (read && siw)) {
 		assert_true(t->paths[RDMA_RW_MR] > 0);
 		assert_int_equal(t->paths[RDMA_RW_MULTI_WR], 0);
@@ -121,44 +130,58 @@ static void run_profile(const struct rw_profile *p, bool force)
 
 static void test_chain_mlx5(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[0], false);
 }
 
 static void test_chain_rxe(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[1], false);
 }
 
 static void test_chain_siw(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[2], false);
 }
 
 static void test_chain_rxe_iommu(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[3], false);
 }
 
 static void test_chain_mlx5_force_mr(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[0], true);
 }
 
 static void test_chain_rxe_force_mr(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[1], true);
 }
 
 static void test_chain_siw_force_mr(void **state)
 {
+	rw_skip_on_device();
 	run_profile(&rw_profiles[2], true);
+}
+
+/* The device under test (RDMARW_TEST_DEVICE). */
+static void test_chain_device(void **state)
+{
+	rw_skip_on_soft();
+	run_profile(rw_test_device(), false);
 }
 
 /* A QP with fewer SGEs than its device: the QP's cap is the limit. */
 static void test_chain_small_sge_cap(void **state)
 {
 	struct rw_env_opts o = {
-		.profile = &rw_profiles[1],
+		.profile = rw_test_pick(&rw_profiles[1]),
 		.max_send_sge = 3,
 		.local_len = 3 << 20,
 		.remote_len = 3 << 20,
@@ -185,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_chain_mlx5_force_mr),
 		cmocka_unit_test(test_chain_rxe_force_mr),
 		cmocka_unit_test(test_chain_siw_force_mr),
+		cmocka_unit_test(test_chain_device),
 		cmocka_unit_test(test_chain_small_sge_cap),
 	};
 

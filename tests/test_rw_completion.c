@@ -4,7 +4,12 @@
  * completes, and a SEND appended to a WRITE reaches the peer after the
  * data (checked by the peer at the moment its receive completes, with the
  * devices executing on their own threads).  Without chain_wr, every
- * context completes exactly once, through its cqe->done.
+ * context completes exactly once, through its cqe->done.  On an ibv device
+ * (RDMARW_TEST_DEVICE) the configurations without force_mr run there.
+ *
+ * A SEND chained after READs is fenced on iWARP: siw completes a SEND once
+ * it is sent, before the responses of READs posted ahead of it have been
+ * placed, so without the fence its completion says nothing about them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,7 +62,7 @@ struct cfg {
 	u32 n;
 };
 
-static const struct cfg cfgs[] = {
+static const struct cfg soft_cfgs[] = {
 	{ &rw_profiles[0], false, 1 },   /* SINGLE */
 	{ &rw_profiles[0], false, 40 },  /* MULTI, two WRs */
 	{ &rw_profiles[1], false, 40 },
@@ -66,6 +71,24 @@ static const struct cfg cfgs[] = {
 	{ &rw_profiles[2], true, 9 },    /* MR on iWARP */
 	{ &rw_profiles[0], true, 2 },
 };
+
+/* The configurations to run: the software profiles', or on a device the
+ * same entry counts without force_mr (it has no fast registration). */
+static unsigned int configs(const struct cfg **out)
+{
+	static struct cfg dev_cfgs[3];
+	const struct rw_profile *d = rw_test_device();
+
+	if (!d) {
+		*out = soft_cfgs;
+		return sizeof(soft_cfgs) / sizeof(soft_cfgs[0]);
+	}
+	dev_cfgs[0] = (struct cfg){ d, false, 1 };
+	dev_cfgs[1] = (struct cfg){ d, false, 40 };
+	dev_cfgs[2] = (struct cfg){ d, false, 13 };
+	*out = dev_cfgs;
+	return 3;
+}
 
 static void env_for(struct rw_env *e, const struct cfg *c)
 {
@@ -106,6 +129,13 @@ static void send_wr(struct rw_env *e, struct ib_send_wr *w,
 	w->wr_cqe = &d->cqe;
 }
 
+/* See the top of the file. */
+static void fence_after_read(struct rw_env *e, struct ib_send_wr *w)
+{
+	if (rdma_protocol_iwarp(e->dev, 1))
+		w->send_flags |= IB_SEND_FENCE;
+}
+
 static void post_recv(struct rw_env *e, struct peer_check *pc,
 		      struct ib_sge *sge, u8 *buf)
 {
@@ -122,9 +152,10 @@ static void post_recv(struct rw_env *e, struct peer_check *pc,
 static void test_chain_wr_write_then_send(void **state)
 {
 	struct rw_model_ent ents[300];
-	unsigned int c, round;
+	const struct cfg *cfgs;
+	unsigned int c, round, nr = configs(&cfgs);
 
-	for (c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+	for (c = 0; c < nr; c++) {
 		struct rw_env e;
 		struct peer_check pc = { .cqe.done = recv_done };
 		struct rdma_rw_ctx ctx;
@@ -179,9 +210,10 @@ static void test_chain_wr_write_then_send(void **state)
 static void test_chain_wr_read(void **state)
 {
 	struct rw_model_ent ents[300];
-	unsigned int c;
+	const struct cfg *cfgs;
+	unsigned int c, nr = configs(&cfgs);
 
-	for (c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+	for (c = 0; c < nr; c++) {
 		struct rw_env e;
 		struct rdma_rw_ctx ctx;
 		struct rw_sgl sgl;
@@ -201,6 +233,7 @@ static void test_chain_wr_read(void **state)
 					     DMA_FROM_DEVICE) > 0);
 		post_recv(&e, &pc, &rsge, rbuf);
 		send_wr(&e, &send, &ssge, &sd, sbuf);
+		fence_after_read(&e, &send);
 		assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, NULL, &send),
 				 0);
 		rw_env_wait(&e, &sd.count, 1);
@@ -228,10 +261,11 @@ static void test_one_completion_per_context(void **state)
 {
 	enum { K = 8 };
 	struct rw_model_ent ents[K][24];
-	unsigned int c;
+	const struct cfg *cfgs;
+	unsigned int c, nr = configs(&cfgs);
 	int i;
 
-	for (c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+	for (c = 0; c < nr; c++) {
 		struct rw_env e;
 		struct rdma_rw_ctx ctx[K];
 		struct rw_sgl sgl[K];
@@ -293,6 +327,7 @@ static void test_one_completion_per_context(void **state)
 		/* again, all eight chained before one SEND */
 		post_recv(&e, &pc, &rsge, rbuf);
 		send_wr(&e, &send, &ssge, &sd, sbuf);
+		fence_after_read(&e, &send);
 		{
 			struct ib_send_wr *next = &send;
 

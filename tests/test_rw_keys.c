@@ -6,7 +6,9 @@
  * against the model (LOCAL_INV exactly when the MR is still registered,
  * naming the registered key; REG_MR of the next variant) and every
  * completion must be a success, which the software device only gives when
- * each key used is the one registered.
+ * each key used is the one registered.  These need fast registration: on
+ * an ibv device (RDMARW_TEST_DEVICE) they skip.  A wrong rkey, last, runs
+ * on every profile and on the device: the status the protocol gives.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,6 +83,7 @@ static void test_repost_one_context(void **state)
 	struct rw_model_ent ents[FR_LEN + 1];
 	unsigned int i;
 
+	rw_skip_on_device(); /* MR keys: no fast registration there */
 	for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
 		struct rw_env e;
 		struct rw_case c = {
@@ -111,6 +114,7 @@ static void test_reuse_past_256(void **state)
 	struct rw_model_ent ents[4]; /* 4 > mlx5's max_sgl_rd */
 	unsigned int i, k;
 
+	rw_skip_on_device(); /* MR keys: no fast registration there */
 	for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
 		struct rw_env e;
 		struct ib_mr *mr;
@@ -158,6 +162,7 @@ static void test_init_destroy_without_post(void **state)
 	struct rw_model_ent ents[4]; /* 4 > mlx5's max_sgl_rd */
 	unsigned int i, k;
 
+	rw_skip_on_device(); /* MR keys: no fast registration there */
 	for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
 		struct rw_env e;
 		struct ib_mr *mr;
@@ -249,6 +254,7 @@ static void test_failed_post_rolls_back(void **state)
 	struct rw_model_ent ents[FR_LEN + 1];
 	unsigned int i;
 
+	rw_skip_on_device(); /* MR keys: no fast registration there */
 	for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
 		const struct mr_cfg *cfg = &cfgs[i];
 		struct ib_rdma_wr *fill = calloc(64, sizeof(*fill));
@@ -312,6 +318,88 @@ static void test_failed_post_rolls_back(void **state)
 	}
 }
 
+/*
+ * What the requester of a context with a wrong rkey sees depends on the
+ * protocol: the remote access error on InfiniBand and RoCE; on iWARP
+ * (siw) a WRITE completed once it was sent, since nothing acknowledges it,
+ * and a READ is flushed by the TERMINATE that stops the QP.
+ */
+static enum ib_wc_status bad_rkey_status(struct rw_env *e,
+					 enum dma_data_direction dir)
+{
+	if (!rdma_protocol_iwarp(e->dev, 1))
+		return IB_WC_REM_ACCESS_ERR;
+	return dir == DMA_FROM_DEVICE ? IB_WC_WR_FLUSH_ERR : IB_WC_SUCCESS;
+}
+
+static void bad_rkey_case(const struct rw_profile *p,
+			  enum dma_data_direction dir)
+{
+	struct rw_env_opts o = {
+		.profile = p,
+		.max_rdma_ctxs = 2,
+		.local_len = 64 << 10,
+		.remote_len = 64 << 10,
+	};
+	struct rdma_rw_ctx ctx;
+	struct scatterlist sg;
+	struct ib_rdma_wr rd = { 0 };
+	struct ib_sge sge;
+	struct rw_done d, r;
+	struct rw_env e;
+
+	rw_env_setup(&e, &o);
+	sg_init_one(&sg, e.local + PAGE_SIZE, 64);
+	assert_true(rdma_rw_ctx_init(&ctx, e.qp, 1, &sg, 1, 0,
+				     rw_env_raddr(&e, 128),
+				     e.remote_mr->rkey ^ 0x80, dir) > 0);
+	rw_done_init(&d);
+	assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, &d.cqe, NULL), 0);
+	rw_env_wait(&e, &d.count, 1);
+	if (d.status != bad_rkey_status(&e, dir))
+		fail_msg("%s %s: %s", p->label,
+			 dir == DMA_TO_DEVICE ? "WRITE" : "READ",
+			 ib_wc_status_msg(d.status));
+	rdma_rw_ctx_destroy(&ctx, e.qp, 1, &sg, 1, dir);
+	/*
+	 * The QP has stopped: a good READ posted behind the error flushes.
+	 * Not on the kernel's siw: a user-space QP in ERR takes the WR and
+	 * never completes it, so none is posted there.
+	 */
+	if (rw_env_soft(&e) || !rdma_protocol_iwarp(e.dev, 1)) {
+		sge = (struct ib_sge){ (u64)(uintptr_t)e.local, 8,
+				       e.pd->local_dma_lkey };
+		rd.wr.opcode = IB_WR_RDMA_READ;
+		rd.wr.sg_list = &sge;
+		rd.wr.num_sge = 1;
+		rd.wr.send_flags = IB_SEND_SIGNALED;
+		rd.remote_addr = rw_env_raddr(&e, 0);
+		rd.rkey = e.remote_mr->rkey;
+		rw_done_init(&r);
+		rd.wr.wr_cqe = &r.cqe;
+		assert_int_equal(ib_post_send(e.qp, &rd.wr, NULL), 0);
+		rw_env_wait(&e, &r.count, 1);
+		assert_int_equal(r.status, IB_WC_WR_FLUSH_ERR);
+	}
+	/* no byte moved (compared as they are: rw_env_check() would post a
+	 * READ to settle them) */
+	assert_memory_equal(e.local, e.local_ref, e.local_len);
+	assert_memory_equal(e.remote, e.remote_ref, e.remote_len);
+	rw_env_teardown(&e);
+}
+
+/* A wrong rkey, WRITE and READ, on every profile (or the device). */
+static void test_bad_rkey(void **state)
+{
+	unsigned int i, n;
+	const struct rw_profile *p = rw_test_profiles(&n);
+
+	for (i = 0; i < n; i++) {
+		bad_rkey_case(&p[i], DMA_TO_DEVICE);
+		bad_rkey_case(&p[i], DMA_FROM_DEVICE);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_reuse_past_256),
 		cmocka_unit_test(test_init_destroy_without_post),
 		cmocka_unit_test(test_failed_post_rolls_back),
+		cmocka_unit_test(test_bad_rkey),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

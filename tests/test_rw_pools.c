@@ -5,7 +5,8 @@
  * terminal cases (iWARP, force_mr), rdma_rw_mr_factor() and
  * rdma_rw_max_send_wr() per profile with saturation, and a QP sized by
  * max_rdma_ctxs = N holding N of its largest contexts at once while the
- * N+1st overflows the Send Queue.
+ * N+1st overflows the Send Queue.  On an ibv device (RDMARW_TEST_DEVICE)
+ * the sizing without MRs runs there instead.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,6 +90,7 @@ static void test_eagain_falls_back(void **state)
 	};
 	enum rdma_rw_ctx_type type;
 
+	rw_skip_on_device(); /* MR pools */
 	setup(&e, &rw_profiles[0], 2, 16);
 	assert_int_equal(ib_mr_pool_count(e.qp, &e.qp->rdma_mrs), 2);
 	assert_int_equal(hold(&e, &h[0], 5, 10, DMA_FROM_DEVICE), 2);
@@ -123,6 +125,7 @@ static void test_no_pool_falls_back(void **state)
 	struct held h;
 	struct rw_env e;
 
+	rw_skip_on_device(); /* the mlx5 profile's max_sgl_rd */
 	setup(&e, &rw_profiles[0], 0, 16);
 	assert_null(e.qp->rw_cache);
 	assert_int_equal(hold(&e, &h, 7, 1, DMA_FROM_DEVICE), 1);
@@ -146,6 +149,7 @@ static void test_eagain_terminal(void **state)
 	struct rw_env e;
 	long mapped;
 
+	rw_skip_on_device(); /* MR pools */
 	/* siw READ */
 	setup(&e, &rw_profiles[2], 1, 16);
 	assert_int_equal(hold(&e, &h, 1, 1, DMA_FROM_DEVICE), 2);
@@ -193,6 +197,7 @@ static void test_mrs_used(void **state)
 	struct rw_env e;
 	int i;
 
+	rw_skip_on_device(); /* MR pools */
 	setup(&e, &rw_profiles[2], 4, 16);
 	for (i = 0; i < 4; i++) {
 		assert_int_equal(hold(&e, &h[i], 1, 1 + i, DMA_FROM_DEVICE),
@@ -226,9 +231,11 @@ static struct ib_device *make_dev(struct soft_fabric *f, const char *name,
 
 static void test_mr_factor(void **state)
 {
-	struct soft_fabric *f = soft_fabric_create();
+	struct soft_fabric *f;
 	struct ib_device *mlx5, *rxe, *siw;
 
+	rw_skip_on_device(); /* the software profiles' figures */
+	f = soft_fabric_create();
 	assert_false(IS_ERR(f));
 	mlx5 = make_dev(f, "mlx5", false);
 	rxe = make_dev(f, "rxe", false);
@@ -262,9 +269,11 @@ static void test_mr_factor(void **state)
 
 static void test_max_send_wr(void **state)
 {
-	struct soft_fabric *f = soft_fabric_create();
+	struct soft_fabric *f;
 	struct ib_device *mlx5, *rxe, *siw;
 
+	rw_skip_on_device(); /* the software profiles' figures */
+	f = soft_fabric_create();
 	assert_false(IS_ERR(f));
 	mlx5 = make_dev(f, "mlx5", false);
 	rxe = make_dev(f, "rxe", false);
@@ -300,6 +309,7 @@ static void test_init_qp(void **state)
 	struct rw_env e;
 	struct ib_qp_init_attr a = { .port_num = 1 };
 
+	rw_skip_on_device(); /* MR pools */
 	setup(&e, &rw_profiles[0], 5, 7);
 	assert_int_equal(e.qp->cap.max_send_wr, 7 + 15);
 	assert_int_equal(ib_mr_pool_count(e.qp, &e.qp->rdma_mrs), 5);
@@ -390,6 +400,7 @@ static void run_in_flight(const struct rw_profile *p, bool force,
 
 static void test_n_in_flight(void **state)
 {
+	rw_skip_on_device(); /* MR pools; see test_n_in_flight_device */
 	/* mlx5 READ of 8 pages: LOCAL_INV + REG + READ, 3 WQEs = factor */
 	run_in_flight(&rw_profiles[0], false, DMA_FROM_DEVICE, 8);
 	/* rxe: one WR per context, factor 1 */
@@ -398,6 +409,98 @@ static void test_n_in_flight(void **state)
 	/* force_mr WRITE on rxe and siw: 3 WQEs each */
 	run_in_flight(&rw_profiles[1], true, DMA_TO_DEVICE, 8);
 	run_in_flight(&rw_profiles[2], true, DMA_TO_DEVICE, 8);
+}
+
+/*
+ * The device under test: no fast registration, so no MRs, one WR per
+ * max_sge_rd pages and one extra WQE per context, force_mr or not.
+ */
+static void test_sizing_device(void **state)
+{
+	struct ib_device *dev;
+	struct rw_env e;
+	u32 rd;
+	int force;
+
+	rw_skip_on_soft();
+	setup(&e, rw_test_device(), 5, 7);
+	dev = e.dev;
+	rd = (u32)dev->attrs.max_sge_rd;
+	assert_true(rd >= 1);
+	for (force = 0; force < 2; force++) {
+		rdma_rw_set_force_mr(force);
+		assert_int_equal(rdma_rw_mr_factor(dev, 1, 1), 1);
+		assert_int_equal(rdma_rw_mr_factor(dev, 1, rd), 1);
+		assert_int_equal(rdma_rw_mr_factor(dev, 1, rd + 1), 2);
+		assert_int_equal(rdma_rw_mr_factor(dev, 1, 1000),
+				 (1000 + rd - 1) / rd);
+		assert_int_equal(rdma_rw_max_send_wr(dev, 1, 10, 0), 10);
+		assert_int_equal(rdma_rw_max_send_wr(dev, 1, UINT_MAX, 0),
+				 UINT_MAX);
+	}
+	rdma_rw_set_force_mr(false);
+	assert_int_equal(rdma_rw_mr_factor(dev, 0, 10), 0);
+	assert_int_equal(rdma_rw_mr_factor(dev, 2, 10), 0);
+	assert_int_equal(rdma_rw_max_send_wr(dev, 2, 7, 0), 0);
+	/* the QP: 7 + 5 WRs at least (the device may round up), no pool,
+	 * context storage for the 5 */
+	assert_true(e.qp->cap.max_send_wr >= 7 + 5);
+	assert_int_equal(ib_mr_pool_count(e.qp, &e.qp->rdma_mrs), 0);
+	assert_true(list_empty(&e.qp->rdma_mrs));
+	assert_non_null(e.qp->rw_cache);
+	assert_int_equal(e.qp->rw_cache->nr_blocks, 5);
+	rw_env_teardown(&e);
+}
+
+/*
+ * On the device: N of the largest contexts (one WR each: as many entries as
+ * one WR carries) are in flight at once on a QP sized by max_rdma_ctxs N
+ * alone, and each completes.  (Whether one more overflows depends on how
+ * far the device rounded the queue up and how fast it drains it.)
+ */
+static void run_in_flight_device(enum dma_data_direction dir)
+{
+	enum { N = 6 };
+	struct held h[N];
+	struct rw_done d[N];
+	struct rw_env e;
+	u32 nents;
+	int i;
+
+	setup(&e, rw_test_device(), N, 0);
+	nents = dir == DMA_TO_DEVICE ? e.qp->cap.max_send_sge :
+				       e.qp->max_read_sge;
+	if (nents > 8)
+		nents = 8;
+	for (i = 0; i < N; i++) {
+		assert_int_equal(hold(&e, &h[i], nents, 1 + i * 8, dir), 1);
+		rw_done_init(&d[i]);
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(rdma_rw_ctx_post(&h[i].ctx, e.qp, 1,
+						  &d[i].cqe, NULL), 0);
+	for (i = 0; i < N; i++) {
+		rw_env_wait(&e, &d[i].count, 1);
+		assert_int_equal(d[i].status, IB_WC_SUCCESS);
+		release(&e, &h[i]);
+	}
+	/* the bytes: every context moved whole pages at 1 + i * 8 */
+	for (i = 0; i < N; i++) {
+		struct rw_model_ent ents[8];
+
+		pages(&e, ents, nents, 1 + (u32)i * 8);
+		rw_env_expect(&e, ents, nents, 0,
+			      (1 + (u64)i * 8) * PAGE_SIZE, dir);
+	}
+	rw_env_check(&e);
+	rw_env_teardown(&e);
+}
+
+static void test_n_in_flight_device(void **state)
+{
+	rw_skip_on_soft();
+	run_in_flight_device(DMA_TO_DEVICE);
+	run_in_flight_device(DMA_FROM_DEVICE);
 }
 
 int main(void)
@@ -411,6 +514,8 @@ int main(void)
 		cmocka_unit_test(test_max_send_wr),
 		cmocka_unit_test(test_init_qp),
 		cmocka_unit_test(test_n_in_flight),
+		cmocka_unit_test(test_sizing_device),
+		cmocka_unit_test(test_n_in_flight_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,9 +7,12 @@
 #include <cmocka.h>
 
 #include "helpers/rw_env.h"
+#include "helpers/ibv_env.h"
 #include "rw/rw_internal.h"
 
 #include <sched.h>
+#include <time.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +24,86 @@ const struct rw_profile rw_profiles[] = {
 };
 const unsigned int rw_nr_profiles =
 	sizeof(rw_profiles) / sizeof(rw_profiles[0]);
+
+/* ---- the device the suite runs on ------------------------------------ */
+
+static struct rw_profile dev_profile = { .ibv = true };
+static const char *dev_addr;
+static int dev_known; /* 0: not looked at yet, 1: none, 2: dev_profile */
+
+static void __attribute__((noreturn)) no_device(const char *why)
+{
+	fprintf(stderr, "RDMARW_TEST_DEVICE=%s: %s\n",
+		getenv("RDMARW_TEST_DEVICE"), why);
+	exit(2);
+}
+
+#ifdef RDMARW_HAVE_IBV
+static void close_devices(void)
+{
+	rdmarw_ibv_close_all();
+}
+
+static void open_device(const char *name)
+{
+	struct ib_device *dev = rdmarw_ibv_open(name);
+
+	if (IS_ERR(dev))
+		no_device(strerror((int)-PTR_ERR(dev)));
+	dev_addr = getenv("RDMARW_TEST_ADDR");
+	if (!dev_addr || !*dev_addr)
+		no_device("RDMARW_TEST_ADDR (its rdma_cm address) is not set");
+	atexit(close_devices);
+	dev_profile.name = dev_profile.label = dev->name;
+}
+#else
+static void open_device(const char *name)
+{
+	no_device("built without the libibverbs backend");
+}
+#endif
+
+const struct rw_profile *rw_test_device(void)
+{
+	const char *name;
+
+	if (!dev_known) {
+		name = getenv("RDMARW_TEST_DEVICE");
+		dev_known = 1;
+		if (name && *name) {
+			open_device(name);
+			dev_known = 2;
+		}
+	}
+	return dev_known == 2 ? &dev_profile : NULL;
+}
+
+const struct rw_profile *rw_test_profiles(unsigned int *n)
+{
+	if (rw_test_device()) {
+		*n = 1;
+		return &dev_profile;
+	}
+	*n = rw_nr_profiles;
+	return rw_profiles;
+}
+
+const struct rw_profile *rw_test_pick(const struct rw_profile *soft)
+{
+	return rw_test_device() ? &dev_profile : soft;
+}
+
+void rw_skip_on_device(void)
+{
+	if (rw_test_device())
+		skip();
+}
+
+void rw_skip_on_soft(void)
+{
+	if (!rw_test_device())
+		skip();
+}
 
 static u8 *arena(size_t len)
 {
@@ -43,27 +126,20 @@ static void make_profile(struct soft_profile *p, const struct rw_env_opts *o)
 		p->attrs.device_cap_flags &= ~(u64)IB_DEVICE_MEM_MGT_EXTENSIONS;
 }
 
-static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 send_wr,
-			     u32 send_sge, u32 rdma_ctxs)
+static void qp_attr(struct ib_qp_init_attr *a, struct ib_cq *cq, u32 send_wr,
+		    u32 send_sge, u32 rdma_ctxs)
 {
-	struct ib_qp_init_attr a = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = {
-			.max_send_wr = send_wr,
-			.max_recv_wr = 16,
-			.max_send_sge = send_sge,
-			.max_recv_sge = 1,
-			.max_rdma_ctxs = rdma_ctxs,
-		},
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.qp_type = IB_QPT_RC,
-		.port_num = 1,
-	};
-	struct ib_qp *qp = ib_create_qp(pd, &a);
-
-	assert_false(IS_ERR(qp));
-	return qp;
+	memset(a, 0, sizeof(*a));
+	a->send_cq = cq;
+	a->recv_cq = cq;
+	a->cap.max_send_wr = send_wr;
+	a->cap.max_recv_wr = 16;
+	a->cap.max_send_sge = send_sge;
+	a->cap.max_recv_sge = 1;
+	a->cap.max_rdma_ctxs = rdma_ctxs;
+	a->sq_sig_type = IB_SIGNAL_REQ_WR;
+	a->qp_type = IB_QPT_RC;
+	a->port_num = 1;
 }
 
 static int cq_entries(struct ib_device *dev)
@@ -71,12 +147,11 @@ static int cq_entries(struct ib_device *dev)
 	return dev->attrs.max_cqe < 8192 ? dev->attrs.max_cqe : 8192;
 }
 
-void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
+/* Two software devices of the profile on a fabric of their own. */
+static void soft_devices(struct rw_env *e, const struct rw_env_opts *o)
 {
 	struct soft_profile p;
-	u32 sge, wr;
 
-	memset(e, 0, sizeof(*e));
 	make_profile(&p, o);
 	e->siw_pages = p.protocol == RDMA_PROTOCOL_IWARP;
 	e->fabric = soft_fabric_create();
@@ -85,6 +160,58 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 	assert_false(IS_ERR(e->dev));
 	e->peer_dev = soft_device_create(e->fabric, NULL, &p);
 	assert_false(IS_ERR(e->peer_dev));
+}
+
+/* Both QPs, connected: directly on a fabric, through rdma_cm on ibv. */
+static void make_qps(struct rw_env *e, const struct rw_env_opts *o)
+{
+	struct ib_qp_init_attr a, pa;
+	u32 sge, wr;
+
+	sge = o->max_send_sge ? o->max_send_sge :
+				(u32)e->dev->attrs.max_send_sge;
+	wr = o->max_send_wr || o->exact_send_wr ? o->max_send_wr : 256;
+	qp_attr(&a, e->cq, wr, sge, o->max_rdma_ctxs);
+	qp_attr(&pa, e->peer_cq, 64, 1, 0);
+	if (rw_env_soft(e)) {
+		e->qp = ib_create_qp(e->pd, &a);
+		assert_false(IS_ERR(e->qp));
+		e->peer_qp = ib_create_qp(e->peer_pd, &pa);
+		assert_false(IS_ERR(e->peer_qp));
+		assert_int_equal(soft_qp_connect(e->qp, e->peer_qp), 0);
+		return;
+	}
+#ifdef RDMARW_HAVE_IBV
+	{
+		struct ibv_pair *pair = calloc(1, sizeof(*pair));
+		int ret;
+
+		assert_non_null(pair);
+		ret = ibv_pair_connect(pair, dev_addr, e->pd, &a, e->peer_pd,
+				       &pa, NULL, 0);
+		if (ret)
+			fail_msg("connecting two QPs on %s at %s: %s",
+				 e->dev->name, dev_addr, strerror(-ret));
+		e->pair = pair;
+		e->qp = pair->qp;
+		e->peer_qp = pair->peer_qp;
+	}
+#endif
+}
+
+void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
+{
+	memset(e, 0, sizeof(*e));
+	e->profile = o->profile;
+	if (rw_env_soft(e)) {
+		soft_devices(e, o);
+	} else {
+		/* The software device's knobs have no meaning here. */
+		assert_false(o->set_max_sgl_rd || o->profile->iommu);
+		e->dev = ib_device_get_by_name(o->profile->name);
+		assert_non_null(e->dev);
+		e->peer_dev = e->dev;
+	}
 	e->pd = ib_alloc_pd(e->dev, 0);
 	assert_false(IS_ERR(e->pd));
 	e->peer_pd = ib_alloc_pd(e->peer_dev, 0);
@@ -95,12 +222,7 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 	e->peer_cq = ib_alloc_cq(e->peer_dev, NULL, cq_entries(e->peer_dev),
 				 0, IB_POLL_DIRECT);
 	assert_false(IS_ERR(e->peer_cq));
-	sge = o->max_send_sge ? o->max_send_sge :
-				(u32)e->dev->attrs.max_send_sge;
-	wr = o->max_send_wr || o->exact_send_wr ? o->max_send_wr : 256;
-	e->qp = make_qp(e->pd, e->cq, wr, sge, o->max_rdma_ctxs);
-	e->peer_qp = make_qp(e->peer_pd, e->peer_cq, 64, 1, 0);
-	assert_int_equal(soft_qp_connect(e->qp, e->peer_qp), 0);
+	make_qps(e, o);
 
 	e->local_len = o->local_len ? o->local_len : 4 << 20;
 	e->local_len = (e->local_len + PAGE_SIZE - 1) & PAGE_MASK;
@@ -119,6 +241,16 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 					      IB_ACCESS_REMOTE_READ |
 					      IB_ACCESS_REMOTE_WRITE);
 	assert_false(IS_ERR(e->remote_mr));
+#ifdef RDMARW_HAVE_IBV
+	/* One registration serves every SGE in the local arena. */
+	if (!rw_env_soft(e)) {
+		e->scratch = arena(PAGE_SIZE);
+		assert_int_equal(rdmarw_ibv_declare(e->pd, e->local,
+						    e->local_len), 0);
+		assert_int_equal(rdmarw_ibv_declare(e->pd, e->scratch,
+						    PAGE_SIZE), 0);
+	}
+#endif
 	rw_env_fill(e, 1);
 }
 
@@ -128,22 +260,35 @@ void rw_env_teardown(struct rw_env *e)
 
 	assert_int_equal(e->qp->mrs_used, 0);
 	assert_int_equal(e->dev->dma_mapped, 0);
-	assert_int_equal(soft_device_stats(e->dev, &st), 0);
-	assert_int_equal(st.iova_ranges, 0);
+	if (rw_env_soft(e)) {
+		assert_int_equal(soft_device_stats(e->dev, &st), 0);
+		assert_int_equal(st.iova_ranges, 0);
+	}
 	if (e->qp->rw_cache)
 		assert_int_equal(e->qp->rw_cache->in_use, 0);
 	assert_int_equal(ib_dereg_mr(e->remote_mr), 0);
-	assert_int_equal(ib_destroy_qp(e->qp), 0);
-	assert_int_equal(ib_destroy_qp(e->peer_qp), 0);
+	if (rw_env_soft(e)) {
+		assert_int_equal(ib_destroy_qp(e->qp), 0);
+		assert_int_equal(ib_destroy_qp(e->peer_qp), 0);
+	}
+#ifdef RDMARW_HAVE_IBV
+	else {
+		assert_int_equal(ibv_pair_destroy(e->pair), 0);
+		free(e->pair);
+	}
+#endif
 	assert_int_equal(ib_free_cq(e->cq), 0);
 	assert_int_equal(ib_free_cq(e->peer_cq), 0);
 	assert_int_equal(ib_dealloc_pd(e->pd), 0);
 	assert_int_equal(ib_dealloc_pd(e->peer_pd), 0);
-	assert_int_equal(soft_device_destroy(e->dev), 0);
-	assert_int_equal(soft_device_destroy(e->peer_dev), 0);
-	assert_int_equal(soft_fabric_destroy(e->fabric), 0);
+	if (rw_env_soft(e)) {
+		assert_int_equal(soft_device_destroy(e->dev), 0);
+		assert_int_equal(soft_device_destroy(e->peer_dev), 0);
+		assert_int_equal(soft_fabric_destroy(e->fabric), 0);
+	}
 	free(e->local);
 	free(e->remote);
+	free(e->scratch);
 	free(e->local_ref);
 	free(e->remote_ref);
 	memset(e, 0, sizeof(*e));
@@ -185,6 +330,7 @@ static void check_arena(const u8 *got, const u8 *want, size_t n,
 
 void rw_env_check(struct rw_env *e)
 {
+	rw_env_settle(e);
 	check_arena(e->local, e->local_ref, e->local_len, "local arena");
 	check_arena(e->remote, e->remote_ref, e->remote_len, "remote arena");
 }
@@ -232,13 +378,18 @@ void rw_done_init(struct rw_done *d)
 	d->status = IB_WC_GENERAL_ERR;
 }
 
+/* Gives up after WAIT_S seconds: a completion that never comes (a bug, or
+ * a device that drops it) must not hang the suite. */
+#define WAIT_S 60
+
 static void wait_cq(struct ib_cq *cq, const int *count, int want)
 {
 	unsigned long spins;
+	time_t end = time(NULL) + WAIT_S;
 
 	for (spins = 0; __atomic_load_n(count, __ATOMIC_ACQUIRE) < want;
 	     spins++) {
-		if (spins > 100000000UL)
+		if (!(spins & 1023) && time(NULL) > end)
 			fail_msg("completion never came (%d of %d)", *count,
 				 want);
 		if (cq->poll_ctx != IB_POLL_DIRECT ||
@@ -250,6 +401,31 @@ static void wait_cq(struct ib_cq *cq, const int *count, int want)
 void rw_env_wait(struct rw_env *e, const int *count, int want)
 {
 	wait_cq(e->cq, count, want);
+}
+
+void rw_env_settle(struct rw_env *e)
+{
+	struct ib_sge sge;
+	struct ib_rdma_wr wr;
+	struct rw_done d;
+
+	if (rw_env_soft(e) || !rdma_protocol_iwarp(e->dev, 1))
+		return;
+	sge.addr = (u64)(uintptr_t)e->scratch;
+	sge.length = 1;
+	sge.lkey = e->pd->local_dma_lkey;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr.opcode = IB_WR_RDMA_READ;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.remote_addr = rw_env_raddr(e, 0);
+	wr.rkey = e->remote_mr->rkey;
+	rw_done_init(&d);
+	wr.wr.wr_cqe = &d.cqe;
+	/* a QP that cannot send any more lets nothing else land either */
+	if (!ib_post_send(e->qp, &wr.wr, NULL))
+		rw_env_wait(e, &d.count, 1);
 }
 
 int rw_env_drain_cq(struct rw_env *e)
@@ -452,9 +628,10 @@ struct held_state {
 
 static void held_now(struct rw_env *e, struct held_state *h)
 {
-	struct soft_stats st;
+	struct soft_stats st = { 0 };
 
-	assert_int_equal(soft_device_stats(e->dev, &st), 0);
+	if (rw_env_soft(e))
+		assert_int_equal(soft_device_stats(e->dev, &st), 0);
 	h->mrs_used = e->qp->mrs_used;
 	h->dma_mapped = e->dev->dma_mapped;
 	h->blocks = e->qp->rw_cache ? e->qp->rw_cache->in_use : 0;
@@ -513,7 +690,14 @@ static void post_recv(struct rw_env *e, struct case_state *st)
 	assert_int_equal(ib_post_recv(e->peer_qp, &rwr, NULL), 0);
 }
 
-static void prepare_send(struct rw_env *e, struct case_state *st)
+/*
+ * The SEND appended to the context.  After a READ on iWARP it is fenced:
+ * siw completes a SEND once it is sent, before the response of a READ
+ * posted ahead of it has been placed (IB completes in order), so only the
+ * fence makes its completion say that the READ's bytes are there.
+ */
+static void prepare_send(struct rw_env *e, struct case_state *st,
+			 enum dma_data_direction dir)
 {
 	memset(&st->send, 0, sizeof(st->send));
 	memset(st->send_buf, 0x5a, sizeof(st->send_buf));
@@ -524,6 +708,8 @@ static void prepare_send(struct rw_env *e, struct case_state *st)
 	st->send.sg_list = &st->send_sge;
 	st->send.num_sge = 1;
 	st->send.send_flags = IB_SEND_SIGNALED;
+	if (dir == DMA_FROM_DEVICE && rdma_protocol_iwarp(e->dev, 1))
+		st->send.send_flags |= IB_SEND_FENCE;
 	st->send.wr_cqe = &st->sdone.cqe;
 }
 
@@ -552,7 +738,7 @@ static void one_post(struct rw_env *e, struct case_state *st,
 	if (!post)
 		assert_int_equal(ret, m.ret);
 	if (c->use_chain) {
-		prepare_send(e, st);
+		prepare_send(e, st, c->dir);
 		post_recv(e, st);
 	}
 	first = rdma_rw_ctx_wrs(&st->ctx, e->qp, 1, cqe, chain);
@@ -578,7 +764,17 @@ static void one_post(struct rw_env *e, struct case_state *st,
 		rw_env_expect(e, st->segs, st->nsegs, 0, c->roff, c->dir);
 	else
 		rw_env_expect(e, c->ents, c->n, c->offset, c->roff, c->dir);
-	rw_env_check(e);
+	if (c->dir == DMA_TO_DEVICE)
+		rw_env_settle(e);
+	if (memcmp(e->local, e->local_ref, e->local_len) ||
+	    memcmp(e->remote, e->remote_ref, e->remote_len)) {
+		print_error("%s (post %u, %s%s, remote offset %llu):\n",
+			    c->name, post,
+			    c->dir == DMA_TO_DEVICE ? "WRITE" : "READ",
+			    c->use_chain ? " + SEND" : "",
+			    (unsigned long long)c->roff);
+		rw_env_check(e);
+	}
 	rw_model_free(&m);
 }
 

@@ -4,6 +4,15 @@
  * fabric (initiator and target), a connected RC QP pair, patterned local and
  * remote arenas (the remote one registered for remote access), completion
  * helpers, and scatterlist/bio_vec builders.
+ *
+ * The same tests run on a real device: when RDMARW_TEST_DEVICE names an ibv
+ * device ("rxe0", "siw0") and RDMARW_TEST_ADDR the IP address its rdma_cm
+ * listens on, rw_test_device() is that device's profile and the fixture
+ * sets up two QPs on it connected through rdma_cm (the local arena
+ * declared in the initiator PD's registration map).  Tests of what only
+ * the software device has (its profiles' attributes, fast registration,
+ * the IOMMU, statistics, fault hooks) skip there; without the variable
+ * everything runs on the software device.
  */
 #ifndef RDMARW_TESTS_RW_ENV_H
 #define RDMARW_TESTS_RW_ENV_H
@@ -15,13 +24,35 @@
 
 /* The profiles every R/W test runs on: name and IOMMU switch. */
 struct rw_profile {
-	const char *name; /* "mlx5", "rxe", "siw" */
+	const char *name; /* "mlx5", "rxe", "siw"; an ibv device's name */
 	bool iommu;
 	const char *label; /* "rxe+iommu" etc. */
+	bool ibv; /* a real device through the libibverbs backend */
 };
 
 extern const struct rw_profile rw_profiles[];
 extern const unsigned int rw_nr_profiles;
+
+/*
+ * The ibv device named by RDMARW_TEST_DEVICE (opened on first use), or
+ * NULL: the tests run on the software device.  A device that cannot be
+ * opened, or a missing RDMARW_TEST_ADDR, ends the program (status 2).
+ */
+const struct rw_profile *rw_test_device(void);
+
+/* What tests that loop over every profile run on: the software profiles,
+ * or only the device.  Sets *@n to how many. */
+const struct rw_profile *rw_test_profiles(unsigned int *n);
+
+/* skip() the calling test on a device (it checks the software device's
+ * own features), or on the software device (it is the device's twin of a
+ * profile-specific test). */
+void rw_skip_on_device(void);
+void rw_skip_on_soft(void);
+
+/* For a test that needs some device but not a particular profile: the
+ * device when there is one, else @soft. */
+const struct rw_profile *rw_test_pick(const struct rw_profile *soft);
 
 /**
  * struct rw_env_opts - what to set up
@@ -34,10 +65,12 @@ extern const unsigned int rw_nr_profiles;
  * @local_len: bytes of the local arena (rounded up to pages)
  * @remote_len: bytes of the remote arena
  * @max_sgl_rd: override the profile's max_sgl_rd when @set_max_sgl_rd
+ *              (software devices only)
  * @set_max_sgl_rd: see @max_sgl_rd
- * @fr_len: override max_fast_reg_page_list_len when non-zero
- * @no_fast_reg: clear IB_DEVICE_MEM_MGT_EXTENSIONS
- * @threaded: devices execute on progress threads
+ * @fr_len: override max_fast_reg_page_list_len when non-zero (software
+ *          devices; ibv devices have no fast registration anyway)
+ * @no_fast_reg: clear IB_DEVICE_MEM_MGT_EXTENSIONS (as @fr_len)
+ * @threaded: devices execute on progress threads (software devices)
  * @cq_thread: the initiator CQ is processed by its own thread
  *             (IB_POLL_WORKQUEUE); rw_env_wait() then only waits
  */
@@ -76,6 +109,9 @@ struct rw_env_opts {
  * @local_ref: expected contents of @local
  * @remote_ref: expected contents of @remote
  * @siw_pages: the profile maps MRs by siw's rules
+ * @profile: what it runs on
+ * @pair: on an ibv device, the connected QPs (struct ibv_pair)
+ * @scratch: a page for rw_env_settle()'s READ
  */
 struct rw_env {
 	struct soft_fabric *fabric;
@@ -91,7 +127,16 @@ struct rw_env {
 	u8 *local_ref;
 	u8 *remote_ref;
 	bool siw_pages;
+	const struct rw_profile *profile;
+	void *pair;
+	u8 *scratch;
 };
+
+/* Is @e on the software device (else an ibv device). */
+static inline bool rw_env_soft(const struct rw_env *e)
+{
+	return !e->profile->ibv;
+}
 
 /* Set up; asserts (cmocka) on failure. */
 void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o);
@@ -100,8 +145,18 @@ void rw_env_teardown(struct rw_env *e);
 
 /* Fill both arenas (and their references) from @seed. */
 void rw_env_fill(struct rw_env *e, unsigned int seed);
-/* Assert both arenas equal their references. */
+/* Assert both arenas equal their references (after rw_env_settle()). */
 void rw_env_check(struct rw_env *e);
+
+/*
+ * Make the remote arena final before it is looked at.  On iWARP a WRITE
+ * completes once it is sent (siw), not once the target has placed it; a
+ * READ posted behind it is answered only after the target processed every
+ * earlier request, so waiting for one settles them.  The software device
+ * places before it completes, and RoCE acknowledges a WRITE once placed:
+ * nothing to do there.  Threads may call it at once.
+ */
+void rw_env_settle(struct rw_env *e);
 
 /*
  * Apply a transfer to the references: the local pieces @ents (@n of them,

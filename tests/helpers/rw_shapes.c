@@ -59,14 +59,16 @@ u32 rw_shapes(struct rw_env *e, enum dma_data_direction dir,
 {
 	u32 sge = rw_test_max_sge(e, dir), ppm = rw_test_pages_per_mr(e);
 	u32 sgl_rd = e->dev->attrs.max_sgl_rd;
+	/* without fast registration (ibv devices) there are no MR shapes */
+	u32 ppm1 = ppm ? ppm + 1 : 0;
 	const struct spec specs[] = {
 		{ "one entry", 1, 5000, 100 },
 		{ "one page", 1, 4096, 0, 0, 0, true },
 		{ "sge limit", sge, 700, 8, 0, 0, false, 40 },
 		{ "sge limit + 1", sge + 1, 700, 8, 0, 0, false, 40 },
 		{ "pages per mr", ppm, 4096, 0, 0, 0, true },
-		{ "pages per mr + 1", ppm + 1, 4096, 0, 0, 0, true },
-		{ "pages per mr + 1, offset skips one", ppm + 1, 4096, 0, 0, 0,
+		{ "pages per mr + 1", ppm1, 4096, 0, 0, 0, true },
+		{ "pages per mr + 1, offset skips one", ppm1, 4096, 0, 0, 0,
 		  true, 0, 4096 + 123 },
 		{ "offset into second entry", 6, 3000, 64, 0, 0, false, 8,
 		  3000 + 100 },

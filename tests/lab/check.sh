@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Runs in the lab's guest (tests/lab/lab.sh check): the stock smoke, the
-# ibv conformance test on rxe0 and siw0, and rping interop both ways.
+# ibv backend's test and the R/W conformance suite on rxe0 and siw0, and
+# rping interop both ways.
 # Usage: sh tests/lab/check.sh BUILD_DIR.  Exit status: failed parts.
 build=${1:-build-lab}
 passed=0
@@ -27,7 +28,9 @@ info() {
 	grep -q '^rxe0 (ibv)' /tmp/info.log && grep -q '^siw0 (ibv)' /tmp/info.log
 }
 part "rdmarw-info: rxe0 and siw0 listed" info
-part "conformance: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
+part "ibv backend: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
+part "conformance: tests/test_rw_*.c on rxe0 and siw0" \
+	sh tests/lab/conformance.sh "$build" rxe0 siw0
 part "interop: rping-server/-client against stock rping" \
 	sh tests/lab/interop.sh "$build"
 echo "lab: $passed passed, $failed failed"

@@ -12,7 +12,9 @@
 #                                          repository root) in the guest
 #        tests/lab/lab.sh smoke            ibv_devinfo and stock rping on both
 #        tests/lab/lab.sh check            build, then smoke + the ibv
-#                                          conformance test + rping interop
+#                                          backend's test + the R/W
+#                                          conformance suite on rxe0 and
+#                                          siw0 + rping interop
 #                                          (what `make lab` runs)
 #        tests/lab/lab.sh clean            drop the cache
 # Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
@@ -156,6 +158,7 @@ project_libs() {
 	local f
 
 	for f in "$REPO"/build-lab/tests/test_ibv_* \
+		 "$REPO"/build-lab/tests/test_rw_* \
 		 "$REPO"/build-lab/examples/rping/rping-* \
 		 "$REPO"/build-lab/tools/rdmarw-* ${RDMARW_LAB_BINS:-}; do
 		[ -f "$f" ] && [ -x "$f" ] || continue
@@ -213,12 +216,18 @@ build_initramfs() {
 		! -name "initramfs-$hash.cpio.gz" -delete
 }
 
-# The project's lab programs, in build-lab/ (shared with the guest).
+# The project's lab programs, in build-lab/ (shared with the guest): the
+# ibv backend's test, the R/W conformance suite (tests/test_rw_*.c), the
+# rping examples and rdmarw-info.
 build_lab() {
+	local conf
+
 	log "building the lab's programs in build-lab/"
 	"$REPO/scripts/deps.sh" build
+	conf=$(cd "$REPO/tests" && ls test_rw_*.c | sed 's/\.c$//')
 	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
-	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw \
+	# shellcheck disable=SC2086
+	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw $conf \
 		rping-server rping-client rdmarw-info >/dev/null
 }
 
