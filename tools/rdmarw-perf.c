@@ -10,7 +10,10 @@
  * physical limit of the software device) and prints the ratio, and the
  * control path alone (init + wrs + destroy, nothing posted).  --ctl prints
  * the control path's cost per path instead: SINGLE per I/O, MULTI per SGE,
- * MR per MR.
+ * MR per MR.  --pi runs every I/O through rdma_rw_ctx_signature_init() and
+ * rdma_rw_ctx_destroy_signature() on an integrity QP: T10-DIF on the wire,
+ * none in memory (a WRITE inserts PI, a READ checks and strips it), with
+ * ib_check_mr_status() after each completion as a target does.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -49,6 +52,7 @@ struct perf_opts {
 	bool threaded;
 	bool force_mr;
 	bool bvec;
+	u32 pi;   /* --pi: T10-DIF interval in bytes, 0 without PI */
 	bool ctl;
 	bool json;
 	bool quiet;
@@ -64,6 +68,8 @@ struct perf_env {
 	struct ib_mr *rmr;
 	char *lbuf, *rbuf;
 	size_t lbuf_len, rbuf_len;
+	char *pibuf; /* --pi: the protection list's bytes, for every slot */
+	size_t pibuf_len;
 };
 
 /* One transfer's shape: entries of the local buffer and the remote range. */
@@ -82,6 +88,13 @@ struct perf_slot {
 	struct ib_cqe cqe;
 	struct scatterlist *sgl; /* the entries, sized for the largest shape */
 	struct bio_vec *bvec;
+	/*
+	 * --pi: the protection list, one entry of 8 bytes per interval.  As
+	 * in the kernel's rw.c, the integrity MR's length is data + PI from
+	 * the two lists, and the RDMA moves that much on a PI wire; with
+	 * no PI in memory the device does not touch these bytes.
+	 */
+	struct scatterlist psg;
 	struct perf_run *run;
 };
 
@@ -90,6 +103,7 @@ struct perf_run {
 	const struct perf_opts *o;
 	struct perf_shape *shape;
 	enum dma_data_direction dir;
+	struct ib_sig_attrs sig; /* --pi: memory NONE, wire T10-DIF */
 	struct perf_slot *slots;
 	u64 posted, completed, target;
 	u64 shown_base, shown_total; /* for the progress line */
@@ -217,7 +231,7 @@ static void progress_show(const char *what, u64 bytes, u64 done, u64 total)
 /* ---- the two hosts ---------------------------------------------------- */
 
 static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
-			     u32 max_sge, u32 send_wr)
+			     u32 max_sge, u32 send_wr, bool integrity)
 {
 	struct ib_qp_init_attr attr = {
 		.send_cq = cq,
@@ -228,9 +242,15 @@ static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 		.port_num = 1,
+		.create_flags = integrity ? IB_QP_CREATE_INTEGRITY_EN : 0,
 	};
 	struct ib_qp *qp = ib_create_qp(pd, &attr);
 
+	if (IS_ERR(qp) && integrity && PTR_ERR(qp) == -EOPNOTSUPP) {
+		fprintf(stderr, "rdmarw-perf: --pi needs a profile with "
+			"integrity offload (mlx5)\n");
+		exit(2);
+	}
 	if (IS_ERR(qp))
 		die("ib_create_qp", PTR_ERR(qp));
 	return qp;
@@ -306,11 +326,13 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 		die("ib_alloc_cq", -ENOMEM);
 	max_sge = (u32)e->ldev->attrs.max_send_sge;
 	depth = send_depth(e->ldev, o->ctxs, nents, max_sge);
-	e->lqp = make_qp(e->lpd, e->lcq, o->ctxs * mrs, max_sge, depth);
-	e->rqp = make_qp(e->rpd, e->rcq, 0, 1, 16);
+	e->lqp = make_qp(e->lpd, e->lcq, o->ctxs * mrs, max_sge, depth,
+			 o->pi != 0);
+	e->rqp = make_qp(e->rpd, e->rcq, 0, 1, 16, false);
 	/* --ctl registers up to 8 MRs per context, forced or not */
 	rdma_rw_set_force_mr(true);
-	e->ctl_qp = make_qp(e->lpd, e->lcq, mrs > 8 ? mrs : 8, max_sge, 16);
+	e->ctl_qp = make_qp(e->lpd, e->lcq, mrs > 8 ? mrs : 8, max_sge, 16,
+			    o->pi != 0);
 	rdma_rw_set_force_mr(o->force_mr);
 	ret = soft_qp_connect(e->lqp, e->rqp);
 	if (ret)
@@ -319,6 +341,10 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 	e->rbuf_len = rbuf_len;
 	e->lbuf = map_buffer(lbuf_len);
 	e->rbuf = map_buffer(rbuf_len);
+	if (o->pi) {
+		e->pibuf_len = o->size_max / o->pi * 8;
+		e->pibuf = map_buffer(e->pibuf_len);
+	}
 	e->rmr = ib_reg_user_mr(e->rpd, (u64)(uintptr_t)e->rbuf, rbuf_len,
 				(u64)(uintptr_t)e->rbuf,
 				IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
@@ -342,6 +368,8 @@ static void env_close(struct perf_env *e)
 	soft_fabric_destroy(e->fabric);
 	munmap(e->lbuf, e->lbuf_len);
 	munmap(e->rbuf, e->rbuf_len);
+	if (e->pibuf)
+		munmap(e->pibuf, e->pibuf_len);
 }
 
 /* ---- SGL shape -------------------------------------------------------- */
@@ -408,6 +436,11 @@ static int io_init(struct perf_run *r, struct perf_slot *sl, struct ib_qp *qp)
 	struct perf_env *e = r->env;
 	u64 raddr = (u64)(uintptr_t)e->rbuf;
 
+	if (r->o->pi)
+		return rdma_rw_ctx_signature_init(&sl->ctx, qp, 1, sl->sgl,
+						  r->shape->nents, &sl->psg, 1,
+						  &r->sig, raddr,
+						  e->rmr->rkey, r->dir);
 	if (r->o->bvec) {
 		struct bvec_iter it = { .bi_size = (unsigned int)r->shape->bytes };
 
@@ -422,7 +455,11 @@ static int io_init(struct perf_run *r, struct perf_slot *sl, struct ib_qp *qp)
 static void io_destroy(struct perf_run *r, struct perf_slot *sl,
 		       struct ib_qp *qp)
 {
-	if (r->o->bvec)
+	if (r->o->pi)
+		rdma_rw_ctx_destroy_signature(&sl->ctx, qp, 1, sl->sgl,
+					      r->shape->nents, &sl->psg, 1,
+					      r->dir);
+	else if (r->o->bvec)
 		rdma_rw_ctx_destroy_bvec(&sl->ctx, qp, 1, sl->bvec,
 					 r->shape->nents, r->dir);
 	else
@@ -469,12 +506,39 @@ static void account_window(struct perf_run *r)
 	r->win_done = 0;
 }
 
+/*
+ * --pi: what a target does after a signature I/O completes, before it
+ * destroys the context: ask the MR whether the PI checked.
+ */
+static int pi_status(struct perf_slot *sl)
+{
+	struct ib_mr_status st;
+	int ret;
+
+	ret = ib_check_mr_status(sl->ctx.reg->mr, IB_MR_CHECK_SIG_STATUS, &st);
+	if (ret)
+		return ret;
+	if (!(st.fail_status & IB_MR_CHECK_SIG_STATUS))
+		return 0;
+	fprintf(stderr, "rdmarw-perf: PI error %d at byte %llu\n",
+		(int)st.sig_err.err_type,
+		(unsigned long long)st.sig_err.sig_err_offset);
+	return -EILSEQ;
+}
+
 static void io_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct perf_slot *sl = container_of(wc->wr_cqe, struct perf_slot, cqe);
 	struct perf_run *r = sl->run;
+	int pi = 0;
 
+	if (r->o->pi && wc->status == IB_WC_SUCCESS)
+		pi = pi_status(sl);
 	io_destroy(r, sl, r->env->lqp);
+	if (pi) {
+		r->error = pi;
+		return;
+	}
 	if (wc->status != IB_WC_SUCCESS) {
 		fprintf(stderr, "rdmarw-perf: completion %s\n",
 			ib_wc_status_msg(wc->status));
@@ -601,6 +665,8 @@ static const char *path_name(const struct rdma_rw_ctx *ctx)
 		return "mr";
 	case RDMA_RW_IOVA:
 		return "iova";
+	case RDMA_RW_SIG_MR:
+		return "sig";
 	default:
 		return "?";
 	}
@@ -668,9 +734,13 @@ static void print_header(const struct perf_opts *o)
 		printf("%u-byte entries", o->entry);
 	else
 		printf("%u SGE per I/O", o->sge);
-	printf(", gap %u, offset %u, %u in flight%s%s\n", o->gap, o->offset,
+	printf(", gap %u, offset %u, %u in flight%s%s", o->gap, o->offset,
 	       o->ctxs, o->force_mr ? ", force_mr" : "",
 	       o->bvec ? ", bio_vec input" : "");
+	if (o->pi)
+		printf(", PI: T10-DIF every %u B on the wire (WRITE inserts, "
+		       "READ checks and strips)", o->pi);
+	printf("\n");
 	printf("# BW in MiB/s (2^20 bytes/s), as perftest; memcpy = the same "
 	       "bytes copied by the CPU over the same buffers and SGL shape,\n"
 	       "# interleaved with the I/O in %u rounds; ratio = BW average / "
@@ -698,11 +768,11 @@ static void print_json_opts(const struct perf_opts *o)
 {
 	printf("\"profile\":\"%s\",\"iommu\":%s,\"threaded\":%s,\"sge\":%u,"
 	       "\"entry\":%u,\"gap\":%u,\"offset\":%u,\"ctxs\":%u,"
-	       "\"force_mr\":%s,\"bvec\":%s",
+	       "\"force_mr\":%s,\"bvec\":%s,\"pi\":%u",
 	       o->profile, o->iommu ? "true" : "false",
 	       o->threaded ? "true" : "false", o->sge, o->entry, o->gap,
 	       o->offset, o->ctxs, o->force_mr ? "true" : "false",
-	       o->bvec ? "true" : "false");
+	       o->bvec ? "true" : "false", o->pi);
 }
 
 static void print_result(const struct perf_opts *o, const struct perf_result *x,
@@ -784,6 +854,10 @@ static void usage(FILE *f)
 		"  -T, --threaded             devices run WRs on progress threads\n"
 		"  -f, --force-mr             register memory for every I/O\n"
 		"  -b, --bvec                 bio_vec input (rdma_rw_ctx_init_bvec)\n"
+		"  -P, --pi[=512|4096]        signature I/O: T10-DIF on the wire\n"
+		"                             every N bytes (default 512), none in\n"
+		"                             memory; needs -p mlx5; sizes are\n"
+		"                             multiples of N\n"
 		"  -C, --ctl                  control path per path: SINGLE, MULTI\n"
 		"                             per SGE, MR per MR (nothing posted)\n"
 		"  -j, --json                 JSON array instead of the table\n"
@@ -847,6 +921,31 @@ static u32 parse_entry(const char *v)
 	return (u32)x;
 }
 
+/*
+ * --pi: an interval of 512 or 4096 bytes, sizes that are whole intervals,
+ * scatterlist input (there is no bio_vec signature call), and the I/O
+ * table only.
+ */
+static void check_pi(const struct perf_opts *o)
+{
+	const char *why = NULL;
+
+	if (!o->pi)
+		return;
+	if (o->pi != 512 && o->pi != 4096)
+		why = "the interval is 512 or 4096";
+	else if (o->size_min % o->pi)
+		why = "sizes must be multiples of the interval";
+	else if (o->bvec)
+		why = "no bio_vec input";
+	else if (o->ctl)
+		why = "not with --ctl";
+	if (why) {
+		fprintf(stderr, "rdmarw-perf: --pi: %s\n", why);
+		exit(2);
+	}
+}
+
 static void parse_opts(int argc, char **argv, struct perf_opts *o)
 {
 	static const struct option lo[] = {
@@ -859,7 +958,8 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		{ "threaded", 0, NULL, 'T' }, { "force-mr", 0, NULL, 'f' },
 		{ "bvec", 0, NULL, 'b' },     { "ctl", 0, NULL, 'C' },
 		{ "json", 0, NULL, 'j' },     { "quiet", 0, NULL, 'q' },
-		{ "help", 0, NULL, 'h' },     { NULL, 0, NULL, 0 },
+		{ "pi", 2, NULL, 'P' },       { "help", 0, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
@@ -867,7 +967,7 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 	*o = (struct perf_opts){ .write = true, .read = true, .size_min = 65536,
 				 .size_max = 65536, .sge = 1, .ctxs = 16,
 				 .duration = 0.5, .profile = "rxe" };
-	while ((c = getopt_long(argc, argv, "d:s:a::e:E:g:o:c:n:D:p:ITfbCjqh",
+	while ((c = getopt_long(argc, argv, "d:s:a::e:E:g:o:c:n:D:p:ITfbP::Cjqh",
 				lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': set_dir(o, optarg); break;
@@ -891,6 +991,8 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'T': o->threaded = true; break;
 		case 'f': o->force_mr = true; break;
 		case 'b': o->bvec = true; break;
+		case 'P': o->pi = optarg ? parse_u32(optarg, 512, 4096) : 512;
+			  break;
 		case 'C': o->ctl = true; break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
@@ -904,9 +1006,41 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		usage(stderr);
 		exit(2);
 	}
+	check_pi(o);
 }
 
 /* ---- the I/O table ---------------------------------------------------- */
+
+/*
+ * --pi: the signature attributes (every check on, reference tags from 0),
+ * and before READs one inserting WRITE, so that the remote range holds the
+ * image every READ checks: the READs and their memcpy never write it.
+ */
+static int pi_prepare(struct perf_run *r)
+{
+	enum dma_data_direction dir = r->dir;
+	double secs;
+	int ret;
+
+	if (!r->o->pi)
+		return 0;
+	r->sig = (struct ib_sig_attrs){
+		.check_mask = IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG |
+			      IB_SIG_CHECK_REFTAG,
+		.mem.sig_type = IB_SIG_TYPE_NONE,
+		.wire.sig_type = IB_SIG_TYPE_T10_DIF,
+		.wire.sig.dif = { .bg_type = IB_T10DIF_CRC,
+				  .pi_interval = (u16)r->o->pi,
+				  .app_tag = 0x5244, .ref_remap = true,
+				  .apptag_check_mask = 0xffff },
+	};
+	if (dir != DMA_FROM_DEVICE)
+		return 0;
+	r->dir = DMA_TO_DEVICE;
+	ret = run_ios(r, 1, &secs);
+	r->dir = dir;
+	return ret;
+}
 
 static int run_size(struct perf_env *e, const struct perf_opts *o,
 		    struct perf_slot *slots, u64 bytes, enum dma_data_direction dir,
@@ -927,8 +1061,13 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 		slots[i].run = &r;
 		slots[i].cqe.done = io_done;
 		slot_fill(&slots[i], &shape, e->lbuf);
+		if (o->pi)
+			sg_init_one(&slots[i].psg, e->pibuf,
+				    (unsigned int)(bytes / o->pi * 8));
 	}
-	ret = measure(&r, &res);
+	ret = pi_prepare(&r);
+	if (!ret)
+		ret = measure(&r, &res);
 	if (ret) {
 		progress_clear();
 		fprintf(stderr, "rdmarw-perf: %s %llu bytes: %s\n",
@@ -1210,6 +1349,8 @@ int main(int argc, char **argv)
 	}
 	lbuf = shape_span(&probe) + PAGE_SIZE;
 	rbuf = o.size_max;
+	if (o.pi) /* the wire image: 8 bytes of PI per interval */
+		rbuf += o.size_max / o.pi * 8;
 	if (o.ctl) {
 		/* --ctl: up to 4 MRs of 256 pages of 4 KiB */
 		lbuf = lbuf > (4U << 20) + PAGE_SIZE ? lbuf :
