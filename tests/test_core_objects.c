@@ -91,6 +91,7 @@ static void alloc_pd_and_cq_arguments(void **state)
 	assert_ptr_equal(ib_alloc_cq(dev, NULL, 8, 0, (enum ib_poll_context)9),
 			 ERR_PTR(-EINVAL));
 	assert_int_equal(ib_free_cq(NULL), -EINVAL);
+	assert_int_equal(ib_free_cq(ERR_PTR(-ENOMEM)), -EINVAL);
 	assert_int_equal(env->fd->live_cqs, 1);
 	assert_int_equal(env->fd->live_pds, 1);
 }

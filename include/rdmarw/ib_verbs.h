@@ -488,8 +488,8 @@ struct ib_cq *ib_alloc_cq(struct ib_device *dev, void *private, int nr_cqe,
  * ib_free_cq() - free a completion queue
  * @cq: the CQ
  *
- * Return: 0, -EINVAL for NULL, -EBUSY while QPs use it.  (The kernel
- * returns void and warns; rdmarw refuses instead.)
+ * Return: 0, -EINVAL for NULL or an ERR_PTR, -EBUSY while QPs use it.
+ * (The kernel returns void and warns; rdmarw refuses instead.)
  */
 int ib_free_cq(struct ib_cq *cq);
 

@@ -145,7 +145,9 @@ int ib_free_cq(struct ib_cq *cq)
 {
 	struct ib_device *dev;
 
-	if (!cq)
+	/* An ERR_PTR (a failed ib_alloc_cq() passed on) is refused too; that
+	 * also tells the compiler that no CQ lives at such an address. */
+	if (IS_ERR_OR_NULL(cq))
 		return -EINVAL;
 	if (rdmarw__read(&cq->usecnt))
 		return -EBUSY;
