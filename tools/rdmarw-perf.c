@@ -28,6 +28,8 @@
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
 
+#include "perf_ibv.h"
+
 #define PERF_MAX_SGE 1024U
 #define PERF_MAX_CTXS 1024U
 #define PERF_MIN_ITERS 16ULL
@@ -48,6 +50,8 @@ struct perf_opts {
 	u64 iters;
 	double duration;
 	const char *profile;
+	const char *device; /* an ibv device instead of the software one */
+	const char *addr;   /* its rdma_cm address */
 	bool iommu;
 	bool threaded;
 	bool force_mr;
@@ -70,6 +74,7 @@ struct perf_env {
 	size_t lbuf_len, rbuf_len;
 	char *pibuf; /* --pi: the protection list's bytes, for every slot */
 	size_t pibuf_len;
+	struct perf_ibv *ibv; /* --device: the pair on it */
 };
 
 /* One transfer's shape: entries of the local buffer and the remote range. */
@@ -306,12 +311,58 @@ static u32 send_depth(struct ib_device *dev, u32 ctxs, u32 nents, u32 max_sge)
 	return (u32)(wrs < max ? wrs : max);
 }
 
+/*
+ * --device: the two QPs on one ibv device, connected through rdma_cm
+ * (tools/common/perf_ibv.c); the local buffer is declared in the PD's map
+ * once, so no I/O registers anything.
+ */
+static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
+			 u32 nents)
+{
+	struct ib_qp_init_attr attr = {
+		.cap = { .max_recv_wr = 16, .max_recv_sge = 1,
+			 .max_rdma_ctxs = o->ctxs },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+		.port_num = 1,
+	};
+	struct ib_device *dev;
+	int ret;
+
+	e->ibv = calloc(1, sizeof(*e->ibv));
+	if (!e->ibv)
+		die("calloc", -ENOMEM);
+	dev = perf_ibv_device(o->device);
+	if (IS_ERR(dev))
+		die(o->device, PTR_ERR(dev));
+	attr.cap.max_send_sge = (u32)dev->attrs.max_send_sge;
+	attr.cap.max_send_wr = send_depth(dev, o->ctxs, nents,
+					  attr.cap.max_send_sge);
+	ret = perf_ibv_open(e->ibv, o->device, o->addr, &attr,
+			    (int)(4 * o->ctxs + 64));
+	if (ret)
+		die(o->device, ret);
+	e->ldev = e->rdev = e->ibv->dev;
+	e->lpd = e->ibv->pd;
+	e->rpd = e->ibv->peer_pd;
+	e->lcq = e->ibv->cq;
+	e->rcq = e->ibv->peer_cq;
+	e->lqp = e->ibv->qp;
+	e->rqp = e->ibv->peer_qp;
+	e->ctl_qp = make_qp(e->lpd, e->lcq, 8, attr.cap.max_send_sge, 16,
+			    false);
+}
+
 static void env_open(struct perf_env *e, const struct perf_opts *o,
 		     size_t lbuf_len, size_t rbuf_len, u32 nents)
 {
 	u32 mrs, max_sge, depth;
 	int ret;
 
+	if (o->device) {
+		env_open_ibv(e, o, nents);
+		goto buffers;
+	}
 	env_devices(e, o);
 	rdma_rw_set_force_mr(o->force_mr);
 	e->lpd = ib_alloc_pd(e->ldev, 0);
@@ -337,6 +388,7 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 	ret = soft_qp_connect(e->lqp, e->rqp);
 	if (ret)
 		die("soft_qp_connect", ret);
+buffers:
 	e->lbuf_len = lbuf_len;
 	e->rbuf_len = rbuf_len;
 	e->lbuf = map_buffer(lbuf_len);
@@ -351,14 +403,24 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 					IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(e->rmr))
 		die("ib_reg_user_mr", PTR_ERR(e->rmr));
+	if (e->ibv) {
+		ret = perf_ibv_declare(e->ibv, e->lbuf, lbuf_len);
+		if (ret)
+			die("rdmarw_ibv_declare", ret);
+	}
 }
 
 static void env_close(struct perf_env *e)
 {
 	ib_dereg_mr(e->rmr);
+	ib_destroy_qp(e->ctl_qp);
+	if (e->ibv) {
+		perf_ibv_close(e->ibv);
+		free(e->ibv);
+		goto buffers;
+	}
 	ib_destroy_qp(e->lqp);
 	ib_destroy_qp(e->rqp);
-	ib_destroy_qp(e->ctl_qp);
 	ib_free_cq(e->lcq);
 	ib_free_cq(e->rcq);
 	ib_dealloc_pd(e->lpd);
@@ -366,6 +428,7 @@ static void env_close(struct perf_env *e)
 	soft_device_destroy(e->ldev);
 	soft_device_destroy(e->rdev);
 	soft_fabric_destroy(e->fabric);
+buffers:
 	munmap(e->lbuf, e->lbuf_len);
 	munmap(e->rbuf, e->rbuf_len);
 	if (e->pibuf)
@@ -728,8 +791,13 @@ static void print_header(const struct perf_opts *o)
 {
 	if (o->json)
 		return;
-	printf("# rdmarw-perf: profile %s%s%s, ", o->profile,
-	       o->iommu ? "+iommu" : "", o->threaded ? "+threaded" : "");
+	if (o->device)
+		printf("# rdmarw-perf: device %s (ibv, at %s), ", o->device,
+		       o->addr);
+	else
+		printf("# rdmarw-perf: profile %s%s%s, ", o->profile,
+		       o->iommu ? "+iommu" : "",
+		       o->threaded ? "+threaded" : "");
 	if (o->entry)
 		printf("%u-byte entries", o->entry);
 	else
@@ -766,6 +834,8 @@ static void json_num(double v)
 
 static void print_json_opts(const struct perf_opts *o)
 {
+	if (o->device)
+		printf("\"device\":\"%s\",", o->device);
 	printf("\"profile\":\"%s\",\"iommu\":%s,\"threaded\":%s,\"sge\":%u,"
 	       "\"entry\":%u,\"gap\":%u,\"offset\":%u,\"ctxs\":%u,"
 	       "\"force_mr\":%s,\"bvec\":%s,\"pi\":%u",
@@ -862,10 +932,14 @@ static void usage(FILE *f)
 		"                             per SGE, MR per MR (nothing posted)\n"
 		"  -j, --json                 JSON array instead of the table\n"
 		"  -q, --quiet                no progress line\n"
+		"  -R, --device=NAME          an ibv device (rxe0, siw0, mlx5_0...)\n"
+		"                             instead: two QPs on it connected\n"
+		"                             through rdma_cm in this process\n"
+		"  -A, --addr=IP              with -R: the device's rdma_cm address\n"
 		"An MR maps at most 256 pages (fewer on some profiles) and one\n"
 		"per entry group: with --force-mr, large messages need --entry=4K.\n"
-		"Only the software device is driven today (devices of one fabric,\n"
-		"connected in this process).\n");
+		"Without --device: two software devices of one fabric, connected in\n"
+		"this process.  --pi needs the software device.\n");
 }
 
 static void set_dir(struct perf_opts *o, const char *v)
@@ -959,6 +1033,7 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		{ "bvec", 0, NULL, 'b' },     { "ctl", 0, NULL, 'C' },
 		{ "json", 0, NULL, 'j' },     { "quiet", 0, NULL, 'q' },
 		{ "pi", 2, NULL, 'P' },       { "help", 0, NULL, 'h' },
+		{ "device", 1, NULL, 'R' },   { "addr", 1, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -967,8 +1042,9 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 	*o = (struct perf_opts){ .write = true, .read = true, .size_min = 65536,
 				 .size_max = 65536, .sge = 1, .ctxs = 16,
 				 .duration = 0.5, .profile = "rxe" };
-	while ((c = getopt_long(argc, argv, "d:s:a::e:E:g:o:c:n:D:p:ITfbP::Cjqh",
-				lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv,
+				"d:s:a::e:E:g:o:c:n:D:p:ITfbP::CjqhR:A:", lo,
+				NULL)) != -1) {
 		switch (c) {
 		case 'd': set_dir(o, optarg); break;
 		case 's': o->size_min = o->size_max = parse_size(optarg); break;
@@ -996,11 +1072,14 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'C': o->ctl = true; break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
+		case 'R': o->device = optarg; break;
+		case 'A': o->addr = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
 	if (optind < argc || !o->size_min || !o->size_max ||
+	    !o->device != !o->addr || (o->device && o->pi) ||
 	    o->size_min > o->size_max || !(o->duration > 0) ||
 	    o->duration > 3600) {
 		usage(stderr);
