@@ -10,7 +10,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build run test test-plain test-asan test-valgrind test-tsan \
-	test-fuzz install clean format lab
+	test-fuzz install clean format lab lab-bench
 
 all: build
 
@@ -88,6 +88,10 @@ test-fuzz: deps
 # The RDMA lab (tests/lab/README.md): the kernel's rxe and siw under qemu.
 lab:
 	tests/lab/lab.sh check
+
+# rdmarw-perf next to perftest on the lab's rxe0 and siw0, as ratios.
+lab-bench:
+	tests/lab/lab.sh bench
 
 install: build
 	cmake --install $(BUILD)

@@ -16,6 +16,9 @@
 #                                          conformance suite on rxe0 and
 #                                          siw0 + rping interop
 #                                          (what `make lab` runs)
+#        tests/lab/lab.sh bench [ROUNDS]   build, then rdmarw-perf against
+#                                          perftest on rxe0 and siw0
+#                                          (what `make lab-bench` runs)
 #        tests/lab/lab.sh clean            drop the cache
 # Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
 #              RDMARW_LAB_TIMEOUT (seconds per guest run, default 300),
@@ -228,7 +231,7 @@ build_lab() {
 	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
 	# shellcheck disable=SC2086
 	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw $conf \
-		rping-server rping-client rdmarw-info >/dev/null
+		rping-server rping-client rdmarw-info rdmarw-perf >/dev/null
 }
 
 prepare() {
@@ -301,6 +304,12 @@ check)
 	build_lab
 	prepare
 	run_guest "sh tests/lab/check.sh build-lab"
+	;;
+bench)
+	need_host_pkgs
+	build_lab
+	prepare
+	run_guest "sh tests/lab/bench.sh build-lab/tools/rdmarw-perf ${2:-3}"
 	;;
 clean)
 	rm -rf "$CACHE"
