@@ -98,21 +98,35 @@ static void comp_overflow(struct soft_qp *qp, struct soft_cq *cq)
 void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 			    enum soft_fault f)
 {
-	struct soft_cqe cqe = { .sq_owner = qp, .sq_seq = wqe->seq };
-	struct ib_wc *wc = &cqe.wc;
+	struct soft_cq *cq = soft_send_cq(qp);
+	enum ib_wc_status status;
+	struct soft_cqe *e;
+	u32 vendor_err;
 
 	/* Errors and flushes complete even when not signaled. */
 	if (!f && !wqe->signaled)
 		return;
-	wc->wr_id = wqe->wr_id;
-	wc->status = rdmarw__soft_status(f, &wc->vendor_err);
-	wc->opcode = wqe->op->wc_opcode;
-	wc->byte_len = (!f && wqe->op->cls != SOFT_OPC_LOCAL) ?
-			       (u32)wqe->length : 0;
-	wc->qp = &qp->ibqp;
-	wc->port_num = qp->ibqp.port;
-	if (rdmarw__soft_cq_post(soft_send_cq(qp), &cqe))
-		comp_overflow(qp, soft_send_cq(qp));
+	status = rdmarw__soft_status(f, &vendor_err);
+	/* Built in the ring slot itself, every field written. */
+	e = rdmarw__soft_cq_claim(cq);
+	if (!e) {
+		comp_overflow(qp, cq);
+		return;
+	}
+	e->wc = (struct ib_wc){
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = wqe->op->wc_opcode,
+		.vendor_err = vendor_err,
+		.byte_len = (!f && wqe->op->cls != SOFT_OPC_LOCAL) ?
+				    (u32)wqe->length : 0,
+		.qp = &qp->ibqp,
+		.port_num = qp->ibqp.port,
+	};
+	e->sq_owner = qp;
+	e->sq_seq = wqe->seq;
+	e->solicited = false;
+	rdmarw__soft_cq_commit(cq, e);
 }
 
 void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,

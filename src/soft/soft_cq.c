@@ -51,25 +51,35 @@ static bool notify_due(int notify, const struct soft_cqe *cqe)
 	return false;
 }
 
-int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
+struct soft_cqe *rdmarw__soft_cq_full(struct soft_cq *cq)
+{
+	soft_spin_unlock(&cq->lock);
+	soft_add(&to_sdev(cq->ibcq.device)->stats.cq_overflows, 1);
+	return NULL;
+}
+
+void rdmarw__soft_cq_commit_armed(struct soft_cq *cq,
+				  const struct soft_cqe *cqe)
 {
 	bool wake = false;
 
-	soft_spin_lock(&cq->lock);
-	if (cq->head - cq->tail >= cq->size) {
-		soft_spin_unlock(&cq->lock);
-		soft_add(&to_sdev(cq->ibcq.device)->stats.cq_overflows, 1);
-		return -ENOSPC;
-	}
-	cq->ring[cq->head & cq->mask] = *cqe;
-	cq->head++;
-	if (cq->notify && notify_due(cq->notify, cqe)) {
+	if (notify_due(cq->notify, cqe)) {
 		cq->notify = 0;
 		wake = true;
 	}
 	soft_spin_unlock(&cq->lock);
 	if (wake && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
+{
+	struct soft_cqe *e = rdmarw__soft_cq_claim(cq);
+
+	if (!e)
+		return -ENOSPC;
+	*e = *cqe;
+	rdmarw__soft_cq_commit(cq, e);
 	return 0;
 }
 

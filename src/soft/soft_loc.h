@@ -407,6 +407,34 @@ int rdmarw__soft_req_notify_cq(struct ib_cq *cq,
 /* Add a completion.  Return: 0, or -ENOSPC when the ring is full (the
  * completion is dropped and counted; nothing is overwritten). */
 int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe);
+/* The same in two steps, to build the entry in place: claim takes the CQ
+ * lock and returns the next free slot, or NULL (lock released, overflow
+ * counted) when the ring is full; commit publishes the slot claimed,
+ * wakes an armed CQ and releases the lock.  Nothing but filling the slot
+ * may happen in between. */
+struct soft_cqe *rdmarw__soft_cq_full(struct soft_cq *cq);
+void rdmarw__soft_cq_commit_armed(struct soft_cq *cq,
+				  const struct soft_cqe *cqe);
+
+static inline struct soft_cqe *rdmarw__soft_cq_claim(struct soft_cq *cq)
+{
+	soft_spin_lock(&cq->lock);
+	if (__builtin_expect(cq->head - cq->tail >= cq->size, 0))
+		return rdmarw__soft_cq_full(cq);
+	return &cq->ring[cq->head & cq->mask];
+}
+
+static inline void rdmarw__soft_cq_commit(struct soft_cq *cq,
+					  const struct soft_cqe *cqe)
+{
+	cq->head++;
+	if (__builtin_expect(cq->notify != 0, 0)) {
+		rdmarw__soft_cq_commit_armed(cq, cqe);
+		return;
+	}
+	soft_spin_unlock(&cq->lock);
+}
+
 /* Remove every entry of @qp (QP reset or destroy, as mlx5_ib_cq_clean). */
 void rdmarw__soft_cq_clean(struct soft_cq *cq, struct soft_qp *qp);
 
