@@ -73,7 +73,9 @@ static void exec_run(struct soft_qp *qp)
 	do
 		rdmarw__soft_requester(qp);
 	while (exec_again(qp));
-	rdmarw__soft_qp_kick(qp);
+	/* The same first test as the kick's, without the call. */
+	if (soft_load(&qp->kick_peer))
+		rdmarw__soft_qp_kick(qp);
 }
 
 /*
