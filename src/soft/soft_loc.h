@@ -64,13 +64,14 @@ struct soft_spin {
 	int v;
 };
 
+/* The contended halves, out of line (soft_device.c): wait, then take. */
+void rdmarw__soft_spin_wait(struct soft_spin *l);
+
 static inline void soft_spin_lock(struct soft_spin *l)
 {
-	unsigned int spins = 0;
-
-	while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED))
-			soft_relax(&spins);
+	if (__builtin_expect(__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE),
+			     0))
+		rdmarw__soft_spin_wait(l);
 }
 
 static inline void soft_spin_unlock(struct soft_spin *l)
@@ -89,17 +90,13 @@ struct soft_rwlock {
 	unsigned int v;
 };
 
+void rdmarw__soft_read_wait(struct soft_rwlock *l);
+
 static inline void soft_read_lock(struct soft_rwlock *l)
 {
-	unsigned int spins = 0;
-
-	while (__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
-	       SOFT_RW_WRITER) {
-		__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELAXED);
-		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED) &
-		       SOFT_RW_WRITER)
-			soft_relax(&spins);
-	}
+	if (__builtin_expect(__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
+			     SOFT_RW_WRITER, 0))
+		rdmarw__soft_read_wait(l);
 }
 
 static inline void soft_read_unlock(struct soft_rwlock *l)
