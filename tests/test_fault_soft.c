@@ -23,45 +23,18 @@
 
 #define LEN 4096
 #define CHUNK 64
-#define ALL_ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define ALL_ACCESS SOFT_PAIR_ACCESS
 
-struct pair {
-	struct soft_env env;
-	u8 *buf[2];
-	struct ib_mr *mr[2];
-};
-
-static void pair_init(struct pair *p, const struct soft_env_cfg *cfg)
+static void pair_init(struct soft_pair *p, const struct soft_env_cfg *cfg)
 {
-	int i;
-
-	soft_env_init(&p->env, cfg);
-	for (i = 0; i < 2; i++) {
-		p->buf[i] = malloc(LEN);
-		assert_non_null(p->buf[i]);
-		memset(p->buf[i], 0x10 + i, LEN);
-		p->mr[i] = soft_env_reg(&p->env, i, p->buf[i], LEN,
-					ALL_ACCESS);
-	}
-}
-
-static void pair_fini(struct pair *p)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		soft_env_dereg(p->mr[i]);
-		free(p->buf[i]);
-	}
-	soft_env_fini(&p->env);
+	soft_pair_init(p, cfg, LEN, 0x10);
 }
 
 /*
  * WR @i: a WRITE of CHUNK bytes from buf[0] chunk @i (filled with 0xa0 + i)
  * to buf[1] chunk @i, wr_id @i.
  */
-static void make_write(struct pair *p, struct ib_rdma_wr *wr,
+static void make_write(struct soft_pair *p, struct ib_rdma_wr *wr,
 		       struct ib_sge *sge, int i, bool signaled)
 {
 	memset(p->buf[0] + i * CHUNK, 0xa0 + i, CHUNK);
@@ -78,7 +51,7 @@ static void make_write(struct pair *p, struct ib_rdma_wr *wr,
 }
 
 /* Link @n WRs (signaled as @sig says) and post them; returns the errno. */
-static int post_chain(struct pair *p, struct ib_rdma_wr *wr,
+static int post_chain(struct soft_pair *p, struct ib_rdma_wr *wr,
 		      struct ib_sge *sge, int n, const bool *sig,
 		      const struct ib_send_wr **bad)
 {
@@ -92,7 +65,7 @@ static int post_chain(struct pair *p, struct ib_rdma_wr *wr,
 }
 
 /* Did chunk @i reach buf[1]? */
-static bool chunk_moved(struct pair *p, int i)
+static bool chunk_moved(struct soft_pair *p, int i)
 {
 	u8 want[CHUNK];
 
@@ -100,7 +73,7 @@ static bool chunk_moved(struct pair *p, int i)
 	return !memcmp(p->buf[1] + i * CHUNK, want, CHUNK);
 }
 
-static void assert_chunk_untouched(struct pair *p, int i)
+static void assert_chunk_untouched(struct soft_pair *p, int i)
 {
 	u8 want[CHUNK];
 
@@ -132,7 +105,7 @@ static void test_arm_args(void **state)
 				     .status = IB_WC_REM_ACCESS_ERR };
 	struct soft_fault_rule bad;
 	struct soft_fault_stats st;
-	struct pair p;
+	struct soft_pair p;
 	struct ib_qp *qp;
 	int i;
 
@@ -182,7 +155,7 @@ static void test_arm_args(void **state)
 	assert_int_equal(dev_stats(p.env.dev[0]).armed, 1);
 	assert_int_equal(soft_fault_clear_device(p.env.dev[0]), 0);
 	assert_int_equal(dev_stats(p.env.dev[0]).armed, 0);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- completion status -------------------------------------------------- */
@@ -194,7 +167,7 @@ static void test_wc_nth(void **state)
 				     .status = IB_WC_REM_ACCESS_ERR };
 	struct ib_rdma_wr wr[5];
 	struct ib_sge sge[5];
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "mlx5" });
@@ -221,7 +194,7 @@ static void test_wc_nth(void **state)
 	assert_int_equal(qp_stats(p.env.qp[0]).armed, 0); /* spent */
 	assert_int_equal(dev_stats(p.env.dev[0]).fired[SOFT_FAULT_WC], 1);
 	assert_int_equal(dev_stats(p.env.dev[1]).fired[SOFT_FAULT_WC], 0);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* An unsignaled WR in the middle of a chain still reports its error. */
@@ -233,7 +206,7 @@ static void test_wc_unsignaled(void **state)
 	const struct ib_send_wr *bad = NULL;
 	struct ib_rdma_wr wr[3];
 	struct ib_sge sge[3];
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "siw" });
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[0], &r), 0);
@@ -244,7 +217,7 @@ static void test_wc_unsignaled(void **state)
 	assert_true(chunk_moved(&p, 0));
 	assert_chunk_untouched(&p, 1);
 	assert_chunk_untouched(&p, 2);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* Only READs count: the WRITE before passes, the READ fails. */
@@ -257,7 +230,7 @@ static void test_opcode_filter(void **state)
 	};
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "rxe" });
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[0], &r), 0);
@@ -270,7 +243,7 @@ static void test_opcode_filter(void **state)
 			 0);
 	soft_env_expect(p.env.cq[0], 7, IB_WC_RETRY_EXC_ERR, IB_WC_RDMA_READ);
 	assert_int_equal(p.buf[0][1024], 0x10); /* nothing was read */
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- QP to ERR between two WRs ------------------------------------------ */
@@ -283,7 +256,7 @@ static void test_qp_err_between(void **state)
 	struct ib_sge sge[3];
 	u8 rbuf[16];
 	struct ib_mr *rmr;
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "mlx5" });
 	rmr = soft_env_reg(&p.env, 0, rbuf, sizeof(rbuf), ALL_ACCESS);
@@ -301,7 +274,7 @@ static void test_qp_err_between(void **state)
 	assert_int_equal(soft_env_state(p.env.qp[0]), IB_QPS_ERR);
 	assert_int_equal(qp_stats(p.env.qp[0]).fired[SOFT_FAULT_QP_ERR], 1);
 	soft_env_dereg(rmr);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- posting fails part-way --------------------------------------------- */
@@ -312,7 +285,7 @@ static void test_post_partway(void **state)
 	const struct ib_send_wr *bad = NULL;
 	struct ib_rdma_wr wr[3];
 	struct ib_sge sge[3];
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "rxe" });
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[0], &r), 0);
@@ -333,11 +306,11 @@ static void test_post_partway(void **state)
 	soft_env_expect_empty(p.env.cq[0]);
 	assert_int_equal(soft_env_state(p.env.qp[0]), IB_QPS_RTS);
 	assert_int_equal(qp_stats(p.env.qp[0]).fired[SOFT_FAULT_POST], 2);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* A seeded rate gives the same faults for the same seed, others not. */
-static u64 rate_pattern(struct pair *p, u64 seed, u32 *fails)
+static u64 rate_pattern(struct soft_pair *p, u64 seed, u32 *fails)
 {
 	struct soft_fault_rule r = { .type = SOFT_FAULT_POST, .ppm = 250000,
 				     .seed = seed };
@@ -366,7 +339,7 @@ static u64 rate_pattern(struct pair *p, u64 seed, u32 *fails)
 
 static void test_rate_repeats(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	u64 a, b, c;
 	u32 fa, fb, fc;
 
@@ -380,7 +353,7 @@ static void test_rate_repeats(void **state)
 	assert_in_range(fa, 4, 32);
 	assert_int_equal(qp_stats(p.env.qp[0]).fired[SOFT_FAULT_POST],
 			 fa + fb + fc);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* count limits a rate rule; the spent rule disarms itself. */
@@ -391,7 +364,7 @@ static void test_count_limit(void **state)
 				     .err = -EAGAIN };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "mlx5" });
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[0], &r), 0);
@@ -401,7 +374,7 @@ static void test_count_limit(void **state)
 	assert_int_equal(qp_stats(p.env.qp[0]).armed, 0);
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), 0);
 	soft_env_expect(p.env.cq[0], 0, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- Send Queue depth ---------------------------------------------------- */
@@ -412,7 +385,7 @@ static void test_sq_depth(void **state)
 	const struct ib_send_wr *bad = NULL;
 	struct ib_rdma_wr wr[3];
 	struct ib_sge sge[3];
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "rxe" });
 	assert_int_equal(soft_fault_sq_depth(p.env.qp[0], 2), 0);
@@ -432,7 +405,7 @@ static void test_sq_depth(void **state)
 	soft_env_expect(p.env.cq[0], 0, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	soft_env_expect(p.env.cq[0], 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	soft_env_expect(p.env.cq[0], 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- stalls ------------------------------------------------------------- */
@@ -444,7 +417,7 @@ static void stall_case(bool threaded, bool clear)
 	struct ib_rdma_wr wr[3];
 	struct ib_sge sge[3];
 	struct ib_wc wc[2];
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &cfg);
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[0], &r), 0);
@@ -474,7 +447,7 @@ static void stall_case(bool threaded, bool clear)
 	/* Resuming a queue that is not stalled does nothing. */
 	assert_int_equal(soft_fault_resume(p.env.qp[0]), 0);
 	assert_int_equal(qp_stats(p.env.qp[0]).fired[SOFT_FAULT_STALL], 1);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 static void test_stall_inline(void **state)
@@ -499,7 +472,7 @@ static void test_stall_then_err(void **state)
 	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
 	struct ib_rdma_wr wr[2];
 	struct ib_sge sge[2];
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "siw" });
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[0], &r), 0);
@@ -510,7 +483,7 @@ static void test_stall_then_err(void **state)
 	soft_env_expect(p.env.cq[0], 1, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
 	assert_chunk_untouched(&p, 0);
 	assert_int_equal(soft_fault_clear_qp(p.env.qp[0]), 0);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- device rules ------------------------------------------------------- */
@@ -523,7 +496,7 @@ static void test_device_rule(void **state)
 	struct soft_env_cfg cfg = { .profile = "mlx5", .loopback = true };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &cfg);
 	assert_ptr_equal(p.env.dev[0], p.env.dev[1]);
@@ -544,7 +517,7 @@ static void test_device_rule(void **state)
 	assert_int_equal(qp_stats(p.env.qp[0]).fired[SOFT_FAULT_WC], 0);
 	assert_int_equal(dev_stats(p.env.dev[0]).fired[SOFT_FAULT_WC], 1);
 	assert_int_equal(dev_stats(p.env.dev[0]).armed, 0);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* QP rules come before device rules; the first to fire decides. */
@@ -556,7 +529,7 @@ static void test_rule_order(void **state)
 				     .status = IB_WC_LOC_LEN_ERR };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, &(struct soft_env_cfg){ .profile = "rxe" });
 	assert_int_equal(soft_fault_arm_device(p.env.dev[0], &d), 0);
@@ -567,7 +540,7 @@ static void test_rule_order(void **state)
 	/* The device rule did not see that WR: still armed. */
 	assert_int_equal(dev_stats(p.env.dev[0]).armed, 1);
 	assert_int_equal(soft_fault_clear_device(p.env.dev[0]), 0);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- MR allocation ------------------------------------------------------ */

@@ -16,41 +16,16 @@
 #include <string.h>
 
 #define LEN 4096
-#define ALL_ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define ALL_ACCESS SOFT_PAIR_ACCESS
 
 /* A pair with a buffer and an all-rights MR on each side. */
-struct pair {
-	struct soft_env env;
-	u8 *buf[2];
-	struct ib_mr *mr[2];
-};
-
-static void pair_init(struct pair *p, const char *profile)
+static void pair_init(struct soft_pair *p, const char *profile)
 {
-	int i;
-
-	soft_env_init(&p->env, &(struct soft_env_cfg){ .profile = profile });
-	for (i = 0; i < 2; i++) {
-		p->buf[i] = calloc(1, LEN);
-		assert_non_null(p->buf[i]);
-		p->mr[i] = soft_env_reg(&p->env, i, p->buf[i], LEN,
-					ALL_ACCESS);
-	}
+	soft_pair_init(p, &(struct soft_env_cfg){ .profile = profile }, LEN,
+		       -1);
 }
 
-static void pair_fini(struct pair *p)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		soft_env_dereg(p->mr[i]);
-		free(p->buf[i]);
-	}
-	soft_env_fini(&p->env);
-}
-
-static void expect_states(struct pair *p, enum ib_qp_state s0,
+static void expect_states(struct soft_pair *p, enum ib_qp_state s0,
 			  enum ib_qp_state s1)
 {
 	assert_int_equal(soft_env_state(p->env.qp[0]), s0);
@@ -58,7 +33,7 @@ static void expect_states(struct pair *p, enum ib_qp_state s0,
 }
 
 /* WRITE from side 0 to side 1 at @raddr/@rkey with local @lkey. */
-static void write_expect(struct pair *p, u32 lkey, void *src, u64 raddr,
+static void write_expect(struct soft_pair *p, u32 lkey, void *src, u64 raddr,
 			 u32 rkey, u32 len, enum ib_wc_status st)
 {
 	assert_int_equal(soft_env_rdma(p->env.qp[0], IB_WR_RDMA_WRITE, 7, src,
@@ -67,7 +42,7 @@ static void write_expect(struct pair *p, u32 lkey, void *src, u64 raddr,
 	soft_env_expect(p->env.cq[0], 7, st, IB_WC_RDMA_WRITE);
 }
 
-static void read_expect(struct pair *p, u32 lkey, void *dst, u64 raddr,
+static void read_expect(struct soft_pair *p, u32 lkey, void *dst, u64 raddr,
 			u32 rkey, u32 len, enum ib_wc_status st)
 {
 	assert_int_equal(soft_env_rdma(p->env.qp[0], IB_WR_RDMA_READ, 8, dst,
@@ -80,7 +55,7 @@ static void read_expect(struct pair *p, u32 lkey, void *dst, u64 raddr,
 
 static void test_bad_lkey(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, "rxe");
 	write_expect(&p, p.mr[0]->lkey ^ 0x100, p.buf[0],
@@ -89,36 +64,36 @@ static void test_bad_lkey(void **state)
 	/* A local error stops only the requester. */
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
 	soft_env_expect_empty(p.env.cq[1]);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 static void test_stale_lkey_variant(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, "mlx5");
 	write_expect(&p, ib_inc_rkey(p.mr[0]->lkey), p.buf[0],
 		     (uintptr_t)p.buf[1], p.mr[1]->rkey, 64,
 		     IB_WC_LOC_PROT_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 static void test_lkey_bounds(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, "rxe");
 	/* One byte past the MR. */
 	write_expect(&p, p.mr[0]->lkey, p.buf[0] + 1, (uintptr_t)p.buf[1],
 		     p.mr[1]->rkey, LEN, IB_WC_LOC_PROT_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 static void test_lkey_other_pd(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_pd *pd;
 	struct ib_mr *mr;
 
@@ -133,25 +108,25 @@ static void test_lkey_other_pd(void **state)
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
 	assert_int_equal(ib_dereg_mr(mr), 0);
 	assert_int_equal(ib_dealloc_pd(pd), 0);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 static void test_local_dma_key_null(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, "rxe");
 	write_expect(&p, p.env.pd[0]->local_dma_lkey, (void *)16,
 		     (uintptr_t)p.buf[1], p.mr[1]->rkey, 64,
 		     IB_WC_LOC_PROT_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* A READ sink needs LOCAL_WRITE. */
 static void test_read_sink_needs_local_write(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_mr *ro;
 
 	pair_init(&p, "rxe");
@@ -162,13 +137,13 @@ static void test_read_sink_needs_local_write(void **state)
 	assert_int_equal(p.buf[0][0], 0); /* nothing placed */
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
 	soft_env_dereg(ro);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* iWARP: the sink must be remotely writable; the local DMA key is not. */
 static void test_siw_read_sink_rules(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_mr *lw;
 
 	pair_init(&p, "siw");
@@ -176,14 +151,14 @@ static void test_siw_read_sink_rules(void **state)
 		    (uintptr_t)p.buf[1], p.mr[1]->rkey, 64,
 		    IB_WC_LOC_PROT_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 
 	pair_init(&p, "siw");
 	lw = soft_env_reg(&p.env, 0, p.buf[0], LEN, IB_ACCESS_LOCAL_WRITE);
 	read_expect(&p, lw->lkey, p.buf[0], (uintptr_t)p.buf[1],
 		    p.mr[1]->rkey, 64, IB_WC_LOC_PROT_ERR);
 	soft_env_dereg(lw);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 
 	/* An MR with REMOTE_WRITE is a good sink. */
 	pair_init(&p, "siw");
@@ -192,7 +167,7 @@ static void test_siw_read_sink_rules(void **state)
 		    p.mr[1]->rkey, 64, IB_WC_SUCCESS);
 	assert_int_equal(p.buf[0][63], 0x33);
 	expect_states(&p, IB_QPS_RTS, IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 
 	/* On InfiniBand/RoCE the local DMA key is a fine sink. */
 	pair_init(&p, "mlx5");
@@ -200,7 +175,7 @@ static void test_siw_read_sink_rules(void **state)
 	read_expect(&p, p.env.pd[0]->local_dma_lkey, p.buf[0],
 		    (uintptr_t)p.buf[1], p.mr[1]->rkey, 64, IB_WC_SUCCESS);
 	assert_int_equal(p.buf[0][0], 0x44);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- remote access ------------------------------------------------------ */
@@ -208,7 +183,7 @@ static void test_siw_read_sink_rules(void **state)
 /* A remote error stops both sides; the responder's receives flush. */
 static void test_bad_rkey(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	u8 rbuf[8];
 
 	pair_init(&p, "rxe");
@@ -219,7 +194,7 @@ static void test_bad_rkey(void **state)
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 	soft_env_expect(p.env.cq[1], 100, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
 	soft_env_expect_empty(p.env.cq[1]);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /*
@@ -237,7 +212,7 @@ static enum ib_wc_status rem_access(const char *profile, bool read)
 static void test_rkey_cases(void **state)
 {
 	static const char *const profiles[] = { "mlx5", "rxe", "siw" };
-	struct pair p;
+	struct soft_pair p;
 	struct ib_mr *ro, *wo;
 	size_t i;
 
@@ -248,7 +223,7 @@ static void test_rkey_cases(void **state)
 			     (uintptr_t)p.buf[1] + 1, p.mr[1]->rkey, LEN,
 			     rem_access(profiles[i], false));
 		expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
-		pair_fini(&p);
+		soft_pair_fini(&p);
 
 		/* Below the start. */
 		pair_init(&p, profiles[i]);
@@ -256,7 +231,7 @@ static void test_rkey_cases(void **state)
 			    (uintptr_t)p.buf[1] - 1, p.mr[1]->rkey, 8,
 			    rem_access(profiles[i], true));
 		expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
-		pair_fini(&p);
+		soft_pair_fini(&p);
 
 		/* Rights: WRITE to a read-only MR, READ from write-only. */
 		pair_init(&p, profiles[i]);
@@ -266,7 +241,7 @@ static void test_rkey_cases(void **state)
 			     ro->rkey, 8, rem_access(profiles[i], false));
 		expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 		soft_env_dereg(ro);
-		pair_fini(&p);
+		soft_pair_fini(&p);
 
 		pair_init(&p, profiles[i]);
 		wo = soft_env_reg(&p.env, 1, p.buf[1], LEN,
@@ -276,7 +251,7 @@ static void test_rkey_cases(void **state)
 			    wo->rkey, 8, rem_access(profiles[i], true));
 		expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 		soft_env_dereg(wo);
-		pair_fini(&p);
+		soft_pair_fini(&p);
 	}
 }
 
@@ -291,7 +266,7 @@ static void test_siw_remote_access_terminates(void **state)
 {
 	struct ib_rdma_wr wr[2];
 	struct ib_sge sge[2];
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	pair_init(&p, "siw");
@@ -321,7 +296,7 @@ static void test_siw_remote_access_terminates(void **state)
 	soft_env_expect_empty(p.env.cq[1]);
 	for (i = 0; i < 128; i++)
 		assert_int_equal(p.buf[1][i], 0x11);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 
 	/* signaled: SUCCESS, and still the TERMINATE */
 	pair_init(&p, "siw");
@@ -330,7 +305,7 @@ static void test_siw_remote_access_terminates(void **state)
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 	read_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
 		    p.mr[1]->rkey, 8, IB_WC_WR_FLUSH_ERR);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 
 	/* a READ from a bad rkey: flushed */
 	pair_init(&p, "siw");
@@ -340,19 +315,19 @@ static void test_siw_remote_access_terminates(void **state)
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 	for (i = 0; i < 64; i++)
 		assert_int_equal(p.buf[0][i], 0x77);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* The local DMA key and an lkey without remote rights are no rkeys. */
 static void test_rkey_not_remote(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_mr *local;
 
 	pair_init(&p, "mlx5");
 	write_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
 		     p.env.pd[1]->local_dma_lkey, 8, IB_WC_REM_ACCESS_ERR);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 
 	pair_init(&p, "rxe");
 	local = soft_env_reg(&p.env, 1, p.buf[1], LEN, IB_ACCESS_LOCAL_WRITE);
@@ -361,13 +336,13 @@ static void test_rkey_not_remote(void **state)
 	read_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
 		    local->lkey, 8, IB_WC_REM_ACCESS_ERR);
 	soft_env_dereg(local);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* The responder checks the rkey against its own QP's PD. */
 static void test_rkey_other_pd(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_pd *pd;
 	struct ib_mr *mr;
 
@@ -382,13 +357,13 @@ static void test_rkey_other_pd(void **state)
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 	assert_int_equal(ib_dereg_mr(mr), 0);
 	assert_int_equal(ib_dealloc_pd(pd), 0);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* IBA C9-88: a zero-length READ or WRITE needs no valid rkey. */
 static void test_zero_length_rdma(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, "rxe");
 	write_expect(&p, p.mr[0]->lkey, p.buf[0], 0, 0xdeadbe00, 0,
@@ -396,13 +371,13 @@ static void test_zero_length_rdma(void **state)
 	read_expect(&p, p.mr[0]->lkey, p.buf[0], 0, 0xdeadbe00, 0,
 		    IB_WC_SUCCESS);
 	expect_states(&p, IB_QPS_RTS, IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* WRITE_WITH_IMM with a bad rkey: the consumed receive reports it too. */
 static void test_write_imm_bad_rkey(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_sge sge;
 	struct ib_rdma_wr wr = { 0 };
 
@@ -425,13 +400,13 @@ static void test_write_imm_bad_rkey(void **state)
 			IB_WC_RECV_RDMA_WITH_IMM);
 	soft_env_expect(p.env.cq[1], 201, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* The responder QP must grant remote access (qp_access_flags). */
 static void test_qp_access_flags(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_qp_attr attr = { .qp_access_flags = IB_ACCESS_REMOTE_READ };
 
 	pair_init(&p, "rxe");
@@ -442,14 +417,14 @@ static void test_qp_access_flags(void **state)
 	write_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
 		     p.mr[1]->rkey, 8, IB_WC_REM_INV_REQ_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- SEND --------------------------------------------------------------- */
 
 static void test_send_too_long(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, "mlx5");
 	soft_env_post_recv(p.env.qp[1], 300, p.buf[1], 16, p.mr[1]->lkey);
@@ -459,12 +434,12 @@ static void test_send_too_long(void **state)
 	soft_env_expect(p.env.cq[1], 300, IB_WC_LOC_LEN_ERR, IB_WC_RECV);
 	soft_env_expect(p.env.cq[0], 10, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 static void test_send_bad_recv_buffer(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, "rxe");
 	soft_env_post_recv(p.env.qp[1], 301, p.buf[1], 64,
@@ -475,7 +450,7 @@ static void test_send_bad_recv_buffer(void **state)
 	soft_env_expect(p.env.cq[1], 301, IB_WC_LOC_PROT_ERR, IB_WC_RECV);
 	soft_env_expect(p.env.cq[0], 11, IB_WC_REM_OP_ERR, IB_WC_SEND);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- flushing ----------------------------------------------------------- */
@@ -483,7 +458,7 @@ static void test_send_bad_recv_buffer(void **state)
 /* After an error the rest flushes, signaled or not; later posts too. */
 static void test_flush_rest(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_sge sge[3];
 	struct ib_rdma_wr wr[3];
 	struct ib_send_wr *bad;
@@ -522,13 +497,13 @@ static void test_flush_rest(void **state)
 			IB_WC_RDMA_WRITE);
 	soft_env_post_recv(p.env.qp[0], 24, NULL, 0, 0);
 	soft_env_expect(p.env.cq[0], 24, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* Moving to ERR flushes waiting receives and a stalled SEND. */
 static void test_modify_err_flushes(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
 	pair_init(&p, "siw");
@@ -541,13 +516,13 @@ static void test_modify_err_flushes(void **state)
 	soft_env_expect(p.env.cq[0], 30, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
 	soft_env_expect(p.env.cq[0], 31, IB_WC_WR_FLUSH_ERR, IB_WC_SEND);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* A peer that went away: nobody answers, RETRY_EXC_ERR. */
 static void test_peer_gone(void **state)
 {
-	struct pair p;
+	struct soft_pair p;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 
 	pair_init(&p, "rxe");
@@ -555,7 +530,7 @@ static void test_peer_gone(void **state)
 	write_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
 		     p.mr[1]->rkey, 8, IB_WC_RETRY_EXC_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RESET);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 struct drain_probe {
@@ -578,7 +553,7 @@ static void test_drain(void **state)
 {
 	struct drain_probe probe = { .cqe.done = drain_probe_done };
 	struct ib_recv_wr rwr = { .wr_cqe = &probe.cqe };
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init(&p, "mlx5");
 	assert_int_equal(ib_post_recv(p.env.qp[0], &rwr, NULL), 0);
@@ -587,7 +562,7 @@ static void test_drain(void **state)
 	assert_int_equal(probe.status, IB_WC_WR_FLUSH_ERR);
 	soft_env_expect_empty(p.env.cq[0]);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 int main(void)

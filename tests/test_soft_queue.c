@@ -17,41 +17,15 @@
 #include <string.h>
 
 #define LEN 4096
-#define ALL_ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define ALL_ACCESS SOFT_PAIR_ACCESS
 
-struct pair {
-	struct soft_env env;
-	u8 *buf[2];
-	struct ib_mr *mr[2];
-};
-
-static void pair_init_cfg(struct pair *p, struct soft_env_cfg *cfg)
+static void pair_init_cfg(struct soft_pair *p, struct soft_env_cfg *cfg)
 {
-	int i;
-
-	soft_env_init(&p->env, cfg);
-	for (i = 0; i < 2; i++) {
-		p->buf[i] = calloc(1, LEN);
-		assert_non_null(p->buf[i]);
-		p->mr[i] = soft_env_reg(&p->env, i, p->buf[i], LEN,
-					ALL_ACCESS);
-	}
-}
-
-static void pair_fini(struct pair *p)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		soft_env_dereg(p->mr[i]);
-		free(p->buf[i]);
-	}
-	soft_env_fini(&p->env);
+	soft_pair_init(p, cfg, LEN, -1);
 }
 
 /* A WRITE of @len bytes from buf[0] to buf[1]. */
-static void make_write(struct pair *p, struct ib_rdma_wr *wr,
+static void make_write(struct soft_pair *p, struct ib_rdma_wr *wr,
 		       struct ib_sge *sge, u64 id, bool signaled)
 {
 	*sge = (struct ib_sge){ (uintptr_t)p->buf[0], 16, p->mr[0]->lkey };
@@ -74,7 +48,7 @@ static void test_post_checks(void **state)
 	const struct ib_send_wr *bad;
 	struct ib_rdma_wr wr[3];
 	struct ib_sge sge[4], s1;
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	pair_init_cfg(&p, &cfg);
@@ -116,7 +90,7 @@ static void test_post_checks(void **state)
 	assert_ptr_equal(bad, &wr[0].wr);
 	soft_env_expect_empty(p.env.cq[0]);
 	assert_int_equal(soft_env_state(p.env.qp[0]), IB_QPS_RTS);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* READ: at most max_read_sge = min(cap.max_send_sge, max_sge_rd). */
@@ -127,7 +101,7 @@ static void test_post_read_sge_limit(void **state)
 				    .cap = { .max_send_sge = 4 } };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge[3], s1;
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	assert_int_equal(soft_profile_get("rxe", &prof), 0);
@@ -147,7 +121,7 @@ static void test_post_read_sge_limit(void **state)
 	wr.wr.num_sge = 2;
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), 0);
 	soft_env_expect(p.env.cq[0], 60, IB_WC_SUCCESS, IB_WC_RDMA_READ);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 
 	/* siw: a READ has exactly one SGE (siw_post_send()). */
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "siw" });
@@ -158,7 +132,7 @@ static void test_post_read_sge_limit(void **state)
 	wr.wr.sg_list = sge;
 	wr.wr.num_sge = 2;
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), -EINVAL);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* RESET, INIT and RTR refuse sends with -EINVAL; RTS takes them. */
@@ -168,7 +142,7 @@ static void test_post_states(void **state)
 	const struct ib_send_wr *bad = NULL;
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .no_connect = true });
 	make_write(&p, &wr, &sge, 70, true);
@@ -185,7 +159,7 @@ static void test_post_states(void **state)
 			 0);
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, &bad), -EINVAL);
 	soft_env_expect_empty(p.env.cq[0]);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- Send Queue accounting ---------------------------------------------- */
@@ -203,7 +177,7 @@ static void test_sq_accounting(void **state)
 	struct ib_sge sge[9];
 	struct soft_stats st;
 	struct ib_wc wc;
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	pair_init_cfg(&p, &cfg);
@@ -235,7 +209,7 @@ static void test_sq_accounting(void **state)
 	soft_env_expect(p.env.cq[0], 107, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr[8].wr, NULL), 0);
 	soft_env_expect_empty(p.env.cq[0]);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* Only unsignaled WRs: nothing is ever polled, the queue stays full. */
@@ -244,7 +218,7 @@ static void test_sq_unsignaled_only(void **state)
 	struct soft_env_cfg cfg = { .cap = { .max_send_wr = 4 } };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	pair_init_cfg(&p, &cfg);
@@ -253,7 +227,7 @@ static void test_sq_unsignaled_only(void **state)
 		assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), 0);
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), -ENOMEM);
 	soft_env_expect_empty(p.env.cq[0]);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* IB_SIGNAL_ALL_WR: every WR completes and frees its own slot. */
@@ -263,7 +237,7 @@ static void test_sq_signal_all(void **state)
 				    .cap = { .max_send_wr = 2 } };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init_cfg(&p, &cfg);
 	make_write(&p, &wr, &sge, 5, false);
@@ -275,7 +249,7 @@ static void test_sq_signal_all(void **state)
 	soft_env_expect(p.env.cq[0], 5, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	soft_env_expect(p.env.cq[0], 5, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	soft_env_expect_empty(p.env.cq[0]);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- Receive Queue ------------------------------------------------------ */
@@ -287,7 +261,7 @@ static void test_rq_depth_and_checks(void **state)
 	struct ib_sge sge[3];
 	struct ib_recv_wr wr[4];
 	const struct ib_recv_wr *bad;
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	pair_init_cfg(&p, &cfg);
@@ -318,7 +292,7 @@ static void test_rq_depth_and_checks(void **state)
 	wr[3].num_sge = -1;
 	wr[3].next = NULL;
 	assert_int_equal(ib_post_recv(p.env.qp[1], &wr[3], NULL), -EINVAL);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* RESET refuses receives; INIT takes them. */
@@ -326,7 +300,7 @@ static void test_recv_states(void **state)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_INIT };
 	struct ib_recv_wr wr = { .wr_id = 1 };
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .no_connect = true });
 	assert_int_equal(ib_post_recv(p.env.qp[0], &wr, NULL), -EINVAL);
@@ -335,7 +309,7 @@ static void test_recv_states(void **state)
 	attr.qp_state = IB_QPS_RESET;
 	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr, IB_QP_STATE), 0);
 	soft_env_expect_empty(p.env.cq[0]); /* dropped without completion */
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- waiting for a receive (rnr_retry 7) -------------------------------- */
@@ -345,7 +319,7 @@ static void test_rnr_wait_and_resume(void **state)
 	struct soft_stats st;
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "siw" });
 	memcpy(p.buf[0], "hello, world", 12);
@@ -369,7 +343,7 @@ static void test_rnr_wait_and_resume(void **state)
 	soft_env_expect(p.env.cq[0], 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	assert_memory_equal(p.buf[1], "hello, world", 12);
 	assert_memory_equal(p.buf[1] + 100, "hello, world", 12);
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 /* ---- CQ arming and overflow --------------------------------------------- */
@@ -384,7 +358,7 @@ static void count_handler(struct ib_cq *cq, void *ctx)
 static void test_cq_notify(void **state)
 {
 	struct ib_wc wc;
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "rxe" });
@@ -429,7 +403,7 @@ static void test_cq_notify(void **state)
 		assert_int_equal(ib_poll_cq(p.env.cq[1], 1, &wc), 1);
 	soft_env_poll(p.env.cq[0], 5, (struct ib_wc[5]){ 0 });
 	p.env.cq[1]->comp_handler = NULL;
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 static int events_seen;
@@ -450,7 +424,7 @@ static void test_cq_overflow(void **state)
 	struct ib_rdma_wr wr;
 	struct ib_wc wc[8];
 	struct ib_sge sge;
-	struct pair p;
+	struct soft_pair p;
 	int i;
 
 	pair_init_cfg(&p, &cfg);
@@ -471,7 +445,7 @@ static void test_cq_overflow(void **state)
 		assert_int_equal(wc[i].wr_id, 90 + i);
 		assert_int_equal(wc[i].status, IB_WC_SUCCESS);
 	}
-	pair_fini(&p);
+	soft_pair_fini(&p);
 }
 
 int main(void)

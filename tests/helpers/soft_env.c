@@ -10,6 +10,7 @@
 
 #include <sched.h>
 #include <string.h>
+#include <stdlib.h>
 #include <time.h>
 
 static u32 cap_or(u32 v, u32 def, int limit)
@@ -134,6 +135,33 @@ struct ib_mr *soft_env_reg(struct soft_env *env, int side, void *buf,
 void soft_env_dereg(struct ib_mr *mr)
 {
 	assert_int_equal(ib_dereg_mr(mr), 0);
+}
+
+void soft_pair_init(struct soft_pair *p, const struct soft_env_cfg *cfg,
+		    size_t len, int fill)
+{
+	int i;
+
+	soft_env_init(&p->env, cfg);
+	p->len = len;
+	for (i = 0; i < 2; i++) {
+		p->buf[i] = malloc(len);
+		assert_non_null(p->buf[i]);
+		memset(p->buf[i], fill < 0 ? 0 : fill + i, len);
+		p->mr[i] = soft_env_reg(&p->env, i, p->buf[i], len,
+					SOFT_PAIR_ACCESS);
+	}
+}
+
+void soft_pair_fini(struct soft_pair *p)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		soft_env_dereg(p->mr[i]);
+		free(p->buf[i]);
+	}
+	soft_env_fini(&p->env);
 }
 
 static double now_s(void)

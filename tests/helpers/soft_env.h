@@ -102,6 +102,33 @@ int soft_env_rdma(struct ib_qp *qp, enum ib_wr_opcode opcode, u64 wr_id,
 /* Post one SEND of one SGE, signaled; returns the errno. */
 int soft_env_send(struct ib_qp *qp, u64 wr_id, void *buf, u32 len, u32 lkey);
 
+/**
+ * struct soft_pair - a fixture plus one buffer and one user MR per side
+ * @env: the fixture
+ * @buf: a buffer of @len bytes per side
+ * @mr: a user MR over each buffer with SOFT_PAIR_ACCESS
+ * @len: bytes per buffer
+ */
+struct soft_pair {
+	struct soft_env env;
+	u8 *buf[2];
+	struct ib_mr *mr[2];
+	size_t len;
+};
+
+#define SOFT_PAIR_ACCESS \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+
+/*
+ * soft_env_init() with @cfg, then a buffer of @len bytes and its MR on each
+ * side; side i is filled with the byte @fill + i, or zeroed when @fill < 0.
+ */
+void soft_pair_init(struct soft_pair *p, const struct soft_env_cfg *cfg,
+		    size_t len, int fill);
+
+/* Deregister the MRs, free the buffers, soft_env_fini(). */
+void soft_pair_fini(struct soft_pair *p);
+
 /* A small seeded PRNG (xorshift64*): deterministic across runs. */
 u64 soft_env_rand(u64 *state);
 
