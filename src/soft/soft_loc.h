@@ -992,6 +992,23 @@ void rdmarw__soft_resp_receive(struct soft_qp *resp, struct soft_pkt *pkt);
 /* Invalidate, complete the receive, move to ERR (no mem_lock held). */
 void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);
 
+/* The responder answers in RTR, RTS and SQD (else the requester retries). */
+static inline bool soft_resp_ready(struct soft_qp *qp)
+{
+	enum ib_qp_state s = soft_qp_state(qp);
+
+	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD;
+}
+
+/* The responder QP accepts @op (its qp_access_flags hold the right). */
+static inline bool soft_resp_grants(struct soft_qp *qp,
+				    const struct soft_opcode *op)
+{
+	return !op->rem_access ||
+	       (soft_load(&qp->access_flags) & op->rem_access);
+}
+
+
 /* ---- soft_comp.c (completer) ---------------------------------------- */
 
 enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);

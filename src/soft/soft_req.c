@@ -116,6 +116,52 @@ static enum soft_fault req_remote(struct soft_qp *qp,
 }
 
 /*
+ * The common request, answered in one step: an RDMA WRITE or READ (no
+ * immediate, no invalidation) of one local SGE, to a peer that can answer
+ * and grants the right, through a key that passes every check.  It checks
+ * everything before it moves a byte, with the same checks as the full
+ * path (soft_sgl_check(), soft_rkey_check(), the responder's state and
+ * rights); when any of them says no it returns false having changed
+ * nothing, and req_remote() runs the request and reports the exact error.
+ * A success has the full path's effects: the bytes, and the byte count of
+ * the executor that placed them.
+ */
+static bool req_rdma_fast(struct soft_qp *qp, struct soft_send_wqe *wqe)
+{
+	const struct soft_opcode *op = wqe->op;
+	struct soft_rwlock *ml = &qp->dev->fabric->mem_lock;
+	struct soft_qp *peer = qp->peer;
+	struct soft_region loc, rem;
+	bool write = op->cls == SOFT_OPC_WRITE;
+	int access = 0;
+	u32 n;
+
+	if (op->flags || (!write && op->cls != SOFT_OPC_READ) ||
+	    wqe->num_sge != 1 || !wqe->length || !peer)
+		return false;
+	if (!write) /* a READ sink, as rdmarw__soft_comp_read() asks it */
+		access = IB_ACCESS_LOCAL_WRITE |
+			 (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
+	soft_read_lock(ml);
+	if (!soft_resp_ready(peer) || !soft_resp_grants(peer, op) ||
+	    soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, 1, access, &loc,
+			   &n) ||
+	    soft_rkey_check(peer->dev, peer->ibqp.pd, wqe->rkey,
+			    wqe->remote_addr, wqe->length, op->rem_access,
+			    &rem)) {
+		soft_read_unlock(ml);
+		return false;
+	}
+	if (write)
+		soft_copy(&loc, n, &rem, 1, wqe->length);
+	else
+		soft_copy(&rem, 1, &loc, n, wqe->length);
+	soft_read_unlock(ml);
+	soft_count(write ? &qp->st_peer_bytes : &qp->st_bytes, wqe->length);
+	return true;
+}
+
+/*
  * What an iWARP requester sees of a remote access error: nothing but the
  * TERMINATE that moves its QP to ERR.  iWARP does not acknowledge a WRITE,
  * so siw has completed it (SUCCESS) once it was sent; a READ waiting for
@@ -139,7 +185,7 @@ static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	bool stall = false, term = false;
 	enum soft_fault fault = inject_exec(qp, wqe, &stall);
 
-	if (!fault && !stall) {
+	if (!fault && !stall && !req_rdma_fast(qp, wqe)) {
 		if (wqe->op->cls == SOFT_OPC_LOCAL) {
 			fault = req_local(qp, wqe);
 		} else {

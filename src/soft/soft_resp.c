@@ -29,13 +29,6 @@
  */
 #include "soft/soft_loc.h"
 
-static bool resp_ready(struct soft_qp *qp)
-{
-	enum ib_qp_state s = soft_qp_state(qp);
-
-	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD;
-}
-
 /* Take the next receive, or report that none is posted (RNR). */
 static bool resp_take_recv(struct soft_qp *qp)
 {
@@ -110,12 +103,11 @@ void rdmarw__soft_resp_receive(struct soft_qp *qp, struct soft_pkt *pkt)
 	const struct soft_opcode *op = pkt->wqe->op;
 	struct soft_region rg;
 
-	if (!resp_ready(qp)) {
+	if (!soft_resp_ready(qp)) {
 		pkt->fault = SOFT_F_RETRY_EXC;
 		return;
 	}
-	if (op->rem_access &&
-	    !(soft_load(&qp->access_flags) & op->rem_access)) {
+	if (!soft_resp_grants(qp, op)) {
 		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_OK);
 		return;
 	}
