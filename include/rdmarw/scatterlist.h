@@ -210,7 +210,7 @@ static inline struct scatterlist *sg_next(struct scatterlist *sg)
 	if (sg_is_last(sg))
 		return NULL;
 	sg++;
-	if (sg_is_chain(sg))
+	if (__builtin_expect(sg_is_chain(sg), 0)) /* rare: keep the walk short */
 		sg = sg_chain_ptr(sg);
 	return sg;
 }

@@ -19,25 +19,47 @@ static void mapped_add(struct ib_device *dev, long n)
 	__atomic_add_fetch(&dev->dma_mapped, n, __ATOMIC_RELAXED);
 }
 
+/*
+ * One pass over the entries: each entry's fields are read before its DMA
+ * fields are written (they share a type with page_link, so the compiler
+ * would otherwise read them again), and the step to the next entry is
+ * taken only when there is one to map, so the walk never looks past the
+ * @nents-th entry.  Returns false for a list shorter than @nents or an
+ * entry whose range wraps.
+ */
+static bool map_entries(struct scatterlist *s, int nents)
+{
+	int left = nents;
+
+	for (;;) {
+		unsigned long link = s->page_link;
+		uintptr_t va = (link & ~SG_PAGE_LINK_MASK) + s->offset;
+		unsigned int len = s->length;
+
+		if (va + len < va)
+			return false;
+		s->dma_address = va;
+		s->dma_length = len;
+		if (!--left)
+			return true;
+		if (link & SG_END)
+			return false; /* shorter than nents: nothing is kept */
+		s++;
+		if (__builtin_expect(sg_is_chain(s), 0)) {
+			s = sg_chain_ptr(s);
+			if (!s)
+				return false;
+		}
+	}
+}
+
 int ib_dma_map_sg(struct ib_device *dev, struct scatterlist *sg, int nents,
 		  enum dma_data_direction direction)
 {
-	struct scatterlist *s;
-	int i;
-
 	if (!dev || !sg || nents <= 0 || !dir_ok(direction))
 		return 0;
-	for_each_sg(sg, s, nents, i) {
-		uintptr_t va;
-
-		if (!s)
-			return 0; /* shorter than nents: nothing was kept */
-		va = (uintptr_t)sg_virt(s);
-		if (va + s->length < va)
-			return 0;
-		s->dma_address = va;
-		s->dma_length = s->length;
-	}
+	if (!map_entries(sg, nents))
+		return 0;
 	mapped_add(dev, nents);
 	return nents;
 }
