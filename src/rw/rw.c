@@ -167,17 +167,50 @@ static int init_mr(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 
 /* ---- SGE paths -------------------------------------------------------- */
 
-/* Several RDMA WRs of up to the QP's SGE limit (RDMA_RW_MULTI_WR). */
+/*
+ * Fill @n SGEs from @sg on (the entries' DMA address and length, @lkey) and
+ * return their bytes.  Steps to the next entry only while @more entries
+ * follow this run, so the walk never looks past the context's last entry.
+ */
+static u64 fill_sges(struct ib_sge *sge, struct scatterlist **sgp, u32 n,
+		     bool more, u32 lkey)
+{
+	struct scatterlist *sg = *sgp;
+	u64 bytes = 0;
+
+	for (;;) {
+		u64 addr = sg_dma_address(sg);
+		u32 len = sg_dma_len(sg);
+
+		sge->addr = addr;
+		sge->length = len;
+		sge->lkey = lkey;
+		sge++;
+		bytes += len;
+		if (!--n && !more)
+			break;
+		sg = sg_next(sg);
+		if (!n)
+			break;
+	}
+	*sgp = sg;
+	return bytes;
+}
+
+/*
+ * Several RDMA WRs of up to the QP's SGE limit (RDMA_RW_MULTI_WR).  Every
+ * SGE and WR of the storage is written here, so it is not zeroed first.
+ */
 static int init_map_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			struct scatterlist *sg, u32 sg_cnt, u32 offset,
 			u64 remote_addr, u32 rkey, enum dma_data_direction dir)
 {
-	u32 max_sge = rdmarw__rw_max_sge(qp, dir), nr_ops, i, j, left = sg_cnt;
+	u32 max_sge = rdmarw__rw_max_sge(qp, dir), nr_ops, i, left = sg_cnt;
 	u32 lkey = qp->pd->local_dma_lkey;
 	struct rdmarw_rw_block *blk;
+	struct ib_rdma_wr *wrs;
 	struct ib_sge *sge;
 	size_t sges_size, size;
-	u64 total = 0;
 	void *mem;
 
 	if (!max_sge)
@@ -185,29 +218,29 @@ static int init_map_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	nr_ops = RDMARW_DIV_ROUND_UP(sg_cnt, max_sge);
 	sges_size = (size_t)sg_cnt * sizeof(struct ib_sge);
 	size = sges_size + (size_t)nr_ops * sizeof(struct ib_rdma_wr);
-	mem = rdmarw__rw_block_get(qp, size, &blk);
+	mem = rdmarw__rw_block_get_raw(qp, size, &blk);
 	if (!mem)
 		return -ENOMEM;
 	ctx->map.sges = sge = mem;
-	ctx->map.wrs = (struct ib_rdma_wr *)((char *)mem + sges_size);
+	ctx->map.wrs = wrs = (struct ib_rdma_wr *)((char *)mem + sges_size);
 	ctx->map.nr_sges = sg_cnt;
 	for (i = 0; i < nr_ops; i++) {
-		struct ib_rdma_wr *wr = &ctx->map.wrs[i];
 		u32 nr_sge = left < max_sge ? left : max_sge;
+		u64 bytes;
 
-		rdmarw__rw_set_rdma_wr(wr, sge, (int)nr_sge,
-				       remote_addr + total, rkey, dir);
-		for (j = 0; j < nr_sge; j++, sge++) {
-			sge->addr = sg_dma_address(sg) + offset;
-			sge->length = sg_dma_len(sg) - offset;
-			sge->lkey = lkey;
-			total += sge->length;
-			offset = 0;
-			if (--left)
-				sg = sg_next(sg);
+		left -= nr_sge;
+		rdmarw__rw_set_rdma_wr(&wrs[i], sge, (int)nr_sge, remote_addr,
+				       rkey, dir);
+		bytes = fill_sges(sge, &sg, nr_sge, left != 0, lkey);
+		if (!i) { /* the offset is inside the first entry */
+			sge->addr += offset;
+			sge->length -= offset;
+			bytes -= offset;
 		}
-		if (i + 1 < nr_ops)
-			wr->wr.next = &ctx->map.wrs[i + 1].wr;
+		remote_addr += bytes;
+		sge += nr_sge;
+		if (left)
+			wrs[i].wr.next = &wrs[i + 1].wr;
 	}
 	ctx->rdmarw_block = blk;
 	ctx->nr_ops = nr_ops;

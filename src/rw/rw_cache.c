@@ -128,8 +128,8 @@ void rdmarw__rw_cache_free(struct ib_qp *qp)
 		cache_delete(c);
 }
 
-void *rdmarw__rw_block_get(struct ib_qp *qp, size_t size,
-			   struct rdmarw_rw_block **blk)
+void *rdmarw__rw_block_get_raw(struct ib_qp *qp, size_t size,
+			       struct rdmarw_rw_block **blk)
 {
 	struct rdmarw_rw_cache *c = cache_of(qp);
 	struct rdmarw_rw_block *b;
@@ -152,9 +152,18 @@ void *rdmarw__rw_block_get(struct ib_qp *qp, size_t size,
 	pthread_mutex_lock(&c->lock);
 	c->in_use++;
 	pthread_mutex_unlock(&c->lock);
-	memset(b->data, 0, size);
 	*blk = b;
 	return b->data;
+}
+
+void *rdmarw__rw_block_get(struct ib_qp *qp, size_t size,
+			   struct rdmarw_rw_block **blk)
+{
+	void *data = rdmarw__rw_block_get_raw(qp, size, blk);
+
+	if (data)
+		memset(data, 0, size);
+	return data;
 }
 
 void rdmarw__rw_block_put(struct rdmarw_rw_block *b)

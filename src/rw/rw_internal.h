@@ -79,6 +79,13 @@ void rdmarw__rw_cache_free(struct ib_qp *qp);
 void *rdmarw__rw_block_get(struct ib_qp *qp, size_t size,
 			   struct rdmarw_rw_block **blk);
 
+/*
+ * rdmarw__rw_block_get_raw() - rdmarw__rw_block_get() without the zeroing,
+ * for callers that write every byte they use (the MULTI SGE and WR arrays).
+ */
+void *rdmarw__rw_block_get_raw(struct ib_qp *qp, size_t size,
+			       struct rdmarw_rw_block **blk);
+
 /* rdmarw__rw_block_put() - return a block to its class; NULL does nothing. */
 void rdmarw__rw_block_put(struct rdmarw_rw_block *blk);
 
