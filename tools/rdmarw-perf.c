@@ -786,6 +786,22 @@ static const char *path_name(const struct rdma_rw_ctx *ctx)
  * I/O and memcpy alternate in PERF_ROUNDS rounds over the same bytes, so
  * that a noisy neighbour slows both alike; each is timed alone.
  */
+/*
+ * How often the BW peak looks at the clock: about once per MiB moved, at
+ * most every 256 I/Os (a power of two, minus one).  Reading the clock
+ * costs about what a small I/O does, and the memcpy baseline does not pay
+ * it, so it must not be paid per I/O; a window is still at least
+ * PERF_WINDOW long.
+ */
+static u32 window_mask(u64 bytes)
+{
+	u32 n = 256;
+
+	while (n > 1 && (u64)n * bytes > (1U << 20))
+		n >>= 1;
+	return n - 1;
+}
+
 static int measure(struct perf_run *r, struct perf_result *res)
 {
 	u64 iters, done = 0, each;
@@ -797,7 +813,7 @@ static int measure(struct perf_run *r, struct perf_result *res)
 	if (!iters)
 		return r->error ? r->error : -EIO;
 	r->peak_bps = 0;
-	r->win_mask = r->shape->bytes >= 16384 ? 0 : 255;
+	r->win_mask = window_mask(r->shape->bytes);
 	res->secs = res->memcpy_secs = 0;
 	r->shown_total = iters;
 	res->cpu_secs = res->memcpy_cpu_secs = 0;
