@@ -126,7 +126,7 @@ static enum soft_fault req_remote(struct soft_qp *qp,
  * A success has the full path's effects: the bytes, and the byte count of
  * the executor that placed them.
  */
-static bool req_rdma_fast(struct soft_qp *qp, struct soft_send_wqe *wqe)
+static bool req_one_step(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
 	const struct soft_opcode *op = wqe->op;
 	struct soft_rwlock *ml = &qp->dev->fabric->mem_lock;
@@ -185,7 +185,7 @@ static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	bool stall = false, term = false;
 	enum soft_fault fault = inject_exec(qp, wqe, &stall);
 
-	if (!fault && !stall && !req_rdma_fast(qp, wqe)) {
+	if (!fault && !stall && !req_one_step(qp, wqe)) {
 		if (wqe->op->cls == SOFT_OPC_LOCAL) {
 			fault = req_local(qp, wqe);
 		} else {
