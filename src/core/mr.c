@@ -2,6 +2,7 @@
 /* Memory regions: fast-registration, integrity and user MRs, and the
  * page-list rules of ib_map_mr_sg(). */
 #include "core/core.h"
+#include "core/mr_pages.h"
 
 static struct ib_mr *mr_new(struct ib_pd *pd, enum ib_mr_type type)
 {
@@ -165,74 +166,31 @@ int ib_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
 	return mr->device->ops->map_mr_sg(mr, sg, sg_nents, sg_offset);
 }
 
-/*
- * Add the pages of one entry, [start, end), beginning at @page.  On a full
- * page list, report how far into the entry the mapping got.
- */
-static int add_pages(struct ib_mr *mr, u64 page, u64 start, u64 end,
-		     int (*set_page)(struct ib_mr *, u64), u64 *mapped)
-{
-	int ret;
+/* The caller's set_page, called through the walk's argument. */
+struct set_page_call {
+	struct ib_mr *mr;
+	int (*set_page)(struct ib_mr *mr, u64 addr);
+};
 
-	for (; page < end; page += mr->page_size) {
-		ret = set_page(mr, page);
-		if (ret < 0) {
-			*mapped = page > start ? page - start : 0;
-			return ret;
-		}
-	}
-	*mapped = end - start;
-	return 0;
+static int call_set_page(void *arg, u64 addr)
+{
+	struct set_page_call *c = arg;
+
+	return c->set_page(c->mr, addr);
 }
 
 /*
- * The page rules of the kernel's ib_sg_to_pages(): an entry after the first
- * is taken only if it starts on a page boundary right after an entry that
- * ended on one, or continues the previous entry byte for byte (then it
- * shares that entry's last page).  The walk stops at the first entry that
- * breaks the rules, or when set_page() refuses (page list full).
+ * The walk itself (page rules included) is rdmarw__sg_to_pages() in
+ * mr_pages.h, shared with providers that inline their set_page into it.
  */
 int ib_sg_to_pages(struct ib_mr *mr, struct scatterlist *sgl, int sg_nents,
 		   unsigned int *sg_offset_p,
 		   int (*set_page)(struct ib_mr *, u64))
 {
-	unsigned int offset = sg_offset_p ? *sg_offset_p : 0;
-	u64 page_mask, prev_end = 0, mapped;
-	struct scatterlist *sg;
-	int i, ret;
+	struct set_page_call c = { mr, set_page };
 
-	if (!mr || !sgl || sg_nents <= 0 || !set_page || !mr->page_size ||
-	    offset >= sg_dma_len(sgl))
+	if (!set_page)
 		return -EINVAL;
-	page_mask = ~((u64)mr->page_size - 1);
-	mr->iova = sg_dma_address(sgl) + offset;
-	mr->length = 0;
-	for_each_sg(sgl, sg, sg_nents, i) {
-		if (!sg)
-			break; /* the list is shorter than sg_nents */
-		u64 start = sg_dma_address(sg) + offset;
-		u64 end = start + sg_dma_len(sg) - offset;
-		u64 page = start & page_mask;
-
-		if (i && (page != start || (prev_end & ~page_mask))) {
-			if (start != prev_end)
-				break;
-			/* Continues the previous entry: its last page is
-			 * already in the list. */
-			page += mr->page_size;
-		}
-		ret = add_pages(mr, page, start, end, set_page, &mapped);
-		mr->length += mapped;
-		if (ret) {
-			offset += (unsigned int)mapped;
-			if (sg_offset_p)
-				*sg_offset_p = offset;
-			return (i || offset) ? i : ret;
-		}
-		prev_end = end;
-		offset = 0;
-	}
-	if (sg_offset_p)
-		*sg_offset_p = 0;
-	return i;
+	return rdmarw__sg_to_pages(mr, sgl, sg_nents, sg_offset_p,
+				   call_set_page, &c);
 }

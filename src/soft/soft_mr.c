@@ -24,6 +24,7 @@
  * number of pages is unlimited (siw_map_mr_sg).
  */
 #include "soft/soft_sig.h"
+#include "core/mr_pages.h"
 
 /* ---- key table (fabric->mem_lock held) --------------------------------- */
 
@@ -236,26 +237,40 @@ static void segs_number(struct soft_seg *segs, u32 n)
 }
 
 /*
+ * The state of a page list being built, in locals while ib_sg_to_pages()'s
+ * walk runs (it is inlined here) and stored in the MR after: the next free
+ * element, the pages so far, and where the last element ends (1 before
+ * the first page: no page address is odd, so nothing merges into it).
+ */
+struct page_cursor {
+	struct soft_seg *next;
+	u64 psz;
+	u64 last_end;
+	u32 pages;
+	u32 max;
+};
+
+/*
  * rxe_set_page(): one page per call until max_num_sg pages are in.  A page
  * that continues the previous one's memory extends its element, so that a
  * contiguous buffer is one element to translate and copy, however many
  * pages it has; the capacity still counts pages.
  */
-static int set_page(struct ib_mr *ibmr, u64 addr)
+static int set_page(void *arg, u64 addr)
 {
-	struct soft_mr *mr = to_smr(ibmr);
-	struct soft_seg *last = mr->map_n ? &mr->map[mr->map_n - 1] : NULL;
+	struct page_cursor *c = arg;
 
-	if (mr->map_pages == mr->max_segs)
+	if (c->pages == c->max)
 		return -ENOMEM;
-	mr->map_pages++;
-	if (last && last->addr + last->len == addr) {
-		last->len += ibmr->page_size;
-		return 0;
+	c->pages++;
+	if (c->last_end == addr) {
+		c->next[-1].len += c->psz;
+	} else {
+		c->next->addr = addr;
+		c->next->len = c->psz;
+		c->next++;
 	}
-	mr->map[mr->map_n].addr = addr;
-	mr->map[mr->map_n].len = ibmr->page_size;
-	mr->map_n++;
+	c->last_end = addr + c->psz;
 	return 0;
 }
 
@@ -263,12 +278,17 @@ static int map_pages(struct soft_mr *mr, struct scatterlist *sg, int n,
 		     unsigned int *sg_offset)
 {
 	struct ib_mr *ibmr = &mr->ibmr;
+	struct page_cursor c = {
+		.next = mr->map, .psz = ibmr->page_size, .last_end = 1,
+		.max = mr->max_segs,
+	};
 	u64 first;
 	int ret;
 
-	mr->map_n = 0;
-	mr->map_pages = 0;
-	ret = ib_sg_to_pages(ibmr, sg, n, sg_offset, set_page);
+	/* ib_sg_to_pages() with set_page inlined: the same pages */
+	ret = rdmarw__sg_to_pages(ibmr, sg, n, sg_offset, set_page, &c);
+	mr->map_n = (u32)(c.next - mr->map);
+	mr->map_pages = c.pages;
 	if (ret <= 0 || !mr->map_n) {
 		mr->map_n = 0;
 		return ret;
@@ -282,7 +302,7 @@ static int map_pages(struct soft_mr *mr, struct scatterlist *sg, int n,
 }
 
 /* siw_set_pbl_page(): only counts. */
-static int count_page(struct ib_mr *ibmr, u64 addr)
+static int count_page(void *arg, u64 addr)
 {
 	return 0;
 }
@@ -316,7 +336,8 @@ static int map_pbl(struct soft_mr *mr, struct scatterlist *sgl, int n,
 		e->len = len;
 	}
 	segs_number(mr->map, mr->map_n);
-	return ib_sg_to_pages(&mr->ibmr, sgl, n, sg_offset, count_page);
+	return rdmarw__sg_to_pages(&mr->ibmr, sgl, n, sg_offset, count_page,
+				   NULL);
 }
 
 int rdmarw__soft_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
