@@ -478,10 +478,10 @@ int soft_qp_connect(struct ib_qp *a, struct ib_qp *b)
 
 static int sge_total(const struct ib_sge *sge, int n, u64 *total)
 {
-	u64 sum = 0;
+	u64 sum = n == 1 ? sge->length : 0; /* one SGE: no loop to set up */
 	int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; n > 1 && i < n; i++)
 		sum += sge[i].length;
 	*total = sum;
 	return sum > SOFT_MAX_MSG ? -EINVAL : 0;
@@ -530,13 +530,14 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
 	w->length = len;
 	w->ex = wr->ex.invalidate_rkey;
-	w->remote_addr = 0;
-	w->rkey = 0;
 	if (op->cls == SOFT_OPC_WRITE || op->cls == SOFT_OPC_READ) {
 		w->remote_addr = rdma_wr(wr)->remote_addr;
 		w->rkey = rdma_wr(wr)->rkey;
-	} else if ((op->flags & SOFT_OPF_REG) &&
-		   !(op->flags & SOFT_OPF_UNSUPP)) {
+		return;
+	}
+	w->remote_addr = 0;
+	w->rkey = 0;
+	if ((op->flags & SOFT_OPF_REG) && !(op->flags & SOFT_OPF_UNSUPP)) {
 		const struct soft_mr *mr = to_smr(reg_wr(wr)->mr);
 
 		w->reg_index = mr->index;
