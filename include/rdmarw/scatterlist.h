@@ -210,7 +210,8 @@ static inline struct scatterlist *sg_next(struct scatterlist *sg)
 	if (sg_is_last(sg))
 		return NULL;
 	sg++;
-	if (__builtin_expect(sg_is_chain(sg), 0)) /* rare: keep the walk short */
+	/* a chain link is rare: the walk stays short without it */
+	if (__builtin_expect(sg_is_chain(sg), 0))
 		sg = sg_chain_ptr(sg);
 	return sg;
 }

@@ -128,8 +128,7 @@ static int init_map_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	nr_ops = RDMARW_DIV_ROUND_UP(segs, max_sge);
 	sges_size = (size_t)segs * sizeof(struct ib_sge);
 	mem = rdmarw__rw_block_get_raw(qp, sges_size + (size_t)nr_ops *
-							 sizeof(struct ib_rdma_wr),
-				       &blk);
+						sizeof(struct ib_rdma_wr), &blk);
 	if (!mem)
 		return -ENOMEM;
 	ctx->map.sges = mem;
