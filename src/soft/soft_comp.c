@@ -82,7 +82,7 @@ enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 }
 
 /* A full CQ: tell the QP's owner and stop the QP (rxe: class G). */
-static void comp_overflow(struct soft_qp *qp, struct soft_cq *cq)
+void rdmarw__soft_comp_overflow(struct soft_qp *qp, struct soft_cq *cq)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -107,25 +107,14 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 	if (!f && !wqe->signaled)
 		return;
 	status = rdmarw__soft_status(f, &vendor_err);
-	/* Built in the ring slot itself, every field written. */
 	e = rdmarw__soft_cq_claim(cq);
 	if (!e) {
-		comp_overflow(qp, cq);
+		rdmarw__soft_comp_overflow(qp, cq);
 		return;
 	}
-	e->wc = (struct ib_wc){
-		.wr_id = wqe->wr_id,
-		.status = status,
-		.opcode = wqe->op->wc_opcode,
-		.vendor_err = vendor_err,
-		.byte_len = (!f && wqe->op->cls != SOFT_OPC_LOCAL) ?
-				    (u32)wqe->length : 0,
-		.qp = &qp->ibqp,
-		.port_num = qp->ibqp.port,
-	};
-	e->sq_owner = qp;
-	e->sq_seq = wqe->seq;
-	e->solicited = false;
+	soft_cqe_set_send(e, qp, wqe, status, vendor_err,
+			  (!f && wqe->op->cls != SOFT_OPC_LOCAL) ?
+				  (u32)wqe->length : 0);
 	rdmarw__soft_cq_commit(cq, e);
 }
 
@@ -157,5 +146,5 @@ void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
 		}
 	}
 	if (rdmarw__soft_cq_post(soft_recv_cq(qp), &cqe))
-		comp_overflow(qp, soft_recv_cq(qp));
+		rdmarw__soft_comp_overflow(qp, soft_recv_cq(qp));
 }

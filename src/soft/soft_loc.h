@@ -1022,6 +1022,49 @@ enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 /* Complete a send WQE: always on error, on success when signaled. */
 void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 			    enum soft_fault f);
+/* The CQ of @qp was full: the QP's owner hears IB_EVENT_CQ_ERR, QP to ERR. */
+void rdmarw__soft_comp_overflow(struct soft_qp *qp, struct soft_cq *cq);
+
+/* Write a send completion into the ring slot @e (every field). */
+static inline void soft_cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
+				     const struct soft_send_wqe *wqe,
+				     enum ib_wc_status status, u32 vendor_err,
+				     u32 byte_len)
+{
+	e->wc = (struct ib_wc){
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = wqe->op->wc_opcode,
+		.vendor_err = vendor_err,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.port_num = qp->ibqp.port,
+	};
+	e->sq_owner = qp;
+	e->sq_seq = wqe->seq;
+	e->solicited = false;
+}
+
+/*
+ * rdmarw__soft_comp_send() for a WQE that succeeded, inline for the data
+ * path: the same entry (an RDMA or SEND, so byte_len is its length).
+ */
+static inline void soft_comp_send_ok(struct soft_qp *qp,
+				     struct soft_send_wqe *wqe)
+{
+	struct soft_cq *cq = soft_send_cq(qp);
+	struct soft_cqe *e;
+
+	if (!wqe->signaled)
+		return;
+	e = rdmarw__soft_cq_claim(cq);
+	if (!e) {
+		rdmarw__soft_comp_overflow(qp, cq);
+		return;
+	}
+	soft_cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->length);
+	rdmarw__soft_cq_commit(cq, e);
+}
 /* Complete a receive. */
 void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
 			    enum soft_fault f, const struct soft_pkt *pkt,

@@ -189,7 +189,12 @@ static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	bool stall = false, term = false;
 	enum soft_fault fault = inject_exec(qp, wqe, &stall);
 
-	if (!fault && !stall && !req_one_step(qp, wqe)) {
+	if (!fault && !stall && req_one_step(qp, wqe)) {
+		soft_count(&qp->st_wrs, 1);
+		soft_comp_send_ok(qp, wqe);
+		return REQ_DONE;
+	}
+	if (!fault && !stall) {
 		if (wqe->op->cls == SOFT_OPC_LOCAL) {
 			fault = req_local(qp, wqe);
 		} else {
