@@ -383,6 +383,36 @@ static struct ib_send_wr *link_regs(struct rdma_rw_ctx *ctx)
 	return first;
 }
 
+/*
+ * The first and last WR of a context's chain (MR contexts: linked now).
+ * SINGLE, the common case, is tested before the switch.  Return: false
+ * for a context of no known type.
+ */
+static bool chain_ends(struct rdma_rw_ctx *ctx, struct ib_send_wr **first,
+		       struct ib_send_wr **last)
+{
+	if (ctx->type == RDMA_RW_SINGLE_WR) {
+		*first = *last = &ctx->single.wr.wr;
+		return true;
+	}
+	switch (ctx->type) {
+	case RDMA_RW_MR:
+	case RDMA_RW_SIG_MR:
+		*first = link_regs(ctx);
+		*last = &ctx->reg[ctx->nr_ops - 1].wr.wr;
+		return true;
+	case RDMA_RW_MULTI_WR:
+		*first = &ctx->map.wrs[0].wr;
+		*last = &ctx->map.wrs[ctx->nr_ops - 1].wr;
+		return true;
+	case RDMA_RW_IOVA:
+		*first = *last = &ctx->iova.wr.wr;
+		return true;
+	default:
+		return false;
+	}
+}
+
 struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 				   u32 port_num, struct ib_cqe *cqe,
 				   struct ib_send_wr *chain_wr)
@@ -390,27 +420,8 @@ struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	struct ib_send_wr *first, *last;
 
 	if (!ctx_ok(ctx, qp, port_num) || (!cqe && !chain_wr) ||
-	    !ctx->nr_ops)
+	    !ctx->nr_ops || !chain_ends(ctx, &first, &last))
 		return NULL;
-	switch (ctx->type) {
-	case RDMA_RW_MR:
-	case RDMA_RW_SIG_MR:
-		first = link_regs(ctx);
-		last = &ctx->reg[ctx->nr_ops - 1].wr.wr;
-		break;
-	case RDMA_RW_MULTI_WR:
-		first = &ctx->map.wrs[0].wr;
-		last = &ctx->map.wrs[ctx->nr_ops - 1].wr;
-		break;
-	case RDMA_RW_SINGLE_WR:
-		first = last = &ctx->single.wr.wr;
-		break;
-	case RDMA_RW_IOVA:
-		first = last = &ctx->iova.wr.wr;
-		break;
-	default:
-		return NULL;
-	}
 	if (chain_wr) {
 		last->next = chain_wr;
 		last->wr_cqe = NULL;
