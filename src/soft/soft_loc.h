@@ -463,10 +463,11 @@ struct soft_seg {
  * @rkey: device-side remote key (0 when not remotely accessible, as rxe)
  * @state: SOFT_MR_VALID or SOFT_MR_FREE
  * @access: rights of the registration
+ * @fast: fast-registration MR (page lists below)
+ * @sig: integrity MRs: the signature state (soft_sig.h), else NULL
  * @iova: registered range start
  * @length: registered range bytes
  * @umem: user MR: the CPU address of @iova
- * @fast: fast-registration MR (page lists below)
  * @max_segs: page-list capacity
  * @map: the list ib_map_mr_sg() builds (@map_n used)
  * @reg: the list REG_MR snapshotted (@reg_n used)
@@ -476,7 +477,9 @@ struct soft_seg {
  * @reg_n: elements in @reg
  * @serial: unique on the device: a REG_MR WQE names its MR by index and
  *          serial, so an MR freed before the WQE runs is simply not found
- * @sig: integrity MRs: the signature state (soft_sig.h), else NULL
+ *
+ * The key check reads @hnext to @umem (and the core MR's pd): they are
+ * together, after the core MR.
  */
 struct soft_mr {
 	struct ib_mr ibmr;
@@ -486,10 +489,11 @@ struct soft_mr {
 	u32 rkey;
 	enum soft_mr_state state;
 	int access;
+	bool fast;
+	struct soft_sig_mr *sig;
 	u64 iova;
 	u64 length;
 	u64 umem;
-	bool fast;
 	u32 max_segs;
 	struct soft_seg *map;
 	struct soft_seg *reg;
@@ -497,7 +501,6 @@ struct soft_mr {
 	u32 map_pages;
 	u32 reg_n;
 	u64 serial;
-	struct soft_sig_mr *sig;
 };
 static_assert(offsetof(struct soft_mr, ibmr) == 0, "core struct first");
 
