@@ -13,6 +13,7 @@
  */
 #include "rw/rw_internal.h"
 #include "core/provider.h"
+#include "core/dma_map.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -325,7 +326,7 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	    !rdmarw__rw_args_ok(qp, port_num, dir))
 		return -EINVAL;
 	dev = qp->pd->device;
-	nents = ib_dma_map_sg(dev, sg, (int)sg_cnt, dir);
+	nents = rdmarw__dma_map_sg(dev, sg, (int)sg_cnt, dir);
 	if (nents <= 0)
 		return -EINVAL;
 	left = skip_offset(&s, (u32)nents, &sg_offset);
@@ -334,7 +335,7 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		ret = init_paths(ctx, qp, port_num, s, left, sg_offset,
 				 remote_addr, rkey, dir);
 	if (ret < 0) {
-		ib_dma_unmap_sg(dev, sg, (int)sg_cnt, dir);
+		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
 		return ret;
 	}
 	ctx->rdmarw_qp = qp;
@@ -528,7 +529,7 @@ void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		put_mrs(ctx, qp);
 	ctx_release(ctx);
 	if (sg && sg_cnt && sg_cnt <= INT_MAX)
-		ib_dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt, dir);
+		rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
 }
 
 void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
