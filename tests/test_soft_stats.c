@@ -77,7 +77,7 @@ static void fill(u8 *b, size_t n, u8 seed)
 }
 
 /* WRITE bytes count on the target's device, READ bytes on the reader's. */
-static void stats_on_profile(const char *profile)
+static void stats_on_profile(const char *profile, bool threaded)
 {
 	struct soft_pair p;
 	struct ib_rdma_wr wr;
@@ -85,8 +85,10 @@ static void stats_on_profile(const char *profile)
 	u8 expect[300];
 	u32 dma_lkey;
 
-	soft_pair_init(&p, &(struct soft_env_cfg){ .profile = profile }, LEN,
-		       0);
+	soft_pair_init(&p,
+		       &(struct soft_env_cfg){ .profile = profile,
+					       .threaded = threaded },
+		       LEN, 0);
 	dma_lkey = p.env.pd[0]->local_dma_lkey;
 	/* one SGE under the local DMA key */
 	fill(p.buf[0], 100, 1);
@@ -132,19 +134,26 @@ static void stats_on_profile(const char *profile)
 static void test_stats_rxe(void **state)
 {
 	(void)state;
-	stats_on_profile("rxe");
+	stats_on_profile("rxe", false);
 }
 
 static void test_stats_mlx5(void **state)
 {
 	(void)state;
-	stats_on_profile("mlx5");
+	stats_on_profile("mlx5", false);
 }
 
 static void test_stats_siw(void **state)
 {
 	(void)state;
-	stats_on_profile("siw");
+	stats_on_profile("siw", false);
+}
+
+/* The same with the device's progress thread running the Send Queue. */
+static void test_stats_threaded(void **state)
+{
+	(void)state;
+	stats_on_profile("rxe", true);
 }
 
 /* A refused WRITE counts as executed and moves nothing. */
@@ -175,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_stats_rxe),
 		cmocka_unit_test(test_stats_mlx5),
 		cmocka_unit_test(test_stats_siw),
+		cmocka_unit_test(test_stats_threaded),
 		cmocka_unit_test(test_stats_refused),
 	};
 
