@@ -503,6 +503,89 @@ int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
 	return 0;
 }
 
+/* Every region is CPU memory (which no integrity region is). */
+static bool regions_cpu(const struct soft_region *rg, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (!rg[i].cpu)
+			return false;
+	return true;
+}
+
+/*
+ * The copy between lists of CPU ranges (SGLs under the local DMA key or
+ * user MRs): the same spans in the same order as the general loop below,
+ * without asking each region for its next span.  A WRITE gathers many
+ * ranges into one and a READ scatters one into many: each has a loop of
+ * its own.
+ */
+static void copy_gather(const struct soft_region *src, u32 nsrc,
+			const struct soft_region *dst, u64 len)
+{
+	u8 *d = dst->cpu;
+	u64 room = dst->len < len ? dst->len : len, n;
+	u32 i;
+
+	for (i = 0; i < nsrc && room; i++) {
+		n = src[i].len < room ? src[i].len : room;
+		memmove(d, src[i].cpu, n);
+		d += n;
+		room -= n;
+	}
+}
+
+static void copy_scatter(const struct soft_region *src,
+			 const struct soft_region *dst, u32 ndst, u64 len)
+{
+	const u8 *p = src->cpu;
+	u64 left = src->len < len ? src->len : len, n;
+	u32 i;
+
+	for (i = 0; i < ndst && left; i++) {
+		n = dst[i].len < left ? dst[i].len : left;
+		memmove(dst[i].cpu, p, n);
+		p += n;
+		left -= n;
+	}
+}
+
+static void copy_cpu(const struct soft_region *src, u32 nsrc,
+		     const struct soft_region *dst, u32 ndst, u64 len)
+{
+	u64 soff = 0, doff = 0, n;
+	u32 si = 0, di = 0;
+
+	if (ndst == 1) {
+		copy_gather(src, nsrc, dst, len);
+		return;
+	}
+	if (nsrc == 1) {
+		copy_scatter(src, dst, ndst, len);
+		return;
+	}
+	while (len && si < nsrc && di < ndst) {
+		n = src[si].len - soff;
+		if (n > dst[di].len - doff)
+			n = dst[di].len - doff;
+		if (n > len)
+			n = len;
+		memmove(dst[di].cpu + doff, src[si].cpu + soff, n);
+		soff += n;
+		doff += n;
+		len -= n;
+		if (soff == src[si].len) {
+			si++;
+			soff = 0;
+		}
+		if (doff == dst[di].len) {
+			di++;
+			doff = 0;
+		}
+	}
+}
+
 void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		       const struct soft_region *dst, u32 ndst, u64 len)
 {
@@ -515,6 +598,10 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu &&
 	    len <= src->len && len <= dst->len) {
 		memmove(dst->cpu, src->cpu, len);
+		return;
+	}
+	if (regions_cpu(src, nsrc) && regions_cpu(dst, ndst)) {
+		copy_cpu(src, nsrc, dst, ndst, len);
 		return;
 	}
 	if (soft_sig_copy(src, nsrc, dst, ndst, len))
