@@ -616,6 +616,10 @@ int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
  * contiguously (at least 1, at most @rg->len - @off).  0, or -EFAULT. */
 int rdmarw__soft_region_span(const struct soft_region *rg, u64 off,
 			     u8 **ptr, u64 *n);
+/* The same for a walk in order: *@hint (start at 0) remembers where in a
+ * fast MR's page list the last span was, so the next one is found at once. */
+int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
+				u32 *hint, u8 **ptr, u64 *n);
 
 /* Copy @len bytes from the regions @src to the regions @dst (checked). */
 void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,

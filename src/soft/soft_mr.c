@@ -372,8 +372,32 @@ static const struct soft_seg *seg_find(const struct soft_mr *mr, u64 off)
 	return NULL;
 }
 
-int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
-			     u64 *n)
+/*
+ * The segment of @mr at @off, trying *@hint and the one after it first:
+ * walks go through a page list in order, so they find their segment
+ * without a search.  *@hint is left at the segment found.
+ */
+static const struct soft_seg *seg_find_near(const struct soft_mr *mr, u64 off,
+					    u32 *hint)
+{
+	const struct soft_seg *s;
+	u32 i;
+
+	for (i = *hint; i < mr->reg_n && i <= *hint + 1; i++) {
+		s = &mr->reg[i];
+		if (off >= s->off && off - s->off < s->len) {
+			*hint = i;
+			return s;
+		}
+	}
+	s = seg_find(mr, off);
+	if (s)
+		*hint = (u32)(s - mr->reg);
+	return s;
+}
+
+int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
+				u32 *hint, u8 **ptr, u64 *n)
 {
 	const struct soft_mr *mr = rg->mr;
 	const struct soft_seg *s;
@@ -393,7 +417,7 @@ int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
 		*n = rest;
 		return 0;
 	}
-	s = seg_find(mr, o);
+	s = seg_find_near(mr, o, hint);
 	if (!s)
 		return -EFAULT;
 	in = o - s->off;
@@ -402,14 +426,23 @@ int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
 				       ptr, n);
 }
 
+int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
+			     u64 *n)
+{
+	u32 hint = 0;
+
+	return rdmarw__soft_region_span_at(rg, off, &hint, ptr, n);
+}
+
 /* Every byte of @rg must translate (unlinked IOVA, holes, NULL page). */
 static int region_walk(const struct soft_region *rg)
 {
 	u64 off = 0, n;
+	u32 hint = 0;
 	u8 *p;
 
 	while (off < rg->len) {
-		if (rdmarw__soft_region_span(rg, off, &p, &n))
+		if (rdmarw__soft_region_span_at(rg, off, &hint, &p, &n))
 			return -EFAULT;
 		off += n;
 	}
@@ -590,8 +623,8 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		       const struct soft_region *dst, u32 ndst, u64 len)
 {
 	u64 soff = 0, doff = 0, sn = 0, dn = 0, n;
+	u32 si = 0, di = 0, shint = 0, dhint = 0;
 	u8 *sp = NULL, *dp = NULL;
-	u32 si = 0, di = 0;
 
 	/* One contiguous range to another: the common case (never an
 	 * integrity MR: those are fast MRs, without a CPU address). */
@@ -614,9 +647,11 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 			if (soff == src[si].len) {
 				si++;
 				soff = 0;
+				shint = 0;
 				continue;
 			}
-			if (rdmarw__soft_region_span(&src[si], soff, &sp, &sn))
+			if (rdmarw__soft_region_span_at(&src[si], soff, &shint,
+							&sp, &sn))
 				return;
 		}
 		while (!dn) {
@@ -625,9 +660,11 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 			if (doff == dst[di].len) {
 				di++;
 				doff = 0;
+				dhint = 0;
 				continue;
 			}
-			if (rdmarw__soft_region_span(&dst[di], doff, &dp, &dn))
+			if (rdmarw__soft_region_span_at(&dst[di], doff, &dhint,
+							&dp, &dn))
 				return;
 		}
 		n = sn < dn ? sn : dn;
