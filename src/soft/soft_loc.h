@@ -699,6 +699,18 @@ void rdmarw__soft_iommu_fini(struct soft_iommu *mmu);
 int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len,
 			    u8 **ptr, u64 *n);
 
+/* rdmarw__soft_dma_to_cpu() with its common case inline: a CPU address
+ * (not an IOVA) is itself, every byte, unless it wraps or is the NULL page. */
+static inline int soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len,
+				  u8 **ptr, u64 *n)
+{
+	if ((addr & SOFT_IOVA_BIT) || addr < PAGE_SIZE || addr + len < addr)
+		return rdmarw__soft_dma_to_cpu(sdev, addr, len, ptr, n);
+	*ptr = (u8 *)(uintptr_t)addr;
+	*n = len;
+	return 0;
+}
+
 /* ---- soft_opcode.c -------------------------------------------------- */
 
 enum soft_op_class {

@@ -409,8 +409,7 @@ int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
 		return 0;
 	}
 	if (!mr)
-		return rdmarw__soft_dma_to_cpu(rg->dev, rg->addr + off, rest,
-					       ptr, n);
+		return soft_dma_to_cpu(rg->dev, rg->addr + off, rest, ptr, n);
 	o = rg->addr - mr->iova + off;
 	if (!mr->fast) {
 		*ptr = (u8 *)(uintptr_t)(mr->umem + o);
@@ -421,9 +420,8 @@ int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
 	if (!s)
 		return -EFAULT;
 	in = o - s->off;
-	return rdmarw__soft_dma_to_cpu(rg->dev, s->addr + in,
-				       s->len - in < rest ? s->len - in : rest,
-				       ptr, n);
+	return soft_dma_to_cpu(rg->dev, s->addr + in,
+			       s->len - in < rest ? s->len - in : rest, ptr, n);
 }
 
 int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
