@@ -380,15 +380,14 @@ static const struct soft_seg *seg_find(const struct soft_mr *mr, u64 off)
 static const struct soft_seg *seg_find_near(const struct soft_mr *mr, u64 off,
 					    u32 *hint)
 {
-	const struct soft_seg *s;
-	u32 i;
+	const struct soft_seg *s = &mr->reg[*hint];
 
-	for (i = *hint; i < mr->reg_n && i <= *hint + 1; i++) {
-		s = &mr->reg[i];
-		if (off >= s->off && off - s->off < s->len) {
-			*hint = i;
-			return s;
-		}
+	/* off - s->off wraps for an offset before the segment: one test. */
+	if (*hint < mr->reg_n && off - s->off < s->len)
+		return s;
+	if (*hint + 1 < mr->reg_n && off - s[1].off < s[1].len) {
+		++*hint;
+		return s + 1;
 	}
 	s = seg_find(mr, off);
 	if (s)
@@ -617,6 +616,30 @@ static void copy_cpu(const struct soft_region *src, u32 nsrc,
 	}
 }
 
+/*
+ * One region to one region, at least one of them a page list (an RDMA
+ * through an MR): both advance by the same span, so one offset walks both.
+ */
+static void copy_one_to_one(const struct soft_region *src,
+			    const struct soft_region *dst, u64 len)
+{
+	u64 off = 0, sn, dn;
+	u32 sh = 0, dh = 0;
+	u8 *sp, *dp;
+
+	while (off < len) {
+		if (rdmarw__soft_region_span_at(src, off, &sh, &sp, &sn) ||
+		    rdmarw__soft_region_span_at(dst, off, &dh, &dp, &dn))
+			return; /* checked before: cannot happen */
+		if (sn > dn)
+			sn = dn;
+		if (sn > len - off)
+			sn = len - off;
+		memmove(dp, sp, sn);
+		off += sn;
+	}
+}
+
 void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		       const struct soft_region *dst, u32 ndst, u64 len)
 {
@@ -637,6 +660,10 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 	}
 	if (soft_sig_copy(src, nsrc, dst, ndst, len))
 		return; /* through an integrity MR */
+	if (nsrc == 1 && ndst == 1 && len <= src->len && len <= dst->len) {
+		copy_one_to_one(src, dst, len);
+		return;
+	}
 	while (len) {
 		/* The regions were checked: running out cannot happen. */
 		while (!sn) {
