@@ -139,19 +139,20 @@ void *rdmarw__rw_block_get_raw(struct ib_qp *qp, size_t size,
 		return NULL;
 	pthread_mutex_lock(&c->lock);
 	b = c->free[cls];
-	if (b) {
+	if (b) { /* the steady state: one critical section */
 		c->free[cls] = b->next_free;
 		b->next_free = NULL;
+		c->in_use++;
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (!b) {
 		b = block_new(c, (unsigned int)cls);
 		if (!b)
 			return NULL;
+		pthread_mutex_lock(&c->lock);
+		c->in_use++;
+		pthread_mutex_unlock(&c->lock);
 	}
-	pthread_mutex_lock(&c->lock);
-	c->in_use++;
-	pthread_mutex_unlock(&c->lock);
 	*blk = b;
 	return b->data;
 }
