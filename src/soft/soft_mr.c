@@ -545,11 +545,10 @@ static bool regions_cpu(const struct soft_region *rg, u32 n)
 }
 
 /*
- * The copy between lists of CPU ranges (SGLs under the local DMA key or
- * user MRs): the same spans in the same order as the general loop below,
- * without asking each region for its next span.  A WRITE gathers many
- * ranges into one and a READ scatters one into many: each has a loop of
- * its own.
+ * Copies between CPU ranges (SGLs under the local DMA key or user MRs): a
+ * WRITE gathers many ranges into one, a READ scatters one into many.  The
+ * same spans in the same order as the general loop in rdmarw__soft_copy(),
+ * without asking each region for its next span.
  */
 static void copy_gather(const struct soft_region *src, u32 nsrc,
 			const struct soft_region *dst, u64 len)
@@ -578,41 +577,6 @@ static void copy_scatter(const struct soft_region *src,
 		memmove(dst[i].cpu, p, n);
 		p += n;
 		left -= n;
-	}
-}
-
-static void copy_cpu(const struct soft_region *src, u32 nsrc,
-		     const struct soft_region *dst, u32 ndst, u64 len)
-{
-	u64 soff = 0, doff = 0, n;
-	u32 si = 0, di = 0;
-
-	if (ndst == 1) {
-		copy_gather(src, nsrc, dst, len);
-		return;
-	}
-	if (nsrc == 1) {
-		copy_scatter(src, dst, ndst, len);
-		return;
-	}
-	while (len && si < nsrc && di < ndst) {
-		n = src[si].len - soff;
-		if (n > dst[di].len - doff)
-			n = dst[di].len - doff;
-		if (n > len)
-			n = len;
-		memmove(dst[di].cpu + doff, src[si].cpu + soff, n);
-		soff += n;
-		doff += n;
-		len -= n;
-		if (soff == src[si].len) {
-			si++;
-			soff = 0;
-		}
-		if (doff == dst[di].len) {
-			di++;
-			doff = 0;
-		}
 	}
 }
 
@@ -654,8 +618,12 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		memmove(dst->cpu, src->cpu, len);
 		return;
 	}
-	if (regions_cpu(src, nsrc) && regions_cpu(dst, ndst)) {
-		copy_cpu(src, nsrc, dst, ndst, len);
+	if (ndst == 1 && dst->cpu && regions_cpu(src, nsrc)) {
+		copy_gather(src, nsrc, dst, len);
+		return;
+	}
+	if (nsrc == 1 && src->cpu && regions_cpu(dst, ndst)) {
+		copy_scatter(src, dst, ndst, len);
 		return;
 	}
 	if (soft_sig_copy(src, nsrc, dst, ndst, len))
