@@ -246,8 +246,8 @@ static void run_plain(struct rw_env *e, const struct mr_cfg *cfg,
 /*
  * A post that fails half-way (Send Queue full after the first MR's WRs):
  * the MR whose REG_MR was not queued keeps its key and state, the one
- * whose WRs went out keeps the new ones, and posting the same context
- * again succeeds (the device checks every key).
+ * whose WRs went out keeps the new ones, and the QP is in ERR, so what
+ * was queued (and a context posted again) flushes.
  */
 static void test_failed_post_rolls_back(void **state)
 {
@@ -298,21 +298,24 @@ static void test_failed_post_rolls_back(void **state)
 		/* the second did not */
 		assert_int_equal(m1->lkey, k1);
 		assert_int_equal(m1->need_inval, i1);
+		/*
+		 * Part of the chain was queued: the library moved the QP to
+		 * ERR, so the queued WRs flush instead of running after the
+		 * destroy (rw.h).
+		 */
+		assert_int_equal(e.qp->state, IB_QPS_ERR);
 		rw_env_wait(&e, &fd.count, 1);
-		assert_int_equal(fd.status, IB_WC_SUCCESS);
-		/* post again: every key right */
+		/* (the fill ran before the failed post, or was flushed) */
+		assert_true(fd.status == IB_WC_SUCCESS ||
+			    fd.status == IB_WC_WR_FLUSH_ERR);
 		assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, &done.cqe,
 						  NULL), 0);
 		rw_env_wait(&e, &done.count, 1);
-		assert_int_equal(done.count, 1);
-		assert_int_equal(done.status, IB_WC_SUCCESS);
-		rw_env_expect(&e, ents, FR_LEN + 1, 0, 8192, cfg->dir);
-		rw_env_check(&e);
+		assert_int_equal(done.status, IB_WC_WR_FLUSH_ERR);
 		rdma_rw_ctx_destroy(&ctx, e.qp, 1, sgl.sg, FR_LEN + 1,
 				    cfg->dir);
 		rw_sgl_free(&sgl);
-		/* and the MRs serve the next context without a stale key */
-		run_plain(&e, cfg, ents, FR_LEN + 1);
+		assert_int_equal(e.qp->mrs_used, 0);
 		free(fill);
 		env_done(&e);
 	}

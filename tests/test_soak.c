@@ -9,8 +9,10 @@
  * the test), in inline and threaded modes, with several threads posting on
  * their own QPs and on one shared QP.  Checked all along:
  * - every context completes exactly once, through its cqe or its chained
- *   SEND (a context whose post failed part-way is fenced by a zero-length
- *   WRITE that completes for it);
+ *   SEND, or its post fails; a context whose post failed part-way is
+ *   destroyed at once, with no fence (the library moved the QP to ERR), and
+ *   neither its buffer nor its remote window may change after that, until
+ *   the connection is torn down;
  * - every completion without a cqe is an error, and every error status is
  *   one that was injected (or a flush);
  * - Send Queue credits balance: the device's queue depth is limited to the
@@ -190,6 +192,7 @@ struct slot {
 	struct ib_cqe cqe;
 	struct rdma_rw_ctx ctx;
 	bool bvec, chained, aborted;
+	bool watch;            /* aborted: loc/rem must stay as lexp/rexp */
 	enum dma_data_direction dir;
 	struct scatterlist sg[MAX_ENTS];
 	struct bio_vec bv[MAX_ENTS];
@@ -213,6 +216,7 @@ struct conn {
 	int idx;
 	bool shared;           /* several threads post on it */
 	pthread_mutex_t lock;  /* credits, held MRs, rebuild */
+	pthread_rwlock_t use;  /* shared: drivers read, a rebuild writes */
 	struct ib_cq *cq, *pcq;
 	struct ib_qp *qp, *pqp;
 	int credits;
@@ -431,11 +435,27 @@ static void conn_teardown(struct conn *c)
 {
 	struct soak *s = c->s;
 
+	int i;
+
 	release_held(c);
 	conn_check_idle(c);
 	/* Every receive completion of this pair is in: count them. */
 	while (poll_peer(c) > 0)
 		;
+	while (poll_conn(c) > 0)
+		;
+	/* Nothing queued by an aborted post ran after its destroy. */
+	for (i = 0; i < SLOTS; i++) {
+		struct slot *sl = &c->slots[i];
+
+		if (!sl->watch)
+			continue;
+		sl->watch = false;
+		CHECK(s, !memcmp(sl->loc, sl->lexp, REG_LEN) &&
+				 !memcmp(sl->rem, sl->rexp, REG_LEN),
+		      "%s conn %d slot %d: bytes changed after the destroy of a context whose post failed",
+		      s->name, c->idx, i);
+	}
 	CHECK(s, ib_destroy_qp(c->qp) == 0, "destroy qp");
 	CHECK(s, ib_destroy_qp(c->pqp) == 0, "destroy peer qp");
 	c->qp = c->pqp = NULL;
@@ -452,6 +472,15 @@ static void conn_init(struct soak *s, struct conn *c, int idx, bool shared,
 	c->shared = shared;
 	c->seed = seed;
 	pthread_mutex_init(&c->lock, NULL);
+	{
+		pthread_rwlockattr_t a;
+
+		pthread_rwlockattr_init(&a);
+		pthread_rwlockattr_setkind_np(
+			&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&c->use, &a);
+		pthread_rwlockattr_destroy(&a);
+	}
 	c->cq = ib_alloc_cq(s->dev[0], NULL, 256, 0, IB_POLL_DIRECT);
 	c->pcq = ib_alloc_cq(s->dev[1], NULL, 256, 0, IB_POLL_DIRECT);
 	assert_false(IS_ERR(c->cq));
@@ -512,6 +541,7 @@ static void conn_fini(struct conn *c)
 	assert_int_equal(ib_free_cq(c->cq), 0);
 	assert_int_equal(ib_free_cq(c->pcq), 0);
 	pthread_mutex_destroy(&c->lock);
+	pthread_rwlock_destroy(&c->use);
 }
 
 /* ---- one I/O ------------------------------------------------------------ */
@@ -695,19 +725,29 @@ static void verify(struct slot *sl, enum outcome out)
 	}
 }
 
-/* Fence a part-way post: a zero-length WRITE completes for the context. */
-static void post_marker(struct slot *sl)
+/*
+ * A post that failed: no completion will come for this context (the WR
+ * that carries its cqe was not queued).  It is destroyed at once, with no
+ * fence: when part of its chain was queued, the library has moved the QP
+ * to ERR and what was queued flushes.  Its bytes are old or new now, and
+ * must not change again before the connection is torn down.
+ */
+static void abort_io(struct slot *sl, struct soak_figures *f)
 {
-	const struct ib_send_wr *bad;
-	int tries, ret = -EIO;
+	struct conn *c = sl->c;
 
-	memset(&sl->marker, 0, sizeof(sl->marker));
-	sl->marker.wr.opcode = IB_WR_RDMA_WRITE;
-	sl->marker.wr.send_flags = IB_SEND_SIGNALED;
-	sl->marker.wr.wr_cqe = &sl->cqe;
-	for (tries = 0; tries < 1000 && ret == -EIO; tries++)
-		ret = ib_post_send(sl->c->qp, &sl->marker.wr, &bad);
-	CHECK(sl->c->s, ret == 0, "%s: marker post: %d", sl->c->s->name, ret);
+	destroy_ctx(sl);
+	verify(sl, OUT_FAILED);
+	memcpy(sl->lexp, sl->loc, REG_LEN);
+	memcpy(sl->rexp, sl->rem, REG_LEN);
+	sl->watch = true;
+	f->failed_ios++;
+	pthread_mutex_lock(&c->lock);
+	c->credits += (int)sl->credits;
+	__atomic_store_n(&c->broken, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->lock);
+	sl->serial++;
+	__atomic_store_n(&sl->state, SLOT_FREE, __ATOMIC_RELEASE);
 }
 
 static bool take_credits(struct conn *c, u32 n)
@@ -783,7 +823,7 @@ static bool start_io(struct slot *sl, u64 *x, struct soak_figures *f)
 		      s->name, c->idx, ret);
 		sl->aborted = true;
 		f->partial_posts++;
-		post_marker(sl);
+		abort_io(sl, f);
 	}
 	f->ios++;
 	f->bytes += sl->len;
@@ -894,7 +934,10 @@ static void *drive(void *arg)
 		busy = false;
 		for (k = 0; k < d->nconns; k++) {
 			struct conn *c = d->conns[k];
+			bool rebuild_shared = false;
 
+			if (c->shared)
+				pthread_rwlock_rdlock(&c->use);
 			for (i = d->part; i < SLOTS; i += d->nparts) {
 				struct slot *sl = &c->slots[i];
 				int st = __atomic_load_n(&sl->state,
@@ -914,9 +957,25 @@ static void *drive(void *arg)
 			play_with_pool(c, &d->seed, &d->fig);
 			if (!conn_idle(c, d->part, d->nparts))
 				busy = true;
-			else if (!c->shared &&
-				 __atomic_load_n(&c->broken, __ATOMIC_RELAXED))
+			else if (__atomic_load_n(&c->broken, __ATOMIC_RELAXED)) {
+				if (!c->shared)
+					rebuild(c, &d->seed, &d->fig);
+				else
+					rebuild_shared = d->part == 0;
+			}
+			if (!c->shared)
+				continue;
+			pthread_rwlock_unlock(&c->use);
+			/* One driver rebuilds a shared connection once every
+			 * driver's slots on it are idle (none starts on a broken
+			 * one). */
+			if (!rebuild_shared)
+				continue;
+			pthread_rwlock_wrlock(&c->use);
+			if (__atomic_load_n(&c->broken, __ATOMIC_RELAXED) &&
+			    conn_idle(c, 0, 1))
 				rebuild(c, &d->seed, &d->fig);
+			pthread_rwlock_unlock(&c->use);
 		}
 		if (s->threaded_dev)
 			sched_yield();

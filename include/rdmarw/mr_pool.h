@@ -24,6 +24,14 @@ struct ib_mr *ib_mr_pool_get(struct ib_qp *qp, struct list_head *list);
  * @qp: the QP that owns the pool
  * @list: the pool it came from
  * @mr: the MR; it goes back to the head of the list (LIFO)
+ *
+ * Before the MR is listed again the device retires it (rdmarw extension):
+ * none of its keys grants local or remote access any more, no access
+ * through it is still running, and a REG_MR of it that is still queued
+ * fails instead of registering.  A LOCAL_INV of its current key stays
+ * valid, so the next chain may carry one as the kernel's does.  An MR that
+ * is not taken from a pool of @qp (put twice, or never taken) is refused
+ * with a warning, printed once, and nothing changes.
  */
 void ib_mr_pool_put(struct ib_qp *qp, struct list_head *list,
 		    struct ib_mr *mr);

@@ -95,6 +95,13 @@ struct rdma_rw_reg_ctx {
  * @rdmarw_qp: the QP the context was initialised on (rdmarw extension)
  * @rdmarw_block: per-QP storage holding the arrays of a MULTI or MR
  *                context, NULL for SINGLE and IOVA (rdmarw extension)
+ * @rdmarw_self: the context's own address, set by init: a copy of a
+ *               context (which would release its MRs and storage a second
+ *               time) is refused by post and destroy (rdmarw extension)
+ * @rdmarw_mem: the scatterlist, bio_vec array or data scatterlist init
+ *              mapped; destroy must be given the same (rdmarw extension)
+ * @rdmarw_nents: the entry count init was given with @rdmarw_mem
+ *                (rdmarw extension)
  * @single: RDMA_RW_SINGLE_WR: the SGE and the WR
  * @single.sge: the SGE
  * @single.wr: the WR
@@ -119,6 +126,9 @@ struct rdma_rw_ctx {
 	u8 rdmarw_origin;
 	struct ib_qp *rdmarw_qp;
 	struct rdmarw_rw_block *rdmarw_block;
+	struct rdma_rw_ctx *rdmarw_self;
+	const void *rdmarw_mem;
+	u32 rdmarw_nents;
 	union {
 		struct {
 			struct ib_sge sge;
@@ -174,7 +184,12 @@ struct rdma_rw_ctx {
  * entry after the first that neither starts a page after a page-aligned end
  * nor continues the previous one, more pages than the MR's page list);
  * -EAGAIN when registration is required (iWARP READ, force_mr) and the
- * QP's MR pool is empty;
+ * QP's MR pool is empty for now (an MR comes back when a context is
+ * destroyed);
+ * -EOPNOTSUPP when registration is required and the QP has no MR pool at
+ * all, so waiting would never help: rdma_rw_set_force_mr(true) after the
+ * QP was created, or a QP created with max_rdma_ctxs 0 (rdmarw extension;
+ * the kernel answers -EAGAIN forever);
  * -ENOMEM when context storage cannot be allocated.
  */
 int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
@@ -263,8 +278,19 @@ struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  *
  * rdma_rw_ctx_wrs() followed by ib_post_send().  If the post fails, the
  * MRs whose REG_MR was not queued get their key variant and invalidation
- * state back (rdmarw extension), so that the context can be posted again
- * or destroyed and its MRs reused without a stale key.
+ * state back (rdmarw extension), so that the context can be destroyed and
+ * its MRs reused without a stale key.
+ *
+ * A post that fails part-way (ib_post_send() stopped after some WRs of the
+ * chain were queued) moves the QP to ERR before it returns (rdmarw
+ * extension): the queued WRs flush instead of running, so the caller may
+ * destroy the context at once and reuse its buffer, with no fence or
+ * drain.  On the software device nothing queued touches memory or MR state
+ * once this returns; on hardware the flush happens as the device gets to
+ * it, and the context's registrations are retired when it is destroyed
+ * (ib_mr_pool_put()).  The connection is lost, as with any completion
+ * error.  A post refused at the first WR queues nothing and leaves the QP
+ * as it was.  docs/reliability.md has the reasoning.
  *
  * Return: 0; -EINVAL for a NULL @ctx or @qp, a context that is not
  * initialised or belongs to another QP, a bad @port_num, or neither @cqe
@@ -284,10 +310,16 @@ int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
  * @dir: the direction given to rdma_rw_ctx_init()
  *
  * Returns the MRs to the QP's pool, the arrays to the QP's storage, and
- * DMA-unmaps @sg.  A context from rdma_rw_ctx_init_bvec() or the signature
- * API, one that is not initialised (or already destroyed), one of another
- * QP, and NULL arguments are caller bugs: a warning is printed once and
- * nothing is released.  The context is left uninitialised.
+ * DMA-unmaps @sg.  Every MR the context registered is retired on the way
+ * (ib_mr_pool_put()): when this returns, none of its keys grants any
+ * access, whatever happened to the chain (a READ_WITH_INV that failed or
+ * was flushed leaves the kernel's MR registered until its next use; rdmarw
+ * closes that window).  A context from rdma_rw_ctx_init_bvec() or the
+ * signature API, one that is not initialised (or already destroyed), one of
+ * another QP, a copy of a context (contexts are not movable), an @sg or
+ * @sg_cnt other than rdma_rw_ctx_init() was given, and NULL arguments are
+ * caller bugs: a warning is printed once and nothing is released or
+ * unmapped.  The context is left uninitialised.
  */
 void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			 u32 port_num, struct scatterlist *sg, u32 sg_cnt,
@@ -304,10 +336,12 @@ void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  * @dir: the direction given to rdma_rw_ctx_init_bvec()
  *
  * Returns the MRs to the QP's pool, the arrays to the QP's storage, and
- * unmaps or unlinks what init mapped.  A context from rdma_rw_ctx_init() or
- * the signature API, one that is not initialised (or already destroyed), one
- * of another QP, and NULL arguments are caller bugs: a warning is printed
- * once and nothing is released.  The context is left uninitialised.
+ * unmaps or unlinks what init mapped; the MRs are retired as by
+ * rdma_rw_ctx_destroy().  A context from rdma_rw_ctx_init() or the
+ * signature API, one that is not initialised (or already destroyed), one
+ * of another QP, a copy, @bvecs or @nr_bvec other than init was given, and
+ * NULL arguments are caller bugs: a warning is printed once and nothing is
+ * released.  The context is left uninitialised.
  */
 void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			      u32 port_num, const struct bio_vec *bvecs,

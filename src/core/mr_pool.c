@@ -20,14 +20,47 @@ struct ib_mr *ib_mr_pool_get(struct ib_qp *qp, struct list_head *list)
 	return mr;
 }
 
+/*
+ * An MR on a pool's list is linked; one taken out is not (list_del_init()):
+ * a second put of the same MR would link it twice and make the list loop.
+ */
+static bool mr_taken(const struct ib_mr *mr)
+{
+	return list_empty(&mr->qp_entry);
+}
+
 void ib_mr_pool_put(struct ib_qp *qp, struct list_head *list, struct ib_mr *mr)
 {
+	static bool warned;
+	bool taken;
+
 	if (!qp || !list || !mr)
 		return;
+	pthread_spin_lock(&qp->mr_lock);
+	taken = mr->pd == qp->pd && mr_taken(mr) && qp->mrs_used > 0;
+	pthread_spin_unlock(&qp->mr_lock);
+	if (!taken) {
+		rdmarw__warn_once(&warned,
+				  "ib_mr_pool_put: MR is not taken from a pool of this QP (put twice?)");
+		return;
+	}
+	/* Nothing the last user registered stays reachable (provider.h). */
+	if (mr->device->ops->retire_mr)
+		mr->device->ops->retire_mr(mr);
 	pthread_spin_lock(&qp->mr_lock);
 	list_add(&mr->qp_entry, list);
 	qp->mrs_used--;
 	pthread_spin_unlock(&qp->mr_lock);
+}
+
+bool rdmarw__qp_has_mr_pool(struct ib_qp *qp)
+{
+	bool has;
+
+	pthread_spin_lock(&qp->mr_lock);
+	has = qp->mrs_used > 0 || !list_empty(&qp->rdma_mrs);
+	pthread_spin_unlock(&qp->mr_lock);
+	return has;
 }
 
 static struct ib_mr *pool_alloc_one(struct ib_qp *qp, enum ib_mr_type type,

@@ -63,6 +63,14 @@ struct ib_device_ops {
 			    unsigned int *meta_sg_offset);
 	int (*check_mr_status)(struct ib_mr *mr, u32 check_mask,
 			       struct ib_mr_status *mr_status);
+	/*
+	 * Optional, for devices with fast-registration MRs: when it returns,
+	 * no key of @mr grants any access (local or remote), no access through
+	 * it is still in progress, and a REG_MR of it that is still queued will
+	 * fail instead of registering.  The MR keeps its key and page list; a
+	 * LOCAL_INV of it stays valid.  Called by ib_mr_pool_put().
+	 */
+	void (*retire_mr)(struct ib_mr *mr);
 
 	/* Emulated IOMMU: only devices with dev->iommu set. */
 	int (*iova_alloc)(struct ib_device *dev, struct dma_iova_state *state,
@@ -111,5 +119,7 @@ void rdmarw__warn_once(bool *warned, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur,
 				    enum ib_qp_state next);
+/* Whether @qp has an MR pool for R/W registrations (taken or free MRs). */
+bool rdmarw__qp_has_mr_pool(struct ib_qp *qp);
 
 #endif /* RDMARW_PROVIDER_H */

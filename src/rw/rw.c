@@ -70,8 +70,8 @@ static int init_one_mr(struct ib_qp *qp, u32 port_num,
 	int ret;
 
 	mr = ib_mr_pool_get(qp, &qp->rdma_mrs);
-	if (!mr)
-		return -EAGAIN;
+	if (!mr) /* empty for now, or never filled (rw.h says when) */
+		return rdmarw__qp_has_mr_pool(qp) ? -EAGAIN : -EOPNOTSUPP;
 	ret = ib_map_mr_sg(mr, sg, (int)nents, &off, PAGE_SIZE);
 	if (ret < (int)nents || mr->length > UINT32_MAX) {
 		ib_mr_pool_put(qp, &qp->rdma_mrs, mr);
@@ -296,11 +296,11 @@ static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		ret = init_mr(ctx, qp, port_num, sg, nents, offset,
 			      remote_addr, rkey, dir);
 		/*
-		 * Only pool exhaustion under the max_sgl_rd optimisation may
-		 * fall back to SGEs; iWARP and force_mr need the MR.
+		 * Only a missing MR under the max_sgl_rd optimisation may fall
+		 * back to SGEs; iWARP and force_mr need the MR.
 		 */
-		if (ret != -EAGAIN || rdma_protocol_iwarp(dev, port_num) ||
-		    force)
+		if ((ret != -EAGAIN && ret != -EOPNOTSUPP) ||
+		    rdma_protocol_iwarp(dev, port_num) || force)
 			return ret;
 	}
 	if (nents > 1)
@@ -338,8 +338,7 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
 		return ret;
 	}
-	ctx->rdmarw_qp = qp;
-	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_SG;
+	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
 	return ret;
 }
 
@@ -347,8 +346,7 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 
 static bool ctx_ok(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num)
 {
-	return ctx && qp && ctx->rdmarw_origin != RDMARW_RW_ORIGIN_NONE &&
-	       ctx->rdmarw_qp == qp && qp->pd &&
+	return rdmarw__rw_ctx_live(ctx, qp) && qp->pd &&
 	       rdmarw__rw_port_ok(qp->pd->device, port_num);
 }
 
@@ -444,6 +442,8 @@ struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  */
 static void rollback_regs(struct rdma_rw_ctx *ctx, const struct ib_send_wr *bad)
 {
+	/* @bad NULL: where the post stopped is not known, so every WR may be
+	 * queued: nothing is rolled back. */
 	bool queued = true;
 	u32 i;
 
@@ -469,6 +469,25 @@ static void rollback_regs(struct rdma_rw_ctx *ctx, const struct ib_send_wr *bad)
 	}
 }
 
+/*
+ * Part of a chain is queued and the rest is not: move the QP to ERR.  When
+ * ib_modify_qp() returns, a software device has stopped its Send Queue and
+ * the queued WRs flush without touching memory; on hardware they flush as
+ * the device gets to them, and the context's registrations are retired when
+ * it is destroyed (ib_mr_pool_put()).
+ */
+static void stop_queued(struct ib_qp *qp)
+{
+	static bool warned;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	int ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
+
+	if (ret)
+		rdmarw__warn_once(&warned,
+				  "rdma_rw_ctx_post: moving the QP to ERR after a part-way post failed: %d",
+				  ret);
+}
+
 int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
 {
@@ -480,9 +499,17 @@ int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	if (!first)
 		return -EINVAL;
 	ret = ib_post_send(qp, first, &bad);
-	if (ret && !bad)
-		bad = first; /* nothing is known to be queued */
-	if (ret && (ctx->type == RDMA_RW_MR || ctx->type == RDMA_RW_SIG_MR))
+	if (!ret)
+		return 0;
+	/*
+	 * Stopped part-way (or the provider did not say where): WRs of the
+	 * chain are queued that the caller will never see complete, and it
+	 * may destroy the context at once.  The QP goes to ERR so that they
+	 * flush instead of running (rw.h, docs/reliability.md).
+	 */
+	if (bad != first)
+		stop_queued(qp);
+	if (ctx->type == RDMA_RW_MR || ctx->type == RDMA_RW_SIG_MR)
 		rollback_regs(ctx, bad);
 	return ret;
 }
@@ -510,12 +537,11 @@ void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			 u32 port_num, struct scatterlist *sg, u32 sg_cnt,
 			 enum dma_data_direction dir)
 {
-	static bool warned_kind, warned_state;
+	static bool warned_kind, warned_state, warned_mem;
 
-	if (!ctx || !qp || ctx->rdmarw_origin == RDMARW_RW_ORIGIN_NONE ||
-	    ctx->rdmarw_qp != qp) {
+	if (!rdmarw__rw_ctx_live(ctx, qp)) {
 		rdmarw__warn_once(&warned_state,
-				  "rdma_rw_ctx_destroy: context not initialised on this QP");
+				  "rdma_rw_ctx_destroy: context not initialised on this QP (or a copy)");
 		return;
 	}
 	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SG ||
@@ -525,30 +551,38 @@ void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 				  "rdma_rw_ctx_destroy: context needs rdma_rw_ctx_destroy_bvec or _signature");
 		return;
 	}
+	if (sg != ctx->rdmarw_mem || sg_cnt != ctx->rdmarw_nents) {
+		rdmarw__warn_once(&warned_mem,
+				  "rdma_rw_ctx_destroy: sg or sg_cnt is not what rdma_rw_ctx_init was given");
+		return;
+	}
 	if (ctx->type == RDMA_RW_MR)
 		put_mrs(ctx, qp);
 	ctx_release(ctx);
-	if (sg && sg_cnt && sg_cnt <= INT_MAX)
-		rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
+	rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
 }
 
 void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			      u32 port_num, const struct bio_vec *bvecs,
 			      u32 nr_bvec, enum dma_data_direction dir)
 {
-	static bool warned_kind, warned_state;
+	static bool warned_kind, warned_state, warned_mem;
 	struct ib_device *dev;
 	u32 i;
 
-	if (!ctx || !qp || ctx->rdmarw_origin == RDMARW_RW_ORIGIN_NONE ||
-	    ctx->rdmarw_qp != qp) {
+	if (!rdmarw__rw_ctx_live(ctx, qp)) {
 		rdmarw__warn_once(&warned_state,
-				  "rdma_rw_ctx_destroy_bvec: context not initialised on this QP");
+				  "rdma_rw_ctx_destroy_bvec: context not initialised on this QP (or a copy)");
 		return;
 	}
 	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_BVEC) {
 		rdmarw__warn_once(&warned_kind,
 				  "rdma_rw_ctx_destroy_bvec: context needs rdma_rw_ctx_destroy or _signature");
+		return;
+	}
+	if (bvecs != ctx->rdmarw_mem || nr_bvec != ctx->rdmarw_nents) {
+		rdmarw__warn_once(&warned_mem,
+				  "rdma_rw_ctx_destroy_bvec: bvecs or nr_bvec is not what rdma_rw_ctx_init_bvec was given");
 		return;
 	}
 	dev = qp->pd->device;

@@ -262,7 +262,6 @@ int rdma_rw_ctx_init_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			      remote_addr, rkey, dir);
 	if (ret < 0)
 		return ret;
-	ctx->rdmarw_qp = qp;
-	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_BVEC;
+	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_BVEC, bvecs, nr_bvec);
 	return ret;
 }

@@ -172,4 +172,27 @@ static inline bool rdmarw__rw_args_ok(struct ib_qp *qp, u32 port_num,
 	return rdmarw__rw_max_sge(qp, dir) != 0;
 }
 
+/*
+ * A context is bound to the QP, the memory and the entry count its init was
+ * given, and to its own address (a copy of it is not the context).
+ */
+static inline void rdmarw__rw_ctx_bind(struct rdma_rw_ctx *ctx,
+				       struct ib_qp *qp, u8 origin,
+				       const void *mem, u32 nents)
+{
+	ctx->rdmarw_qp = qp;
+	ctx->rdmarw_self = ctx;
+	ctx->rdmarw_mem = mem;
+	ctx->rdmarw_nents = nents;
+	ctx->rdmarw_origin = origin;
+}
+
+/* Initialised, by an init on @qp, and not a copy. */
+static inline bool rdmarw__rw_ctx_live(const struct rdma_rw_ctx *ctx,
+				       const struct ib_qp *qp)
+{
+	return ctx && qp && ctx->rdmarw_origin != RDMARW_RW_ORIGIN_NONE &&
+	       ctx->rdmarw_qp == qp && ctx->rdmarw_self == ctx;
+}
+
 #endif /* RDMARW_RW_INTERNAL_H */

@@ -162,8 +162,7 @@ int rdma_rw_ctx_signature_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	ctx->type = RDMA_RW_SIG_MR;
 	ctx->nr_ops = 1;
 	ctx->rdmarw_block = blk;
-	ctx->rdmarw_qp = qp;
-	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_SIG;
+	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SIG, sg, sg_cnt);
 	return ret;
 
 err_block:
@@ -179,13 +178,11 @@ void rdma_rw_ctx_destroy_signature(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 				   u32 prot_sg_cnt,
 				   enum dma_data_direction dir)
 {
-	static bool warned_kind, warned_state;
+	static bool warned_kind, warned_state, warned_mem;
 
-	if (!ctx || !qp || !qp->pd ||
-	    ctx->rdmarw_origin == RDMARW_RW_ORIGIN_NONE ||
-	    ctx->rdmarw_qp != qp) {
+	if (!rdmarw__rw_ctx_live(ctx, qp) || !qp->pd) {
 		rdmarw__warn_once(&warned_state,
-				  "rdma_rw_ctx_destroy_signature: context not initialised on this QP");
+				  "rdma_rw_ctx_destroy_signature: context not initialised on this QP (or a copy)");
 		return;
 	}
 	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SIG ||
@@ -194,11 +191,15 @@ void rdma_rw_ctx_destroy_signature(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 				  "rdma_rw_ctx_destroy_signature: context needs rdma_rw_ctx_destroy or _bvec");
 		return;
 	}
+	if (sg != ctx->rdmarw_mem || sg_cnt != ctx->rdmarw_nents ||
+	    prot_sg_cnt > INT_MAX) {
+		rdmarw__warn_once(&warned_mem,
+				  "rdma_rw_ctx_destroy_signature: sg or sg_cnt is not what rdma_rw_ctx_signature_init was given");
+		return;
+	}
 	ib_mr_pool_put(qp, &qp->sig_mrs, ctx->reg->mr);
 	rdmarw__rw_block_put(ctx->rdmarw_block);
 	ctx->rdmarw_block = NULL;
 	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_NONE;
-	if (sg && sg_cnt && sg_cnt <= INT_MAX && prot_sg_cnt <= INT_MAX)
-		sig_unmap(qp->pd->device, sg, sg_cnt, prot_sg, prot_sg_cnt,
-			  dir);
+	sig_unmap(qp->pd->device, sg, sg_cnt, prot_sg, prot_sg_cnt, dir);
 }

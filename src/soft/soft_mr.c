@@ -223,6 +223,26 @@ int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
 	return 0;
 }
 
+/*
+ * An MR goes back to its pool (ib_mr_pool_put()): whatever happened to the
+ * chain that used it (a READ_WITH_INV or LOCAL_INV flushed, a QP that died
+ * after the REG_MR), its keys grant nothing from now on.  Taking mem_lock
+ * for writing also waits for every access that checked the MR under the
+ * read lock.  A new serial makes a REG_MR still queued for it fail, as if
+ * the MR had been deregistered, so it cannot register the next user's
+ * pages under a key a peer has already seen.
+ */
+void rdmarw__soft_retire_mr(struct ib_mr *ibmr)
+{
+	struct soft_mr *mr = to_smr(ibmr);
+	struct soft_dev *sdev = to_sdev(ibmr->device);
+
+	soft_write_lock(&sdev->fabric->mem_lock);
+	mr->state = SOFT_MR_FREE;
+	mr->serial = ++sdev->mr_serial;
+	soft_write_unlock(&sdev->fabric->mem_lock);
+}
+
 /* ---- page lists -------------------------------------------------------- */
 
 static void segs_number(struct soft_seg *segs, u32 n)

@@ -30,4 +30,5 @@ const struct ib_device_ops rdmarw__soft_ops = {
 	.post_send = rdmarw__soft_post_send,
 	.reg_user_mr = rdmarw__soft_reg_user_mr,
 	.req_notify_cq = rdmarw__soft_req_notify_cq,
+	.retire_mr = rdmarw__soft_retire_mr,
 };
