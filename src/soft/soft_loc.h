@@ -631,9 +631,11 @@ int rdmarw__soft_region_span(const struct soft_region *rg, u64 off,
 int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
 				u32 *hint, u8 **ptr, u64 *n);
 
-/* Copy @len bytes from the regions @src to the regions @dst (checked). */
-void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
-		       const struct soft_region *dst, u32 ndst, u64 len);
+/* Copy @len bytes from the regions @src to the regions @dst (checked).
+ * Return: 0, or -ENOMEM when a copy between two integrity MRs finds no
+ * bounce buffer (no byte moved). */
+int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
+		      const struct soft_region *dst, u32 ndst, u64 len);
 
 /*
  * The data path's entries to the two above: the common case of one SGE
@@ -661,14 +663,15 @@ static inline int soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
 	return 0;
 }
 
-static inline void soft_copy(const struct soft_region *src, u32 nsrc,
-			     const struct soft_region *dst, u32 ndst, u64 len)
+static inline int soft_copy(const struct soft_region *src, u32 nsrc,
+			    const struct soft_region *dst, u32 ndst, u64 len)
 {
 	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu &&
-	    len <= src->len && len <= dst->len)
+	    len <= src->len && len <= dst->len) {
 		memmove(dst->cpu, src->cpu, len);
-	else
-		rdmarw__soft_copy(src, nsrc, dst, ndst, len);
+		return 0;
+	}
+	return rdmarw__soft_copy(src, nsrc, dst, ndst, len);
 }
 
 /*
@@ -988,6 +991,7 @@ enum soft_fault {
 	SOFT_F_GENERAL,     /* siw: READ_WITH_INV could not invalidate */
 	SOFT_F_NOT_SUPP,    /* accepted opcode the device cannot execute */
 	SOFT_F_FLUSH,       /* QP in ERR */
+	SOFT_F_LOC_RES,     /* no memory for the copy (integrity bounce) */
 	SOFT_F_NR,
 };
 

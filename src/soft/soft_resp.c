@@ -88,7 +88,11 @@ static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 		resp_fail(pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
 		return;
 	}
-	soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n, pkt->wqe->length);
+	if (soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n, pkt->wqe->length)) {
+		/* Nothing placed: the SEND and its receive both fail. */
+		resp_fail(pkt, SOFT_F_LOC_RES, SOFT_F_LOC_RES);
+		return;
+	}
 	if (pkt->wqe->op->flags & SOFT_OPF_REM_INV) {
 		pkt->inv_key = pkt->wqe->ex;
 		pkt->inv_key_set = true;
@@ -144,9 +148,9 @@ void rdmarw__soft_resp_receive(struct soft_qp *qp, struct soft_pkt *pkt)
 		resp_send(qp, pkt);
 		break;
 	case SOFT_OPC_WRITE:
-		if (resp_rkey(qp, pkt, &rg))
-			soft_copy(pkt->src, pkt->nsrc, &rg, 1,
-				  pkt->wqe->length);
+		if (resp_rkey(qp, pkt, &rg) &&
+		    soft_copy(pkt->src, pkt->nsrc, &rg, 1, pkt->wqe->length))
+			pkt->fault = SOFT_F_LOC_RES; /* nothing placed */
 		break;
 	case SOFT_OPC_READ:
 		resp_rkey(qp, pkt, &pkt->read_src);
