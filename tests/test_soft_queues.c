@@ -265,6 +265,90 @@ static void test_recv_flush_race(void **state)
 	}
 }
 
+/*
+ * The same race without the hook, for ThreadSanitizer: on a threaded
+ * device the progress thread moves qp[0] to ERR (a bad lkey) while this
+ * thread keeps posting receives; each receive completes exactly once.
+ */
+#define STRESS_ROUNDS 40
+#define STRESS_RECVS 48
+
+static void recv_stress_case(const char *profile)
+{
+	struct soft_env_cfg cfg = {
+		.profile = profile, .threaded = true,
+		.cap = { .max_recv_wr = STRESS_RECVS, .max_send_wr = 4 },
+		.no_connect = true,
+	};
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	int seen[STRESS_RECVS], round, i, got, want;
+	struct ib_wc wc[16];
+	struct soft_pair p;
+	long spins;
+
+	soft_pair_init(&p, &cfg, 4096, 0x10);
+	for (round = 0; round < STRESS_ROUNDS; round++) {
+		assert_int_equal(soft_qp_connect(p.env.qp[0], p.env.qp[1]), 0);
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < STRESS_RECVS / 2; i++)
+			soft_env_post_recv(p.env.qp[0], (u64)i, p.buf[0] + 2048,
+					   64, p.mr[0]->lkey);
+		assert_int_equal(soft_env_rdma(p.env.qp[0], IB_WR_RDMA_WRITE,
+					       1000, p.buf[0], 64, 0x00dead00u,
+					       (u64)(uintptr_t)p.buf[1],
+					       p.mr[1]->rkey),
+				 0);
+		for (; i < STRESS_RECVS; i++) {
+			soft_env_post_recv(p.env.qp[0], (u64)i, p.buf[0] + 2048,
+					   64, p.mr[0]->lkey);
+			if (i % 4 == 0)
+				sched_yield();
+		}
+		/* Every receive and the failed WRITE, each once. */
+		want = STRESS_RECVS + 1;
+		for (got = 0, spins = 0; got < want;) {
+			int k, n = ib_poll_cq(p.env.cq[0], 16, wc);
+
+			for (k = 0; k < n; k++) {
+				if (wc[k].opcode != IB_WC_RECV) {
+					assert_int_equal(wc[k].wr_id, 1000);
+					continue;
+				}
+				assert_true(wc[k].wr_id < STRESS_RECVS);
+				assert_int_equal(wc[k].status,
+						 IB_WC_WR_FLUSH_ERR);
+				seen[wc[k].wr_id]++;
+			}
+			got += n;
+			if (!n) {
+				assert_true(++spins < 100000000L);
+				sched_yield();
+			}
+		}
+		for (i = 0; i < STRESS_RECVS; i++)
+			assert_int_equal(seen[i], 1);
+		for (i = 0; i < 200; i++)
+			sched_yield();
+		soft_env_expect_empty(p.env.cq[0]);
+		assert_int_equal(ib_modify_qp(p.env.qp[0], &reset,
+					      IB_QP_STATE),
+				 0);
+		assert_int_equal(ib_modify_qp(p.env.qp[1], &reset,
+					      IB_QP_STATE),
+				 0);
+	}
+	soft_pair_fini(&p);
+}
+
+static void test_recv_flush_stress(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NPROF; i++)
+		recv_stress_case(profiles[i]);
+}
+
 /* ---- C: modify to ERR is a barrier -------------------------------------- */
 
 #define CHAIN 192
@@ -513,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_qpn_unique),
 		cmocka_unit_test(test_connect_exact),
 		cmocka_unit_test(test_recv_flush_race),
+		cmocka_unit_test(test_recv_flush_stress),
 		cmocka_unit_test(test_err_barrier),
 		cmocka_unit_test(test_err_from_handler),
 	};
