@@ -53,9 +53,10 @@ static struct soft_fabric *fab(struct soft_env *env)
 
 /* ---- A: QP numbers ------------------------------------------------------ */
 
-static void qpn_case(const char *profile)
+static void qpn_case(const char *profile, bool threaded)
 {
-	struct soft_env_cfg cfg = { .profile = profile, .no_connect = true };
+	struct soft_env_cfg cfg = { .profile = profile, .threaded = threaded,
+				    .no_connect = true };
 	struct soft_env env;
 	struct ib_qp *b, *c, *d;
 	struct soft_fabric *f;
@@ -107,17 +108,20 @@ static void test_qpn_unique(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < NPROF; i++)
-		qpn_case(profiles[i]);
+	for (i = 0; i < NPROF; i++) {
+		qpn_case(profiles[i], false);
+		qpn_case(profiles[i], true);
+	}
 }
 
 /*
  * soft_qp_connect(c, d) while a newer QP on c's own device (another PD)
  * carries d's number: the WRITE must land in d's memory.
  */
-static void connect_case(const char *profile)
+static void connect_case(const char *profile, bool threaded)
 {
-	struct soft_env_cfg cfg = { .profile = profile, .no_connect = true };
+	struct soft_env_cfg cfg = { .profile = profile, .threaded = threaded,
+				    .no_connect = true };
 	struct soft_pair p;
 	struct ib_pd *pd_e;
 	struct ib_qp *e;
@@ -152,8 +156,10 @@ static void test_connect_exact(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < NPROF; i++)
-		connect_case(profiles[i]);
+	for (i = 0; i < NPROF; i++) {
+		connect_case(profiles[i], false);
+		connect_case(profiles[i], true);
+	}
 }
 
 /* ---- B: a post racing the move to ERR ----------------------------------- */

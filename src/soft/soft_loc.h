@@ -12,7 +12,8 @@
  * lock.  A QP's sq_lock (producers, and the executor role's flag) and a
  * device's task.lock are leaves: nothing else is taken while holding them.
  * Executors only ever try to take another QP's executor role, so nested
- * runs cannot deadlock.
+ * runs cannot deadlock; ib_modify_qp() to ERR waits for the role only in a
+ * thread that holds none (soft_qp.c, qp_err_barrier()).
  */
 #ifndef RDMARW_SOFT_LOC_H
 #define RDMARW_SOFT_LOC_H
