@@ -597,6 +597,85 @@ static void test_err_from_handler(void **state)
 	}
 }
 
+/*
+ * From another QP's executor: qp[0]'s completion handler (run by its
+ * executor) moves qp[1], whose stalled queue holds four WRs, to ERR.  The
+ * role of qp[1] is free, so the four flush at once; nothing deadlocks.
+ */
+static struct ib_qp *other_qp;
+static int other_calls;
+
+static void other_handler(struct ib_cq *cq, void *ctx)
+{
+	(void)cq;
+	(void)ctx;
+	if (other_calls++ == 0)
+		modify_err(other_qp);
+}
+
+static void other_case(const char *profile, bool threaded)
+{
+	struct soft_env_cfg cfg = { .profile = profile, .threaded = threaded };
+	struct soft_fault_rule r = { .type = SOFT_FAULT_STALL, .nth = 1 };
+	struct ib_rdma_wr wr[4];
+	struct ib_sge sge[4];
+	struct ib_wc wc[4];
+	struct soft_pair p;
+	int i;
+
+	soft_pair_init(&p, &cfg, 4096, 0x70);
+	assert_int_equal(soft_fault_arm_qp(p.env.qp[1], &r), 0);
+	for (i = 0; i < 4; i++) {
+		sge[i] = (struct ib_sge){
+			.addr = (u64)(uintptr_t)p.buf[1] + (u64)i * SLOT,
+			.length = SLOT, .lkey = p.mr[1]->lkey };
+		wr[i] = (struct ib_rdma_wr){
+			.wr = { .wr_id = (u64)i, .opcode = IB_WR_RDMA_WRITE,
+				.sg_list = &sge[i], .num_sge = 1,
+				.send_flags = IB_SEND_SIGNALED,
+				.next = i + 1 < 4 ? &wr[i + 1].wr : NULL },
+			.remote_addr = (u64)(uintptr_t)p.buf[0] +
+				       (u64)i * SLOT,
+			.rkey = p.mr[0]->rkey,
+		};
+	}
+	assert_int_equal(ib_post_send(p.env.qp[1], &wr[0].wr, NULL), 0);
+	while (!fstats(p.env.qp[1]).stalled)
+		sched_yield();
+	other_qp = p.env.qp[1];
+	other_calls = 0;
+	p.env.cq[0]->comp_handler = other_handler;
+	assert_int_equal(ib_req_notify_cq(p.env.cq[0], IB_CQ_NEXT_COMP), 0);
+	assert_int_equal(soft_env_rdma(p.env.qp[0], IB_WR_RDMA_WRITE, 50,
+				       p.buf[0] + 2048, 64, p.mr[0]->lkey,
+				       (u64)(uintptr_t)p.buf[1] + 2048,
+				       p.mr[1]->rkey),
+			 0);
+	soft_env_expect(p.env.cq[0], 50, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
+	soft_env_poll(p.env.cq[1], 4, wc);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(wc[i].wr_id, (u64)i);
+		assert_int_equal(wc[i].status, IB_WC_WR_FLUSH_ERR);
+	}
+	for (i = 0; i < 4 * SLOT; i++)
+		assert_int_equal(p.buf[0][i], 0x70);
+	assert_int_equal(other_calls, 1);
+	p.env.cq[0]->comp_handler = NULL;
+	assert_int_equal(soft_fault_clear_qp(p.env.qp[1]), 0);
+	soft_pair_fini(&p);
+}
+
+static void test_err_from_other_executor(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NPROF; i++) {
+		other_case(profiles[i], false);
+		other_case(profiles[i], true);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -606,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_recv_flush_stress),
 		cmocka_unit_test(test_err_barrier),
 		cmocka_unit_test(test_err_from_handler),
+		cmocka_unit_test(test_err_from_other_executor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
