@@ -255,6 +255,11 @@ static void recv_race_case(const char *profile, bool threaded)
 	for (i = 0; threaded && i < 1000; i++)
 		sched_yield();
 	soft_env_expect_empty(p.env.cq[0]);
+	/* A drain returns, and still nothing is outstanding. */
+	assert_int_equal(ib_drain_qp(p.env.qp[0]), 0);
+	assert_true(to_sqp(p.env.qp[0])->rq_cons ==
+		    to_sqp(p.env.qp[0])->rq_prod);
+	soft_env_expect_empty(p.env.cq[0]);
 	for (i = 0; i < 4096; i++)
 		assert_int_equal(p.buf[1][i], 0x31);
 	soft_pair_fini(&p);
