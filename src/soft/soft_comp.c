@@ -25,6 +25,9 @@ static const struct {
 	/* A clean "not supported": vendor_err carries EOPNOTSUPP. */
 	[SOFT_F_NOT_SUPP] = { IB_WC_LOC_QP_OP_ERR, EOPNOTSUPP },
 	[SOFT_F_FLUSH] = { IB_WC_WR_FLUSH_ERR, 0 },
+	/* rxe completes a request it has no memory for (no skb) with
+	 * LOC_QP_OP_ERR; vendor_err carries ENOMEM. */
+	[SOFT_F_LOC_RES] = { IB_WC_LOC_QP_OP_ERR, ENOMEM },
 };
 
 enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err)
@@ -54,7 +57,8 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
 			   access, qp->req_rg, &n))
 		return SOFT_F_LOC_PROT;
-	soft_copy(src, 1, qp->req_rg, n, wqe->length);
+	if (soft_copy(src, 1, qp->req_rg, n, wqe->length))
+		return SOFT_F_LOC_RES;
 	soft_count(&qp->st_bytes, wqe->length);
 	return SOFT_OK;
 }

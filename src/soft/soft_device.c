@@ -9,6 +9,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+int (*rdmarw__soft_test_hook)(enum soft_test_point tp, struct soft_qp *qp);
+
 u32 rdmarw__soft_random(void)
 {
 	static u32 fallback;
@@ -33,7 +35,8 @@ struct soft_fabric *soft_fabric_create(void)
 	pthread_cond_init(&f->ref_cond, NULL);
 	INIT_LIST_HEAD(&f->devices);
 	INIT_LIST_HEAD(&f->qps);
-	f->next_qpn = 0x11; /* rxe starts at RXE_MIN_QP_INDEX 16 + 1 */
+	f->next_qpn = SOFT_QPN_FIRST; /* rxe: RXE_MIN_QP_INDEX 16 + 1 */
+	f->qpn_last = SOFT_QPN_LAST;
 	return f;
 }
 

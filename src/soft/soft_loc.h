@@ -12,7 +12,8 @@
  * lock.  A QP's sq_lock (producers, and the executor role's flag) and a
  * device's task.lock are leaves: nothing else is taken while holding them.
  * Executors only ever try to take another QP's executor role, so nested
- * runs cannot deadlock.
+ * runs cannot deadlock; ib_modify_qp() to ERR waits for the role only in a
+ * thread that holds none (soft_qp.c, qp_err_barrier()).
  */
 #ifndef RDMARW_SOFT_LOC_H
 #define RDMARW_SOFT_LOC_H
@@ -227,7 +228,12 @@ struct soft_fault_state {
  * @mem_lock: MR state and key tables of every device of the fabric
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
- * @next_qpn: QP numbers are unique on the fabric
+ * @next_qpn: the next QP number to try (cyclic, as MR key indexes)
+ * @qpn_last: the highest QP number given (SOFT_QPN_LAST; tests may lower it
+ *            to exhaust the space quickly)
+ *
+ * QP numbers are unique among the live QPs of the fabric: creation skips
+ * numbers in use and fails with -ENOMEM when none is free.
  */
 struct soft_fabric {
 	pthread_mutex_t lock;
@@ -236,7 +242,12 @@ struct soft_fabric {
 	struct list_head devices;
 	struct list_head qps;
 	u32 next_qpn;
+	u32 qpn_last;
 };
+
+/* QP numbers: 24 bits; 0 and 1 are the special QPs, rxe starts at 0x11. */
+#define SOFT_QPN_FIRST 0x11u
+#define SOFT_QPN_LAST 0x00ffffffu
 
 /**
  * struct soft_keytab - a device's MRs by key index (under mem_lock)
@@ -621,9 +632,11 @@ int rdmarw__soft_region_span(const struct soft_region *rg, u64 off,
 int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
 				u32 *hint, u8 **ptr, u64 *n);
 
-/* Copy @len bytes from the regions @src to the regions @dst (checked). */
-void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
-		       const struct soft_region *dst, u32 ndst, u64 len);
+/* Copy @len bytes from the regions @src to the regions @dst (checked).
+ * Return: 0, or -ENOMEM when a copy between two integrity MRs finds no
+ * bounce buffer (no byte moved). */
+int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
+		      const struct soft_region *dst, u32 ndst, u64 len);
 
 /*
  * The data path's entries to the two above: the common case of one SGE
@@ -651,14 +664,15 @@ static inline int soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
 	return 0;
 }
 
-static inline void soft_copy(const struct soft_region *src, u32 nsrc,
-			     const struct soft_region *dst, u32 ndst, u64 len)
+static inline int soft_copy(const struct soft_region *src, u32 nsrc,
+			    const struct soft_region *dst, u32 ndst, u64 len)
 {
 	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu &&
-	    len <= src->len && len <= dst->len)
+	    len <= src->len && len <= dst->len) {
 		memmove(dst->cpu, src->cpu, len);
-	else
-		rdmarw__soft_copy(src, nsrc, dst, ndst, len);
+		return 0;
+	}
+	return rdmarw__soft_copy(src, nsrc, dst, ndst, len);
 }
 
 /*
@@ -842,6 +856,8 @@ struct soft_recv_wqe {
  * @rq_prod: receives posted
  * @rq_cons: receives consumed
  * @rq_waiter: the peer's Send Queue waits for a receive (RNR)
+ * @link_to: soft_qp_connect(): the QP to link to at RTR (it has the
+ *           number the modify names; set only during the connect)
  * @resp_wqe: responder scratch: the receive being filled
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
@@ -895,6 +911,7 @@ struct soft_qp {
 	u64 rq_prod;
 	u64 rq_cons;
 	bool rq_waiter;
+	struct soft_qp *link_to;
 	struct soft_recv_wqe resp_wqe;
 	struct ib_sge *resp_sge;
 	struct soft_region *resp_rg;
@@ -931,10 +948,12 @@ int rdmarw__soft_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 			   const struct ib_recv_wr **bad_wr);
 
 /*
- * Move @qp to ERR (idempotent) and flush its Receive Queue.  The Send Queue
- * is flushed by its executor; the caller makes it run.  If the peer's Send
- * Queue waited for a receive, kick_peer is set.  Return: true if the QP was
- * not in ERR before.
+ * Move @qp to ERR (idempotent) and flush its Receive Queue.  The state
+ * changes under rq_lock, so a receive posted at the same time is either
+ * queued before (and flushed here) or sees ERR and is flushed by its post:
+ * each completes once.  The Send Queue is flushed by its executor; the
+ * caller makes it run.  If the peer's Send Queue waited for a receive,
+ * kick_peer is set.  Return: true if the QP was not in ERR before.
  */
 bool rdmarw__soft_qp_to_err(struct soft_qp *qp);
 /* Run the Send Queue of @qp->peer if @qp->kick_peer was set. */
@@ -975,6 +994,7 @@ enum soft_fault {
 	SOFT_F_GENERAL,     /* siw: READ_WITH_INV could not invalidate */
 	SOFT_F_NOT_SUPP,    /* accepted opcode the device cannot execute */
 	SOFT_F_FLUSH,       /* QP in ERR */
+	SOFT_F_LOC_RES,     /* no memory for the copy (integrity bounce) */
 	SOFT_F_NR,
 };
 
@@ -1113,5 +1133,31 @@ enum soft_fault rdmarw__soft_fault_exec(struct soft_qp *qp,
 					bool *stall);
 /* An MR is about to be allocated on @sdev: 0, or the errno to fail with. */
 int rdmarw__soft_fault_alloc_mr(struct soft_dev *sdev);
+
+/* ---- test hooks (soft_device.c) ------------------------------------ */
+
+/*
+ * Points where a test may run code, to make a race deterministic or to
+ * fail an allocation.  Not an API: the pointer is NULL except in tests,
+ * and no work request's fast path reaches a hook.
+ */
+enum soft_test_point {
+	/* rdmarw__soft_qp_to_err(): the Receive Queue is about to be
+	 * locked for the flush (returned value ignored) */
+	SOFT_TP_TO_ERR,
+	/* the integrity copy's bounce buffer: nonzero fails its allocation */
+	SOFT_TP_SIG_BOUNCE,
+};
+
+extern int (*rdmarw__soft_test_hook)(enum soft_test_point tp,
+				     struct soft_qp *qp);
+
+static inline int soft_test_point(enum soft_test_point tp, struct soft_qp *qp)
+{
+	int (*hook)(enum soft_test_point, struct soft_qp *) =
+		__atomic_load_n(&rdmarw__soft_test_hook, __ATOMIC_ACQUIRE);
+
+	return hook ? hook(tp, qp) : 0;
+}
 
 #endif /* RDMARW_SOFT_LOC_H */

@@ -624,10 +624,11 @@ static void copy_one_to_one(const struct soft_region *src,
 	}
 }
 
-void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
-		       const struct soft_region *dst, u32 ndst, u64 len)
+int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
+		      const struct soft_region *dst, u32 ndst, u64 len)
 {
 	u64 soff = 0, doff = 0, sn = 0, dn = 0, n;
+	int ret;
 	u32 si = 0, di = 0, shint = 0, dhint = 0;
 	u8 *sp = NULL, *dp = NULL;
 
@@ -636,27 +637,28 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu &&
 	    len <= src->len && len <= dst->len) {
 		memmove(dst->cpu, src->cpu, len);
-		return;
+		return 0;
 	}
 	if (ndst == 1 && dst->cpu && regions_cpu(src, nsrc)) {
 		copy_gather(src, nsrc, dst, len);
-		return;
+		return 0;
 	}
 	if (nsrc == 1 && src->cpu && regions_cpu(dst, ndst)) {
 		copy_scatter(src, dst, ndst, len);
-		return;
+		return 0;
 	}
-	if (soft_sig_copy(src, nsrc, dst, ndst, len))
-		return; /* through an integrity MR */
+	ret = soft_sig_copy(src, nsrc, dst, ndst, len);
+	if (ret)
+		return ret < 0 ? ret : 0; /* through an integrity MR */
 	if (nsrc == 1 && ndst == 1 && len <= src->len && len <= dst->len) {
 		copy_one_to_one(src, dst, len);
-		return;
+		return 0;
 	}
 	while (len) {
 		/* The regions were checked: running out cannot happen. */
 		while (!sn) {
 			if (si >= nsrc)
-				return;
+				return 0;
 			if (soff == src[si].len) {
 				si++;
 				soff = 0;
@@ -665,11 +667,11 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 			}
 			if (rdmarw__soft_region_span_at(&src[si], soff, &shint,
 							&sp, &sn))
-				return;
+				return 0;
 		}
 		while (!dn) {
 			if (di >= ndst)
-				return;
+				return 0;
 			if (doff == dst[di].len) {
 				di++;
 				doff = 0;
@@ -678,7 +680,7 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 			}
 			if (rdmarw__soft_region_span_at(&dst[di], doff, &dhint,
 							&dp, &dn))
-				return;
+				return 0;
 		}
 		n = sn < dn ? sn : dn;
 		if (n > len)
@@ -692,6 +694,7 @@ void rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		doff += n;
 		len -= n;
 	}
+	return 0;
 }
 
 /* ---- registration and invalidation (mem_lock held, write) -------------- */

@@ -67,12 +67,39 @@ static bool exec_again(struct soft_qp *qp)
 	return again;
 }
 
+/*
+ * The executor roles this thread holds, innermost first (a run may take a
+ * peer's role inline).  A completion or event handler called by an
+ * executor may move a QP to ERR: the barrier of that move must not wait
+ * for a role its own thread holds.
+ */
+struct exec_frame {
+	struct soft_qp *qp;
+	struct exec_frame *up;
+};
+
+static __thread struct exec_frame *exec_top;
+
+static bool exec_held_here(const struct soft_qp *qp)
+{
+	const struct exec_frame *f;
+
+	for (f = exec_top; f; f = f->up)
+		if (f->qp == qp)
+			return true;
+	return false;
+}
+
 /* The caller holds the executor role: run, let go, wake the peer. */
 static void exec_run(struct soft_qp *qp)
 {
+	struct exec_frame me = { .qp = qp, .up = exec_top };
+
+	exec_top = &me;
 	do
 		rdmarw__soft_requester(qp);
 	while (exec_again(qp));
+	exec_top = me.up;
 	/* The same first test as the kick's, without the call. */
 	if (soft_load(&qp->kick_peer))
 		rdmarw__soft_qp_kick(qp);
@@ -170,19 +197,36 @@ void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq)
 		soft_store(&qp->sq_done, seq);
 }
 
-bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
+/* Flush every pending receive, oldest first (rq_lock held). */
+static void rq_flush_locked(struct soft_qp *qp)
 {
-	enum ib_qp_state old = soft_xchg(&qp->ibqp.state, IB_QPS_ERR);
-
-	if (old == IB_QPS_ERR)
-		return false;
-	pthread_mutex_lock(&qp->rq_lock);
 	while (qp->rq_cons != qp->rq_prod) {
 		struct soft_recv_wqe *w = &qp->rq[qp->rq_cons & qp->rq_mask];
 
 		qp->rq_cons++;
 		rdmarw__soft_comp_recv(qp, w, SOFT_F_FLUSH, NULL, 0);
 	}
+}
+
+bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
+{
+	enum ib_qp_state old;
+
+	if (soft_qp_state(qp) == IB_QPS_ERR)
+		return false;
+	soft_test_point(SOFT_TP_TO_ERR, qp);
+	/*
+	 * The state changes under rq_lock: ib_post_recv() reads it under the
+	 * same lock, so it never sees ERR while receives posted before are
+	 * still waiting for this flush.
+	 */
+	pthread_mutex_lock(&qp->rq_lock);
+	old = soft_xchg(&qp->ibqp.state, IB_QPS_ERR);
+	if (old == IB_QPS_ERR) {
+		pthread_mutex_unlock(&qp->rq_lock);
+		return false;
+	}
+	rq_flush_locked(qp);
 	/* A peer waiting for a receive must learn that none will come. */
 	if (qp->rq_waiter) {
 		qp->rq_waiter = false;
@@ -243,6 +287,38 @@ static int qp_alloc_arrays(struct soft_qp *qp, const struct ib_qp_cap *cap)
 	return 0;
 }
 
+static bool qpn_in_use(struct soft_fabric *f, u32 qpn)
+{
+	struct soft_qp *p, *tmp;
+
+	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry)
+		if (p->ibqp.qp_num == qpn)
+			return true;
+	return false;
+}
+
+/*
+ * The next free QP number, cyclically (as MR key indexes): unique among
+ * the live QPs of the fabric.  fabric->lock held.  Return: 0, or -ENOMEM
+ * when every number is taken.
+ */
+static int qpn_alloc(struct soft_fabric *f, u32 *qpn)
+{
+	u32 span = f->qpn_last - SOFT_QPN_FIRST + 1, i, n;
+
+	for (i = 0; i < span; i++) {
+		n = f->next_qpn;
+		if (n < SOFT_QPN_FIRST || n > f->qpn_last)
+			n = SOFT_QPN_FIRST;
+		f->next_qpn = n == f->qpn_last ? SOFT_QPN_FIRST : n + 1;
+		if (!qpn_in_use(f, n)) {
+			*qpn = n;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
 int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 {
 	struct soft_qp *qp = to_sqp(ibqp);
@@ -259,13 +335,18 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 		goto err_count;
 	qp->dev = sdev;
 	INIT_LIST_HEAD(&qp->task_entry);
-	pthread_mutex_init(&qp->rq_lock, NULL);
 	pthread_mutex_lock(&f->lock);
-	ibqp->qp_num = f->next_qpn++ & 0xffffff;
-	list_add_tail(&qp->fabric_entry, &f->qps);
+	ret = qpn_alloc(f, &ibqp->qp_num);
+	if (!ret)
+		list_add_tail(&qp->fabric_entry, &f->qps);
 	pthread_mutex_unlock(&f->lock);
+	if (ret)
+		goto err_arrays;
+	pthread_mutex_init(&qp->rq_lock, NULL);
 	return 0;
 
+err_arrays:
+	qp_free_arrays(qp);
 err_count:
 	soft_sub(&sdev->stats.qps, 1);
 	return ret;
@@ -375,7 +456,8 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 
 	pthread_mutex_lock(&f->lock);
 	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry)
-		if (p->ibqp.qp_num == dest_qpn)
+		if (p->ibqp.qp_num == dest_qpn &&
+		    (!qp->link_to || p == qp->link_to))
 			found = p;
 	if (!found || found == qp)
 		ret = -EINVAL;
@@ -391,6 +473,37 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 	}
 	pthread_mutex_unlock(&f->lock);
 	return ret;
+}
+
+/*
+ * Modify to ERR is a barrier: when it returns, no WR of the Send Queue is
+ * executing and every WR queued has completed as WR_FLUSH_ERR (the
+ * requester flushes in ERR without looking at memory or MRs).  The
+ * executor role is taken here, so a WR being executed finishes first, and
+ * the queue is flushed in this thread.  Called from a handler that an
+ * executor runs: if this thread is @qp's executor, the WR being completed
+ * has already moved its bytes and the executor's loop flushes the rest as
+ * soon as the handler returns, before any other WR executes; if it is
+ * another QP's executor, waiting could close a cycle with a handler of
+ * that QP, so a busy role is only asked to run again (it flushes before
+ * its next WR).
+ */
+static void qp_err_barrier(struct soft_qp *qp)
+{
+	bool mine;
+
+	if (exec_held_here(qp))
+		return;
+	if (!exec_top) {
+		exec_lock(qp);
+		exec_run(qp);
+		return;
+	}
+	soft_spin_lock(&qp->sq_lock);
+	mine = exec_claim_locked(qp);
+	soft_spin_unlock(&qp->sq_lock);
+	if (mine)
+		exec_run(qp);
 }
 
 int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -414,7 +527,7 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp_reset(qp);
 	} else if (next == IB_QPS_ERR) {
 		rdmarw__soft_qp_to_err(qp);
-		rdmarw__soft_qp_schedule(qp); /* flush the Send Queue */
+		qp_err_barrier(qp);
 		rdmarw__soft_qp_kick(qp);
 	} else if (next == IB_QPS_RTS && cur != IB_QPS_RTS) {
 		soft_store(&qp->ibqp.state, IB_QPS_RTS);
@@ -464,9 +577,14 @@ int soft_qp_connect(struct ib_qp *a, struct ib_qp *b)
 	if (soft_load(&a->state) != IB_QPS_RESET ||
 	    soft_load(&b->state) != IB_QPS_RESET)
 		return -EINVAL;
+	/* Link exactly the QPs handed over, whatever else has their number. */
+	to_sqp(a)->link_to = to_sqp(b);
+	to_sqp(b)->link_to = to_sqp(a);
 	ret = qp_to_rts(a, b->qp_num);
 	if (!ret)
 		ret = qp_to_rts(b, a->qp_num);
+	to_sqp(a)->link_to = NULL;
+	to_sqp(b)->link_to = NULL;
 	if (ret) {
 		ib_modify_qp(a, &reset, IB_QP_STATE);
 		ib_modify_qp(b, &reset, IB_QP_STATE);
@@ -627,10 +745,10 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			       w->num_sge * sizeof(*w->sge));
 		w->length = len;
 		qp->rq_prod++;
-		if (soft_qp_state(qp) == IB_QPS_ERR) {
-			qp->rq_cons++; /* flushed at once, as siw */
-			rdmarw__soft_comp_recv(qp, w, SOFT_F_FLUSH, NULL, 0);
-		}
+		/* In ERR (set under this lock) nothing else is pending: the
+		 * receive is flushed at once, as siw. */
+		if (soft_qp_state(qp) == IB_QPS_ERR)
+			rq_flush_locked(qp);
 	}
 	if (qp->rq_waiter && qp->rq_cons != qp->rq_prod) {
 		qp->rq_waiter = false;

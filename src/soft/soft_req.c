@@ -156,10 +156,12 @@ static bool req_one_step(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	if (loc.cpu && rem.cpu)
 		memmove(write ? rem.cpu : loc.cpu, write ? loc.cpu : rem.cpu,
 			wqe->length);
-	else if (write)
-		rdmarw__soft_copy(&loc, n, &rem, 1, wqe->length);
-	else
-		rdmarw__soft_copy(&rem, 1, &loc, n, wqe->length);
+	else if (write ? rdmarw__soft_copy(&loc, n, &rem, 1, wqe->length) :
+			 rdmarw__soft_copy(&rem, 1, &loc, n, wqe->length)) {
+		/* Nothing moved: the full path reports the failure. */
+		soft_read_unlock(ml);
+		return false;
+	}
 	soft_read_unlock(ml);
 	soft_count(write ? &qp->st_peer_bytes : &qp->st_bytes, wqe->length);
 	return true;

@@ -29,16 +29,31 @@
  */
 #include "soft/soft_loc.h"
 
-/* Take the next receive, or report that none is posted (RNR). */
-static bool resp_take_recv(struct soft_qp *qp)
+enum resp_recv {
+	RESP_RECV_TAKEN,
+	RESP_RECV_NONE,  /* none posted: RNR, the requester waits */
+	RESP_RECV_ERR,   /* the QP went to ERR: nobody answers */
+};
+
+/*
+ * Take the next receive, or report that none is posted (RNR).  The state
+ * is read again under rq_lock (the QP moves to ERR under it): a QP that
+ * went to ERR after the first check has flushed its receives and will
+ * never wake a waiter, so the requester must not wait for it.
+ */
+static enum resp_recv resp_take_recv(struct soft_qp *qp)
 {
 	struct soft_recv_wqe *w, *dst = &qp->resp_wqe;
 
 	pthread_mutex_lock(&qp->rq_lock);
+	if (soft_qp_state(qp) == IB_QPS_ERR) {
+		pthread_mutex_unlock(&qp->rq_lock);
+		return RESP_RECV_ERR;
+	}
 	if (qp->rq_cons == qp->rq_prod) {
 		qp->rq_waiter = true;
 		pthread_mutex_unlock(&qp->rq_lock);
-		return false;
+		return RESP_RECV_NONE;
 	}
 	w = &qp->rq[qp->rq_cons & qp->rq_mask];
 	dst->wr_id = w->wr_id;
@@ -48,7 +63,7 @@ static bool resp_take_recv(struct soft_qp *qp)
 		memcpy(dst->sge, w->sge, w->num_sge * sizeof(*dst->sge));
 	qp->rq_cons++;
 	pthread_mutex_unlock(&qp->rq_lock);
-	return true;
+	return RESP_RECV_TAKEN;
 }
 
 static void resp_fail(struct soft_pkt *pkt, enum soft_fault req_fault,
@@ -73,7 +88,11 @@ static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 		resp_fail(pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
 		return;
 	}
-	soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n, pkt->wqe->length);
+	if (soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n, pkt->wqe->length)) {
+		/* Nothing placed: the SEND and its receive both fail. */
+		resp_fail(pkt, SOFT_F_LOC_RES, SOFT_F_LOC_RES);
+		return;
+	}
 	if (pkt->wqe->op->flags & SOFT_OPF_REM_INV) {
 		pkt->inv_key = pkt->wqe->ex;
 		pkt->inv_key_set = true;
@@ -112,8 +131,14 @@ void rdmarw__soft_resp_receive(struct soft_qp *qp, struct soft_pkt *pkt)
 		return;
 	}
 	if (op->flags & SOFT_OPF_RECV) {
-		if (!resp_take_recv(qp)) {
+		switch (resp_take_recv(qp)) {
+		case RESP_RECV_TAKEN:
+			break;
+		case RESP_RECV_NONE:
 			pkt->rnr = true;
+			return;
+		case RESP_RECV_ERR:
+			pkt->fault = SOFT_F_RETRY_EXC;
 			return;
 		}
 		pkt->recv_taken = true;
@@ -123,9 +148,9 @@ void rdmarw__soft_resp_receive(struct soft_qp *qp, struct soft_pkt *pkt)
 		resp_send(qp, pkt);
 		break;
 	case SOFT_OPC_WRITE:
-		if (resp_rkey(qp, pkt, &rg))
-			soft_copy(pkt->src, pkt->nsrc, &rg, 1,
-				  pkt->wqe->length);
+		if (resp_rkey(qp, pkt, &rg) &&
+		    soft_copy(pkt->src, pkt->nsrc, &rg, 1, pkt->wqe->length))
+			pkt->fault = SOFT_F_LOC_RES; /* nothing placed */
 		break;
 	case SOFT_OPC_READ:
 		resp_rkey(qp, pkt, &pkt->read_src);

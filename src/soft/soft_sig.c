@@ -836,8 +836,8 @@ static bool region_sig(const struct soft_region *rg)
 	return rg->mr && rg->mr->sig;
 }
 
-void rdmarw__soft_sig_copy(const struct soft_region *src, u32 nsrc,
-			   const struct soft_region *dst, u32 ndst, u64 len)
+int rdmarw__soft_sig_copy(const struct soft_region *src, u32 nsrc,
+			  const struct soft_region *dst, u32 ndst, u64 len)
 {
 	bool s = nsrc == 1 && region_sig(src), d = ndst == 1 && region_sig(dst);
 	struct sig_cur wire;
@@ -846,12 +846,15 @@ void rdmarw__soft_sig_copy(const struct soft_region *src, u32 nsrc,
 	/* soft_sgl_check() keeps an integrity region alone on its side. */
 	if ((!s && soft_regions_sig(src, nsrc)) ||
 	    (!d && soft_regions_sig(dst, ndst)))
-		return;
+		return 0;
 	if (s && d) {
-		/* Both ends are integrity MRs: through the wire bytes. */
-		bounce = malloc(len ? len : 1);
+		/* Both ends are integrity MRs: through the wire bytes.  No
+		 * buffer, no copy: the WR fails (SOFT_F_LOC_RES). */
+		bounce = soft_test_point(SOFT_TP_SIG_BOUNCE, NULL) ?
+				 NULL :
+				 malloc(len ? len : 1);
 		if (!bounce)
-			return;
+			return -ENOMEM;
 		cur_flat(&wire, bounce, len);
 		if (!sig_through(src, &wire, true)) {
 			cur_flat(&wire, bounce, len);
@@ -865,6 +868,7 @@ void rdmarw__soft_sig_copy(const struct soft_region *src, u32 nsrc,
 		cur_regions(&wire, src, nsrc);
 		sig_through(dst, &wire, false);
 	}
+	return 0;
 }
 
 /* ---- ib_check_mr_status -------------------------------------------------- */

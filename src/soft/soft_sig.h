@@ -100,24 +100,26 @@ static inline bool soft_regions_sig(const struct soft_region *rg, u32 n)
 	return false;
 }
 
-/* The copy when either side is an integrity region (mem_lock held). */
-void rdmarw__soft_sig_copy(const struct soft_region *src, u32 nsrc,
-			   const struct soft_region *dst, u32 ndst, u64 len);
+/* The copy when either side is an integrity region (mem_lock held).
+ * Return: 0, or -ENOMEM when the bounce buffer of a copy between two
+ * integrity MRs cannot be allocated (no byte moved). */
+int rdmarw__soft_sig_copy(const struct soft_region *src, u32 nsrc,
+			  const struct soft_region *dst, u32 ndst, u64 len);
 
 /*
- * The hook of rdmarw__soft_copy(): true when the copy went through an
- * integrity MR and is done.
+ * The hook of rdmarw__soft_copy(): 1 when the copy went through an
+ * integrity MR and is done, 0 when no integrity MR is involved, or
+ * -ENOMEM (nothing moved).
  */
-static inline bool soft_sig_copy(const struct soft_region *src, u32 nsrc,
-				 const struct soft_region *dst, u32 ndst,
-				 u64 len)
+static inline int soft_sig_copy(const struct soft_region *src, u32 nsrc,
+				const struct soft_region *dst, u32 ndst,
+				u64 len)
 {
 	if (__builtin_expect(!soft_regions_sig(src, nsrc) &&
 				     !soft_regions_sig(dst, ndst),
 			     1))
-		return false;
-	rdmarw__soft_sig_copy(src, nsrc, dst, ndst, len);
-	return true;
+		return 0;
+	return rdmarw__soft_sig_copy(src, nsrc, dst, ndst, len) ?: 1;
 }
 
 /* ---- guards (also used by the tests through the private headers) ------ */
