@@ -706,7 +706,11 @@ enum ib_qp_create_flags {
  * @max_inline_data: inline bytes (0: not supported by rdmarw)
  * @max_rdma_ctxs: R/W contexts the QP must hold at once; when set,
  *                 ib_create_qp() grows @max_send_wr and sets up MR pools
- *                 (rdma_rw_init_qp(), rdma_rw_init_mrs())
+ *                 (rdma_rw_init_qp(), rdma_rw_init_mrs()).  At most what
+ *                 the device can queue: max_qp_wr divided by the WRs of
+ *                 one context, rdma_rw_max_send_wr(dev, port, 1,
+ *                 create_flags); more is -EINVAL (rdmarw: the kernel has
+ *                 no bound)
  */
 struct ib_qp_cap {
 	u32 max_send_wr;
@@ -893,7 +897,9 @@ struct ib_qp {
  *
  * Return: the QP, or ERR_PTR(-EINVAL) for NULL arguments, a missing CQ, a
  * QP type other than RC, an SRQ, caps above the device's (max_send_sge,
- * max_recv_sge, max_qp_wr), a bad port, IB_QP_CREATE_INTEGRITY_EN on a
+ * max_recv_sge, max_qp_wr), cap.max_rdma_ctxs above max_qp_wr divided by
+ * rdma_rw_max_send_wr() of one context (refused before anything is
+ * allocated), a bad port, IB_QP_CREATE_INTEGRITY_EN on a
  * device without IBK_INTEGRITY_HANDOVER (-EOPNOTSUPP), other create flags;
  * ERR_PTR(-ENOMEM); the provider's error; or the MR-pool error.
  */
@@ -904,10 +910,17 @@ struct ib_qp *ib_create_qp(struct ib_pd *pd,
  * ib_destroy_qp() - destroy a queue pair
  * @qp: the QP
  *
- * Frees its R/W MR pools and context storage.
+ * Frees its R/W MR pools and context storage.  R/W contexts borrow both
+ * until rdma_rw_ctx_destroy*(), so the QP is not destroyed while any
+ * context holds a block of its context storage (MULTI and MR contexts,
+ * signature contexts, bio_vec MULTI and MR contexts) or an MR of its pools:
+ * nothing is freed or changed then, and the call succeeds once those
+ * contexts are destroyed.  SINGLE and IOVA contexts hold nothing of the QP
+ * but name it; destroy them first as well.  (The kernel's ib_destroy_qp()
+ * does not look at R/W contexts; rdmarw refuses, as for ib_free_cq().)
  *
- * Return: 0, -EINVAL for NULL, -EBUSY while MRs are taken from its pools
- * (mrs_used > 0).
+ * Return: 0, -EINVAL for NULL, -EBUSY while R/W contexts hold MRs of its
+ * pools (mrs_used > 0) or blocks of its context storage.
  */
 int ib_destroy_qp(struct ib_qp *qp);
 

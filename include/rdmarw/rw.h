@@ -408,6 +408,8 @@ unsigned int rdma_rw_mr_factor(struct ib_device *device, u32 port_num,
  *
  * Each context needs one WR, or three (LOCAL_INV, REG_MR, RDMA) when the
  * QP has IB_QP_CREATE_INTEGRITY_EN or the R/W API can use MRs on the port.
+ * ib_create_qp() accepts at most max_qp_wr divided by the WRs of one
+ * context as cap.max_rdma_ctxs.
  *
  * Return: factor × @max_rdma_ctxs, saturated at UINT_MAX; 0 for a NULL
  * device or a bad port.
@@ -440,8 +442,10 @@ void rdma_rw_init_qp(struct ib_device *dev, struct ib_qp_init_attr *attr);
  * enough for one registration or one RDMA WR of the QP's SGE limit.
  * ib_create_qp() calls it when cap.max_rdma_ctxs is set.
  *
- * Return: 0; -EINVAL for NULL arguments; the MR allocation error, or
- * -ENOMEM for the storage (nothing stays allocated).
+ * Return: 0; -EINVAL for NULL arguments or a cap.max_rdma_ctxs above
+ * what the device can queue (max_qp_wr / rdma_rw_max_send_wr() of one
+ * context; rdmarw extension, nothing allocated); the MR allocation error,
+ * or -ENOMEM for the storage (nothing stays allocated).
  */
 int rdma_rw_init_mrs(struct ib_qp *qp, struct ib_qp_init_attr *attr);
 
@@ -449,8 +453,9 @@ int rdma_rw_init_mrs(struct ib_qp *qp, struct ib_qp_init_attr *attr);
  * rdma_rw_cleanup_mrs() - free a QP's R/W MR pools and context storage
  * @qp: the QP; NULL does nothing
  *
- * ib_destroy_qp() calls it.  Contexts still initialised on @qp lose their
- * storage: destroy them first.
+ * ib_destroy_qp() calls it.  While contexts still hold blocks of the
+ * storage or MRs of the pools, a warning is printed once and nothing is
+ * freed (ib_destroy_qp() returns -EBUSY then): destroy them first.
  */
 void rdma_rw_cleanup_mrs(struct ib_qp *qp);
 
