@@ -346,7 +346,10 @@ void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  * Return: the number of Send Queue WQEs the first post uses: 3 when the MR
  * needs a LOCAL_INV, else 2; or -EINVAL for a NULL @ctx, @qp, @sg or
  * @sig_attrs, @sg_cnt 0, counts above INT_MAX, @prot_sg NULL with
- * entries, a bad @port_num or @dir, @sg_cnt or @prot_sg_cnt above the
+ * entries, no protection list (@prot_sg_cnt 0) while the memory or the
+ * wire domain carries PI (rdmarw: the kernel accepts it and the RDMA WR
+ * then fails with LOC_PROT_ERR, which moves the QP to ERR; nothing is
+ * mapped or taken), a bad @port_num or @dir, @sg_cnt or @prot_sg_cnt above the
  * pages per MR (min(max_pi_fast_reg_page_list_len, 256) on an integrity
  * QP), a list that cannot be DMA-mapped, or an MR length that does not
  * fit an SGE; -EAGAIN when the signature pool is empty (no fallback);
@@ -373,7 +376,15 @@ int rdma_rw_ctx_signature_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  * @dir: the direction given to init
  *
  * Returns the MR to the QP's signature pool and the registration to the
- * QP's storage, and DMA-unmaps both lists.  A context of another init, one
+ * QP's storage, and DMA-unmaps both lists.  The MR goes back as it is: as
+ * on mlx5, an integrity MR can be registered again only after its status
+ * was read, so call ib_check_mr_status(@ctx->reg->mr,
+ * IB_MR_CHECK_SIG_STATUS, ...) once the WRs have completed and before
+ * this function (which is also where a ULP learns about PI errors).  If
+ * it was not called, the next context that gets this MR fails
+ * rdma_rw_ctx_post() with -EINVAL, nothing queued and the context still
+ * usable: ib_check_mr_status() on its @ctx->reg->mr, then post again.  The
+ * same ULP code then behaves the same on mlx5 hardware.  A context of another init, one
  * that is not initialised (or already destroyed), one of another QP, and
  * NULL arguments are caller bugs: a warning is printed once and nothing is
  * released.  The context is left uninitialised.
