@@ -981,12 +981,82 @@ int ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *recv_wr,
 		 const struct ib_recv_wr **bad_wr);
 
 /**
- * ib_drain_qp() - move a QP to ERR and wait until its queues are flushed
- * @qp: the QP; its CQs must be IB_POLL_DIRECT or thread-polled
+ * ib_drain_sq() - move a QP to ERR and wait until its Send Queue is flushed
+ * @qp: the QP; its send CQ is IB_POLL_DIRECT (processed here, so done()
+ *      callbacks run on the caller's thread, as in the kernel) or
+ *      thread-polled
  *
- * Return: 0, -EINVAL for NULL.
+ * Posts a marker (a signaled zero-length RDMA WRITE) behind every request
+ * on the Send Queue and returns once its flush completion has been
+ * delivered: every earlier request has completed and been delivered then.
+ * The wait is bounded by rdmarw_get_drain_timeout() milliseconds (the
+ * kernel waits without bound).  A full Send Queue is not an error at
+ * once: moving to ERR flushes its requests, and their slots come free as
+ * their completions are polled, so the marker is posted again until the
+ * bound.  rdmarw does not reserve a slot for the marker at ib_create_qp():
+ * size the QP one WR larger for it, as the kernel's ULPs do.
+ *
+ * A marker that did not complete in time is given up; if its completion
+ * comes later it is consumed (and dropped) as usual, and ib_destroy_qp()
+ * frees whatever is left of it.
+ *
+ * Return: 0; -EINVAL for NULL; the error of ib_modify_qp() (the move to
+ * ERR) or of ib_post_send() (-EINVAL in RESET); -ENOMEM when no Send Queue
+ * slot came free before the bound (a queue of unsignaled requests whose
+ * slots wait for a signaled completion, or completions lost when the CQ
+ * overflowed), or when the marker cannot be allocated; -ETIMEDOUT when the
+ * marker was posted but its completion did not arrive before the bound
+ * (lost to a CQ overflow, or a CQ that nobody processes).  After an error
+ * the QP is in ERR and some completions may never come: destroy it.
+ */
+int ib_drain_sq(struct ib_qp *qp);
+
+/**
+ * ib_drain_rq() - move a QP to ERR and wait until its Receive Queue is
+ * flushed
+ * @qp: the QP; its receive CQ as for ib_drain_sq()
+ *
+ * As ib_drain_sq(), with a receive as the marker: returns once every
+ * receive posted before it has completed and been delivered.
+ *
+ * Return: 0; -EINVAL for NULL; the error of ib_modify_qp() or of
+ * ib_post_recv() (-EINVAL in RESET); -ENOMEM when the Receive Queue stayed
+ * full until the bound or the marker cannot be allocated; -ETIMEDOUT when
+ * the marker's completion did not arrive before the bound.
+ */
+int ib_drain_rq(struct ib_qp *qp);
+
+/**
+ * ib_drain_qp() - move a QP to ERR and wait until both its queues are
+ * flushed
+ * @qp: the QP; its CQs as for ib_drain_sq()
+ *
+ * ib_drain_sq(), then ib_drain_rq() whatever the first returned; each
+ * queue has its own bound of rdmarw_get_drain_timeout() milliseconds.
+ *
+ * Return: 0; -EINVAL for NULL; otherwise the first error of
+ * ib_drain_sq() and ib_drain_rq() (-ENOMEM, -ETIMEDOUT and the errors of
+ * ib_modify_qp(), ib_post_send() and ib_post_recv(), as listed there).
  */
 int ib_drain_qp(struct ib_qp *qp);
+
+/**
+ * rdmarw_set_drain_timeout() - bound the waits of the drain functions
+ * @ms: milliseconds each of ib_drain_sq(), ib_drain_rq() (and each half of
+ *      ib_drain_qp()) may wait for its marker; 0 waits not at all: only a
+ *      marker that completes while it is posted counts (rdmarw extension)
+ *
+ * The default is 10000 ms.  Affects drains started afterwards, on every
+ * QP; safe to call from any thread.
+ */
+void rdmarw_set_drain_timeout(unsigned int ms);
+
+/**
+ * rdmarw_get_drain_timeout() - the bound of the drain functions' waits
+ *
+ * Return: milliseconds (rdmarw_set_drain_timeout()).
+ */
+unsigned int rdmarw_get_drain_timeout(void);
 
 /* ---- MR -------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
  * create_qp path does.
  */
 #include "core/core.h"
+#include "core/drain.h"
 #include "rw/rw_internal.h" /* what R/W contexts hold of a QP */
 
 static int check_caps(struct ib_device *dev, const struct ib_qp_init_attr *a)
@@ -147,6 +148,7 @@ int ib_destroy_qp(struct ib_qp *qp)
 	rdma_rw_cleanup_mrs(qp);
 	if (qp->device->ops->destroy_qp)
 		qp->device->ops->destroy_qp(qp);
+	rdmarw__drain_forget_qp(qp);
 	release_objects(qp);
 	pthread_spin_destroy(&qp->mr_lock);
 	free(qp);
