@@ -473,7 +473,8 @@ void rdma_rw_cleanup_mrs(struct ib_qp *qp);
 /**
  * rdma_rw_set_force_mr() - force MR use for every R/W context
  * @force: true to register memory for every transfer (both directions), as
- *         the kernel's rdma_rw.force_mr module parameter does
+ *         the kernel's force_mr module parameter of ib_core
+ *         (ib_core.force_mr; rw.c is part of ib_core) does
  *
  * Affects QPs created afterwards (their MR pools) and every context
  * initialised afterwards.  The environment variable RDMARW_FORCE_MR=1 sets
