@@ -286,11 +286,17 @@ static void create_qp_with_mr_pools(void **state)
 	assert_int_equal(ib_destroy_qp(qp), 0);
 	assert_int_equal(env->fd->live_mrs, 0);
 
-	a = qp_attr(env, 400);
+	/* 1024 / 3 contexts fit the device's queue; with the QP's own 16
+	 * WRs the Send Queue is capped at max_qp_wr.  One more context than
+	 * the device can queue is refused. */
+	a = qp_attr(env, 341);
 	qp = ib_create_qp(env->pd, &a);
 	assert_false(IS_ERR(qp));
 	assert_int_equal(qp->cap.max_send_wr, 1024);
 	assert_int_equal(ib_destroy_qp(qp), 0);
+	a = qp_attr(env, 342);
+	assert_ptr_equal(ib_create_qp(env->pd, &a), ERR_PTR(-EINVAL));
+	assert_int_equal(env->fd->live_mrs, 0);
 }
 
 /* A pool that cannot be filled fails the QP and frees all of it. */

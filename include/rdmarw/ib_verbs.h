@@ -706,7 +706,11 @@ enum ib_qp_create_flags {
  * @max_inline_data: inline bytes (0: not supported by rdmarw)
  * @max_rdma_ctxs: R/W contexts the QP must hold at once; when set,
  *                 ib_create_qp() grows @max_send_wr and sets up MR pools
- *                 (rdma_rw_init_qp(), rdma_rw_init_mrs())
+ *                 (rdma_rw_init_qp(), rdma_rw_init_mrs()).  At most what
+ *                 the device can queue: max_qp_wr divided by the WRs of
+ *                 one context, rdma_rw_max_send_wr(dev, port, 1,
+ *                 create_flags); more is -EINVAL (rdmarw: the kernel has
+ *                 no bound)
  */
 struct ib_qp_cap {
 	u32 max_send_wr;
@@ -893,7 +897,9 @@ struct ib_qp {
  *
  * Return: the QP, or ERR_PTR(-EINVAL) for NULL arguments, a missing CQ, a
  * QP type other than RC, an SRQ, caps above the device's (max_send_sge,
- * max_recv_sge, max_qp_wr), a bad port, IB_QP_CREATE_INTEGRITY_EN on a
+ * max_recv_sge, max_qp_wr), cap.max_rdma_ctxs above max_qp_wr divided by
+ * rdma_rw_max_send_wr() of one context (refused before anything is
+ * allocated), a bad port, IB_QP_CREATE_INTEGRITY_EN on a
  * device without IBK_INTEGRITY_HANDOVER (-EOPNOTSUPP), other create flags;
  * ERR_PTR(-ENOMEM); the provider's error; or the MR-pool error.
  */
@@ -904,10 +910,17 @@ struct ib_qp *ib_create_qp(struct ib_pd *pd,
  * ib_destroy_qp() - destroy a queue pair
  * @qp: the QP
  *
- * Frees its R/W MR pools and context storage.
+ * Frees its R/W MR pools and context storage.  R/W contexts borrow both
+ * until rdma_rw_ctx_destroy*(), so the QP is not destroyed while any
+ * context holds a block of its context storage (MULTI and MR contexts,
+ * signature contexts, bio_vec MULTI and MR contexts) or an MR of its pools:
+ * nothing is freed or changed then, and the call succeeds once those
+ * contexts are destroyed.  SINGLE and IOVA contexts hold nothing of the QP
+ * but name it; destroy them first as well.  (The kernel's ib_destroy_qp()
+ * does not look at R/W contexts; rdmarw refuses, as for ib_free_cq().)
  *
- * Return: 0, -EINVAL for NULL, -EBUSY while MRs are taken from its pools
- * (mrs_used > 0).
+ * Return: 0, -EINVAL for NULL, -EBUSY while R/W contexts hold MRs of its
+ * pools (mrs_used > 0) or blocks of its context storage.
  */
 int ib_destroy_qp(struct ib_qp *qp);
 
@@ -968,12 +981,82 @@ int ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *recv_wr,
 		 const struct ib_recv_wr **bad_wr);
 
 /**
- * ib_drain_qp() - move a QP to ERR and wait until its queues are flushed
- * @qp: the QP; its CQs must be IB_POLL_DIRECT or thread-polled
+ * ib_drain_sq() - move a QP to ERR and wait until its Send Queue is flushed
+ * @qp: the QP; its send CQ is IB_POLL_DIRECT (processed here, so done()
+ *      callbacks run on the caller's thread, as in the kernel) or
+ *      thread-polled
  *
- * Return: 0, -EINVAL for NULL.
+ * Posts a marker (a signaled zero-length RDMA WRITE) behind every request
+ * on the Send Queue and returns once its flush completion has been
+ * delivered: every earlier request has completed and been delivered then.
+ * The wait is bounded by rdmarw_get_drain_timeout() milliseconds (the
+ * kernel waits without bound).  A full Send Queue is not an error at
+ * once: moving to ERR flushes its requests, and their slots come free as
+ * their completions are polled, so the marker is posted again until the
+ * bound.  rdmarw does not reserve a slot for the marker at ib_create_qp():
+ * size the QP one WR larger for it, as the kernel's ULPs do.
+ *
+ * A marker that did not complete in time is given up; if its completion
+ * comes later it is consumed (and dropped) as usual, and ib_destroy_qp()
+ * frees whatever is left of it.
+ *
+ * Return: 0; -EINVAL for NULL; the error of ib_modify_qp() (the move to
+ * ERR) or of ib_post_send() (-EINVAL in RESET); -ENOMEM when no Send Queue
+ * slot came free before the bound (a queue of unsignaled requests whose
+ * slots wait for a signaled completion, or completions lost when the CQ
+ * overflowed), or when the marker cannot be allocated; -ETIMEDOUT when the
+ * marker was posted but its completion did not arrive before the bound
+ * (lost to a CQ overflow, or a CQ that nobody processes).  After an error
+ * the QP is in ERR and some completions may never come: destroy it.
+ */
+int ib_drain_sq(struct ib_qp *qp);
+
+/**
+ * ib_drain_rq() - move a QP to ERR and wait until its Receive Queue is
+ * flushed
+ * @qp: the QP; its receive CQ as for ib_drain_sq()
+ *
+ * As ib_drain_sq(), with a receive as the marker: returns once every
+ * receive posted before it has completed and been delivered.
+ *
+ * Return: 0; -EINVAL for NULL; the error of ib_modify_qp() or of
+ * ib_post_recv() (-EINVAL in RESET); -ENOMEM when the Receive Queue stayed
+ * full until the bound or the marker cannot be allocated; -ETIMEDOUT when
+ * the marker's completion did not arrive before the bound.
+ */
+int ib_drain_rq(struct ib_qp *qp);
+
+/**
+ * ib_drain_qp() - move a QP to ERR and wait until both its queues are
+ * flushed
+ * @qp: the QP; its CQs as for ib_drain_sq()
+ *
+ * ib_drain_sq(), then ib_drain_rq() whatever the first returned; each
+ * queue has its own bound of rdmarw_get_drain_timeout() milliseconds.
+ *
+ * Return: 0; -EINVAL for NULL; otherwise the first error of
+ * ib_drain_sq() and ib_drain_rq() (-ENOMEM, -ETIMEDOUT and the errors of
+ * ib_modify_qp(), ib_post_send() and ib_post_recv(), as listed there).
  */
 int ib_drain_qp(struct ib_qp *qp);
+
+/**
+ * rdmarw_set_drain_timeout() - bound the waits of the drain functions
+ * @ms: milliseconds each of ib_drain_sq(), ib_drain_rq() (and each half of
+ *      ib_drain_qp()) may wait for its marker; 0 waits not at all: only a
+ *      marker that completes while it is posted counts (rdmarw extension)
+ *
+ * The default is 10000 ms.  Affects drains started afterwards, on every
+ * QP; safe to call from any thread.
+ */
+void rdmarw_set_drain_timeout(unsigned int ms);
+
+/**
+ * rdmarw_get_drain_timeout() - the bound of the drain functions' waits
+ *
+ * Return: milliseconds (rdmarw_set_drain_timeout()).
+ */
+unsigned int rdmarw_get_drain_timeout(void);
 
 /* ---- MR -------------------------------------------------------------- */
 

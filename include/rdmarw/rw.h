@@ -380,7 +380,10 @@ void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  * Return: the number of Send Queue WQEs the first post uses: 3 when the MR
  * needs a LOCAL_INV, else 2; or -EINVAL for a NULL @ctx, @qp, @sg or
  * @sig_attrs, @sg_cnt 0, counts above INT_MAX, @prot_sg NULL with
- * entries, a bad @port_num or @dir, @sg_cnt or @prot_sg_cnt above the
+ * entries, no protection list (@prot_sg_cnt 0) while the memory or the
+ * wire domain carries PI (rdmarw: the kernel accepts it and the RDMA WR
+ * then fails with LOC_PROT_ERR, which moves the QP to ERR; nothing is
+ * mapped or taken), a bad @port_num or @dir, @sg_cnt or @prot_sg_cnt above the
  * pages per MR (min(max_pi_fast_reg_page_list_len, 256) on an integrity
  * QP), a list that cannot be DMA-mapped, or an MR length that does not
  * fit an SGE; -EAGAIN when the signature pool is empty (no fallback);
@@ -407,7 +410,15 @@ int rdma_rw_ctx_signature_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  * @dir: the direction given to init
  *
  * Returns the MR to the QP's signature pool and the registration to the
- * QP's storage, and DMA-unmaps both lists.  A context of another init, one
+ * QP's storage, and DMA-unmaps both lists.  The MR goes back as it is: as
+ * on mlx5, an integrity MR can be registered again only after its status
+ * was read, so call ib_check_mr_status(@ctx->reg->mr,
+ * IB_MR_CHECK_SIG_STATUS, ...) once the WRs have completed and before
+ * this function (which is also where a ULP learns about PI errors).  If
+ * it was not called, the next context that gets this MR fails
+ * rdma_rw_ctx_post() with -EINVAL, nothing queued and the context still
+ * usable: ib_check_mr_status() on its @ctx->reg->mr, then post again.  The
+ * same ULP code then behaves the same on mlx5 hardware.  A context of another init, one
  * that is not initialised (or already destroyed), one of another QP, and
  * NULL arguments are caller bugs: a warning is printed once and nothing is
  * released.  The context is left uninitialised.
@@ -442,6 +453,8 @@ unsigned int rdma_rw_mr_factor(struct ib_device *device, u32 port_num,
  *
  * Each context needs one WR, or three (LOCAL_INV, REG_MR, RDMA) when the
  * QP has IB_QP_CREATE_INTEGRITY_EN or the R/W API can use MRs on the port.
+ * ib_create_qp() accepts at most max_qp_wr divided by the WRs of one
+ * context as cap.max_rdma_ctxs.
  *
  * Return: factor × @max_rdma_ctxs, saturated at UINT_MAX; 0 for a NULL
  * device or a bad port.
@@ -474,8 +487,10 @@ void rdma_rw_init_qp(struct ib_device *dev, struct ib_qp_init_attr *attr);
  * enough for one registration or one RDMA WR of the QP's SGE limit.
  * ib_create_qp() calls it when cap.max_rdma_ctxs is set.
  *
- * Return: 0; -EINVAL for NULL arguments; the MR allocation error, or
- * -ENOMEM for the storage (nothing stays allocated).
+ * Return: 0; -EINVAL for NULL arguments or a cap.max_rdma_ctxs above
+ * what the device can queue (max_qp_wr / rdma_rw_max_send_wr() of one
+ * context; rdmarw extension, nothing allocated); the MR allocation error,
+ * or -ENOMEM for the storage (nothing stays allocated).
  */
 int rdma_rw_init_mrs(struct ib_qp *qp, struct ib_qp_init_attr *attr);
 
@@ -483,15 +498,17 @@ int rdma_rw_init_mrs(struct ib_qp *qp, struct ib_qp_init_attr *attr);
  * rdma_rw_cleanup_mrs() - free a QP's R/W MR pools and context storage
  * @qp: the QP; NULL does nothing
  *
- * ib_destroy_qp() calls it.  Contexts still initialised on @qp lose their
- * storage: destroy them first.
+ * ib_destroy_qp() calls it.  While contexts still hold blocks of the
+ * storage or MRs of the pools, a warning is printed once and nothing is
+ * freed (ib_destroy_qp() returns -EBUSY then): destroy them first.
  */
 void rdma_rw_cleanup_mrs(struct ib_qp *qp);
 
 /**
  * rdma_rw_set_force_mr() - force MR use for every R/W context
  * @force: true to register memory for every transfer (both directions), as
- *         the kernel's rdma_rw.force_mr module parameter does
+ *         the kernel's force_mr module parameter of ib_core
+ *         (ib_core.force_mr; rw.c is part of ib_core) does
  *
  * Affects QPs created afterwards (their MR pools) and every context
  * initialised afterwards.  The environment variable RDMARW_FORCE_MR=1 sets

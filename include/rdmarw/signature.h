@@ -229,7 +229,11 @@ int ib_map_mr_sg_pi(struct ib_mr *mr, struct scatterlist *data_sg,
  * recorded under another key variant than the MR's current one is reported
  * as IB_SIG_BAD_GUARD at offset 0 with that key, and a new
  * IB_WR_REG_MR_INTEGRITY of @mr can only be posted after this function was
- * called with IB_MR_CHECK_SIG_STATUS since the previous one.
+ * called with IB_MR_CHECK_SIG_STATUS since the previous one: ib_post_send()
+ * refuses it with -EINVAL otherwise.  This holds for MRs of the QP's
+ * signature pool too: rdma_rw_ctx_destroy_signature() puts the MR back
+ * unchecked, and the next rdma_rw_ctx_post() that registers it fails with
+ * -EINVAL until its status is read.
  *
  * Return: 0; -EINVAL for NULL arguments, unknown @check_mask bits or an MR
  * that is not an integrity MR; -EOPNOTSUPP when the device has no

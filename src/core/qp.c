@@ -6,6 +6,8 @@
  * create_qp path does.
  */
 #include "core/core.h"
+#include "core/drain.h"
+#include "rw/rw_internal.h" /* what R/W contexts hold of a QP */
 
 static int check_caps(struct ib_device *dev, const struct ib_qp_init_attr *a)
 {
@@ -102,6 +104,12 @@ struct ib_qp *ib_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *init_attr)
 		return ERR_PTR(ret);
 	if (!dev->ops->create_qp || !dev->ops->post_send)
 		return ERR_PTR(-EOPNOTSUPP);
+	/* Refused before anything is allocated: the storage and pools are
+	 * sized by it. */
+	if (init_attr->cap.max_rdma_ctxs >
+	    rdmarw__rw_max_ctxs(dev, init_attr->port_num,
+				init_attr->create_flags))
+		return ERR_PTR(-EINVAL);
 	if (init_attr->cap.max_rdma_ctxs)
 		rdma_rw_init_qp(dev, init_attr);
 	qp = calloc(1, dev->ops->size_ib_qp);
@@ -132,18 +140,15 @@ err_free:
 
 int ib_destroy_qp(struct ib_qp *qp)
 {
-	int used;
-
 	if (!qp)
 		return -EINVAL;
-	pthread_spin_lock(&qp->mr_lock);
-	used = qp->mrs_used;
-	pthread_spin_unlock(&qp->mr_lock);
-	if (used)
+	/* A context still holding storage or MRs would use them afterwards. */
+	if (rdmarw__rw_qp_busy(qp))
 		return -EBUSY;
 	rdma_rw_cleanup_mrs(qp);
 	if (qp->device->ops->destroy_qp)
 		qp->device->ops->destroy_qp(qp);
+	rdmarw__drain_forget_qp(qp);
 	release_objects(qp);
 	pthread_spin_destroy(&qp->mr_lock);
 	free(qp);

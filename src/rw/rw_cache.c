@@ -181,6 +181,30 @@ void rdmarw__rw_block_put(struct rdmarw_rw_block *b)
 	pthread_mutex_unlock(&c->lock);
 }
 
+unsigned long rdmarw__rw_cache_in_use(struct ib_qp *qp)
+{
+	struct rdmarw_rw_cache *c = __atomic_load_n(&qp->rw_cache,
+						    __ATOMIC_ACQUIRE);
+	unsigned long n;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	n = c->in_use;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+bool rdmarw__rw_qp_busy(struct ib_qp *qp)
+{
+	int mrs;
+
+	pthread_spin_lock(&qp->mr_lock);
+	mrs = qp->mrs_used;
+	pthread_spin_unlock(&qp->mr_lock);
+	return mrs || rdmarw__rw_cache_in_use(qp);
+}
+
 size_t rdmarw__rw_base_block_size(struct ib_qp *qp)
 {
 	u32 sges = qp->max_write_sge > qp->max_read_sge ? qp->max_write_sge :

@@ -96,6 +96,28 @@ void rdmarw__rw_block_put(struct rdmarw_rw_block *blk);
  */
 size_t rdmarw__rw_base_block_size(struct ib_qp *qp);
 
+/*
+ * rdmarw__rw_cache_in_use() - blocks of @qp's context storage held by
+ * contexts (0 when the QP has no storage).
+ */
+unsigned long rdmarw__rw_cache_in_use(struct ib_qp *qp);
+
+/*
+ * rdmarw__rw_qp_busy() - whether contexts still hold @qp's context storage
+ * or MRs of its pools; ib_destroy_qp() and rdma_rw_cleanup_mrs() refuse
+ * then.
+ */
+bool rdmarw__rw_qp_busy(struct ib_qp *qp);
+
+/*
+ * rdmarw__rw_max_ctxs() - the largest cap.max_rdma_ctxs a QP of @dev may
+ * ask for on @port_num with @create_flags: the contexts whose WRs
+ * (rdma_rw_max_send_wr() per context) the device's Send Queue can hold
+ * at once, max_qp_wr / WRs per context.  0 for a bad port.
+ */
+u32 rdmarw__rw_max_ctxs(struct ib_device *dev, u32 port_num,
+			u32 create_flags);
+
 /* ---- shared by the scatterlist and bio_vec paths (rw.c, rw_bvec.c) ---- */
 
 /*

@@ -22,9 +22,20 @@ static bool sig_args_ok(struct ib_qp *qp, u32 port_num,
 			struct ib_sig_attrs *sig_attrs,
 			enum dma_data_direction dir)
 {
-	return qp && sg && sig_attrs && sg_cnt && sg_cnt <= INT_MAX &&
-	       prot_sg_cnt <= INT_MAX && (!prot_sg_cnt || prot_sg) &&
-	       rdmarw__rw_args_ok(qp, port_num, dir);
+	if (!qp || !sg || !sig_attrs || !sg_cnt || sg_cnt > INT_MAX ||
+	    prot_sg_cnt > INT_MAX || (prot_sg_cnt && !prot_sg))
+		return false;
+	/*
+	 * PI in either domain lives in the protection list: in memory it is
+	 * read or written there, and a wire with PI needs the MR to cover
+	 * its 8 bytes per interval, which only the list's length gives.
+	 * Without one the RDMA WR would fail with LOC_PROT_ERR and take the
+	 * QP down: refuse here instead.
+	 */
+	if (!prot_sg_cnt && (sig_attrs->mem.sig_type != IB_SIG_TYPE_NONE ||
+			     sig_attrs->wire.sig_type != IB_SIG_TYPE_NONE))
+		return false;
+	return rdmarw__rw_args_ok(qp, port_num, dir);
 }
 
 /* DMA-map both lists; on failure nothing stays mapped. */

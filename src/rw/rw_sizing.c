@@ -5,6 +5,7 @@
  * sizing half).
  */
 #include "rw/rw_internal.h"
+#include "core/provider.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -84,6 +85,16 @@ unsigned int rdma_rw_max_send_wr(struct ib_device *dev, u32 port_num,
 	return factor * max_rdma_ctxs;
 }
 
+u32 rdmarw__rw_max_ctxs(struct ib_device *dev, u32 port_num,
+			u32 create_flags)
+{
+	unsigned int per = rdma_rw_max_send_wr(dev, port_num, 1, create_flags);
+
+	if (!per || dev->attrs.max_qp_wr <= 0)
+		return 0;
+	return (u32)dev->attrs.max_qp_wr / per;
+}
+
 void rdma_rw_init_qp(struct ib_device *dev, struct ib_qp_init_attr *attr)
 {
 	unsigned int extra, wr;
@@ -110,6 +121,10 @@ int rdma_rw_init_mrs(struct ib_qp *qp, struct ib_qp_init_attr *attr)
 	if (!qp || !attr)
 		return -EINVAL;
 	dev = qp->pd->device;
+	if (attr->cap.max_rdma_ctxs >
+	    rdmarw__rw_max_ctxs(dev, attr->port_num ? attr->port_num : 1,
+				attr->create_flags))
+		return -EINVAL;
 	if (attr->create_flags & IB_QP_CREATE_INTEGRITY_EN) {
 		nr_sig_mrs = attr->cap.max_rdma_ctxs;
 		nr_mrs = attr->cap.max_rdma_ctxs;
@@ -145,8 +160,15 @@ err_rdma_mrs:
 
 void rdma_rw_cleanup_mrs(struct ib_qp *qp)
 {
+	static bool warned;
+
 	if (!qp)
 		return;
+	if (rdmarw__rw_qp_busy(qp)) {
+		rdmarw__warn_once(&warned,
+				  "rdma_rw_cleanup_mrs: contexts still hold storage or MRs of the QP");
+		return;
+	}
 	ib_mr_pool_destroy(qp, &qp->sig_mrs);
 	ib_mr_pool_destroy(qp, &qp->rdma_mrs);
 	rdmarw__rw_cache_free(qp);
