@@ -290,7 +290,10 @@ struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  * it, and the context's registrations are retired when it is destroyed
  * (ib_mr_pool_put()).  The connection is lost, as with any completion
  * error.  A post refused at the first WR queues nothing and leaves the QP
- * as it was.  docs/reliability.md has the reasoning.
+ * as it was, and so does one whose queued part is only LOCAL_INVs, which
+ * can only take access away (an integrity REG_MR refused after its
+ * LOCAL_INV, as mlx5 refuses one whose MR status was not checked).
+ * docs/reliability.md has the reasoning.
  *
  * Return: 0; -EINVAL for a NULL @ctx or @qp, a context that is not
  * initialised or belongs to another QP, a bad @port_num, or neither @cqe

@@ -488,6 +488,22 @@ static void stop_queued(struct ib_qp *qp)
 				  ret);
 }
 
+/*
+ * Whether the WRs queued before @bad can reach memory or grant access: any
+ * WR but a LOCAL_INV (which only takes access away, and runs before any
+ * later registration of its MR).  @bad NULL: not known, so yes.
+ */
+static bool queued_can_touch(const struct ib_send_wr *wr,
+			     const struct ib_send_wr *bad)
+{
+	if (!bad)
+		return true;
+	for (; wr && wr != bad; wr = wr->next)
+		if (wr->opcode != IB_WR_LOCAL_INV)
+			return true;
+	return false;
+}
+
 int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
 {
@@ -507,7 +523,7 @@ int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	 * may destroy the context at once.  The QP goes to ERR so that they
 	 * flush instead of running (rw.h, docs/reliability.md).
 	 */
-	if (bad != first)
+	if (queued_can_touch(first, bad))
 		stop_queued(qp);
 	if (ctx->type == RDMA_RW_MR || ctx->type == RDMA_RW_SIG_MR)
 		rollback_regs(ctx, bad);
