@@ -1027,7 +1027,7 @@ static bool qp_is_err(struct ib_qp *qp)
 static void op_attack(struct fuzz_in *in)
 {
 	u32 c = fuzz_u8(in), pick = fuzz_u8(in);
-	u32 off = fuzz_u16(in), len = 1 + fuzz_below(in, 2 * PAGE_SIZE);
+	u32 off = fuzz_u16(in), len = 1 + fuzz_below(in, PAGE_SIZE);
 	struct seen_key k = { .slot = -1 };
 	struct ib_rdma_wr wr = { 0 }, zero = { 0 };
 	struct ib_sge s, zs;
@@ -1070,6 +1070,10 @@ static void op_attack(struct fuzz_in *in)
 	zero.wr.wr_cqe = &w.pr[1].cqe;
 	zero.remote_addr = k.iova;
 	zero.rkey = k.rkey;
+	/* A live key is granted: its context's bytes are the attacker's now
+	 * (set first: the context may complete while we wait). */
+	if (!stale)
+		w.l[k.slot].tainted = true;
 	FUZZ_CHECK(!ib_post_send(w.b1, &wr.wr, NULL), "attacker post");
 	FUZZ_CHECK(wait_for(probes_done, WAIT_MS) || probes_done(),
 		   "attacker WRs never completed");
@@ -1085,8 +1089,6 @@ static void op_attack(struct fuzz_in *in)
 			   "grants remote %s at %#llx + %u, %u bytes",
 			   k.rkey, k.slot, k.gen, write ? "WRITE" : "READ",
 			   (unsigned long long)k.iova, off, len);
-	else if (accepted && k.slot >= 0)
-		w.l[k.slot].tainted = true;
 	check_grants(stale ? "attacker with a stale key" : "attacker");
 	if (qp_is_err(w.b1) || qp_is_err(w.a1))
 		reconnect_attackers();
