@@ -665,6 +665,10 @@ static void op_post(struct fuzz_in *in)
 	ret = rdma_rw_ctx_post(&l->ctx, w.a0, 1, l->chained ? NULL : &l->cqe,
 			       l->chained ? &l->send : NULL);
 	TRACE("post slot %d chained %d: %d\n", k, l->chained, ret);
+	if (ctx_has_mrs(l))
+		TRACE("  MR 0 key %#x access %#x reg access %#x\n",
+		      l->ctx.reg[0].mr->rkey, l->ctx.reg[0].mr->access,
+		      l->ctx.reg[0].reg_wr.access);
 	if (ret) {
 		FUZZ_CHECK(ret == -ENOMEM || ret == -EINVAL, "post: %d", ret);
 		FUZZ_CHECK(l->done == 0, "a failed post completed");
@@ -1102,7 +1106,7 @@ static void world_init(struct fuzz_in *in)
 	int s;
 
 	memset(&w, 0, sizeof(w));
-	FUZZ_CHECK(!soft_profile_get(fuzz_profiles[flags % 3], &w.prof), "p");
+	FUZZ_CHECK(!soft_profile_get(fuzz_profiles[(flags & 3) % 3], &w.prof), "p");
 	w.prof.threaded = flags & 4;
 	rdma_rw_set_force_mr(flags & 8);
 	w.max_rdma_ctxs = 1 + (flags >> 4) % NSLOT;
