@@ -65,7 +65,7 @@ test-tsan: deps
 # for FUZZ_SECONDS on a copy of it; a crash fails and leaves its input in
 # build-fuzz/.
 FUZZ_SECONDS ?= 40
-FUZZ_TARGETS = rw_init map_mr_sg wr_chain
+FUZZ_TARGETS = rw_init map_mr_sg wr_chain lifecycle sig
 test-fuzz: deps
 	@scripts/deps.sh test
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang \
