@@ -600,7 +600,8 @@ static void op_init(struct fuzz_in *in)
 	      l->bvec ? "bvec" : "sg", l->dir == DMA_TO_DEVICE ? "WRITE" : "READ",
 	      n, (unsigned long long)l->total, ret, l->ctx.type);
 	if (ret < 0) {
-		FUZZ_CHECK(ret == -EINVAL || ret == -EAGAIN || ret == -ENOMEM,
+		FUZZ_CHECK(ret == -EINVAL || ret == -EAGAIN || ret == -ENOMEM ||
+				   (ret == -EOPNOTSUPP && pool_less),
 			   "init: %d", ret);
 		if (!skipped(SK_FORCE_MR) && pool_less &&
 		    rdma_rw_get_force_mr())

@@ -18,7 +18,8 @@
  * FUZZ_SIG_SKIP=name,... (compile-time default FUZZ_SIG_SKIP_DEFAULT):
  * sig_noprot (insertion without a protection list is accepted and the
  * WRITE then fails), sig_nocheck (a signature MR put back without
- * ib_check_mr_status() makes the next post fail).
+ * ib_check_mr_status(): with the check on, the next post must fail with
+ * -EINVAL, as on mlx5, and succeed once the status is read).
  */
 #include "fuzz_common.h"
 
@@ -377,6 +378,17 @@ static bool transfer(struct env *e, struct fuzz_in *in, bool *checked)
 	}
 	mr = ctx.reg->mr;
 	ret = rdma_rw_ctx_post(&ctx, e->qp[0], 1, &dn.cqe, NULL);
+	if (ret == -EINVAL && !*checked && !skip_nocheck) {
+		/*
+		 * The MR came back unchecked: as on mlx5 the registration is
+		 * refused until its status is read (rdma_rw.h); the QP stays
+		 * usable, and after the check the same context posts.
+		 */
+		FUZZ_CHECK(!ib_check_mr_status(mr, IB_MR_CHECK_SIG_STATUS, &st),
+			   "check_mr_status after a refused post");
+		*checked = true;
+		ret = rdma_rw_ctx_post(&ctx, e->qp[0], 1, &dn.cqe, NULL);
+	}
 	FUZZ_CHECK(!ret, "signature post: %d%s", ret,
 		   *checked ? "" :
 			      " (the MR was put back without "
