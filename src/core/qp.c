@@ -59,7 +59,7 @@ static void init_core_fields(struct ib_qp *qp, struct ib_pd *pd,
 	qp->sq_sig_type = a->sq_sig_type;
 	qp->integrity_en = a->create_flags & IB_QP_CREATE_INTEGRITY_EN;
 	qp->state = IB_QPS_RESET;
-	pthread_spin_init(&qp->mr_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(rdmarw__qp_mr_lock(qp), PTHREAD_PROCESS_PRIVATE);
 	INIT_LIST_HEAD(&qp->rdma_mrs);
 	INIT_LIST_HEAD(&qp->sig_mrs);
 }
@@ -125,7 +125,7 @@ err_destroy:
 	release_objects(qp);
 	dev->ops->destroy_qp(qp);
 err_free:
-	pthread_spin_destroy(&qp->mr_lock);
+	pthread_spin_destroy(rdmarw__qp_mr_lock(qp));
 	free(qp);
 	return ERR_PTR(ret);
 }
@@ -136,16 +136,16 @@ int ib_destroy_qp(struct ib_qp *qp)
 
 	if (!qp)
 		return -EINVAL;
-	pthread_spin_lock(&qp->mr_lock);
+	pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 	used = qp->mrs_used;
-	pthread_spin_unlock(&qp->mr_lock);
+	pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 	if (used)
 		return -EBUSY;
 	rdma_rw_cleanup_mrs(qp);
 	if (qp->device->ops->destroy_qp)
 		qp->device->ops->destroy_qp(qp);
 	release_objects(qp);
-	pthread_spin_destroy(&qp->mr_lock);
+	pthread_spin_destroy(rdmarw__qp_mr_lock(qp));
 	free(qp);
 	return 0;
 }
