@@ -10,6 +10,7 @@
 #ifndef RDMARW_PROVIDER_H
 #define RDMARW_PROVIDER_H
 
+#include <rdmarw/log.h>
 #include <rdmarw/ib_verbs.h>
 
 /**
@@ -106,7 +107,9 @@ int rdmarw__register_device(struct ib_device *dev, const char *name);
  */
 int rdmarw__unregister_device(struct ib_device *dev);
 
-/* Shared helpers (src/core). */
+/* Shared helpers (src/core).  Messages go through rdmarw__log() (log.h). */
+void rdmarw__log(enum rdmarw_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void rdmarw__warn_once(bool *warned, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur,
