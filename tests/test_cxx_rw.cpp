@@ -126,8 +126,8 @@ bool run(const char *profile)
 	if (IS_ERR(fabric))
 		return false;
 	// page-aligned local pages
-	unsigned char *base = (unsigned char *)(((uintptr_t)mem.data() +
-						  4095) & ~(uintptr_t)4095);
+	unsigned char *base = (unsigned char *)(((uintptr_t)mem.data() + 4095) &
+						~(uintptr_t)4095);
 	for (unsigned int i = 0; i < nr_pages; i++)
 		pages.push_back(base + 4096 * i);
 
