@@ -61,7 +61,7 @@ test-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMARW_WERROR=ON \
 		-DCMAKE_C_FLAGS=-fsanitize=thread \
-		-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
+		-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $(CMAKE_QUIET) >/dev/null
 	@cmake --build build-tsan -j$(JOBS) --target $(TSAN_TESTS)
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest --output-on-failure -j$(JOBS) \
@@ -78,7 +78,7 @@ test-fuzz: deps
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMARW_WERROR=ON \
 		-DRDMARW_FUZZ=ON -DRDMARW_TESTS=OFF \
 		-DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-		>/dev/null
+		$(CMAKE_QUIET) >/dev/null
 	@cmake --build build-fuzz -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	cd build-fuzz && ctest --output-on-failure -R '^fuzz_'
 	@for t in $(FUZZ_TARGETS); do \
