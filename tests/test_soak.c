@@ -961,14 +961,15 @@ static void *drive(void *arg)
 				if (!c->shared)
 					rebuild(c, &d->seed, &d->fig);
 				else
-					rebuild_shared = d->part == 0;
+					rebuild_shared = true;
 			}
 			if (!c->shared)
 				continue;
 			pthread_rwlock_unlock(&c->use);
-			/* One driver rebuilds a shared connection once every
-			 * driver's slots on it are idle (none starts on a broken
-			 * one). */
+			/* A shared connection is rebuilt by the first driver
+			 * that finds every driver's slots on it idle (none
+			 * starts on a broken one); any driver may, since the
+			 * others may have finished their I/Os and left. */
 			if (!rebuild_shared)
 				continue;
 			pthread_rwlock_wrlock(&c->use);

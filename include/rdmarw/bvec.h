@@ -8,6 +8,10 @@
 
 #include <rdmarw/scatterlist.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * struct bio_vec - a contiguous piece of memory
  * @bv_page: first page (page-aligned address)
@@ -112,5 +116,9 @@ static inline bool bvec_iter_advance(const struct bio_vec *bv,
 	for (iter = (start); (iter).bi_size &&                            \
 	     ((bvl = mp_bvec_iter_bvec((bio_vec), (iter))), 1);           \
 	     bvec_iter_advance((bio_vec), &(iter), (bvl).bv_len))
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RDMARW_BVEC_H */

@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * The kernel's short names.  The big-endian types come from the UAPI header
  * above, so that a program including both rdmarw and <infiniband/verbs.h>
@@ -157,5 +161,9 @@ static inline bool list_empty(const struct list_head *head)
 	    n = list_entry(pos->member.next, __typeof__(*pos), member);      \
 	     &pos->member != (head);                                         \
 	     pos = n, n = list_entry(n->member.next, __typeof__(*n), member))
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RDMARW_COMPAT_H */

@@ -25,6 +25,10 @@
 #include <rdmarw/scatterlist.h>
 #include <rdmarw/signature.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct ib_device;
 struct ib_pd;
 struct ib_cq;
@@ -34,6 +38,18 @@ struct ib_wc;
 struct ib_sig_attrs;
 struct ib_device_ops;
 struct rdmarw_rw_cache;
+
+/**
+ * struct rdmarw_spinlock - storage of a lock the library uses inside
+ * @opaque: a pthread_spinlock_t to the library; do not touch
+ *
+ * Opaque so that the header needs no POSIX feature macro (an ISO C program
+ * does not see pthread_spinlock_t).  The library checks at build time that
+ * the size and alignment match.
+ */
+struct rdmarw_spinlock {
+	int opaque;
+};
 
 /* ---- device ---------------------------------------------------------- */
 
@@ -63,9 +79,14 @@ enum ib_device_cap_flags {
 	IB_DEVICE_RC_IP_CSUM = 1 << 25,
 	IB_DEVICE_RAW_IP_CSUM = 1 << 26,
 	IB_DEVICE_MANAGED_FLOW_STEERING = 1 << 29,
-	IB_DEVICE_RAW_SCATTER_FCS = 1ULL << 34,
-	IB_DEVICE_PCI_WRITE_END_PADDING = 1ULL << 36,
 };
+
+/*
+ * The kernel's two flags above bit 31 are enumerators there; ISO C allows
+ * only int values in an enum, so they are macros here (same values).
+ */
+#define IB_DEVICE_RAW_SCATTER_FCS (1ULL << 34)
+#define IB_DEVICE_PCI_WRITE_END_PADDING (1ULL << 36)
 
 /* Kernel-only capability flags (ib_device_attr.kernel_cap_flags). */
 enum ib_kernel_cap_flags {
@@ -472,7 +493,7 @@ struct ib_cq {
 /**
  * ib_alloc_cq() - allocate a completion queue
  * @dev: the device
- * @private: stored in cq_context
+ * @cq_context: stored in the CQ's cq_context
  * @nr_cqe: entries (1 .. max_cqe)
  * @comp_vector: completion vector
  * @poll_ctx: IB_POLL_DIRECT, or a thread context (completions delivered to
@@ -481,7 +502,7 @@ struct ib_cq {
  * Return: the CQ, or ERR_PTR(-EINVAL) for a NULL device, @nr_cqe 0 or above
  * max_cqe, or an unknown @poll_ctx; ERR_PTR(-ENOMEM); the provider's error.
  */
-struct ib_cq *ib_alloc_cq(struct ib_device *dev, void *private, int nr_cqe,
+struct ib_cq *ib_alloc_cq(struct ib_device *dev, void *cq_context, int nr_cqe,
 			  int comp_vector, enum ib_poll_context poll_ctx);
 
 /**
@@ -867,7 +888,7 @@ struct ib_qp {
 	struct ib_pd *pd;
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
-	pthread_spinlock_t mr_lock;
+	struct rdmarw_spinlock mr_lock;
 	int mrs_used;
 	struct list_head rdma_mrs;
 	struct list_head sig_mrs;
@@ -1403,5 +1424,9 @@ int ib_dma_iova_link(struct ib_device *dev, struct dma_iova_state *state,
  */
 void ib_dma_iova_destroy(struct ib_device *dev, struct dma_iova_state *state,
 			 size_t mapped_len, enum dma_data_direction dir);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RDMARW_IB_VERBS_H */

@@ -50,6 +50,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The sentinel local DMA key of ibv devices, translated at post time. */
 #define RDMARW_IBV_LOCAL_DMA_LKEY 0xfffffff0U
 
@@ -345,5 +349,9 @@ int rdmarw_ibv_wait_disconnect(struct rdmarw_ibv_conn *c, int timeout_ms);
  * Return: 0, -EBUSY while its QP exists.
  */
 int rdmarw_ibv_conn_destroy(struct rdmarw_ibv_conn *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RDMARW_IBV_H */

@@ -8,6 +8,10 @@
 
 #include <rdmarw/ib_verbs.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * ib_mr_pool_get() - take an MR from a pool
  * @qp: the QP that owns the pool
@@ -67,5 +71,9 @@ void ib_mr_pool_destroy(struct ib_qp *qp, struct list_head *list);
  * Return: MRs on the list, or -EINVAL for NULL arguments.
  */
 int ib_mr_pool_count(struct ib_qp *qp, struct list_head *list);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RDMARW_MR_POOL_H */

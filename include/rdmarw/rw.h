@@ -29,6 +29,10 @@
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/mr_pool.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rdmarw_rw_block;
 
 /**
@@ -525,5 +529,9 @@ void rdma_rw_set_force_mr(bool force);
  * Return: the current setting.
  */
 bool rdma_rw_get_force_mr(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RDMARW_RW_H */

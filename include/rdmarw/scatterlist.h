@@ -9,6 +9,10 @@
 
 #include <rdmarw/compat.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Opaque: a struct page pointer is the page's aligned virtual address. */
 struct page;
 
@@ -278,6 +282,10 @@ void sg_free_table(struct sg_table *table);
 #ifndef GFP_KERNEL
 #define GFP_KERNEL 0U
 #define GFP_ATOMIC 0U
+#endif
+
+#ifdef __cplusplus
+}
 #endif
 
 #endif /* RDMARW_SCATTERLIST_H */

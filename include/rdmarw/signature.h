@@ -20,6 +20,10 @@
 
 #include <rdmarw/compat.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct ib_mr;
 struct scatterlist;
 
@@ -241,5 +245,9 @@ int ib_map_mr_sg_pi(struct ib_mr *mr, struct scatterlist *data_sg,
  */
 int ib_check_mr_status(struct ib_mr *mr, u32 check_mask,
 		       struct ib_mr_status *mr_status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RDMARW_SIGNATURE_H */

@@ -40,6 +40,10 @@
 
 #include <rdmarw/ib_verbs.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct soft_fabric;
 
 /**
@@ -372,5 +376,9 @@ int soft_fault_qp_stats(struct ib_qp *qp, struct soft_fault_stats *out);
  */
 int soft_fault_device_stats(struct ib_device *dev,
 			    struct soft_fault_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RDMARW_SOFT_H */

@@ -10,13 +10,13 @@ struct ib_mr *ib_mr_pool_get(struct ib_qp *qp, struct list_head *list)
 
 	if (!qp || !list)
 		return NULL;
-	pthread_spin_lock(&qp->mr_lock);
+	pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 	mr = list_first_entry_or_null(list, struct ib_mr, qp_entry);
 	if (mr) {
 		list_del_init(&mr->qp_entry);
 		qp->mrs_used++;
 	}
-	pthread_spin_unlock(&qp->mr_lock);
+	pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 	return mr;
 }
 
@@ -36,9 +36,9 @@ void ib_mr_pool_put(struct ib_qp *qp, struct list_head *list, struct ib_mr *mr)
 
 	if (!qp || !list || !mr)
 		return;
-	pthread_spin_lock(&qp->mr_lock);
+	pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 	taken = mr->pd == qp->pd && mr_taken(mr) && qp->mrs_used > 0;
-	pthread_spin_unlock(&qp->mr_lock);
+	pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 	if (!taken) {
 		rdmarw__warn_once(&warned,
 				  "ib_mr_pool_put: MR is not taken from a pool of this QP (put twice?)");
@@ -47,19 +47,19 @@ void ib_mr_pool_put(struct ib_qp *qp, struct list_head *list, struct ib_mr *mr)
 	/* Nothing the last user registered stays reachable (provider.h). */
 	if (mr->device->ops->retire_mr)
 		mr->device->ops->retire_mr(mr);
-	pthread_spin_lock(&qp->mr_lock);
+	pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 	list_add(&mr->qp_entry, list);
 	qp->mrs_used--;
-	pthread_spin_unlock(&qp->mr_lock);
+	pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 }
 
 bool rdmarw__qp_has_mr_pool(struct ib_qp *qp)
 {
 	bool has;
 
-	pthread_spin_lock(&qp->mr_lock);
+	pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 	has = qp->mrs_used > 0 || !list_empty(&qp->rdma_mrs);
-	pthread_spin_unlock(&qp->mr_lock);
+	pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 	return has;
 }
 
@@ -87,9 +87,9 @@ int ib_mr_pool_init(struct ib_qp *qp, struct list_head *list, int nr,
 			return (int)PTR_ERR(mr);
 		}
 		__atomic_store_n(&mr->in_pool, true, __ATOMIC_RELEASE);
-		pthread_spin_lock(&qp->mr_lock);
+		pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 		list_add_tail(&mr->qp_entry, list);
-		pthread_spin_unlock(&qp->mr_lock);
+		pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 	}
 	return 0;
 }
@@ -101,11 +101,11 @@ void ib_mr_pool_destroy(struct ib_qp *qp, struct list_head *list)
 	if (!qp || !list)
 		return;
 	for (;;) {
-		pthread_spin_lock(&qp->mr_lock);
+		pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 		mr = list_first_entry_or_null(list, struct ib_mr, qp_entry);
 		if (mr)
 			list_del_init(&mr->qp_entry);
-		pthread_spin_unlock(&qp->mr_lock);
+		pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 		if (!mr)
 			break;
 		__atomic_store_n(&mr->in_pool, false, __ATOMIC_RELEASE);
@@ -120,9 +120,9 @@ int ib_mr_pool_count(struct ib_qp *qp, struct list_head *list)
 
 	if (!qp || !list)
 		return -EINVAL;
-	pthread_spin_lock(&qp->mr_lock);
+	pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 	for (pos = list->next; pos != list; pos = pos->next)
 		n++;
-	pthread_spin_unlock(&qp->mr_lock);
+	pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 	return n;
 }

@@ -10,7 +10,10 @@
 #ifndef RDMARW_PROVIDER_H
 #define RDMARW_PROVIDER_H
 
+#include <rdmarw/log.h>
 #include <rdmarw/ib_verbs.h>
+
+#include <pthread.h>
 
 /**
  * struct ib_device_ops - one static const table per provider
@@ -114,7 +117,16 @@ int rdmarw__register_device(struct ib_device *dev, const char *name);
  */
 int rdmarw__unregister_device(struct ib_device *dev);
 
-/* Shared helpers (src/core). */
+/* struct ib_qp's mr_lock is opaque storage for a pthread_spinlock_t. */
+_Static_assert(sizeof(struct rdmarw_spinlock) == sizeof(pthread_spinlock_t) &&
+		       _Alignof(struct rdmarw_spinlock) >=
+			       _Alignof(pthread_spinlock_t),
+	       "struct rdmarw_spinlock does not hold a pthread_spinlock_t");
+#define rdmarw__qp_mr_lock(qp) ((pthread_spinlock_t *)&(qp)->mr_lock.opaque)
+
+/* Shared helpers (src/core).  Messages go through rdmarw__log() (log.h). */
+void rdmarw__log(enum rdmarw_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void rdmarw__warn_once(bool *warned, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur,

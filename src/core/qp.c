@@ -61,7 +61,7 @@ static void init_core_fields(struct ib_qp *qp, struct ib_pd *pd,
 	qp->sq_sig_type = a->sq_sig_type;
 	qp->integrity_en = a->create_flags & IB_QP_CREATE_INTEGRITY_EN;
 	qp->state = IB_QPS_RESET;
-	pthread_spin_init(&qp->mr_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(rdmarw__qp_mr_lock(qp), PTHREAD_PROCESS_PRIVATE);
 	INIT_LIST_HEAD(&qp->rdma_mrs);
 	INIT_LIST_HEAD(&qp->sig_mrs);
 }
@@ -133,7 +133,7 @@ err_destroy:
 	release_objects(qp);
 	dev->ops->destroy_qp(qp);
 err_free:
-	pthread_spin_destroy(&qp->mr_lock);
+	pthread_spin_destroy(rdmarw__qp_mr_lock(qp));
 	free(qp);
 	return ERR_PTR(ret);
 }
@@ -150,7 +150,7 @@ int ib_destroy_qp(struct ib_qp *qp)
 		qp->device->ops->destroy_qp(qp);
 	rdmarw__drain_forget_qp(qp);
 	release_objects(qp);
-	pthread_spin_destroy(&qp->mr_lock);
+	pthread_spin_destroy(rdmarw__qp_mr_lock(qp));
 	free(qp);
 	return 0;
 }

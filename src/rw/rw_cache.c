@@ -8,6 +8,7 @@
  * no context allocates.
  */
 #include "rw/rw_internal.h"
+#include "core/provider.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -199,9 +200,9 @@ bool rdmarw__rw_qp_busy(struct ib_qp *qp)
 {
 	int mrs;
 
-	pthread_spin_lock(&qp->mr_lock);
+	pthread_spin_lock(rdmarw__qp_mr_lock(qp));
 	mrs = qp->mrs_used;
-	pthread_spin_unlock(&qp->mr_lock);
+	pthread_spin_unlock(rdmarw__qp_mr_lock(qp));
 	return mrs || rdmarw__rw_cache_in_use(qp);
 }
 
