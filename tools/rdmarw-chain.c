@@ -31,6 +31,8 @@
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
 
+#include "cli.h"
+
 #define CHAIN_MAX_ENTRIES 65536U
 #define CHAIN_MAX_ENTRY (1ULL << 30)
 #define CHAIN_MAX_LAYOUT (1ULL << 32)
@@ -199,22 +201,7 @@ static void fail(struct chain *c, const char *fmt, ...)
 	c->failed = true;
 }
 
-static const char *errno_name(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case 0: return "0";
-	case EINVAL: return "-EINVAL";
-	case EAGAIN: return "-EAGAIN";
-	case ENOMEM: return "-ENOMEM";
-	case EOPNOTSUPP: return "-EOPNOTSUPP";
-	case EBUSY: return "-EBUSY";
-	case ENOENT: return "-ENOENT";
-	case EIO: return "-EIO";
-	case EEXIST: return "-EEXIST";
-	case EXDEV: return "-EXDEV";
-	default: return "-E?";
-	}
-}
+#define errno_name cli_errno_name
 
 /* ---- command line ------------------------------------------------------- */
 
@@ -256,6 +243,7 @@ static void usage(FILE *f)
 "      --dot              a Graphviz digraph of the chain\n"
 "      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1\n"
 "  -h, --help             this text\n"
+"      --version          the tool's and the library's version\n"
 "\n"
 "Exit status: 0 success; 1 init, check or post failed; 2 bad arguments.\n",
 	      f);
@@ -387,6 +375,7 @@ static const struct option long_opts[] = {
 	{ "dot", no_argument, NULL, OPT_DOT },
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -486,6 +475,8 @@ static int parse_args(struct chain_opts *o, int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+		if (opt == 'V')
+			cli_version("rdmarw-chain");
 		if (opt == '?' || !parse_opt(o, opt, optarg)) {
 			if (opt == OPT_JSON || opt == OPT_DOT)
 				fputs("rdmarw-chain: --json and --dot exclude each other\n",
@@ -495,14 +486,13 @@ static int parse_args(struct chain_opts *o, int argc, char **argv)
 					"rdmarw-chain: bad value for -%s%s: '%s'\n",
 					idx >= 0 ? "-" : "", name,
 					optarg ? optarg : "");
-			fputs("Try 'rdmarw-chain --help'.\n", stderr);
 			return EXIT_BAD_ARGS;
 		}
 		idx = -1;
 	}
 	if (optind != argc - 1 || !parse_dir(o, argv[optind])) {
-		fputs("rdmarw-chain: give one direction: read or write\n"
-		      "Try 'rdmarw-chain --help'.\n", stderr);
+		fputs("rdmarw-chain: give one direction: read or write\n",
+		      stderr);
 		return EXIT_BAD_ARGS;
 	}
 	if (!o->nents && !add_entries(o, PAGE_SIZE, 1))

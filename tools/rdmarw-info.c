@@ -4,7 +4,7 @@
  * on.  It creates one software device per built-in profile (mlx5, rxe, siw)
  * on a private fabric, then prints every registered device.
  *
- * Usage: rdmarw-info [--json]
+ * Usage: rdmarw-info [-d NAME] [-v] [--json]
  */
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
@@ -12,7 +12,10 @@
 #include <rdmarw/ibv.h> /* real devices through libibverbs */
 #endif
 
+#include "cli.h"
+
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +24,8 @@ static const char *const profile_names[] = { "mlx5", "rxe", "siw" };
 
 struct info_ctx {
 	bool json;
+	bool verbose;       /* -v: every attribute, as ibv_devinfo -v */
+	const char *device; /* -d: this device only */
 	int count;
 };
 
@@ -144,7 +149,7 @@ static void print_json(struct ib_device *dev, bool first)
 	       dev->iommu ? "true" : "false");
 }
 
-static void print_text(struct ib_device *dev)
+static void print_text(struct ib_device *dev, bool verbose)
 {
 	struct num_attr attrs[16];
 	int i, n = num_attrs(dev, attrs);
@@ -152,7 +157,7 @@ static void print_text(struct ib_device *dev)
 
 	printf("%s (%s)\n", dev->name, driver_name(dev));
 	printf("    %-30s %s\n", "protocol", protocol_name(dev));
-	for (i = 0; i < n; i++)
+	for (i = 0; verbose && i < n; i++)
 		printf("    %-30s %lld\n", attrs[i].name, attrs[i].value);
 	printf("    %-30s", "caps");
 	for (c = 0; c < NCAPS; c++)
@@ -168,19 +173,26 @@ static int print_one(struct ib_device *dev, void *arg)
 {
 	struct info_ctx *ctx = arg;
 
+	if (ctx->device && strcmp(ctx->device, dev->name))
+		return 0;
 	if (ctx->json)
 		print_json(dev, ctx->count == 0);
 	else
-		print_text(dev);
+		print_text(dev, ctx->verbose);
 	ctx->count++;
 	return 0;
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: rdmarw-info [--json]\n"
+	fprintf(out, "usage: rdmarw-info [-d NAME] [-v] [--json]\n"
 		     "List RDMA devices and the attributes the R/W API "
-		     "uses.\n");
+		     "uses.\n"
+		     "  -d, --ib-dev=NAME  this device only\n"
+		     "  -v, --verbose      every attribute (the JSON has all)\n"
+		     "  -j, --json         JSON instead of text\n"
+		     "      --version      the tool's and the library's version\n"
+		     "  -h, --help         this text\n");
 }
 
 static int create_devices(struct soft_fabric *fabric,
@@ -210,32 +222,38 @@ int main(int argc, char **argv)
 {
 	struct ib_device *devs[NPROFILES] = { 0 };
 	struct info_ctx ctx = { 0 };
+	static const struct option opts[] = {
+		{ "ib-dev", 1, NULL, 'd' }, { "verbose", 0, NULL, 'v' },
+		{ "json", 0, NULL, 'j' },   { "help", 0, NULL, 'h' },
+		{ "version", 0, NULL, 'V' }, { NULL, 0, NULL, 0 },
+	};
 	struct soft_fabric *fabric;
-	int i, ret;
+	int c, ret;
 	size_t d;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			ctx.json = true;
-		} else if (!strcmp(argv[i], "-h") ||
-			   !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
+	while ((c = getopt_long(argc, argv, "d:vjhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': ctx.device = optarg; break;
+		case 'v': ctx.verbose = true; break;
+		case 'j': ctx.json = true; break;
+		case 'V': cli_version("rdmarw-info");
+		case 'h': usage(stdout); return 0;
+		default: return 2; /* getopt named the option */
 		}
 	}
+	if (optind < argc)
+		cli_refuse("rdmarw-info", "unexpected argument '%s'",
+			   argv[optind]);
 	fabric = soft_fabric_create();
 	if (IS_ERR(fabric)) {
 		fprintf(stderr, "rdmarw-info: no fabric: %s\n",
-			strerror((int)-PTR_ERR(fabric)));
+			cli_errno_name((int)PTR_ERR(fabric)));
 		return 1;
 	}
 	ret = create_devices(fabric, devs);
 	if (ret) {
 		fprintf(stderr, "rdmarw-info: cannot create devices: %s\n",
-			strerror(-ret));
+			cli_errno_name(ret));
 	} else {
 #ifdef RDMARW_HAVE_IBV
 		rdmarw_ibv_open_all();
@@ -245,6 +263,11 @@ int main(int argc, char **argv)
 		ib_device_foreach(print_one, &ctx);
 		if (ctx.json)
 			printf("\n]}\n");
+		if (ctx.device && !ctx.count) {
+			fprintf(stderr, "rdmarw-info: -d %s: no such device "
+				"(rdmarw-info lists them)\n", ctx.device);
+			ret = -ENODEV;
+		}
 	}
 	for (d = 0; d < NPROFILES; d++)
 		if (devs[d])
@@ -253,5 +276,5 @@ int main(int argc, char **argv)
 #ifdef RDMARW_HAVE_IBV
 	rdmarw_ibv_close_all();
 #endif
-	return ret ? 1 : 0;
+	return ret == -ENODEV && ctx.device ? 2 : ret ? 1 : 0;
 }
