@@ -62,6 +62,7 @@ struct perf_opts {
 	bool json;
 	bool quiet;
 	bool gbits; /* --report_gbits: BW in Gb/s (10^9 bits), as perftest */
+	bool duration_set; /* -D given: a limit on each size's I/O time */
 };
 
 struct perf_env {
@@ -117,6 +118,7 @@ struct perf_run {
 	u64 raddr;
 	u32 rkey, nents;
 	u64 posted, completed, target;
+	double deadline; /* -D given: no I/O is started after it */
 	u64 shown_base, shown_total; /* for the progress line */
 	int error;
 	/* BW peak: the best window of at least PERF_WINDOW seconds */
@@ -685,7 +687,9 @@ static int run_ios(struct perf_run *r, u64 iters, double *secs)
 	while (r->completed < r->posted && !r->error) {
 		if (ib_process_cq_direct(r->env->lcq, 64) < 0)
 			return -EIO;
-		if (!(++spins & 63))
+		if (!(++spins & 63) && now_s() > r->deadline)
+			r->target = r->posted; /* -D: the rest is not started */
+		if (!(spins & 63))
 			progress_show(dir_name(r->dir), r->shape->bytes,
 				      r->shown_base + r->completed,
 				      r->shown_total ? r->shown_total : iters);
@@ -811,6 +815,7 @@ static int measure(struct perf_run *r, struct perf_result *res)
 	unsigned int k;
 	int ret;
 
+	r->deadline = INFINITY;
 	iters = pick_iters(r);
 	if (!iters)
 		return r->error ? r->error : -EIO;
@@ -824,10 +829,18 @@ static int measure(struct perf_run *r, struct perf_result *res)
 		if (!each)
 			each = iters - done;
 		r->shown_base = done;
+		/* -D: the I/O rounds of one size take at most that long */
+		r->deadline = r->o->duration_set ?
+				      now_s() + r->o->duration - res->secs :
+				      INFINITY;
 		cpu = cpu_s();
 		ret = run_ios(r, each, &secs);
 		if (ret)
 			return ret;
+		if (r->completed < each) { /* stopped at the deadline */
+			each = r->completed;
+			iters = done + each;
+		}
 		res->cpu_secs += cpu_s() - cpu;
 		res->secs += secs;
 		cpu = cpu_s();
@@ -1160,6 +1173,7 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 					   optarg, why);
 			break;
 		case 'D':
+			o->duration_set = true;
 			why = cli_parse_seconds(optarg, 3600, &o->duration);
 			if (why)
 				cli_refuse(PERF_TOOL,
