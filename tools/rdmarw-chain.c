@@ -32,6 +32,7 @@
 #include <rdmarw/soft.h>
 
 #include "cli.h"
+#include "json.h"
 
 #define CHAIN_MAX_ENTRIES 65536U
 #define CHAIN_MAX_ENTRY (1ULL << 30)
@@ -1853,91 +1854,6 @@ static void print_text(const struct chain *c)
 }
 
 /* ---- JSON output -------------------------------------------------------- */
-
-struct jw {
-	int depth;
-	int inline_depth;	/* containers from here on stay on one line */
-	bool first;
-};
-
-static void jw_key(struct jw *j, const char *key)
-{
-	if (j->inline_depth && j->depth >= j->inline_depth)
-		fputs(j->first ? "" : ", ", stdout);
-	else if (j->depth)
-		printf("%s\n%*s", j->first ? "" : ",", 2 * j->depth, "");
-	j->first = false;
-	if (key)
-		printf("\"%s\": ", key);
-}
-
-static void jw_open(struct jw *j, const char *key, char brace)
-{
-	jw_key(j, key);
-	putchar(brace);
-	j->depth++;
-	j->first = true;
-}
-
-/* A small container (an SGE, a flag list) on one line. */
-static void jw_open_inline(struct jw *j, const char *key, char brace)
-{
-	jw_open(j, key, brace);
-	if (!j->inline_depth)
-		j->inline_depth = j->depth;
-}
-
-static void jw_close(struct jw *j, char brace)
-{
-	bool in_line = j->inline_depth && j->depth >= j->inline_depth;
-
-	if (in_line && j->depth == j->inline_depth)
-		j->inline_depth = 0;
-	j->depth--;
-	if (!j->first && !in_line)
-		printf("\n%*s", 2 * j->depth, "");
-	putchar(brace);
-	j->first = false;
-	if (!j->depth)
-		putchar('\n');
-}
-
-static void jw_str(struct jw *j, const char *key, const char *v)
-{
-	jw_key(j, key);
-	if (!v) {
-		fputs("null", stdout);
-		return;
-	}
-	putchar('"');
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			printf("\\%c", *v);
-		else if ((unsigned char)*v < 0x20)
-			printf("\\u%04x", *v);
-		else
-			putchar(*v);
-	}
-	putchar('"');
-}
-
-static void jw_u64(struct jw *j, const char *key, u64 v)
-{
-	jw_key(j, key);
-	printf("%" PRIu64, v);
-}
-
-static void jw_int(struct jw *j, const char *key, long long v)
-{
-	jw_key(j, key);
-	printf("%lld", v);
-}
-
-static void jw_bool(struct jw *j, const char *key, bool v)
-{
-	jw_key(j, key);
-	fputs(v ? "true" : "false", stdout);
-}
 
 static void jw_flags(struct jw *j, const char *key,
 		     const struct flag_name *t, int v)

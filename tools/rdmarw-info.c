@@ -13,6 +13,7 @@
 #endif
 
 #include "cli.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +27,7 @@ struct info_ctx {
 	bool json;
 	bool verbose;       /* -v: every attribute, as ibv_devinfo -v */
 	const char *device; /* -d: this device only */
+	struct jw jw;
 	int count;
 };
 
@@ -103,20 +105,6 @@ static int num_attrs(const struct ib_device *dev, struct num_attr *out)
 	return n;
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static const char *driver_name(const struct ib_device *dev)
 {
 	if (soft_device_is_soft(dev))
@@ -128,25 +116,25 @@ static const char *driver_name(const struct ib_device *dev)
 	return "other";
 }
 
-static void print_json(struct ib_device *dev, bool first)
+static void print_json(struct jw *j, struct ib_device *dev)
 {
 	struct num_attr attrs[16];
 	int i, n = num_attrs(dev, attrs);
 	size_t c;
 
-	printf("%s\n    {\"name\": ", first ? "" : ",");
-	json_string(dev->name);
-	printf(", \"driver\": \"%s\", \"protocol\": \"%s\"",
-	       driver_name(dev), protocol_name(dev));
+	jw_open(j, NULL, '{');
+	jw_str(j, "name", dev->name);
+	jw_str(j, "driver", driver_name(dev));
+	jw_str(j, "protocol", protocol_name(dev));
 	for (i = 0; i < n; i++)
-		printf(", \"%s\": %lld", attrs[i].name, attrs[i].value);
-	printf(", \"caps\": {");
+		jw_int(j, attrs[i].name, attrs[i].value);
+	jw_open_inline(j, "caps", '{');
 	for (c = 0; c < NCAPS; c++)
-		printf("%s\"%s\": %s", c ? ", " : "", caps[c].name,
-		       caps[c].has(dev) ? "true" : "false");
-	printf("}, \"virt_dma\": %s, \"iommu\": %s}",
-	       ib_uses_virt_dma(dev) ? "true" : "false",
-	       dev->iommu ? "true" : "false");
+		jw_bool(j, caps[c].name, caps[c].has(dev));
+	jw_close(j, '}');
+	jw_bool(j, "virt_dma", ib_uses_virt_dma(dev));
+	jw_bool(j, "iommu", dev->iommu);
+	jw_close(j, '}');
 }
 
 static void print_text(struct ib_device *dev, bool verbose)
@@ -176,7 +164,7 @@ static int print_one(struct ib_device *dev, void *arg)
 	if (ctx->device && strcmp(ctx->device, dev->name))
 		return 0;
 	if (ctx->json)
-		print_json(dev, ctx->count == 0);
+		print_json(&ctx->jw, dev);
 	else
 		print_text(dev, ctx->verbose);
 	ctx->count++;
@@ -258,11 +246,15 @@ int main(int argc, char **argv)
 #ifdef RDMARW_HAVE_IBV
 		rdmarw_ibv_open_all();
 #endif
-		if (ctx.json)
-			printf("{\"devices\": [");
+		if (ctx.json) {
+			jw_open(&ctx.jw, NULL, '{');
+			jw_open(&ctx.jw, "devices", '[');
+		}
 		ib_device_foreach(print_one, &ctx);
-		if (ctx.json)
-			printf("\n]}\n");
+		if (ctx.json) {
+			jw_close(&ctx.jw, ']');
+			jw_close(&ctx.jw, '}');
+		}
 		if (ctx.device && !ctx.count) {
 			fprintf(stderr, "rdmarw-info: -d %s: no such device "
 				"(rdmarw-info lists them)\n", ctx.device);
