@@ -895,7 +895,8 @@ static void print_header(const struct perf_opts *o)
 	printf("# memcpy = the same "
 	       "bytes copied by the CPU over the same buffers and SGL shape,\n"
 	       "# interleaved with the I/O in %u rounds; ratio = BW average / "
-	       "memcpy (1.0 = the CPU's copy rate,\n# the software device's limit); ctl = init + wrs + destroy alone\n",
+	       "memcpy (1.0 = the CPU's copy rate,\n# the software "
+	       "device's limit); ctl = init + wrs + destroy alone\n",
 	       PERF_ROUNDS);
 	printf("# CPU ns/IO = this thread's CPU time per I/O (preemption by "
 	       "other processes left out); cpu ratio = the ratio in CPU time\n");
