@@ -16,7 +16,7 @@ BUILD_VERBOSE = $(if $(V),--verbose)
 MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps build run test test-plain test-asan test-valgrind test-tsan \
-	test-fuzz install clean format format-check lab lab-bench
+	test-fuzz install clean format format-check lab lab-bench deb
 
 all: build
 
@@ -102,6 +102,19 @@ lab-bench:
 install: build
 	cmake --install $(BUILD)
 
+# Debian packages (librdmarw0, librdmarw-dev, rdmarw-tools) from the
+# tracked files of this tree, built in build-deb/ (dpkg-buildpackage writes
+# next to the source, so the source is copied there first); dpkg -c lists
+# what each holds.
+DEB_SRC = build-deb/rdmarw-$(shell sed -n 's/^rdmarw (\(.*\)).*/\1/p;q' debian/changelog)
+deb:
+	@scripts/deps.sh deb
+	rm -rf build-deb && mkdir -p $(DEB_SRC)
+	git ls-files -z | tar --null -T - -cf - | tar -C $(DEB_SRC) -xf -
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -j$(JOBS) >../build.log 2>&1 || \
+		{ tail -40 ../build.log; exit 1; }
+	@sh debian/check-debs.sh build-deb
+
 FORMAT_FILES = $$(git ls-files '*.c' '*.h' '*.cpp')
 
 format:
@@ -114,4 +127,4 @@ format-check:
 	@clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz build-deb

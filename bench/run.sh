@@ -26,13 +26,13 @@ UCX_TLS=${UCX_TLS:-sm,self}
 export UCX_TLS
 mkdir -p "$out"
 
-need() {
-	command -v "$1" >/dev/null 2>&1 && return 0
-	echo "bench: installing $2"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
-}
-need gnuplot gnuplot-nox
-[ "$UCX" = 1 ] && need ucx_perftest ucx-utils
+# gnuplot (and ucx_perftest) through scripts/deps.sh, which installs only
+# what is missing and says what it installs.
+if [ "$UCX" = 1 ]; then
+	"$top/scripts/deps.sh" bench-ucx
+else
+	"$top/scripts/deps.sh" bench
+fi
 
 make -C "$top" build BUILD="$BUILD" >/dev/null
 perf="$bdir/tools/rdmarw-perf"

@@ -1,11 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Install what the build and the tests need, only when something is missing.
-# Usage: scripts/deps.sh [build|test|all]
+# Usage: scripts/deps.sh [build|test|deb|bench|bench-ucx|all]
 set -e
 want="gcc make cmake pkg-config libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev"
 case "${1:-build}" in
-test|all) want="$want valgrind clang libclang-rt-14-dev" ;;
+test) want="$want valgrind clang libclang-rt-14-dev groff-base" ;;
+deb) want="$want dpkg-dev debhelper fakeroot" ;;
+bench) want="$want gnuplot-nox" ;;
+bench-ucx) want="$want gnuplot-nox ucx-utils" ;;
+all) want="$want valgrind clang libclang-rt-14-dev groff-base dpkg-dev debhelper fakeroot" ;;
 esac
 missing=""
 for p in $want; do

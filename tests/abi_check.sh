@@ -6,20 +6,21 @@
 # version node RDMARW_1.0 (src/rdmarw.map), and the map lists exactly the
 # declared functions.  The declarations come from the compiler (-aux-info),
 # not from a parse of the headers.
-# Usage: abi_check.sh CC INCLUDE_DIR LIBRARY MAP HAVE_IBV(0|1)
+# Usage: abi_check.sh CC INCLUDE_DIR LIBRARY MAP HAVE_IBV(0|1) [GEN_INCLUDE_DIR]
+# (GEN_INCLUDE_DIR: the headers generated at configure, <rdmarw/version.h>)
 set -eu
-cc=$1 inc=$2 lib=$3 map=$4 have_ibv=$5
+cc=$1 inc=$2 lib=$3 map=$4 have_ibv=$5 gen=${6:-$2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for h in "$inc"/rdmarw/*.h; do
+for h in "$inc"/rdmarw/*.h "$gen"/rdmarw/*.h; do
 	n=${h##*/}
 	[ "$n" = ibv.h ] && [ "$have_ibv" != 1 ] && continue
 	echo "#include <rdmarw/$n>"
 done >"$tmp/all.c"
-"$cc" -std=gnu11 -I"$inc" -fsyntax-only -aux-info "$tmp/all.aux" "$tmp/all.c"
+"$cc" -std=gnu11 -I"$inc" -I"$gen" -fsyntax-only -aux-info "$tmp/all.aux" "$tmp/all.c"
 # "/* .../include/rdmarw/rw.h:184:NC */ extern int rdma_rw_ctx_init (...);"
-grep "/include/rdmarw/" "$tmp/all.aux" | grep -v '\*/ static ' |
+grep "/include/rdmarw/" "$tmp/all.aux" | sort -u | grep -v '\*/ static ' |
 	sed -E 's/^.*\*\/ extern [^(]*[ *]([A-Za-z_][A-Za-z0-9_]*) \(.*/\1/' |
 	sort -u >"$tmp/declared"
 nm -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' | sort -u \

@@ -31,6 +31,9 @@
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
 
+#include "cli.h"
+#include "json.h"
+
 #define CHAIN_MAX_ENTRIES 65536U
 #define CHAIN_MAX_ENTRY (1ULL << 30)
 #define CHAIN_MAX_LAYOUT (1ULL << 32)
@@ -199,22 +202,7 @@ static void fail(struct chain *c, const char *fmt, ...)
 	c->failed = true;
 }
 
-static const char *errno_name(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case 0: return "0";
-	case EINVAL: return "-EINVAL";
-	case EAGAIN: return "-EAGAIN";
-	case ENOMEM: return "-ENOMEM";
-	case EOPNOTSUPP: return "-EOPNOTSUPP";
-	case EBUSY: return "-EBUSY";
-	case ENOENT: return "-ENOENT";
-	case EIO: return "-EIO";
-	case EEXIST: return "-EEXIST";
-	case EXDEV: return "-EXDEV";
-	default: return "-E?";
-	}
-}
+#define errno_name cli_errno_name
 
 /* ---- command line ------------------------------------------------------- */
 
@@ -256,6 +244,7 @@ static void usage(FILE *f)
 "      --dot              a Graphviz digraph of the chain\n"
 "      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1\n"
 "  -h, --help             this text\n"
+"      --version          the tool's and the library's version\n"
 "\n"
 "Exit status: 0 success; 1 init, check or post failed; 2 bad arguments.\n",
 	      f);
@@ -387,6 +376,7 @@ static const struct option long_opts[] = {
 	{ "dot", no_argument, NULL, OPT_DOT },
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -486,6 +476,8 @@ static int parse_args(struct chain_opts *o, int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+		if (opt == 'V')
+			cli_version("rdmarw-chain");
 		if (opt == '?' || !parse_opt(o, opt, optarg)) {
 			if (opt == OPT_JSON || opt == OPT_DOT)
 				fputs("rdmarw-chain: --json and --dot exclude each other\n",
@@ -495,14 +487,13 @@ static int parse_args(struct chain_opts *o, int argc, char **argv)
 					"rdmarw-chain: bad value for -%s%s: '%s'\n",
 					idx >= 0 ? "-" : "", name,
 					optarg ? optarg : "");
-			fputs("Try 'rdmarw-chain --help'.\n", stderr);
 			return EXIT_BAD_ARGS;
 		}
 		idx = -1;
 	}
 	if (optind != argc - 1 || !parse_dir(o, argv[optind])) {
-		fputs("rdmarw-chain: give one direction: read or write\n"
-		      "Try 'rdmarw-chain --help'.\n", stderr);
+		fputs("rdmarw-chain: give one direction: read or write\n",
+		      stderr);
 		return EXIT_BAD_ARGS;
 	}
 	if (!o->nents && !add_entries(o, PAGE_SIZE, 1))
@@ -1863,91 +1854,6 @@ static void print_text(const struct chain *c)
 }
 
 /* ---- JSON output -------------------------------------------------------- */
-
-struct jw {
-	int depth;
-	int inline_depth;	/* containers from here on stay on one line */
-	bool first;
-};
-
-static void jw_key(struct jw *j, const char *key)
-{
-	if (j->inline_depth && j->depth >= j->inline_depth)
-		fputs(j->first ? "" : ", ", stdout);
-	else if (j->depth)
-		printf("%s\n%*s", j->first ? "" : ",", 2 * j->depth, "");
-	j->first = false;
-	if (key)
-		printf("\"%s\": ", key);
-}
-
-static void jw_open(struct jw *j, const char *key, char brace)
-{
-	jw_key(j, key);
-	putchar(brace);
-	j->depth++;
-	j->first = true;
-}
-
-/* A small container (an SGE, a flag list) on one line. */
-static void jw_open_inline(struct jw *j, const char *key, char brace)
-{
-	jw_open(j, key, brace);
-	if (!j->inline_depth)
-		j->inline_depth = j->depth;
-}
-
-static void jw_close(struct jw *j, char brace)
-{
-	bool in_line = j->inline_depth && j->depth >= j->inline_depth;
-
-	if (in_line && j->depth == j->inline_depth)
-		j->inline_depth = 0;
-	j->depth--;
-	if (!j->first && !in_line)
-		printf("\n%*s", 2 * j->depth, "");
-	putchar(brace);
-	j->first = false;
-	if (!j->depth)
-		putchar('\n');
-}
-
-static void jw_str(struct jw *j, const char *key, const char *v)
-{
-	jw_key(j, key);
-	if (!v) {
-		fputs("null", stdout);
-		return;
-	}
-	putchar('"');
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			printf("\\%c", *v);
-		else if ((unsigned char)*v < 0x20)
-			printf("\\u%04x", *v);
-		else
-			putchar(*v);
-	}
-	putchar('"');
-}
-
-static void jw_u64(struct jw *j, const char *key, u64 v)
-{
-	jw_key(j, key);
-	printf("%" PRIu64, v);
-}
-
-static void jw_int(struct jw *j, const char *key, long long v)
-{
-	jw_key(j, key);
-	printf("%lld", v);
-}
-
-static void jw_bool(struct jw *j, const char *key, bool v)
-{
-	jw_key(j, key);
-	fputs(v ? "true" : "false", stdout);
-}
 
 static void jw_flags(struct jw *j, const char *key,
 		     const struct flag_name *t, int v)

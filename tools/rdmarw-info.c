@@ -4,7 +4,7 @@
  * on.  It creates one software device per built-in profile (mlx5, rxe, siw)
  * on a private fabric, then prints every registered device.
  *
- * Usage: rdmarw-info [--json]
+ * Usage: rdmarw-info [-d NAME] [-v] [--json]
  */
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
@@ -12,7 +12,11 @@
 #include <rdmarw/ibv.h> /* real devices through libibverbs */
 #endif
 
+#include "cli.h"
+#include "json.h"
+
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +25,9 @@ static const char *const profile_names[] = { "mlx5", "rxe", "siw" };
 
 struct info_ctx {
 	bool json;
+	bool verbose;       /* -v: every attribute, as ibv_devinfo -v */
+	const char *device; /* -d: this device only */
+	struct jw jw;
 	int count;
 };
 
@@ -98,20 +105,6 @@ static int num_attrs(const struct ib_device *dev, struct num_attr *out)
 	return n;
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static const char *driver_name(const struct ib_device *dev)
 {
 	if (soft_device_is_soft(dev))
@@ -123,28 +116,28 @@ static const char *driver_name(const struct ib_device *dev)
 	return "other";
 }
 
-static void print_json(struct ib_device *dev, bool first)
+static void print_json(struct jw *j, struct ib_device *dev)
 {
 	struct num_attr attrs[16];
 	int i, n = num_attrs(dev, attrs);
 	size_t c;
 
-	printf("%s\n    {\"name\": ", first ? "" : ",");
-	json_string(dev->name);
-	printf(", \"driver\": \"%s\", \"protocol\": \"%s\"",
-	       driver_name(dev), protocol_name(dev));
+	jw_open(j, NULL, '{');
+	jw_str(j, "name", dev->name);
+	jw_str(j, "driver", driver_name(dev));
+	jw_str(j, "protocol", protocol_name(dev));
 	for (i = 0; i < n; i++)
-		printf(", \"%s\": %lld", attrs[i].name, attrs[i].value);
-	printf(", \"caps\": {");
+		jw_int(j, attrs[i].name, attrs[i].value);
+	jw_open_inline(j, "caps", '{');
 	for (c = 0; c < NCAPS; c++)
-		printf("%s\"%s\": %s", c ? ", " : "", caps[c].name,
-		       caps[c].has(dev) ? "true" : "false");
-	printf("}, \"virt_dma\": %s, \"iommu\": %s}",
-	       ib_uses_virt_dma(dev) ? "true" : "false",
-	       dev->iommu ? "true" : "false");
+		jw_bool(j, caps[c].name, caps[c].has(dev));
+	jw_close(j, '}');
+	jw_bool(j, "virt_dma", ib_uses_virt_dma(dev));
+	jw_bool(j, "iommu", dev->iommu);
+	jw_close(j, '}');
 }
 
-static void print_text(struct ib_device *dev)
+static void print_text(struct ib_device *dev, bool verbose)
 {
 	struct num_attr attrs[16];
 	int i, n = num_attrs(dev, attrs);
@@ -152,7 +145,7 @@ static void print_text(struct ib_device *dev)
 
 	printf("%s (%s)\n", dev->name, driver_name(dev));
 	printf("    %-30s %s\n", "protocol", protocol_name(dev));
-	for (i = 0; i < n; i++)
+	for (i = 0; verbose && i < n; i++)
 		printf("    %-30s %lld\n", attrs[i].name, attrs[i].value);
 	printf("    %-30s", "caps");
 	for (c = 0; c < NCAPS; c++)
@@ -168,19 +161,26 @@ static int print_one(struct ib_device *dev, void *arg)
 {
 	struct info_ctx *ctx = arg;
 
+	if (ctx->device && strcmp(ctx->device, dev->name))
+		return 0;
 	if (ctx->json)
-		print_json(dev, ctx->count == 0);
+		print_json(&ctx->jw, dev);
 	else
-		print_text(dev);
+		print_text(dev, ctx->verbose);
 	ctx->count++;
 	return 0;
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: rdmarw-info [--json]\n"
+	fprintf(out, "usage: rdmarw-info [-d NAME] [-v] [--json]\n"
 		     "List RDMA devices and the attributes the R/W API "
-		     "uses.\n");
+		     "uses.\n"
+		     "  -d, --ib-dev=NAME  this device only\n"
+		     "  -v, --verbose      every attribute (the JSON has all)\n"
+		     "  -j, --json         JSON instead of text\n"
+		     "      --version      the tool's and the library's version\n"
+		     "  -h, --help         this text\n");
 }
 
 static int create_devices(struct soft_fabric *fabric,
@@ -210,41 +210,56 @@ int main(int argc, char **argv)
 {
 	struct ib_device *devs[NPROFILES] = { 0 };
 	struct info_ctx ctx = { 0 };
+	static const struct option opts[] = {
+		{ "ib-dev", 1, NULL, 'd' }, { "verbose", 0, NULL, 'v' },
+		{ "json", 0, NULL, 'j' },   { "help", 0, NULL, 'h' },
+		{ "version", 0, NULL, 'V' }, { NULL, 0, NULL, 0 },
+	};
 	struct soft_fabric *fabric;
-	int i, ret;
+	int c, ret;
 	size_t d;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			ctx.json = true;
-		} else if (!strcmp(argv[i], "-h") ||
-			   !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
+	while ((c = getopt_long(argc, argv, "d:vjhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': ctx.device = optarg; break;
+		case 'v': ctx.verbose = true; break;
+		case 'j': ctx.json = true; break;
+		case 'V': cli_version("rdmarw-info");
+		case 'h': usage(stdout); return 0;
+		default: return 2; /* getopt named the option */
 		}
 	}
+	if (optind < argc)
+		cli_refuse("rdmarw-info", "unexpected argument '%s'",
+			   argv[optind]);
 	fabric = soft_fabric_create();
 	if (IS_ERR(fabric)) {
 		fprintf(stderr, "rdmarw-info: no fabric: %s\n",
-			strerror((int)-PTR_ERR(fabric)));
+			cli_errno_name((int)PTR_ERR(fabric)));
 		return 1;
 	}
 	ret = create_devices(fabric, devs);
 	if (ret) {
 		fprintf(stderr, "rdmarw-info: cannot create devices: %s\n",
-			strerror(-ret));
+			cli_errno_name(ret));
 	} else {
 #ifdef RDMARW_HAVE_IBV
 		rdmarw_ibv_open_all();
 #endif
-		if (ctx.json)
-			printf("{\"devices\": [");
+		if (ctx.json) {
+			jw_open(&ctx.jw, NULL, '{');
+			jw_open(&ctx.jw, "devices", '[');
+		}
 		ib_device_foreach(print_one, &ctx);
-		if (ctx.json)
-			printf("\n]}\n");
+		if (ctx.json) {
+			jw_close(&ctx.jw, ']');
+			jw_close(&ctx.jw, '}');
+		}
+		if (ctx.device && !ctx.count) {
+			fprintf(stderr, "rdmarw-info: -d %s: no such device "
+				"(rdmarw-info lists them)\n", ctx.device);
+			ret = -ENODEV;
+		}
 	}
 	for (d = 0; d < NPROFILES; d++)
 		if (devs[d])
@@ -253,5 +268,5 @@ int main(int argc, char **argv)
 #ifdef RDMARW_HAVE_IBV
 	rdmarw_ibv_close_all();
 #endif
-	return ret ? 1 : 0;
+	return ret == -ENODEV && ctx.device ? 2 : ret ? 1 : 0;
 }

@@ -28,6 +28,7 @@
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
 
+#include "cli.h"
 #include "perf_ibv.h"
 
 #define PERF_MAX_SGE 1024U
@@ -60,6 +61,8 @@ struct perf_opts {
 	bool ctl;
 	bool json;
 	bool quiet;
+	bool gbits; /* --report_gbits: BW in Gb/s (10^9 bits), as perftest */
+	bool duration_set; /* -D given: a limit on each size's I/O time */
 };
 
 struct perf_env {
@@ -115,6 +118,7 @@ struct perf_run {
 	u64 raddr;
 	u32 rkey, nents;
 	u64 posted, completed, target;
+	double deadline; /* -D given: no I/O is started after it */
 	u64 shown_base, shown_total; /* for the progress line */
 	int error;
 	/* BW peak: the best window of at least PERF_WINDOW seconds */
@@ -683,7 +687,9 @@ static int run_ios(struct perf_run *r, u64 iters, double *secs)
 	while (r->completed < r->posted && !r->error) {
 		if (ib_process_cq_direct(r->env->lcq, 64) < 0)
 			return -EIO;
-		if (!(++spins & 63))
+		if (!(++spins & 63) && now_s() > r->deadline)
+			r->target = r->posted; /* -D: the rest is not started */
+		if (!(spins & 63))
 			progress_show(dir_name(r->dir), r->shape->bytes,
 				      r->shown_base + r->completed,
 				      r->shown_total ? r->shown_total : iters);
@@ -809,6 +815,7 @@ static int measure(struct perf_run *r, struct perf_result *res)
 	unsigned int k;
 	int ret;
 
+	r->deadline = INFINITY;
 	iters = pick_iters(r);
 	if (!iters)
 		return r->error ? r->error : -EIO;
@@ -822,10 +829,18 @@ static int measure(struct perf_run *r, struct perf_result *res)
 		if (!each)
 			each = iters - done;
 		r->shown_base = done;
+		/* -D: the I/O rounds of one size take at most that long */
+		r->deadline = r->o->duration_set ?
+				      now_s() + r->o->duration - res->secs :
+				      INFINITY;
 		cpu = cpu_s();
 		ret = run_ios(r, each, &secs);
 		if (ret)
 			return ret;
+		if (r->completed < each) { /* stopped at the deadline */
+			each = r->completed;
+			iters = done + each;
+		}
 		res->cpu_secs += cpu_s() - cpu;
 		res->secs += secs;
 		cpu = cpu_s();
@@ -872,17 +887,26 @@ static void print_header(const struct perf_opts *o)
 		printf(", PI: T10-DIF every %u B on the wire (WRITE inserts, "
 		       "READ checks and strips)", o->pi);
 	printf("\n");
-	printf("# BW in MiB/s (2^20 bytes/s), as perftest; memcpy = the same "
+	printf("# BW in %s, as perftest; BW peak = the best "
+	       "window of at least %.0f ms (every completion counted), BW "
+	       "average = bytes / the whole run\n", o->gbits ?
+	       "Gb/s (10^9 bits/s, --report_gbits)" : "MiB/s (2^20 bytes/s)",
+	       PERF_WINDOW * 1e3);
+	printf("# memcpy = the same "
 	       "bytes copied by the CPU over the same buffers and SGL shape,\n"
 	       "# interleaved with the I/O in %u rounds; ratio = BW average / "
-	       "memcpy; ctl = init + wrs + destroy alone\n", PERF_ROUNDS);
+	       "memcpy (1.0 = the CPU's copy rate,\n# the software "
+	       "device's limit); ctl = init + wrs + destroy alone\n",
+	       PERF_ROUNDS);
 	printf("# CPU ns/IO = this thread's CPU time per I/O (preemption by "
 	       "other processes left out); cpu ratio = the ratio in CPU time\n");
 	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n",
 	       "op", "#bytes", "#iters", "BW peak", "BW average", "MsgRate",
 	       "memcpy", "ratio", "CPU ns/IO", "cpu", "ctl ns/IO", "path");
 	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n",
-	       "", "", "", "[MiB/s]", "[MiB/s]", "[Mpps]", "[MiB/s]", "", "",
+	       "", "", "", o->gbits ? "[Gb/s]" : "[MiB/s]",
+	       o->gbits ? "[Gb/s]" : "[MiB/s]", "[Mpps]",
+	       o->gbits ? "[Gb/s]" : "[MiB/s]", "", "",
 	       "ratio", "", "");
 }
 
@@ -911,7 +935,7 @@ static void print_json_opts(const struct perf_opts *o)
 static void print_result(const struct perf_opts *o, const struct perf_result *x,
 			 u32 nents, bool first)
 {
-	const double mib = 1024.0 * 1024.0;
+	const double mib = o->json || !o->gbits ? 1024.0 * 1024.0 : 1e9 / 8;
 	double ratio = x->memcpy_bps > 0 ? x->bw_avg / x->memcpy_bps : 0;
 	double cpu_ns = x->cpu_secs * 1e9 / (double)x->iters;
 	double cpu_ratio = x->cpu_secs > 0 ? x->memcpy_cpu_secs / x->cpu_secs :
@@ -952,20 +976,22 @@ static void print_result(const struct perf_opts *o, const struct perf_result *x,
 
 /* ---- options ---------------------------------------------------------- */
 
-static u64 parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
+#define PERF_MAX_SIZE (1ULL << 30) /* the largest buffer mapped */
+#define PERF_TOOL "rdmarw-perf"
 
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; end++; break;
-	case 'm': case 'M': v *= 1024 * 1024; end++; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-	default: break;
-	}
-	if (*end)
-		return 0;
-	return v >= 1 && v < 1e12 ? (u64)v : 0;
+/* A size of 1 B to 1 GiB: the one-line reason otherwise. */
+static u64 parse_size(const char *opt, const char *s)
+{
+	const char *why;
+	u64 v;
+
+	why = cli_parse_u64(s, 1, PERF_MAX_SIZE, &v);
+	if (why && !strcmp(why, "above the maximum"))
+		cli_refuse(PERF_TOOL, "%s '%s': larger than 1G, the largest "
+			   "buffer rdmarw-perf maps", opt, s);
+	if (why)
+		cli_refuse(PERF_TOOL, "%s '%s': %s", opt, s, why);
+	return v;
 }
 
 static void usage(FILE *f)
@@ -974,7 +1000,8 @@ static void usage(FILE *f)
 		"usage: rdmarw-perf [options]\n"
 		"  -d, --dir=read|write|both  direction (default both)\n"
 		"  -s, --size=N[K|M]          one message size (default 64K)\n"
-		"  -a, --sweep[=MIN:MAX]      sizes in powers of two (default 2:8M)\n"
+		"  -a, --sweep[=MIN:MAX]      sizes in powers of two (default 2:8M;\n"
+		"      --all                  perftest's name for --sweep)\n"
 		"  -e, --sge=N                entries per transfer (default 1)\n"
 		"  -E, --entry=N[K]           entries of N bytes (entries = size/N)\n"
 		"  -g, --gap=N                bytes between entries (default 0)\n"
@@ -995,7 +1022,9 @@ static void usage(FILE *f)
 		"                             per SGE, MR per MR (nothing posted)\n"
 		"  -j, --json                 JSON array instead of the table\n"
 		"  -q, --quiet                no progress line\n"
-		"  -R, --device=NAME          an ibv device (rxe0, siw0, mlx5_0...)\n"
+		"      --report_gbits         BW in Gb/s instead of MiB/s\n"
+		"      --version              the tool's and the library's version\n"
+		"  -R, --ib-dev=NAME          an ibv device (rxe0, siw0, mlx5_0...)\n"
 		"                             instead: two QPs on it connected\n"
 		"                             through rdma_cm in this process\n"
 		"  -A, --addr=IP              with -R: the device's rdma_cm address\n"
@@ -1009,10 +1038,9 @@ static void set_dir(struct perf_opts *o, const char *v)
 {
 	o->write = !strcmp(v, "write") || !strcmp(v, "both");
 	o->read = !strcmp(v, "read") || !strcmp(v, "both");
-	if (!o->write && !o->read) {
-		usage(stderr);
-		exit(2);
-	}
+	if (!o->write && !o->read)
+		cli_refuse(PERF_TOOL, "-d/--dir '%s': the direction is read, "
+			   "write or both (an ibv device is -R/--ib-dev)", v);
 }
 
 static void set_sweep(struct perf_opts *o, const char *v)
@@ -1024,38 +1052,43 @@ static void set_sweep(struct perf_opts *o, const char *v)
 	o->size_max = 8ULL << 20;
 	if (!v)
 		return;
-	if (!colon || (size_t)(colon - v) >= sizeof(lo)) {
-		usage(stderr);
-		exit(2);
-	}
+	if (!colon || (size_t)(colon - v) >= sizeof(lo))
+		cli_refuse(PERF_TOOL, "-a/--sweep '%s': give MIN:MAX, as 2:64K",
+			   v);
 	memcpy(lo, v, (size_t)(colon - v));
 	lo[colon - v] = '\0';
-	o->size_min = parse_size(lo);
-	o->size_max = parse_size(colon + 1);
+	o->size_min = parse_size("-a/--sweep", lo);
+	o->size_max = parse_size("-a/--sweep", colon + 1);
+	if (o->size_min > o->size_max)
+		cli_refuse(PERF_TOOL, "-a/--sweep '%s': MIN is above MAX", v);
 }
 
-static u32 parse_u32(const char *v, u32 min, u32 max)
+static u32 parse_u32(const char *opt, const char *v, u32 min, u32 max)
 {
-	char *end;
-	unsigned long x = strtoul(v, &end, 0);
+	const char *why;
+	u64 x;
 
-	if (*end || x < min || x > max) {
-		fprintf(stderr, "rdmarw-perf: bad number '%s' (%u..%u)\n", v,
-			min, max);
-		exit(2);
-	}
+	why = cli_parse_u64(v, min, max, &x);
+	if (why)
+		cli_refuse(PERF_TOOL, "%s '%s': %s (%u..%u)", opt, v, why, min,
+			   max);
 	return (u32)x;
 }
 
 static u32 parse_entry(const char *v)
 {
-	u64 x = parse_size(v);
+	return (u32)parse_size("-E/--entry", v);
+}
 
-	if (!x || x > UINT32_MAX) {
-		fprintf(stderr, "rdmarw-perf: bad entry size '%s'\n", v);
-		exit(2);
-	}
-	return (u32)x;
+static void set_profile(struct perf_opts *o, const char *v)
+{
+	struct soft_profile p;
+
+	if (soft_profile_get(v, &p))
+		cli_refuse(PERF_TOOL, "-p/--profile '%s': not a software "
+			   "profile (mlx5, rxe or siw; an ibv device is "
+			   "-R/--ib-dev)", v);
+	o->profile = v;
 }
 
 /*
@@ -1097,57 +1130,91 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		{ "json", 0, NULL, 'j' },     { "quiet", 0, NULL, 'q' },
 		{ "pi", 2, NULL, 'P' },       { "help", 0, NULL, 'h' },
 		{ "device", 1, NULL, 'R' },   { "addr", 1, NULL, 'A' },
+		{ "version", 0, NULL, 'V' },
+		/* perftest's names for the same things */
+		{ "all", 0, NULL, 'a' },      { "ib-dev", 1, NULL, 'R' },
+		{ "report_gbits", 0, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	const char *why;
 	int c;
 
 	*o = (struct perf_opts){ .write = true, .read = true, .size_min = 65536,
 				 .size_max = 65536, .sge = 1, .ctxs = 16,
 				 .duration = 0.5, .profile = "rxe" };
 	while ((c = getopt_long(argc, argv,
-				"d:s:a::e:E:g:o:c:n:D:p:ITfbP::CjqhR:A:", lo,
+				"d:s:a::e:E:g:o:c:n:D:p:ITfbP::CjqhR:A:V", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': set_dir(o, optarg); break;
-		case 's': o->size_min = o->size_max = parse_size(optarg); break;
-		case 'a': set_sweep(o, optarg); break;
-		case 'e': o->sge = parse_u32(optarg, 1, PERF_MAX_SGE); break;
-		case 'E': o->entry = parse_entry(optarg); break;
-		case 'g': o->gap = parse_u32(optarg, 0, 1U << 20); break;
-		case 'o': o->offset = parse_u32(optarg, 0, 1U << 20); break;
-		case 'c': o->ctxs = parse_u32(optarg, 1, PERF_MAX_CTXS); break;
-		case 'n':
-			o->iters = strtoull(optarg, &end, 0);
-			if (*end || !o->iters) {
-				usage(stderr);
-				exit(2);
-			}
+		case 's':
+			o->size_min = o->size_max = parse_size("-s/--size",
+							       optarg);
 			break;
-		case 'D': o->duration = strtod(optarg, NULL); break;
-		case 'p': o->profile = optarg; break;
+		case 'a': set_sweep(o, optarg); break;
+		case 'e':
+			o->sge = parse_u32("-e/--sge", optarg, 1, PERF_MAX_SGE);
+			break;
+		case 'E': o->entry = parse_entry(optarg); break;
+		case 'g':
+			o->gap = parse_u32("-g/--gap", optarg, 0, 1U << 20);
+			break;
+		case 'o':
+			o->offset = parse_u32("-o/--offset", optarg, 0,
+					      1U << 20);
+			break;
+		case 'c':
+			o->ctxs = parse_u32("-c/--ctxs", optarg, 1,
+					    PERF_MAX_CTXS);
+			break;
+		case 'n':
+			why = cli_parse_u64(optarg, 1, 1ULL << 40, &o->iters);
+			if (why)
+				cli_refuse(PERF_TOOL, "-n/--iters '%s': %s",
+					   optarg, why);
+			break;
+		case 'D':
+			o->duration_set = true;
+			why = cli_parse_seconds(optarg, 3600, &o->duration);
+			if (why)
+				cli_refuse(PERF_TOOL,
+					   "-D/--duration '%s': %s (up to 3600)",
+					   optarg, why);
+			break;
+		case 'p': set_profile(o, optarg); break;
 		case 'I': o->iommu = true; break;
 		case 'T': o->threaded = true; break;
 		case 'f': o->force_mr = true; break;
 		case 'b': o->bvec = true; break;
-		case 'P': o->pi = optarg ? parse_u32(optarg, 512, 4096) : 512;
-			  break;
+		case 'P':
+			o->pi = optarg ? parse_u32("-P/--pi", optarg, 512,
+						   4096) : 512;
+			break;
 		case 'C': o->ctl = true; break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'R': o->device = optarg; break;
 		case 'A': o->addr = optarg; break;
+		case 'G': o->gbits = true; break;
+		case 'V': cli_version(PERF_TOOL);
 		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
+		default: exit(2); /* getopt said which option, on one line */
 		}
 	}
-	if (optind < argc || !o->size_min || !o->size_max ||
-	    !o->device != !o->addr || (o->device && o->pi) ||
-	    o->size_min > o->size_max || !(o->duration > 0) ||
-	    o->duration > 3600) {
-		usage(stderr);
-		exit(2);
-	}
+	if (optind < argc)
+		cli_refuse(PERF_TOOL, "unexpected argument '%s' (a sweep's "
+			   "range is -a MIN:MAX or --sweep=MIN:MAX)",
+			   argv[optind]);
+	if (o->device && !o->addr)
+		cli_refuse(PERF_TOOL, "-R/--ib-dev %s needs -A/--addr, the "
+			   "device's rdma_cm address", o->device);
+	if (o->addr && !o->device)
+		cli_refuse(PERF_TOOL, "-A/--addr needs -R/--ib-dev");
+	if (o->device && o->pi)
+		cli_refuse(PERF_TOOL, "-P/--pi needs the software device, "
+			   "not -R/--ib-dev");
+	if (o->size_min > o->size_max)
+		cli_refuse(PERF_TOOL, "the smallest size is above the largest");
 	check_pi(o);
 }
 
@@ -1489,10 +1556,10 @@ int main(int argc, char **argv)
 
 	parse_opts(argc, argv, &o);
 	if (shape_build(&probe, o.size_max, shape_nents(&o, o.size_max), o.gap,
-			o.offset)) {
-		fprintf(stderr, "rdmarw-perf: bad SGL shape\n");
-		return 2;
-	}
+			o.offset))
+		cli_refuse(PERF_TOOL, "%llu bytes do not split into 1 to %u "
+			   "entries of 1 byte to 4G (-e/--sge, -E/--entry)",
+			   (unsigned long long)o.size_max, PERF_MAX_SGE);
 	lbuf = shape_span(&probe) + PAGE_SIZE;
 	rbuf = o.size_max;
 	if (o.pi) /* the wire image: 8 bytes of PI per interval */

@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Every refusal of the tools is one line on stderr that names the option
+# and says why, with exit status 2, and nothing on stdout; --version works
+# on each tool.  Usage: refusals.sh TOOLS_DIR
+set -u
+dir=$1
+fails=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+# refuse TOOL 'EXPECTED TEXT' ARGS...
+refuse() {
+	tool=$1 want=$2
+	shift 2
+	"$dir/$tool" "$@" >"$out" 2>"$err" </dev/null
+	rc=$?
+	lines=$(wc -l <"$err")
+	if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$out" ] ||
+	   ! grep -qF -- "$want" "$err"; then
+		echo "FAIL: $tool $*: exit $rc, $lines lines:" >&2
+		sed 's/^/  | /' "$err" >&2
+		echo "  wanted one line with: $want" >&2
+		fails=$((fails + 1))
+	fi
+}
+
+refuse rdmarw-perf "-s/--size '0': must be at least 1" -s 0
+refuse rdmarw-perf "-n/--iters '0': must be at least 1" -n 0
+refuse rdmarw-perf "-n/--iters '-1': negative numbers are refused" -n -1
+refuse rdmarw-perf "-D/--duration 'abc': not a number of seconds" -D abc
+refuse rdmarw-perf "-D/--duration '-1': negative" -D -1
+refuse rdmarw-perf "-d/--dir 'mlx5_0': the direction is read, write or both" -d mlx5_0
+refuse rdmarw-perf "-R/--ib-dev rxe0 needs -A/--addr" -R rxe0
+refuse rdmarw-perf "-R/--ib-dev rxe0 needs -A/--addr" --ib-dev rxe0
+refuse rdmarw-perf "-p/--profile 'foo': not a software profile" -p foo
+refuse rdmarw-perf "-s/--size '99G': larger than 1G" -s 99G
+refuse rdmarw-perf "-s/--size '4X': not a number" --size 4X
+refuse rdmarw-perf "-e/--sge '0': must be at least 1" -e 0
+refuse rdmarw-perf "-c/--ctxs '-3': negative" -c -3
+refuse rdmarw-perf "unexpected argument '2:64K'" -a 2:64K
+refuse rdmarw-perf "-a/--sweep '64K:2': MIN is above MAX" --sweep=64K:2
+refuse rdmarw-perf "unrecognized option '--bogus'" --bogus
+refuse rdmarw-perf "2097152 bytes do not split into 1 to 1024 entries" -s 2M -E 1K
+refuse rdmarw-info "-d mlx5_nope: no such device" -d mlx5_nope
+refuse rdmarw-info "unexpected argument 'x'" x
+refuse rdmarw-info "unrecognized option '--bogus'" --bogus
+refuse rdmarw-chain "bad value for --sgl: '0x'" --sgl 0x write
+refuse rdmarw-chain "bad value for --repeat: '-1'" --repeat -1 write
+refuse rdmarw-chain "give one direction: read or write" sideways
+
+for t in rdmarw-info rdmarw-perf rdmarw-chain; do
+	v=$("$dir/$t" --version) || { echo "FAIL: $t --version" >&2; fails=$((fails + 1)); }
+	case "$v" in
+	"$t (rdmarw) "*) ;;
+	*) echo "FAIL: $t --version: '$v'" >&2; fails=$((fails + 1)) ;;
+	esac
+done
+[ "$fails" -eq 0 ] && echo "refusals: all one line, exit 2"
+exit $((fails != 0))

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The tools' shared command-line helpers (cli.h). */
+#include "cli.h"
+
+#include <rdmarw/version.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *cli_parse_u64(const char *s, u64 min, u64 max, u64 *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	while (s && isspace((unsigned char)*s))
+		s++;
+	if (!s || !*s)
+		return "empty value";
+	if (*s == '-')
+		return "negative numbers are refused";
+	if (!isdigit((unsigned char)*s))
+		return "not a number";
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno)
+		return "too large";
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end)
+		return "not a number (digits and an optional K, M or G)";
+	if (shift && v > ULLONG_MAX >> shift)
+		return "too large";
+	v <<= shift;
+	if (v < min)
+		return min == 1 ? "must be at least 1" : "below the minimum";
+	if (v > max)
+		return "above the maximum";
+	*out = v;
+	return NULL;
+}
+
+const char *cli_parse_seconds(const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return "empty value";
+	if (*s == '-')
+		return "negative numbers are refused";
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v))
+		return "not a number of seconds";
+	if (!(v > 0))
+		return "must be more than 0 seconds";
+	if (v > max)
+		return "above the maximum";
+	*out = v;
+	return NULL;
+}
+
+const char *cli_errno_name(int err)
+{
+	static char buf[32];
+	const char *name;
+
+	if (!err)
+		return "0";
+	name = strerrorname_np(err < 0 ? -err : err);
+	snprintf(buf, sizeof(buf), "-%s", name ? name : "E?");
+	return buf;
+}
+
+void cli_refuse(const char *tool, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", tool);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+void cli_version(const char *tool)
+{
+	printf("%s (rdmarw) %s, library %s, ibv backend %s\n", tool,
+	       RDMARW_VERSION_STRING, rdmarw_version(),
+#ifdef RDMARW_HAVE_IBV
+	       "yes"
+#else
+	       "no"
+#endif
+	);
+	exit(0);
+}

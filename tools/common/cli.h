@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the three tools share on their command lines: one number parser
+ * (K/M/G suffixes, reasons for every refusal), errno names from the C
+ * library, one-line refusals and --version.
+ */
+#ifndef RDMARW_TOOLS_CLI_H
+#define RDMARW_TOOLS_CLI_H
+
+#include <rdmarw/compat.h>
+
+/**
+ * cli_parse_u64() - parse an unsigned number with an optional K/M/G suffix
+ * @s: the text (decimal, 0x hex or 0 octal; K, M, G are powers of 1024)
+ * @min: the smallest value accepted
+ * @max: the largest value accepted
+ * @out: the value, set only on success
+ *
+ * Return: NULL on success, or a static reason for the refusal ("not a
+ * number", "negative numbers are refused", "below the minimum", ...).
+ */
+const char *cli_parse_u64(const char *s, u64 min, u64 max, u64 *out);
+
+/**
+ * cli_parse_seconds() - parse a positive number of seconds
+ * @s: the text, a decimal number
+ * @max: the largest value accepted
+ * @out: the value, set only on success
+ *
+ * Return: NULL on success, or a static reason for the refusal.
+ */
+const char *cli_parse_seconds(const char *s, double max, double *out);
+
+/**
+ * cli_errno_name() - the symbolic name of an errno value, as "-EINVAL"
+ * @err: a negative (or positive) errno value, or 0
+ *
+ * Return: "0", "-NAME" from strerrorname_np(), or "-E?" for an unknown
+ * value; the string lives until the next call.
+ */
+const char *cli_errno_name(int err);
+
+/**
+ * cli_refuse() - print one line "TOOL: REASON" on stderr and exit 2
+ * @tool: the program's name
+ * @fmt: printf format of the reason, one line
+ */
+void cli_refuse(const char *tool, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/**
+ * cli_version() - print the --version line and exit 0
+ * @tool: the program's name
+ *
+ * Prints the tool's version (the headers it was built with), the running
+ * library's (rdmarw_version()) and whether the libibverbs backend is in.
+ */
+void cli_version(const char *tool) __attribute__((noreturn));
+
+#endif /* RDMARW_TOOLS_CLI_H */
