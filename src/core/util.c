@@ -91,6 +91,9 @@ void rdmarw_set_log_fn(rdmarw_log_fn fn, void *arg)
 }
 
 static void rdmarw__vlog(enum rdmarw_log_level level, const char *fmt,
+			 va_list ap) __attribute__((format(printf, 2, 0)));
+
+static void rdmarw__vlog(enum rdmarw_log_level level, const char *fmt,
 			 va_list ap)
 {
 	char msg[512];
