@@ -155,6 +155,8 @@ static void env(struct rw_env *e, const char *profile, bool threaded,
 	static struct rw_profile p;
 	struct rw_env_opts o;
 
+	/* fault injection, MR pools and a second QP pair in one fabric */
+	rw_skip_on_device();
 	memset(&p, 0, sizeof(p));
 	p.name = profile;
 	p.label = profile;
@@ -242,6 +244,7 @@ static void test_force_mr_key_after_destroy(void **state)
 	unsigned int p;
 
 	(void)state;
+	rw_skip_on_device(); /* before force_mr is switched on */
 	rdma_rw_set_force_mr(true);
 	for (p = 0; p < 2; p++) {
 		struct scatterlist sg[2];
