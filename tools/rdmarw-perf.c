@@ -141,6 +141,9 @@ struct perf_result {
 	double memcpy_secs;
 	double cpu_secs;        /* this thread's CPU time in the I/O rounds */
 	double memcpy_cpu_secs; /* and in the memcpy rounds */
+	/* the ratio and the cpu ratio of each round alone: their spread */
+	double ratio_min, ratio_max;
+	double cpu_ratio_min, cpu_ratio_max;
 	double ctl_ns;
 	const char *path;
 };
@@ -809,10 +812,23 @@ static u32 window_mask(u64 bytes)
 	return n - 1;
 }
 
+/* Widen [*lo, *hi] to take in @a / @b (a round's ratio), if @b > 0. */
+static void spread(double *lo, double *hi, double a, double b)
+{
+	double v = a / b;
+
+	if (b <= 0 || !isfinite(v))
+		return;
+	if (isnan(*lo) || v < *lo)
+		*lo = v;
+	if (isnan(*hi) || v > *hi)
+		*hi = v;
+}
+
 static int measure(struct perf_run *r, struct perf_result *res)
 {
 	u64 iters, done = 0, each;
-	double secs, cpu;
+	double secs, cpu, mcpy, mcpu;
 	unsigned int k;
 	int ret;
 
@@ -825,6 +841,8 @@ static int measure(struct perf_run *r, struct perf_result *res)
 	res->secs = res->memcpy_secs = 0;
 	r->shown_total = iters;
 	res->cpu_secs = res->memcpy_cpu_secs = 0;
+	res->ratio_min = res->ratio_max = NAN;
+	res->cpu_ratio_min = res->cpu_ratio_max = NAN;
 	for (k = 0; k < PERF_ROUNDS && done < iters; k++) {
 		each = (iters - done) / (PERF_ROUNDS - k);
 		if (!each)
@@ -842,11 +860,16 @@ static int measure(struct perf_run *r, struct perf_result *res)
 			each = r->completed;
 			iters = done + each;
 		}
-		res->cpu_secs += cpu_s() - cpu;
+		cpu = cpu_s() - cpu;
+		res->cpu_secs += cpu;
 		res->secs += secs;
-		cpu = cpu_s();
-		res->memcpy_secs += memcpy_secs(r, each);
-		res->memcpy_cpu_secs += cpu_s() - cpu;
+		mcpu = cpu_s();
+		mcpy = memcpy_secs(r, each);
+		mcpu = cpu_s() - mcpu;
+		res->memcpy_secs += mcpy;
+		res->memcpy_cpu_secs += mcpu;
+		spread(&res->ratio_min, &res->ratio_max, mcpy, secs);
+		spread(&res->cpu_ratio_min, &res->cpu_ratio_max, mcpu, cpu);
 		done += each;
 	}
 	res->op = dir_name(r->dir);
@@ -960,6 +983,10 @@ static void print_result(const struct perf_opts *o, struct jw *j,
 		jw_fixed(j, "cpu_mpps", cpu_ns > 0 ? 1e3 / cpu_ns : 0, 4);
 		jw_fixed(j, "memcpy_cpu_secs", x->memcpy_cpu_secs, 6);
 		jw_fixed(j, "cpu_ratio", cpu_ratio, 4);
+		jw_fixed(j, "ratio_min", x->ratio_min, 4);
+		jw_fixed(j, "ratio_max", x->ratio_max, 4);
+		jw_fixed(j, "cpu_ratio_min", x->cpu_ratio_min, 4);
+		jw_fixed(j, "cpu_ratio_max", x->cpu_ratio_max, 4);
 		jw_double(j, "ctl_ns", x->ctl_ns);
 		print_json_opts(j, o);
 		jw_close(j, '}');

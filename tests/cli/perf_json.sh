@@ -55,7 +55,8 @@ for i, line in enumerate(body):
 opts=profile,iommu,threaded,sge,entry,gap,offset,ctxs,force_mr,bvec,pi
 io=mode,op,bytes,nents,iters,secs,bw_peak_mib,bw_avg_mib,mpps,ns_per_io
 io=$io,memcpy_mib,memcpy_secs,ratio,path,cpu_secs,cpu_ns_per_io,cpu_mpps
-io=$io,memcpy_cpu_secs,cpu_ratio,ctl_ns,$opts
+io=$io,memcpy_cpu_secs,cpu_ratio,ratio_min,ratio_max,cpu_ratio_min
+io=$io,cpu_ratio_max,ctl_ns,$opts
 ctl=mode,what,path,nents,sge_len,mrs,wrs,ns_per_io,ns_per_io_min,ns_per_sge
 ctl=$ctl,ns_per_mr,$opts
 
