@@ -11,6 +11,9 @@
 # Usage: bench/run.sh [outdir]   (default: $BUILD/bench)
 # Env:   PROFILE=rxe SGE=1 CTXS=16 DURATION=0.3 MAX=8M UCX=1 BUILD=build
 #        UCX_TLS (default sm,self: shared-memory transports only)
+#        RDMARW_BENCH_QUICK=1: a check of the script and its plots in a
+#        few seconds (DURATION=0.02 MAX=64K UCX=0 unless set), no figures
+#        to quote
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
@@ -19,6 +22,11 @@ out=${1:-$bdir/bench}
 PROFILE=${PROFILE:-rxe}
 SGE=${SGE:-1}
 CTXS=${CTXS:-16}
+if [ "${RDMARW_BENCH_QUICK:-0}" = 1 ]; then
+	DURATION=${DURATION:-0.02}
+	MAX=${MAX:-64K}
+	UCX=${UCX:-0}
+fi
 DURATION=${DURATION:-0.3}
 MAX=${MAX:-8M}
 UCX=${UCX:-1}
@@ -55,10 +63,13 @@ json_csv() {
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 load_start=$(load)
+t_start=$(date +%s)
+commit=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)
 
 # 1. rdmarw-perf: READ and WRITE at every size, memcpy beside them.
 csv="$out/rdmarw.csv"
 keys="op,bytes,iters,bw_peak_mib,bw_avg_mib,mpps,ns_per_io,memcpy_mib,ratio,ctl_ns,path,cpu_ns_per_io,cpu_ratio"
+keys="$keys,ratio_min,ratio_max,cpu_ratio_min,cpu_ratio_max"
 echo "$keys" >"$csv"
 "$perf" -q -j -p "$PROFILE" -e "$SGE" -c "$CTXS" -D "$DURATION" \
 	--sweep="2:$MAX" | json_csv "$keys" >>"$csv"
@@ -98,11 +109,8 @@ fi
 
 # 4. Side by side.
 tab="$out/summary.txt"
-commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git -C "$top" status --porcelain -- src include tools 2>/dev/null |
-	grep -q . && echo "+local changes" || true)
 {
-	echo "# rdmarw bench: commit $commit$dirty, $(date -u +%Y-%m-%dT%H:%MZ)"
+	echo "# rdmarw bench: commit $commit, $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo |
 		cut -d: -f2 | sed 's/^ *//'), load $load_start at start, $(load) at end"
 	echo "# rdmarw-perf: profile $PROFILE, $SGE SGE, $CTXS in flight, $DURATION s per size;" \
@@ -133,14 +141,32 @@ dirty=$(git -C "$top" status --porcelain -- src include tools 2>/dev/null |
 	echo "$ctl_sum"
 } | tee "$tab"
 
-# 5. Plots: bandwidth and message rate against size, PNG and SVG.  One
-# file per series, so that gnuplot draws each as a line.
+# 5. Plots: bandwidth, message rate and the ratio to memcpy against size,
+# PNG and SVG.  One file per series, so that gnuplot draws each as a line;
+# one colour per series, the same in every figure; every figure captioned
+# with the commit, the load at the start and the duration of the run.
+c_write="#1f77b4"   # rdmarw WRITE
+c_read="#d62728"    # rdmarw READ
+c_mc_write="#6baed6" # memcpy, same bytes as the WRITE run
+c_mc_read="#fc9272" # memcpy, same bytes as the READ run
+c_put="#2ca02c"     # ucx_perftest put
+c_get="#9467bd"     # ucx_perftest get
 for op in WRITE READ; do
 	awk -F, -v op=$op 'NR > 1 && $1 == op' "$csv" >"$out/.rdmarw_$op.csv"
 done
 for op in PUT GET; do
 	awk -F, -v op=$op 'NR > 1 && $1 == op' "$ucsv" >"$out/.ucx_$op.csv"
 done
+# the UCX series only when there is something to draw
+ucx_bw="" ucx_mr=""
+if [ -s "$out/.ucx_PUT.csv" ]; then
+	ucx_bw="$ucx_bw, \"$out/.ucx_PUT.csv\" using 2:3 with linespoints lw 2 lc rgb \"$c_put\" title \"ucx_perftest put (shm)\""
+	ucx_mr="$ucx_mr, \"$out/.ucx_PUT.csv\" using 2:4 with linespoints lw 2 lc rgb \"$c_put\" title \"ucx_perftest put (shm)\""
+fi
+if [ -s "$out/.ucx_GET.csv" ]; then
+	ucx_bw="$ucx_bw, \"$out/.ucx_GET.csv\" using 2:3 with linespoints lw 2 lc rgb \"$c_get\" title \"ucx_perftest get (shm)\""
+	ucx_mr="$ucx_mr, \"$out/.ucx_GET.csv\" using 2:4 with linespoints lw 2 lc rgb \"$c_get\" title \"ucx_perftest get (shm)\""
+fi
 xtics=$(awk -F, 'NR > 1 { print $2 }' "$csv" | sort -n | uniq | awk '
 	NR % 2 == 1 {
 		b = $1; u = "B"
@@ -148,37 +174,48 @@ xtics=$(awk -F, 'NR > 1 { print $2 }' "$csv" | sort -n | uniq | awk '
 		else if (b >= 1024) { b /= 1024; u = "KiB" }
 		s = s (s == "" ? "" : ", ") "\"" b " " u "\" " $1
 	} END { print s }')
+secs=$(($(date +%s) - t_start))
+caption="commit $commit, $(date -u +%Y-%m-%d), load $load_start at start, run of ${secs} s ($DURATION s per size); $(nproc) cores; profile $PROFILE, $SGE SGE, $CTXS in flight"
 for fmt in png svg; do
 	term="pngcairo size 1100,650 font ',10'"
 	[ $fmt = svg ] && term="svg size 1100,650 font 'sans,10'"
 	gnuplot <<GP
 set terminal $term
 set datafile separator ","
+set datafile missing "null"
 set termoption noenhanced
 set logscale x 2
 set logscale y 10
 set xtics ($xtics)
 set key top left box opaque
 set grid
+set bmargin 5
+set offsets graph 0.02, graph 0.02, 0, 0
+set label 1 "$caption" at screen 0.01, 0.02 left
 set xlabel "message size"
 set output "$out/bandwidth.$fmt"
 set ylabel "bandwidth (MiB/s)"
-set title "rdmarw on the software device ($PROFILE, $SGE SGE, $CTXS in flight) vs memcpy and UCX over shared memory (commit $commit)"
-plot "$out/.rdmarw_WRITE.csv" using 2:5 with linespoints lw 2 title "rdmarw WRITE", \
-     "$out/.rdmarw_READ.csv" using 2:5 with linespoints lw 2 title "rdmarw READ", \
-     "$out/.rdmarw_WRITE.csv" using 2:8 with lines dt 2 lw 2 title "memcpy, same bytes (WRITE run)", \
-     "$out/.rdmarw_READ.csv" using 2:8 with lines dt 3 lw 2 title "memcpy, same bytes (READ run)", \
-     "$out/.ucx_PUT.csv" using 2:3 with linespoints title "ucx_perftest put (shm)", \
-     "$out/.ucx_GET.csv" using 2:3 with linespoints title "ucx_perftest get (shm)"
+set title "rdmarw on the software device vs memcpy and UCX over shared memory"
+plot "$out/.rdmarw_WRITE.csv" using 2:5 with linespoints lw 2 lc rgb "$c_write" title "rdmarw WRITE", \
+     "$out/.rdmarw_READ.csv" using 2:5 with linespoints lw 2 lc rgb "$c_read" title "rdmarw READ", \
+     "$out/.rdmarw_WRITE.csv" using 2:8 with lines dt 2 lw 2 lc rgb "$c_mc_write" title "memcpy, same bytes (WRITE run)", \
+     "$out/.rdmarw_READ.csv" using 2:8 with lines dt 3 lw 2 lc rgb "$c_mc_read" title "memcpy, same bytes (READ run)"$ucx_bw
 set output "$out/msgrate.$fmt"
 set ylabel "million messages per second"
 set key top right box opaque
 set title "message rate: one I/O = init + post + completion + destroy (rdmarw), one put/get (UCX)"
-plot "$out/.rdmarw_WRITE.csv" using 2:6 with linespoints lw 2 title "rdmarw WRITE", \
-     "$out/.rdmarw_READ.csv" using 2:6 with linespoints lw 2 title "rdmarw READ", \
-     "$out/.ucx_PUT.csv" using 2:4 with linespoints title "ucx_perftest put (shm)", \
-     "$out/.ucx_GET.csv" using 2:4 with linespoints title "ucx_perftest get (shm)"
+plot "$out/.rdmarw_WRITE.csv" using 2:6 with linespoints lw 2 lc rgb "$c_write" title "rdmarw WRITE", \
+     "$out/.rdmarw_READ.csv" using 2:6 with linespoints lw 2 lc rgb "$c_read" title "rdmarw READ"$ucx_mr
+set output "$out/ratio.$fmt"
+unset logscale y
+set yrange [0:*]
+set ylabel "rdmarw / memcpy, CPU time (1.0 = the copy alone)"
+set key top left box opaque
+set title "ratio to memcpy over the same bytes: the whole run, bars from the lowest to the highest of its rounds"
+plot "$out/.rdmarw_WRITE.csv" using 2:13:16:17 with yerrorlines lw 2 lc rgb "$c_write" title "rdmarw WRITE", \
+     "$out/.rdmarw_READ.csv" using 2:13:16:17 with yerrorlines lw 2 lc rgb "$c_read" title "rdmarw READ", \
+     0.95 with lines dt 2 lw 1 lc rgb "#555555" title "target 0.95 (from 64 KiB)"
 GP
 done
 rm -f "$out"/.rdmarw_*.csv "$out"/.ucx_*.csv
-echo "bench: results in $out (rdmarw.csv, ctl.csv, ucx.csv, summary.txt, bandwidth.png/svg, msgrate.png/svg)"
+echo "bench: results in $out (rdmarw.csv, ctl.csv, ucx.csv, summary.txt, bandwidth, msgrate and ratio .png/.svg)"

@@ -29,6 +29,7 @@
 #include <rdmarw/soft.h>
 
 #include "cli.h"
+#include "json.h"
 #include "perf_ibv.h"
 
 #define PERF_MAX_SGE 1024U
@@ -140,6 +141,9 @@ struct perf_result {
 	double memcpy_secs;
 	double cpu_secs;        /* this thread's CPU time in the I/O rounds */
 	double memcpy_cpu_secs; /* and in the memcpy rounds */
+	/* the ratio and the cpu ratio of each round alone: their spread */
+	double ratio_min, ratio_max;
+	double cpu_ratio_min, cpu_ratio_max;
 	double ctl_ns;
 	const char *path;
 };
@@ -808,10 +812,23 @@ static u32 window_mask(u64 bytes)
 	return n - 1;
 }
 
+/* Widen [*lo, *hi] to take in @a / @b (a round's ratio), if @b > 0. */
+static void spread(double *lo, double *hi, double a, double b)
+{
+	double v = a / b;
+
+	if (b <= 0 || !isfinite(v))
+		return;
+	if (isnan(*lo) || v < *lo)
+		*lo = v;
+	if (isnan(*hi) || v > *hi)
+		*hi = v;
+}
+
 static int measure(struct perf_run *r, struct perf_result *res)
 {
 	u64 iters, done = 0, each;
-	double secs, cpu;
+	double secs, cpu, mcpy, mcpu;
 	unsigned int k;
 	int ret;
 
@@ -824,6 +841,8 @@ static int measure(struct perf_run *r, struct perf_result *res)
 	res->secs = res->memcpy_secs = 0;
 	r->shown_total = iters;
 	res->cpu_secs = res->memcpy_cpu_secs = 0;
+	res->ratio_min = res->ratio_max = NAN;
+	res->cpu_ratio_min = res->cpu_ratio_max = NAN;
 	for (k = 0; k < PERF_ROUNDS && done < iters; k++) {
 		each = (iters - done) / (PERF_ROUNDS - k);
 		if (!each)
@@ -841,11 +860,16 @@ static int measure(struct perf_run *r, struct perf_result *res)
 			each = r->completed;
 			iters = done + each;
 		}
-		res->cpu_secs += cpu_s() - cpu;
+		cpu = cpu_s() - cpu;
+		res->cpu_secs += cpu;
 		res->secs += secs;
-		cpu = cpu_s();
-		res->memcpy_secs += memcpy_secs(r, each);
-		res->memcpy_cpu_secs += cpu_s() - cpu;
+		mcpu = cpu_s();
+		mcpy = memcpy_secs(r, each);
+		mcpu = cpu_s() - mcpu;
+		res->memcpy_secs += mcpy;
+		res->memcpy_cpu_secs += mcpu;
+		spread(&res->ratio_min, &res->ratio_max, mcpy, secs);
+		spread(&res->cpu_ratio_min, &res->cpu_ratio_max, mcpu, cpu);
 		done += each;
 	}
 	res->op = dir_name(r->dir);
@@ -910,30 +934,26 @@ static void print_header(const struct perf_opts *o)
 	       "ratio", "", "");
 }
 
-/* A JSON number, or null for what could not be measured. */
-static void json_num(double v)
-{
-	if (isfinite(v))
-		printf("%.3f", v);
-	else
-		printf("null");
-}
-
-static void print_json_opts(const struct perf_opts *o)
+/* The options every --json record ends with. */
+static void print_json_opts(struct jw *j, const struct perf_opts *o)
 {
 	if (o->device)
-		printf("\"device\":\"%s\",", o->device);
-	printf("\"profile\":\"%s\",\"iommu\":%s,\"threaded\":%s,\"sge\":%u,"
-	       "\"entry\":%u,\"gap\":%u,\"offset\":%u,\"ctxs\":%u,"
-	       "\"force_mr\":%s,\"bvec\":%s,\"pi\":%u",
-	       o->profile, o->iommu ? "true" : "false",
-	       o->threaded ? "true" : "false", o->sge, o->entry, o->gap,
-	       o->offset, o->ctxs, o->force_mr ? "true" : "false",
-	       o->bvec ? "true" : "false", o->pi);
+		jw_str(j, "device", o->device);
+	jw_str(j, "profile", o->profile);
+	jw_bool(j, "iommu", o->iommu);
+	jw_bool(j, "threaded", o->threaded);
+	jw_u64(j, "sge", o->sge);
+	jw_u64(j, "entry", o->entry);
+	jw_u64(j, "gap", o->gap);
+	jw_u64(j, "offset", o->offset);
+	jw_u64(j, "ctxs", o->ctxs);
+	jw_bool(j, "force_mr", o->force_mr);
+	jw_bool(j, "bvec", o->bvec);
+	jw_u64(j, "pi", o->pi);
 }
 
-static void print_result(const struct perf_opts *o, const struct perf_result *x,
-			 u32 nents, bool first)
+static void print_result(const struct perf_opts *o, struct jw *j,
+			 const struct perf_result *x, u32 nents)
 {
 	const double mib = o->json || !o->gbits ? 1024.0 * 1024.0 : 1e9 / 8;
 	double ratio = x->memcpy_bps > 0 ? x->bw_avg / x->memcpy_bps : 0;
@@ -943,25 +963,33 @@ static void print_result(const struct perf_opts *o, const struct perf_result *x,
 
 	progress_clear();
 	if (o->json) {
-		printf("%s{\"mode\":\"io\",\"op\":\"%s\",\"bytes\":%llu,"
-		       "\"nents\":%u,\"iters\":%llu,\"secs\":%.6f,"
-		       "\"bw_peak_mib\":%.2f,\"bw_avg_mib\":%.2f,"
-		       "\"mpps\":%.4f,\"ns_per_io\":%.2f,\"memcpy_mib\":%.2f,"
-		       "\"memcpy_secs\":%.6f,\"ratio\":%.4f,\"path\":\"%s\","
-		       "\"cpu_secs\":%.6f,\"cpu_ns_per_io\":%.2f,"
-		       "\"cpu_mpps\":%.4f,\"memcpy_cpu_secs\":%.6f,"
-		       "\"cpu_ratio\":%.4f,\"ctl_ns\":",
-		       first ? "" : ",\n", x->op, (unsigned long long)x->bytes,
-		       nents, (unsigned long long)x->iters, x->secs,
-		       x->bw_peak / mib, x->bw_avg / mib, x->mpps,
-		       x->secs * 1e9 / (double)x->iters, x->memcpy_bps / mib,
-		       x->memcpy_secs, ratio, x->path, x->cpu_secs, cpu_ns,
-		       cpu_ns > 0 ? 1e3 / cpu_ns : 0, x->memcpy_cpu_secs,
-		       cpu_ratio);
-		json_num(x->ctl_ns);
-		printf(",");
-		print_json_opts(o);
-		printf("}");
+		jw_open(j, NULL, '{');
+		jw_str(j, "mode", "io");
+		jw_str(j, "op", x->op);
+		jw_u64(j, "bytes", x->bytes);
+		jw_u64(j, "nents", nents);
+		jw_u64(j, "iters", x->iters);
+		jw_fixed(j, "secs", x->secs, 6);
+		jw_fixed(j, "bw_peak_mib", x->bw_peak / mib, 2);
+		jw_fixed(j, "bw_avg_mib", x->bw_avg / mib, 2);
+		jw_fixed(j, "mpps", x->mpps, 4);
+		jw_fixed(j, "ns_per_io", x->secs * 1e9 / (double)x->iters, 2);
+		jw_fixed(j, "memcpy_mib", x->memcpy_bps / mib, 2);
+		jw_fixed(j, "memcpy_secs", x->memcpy_secs, 6);
+		jw_fixed(j, "ratio", ratio, 4);
+		jw_str(j, "path", x->path);
+		jw_fixed(j, "cpu_secs", x->cpu_secs, 6);
+		jw_fixed(j, "cpu_ns_per_io", cpu_ns, 2);
+		jw_fixed(j, "cpu_mpps", cpu_ns > 0 ? 1e3 / cpu_ns : 0, 4);
+		jw_fixed(j, "memcpy_cpu_secs", x->memcpy_cpu_secs, 6);
+		jw_fixed(j, "cpu_ratio", cpu_ratio, 4);
+		jw_fixed(j, "ratio_min", x->ratio_min, 4);
+		jw_fixed(j, "ratio_max", x->ratio_max, 4);
+		jw_fixed(j, "cpu_ratio_min", x->cpu_ratio_min, 4);
+		jw_fixed(j, "cpu_ratio_max", x->cpu_ratio_max, 4);
+		jw_double(j, "ctl_ns", x->ctl_ns);
+		print_json_opts(j, o);
+		jw_close(j, '}');
 		fflush(stdout);
 		return;
 	}
@@ -1253,7 +1281,7 @@ static int pi_prepare(struct perf_run *r)
 
 static int run_size(struct perf_env *e, const struct perf_opts *o,
 		    struct perf_slot *slots, u64 bytes, enum dma_data_direction dir,
-		    bool *first)
+		    struct jw *j)
 {
 	static struct perf_shape shape;
 	struct perf_run r = { .env = e, .o = o, .shape = &shape, .dir = dir,
@@ -1288,8 +1316,7 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 			strerror(-ret));
 		return ret;
 	}
-	print_result(o, &res, shape.nents, *first);
-	*first = false;
+	print_result(o, j, &res, shape.nents);
 	return 0;
 }
 
@@ -1309,30 +1336,29 @@ static unsigned int count_sizes(const struct perf_opts *o)
 static int run_table(struct perf_env *env, const struct perf_opts *o,
 		     struct perf_slot *slots)
 {
-	bool first = true;
+	struct jw j = { .compact = true };
 	u64 size;
 	int ret = 0;
 
 	progress.total = count_sizes(o);
 	print_header(o);
 	if (o->json)
-		printf("[\n");
+		jw_open(&j, NULL, '[');
 	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
 		if (o->write) {
-			ret = run_size(env, o, slots, size, DMA_TO_DEVICE,
-				       &first);
+			ret = run_size(env, o, slots, size, DMA_TO_DEVICE, &j);
 			progress.done++;
 		}
 		if (o->read && !ret) {
 			ret = run_size(env, o, slots, size, DMA_FROM_DEVICE,
-				       &first);
+				       &j);
 			progress.done++;
 		}
 		if (size > o->size_max / 2)
 			break;
 	}
 	if (o->json)
-		printf("\n]\n");
+		jw_close(&j, ']');
 	return ret;
 }
 
@@ -1392,23 +1418,28 @@ static int ctl_measure(struct perf_run *r, struct ctl_point *p, double secs)
 	return 0;
 }
 
-static void ctl_print(const struct perf_opts *o, const struct ctl_point *p,
-		      bool first)
+static void ctl_print(const struct perf_opts *o, struct jw *j,
+		      const struct ctl_point *p)
 {
 	double per_sge = p->ns / p->nents;
 	double per_mr = p->mrs ? p->ns / p->mrs : 0;
 
 	progress_clear();
 	if (o->json) {
-		printf("%s{\"mode\":\"ctl\",\"what\":\"%s\",\"path\":\"%s\","
-		       "\"nents\":%u,\"sge_len\":%u,\"mrs\":%u,\"wrs\":%u,"
-		       "\"ns_per_io\":%.2f,\"ns_per_io_min\":%.2f,"
-		       "\"ns_per_sge\":%.3f,\"ns_per_mr\":%.2f,",
-		       first ? "" : ",\n", p->what, p->path, p->nents,
-		       p->entry, p->mrs, p->wrs, p->ns, p->ns_min, per_sge,
-		       per_mr);
-		print_json_opts(o);
-		printf("}");
+		jw_open(j, NULL, '{');
+		jw_str(j, "mode", "ctl");
+		jw_str(j, "what", p->what);
+		jw_str(j, "path", p->path);
+		jw_u64(j, "nents", p->nents);
+		jw_u64(j, "sge_len", p->entry);
+		jw_u64(j, "mrs", p->mrs);
+		jw_u64(j, "wrs", p->wrs);
+		jw_fixed(j, "ns_per_io", p->ns, 2);
+		jw_fixed(j, "ns_per_io_min", p->ns_min, 2);
+		jw_fixed(j, "ns_per_sge", per_sge, 3);
+		jw_fixed(j, "ns_per_mr", per_mr, 2);
+		print_json_opts(j, o);
+		jw_close(j, '}');
 		return;
 	}
 	printf("%-14s %-6s %6u %8u %4u %4u %10.1f %10.1f %9.2f ", p->what,
@@ -1470,7 +1501,7 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 			      .slots = slots };
 	struct ctl_point p[16];
 	unsigned int n, i, nmulti = 0, first_multi = 0, small = 0, big = 0;
-	bool first = true;
+	struct jw j = { .compact = true };
 	double slope;
 	int ret = 0;
 
@@ -1488,7 +1519,7 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		       "path", "#SGE", "SGE len", "WRs", "MRs", "ns/IO", "min",
 		       "ns/SGE", "ns/MR");
 	} else {
-		printf("[\n");
+		jw_open(&j, NULL, '[');
 	}
 	for (i = 0; i < n && !ret; i++) {
 		u64 bytes = (u64)p[i].nents * p[i].entry;
@@ -1502,8 +1533,7 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		progress.done++;
 		if (ret)
 			break;
-		ctl_print(o, &p[i], first);
-		first = false;
+		ctl_print(o, &j, &p[i]);
 		if (!strcmp(p[i].what, "multi") && !strcmp(p[i].path, "multi")) {
 			if (!nmulti)
 				first_multi = i;
@@ -1519,15 +1549,16 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		goto out;
 	slope = nmulti >= 2 ? ctl_slope(&p[first_multi], nmulti) : NAN;
 	if (o->json) {
-		printf(",\n{\"mode\":\"ctl_summary\",\"single_ns\":");
-		json_num(p[0].ns);
-		printf(",\"multi_ns_per_sge\":");
-		json_num(slope);
-		printf(",\"mr_ns_per_mr_small\":");
-		json_num(small ? p[small].ns / p[small].mrs : NAN);
-		printf(",\"mr_ns_per_mr_full\":");
-		json_num(big ? p[big].ns / p[big].mrs : NAN);
-		printf("}\n]\n");
+		jw_open(&j, NULL, '{');
+		jw_str(&j, "mode", "ctl_summary");
+		jw_double(&j, "single_ns", p[0].ns);
+		jw_double(&j, "multi_ns_per_sge", slope);
+		jw_double(&j, "mr_ns_per_mr_small",
+			  small ? p[small].ns / p[small].mrs : NAN);
+		jw_double(&j, "mr_ns_per_mr_full",
+			  big ? p[big].ns / p[big].mrs : NAN);
+		jw_close(&j, '}');
+		jw_close(&j, ']');
 	} else {
 		printf("# SINGLE %.1f ns/IO; MULTI %.2f ns per SGE (slope over "
 		       "%u shapes); MR %.1f ns/MR (one page), %.1f ns/MR (%u "

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The tools' JSON writer (json.h): indented, small containers inline. */
+/*
+ * The tools' JSON writer (json.h): indented, small containers inline; or
+ * compact, one record per line.
+ */
 #include "json.h"
 
 #include <inttypes.h>
@@ -9,12 +12,13 @@
 void jw_key(struct jw *j, const char *key)
 {
 	if (j->inline_depth && j->depth >= j->inline_depth)
-		fputs(j->first ? "" : ", ", stdout);
+		fputs(j->first ? "" : j->compact ? "," : ", ", stdout);
 	else if (j->depth)
-		printf("%s\n%*s", j->first ? "" : ",", 2 * j->depth, "");
+		printf("%s\n%*s", j->first ? "" : ",",
+		       j->compact ? 0 : 2 * j->depth, "");
 	j->first = false;
 	if (key)
-		printf("\"%s\": ", key);
+		printf(j->compact ? "\"%s\":" : "\"%s\": ", key);
 }
 
 void jw_open(struct jw *j, const char *key, char brace)
@@ -23,6 +27,9 @@ void jw_open(struct jw *j, const char *key, char brace)
 	putchar(brace);
 	j->depth++;
 	j->first = true;
+	/* compact: a member of the outermost container is one line */
+	if (j->compact && j->depth == 2 && !j->inline_depth)
+		j->inline_depth = j->depth;
 }
 
 /* A small container (an SGE, a flag list) on one line. */
@@ -85,11 +92,16 @@ void jw_bool(struct jw *j, const char *key, bool v)
 	fputs(v ? "true" : "false", stdout);
 }
 
-void jw_double(struct jw *j, const char *key, double v)
+void jw_fixed(struct jw *j, const char *key, double v, int decimals)
 {
 	jw_key(j, key);
 	if (isfinite(v))
-		printf("%.3f", v);
+		printf("%.*f", decimals, v);
 	else
 		fputs("null", stdout);
+}
+
+void jw_double(struct jw *j, const char *key, double v)
+{
+	jw_fixed(j, key, v, 3);
 }

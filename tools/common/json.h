@@ -2,7 +2,10 @@
 /*
  * The JSON writer of the three tools: objects and arrays nested with two
  * spaces of indent, a container opened with jw_open_inline() kept on one
- * line, strings escaped; written to stdout.
+ * line, strings escaped; written to stdout.  In compact mode (for records,
+ * as rdmarw-perf writes them) the outermost container holds one member per
+ * line without indent, and everything inside it is on that line without
+ * spaces: "[", then {"key":1,"other":"x"}, per line, then "]".
  */
 #ifndef RDMARW_TOOLS_JSON_H
 #define RDMARW_TOOLS_JSON_H
@@ -14,11 +17,13 @@
  * @depth: containers open
  * @inline_depth: from this depth on, containers stay on one line (0: none)
  * @first: nothing written yet in the innermost container
+ * @compact: set before the first jw_open(): one record per line, no spaces
  */
 struct jw {
 	int depth;
 	int inline_depth;
 	bool first;
+	bool compact;
 };
 
 /**
@@ -90,5 +95,14 @@ void jw_bool(struct jw *j, const char *key, bool v);
  * @v: the value
  */
 void jw_double(struct jw *j, const char *key, double v);
+
+/**
+ * jw_fixed() - a number with @decimals decimals, or null when not finite
+ * @j: the writer
+ * @key: the member's name, or NULL
+ * @v: the value
+ * @decimals: digits after the point (0 to 9)
+ */
+void jw_fixed(struct jw *j, const char *key, double v, int decimals);
 
 #endif /* RDMARW_TOOLS_JSON_H */

@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# rdmarw-perf --json, as bench/run.sh and tests/lab/bench.sh read it: the
+# whole output is one JSON array, and every line between "[" and "]" is one
+# whole object (a comma after it but the last) with the expected members,
+# written without spaces ("key":value, which the scripts grep for).
+# Usage: perf_json.sh RDMARW_PERF
+set -u
+perf=$1
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+fails=0
+
+# check NAME MEMBERS ARGS...: MEMBERS is a comma-separated list of the keys
+# every record of the mode ("io" or "ctl"; "ctl_summary" has its own) has.
+check() {
+	name=$1 keys=$2
+	shift 2
+	if ! "$perf" -q -j "$@" >"$out"; then
+		echo "FAIL: $name: rdmarw-perf $* exited $?" >&2
+		fails=$((fails + 1))
+		return
+	fi
+	python3 -c '
+import json, sys
+name, keys, path = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
+summary = ["mode", "single_ns", "multi_ns_per_sge", "mr_ns_per_mr_small",
+           "mr_ns_per_mr_full"]
+text = open(path).read()
+doc = json.loads(text)
+assert isinstance(doc, list) and doc, "not a non-empty array"
+lines = text.splitlines()
+assert lines[0] == "[" and lines[-1] == "]", "not one record per line"
+body = lines[1:-1]
+assert len(body) == len(doc), "%d lines for %d records" % (len(body), len(doc))
+for i, line in enumerate(body):
+    last = i == len(body) - 1
+    assert line.endswith("}" if last else "},"), "line %d: %s" % (i + 2, line)
+    rec = json.loads(line if last else line[:-1])
+    assert isinstance(rec, dict) and rec == doc[i], "line %d" % (i + 2)
+    assert '"'"'": '"'"' not in line and '"'"', "'"'"' not in line, \
+        "line %d has spaces" % (i + 2)
+    want = summary if rec.get("mode") == "ctl_summary" else keys
+    missing = [k for k in want if k not in rec]
+    assert not missing, "line %d lacks %s" % (i + 2, missing)
+    for k, v in rec.items():
+        assert v is None or isinstance(v, (int, float, str, bool)), k
+' "$name" "$keys" "$out" || {
+		echo "FAIL: $name: rdmarw-perf -j $*:" >&2
+		sed 's/^/  | /' "$out" >&2
+		fails=$((fails + 1))
+	}
+}
+
+opts=profile,iommu,threaded,sge,entry,gap,offset,ctxs,force_mr,bvec,pi
+io=mode,op,bytes,nents,iters,secs,bw_peak_mib,bw_avg_mib,mpps,ns_per_io
+io=$io,memcpy_mib,memcpy_secs,ratio,path,cpu_secs,cpu_ns_per_io,cpu_mpps
+io=$io,memcpy_cpu_secs,cpu_ratio,ratio_min,ratio_max,cpu_ratio_min
+io=$io,cpu_ratio_max,ctl_ns,$opts
+ctl=mode,what,path,nents,sge_len,mrs,wrs,ns_per_io,ns_per_io_min,ns_per_sge
+ctl=$ctl,ns_per_mr,$opts
+
+check sweep "$io" -n 50 --sweep=2:64K -c 4
+check write "$io" -n 100 -s 4K -d write
+check pi "$io" -n 50 -s 16K -e 4 -p mlx5 --pi=4096
+check ctl "$ctl" --ctl -D 0.02 -p siw -d read
+[ "$fails" -eq 0 ] || exit 1
+echo "perf_json: every record valid, one per line"
