@@ -89,16 +89,17 @@ enum skip {
 };
 
 static const char *const skip_names[] = {
-	"destroy_keys", "partial_post", "destroy_busy", "destroy_misuse",
-	"drain", "recv_once", "ctxs_cap", "qpn", "force_mr_errno",
+	"destroy_keys",	  "partial_post", "destroy_busy",
+	"destroy_misuse", "drain",	  "recv_once",
+	"ctxs_cap",	  "qpn",	  "force_mr_errno",
 };
 
 static unsigned int skip;
 static bool trace;
 
-#define TRACE(...)                                           \
-	do {                                                 \
-		if (trace)                                   \
+#define TRACE(...)                                                  \
+	do {                                                        \
+		if (trace)                                          \
 			fprintf(stderr, "lifecycle: " __VA_ARGS__); \
 	} while (0)
 
@@ -129,7 +130,7 @@ static void parse_skip(void)
 
 /* ---- arenas and the shadow --------------------------------------------- */
 
-static u8 *mem[2];    /* page aligned; GUARD + ARENA + GUARD mapped */
+static u8 *mem[2]; /* page aligned; GUARD + ARENA + GUARD mapped */
 static u8 *shadow[2]; /* ARENA each */
 static u8 *tmp;
 
@@ -507,8 +508,8 @@ static void model_pieces(struct lctx *l, const u64 *off, const u32 *len,
 			continue;
 		}
 		take = len[i] - skip_bytes < size ? len[i] - skip_bytes : size;
-		l->pc[l->npc++] = (struct piece){ off[i] + skip_bytes,
-						  (u32)take };
+		l->pc[l->npc++] =
+			(struct piece){ off[i] + skip_bytes, (u32)take };
 		l->total += take;
 		size -= take;
 		skip_bytes = 0;
@@ -544,7 +545,8 @@ static void op_init(struct fuzz_in *in)
 				cursor = (cursor + PAGE_SIZE - 1) & PAGE_MASK;
 			if (i + 1 < n)
 				len[i] = (u32)(((cursor + PAGE_SIZE) &
-						PAGE_MASK) - cursor);
+						PAGE_MASK) -
+					       cursor);
 			else
 				len[i] = 1 + fuzz_below(in, PAGE_SIZE);
 		} else {
@@ -584,21 +586,19 @@ static void op_init(struct fuzz_in *in)
 	l->roff = base + fuzz_below(in, (u32)(SLOT - l->total + 1));
 	pool_less = w.pool_rdma == 0;
 	if (l->bvec)
-		ret = rdma_rw_ctx_init_bvec(&l->ctx, w.a0, 1, l->bv, n, l->it,
-					    (uintptr_t)arena(1) + l->roff,
-					    w.window->rkey ^
-						    (l->good_key ? 0 : 0x100),
-					    l->dir);
+		ret = rdma_rw_ctx_init_bvec(
+			&l->ctx, w.a0, 1, l->bv, n, l->it,
+			(uintptr_t)arena(1) + l->roff,
+			w.window->rkey ^ (l->good_key ? 0 : 0x100), l->dir);
 	else
-		ret = rdma_rw_ctx_init(&l->ctx, w.a0, 1, l->sg, n,
-				       l->sg_offset,
-				       (uintptr_t)arena(1) + l->roff,
-				       w.window->rkey ^
-					       (l->good_key ? 0 : 0x100),
-				       l->dir);
+		ret = rdma_rw_ctx_init(
+			&l->ctx, w.a0, 1, l->sg, n, l->sg_offset,
+			(uintptr_t)arena(1) + l->roff,
+			w.window->rkey ^ (l->good_key ? 0 : 0x100), l->dir);
 	TRACE("init slot %d %s %s n %u total %llu: %d type %d\n", k,
-	      l->bvec ? "bvec" : "sg", l->dir == DMA_TO_DEVICE ? "WRITE" : "READ",
-	      n, (unsigned long long)l->total, ret, l->ctx.type);
+	      l->bvec ? "bvec" : "sg",
+	      l->dir == DMA_TO_DEVICE ? "WRITE" : "READ", n,
+	      (unsigned long long)l->total, ret, l->ctx.type);
 	if (ret < 0) {
 		FUZZ_CHECK(ret == -EINVAL || ret == -EAGAIN || ret == -ENOMEM ||
 				   (ret == -EOPNOTSUPP && pool_less),
@@ -698,8 +698,7 @@ static void retire(struct lctx *l)
 static void destroy_ctx(struct lctx *l)
 {
 	if (l->bvec)
-		rdma_rw_ctx_destroy_bvec(&l->ctx, w.a0, 1, l->bv, l->n,
-					 l->dir);
+		rdma_rw_ctx_destroy_bvec(&l->ctx, w.a0, 1, l->bv, l->n, l->dir);
 	else
 		rdma_rw_ctx_destroy(&l->ctx, w.a0, 1, l->sg, l->n, l->dir);
 	retire(l);
@@ -721,8 +720,7 @@ static void check_pool_sane(const char *what)
 	FUZZ_CHECK(w.dev[0]->dma_mapped >= 0 && w.a0->mrs_used >= 0 &&
 			   in_pool + w.a0->mrs_used == w.pool_rdma,
 		   "%s: mapped %ld, MRs taken %d, pool %d of %d", what,
-		   w.dev[0]->dma_mapped, w.a0->mrs_used, in_pool,
-		   w.pool_rdma);
+		   w.dev[0]->dma_mapped, w.a0->mrs_used, in_pool, w.pool_rdma);
 }
 
 static void op_misuse(struct fuzz_in *in)
@@ -734,8 +732,7 @@ static void op_misuse(struct fuzz_in *in)
 	struct rdma_rw_ctx copy;
 
 	if (skipped(SK_MISUSE) || l->bvec ||
-	    (l->state != L_INIT && l->state != L_DONE &&
-	     l->state != L_FAILED))
+	    (l->state != L_INIT && l->state != L_DONE && l->state != L_FAILED))
 		return;
 	if (how == 2) {
 		/* A copy and the original both destroyed: one release. */
@@ -762,7 +759,7 @@ static void op_misuse(struct fuzz_in *in)
 /* ---- faults, errors, receives ---------------------------------------- */
 
 static const enum ib_wc_status wc_statuses[] = {
-	IB_WC_GENERAL_ERR, IB_WC_RETRY_EXC_ERR, IB_WC_REM_OP_ERR,
+	IB_WC_GENERAL_ERR,  IB_WC_RETRY_EXC_ERR,  IB_WC_REM_OP_ERR,
 	IB_WC_LOC_PROT_ERR, IB_WC_REM_ACCESS_ERR,
 };
 
@@ -856,8 +853,10 @@ static struct ib_qp *make_qp(int side, u32 ctxs)
 		.port_num = 1,
 		.send_cq = w.cq[side],
 		.recv_cq = w.cq[side],
-		.cap = { .max_send_wr = 64, .max_recv_wr = MAX_RECV,
-			 .max_send_sge = 4, .max_recv_sge = 1,
+		.cap = { .max_send_wr = 64,
+			 .max_recv_wr = MAX_RECV,
+			 .max_send_sge = 4,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = ctxs },
 	};
 	struct ib_qp *qp;
@@ -883,8 +882,7 @@ static void make_main_pair(void)
 
 static void check_pools(void)
 {
-	FUZZ_CHECK(w.a0->mrs_used == 0, "MRs still taken: %d",
-		   w.a0->mrs_used);
+	FUZZ_CHECK(w.a0->mrs_used == 0, "MRs still taken: %d", w.a0->mrs_used);
 	FUZZ_CHECK(ib_mr_pool_count(w.a0, &w.a0->rdma_mrs) == w.pool_rdma,
 		   "pool %d of %d", ib_mr_pool_count(w.a0, &w.a0->rdma_mrs),
 		   w.pool_rdma);
@@ -901,8 +899,7 @@ static void quiesce_main(void)
 	soft_fault_clear_qp(w.a0);
 	qp_err(w.a0);
 	qp_err(w.b0);
-	FUZZ_CHECK(wait_for(nothing_in_flight, WAIT_MS) ||
-			   nothing_in_flight(),
+	FUZZ_CHECK(wait_for(nothing_in_flight, WAIT_MS) || nothing_in_flight(),
 		   "a posted context never completed after ERR");
 	if (!skipped(SK_RECV_ONCE) || !w.prof.threaded)
 		FUZZ_CHECK(wait_for(recvs_done, WAIT_MS) || recvs_done(),
@@ -971,8 +968,7 @@ static void op_drain(void)
 		FUZZ_CHECK(w.l[i].state != L_POSTED,
 			   "slot %d still in flight after ib_drain_qp()", i);
 	for (i = 0; i < w.nrecv; i++)
-		FUZZ_CHECK(!w.rv[i].used || w.rv[i].qp != w.a0 ||
-				   w.rv[i].done,
+		FUZZ_CHECK(!w.rv[i].used || w.rv[i].qp != w.a0 || w.rv[i].done,
 			   "receive %d outstanding after ib_drain_qp()", i);
 }
 
@@ -985,8 +981,10 @@ static void op_ctxs_cap(struct fuzz_in *in)
 		.port_num = 1,
 		.send_cq = w.cq[0],
 		.recv_cq = w.cq[0],
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = 1,
+			 .max_recv_wr = 1,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 	};
 	struct ib_qp *qp;
 
@@ -1107,7 +1105,8 @@ static void world_init(struct fuzz_in *in)
 	int s;
 
 	memset(&w, 0, sizeof(w));
-	FUZZ_CHECK(!soft_profile_get(fuzz_profiles[(flags & 3) % 3], &w.prof), "p");
+	FUZZ_CHECK(!soft_profile_get(fuzz_profiles[(flags & 3) % 3], &w.prof),
+		   "p");
 	w.prof.threaded = flags & 4;
 	rdma_rw_set_force_mr(flags & 8);
 	w.max_rdma_ctxs = 1 + (flags >> 4) % NSLOT;
@@ -1123,18 +1122,16 @@ static void world_init(struct fuzz_in *in)
 		fill(arena(s), ARENA);
 		memcpy(shadow[s], arena(s), ARENA);
 	}
-	w.window = ib_reg_user_mr(w.pd[1], (uintptr_t)arena(1), WINDOW,
-				  (uintptr_t)arena(1),
-				  IB_ACCESS_LOCAL_WRITE |
-					  IB_ACCESS_REMOTE_READ |
-					  IB_ACCESS_REMOTE_WRITE);
+	w.window = ib_reg_user_mr(
+		w.pd[1], (uintptr_t)arena(1), WINDOW, (uintptr_t)arena(1),
+		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			IB_ACCESS_REMOTE_WRITE);
 	/* The attacker's own buffers (READ sinks must be remotely writable
 	 * on iWARP) and B's receive buffers. */
-	w.scratch_mr = ib_reg_user_mr(w.pd[1], (uintptr_t)arena(1) + SCRATCH,
-				      SCRATCH_LEN,
-				      (uintptr_t)arena(1) + SCRATCH,
-				      IB_ACCESS_LOCAL_WRITE |
-					      IB_ACCESS_REMOTE_WRITE);
+	w.scratch_mr =
+		ib_reg_user_mr(w.pd[1], (uintptr_t)arena(1) + SCRATCH,
+			       SCRATCH_LEN, (uintptr_t)arena(1) + SCRATCH,
+			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	FUZZ_CHECK(!IS_ERR(w.window) && !IS_ERR(w.scratch_mr), "reg");
 	make_main_pair();
 	w.a1 = make_qp(0, 0);

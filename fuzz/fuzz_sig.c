@@ -103,8 +103,8 @@ static u16 ip_csum(u16 seed, const u8 *p, size_t n)
 	return (u16)~sum;
 }
 
-static void model_pi(const struct ib_t10_dif_domain *d, const u8 *data,
-		     u32 blk, u8 *pi)
+static void model_pi(const struct ib_t10_dif_domain *d, const u8 *data, u32 blk,
+		     u8 *pi)
 {
 	u16 g = d->bg_type == IB_T10DIF_CRC ?
 			crc16_t10(d->bg, data, d->pi_interval) :
@@ -177,8 +177,10 @@ static void env_init(struct env *e, bool threaded)
 			.qp_type = IB_QPT_RC,
 			.sq_sig_type = IB_SIGNAL_REQ_WR,
 			.port_num = 1,
-			.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-				 .max_send_sge = 4, .max_recv_sge = 1 },
+			.cap = { .max_send_wr = 16,
+				 .max_recv_wr = 4,
+				 .max_send_sge = 4,
+				 .max_recv_sge = 1 },
 		};
 
 		e->dev[s] = soft_device_create(e->fabric, NULL, &p);
@@ -254,8 +256,8 @@ static void check_outside(int s, u64 off, u64 len, u64 off2, u64 len2)
 	}
 }
 
-static const u8 *data_at(u8 *base, const u32 *eoff, const u32 *elen,
-			 u32 nent, u32 at)
+static const u8 *data_at(u8 *base, const u32 *eoff, const u32 *elen, u32 nent,
+			 u32 at)
 {
 	u32 i;
 
@@ -315,7 +317,7 @@ static bool transfer(struct env *e, struct fuzz_in *in, bool *checked)
 
 		for (i = 0; i < nent; i++) {
 			u32 take = i + 1 == nent ? total - at :
-					     (total - at) / (nent - i);
+						   (total - at) / (nent - i);
 
 			take &= ~7u;
 			if (!take && i + 1 < nent) {
@@ -339,13 +341,14 @@ static bool transfer(struct env *e, struct fuzz_in *in, bool *checked)
 				for (i = 0; i < iv; i++)
 					blk[i] = *data_at(arena(0), eoff, elen,
 							  nent, b * iv + i);
-				model_pi(&d, blk, b, arena(0) + PROT_OFF + b * 8);
+				model_pi(&d, blk, b,
+					 arena(0) + PROT_OFF + b * 8);
 			}
 			if (corrupt_blk >= 0) {
 				arena(0)[PROT_OFF + corrupt_blk * 8 +
 					 corrupt_byte] ^= 0xff;
-				expect_err = a.check_mask &
-					     (0x80 >> corrupt_byte);
+				expect_err =
+					a.check_mask & (0x80 >> corrupt_byte);
 			}
 		}
 	} else if (wire_dif) {
@@ -364,15 +367,15 @@ static bool transfer(struct env *e, struct fuzz_in *in, bool *checked)
 	for (i = 0; i < nent; i++)
 		sg_set_buf(&sg[i], arena(0) + eoff[i], elen[i]);
 	sg_init_one(&psg, arena(0) + PROT_OFF, prot_len);
-	ret = rdma_rw_ctx_signature_init(&ctx, e->qp[0], 1, sg, nent,
-					 noprot ? NULL : &psg, noprot ? 0 : 1,
-					 &a, (uintptr_t)arena(1) + roff,
-					 e->rmr->rkey,
-					 write ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+	ret = rdma_rw_ctx_signature_init(
+		&ctx, e->qp[0], 1, sg, nent, noprot ? NULL : &psg,
+		noprot ? 0 : 1, &a, (uintptr_t)arena(1) + roff, e->rmr->rkey,
+		write ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
 	if (ret < 0) {
 		FUZZ_CHECK(ret == -EINVAL || ret == -EAGAIN || ret == -ENOMEM,
 			   "signature init: %d", ret);
-		FUZZ_CHECK(e->qp[0]->mrs_used == 0 && e->dev[0]->dma_mapped == 0,
+		FUZZ_CHECK(e->qp[0]->mrs_used == 0 &&
+				   e->dev[0]->dma_mapped == 0,
 			   "refused init left something");
 		return false;
 	}
@@ -415,22 +418,22 @@ static bool transfer(struct env *e, struct fuzz_in *in, bool *checked)
 				   "corrupted PI byte %u of block %d not "
 				   "reported (mask %#x)",
 				   corrupt_byte, corrupt_blk, a.check_mask);
-			FUZZ_CHECK(st.sig_err.err_type == ty[corrupt_byte] &&
-					   st.sig_err.sig_err_offset ==
-						   (u64)corrupt_blk * (iv + 8),
-				   "reported type %d at %llu, want %d at %llu",
-				   st.sig_err.err_type,
-				   (unsigned long long)
-					   st.sig_err.sig_err_offset,
-				   ty[corrupt_byte],
-				   (unsigned long long)corrupt_blk * (iv + 8));
+			FUZZ_CHECK(
+				st.sig_err.err_type == ty[corrupt_byte] &&
+					st.sig_err.sig_err_offset ==
+						(u64)corrupt_blk * (iv + 8),
+				"reported type %d at %llu, want %d at %llu",
+				st.sig_err.err_type,
+				(unsigned long long)st.sig_err.sig_err_offset,
+				ty[corrupt_byte],
+				(unsigned long long)corrupt_blk * (iv + 8));
 		} else if (corrupt_blk < 0) {
-			FUZZ_CHECK(st.fail_status == 0,
-				   "clean transfer reported a PI error "
-				   "(type %d at %llu)",
-				   st.sig_err.err_type,
-				   (unsigned long long)
-					   st.sig_err.sig_err_offset);
+			FUZZ_CHECK(
+				st.fail_status == 0,
+				"clean transfer reported a PI error "
+				"(type %d at %llu)",
+				st.sig_err.err_type,
+				(unsigned long long)st.sig_err.sig_err_offset);
 		}
 	}
 	/* Bytes: data always; PI where the device generates it. */

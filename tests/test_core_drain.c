@@ -49,8 +49,10 @@ static int write_wr(struct soft_pair *p, struct counter *c, bool signaled)
 		.lkey = p->mr[0]->lkey,
 	};
 	struct ib_rdma_wr wr = {
-		.wr = { .wr_cqe = &c->cqe, .opcode = IB_WR_RDMA_WRITE,
-			.sg_list = &sge, .num_sge = 1,
+		.wr = { .wr_cqe = &c->cqe,
+			.opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &sge,
+			.num_sge = 1,
 			.send_flags = signaled ? IB_SEND_SIGNALED : 0 },
 		.remote_addr = (u64)(uintptr_t)p->buf[1],
 		.rkey = p->mr[1]->rkey,
@@ -115,8 +117,8 @@ static void test_drain_full_sq_flushes(void **state)
 	struct soft_pair p;
 	int i;
 
-	soft_pair_init(&p, &(struct soft_env_cfg){ .cap.max_send_wr = 4 },
-		       4096, 1);
+	soft_pair_init(&p, &(struct soft_env_cfg){ .cap.max_send_wr = 4 }, 4096,
+		       1);
 	assert_int_equal(p.env.qp[0]->cap.max_send_wr, 4);
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[0], &stall), 0);
 	for (i = 0; i < 4; i++)
@@ -138,8 +140,8 @@ static void test_drain_full_sq_stuck(void **state)
 	int i;
 
 	rdmarw_set_drain_timeout(100);
-	soft_pair_init(&p, &(struct soft_env_cfg){ .cap.max_send_wr = 4 },
-		       4096, 1);
+	soft_pair_init(&p, &(struct soft_env_cfg){ .cap.max_send_wr = 4 }, 4096,
+		       1);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(write_wr(&p, &c, false), 0);
 	assert_int_equal(write_wr(&p, &c, false), -ENOMEM);

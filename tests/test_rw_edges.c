@@ -78,7 +78,8 @@ static void test_empty_entry_no_page(void **state)
 	/* Two pages: the empty entry's page is not in the list. */
 	assert_int_equal(nr_pages_seen, 2);
 	assert_int_equal(pages_seen[0], (u64)(uintptr_t)e.local);
-	assert_int_equal(pages_seen[1], (u64)(uintptr_t)e.local + 2 * PAGE_SIZE);
+	assert_int_equal(pages_seen[1],
+			 (u64)(uintptr_t)e.local + 2 * PAGE_SIZE);
 	ib_dma_unmap_sg(e.dev, sg, 3, DMA_TO_DEVICE);
 	assert_int_equal(ib_dereg_mr(mr), 0);
 	rw_env_teardown(&e);

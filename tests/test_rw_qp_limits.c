@@ -64,8 +64,7 @@ static enum ib_qp_state qp_state(struct ib_qp *qp)
 
 static void release(struct rw_env *e, struct held *h)
 {
-	rdma_rw_ctx_destroy(&h->ctx, e->qp, 1, h->sgl.sg, h->n,
-			    DMA_TO_DEVICE);
+	rdma_rw_ctx_destroy(&h->ctx, e->qp, 1, h->sgl.sg, h->n, DMA_TO_DEVICE);
 	rw_sgl_free(&h->sgl);
 }
 
@@ -182,8 +181,7 @@ static void dev_env_fini(struct dev_env *d)
 	assert_int_equal(soft_fabric_destroy(d->f), 0);
 }
 
-static struct ib_qp *create(struct dev_env *d, u32 ctxs, u32 flags,
-			    u32 send_wr)
+static struct ib_qp *create(struct dev_env *d, u32 ctxs, u32 flags, u32 send_wr)
 {
 	struct ib_qp_init_attr a = {
 		.send_cq = d->cq,
@@ -192,8 +190,10 @@ static struct ib_qp *create(struct dev_env *d, u32 ctxs, u32 flags,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.port_num = 1,
 		.create_flags = flags,
-		.cap = { .max_send_wr = send_wr, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1,
+		.cap = { .max_send_wr = send_wr,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = ctxs },
 	};
 
@@ -280,10 +280,8 @@ static void test_max_rdma_ctxs_profiles(void **state)
 		dev_env_init(&d, names[i], prof.attrs.max_qp_wr);
 		per = rdma_rw_max_send_wr(d.dev, 1, 1, 0);
 		limit = (u32)prof.attrs.max_qp_wr / per;
-		assert_ptr_equal(create(&d, limit + 1, 0, 0),
-				 ERR_PTR(-EINVAL));
-		assert_ptr_equal(create(&d, 1u << 20, 0, 0),
-				 ERR_PTR(-EINVAL));
+		assert_ptr_equal(create(&d, limit + 1, 0, 0), ERR_PTR(-EINVAL));
+		assert_ptr_equal(create(&d, 1u << 20, 0, 0), ERR_PTR(-EINVAL));
 		dev_env_fini(&d);
 	}
 }

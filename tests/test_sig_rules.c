@@ -51,8 +51,7 @@ static struct ib_sig_attrs dif_wire(void)
 
 static void assert_untouched(struct sig_env *e, int pool)
 {
-	assert_int_equal(ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs),
-			 pool);
+	assert_int_equal(ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs), pool);
 	assert_int_equal(e->qp[0]->mrs_used, 0);
 	assert_int_equal(e->dev[0]->dma_mapped, 0);
 	if (e->qp[0]->rw_cache)
@@ -73,55 +72,50 @@ static void test_pi_needs_prot_list(void **state)
 	sg_init_one(&sg, e.local, 4096);
 	sg_init_one(&psg, e.local + 65536, 64);
 	for (dir = 0; dir < 2; dir++) {
-		enum dma_data_direction dd = dir ? DMA_FROM_DEVICE :
-						   DMA_TO_DEVICE;
+		enum dma_data_direction dd =
+			dir ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 
 		/* Memory NONE, wire T10-DIF, no protection list. */
 		a = dif_wire();
-		assert_int_equal(rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1,
-							    &sg, 1, NULL, 0,
-							    &a,
-							    sig_env_raddr(&e, 0),
-							    e.remote_mr->rkey,
-							    dd),
+		assert_int_equal(rdma_rw_ctx_signature_init(
+					 &ctx, e.qp[0], 1, &sg, 1, NULL, 0, &a,
+					 sig_env_raddr(&e, 0),
+					 e.remote_mr->rkey, dd),
 				 -EINVAL);
 		assert_untouched(&e, 2);
 		/* Memory T10-DIF, no protection list either. */
 		a.mem = a.wire;
-		assert_int_equal(rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1,
-							    &sg, 1, NULL, 0,
-							    &a,
-							    sig_env_raddr(&e, 0),
-							    e.remote_mr->rkey,
-							    dd),
+		assert_int_equal(rdma_rw_ctx_signature_init(
+					 &ctx, e.qp[0], 1, &sg, 1, NULL, 0, &a,
+					 sig_env_raddr(&e, 0),
+					 e.remote_mr->rkey, dd),
 				 -EINVAL);
 		assert_untouched(&e, 2);
 	}
 	/* With the list, the same WRITE works and the QP stays up. */
 	a = dif_wire();
-	assert_int_equal(rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, &sg, 1,
-						    &psg, 1, &a,
-						    sig_env_raddr(&e, 0),
-						    e.remote_mr->rkey,
-						    DMA_TO_DEVICE),
-			 2);
+	assert_int_equal(
+		rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, &sg, 1, &psg, 1,
+					   &a, sig_env_raddr(&e, 0),
+					   e.remote_mr->rkey, DMA_TO_DEVICE),
+		2);
 	assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp[0], 1, &d.cqe, NULL), 0);
 	ib_process_cq_direct(e.cq[0], -1);
 	assert_int_equal(d.count, 1);
 	assert_int_equal(d.status, IB_WC_SUCCESS);
-	assert_int_equal(ib_check_mr_status(ctx.reg->mr,
-					    IB_MR_CHECK_SIG_STATUS, &st), 0);
+	assert_int_equal(
+		ib_check_mr_status(ctx.reg->mr, IB_MR_CHECK_SIG_STATUS, &st),
+		0);
 	rdma_rw_ctx_destroy_signature(&ctx, e.qp[0], 1, &sg, 1, &psg, 1,
 				      DMA_TO_DEVICE);
 	assert_untouched(&e, 2);
 	/* No PI anywhere: no list needed. */
 	a.wire.sig_type = IB_SIG_TYPE_NONE;
-	assert_int_equal(rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, &sg, 1,
-						    NULL, 0, &a,
-						    sig_env_raddr(&e, 0),
-						    e.remote_mr->rkey,
-						    DMA_TO_DEVICE),
-			 3); /* the same MR again: LOCAL_INV first */
+	assert_int_equal(
+		rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, &sg, 1, NULL, 0,
+					   &a, sig_env_raddr(&e, 0),
+					   e.remote_mr->rkey, DMA_TO_DEVICE),
+		3); /* the same MR again: LOCAL_INV first */
 	rdma_rw_ctx_destroy_signature(&ctx, e.qp[0], 1, &sg, 1, NULL, 0,
 				      DMA_TO_DEVICE);
 	assert_untouched(&e, 2);
@@ -138,8 +132,8 @@ static int transfer(struct sig_env *e, struct scatterlist *sg,
 	struct rdma_rw_ctx ctx;
 	int ret;
 
-	assert_true(rdma_rw_ctx_signature_init(&ctx, e->qp[0], 1, sg, 1, psg,
-					       1, &a, sig_env_raddr(e, 0),
+	assert_true(rdma_rw_ctx_signature_init(&ctx, e->qp[0], 1, sg, 1, psg, 1,
+					       &a, sig_env_raddr(e, 0),
 					       e->remote_mr->rkey,
 					       DMA_TO_DEVICE) > 0);
 	*mrp = ctx.reg->mr;
@@ -152,9 +146,8 @@ static int transfer(struct sig_env *e, struct scatterlist *sg,
 						    IB_MR_CHECK_SIG_STATUS,
 						    &st),
 				 0);
-		assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp[0], 1, &d.cqe,
-						  NULL),
-				 0);
+		assert_int_equal(
+			rdma_rw_ctx_post(&ctx, e->qp[0], 1, &d.cqe, NULL), 0);
 	}
 	ib_process_cq_direct(e->cq[0], -1);
 	assert_int_equal(d.count, 1);

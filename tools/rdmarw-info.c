@@ -25,7 +25,7 @@ static const char *const profile_names[] = { "mlx5", "rxe", "siw" };
 
 struct info_ctx {
 	bool json;
-	bool verbose;       /* -v: every attribute, as ibv_devinfo -v */
+	bool verbose; /* -v: every attribute, as ibv_devinfo -v */
 	const char *device; /* -d: this device only */
 	struct jw jw;
 	int count;
@@ -173,18 +173,18 @@ static int print_one(struct ib_device *dev, void *arg)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: rdmarw-info [-d NAME] [-v] [--json]\n"
-		     "List RDMA devices and the attributes the R/W API "
-		     "uses.\n"
-		     "  -d, --ib-dev=NAME  this device only\n"
-		     "  -v, --verbose      every attribute (the JSON has all)\n"
-		     "  -j, --json         JSON instead of text\n"
-		     "      --version      the tool's and the library's version\n"
-		     "  -h, --help         this text\n");
+	fprintf(out,
+		"usage: rdmarw-info [-d NAME] [-v] [--json]\n"
+		"List RDMA devices and the attributes the R/W API "
+		"uses.\n"
+		"  -d, --ib-dev=NAME  this device only\n"
+		"  -v, --verbose      every attribute (the JSON has all)\n"
+		"  -j, --json         JSON instead of text\n"
+		"      --version      the tool's and the library's version\n"
+		"  -h, --help         this text\n");
 }
 
-static int create_devices(struct soft_fabric *fabric,
-			  struct ib_device **devs)
+static int create_devices(struct soft_fabric *fabric, struct ib_device **devs)
 {
 	char name[32];
 	size_t i;
@@ -211,8 +211,8 @@ int main(int argc, char **argv)
 	struct ib_device *devs[NPROFILES] = { 0 };
 	struct info_ctx ctx = { 0 };
 	static const struct option opts[] = {
-		{ "ib-dev", 1, NULL, 'd' }, { "verbose", 0, NULL, 'v' },
-		{ "json", 0, NULL, 'j' },   { "help", 0, NULL, 'h' },
+		{ "ib-dev", 1, NULL, 'd' },  { "verbose", 0, NULL, 'v' },
+		{ "json", 0, NULL, 'j' },    { "help", 0, NULL, 'h' },
 		{ "version", 0, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	struct soft_fabric *fabric;
@@ -221,12 +221,22 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "d:vjhV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': ctx.device = optarg; break;
-		case 'v': ctx.verbose = true; break;
-		case 'j': ctx.json = true; break;
-		case 'V': cli_version("rdmarw-info");
-		case 'h': usage(stdout); return 0;
-		default: return 2; /* getopt named the option */
+		case 'd':
+			ctx.device = optarg;
+			break;
+		case 'v':
+			ctx.verbose = true;
+			break;
+		case 'j':
+			ctx.json = true;
+			break;
+		case 'V':
+			cli_version("rdmarw-info");
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return 2; /* getopt named the option */
 		}
 	}
 	if (optind < argc)
@@ -256,8 +266,10 @@ int main(int argc, char **argv)
 			jw_close(&ctx.jw, '}');
 		}
 		if (ctx.device && !ctx.count) {
-			fprintf(stderr, "rdmarw-info: -d %s: no such device "
-				"(rdmarw-info lists them)\n", ctx.device);
+			fprintf(stderr,
+				"rdmarw-info: -d %s: no such device "
+				"(rdmarw-info lists them)\n",
+				ctx.device);
 			ret = -ENODEV;
 		}
 	}

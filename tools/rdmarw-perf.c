@@ -35,9 +35,9 @@
 #define PERF_MAX_SGE 1024U
 #define PERF_MAX_CTXS 1024U
 #define PERF_MIN_ITERS 16ULL
-#define PERF_ROUNDS 5U        /* I/O and memcpy alternate this many times */
-#define PERF_WINDOW 1e-3      /* seconds: the shortest window for BW peak */
-#define PERF_CTL_BATCHES 7U   /* control path: median of this many batches */
+#define PERF_ROUNDS 5U /* I/O and memcpy alternate this many times */
+#define PERF_WINDOW 1e-3 /* seconds: the shortest window for BW peak */
+#define PERF_CTL_BATCHES 7U /* control path: median of this many batches */
 
 struct perf_opts {
 	bool write;
@@ -53,12 +53,12 @@ struct perf_opts {
 	double duration;
 	const char *profile;
 	const char *device; /* an ibv device instead of the software one */
-	const char *addr;   /* its rdma_cm address */
+	const char *addr; /* its rdma_cm address */
 	bool iommu;
 	bool threaded;
 	bool force_mr;
 	bool bvec;
-	u32 pi;   /* --pi: T10-DIF interval in bytes, 0 without PI */
+	u32 pi; /* --pi: T10-DIF interval in bytes, 0 without PI */
 	bool ctl;
 	bool json;
 	bool quiet;
@@ -134,12 +134,12 @@ struct perf_result {
 	u64 bytes;
 	u64 iters;
 	double secs;
-	double bw_avg;  /* bytes per second */
+	double bw_avg; /* bytes per second */
 	double bw_peak; /* bytes per second */
 	double mpps;
 	double memcpy_bps;
 	double memcpy_secs;
-	double cpu_secs;        /* this thread's CPU time in the I/O rounds */
+	double cpu_secs; /* this thread's CPU time in the I/O rounds */
 	double memcpy_cpu_secs; /* and in the memcpy rounds */
 	/* the ratio and the cpu ratio of each round alone: their spread */
 	double ratio_min, ratio_max;
@@ -201,7 +201,7 @@ static struct perf_slot *slots_alloc(u32 n, u32 nents)
 {
 	struct perf_slot *slots = calloc(n, sizeof(*slots));
 	char *ents = calloc(n, (size_t)nents * (sizeof(struct scatterlist) +
-						 sizeof(struct bio_vec)));
+						sizeof(struct bio_vec)));
 	u32 i;
 
 	if (!slots || !ents)
@@ -253,8 +253,10 @@ static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
 	struct ib_qp_init_attr attr = {
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = { .max_send_wr = send_wr, .max_recv_wr = 16,
-			 .max_send_sge = max_sge, .max_recv_sge = 1,
+		.cap = { .max_send_wr = send_wr,
+			 .max_recv_wr = 16,
+			 .max_send_sge = max_sge,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = ctxs },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
@@ -265,7 +267,7 @@ static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
 
 	if (IS_ERR(qp) && integrity && PTR_ERR(qp) == -EOPNOTSUPP) {
 		fprintf(stderr, "rdmarw-perf: --pi needs a profile with "
-			"integrity offload (mlx5)\n");
+				"integrity offload (mlx5)\n");
 		exit(2);
 	}
 	if (IS_ERR(qp))
@@ -332,7 +334,8 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 			 u32 nents)
 {
 	struct ib_qp_init_attr attr = {
-		.cap = { .max_recv_wr = 16, .max_recv_sge = 1,
+		.cap = { .max_recv_wr = 16,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = o->ctxs },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
@@ -348,8 +351,8 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 	if (IS_ERR(dev))
 		die(o->device, PTR_ERR(dev));
 	attr.cap.max_send_sge = (u32)dev->attrs.max_send_sge;
-	attr.cap.max_send_wr = send_depth(dev, o->ctxs, nents,
-					  attr.cap.max_send_sge);
+	attr.cap.max_send_wr =
+		send_depth(dev, o->ctxs, nents, attr.cap.max_send_sge);
 	ret = perf_ibv_open(e->ibv, o->device, o->addr, &attr,
 			    (int)(4 * o->ctxs + 64));
 	if (ret)
@@ -361,8 +364,8 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 	e->rcq = e->ibv->peer_cq;
 	e->lqp = e->ibv->qp;
 	e->rqp = e->ibv->peer_qp;
-	e->ctl_qp = make_qp(e->lpd, e->lcq, 8, attr.cap.max_send_sge, 16,
-			    false);
+	e->ctl_qp =
+		make_qp(e->lpd, e->lcq, 8, attr.cap.max_send_sge, 16, false);
 }
 
 static void env_open(struct perf_env *e, const struct perf_opts *o,
@@ -512,19 +515,19 @@ static int io_init(struct perf_run *r, struct perf_slot *sl, struct ib_qp *qp)
 	u64 raddr = (u64)(uintptr_t)e->rbuf;
 
 	if (r->o->pi)
-		return rdma_rw_ctx_signature_init(&sl->ctx, qp, 1, sl->sgl,
-						  r->shape->nents, &sl->psg, 1,
-						  &r->sig, raddr,
-						  e->rmr->rkey, r->dir);
+		return rdma_rw_ctx_signature_init(
+			&sl->ctx, qp, 1, sl->sgl, r->shape->nents, &sl->psg, 1,
+			&r->sig, raddr, e->rmr->rkey, r->dir);
 	if (r->o->bvec) {
-		struct bvec_iter it = { .bi_size = (unsigned int)r->shape->bytes };
+		struct bvec_iter it = { .bi_size =
+						(unsigned int)r->shape->bytes };
 
 		return rdma_rw_ctx_init_bvec(&sl->ctx, qp, 1, sl->bvec,
 					     r->shape->nents, it, raddr,
 					     e->rmr->rkey, r->dir);
 	}
-	return rdma_rw_ctx_init(&sl->ctx, qp, 1, sl->sgl, r->shape->nents,
-				0, raddr, e->rmr->rkey, r->dir);
+	return rdma_rw_ctx_init(&sl->ctx, qp, 1, sl->sgl, r->shape->nents, 0,
+				raddr, e->rmr->rkey, r->dir);
 }
 
 static void io_destroy(struct perf_run *r, struct perf_slot *sl,
@@ -909,12 +912,14 @@ static void print_header(const struct perf_opts *o)
 	       o->bvec ? ", bio_vec input" : "");
 	if (o->pi)
 		printf(", PI: T10-DIF every %u B on the wire (WRITE inserts, "
-		       "READ checks and strips)", o->pi);
+		       "READ checks and strips)",
+		       o->pi);
 	printf("\n");
 	printf("# BW in %s, as perftest; BW peak = the best "
 	       "window of at least %.0f ms (every completion counted), BW "
-	       "average = bytes / the whole run\n", o->gbits ?
-	       "Gb/s (10^9 bits/s, --report_gbits)" : "MiB/s (2^20 bytes/s)",
+	       "average = bytes / the whole run\n",
+	       o->gbits ? "Gb/s (10^9 bits/s, --report_gbits)" :
+			  "MiB/s (2^20 bytes/s)",
 	       PERF_WINDOW * 1e3);
 	printf("# memcpy = the same "
 	       "bytes copied by the CPU over the same buffers and SGL shape,\n"
@@ -924,14 +929,13 @@ static void print_header(const struct perf_opts *o)
 	       PERF_ROUNDS);
 	printf("# CPU ns/IO = this thread's CPU time per I/O (preemption by "
 	       "other processes left out); cpu ratio = the ratio in CPU time\n");
-	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n",
-	       "op", "#bytes", "#iters", "BW peak", "BW average", "MsgRate",
-	       "memcpy", "ratio", "CPU ns/IO", "cpu", "ctl ns/IO", "path");
-	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n",
-	       "", "", "", o->gbits ? "[Gb/s]" : "[MiB/s]",
+	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n", "op",
+	       "#bytes", "#iters", "BW peak", "BW average", "MsgRate", "memcpy",
+	       "ratio", "CPU ns/IO", "cpu", "ctl ns/IO", "path");
+	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n", "",
+	       "", "", o->gbits ? "[Gb/s]" : "[MiB/s]",
 	       o->gbits ? "[Gb/s]" : "[MiB/s]", "[Mpps]",
-	       o->gbits ? "[Gb/s]" : "[MiB/s]", "", "",
-	       "ratio", "", "");
+	       o->gbits ? "[Gb/s]" : "[MiB/s]", "", "", "ratio", "", "");
 }
 
 /* The options every --json record ends with. */
@@ -958,8 +962,8 @@ static void print_result(const struct perf_opts *o, struct jw *j,
 	const double mib = o->json || !o->gbits ? 1024.0 * 1024.0 : 1e9 / 8;
 	double ratio = x->memcpy_bps > 0 ? x->bw_avg / x->memcpy_bps : 0;
 	double cpu_ns = x->cpu_secs * 1e9 / (double)x->iters;
-	double cpu_ratio = x->cpu_secs > 0 ? x->memcpy_cpu_secs / x->cpu_secs :
-					     0;
+	double cpu_ratio =
+		x->cpu_secs > 0 ? x->memcpy_cpu_secs / x->cpu_secs : 0;
 
 	progress_clear();
 	if (o->json) {
@@ -1015,8 +1019,10 @@ static u64 parse_size(const char *opt, const char *s)
 
 	why = cli_parse_u64(s, 1, PERF_MAX_SIZE, &v);
 	if (why && !strcmp(why, "above the maximum"))
-		cli_refuse(PERF_TOOL, "%s '%s': larger than 1G, the largest "
-			   "buffer rdmarw-perf maps", opt, s);
+		cli_refuse(PERF_TOOL,
+			   "%s '%s': larger than 1G, the largest "
+			   "buffer rdmarw-perf maps",
+			   opt, s);
 	if (why)
 		cli_refuse(PERF_TOOL, "%s '%s': %s", opt, s, why);
 	return v;
@@ -1067,8 +1073,10 @@ static void set_dir(struct perf_opts *o, const char *v)
 	o->write = !strcmp(v, "write") || !strcmp(v, "both");
 	o->read = !strcmp(v, "read") || !strcmp(v, "both");
 	if (!o->write && !o->read)
-		cli_refuse(PERF_TOOL, "-d/--dir '%s': the direction is read, "
-			   "write or both (an ibv device is -R/--ib-dev)", v);
+		cli_refuse(PERF_TOOL,
+			   "-d/--dir '%s': the direction is read, "
+			   "write or both (an ibv device is -R/--ib-dev)",
+			   v);
 }
 
 static void set_sweep(struct perf_opts *o, const char *v)
@@ -1113,9 +1121,11 @@ static void set_profile(struct perf_opts *o, const char *v)
 	struct soft_profile p;
 
 	if (soft_profile_get(v, &p))
-		cli_refuse(PERF_TOOL, "-p/--profile '%s': not a software "
+		cli_refuse(PERF_TOOL,
+			   "-p/--profile '%s': not a software "
 			   "profile (mlx5, rxe or siw; an ibv device is "
-			   "-R/--ib-dev)", v);
+			   "-R/--ib-dev)",
+			   v);
 	o->profile = v;
 }
 
@@ -1147,49 +1157,72 @@ static void check_pi(const struct perf_opts *o)
 static void parse_opts(int argc, char **argv, struct perf_opts *o)
 {
 	static const struct option lo[] = {
-		{ "dir", 1, NULL, 'd' },      { "size", 1, NULL, 's' },
-		{ "sweep", 2, NULL, 'a' },    { "sge", 1, NULL, 'e' },
-		{ "entry", 1, NULL, 'E' },    { "gap", 1, NULL, 'g' },
-		{ "offset", 1, NULL, 'o' },   { "ctxs", 1, NULL, 'c' },
-		{ "iters", 1, NULL, 'n' },    { "duration", 1, NULL, 'D' },
-		{ "profile", 1, NULL, 'p' },  { "iommu", 0, NULL, 'I' },
-		{ "threaded", 0, NULL, 'T' }, { "force-mr", 0, NULL, 'f' },
-		{ "bvec", 0, NULL, 'b' },     { "ctl", 0, NULL, 'C' },
-		{ "json", 0, NULL, 'j' },     { "quiet", 0, NULL, 'q' },
-		{ "pi", 2, NULL, 'P' },       { "help", 0, NULL, 'h' },
-		{ "device", 1, NULL, 'R' },   { "addr", 1, NULL, 'A' },
+		{ "dir", 1, NULL, 'd' },
+		{ "size", 1, NULL, 's' },
+		{ "sweep", 2, NULL, 'a' },
+		{ "sge", 1, NULL, 'e' },
+		{ "entry", 1, NULL, 'E' },
+		{ "gap", 1, NULL, 'g' },
+		{ "offset", 1, NULL, 'o' },
+		{ "ctxs", 1, NULL, 'c' },
+		{ "iters", 1, NULL, 'n' },
+		{ "duration", 1, NULL, 'D' },
+		{ "profile", 1, NULL, 'p' },
+		{ "iommu", 0, NULL, 'I' },
+		{ "threaded", 0, NULL, 'T' },
+		{ "force-mr", 0, NULL, 'f' },
+		{ "bvec", 0, NULL, 'b' },
+		{ "ctl", 0, NULL, 'C' },
+		{ "json", 0, NULL, 'j' },
+		{ "quiet", 0, NULL, 'q' },
+		{ "pi", 2, NULL, 'P' },
+		{ "help", 0, NULL, 'h' },
+		{ "device", 1, NULL, 'R' },
+		{ "addr", 1, NULL, 'A' },
 		{ "version", 0, NULL, 'V' },
 		/* perftest's names for the same things */
-		{ "all", 0, NULL, 'a' },      { "ib-dev", 1, NULL, 'R' },
+		{ "all", 0, NULL, 'a' },
+		{ "ib-dev", 1, NULL, 'R' },
 		{ "report_gbits", 0, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
 	int c;
 
-	*o = (struct perf_opts){ .write = true, .read = true, .size_min = 65536,
-				 .size_max = 65536, .sge = 1, .ctxs = 16,
-				 .duration = 0.5, .profile = "rxe" };
+	*o = (struct perf_opts){ .write = true,
+				 .read = true,
+				 .size_min = 65536,
+				 .size_max = 65536,
+				 .sge = 1,
+				 .ctxs = 16,
+				 .duration = 0.5,
+				 .profile = "rxe" };
 	while ((c = getopt_long(argc, argv,
 				"d:s:a::e:E:g:o:c:n:D:p:ITfbP::CjqhR:A:V", lo,
 				NULL)) != -1) {
 		switch (c) {
-		case 'd': set_dir(o, optarg); break;
-		case 's':
-			o->size_min = o->size_max = parse_size("-s/--size",
-							       optarg);
+		case 'd':
+			set_dir(o, optarg);
 			break;
-		case 'a': set_sweep(o, optarg); break;
+		case 's':
+			o->size_min = o->size_max =
+				parse_size("-s/--size", optarg);
+			break;
+		case 'a':
+			set_sweep(o, optarg);
+			break;
 		case 'e':
 			o->sge = parse_u32("-e/--sge", optarg, 1, PERF_MAX_SGE);
 			break;
-		case 'E': o->entry = parse_entry(optarg); break;
+		case 'E':
+			o->entry = parse_entry(optarg);
+			break;
 		case 'g':
 			o->gap = parse_u32("-g/--gap", optarg, 0, 1U << 20);
 			break;
 		case 'o':
-			o->offset = parse_u32("-o/--offset", optarg, 0,
-					      1U << 20);
+			o->offset =
+				parse_u32("-o/--offset", optarg, 0, 1U << 20);
 			break;
 		case 'c':
 			o->ctxs = parse_u32("-c/--ctxs", optarg, 1,
@@ -1205,42 +1238,73 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 			o->duration_set = true;
 			why = cli_parse_seconds(optarg, 3600, &o->duration);
 			if (why)
-				cli_refuse(PERF_TOOL,
-					   "-D/--duration '%s': %s (up to 3600)",
-					   optarg, why);
+				cli_refuse(
+					PERF_TOOL,
+					"-D/--duration '%s': %s (up to 3600)",
+					optarg, why);
 			break;
-		case 'p': set_profile(o, optarg); break;
-		case 'I': o->iommu = true; break;
-		case 'T': o->threaded = true; break;
-		case 'f': o->force_mr = true; break;
-		case 'b': o->bvec = true; break;
+		case 'p':
+			set_profile(o, optarg);
+			break;
+		case 'I':
+			o->iommu = true;
+			break;
+		case 'T':
+			o->threaded = true;
+			break;
+		case 'f':
+			o->force_mr = true;
+			break;
+		case 'b':
+			o->bvec = true;
+			break;
 		case 'P':
 			o->pi = optarg ? parse_u32("-P/--pi", optarg, 512,
-						   4096) : 512;
+						   4096) :
+					 512;
 			break;
-		case 'C': o->ctl = true; break;
-		case 'j': o->json = true; break;
-		case 'q': o->quiet = true; break;
-		case 'R': o->device = optarg; break;
-		case 'A': o->addr = optarg; break;
-		case 'G': o->gbits = true; break;
-		case 'V': cli_version(PERF_TOOL);
-		case 'h': usage(stdout); exit(0);
-		default: exit(2); /* getopt said which option, on one line */
+		case 'C':
+			o->ctl = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'R':
+			o->device = optarg;
+			break;
+		case 'A':
+			o->addr = optarg;
+			break;
+		case 'G':
+			o->gbits = true;
+			break;
+		case 'V':
+			cli_version(PERF_TOOL);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			exit(2); /* getopt said which option, on one line */
 		}
 	}
 	if (optind < argc)
-		cli_refuse(PERF_TOOL, "unexpected argument '%s' (a sweep's "
+		cli_refuse(PERF_TOOL,
+			   "unexpected argument '%s' (a sweep's "
 			   "range is -a MIN:MAX or --sweep=MIN:MAX)",
 			   argv[optind]);
 	if (o->device && !o->addr)
-		cli_refuse(PERF_TOOL, "-R/--ib-dev %s needs -A/--addr, the "
-			   "device's rdma_cm address", o->device);
+		cli_refuse(PERF_TOOL,
+			   "-R/--ib-dev %s needs -A/--addr, the "
+			   "device's rdma_cm address",
+			   o->device);
 	if (o->addr && !o->device)
 		cli_refuse(PERF_TOOL, "-A/--addr needs -R/--ib-dev");
 	if (o->device && o->pi)
 		cli_refuse(PERF_TOOL, "-P/--pi needs the software device, "
-			   "not -R/--ib-dev");
+				      "not -R/--ib-dev");
 	if (o->size_min > o->size_max)
 		cli_refuse(PERF_TOOL, "the smallest size is above the largest");
 	check_pi(o);
@@ -1268,7 +1332,8 @@ static int pi_prepare(struct perf_run *r)
 		.wire.sig_type = IB_SIG_TYPE_T10_DIF,
 		.wire.sig.dif = { .bg_type = IB_T10DIF_CRC,
 				  .pi_interval = (u16)r->o->pi,
-				  .app_tag = 0x5244, .ref_remap = true,
+				  .app_tag = 0x5244,
+				  .ref_remap = true,
 				  .apptag_check_mask = 0xffff },
 	};
 	if (dir != DMA_FROM_DEVICE)
@@ -1280,12 +1345,13 @@ static int pi_prepare(struct perf_run *r)
 }
 
 static int run_size(struct perf_env *e, const struct perf_opts *o,
-		    struct perf_slot *slots, u64 bytes, enum dma_data_direction dir,
-		    struct jw *j)
+		    struct perf_slot *slots, u64 bytes,
+		    enum dma_data_direction dir, struct jw *j)
 {
 	static struct perf_shape shape;
-	struct perf_run r = { .env = e, .o = o, .shape = &shape, .dir = dir,
-			      .slots = slots };
+	struct perf_run r = {
+		.env = e, .o = o, .shape = &shape, .dir = dir, .slots = slots
+	};
 	struct perf_result res;
 	u32 i;
 	int ret;
@@ -1366,13 +1432,13 @@ static int run_table(struct perf_env *env, const struct perf_opts *o,
 
 struct ctl_point {
 	const char *what;
-	u32 nents;    /* entries of the context */
-	u32 entry;    /* bytes each */
-	bool force;   /* force_mr */
-	double ns;    /* median ns per init + wrs + destroy */
+	u32 nents; /* entries of the context */
+	u32 entry; /* bytes each */
+	bool force; /* force_mr */
+	double ns; /* median ns per init + wrs + destroy */
 	double ns_min;
-	u32 mrs;      /* MRs the context registered */
-	u32 wrs;      /* RDMA WRs of the context */
+	u32 mrs; /* MRs the context registered */
+	u32 wrs; /* RDMA WRs of the context */
 	const char *path;
 };
 
@@ -1412,7 +1478,8 @@ static int ctl_measure(struct perf_run *r, struct ctl_point *p, double secs)
 	if (io_init(r, &r->slots[0], r->env->ctl_qp) < 0)
 		return -EINVAL;
 	p->path = path_name(&r->slots[0].ctx);
-	p->mrs = r->slots[0].ctx.type == RDMA_RW_MR ? r->slots[0].ctx.nr_ops : 0;
+	p->mrs =
+		r->slots[0].ctx.type == RDMA_RW_MR ? r->slots[0].ctx.nr_ops : 0;
 	p->wrs = r->slots[0].ctx.nr_ops;
 	io_destroy(r, &r->slots[0], r->env->ctl_qp);
 	return 0;
@@ -1496,7 +1563,9 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		   struct perf_slot *slots)
 {
 	static struct perf_shape shape;
-	struct perf_run r = { .env = env, .o = o, .shape = &shape,
+	struct perf_run r = { .env = env,
+			      .o = o,
+			      .shape = &shape,
 			      .dir = o->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
 			      .slots = slots };
 	struct ctl_point p[16];
@@ -1515,9 +1584,9 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		       dir_name(r.dir), o->profile, o->iommu ? "+iommu" : "",
 		       o->bvec ? " (bio_vec)" : "", o->bvec ? "_bvec" : "",
 		       PERF_CTL_BATCHES);
-		printf("%-14s %-6s %6s %8s %4s %4s %10s %10s %9s %9s\n", "shape",
-		       "path", "#SGE", "SGE len", "WRs", "MRs", "ns/IO", "min",
-		       "ns/SGE", "ns/MR");
+		printf("%-14s %-6s %6s %8s %4s %4s %10s %10s %9s %9s\n",
+		       "shape", "path", "#SGE", "SGE len", "WRs", "MRs",
+		       "ns/IO", "min", "ns/SGE", "ns/MR");
 	} else {
 		jw_open(&j, NULL, '[');
 	}
@@ -1525,8 +1594,7 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		u64 bytes = (u64)p[i].nents * p[i].entry;
 
 		if (shape_build(&shape, bytes, p[i].nents, 0, 0) ||
-		    shape_span(&shape) > env->lbuf_len ||
-		    bytes > env->rbuf_len)
+		    shape_span(&shape) > env->lbuf_len || bytes > env->rbuf_len)
 			continue;
 		slot_fill(&slots[0], &shape, env->lbuf);
 		ret = ctl_measure(&r, &p[i], o->duration);
@@ -1534,7 +1602,8 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		if (ret)
 			break;
 		ctl_print(o, &j, &p[i]);
-		if (!strcmp(p[i].what, "multi") && !strcmp(p[i].path, "multi")) {
+		if (!strcmp(p[i].what, "multi") &&
+		    !strcmp(p[i].path, "multi")) {
 			if (!nmulti)
 				first_multi = i;
 			nmulti++;
@@ -1565,8 +1634,8 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		       "MRs of %u entries)\n",
 		       p[0].ns, slope, nmulti,
 		       small ? p[small].ns / p[small].mrs : NAN,
-		       big ? p[big].ns / p[big].mrs : NAN,
-		       big ? p[big].mrs : 0, big ? p[big].nents / p[big].mrs : 0);
+		       big ? p[big].ns / p[big].mrs : NAN, big ? p[big].mrs : 0,
+		       big ? p[big].nents / p[big].mrs : 0);
 	}
 out:
 	if (ret)
@@ -1588,7 +1657,8 @@ int main(int argc, char **argv)
 	parse_opts(argc, argv, &o);
 	if (shape_build(&probe, o.size_max, shape_nents(&o, o.size_max), o.gap,
 			o.offset))
-		cli_refuse(PERF_TOOL, "%llu bytes do not split into 1 to %u "
+		cli_refuse(PERF_TOOL,
+			   "%llu bytes do not split into 1 to %u "
 			   "entries of 1 byte to 4G (-e/--sge, -E/--entry)",
 			   (unsigned long long)o.size_max, PERF_MAX_SGE);
 	lbuf = shape_span(&probe) + PAGE_SIZE;

@@ -12,7 +12,6 @@
 #define rdmarw__dec(p) __atomic_sub_fetch((p), 1, __ATOMIC_RELAXED)
 #define rdmarw__read(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
-
 void rdmarw__device_get(struct ib_device *dev);
 void rdmarw__device_put(struct ib_device *dev);
 

@@ -56,8 +56,8 @@ static bool marker_listed(const struct drain_marker *m)
 static void drain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	/* Address arithmetic only: @m may be gone (see the top). */
-	struct drain_marker *m = container_of(wc->wr_cqe, struct drain_marker,
-					      cqe);
+	struct drain_marker *m =
+		container_of(wc->wr_cqe, struct drain_marker, cqe);
 	bool free_it = false;
 
 	pthread_mutex_lock(&markers_lock);
@@ -155,7 +155,8 @@ static int post_marker(struct ib_qp *qp, enum drain_queue q,
 		       struct drain_marker *m)
 {
 	struct ib_rdma_wr swr = {
-		.wr = { .wr_cqe = &m->cqe, .opcode = IB_WR_RDMA_WRITE,
+		.wr = { .wr_cqe = &m->cqe,
+			.opcode = IB_WR_RDMA_WRITE,
 			.send_flags = IB_SEND_SIGNALED },
 	};
 	struct ib_recv_wr rwr = { .wr_cqe = &m->cqe };

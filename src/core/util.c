@@ -11,9 +11,8 @@
 #include <strings.h>
 
 #define RDMARW_NAME_ITEM(name) [name] = #name,
-static const char *const wc_status_names[] = {
-	RDMARW_WC_STATUS_LIST(RDMARW_NAME_ITEM)
-};
+static const char *const wc_status_names[] = { RDMARW_WC_STATUS_LIST(
+	RDMARW_NAME_ITEM) };
 
 const char *ib_wc_status_msg(enum ib_wc_status status)
 {
@@ -105,9 +104,9 @@ static void rdmarw__vlog(enum rdmarw_log_level level, const char *fmt,
 		log_fn(level, msg, log_arg);
 	else
 		fprintf(stderr, "rdmarw: %s%s\n",
-			level == RDMARW_LOG_ERR	   ? "ERROR: " :
+			level == RDMARW_LOG_ERR	 ? "ERROR: " :
 			level == RDMARW_LOG_WARN ? "WARNING: " :
-						     "",
+						   "",
 			msg);
 }
 
@@ -136,8 +135,7 @@ void rdmarw__warn_once(bool *warned, const char *fmt, ...)
  * any state may go to RESET or ERR; otherwise RESET→INIT, INIT→INIT/RTR,
  * RTR→RTS, RTS→RTS/SQD, SQD→RTS/SQD, SQE→RTS.
  */
-bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur,
-				    enum ib_qp_state next)
+bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur, enum ib_qp_state next)
 {
 	if (next == IB_QPS_RESET || next == IB_QPS_ERR)
 		return cur <= IB_QPS_ERR;

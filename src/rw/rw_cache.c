@@ -184,8 +184,8 @@ void rdmarw__rw_block_put(struct rdmarw_rw_block *b)
 
 unsigned long rdmarw__rw_cache_in_use(struct ib_qp *qp)
 {
-	struct rdmarw_rw_cache *c = __atomic_load_n(&qp->rw_cache,
-						    __ATOMIC_ACQUIRE);
+	struct rdmarw_rw_cache *c =
+		__atomic_load_n(&qp->rw_cache, __ATOMIC_ACQUIRE);
 	unsigned long n;
 
 	if (!c)

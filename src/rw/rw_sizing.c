@@ -85,8 +85,7 @@ unsigned int rdma_rw_max_send_wr(struct ib_device *dev, u32 port_num,
 	return factor * max_rdma_ctxs;
 }
 
-u32 rdmarw__rw_max_ctxs(struct ib_device *dev, u32 port_num,
-			u32 create_flags)
+u32 rdmarw__rw_max_ctxs(struct ib_device *dev, u32 port_num, u32 create_flags)
 {
 	unsigned int per = rdma_rw_max_send_wr(dev, port_num, 1, create_flags);
 
@@ -165,8 +164,9 @@ void rdma_rw_cleanup_mrs(struct ib_qp *qp)
 	if (!qp)
 		return;
 	if (rdmarw__rw_qp_busy(qp)) {
-		rdmarw__warn_once(&warned,
-				  "rdma_rw_cleanup_mrs: contexts still hold storage or MRs of the QP");
+		rdmarw__warn_once(
+			&warned,
+			"rdma_rw_cleanup_mrs: contexts still hold storage or MRs of the QP");
 		return;
 	}
 	ib_mr_pool_destroy(qp, &qp->sig_mrs);

@@ -39,8 +39,10 @@ static int side_open(struct side *s, struct soft_fabric *f,
 		     const struct soft_profile *p)
 {
 	struct ib_qp_init_attr attr = {
-		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1,
+		.cap = { .max_send_wr = 8,
+			 .max_recv_wr = 1,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = 1 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
@@ -97,8 +99,7 @@ int main(void)
 		return 1;
 	}
 	memset(src, 0x5a, LEN);
-	mr = ib_reg_user_mr(b.pd, (u64)(uintptr_t)dst, LEN,
-			    (u64)(uintptr_t)dst,
+	mr = ib_reg_user_mr(b.pd, (u64)(uintptr_t)dst, LEN, (u64)(uintptr_t)dst,
 			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(mr))
 		return 1;
