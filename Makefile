@@ -34,7 +34,7 @@ run: build
 	@echo
 	@$(BUILD)/tools/rdmarw-perf --sweep=64:1M --duration=0.1
 
-test: test-plain test-asan test-valgrind test-tsan test-fuzz lab
+test: format-check test-plain test-asan test-valgrind test-tsan test-fuzz lab
 
 test-plain: build
 	@scripts/deps.sh test
@@ -121,9 +121,9 @@ format:
 	clang-format -i $(FORMAT_FILES)
 
 # Fails (and lists the differences) when a file is not formatted as the
-# repo's .clang-format says.  Not part of make test until the tree-wide
-# reformat.
+# repo's .clang-format says; the first step of make test.
 format-check:
+	@scripts/deps.sh test
 	@clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
