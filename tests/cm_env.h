@@ -38,7 +38,7 @@ static struct {
 	int (*hook)(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 } cm_log = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
 
-static int cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+static inline int cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct cm_rec *r;
 	int (*hook)(struct rdma_cm_id *, struct rdma_cm_event *);
@@ -62,7 +62,7 @@ static int cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return hook ? hook(id, ev) : 0;
 }
 
-static void cm_log_reset(void)
+static inline void cm_log_reset(void)
 {
 	pthread_mutex_lock(&cm_log.m);
 	cm_log.n = 0;
@@ -72,7 +72,7 @@ static void cm_log_reset(void)
 }
 
 /* Wait until @n events are recorded; return record @n - 1. */
-static struct cm_rec *cm_wait(int n)
+static inline struct cm_rec *cm_wait(int n)
 {
 	struct timespec ts;
 	struct cm_rec *r;
@@ -90,7 +90,7 @@ static struct cm_rec *cm_wait(int n)
 }
 
 /* Give the CM thread time to deliver anything more, then count. */
-static int cm_settle(void)
+static inline int cm_settle(void)
 {
 	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	int n;
@@ -102,7 +102,7 @@ static int cm_settle(void)
 	return n;
 }
 
-static struct sockaddr_in cm_in4(const char *ip, u16 port)
+static inline struct sockaddr_in cm_in4(const char *ip, u16 port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 
@@ -111,7 +111,7 @@ static struct sockaddr_in cm_in4(const char *ip, u16 port)
 	return sin;
 }
 
-static struct sockaddr_in6 cm_in6(const char *ip, u16 port)
+static inline struct sockaddr_in6 cm_in6(const char *ip, u16 port)
 {
 	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
 
@@ -123,7 +123,7 @@ static struct sockaddr_in6 cm_in6(const char *ip, u16 port)
 #define SA(x) ((struct sockaddr *)&(x))
 
 /* soft_env with its QPs removed (the CM makes them) and addresses set. */
-static void cm_env_init(struct soft_env *env, const char *profile,
+static inline void cm_env_init(struct soft_env *env, const char *profile,
 			bool threaded)
 {
 	struct sockaddr_in a0 = cm_in4("10.0.0.1", 0), a1 = cm_in4("10.0.0.2", 0);
@@ -144,7 +144,7 @@ static void cm_env_init(struct soft_env *env, const char *profile,
 	cm_log_reset();
 }
 
-static void cm_create_qp(struct soft_env *env, int side,
+static inline void cm_create_qp(struct soft_env *env, int side,
 			 struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {
@@ -161,7 +161,7 @@ static void cm_create_qp(struct soft_env *env, int side,
 	assert_int_equal(soft_env_state(id->qp), IB_QPS_INIT);
 }
 
-static struct rdma_cm_id *cm_id(void *context)
+static inline struct rdma_cm_id *cm_id(void *context)
 {
 	struct rdma_cm_id *id = rdma_create_id(&init_net, cm_handler, context,
 					       RDMA_PS_TCP, IB_QPT_RC);
@@ -171,7 +171,7 @@ static struct rdma_cm_id *cm_id(void *context)
 }
 
 /* A listener on 10.0.0.2:@port. */
-static struct rdma_cm_id *cm_listener(void *context, u16 port)
+static inline struct rdma_cm_id *cm_listener(void *context, u16 port)
 {
 	struct sockaddr_in a = cm_in4("10.0.0.2", port);
 	struct rdma_cm_id *id = cm_id(context);
@@ -185,7 +185,7 @@ static struct rdma_cm_id *cm_listener(void *context, u16 port)
  * A client id from 10.0.0.1 to 10.0.0.2:@port with its route resolved and
  * a QP; *@n is the number of events recorded so far (updated).
  */
-static struct rdma_cm_id *cm_client(struct soft_env *env, void *context,
+static inline struct rdma_cm_id *cm_client(struct soft_env *env, void *context,
 				    u16 port, int *n)
 {
 	struct sockaddr_in src = cm_in4("10.0.0.1", 0);
@@ -206,7 +206,7 @@ static struct rdma_cm_id *cm_client(struct soft_env *env, void *context,
 	return id;
 }
 
-static void cm_env_fini(struct soft_env *env)
+static inline void cm_env_fini(struct soft_env *env)
 {
 	soft_env_fini(env);
 }
