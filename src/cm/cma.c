@@ -49,6 +49,8 @@ enum cm_state {
  * @established: both QPs are in RTS
  * @in_handler: the CM thread runs its handler
  * @destroy_pending: destroy when the handler returns
+ * @destroy_waiter: a thread in rdma_destroy_id() waits for the handler
+ *                  and destroys the id itself (the CM thread must not)
  * @reuseaddr: rdma_set_reuseaddr()
  * @afonly: rdma_set_afonly()
  * @tos: rdma_set_service_type()
@@ -71,6 +73,7 @@ struct cm_id_priv {
 	bool established;
 	bool in_handler;
 	bool destroy_pending;
+	bool destroy_waiter;
 	bool reuseaddr;
 	bool afonly;
 	int tos;
@@ -320,7 +323,7 @@ done:
 		p->in_handler = false;
 		cm.running = NULL;
 		pthread_cond_broadcast(&cm.cond);
-		if (p->destroy_pending)
+		if (p->destroy_pending && !p->destroy_waiter)
 			destroy_locked(p);
 	}
 	pthread_mutex_unlock(&cm.lock);
@@ -597,11 +600,11 @@ void rdma_destroy_id(struct rdma_cm_id *id)
 		return;
 	}
 	p->destroy_pending = true; /* no event is delivered from now on */
+	p->destroy_waiter = true;  /* and this thread frees the id */
 	drop_events(p);
 	while (p->in_handler)
 		pthread_cond_wait(&cm.cond, &cm.lock);
-	if (id_live(p))
-		destroy_locked(p);
+	destroy_locked(p);
 	pthread_mutex_unlock(&cm.lock);
 }
 
