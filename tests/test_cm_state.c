@@ -494,6 +494,50 @@ static void test_device_removal(void **s)
 	assert_int_equal(cm_settle(), 1);
 }
 
+/*
+ * rdma_destroy_id() from the test thread while the id's handler runs: the
+ * call waits for the handler, and an event the handler queues meanwhile is
+ * never delivered.
+ */
+static volatile int destroyer_in;
+
+static int queue_late(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	int i;
+
+	if (ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+		return 0;
+	for (i = 0; i < 500 && !__atomic_load_n(&destroyer_in,
+						 __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ts, NULL);
+	ts.tv_nsec = 20 * 1000 * 1000; /* let the destroyer reach its wait */
+	nanosleep(&ts, NULL);
+	assert_int_equal(rdma_resolve_route(id, 0), 0);
+	return 0;
+}
+
+static void test_destroy_while_in_handler(void **s)
+{
+	struct sockaddr_in dst = cm_in4("10.0.0.2", 1);
+	struct rdma_cm_id *id;
+	struct soft_env env;
+	struct cm_rec *r;
+
+	cm_env_init(&env, "rxe", false);
+	destroyer_in = 0;
+	cm_log.hook = queue_late;
+	id = cm_id(NULL);
+	assert_int_equal(rdma_resolve_addr(id, NULL, SA(dst), 0), 0);
+	r = cm_wait(1);
+	assert_int_equal(r->ev, RDMA_CM_EVENT_ADDR_RESOLVED);
+	__atomic_store_n(&destroyer_in, 1, __ATOMIC_RELEASE);
+	rdma_destroy_id(id); /* waits for queue_late() */
+	assert_int_equal(cm_settle(), 1); /* ROUTE_RESOLVED was dropped */
+	cm_log.hook = NULL;
+	cm_env_fini(&env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_handler_destroys),
 		cmocka_unit_test(test_listener_destroyed),
 		cmocka_unit_test(test_device_removal),
+		cmocka_unit_test(test_destroy_while_in_handler),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
