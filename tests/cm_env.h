@@ -124,10 +124,12 @@ static inline struct sockaddr_in6 cm_in6(const char *ip, u16 port)
 
 /* soft_env with its QPs removed (the CM makes them) and addresses set. */
 static inline void cm_env_init(struct soft_env *env, const char *profile,
-			bool threaded)
+			       bool threaded)
 {
-	struct sockaddr_in a0 = cm_in4("10.0.0.1", 0), a1 = cm_in4("10.0.0.2", 0);
-	struct sockaddr_in6 b0 = cm_in6("fd00::1", 0), b1 = cm_in6("fd00::2", 0);
+	struct sockaddr_in a0 = cm_in4("10.0.0.1", 0),
+			   a1 = cm_in4("10.0.0.2", 0);
+	struct sockaddr_in6 b0 = cm_in6("fd00::1", 0),
+			    b1 = cm_in6("fd00::2", 0);
 	int i;
 
 	soft_env_init(env, &(struct soft_env_cfg){ .profile = profile,
@@ -145,13 +147,15 @@ static inline void cm_env_init(struct soft_env *env, const char *profile,
 }
 
 static inline void cm_create_qp(struct soft_env *env, int side,
-			 struct rdma_cm_id *id)
+				struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {
 		.send_cq = env->cq[side],
 		.recv_cq = env->cq[side],
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 	};
@@ -186,7 +190,7 @@ static inline struct rdma_cm_id *cm_listener(void *context, u16 port)
  * a QP; *@n is the number of events recorded so far (updated).
  */
 static inline struct rdma_cm_id *cm_client(struct soft_env *env, void *context,
-				    u16 port, int *n)
+					   u16 port, int *n)
 {
 	struct sockaddr_in src = cm_in4("10.0.0.1", 0);
 	struct sockaddr_in dst = cm_in4("10.0.0.2", port);

@@ -88,7 +88,8 @@ static void connect_write_disconnect(const char *profile)
 	ms = soft_env_reg(&env, 0, src, sizeof(src), SOFT_PAIR_ACCESS);
 	md = soft_env_reg(&env, 1, dst, sizeof(dst), SOFT_PAIR_ACCESS);
 	assert_int_equal(soft_env_rdma(client->qp, IB_WR_RDMA_WRITE, 1, src, 64,
-				       ms->lkey, (uintptr_t)dst, md->rkey), 0);
+				       ms->lkey, (uintptr_t)dst, md->rkey),
+			 0);
 	soft_env_expect(env.cq[0], 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	assert_memory_equal(src, dst, 64);
 
@@ -152,8 +153,8 @@ static void reject(const char *profile)
 	r = cm_wait(++n);
 	assert_int_equal(r->ev, RDMA_CM_EVENT_CONNECT_REQUEST);
 	child = r->id;
-	assert_int_equal(rdma_reject(child, "busy!", 5,
-				     IB_CM_REJ_CONSUMER_DEFINED), 0);
+	assert_int_equal(
+		rdma_reject(child, "busy!", 5, IB_CM_REJ_CONSUMER_DEFINED), 0);
 	r = cm_wait(++n);
 	assert_ptr_equal(r->id, client);
 	assert_int_equal(r->ev, RDMA_CM_EVENT_REJECTED);
@@ -171,7 +172,8 @@ static void reject(const char *profile)
 	assert_memory_equal(r->pdata, "busy!", 5);
 	assert_true(rdma_is_consumer_reject(client, r->status));
 	{
-		struct rdma_cm_event ev = { .event = r->ev, .status = r->status };
+		struct rdma_cm_event ev = { .event = r->ev,
+					    .status = r->status };
 
 		ev.param.conn.private_data = r->pdata;
 		ev.param.conn.private_data_len = r->len;
@@ -208,10 +210,12 @@ static void nobody_listens(const char *profile)
 	assert_int_equal(rdma_connect(client, &cp), 0);
 	r = cm_wait(++n);
 	assert_int_equal(r->ev, RDMA_CM_EVENT_REJECTED);
-	assert_int_equal(r->status, is_iwarp(profile) ? -ECONNREFUSED
-						      : IB_CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(r->status, is_iwarp(profile) ?
+					    -ECONNREFUSED :
+					    IB_CM_REJ_INVALID_SERVICE_ID);
 	if (!is_iwarp(profile)) {
-		struct rdma_cm_event ev = { .event = r->ev, .status = r->status };
+		struct rdma_cm_event ev = { .event = r->ev,
+					    .status = r->status };
 
 		assert_false(rdma_is_consumer_reject(client, r->status));
 		assert_null(rdma_consumer_reject_data(client, &ev, &len));
@@ -278,18 +282,30 @@ static void limits(const char *profile)
 	cm_env_fini(&env);
 }
 
-#define PROFILE_TESTS(p)                                                    \
-	static void test_connect_##p(void **s) { connect_write_disconnect(#p); } \
-	static void test_reject_##p(void **s) { reject(#p); }               \
-	static void test_nobody_##p(void **s) { nobody_listens(#p); }       \
-	static void test_limits_##p(void **s) { limits(#p); }
+#define PROFILE_TESTS(p)                       \
+	static void test_connect_##p(void **s) \
+	{                                      \
+		connect_write_disconnect(#p);  \
+	}                                      \
+	static void test_reject_##p(void **s)  \
+	{                                      \
+		reject(#p);                    \
+	}                                      \
+	static void test_nobody_##p(void **s)  \
+	{                                      \
+		nobody_listens(#p);            \
+	}                                      \
+	static void test_limits_##p(void **s)  \
+	{                                      \
+		limits(#p);                    \
+	}
 PROFILE_TESTS(mlx5)
 PROFILE_TESTS(rxe)
 PROFILE_TESTS(siw)
 
-#define PROFILE_ENTRIES(p)                                                  \
+#define PROFILE_ENTRIES(p)                                                     \
 	cmocka_unit_test(test_connect_##p), cmocka_unit_test(test_reject_##p), \
-		cmocka_unit_test(test_nobody_##p),                           \
+		cmocka_unit_test(test_nobody_##p),                             \
 		cmocka_unit_test(test_limits_##p)
 
 int main(void)

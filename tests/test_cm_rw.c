@@ -34,8 +34,10 @@ static void create_qp(struct soft_env *env, int side, struct rdma_cm_id *id)
 	struct ib_qp_init_attr qa = {
 		.send_cq = env->cq[side],
 		.recv_cq = env->cq[side],
-		.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = 4 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
@@ -66,8 +68,9 @@ static void rw_write(const char *profile)
 		struct sockaddr_in dst_a = cm_in4("10.0.0.2", 7500);
 
 		client = cm_id(NULL);
-		assert_int_equal(rdma_resolve_addr(client, SA(src_a),
-						   SA(dst_a), 1000), 0);
+		assert_int_equal(
+			rdma_resolve_addr(client, SA(src_a), SA(dst_a), 1000),
+			0);
 		assert_int_equal(cm_wait(++n)->ev, RDMA_CM_EVENT_ADDR_RESOLVED);
 		assert_int_equal(rdma_resolve_route(client, 1000), 0);
 		assert_int_equal(cm_wait(++n)->ev,
@@ -100,7 +103,8 @@ static void rw_write(const char *profile)
 	assert_true(ret > 0);
 	write_done = false;
 	assert_int_equal(rdma_rw_ctx_post(&ctx, client->qp, client->port_num,
-					  &cqe, NULL), 0);
+					  &cqe, NULL),
+			 0);
 	for (i = 0; i < 1000 && !write_done; i++)
 		ib_process_cq_direct(env.cq[0], 16);
 	assert_true(write_done);

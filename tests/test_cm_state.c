@@ -22,15 +22,18 @@ static void test_create_and_msgs(void **s)
 	struct rdma_cm_id *id;
 	struct net other;
 
-	assert_ptr_equal(rdma_create_id(NULL, NULL, NULL, RDMA_PS_TCP,
-					IB_QPT_RC), ERR_PTR(-EINVAL));
+	assert_ptr_equal(
+		rdma_create_id(NULL, NULL, NULL, RDMA_PS_TCP, IB_QPT_RC),
+		ERR_PTR(-EINVAL));
 	assert_ptr_equal(rdma_create_id(&other, cm_handler, NULL, RDMA_PS_TCP,
-					IB_QPT_RC), ERR_PTR(-EINVAL));
+					IB_QPT_RC),
+			 ERR_PTR(-EINVAL));
 	assert_ptr_equal(rdma_create_id(NULL, cm_handler, NULL,
 					(enum rdma_ucm_port_space)7, IB_QPT_RC),
 			 ERR_PTR(-EINVAL));
-	assert_ptr_equal(rdma_create_id(NULL, cm_handler, NULL, RDMA_PS_UDP,
-					IB_QPT_UD), ERR_PTR(-EOPNOTSUPP));
+	assert_ptr_equal(
+		rdma_create_id(NULL, cm_handler, NULL, RDMA_PS_UDP, IB_QPT_UD),
+		ERR_PTR(-EOPNOTSUPP));
 	id = rdma_create_id(NULL, cm_handler, &ctx, RDMA_PS_IB, IB_QPT_RC);
 	assert_false(IS_ERR(id));
 	assert_ptr_equal(id->context, &ctx);
@@ -149,8 +152,8 @@ static void test_bind_conflicts(void **s)
 	assert_int_equal(rdma_listen(x, 1), 0);
 	assert_null(x->device);
 	assert_int_equal(x->route.addr.src_addr.ss_family, AF_INET);
-	assert_int_not_equal(((struct sockaddr_in *)&x->route.addr.src_addr)
-				     ->sin_port, 0);
+	assert_int_not_equal(
+		((struct sockaddr_in *)&x->route.addr.src_addr)->sin_port, 0);
 	rdma_destroy_id(x);
 	cm_env_fini(&env);
 }
@@ -183,7 +186,8 @@ static void test_resolve(void **s)
 	assert_int_equal(r->ev, RDMA_CM_EVENT_ADDR_RESOLVED);
 	assert_ptr_equal(id->device, env.dev[0]);
 	assert_int_equal(((struct sockaddr_in *)&id->route.addr.src_addr)
-				 ->sin_addr.s_addr, src.sin_addr.s_addr);
+				 ->sin_addr.s_addr,
+			 src.sin_addr.s_addr);
 	rdma_destroy_id(id);
 	/* IPv6 */
 	id = cm_id(NULL);
@@ -220,12 +224,14 @@ static void test_resolve(void **s)
 
 static void test_faults(void **s)
 {
-	struct soft_cm_fault rej = { .type = SOFT_CM_FAULT_REJECT, .nth = 1,
+	struct soft_cm_fault rej = { .type = SOFT_CM_FAULT_REJECT,
+				     .nth = 1,
 				     .reason = IB_CM_REJ_NO_RESOURCES };
 	struct soft_cm_fault lost = { .type = SOFT_CM_FAULT_UNREACHABLE,
 				      .nth = 1 };
 	struct soft_cm_fault addr = { .type = SOFT_CM_FAULT_ADDR_ERROR,
-				      .nth = 2, .reason = -ENETUNREACH };
+				      .nth = 2,
+				      .reason = -ENETUNREACH };
 	struct sockaddr_in src = cm_in4("10.0.0.1", 0);
 	struct sockaddr_in dst = cm_in4("10.0.0.2", 7480);
 	struct rdma_conn_param cp = { 0 };
@@ -508,8 +514,8 @@ static int queue_late(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	if (ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
 		return 0;
-	for (i = 0; i < 500 && !__atomic_load_n(&destroyer_in,
-						 __ATOMIC_ACQUIRE); i++)
+	for (i = 0;
+	     i < 500 && !__atomic_load_n(&destroyer_in, __ATOMIC_ACQUIRE); i++)
 		nanosleep(&ts, NULL);
 	ts.tv_nsec = 20 * 1000 * 1000; /* let the destroyer reach its wait */
 	nanosleep(&ts, NULL);

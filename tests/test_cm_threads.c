@@ -22,10 +22,10 @@
 static struct soft_env env;
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rdma_cm_id *live[MAX_LIVE];
-static int children;	/* live child ids */
-static int bad_events;	/* events for an id not (or no longer) live */
+static int children; /* live child ids */
+static int bad_events; /* events for an id not (or no longer) live */
 static int handler_calls;
-static int established;	/* client ESTABLISHED events */
+static int established; /* client ESTABLISHED events */
 static bool stop_link;
 
 static bool live_has(struct rdma_cm_id *id)
@@ -70,8 +70,10 @@ static struct ib_qp *make_qp(int side, struct rdma_cm_id *id)
 	struct ib_qp_init_attr qa = {
 		.send_cq = env.cq[side],
 		.recv_cq = env.cq[side],
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 	};
@@ -191,8 +193,8 @@ static void race(bool pull_link)
 	assert_int_equal(rdma_bind_addr(listen, SA(laddr)), 0);
 	assert_int_equal(rdma_listen(listen, 16), 0);
 	if (pull_link)
-		assert_int_equal(pthread_create(&puller, NULL, link_puller,
-						NULL), 0);
+		assert_int_equal(
+			pthread_create(&puller, NULL, link_puller, NULL), 0);
 	pthread_mutex_init(&c.lock, NULL);
 	for (i = 0; i < ITERS; i++) {
 		c.qp = NULL;

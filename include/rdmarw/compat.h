@@ -65,7 +65,7 @@ enum dma_data_direction {
 
 #ifndef container_of
 #define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+	((type *)((char *)(ptr)-offsetof(type, member)))
 #endif
 
 #ifndef MAX_ERRNO
@@ -101,7 +101,10 @@ struct list_head {
 	struct list_head *next, *prev;
 };
 
-#define LIST_HEAD_INIT(name) { &(name), &(name) }
+#define LIST_HEAD_INIT(name)     \
+	{                        \
+		&(name), &(name) \
+	}
 
 static inline void INIT_LIST_HEAD(struct list_head *list)
 {
@@ -152,10 +155,10 @@ static inline bool list_empty(const struct list_head *head)
 	list_entry((head)->next, type, member)
 #define list_first_entry_or_null(head, type, member) \
 	(list_empty(head) ? NULL : list_first_entry(head, type, member))
-#define list_for_each_entry_safe(pos, n, head, member)                      \
-	for (pos = list_entry((head)->next, __typeof__(*pos), member),      \
-	    n = list_entry(pos->member.next, __typeof__(*pos), member);      \
-	     &pos->member != (head);                                         \
+#define list_for_each_entry_safe(pos, n, head, member)                  \
+	for (pos = list_entry((head)->next, __typeof__(*pos), member),  \
+	    n = list_entry(pos->member.next, __typeof__(*pos), member); \
+	     &pos->member != (head);                                    \
 	     pos = n, n = list_entry(n->member.next, __typeof__(*n), member))
 
 #endif /* RDMARW_COMPAT_H */

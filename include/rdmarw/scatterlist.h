@@ -132,8 +132,8 @@ static inline void *sg_virt(const struct scatterlist *sg)
  */
 static inline void sg_assign_page(struct scatterlist *sg, struct page *page)
 {
-	sg->page_link = (sg->page_link & SG_PAGE_LINK_MASK) |
-			(unsigned long)page;
+	sg->page_link =
+		(sg->page_link & SG_PAGE_LINK_MASK) | (unsigned long)page;
 }
 
 /**

@@ -23,8 +23,8 @@ enum rdmarw__cm_msg {
 /* What a transport's fault hook decides for a connection request. */
 enum rdmarw__cm_verdict {
 	RDMARW_CM_DELIVER,
-	RDMARW_CM_REJECT,	/* the peer's CM refuses (reason given) */
-	RDMARW_CM_LOST,		/* the request never arrives: UNREACHABLE */
+	RDMARW_CM_REJECT, /* the peer's CM refuses (reason given) */
+	RDMARW_CM_LOST, /* the request never arrives: UNREACHABLE */
 };
 
 /**

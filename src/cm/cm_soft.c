@@ -286,8 +286,8 @@ static int soft_resolve(struct ib_device *src_dev, const struct sockaddr *dst,
 	if (d && !src_dev) {
 		/* another device of the fabric, else loopback */
 		list_for_each_entry_safe(a, n, &cm_soft.addrs, entry)
-			if (!src && a->fabric == d->fabric && a->dev != d->dev &&
-			    a->ss.ss_family == ss.ss_family)
+			if (!src && a->fabric == d->fabric &&
+			    a->dev != d->dev && a->ss.ss_family == ss.ss_family)
 				src = a;
 		if (!src)
 			src = d;
@@ -347,8 +347,8 @@ static u32 soft_pdata_wire(struct ib_device *dev, enum rdmarw__cm_msg msg)
 
 static u32 soft_pdata_max(struct ib_device *dev, enum rdmarw__cm_msg msg)
 {
-	return soft_iwarp(dev) ? RDMA_MAX_PRIVATE_DATA
-			       : soft_pdata_wire(dev, msg);
+	return soft_iwarp(dev) ? RDMA_MAX_PRIVATE_DATA :
+				 soft_pdata_wire(dev, msg);
 }
 
 const struct rdmarw__cm_ops rdmarw__cm_soft_ops = {

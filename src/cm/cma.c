@@ -86,8 +86,8 @@ struct cm_id_priv {
 /* What the CM thread does to the id's QP before calling the handler. */
 enum cm_action {
 	CM_ACT_NONE,
-	CM_ACT_RTS,	/* REP arrived: QP to RTR and RTS, then RTU to peer */
-	CM_ACT_ERR,	/* the connection is gone: QP to ERR */
+	CM_ACT_RTS, /* REP arrived: QP to RTR and RTS, then RTU to peer */
+	CM_ACT_ERR, /* the connection is gone: QP to ERR */
 };
 
 /**
@@ -110,7 +110,7 @@ struct cm_work {
 
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;	/* work queued, a handler returned */
+	pthread_cond_t cond; /* work queued, a handler returned */
 	struct list_head ids;
 	struct list_head queue;
 	pthread_t thread;
@@ -318,7 +318,7 @@ static void *cm_main(void *arg)
 		pthread_mutex_lock(&cm.lock);
 		if (ret)
 			p->destroy_pending = true;
-done:
+	done:
 		free(w);
 		p->in_handler = false;
 		cm.running = NULL;
@@ -451,9 +451,10 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss)
 
 	if (!sa_any(ss)) {
 		for (i = 0; !dev && i < sizeof(cm_transports) /
-					       sizeof(cm_transports[0]);
+						    sizeof(cm_transports[0]);
 		     i++)
-			dev = cm_transports[i]->bind((const struct sockaddr *)ss);
+			dev = cm_transports[i]->bind(
+				(const struct sockaddr *)ss);
 		if (!dev)
 			return -EADDRNOTAVAIL;
 	}
@@ -461,8 +462,8 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss)
 	if (!sa_port(ss)) {
 		for (tries = 0; tries < 28232; tries++) {
 			sa_set_port(&p->id.route.addr.src_addr, cm.next_port);
-			cm.next_port = cm.next_port >= 60999 ? 32768
-							     : cm.next_port + 1;
+			cm.next_port = cm.next_port >= 60999 ? 32768 :
+							       cm.next_port + 1;
 			if (!port_taken(p, false))
 				break;
 		}
@@ -546,8 +547,8 @@ static void break_peer(struct cm_id_priv *p)
 		else
 			w = queue_event(q, RDMA_CM_EVENT_REJECTED,
 					IB_CM_REJ_CONSUMER_DEFINED);
-		work_pdata(w, NULL, 0, iwarp(q) ? 0 :
-			   IB_CM_REJ_PRIVATE_DATA_SIZE);
+		work_pdata(w, NULL, 0,
+			   iwarp(q) ? 0 : IB_CM_REJ_PRIVATE_DATA_SIZE);
 		q->answered = true;
 	} else {
 		/* the requester went away before the connection was up */
@@ -600,7 +601,7 @@ void rdma_destroy_id(struct rdma_cm_id *id)
 		return;
 	}
 	p->destroy_pending = true; /* no event is delivered from now on */
-	p->destroy_waiter = true;  /* and this thread frees the id */
+	p->destroy_waiter = true; /* and this thread frees the id */
 	drop_events(p);
 	while (p->in_handler)
 		pthread_cond_wait(&cm.cond, &cm.lock);
@@ -618,8 +619,8 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (!sa_copy(&ss, addr))
 		return -EAFNOSUPPORT;
 	pthread_mutex_lock(&cm.lock);
-	ret = to_priv(id)->state == CM_IDLE ? bind_locked(to_priv(id), &ss)
-					    : -EINVAL;
+	ret = to_priv(id)->state == CM_IDLE ? bind_locked(to_priv(id), &ss) :
+					      -EINVAL;
 	pthread_mutex_unlock(&cm.lock);
 	return ret;
 }
@@ -631,8 +632,7 @@ static void wildcard(struct sockaddr_storage *ss, sa_family_t family)
 }
 
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
-		      const struct sockaddr *dst_addr,
-		      unsigned long timeout_ms)
+		      const struct sockaddr *dst_addr, unsigned long timeout_ms)
 {
 	struct ib_device *src_dev = NULL, *dst_dev = NULL;
 	struct sockaddr_storage ss, dst, src;
@@ -811,8 +811,8 @@ static int connect_locked(struct cm_id_priv *a, struct rdma_conn_param *cp)
 	c = l ? calloc(1, sizeof(*c)) : NULL;
 	if (!c) {
 		w = queue_event(a, RDMA_CM_EVENT_REJECTED,
-				iwarp(a) ? -ECONNREFUSED
-					 : IB_CM_REJ_INVALID_SERVICE_ID);
+				iwarp(a) ? -ECONNREFUSED :
+					   IB_CM_REJ_INVALID_SERVICE_ID);
 		work_pdata(w, NULL, 0, pdata_wire(a, RDMARW_CM_REJ));
 		a->answered = true;
 		return 0;
@@ -1018,14 +1018,18 @@ int rdmarw__cm_link_down(struct ib_device *dev)
 			p->peer = NULL;
 			q->peer = NULL;
 			p->answered = q->answered = true;
-			w = queue_event(p, p->is_child ?
-					RDMA_CM_EVENT_CONNECT_ERROR :
-					RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+			w = queue_event(p,
+					p->is_child ?
+						RDMA_CM_EVENT_CONNECT_ERROR :
+						RDMA_CM_EVENT_UNREACHABLE,
+					-ETIMEDOUT);
 			if (w)
 				w->action = CM_ACT_ERR;
-			w = queue_event(q, q->is_child ?
-					RDMA_CM_EVENT_CONNECT_ERROR :
-					RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+			w = queue_event(q,
+					q->is_child ?
+						RDMA_CM_EVENT_CONNECT_ERROR :
+						RDMA_CM_EVENT_UNREACHABLE,
+					-ETIMEDOUT);
 			if (w)
 				w->action = CM_ACT_ERR;
 		}
@@ -1303,8 +1307,8 @@ bool rdma_is_consumer_reject(struct rdma_cm_id *id, int reason)
 {
 	if (!id || !id->device)
 		return false;
-	return iwarp(to_priv(id)) ? reason == -ECONNREFUSED
-				  : reason == IB_CM_REJ_CONSUMER_DEFINED;
+	return iwarp(to_priv(id)) ? reason == -ECONNREFUSED :
+				    reason == IB_CM_REJ_CONSUMER_DEFINED;
 }
 
 const void *rdma_consumer_reject_data(struct rdma_cm_id *id,
