@@ -111,8 +111,12 @@ struct ib_device *soft_device_create(struct soft_fabric *fabric,
  * soft_device_destroy() - unregister and free a software device
  * @dev: a device from soft_device_create()
  *
+ * Connection-manager ids bound to the device first get DEVICE_REMOVAL
+ * (rdma_cm.h), and the call waits until their handlers have run (unless
+ * it is made from a handler).
+ *
  * Return: 0, -EINVAL for NULL or a device that is not a software device,
- * -EBUSY while PDs or CQs exist on it.
+ * -EBUSY while PDs or CQs exist on it or CM ids are bound to it.
  */
 int soft_device_destroy(struct ib_device *dev);
 
@@ -377,6 +381,111 @@ int soft_fault_qp_stats(struct ib_qp *qp, struct soft_fault_stats *out);
 int soft_fault_device_stats(struct ib_device *dev,
 			    struct soft_fault_stats *out);
 
+/* ---- the connection manager on software devices (rdma_cm.h) -------------
+ *
+ * Each fabric is an address space: a device answers to the IPv4 and IPv6
+ * addresses given to it, rdma_bind_addr() finds the device of a local
+ * address and rdma_resolve_addr() the device of a remote one among the
+ * devices of the source's fabric.  Connections between devices of one
+ * fabric follow each profile's transport: IB CM rules (private-data sizes,
+ * reject reasons, TIMEWAIT_EXIT) on InfiniBand and RoCE, MPA rules on
+ * iWARP.  The calls below may be made from any thread, and from a CM
+ * event handler.
+ */
+
+struct sockaddr;
+
+/**
+ * soft_device_add_addr() - make a software device answer to an address
+ * @dev: a software device
+ * @addr: an AF_INET or AF_INET6 address (the port is ignored)
+ *
+ * Return: 0; -EINVAL for NULL, a device that is not a software device, a
+ * wildcard address; -EAFNOSUPPORT for another family; -EADDRINUSE when a
+ * device of the same fabric answers to it already; -ENOMEM.
+ */
+int soft_device_add_addr(struct ib_device *dev, const struct sockaddr *addr);
+
+/**
+ * soft_device_del_addr() - stop answering to an address
+ * @dev: a software device
+ * @addr: an address given with soft_device_add_addr()
+ *
+ * Ids bound to the address stay bound; new binds and resolutions fail.
+ *
+ * Return: 0; -EINVAL for NULL or a device that is not a software device;
+ * -EADDRNOTAVAIL when @dev does not answer to @addr.
+ */
+int soft_device_del_addr(struct ib_device *dev, const struct sockaddr *addr);
+
+/**
+ * enum soft_cm_fault_type - what a CM fault rule does
+ * @SOFT_CM_FAULT_REJECT: a connection request sent from the device is
+ *                        rejected by the peer's CM before any listener
+ *                        sees it: REJECTED with the rule's reason (IB,
+ *                        RoCE) or -ECONNREFUSED (iWARP)
+ * @SOFT_CM_FAULT_UNREACHABLE: a connection request sent from the device is
+ *                             lost: UNREACHABLE with -ETIMEDOUT
+ * @SOFT_CM_FAULT_ADDR_ERROR: an address resolution from the device fails:
+ *                            ADDR_ERROR with the rule's reason as status
+ *                            (-EHOSTUNREACH when 0)
+ * @SOFT_CM_FAULT_NR: number of types
+ */
+enum soft_cm_fault_type {
+	SOFT_CM_FAULT_REJECT,
+	SOFT_CM_FAULT_UNREACHABLE,
+	SOFT_CM_FAULT_ADDR_ERROR,
+	SOFT_CM_FAULT_NR,
+};
+
+/**
+ * struct soft_cm_fault - a CM fault rule
+ * @type: enum soft_cm_fault_type
+ * @nth: fire at the @nth request (or resolution) after arming, once; 0
+ *       fires at every one until soft_cm_fault_clear()
+ * @reason: %SOFT_CM_FAULT_REJECT: the IB CM reject reason (0 means
+ *          IB_CM_REJ_CONSUMER_DEFINED); %SOFT_CM_FAULT_ADDR_ERROR: the
+ *          negative errno
+ */
+struct soft_cm_fault {
+	enum soft_cm_fault_type type;
+	u32 nth;
+	int reason;
+};
+
+/**
+ * soft_cm_fault_arm() - arm a CM fault rule on a software device
+ * @dev: a software device (the active side's)
+ * @fault: the rule (copied); rules are evaluated in arming order, each
+ *         counting the events of its type
+ *
+ * Return: 0; -EINVAL for NULL, a device that is not a software device, an
+ * unknown type; -ENOSPC when %SOFT_FAULT_MAX_RULES rules are armed on @dev.
+ */
+int soft_cm_fault_arm(struct ib_device *dev, const struct soft_cm_fault *fault);
+
+/**
+ * soft_cm_fault_clear() - disarm a device's CM fault rules
+ * @dev: a software device
+ *
+ * Return: 0, -EINVAL for NULL or a device that is not a software device.
+ */
+int soft_cm_fault_clear(struct ib_device *dev);
+
+/**
+ * soft_cm_link_down() - cut every connection of a device now
+ * @dev: a software device
+ *
+ * As a cable pulled: both ends of each established connection of @dev
+ * have their QPs moved to ERR and get DISCONNECTED (then TIMEWAIT_EXIT on
+ * IB and RoCE); a connection being set up fails with UNREACHABLE
+ * (-ETIMEDOUT) on the active side and CONNECT_ERROR (-ETIMEDOUT) on the
+ * passive one.  Addresses stay; new connections may be made.
+ *
+ * Return: the number of ids of @dev that were told, -EINVAL for NULL or a
+ * device that is not a software device.
+ */
+int soft_cm_link_down(struct ib_device *dev);
 #ifdef __cplusplus
 }
 #endif

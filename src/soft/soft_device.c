@@ -4,6 +4,7 @@
  * devices.
  */
 #include "soft/soft_loc.h"
+#include "cm/cm.h"
 
 #include <stdio.h>
 #include <sys/random.h>
@@ -174,9 +175,13 @@ int soft_device_destroy(struct ib_device *dev)
 	if (!soft_device_is_soft(dev))
 		return -EINVAL;
 	sdev = to_sdev(dev);
+	ret = rdmarw__cm_device_removal(dev);
+	if (ret)
+		return ret;
 	ret = rdmarw__unregister_device(dev);
 	if (ret)
 		return ret;
+	rdmarw__cm_soft_forget(dev);
 	rdmarw__soft_task_stop(sdev);
 	pthread_mutex_lock(&sdev->fabric->lock);
 	list_del_init(&sdev->fabric_entry);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The connection manager's private header: the per-device-type transport
+ * table and the calls between the CM core (cma.c) and the software
+ * device's side (cm_soft.c).
+ *
+ * Lock order: cm.lock (every id, the event queue, the listeners) ->
+ * cm_soft's address lock.  No lock of the CM is held while a handler runs
+ * or while a QP is modified.
+ */
+#ifndef RDMARW_CM_H
+#define RDMARW_CM_H
+
+#include <rdmarw/rdma_cm.h>
+
+/* The messages whose private data a transport limits. */
+enum rdmarw__cm_msg {
+	RDMARW_CM_REQ,
+	RDMARW_CM_REP,
+	RDMARW_CM_REJ,
+};
+
+/* What a transport's fault hook decides for a connection request. */
+enum rdmarw__cm_verdict {
+	RDMARW_CM_DELIVER,
+	RDMARW_CM_REJECT, /* the peer's CM refuses (reason given) */
+	RDMARW_CM_LOST, /* the request never arrives: UNREACHABLE */
+};
+
+/**
+ * struct rdmarw__cm_ops - what the CM asks of a type of device
+ * @name: for messages
+ * @owns: does this table serve @dev
+ * @bind: the device answering to the local address @addr (any port), or
+ *        NULL
+ * @resolve: the device that reaches @dst from @src_dev (NULL: unbound),
+ *           and the source device and address to use; 0 or -EHOSTUNREACH
+ * @addr_fault: resolution from @dev must fail (0, or the event status)
+ * @req_fault: a request sent from @dev: deliver, reject (*@reason) or lose
+ * @pdata_max: private data a message carries on @dev (ULP bytes)
+ * @pdata_wire: bytes the peer sees on @dev (IB pads to the field's size;
+ *              0: exactly what was sent)
+ *
+ * The software device's table (cm_soft.c) answers from its per-fabric
+ * address space; the connection itself is made in-process by the core,
+ * which moves both QPs with ib_modify_qp().  A librdmacm backend adds a
+ * table whose connect/accept/... are librdmacm's calls and whose events
+ * come from its event channel (docs/architecture.md).
+ */
+struct rdmarw__cm_ops {
+	const char *name;
+	bool (*owns)(const struct ib_device *dev);
+	struct ib_device *(*bind)(const struct sockaddr *addr);
+	int (*resolve)(struct ib_device *src_dev, const struct sockaddr *dst,
+		       struct ib_device **src_out,
+		       struct sockaddr_storage *src_addr,
+		       struct ib_device **dst_out);
+	int (*addr_fault)(struct ib_device *dev);
+	enum rdmarw__cm_verdict (*req_fault)(struct ib_device *dev,
+					     int *reason);
+	u32 (*pdata_max)(struct ib_device *dev, enum rdmarw__cm_msg msg);
+	u32 (*pdata_wire)(struct ib_device *dev, enum rdmarw__cm_msg msg);
+};
+
+extern const struct rdmarw__cm_ops rdmarw__cm_soft_ops;
+
+/* Tear down every connection of @dev as a link failure (soft.h). */
+int rdmarw__cm_link_down(struct ib_device *dev);
+/* @dev is being destroyed: DEVICE_REMOVAL to its ids; -EBUSY while ids
+ * are still bound to it once their handlers have run. */
+int rdmarw__cm_device_removal(struct ib_device *dev);
+/* cm_soft.c: forget @dev's addresses and faults. */
+void rdmarw__cm_soft_forget(struct ib_device *dev);
+
+#endif /* RDMARW_CM_H */

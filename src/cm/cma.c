@@ -1,0 +1,1321 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The connection manager: ids, their states, the CM thread that calls the
+ * handlers, and the in-process exchange of REQ/REP/RTU/REJ/DREQ between ids
+ * on devices whose transport table (cm.h) says they reach each other.
+ *
+ * Every id is on cm.ids under cm.lock, which guards every field of every
+ * id except id.qp (each id's qp_lock: the CM thread moves a QP to ERR
+ * while its owner may destroy it).  Events are queued on cm.queue and
+ * delivered by one thread, in order: one handler runs at a time.
+ */
+#include "cm/cm.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct net init_net;
+
+enum cm_state {
+	CM_IDLE,
+	CM_ADDR_QUERY,
+	CM_ADDR_RESOLVED,
+	CM_ROUTE_QUERY,
+	CM_ROUTE_RESOLVED,
+	CM_CONNECT,
+	CM_DISCONNECT,
+	CM_ADDR_BOUND,
+	CM_LISTEN,
+	CM_DEVICE_REMOVAL,
+	CM_DESTROYING,
+};
+
+/**
+ * struct cm_id_priv - an id and what the CM knows of it
+ * @id: the public part (first)
+ * @entry: cm.ids
+ * @state: enum cm_state
+ * @ops: the transport of @id.device (NULL while unbound)
+ * @dst_dev: the device that answers to the destination address
+ * @peer: the other end of a connection being set up or up (both point at
+ *        each other, or neither)
+ * @listener: a child: the listener it came from, while its request is
+ *            not delivered
+ * @qp_lock: @id.qp
+ * @is_child: made by a connection request
+ * @answered: a child accepted or rejected; an active id that got a reply
+ * @established: both QPs are in RTS
+ * @in_handler: the CM thread runs its handler
+ * @destroy_pending: destroy when the handler returns
+ * @destroy_waiter: a thread in rdma_destroy_id() waits for the handler
+ *                  and destroys the id itself (the CM thread must not)
+ * @reuseaddr: rdma_set_reuseaddr()
+ * @afonly: rdma_set_afonly()
+ * @tos: rdma_set_service_type()
+ * @ack_timeout: rdma_set_ack_timeout()
+ * @min_rnr_timer: rdma_set_min_rnr_timer()
+ * @resp_res: responder resources of the local QP
+ * @init_depth: initiator depth of the local QP
+ */
+struct cm_id_priv {
+	struct rdma_cm_id id;
+	struct list_head entry;
+	enum cm_state state;
+	const struct rdmarw__cm_ops *ops;
+	struct ib_device *dst_dev;
+	struct cm_id_priv *peer;
+	struct cm_id_priv *listener;
+	pthread_mutex_t qp_lock;
+	bool is_child;
+	bool answered;
+	bool established;
+	bool in_handler;
+	bool destroy_pending;
+	bool destroy_waiter;
+	bool reuseaddr;
+	bool afonly;
+	int tos;
+	u8 ack_timeout;
+	u8 min_rnr_timer;
+	u8 resp_res;
+	u8 init_depth;
+};
+
+/* What the CM thread does to the id's QP before calling the handler. */
+enum cm_action {
+	CM_ACT_NONE,
+	CM_ACT_RTS, /* REP arrived: QP to RTR and RTS, then RTU to peer */
+	CM_ACT_ERR, /* the connection is gone: QP to ERR */
+};
+
+/**
+ * struct cm_work - an event waiting for the CM thread
+ * @entry: cm.queue
+ * @id: the id whose handler gets it
+ * @action: enum cm_action
+ * @dest_qpn: CM_ACT_RTS: the peer's QP number
+ * @ev: the event
+ * @pdata: its private data
+ */
+struct cm_work {
+	struct list_head entry;
+	struct cm_id_priv *id;
+	enum cm_action action;
+	u32 dest_qpn;
+	struct rdma_cm_event ev;
+	u8 pdata[RDMA_MAX_PRIVATE_DATA];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* work queued, a handler returned */
+	struct list_head ids;
+	struct list_head queue;
+	pthread_t thread;
+	bool started;
+	bool stop;
+	struct cm_id_priv *running;
+	u16 next_port;
+	int start_err;
+} cm = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+	.ids = LIST_HEAD_INIT(cm.ids),
+	.queue = LIST_HEAD_INIT(cm.queue),
+	.next_port = 32768,
+};
+
+static const struct rdmarw__cm_ops *const cm_transports[] = {
+	&rdmarw__cm_soft_ops,
+};
+
+static struct cm_id_priv *to_priv(struct rdma_cm_id *id)
+{
+	return container_of(id, struct cm_id_priv, id);
+}
+
+static const struct rdmarw__cm_ops *ops_of(const struct ib_device *dev)
+{
+	size_t i;
+
+	for (i = 0; dev && i < sizeof(cm_transports) / sizeof(cm_transports[0]);
+	     i++)
+		if (cm_transports[i]->owns(dev))
+			return cm_transports[i];
+	return NULL;
+}
+
+static bool in_cm_thread(void)
+{
+	return cm.started && pthread_equal(pthread_self(), cm.thread);
+}
+
+/* Is @p a live id (a second destroy, or a stale pointer, is not)? */
+static bool id_live(struct cm_id_priv *p)
+{
+	struct cm_id_priv *q, *n;
+
+	list_for_each_entry_safe(q, n, &cm.ids, entry)
+		if (q == p)
+			return true;
+	return false;
+}
+
+static bool iwarp(struct cm_id_priv *p)
+{
+	return p->id.device &&
+	       rdma_protocol_iwarp(p->id.device, p->id.port_num ?: 1);
+}
+
+/* ---- the event queue and the CM thread ---------------------------------- */
+
+static struct cm_work *queue_event(struct cm_id_priv *p,
+				   enum rdma_cm_event_type type, int status)
+{
+	struct cm_work *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL; /* the event is lost, as under memory pressure */
+	w->id = p;
+	w->ev.event = type;
+	w->ev.status = status;
+	list_add_tail(&w->entry, &cm.queue);
+	pthread_cond_broadcast(&cm.cond);
+	return w;
+}
+
+/* Copy private data, padded to the wire's field on IB (@wire nonzero). */
+static void work_pdata(struct cm_work *w, const void *data, u32 len, u32 wire)
+{
+	if (!w)
+		return;
+	if (len > sizeof(w->pdata))
+		len = sizeof(w->pdata);
+	if (data && len)
+		memcpy(w->pdata, data, len);
+	w->ev.param.conn.private_data_len = (u8)(wire ? wire : len);
+}
+
+/* Drop the queued events of @p (cm.lock held). */
+static void drop_events(struct cm_id_priv *p)
+{
+	struct cm_work *w, *n;
+
+	list_for_each_entry_safe(w, n, &cm.queue, entry)
+		if (w->id == p) {
+			list_del(&w->entry);
+			free(w);
+		}
+}
+
+static void qp_to_err(struct cm_id_priv *p)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	pthread_mutex_lock(&p->qp_lock);
+	if (p->id.qp)
+		ib_modify_qp(p->id.qp, &attr, IB_QP_STATE);
+	pthread_mutex_unlock(&p->qp_lock);
+}
+
+static int qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
+{
+	struct ib_qp_attr attr = { 0 };
+	int ret = -EINVAL;
+
+	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE;
+	if (p->resp_res || iwarp(p))
+		attr.qp_access_flags |= IB_ACCESS_REMOTE_READ;
+	pthread_mutex_lock(&p->qp_lock);
+	if (p->id.qp) {
+		attr.qp_state = IB_QPS_RTR;
+		attr.dest_qp_num = dest_qpn;
+		attr.max_dest_rd_atomic = p->resp_res ?: 1;
+		ret = ib_modify_qp(p->id.qp, &attr,
+				   IB_QP_STATE | IB_QP_DEST_QPN |
+					   IB_QP_ACCESS_FLAGS |
+					   IB_QP_MAX_DEST_RD_ATOMIC);
+		if (!ret) {
+			attr.qp_state = IB_QPS_RTS;
+			attr.max_rd_atomic = p->init_depth ?: 1;
+			ret = ib_modify_qp(p->id.qp, &attr,
+					   IB_QP_STATE |
+						   IB_QP_MAX_QP_RD_ATOMIC);
+		}
+	}
+	pthread_mutex_unlock(&p->qp_lock);
+	return ret;
+}
+
+static void destroy_locked(struct cm_id_priv *p);
+
+/* CM_ACT_RTS on the active side (cm.lock held, dropped meanwhile). */
+static bool work_rts(struct cm_work *w)
+{
+	struct cm_id_priv *a = w->id, *c;
+	int ret;
+
+	pthread_mutex_unlock(&cm.lock);
+	ret = qp_to_rts(a, w->dest_qpn);
+	pthread_mutex_lock(&cm.lock);
+	c = a->peer;
+	if (a->state != CM_CONNECT || !c) {
+		/* torn down meanwhile: the teardown queued what it meant */
+		qp_to_err(a);
+		return false;
+	}
+	if (ret) {
+		w->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		w->ev.status = ret;
+		w->ev.param.conn.private_data_len = 0;
+		a->peer = NULL;
+		c->peer = NULL;
+		w = queue_event(c, RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET);
+		if (w)
+			w->action = CM_ACT_ERR;
+		return true;
+	}
+	a->established = true;
+	c->established = true;
+	queue_event(c, RDMA_CM_EVENT_ESTABLISHED, 0); /* the RTU */
+	return true;
+}
+
+static void *cm_main(void *arg)
+{
+	struct cm_id_priv *p;
+	struct cm_work *w;
+	int ret;
+
+	pthread_mutex_lock(&cm.lock);
+	for (;;) {
+		while (!cm.stop && list_empty(&cm.queue))
+			pthread_cond_wait(&cm.cond, &cm.lock);
+		if (cm.stop && list_empty(&cm.queue))
+			break;
+		w = list_first_entry(&cm.queue, struct cm_work, entry);
+		list_del(&w->entry);
+		p = w->id;
+		p->in_handler = true; /* destroy waits from here on */
+		cm.running = p;
+		if (w->action == CM_ACT_RTS && !work_rts(w))
+			goto done;
+		if (w->action == CM_ACT_ERR) {
+			pthread_mutex_unlock(&cm.lock);
+			qp_to_err(p);
+			pthread_mutex_lock(&cm.lock);
+		}
+		if (w->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			p->listener = NULL; /* the child is the ULP's now */
+		if (p->destroy_pending)
+			goto done;
+		w->ev.param.conn.private_data =
+			w->ev.param.conn.private_data_len ? w->pdata : NULL;
+		pthread_mutex_unlock(&cm.lock);
+		ret = p->id.event_handler(&p->id, &w->ev);
+		pthread_mutex_lock(&cm.lock);
+		if (ret)
+			p->destroy_pending = true;
+	done:
+		free(w);
+		p->in_handler = false;
+		cm.running = NULL;
+		pthread_cond_broadcast(&cm.cond);
+		if (p->destroy_pending && !p->destroy_waiter)
+			destroy_locked(p);
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return arg;
+}
+
+static void cm_stop(void) __attribute__((destructor));
+static void cm_stop(void)
+{
+	pthread_mutex_lock(&cm.lock);
+	if (!cm.started || in_cm_thread()) {
+		pthread_mutex_unlock(&cm.lock);
+		return;
+	}
+	cm.stop = true;
+	pthread_cond_broadcast(&cm.cond);
+	pthread_mutex_unlock(&cm.lock);
+	pthread_join(cm.thread, NULL);
+	cm.started = false;
+}
+
+/* Start the CM thread once (cm.lock held). */
+static int cm_start(void)
+{
+	if (cm.started)
+		return 0;
+	cm.start_err = -pthread_create(&cm.thread, NULL, cm_main, NULL);
+	if (!cm.start_err)
+		cm.started = true;
+	return cm.start_err;
+}
+
+/* ---- addresses ---------------------------------------------------------- */
+
+static u16 sa_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+}
+
+static void sa_set_port(struct sockaddr_storage *ss, u16 port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+static bool sa_any(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(
+		&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+static bool sa_same_addr(const struct sockaddr_storage *a,
+			 const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr,
+		       sizeof(struct in6_addr));
+}
+
+static bool sa_copy(struct sockaddr_storage *dst, const struct sockaddr *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (src->sa_family == AF_INET)
+		memcpy(dst, src, sizeof(struct sockaddr_in));
+	else if (src->sa_family == AF_INET6)
+		memcpy(dst, src, sizeof(struct sockaddr_in6));
+	else
+		return false;
+	return true;
+}
+
+/* Do the local addresses of @p and @q overlap (same port assumed)? */
+static bool addr_overlap(struct cm_id_priv *p, struct cm_id_priv *q)
+{
+	const struct sockaddr_storage *a = &p->id.route.addr.src_addr;
+	const struct sockaddr_storage *b = &q->id.route.addr.src_addr;
+
+	if (a->ss_family != b->ss_family) {
+		/* an IPv6 wildcard takes IPv4 too unless it is afonly */
+		const struct cm_id_priv *six = a->ss_family == AF_INET6 ? p : q;
+
+		return sa_any(&six->id.route.addr.src_addr) && !six->afonly;
+	}
+	return sa_any(a) || sa_any(b) || sa_same_addr(a, b);
+}
+
+/* Another id bound to @p's address and port that @p may not share with. */
+static bool port_taken(struct cm_id_priv *p, bool listening)
+{
+	struct cm_id_priv *q, *n;
+
+	list_for_each_entry_safe(q, n, &cm.ids, entry) {
+		if (q == p || q->is_child || q->state == CM_IDLE ||
+		    q->state == CM_DESTROYING ||
+		    sa_port(&q->id.route.addr.src_addr) !=
+			    sa_port(&p->id.route.addr.src_addr) ||
+		    !addr_overlap(p, q))
+			continue;
+		if (!listening && p->reuseaddr && q->reuseaddr &&
+		    q->state != CM_LISTEN)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/* Bind @p to @ss (port 0: a free port); cm.lock held. */
+static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss)
+{
+	struct ib_device *dev = NULL;
+	unsigned int tries;
+	size_t i;
+
+	if (!sa_any(ss)) {
+		for (i = 0; !dev && i < sizeof(cm_transports) /
+						    sizeof(cm_transports[0]);
+		     i++)
+			dev = cm_transports[i]->bind(
+				(const struct sockaddr *)ss);
+		if (!dev)
+			return -EADDRNOTAVAIL;
+	}
+	p->id.route.addr.src_addr = *ss;
+	if (!sa_port(ss)) {
+		for (tries = 0; tries < 28232; tries++) {
+			sa_set_port(&p->id.route.addr.src_addr, cm.next_port);
+			cm.next_port = cm.next_port >= 60999 ? 32768 :
+							       cm.next_port + 1;
+			if (!port_taken(p, false))
+				break;
+		}
+		if (tries == 28232)
+			return -EADDRINUSE;
+	} else if (port_taken(p, false)) {
+		return -EADDRINUSE;
+	}
+	if (dev) {
+		p->id.device = dev;
+		p->id.port_num = 1;
+		p->ops = ops_of(dev);
+	}
+	p->state = CM_ADDR_BOUND;
+	return 0;
+}
+
+/* ---- ids ---------------------------------------------------------------- */
+
+struct rdma_cm_id *rdma_create_id(struct net *net,
+				  rdma_cm_event_handler event_handler,
+				  void *context, enum rdma_ucm_port_space ps,
+				  enum ib_qp_type qp_type)
+{
+	struct cm_id_priv *p;
+	int ret;
+
+	if (!event_handler || (net && net != &init_net))
+		return ERR_PTR(-EINVAL);
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB && ps != RDMA_PS_IPOIB &&
+	    ps != RDMA_PS_UDP)
+		return ERR_PTR(-EINVAL);
+	if (ps == RDMA_PS_UDP || qp_type != IB_QPT_RC)
+		return ERR_PTR(-EOPNOTSUPP);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	p->id.event_handler = event_handler;
+	p->id.context = context;
+	p->id.ps = ps;
+	p->id.qp_type = qp_type;
+	p->id.route.addr.dev_addr.net = &init_net;
+	p->state = CM_IDLE;
+	pthread_mutex_init(&p->qp_lock, NULL);
+	pthread_mutex_lock(&cm.lock);
+	ret = cm_start();
+	if (!ret)
+		list_add_tail(&p->entry, &cm.ids);
+	pthread_mutex_unlock(&cm.lock);
+	if (ret) {
+		pthread_mutex_destroy(&p->qp_lock);
+		free(p);
+		return ERR_PTR(ret);
+	}
+	return &p->id;
+}
+
+/* Break @p's connection (cm.lock held): tell the peer what it means. */
+static void break_peer(struct cm_id_priv *p)
+{
+	struct cm_id_priv *q = p->peer;
+	struct cm_work *w;
+
+	if (!q)
+		return;
+	p->peer = NULL;
+	q->peer = NULL;
+	if (p->established) {
+		if (q->state == CM_CONNECT)
+			q->state = CM_DISCONNECT;
+		w = queue_event(q, RDMA_CM_EVENT_DISCONNECTED, 0);
+		if (w)
+			w->action = CM_ACT_ERR;
+		if (!iwarp(q))
+			queue_event(q, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+	} else if (p->is_child) {
+		/* an unanswered (or accepted, not yet established) child */
+		if (iwarp(q))
+			w = queue_event(q, RDMA_CM_EVENT_REJECTED,
+					-ECONNREFUSED);
+		else
+			w = queue_event(q, RDMA_CM_EVENT_REJECTED,
+					IB_CM_REJ_CONSUMER_DEFINED);
+		work_pdata(w, NULL, 0,
+			   iwarp(q) ? 0 : IB_CM_REJ_PRIVATE_DATA_SIZE);
+		q->answered = true;
+	} else {
+		/* the requester went away before the connection was up */
+		if (iwarp(q))
+			w = queue_event(q, RDMA_CM_EVENT_CONNECT_ERROR,
+					-ECONNRESET);
+		else
+			w = queue_event(q, RDMA_CM_EVENT_REJECTED,
+					IB_CM_REJ_TIMEOUT);
+		if (w)
+			w->action = CM_ACT_ERR;
+		q->answered = true;
+	}
+}
+
+/* Destroy @p (cm.lock held; no handler of @p runs). */
+static void destroy_locked(struct cm_id_priv *p)
+{
+	struct cm_id_priv *q, *n;
+
+	p->state = CM_DESTROYING;
+	drop_events(p);
+	/* children whose request this listener never saw */
+	list_for_each_entry_safe(q, n, &cm.ids, entry)
+		if (q->listener == p && !q->in_handler) {
+			q->listener = NULL;
+			destroy_locked(q);
+		}
+	break_peer(p);
+	list_del(&p->entry);
+	pthread_mutex_destroy(&p->qp_lock);
+	free(p);
+}
+
+void rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct cm_id_priv *p;
+
+	if (!id)
+		return;
+	p = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	if (!id_live(p) || p->state == CM_DESTROYING || p->destroy_pending) {
+		pthread_mutex_unlock(&cm.lock);
+		return;
+	}
+	if (cm.running == p && in_cm_thread()) {
+		p->destroy_pending = true; /* from its own handler */
+		pthread_mutex_unlock(&cm.lock);
+		return;
+	}
+	p->destroy_pending = true; /* no event is delivered from now on */
+	p->destroy_waiter = true; /* and this thread frees the id */
+	drop_events(p);
+	while (p->in_handler)
+		pthread_cond_wait(&cm.cond, &cm.lock);
+	destroy_locked(p);
+	pthread_mutex_unlock(&cm.lock);
+}
+
+int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	struct sockaddr_storage ss;
+	int ret;
+
+	if (!id || !addr)
+		return -EINVAL;
+	if (!sa_copy(&ss, addr))
+		return -EAFNOSUPPORT;
+	pthread_mutex_lock(&cm.lock);
+	ret = to_priv(id)->state == CM_IDLE ? bind_locked(to_priv(id), &ss) :
+					      -EINVAL;
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+static void wildcard(struct sockaddr_storage *ss, sa_family_t family)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->ss_family = family;
+}
+
+int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
+		      const struct sockaddr *dst_addr, unsigned long timeout_ms)
+{
+	struct ib_device *src_dev = NULL, *dst_dev = NULL;
+	struct sockaddr_storage ss, dst, src;
+	const struct rdmarw__cm_ops *ops;
+	struct cm_id_priv *p;
+	int ret = 0, status;
+	size_t i;
+
+	if (!id || !dst_addr)
+		return -EINVAL;
+	if (!sa_copy(&dst, dst_addr))
+		return -EAFNOSUPPORT;
+	if (src_addr && !sa_copy(&ss, src_addr))
+		return -EAFNOSUPPORT;
+	if (!src_addr)
+		wildcard(&ss, dst.ss_family);
+	p = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	if (p->state == CM_IDLE)
+		ret = bind_locked(p, &ss);
+	if (!ret && p->state != CM_ADDR_BOUND)
+		ret = -EINVAL;
+	if (!ret && p->id.route.addr.src_addr.ss_family != dst.ss_family)
+		ret = -EINVAL;
+	if (ret)
+		goto out;
+	p->id.route.addr.dst_addr = dst;
+	status = -EHOSTUNREACH;
+	ops = p->ops;
+	if (ops && (status = ops->addr_fault(p->id.device)) == 0)
+		status = ops->resolve(p->id.device,
+				      (const struct sockaddr *)&dst, &src_dev,
+				      &src, &dst_dev);
+	for (i = 0; !ops && status &&
+		    i < sizeof(cm_transports) / sizeof(cm_transports[0]);
+	     i++) {
+		status = cm_transports[i]->resolve(
+			NULL, (const struct sockaddr *)&dst, &src_dev, &src,
+			&dst_dev);
+		if (!status && cm_transports[i]->addr_fault(src_dev))
+			status = cm_transports[i]->addr_fault(src_dev);
+	}
+	if (status) {
+		queue_event(p, RDMA_CM_EVENT_ADDR_ERROR, status);
+		goto out; /* stays bound, as the kernel's ADDR_QUERY -> BOUND */
+	}
+	if (!p->id.device) {
+		sa_set_port(&src, sa_port(&p->id.route.addr.src_addr));
+		p->id.route.addr.src_addr = src;
+		p->id.device = src_dev;
+		p->id.port_num = 1;
+		p->ops = ops_of(src_dev);
+	}
+	p->dst_dev = dst_dev;
+	p->state = CM_ADDR_RESOLVED;
+	queue_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+out:
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+int rdma_resolve_route(struct rdma_cm_id *id, unsigned long timeout_ms)
+{
+	struct cm_id_priv *p;
+	int ret = -EINVAL;
+
+	if (!id)
+		return -EINVAL;
+	p = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	if (p->state == CM_ADDR_RESOLVED) {
+		p->state = CM_ROUTE_RESOLVED;
+		p->id.route.num_pri_alt_paths = 1;
+		queue_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+int rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	struct sockaddr_storage ss;
+	struct cm_id_priv *p;
+	int ret = 0;
+
+	if (!id)
+		return -EINVAL;
+	p = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	if (p->state == CM_IDLE) {
+		wildcard(&ss, AF_INET);
+		ret = bind_locked(p, &ss);
+	}
+	if (!ret && p->state != CM_ADDR_BOUND)
+		ret = -EINVAL;
+	if (!ret && port_taken(p, true))
+		ret = -EADDRINUSE;
+	if (!ret)
+		p->state = CM_LISTEN;
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+/* The listener for a request to @dst on @dev (cm.lock held). */
+static struct cm_id_priv *find_listener(const struct sockaddr_storage *dst,
+					struct ib_device *dev)
+{
+	struct cm_id_priv *q, *n, *any = NULL;
+	const struct sockaddr_storage *a;
+
+	list_for_each_entry_safe(q, n, &cm.ids, entry) {
+		a = &q->id.route.addr.src_addr;
+		if (q->state != CM_LISTEN || q->destroy_pending ||
+		    sa_port(a) != sa_port(dst))
+			continue;
+		if (a->ss_family == dst->ss_family && sa_same_addr(a, dst) &&
+		    q->id.device == dev)
+			return q;
+		if (sa_any(a) && (a->ss_family == dst->ss_family ||
+				  (a->ss_family == AF_INET6 && !q->afonly)))
+			any = q;
+	}
+	return any;
+}
+
+static u32 pdata_max(struct cm_id_priv *p, enum rdmarw__cm_msg msg)
+{
+	return p->ops ? p->ops->pdata_max(p->id.device, msg) : 0;
+}
+
+static u32 pdata_wire(struct cm_id_priv *p, enum rdmarw__cm_msg msg)
+{
+	return p->ops ? p->ops->pdata_wire(p->id.device, msg) : 0;
+}
+
+static int connect_locked(struct cm_id_priv *a, struct rdma_conn_param *cp)
+{
+	struct cm_id_priv *l, *c;
+	struct cm_work *w;
+	int reason = 0;
+
+	if (a->state != CM_ROUTE_RESOLVED || !a->ops)
+		return -EINVAL;
+	if (cp->private_data_len > pdata_max(a, RDMARW_CM_REQ) ||
+	    (cp->private_data_len && !cp->private_data))
+		return -EINVAL;
+	pthread_mutex_lock(&a->qp_lock);
+	c = a->id.qp ? a : NULL;
+	pthread_mutex_unlock(&a->qp_lock);
+	if (!c)
+		return -EINVAL; /* no QP: CONNECT_RESPONSE is not supported */
+	a->state = CM_CONNECT;
+	a->resp_res = cp->responder_resources;
+	a->init_depth = cp->initiator_depth;
+	if (!a->dst_dev) {
+		queue_event(a, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		a->answered = true;
+		return 0;
+	}
+	switch (a->ops->req_fault(a->id.device, &reason)) {
+	case RDMARW_CM_LOST:
+		queue_event(a, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		a->answered = true;
+		return 0;
+	case RDMARW_CM_REJECT:
+		w = queue_event(a, RDMA_CM_EVENT_REJECTED,
+				iwarp(a) ? -ECONNREFUSED : reason);
+		work_pdata(w, NULL, 0, pdata_wire(a, RDMARW_CM_REJ));
+		a->answered = true;
+		return 0;
+	case RDMARW_CM_DELIVER:
+		break;
+	}
+	l = find_listener(&a->id.route.addr.dst_addr, a->dst_dev);
+	c = l ? calloc(1, sizeof(*c)) : NULL;
+	if (!c) {
+		w = queue_event(a, RDMA_CM_EVENT_REJECTED,
+				iwarp(a) ? -ECONNREFUSED :
+					   IB_CM_REJ_INVALID_SERVICE_ID);
+		work_pdata(w, NULL, 0, pdata_wire(a, RDMARW_CM_REJ));
+		a->answered = true;
+		return 0;
+	}
+	c->id.event_handler = l->id.event_handler;
+	c->id.context = l->id.context;
+	c->id.ps = l->id.ps;
+	c->id.qp_type = l->id.qp_type;
+	c->id.device = a->dst_dev;
+	c->id.port_num = 1;
+	c->id.route.addr.src_addr = a->id.route.addr.dst_addr;
+	c->id.route.addr.dst_addr = a->id.route.addr.src_addr;
+	c->id.route.addr.dev_addr.net = &init_net;
+	c->id.route.num_pri_alt_paths = 1;
+	c->ops = ops_of(a->dst_dev);
+	c->state = CM_CONNECT;
+	c->is_child = true;
+	c->listener = l;
+	c->peer = a;
+	a->peer = c;
+	pthread_mutex_init(&c->qp_lock, NULL);
+	list_add_tail(&c->entry, &cm.ids);
+	w = queue_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	work_pdata(w, cp->private_data, cp->private_data_len,
+		   pdata_wire(a, RDMARW_CM_REQ));
+	if (w) {
+		w->ev.param.conn.responder_resources = cp->initiator_depth;
+		w->ev.param.conn.initiator_depth = cp->responder_resources;
+		w->ev.param.conn.qp_num = a->id.qp->qp_num;
+	}
+	return 0;
+}
+
+int rdma_connect_locked(struct rdma_cm_id *id,
+			struct rdma_conn_param *conn_param)
+{
+	int ret;
+
+	if (!id || !conn_param)
+		return -EINVAL;
+	pthread_mutex_lock(&cm.lock);
+	ret = connect_locked(to_priv(id), conn_param);
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	return rdma_connect_locked(id, conn_param);
+}
+
+int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct rdma_conn_param none = { 0 };
+	struct cm_id_priv *c, *a;
+	struct cm_work *w;
+	u32 dest_qpn;
+	int ret;
+
+	if (!id)
+		return -EINVAL;
+	if (!conn_param)
+		conn_param = &none;
+	c = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	if (!c->is_child || c->state != CM_CONNECT || c->answered ||
+	    conn_param->private_data_len > pdata_max(c, RDMARW_CM_REP) ||
+	    (conn_param->private_data_len && !conn_param->private_data)) {
+		pthread_mutex_unlock(&cm.lock);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&c->qp_lock);
+	ret = c->id.qp ? 0 : -EINVAL;
+	pthread_mutex_unlock(&c->qp_lock);
+	a = c->peer;
+	if (!ret && !a)
+		ret = -ECONNRESET;
+	if (ret) {
+		pthread_mutex_unlock(&cm.lock);
+		return ret;
+	}
+	c->answered = true;
+	c->resp_res = conn_param->responder_resources;
+	c->init_depth = conn_param->initiator_depth;
+	pthread_mutex_lock(&a->qp_lock);
+	dest_qpn = a->id.qp ? a->id.qp->qp_num : 0;
+	pthread_mutex_unlock(&a->qp_lock);
+	pthread_mutex_unlock(&cm.lock);
+
+	ret = qp_to_rts(c, dest_qpn);
+
+	pthread_mutex_lock(&cm.lock);
+	a = c->peer;
+	if (ret || !a) {
+		if (a)
+			break_peer(c); /* the requester sees a reject */
+		pthread_mutex_unlock(&cm.lock);
+		qp_to_err(c);
+		return ret ?: -ECONNRESET;
+	}
+	w = queue_event(a, RDMA_CM_EVENT_ESTABLISHED, 0); /* the REP */
+	if (w) {
+		w->action = CM_ACT_RTS;
+		pthread_mutex_lock(&c->qp_lock);
+		w->dest_qpn = c->id.qp->qp_num;
+		pthread_mutex_unlock(&c->qp_lock);
+		work_pdata(w, conn_param->private_data,
+			   conn_param->private_data_len,
+			   pdata_wire(c, RDMARW_CM_REP));
+		w->ev.param.conn.responder_resources =
+			conn_param->initiator_depth;
+		w->ev.param.conn.initiator_depth =
+			conn_param->responder_resources;
+		w->ev.param.conn.qp_num = w->dest_qpn;
+		a->answered = true;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+}
+
+int rdma_reject(struct rdma_cm_id *id, const void *private_data,
+		u8 private_data_len, u8 reason)
+{
+	struct cm_id_priv *c, *a;
+	struct cm_work *w;
+
+	if (!id)
+		return -EINVAL;
+	c = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	if (!c->is_child || c->state != CM_CONNECT || c->answered ||
+	    private_data_len > pdata_max(c, RDMARW_CM_REJ) ||
+	    (private_data_len && !private_data)) {
+		pthread_mutex_unlock(&cm.lock);
+		return -EINVAL;
+	}
+	c->answered = true;
+	a = c->peer;
+	if (a) {
+		a->peer = NULL;
+		c->peer = NULL;
+		a->answered = true;
+		w = queue_event(a, RDMA_CM_EVENT_REJECTED,
+				iwarp(a) ? -ECONNREFUSED : reason);
+		work_pdata(w, private_data, private_data_len,
+			   pdata_wire(c, RDMARW_CM_REJ));
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+}
+
+int rdma_disconnect(struct rdma_cm_id *id)
+{
+	struct cm_id_priv *p;
+	bool was_up;
+
+	if (!id)
+		return -EINVAL;
+	p = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	if (!(p->state == CM_CONNECT && p->established) &&
+	    p->state != CM_DISCONNECT) {
+		pthread_mutex_unlock(&cm.lock);
+		return -EINVAL;
+	}
+	was_up = p->state == CM_CONNECT;
+	if (was_up) {
+		p->state = CM_DISCONNECT;
+		break_peer(p); /* DREQ: the peer hears first */
+		queue_event(p, RDMA_CM_EVENT_DISCONNECTED, 0); /* DREP */
+		if (!iwarp(p))
+			queue_event(p, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+	}
+	pthread_mutex_unlock(&cm.lock);
+	qp_to_err(p);
+	return 0;
+}
+
+int rdmarw__cm_link_down(struct ib_device *dev)
+{
+	struct cm_id_priv *p, *n;
+	struct cm_work *w;
+	int count = 0;
+
+	pthread_mutex_lock(&cm.lock);
+	list_for_each_entry_safe(p, n, &cm.ids, entry) {
+		if (p->id.device != dev || !p->peer || p->destroy_pending ||
+		    p->state == CM_DESTROYING)
+			continue;
+		count++;
+		if (p->established) {
+			if (p->state == CM_CONNECT)
+				p->state = CM_DISCONNECT;
+			break_peer(p);
+			w = queue_event(p, RDMA_CM_EVENT_DISCONNECTED, 0);
+			if (w)
+				w->action = CM_ACT_ERR;
+			if (!iwarp(p))
+				queue_event(p, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+		} else {
+			struct cm_id_priv *q = p->peer;
+
+			p->peer = NULL;
+			q->peer = NULL;
+			p->answered = q->answered = true;
+			w = queue_event(p,
+					p->is_child ?
+						RDMA_CM_EVENT_CONNECT_ERROR :
+						RDMA_CM_EVENT_UNREACHABLE,
+					-ETIMEDOUT);
+			if (w)
+				w->action = CM_ACT_ERR;
+			w = queue_event(q,
+					q->is_child ?
+						RDMA_CM_EVENT_CONNECT_ERROR :
+						RDMA_CM_EVENT_UNREACHABLE,
+					-ETIMEDOUT);
+			if (w)
+				w->action = CM_ACT_ERR;
+		}
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return count;
+}
+
+/* Are events for ids of @dev queued or being handled (cm.lock held)? */
+static bool dev_busy(struct ib_device *dev)
+{
+	struct cm_work *w, *n;
+
+	if (cm.running && cm.running->id.device == dev)
+		return true;
+	list_for_each_entry_safe(w, n, &cm.queue, entry)
+		if (w->id->id.device == dev)
+			return true;
+	return false;
+}
+
+int rdmarw__cm_device_removal(struct ib_device *dev)
+{
+	struct cm_id_priv *p, *n;
+	struct cm_work *w;
+	int ret = 0;
+
+	pthread_mutex_lock(&cm.lock);
+	list_for_each_entry_safe(p, n, &cm.ids, entry) {
+		if (p->id.device != dev || p->state == CM_DEVICE_REMOVAL ||
+		    p->destroy_pending)
+			continue;
+		p->state = CM_DEVICE_REMOVAL;
+		break_peer(p);
+		w = queue_event(p, RDMA_CM_EVENT_DEVICE_REMOVAL, 0);
+		if (w)
+			w->action = CM_ACT_ERR;
+	}
+	while (!in_cm_thread() && dev_busy(dev))
+		pthread_cond_wait(&cm.cond, &cm.lock);
+	list_for_each_entry_safe(p, n, &cm.ids, entry) {
+		if (p->dst_dev == dev)
+			p->dst_dev = NULL; /* a later connect is unreachable */
+		if (p->id.device == dev)
+			ret = -EBUSY;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+/* ---- QPs ---------------------------------------------------------------- */
+
+int rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
+		   struct ib_qp_init_attr *qp_init_attr)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_INIT };
+	struct cm_id_priv *p;
+	struct ib_qp *qp;
+	int ret;
+
+	if (!id || !pd || !qp_init_attr)
+		return -EINVAL;
+	p = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	ret = p->id.device && p->id.device == pd->device ? 0 : -EINVAL;
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&p->qp_lock);
+	if (p->id.qp) {
+		ret = -EINVAL;
+		goto out;
+	}
+	qp_init_attr->port_num = p->id.port_num;
+	qp = ib_create_qp(pd, qp_init_attr);
+	if (IS_ERR(qp)) {
+		ret = (int)PTR_ERR(qp);
+		goto out;
+	}
+	attr.port_num = p->id.port_num;
+	ret = ib_modify_qp(qp, &attr,
+			   IB_QP_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT);
+	if (ret)
+		ib_destroy_qp(qp);
+	else
+		p->id.qp = qp;
+out:
+	pthread_mutex_unlock(&p->qp_lock);
+	return ret;
+}
+
+void rdma_destroy_qp(struct rdma_cm_id *id)
+{
+	struct cm_id_priv *p;
+
+	if (!id)
+		return;
+	p = to_priv(id);
+	pthread_mutex_lock(&p->qp_lock);
+	if (p->id.qp && !ib_destroy_qp(p->id.qp))
+		p->id.qp = NULL;
+	pthread_mutex_unlock(&p->qp_lock);
+}
+
+/* ---- setters ------------------------------------------------------------ */
+
+int rdma_set_reuseaddr(struct rdma_cm_id *id, int reuse)
+{
+	int ret = -EINVAL;
+
+	if (!id)
+		return -EINVAL;
+	pthread_mutex_lock(&cm.lock);
+	if (to_priv(id)->state == CM_IDLE) {
+		to_priv(id)->reuseaddr = reuse != 0;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+int rdma_set_afonly(struct rdma_cm_id *id, int afonly)
+{
+	int ret = -EINVAL;
+
+	if (!id)
+		return -EINVAL;
+	pthread_mutex_lock(&cm.lock);
+	if (to_priv(id)->state == CM_IDLE ||
+	    to_priv(id)->state == CM_ADDR_BOUND) {
+		to_priv(id)->afonly = afonly != 0;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+void rdma_set_service_type(struct rdma_cm_id *id, int tos)
+{
+	if (!id)
+		return;
+	pthread_mutex_lock(&cm.lock);
+	to_priv(id)->tos = tos;
+	pthread_mutex_unlock(&cm.lock);
+}
+
+int rdma_set_ack_timeout(struct rdma_cm_id *id, u8 timeout)
+{
+	if (!id || id->qp_type != IB_QPT_RC)
+		return -EINVAL;
+	pthread_mutex_lock(&cm.lock);
+	to_priv(id)->ack_timeout = timeout;
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+}
+
+int rdma_set_min_rnr_timer(struct rdma_cm_id *id, u8 min_rnr_timer)
+{
+	if (!id || id->qp_type != IB_QPT_RC)
+		return -EINVAL;
+	pthread_mutex_lock(&cm.lock);
+	to_priv(id)->min_rnr_timer = min_rnr_timer;
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+}
+
+__be64 rdma_get_service_id(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	struct sockaddr_storage ss;
+	u16 port = 0;
+
+	if (addr && sa_copy(&ss, addr))
+		port = sa_port(&ss);
+	return (__be64)htobe64(((u64)(id ? id->ps : 0) << 16) | port);
+}
+
+/* ---- messages ----------------------------------------------------------- */
+
+const char *rdma_event_msg(enum rdma_cm_event_type event)
+{
+	static const char *const msg[] = {
+		[RDMA_CM_EVENT_ADDR_RESOLVED] = "address resolved",
+		[RDMA_CM_EVENT_ADDR_ERROR] = "address error",
+		[RDMA_CM_EVENT_ROUTE_RESOLVED] = "route resolved",
+		[RDMA_CM_EVENT_ROUTE_ERROR] = "route error",
+		[RDMA_CM_EVENT_CONNECT_REQUEST] = "connect request",
+		[RDMA_CM_EVENT_CONNECT_RESPONSE] = "connect response",
+		[RDMA_CM_EVENT_CONNECT_ERROR] = "connect error",
+		[RDMA_CM_EVENT_UNREACHABLE] = "unreachable",
+		[RDMA_CM_EVENT_REJECTED] = "rejected",
+		[RDMA_CM_EVENT_ESTABLISHED] = "established",
+		[RDMA_CM_EVENT_DISCONNECTED] = "disconnected",
+		[RDMA_CM_EVENT_DEVICE_REMOVAL] = "device removal",
+		[RDMA_CM_EVENT_MULTICAST_JOIN] = "multicast join",
+		[RDMA_CM_EVENT_MULTICAST_ERROR] = "multicast error",
+		[RDMA_CM_EVENT_ADDR_CHANGE] = "address change",
+		[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "timewait exit",
+	};
+
+	if ((unsigned int)event < sizeof(msg) / sizeof(msg[0]) && msg[event])
+		return msg[event];
+	return "unrecognized event";
+}
+
+static const char *ib_rej_msg(int reason)
+{
+	static const char *const msg[] = {
+		[IB_CM_REJ_NO_QP] = "no QP",
+		[IB_CM_REJ_NO_EEC] = "no EEC",
+		[IB_CM_REJ_NO_RESOURCES] = "no resources",
+		[IB_CM_REJ_TIMEOUT] = "timeout",
+		[IB_CM_REJ_UNSUPPORTED] = "unsupported request",
+		[IB_CM_REJ_INVALID_COMM_ID] = "invalid comm ID",
+		[IB_CM_REJ_INVALID_COMM_INSTANCE] = "invalid comm instance",
+		[IB_CM_REJ_INVALID_SERVICE_ID] = "invalid service ID",
+		[IB_CM_REJ_INVALID_TRANSPORT_TYPE] = "invalid transport type",
+		[IB_CM_REJ_STALE_CONN] = "stale conn",
+		[IB_CM_REJ_RDC_NOT_EXIST] = "RDC not exist",
+		[IB_CM_REJ_INVALID_GID] = "invalid GID",
+		[IB_CM_REJ_INVALID_LID] = "invalid LID",
+		[IB_CM_REJ_INVALID_SL] = "invalid SL",
+		[IB_CM_REJ_INVALID_TRAFFIC_CLASS] = "invalid traffic class",
+		[IB_CM_REJ_INVALID_HOP_LIMIT] = "invalid hop limit",
+		[IB_CM_REJ_INVALID_PACKET_RATE] = "invalid packet rate",
+		[IB_CM_REJ_INVALID_ALT_GID] = "invalid alt GID",
+		[IB_CM_REJ_INVALID_ALT_LID] = "invalid alt LID",
+		[IB_CM_REJ_INVALID_ALT_SL] = "invalid alt SL",
+		[IB_CM_REJ_INVALID_ALT_TRAFFIC_CLASS] =
+			"invalid alt traffic class",
+		[IB_CM_REJ_INVALID_ALT_HOP_LIMIT] = "invalid alt hop limit",
+		[IB_CM_REJ_INVALID_ALT_PACKET_RATE] = "invalid alt packet rate",
+		[IB_CM_REJ_PORT_CM_REDIRECT] = "port CM redirect",
+		[IB_CM_REJ_PORT_REDIRECT] = "port redirect",
+		[IB_CM_REJ_INVALID_MTU] = "invalid MTU",
+		[IB_CM_REJ_INSUFFICIENT_RESP_RESOURCES] =
+			"insufficient resp resources",
+		[IB_CM_REJ_CONSUMER_DEFINED] = "consumer defined",
+		[IB_CM_REJ_INVALID_RNR_RETRY] = "invalid RNR retry",
+		[IB_CM_REJ_DUPLICATE_LOCAL_COMM_ID] = "duplicate local comm ID",
+		[IB_CM_REJ_INVALID_CLASS_VERSION] = "invalid class version",
+		[IB_CM_REJ_INVALID_FLOW_LABEL] = "invalid flow label",
+		[IB_CM_REJ_INVALID_ALT_FLOW_LABEL] = "invalid alt flow label",
+		[IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED] =
+			"vendor option is not supported",
+	};
+
+	if (reason >= 0 && (size_t)reason < sizeof(msg) / sizeof(msg[0]) &&
+	    msg[reason])
+		return msg[reason];
+	return "unrecognized reason";
+}
+
+static const char *iw_rej_msg(int reason)
+{
+	switch (reason) {
+	case -ECONNRESET:
+		return "reset by remote host";
+	case -ECONNREFUSED:
+		return "refused by remote application";
+	case -ETIMEDOUT:
+		return "setup timeout";
+	default:
+		return "unrecognized reason";
+	}
+}
+
+const char *rdma_reject_msg(struct rdma_cm_id *id, int reason)
+{
+	if (!id || !id->device)
+		return "unrecognized transport";
+	return iwarp(to_priv(id)) ? iw_rej_msg(reason) : ib_rej_msg(reason);
+}
+
+bool rdma_is_consumer_reject(struct rdma_cm_id *id, int reason)
+{
+	if (!id || !id->device)
+		return false;
+	return iwarp(to_priv(id)) ? reason == -ECONNREFUSED :
+				    reason == IB_CM_REJ_CONSUMER_DEFINED;
+}
+
+const void *rdma_consumer_reject_data(struct rdma_cm_id *id,
+				      struct rdma_cm_event *ev, u8 *data_len)
+{
+	if (!ev || !data_len || !rdma_is_consumer_reject(id, ev->status))
+		return NULL;
+	*data_len = ev->param.conn.private_data_len;
+	return ev->param.conn.private_data;
+}
