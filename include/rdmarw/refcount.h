@@ -2,7 +2,8 @@
 /*
  * The kernel's refcount_t: a reference count that saturates instead of
  * wrapping.  An increment from 0 (a use after free), an overflow or a
- * decrement below 0 warns once through the library's log (WARN_ON_ONCE)
+ * decrement below 0 warns through the library's log (printed for the first
+ * misuse in the process, counted every time)
  * and leaves the count at REFCOUNT_SATURATED, where it stays: the object
  * leaks rather than being freed twice.  Ordering as in the kernel: the
  * increments are relaxed, refcount_dec_and_test() releases and, when it
