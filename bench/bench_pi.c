@@ -67,8 +67,7 @@ struct bench_done {
 
 static void bench_done_fn(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct bench_done *d = container_of(wc->wr_cqe, struct bench_done,
-					    cqe);
+	struct bench_done *d = container_of(wc->wr_cqe, struct bench_done, cqe);
 
 	d->count++;
 	d->status = wc->status;
@@ -94,8 +93,10 @@ static void setup_side(struct bench_env *b, int side)
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.port_num = 1,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-			 .max_send_sge = 2, .max_recv_sge = 1,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 2,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = side ? 0 : 2 },
 		.create_flags = side ? 0 : IB_QP_CREATE_INTEGRITY_EN,
 	};
@@ -222,8 +223,7 @@ static void one_plain(struct bench_run *r, u32 slot,
 	rdma_rw_ctx_destroy(&ctx, b->qp[0], 1, &sg, 1, dir);
 }
 
-static void one_sig(struct bench_run *r, u32 slot,
-		    enum dma_data_direction dir)
+static void one_sig(struct bench_run *r, u32 slot, enum dma_data_direction dir)
 {
 	struct bench_env *b = r->b;
 	struct bench_done d = { .cqe.done = bench_done_fn };
@@ -236,11 +236,9 @@ static void one_sig(struct bench_run *r, u32 slot,
 	sg_init_one(&sg, b->local + (size_t)slot * r->io, r->io);
 	sg_init_one(&psg, b->pi + (size_t)slot * plen, plen);
 	r->attrs.wire.sig.dif.ref_tag = slot * (r->io / 512);
-	ret = rdma_rw_ctx_signature_init(&ctx, b->qp[0], 1, &sg, 1, &psg, 1,
-					 &r->attrs,
-					 (uintptr_t)b->remote +
-						 (u64)slot * r->wire,
-					 b->rmr->rkey, dir);
+	ret = rdma_rw_ctx_signature_init(
+		&ctx, b->qp[0], 1, &sg, 1, &psg, 1, &r->attrs,
+		(uintptr_t)b->remote + (u64)slot * r->wire, b->rmr->rkey, dir);
 	if (ret < 0)
 		die("rdma_rw_ctx_signature_init", ret);
 	ret = rdma_rw_ctx_post(&ctx, b->qp[0], 1, &d.cqe, NULL);
@@ -255,8 +253,7 @@ static void one_sig(struct bench_run *r, u32 slot,
 	/* The images written by "PI insert" must verify. */
 	if (st.fail_status)
 		die("PI verify found an error", -EIO);
-	rdma_rw_ctx_destroy_signature(&ctx, b->qp[0], 1, &sg, 1, &psg, 1,
-				      dir);
+	rdma_rw_ctx_destroy_signature(&ctx, b->qp[0], 1, &sg, 1, &psg, 1, dir);
 }
 
 static void one_io(struct bench_run *r, u32 slot)
@@ -310,8 +307,9 @@ static void parse(int argc, char **argv, struct bench_opts *o)
 {
 	int c;
 
-	*o = (struct bench_opts){ .io = 128 * 1024, .duration = 1.0,
-				  .rounds = 5, .arena = 96 };
+	*o = (struct bench_opts){
+		.io = 128 * 1024, .duration = 1.0, .rounds = 5, .arena = 96
+	};
 	while ((c = getopt(argc, argv, "s:i:D:r:a:cC:h")) != -1) {
 		switch (c) {
 		case 's':
@@ -341,8 +339,8 @@ static void parse(int argc, char **argv, struct bench_opts *o)
 	}
 	if (o->io < 4096 || o->io % 4096 || o->io > (1u << 20) ||
 	    (o->interval && o->interval != 512 && o->interval != 4096) ||
-	    o->duration < 0 || !o->rounds || o->rounds > 100 ||
-	    o->arena < 1 || o->arena > 4096)
+	    o->duration < 0 || !o->rounds || o->rounds > 100 || o->arena < 1 ||
+	    o->arena > 4096)
 		usage();
 	o->arena <<= 20;
 }
@@ -360,8 +358,8 @@ static double bench_interval(struct bench_env *b, const struct bench_opts *o,
 	r.slots = (u32)(b->arena / r.wire);
 	if (r.slots > b->arena / 64 / (r.wire - r.io))
 		r.slots = (u32)(b->arena / 64 / (r.wire - r.io));
-	r.attrs.check_mask = IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG |
-			     IB_SIG_CHECK_REFTAG;
+	r.attrs.check_mask =
+		IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | IB_SIG_CHECK_REFTAG;
 	r.attrs.wire.sig_type = IB_SIG_TYPE_T10_DIF;
 	r.attrs.wire.sig.dif = (struct ib_t10_dif_domain){
 		.bg_type = IB_T10DIF_CRC,

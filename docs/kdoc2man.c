@@ -169,7 +169,7 @@ static void error_at(const char *path, int line, const char *fmt, ...)
 enum kind { K_FUNC, K_MACRO, K_STRUCT, K_UNION, K_ENUM, K_TYPEDEF };
 
 static const char *const kind_word[] = {
-	[K_FUNC] = "", [K_MACRO] = "", [K_STRUCT] = "struct",
+	[K_FUNC] = "",	     [K_MACRO] = "",	[K_STRUCT] = "struct",
 	[K_UNION] = "union", [K_ENUM] = "enum", [K_TYPEDEF] = "typedef",
 };
 
@@ -205,7 +205,7 @@ struct entry {
 	char *include; /* "rdmarw/rw.h" */
 	int line;
 	struct kdoc *doc;
-	char *ret;  /* functions: return type and specifiers */
+	char *ret; /* functions: return type and specifiers */
 	char *body; /* aggregates and typedefs: the definition, no comments */
 	struct param *params;
 	size_t nparams;
@@ -304,15 +304,20 @@ static const char *section_title(const char *word, size_t n)
 		const char *word;
 		const char *title;
 	} map[] = {
-		{ "description", "DESCRIPTION" }, { "context", "CONTEXT" },
-		{ "return", "RETURN" },		  { "returns", "RETURN" },
-		{ "note", "NOTES" },		  { "notes", "NOTES" },
-		{ "example", "EXAMPLES" },	  { "examples", "EXAMPLES" },
+		{ "description", "DESCRIPTION" },
+		{ "context", "CONTEXT" },
+		{ "return", "RETURN" },
+		{ "returns", "RETURN" },
+		{ "note", "NOTES" },
+		{ "notes", "NOTES" },
+		{ "example", "EXAMPLES" },
+		{ "examples", "EXAMPLES" },
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (strlen(map[i].word) == n && !strncasecmp(word, map[i].word, n))
+		if (strlen(map[i].word) == n &&
+		    !strncasecmp(word, map[i].word, n))
 			return map[i].title;
 	return NULL;
 }
@@ -433,7 +438,8 @@ static bool parse_ident_line(struct kdoc *d, const char *t)
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		size_t n = strlen(kind_word[kinds[i]]);
 
-		if (!strncmp(p, kind_word[kinds[i]], n) && isspace((unsigned char)p[n])) {
+		if (!strncmp(p, kind_word[kinds[i]], n) &&
+		    isspace((unsigned char)p[n])) {
 			d->kind = kinds[i];
 			p = skip_ws(p + n);
 			break;
@@ -573,7 +579,8 @@ static struct kdoc *parse_kdoc(const char *text, const char *path, int line)
 	if (!parse_ident_line(dp.d, ls.v[i])) {
 		error_at(path, dp.d->line,
 			 "kernel-doc comment does not start with "
-			 "\"name() - description\": \"%s\"", ls.v[i]);
+			 "\"name() - description\": \"%s\"",
+			 ls.v[i]);
 		kdoc_free(dp.d);
 		lines_free(&ls);
 		return NULL;
@@ -593,10 +600,10 @@ static struct kdoc *parse_kdoc(const char *text, const char *path, int line)
 static bool is_type_word(const char *s, size_t n)
 {
 	static const char *const words[] = {
-		"void", "char", "short", "int", "long", "float", "double",
-		"signed", "unsigned", "const", "volatile", "struct", "union",
-		"enum", "_Bool", "bool", "restrict", "static", "inline",
-		"extern", "register", "sizeof", "return", "typedef",
+		"void",	  "char",   "short",	"int",	  "long",     "float",
+		"double", "signed", "unsigned", "const",  "volatile", "struct",
+		"union",  "enum",   "_Bool",	"bool",	  "restrict", "static",
+		"inline", "extern", "register", "sizeof", "return",   "typedef",
 	};
 	size_t i;
 
@@ -827,7 +834,8 @@ static void attach(struct scan *s, struct entry *e)
 	if (d && (!kinds_match(d->kind, e->kind) || strcmp(d->name, e->name))) {
 		error_at(s->path, d->line,
 			 "kernel-doc comment for '%s' is followed by the "
-			 "declaration of '%s'", d->name, e->name);
+			 "declaration of '%s'",
+			 d->name, e->name);
 		kdoc_free(d);
 		d = NULL;
 	}
@@ -835,7 +843,8 @@ static void attach(struct scan *s, struct entry *e)
 		if (e->kind == K_FUNC && is_public_name(e->name))
 			error_at(s->path, e->line,
 				 "public function '%s' has no kernel-doc "
-				 "comment", e->name);
+				 "comment",
+				 e->name);
 		entry_free(e);
 		return;
 	}
@@ -850,7 +859,8 @@ static void attach_nothing(struct scan *s, const char *what)
 		return;
 	error_at(s->path, s->pending->line,
 		 "kernel-doc comment for '%s' is followed by \"%.40s\", not "
-		 "by its declaration", s->pending->name, what);
+		 "by its declaration",
+		 s->pending->name, what);
 	kdoc_free(s->pending);
 	s->pending = NULL;
 }
@@ -1110,7 +1120,8 @@ static void skip_comment(struct scan *s)
 	if (s->pending) {
 		error_at(s->path, s->pending->line,
 			 "kernel-doc comment for '%s' is not followed by its "
-			 "declaration", s->pending->name);
+			 "declaration",
+			 s->pending->name);
 		kdoc_free(s->pending);
 	}
 	s->pending = d;
@@ -1249,7 +1260,8 @@ static int scan_file(const char *path)
 	if (s.pending) {
 		error_at(path, s.pending->line,
 			 "kernel-doc comment for '%s' is not followed by its "
-			 "declaration", s.pending->name);
+			 "declaration",
+			 s.pending->name);
 		kdoc_free(s.pending);
 	}
 	if (s.aggr)
@@ -1293,12 +1305,14 @@ static void check_entry(const struct entry *e)
 		if (j == e->nparams)
 			error_at(e->path, d->params[i].line,
 				 "'%s' documents '@%s', which is not a "
-				 "parameter", e->name, n);
+				 "parameter",
+				 e->name, n);
 	}
 	if (e->kind == K_FUNC && e->returns_value && !doc_sect(d, "RETURN"))
 		error_at(e->path, d->line,
 			 "'%s' returns a value but has no \"Return:\" "
-			 "section", e->name);
+			 "section",
+			 e->name);
 }
 
 /* ---- troff output ------------------------------------------------------ */
@@ -1700,8 +1714,8 @@ static void put_items(FILE *f, const struct entry *e, struct refs *refs)
 	if (e->kind != K_FUNC && e->kind != K_MACRO) {
 		if (!d->nparams)
 			return;
-		fprintf(f, ".SH %s\n", e->kind == K_ENUM ? "CONSTANTS" :
-				       "MEMBERS");
+		fprintf(f, ".SH %s\n",
+			e->kind == K_ENUM ? "CONSTANTS" : "MEMBERS");
 		for (i = 0; i < d->nparams; i++) {
 			fputs(".TP\n.I ", f);
 			put_quoted(f, d->params[i].name,
@@ -1929,7 +1943,8 @@ static void check_all(void)
 			if (!strcmp(a.s, b.s))
 				error_at(entries[i]->path, entries[i]->line,
 					 "'%s' is documented again (first in "
-					 "%s:%d)", a.s, entries[j]->path,
+					 "%s:%d)",
+					 a.s, entries[j]->path,
 					 entries[j]->line);
 		}
 	}
@@ -1939,8 +1954,7 @@ static void check_all(void)
 
 static void usage(void)
 {
-	fputs("usage: kdoc2man [-o DIR] [-s SOURCE] [-l] HEADER...\n",
-	      stderr);
+	fputs("usage: kdoc2man [-o DIR] [-s SOURCE] [-l] HEADER...\n", stderr);
 }
 
 int main(int argc, char **argv)

@@ -84,8 +84,10 @@ static void make_side(struct side *s, struct soft_profile *p)
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.port_num = 1,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = 2 },
 		/* nvme-rdma and nvmet-rdma ask for it when PI is offloaded */
 		.create_flags = IB_QP_CREATE_INTEGRITY_EN,
@@ -150,7 +152,8 @@ static void host_generate_pi(u32 slba)
 
 static void post_recv(struct side *s, void *buf, u32 len)
 {
-	struct ib_sge sge = { .addr = (uintptr_t)buf, .length = len,
+	struct ib_sge sge = { .addr = (uintptr_t)buf,
+			      .length = len,
 			      .lkey = s->pd->local_dma_lkey };
 	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
 	int ret = ib_post_recv(s->qp, &wr, NULL);
@@ -161,9 +164,11 @@ static void post_recv(struct side *s, void *buf, u32 len)
 
 static void send_buf(struct side *s, void *buf, u32 len)
 {
-	struct ib_sge sge = { .addr = (uintptr_t)buf, .length = len,
+	struct ib_sge sge = { .addr = (uintptr_t)buf,
+			      .length = len,
 			      .lkey = s->pd->local_dma_lkey };
-	struct ib_send_wr wr = { .opcode = IB_WR_SEND, .sg_list = &sge,
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND,
+				 .sg_list = &sge,
 				 .num_sge = 1,
 				 .send_flags = IB_SEND_SIGNALED };
 	int ret = ib_post_send(s->qp, &wr, NULL);
@@ -285,9 +290,8 @@ static u32 target_pi_status(struct ib_mr *mr, u32 *bad_block)
 /* Serve the capsule in cmd_rx: move the data, check, respond. */
 static void target_serve(void)
 {
-	enum dma_data_direction dir = cmd_rx.opcode == CMD_WRITE ?
-					      DMA_FROM_DEVICE :
-					      DMA_TO_DEVICE;
+	enum dma_data_direction dir =
+		cmd_rx.opcode == CMD_WRITE ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	struct target_io io = { .cqe.done = target_rw_done };
 	struct scatterlist ds, ps;
 	struct ib_sig_attrs attrs;
@@ -309,8 +313,7 @@ static void target_serve(void)
 		fail("RDMA", -EIO);
 	rsp_buf.bad_block = ~0u;
 	rsp_buf.status = target_pi_status(ctx.reg->mr, &rsp_buf.bad_block);
-	rdma_rw_ctx_destroy_signature(&ctx, target.qp, 1, &ds, 1, &ps, 1,
-				      dir);
+	rdma_rw_ctx_destroy_signature(&ctx, target.qp, 1, &ds, 1, &ps, 1, dir);
 	post_recv(&target, &cmd_rx, sizeof(cmd_rx));
 	send_buf(&target, &rsp_buf, sizeof(rsp_buf));
 	drain(&target);
@@ -322,8 +325,9 @@ static struct response run_command(u32 opcode)
 	struct scatterlist ds, ps;
 	struct ib_mr *mr = host_map(&ds, &ps, SLBA);
 
-	cmd_buf = (struct capsule){ .opcode = opcode, .slba = SLBA,
-				    .nlb = NLB, .rkey = mr->rkey };
+	cmd_buf = (struct capsule){
+		.opcode = opcode, .slba = SLBA, .nlb = NLB, .rkey = mr->rkey
+	};
 	post_recv(&host, &rsp_rx, sizeof(rsp_rx));
 	send_buf(&host, &cmd_buf, sizeof(cmd_buf));
 	drain(&target); /* the capsule arrived */
@@ -369,8 +373,8 @@ int main(void)
 	memset(host_pi, 0, sizeof(host_pi));
 	printf("READ %u blocks at LBA 0x%x with PI\n", NLB, SLBA);
 	r = run_command(CMD_READ);
-	printf("  status 0x%x (guard check error: 0x%x), block %u\n",
-	       r.status, NVME_SC_GUARD_CHECK, r.bad_block);
+	printf("  status 0x%x (guard check error: 0x%x), block %u\n", r.status,
+	       NVME_SC_GUARD_CHECK, r.bad_block);
 	if (r.status != NVME_SC_GUARD_CHECK || r.bad_block != 5)
 		return 1;
 

@@ -41,23 +41,23 @@
 #include <rdmarw/soft.h>
 
 #define PORT 1
-#define DATA_LEN (4 * 4096 + 1000)	/* not a whole number of pages */
-#define TARGET_MAX_PAGES 16	/* the largest command the target takes */
-#define MAX_ROUNDS 100		/* CQ polling rounds before giving up */
+#define DATA_LEN (4 * 4096 + 1000) /* not a whole number of pages */
+#define TARGET_MAX_PAGES 16 /* the largest command the target takes */
+#define MAX_ROUNDS 100 /* CQ polling rounds before giving up */
 
 /*
  * What travels in the SENDs.  A real protocol fixes the byte order
  * (little-endian in NVMe-oF); both hosts share one here.
  */
 struct demo_cmd {
-	u64 addr;	/* the initiator's buffer, as registered */
-	u32 rkey;	/* its remote key */
-	u32 length;	/* bytes to process */
+	u64 addr; /* the initiator's buffer, as registered */
+	u32 rkey; /* its remote key */
+	u32 length; /* bytes to process */
 };
 
 struct demo_rsp {
-	u32 status;	/* 0: done */
-	u32 length;	/* bytes written back */
+	u32 status; /* 0: done */
+	u32 length; /* bytes written back */
 };
 
 /* One host: a device, a PD, a CQ and a QP connected to the other host. */
@@ -71,12 +71,12 @@ struct host {
 
 struct initiator {
 	struct host h;
-	unsigned char *data;		/* the target reads and writes it */
+	unsigned char *data; /* the target reads and writes it */
 	struct ib_mr *data_mr;
 	struct demo_cmd cmd;
 	struct demo_rsp rsp;
-	struct ib_cqe cmd_cqe;		/* the command SEND completed */
-	struct ib_cqe rsp_cqe;		/* the response arrived */
+	struct ib_cqe cmd_cqe; /* the command SEND completed */
+	struct ib_cqe rsp_cqe; /* the response arrived */
 	bool got_response;
 };
 
@@ -85,18 +85,18 @@ struct target {
 	struct scatterlist sgl[TARGET_MAX_PAGES];
 	void *pages[TARGET_MAX_PAGES];
 	u32 nents;
-	struct demo_cmd cmd;		/* receive buffer for the command */
-	struct demo_rsp rsp;		/* the response SEND's payload */
+	struct demo_cmd cmd; /* receive buffer for the command */
+	struct demo_rsp rsp; /* the response SEND's payload */
 	struct ib_send_wr rsp_wr;
 	struct ib_sge rsp_sge;
-	struct rdma_rw_ctx ctx;		/* the READ, then the WRITE */
+	struct rdma_rw_ctx ctx; /* the READ, then the WRITE */
 	bool ctx_live;
 	enum dma_data_direction ctx_dir;
-	bool replied;			/* the response SEND completed */
-	u32 wqes;			/* WQEs the last post should execute */
-	struct ib_cqe recv_cqe;		/* a command arrived */
-	struct ib_cqe read_cqe;		/* the RDMA READ completed */
-	struct ib_cqe send_cqe;		/* the response SEND went */
+	bool replied; /* the response SEND completed */
+	u32 wqes; /* WQEs the last post should execute */
+	struct ib_cqe recv_cqe; /* a command arrived */
+	struct ib_cqe read_cqe; /* the RDMA READ completed */
+	struct ib_cqe send_cqe; /* the response SEND went */
 	u64 wrs_before;
 	bool failed;
 };
@@ -114,11 +114,16 @@ static void fail(struct host *h, const char *what, int err)
 static const char *path_name(const struct rdma_rw_ctx *ctx)
 {
 	switch (ctx->type) {
-	case RDMA_RW_SINGLE_WR: return "one RDMA WR with one SGE";
-	case RDMA_RW_MULTI_WR: return "one SGE per page";
-	case RDMA_RW_MR: return "memory registration";
-	case RDMA_RW_IOVA: return "one IOVA range";
-	default: return "?";
+	case RDMA_RW_SINGLE_WR:
+		return "one RDMA WR with one SGE";
+	case RDMA_RW_MULTI_WR:
+		return "one SGE per page";
+	case RDMA_RW_MR:
+		return "memory registration";
+	case RDMA_RW_IOVA:
+		return "one IOVA range";
+	default:
+		return "?";
 	}
 }
 
@@ -145,8 +150,8 @@ static void add(char *buf, size_t len, const char *name, int sges)
  * context (rdmarw-chain shows any chain in every detail).
  */
 static const char *describe_chain(const struct rdma_rw_ctx *ctx,
-				  const struct ib_send_wr *chain_wr,
-				  char *buf, size_t len)
+				  const struct ib_send_wr *chain_wr, char *buf,
+				  size_t len)
 {
 	const struct ib_rdma_wr *wr;
 	u32 i;
@@ -234,8 +239,8 @@ static int target_rw(struct target *t, enum dma_data_direction dir,
 		fail(&t->h, "rdma_rw_ctx_post", ret);
 		return ret;
 	}
-	say(&t->h, "rdma_rw_ctx_post(%s): %s", chain_wr ?
-	    "chain_wr = response SEND" : "cqe = read_done",
+	say(&t->h, "rdma_rw_ctx_post(%s): %s",
+	    chain_wr ? "chain_wr = response SEND" : "cqe = read_done",
 	    describe_chain(&t->ctx, chain_wr, chain, sizeof(chain)));
 	return 0;
 }
@@ -270,8 +275,7 @@ static void target_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		t->failed = true;
 		return;
 	}
-	say(&t->h, "recv done: command {addr, rkey, length %u}",
-	    t->cmd.length);
+	say(&t->h, "recv done: command {addr, rkey, length %u}", t->cmd.length);
 	if (target_alloc_pages(t, t->cmd.length) ||
 	    target_rw(t, DMA_FROM_DEVICE, &t->read_cqe, NULL))
 		t->failed = true;
@@ -422,11 +426,11 @@ static int initiator_start(struct initiator *in, struct ib_pd *pd)
 
 	for (i = 0; i < DATA_LEN; i++)
 		in->data[i] = (unsigned char)(i * 7 + 3);
-	in->data_mr = ib_reg_user_mr(pd, (u64)(uintptr_t)in->data, DATA_LEN,
-				     (u64)(uintptr_t)in->data,
-				     IB_ACCESS_LOCAL_WRITE |
-					     IB_ACCESS_REMOTE_READ |
-					     IB_ACCESS_REMOTE_WRITE);
+	in->data_mr =
+		ib_reg_user_mr(pd, (u64)(uintptr_t)in->data, DATA_LEN,
+			       (u64)(uintptr_t)in->data,
+			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(in->data_mr)) {
 		ret = (int)PTR_ERR(in->data_mr);
 		in->data_mr = NULL;
@@ -451,9 +455,11 @@ static int host_open(struct host *h, struct soft_fabric *fabric,
 		     const struct soft_profile *prof, u32 rdma_ctxs)
 {
 	struct ib_qp_init_attr attr = {
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = 4,
 			 .max_send_sge = (u32)prof->attrs.max_send_sge,
-			 .max_recv_sge = 1, .max_rdma_ctxs = rdma_ctxs },
+			 .max_recv_sge = 1,
+			 .max_rdma_ctxs = rdma_ctxs },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 		.port_num = PORT,
@@ -504,7 +510,8 @@ static void run_request(struct initiator *in, struct target *t)
 	int round;
 
 	for (round = 0; round < MAX_ROUNDS && !t->failed &&
-			!(in->got_response && t->replied); round++) {
+			!(in->got_response && t->replied);
+	     round++) {
 		ib_process_cq_direct(t->h.cq, -1);
 		ib_process_cq_direct(in->h.cq, -1);
 	}

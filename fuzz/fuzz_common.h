@@ -17,14 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FUZZ_CHECK(cond, ...)                                        \
-	do {                                                         \
-		if (!(cond)) {                                       \
+#define FUZZ_CHECK(cond, ...)                                           \
+	do {                                                            \
+		if (!(cond)) {                                          \
 			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                \
-			fputc('\n', stderr);                         \
-			abort();                                     \
-		}                                                    \
+			fprintf(stderr, __VA_ARGS__);                   \
+			fputc('\n', stderr);                            \
+			abort();                                        \
+		}                                                       \
 	} while (0)
 
 struct fuzz_in {
@@ -99,7 +99,8 @@ static inline int fuzz_env_init(struct fuzz_env *e,
 			.qp_type = IB_QPT_RC,
 			.sq_sig_type = IB_SIGNAL_REQ_WR,
 			.port_num = 1,
-			.cap = { .max_send_wr = 64, .max_recv_wr = 16,
+			.cap = { .max_send_wr = 64,
+				 .max_recv_wr = 16,
 				 .max_recv_sge = 1 },
 		};
 
@@ -109,8 +110,8 @@ static inline int fuzz_env_init(struct fuzz_env *e,
 			return -1;
 		}
 		e->pd[i] = ib_alloc_pd(e->dev[i], 0);
-		e->cq[i] = ib_alloc_cq(e->dev[i], NULL, 1024, 0,
-				       IB_POLL_DIRECT);
+		e->cq[i] =
+			ib_alloc_cq(e->dev[i], NULL, 1024, 0, IB_POLL_DIRECT);
 		FUZZ_CHECK(!IS_ERR(e->pd[i]) && !IS_ERR(e->cq[i]), "pd/cq");
 		a.send_cq = a.recv_cq = e->cq[i];
 		a.cap.max_send_sge = i ? 1 : send_sge;

@@ -29,8 +29,7 @@ static void setup_once(void)
 
 	if (arena)
 		return;
-	FUZZ_CHECK(!posix_memalign((void **)&arena, 2u << 20, ARENA),
-		   "arena");
+	FUZZ_CHECK(!posix_memalign((void **)&arena, 2u << 20, ARENA), "arena");
 	exp_img = malloc(ARENA);
 	src = malloc(2 * ARENA); /* random bytes, read at varying offsets */
 	FUZZ_CHECK(exp_img && src, "arena");
@@ -148,7 +147,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 			cursor = a[i - 1] + l[i - 1];
 		if (shape & 4) /* whole pages, ending on a boundary */
 			l[i] = (u32)(((cursor + ps * (1 + (shape >> 6))) &
-				      ~(ps - 1)) - cursor);
+				      ~(ps - 1)) -
+				     cursor);
 		else
 			l[i] = fuzz_below(&in, (shape & 16) ? 64 : 3 * SZ_4K);
 		if (cursor + l[i] > ARENA)
@@ -184,13 +184,15 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 			fprintf(stderr, "entry %u: +%#llx len %u\n", i,
 				(unsigned long long)(a[i] - (uintptr_t)arena),
 				l[i]);
-	FUZZ_CHECK(ret == m.ret, "%s: ib_map_mr_sg %d, model %d (n %u max %u ps %llu)",
+	FUZZ_CHECK(ret == m.ret,
+		   "%s: ib_map_mr_sg %d, model %d (n %u max %u ps %llu)",
 		   prof.name, ret, m.ret, n, max, (unsigned long long)ps);
 	if (ret > 0) {
 		FUZZ_CHECK(mr->iova == a[0] + off, "iova");
 		FUZZ_CHECK(m.partial ? mr->length >= m.bytes :
 				       mr->length == m.bytes,
-			   "length %llu, model %llu", (unsigned long long)mr->length,
+			   "length %llu, model %llu",
+			   (unsigned long long)mr->length,
 			   (unsigned long long)m.bytes);
 		if (has_off && !m.partial)
 			FUZZ_CHECK(offv == 0, "sg_offset left at %u", offv);
@@ -205,7 +207,6 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		struct ib_wc wc;
 		u64 done = 0;
 		u8 *from;
-
 
 		ib_update_fast_reg_key(mr, (u8)ib_inc_rkey(mr->rkey));
 		reg.mr = mr;
@@ -237,7 +238,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		if (memcmp(arena, exp_img, ARENA))
 			for (i = 0; arena[i] == exp_img[i]; i++)
 				;
-		FUZZ_CHECK(i == ARENA, "%s: byte %u of the arena is %#x, want %#x",
+		FUZZ_CHECK(i == ARENA,
+			   "%s: byte %u of the arena is %#x, want %#x",
 			   prof.name, i, arena[i], exp_img[i]);
 	}
 	ib_dma_unmap_sg(e.dev[1], sg, (int)n, DMA_BIDIRECTIONAL);

@@ -18,7 +18,7 @@
 #define ARENA (ARENA_PAGES * PAGE_SIZE)
 #define MAX_ENTS 24
 
-static u8 *loc_mem, *rem_mem;  /* GUARD + ARENA + GUARD, page aligned */
+static u8 *loc_mem, *rem_mem; /* GUARD + ARENA + GUARD, page aligned */
 static u8 *loc_exp, *rem_exp;
 #define GUARD PAGE_SIZE
 
@@ -34,8 +34,7 @@ static void setup_once(void)
 	if (loc_mem)
 		return;
 	FUZZ_CHECK(!posix_memalign((void **)&loc_mem, PAGE_SIZE, total) &&
-			   !posix_memalign((void **)&rem_mem, PAGE_SIZE,
-					   total),
+			   !posix_memalign((void **)&rem_mem, PAGE_SIZE, total),
 		   "arenas");
 	loc_exp = malloc(total);
 	rem_exp = malloc(total);
@@ -209,12 +208,11 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 
 	if (bvec) {
 		for (i = 0; i < n; i++)
-			bvec_set_virt(&bv[i], loc_mem + GUARD + off[i],
-				      len[i]);
+			bvec_set_virt(&bv[i], loc_mem + GUARD + off[i], len[i]);
 		it.bi_bvec_done = (unsigned int)(len[0] ? skip % len[0] : 0);
 		it.bi_size = (unsigned int)(want % (4 * ARENA));
-		npc = model_pieces(off, len, n, it.bi_bvec_done, it.bi_size,
-				   pc, &total);
+		npc = model_pieces(off, len, n, it.bi_bvec_done, it.bi_size, pc,
+				   &total);
 	} else {
 		sg_init_table(sg, n);
 		for (i = 0; i < n; i++)

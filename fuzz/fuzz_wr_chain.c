@@ -52,9 +52,10 @@ static void check_canaries(void)
 		for (i = 0; i < ARENA + 2 * CANARY; i++) {
 			if (i == CANARY)
 				i = CANARY + ARENA;
-			FUZZ_CHECK(mem[s][i] == canary_byte(i),
-				   "side %d: byte %zd outside the arena changed",
-				   s, (ssize_t)i - CANARY);
+			FUZZ_CHECK(
+				mem[s][i] == canary_byte(i),
+				"side %d: byte %zd outside the arena changed",
+				s, (ssize_t)i - CANARY);
 		}
 }
 
@@ -156,8 +157,8 @@ static void world_init(struct fuzz_in *in, struct world *w)
 					   ARENA, (uintptr_t)arena(s), acc);
 		FUZZ_CHECK(!IS_ERR(w->umr[s]), "reg_user_mr");
 		for (k = 0; k < FAST; k++) {
-			w->fast[s][k] = ib_alloc_mr(w->e.pd[s],
-						    IB_MR_TYPE_MEM_REG, 4);
+			w->fast[s][k] =
+				ib_alloc_mr(w->e.pd[s], IB_MR_TYPE_MEM_REG, 4);
 			FUZZ_CHECK(!IS_ERR(w->fast[s][k]), "alloc_mr");
 			map_fast(in, w, s, k);
 		}
@@ -180,12 +181,25 @@ static void world_fini(struct world *w)
 
 /* The raw opcodes worth trying: every real one, and some that are not. */
 static const int opcodes[] = {
-	IB_WR_RDMA_WRITE, IB_WR_RDMA_WRITE_WITH_IMM, IB_WR_SEND,
-	IB_WR_SEND_WITH_IMM, IB_WR_RDMA_READ, IB_WR_ATOMIC_CMP_AND_SWP,
-	IB_WR_ATOMIC_FETCH_AND_ADD, IB_WR_LOCAL_INV, IB_WR_BIND_MW,
-	IB_WR_SEND_WITH_INV, IB_WR_LSO, IB_WR_RDMA_READ_WITH_INV,
-	IB_WR_MASKED_ATOMIC_CMP_AND_SWP, IB_WR_FLUSH, IB_WR_ATOMIC_WRITE,
-	IB_WR_REG_MR, IB_WR_REG_MR_INTEGRITY, 99, -1,
+	IB_WR_RDMA_WRITE,
+	IB_WR_RDMA_WRITE_WITH_IMM,
+	IB_WR_SEND,
+	IB_WR_SEND_WITH_IMM,
+	IB_WR_RDMA_READ,
+	IB_WR_ATOMIC_CMP_AND_SWP,
+	IB_WR_ATOMIC_FETCH_AND_ADD,
+	IB_WR_LOCAL_INV,
+	IB_WR_BIND_MW,
+	IB_WR_SEND_WITH_INV,
+	IB_WR_LSO,
+	IB_WR_RDMA_READ_WITH_INV,
+	IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
+	IB_WR_FLUSH,
+	IB_WR_ATOMIC_WRITE,
+	IB_WR_REG_MR,
+	IB_WR_REG_MR_INTEGRITY,
+	99,
+	-1,
 };
 
 struct wrs {
@@ -216,8 +230,7 @@ static void build_chain(struct fuzz_in *in, struct world *w, struct wrs *c,
 		wr->sg_list = fuzz_u8(in) == 0 ? NULL : c->sge[i];
 		for (j = 0; j < MAX_SGE; j++)
 			make_sge(in, w, &c->sge[i][j]);
-		wr->ex.invalidate_rkey = pick_key(in, w, fuzz_u8(in) & 1,
-						  true);
+		wr->ex.invalidate_rkey = pick_key(in, w, fuzz_u8(in) & 1, true);
 		/* A REG WR's MR is a valid pointer (or NULL): anything else
 		 * is a caller bug the kernel does not survive either. */
 		if (wr->opcode == IB_WR_REG_MR ||
@@ -228,8 +241,7 @@ static void build_chain(struct fuzz_in *in, struct world *w, struct wrs *c,
 			r->mr = k % 4 < 2 ? w->fast[0][k % 2] :
 					    (k % 4 == 2 ? w->fast[1][0] : NULL);
 			if (r->mr)
-				r->key = (r->mr->lkey & ~0xffu) |
-					 fuzz_u8(in);
+				r->key = (r->mr->lkey & ~0xffu) | fuzz_u8(in);
 			r->access = rights[fuzz_u8(in) % 6];
 		} else {
 			c->u[i].rdma.remote_addr = (uintptr_t)arena(1) +
@@ -309,7 +321,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	nrecv = fuzz_below(&in, 4);
 	for (i = 0; i < nrecv; i++) {
 		struct ib_sge s;
-		struct ib_recv_wr r = { .wr_id = 1000 + i, .sg_list = &s,
+		struct ib_recv_wr r = { .wr_id = 1000 + i,
+					.sg_list = &s,
 					.num_sge = 1 };
 
 		s.addr = (uintptr_t)arena(1) + fuzz_below(&in, ARENA / 2);

@@ -25,13 +25,15 @@ static void expect(struct list_head *head, const int *vals, int n)
 	struct item *it;
 	int i = 0;
 
-	list_for_each_entry(it, head, node) {
+	list_for_each_entry(it, head, node)
+	{
 		assert_true(i < n);
 		assert_int_equal(it->v, vals[i]);
 		i++;
 	}
 	assert_int_equal(i, n);
-	list_for_each_entry_reverse(it, head, node) {
+	list_for_each_entry_reverse(it, head, node)
+	{
 		i--;
 		assert_int_equal(it->v, vals[i]);
 	}
@@ -152,11 +154,9 @@ static void safe_iteration_removes(void **state)
 		if (p->v % 2 == 0)
 			list_del(&p->node);
 	expect(&h, odd, 2);
-	list_for_each(pos, &h)
-		count++;
+	list_for_each(pos, &h) count++;
 	assert_int_equal(count, 2);
-	list_for_each_safe(pos, nx, &h)
-		list_del_init(pos);
+	list_for_each_safe(pos, nx, &h) list_del_init(pos);
 	expect(&h, NULL, 0);
 }
 

@@ -117,8 +117,8 @@ static pthread_mutex_t woken_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *waiter(void *arg)
 {
-	unsigned long left = wait_for_completion_timeout(&comp,
-							 msecs_to_jiffies(10000));
+	unsigned long left =
+		wait_for_completion_timeout(&comp, msecs_to_jiffies(10000));
 
 	(void)arg;
 	pthread_mutex_lock(&woken_lock);
@@ -162,7 +162,7 @@ static void complete_counts_events(void **state)
 	complete(&comp);
 	complete(&comp);
 	assert_true(completion_done(&comp));
-	wait_for_completion(&comp);       /* consumes one ... */
+	wait_for_completion(&comp); /* consumes one ... */
 	assert_true(try_wait_for_completion(&comp)); /* ... and the other */
 	assert_false(completion_done(&comp));
 	complete(&comp);

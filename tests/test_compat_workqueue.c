@@ -180,14 +180,14 @@ static void cancel_work_sync_waits(void **state)
 	INIT_WORK(&c.work, count_fn);
 	queue_work(wq, &b.work);
 	assert_true(wait_for_completion_timeout(&b.started, BOUND));
-	queue_work(wq, &c.work);     /* behind b on the only worker */
+	queue_work(wq, &c.work); /* behind b on the only worker */
 	assert_true(cancel_work_sync(&c.work)); /* was pending: never runs */
 	assert_false(cancel_work_sync(&c.work));
 	/* cancel of the running b waits for it to return */
 	t0 = now_ms();
 	complete(&b.release);
 	assert_false(cancel_work_sync(&b.work)); /* running, not pending */
-	assert_true(completion_done(&b.done));   /* it returned first */
+	assert_true(completion_done(&b.done)); /* it returned first */
 	assert_true(now_ms() - t0 < 5000);
 	flush_workqueue(wq);
 	assert_int_equal(atomic_read(&c.runs), 0);

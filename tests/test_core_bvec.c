@@ -96,7 +96,8 @@ static void advance_zero_and_to_the_end(void **state)
 static void for_each_mp_bvec_clips_to_the_size(void **state)
 {
 	struct bio_vec v[3], bv;
-	struct bvec_iter it, start = { .bi_size = 1000 + 4096, .bi_idx = 0,
+	struct bvec_iter it, start = { .bi_size = 1000 + 4096,
+				       .bi_idx = 0,
 				       .bi_bvec_done = 0 };
 	unsigned int lens[4], n = 0;
 
@@ -110,7 +111,8 @@ static void for_each_mp_bvec_clips_to_the_size(void **state)
 	assert_int_equal(lens[1], 4096);
 
 	/* Starting mid-vector. */
-	start = (struct bvec_iter){ .bi_size = 600, .bi_idx = 0,
+	start = (struct bvec_iter){ .bi_size = 600,
+				    .bi_idx = 0,
 				    .bi_bvec_done = 900 };
 	n = 0;
 	for_each_mp_bvec(bv, v, it, start) {

@@ -228,17 +228,19 @@ static void poll_and_notify_reach_the_provider(void **state)
 	reset_reqs();
 	push(env->cq, 5, 3);
 	assert_int_equal(ib_req_notify_cq(env->cq, IB_CQ_NEXT_COMP), 0);
-	assert_int_equal(ib_req_notify_cq(env->cq, IB_CQ_NEXT_COMP |
-					  IB_CQ_REPORT_MISSED_EVENTS),
-			 1);
+	assert_int_equal(
+		ib_req_notify_cq(env->cq,
+				 IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS),
+		1);
 	assert_int_equal(ib_poll_cq(env->cq, 2, wc), 2);
 	assert_ptr_equal(wc[0].wr_cqe, &reqs[5].cqe);
 	assert_ptr_equal(wc[1].wr_cqe, &reqs[6].cqe);
 	assert_int_equal(ib_poll_cq(env->cq, 4, wc), 1);
 	assert_ptr_equal(wc[0].wr_cqe, &reqs[7].cqe);
-	assert_int_equal(ib_req_notify_cq(env->cq, IB_CQ_NEXT_COMP |
-					  IB_CQ_REPORT_MISSED_EVENTS),
-			 0);
+	assert_int_equal(
+		ib_req_notify_cq(env->cq,
+				 IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS),
+		0);
 	assert_int_equal(nr_done, 0); /* polling calls no done() */
 	to_fake_cq(env->cq)->polls = 0;
 }
@@ -283,8 +285,8 @@ static void thread_delivers_every_completion(void **state)
 
 	main_thread = pthread_self();
 	for (c = 0; c < sizeof(ctxs) / sizeof(ctxs[0]); c++) {
-		struct ib_cq *cq = ib_alloc_cq(&env->fd->ibdev, env, 256, 0,
-					       ctxs[c]);
+		struct ib_cq *cq =
+			ib_alloc_cq(&env->fd->ibdev, env, 256, 0, ctxs[c]);
 
 		assert_false(IS_ERR(cq));
 		assert_ptr_equal(cq->cq_context, env);
@@ -331,7 +333,9 @@ static void drain_on(struct env *env, struct ib_cq *cq)
 	struct ib_qp_init_attr a = {
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+		.cap = { .max_send_wr = 8,
+			 .max_recv_wr = 8,
+			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 		.qp_type = IB_QPT_RC,
 	};

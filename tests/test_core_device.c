@@ -95,7 +95,8 @@ static void foreach_in_registration_order(void **state)
 	int i;
 
 	for (i = 0; i < 3; i++)
-		assert_non_null(d[i] = fake_dev_new("walk%d", RDMA_PROTOCOL_IB));
+		assert_non_null(
+			d[i] = fake_dev_new("walk%d", RDMA_PROTOCOL_IB));
 	assert_int_equal(ib_device_foreach(visit, &w), 0);
 	assert_int_equal(w.n, 3);
 	for (i = 0; i < 3; i++)
@@ -175,17 +176,17 @@ static void port_queries(void **state)
 static void wc_status_names(void **state)
 {
 	static const char *const want[] = {
-		"IB_WC_SUCCESS", "IB_WC_LOC_LEN_ERR", "IB_WC_LOC_QP_OP_ERR",
-		"IB_WC_LOC_EEC_OP_ERR", "IB_WC_LOC_PROT_ERR",
-		"IB_WC_WR_FLUSH_ERR", "IB_WC_MW_BIND_ERR",
-		"IB_WC_BAD_RESP_ERR", "IB_WC_LOC_ACCESS_ERR",
-		"IB_WC_REM_INV_REQ_ERR", "IB_WC_REM_ACCESS_ERR",
-		"IB_WC_REM_OP_ERR", "IB_WC_RETRY_EXC_ERR",
-		"IB_WC_RNR_RETRY_EXC_ERR", "IB_WC_LOC_RDD_VIOL_ERR",
-		"IB_WC_REM_INV_RD_REQ_ERR", "IB_WC_REM_ABORT_ERR",
-		"IB_WC_INV_EECN_ERR", "IB_WC_INV_EEC_STATE_ERR",
-		"IB_WC_FATAL_ERR", "IB_WC_RESP_TIMEOUT_ERR",
-		"IB_WC_GENERAL_ERR",
+		"IB_WC_SUCCESS",	   "IB_WC_LOC_LEN_ERR",
+		"IB_WC_LOC_QP_OP_ERR",	   "IB_WC_LOC_EEC_OP_ERR",
+		"IB_WC_LOC_PROT_ERR",	   "IB_WC_WR_FLUSH_ERR",
+		"IB_WC_MW_BIND_ERR",	   "IB_WC_BAD_RESP_ERR",
+		"IB_WC_LOC_ACCESS_ERR",	   "IB_WC_REM_INV_REQ_ERR",
+		"IB_WC_REM_ACCESS_ERR",	   "IB_WC_REM_OP_ERR",
+		"IB_WC_RETRY_EXC_ERR",	   "IB_WC_RNR_RETRY_EXC_ERR",
+		"IB_WC_LOC_RDD_VIOL_ERR",  "IB_WC_REM_INV_RD_REQ_ERR",
+		"IB_WC_REM_ABORT_ERR",	   "IB_WC_INV_EECN_ERR",
+		"IB_WC_INV_EEC_STATE_ERR", "IB_WC_FATAL_ERR",
+		"IB_WC_RESP_TIMEOUT_ERR",  "IB_WC_GENERAL_ERR",
 	};
 	int i;
 
@@ -195,9 +196,8 @@ static void wc_status_names(void **state)
 	for (i = 0; i < 22; i++)
 		assert_string_equal(ib_wc_status_msg((enum ib_wc_status)i),
 				    want[i]);
-	assert_string_equal(ib_wc_status_msg((enum ib_wc_status)22),
-			    "UNKNOWN");
-	assert_string_equal(ib_wc_status_msg((enum ib_wc_status)-1),
+	assert_string_equal(ib_wc_status_msg((enum ib_wc_status)22), "UNKNOWN");
+	assert_string_equal(ib_wc_status_msg((enum ib_wc_status) - 1),
 			    "UNKNOWN");
 }
 
@@ -233,9 +233,9 @@ static void wr_opcode_names(void **state)
 	size_t i;
 
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		assert_string_equal(ib_wr_opcode_str((enum ib_wr_opcode)
-							     want[i].op),
-				    want[i].name);
+		assert_string_equal(
+			ib_wr_opcode_str((enum ib_wr_opcode)want[i].op),
+			want[i].name);
 }
 
 int main(void)

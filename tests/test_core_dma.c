@@ -146,17 +146,17 @@ static void single_and_bvec(void **state)
 	ib_dma_unmap_single(dev, a, 100, DMA_TO_DEVICE);
 	assert_int_equal(dev->dma_mapped, 0);
 
-	assert_true(ib_dma_mapping_error(dev, ib_dma_map_single(
-					 NULL, mem, 1, DMA_TO_DEVICE)));
-	assert_true(ib_dma_mapping_error(dev, ib_dma_map_single(
-					 dev, NULL, 1, DMA_TO_DEVICE)));
-	assert_true(ib_dma_mapping_error(dev, ib_dma_map_single(
-					 dev, mem, 1, DMA_NONE)));
-	assert_true(ib_dma_mapping_error(dev, ib_dma_map_single(
-					 dev, (void *)(uintptr_t)-16, 32,
-					 DMA_TO_DEVICE)));
-	assert_true(ib_dma_mapping_error(dev, ib_dma_map_bvec(
-					 dev, NULL, DMA_TO_DEVICE)));
+	assert_true(ib_dma_mapping_error(
+		dev, ib_dma_map_single(NULL, mem, 1, DMA_TO_DEVICE)));
+	assert_true(ib_dma_mapping_error(
+		dev, ib_dma_map_single(dev, NULL, 1, DMA_TO_DEVICE)));
+	assert_true(ib_dma_mapping_error(
+		dev, ib_dma_map_single(dev, mem, 1, DMA_NONE)));
+	assert_true(ib_dma_mapping_error(
+		dev, ib_dma_map_single(dev, (void *)(uintptr_t)-16, 32,
+				       DMA_TO_DEVICE)));
+	assert_true(ib_dma_mapping_error(
+		dev, ib_dma_map_bvec(dev, NULL, DMA_TO_DEVICE)));
 	/* Unmapping the error address does not count. */
 	ib_dma_unmap_single(dev, DMA_MAPPING_ERROR, 1, DMA_TO_DEVICE);
 	assert_int_equal(dev->dma_mapped, 0);

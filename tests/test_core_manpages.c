@@ -26,13 +26,13 @@
 #include <unistd.h>
 
 /* snprintf into an array, failing the test instead of truncating. */
-#define fmt(buf, ...) \
+#define fmt(buf, ...)                                                 \
 	assert_true((size_t)snprintf(buf, sizeof(buf), __VA_ARGS__) < \
 		    sizeof(buf))
 
-static char src_dir[PATH_MAX];   /* the project's source tree */
-static char man_dir[PATH_MAX];   /* <build>/docs/man3 */
-static char kdoc2man[PATH_MAX];  /* <build>/docs/kdoc2man */
+static char src_dir[PATH_MAX]; /* the project's source tree */
+static char man_dir[PATH_MAX]; /* <build>/docs/man3 */
+static char kdoc2man[PATH_MAX]; /* <build>/docs/kdoc2man */
 static char tmp_dir[PATH_MAX];
 
 static void cut_dirs(char *path, int n)
@@ -229,8 +229,7 @@ static void check_function_page(const struct fn *fn)
 		fail_msg("%s: NAME line does not start with \"%s\"", path,
 			 want);
 	p = find_after(p, "\n.SH SYNOPSIS\n", path);
-	fmt(want, ".B \"#include <rdmarw/%s>\"",
-		 fn->header);
+	fmt(want, ".B \"#include <rdmarw/%s>\"", fn->header);
 	p = find_after(p, want, path);
 	fmt(want, "%s(", fn->name);
 	p = find_after(p, want, path);
@@ -373,8 +372,7 @@ static void man_renders_every_page_without_warnings(void **state)
 /* ---- the converter's own rules ------------------------------------------- */
 
 /* Run kdoc2man on one header holding @text; return its exit status. */
-static int convert(const char *text, const char *opts, char **out,
-		   char **err)
+static int convert(const char *text, const char *opts, char **out, char **err)
 {
 	char hdr[PATH_MAX], cmd[4 * PATH_MAX];
 
@@ -603,7 +601,8 @@ int main(void)
 		cmocka_unit_test(every_page_is_well_formed),
 		cmocka_unit_test(man_renders_every_page_without_warnings),
 		cmocka_unit_test(converter_refuses_missing_documentation),
-		cmocka_unit_test(converter_accepts_internal_and_undocumented_types),
+		cmocka_unit_test(
+			converter_accepts_internal_and_undocumented_types),
 		cmocka_unit_test(converter_renders_valid_kernel_doc),
 	};
 

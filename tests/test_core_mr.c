@@ -46,8 +46,7 @@ static int teardown(void **state)
 
 static struct ib_mr *new_mr(struct env *env, u32 max_num_sg)
 {
-	struct ib_mr *mr = ib_alloc_mr(env->pd, IB_MR_TYPE_MEM_REG,
-				       max_num_sg);
+	struct ib_mr *mr = ib_alloc_mr(env->pd, IB_MR_TYPE_MEM_REG, max_num_sg);
 
 	assert_false(IS_ERR(mr));
 	return mr;
@@ -155,11 +154,9 @@ static void reg_user_mr_rules(void **state)
 			 ERR_PTR(-EINVAL));
 	assert_ptr_equal(ib_reg_user_mr(env->pd, 0x1000, 0, 0x1000, 0),
 			 ERR_PTR(-EINVAL));
-	assert_ptr_equal(ib_reg_user_mr(env->pd, UINT64_MAX - 4, 10,
-					0x1000, 0),
+	assert_ptr_equal(ib_reg_user_mr(env->pd, UINT64_MAX - 4, 10, 0x1000, 0),
 			 ERR_PTR(-EINVAL));
-	assert_ptr_equal(ib_reg_user_mr(env->pd, 0x1000, 10, UINT64_MAX - 4,
-					0),
+	assert_ptr_equal(ib_reg_user_mr(env->pd, 0x1000, 10, UINT64_MAX - 4, 0),
 			 ERR_PTR(-EINVAL));
 	assert_ptr_equal(ib_reg_user_mr(env->pd, 0x1000, 10, 0x1000,
 					IB_ACCESS_REMOTE_WRITE),
@@ -169,9 +166,9 @@ static void reg_user_mr_rules(void **state)
 			 ERR_PTR(-EINVAL));
 	assert_ptr_equal(ib_reg_user_mr(env->pd, 0x1000, 10, 0x1000, 1 << 30),
 			 ERR_PTR(-EINVAL));
-	assert_ptr_equal(ib_reg_user_mr(env->pd, 0x1000, (1ULL << 40) + 1,
-					0x1000, 0),
-			 ERR_PTR(-EINVAL));
+	assert_ptr_equal(
+		ib_reg_user_mr(env->pd, 0x1000, (1ULL << 40) + 1, 0x1000, 0),
+		ERR_PTR(-EINVAL));
 	assert_int_equal(env->pd->usecnt, 0);
 
 	mr = ib_reg_user_mr(env->pd, 0x1000, 100, 0x7000, rw);
@@ -432,8 +429,7 @@ static void map_errors(void **state)
 			 -EINVAL);
 	assert_int_equal(ib_sg_to_pages(mr, NULL, 1, NULL, count_page),
 			 -EINVAL);
-	assert_int_equal(ib_sg_to_pages(mr, sg, 0, NULL, count_page),
-			 -EINVAL);
+	assert_int_equal(ib_sg_to_pages(mr, sg, 0, NULL, count_page), -EINVAL);
 	assert_int_equal(ib_sg_to_pages(mr, sg, 1, NULL, NULL), -EINVAL);
 	off = 0x1000; /* at the end of the first entry */
 	assert_int_equal(ib_sg_to_pages(mr, sg, 2, &off, count_page), -EINVAL);
@@ -465,9 +461,10 @@ static void entry_counts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(alloc_mr_rules, setup, teardown),
-		cmocka_unit_test_setup_teardown(alloc_mr_integrity_rules,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(alloc_mr_rules, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(alloc_mr_integrity_rules, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(reg_user_mr_rules, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(dereg_refused_by_the_provider,
@@ -485,8 +482,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(full_page_list_maps_a_prefix,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
-			full_page_list_inside_the_first_entry, setup,
-			teardown),
+			full_page_list_inside_the_first_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			sg_offset_skips_into_the_first_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(larger_page_sizes, setup,

@@ -29,8 +29,10 @@ static struct ib_qp_init_attr qp_attr(struct env *env, u32 ctxs)
 	return (struct ib_qp_init_attr){
 		.send_cq = env->cq,
 		.recv_cq = env->cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-			 .max_send_sge = 4, .max_recv_sge = 1,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 4,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = ctxs },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
@@ -87,8 +89,7 @@ static void get_put_is_lifo_and_counts(void **state)
 	struct list_head *pool = &qp->rdma_mrs;
 	struct ib_mr *a, *b, *c;
 
-	assert_int_equal(ib_mr_pool_init(qp, pool, 3, IB_MR_TYPE_MEM_REG, 8,
-					 0),
+	assert_int_equal(ib_mr_pool_init(qp, pool, 3, IB_MR_TYPE_MEM_REG, 8, 0),
 			 0);
 	assert_int_equal(ib_mr_pool_count(qp, pool), 3);
 	assert_int_equal(env->fd->live_mrs, 3);
@@ -136,15 +137,14 @@ static void bad_arguments(void **state)
 	assert_int_equal(ib_mr_pool_init(NULL, &qp->rdma_mrs, 1,
 					 IB_MR_TYPE_MEM_REG, 8, 0),
 			 -EINVAL);
-	assert_int_equal(ib_mr_pool_init(qp, NULL, 1, IB_MR_TYPE_MEM_REG, 8,
-					 0),
+	assert_int_equal(ib_mr_pool_init(qp, NULL, 1, IB_MR_TYPE_MEM_REG, 8, 0),
 			 -EINVAL);
 	assert_int_equal(ib_mr_pool_init(qp, &qp->rdma_mrs, -1,
 					 IB_MR_TYPE_MEM_REG, 8, 0),
 			 -EINVAL);
-	assert_int_equal(ib_mr_pool_init(qp, &qp->rdma_mrs, 0,
-					 IB_MR_TYPE_MEM_REG, 8, 0),
-			 0);
+	assert_int_equal(
+		ib_mr_pool_init(qp, &qp->rdma_mrs, 0, IB_MR_TYPE_MEM_REG, 8, 0),
+		0);
 	assert_int_equal(ib_mr_pool_count(qp, &qp->rdma_mrs), 0);
 	assert_int_equal(ib_mr_pool_count(NULL, &qp->rdma_mrs), -EINVAL);
 	assert_int_equal(ib_mr_pool_count(qp, NULL), -EINVAL);
@@ -168,9 +168,9 @@ static void init_failure_frees_everything(void **state)
 	struct ib_qp *qp = env->qp;
 
 	env->fd->fail_mr_alloc_at = 3;
-	assert_int_equal(ib_mr_pool_init(qp, &qp->rdma_mrs, 5,
-					 IB_MR_TYPE_MEM_REG, 8, 0),
-			 -ENOMEM);
+	assert_int_equal(
+		ib_mr_pool_init(qp, &qp->rdma_mrs, 5, IB_MR_TYPE_MEM_REG, 8, 0),
+		-ENOMEM);
 	assert_int_equal(env->fd->mr_alloc_calls, 3);
 	assert_int_equal(ib_mr_pool_count(qp, &qp->rdma_mrs), 0);
 	assert_int_equal(env->fd->live_mrs, 0);
@@ -180,9 +180,9 @@ static void init_failure_frees_everything(void **state)
 	env->fd->mr_alloc_calls = 0;
 	env->fd->fail_mr_alloc_at = 1;
 	env->fd->fail_errno = -EIO;
-	assert_int_equal(ib_mr_pool_init(qp, &qp->rdma_mrs, 2,
-					 IB_MR_TYPE_MEM_REG, 8, 0),
-			 -EIO);
+	assert_int_equal(
+		ib_mr_pool_init(qp, &qp->rdma_mrs, 2, IB_MR_TYPE_MEM_REG, 8, 0),
+		-EIO);
 	assert_int_equal(env->fd->live_mrs, 0);
 	env->fd->fail_mr_alloc_at = 0;
 }
@@ -194,9 +194,9 @@ static void destroy_leaves_taken_mrs(void **state)
 	struct ib_qp *qp = env->qp;
 	struct ib_mr *mr;
 
-	assert_int_equal(ib_mr_pool_init(qp, &qp->rdma_mrs, 3,
-					 IB_MR_TYPE_MEM_REG, 8, 0),
-			 0);
+	assert_int_equal(
+		ib_mr_pool_init(qp, &qp->rdma_mrs, 3, IB_MR_TYPE_MEM_REG, 8, 0),
+		0);
 	mr = ib_mr_pool_get(qp, &qp->rdma_mrs);
 	assert_non_null(mr);
 	ib_mr_pool_destroy(qp, &qp->rdma_mrs);
@@ -238,9 +238,9 @@ static void threads_share_a_pool(void **state)
 	pthread_t t[4];
 	int i;
 
-	assert_int_equal(ib_mr_pool_init(qp, &qp->rdma_mrs, 2,
-					 IB_MR_TYPE_MEM_REG, 8, 0),
-			 0);
+	assert_int_equal(
+		ib_mr_pool_init(qp, &qp->rdma_mrs, 2, IB_MR_TYPE_MEM_REG, 8, 0),
+		0);
 	for (i = 0; i < 4; i++) {
 		r[i] = (struct racer){ .qp = qp, .rounds = 20000 };
 		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
@@ -314,16 +314,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(get_put_is_lifo_and_counts,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(bad_arguments, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(init_failure_frees_everything,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(destroy_leaves_taken_mrs,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(destroy_leaves_taken_mrs, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(threads_share_a_pool, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(create_qp_without_mr_use,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(create_qp_without_mr_use, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(create_qp_with_mr_pools,
 						setup_iwarp, teardown),
 		cmocka_unit_test_setup_teardown(

@@ -56,8 +56,10 @@ static struct ib_qp_init_attr qp_attr(struct env *env)
 	return (struct ib_qp_init_attr){
 		.send_cq = env->cq,
 		.recv_cq = env->cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 4, .max_recv_sge = 4 },
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 4,
+			 .max_recv_sge = 4 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 	};
@@ -103,10 +105,10 @@ static void create_qp_checks(void **state)
 	struct ib_cq *other_cq;
 	struct fake_dev *other;
 
-#define EXPECT(field_change, err)                                      \
-	do {                                                           \
-		a = qp_attr(env);                                      \
-		field_change;                                          \
+#define EXPECT(field_change, err)                                          \
+	do {                                                               \
+		a = qp_attr(env);                                          \
+		field_change;                                              \
 		assert_ptr_equal(ib_create_qp(env->pd, &a), ERR_PTR(err)); \
 	} while (0)
 
@@ -121,8 +123,7 @@ static void create_qp_checks(void **state)
 	EXPECT(a.cap.max_recv_sge = 17, -EINVAL);
 	EXPECT(a.cap.max_inline_data = 64, -EINVAL);
 	EXPECT(a.port_num = 2, -EINVAL);
-	EXPECT(a.create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK,
-	       -EINVAL);
+	EXPECT(a.create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK, -EINVAL);
 	EXPECT(a.create_flags = IB_QP_CREATE_INTEGRITY_EN, -EOPNOTSUPP);
 #undef EXPECT
 	a = qp_attr(env);
@@ -200,8 +201,8 @@ static void pd_busy_with_qps_or_mrs(void **state)
 static void cq_busy_with_qps(void **state)
 {
 	struct env *env = *state;
-	struct ib_cq *rcq = ib_alloc_cq(&env->fd->ibdev, NULL, 8, 0,
-					IB_POLL_DIRECT);
+	struct ib_cq *rcq =
+		ib_alloc_cq(&env->fd->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
 	struct ib_qp_init_attr a = qp_attr(env);
 	struct ib_qp *qp;
 
@@ -223,9 +224,9 @@ static void qp_busy_while_pool_mrs_are_taken(void **state)
 	struct ib_qp *qp = new_qp(env);
 	struct ib_mr *mr;
 
-	assert_int_equal(ib_mr_pool_init(qp, &qp->rdma_mrs, 2,
-					 IB_MR_TYPE_MEM_REG, 8, 0),
-			 0);
+	assert_int_equal(
+		ib_mr_pool_init(qp, &qp->rdma_mrs, 2, IB_MR_TYPE_MEM_REG, 8, 0),
+		0);
 	mr = ib_mr_pool_get(qp, &qp->rdma_mrs);
 	assert_non_null(mr);
 	assert_int_equal(ib_destroy_qp(qp), -EBUSY);
@@ -293,12 +294,10 @@ static void modify_qp_other_rules(void **state)
 
 	assert_int_equal(ib_modify_qp(NULL, &attr, IB_QP_STATE), -EINVAL);
 	assert_int_equal(ib_modify_qp(qp, NULL, IB_QP_STATE), -EINVAL);
-	assert_int_equal(ib_modify_qp(qp, &attr, IB_QP_DEST_QPN << 1),
-			 -EINVAL);
+	assert_int_equal(ib_modify_qp(qp, &attr, IB_QP_DEST_QPN << 1), -EINVAL);
 	/* IB_QP_CUR_STATE must match what the QP is in. */
 	attr.cur_qp_state = IB_QPS_RTS;
-	assert_int_equal(ib_modify_qp(qp, &attr,
-				      IB_QP_STATE | IB_QP_CUR_STATE),
+	assert_int_equal(ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_CUR_STATE),
 			 -EINVAL);
 	attr.port_num = 3;
 	assert_int_equal(ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PORT),
@@ -311,9 +310,10 @@ static void modify_qp_other_rules(void **state)
 	env->fd->modify_qp_ret = 0;
 	attr.cur_qp_state = IB_QPS_RESET;
 	attr.port_num = 1;
-	assert_int_equal(ib_modify_qp(qp, &attr, IB_QP_STATE |
-				      IB_QP_CUR_STATE | IB_QP_PORT),
-			 0);
+	assert_int_equal(
+		ib_modify_qp(qp, &attr,
+			     IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_PORT),
+		0);
 	assert_int_equal(qp->state, IB_QPS_INIT);
 	assert_int_equal(to_fake_qp(qp)->last_mask,
 			 IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_PORT);
@@ -357,8 +357,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(create_qp_checks, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(
-			create_qp_fills_the_core_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(create_qp_fills_the_core_fields,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(pd_busy_with_qps_or_mrs, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(cq_busy_with_qps, setup,

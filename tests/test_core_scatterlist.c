@@ -167,15 +167,14 @@ static void check_table(struct sg_table *t, unsigned int nents)
 		slot++;
 	}
 	assert_int_equal(i, nents);
-	assert_int_equal(links, nents <= CHUNK ? 0 :
-				(nents - 2) / (CHUNK - 1));
+	assert_int_equal(links, nents <= CHUNK ? 0 : (nents - 2) / (CHUNK - 1));
 	assert_int_equal(sg_last(t->sgl, nents)->length, nents);
 }
 
 static void alloc_table_across_the_chaining_threshold(void **state)
 {
-	const unsigned int sizes[] = { 1, 2, 127, 128, 129, 254, 255,
-				       256, 257, 1000 };
+	const unsigned int sizes[] = { 1,   2,	 127, 128, 129,
+				       254, 255, 256, 257, 1000 };
 	struct sg_table t;
 	unsigned int i;
 

@@ -101,7 +101,8 @@ static struct soft_fault_stats dev_stats(struct ib_device *dev)
 
 static void test_arm_args(void **state)
 {
-	struct soft_fault_rule r = { .type = SOFT_FAULT_WC, .nth = 1,
+	struct soft_fault_rule r = { .type = SOFT_FAULT_WC,
+				     .nth = 1,
 				     .status = IB_WC_REM_ACCESS_ERR };
 	struct soft_fault_rule bad;
 	struct soft_fault_stats st;
@@ -163,7 +164,8 @@ static void test_arm_args(void **state)
 /* The 3rd WR fails with the chosen status; the rest flush; bytes follow. */
 static void test_wc_nth(void **state)
 {
-	struct soft_fault_rule r = { .type = SOFT_FAULT_WC, .nth = 3,
+	struct soft_fault_rule r = { .type = SOFT_FAULT_WC,
+				     .nth = 3,
 				     .status = IB_WC_REM_ACCESS_ERR };
 	struct ib_rdma_wr wr[5];
 	struct ib_sge sge[5];
@@ -174,13 +176,11 @@ static void test_wc_nth(void **state)
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[0], &r), 0);
 	for (i = 0; i < 5; i++) {
 		make_write(&p, &wr[i], &sge[i], i, true);
-		assert_int_equal(ib_post_send(p.env.qp[0], &wr[i].wr, NULL),
-				 0);
+		assert_int_equal(ib_post_send(p.env.qp[0], &wr[i].wr, NULL), 0);
 	}
 	soft_env_expect(p.env.cq[0], 0, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	soft_env_expect(p.env.cq[0], 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
-	soft_env_expect(p.env.cq[0], 2, IB_WC_REM_ACCESS_ERR,
-			IB_WC_RDMA_WRITE);
+	soft_env_expect(p.env.cq[0], 2, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE);
 	soft_env_expect(p.env.cq[0], 3, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
 	soft_env_expect(p.env.cq[0], 4, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
 	soft_env_expect_empty(p.env.cq[0]);
@@ -200,7 +200,8 @@ static void test_wc_nth(void **state)
 /* An unsignaled WR in the middle of a chain still reports its error. */
 static void test_wc_unsignaled(void **state)
 {
-	struct soft_fault_rule r = { .type = SOFT_FAULT_WC, .nth = 2,
+	struct soft_fault_rule r = { .type = SOFT_FAULT_WC,
+				     .nth = 2,
 				     .status = IB_WC_LOC_PROT_ERR };
 	const bool sig[3] = { false, false, true };
 	const struct ib_send_wr *bad = NULL;
@@ -224,7 +225,8 @@ static void test_wc_unsignaled(void **state)
 static void test_opcode_filter(void **state)
 {
 	struct soft_fault_rule r = {
-		.type = SOFT_FAULT_WC, .nth = 1,
+		.type = SOFT_FAULT_WC,
+		.nth = 1,
 		.opcodes = 1ULL << IB_WR_RDMA_READ,
 		.status = IB_WC_RETRY_EXC_ERR,
 	};
@@ -312,7 +314,8 @@ static void test_post_partway(void **state)
 /* A seeded rate gives the same faults for the same seed, others not. */
 static u64 rate_pattern(struct soft_pair *p, u64 seed, u32 *fails)
 {
-	struct soft_fault_rule r = { .type = SOFT_FAULT_POST, .ppm = 250000,
+	struct soft_fault_rule r = { .type = SOFT_FAULT_POST,
+				     .ppm = 250000,
 				     .seed = seed };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
@@ -360,7 +363,8 @@ static void test_rate_repeats(void **state)
 static void test_count_limit(void **state)
 {
 	struct soft_fault_rule r = { .type = SOFT_FAULT_POST,
-				     .ppm = SOFT_FAULT_PPM_ALL, .count = 2,
+				     .ppm = SOFT_FAULT_PPM_ALL,
+				     .count = 2,
 				     .err = -EAGAIN };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
@@ -491,7 +495,8 @@ static void test_stall_then_err(void **state)
 /* One count over both QPs of a loopback device. */
 static void test_device_rule(void **state)
 {
-	struct soft_fault_rule r = { .type = SOFT_FAULT_WC, .nth = 2,
+	struct soft_fault_rule r = { .type = SOFT_FAULT_WC,
+				     .nth = 2,
 				     .status = IB_WC_GENERAL_ERR };
 	struct soft_env_cfg cfg = { .profile = "mlx5", .loopback = true };
 	struct ib_rdma_wr wr;
@@ -523,9 +528,11 @@ static void test_device_rule(void **state)
 /* QP rules come before device rules; the first to fire decides. */
 static void test_rule_order(void **state)
 {
-	struct soft_fault_rule q = { .type = SOFT_FAULT_WC, .nth = 1,
+	struct soft_fault_rule q = { .type = SOFT_FAULT_WC,
+				     .nth = 1,
 				     .status = IB_WC_REM_OP_ERR };
-	struct soft_fault_rule d = { .type = SOFT_FAULT_WC, .nth = 1,
+	struct soft_fault_rule d = { .type = SOFT_FAULT_WC,
+				     .nth = 1,
 				     .status = IB_WC_LOC_LEN_ERR };
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
@@ -547,14 +554,17 @@ static void test_rule_order(void **state)
 
 static void test_alloc_mr(void **state)
 {
-	struct soft_fault_rule r = { .type = SOFT_FAULT_ALLOC_MR, .nth = 3,
+	struct soft_fault_rule r = { .type = SOFT_FAULT_ALLOC_MR,
+				     .nth = 3,
 				     .err = -EIO };
 	struct ib_qp_init_attr a = {
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.port_num = 1,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = 8 },
 	};
 	struct soft_stats before, after;

@@ -89,9 +89,11 @@ static void qp_attr(struct ibv_env *e, struct ib_cq *cq,
 	*a = (struct ib_qp_init_attr){
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 8,
+		.cap = { .max_send_wr = 64,
+			 .max_recv_wr = 8,
 			 .max_send_sge = (u32)e->dev->attrs.max_send_sge,
-			 .max_recv_sge = 1, .max_rdma_ctxs = 8 },
+			 .max_recv_sge = 1,
+			 .max_rdma_ctxs = 8 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 		.port_num = 1,
@@ -114,8 +116,8 @@ static int connect_pair(struct ibv_env *e)
 
 	qp_attr(e, e->cq, &a);
 	qp_attr(e, e->peer_cq, &pa);
-	ret = ibv_pair_connect(&e->pair, cur_addr, e->pd, &a, e->peer_pd,
-			       &pa, &e->sent, sizeof(e->sent));
+	ret = ibv_pair_connect(&e->pair, cur_addr, e->pd, &a, e->peer_pd, &pa,
+			       &e->sent, sizeof(e->sent));
 	if (ret)
 		return ret;
 	e->qp = e->pair.qp;
@@ -151,11 +153,10 @@ static int env_up(void **state, enum ib_poll_context ctx)
 	if (IS_ERR(e->pd) || IS_ERR(e->peer_pd) || IS_ERR(e->cq) ||
 	    IS_ERR(e->peer_cq))
 		return -1;
-	e->remote_mr = ib_reg_user_mr(e->peer_pd, (uintptr_t)e->remote, ARENA,
-				      (uintptr_t)e->remote,
-				      IB_ACCESS_LOCAL_WRITE |
-					      IB_ACCESS_REMOTE_WRITE |
-					      IB_ACCESS_REMOTE_READ);
+	e->remote_mr = ib_reg_user_mr(
+		e->peer_pd, (uintptr_t)e->remote, ARENA, (uintptr_t)e->remote,
+		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			IB_ACCESS_REMOTE_READ);
 	if (IS_ERR(e->remote_mr))
 		return -1;
 	rdmarw_ibv_peer_info_set(&e->sent, (uintptr_t)e->remote,
@@ -387,15 +388,14 @@ static void test_chain_shape(void **state)
 	int ret;
 
 	build_sg(sg, e->local, 12, &total);
-	ret = rdma_rw_ctx_init(&ctx, e->qp, 1, sg, 12, 0,
-			       (uintptr_t)e->remote, e->remote_mr->rkey,
-			       DMA_FROM_DEVICE);
+	ret = rdma_rw_ctx_init(&ctx, e->qp, 1, sg, 12, 0, (uintptr_t)e->remote,
+			       e->remote_mr->rkey, DMA_FROM_DEVICE);
 	assert_true(ret > 0);
 	done_init(&d);
 	for (wr = rdma_rw_ctx_wrs(&ctx, e->qp, 1, &d.cqe, NULL); wr;
 	     wr = wr->next) {
-		u32 want = left < e->qp->max_read_sge ? left :
-							e->qp->max_read_sge;
+		u32 want =
+			left < e->qp->max_read_sge ? left : e->qp->max_read_sge;
 
 		assert_int_equal(wr->opcode, IB_WR_RDMA_READ);
 		assert_int_equal(wr->num_sge, want);
@@ -414,11 +414,14 @@ static void test_chain_shape(void **state)
 static void test_bad_input(void **state)
 {
 	struct ibv_env *e = env_or_skip(state);
-	struct ib_sge sge = { .addr = (uintptr_t)e->local, .length = 8,
+	struct ib_sge sge = { .addr = (uintptr_t)e->local,
+			      .length = 8,
 			      .lkey = RDMARW_IBV_LOCAL_DMA_LKEY };
 	struct ib_rdma_wr good = {
-		.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
-			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.wr = { .opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
 		.remote_addr = (uintptr_t)e->remote,
 	};
 	struct ib_send_wr bad = { .opcode = IB_WR_REG_MR };
@@ -430,9 +433,11 @@ static void test_bad_input(void **state)
 	good.rkey = e->remote_mr->rkey;
 	sg_init_one(&sg, e->local, 16);
 	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 1, &sg, 1, 0, 0, 0,
-					  DMA_BIDIRECTIONAL), -EINVAL);
-	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 2 + 1, &sg, 1, 0, 0,
-					  0, DMA_TO_DEVICE), -EINVAL);
+					  DMA_BIDIRECTIONAL),
+			 -EINVAL);
+	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 2 + 1, &sg, 1, 0, 0, 0,
+					  DMA_TO_DEVICE),
+			 -EINVAL);
 	assert_int_equal(ib_post_send(e->qp, &bad, &bad_wr), -EINVAL);
 	assert_ptr_equal(bad_wr, &bad);
 	/* Too many SGEs for a WRITE, and for a READ. */
@@ -484,7 +489,8 @@ static enum ib_wc_status bad_rkey(struct ibv_env *e,
 	sg_init_one(&sg, e->local, 64);
 	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 1, &sg, 1, 0,
 					  (uintptr_t)e->remote,
-					  e->remote_mr->rkey ^ 0x80, dir), 1);
+					  e->remote_mr->rkey ^ 0x80, dir),
+			 1);
 	done_init(&d);
 	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
 	wait_calls(e->cq, &d, 1);
@@ -550,7 +556,8 @@ static void test_registration_map(void **state)
 			  RDMARW_IBV_LOCAL_DMA_LKEY },
 		};
 		struct ib_rdma_wr w = {
-			.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = sge,
+			.wr = { .opcode = IB_WR_RDMA_WRITE,
+				.sg_list = sge,
 				.num_sge = 2 },
 			.remote_addr = (uintptr_t)e->remote,
 			.rkey = e->remote_mr->rkey,
@@ -607,10 +614,9 @@ int main(void)
 	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
 		cur_dev = devs[i].dev;
 		cur_addr = getenv(devs[i].env);
-		fails += _cmocka_run_group_tests(devs[i].group, tests,
-						 sizeof(tests) /
-							 sizeof(tests[0]),
-						 NULL, NULL);
+		fails += _cmocka_run_group_tests(
+			devs[i].group, tests, sizeof(tests) / sizeof(tests[0]),
+			NULL, NULL);
 	}
 	if (rdmarw_ibv_close_all()) {
 		fprintf(stderr, "ibv devices still busy at exit\n");

@@ -216,10 +216,11 @@ static void walk_six(struct soft_env *env, struct scatterlist *sg, u8 *buf)
 static void rw_env_init(struct soft_env *env)
 {
 	soft_env_init(env, &(struct soft_env_cfg){
-		.profile = "rxe",
-		.cap = { .max_send_sge = 4, .max_send_wr = 16,
-			 .max_rdma_ctxs = 2 },
-	});
+				   .profile = "rxe",
+				   .cap = { .max_send_sge = 4,
+					    .max_send_wr = 16,
+					    .max_rdma_ctxs = 2 },
+			   });
 }
 
 /* A chain link between entry 1 and entry 2. */

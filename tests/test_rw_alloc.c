@@ -126,13 +126,13 @@ static long count_stop(void)
 
 struct path {
 	const char *name;
-	u32 n;			/* page entries (the last one shorter) */
+	u32 n; /* page entries (the last one shorter) */
 	enum dma_data_direction dir;
 	bool bvec;
-	bool chain;		/* chain_wr: a SEND to the peer */
-	u32 offset;		/* sg_offset (error path: past the end) */
+	bool chain; /* chain_wr: a SEND to the peer */
+	u32 offset; /* sg_offset (error path: past the end) */
 	enum rdma_rw_ctx_type want;
-	int want_ret;		/* < 0: the init must fail with this */
+	int want_ret; /* < 0: the init must fail with this */
 };
 
 struct bufs {
@@ -199,8 +199,7 @@ static bool one_cycle(struct rw_env *e, const struct path *p, struct bufs *b)
 		if (ib_post_recv(e->peer_qp, &b->rwr, NULL))
 			return false;
 		/* siw completes a SEND before earlier READs' data lands */
-		if (p->dir == DMA_FROM_DEVICE &&
-		    rdma_protocol_iwarp(e->dev, 1))
+		if (p->dir == DMA_FROM_DEVICE && rdma_protocol_iwarp(e->dev, 1))
 			b->send.send_flags |= IB_SEND_FENCE;
 		first = rdma_rw_ctx_wrs(&ctx, e->qp, 1, NULL, &b->send);
 	} else {
@@ -223,8 +222,7 @@ static bool one_cycle(struct rw_env *e, const struct path *p, struct bufs *b)
 }
 
 static void run_paths(const struct rw_profile *prof, bool force, u32 ctxs,
-		      const struct path *paths, unsigned int np,
-		      bool hold_pool)
+		      const struct path *paths, unsigned int np, bool hold_pool)
 {
 	struct rw_env_opts o = {
 		.profile = prof,
@@ -251,7 +249,8 @@ static void run_paths(const struct rw_profile *prof, bool force, u32 ctxs,
 		assert_int_equal(rdma_rw_ctx_init(&holder, e.qp, 1, hsg, 8, 0,
 						  rw_env_raddr(&e, 0),
 						  e.remote_mr->rkey,
-						  DMA_FROM_DEVICE), 2);
+						  DMA_FROM_DEVICE),
+				 2);
 		assert_int_equal(holder.type, RDMA_RW_MR);
 	}
 	for (i = 0; i < np; i++) {
@@ -266,8 +265,9 @@ static void run_paths(const struct rw_profile *prof, bool force, u32 ctxs,
 			ok = one_cycle(&e, &paths[i], b) && ok;
 		n = count_stop();
 		in_dev = __atomic_load_n(&iommu_allocs, __ATOMIC_RELAXED);
-		print_message("%-12s %-36s %3ld allocations in %d cycles (emulated IOMMU: %ld)\n",
-			      prof->label, paths[i].name, n, CYCLES, in_dev);
+		print_message(
+			"%-12s %-36s %3ld allocations in %d cycles (emulated IOMMU: %ld)\n",
+			prof->label, paths[i].name, n, CYCLES, in_dev);
 		assert_true(ok);
 		if (n)
 			fail_msg("%s %s: %ld allocations in steady state",
@@ -293,8 +293,8 @@ static const struct path sge_paths[] = {
 	  RDMA_RW_MULTI_WR },
 	{ "sg MULTI READ + chain_wr", 12, DMA_FROM_DEVICE, false, true, 0,
 	  RDMA_RW_MULTI_WR },
-	{ "sg offset past the end (-EINVAL)", 3, DMA_TO_DEVICE, false,
-	  false, 3 * PAGE_SIZE, RDMA_RW_SINGLE_WR, -EINVAL },
+	{ "sg offset past the end (-EINVAL)", 3, DMA_TO_DEVICE, false, false,
+	  3 * PAGE_SIZE, RDMA_RW_SINGLE_WR, -EINVAL },
 	{ "bvec SINGLE READ", 1, DMA_FROM_DEVICE, true, false, 0,
 	  RDMA_RW_SINGLE_WR },
 	{ "bvec MULTI WRITE", 50, DMA_TO_DEVICE, true, false, 0,
@@ -410,7 +410,8 @@ static void test_counter_sees_library(void **state)
 	sg_mark_end(&sg[1]);
 	assert_int_equal(rdma_rw_ctx_init(&ctx, e.qp, 1, sg, 2, 0,
 					  rw_env_raddr(&e, 0),
-					  e.remote_mr->rkey, DMA_TO_DEVICE), 1);
+					  e.remote_mr->rkey, DMA_TO_DEVICE),
+			 1);
 	rdma_rw_ctx_destroy(&ctx, e.qp, 1, sg, 2, DMA_TO_DEVICE);
 	sg_unmark_end(&sg[1]);
 	count_start();

@@ -71,16 +71,19 @@ static void test_init_errors(void **state)
 		sg_set_buf(&sg[2], e.local + 20000, 3000);
 		/* NULLs */
 		assert_int_equal(rdma_rw_ctx_init(NULL, e.qp, 1, sg, 3, 0, 0, 0,
-						  DMA_TO_DEVICE), -EINVAL);
+						  DMA_TO_DEVICE),
+				 -EINVAL);
 		assert_int_equal(rdma_rw_ctx_init(&ctx, NULL, 1, sg, 3, 0, 0, 0,
-						  DMA_TO_DEVICE), -EINVAL);
+						  DMA_TO_DEVICE),
+				 -EINVAL);
 		assert_int_equal(init3(&e, &ctx, NULL, 3, 0, 1, DMA_TO_DEVICE),
 				 -EINVAL);
 		/* counts */
 		assert_int_equal(init3(&e, &ctx, sg, 0, 0, 1, DMA_TO_DEVICE),
 				 -EINVAL);
 		assert_int_equal(init3(&e, &ctx, sg, (u32)INT_MAX + 1, 0, 1,
-				       DMA_TO_DEVICE), -EINVAL);
+				       DMA_TO_DEVICE),
+				 -EINVAL);
 		/* a list shorter than sg_cnt */
 		assert_int_equal(init3(&e, &ctx, sg, 4, 0, 1, DMA_FROM_DEVICE),
 				 -EINVAL);
@@ -90,24 +93,28 @@ static void test_init_errors(void **state)
 		assert_int_equal(init3(&e, &ctx, sg, 3, 0, 2, DMA_TO_DEVICE),
 				 -EINVAL);
 		/* directions */
-		assert_int_equal(init3(&e, &ctx, sg, 3, 0, 1,
-				       DMA_BIDIRECTIONAL), -EINVAL);
+		assert_int_equal(
+			init3(&e, &ctx, sg, 3, 0, 1, DMA_BIDIRECTIONAL),
+			-EINVAL);
 		assert_int_equal(init3(&e, &ctx, sg, 3, 0, 1, DMA_NONE),
 				 -EINVAL);
 		assert_int_equal(init3(&e, &ctx, sg, 3, 0, 1,
-				       (enum dma_data_direction)77), -EINVAL);
+				       (enum dma_data_direction)77),
+				 -EINVAL);
 		/* sg_offset at and past the end (the kernel walks off) */
-		assert_int_equal(init3(&e, &ctx, sg, 3, 8096, 1,
-				       DMA_TO_DEVICE), -EINVAL);
-		assert_int_equal(init3(&e, &ctx, sg, 3, 8097, 1,
-				       DMA_FROM_DEVICE), -EINVAL);
-		assert_int_equal(init3(&e, &ctx, sg, 3, UINT_MAX, 1,
-				       DMA_TO_DEVICE), -EINVAL);
-		assert_int_equal(init3(&e, &ctx, sg, 1, 1000, 1,
-				       DMA_TO_DEVICE), -EINVAL);
+		assert_int_equal(init3(&e, &ctx, sg, 3, 8096, 1, DMA_TO_DEVICE),
+				 -EINVAL);
+		assert_int_equal(
+			init3(&e, &ctx, sg, 3, 8097, 1, DMA_FROM_DEVICE),
+			-EINVAL);
+		assert_int_equal(
+			init3(&e, &ctx, sg, 3, UINT_MAX, 1, DMA_TO_DEVICE),
+			-EINVAL);
+		assert_int_equal(init3(&e, &ctx, sg, 1, 1000, 1, DMA_TO_DEVICE),
+				 -EINVAL);
 		/* one byte before the end is fine */
-		assert_int_equal(init3(&e, &ctx, sg, 3, 8095, 1,
-				       DMA_TO_DEVICE), 1);
+		assert_int_equal(init3(&e, &ctx, sg, 3, 8095, 1, DMA_TO_DEVICE),
+				 1);
 		assert_int_equal(ctx.single.sge.length, 1);
 		rdma_rw_ctx_destroy(&ctx, e.qp, 1, sg, 3, DMA_TO_DEVICE);
 		assert_untouched(&e);
@@ -151,16 +158,20 @@ static void test_init_no_sge(void **state)
 	sg_init_table(sg, 2);
 	sg_set_buf(&sg[0], e.local, 100);
 	sg_set_buf(&sg[1], e.local + 200, 100);
-	assert_int_equal(rdma_rw_ctx_init(&ctx, qp, 1, sg, 2, 0, 0, 0,
-					  DMA_TO_DEVICE), -EINVAL);
+	assert_int_equal(
+		rdma_rw_ctx_init(&ctx, qp, 1, sg, 2, 0, 0, 0, DMA_TO_DEVICE),
+		-EINVAL);
 	/* One entry would be the SINGLE path: it needs an SGE too. */
-	assert_int_equal(rdma_rw_ctx_init(&ctx, qp, 1, sg, 1, 0, 0, 0,
-					  DMA_TO_DEVICE), -EINVAL);
-	assert_int_equal(rdma_rw_ctx_init(&ctx, qp, 1, sg, 1, 0, 0, 0,
-					  DMA_FROM_DEVICE), -EINVAL);
+	assert_int_equal(
+		rdma_rw_ctx_init(&ctx, qp, 1, sg, 1, 0, 0, 0, DMA_TO_DEVICE),
+		-EINVAL);
+	assert_int_equal(
+		rdma_rw_ctx_init(&ctx, qp, 1, sg, 1, 0, 0, 0, DMA_FROM_DEVICE),
+		-EINVAL);
 	bvec_set_virt(&bv, e.local, 100);
 	assert_int_equal(rdma_rw_ctx_init_bvec(&ctx, qp, 1, &bv, 1, it, 0, 0,
-					       DMA_TO_DEVICE), -EINVAL);
+					       DMA_TO_DEVICE),
+			 -EINVAL);
 	assert_int_equal(e.dev->dma_mapped, 0);
 	assert_int_equal(qp->mrs_used, 0);
 	assert_int_equal(ib_destroy_qp(qp), 0);
@@ -195,18 +206,18 @@ static void test_init_bvec_errors(void **state)
 		assert_int_equal(rdma_rw_ctx_init_bvec(NULL, e.qp, 1, bv, 2, it,
 						       0, 0, DMA_TO_DEVICE),
 				 -EINVAL);
-		assert_int_equal(rdma_rw_ctx_init_bvec(&ctx, NULL, 1, bv, 2,
-						       it, 0, 0,
-						       DMA_TO_DEVICE),
+		assert_int_equal(rdma_rw_ctx_init_bvec(&ctx, NULL, 1, bv, 2, it,
+						       0, 0, DMA_TO_DEVICE),
 				 -EINVAL);
-		assert_int_equal(initb(&e, &ctx, NULL, 2, it, 1,
-				       DMA_TO_DEVICE), -EINVAL);
+		assert_int_equal(initb(&e, &ctx, NULL, 2, it, 1, DMA_TO_DEVICE),
+				 -EINVAL);
 		assert_int_equal(initb(&e, &ctx, bv, 0, it, 1, DMA_TO_DEVICE),
 				 -EINVAL);
 		assert_int_equal(initb(&e, &ctx, bv, 2, it, 0, DMA_TO_DEVICE),
 				 -EINVAL);
-		assert_int_equal(initb(&e, &ctx, bv, 2, it, 1,
-				       DMA_BIDIRECTIONAL), -EINVAL);
+		assert_int_equal(
+			initb(&e, &ctx, bv, 2, it, 1, DMA_BIDIRECTIONAL),
+			-EINVAL);
 		/* empty iterator */
 		it.bi_size = 0;
 		assert_int_equal(initb(&e, &ctx, bv, 2, it, 1, DMA_TO_DEVICE),
@@ -216,13 +227,13 @@ static void test_init_bvec_errors(void **state)
 		assert_int_equal(initb(&e, &ctx, bv, 2, it, 1, DMA_TO_DEVICE),
 				 -EINVAL);
 		it = (struct bvec_iter){ .bi_size = 10, .bi_idx = 2 };
-		assert_int_equal(initb(&e, &ctx, bv, 2, it, 1,
-				       DMA_FROM_DEVICE), -EINVAL);
+		assert_int_equal(initb(&e, &ctx, bv, 2, it, 1, DMA_FROM_DEVICE),
+				 -EINVAL);
 		/* an iterator that starts past its bio_vec's end */
 		it = (struct bvec_iter){ .bi_size = 10,
 					 .bi_bvec_done = PAGE_SIZE };
-		assert_int_equal(initb(&e, &ctx, bv, 2, it, 1,
-				       DMA_FROM_DEVICE), -EINVAL);
+		assert_int_equal(initb(&e, &ctx, bv, 2, it, 1, DMA_FROM_DEVICE),
+				 -EINVAL);
 		/* an empty bio_vec inside the range (the kernel would spin) */
 		it = (struct bvec_iter){ .bi_size = 3 * PAGE_SIZE };
 		assert_int_equal(initb(&e, &ctx, bv, 4, it, 1, DMA_TO_DEVICE),
@@ -276,8 +287,9 @@ static void test_wrs_and_post_errors(void **state)
 				 -EINVAL);
 		assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, NULL, NULL),
 				 -EINVAL);
-		assert_int_equal(rdma_rw_ctx_post(&ctx, other.qp, 1, &cqe,
-						  NULL), -EINVAL);
+		assert_int_equal(
+			rdma_rw_ctx_post(&ctx, other.qp, 1, &cqe, NULL),
+			-EINVAL);
 		assert_int_equal(rdma_rw_ctx_post(&zero, e.qp, 1, &cqe, NULL),
 				 -EINVAL);
 		assert_int_equal(ctx.reg[0].mr->lkey, k0);
@@ -355,8 +367,7 @@ static void misuse(void *arg)
 		/* the wrong QP, NULLs */
 		rdma_rw_ctx_destroy(m->sgctx, m->other->qp, 1, m->sg, 5,
 				    DMA_TO_DEVICE);
-		rdma_rw_ctx_destroy(NULL, m->e->qp, 1, m->sg, 5,
-				    DMA_TO_DEVICE);
+		rdma_rw_ctx_destroy(NULL, m->e->qp, 1, m->sg, 5, DMA_TO_DEVICE);
 		rdma_rw_ctx_destroy_bvec(m->bvctx, NULL, 1, m->bv, 5,
 					 DMA_TO_DEVICE);
 	}
@@ -405,8 +416,7 @@ static void test_destroy_wrong_kind(void **state)
 				      PAGE_SIZE);
 		}
 		assert_true(init3(&e, &sgctx, sg, 5, 0, 1, DMA_TO_DEVICE) > 0);
-		assert_true(initb(&e, &bvctx, bv, 5, it, 1, DMA_TO_DEVICE) >
-			    0);
+		assert_true(initb(&e, &bvctx, bv, 5, it, 1, DMA_TO_DEVICE) > 0);
 		mapped = e.dev->dma_mapped;
 		used = e.qp->mrs_used;
 		out = capture_stderr(misuse, &m);
@@ -423,16 +433,17 @@ static void test_destroy_wrong_kind(void **state)
 			struct rw_done d;
 
 			rw_done_init(&d);
-			assert_int_equal(rdma_rw_ctx_post(&sgctx, e.qp, 1,
-							  &d.cqe, NULL), 0);
-			assert_int_equal(rdma_rw_ctx_post(&bvctx, e.qp, 1,
-							  &d.cqe, NULL), 0);
+			assert_int_equal(
+				rdma_rw_ctx_post(&sgctx, e.qp, 1, &d.cqe, NULL),
+				0);
+			assert_int_equal(
+				rdma_rw_ctx_post(&bvctx, e.qp, 1, &d.cqe, NULL),
+				0);
 			rw_env_wait(&e, &d.count, 2);
 			assert_int_equal(d.status, IB_WC_SUCCESS);
 		}
 		rdma_rw_ctx_destroy(&sgctx, e.qp, 1, sg, 5, DMA_TO_DEVICE);
-		rdma_rw_ctx_destroy_bvec(&bvctx, e.qp, 1, bv, 5,
-					 DMA_TO_DEVICE);
+		rdma_rw_ctx_destroy_bvec(&bvctx, e.qp, 1, bv, 5, DMA_TO_DEVICE);
 		assert_untouched(&e);
 		/* destroyed twice: warned about, nothing released twice */
 		out = capture_stderr(double_destroy, &m);

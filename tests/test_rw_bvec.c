@@ -96,7 +96,8 @@ static void expect_paths(const struct rw_profile *p, bool force,
 		assert_true(t->errors > 0); /* page rules: gaps */
 		assert_int_equal(t->paths[RDMA_RW_MULTI_WR] +
 					 t->paths[RDMA_RW_SINGLE_WR] +
-					 t->paths[RDMA_RW_IOVA], 0);
+					 t->paths[RDMA_RW_IOVA],
+				 0);
 		return;
 	}
 	/* no max_sgl_rd gate on this path: mlx5 READs do not register */
@@ -204,7 +205,8 @@ static void test_iova_range(void **state)
 	assert_int_equal(rdma_rw_ctx_init_bvec(&ctx, e.qp, 1, bv, 3, it,
 					       rw_env_raddr(&e, 12345),
 					       e.remote_mr->rkey,
-					       DMA_TO_DEVICE), 1);
+					       DMA_TO_DEVICE),
+			 1);
 	assert_int_equal(ctx.type, RDMA_RW_IOVA);
 	assert_int_equal(ctx.nr_ops, 1);
 	assert_int_equal(ctx.iova.sge.length, it.bi_size);
@@ -254,10 +256,10 @@ static void test_iova_link_failure(void **state)
 	rw_env_setup(&e, &o);
 	bvec_set_virt(&bv[0], e.local + PAGE_SIZE, 1000);
 	bvec_set_virt(&bv[1], e.local + 5 * PAGE_SIZE + 8, 1000);
-	assert_int_equal(rdma_rw_ctx_init_bvec(&ctx, e.qp, 1, bv, 2, it,
-					       rw_env_raddr(&e, 0),
-					       e.remote_mr->rkey,
-					       DMA_FROM_DEVICE), -EINVAL);
+	assert_int_equal(rdma_rw_ctx_init_bvec(
+				 &ctx, e.qp, 1, bv, 2, it, rw_env_raddr(&e, 0),
+				 e.remote_mr->rkey, DMA_FROM_DEVICE),
+			 -EINVAL);
 	assert_int_equal(soft_device_stats(e.dev, &st), 0);
 	assert_int_equal(st.iova_ranges, 0);
 	assert_int_equal(e.dev->dma_mapped, 0);
@@ -284,15 +286,15 @@ static void test_bvec_mr_storage(void **state)
 	rw_skip_on_device(); /* fast registration */
 	rw_env_setup(&e, &o);
 	for (i = 0; i < 300; i++) {
-		bvec_set_virt(&bv[i], e.local + (i + 1) * PAGE_SIZE,
-			      PAGE_SIZE);
+		bvec_set_virt(&bv[i], e.local + (i + 1) * PAGE_SIZE, PAGE_SIZE);
 		it.bi_size += PAGE_SIZE;
 	}
 	/* 300 pages on siw: two MRs (256 + 44), READ_WITH_INV */
 	assert_int_equal(rdma_rw_ctx_init_bvec(&ctx, e.qp, 1, bv, 300, it,
 					       rw_env_raddr(&e, 0),
 					       e.remote_mr->rkey,
-					       DMA_FROM_DEVICE), 4);
+					       DMA_FROM_DEVICE),
+			 4);
 	assert_int_equal(ctx.type, RDMA_RW_MR);
 	assert_int_equal(ctx.nr_ops, 2);
 	assert_int_equal(ctx.reg[0].sgt.orig_nents, 300);

@@ -35,8 +35,8 @@ struct peer_check {
 /* At the moment the SEND arrives, the WRITE's bytes must be in place. */
 static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct peer_check *pc = container_of(wc->wr_cqe, struct peer_check,
-					     cqe);
+	struct peer_check *pc =
+		container_of(wc->wr_cqe, struct peer_check, cqe);
 
 	pc->status = wc->status;
 	if (!memcmp(pc->e->remote + pc->roff, pc->e->remote_ref + pc->roff,
@@ -63,12 +63,12 @@ struct cfg {
 };
 
 static const struct cfg soft_cfgs[] = {
-	{ &rw_profiles[0], false, 1 },   /* SINGLE */
-	{ &rw_profiles[0], false, 40 },  /* MULTI, two WRs */
+	{ &rw_profiles[0], false, 1 }, /* SINGLE */
+	{ &rw_profiles[0], false, 40 }, /* MULTI, two WRs */
 	{ &rw_profiles[1], false, 40 },
-	{ &rw_profiles[2], false, 13 },  /* siw: MULTI of 6 SGEs */
-	{ &rw_profiles[1], true, 300 },  /* MR, two registrations */
-	{ &rw_profiles[2], true, 9 },    /* MR on iWARP */
+	{ &rw_profiles[2], false, 13 }, /* siw: MULTI of 6 SGEs */
+	{ &rw_profiles[1], true, 300 }, /* MR, two registrations */
+	{ &rw_profiles[2], true, 9 }, /* MR on iWARP */
 	{ &rw_profiles[0], true, 2 },
 };
 
@@ -114,8 +114,8 @@ static void make_pages(struct rw_env *e, struct rw_model_ent *ents, u32 n)
 	assert_true(rw_place(e, ents, lens, n, PAGE_SIZE + 24, true, 0));
 }
 
-static void send_wr(struct rw_env *e, struct ib_send_wr *w,
-		    struct ib_sge *sge, struct rw_done *d, u8 *buf)
+static void send_wr(struct rw_env *e, struct ib_send_wr *w, struct ib_sge *sge,
+		    struct rw_done *d, u8 *buf)
 {
 	memset(w, 0, sizeof(*w));
 	sge->addr = (u64)(uintptr_t)buf;
@@ -185,8 +185,9 @@ static void test_chain_wr_write_then_send(void **state)
 			send_wr(&e, &send, &ssge, &sd, sbuf);
 			rw_done_init(&cd);
 			/* a cqe passed with chain_wr is ignored */
-			assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1,
-							  &cd.cqe, &send), 0);
+			assert_int_equal(
+				rdma_rw_ctx_post(&ctx, e.qp, 1, &cd.cqe, &send),
+				0);
 			wait_peer(&e, &pc, (int)round + 1);
 			assert_int_equal(pc.status, IB_WC_SUCCESS);
 			assert_int_equal(pc.data_there, (int)round + 1);
@@ -300,7 +301,8 @@ static void test_one_completion_per_context(void **state)
 		}
 		for (i = 0; i < K; i++)
 			assert_int_equal(rdma_rw_ctx_post(&ctx[i], e.qp, 1,
-							  &d[i].cqe, NULL), 0);
+							  &d[i].cqe, NULL),
+					 0);
 		for (i = 0; i < K; i++) {
 			rw_env_wait(&e, &d[i].count, 1);
 			total++;
@@ -310,10 +312,9 @@ static void test_one_completion_per_context(void **state)
 		for (i = 0; i < K; i++) {
 			assert_int_equal(d[i].count, 1);
 			assert_int_equal(d[i].status, IB_WC_SUCCESS);
-			assert_int_equal(d[i].opcode,
-					 dir[i] == DMA_TO_DEVICE ?
-						 IB_WC_RDMA_WRITE :
-						 IB_WC_RDMA_READ);
+			assert_int_equal(d[i].opcode, dir[i] == DMA_TO_DEVICE ?
+							      IB_WC_RDMA_WRITE :
+							      IB_WC_RDMA_READ);
 		}
 		for (i = 0; i < K; i++)
 			rw_env_expect(&e, ents[i], n, 0,
@@ -322,8 +323,8 @@ static void test_one_completion_per_context(void **state)
 		/* neither cqe nor chain_wr: refused, the completion would be
 		 * lost */
 		assert_null(rdma_rw_ctx_wrs(&ctx[0], e.qp, 1, NULL, NULL));
-		assert_int_equal(rdma_rw_ctx_post(&ctx[0], e.qp, 1, NULL,
-						  NULL), -EINVAL);
+		assert_int_equal(rdma_rw_ctx_post(&ctx[0], e.qp, 1, NULL, NULL),
+				 -EINVAL);
 		/* again, all eight chained before one SEND */
 		post_recv(&e, &pc, &rsge, rbuf);
 		send_wr(&e, &send, &ssge, &sd, sbuf);

@@ -73,8 +73,7 @@ static void pages(struct rw_env *e, struct rw_model_ent *ents, u32 n,
 	for (i = 0; i < n; i++)
 		lens[i] = PAGE_SIZE;
 	lens[0] -= first_off;
-	assert_true(rw_place(e, ents, lens, n, PAGE_SIZE + first_off, true,
-			     0));
+	assert_true(rw_place(e, ents, lens, n, PAGE_SIZE + first_off, true, 0));
 }
 
 /* One context (two MRs) posted 300 times: keys wrap past 256 variants. */
@@ -289,8 +288,9 @@ static void test_failed_post_rolls_back(void **state)
 		assert_int_equal(ret % 2, 0);
 		fill_sq(&e, (u32)ret / 2, &fd, fill, &fsge);
 		rw_done_init(&done);
-		assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, &done.cqe,
-						  NULL), -ENOMEM);
+		assert_int_equal(
+			rdma_rw_ctx_post(&ctx, e.qp, 1, &done.cqe, NULL),
+			-ENOMEM);
 		/* the first registration went out */
 		assert_int_equal(m0->lkey,
 				 (k0 & 0xffffff00u) | ((k0 + 1) & 0xff));
@@ -308,8 +308,8 @@ static void test_failed_post_rolls_back(void **state)
 		/* (the fill ran before the failed post, or was flushed) */
 		assert_true(fd.status == IB_WC_SUCCESS ||
 			    fd.status == IB_WC_WR_FLUSH_ERR);
-		assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, &done.cqe,
-						  NULL), 0);
+		assert_int_equal(
+			rdma_rw_ctx_post(&ctx, e.qp, 1, &done.cqe, NULL), 0);
 		rw_env_wait(&e, &done.count, 1);
 		assert_int_equal(done.status, IB_WC_WR_FLUSH_ERR);
 		rdma_rw_ctx_destroy(&ctx, e.qp, 1, sgl.sg, FR_LEN + 1,

@@ -38,14 +38,13 @@ static void setup(struct rw_env *e, const struct rw_profile *p, u32 ctxs,
 }
 
 /* @n whole pages starting at page @first of the local arena. */
-static void pages(struct rw_env *e, struct rw_model_ent *ents, u32 n,
-		  u32 first)
+static void pages(struct rw_env *e, struct rw_model_ent *ents, u32 n, u32 first)
 {
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		ents[i].addr = (u64)(uintptr_t)e->local +
-			       (first + i) * PAGE_SIZE;
+		ents[i].addr =
+			(u64)(uintptr_t)e->local + (first + i) * PAGE_SIZE;
 		ents[i].len = PAGE_SIZE;
 	}
 }
@@ -85,8 +84,11 @@ static void test_eagain_falls_back(void **state)
 	struct rw_model_ent ents[5];
 	struct rw_env e;
 	struct rw_case c = {
-		.name = "fallback", .ents = ents, .n = 5,
-		.dir = DMA_FROM_DEVICE, .roff = 100,
+		.name = "fallback",
+		.ents = ents,
+		.n = 5,
+		.dir = DMA_FROM_DEVICE,
+		.roff = 100,
 	};
 	enum rdma_rw_ctx_type type;
 
@@ -171,8 +173,7 @@ static void test_eagain_terminal(void **state)
 	for (int p = 0; p < 2; p++) {
 		setup(&e, &rw_profiles[p], 1, 16);
 		assert_int_equal(hold(&e, &h, 5, 1, DMA_TO_DEVICE), 2);
-		assert_int_equal(hold(&e, &x, 5, 10, DMA_FROM_DEVICE),
-				 -EAGAIN);
+		assert_int_equal(hold(&e, &x, 5, 10, DMA_FROM_DEVICE), -EAGAIN);
 		rw_sgl_free(&x.sgl);
 		assert_int_equal(hold(&e, &x, 1, 20, DMA_TO_DEVICE), -EAGAIN);
 		rw_sgl_free(&x.sgl);
@@ -201,8 +202,7 @@ static void test_mrs_used(void **state)
 	rw_skip_on_device(); /* MR pools */
 	setup(&e, &rw_profiles[2], 4, 16);
 	for (i = 0; i < 4; i++) {
-		assert_int_equal(hold(&e, &h[i], 1, 1 + i, DMA_FROM_DEVICE),
-				 2);
+		assert_int_equal(hold(&e, &h[i], 1, 1 + i, DMA_FROM_DEVICE), 2);
 		assert_int_equal(e.qp->mrs_used, i + 1);
 		assert_int_equal(ib_mr_pool_count(e.qp, &e.qp->rdma_mrs),
 				 3 - i);
@@ -282,8 +282,8 @@ static void test_max_send_wr(void **state)
 	assert_int_equal(rdma_rw_max_send_wr(mlx5, 1, 10, 0), 30);
 	assert_int_equal(rdma_rw_max_send_wr(siw, 1, 10, 0), 30);
 	assert_int_equal(rdma_rw_max_send_wr(rxe, 1, 10, 0), 10);
-	assert_int_equal(rdma_rw_max_send_wr(rxe, 1, 10,
-					     IB_QP_CREATE_INTEGRITY_EN), 30);
+	assert_int_equal(
+		rdma_rw_max_send_wr(rxe, 1, 10, IB_QP_CREATE_INTEGRITY_EN), 30);
 	/* saturation */
 	assert_int_equal(rdma_rw_max_send_wr(mlx5, 1, UINT_MAX / 3, 0),
 			 UINT_MAX / 3 * 3);
@@ -349,8 +349,9 @@ static void run_in_flight(const struct rw_profile *p, bool force,
 		assert_true(hold(&e, &h[i], nents, 1 + i * 8, dir) > 0);
 	for (i = 0; i < N; i++) {
 		rw_done_init(&d[i]);
-		assert_int_equal(rdma_rw_ctx_post(&h[i].ctx, e.qp, 1,
-						  &d[i].cqe, NULL), 0);
+		assert_int_equal(
+			rdma_rw_ctx_post(&h[i].ctx, e.qp, 1, &d[i].cqe, NULL),
+			0);
 		rw_env_wait(&e, &d[i].count, 1);
 		release(&e, &h[i]);
 	}
@@ -362,23 +363,27 @@ static void run_in_flight(const struct rw_profile *p, bool force,
 	assert_int_equal((u32)wqes, e.qp->cap.max_send_wr);
 	for (i = 0; i < N; i++) {
 		rw_done_init(&d[i]);
-		assert_int_equal(rdma_rw_ctx_post(&h[i].ctx, e.qp, 1,
-						  &d[i].cqe, NULL), 0);
+		assert_int_equal(
+			rdma_rw_ctx_post(&h[i].ctx, e.qp, 1, &d[i].cqe, NULL),
+			0);
 	}
 	/* one more: a context that needs no MR, or the MR path's fallback */
 	ret = hold(&e, &h[N], 1, 60, DMA_TO_DEVICE);
 	if (ret > 0) {
 		rw_done_init(&d[N]);
-		assert_int_equal(rdma_rw_ctx_post(&h[N].ctx, e.qp, 1,
-						  &d[N].cqe, NULL), -ENOMEM);
+		assert_int_equal(
+			rdma_rw_ctx_post(&h[N].ctx, e.qp, 1, &d[N].cqe, NULL),
+			-ENOMEM);
 		release(&e, &h[N]);
 	} else {
 		struct ib_sge sge = {
-			.addr = (u64)(uintptr_t)e.local, .length = 8,
+			.addr = (u64)(uintptr_t)e.local,
+			.length = 8,
 			.lkey = e.pd->local_dma_lkey,
 		};
 		struct ib_rdma_wr w = {
-			.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+			.wr = { .opcode = IB_WR_RDMA_WRITE,
+				.sg_list = &sge,
 				.num_sge = 1 },
 			.remote_addr = rw_env_raddr(&e, 0),
 			.rkey = e.remote_mr->rkey,
@@ -478,8 +483,9 @@ static void run_in_flight_device(enum dma_data_direction dir)
 		rw_done_init(&d[i]);
 	}
 	for (i = 0; i < N; i++)
-		assert_int_equal(rdma_rw_ctx_post(&h[i].ctx, e.qp, 1,
-						  &d[i].cqe, NULL), 0);
+		assert_int_equal(
+			rdma_rw_ctx_post(&h[i].ctx, e.qp, 1, &d[i].cqe, NULL),
+			0);
 	for (i = 0; i < N; i++) {
 		rw_env_wait(&e, &d[i].count, 1);
 		assert_int_equal(d[i].status, IB_WC_SUCCESS);
@@ -490,8 +496,8 @@ static void run_in_flight_device(enum dma_data_direction dir)
 		struct rw_model_ent ents[8];
 
 		pages(&e, ents, nents, 1 + (u32)i * 8);
-		rw_env_expect(&e, ents, nents, 0,
-			      (1 + (u64)i * 8) * PAGE_SIZE, dir);
+		rw_env_expect(&e, ents, nents, 0, (1 + (u64)i * 8) * PAGE_SIZE,
+			      dir);
 	}
 	rw_env_check(&e);
 	rw_env_teardown(&e);

@@ -31,8 +31,8 @@ static u32 rnd(u64 *s)
 
 /* Lay out @n entries: 0 random gaps and sizes, 1 page-friendly (pages
  * between an unaligned start and end), 2 contiguous unaligned. */
-static bool layout(struct rw_env *e, u64 *s, struct rw_model_ent *ents,
-		   u32 n, int mode)
+static bool layout(struct rw_env *e, u64 *s, struct rw_model_ent *ents, u32 n,
+		   int mode)
 {
 	u64 pos = PAGE_SIZE + rnd(s) % PAGE_SIZE;
 	u32 i;
@@ -121,10 +121,11 @@ static void run_config(const struct rw_profile *p, bool force, u32 fr_len,
 	}
 	rw_env_teardown(&e);
 	rdma_rw_set_force_mr(false);
-	print_message("%-10s force %d fr %3u: single %u multi %u mr %u iova %u errors %u\n",
-		      p->label, force, fr_len, paths[RDMA_RW_SINGLE_WR],
-		      paths[RDMA_RW_MULTI_WR], paths[RDMA_RW_MR],
-		      paths[RDMA_RW_IOVA], errors);
+	print_message(
+		"%-10s force %d fr %3u: single %u multi %u mr %u iova %u errors %u\n",
+		p->label, force, fr_len, paths[RDMA_RW_SINGLE_WR],
+		paths[RDMA_RW_MULTI_WR], paths[RDMA_RW_MR], paths[RDMA_RW_IOVA],
+		errors);
 	/* the random mix reached the paths this configuration has */
 	if (force)
 		assert_true(paths[RDMA_RW_MR] >= ITERS / 8);

@@ -260,8 +260,8 @@ static void test_force_mr_key_after_destroy(void **state)
 					     e.remote_mr->rkey,
 					     DMA_TO_DEVICE) >= 2);
 		rw_done_init(&done);
-		assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, &done.cqe,
-						  NULL), 0);
+		assert_int_equal(
+			rdma_rw_ctx_post(&ctx, e.qp, 1, &done.cqe, NULL), 0);
 		rw_env_wait(&e, &done.count, 1);
 		assert_int_equal(done.status, IB_WC_SUCCESS);
 		key = ctx.reg[0].mr->lkey;

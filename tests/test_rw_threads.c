@@ -56,8 +56,7 @@ static bool wait_flag(struct flag *f)
 {
 	unsigned long spins;
 
-	for (spins = 0; !__atomic_load_n(&f->done, __ATOMIC_ACQUIRE);
-	     spins++) {
+	for (spins = 0; !__atomic_load_n(&f->done, __ATOMIC_ACQUIRE); spins++) {
 		if (spins > 200000000UL)
 			return false;
 		sched_yield();
@@ -97,8 +96,8 @@ static bool cycle(struct worker *w, int k, u32 seed)
 					   e->remote_mr->rkey, dir) > 0;
 	else
 		ok = rdma_rw_ctx_init(&ctx, e->qp, 1, sg, n, 0,
-				      rw_env_raddr(e, roff),
-				      e->remote_mr->rkey, dir) > 0;
+				      rw_env_raddr(e, roff), e->remote_mr->rkey,
+				      dir) > 0;
 	if (!ok)
 		return false;
 	ok = rdma_rw_ctx_post(&ctx, e->qp, 1, &f.cqe, NULL) == 0 &&
@@ -145,8 +144,8 @@ static void run(const struct rw_profile *p, bool force)
 	blocks = e.qp->rw_cache->nr_blocks;
 	for (i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){ .e = &e, .id = i };
-		assert_int_equal(pthread_create(&t[i], NULL, worker_main,
-						&w[i]), 0);
+		assert_int_equal(
+			pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
 	}
 	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);

@@ -49,8 +49,9 @@ static void test_crc_known_blocks(void **state)
 
 static void test_crc_random(void **state)
 {
-	size_t lens[] = { 1, 2, 3, 7, 8, 15, 16, 31, 64, 255, 511, 512, 520,
-			  1000, 4095, 4096, 4104, 8192, 65536 };
+	size_t lens[] = { 1,	2,    3,    7,	  8,	15,  16,
+			  31,	64,   255,  511,  512,	520, 1000,
+			  4095, 4096, 4104, 8192, 65536 };
 	u8 *buf = malloc(65536);
 	size_t i, cut;
 
@@ -84,22 +85,21 @@ static void test_csum(void **state)
 	/* Hand-computed: 0x0102 + 0x0304 = 0x0406, complemented. */
 	assert_int_equal(sig_ref_csum(0, (const u8 *)"\x01\x02\x03\x04", 4),
 			 0xfbf9);
-	assert_int_equal(rdmarw__soft_sig_csum(0,
-					       (const u8 *)"\x01\x02\x03\x04",
-					       4),
-			 0xfbf9);
+	assert_int_equal(
+		rdmarw__soft_sig_csum(0, (const u8 *)"\x01\x02\x03\x04", 4),
+		0xfbf9);
 	/* An odd tail is the high byte of a word: 0x0102 + 0x0300. */
-	assert_int_equal(rdmarw__soft_sig_csum(0, (const u8 *)"\x01\x02\x03",
-					       3),
-			 (u16)~0x0402);
+	assert_int_equal(
+		rdmarw__soft_sig_csum(0, (const u8 *)"\x01\x02\x03", 3),
+		(u16)~0x0402);
 	/* End-around carry: 0xffff + 0xffff folds to 0xffff. */
 	assert_int_equal(rdmarw__soft_sig_csum(0, ones, 4),
 			 sig_ref_csum(0, ones, 4));
 	for (len = 0; len < 600; len++)
 		for (off = 0; off < 3; off++)
-			assert_int_equal(rdmarw__soft_sig_csum(0, buf + off,
-							       len),
-					 sig_ref_csum(0, buf + off, len));
+			assert_int_equal(
+				rdmarw__soft_sig_csum(0, buf + off, len),
+				sig_ref_csum(0, buf + off, len));
 	assert_int_equal(rdmarw__soft_sig_csum(0x4321, buf, 4096),
 			 sig_ref_csum(0x4321, buf, 4096));
 	assert_int_equal(rdmarw__soft_sig_csum(0, buf, 8999),

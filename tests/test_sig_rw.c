@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALL_CHECKS (IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | \
-		    IB_SIG_CHECK_REFTAG)
+#define ALL_CHECKS \
+	(IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | IB_SIG_CHECK_REFTAG)
 
 static struct ib_sig_attrs insert_attrs(u32 iv)
 {
@@ -112,12 +112,11 @@ static void test_chain_shape(void **state)
 	sg_init_one(&psg, e.local + 65536, 80);
 
 	/* A fresh MR: REG_MR_INTEGRITY, RDMA WRITE. */
-	assert_int_equal(rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, sg, 2,
-						    &psg, 1, &a,
-						    sig_env_raddr(&e, 64),
-						    e.remote_mr->rkey,
-						    DMA_TO_DEVICE),
-			 2);
+	assert_int_equal(
+		rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, sg, 2, &psg, 1, &a,
+					   sig_env_raddr(&e, 64),
+					   e.remote_mr->rkey, DMA_TO_DEVICE),
+		2);
 	assert_int_equal(ctx.type, RDMA_RW_SIG_MR);
 	assert_int_equal(ctx.nr_ops, 1);
 	assert_int_equal(e.qp[0]->mrs_used, 1);
@@ -165,12 +164,11 @@ static void test_chain_shape(void **state)
 	 * with a chain_wr appended and nothing signaled. */
 	a.mem = a.wire;
 	a.wire.sig_type = IB_SIG_TYPE_NONE;
-	assert_int_equal(rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, sg, 2,
-						    &psg, 1, &a,
-						    sig_env_raddr(&e, 0),
-						    e.remote_mr->rkey,
-						    DMA_FROM_DEVICE),
-			 3);
+	assert_int_equal(
+		rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, sg, 2, &psg, 1, &a,
+					   sig_env_raddr(&e, 0),
+					   e.remote_mr->rkey, DMA_FROM_DEVICE),
+		3);
 	assert_ptr_equal(ctx.reg->mr, mr);
 	wr = rdma_rw_ctx_wrs(&ctx, e.qp[0], 1, NULL, &chain);
 	assert_int_equal(wr->opcode, IB_WR_LOCAL_INV);
@@ -209,12 +207,11 @@ static void test_chain_iwarp(void **state)
 	sig_env_init(&e, &(struct sig_env_cfg){ .custom = &p });
 	sg_init_one(&sg, e.local, 8192);
 	sg_init_one(&psg, e.local + 65536, 16);
-	assert_int_equal(rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, &sg, 1,
-						    &psg, 1, &a,
-						    sig_env_raddr(&e, 0),
-						    e.remote_mr->rkey,
-						    DMA_FROM_DEVICE),
-			 2);
+	assert_int_equal(
+		rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, &sg, 1, &psg, 1,
+					   &a, sig_env_raddr(&e, 0),
+					   e.remote_mr->rkey, DMA_FROM_DEVICE),
+		2);
 	assert_int_equal(ctx.reg->mr->max_num_sg, 128);
 	wr = rdma_rw_ctx_wrs(&ctx, e.qp[0], 1, &d.cqe, NULL);
 	assert_reg(wr, ctx.reg->mr,
@@ -227,9 +224,9 @@ static void test_chain_iwarp(void **state)
 	ib_process_cq_direct(e.cq[0], -1);
 	assert_int_equal(d.count, 1);
 	assert_int_equal(d.status, IB_WC_SUCCESS);
-	assert_int_equal(ib_check_mr_status(ctx.reg->mr,
-					    IB_MR_CHECK_SIG_STATUS, &st),
-			 0);
+	assert_int_equal(
+		ib_check_mr_status(ctx.reg->mr, IB_MR_CHECK_SIG_STATUS, &st),
+		0);
 	assert_int_equal(st.fail_status, IB_MR_CHECK_SIG_STATUS);
 	assert_int_equal(st.sig_err.err_type, IB_SIG_BAD_REFTAG);
 	assert_int_equal(st.sig_err.expected, 1);
@@ -270,61 +267,75 @@ static void test_bad_input(void **state)
 	for (i = 0; i < 257; i++)
 		sg_set_buf(&big[i], e.local + i * 1024, 512);
 
-	refused(&e, rdma_rw_ctx_signature_init(NULL, qp, 1, sg, 1, &psg, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(NULL, qp, 1, sg, 1, &psg, 1, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, NULL, 1, sg, 1, &psg, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, NULL, 1, sg, 1, &psg, 1, &a,
+					   ra, rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, NULL, 1, &psg, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, NULL, 1, &psg, 1, &a,
+					   ra, rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 0, &psg, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 0, &psg, 1, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, NULL, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, NULL, 1, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, &psg, 1,
-					       NULL, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, &psg, 1, NULL,
+					   ra, rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 2, sg, 1, &psg, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 2, sg, 1, &psg, 1, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 0, sg, 1, &psg, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 0, sg, 1, &psg, 1, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, &psg, 1,
-					       &a, ra, rk, DMA_BIDIRECTIONAL),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, &psg, 1, &a, ra,
+					   rk, DMA_BIDIRECTIONAL),
 		-EINVAL);
 	/* Above pages per MR (256), data or protection. */
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, big, 257, &psg,
-					       1, &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, big, 257, &psg, 1, &a,
+					   ra, rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, big, 257,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, big, 257, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
 	/* 256 entries fit. */
 	sg_mark_end(&big[255]);
-	assert_int_equal(rdma_rw_ctx_signature_init(&ctx, qp, 1, big, 256,
-						    &psg, 1, &a, ra, rk,
+	assert_int_equal(rdma_rw_ctx_signature_init(&ctx, qp, 1, big, 256, &psg,
+						    1, &a, ra, rk,
 						    DMA_TO_DEVICE),
 			 2);
 	rdma_rw_ctx_destroy_signature(&ctx, qp, 1, big, 256, &psg, 1,
 				      DMA_TO_DEVICE);
 	/* A list shorter than its count cannot be mapped. */
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 2, &psg, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 2, &psg, 1, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, &psg, 2,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, sg, 1, &psg, 2, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
 	/* An empty entry: ib_map_mr_sg_pi() refuses, the MR goes back. */
 	sg_init_table(z, 2);
 	sg_set_buf(&z[0], e.local, 512);
 	sg_set_buf(&z[1], e.local + 4096, 0);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, qp, 1, z, 2, &psg, 1,
-					       &a, ra, rk, DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, qp, 1, z, 2, &psg, 1, &a, ra,
+					   rk, DMA_TO_DEVICE),
 		-EINVAL);
 	/* A refused init leaves a context that destroy rejects. */
 	rdma_rw_ctx_destroy_signature(&ctx, qp, 1, sg, 1, &psg, 1,
@@ -337,10 +348,10 @@ static void test_bad_input(void **state)
 	sig_env_init(&e, &(struct sig_env_cfg){ .no_integrity = true });
 	sg_init_one(sg, e.local, 1024);
 	sg_init_one(&psg, e.local + 8192, 16);
-	refused(&e, rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, sg, 1, &psg,
-					       1, &a, sig_env_raddr(&e, 0),
-					       e.remote_mr->rkey,
-					       DMA_TO_DEVICE),
+	refused(&e,
+		rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, sg, 1, &psg, 1, &a,
+					   sig_env_raddr(&e, 0),
+					   e.remote_mr->rkey, DMA_TO_DEVICE),
 		-EAGAIN);
 	sig_env_fini(&e);
 }
@@ -360,28 +371,26 @@ static void test_pool_exhaustion(void **state)
 		sg_init_one(&psg[i], e.local + 65536 + i * 64, 16);
 	}
 	for (i = 0; i < 2; i++)
-		assert_int_equal(rdma_rw_ctx_signature_init(&ctx[i], e.qp[0],
-							    1, &sg[i], 1,
-							    &psg[i], 1, &a,
-							    0, 0,
-							    DMA_TO_DEVICE),
+		assert_int_equal(rdma_rw_ctx_signature_init(
+					 &ctx[i], e.qp[0], 1, &sg[i], 1,
+					 &psg[i], 1, &a, 0, 0, DMA_TO_DEVICE),
 				 2);
 	first = ctx[0].reg->mr;
 	assert_int_equal(e.qp[0]->mrs_used, 2);
 	assert_int_equal(e.dev[0]->dma_mapped, 4);
 	/* No fallback: -EAGAIN, nothing more mapped or taken. */
-	assert_int_equal(rdma_rw_ctx_signature_init(&ctx[2], e.qp[0], 1,
-						    &sg[2], 1, &psg[2], 1, &a,
-						    0, 0, DMA_TO_DEVICE),
+	assert_int_equal(rdma_rw_ctx_signature_init(&ctx[2], e.qp[0], 1, &sg[2],
+						    1, &psg[2], 1, &a, 0, 0,
+						    DMA_TO_DEVICE),
 			 -EAGAIN);
 	assert_int_equal(e.qp[0]->mrs_used, 2);
 	assert_int_equal(e.dev[0]->dma_mapped, 4);
 	/* The pool is LIFO: the MR given back is the one taken next. */
 	rdma_rw_ctx_destroy_signature(&ctx[0], e.qp[0], 1, &sg[0], 1, &psg[0],
 				      1, DMA_TO_DEVICE);
-	assert_int_equal(rdma_rw_ctx_signature_init(&ctx[2], e.qp[0], 1,
-						    &sg[2], 1, &psg[2], 1, &a,
-						    0, 0, DMA_TO_DEVICE),
+	assert_int_equal(rdma_rw_ctx_signature_init(&ctx[2], e.qp[0], 1, &sg[2],
+						    1, &psg[2], 1, &a, 0, 0,
+						    DMA_TO_DEVICE),
 			 2);
 	assert_ptr_equal(ctx[2].reg->mr, first);
 	for (i = 1; i < 3; i++)
@@ -408,8 +417,8 @@ static void test_destroy_misuse(void **state)
 						    &psg, 1, &a, 0, 0,
 						    DMA_TO_DEVICE),
 			 2);
-	assert_int_equal(rdma_rw_ctx_init(&pctx, e.qp[0], 1, &plain, 1, 0, 0,
-					  0, DMA_TO_DEVICE),
+	assert_int_equal(rdma_rw_ctx_init(&pctx, e.qp[0], 1, &plain, 1, 0, 0, 0,
+					  DMA_TO_DEVICE),
 			 1);
 	assert_int_equal(e.dev[0]->dma_mapped, 3);
 	rdma_rw_ctx_destroy(&sctx, e.qp[0], 1, &sg, 1, DMA_TO_DEVICE);
@@ -458,8 +467,12 @@ static void roundtrip(struct sig_env *e, const struct ib_sig_attrs *a,
 	u8 *img = malloc(wlen), *lpi = e->local + dlen + 4096;
 	struct ib_mr_status st;
 	struct sig_io io = {
-		.attrs = *a, .dir = dir, .data = e->local, .data_len = dlen,
-		.pi = lpi, .pi_len = plen,
+		.attrs = *a,
+		.dir = dir,
+		.data = e->local,
+		.data_len = dlen,
+		.pi = lpi,
+		.pi_len = plen,
 	};
 	u32 key;
 
@@ -495,8 +508,9 @@ static void roundtrip(struct sig_env *e, const struct ib_sig_attrs *a,
 			assert_memory_equal(lpi, mpi, plen);
 	}
 	if (in && (a->check_mask & IB_SIG_CHECK_GUARD)) {
-		u64 pos = (u64)bad * (dir == DMA_TO_DEVICE ?
-				      iv : (u64)iv + (wire ? 8 : 0));
+		u64 pos =
+			(u64)bad *
+			(dir == DMA_TO_DEVICE ? iv : (u64)iv + (wire ? 8 : 0));
 
 		if (dir == DMA_TO_DEVICE) {
 			memcpy(e->local, data, dlen);
@@ -570,7 +584,7 @@ static void test_nvmet_combinations(void **state)
 {
 	const u32 controls[] = {
 		PRACT | PRCHK_GUARD | PRCHK_REF | PRCHK_APP, /* insert/strip */
-		PRCHK_GUARD | PRCHK_REF | PRCHK_APP,	      /* pass */
+		PRCHK_GUARD | PRCHK_REF | PRCHK_APP, /* pass */
 		PRCHK_GUARD,
 		PRACT | PRCHK_GUARD,
 		0,
@@ -596,7 +610,12 @@ static void test_nvmet_combinations(void **state)
 
 /* isert's target_prot_op values and isert_set_sig_attrs(), rebuilt. */
 enum prot_op {
-	DIN_INSERT, DOUT_STRIP, DOUT_INSERT, DIN_STRIP, DIN_PASS, DOUT_PASS,
+	DIN_INSERT,
+	DOUT_STRIP,
+	DOUT_INSERT,
+	DIN_STRIP,
+	DIN_PASS,
+	DOUT_PASS,
 };
 
 static void isert_domain(struct ib_sig_domain *d, u32 iv, int prot_type,
@@ -613,8 +632,7 @@ static void isert_domain(struct ib_sig_domain *d, u32 iv, int prot_type,
 		d->sig.dif.ref_remap = true;
 }
 
-static struct ib_sig_attrs isert_attrs(enum prot_op op, u32 iv,
-				       int prot_type)
+static struct ib_sig_attrs isert_attrs(enum prot_op op, u32 iv, int prot_type)
 {
 	struct ib_sig_attrs a;
 
@@ -635,8 +653,8 @@ static struct ib_sig_attrs isert_attrs(enum prot_op op, u32 iv,
 		isert_domain(&a.mem, iv, prot_type, 777);
 		break;
 	}
-	a.check_mask = IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG |
-		       IB_SIG_CHECK_REFTAG;
+	a.check_mask =
+		IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | IB_SIG_CHECK_REFTAG;
 	return a;
 }
 
@@ -659,8 +677,7 @@ static void test_isert_combinations(void **state)
 					   op == DIN_STRIP || op == DIN_PASS;
 
 				roundtrip(&e, &a,
-					  din ? DMA_TO_DEVICE :
-						DMA_FROM_DEVICE,
+					  din ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
 					  5, 2);
 			}
 	sig_env_fini(&e);
@@ -704,9 +721,8 @@ static void test_host_and_target(void **state)
 	sg_init_one(&ps, hpi, 32);
 	assert_int_equal(ib_dma_map_sg(e.dev[1], &ds, 1, DMA_TO_DEVICE), 1);
 	assert_int_equal(ib_dma_map_sg(e.dev[1], &ps, 1, DMA_TO_DEVICE), 1);
-	assert_int_equal(ib_map_mr_sg_pi(hmr, &ds, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
-			 0);
+	assert_int_equal(
+		ib_map_mr_sg_pi(hmr, &ds, 1, NULL, &ps, 1, NULL, SZ_4K), 0);
 	ib_update_fast_reg_key(hmr, (u8)ib_inc_rkey(hmr->lkey));
 	reg = (struct ib_reg_wr){
 		.wr = { .opcode = IB_WR_REG_MR_INTEGRITY },
@@ -732,9 +748,9 @@ static void test_host_and_target(void **state)
 	assert_int_equal(done.status, IB_WC_SUCCESS);
 	assert_memory_equal(tdata, data, 16384);
 	assert_memory_equal(tpi, pi, 32);
-	assert_int_equal(ib_check_mr_status(ctx.reg->mr,
-					    IB_MR_CHECK_SIG_STATUS, &st),
-			 0);
+	assert_int_equal(
+		ib_check_mr_status(ctx.reg->mr, IB_MR_CHECK_SIG_STATUS, &st),
+		0);
 	assert_int_equal(st.fail_status, 0);
 	assert_int_equal(ib_check_mr_status(hmr, IB_MR_CHECK_SIG_STATUS, &st),
 			 0);
@@ -761,9 +777,9 @@ static void test_host_and_target(void **state)
 	assert_int_equal(st.sig_err.err_type, IB_SIG_BAD_GUARD);
 	assert_int_equal(st.sig_err.sig_err_offset, 2 * 4104);
 	assert_int_equal(st.sig_err.key, hmr->rkey);
-	assert_int_equal(ib_check_mr_status(ctx.reg->mr,
-					    IB_MR_CHECK_SIG_STATUS, &st),
-			 0);
+	assert_int_equal(
+		ib_check_mr_status(ctx.reg->mr, IB_MR_CHECK_SIG_STATUS, &st),
+		0);
 	assert_int_equal(st.sig_err.err_type, IB_SIG_BAD_GUARD);
 	assert_int_equal(st.sig_err.sig_err_offset, 2 * 4104);
 	assert_int_equal(st.sig_err.key, ctx.reg->mr->lkey);

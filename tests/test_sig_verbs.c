@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALL_CHECKS (IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | \
-		    IB_SIG_CHECK_REFTAG)
+#define ALL_CHECKS \
+	(IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | IB_SIG_CHECK_REFTAG)
 
 static void expect_wc(struct ib_cq *cq, u64 wr_id, enum ib_wc_status status,
 		      enum ib_wc_opcode opcode)
@@ -47,12 +47,13 @@ static void expect_empty(struct ib_cq *cq)
 	assert_int_equal(ib_poll_cq(cq, 1, &wc), 0);
 }
 
-static int post_reg(struct ib_qp *qp, struct ib_mr *mr, u32 opcode,
-		    int access, int num_sge, u64 wr_id)
+static int post_reg(struct ib_qp *qp, struct ib_mr *mr, u32 opcode, int access,
+		    int num_sge, u64 wr_id)
 {
 	struct ib_sge sge = { 0 };
 	struct ib_reg_wr wr = {
-		.wr = { .wr_id = wr_id, .opcode = opcode,
+		.wr = { .wr_id = wr_id,
+			.opcode = opcode,
 			.send_flags = IB_SEND_SIGNALED,
 			.sg_list = num_sge ? &sge : NULL,
 			.num_sge = num_sge },
@@ -66,7 +67,8 @@ static int post_reg(struct ib_qp *qp, struct ib_mr *mr, u32 opcode,
 
 static int post_inv(struct ib_qp *qp, u32 key, u64 wr_id)
 {
-	struct ib_send_wr wr = { .wr_id = wr_id, .opcode = IB_WR_LOCAL_INV,
+	struct ib_send_wr wr = { .wr_id = wr_id,
+				 .opcode = IB_WR_LOCAL_INV,
 				 .send_flags = IB_SEND_SIGNALED,
 				 .ex.invalidate_rkey = key };
 
@@ -78,9 +80,11 @@ static int post_rdma(struct ib_qp *qp, enum ib_wr_opcode opcode,
 		     u64 wr_id)
 {
 	struct ib_rdma_wr wr = {
-		.wr = { .wr_id = wr_id, .opcode = opcode,
+		.wr = { .wr_id = wr_id,
+			.opcode = opcode,
 			.send_flags = IB_SEND_SIGNALED,
-			.sg_list = (struct ib_sge *)sge, .num_sge = n },
+			.sg_list = (struct ib_sge *)sge,
+			.num_sge = n },
 		.remote_addr = raddr,
 		.rkey = rkey,
 	};
@@ -111,9 +115,9 @@ static struct ib_sig_attrs strip_attrs(void)
  * @a, mapped and registered on @qp with @access (REG completion checked).
  */
 static struct ib_mr *sig_mr_ready(struct ib_pd *pd, struct ib_qp *qp,
-				  struct ib_cq *cq, u8 *data, u32 dlen,
-				  u8 *pi, u32 plen,
-				  const struct ib_sig_attrs *a, int access)
+				  struct ib_cq *cq, u8 *data, u32 dlen, u8 *pi,
+				  u32 plen, const struct ib_sig_attrs *a,
+				  int access)
 {
 	struct scatterlist ds, ps;
 	struct ib_mr *mr = ib_alloc_mr_integrity(pd, 4, 4);
@@ -126,9 +130,8 @@ static struct ib_mr *sig_mr_ready(struct ib_pd *pd, struct ib_qp *qp,
 					 NULL, SZ_4K),
 			 0);
 	ib_update_fast_reg_key(mr, (u8)ib_inc_rkey(mr->lkey));
-	assert_int_equal(post_reg(qp, mr, IB_WR_REG_MR_INTEGRITY, access, 0,
-				  77),
-			 0);
+	assert_int_equal(
+		post_reg(qp, mr, IB_WR_REG_MR_INTEGRITY, access, 0, 77), 0);
 	expect_wc(cq, 77, IB_WC_SUCCESS, IB_WC_REG_MR);
 	return mr;
 }
@@ -203,61 +206,51 @@ static void test_map_pi(void **state)
 	one_entry(&z, b + 16384, 0);
 
 	/* Whole lists, zero based, meta_length set. */
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, &ps, 1, NULL, SZ_4K),
 			 0);
 	assert_int_equal(mr->iova, 0);
 	assert_int_equal(mr->length, 4096 + 64);
 	assert_int_equal(mr->sig_attrs->meta_length, 64);
 	assert_int_equal(mr->page_size, SZ_4K);
 	/* Offsets into the first entries; set to 0 when done. */
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, &doff, &ps, 1, &moff,
-					 SZ_4K),
-			 0);
+	assert_int_equal(
+		ib_map_mr_sg_pi(mr, ds, 1, &doff, &ps, 1, &moff, SZ_4K), 0);
 	assert_int_equal(mr->length, 3996 + 56);
 	assert_int_equal(mr->sig_attrs->meta_length, 56);
 	assert_int_equal(doff, 0);
 	assert_int_equal(moff, 0);
 	/* No protection list. */
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, NULL, 0, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, NULL, 0, NULL, SZ_4K),
 			 0);
 	assert_int_equal(mr->length, 4096);
 	assert_int_equal(mr->sig_attrs->meta_length, 0);
 
 	/* Refusals. */
-	assert_int_equal(ib_map_mr_sg_pi(NULL, ds, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(
+		ib_map_mr_sg_pi(NULL, ds, 1, NULL, &ps, 1, NULL, SZ_4K),
+		-EINVAL);
+	assert_int_equal(
+		ib_map_mr_sg_pi(mr, NULL, 1, NULL, &ps, 1, NULL, SZ_4K),
+		-EINVAL);
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 0, NULL, &ps, 1, NULL, SZ_4K),
 			 -EINVAL);
-	assert_int_equal(ib_map_mr_sg_pi(mr, NULL, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, &ps, -1, NULL, SZ_4K),
 			 -EINVAL);
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 0, NULL, &ps, 1, NULL,
-					 SZ_4K),
-			 -EINVAL);
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, &ps, -1, NULL,
-					 SZ_4K),
-			 -EINVAL);
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, NULL, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, NULL, 1, NULL, SZ_4K),
 			 -EINVAL);
 	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, &ps, 1, NULL, 512),
 			 -EINVAL);
 	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, &ps, 1, NULL, 6000),
 			 -EINVAL);
 	doff = 4096;
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, &doff, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, &doff, &ps, 1, NULL, SZ_4K),
 			 -EINVAL);
 	moff = 64;
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, &ps, 1, &moff,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 1, NULL, &ps, 1, &moff, SZ_4K),
 			 -EINVAL);
-	assert_int_equal(ib_map_mr_sg_pi(fr, ds, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(fr, ds, 1, NULL, &ps, 1, NULL, SZ_4K),
 			 -EINVAL);
-	assert_int_equal(ib_map_mr_sg_pi(mr, &z, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, &z, 1, NULL, &ps, 1, NULL, SZ_4K),
 			 -EINVAL);
 	/* Three elements that cannot merge: beyond 2 + 1. */
 	sg_init_table(ds, 3);
@@ -265,19 +258,16 @@ static void test_map_pi(void **state)
 	sg_set_buf(&ds[1], b + 200, 100);
 	sg_set_buf(&ds[2], b + 400, 100);
 	assert_int_equal(ib_dma_map_sg(e.dev[0], ds, 3, DMA_TO_DEVICE), 3);
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 3, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 3, NULL, &ps, 1, NULL, SZ_4K),
 			 -ENOMEM);
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 2, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 2, NULL, &ps, 1, NULL, SZ_4K),
 			 0);
 	/* Adjacent entries merge into one element. */
 	sg_set_buf(&ds[1], b + 100, 100);
 	sg_set_buf(&ds[2], b + 200, 100);
 	ib_dma_unmap_sg(e.dev[0], ds, 3, DMA_TO_DEVICE);
 	assert_int_equal(ib_dma_map_sg(e.dev[0], ds, 3, DMA_TO_DEVICE), 3);
-	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 3, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, ds, 3, NULL, &ps, 1, NULL, SZ_4K),
 			 0);
 	assert_int_equal(mr->length, 300 + 64);
 	ib_dma_unmap_sg(e.dev[0], ds, 3, DMA_TO_DEVICE);
@@ -334,18 +324,16 @@ static void test_reg_post_rules(void **state)
 	one_entry(&ds, e.local, 2048);
 	one_entry(&ps, e.local + 4096, 32);
 	*mr->sig_attrs = good;
-	assert_int_equal(ib_map_mr_sg_pi(mr, &ds, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, &ds, 1, NULL, &ps, 1, NULL, SZ_4K),
 			 0);
 	/* mlx5's checks at post: nothing is queued, the QP stays RTS. */
 	assert_int_equal(post_reg(e.qp[0], mr, IB_WR_REG_MR_INTEGRITY,
 				  IB_ACCESS_LOCAL_WRITE, 1, 5),
 			 -EINVAL);
-	assert_int_equal(post_reg(e.qp[0], mr, IB_WR_REG_MR_INTEGRITY,
-				  IB_ACCESS_LOCAL_WRITE |
-					  IB_ACCESS_REMOTE_ATOMIC,
-				  0, 5),
-			 -EINVAL);
+	assert_int_equal(
+		post_reg(e.qp[0], mr, IB_WR_REG_MR_INTEGRITY,
+			 IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC, 0, 5),
+		-EINVAL);
 	assert_int_equal(post_reg(e.qp[0], fr, IB_WR_REG_MR_INTEGRITY,
 				  IB_ACCESS_LOCAL_WRITE, 0, 5),
 			 -EINVAL);
@@ -382,8 +370,7 @@ static void test_reg_post_rules(void **state)
 					    &(struct ib_mr_status){ 0 }),
 			 0);
 	one_entry(&ps, e.local + 4096, 16); /* 2 blocks of PI for 4 */
-	assert_int_equal(ib_map_mr_sg_pi(mr, &ds, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, &ds, 1, NULL, &ps, 1, NULL, SZ_4K),
 			 0);
 	a = good;
 	a.mem = a.wire;
@@ -412,9 +399,9 @@ static void test_reg_exec_rules(void **state)
 		one_entry(&ds, e.local, 2048);
 		one_entry(&ps, e.local + 4096, 32);
 		*mr->sig_attrs = a;
-		assert_int_equal(ib_map_mr_sg_pi(mr, &ds, 1, NULL, &ps, 1,
-						 NULL, SZ_4K),
-				 0);
+		assert_int_equal(
+			ib_map_mr_sg_pi(mr, &ds, 1, NULL, &ps, 1, NULL, SZ_4K),
+			0);
 		if (round == 0) {
 			assert_int_equal(post_reg(e.qp[0], mr, IB_WR_REG_MR,
 						  IB_ACCESS_LOCAL_WRITE, 0, 1),
@@ -456,8 +443,8 @@ static enum ib_wc_status access_case(u64 off, u32 len, bool extra)
 	sig_env_init(&e, NULL);
 	mr = sig_mr_ready(e.pd[0], e.qp[0], e.cq[0], e.local, 1024,
 			  e.local + 4096, 16, &a, IB_ACCESS_LOCAL_WRITE);
-	sge[0] = (struct ib_sge){ .addr = off, .length = len,
-				  .lkey = mr->lkey };
+	sge[0] =
+		(struct ib_sge){ .addr = off, .length = len, .lkey = mr->lkey };
 	sge[1] = (struct ib_sge){ .addr = (uintptr_t)e.local + 8192,
 				  .length = 16,
 				  .lkey = e.pd[0]->local_dma_lkey };
@@ -549,16 +536,16 @@ static void test_remote_integrity_mr(void **state)
 	hpi = e.remote + 2 * 65536;
 	memcpy(hdata, data, 4096);
 	memcpy(hpi, pi, 64);
-	hmr = sig_mr_ready(e.pd[1], e.qp[1], e.cq[1], hdata, 4096, hpi, 64,
-			   &a,
+	hmr = sig_mr_ready(e.pd[1], e.qp[1], e.cq[1], hdata, 4096, hpi, 64, &a,
 			   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
 				   IB_ACCESS_REMOTE_WRITE);
 	/* The target READs the wire image: data with PI after each block. */
-	sge = (struct ib_sge){ .addr = (uintptr_t)e.local, .length = 4160,
+	sge = (struct ib_sge){ .addr = (uintptr_t)e.local,
+			       .length = 4160,
 			       .lkey = e.pd[0]->local_dma_lkey };
-	assert_int_equal(post_rdma(e.qp[0], IB_WR_RDMA_READ, &sge, 1, 0,
-				   hmr->rkey, 1),
-			 0);
+	assert_int_equal(
+		post_rdma(e.qp[0], IB_WR_RDMA_READ, &sge, 1, 0, hmr->rkey, 1),
+		0);
 	expect_wc(e.cq[0], 1, IB_WC_SUCCESS, IB_WC_RDMA_READ);
 	assert_memory_equal(e.local, wire, 4160);
 	/* It WRITEs it back with block 6's reference tag wrong: stored, and
@@ -566,9 +553,9 @@ static void test_remote_integrity_mr(void **state)
 	e.local[6 * 520 + 512 + 7] ^= 3;
 	memset(hdata, 0, 4096);
 	memset(hpi, 0, 64);
-	assert_int_equal(post_rdma(e.qp[0], IB_WR_RDMA_WRITE, &sge, 1, 0,
-				   hmr->rkey, 2),
-			 0);
+	assert_int_equal(
+		post_rdma(e.qp[0], IB_WR_RDMA_WRITE, &sge, 1, 0, hmr->rkey, 2),
+		0);
 	expect_wc(e.cq[0], 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	assert_memory_equal(hdata, data, 4096);
 	assert_int_equal(ib_check_mr_status(hmr, IB_MR_CHECK_SIG_STATUS, &st),

@@ -30,11 +30,11 @@ static const u32 intervals[] = { 512, 4096 };
 static const u32 odd_cuts[] = { 1001, 3095, 4096, 7 };
 
 struct buffers {
-	u8 *data;   /* original data */
-	u8 *pi;     /* reference PI of the memory domain */
-	u8 *wire;   /* reference wire image */
-	u8 *ldata;  /* local data (in the target arena) */
-	u8 *lpi;    /* local PI list */
+	u8 *data; /* original data */
+	u8 *pi; /* reference PI of the memory domain */
+	u8 *wire; /* reference wire image */
+	u8 *ldata; /* local data (in the target arena) */
+	u8 *lpi; /* local PI list */
 	u32 iv;
 	u32 dlen;
 	u32 plen;
@@ -112,8 +112,8 @@ static struct sig_io io_of(const struct buffers *b,
 	};
 }
 
-#define ALL_CHECKS (IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | \
-		    IB_SIG_CHECK_REFTAG)
+#define ALL_CHECKS \
+	(IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | IB_SIG_CHECK_REFTAG)
 
 static void assert_no_error(const struct ib_mr_status *st)
 {
@@ -324,8 +324,9 @@ static void test_corruption_each_field(void **state)
 		iv = intervals[i];
 		for (k = 0; k < 3; k++) {
 			/* Data bytes, both guard bytes, app and ref bytes. */
-			const u32 where[] = { 0, iv / 2 + 1, iv - 1, iv, iv + 1,
-					      iv + 2, iv + 3, iv + 4, iv + 7 };
+			const u32 where[] = { 0,      iv / 2 + 1, iv - 1,
+					      iv,     iv + 1,	  iv + 2,
+					      iv + 3, iv + 4,	  iv + 7 };
 
 			for (pos = 0; pos < 9; pos++)
 				corrupt_one(&e, iv, blocks[k], where[pos]);
@@ -396,8 +397,8 @@ static void test_error_priority(void **state)
 
 /* Strip block 4 of @w with its guard broken and its tags set to @app and
  * @ref; returns whether an error was reported. */
-static bool escaped_run(struct sig_env *e, struct ib_t10_dif_domain *w,
-			u16 app, u32 ref)
+static bool escaped_run(struct sig_env *e, struct ib_t10_dif_domain *w, u16 app,
+			u32 ref)
 {
 	struct ib_sig_attrs a;
 	struct ib_mr_status st;
@@ -447,8 +448,8 @@ static void test_escapes(void **state)
 }
 
 /* Strip with byte @pos of block 1's PI flipped; was an error reported? */
-static bool masked_run(struct sig_env *e, u8 check,
-		       struct ib_t10_dif_domain *w, u32 pos)
+static bool masked_run(struct sig_env *e, u8 check, struct ib_t10_dif_domain *w,
+		       u32 pos)
 {
 	struct ib_sig_attrs a;
 	struct ib_mr_status st;
@@ -486,9 +487,9 @@ static void test_masks(void **state)
 		/* One bit per byte: 0x80 is byte 0, 0x01 byte 7. */
 		assert_int_equal(masked_run(&e, (u8)(0x80 >> pos), &w, pos),
 				 true);
-		assert_int_equal(masked_run(&e, (u8)(0x80 >> ((pos + 1) % 8)),
-					    &w, pos),
-				 false);
+		assert_int_equal(
+			masked_run(&e, (u8)(0x80 >> ((pos + 1) % 8)), &w, pos),
+			false);
 	}
 	/* apptag_check_mask: only the high byte of the tag is compared. */
 	w.apptag_check_mask = 0xff00;

@@ -50,20 +50,22 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#define SLOTS 8            /* contexts in flight per connection */
-#define REG_PAGES 32       /* local buffer and remote window, per slot */
+#define SLOTS 8 /* contexts in flight per connection */
+#define REG_PAGES 32 /* local buffer and remote window, per slot */
 #define REG_LEN (REG_PAGES * PAGE_SIZE)
 #define MAX_ENTS 8
 #define RQ_DEPTH 32
 #define MSG_LEN 32
-#define BUDGET 24          /* Send Queue credits per connection */
+#define BUDGET 24 /* Send Queue credits per connection */
 #define MAX_CONNS 4
 #define MAX_THREADS 4
 #define MAGIC 0x50414b53u
 
 /* Statuses the soak injects; no healthy transfer of the soak gives them. */
 static const enum ib_wc_status injected[] = {
-	IB_WC_GENERAL_ERR, IB_WC_RETRY_EXC_ERR, IB_WC_REM_OP_ERR,
+	IB_WC_GENERAL_ERR,
+	IB_WC_RETRY_EXC_ERR,
+	IB_WC_REM_OP_ERR,
 };
 
 /* ---- figures and failures ------------------------------------------------ */
@@ -81,10 +83,10 @@ struct soak {
 	struct ib_pd *pd[2];
 	bool threaded_dev;
 	bool force_mr;
-	u64 target;           /* I/Os per driver thread */
-	double seconds;       /* > 0: run that long instead */
+	u64 target; /* I/Os per driver thread */
+	double seconds; /* > 0: run that long instead */
 	struct timespec start;
-	int failures;         /* atomic */
+	int failures; /* atomic */
 	char why[256];
 	pthread_mutex_t fig_lock;
 	struct soak_figures fig;
@@ -104,9 +106,9 @@ static void soak_fail(struct soak *s, const char *fmt, ...)
 	}
 }
 
-#define CHECK(s, cond, ...)                         \
-	do {                                        \
-		if (!(cond))                        \
+#define CHECK(s, cond, ...)                          \
+	do {                                         \
+		if (!(cond))                         \
 			soak_fail((s), __VA_ARGS__); \
 	} while (0)
 
@@ -186,13 +188,13 @@ struct conn;
 struct slot {
 	struct conn *c;
 	int idx;
-	int state;             /* enum slot_state, atomic */
-	int done_count;        /* completions seen for this I/O (atomic) */
+	int state; /* enum slot_state, atomic */
+	int done_count; /* completions seen for this I/O (atomic) */
 	enum ib_wc_status status;
 	struct ib_cqe cqe;
 	struct rdma_rw_ctx ctx;
 	bool bvec, chained, aborted;
-	bool watch;            /* aborted: loc/rem must stay as lexp/rexp */
+	bool watch; /* aborted: loc/rem must stay as lexp/rexp */
 	enum dma_data_direction dir;
 	struct scatterlist sg[MAX_ENTS];
 	struct bio_vec bv[MAX_ENTS];
@@ -214,9 +216,9 @@ struct slot {
 struct conn {
 	struct soak *s;
 	int idx;
-	bool shared;           /* several threads post on it */
-	pthread_mutex_t lock;  /* credits, held MRs, rebuild */
-	pthread_rwlock_t use;  /* shared: drivers read, a rebuild writes */
+	bool shared; /* several threads post on it */
+	pthread_mutex_t lock; /* credits, held MRs, rebuild */
+	pthread_rwlock_t use; /* shared: drivers read, a rebuild writes */
 	struct ib_cq *cq, *pcq;
 	struct ib_qp *qp, *pqp;
 	int credits;
@@ -224,9 +226,9 @@ struct conn {
 	int pool_size;
 	struct ib_mr *held[SLOTS];
 	int nheld;
-	u8 *rq;                /* RQ_DEPTH receive buffers at the peer */
+	u8 *rq; /* RQ_DEPTH receive buffers at the peer */
 	struct ib_mr *rq_mr;
-	u64 sends_ok, recvs_ok;  /* atomic */
+	u64 sends_ok, recvs_ok; /* atomic */
 	u64 seed;
 	struct slot slots[SLOTS];
 };
@@ -255,9 +257,9 @@ static void slot_done(struct ib_cq *cq, struct ib_wc *wc)
 	CHECK(s, __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) == SLOT_BUSY,
 	      "%s: completion for a slot not in flight", s->name);
 	sl->status = wc->status;
-	CHECK(s, wc->status == IB_WC_SUCCESS ||
-			 wc->status == IB_WC_WR_FLUSH_ERR ||
-			 status_injected(wc->status),
+	CHECK(s,
+	      wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR ||
+		      status_injected(wc->status),
 	      "%s conn %d: completion status %s was not injected", s->name,
 	      sl->c->idx, ib_wc_status_msg(wc->status));
 	pthread_mutex_lock(&sl->c->lock);
@@ -279,9 +281,10 @@ static int poll_conn(struct conn *c)
 			continue;
 		}
 		/* Unsignaled WRs only complete when they fail. */
-		CHECK(c->s, wc[i].status != IB_WC_SUCCESS &&
-				    (wc[i].status == IB_WC_WR_FLUSH_ERR ||
-				     status_injected(wc[i].status)),
+		CHECK(c->s,
+		      wc[i].status != IB_WC_SUCCESS &&
+			      (wc[i].status == IB_WC_WR_FLUSH_ERR ||
+			       status_injected(wc[i].status)),
 		      "%s conn %d: cqe-less completion %s (opcode %d)",
 		      c->s->name, c->idx, ib_wc_status_msg(wc[i].status),
 		      wc[i].opcode);
@@ -318,10 +321,10 @@ static int poll_peer(struct conn *c)
 		}
 		memcpy(&magic, m, 4);
 		memcpy(&idx, m + 4, 4);
-		CHECK(c->s, magic == MAGIC && idx == (u32)c->idx &&
-				    wc[i].byte_len == MSG_LEN,
-		      "%s conn %d: bad message received", c->s->name,
-		      c->idx);
+		CHECK(c->s,
+		      magic == MAGIC && idx == (u32)c->idx &&
+			      wc[i].byte_len == MSG_LEN,
+		      "%s conn %d: bad message received", c->s->name, c->idx);
 		__atomic_add_fetch(&c->recvs_ok, 1, __ATOMIC_RELAXED);
 		post_recv(c, (u32)wc[i].wr_id);
 	}
@@ -390,8 +393,8 @@ static void conn_connect(struct conn *c, u64 *x)
 		c->qp = make_qp(s, 0, c->cq, true);
 		if (!IS_ERR(c->qp))
 			break;
-		CHECK(s, PTR_ERR(c->qp) == -ENOMEM,
-		      "%s: ib_create_qp: %ld", s->name, PTR_ERR(c->qp));
+		CHECK(s, PTR_ERR(c->qp) == -ENOMEM, "%s: ib_create_qp: %ld",
+		      s->name, PTR_ERR(c->qp));
 		pthread_mutex_lock(&s->fig_lock);
 		s->fig.create_failures++;
 		pthread_mutex_unlock(&s->fig_lock);
@@ -419,8 +422,8 @@ static void conn_check_idle(struct conn *c)
 	CHECK(s, ib_mr_pool_count(c->qp, &c->qp->rdma_mrs) == c->pool_size,
 	      "%s conn %d: pool has %d of %d MRs", s->name, c->idx,
 	      ib_mr_pool_count(c->qp, &c->qp->rdma_mrs), c->pool_size);
-	CHECK(s, c->credits == BUDGET, "%s conn %d: credits %d of %d",
-	      s->name, c->idx, c->credits, BUDGET);
+	CHECK(s, c->credits == BUDGET, "%s conn %d: credits %d of %d", s->name,
+	      c->idx, c->credits, BUDGET);
 }
 
 static void release_held(struct conn *c)
@@ -451,8 +454,9 @@ static void conn_teardown(struct conn *c)
 		if (!sl->watch)
 			continue;
 		sl->watch = false;
-		CHECK(s, !memcmp(sl->loc, sl->lexp, REG_LEN) &&
-				 !memcmp(sl->rem, sl->rexp, REG_LEN),
+		CHECK(s,
+		      !memcmp(sl->loc, sl->lexp, REG_LEN) &&
+			      !memcmp(sl->rem, sl->rexp, REG_LEN),
 		      "%s conn %d slot %d: bytes changed after the destroy of a context whose post failed",
 		      s->name, c->idx, i);
 	}
@@ -486,9 +490,9 @@ static void conn_init(struct soak *s, struct conn *c, int idx, bool shared,
 	assert_false(IS_ERR(c->cq));
 	assert_false(IS_ERR(c->pcq));
 	c->rq = guarded_alloc(RQ_DEPTH * MSG_LEN);
-	c->rq_mr = ib_reg_user_mr(s->pd[1], (uintptr_t)c->rq,
-				  RQ_DEPTH * MSG_LEN, (uintptr_t)c->rq,
-				  IB_ACCESS_LOCAL_WRITE);
+	c->rq_mr =
+		ib_reg_user_mr(s->pd[1], (uintptr_t)c->rq, RQ_DEPTH * MSG_LEN,
+			       (uintptr_t)c->rq, IB_ACCESS_LOCAL_WRITE);
 	assert_false(IS_ERR(c->rq_mr));
 	for (i = 0; i < SLOTS; i++) {
 		struct slot *sl = &c->slots[i];
@@ -510,8 +514,8 @@ static void conn_init(struct soak *s, struct conn *c, int idx, bool shared,
 		rnd_fill(&c->seed, sl->rem, REG_LEN);
 		memcpy(sl->lshadow, sl->loc, REG_LEN);
 		memcpy(sl->rshadow, sl->rem, REG_LEN);
-		sl->rmr = ib_reg_user_mr(s->pd[1], (uintptr_t)sl->rem,
-					 REG_LEN, (uintptr_t)sl->rem,
+		sl->rmr = ib_reg_user_mr(s->pd[1], (uintptr_t)sl->rem, REG_LEN,
+					 (uintptr_t)sl->rem,
 					 IB_ACCESS_LOCAL_WRITE |
 						 IB_ACCESS_REMOTE_READ |
 						 IB_ACCESS_REMOTE_WRITE);
@@ -557,8 +561,7 @@ static u32 make_layout(struct slot *sl, u64 *x, u8 **addr, u32 *len)
 	size_t pos;
 
 	if (n == 1) {
-		len[0] = 1 + rnd_below(x, rnd_below(x, 4) ? 3 * PAGE_SIZE :
-							     64);
+		len[0] = 1 + rnd_below(x, rnd_below(x, 4) ? 3 * PAGE_SIZE : 64);
 		addr[0] = sl->loc + rnd_below(x, REG_LEN - len[0]);
 		return 1;
 	}
@@ -579,8 +582,8 @@ static u32 make_layout(struct slot *sl, u64 *x, u8 **addr, u32 *len)
 }
 
 /* The bytes moved, in order, after skipping @skip and keeping @size. */
-static void make_pieces(struct slot *sl, u8 **addr, u32 *len, u32 n,
-			u64 skip, u64 size)
+static void make_pieces(struct slot *sl, u8 **addr, u32 *len, u32 n, u64 skip,
+			u64 size)
 {
 	u32 i;
 
@@ -594,8 +597,8 @@ static void make_pieces(struct slot *sl, u8 **addr, u32 *len, u32 n,
 			continue;
 		}
 		take = l - skip < size ? l - skip : size;
-		sl->pieces[sl->npieces++] = (struct piece){ addr[i] + skip,
-							     (u32)take };
+		sl->pieces[sl->npieces++] =
+			(struct piece){ addr[i] + skip, (u32)take };
 		sl->len += take;
 		size -= take;
 		skip = 0;
@@ -680,9 +683,9 @@ static void destroy_ctx(struct slot *sl)
 }
 
 enum outcome {
-	OUT_FAILED,  /* each byte old or new */
-	OUT_OK,      /* every byte as expected */
-	OUT_NONE,    /* never posted: nothing moved */
+	OUT_FAILED, /* each byte old or new */
+	OUT_OK, /* every byte as expected */
+	OUT_NONE, /* never posted: nothing moved */
 };
 
 /*
@@ -713,13 +716,14 @@ static void verify(struct slot *sl, enum outcome out)
 			if (got[k][i] == exp[k][i] ||
 			    (!ok && got[k][i] == old[k][i]))
 				continue;
-			soak_fail(s, "%s conn %d slot %d: %s byte %zu is %#x (old %#x, new %#x), %s %s of %llu bytes",
-				  s->name, sl->c->idx, sl->idx,
-				  k ? "remote" : "local", i, got[k][i],
-				  old[k][i], exp[k][i],
-				  ok ? "successful" : "failed",
-				  sl->dir == DMA_TO_DEVICE ? "WRITE" : "READ",
-				  (unsigned long long)sl->len);
+			soak_fail(
+				s,
+				"%s conn %d slot %d: %s byte %zu is %#x (old %#x, new %#x), %s %s of %llu bytes",
+				s->name, sl->c->idx, sl->idx,
+				k ? "remote" : "local", i, got[k][i], old[k][i],
+				exp[k][i], ok ? "successful" : "failed",
+				sl->dir == DMA_TO_DEVICE ? "WRITE" : "READ",
+				(unsigned long long)sl->len);
 			return;
 		}
 	}
@@ -785,8 +789,8 @@ static bool start_io(struct slot *sl, u64 *x, struct soak_figures *f)
 		return false;
 	}
 	if (ret < 0) {
-		soak_fail(s, "%s: init of %u entries (%s, %s): %d", s->name,
-			  n, sl->bvec ? "bvec" : "sg",
+		soak_fail(s, "%s: init of %u entries (%s, %s): %d", s->name, n,
+			  sl->bvec ? "bvec" : "sg",
 			  sl->dir == DMA_TO_DEVICE ? "WRITE" : "READ", ret);
 		return false;
 	}
@@ -880,8 +884,7 @@ static void maybe_resume(struct conn *c, u64 *x, struct soak_figures *f)
 {
 	struct soft_fault_stats st;
 
-	if (soft_fault_qp_stats(c->qp, &st) || !st.stalled ||
-	    rnd_below(x, 4))
+	if (soft_fault_qp_stats(c->qp, &st) || !st.stalled || rnd_below(x, 4))
 		return;
 	soft_fault_resume(c->qp);
 	f->stall_resumes++;
@@ -902,7 +905,7 @@ struct driver {
 	struct soak *s;
 	struct conn *conns[MAX_CONNS];
 	int nconns;
-	int part, nparts;    /* slots part, part + nparts, ... */
+	int part, nparts; /* slots part, part + nparts, ... */
 	u64 seed;
 	struct soak_figures fig;
 };
@@ -928,8 +931,8 @@ static void *drive(void *arg)
 	bool more = true, busy = true;
 	int k, i;
 
-	while ((more || busy) && !__atomic_load_n(&s->failures,
-						  __ATOMIC_RELAXED)) {
+	while ((more || busy) &&
+	       !__atomic_load_n(&s->failures, __ATOMIC_RELAXED)) {
 		more = keep_starting(d);
 		busy = false;
 		for (k = 0; k < d->nconns; k++) {
@@ -957,7 +960,8 @@ static void *drive(void *arg)
 			play_with_pool(c, &d->seed, &d->fig);
 			if (!conn_idle(c, d->part, d->nparts))
 				busy = true;
-			else if (__atomic_load_n(&c->broken, __ATOMIC_RELAXED)) {
+			else if (__atomic_load_n(&c->broken,
+						 __ATOMIC_RELAXED)) {
 				if (!c->shared)
 					rebuild(c, &d->seed, &d->fig);
 				else
@@ -1004,10 +1008,10 @@ struct soak_cfg {
 	bool iommu;
 	bool threaded;
 	bool force_mr;
-	int own_threads;     /* threads, each with its own connections */
+	int own_threads; /* threads, each with its own connections */
 	int conns_per_thread;
-	int shared_threads;  /* threads posting on one shared connection */
-	u64 ios;             /* I/Os per thread in CI */
+	int shared_threads; /* threads posting on one shared connection */
+	u64 ios; /* I/Os per thread in CI */
 };
 
 static void soak_env(struct soak *s, const struct soak_cfg *cfg)
@@ -1015,7 +1019,8 @@ static void soak_env(struct soak *s, const struct soak_cfg *cfg)
 	const char *sec = getenv("RDMARW_SOAK_SECONDS");
 	const char *ios = getenv("RDMARW_SOAK_IOS");
 	struct soft_profile p;
-	struct soft_fault_rule r = { .type = SOFT_FAULT_ALLOC_MR, .ppm = 15000,
+	struct soft_fault_rule r = { .type = SOFT_FAULT_ALLOC_MR,
+				     .ppm = 15000,
 				     .seed = 7 };
 	int i;
 
@@ -1072,8 +1077,7 @@ static void report(struct soak *s, const struct soft_fault_stats *fs)
 	       s->name, (unsigned long long)f->ios,
 	       (unsigned long long)f->reads, (unsigned long long)f->writes,
 	       (unsigned long long)f->chained, (unsigned long long)f->bvecs,
-	       (unsigned long long)(f->bytes >> 20),
-	       (unsigned long long)faults,
+	       (unsigned long long)(f->bytes >> 20), (unsigned long long)faults,
 	       (unsigned long long)fs->fired[SOFT_FAULT_WC],
 	       (unsigned long long)fs->fired[SOFT_FAULT_QP_ERR],
 	       (unsigned long long)fs->fired[SOFT_FAULT_POST],
@@ -1081,8 +1085,7 @@ static void report(struct soak *s, const struct soft_fault_stats *fs)
 	       (unsigned long long)fs->fired[SOFT_FAULT_ALLOC_MR],
 	       (unsigned long long)f->failed_ios,
 	       (unsigned long long)f->partial_posts,
-	       (unsigned long long)f->reconnects,
-	       (unsigned long long)f->eagain,
+	       (unsigned long long)f->reconnects, (unsigned long long)f->eagain,
 	       (unsigned long long)f->pool_holds, elapsed(s), s->failures);
 	fflush(stdout);
 }
@@ -1105,7 +1108,8 @@ static void run_soak(const struct soak_cfg *cfg)
 	conns = calloc((size_t)nconns, sizeof(*conns));
 	assert_non_null(conns);
 	for (k = 0; k < nconns; k++)
-		conn_init(&s, &conns[k], k, cfg->shared_threads && k == nconns - 1,
+		conn_init(&s, &conns[k], k,
+			  cfg->shared_threads && k == nconns - 1,
 			  0x5eed0000ULL + (u64)k * 7919);
 	memset(drv, 0, sizeof(drv));
 	for (t = 0; t < nthreads; t++) {
@@ -1128,9 +1132,9 @@ static void run_soak(const struct soak_cfg *cfg)
 		drive(&drv[0]);
 	} else {
 		for (t = 0; t < nthreads; t++)
-			assert_int_equal(pthread_create(&th[t], NULL, drive,
-							&drv[t]),
-					 0);
+			assert_int_equal(
+				pthread_create(&th[t], NULL, drive, &drv[t]),
+				0);
 		for (t = 0; t < nthreads; t++)
 			pthread_join(th[t], NULL);
 	}
@@ -1144,8 +1148,9 @@ static void run_soak(const struct soak_cfg *cfg)
 		sends += conns[k].sends_ok;
 		recvs += conns[k].recvs_ok;
 	}
-	CHECK(&s, sends == recvs, "%s: %llu chained SENDs succeeded, %llu received",
-	      s.name, (unsigned long long)sends, (unsigned long long)recvs);
+	CHECK(&s, sends == recvs,
+	      "%s: %llu chained SENDs succeeded, %llu received", s.name,
+	      (unsigned long long)sends, (unsigned long long)recvs);
 	s.fig.sends_ok = sends;
 	s.fig.recvs_ok = recvs;
 	assert_int_equal(soft_fault_device_stats(s.dev[0], &fs), 0);
@@ -1161,48 +1166,64 @@ static void run_soak(const struct soak_cfg *cfg)
 
 static void test_soak_mlx5_inline(void **state)
 {
-	run_soak(&(struct soak_cfg){ .name = "mlx5", .profile = "mlx5",
-				      .own_threads = 1,
-				      .conns_per_thread = 3, .ios = 4000 });
+	run_soak(&(struct soak_cfg){ .name = "mlx5",
+				     .profile = "mlx5",
+				     .own_threads = 1,
+				     .conns_per_thread = 3,
+				     .ios = 4000 });
 }
 
 static void test_soak_rxe_iommu_inline(void **state)
 {
-	run_soak(&(struct soak_cfg){ .name = "rxe+iommu", .profile = "rxe",
-				      .iommu = true, .own_threads = 1,
-				      .conns_per_thread = 3, .ios = 4000 });
+	run_soak(&(struct soak_cfg){ .name = "rxe+iommu",
+				     .profile = "rxe",
+				     .iommu = true,
+				     .own_threads = 1,
+				     .conns_per_thread = 3,
+				     .ios = 4000 });
 }
 
 static void test_soak_siw_inline(void **state)
 {
-	run_soak(&(struct soak_cfg){ .name = "siw", .profile = "siw",
-				      .own_threads = 1,
-				      .conns_per_thread = 3, .ios = 4000 });
+	run_soak(&(struct soak_cfg){ .name = "siw",
+				     .profile = "siw",
+				     .own_threads = 1,
+				     .conns_per_thread = 3,
+				     .ios = 4000 });
 }
 
 static void test_soak_rxe_force_mr_threaded(void **state)
 {
 	run_soak(&(struct soak_cfg){ .name = "rxe+force_mr/t",
-				      .profile = "rxe", .force_mr = true,
-				      .threaded = true, .own_threads = 1,
-				      .conns_per_thread = 3, .ios = 3000 });
+				     .profile = "rxe",
+				     .force_mr = true,
+				     .threaded = true,
+				     .own_threads = 1,
+				     .conns_per_thread = 3,
+				     .ios = 3000 });
 }
 
 /* Two threads on their own QPs, two threads on one shared QP. */
 static void test_soak_siw_threads(void **state)
 {
 	run_soak(&(struct soak_cfg){ .name = "siw/4 threads",
-				      .profile = "siw", .threaded = true,
-				      .own_threads = 2, .conns_per_thread = 1,
-				      .shared_threads = 2, .ios = 1000 });
+				     .profile = "siw",
+				     .threaded = true,
+				     .own_threads = 2,
+				     .conns_per_thread = 1,
+				     .shared_threads = 2,
+				     .ios = 1000 });
 }
 
 static void test_soak_mlx5_threads(void **state)
 {
 	run_soak(&(struct soak_cfg){ .name = "mlx5/4 threads",
-				      .profile = "mlx5", .threaded = true,
-				      .own_threads = 2, .conns_per_thread = 1,
-				      .shared_threads = 2, .ios = 1000 });
+				     .profile = "mlx5",
+				     .threaded = true,
+				     .own_threads = 2,
+				     .conns_per_thread = 1,
+				     .shared_threads = 2,
+				     .ios = 1000 });
 }
 
 int main(void)

@@ -160,7 +160,7 @@ static void test_busy(void **state)
 	soft_env_init(&env, &(struct soft_env_cfg){ .profile = "rxe" });
 	assert_int_equal(soft_device_destroy(env.dev[0]), -EBUSY);
 	assert_int_equal(ib_dealloc_pd(env.pd[0]), -EBUSY); /* QP */
-	assert_int_equal(ib_free_cq(env.cq[0]), -EBUSY);    /* QP */
+	assert_int_equal(ib_free_cq(env.cq[0]), -EBUSY); /* QP */
 
 	pd = ib_alloc_pd(env.dev[0], 0);
 	assert_false(IS_ERR(pd));
@@ -239,22 +239,21 @@ static void test_modify_rtr(void **state)
 	assert_int_equal(ib_modify_qp(env.qp[0], &attr, IB_QP_STATE), 0);
 	attr.qp_state = IB_QPS_RTR;
 	/* RC RTR needs the destination QP number... */
-	assert_int_equal(ib_modify_qp(env.qp[0], &attr, IB_QP_STATE),
-			 -EINVAL);
+	assert_int_equal(ib_modify_qp(env.qp[0], &attr, IB_QP_STATE), -EINVAL);
 	/* ...of a QP that exists on the fabric and is not itself. */
 	attr.dest_qp_num = 0xfffff0;
-	assert_int_equal(ib_modify_qp(env.qp[0], &attr,
-				      IB_QP_STATE | IB_QP_DEST_QPN),
-			 -EINVAL);
+	assert_int_equal(
+		ib_modify_qp(env.qp[0], &attr, IB_QP_STATE | IB_QP_DEST_QPN),
+		-EINVAL);
 	attr.dest_qp_num = env.qp[0]->qp_num;
-	assert_int_equal(ib_modify_qp(env.qp[0], &attr,
-				      IB_QP_STATE | IB_QP_DEST_QPN),
-			 -EINVAL);
+	assert_int_equal(
+		ib_modify_qp(env.qp[0], &attr, IB_QP_STATE | IB_QP_DEST_QPN),
+		-EINVAL);
 	assert_int_equal(soft_env_state(env.qp[0]), IB_QPS_INIT);
 	attr.dest_qp_num = env.qp[1]->qp_num;
-	assert_int_equal(ib_modify_qp(env.qp[0], &attr,
-				      IB_QP_STATE | IB_QP_DEST_QPN),
-			 0);
+	assert_int_equal(
+		ib_modify_qp(env.qp[0], &attr, IB_QP_STATE | IB_QP_DEST_QPN),
+		0);
 	assert_int_equal(soft_env_state(env.qp[0]), IB_QPS_RTR);
 	soft_env_fini(&env);
 }

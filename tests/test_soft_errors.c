@@ -58,9 +58,8 @@ static void test_bad_lkey(void **state)
 	struct soft_pair p;
 
 	pair_init(&p, "rxe");
-	write_expect(&p, p.mr[0]->lkey ^ 0x100, p.buf[0],
-		     (uintptr_t)p.buf[1], p.mr[1]->rkey, 64,
-		     IB_WC_LOC_PROT_ERR);
+	write_expect(&p, p.mr[0]->lkey ^ 0x100, p.buf[0], (uintptr_t)p.buf[1],
+		     p.mr[1]->rkey, 64, IB_WC_LOC_PROT_ERR);
 	/* A local error stops only the requester. */
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
 	soft_env_expect_empty(p.env.cq[1]);
@@ -103,8 +102,8 @@ static void test_lkey_other_pd(void **state)
 	mr = ib_reg_user_mr(pd, (uintptr_t)p.buf[0], LEN, (uintptr_t)p.buf[0],
 			    ALL_ACCESS);
 	assert_false(IS_ERR(mr));
-	write_expect(&p, mr->lkey, p.buf[0], (uintptr_t)p.buf[1],
-		     p.mr[1]->rkey, 64, IB_WC_LOC_PROT_ERR);
+	write_expect(&p, mr->lkey, p.buf[0], (uintptr_t)p.buf[1], p.mr[1]->rkey,
+		     64, IB_WC_LOC_PROT_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
 	assert_int_equal(ib_dereg_mr(mr), 0);
 	assert_int_equal(ib_dealloc_pd(pd), 0);
@@ -132,8 +131,8 @@ static void test_read_sink_needs_local_write(void **state)
 	pair_init(&p, "rxe");
 	ro = soft_env_reg(&p.env, 0, p.buf[0], LEN, 0);
 	memset(p.buf[1], 0x5a, 64);
-	read_expect(&p, ro->lkey, p.buf[0], (uintptr_t)p.buf[1],
-		    p.mr[1]->rkey, 64, IB_WC_LOC_PROT_ERR);
+	read_expect(&p, ro->lkey, p.buf[0], (uintptr_t)p.buf[1], p.mr[1]->rkey,
+		    64, IB_WC_LOC_PROT_ERR);
 	assert_int_equal(p.buf[0][0], 0); /* nothing placed */
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
 	soft_env_dereg(ro);
@@ -148,15 +147,14 @@ static void test_siw_read_sink_rules(void **state)
 
 	pair_init(&p, "siw");
 	read_expect(&p, p.env.pd[0]->local_dma_lkey, p.buf[0],
-		    (uintptr_t)p.buf[1], p.mr[1]->rkey, 64,
-		    IB_WC_LOC_PROT_ERR);
+		    (uintptr_t)p.buf[1], p.mr[1]->rkey, 64, IB_WC_LOC_PROT_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
 	soft_pair_fini(&p);
 
 	pair_init(&p, "siw");
 	lw = soft_env_reg(&p.env, 0, p.buf[0], LEN, IB_ACCESS_LOCAL_WRITE);
-	read_expect(&p, lw->lkey, p.buf[0], (uintptr_t)p.buf[1],
-		    p.mr[1]->rkey, 64, IB_WC_LOC_PROT_ERR);
+	read_expect(&p, lw->lkey, p.buf[0], (uintptr_t)p.buf[1], p.mr[1]->rkey,
+		    64, IB_WC_LOC_PROT_ERR);
 	soft_env_dereg(lw);
 	soft_pair_fini(&p);
 
@@ -288,8 +286,7 @@ static void test_siw_remote_access_terminates(void **state)
 	wr[0].wr.next = &wr[1].wr;
 	wr[1].wr.send_flags = IB_SEND_SIGNALED;
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr[0].wr, NULL), 0);
-	soft_env_expect(p.env.cq[0], 31, IB_WC_WR_FLUSH_ERR,
-			IB_WC_RDMA_WRITE);
+	soft_env_expect(p.env.cq[0], 31, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
 	soft_env_expect_empty(p.env.cq[0]);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 	soft_env_expect(p.env.cq[1], 100, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
@@ -352,8 +349,8 @@ static void test_rkey_other_pd(void **state)
 	mr = ib_reg_user_mr(pd, (uintptr_t)p.buf[1], LEN, (uintptr_t)p.buf[1],
 			    ALL_ACCESS);
 	assert_false(IS_ERR(mr));
-	write_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1],
-		     mr->rkey, 8, IB_WC_REM_ACCESS_ERR);
+	write_expect(&p, p.mr[0]->lkey, p.buf[0], (uintptr_t)p.buf[1], mr->rkey,
+		     8, IB_WC_REM_ACCESS_ERR);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
 	assert_int_equal(ib_dereg_mr(mr), 0);
 	assert_int_equal(ib_dealloc_pd(pd), 0);
@@ -394,8 +391,7 @@ static void test_write_imm_bad_rkey(void **state)
 	wr.remote_addr = (uintptr_t)p.buf[1];
 	wr.rkey = p.mr[1]->rkey ^ 0x01;
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), 0);
-	soft_env_expect(p.env.cq[0], 9, IB_WC_REM_ACCESS_ERR,
-			IB_WC_RDMA_WRITE);
+	soft_env_expect(p.env.cq[0], 9, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE);
 	soft_env_expect(p.env.cq[1], 200, IB_WC_LOC_ACCESS_ERR,
 			IB_WC_RECV_RDMA_WITH_IMM);
 	soft_env_expect(p.env.cq[1], 201, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
@@ -428,9 +424,8 @@ static void test_send_too_long(void **state)
 
 	pair_init(&p, "mlx5");
 	soft_env_post_recv(p.env.qp[1], 300, p.buf[1], 16, p.mr[1]->lkey);
-	assert_int_equal(soft_env_send(p.env.qp[0], 10, p.buf[0], 17,
-				       p.mr[0]->lkey),
-			 0);
+	assert_int_equal(
+		soft_env_send(p.env.qp[0], 10, p.buf[0], 17, p.mr[0]->lkey), 0);
 	soft_env_expect(p.env.cq[1], 300, IB_WC_LOC_LEN_ERR, IB_WC_RECV);
 	soft_env_expect(p.env.cq[0], 10, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
@@ -444,9 +439,8 @@ static void test_send_bad_recv_buffer(void **state)
 	pair_init(&p, "rxe");
 	soft_env_post_recv(p.env.qp[1], 301, p.buf[1], 64,
 			   p.mr[1]->lkey + 0x300);
-	assert_int_equal(soft_env_send(p.env.qp[0], 11, p.buf[0], 8,
-				       p.mr[0]->lkey),
-			 0);
+	assert_int_equal(
+		soft_env_send(p.env.qp[0], 11, p.buf[0], 8, p.mr[0]->lkey), 0);
 	soft_env_expect(p.env.cq[1], 301, IB_WC_LOC_PROT_ERR, IB_WC_RECV);
 	soft_env_expect(p.env.cq[0], 11, IB_WC_REM_OP_ERR, IB_WC_SEND);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_ERR);
@@ -481,20 +475,16 @@ static void test_flush_rest(void **state)
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr[0].wr,
 				      (const struct ib_send_wr **)&bad),
 			 0);
-	soft_env_expect(p.env.cq[0], 20, IB_WC_LOC_PROT_ERR,
-			IB_WC_RDMA_WRITE);
-	soft_env_expect(p.env.cq[0], 21, IB_WC_WR_FLUSH_ERR,
-			IB_WC_RDMA_WRITE);
-	soft_env_expect(p.env.cq[0], 22, IB_WC_WR_FLUSH_ERR,
-			IB_WC_RDMA_WRITE);
+	soft_env_expect(p.env.cq[0], 20, IB_WC_LOC_PROT_ERR, IB_WC_RDMA_WRITE);
+	soft_env_expect(p.env.cq[0], 21, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
+	soft_env_expect(p.env.cq[0], 22, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
 	soft_env_expect_empty(p.env.cq[0]);
 	expect_states(&p, IB_QPS_ERR, IB_QPS_RTS);
 
 	/* Posting on an ERR QP is accepted and flushed, as siw does. */
 	wr[2].wr.wr_id = 23;
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr[2].wr, NULL), 0);
-	soft_env_expect(p.env.cq[0], 23, IB_WC_WR_FLUSH_ERR,
-			IB_WC_RDMA_WRITE);
+	soft_env_expect(p.env.cq[0], 23, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
 	soft_env_post_recv(p.env.qp[0], 24, NULL, 0, 0);
 	soft_env_expect(p.env.cq[0], 24, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
 	soft_pair_fini(&p);
@@ -508,9 +498,8 @@ static void test_modify_err_flushes(void **state)
 
 	pair_init(&p, "siw");
 	soft_env_post_recv(p.env.qp[0], 30, NULL, 0, 0);
-	assert_int_equal(soft_env_send(p.env.qp[0], 31, p.buf[0], 8,
-				       p.mr[0]->lkey),
-			 0);
+	assert_int_equal(
+		soft_env_send(p.env.qp[0], 31, p.buf[0], 8, p.mr[0]->lkey), 0);
 	soft_env_expect_empty(p.env.cq[0]); /* waits for a receive */
 	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr, IB_QP_STATE), 0);
 	soft_env_expect(p.env.cq[0], 30, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
@@ -541,8 +530,8 @@ struct drain_probe {
 
 static void drain_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct drain_probe *d = container_of(wc->wr_cqe, struct drain_probe,
-					     cqe);
+	struct drain_probe *d =
+		container_of(wc->wr_cqe, struct drain_probe, cqe);
 
 	d->calls++;
 	d->status = wc->status;

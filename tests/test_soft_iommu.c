@@ -144,8 +144,8 @@ static void test_iova_unlinked(void **state)
 
 	mmu_init(&m, "rxe", true);
 	dev = m.env.dev[0];
-	assert_true(ib_dma_iova_try_alloc(dev, &st, (uintptr_t)m.local,
-					  2 * PG));
+	assert_true(
+		ib_dma_iova_try_alloc(dev, &st, (uintptr_t)m.local, 2 * PG));
 	assert_int_equal(ib_dma_iova_link(dev, &st, (uintptr_t)m.local, 0, PG,
 					  DMA_TO_DEVICE),
 			 0);
@@ -171,8 +171,8 @@ static void test_iova_link_rules(void **state)
 
 	mmu_init(&m, "rxe", true);
 	dev = m.env.dev[0];
-	assert_true(ib_dma_iova_try_alloc(dev, &st, (uintptr_t)m.local,
-					  2 * PG));
+	assert_true(
+		ib_dma_iova_try_alloc(dev, &st, (uintptr_t)m.local, 2 * PG));
 	/* The IOVA and the memory must share the in-page offset. */
 	assert_int_equal(ib_dma_iova_link(dev, &st, (uintptr_t)m.local + 8, 0,
 					  PG, DMA_TO_DEVICE),
@@ -185,8 +185,8 @@ static void test_iova_link_rules(void **state)
 	assert_int_equal(ib_dma_iova_link(dev, &st, (uintptr_t)m.local, 0, PG,
 					  DMA_TO_DEVICE),
 			 0);
-	assert_int_equal(ib_dma_iova_link(dev, &st, (uintptr_t)m.local + PG,
-					  0, PG, DMA_TO_DEVICE),
+	assert_int_equal(ib_dma_iova_link(dev, &st, (uintptr_t)m.local + PG, 0,
+					  PG, DMA_TO_DEVICE),
 			 -EINVAL);
 	ib_dma_iova_destroy(dev, &st, PG, DMA_TO_DEVICE);
 	assert_false(dma_use_iova(&st));
@@ -222,7 +222,8 @@ static void test_iova_in_mr(void **state)
 	struct ib_mr *fmr;
 	struct mmu_env m;
 	struct ib_reg_wr reg = {
-		.wr = { .wr_id = 1, .opcode = IB_WR_REG_MR,
+		.wr = { .wr_id = 1,
+			.opcode = IB_WR_REG_MR,
 			.send_flags = IB_SEND_SIGNALED },
 		.access = ALL_ACCESS,
 	};

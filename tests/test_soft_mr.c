@@ -58,7 +58,8 @@ static void post_reg(struct ib_qp *qp, struct ib_cq *cq, struct ib_mr *mr,
 		     u32 key, int access, enum ib_wc_status st)
 {
 	struct ib_reg_wr wr = {
-		.wr = { .wr_id = 0x7e9, .opcode = IB_WR_REG_MR,
+		.wr = { .wr_id = 0x7e9,
+			.opcode = IB_WR_REG_MR,
 			.send_flags = IB_SEND_SIGNALED },
 		.mr = mr,
 		.key = key,
@@ -72,7 +73,8 @@ static void post_reg(struct ib_qp *qp, struct ib_cq *cq, struct ib_mr *mr,
 static void post_inv(struct ib_qp *qp, struct ib_cq *cq, u32 key,
 		     enum ib_wc_status st)
 {
-	struct ib_send_wr wr = { .wr_id = 0x1e7, .opcode = IB_WR_LOCAL_INV,
+	struct ib_send_wr wr = { .wr_id = 0x1e7,
+				 .opcode = IB_WR_LOCAL_INV,
 				 .send_flags = IB_SEND_SIGNALED,
 				 .ex.invalidate_rkey = key };
 
@@ -178,20 +180,20 @@ static void test_map_capacity(void **state)
 		mr = ib_alloc_mr(env.pd[0], IB_MR_TYPE_MEM_REG, 4);
 		assert_false(IS_ERR(mr));
 		/* Three entries of two pages each, not adjacent. */
-		assert_int_equal(map(mr, 3,
-				     (u64[]){ base, base + 3 * PG,
-					      base + 6 * PG },
-				     (u32[]){ two, two, two }, &off),
-				 siw ? 3 : 2);
+		assert_int_equal(
+			map(mr, 3,
+			    (u64[]){ base, base + 3 * PG, base + 6 * PG },
+			    (u32[]){ two, two, two }, &off),
+			siw ? 3 : 2);
 		assert_int_equal(mr->length, siw ? 3 * two : 2 * two);
 		assert_int_equal(off, 0);
 		/* Five single pages. */
-		assert_int_equal(map(mr, 5,
-				     (u64[]){ base, base + 2 * PG,
-					      base + 4 * PG, base + 6 * PG,
-					      base + 8 * PG },
-				     (u32[]){ PG, PG, PG, PG, PG }, NULL),
-				 siw ? -ENOMEM : 4);
+		assert_int_equal(
+			map(mr, 5,
+			    (u64[]){ base, base + 2 * PG, base + 4 * PG,
+				     base + 6 * PG, base + 8 * PG },
+			    (u32[]){ PG, PG, PG, PG, PG }, NULL),
+			siw ? -ENOMEM : 4);
 		/* An empty entry. */
 		assert_int_equal(map(mr, 2, (u64[]){ base, base + PG },
 				     (u32[]){ PG, 0 }, NULL),
@@ -250,11 +252,11 @@ static void fastreg_placement(const char *profile)
 	src_mr = soft_env_reg(&env, 0, src, 3 * PG, ALL_ACCESS);
 	fmr = ib_alloc_mr(env.pd[1], IB_MR_TYPE_MEM_REG, 3);
 	assert_false(IS_ERR(fmr));
-	assert_int_equal(map(fmr, 3,
-			     (u64[]){ base + 5 * PG, base + 2 * PG,
-				      base + 9 * PG },
-			     (u32[]){ PG, PG, PG }, NULL),
-			 3);
+	assert_int_equal(
+		map(fmr, 3,
+		    (u64[]){ base + 5 * PG, base + 2 * PG, base + 9 * PG },
+		    (u32[]){ PG, PG, PG }, NULL),
+		3);
 	ib_update_fast_reg_key(fmr, ib_inc_rkey(fmr->rkey));
 	post_reg(env.qp[1], env.cq[1], fmr, fmr->rkey, ALL_ACCESS,
 		 IB_WC_SUCCESS);
@@ -357,10 +359,8 @@ static void key_cycling(const char *profile)
 					iwarp ? IB_WC_SUCCESS :
 						IB_WC_REM_ACCESS_ERR,
 					IB_WC_RDMA_WRITE);
-			assert_int_equal(soft_env_state(env.qp[0]),
-					 IB_QPS_ERR);
-			assert_int_equal(soft_env_state(env.qp[1]),
-					 IB_QPS_ERR);
+			assert_int_equal(soft_env_state(env.qp[0]), IB_QPS_ERR);
+			assert_int_equal(soft_env_state(env.qp[1]), IB_QPS_ERR);
 			reconnect(&env);
 		}
 		post_inv(env.qp[1], env.cq[1], key, IB_WC_SUCCESS);
@@ -435,7 +435,8 @@ static void test_reg_rules(void **state)
 		umr = soft_env_reg(&env, 0, b, PG, ALL_ACCESS);
 		{
 			struct ib_reg_wr wr = {
-				.wr = { .wr_id = 5, .opcode = IB_WR_REG_MR,
+				.wr = { .wr_id = 5,
+					.opcode = IB_WR_REG_MR,
 					.send_flags = IB_SEND_SIGNALED },
 				.mr = umr,
 				.key = umr->rkey,
@@ -483,14 +484,14 @@ static void test_dereg_while_reg_queued(void **state)
 
 	soft_env_init(&env, &(struct soft_env_cfg){ .profile = "mlx5" });
 	fmr = ib_alloc_mr(env.pd[0], IB_MR_TYPE_MEM_REG, 1);
-	assert_int_equal(map(fmr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG },
-			     NULL),
-			 1);
+	assert_int_equal(
+		map(fmr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG }, NULL), 1);
 	/* A SEND waiting for a receive holds the queue... */
 	assert_int_equal(soft_env_send(env.qp[0], 1, NULL, 0, 0), 0);
 	{
 		struct ib_reg_wr wr = {
-			.wr = { .wr_id = 2, .opcode = IB_WR_REG_MR,
+			.wr = { .wr_id = 2,
+				.opcode = IB_WR_REG_MR,
 				.send_flags = IB_SEND_SIGNALED },
 			.mr = fmr,
 			.key = fmr->rkey,
@@ -520,7 +521,8 @@ static void test_reg_integrity_needs_integrity_qp(void **state)
 	struct soft_env env;
 	struct ib_mr *imr;
 	struct ib_reg_wr wr = {
-		.wr = { .wr_id = 9, .opcode = IB_WR_REG_MR_INTEGRITY,
+		.wr = { .wr_id = 9,
+			.opcode = IB_WR_REG_MR_INTEGRITY,
 			.send_flags = IB_SEND_SIGNALED },
 	};
 	const struct ib_send_wr *bad = NULL;
@@ -554,9 +556,9 @@ static void test_user_mr_keys(void **state)
 	assert_int_not_equal(a->lkey >> 8, b->lkey >> 8);
 	assert_int_not_equal(a->lkey >> 8, 0);
 	assert_int_not_equal(a->lkey, env.pd[0]->local_dma_lkey);
-	assert_ptr_equal(ib_reg_user_mr(env.pd[0], (uintptr_t)buf, 0,
-					(uintptr_t)buf, 0),
-			 ERR_PTR(-EINVAL));
+	assert_ptr_equal(
+		ib_reg_user_mr(env.pd[0], (uintptr_t)buf, 0, (uintptr_t)buf, 0),
+		ERR_PTR(-EINVAL));
 	assert_ptr_equal(ib_reg_user_mr(env.pd[0], ~0ULL - 4, 64, 0, 0),
 			 ERR_PTR(-EINVAL));
 	soft_env_dereg(a);

@@ -154,9 +154,9 @@ static void test_post_states(void **state)
 	assert_ptr_equal(bad, &wr.wr);
 	attr.qp_state = IB_QPS_RTR;
 	attr.dest_qp_num = p.env.qp[1]->qp_num;
-	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr,
-				      IB_QP_STATE | IB_QP_DEST_QPN),
-			 0);
+	assert_int_equal(
+		ib_modify_qp(p.env.qp[0], &attr, IB_QP_STATE | IB_QP_DEST_QPN),
+		0);
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, &bad), -EINVAL);
 	soft_env_expect_empty(p.env.cq[0]);
 	soft_pair_fini(&p);
@@ -200,8 +200,7 @@ static void test_sq_accounting(void **state)
 	assert_int_equal(wc.byte_len, 16);
 	for (i = 0; i < 7; i++) {
 		wr[i].wr.next = NULL;
-		assert_int_equal(ib_post_send(p.env.qp[0], &wr[i].wr, NULL),
-				 0);
+		assert_int_equal(ib_post_send(p.env.qp[0], &wr[i].wr, NULL), 0);
 	}
 	wr[7].wr.next = NULL;
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr[7].wr, NULL), 0);
@@ -282,9 +281,8 @@ static void test_rq_depth_and_checks(void **state)
 	assert_int_equal(ib_post_recv(p.env.qp[1], &wr[2], &bad), -ENOMEM);
 	assert_ptr_equal(bad, &wr[3]);
 	/* A SEND consumes one receive and frees its slot. */
-	assert_int_equal(soft_env_send(p.env.qp[0], 1, p.buf[0], 4,
-				       p.mr[0]->lkey),
-			 0);
+	assert_int_equal(
+		soft_env_send(p.env.qp[0], 1, p.buf[0], 4, p.mr[0]->lkey), 0);
 	soft_env_expect(p.env.cq[1], 80, IB_WC_SUCCESS, IB_WC_RECV);
 	soft_env_expect(p.env.cq[0], 1, IB_WC_SUCCESS, IB_WC_SEND);
 	assert_int_equal(ib_post_recv(p.env.qp[1], &wr[3], NULL), 0);
@@ -323,9 +321,8 @@ static void test_rnr_wait_and_resume(void **state)
 
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "siw" });
 	memcpy(p.buf[0], "hello, world", 12);
-	assert_int_equal(soft_env_send(p.env.qp[0], 1, p.buf[0], 12,
-				       p.mr[0]->lkey),
-			 0);
+	assert_int_equal(
+		soft_env_send(p.env.qp[0], 1, p.buf[0], 12, p.mr[0]->lkey), 0);
 	/* The WRITE behind it waits too: the queue is in order. */
 	make_write(&p, &wr, &sge, 2, true);
 	sge.addr = (uintptr_t)p.buf[0];
@@ -371,20 +368,20 @@ static void test_cq_notify(void **state)
 	assert_int_equal(soft_env_send(p.env.qp[0], 10, NULL, 0, 0), 0);
 	assert_int_equal(handler_calls, 0);
 	/* Armed with entries waiting: 1, and one call for the next. */
-	assert_int_equal(ib_req_notify_cq(p.env.cq[1],
-					  IB_CQ_NEXT_COMP |
-						  IB_CQ_REPORT_MISSED_EVENTS),
-			 1);
+	assert_int_equal(
+		ib_req_notify_cq(p.env.cq[1],
+				 IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS),
+		1);
 	assert_int_equal(soft_env_send(p.env.qp[0], 11, NULL, 0, 0), 0);
 	assert_int_equal(handler_calls, 1);
 	assert_int_equal(soft_env_send(p.env.qp[0], 12, NULL, 0, 0), 0);
 	assert_int_equal(handler_calls, 1); /* one per arming */
 	for (i = 0; i < 3; i++)
 		assert_int_equal(ib_poll_cq(p.env.cq[1], 1, &wc), 1);
-	assert_int_equal(ib_req_notify_cq(p.env.cq[1],
-					  IB_CQ_NEXT_COMP |
-						  IB_CQ_REPORT_MISSED_EVENTS),
-			 0);
+	assert_int_equal(
+		ib_req_notify_cq(p.env.cq[1],
+				 IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS),
+		0);
 	/* IB_CQ_SOLICITED: only a solicited receive wakes. */
 	assert_int_equal(ib_req_notify_cq(p.env.cq[1], IB_CQ_SOLICITED), 0);
 	soft_env_post_recv(p.env.qp[1], 4, NULL, 0, 0);
@@ -392,7 +389,8 @@ static void test_cq_notify(void **state)
 	assert_int_equal(soft_env_send(p.env.qp[0], 13, NULL, 0, 0), 0);
 	assert_int_equal(handler_calls, 1);
 	{
-		struct ib_send_wr swr = { .wr_id = 14, .opcode = IB_WR_SEND,
+		struct ib_send_wr swr = { .wr_id = 14,
+					  .opcode = IB_WR_SEND,
 					  .send_flags = IB_SEND_SIGNALED |
 							IB_SEND_SOLICITED };
 

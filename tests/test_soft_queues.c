@@ -39,8 +39,10 @@ static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq)
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.port_num = 1,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = 8,
+			 .max_recv_wr = 8,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 	};
 
 	return ib_create_qp(pd, &qa);
@@ -55,7 +57,8 @@ static struct soft_fabric *fab(struct soft_env *env)
 
 static void qpn_case(const char *profile, bool threaded)
 {
-	struct soft_env_cfg cfg = { .profile = profile, .threaded = threaded,
+	struct soft_env_cfg cfg = { .profile = profile,
+				    .threaded = threaded,
 				    .no_connect = true };
 	struct soft_env env;
 	struct ib_qp *b, *c, *d;
@@ -120,7 +123,8 @@ static void test_qpn_unique(void **state)
  */
 static void connect_case(const char *profile, bool threaded)
 {
-	struct soft_env_cfg cfg = { .profile = profile, .threaded = threaded,
+	struct soft_env_cfg cfg = { .profile = profile,
+				    .threaded = threaded,
 				    .no_connect = true };
 	struct soft_pair p;
 	struct ib_pd *pd_e;
@@ -139,8 +143,7 @@ static void connect_case(const char *profile, bool threaded)
 	assert_ptr_equal(to_sqp(p.env.qp[1])->peer, to_sqp(p.env.qp[0]));
 	assert_int_equal(soft_env_rdma(p.env.qp[0], IB_WR_RDMA_WRITE, 7,
 				       p.buf[0], 64, p.mr[0]->lkey,
-				       (u64)(uintptr_t)p.buf[1],
-				       p.mr[1]->rkey),
+				       (u64)(uintptr_t)p.buf[1], p.mr[1]->rkey),
 			 0);
 	soft_env_expect(p.env.cq[0], 7, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	assert_int_equal(p.buf[1][0], 0x20);
@@ -207,14 +210,19 @@ static void recv_race_case(const char *profile, bool threaded)
 	race.target = to_sqp(p.env.qp[0]);
 	race.qp = p.env.qp[0];
 	race.rsge = (struct ib_sge){ .addr = (u64)(uintptr_t)p.buf[0] + 2048,
-				     .length = 256, .lkey = p.mr[0]->lkey };
-	race.rwr = (struct ib_recv_wr){ .wr_id = 4, .sg_list = &race.rsge,
+				     .length = 256,
+				     .lkey = p.mr[0]->lkey };
+	race.rwr = (struct ib_recv_wr){ .wr_id = 4,
+					.sg_list = &race.rsge,
 					.num_sge = 1 };
 	race.ssge = (struct ib_sge){ .addr = (u64)(uintptr_t)p.buf[0],
-				     .length = 64, .lkey = p.mr[0]->lkey };
+				     .length = 64,
+				     .lkey = p.mr[0]->lkey };
 	race.swr = (struct ib_rdma_wr){
-		.wr = { .wr_id = 101, .opcode = IB_WR_RDMA_WRITE,
-			.sg_list = &race.ssge, .num_sge = 1,
+		.wr = { .wr_id = 101,
+			.opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &race.ssge,
+			.num_sge = 1,
 			.send_flags = IB_SEND_SIGNALED },
 		.remote_addr = (u64)(uintptr_t)p.buf[1] + 512,
 		.rkey = p.mr[1]->rkey,
@@ -224,8 +232,7 @@ static void recv_race_case(const char *profile, bool threaded)
 	/* A bad lkey: the executor moves qp[0] to ERR. */
 	assert_int_equal(soft_env_rdma(p.env.qp[0], IB_WR_RDMA_WRITE, 100,
 				       p.buf[0], 64, 0x00dead00u,
-				       (u64)(uintptr_t)p.buf[1],
-				       p.mr[1]->rkey),
+				       (u64)(uintptr_t)p.buf[1], p.mr[1]->rkey),
 			 0);
 	soft_env_poll(p.env.cq[0], 6, wc);
 	__atomic_store_n(&rdmarw__soft_test_hook, NULL, __ATOMIC_RELEASE);
@@ -239,9 +246,10 @@ static void recv_race_case(const char *profile, bool threaded)
 			seen_recv[wc[i].wr_id]++;
 		} else {
 			assert_true(wc[i].wr_id == 100 || wc[i].wr_id == 101);
-			assert_int_equal(wc[i].status, wc[i].wr_id == 100 ?
-						       IB_WC_LOC_PROT_ERR :
-						       IB_WC_WR_FLUSH_ERR);
+			assert_int_equal(wc[i].status,
+					 wc[i].wr_id == 100 ?
+						 IB_WC_LOC_PROT_ERR :
+						 IB_WC_WR_FLUSH_ERR);
 			seen_send[wc[i].wr_id - 100]++;
 		}
 	}
@@ -287,7 +295,8 @@ static void test_recv_flush_race(void **state)
 static void recv_stress_case(const char *profile)
 {
 	struct soft_env_cfg cfg = {
-		.profile = profile, .threaded = true,
+		.profile = profile,
+		.threaded = true,
 		.cap = { .max_recv_wr = STRESS_RECVS, .max_send_wr = 4 },
 		.no_connect = true,
 	};
@@ -341,11 +350,9 @@ static void recv_stress_case(const char *profile)
 		for (i = 0; i < 200; i++)
 			sched_yield();
 		soft_env_expect_empty(p.env.cq[0]);
-		assert_int_equal(ib_modify_qp(p.env.qp[0], &reset,
-					      IB_QP_STATE),
+		assert_int_equal(ib_modify_qp(p.env.qp[0], &reset, IB_QP_STATE),
 				 0);
-		assert_int_equal(ib_modify_qp(p.env.qp[1], &reset,
-					      IB_QP_STATE),
+		assert_int_equal(ib_modify_qp(p.env.qp[1], &reset, IB_QP_STATE),
 				 0);
 	}
 	soft_pair_fini(&p);
@@ -393,7 +400,8 @@ static void barrier_round(struct soft_pair *p, struct ib_mr *mr, int stall_at)
 	struct soft_fault_rule r = { .type = SOFT_FAULT_STALL,
 				     .nth = (u64)stall_at + 1 };
 	struct ib_reg_wr reg = {
-		.wr = { .wr_id = 1000, .opcode = IB_WR_REG_MR,
+		.wr = { .wr_id = 1000,
+			.opcode = IB_WR_REG_MR,
 			.send_flags = IB_SEND_SIGNALED },
 		.mr = mr,
 		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
@@ -413,8 +421,8 @@ static void barrier_round(struct soft_pair *p, struct ib_mr *mr, int stall_at)
 		bool write = i % 2 == 0;
 
 		sge[i] = (struct ib_sge){
-			.addr = (u64)(uintptr_t)p->buf[0] +
-				(write ? 0 : half) + (u64)i * SLOT,
+			.addr = (u64)(uintptr_t)p->buf[0] + (write ? 0 : half) +
+				(u64)i * SLOT,
 			.length = SLOT,
 			.lkey = p->mr[0]->lkey,
 		};
@@ -422,11 +430,12 @@ static void barrier_round(struct soft_pair *p, struct ib_mr *mr, int stall_at)
 			.wr = { .wr_id = (u64)i,
 				.opcode = write ? IB_WR_RDMA_WRITE :
 						  IB_WR_RDMA_READ,
-				.sg_list = &sge[i], .num_sge = 1,
+				.sg_list = &sge[i],
+				.num_sge = 1,
 				.send_flags = IB_SEND_SIGNALED,
 				.next = i + 1 < CHAIN ? &wr[i + 1].wr : NULL },
-			.remote_addr = (u64)(uintptr_t)p->buf[1] +
-				       (u64)i * SLOT,
+			.remote_addr =
+				(u64)(uintptr_t)p->buf[1] + (u64)i * SLOT,
 			.rkey = p->mr[1]->rkey,
 		};
 	}
@@ -490,7 +499,8 @@ static void barrier_round(struct soft_pair *p, struct ib_mr *mr, int stall_at)
 static void barrier_case(const char *profile, bool threaded)
 {
 	struct soft_env_cfg cfg = {
-		.profile = profile, .threaded = threaded,
+		.profile = profile,
+		.threaded = threaded,
 		.cap = { .max_send_wr = CHAIN + 1, .max_recv_wr = 4 },
 		.cqe = 2 * CHAIN + 8,
 	};
@@ -547,7 +557,8 @@ static void err_handler(struct ib_cq *cq, void *ctx)
 static void handler_case(const char *profile, bool threaded)
 {
 	struct soft_env_cfg cfg = {
-		.profile = profile, .threaded = threaded,
+		.profile = profile,
+		.threaded = threaded,
 		.cap = { .max_send_wr = 32, .max_recv_wr = 4 },
 	};
 	struct ib_rdma_wr wr[16];
@@ -562,16 +573,18 @@ static void handler_case(const char *profile, bool threaded)
 	p.env.cq[0]->comp_handler = err_handler;
 	assert_int_equal(ib_req_notify_cq(p.env.cq[0], IB_CQ_NEXT_COMP), 0);
 	for (i = 0; i < 16; i++) {
-		sge[i] = (struct ib_sge){
-			.addr = (u64)(uintptr_t)p.buf[0] + (u64)i * SLOT,
-			.length = SLOT, .lkey = p.mr[0]->lkey };
+		sge[i] = (struct ib_sge){ .addr = (u64)(uintptr_t)p.buf[0] +
+						  (u64)i * SLOT,
+					  .length = SLOT,
+					  .lkey = p.mr[0]->lkey };
 		wr[i] = (struct ib_rdma_wr){
-			.wr = { .wr_id = (u64)i, .opcode = IB_WR_RDMA_WRITE,
-				.sg_list = &sge[i], .num_sge = 1,
+			.wr = { .wr_id = (u64)i,
+				.opcode = IB_WR_RDMA_WRITE,
+				.sg_list = &sge[i],
+				.num_sge = 1,
 				.send_flags = IB_SEND_SIGNALED,
 				.next = i + 1 < 16 ? &wr[i + 1].wr : NULL },
-			.remote_addr = (u64)(uintptr_t)p.buf[1] +
-				       (u64)i * SLOT,
+			.remote_addr = (u64)(uintptr_t)p.buf[1] + (u64)i * SLOT,
 			.rkey = p.mr[1]->rkey,
 		};
 	}
@@ -631,16 +644,18 @@ static void other_case(const char *profile, bool threaded)
 	soft_pair_init(&p, &cfg, 4096, 0x70);
 	assert_int_equal(soft_fault_arm_qp(p.env.qp[1], &r), 0);
 	for (i = 0; i < 4; i++) {
-		sge[i] = (struct ib_sge){
-			.addr = (u64)(uintptr_t)p.buf[1] + (u64)i * SLOT,
-			.length = SLOT, .lkey = p.mr[1]->lkey };
+		sge[i] = (struct ib_sge){ .addr = (u64)(uintptr_t)p.buf[1] +
+						  (u64)i * SLOT,
+					  .length = SLOT,
+					  .lkey = p.mr[1]->lkey };
 		wr[i] = (struct ib_rdma_wr){
-			.wr = { .wr_id = (u64)i, .opcode = IB_WR_RDMA_WRITE,
-				.sg_list = &sge[i], .num_sge = 1,
+			.wr = { .wr_id = (u64)i,
+				.opcode = IB_WR_RDMA_WRITE,
+				.sg_list = &sge[i],
+				.num_sge = 1,
 				.send_flags = IB_SEND_SIGNALED,
 				.next = i + 1 < 4 ? &wr[i + 1].wr : NULL },
-			.remote_addr = (u64)(uintptr_t)p.buf[0] +
-				       (u64)i * SLOT,
+			.remote_addr = (u64)(uintptr_t)p.buf[0] + (u64)i * SLOT,
 			.rkey = p.mr[0]->rkey,
 		};
 	}

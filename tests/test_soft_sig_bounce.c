@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALL_CHECKS (IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | \
-		    IB_SIG_CHECK_REFTAG)
+#define ALL_CHECKS \
+	(IB_SIG_CHECK_GUARD | IB_SIG_CHECK_APPTAG | IB_SIG_CHECK_REFTAG)
 
 /* Wait (threaded devices) for one completion. */
 static struct ib_wc poll_one(struct ib_cq *cq)
@@ -53,7 +53,8 @@ static struct ib_mr *sig_mr(struct ib_pd *pd, struct ib_qp *qp,
 	struct scatterlist ds, ps;
 	struct ib_mr *mr = ib_alloc_mr_integrity(pd, 4, 4);
 	struct ib_reg_wr wr = {
-		.wr = { .wr_id = 77, .opcode = IB_WR_REG_MR_INTEGRITY,
+		.wr = { .wr_id = 77,
+			.opcode = IB_WR_REG_MR_INTEGRITY,
 			.send_flags = IB_SEND_SIGNALED },
 		.access = access,
 	};
@@ -63,8 +64,7 @@ static struct ib_mr *sig_mr(struct ib_pd *pd, struct ib_qp *qp,
 	*mr->sig_attrs = *a;
 	one_entry(&ds, data, 4096);
 	one_entry(&ps, pi, 64);
-	assert_int_equal(ib_map_mr_sg_pi(mr, &ds, 1, NULL, &ps, 1, NULL,
-					 SZ_4K),
+	assert_int_equal(ib_map_mr_sg_pi(mr, &ds, 1, NULL, &ps, 1, NULL, SZ_4K),
 			 0);
 	ib_update_fast_reg_key(mr, (u8)ib_inc_rkey(mr->lkey));
 	wr.mr = mr;
@@ -127,9 +127,11 @@ static void bounce_case(bool threaded, enum ib_wr_opcode opcode, bool fail)
 			     IB_ACCESS_REMOTE_WRITE);
 	sge = (struct ib_sge){ .addr = 0, .length = 4160, .lkey = lmr->lkey };
 	wr = (struct ib_rdma_wr){
-		.wr = { .wr_id = 5, .opcode = opcode,
+		.wr = { .wr_id = 5,
+			.opcode = opcode,
 			.send_flags = IB_SEND_SIGNALED,
-			.sg_list = &sge, .num_sge = 1 },
+			.sg_list = &sge,
+			.num_sge = 1 },
 		.remote_addr = 0,
 		.rkey = hmr->rkey,
 	};

@@ -24,12 +24,14 @@ static void smoke(const char *profile)
 	ms = soft_env_reg(&env, 0, src, sizeof(src), acc);
 	md = soft_env_reg(&env, 1, dst, sizeof(dst), acc);
 	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 1, src, 64,
-				       ms->lkey, (uintptr_t)dst, md->rkey), 0);
+				       ms->lkey, (uintptr_t)dst, md->rkey),
+			 0);
 	soft_env_expect(env.cq[0], 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	assert_memory_equal(src, dst, 64);
 	memset(dst, 'b', sizeof(dst));
 	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_READ, 2, src, 64,
-				       ms->lkey, (uintptr_t)dst, md->rkey), 0);
+				       ms->lkey, (uintptr_t)dst, md->rkey),
+			 0);
 	soft_env_expect(env.cq[0], 2, IB_WC_SUCCESS, IB_WC_RDMA_READ);
 	assert_memory_equal(src, dst, 64);
 	soft_env_post_recv(env.qp[1], 3, rbuf, sizeof(rbuf),

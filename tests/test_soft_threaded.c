@@ -43,7 +43,7 @@ struct shared {
 	struct soft_env env;
 	u8 *src, *dst, *back;
 	struct ib_mr *src_mr, *dst_mr, *back_mr;
-	long done[NTHREADS];  /* completions seen, by owner */
+	long done[NTHREADS]; /* completions seen, by owner */
 	long errors;
 	long enomem;
 };
@@ -110,7 +110,8 @@ static void *one_qp_worker(void *arg)
 				      slot_len(t, slot), sh->src_mr->lkey };
 		struct ib_rdma_wr wr = {
 			.wr = { .wr_id = (u64)t << 32 | (u64)i,
-				.sg_list = &sge, .num_sge = 1,
+				.sg_list = &sge,
+				.num_sge = 1,
 				.opcode = IB_WR_RDMA_WRITE,
 				/* Every fourth one signaled: the others ride
 				 * on it in Send Queue accounting. */
@@ -126,11 +127,12 @@ static void *one_qp_worker(void *arg)
 	wait_done(sh, t, NWRITES / 4);
 	/* Read the region back and compare. */
 	for (s = 0; s < SLOTS; s++) {
-		struct ib_sge sge = { (uintptr_t)back + s * SLOT_LEN,
-				      SLOT_LEN, sh->back_mr->lkey };
+		struct ib_sge sge = { (uintptr_t)back + s * SLOT_LEN, SLOT_LEN,
+				      sh->back_mr->lkey };
 		struct ib_rdma_wr wr = {
 			.wr = { .wr_id = (u64)t << 32 | (u64)(NWRITES + s),
-				.sg_list = &sge, .num_sge = 1,
+				.sg_list = &sge,
+				.num_sge = 1,
 				.opcode = IB_WR_RDMA_READ,
 				.send_flags = IB_SEND_SIGNALED },
 			.remote_addr = (uintptr_t)dst + s * SLOT_LEN,
@@ -142,8 +144,8 @@ static void *one_qp_worker(void *arg)
 	wait_done(sh, t, NWRITES / 4 + SLOTS);
 	for (s = 0; s < SLOTS; s++) {
 		for (i = 0; i < SLOT_LEN; i++) {
-			u8 want = (u32)i < slot_len(t, s) ? pattern(t, s, i) :
-							     0;
+			u8 want =
+				(u32)i < slot_len(t, s) ? pattern(t, s, i) : 0;
 
 			if (back[s * SLOT_LEN + i] != want ||
 			    dst[s * SLOT_LEN + i] != want)
@@ -156,7 +158,8 @@ static void *one_qp_worker(void *arg)
 
 static void one_qp(bool threaded)
 {
-	struct soft_env_cfg cfg = { .profile = "rxe", .threaded = threaded,
+	struct soft_env_cfg cfg = { .profile = "rxe",
+				    .threaded = threaded,
 				    .cap = { .max_send_wr = 32 },
 				    .cqe = 4096 };
 	struct worker w[NTHREADS];
@@ -178,9 +181,8 @@ static void one_qp(bool threaded)
 	sh->dst_mr = soft_env_reg(&sh->env, 1, sh->dst, len, ALL_ACCESS);
 	for (t = 0; t < NTHREADS; t++) {
 		w[t] = (struct worker){ sh, t };
-		assert_int_equal(pthread_create(&th[t], NULL, one_qp_worker,
-						&w[t]),
-				 0);
+		assert_int_equal(
+			pthread_create(&th[t], NULL, one_qp_worker, &w[t]), 0);
 	}
 	for (t = 0; t < NTHREADS; t++)
 		assert_int_equal(pthread_join(th[t], NULL), 0);
@@ -222,10 +224,15 @@ struct pair_worker {
 static struct ib_qp *make_qp(struct soft_env *env, int side, struct ib_cq *cq)
 {
 	struct ib_qp_init_attr qa = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR, .port_num = 1,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 2, .max_recv_sge = 2 },
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.port_num = 1,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 2,
+			 .max_recv_sge = 2 },
 	};
 	struct ib_qp *qp = ib_create_qp(env->pd[side], &qa);
 
@@ -253,11 +260,15 @@ static int pair_round(struct ib_qp *a, struct ib_qp *b, struct ib_cq *ca,
 	struct ib_sge sge = { (uintptr_t)x, 256, mx->lkey };
 	struct ib_sge rsge = { (uintptr_t)y + 512, 256, my->lkey };
 	struct ib_recv_wr rwr = { .wr_id = 3, .sg_list = &rsge, .num_sge = 1 };
-	struct ib_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+	struct ib_send_wr swr = { .wr_id = 2,
+				  .sg_list = &sge,
+				  .num_sge = 1,
 				  .opcode = IB_WR_SEND,
 				  .send_flags = IB_SEND_SIGNALED };
 	struct ib_rdma_wr wr = {
-		.wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.wr = { .wr_id = 1,
+			.sg_list = &sge,
+			.num_sge = 1,
 			.opcode = IB_WR_RDMA_WRITE,
 			.send_flags = IB_SEND_SIGNALED },
 		.remote_addr = (uintptr_t)y,
@@ -290,10 +301,10 @@ static void *pair_worker(void *arg)
 {
 	struct pair_worker *w = arg;
 	struct soft_env *env = w->env;
-	struct ib_cq *ca = ib_alloc_cq(env->dev[0], NULL, 64, 0,
-				       IB_POLL_DIRECT);
-	struct ib_cq *cb = ib_alloc_cq(env->dev[1], NULL, 64, 0,
-				       IB_POLL_DIRECT);
+	struct ib_cq *ca =
+		ib_alloc_cq(env->dev[0], NULL, 64, 0, IB_POLL_DIRECT);
+	struct ib_cq *cb =
+		ib_alloc_cq(env->dev[1], NULL, 64, 0, IB_POLL_DIRECT);
 	struct ib_qp *a = make_qp(env, 0, ca), *b = make_qp(env, 1, cb);
 	u8 *x = calloc(1, 4096), *y = calloc(1, 4096);
 	struct ib_mr *mx, *my;
@@ -308,8 +319,8 @@ static void *pair_worker(void *arg)
 		return NULL;
 	}
 	for (r = 0; r < 200; r++)
-		w->errors += pair_round(a, b, ca, cb, x, y, mx, my, w->t, r) !=
-			     0;
+		w->errors +=
+			pair_round(a, b, ca, cb, x, y, mx, my, w->t, r) != 0;
 	w->errors += ib_destroy_qp(a) + ib_destroy_qp(b) != 0;
 	w->errors += ib_dereg_mr(mx) + ib_dereg_mr(my) != 0;
 	w->errors += ib_free_cq(ca) + ib_free_cq(cb) != 0;
@@ -330,9 +341,8 @@ static void test_four_threads_four_pairs(void **state)
 						    .threaded = true });
 	for (t = 0; t < NTHREADS; t++) {
 		w[t] = (struct pair_worker){ &env, t, 0 };
-		assert_int_equal(pthread_create(&th[t], NULL, pair_worker,
-						&w[t]),
-				 0);
+		assert_int_equal(
+			pthread_create(&th[t], NULL, pair_worker, &w[t]), 0);
 	}
 	for (t = 0; t < NTHREADS; t++) {
 		assert_int_equal(pthread_join(th[t], NULL), 0);
@@ -357,12 +367,12 @@ static void test_destroy_while_busy(void **state)
 	int round, i, side;
 
 	for (round = 0; round < 20; round++) {
-		soft_env_init(&env, &(struct soft_env_cfg){
-					    .profile = round % 2 ? "siw" :
-								   "rxe",
-					    .threaded = true,
-					    .loopback = round % 4 == 3,
-					    .cap = { .max_send_wr = 64 } });
+		soft_env_init(&env,
+			      &(struct soft_env_cfg){
+				      .profile = round % 2 ? "siw" : "rxe",
+				      .threaded = true,
+				      .loopback = round % 4 == 3,
+				      .cap = { .max_send_wr = 64 } });
 		for (side = 0; side < 2; side++) {
 			buf[side] = calloc(1, 65536);
 			assert_non_null(buf[side]);
@@ -415,7 +425,8 @@ static void cq_thread(bool threaded)
 {
 	struct soft_env env;
 	struct done_flag d[50];
-	struct ib_qp_init_attr qa = { .qp_type = IB_QPT_RC, .port_num = 1,
+	struct ib_qp_init_attr qa = { .qp_type = IB_QPT_RC,
+				      .port_num = 1,
 				      .cap = { .max_send_wr = 64,
 					       .max_recv_wr = 4,
 					       .max_send_sge = 1,
@@ -441,8 +452,10 @@ static void cq_thread(bool threaded)
 		struct ib_sge sge = { (uintptr_t)buf + 64 * i, 64,
 				      env.pd[0]->local_dma_lkey };
 		struct ib_rdma_wr wr = {
-			.wr = { .wr_cqe = &d[i].cqe, .sg_list = &sge,
-				.num_sge = 1, .opcode = IB_WR_RDMA_WRITE,
+			.wr = { .wr_cqe = &d[i].cqe,
+				.sg_list = &sge,
+				.num_sge = 1,
+				.opcode = IB_WR_RDMA_WRITE,
 				.send_flags = IB_SEND_SIGNALED },
 			.remote_addr = (uintptr_t)buf + 4096 + 64 * i,
 			.rkey = mr->rkey,

@@ -30,7 +30,7 @@
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
 
 struct side {
-	u8 *buf;   /* the real memory */
+	u8 *buf; /* the real memory */
 	u8 *model; /* what it must hold */
 	struct ib_mr *mr;
 };
@@ -38,7 +38,7 @@ struct side {
 struct xfer {
 	struct soft_env env;
 	struct side s[2];
-	struct ib_mr *fmr;  /* side 1: fast MR over shuffled pages */
+	struct ib_mr *fmr; /* side 1: fast MR over shuffled pages */
 	u32 perm[BUF_PAGES];
 	bool use_fmr;
 	u64 rng;
@@ -69,7 +69,8 @@ static void fmr_init(struct xfer *x)
 {
 	struct scatterlist sg[BUF_PAGES];
 	struct ib_reg_wr wr = {
-		.wr = { .wr_id = 77, .opcode = IB_WR_REG_MR,
+		.wr = { .wr_id = 77,
+			.opcode = IB_WR_REG_MR,
 			.send_flags = IB_SEND_SIGNALED },
 		.access = ALL_ACCESS,
 	};
@@ -102,8 +103,7 @@ static void fmr_init(struct xfer *x)
 	soft_env_expect(x->env.cq[1], 77, IB_WC_SUCCESS, IB_WC_REG_MR);
 }
 
-static void xfer_init(struct xfer *x, const struct soft_env_cfg *cfg,
-		      u64 seed)
+static void xfer_init(struct xfer *x, const struct soft_env_cfg *cfg, u64 seed)
 {
 	memset(x, 0, sizeof(*x));
 	x->rng = seed;
@@ -235,8 +235,8 @@ static int sgl(struct xfer *x, int i, u32 len, int max, struct ib_sge *sge,
 	return n;
 }
 
-static void one_write(struct xfer *x, u32 len, u64 raddr, u32 rkey,
-		      u64 roff, int max, u8 *msg, bool imm, u32 step)
+static void one_write(struct xfer *x, u32 len, u64 raddr, u32 rkey, u64 roff,
+		      int max, u8 *msg, bool imm, u32 step)
 {
 	struct ib_sge sge[32];
 	struct ib_rdma_wr wr = { 0 };
@@ -281,8 +281,8 @@ static void one_read(struct xfer *x, u32 len, u64 raddr, u32 rkey, u64 roff,
 	struct ib_rdma_wr wr = { 0 };
 	struct ib_wc wc;
 	/* iWARP: the sink must be remotely writable, i.e. an MR. */
-	int n = sgl(x, 0, len, max, sge, x->env.profile.protocol ==
-						 RDMA_PROTOCOL_IWARP);
+	int n = sgl(x, 0, len, max, sge,
+		    x->env.profile.protocol == RDMA_PROTOCOL_IWARP);
 	u32 b;
 
 	for (b = 0; b < len; b++)
@@ -308,8 +308,7 @@ static void one_send(struct xfer *x, u32 len, u8 *msg, bool imm, u32 step)
 	struct ib_send_wr wr = { 0 };
 	struct ib_recv_wr rwr = { 0 };
 	struct ib_wc wc;
-	int n = sgl(x, 0, len, (int)x->env.qp[0]->cap.max_send_sge, sge,
-		    false);
+	int n = sgl(x, 0, len, (int)x->env.qp[0]->cap.max_send_sge, sge, false);
 	int rn = sgl(x, 1, len + rnd(x, 64),
 		     (int)x->env.qp[1]->cap.max_recv_sge, rsge, false);
 
@@ -362,8 +361,8 @@ static void random_transfers(const struct soft_env_cfg *cfg, u64 seed,
 		rkey = x.use_fmr ? x.fmr->rkey : x.s[1].mr->rkey;
 		if (op <= 1)
 			one_write(&x, len, raddr, rkey, roff,
-				  (int)x.env.qp[0]->max_write_sge, msg,
-				  op == 1, step);
+				  (int)x.env.qp[0]->max_write_sge, msg, op == 1,
+				  step);
 		else if (op == 2)
 			one_read(&x, len, raddr, rkey, roff,
 				 (int)x.env.qp[0]->max_read_sge, msg, step);
@@ -408,9 +407,9 @@ static void test_random_loopback(void **state)
 						 .loopback = true,
 						 .cap.max_send_sge = 8 },
 			 0x777, 200);
-	random_transfers(&(struct soft_env_cfg){ .profile = "siw",
-						 .loopback = true },
-			 0x778, 200);
+	random_transfers(
+		&(struct soft_env_cfg){ .profile = "siw", .loopback = true },
+		0x778, 200);
 }
 
 /* The same on threaded devices: work completes asynchronously. */
@@ -440,7 +439,8 @@ static void post_write(struct xfer *x, u64 id, u32 rkey, u64 raddr,
 
 static void send_inv(struct xfer *x, u32 key, enum ib_wc_status recv_st)
 {
-	struct ib_send_wr wr = { .wr_id = 5, .opcode = IB_WR_SEND_WITH_INV,
+	struct ib_send_wr wr = { .wr_id = 5,
+				 .opcode = IB_WR_SEND_WITH_INV,
 				 .send_flags = IB_SEND_SIGNALED,
 				 .ex.invalidate_rkey = key };
 	struct ib_wc wc;
@@ -505,7 +505,8 @@ static void test_read_with_inv_siw(void **state)
 	struct ib_mr *sink;
 	struct scatterlist sg[1];
 	struct ib_reg_wr reg = {
-		.wr = { .wr_id = 1, .opcode = IB_WR_REG_MR,
+		.wr = { .wr_id = 1,
+			.opcode = IB_WR_REG_MR,
 			.send_flags = IB_SEND_SIGNALED },
 		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 	};
@@ -555,7 +556,8 @@ static void test_read_with_inv_rxe(void **state)
 	struct ib_mr *fm;
 	struct scatterlist sg[1];
 	struct ib_reg_wr reg = {
-		.wr = { .wr_id = 1, .opcode = IB_WR_REG_MR,
+		.wr = { .wr_id = 1,
+			.opcode = IB_WR_REG_MR,
 			.send_flags = IB_SEND_SIGNALED },
 		.access = IB_ACCESS_LOCAL_WRITE,
 	};
@@ -585,8 +587,8 @@ static void test_read_with_inv_rxe(void **state)
 		wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
 		wr.wr.send_flags = IB_SEND_SIGNALED;
 		/* First the wrong variant, then the registered key. */
-		wr.wr.ex.invalidate_rkey = round ? fm->rkey :
-						   ib_inc_rkey(fm->rkey);
+		wr.wr.ex.invalidate_rkey =
+			round ? fm->rkey : ib_inc_rkey(fm->rkey);
 		wr.remote_addr = (uintptr_t)x.s[1].buf;
 		wr.rkey = x.s[1].mr->rkey;
 		assert_int_equal(ib_post_send(x.env.qp[0], &wr.wr, NULL), 0);
@@ -597,15 +599,14 @@ static void test_read_with_inv_rxe(void **state)
 		if (!round) {
 			struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 
-			assert_int_equal(ib_modify_qp(x.env.qp[0], &attr,
-						      IB_QP_STATE),
-					 0);
-			assert_int_equal(ib_modify_qp(x.env.qp[1], &attr,
-						      IB_QP_STATE),
-					 0);
-			assert_int_equal(soft_qp_connect(x.env.qp[0],
-							 x.env.qp[1]),
-					 0);
+			assert_int_equal(
+				ib_modify_qp(x.env.qp[0], &attr, IB_QP_STATE),
+				0);
+			assert_int_equal(
+				ib_modify_qp(x.env.qp[1], &attr, IB_QP_STATE),
+				0);
+			assert_int_equal(
+				soft_qp_connect(x.env.qp[0], x.env.qp[1]), 0);
 		}
 	}
 	/* fm is invalid now. */

@@ -28,8 +28,8 @@ static char tool[PATH_MAX];
 /* ---- running the tool -------------------------------------------------- */
 
 struct result {
-	char *out;	/* stdout */
-	int status;	/* exit status */
+	char *out; /* stdout */
+	int status; /* exit status */
 };
 
 static void find_tool(void)
@@ -159,9 +159,9 @@ static char *page_sges(unsigned int first, unsigned int n)
 
 	assert_non_null(s);
 	for (i = 0; i < n; i++)
-		used += (size_t)sprintf(s + used,
-					"%sbuf+0x%x len=4096 lkey=local_dma_lkey",
-					i ? "; " : "", (first + i) * 4096);
+		used += (size_t)sprintf(
+			s + used, "%sbuf+0x%x len=4096 lkey=local_dma_lkey",
+			i ? "; " : "", (first + i) * 4096);
 	return s;
 }
 
@@ -172,15 +172,16 @@ static void rxe_write_single(void **state)
 	struct result r = RUN("-p", "rxe", "write");
 
 	assert_int_equal(r.status, 0);
-	assert_true(has_line(r.out, "pool: none (the API registers no memory on this device)"));
-	EXPECT_TAIL(r.out, "sgl:",
-		    "sgl: 1 entry, 4096 bytes: buf+0x0:4096",
-		    "call: rdma_rw_ctx_init(ctx, qp, 1, sgl, 1, 0, 0x10000000, 0x00001234, DMA_TO_DEVICE)",
-		    "ret: 1 (WQEs)",
-		    "path: SINGLE (one entry)",
-		    "chain: RDMA_WRITE",
-		    "wr0: RDMA_WRITE num_sge=1 sge=[buf+0x0 len=4096 lkey=local_dma_lkey] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		    "check: ok");
+	assert_true(has_line(
+		r.out,
+		"pool: none (the API registers no memory on this device)"));
+	EXPECT_TAIL(
+		r.out, "sgl:", "sgl: 1 entry, 4096 bytes: buf+0x0:4096",
+		"call: rdma_rw_ctx_init(ctx, qp, 1, sgl, 1, 0, 0x10000000, 0x00001234, DMA_TO_DEVICE)",
+		"ret: 1 (WQEs)", "path: SINGLE (one entry)",
+		"chain: RDMA_WRITE",
+		"wr0: RDMA_WRITE num_sge=1 sge=[buf+0x0 len=4096 lkey=local_dma_lkey] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		"check: ok");
 	free(r.out);
 }
 
@@ -191,16 +192,16 @@ static void rxe_write_sge_limit(void **state)
 	char *sges = page_sges(0, 32), wr0[4096];
 
 	assert_int_equal(r.status, 0);
-	snprintf(wr0, sizeof(wr0),
-		 "wr0: RDMA_WRITE num_sge=32 sge=[%s] raddr=0x10000000 rkey=0x00001234",
-		 sges);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 2 (WQEs)",
-		    "path: MULTI (33 entries: up to 32 SGEs per WRITE)",
-		    "chain: RDMA_WRITE → RDMA_WRITE",
-		    wr0,
-		    "wr1: RDMA_WRITE num_sge=1 sge=[buf+0x20000 len=4096 lkey=local_dma_lkey] raddr=0x10020000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		    "check: ok");
+	snprintf(
+		wr0, sizeof(wr0),
+		"wr0: RDMA_WRITE num_sge=32 sge=[%s] raddr=0x10000000 rkey=0x00001234",
+		sges);
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 2 (WQEs)",
+		"path: MULTI (33 entries: up to 32 SGEs per WRITE)",
+		"chain: RDMA_WRITE → RDMA_WRITE", wr0,
+		"wr1: RDMA_WRITE num_sge=1 sge=[buf+0x20000 len=4096 lkey=local_dma_lkey] raddr=0x10020000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		"check: ok");
 	free(sges);
 	free(r.out);
 }
@@ -221,13 +222,13 @@ static void siw_read_mr(void **state)
 
 	assert_int_equal(r.status, 0);
 	assert_true(has_line(r.out, "pool: 1 MR of 256 pages, 1 free at init"));
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 2 (WQEs)",
-		    "path: MR (iWARP READ needs MR: 1 MR of up to 256 pages)",
-		    "chain: REG_MR → RDMA_READ_WITH_INV",
-		    "wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=8192 page_size=4096 access=LOCAL_WRITE|REMOTE_WRITE",
-		    "wr1: RDMA_READ_WITH_INV num_sge=1 sge=[buf+0x0 len=8192 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 inv=mr0.v1 SIGNALED wr_cqe=cqe",
-		    "check: ok");
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 2 (WQEs)",
+		"path: MR (iWARP READ needs MR: 1 MR of up to 256 pages)",
+		"chain: REG_MR → RDMA_READ_WITH_INV",
+		"wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=8192 page_size=4096 access=LOCAL_WRITE|REMOTE_WRITE",
+		"wr1: RDMA_READ_WITH_INV num_sge=1 sge=[buf+0x0 len=8192 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 inv=mr0.v1 SIGNALED wr_cqe=cqe",
+		"check: ok");
 	free(r.out);
 }
 
@@ -237,13 +238,13 @@ static void mlx5_read_above_sgl_rd(void **state)
 	struct result r = RUN("-p", "mlx5", "--sgl", "4096x9", "read");
 
 	assert_int_equal(r.status, 0);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 2 (WQEs)",
-		    "path: MR (max_sgl_rd 3 < 9 entries: 1 MR of up to 256 pages)",
-		    "chain: REG_MR → RDMA_READ",
-		    "wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=36864 page_size=4096 access=LOCAL_WRITE",
-		    "wr1: RDMA_READ num_sge=1 sge=[buf+0x0 len=36864 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		    "check: ok");
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 2 (WQEs)",
+		"path: MR (max_sgl_rd 3 < 9 entries: 1 MR of up to 256 pages)",
+		"chain: REG_MR → RDMA_READ",
+		"wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=36864 page_size=4096 access=LOCAL_WRITE",
+		"wr1: RDMA_READ num_sge=1 sge=[buf+0x0 len=36864 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		"check: ok");
 	free(r.out);
 }
 
@@ -253,13 +254,14 @@ static void mlx5_read_at_sgl_rd(void **state)
 	char *sges = page_sges(0, 3), wr0[1024];
 
 	assert_int_equal(r.status, 0);
-	snprintf(wr0, sizeof(wr0),
-		 "wr0: RDMA_READ num_sge=3 sge=[%s] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		 sges);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 1 (WQEs)",
-		    "path: MULTI (3 entries <= max_sgl_rd 3: up to 30 SGEs per READ)",
-		    "chain: RDMA_READ", wr0, "check: ok");
+	snprintf(
+		wr0, sizeof(wr0),
+		"wr0: RDMA_READ num_sge=3 sge=[%s] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		sges);
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 1 (WQEs)",
+		"path: MULTI (3 entries <= max_sgl_rd 3: up to 30 SGEs per READ)",
+		"chain: RDMA_READ", wr0, "check: ok");
 	free(sges);
 	free(r.out);
 }
@@ -273,13 +275,14 @@ static void mlx5_read_pool_empty_falls_back(void **state)
 
 	assert_int_equal(r.status, 0);
 	assert_true(has_line(r.out, "pool: 1 MR of 256 pages, 0 free at init"));
-	snprintf(wr0, sizeof(wr0),
-		 "wr0: RDMA_READ num_sge=9 sge=[%s] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		 sges);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 1 (WQEs)",
-		    "path: MULTI (pool exhausted: fell back to MULTI (-EAGAIN) from MR (max_sgl_rd 3 < 9 entries); up to 30 SGEs per READ)",
-		    "chain: RDMA_READ", wr0, "check: ok");
+	snprintf(
+		wr0, sizeof(wr0),
+		"wr0: RDMA_READ num_sge=9 sge=[%s] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		sges);
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 1 (WQEs)",
+		"path: MULTI (pool exhausted: fell back to MULTI (-EAGAIN) from MR (max_sgl_rd 3 < 9 entries); up to 30 SGEs per READ)",
+		"chain: RDMA_READ", wr0, "check: ok");
 	free(sges);
 	free(r.out);
 }
@@ -287,31 +290,30 @@ static void mlx5_read_pool_empty_falls_back(void **state)
 /* On iWARP the MR is required: an empty pool is -EAGAIN, exit 1. */
 static void siw_read_pool_empty_fails(void **state)
 {
-	struct result r = RUN("-p", "siw", "--sgl", "4096x2", "--pool-free",
-			      "0", "read");
+	struct result r =
+		RUN("-p", "siw", "--sgl", "4096x2", "--pool-free", "0", "read");
 
 	assert_int_equal(r.status, 1);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: -11 (-EAGAIN)",
-		    "path: none",
-		    "error: rdma_rw_ctx_init: -EAGAIN: registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr");
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: -11 (-EAGAIN)", "path: none",
+		"error: rdma_rw_ctx_init: -EAGAIN: registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr");
 	free(r.out);
 }
 
 static void force_mr_write(void **state)
 {
-	struct result r = RUN("-p", "rxe", "--force-mr", "--sgl", "4096x3",
-			      "write");
+	struct result r =
+		RUN("-p", "rxe", "--force-mr", "--sgl", "4096x3", "write");
 
 	assert_int_equal(r.status, 0);
 	assert_true(has_line(r.out, "pool: 1 MR of 256 pages, 1 free at init"));
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 2 (WQEs)",
-		    "path: MR (force_mr: 1 MR of up to 256 pages)",
-		    "chain: REG_MR → RDMA_WRITE",
-		    "wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=12288 page_size=4096 access=LOCAL_WRITE",
-		    "wr1: RDMA_WRITE num_sge=1 sge=[buf+0x0 len=12288 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		    "check: ok");
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 2 (WQEs)",
+		"path: MR (force_mr: 1 MR of up to 256 pages)",
+		"chain: REG_MR → RDMA_WRITE",
+		"wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=12288 page_size=4096 access=LOCAL_WRITE",
+		"wr1: RDMA_WRITE num_sge=1 sge=[buf+0x0 len=12288 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		"check: ok");
 	free(r.out);
 }
 
@@ -322,41 +324,43 @@ static void mr_split_with_offset(void **state)
 			      "--sgl", "4096x9", "--offset", "100", "read");
 
 	assert_int_equal(r.status, 0);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 6 (WQEs)",
-		    "path: MR (force_mr: 3 MRs of up to 4 pages)",
-		    "chain: REG_MR → RDMA_READ → REG_MR → RDMA_READ → REG_MR → RDMA_READ",
-		    "wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x64 len=16284 page_size=4096 access=LOCAL_WRITE",
-		    "wr1: RDMA_READ num_sge=1 sge=[buf+0x64 len=16284 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234",
-		    "wr2: REG_MR mr=mr1 key=mr1.v1 iova=buf+0x4000 len=16384 page_size=4096 access=LOCAL_WRITE",
-		    "wr3: RDMA_READ num_sge=1 sge=[buf+0x4000 len=16384 lkey=mr1.v1] raddr=0x10003f9c rkey=0x00001234",
-		    "wr4: REG_MR mr=mr2 key=mr2.v1 iova=buf+0x8000 len=4096 page_size=4096 access=LOCAL_WRITE",
-		    "wr5: RDMA_READ num_sge=1 sge=[buf+0x8000 len=4096 lkey=mr2.v1] raddr=0x10007f9c rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		    "check: ok");
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 6 (WQEs)",
+		"path: MR (force_mr: 3 MRs of up to 4 pages)",
+		"chain: REG_MR → RDMA_READ → REG_MR → RDMA_READ → REG_MR → RDMA_READ",
+		"wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x64 len=16284 page_size=4096 access=LOCAL_WRITE",
+		"wr1: RDMA_READ num_sge=1 sge=[buf+0x64 len=16284 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234",
+		"wr2: REG_MR mr=mr1 key=mr1.v1 iova=buf+0x4000 len=16384 page_size=4096 access=LOCAL_WRITE",
+		"wr3: RDMA_READ num_sge=1 sge=[buf+0x4000 len=16384 lkey=mr1.v1] raddr=0x10003f9c rkey=0x00001234",
+		"wr4: REG_MR mr=mr2 key=mr2.v1 iova=buf+0x8000 len=4096 page_size=4096 access=LOCAL_WRITE",
+		"wr5: RDMA_READ num_sge=1 sge=[buf+0x8000 len=4096 lkey=mr2.v1] raddr=0x10007f9c rkey=0x00001234 SIGNALED wr_cqe=cqe",
+		"check: ok");
 	free(r.out);
 }
 
 /* chain_wr: the SEND follows the last RDMA WR; nothing before it signals. */
 static void chain_wr_send_follows(void **state)
 {
-	struct result r = RUN("-p", "siw", "--sgl", "4096x9", "--chain-wr",
-			      "write");
+	struct result r =
+		RUN("-p", "siw", "--sgl", "4096x9", "--chain-wr", "write");
 	char *a = page_sges(0, 6), *b = page_sges(6, 3);
 	char wr0[1024], wr1[1024];
 
 	assert_int_equal(r.status, 0);
-	snprintf(wr0, sizeof(wr0),
-		 "wr0: RDMA_WRITE num_sge=6 sge=[%s] raddr=0x10000000 rkey=0x00001234",
-		 a);
-	snprintf(wr1, sizeof(wr1),
-		 "wr1: RDMA_WRITE num_sge=3 sge=[%s] raddr=0x10006000 rkey=0x00001234",
-		 b);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 2 (WQEs)",
-		    "path: MULTI (9 entries: up to 6 SGEs per WRITE)",
-		    "chain: RDMA_WRITE → RDMA_WRITE → SEND", wr0, wr1,
-		    "wr2: SEND num_sge=1 sge=[msg+0x0 len=64 lkey=local_dma_lkey] SIGNALED wr_cqe=send_cqe (chain_wr)",
-		    "check: ok");
+	snprintf(
+		wr0, sizeof(wr0),
+		"wr0: RDMA_WRITE num_sge=6 sge=[%s] raddr=0x10000000 rkey=0x00001234",
+		a);
+	snprintf(
+		wr1, sizeof(wr1),
+		"wr1: RDMA_WRITE num_sge=3 sge=[%s] raddr=0x10006000 rkey=0x00001234",
+		b);
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 2 (WQEs)",
+		"path: MULTI (9 entries: up to 6 SGEs per WRITE)",
+		"chain: RDMA_WRITE → RDMA_WRITE → SEND", wr0, wr1,
+		"wr2: SEND num_sge=1 sge=[msg+0x0 len=64 lkey=local_dma_lkey] SIGNALED wr_cqe=send_cqe (chain_wr)",
+		"check: ok");
 	free(a);
 	free(b);
 	free(r.out);
@@ -369,17 +373,17 @@ static void post_repeat_local_inv(void **state)
 			      "--repeat", "2", "--chain-wr", "read");
 
 	assert_int_equal(r.status, 0);
-	EXPECT_TAIL(r.out, "chain 2/2:",
-		    "chain 2/2: LOCAL_INV → REG_MR → RDMA_READ → SEND",
-		    "wr0: LOCAL_INV inv=mr0.v1",
-		    "wr1: REG_MR mr=mr0 key=mr0.v2 iova=buf+0x0 len=36864 page_size=4096 access=LOCAL_WRITE",
-		    "wr2: RDMA_READ num_sge=1 sge=[buf+0x0 len=36864 lkey=mr0.v2] raddr=rbuf+0x40 rkey=rmr",
-		    "wr3: SEND num_sge=1 sge=[msg+0x0 len=64 lkey=local_dma_lkey] SIGNALED wr_cqe=send_cqe (chain_wr)",
-		    "check: ok",
-		    "post: ib_post_send = 0",
-		    "completion: local IB_WC_SEND IB_WC_SUCCESS byte_len=64 wr_cqe=send_cqe",
-		    "completion: peer IB_WC_RECV IB_WC_SUCCESS byte_len=64 wr_cqe=recv_cqe",
-		    "data: 36864 bytes verified and the SEND's payload, bytes outside the transfer unchanged");
+	EXPECT_TAIL(
+		r.out, "chain 2/2:",
+		"chain 2/2: LOCAL_INV → REG_MR → RDMA_READ → SEND",
+		"wr0: LOCAL_INV inv=mr0.v1",
+		"wr1: REG_MR mr=mr0 key=mr0.v2 iova=buf+0x0 len=36864 page_size=4096 access=LOCAL_WRITE",
+		"wr2: RDMA_READ num_sge=1 sge=[buf+0x0 len=36864 lkey=mr0.v2] raddr=rbuf+0x40 rkey=rmr",
+		"wr3: SEND num_sge=1 sge=[msg+0x0 len=64 lkey=local_dma_lkey] SIGNALED wr_cqe=send_cqe (chain_wr)",
+		"check: ok", "post: ib_post_send = 0",
+		"completion: local IB_WC_SEND IB_WC_SUCCESS byte_len=64 wr_cqe=send_cqe",
+		"completion: peer IB_WC_RECV IB_WC_SUCCESS byte_len=64 wr_cqe=recv_cqe",
+		"data: 36864 bytes verified and the SEND's payload, bytes outside the transfer unchanged");
 	free(r.out);
 }
 
@@ -397,7 +401,9 @@ static void post_every_profile(void **state)
 					      "--offset", "700", dirs[d]);
 
 			assert_int_equal(r.status, 0);
-			assert_true(has_line(r.out, "data: 163752 bytes verified, bytes outside the transfer unchanged"));
+			assert_true(has_line(
+				r.out,
+				"data: 163752 bytes verified, bytes outside the transfer unchanged"));
 			free(r.out);
 		}
 	}
@@ -410,10 +416,10 @@ static void post_bad_rkey(void **state)
 			      "--rkey", "0x5", "write");
 
 	assert_int_equal(r.status, 1);
-	EXPECT_TAIL(r.out, "post:",
-		    "post: ib_post_send = 0",
-		    "completion: local IB_WC_RDMA_WRITE IB_WC_REM_ACCESS_ERR byte_len=0 wr_cqe=cqe",
-		    "data: not checked: the chain did not complete with exactly the expected completions, all successful");
+	EXPECT_TAIL(
+		r.out, "post:", "post: ib_post_send = 0",
+		"completion: local IB_WC_RDMA_WRITE IB_WC_REM_ACCESS_ERR byte_len=0 wr_cqe=cqe",
+		"data: not checked: the chain did not complete with exactly the expected completions, all successful");
 	free(r.out);
 }
 
@@ -423,25 +429,26 @@ static void bvec_iova(void **state)
 			      "4096x3", "--offset", "10", "--post", "write");
 
 	assert_int_equal(r.status, 0);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: 1 (WQEs)",
-		    "path: IOVA (IOMMU: 3 bio_vecs linked into one IOVA range)",
-		    "chain: RDMA_WRITE",
-		    "wr0: RDMA_WRITE num_sge=1 sge=[iova+0xa len=12278 lkey=local_dma_lkey] raddr=rbuf+0x40 rkey=rmr SIGNALED wr_cqe=cqe",
-		    "check: ok",
-		    "post: ib_post_send = 0",
-		    "completion: local IB_WC_RDMA_WRITE IB_WC_SUCCESS byte_len=12278 wr_cqe=cqe",
-		    "data: 12278 bytes verified, bytes outside the transfer unchanged");
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: 1 (WQEs)",
+		"path: IOVA (IOMMU: 3 bio_vecs linked into one IOVA range)",
+		"chain: RDMA_WRITE",
+		"wr0: RDMA_WRITE num_sge=1 sge=[iova+0xa len=12278 lkey=local_dma_lkey] raddr=rbuf+0x40 rkey=rmr SIGNALED wr_cqe=cqe",
+		"check: ok", "post: ib_post_send = 0",
+		"completion: local IB_WC_RDMA_WRITE IB_WC_SUCCESS byte_len=12278 wr_cqe=cqe",
+		"data: 12278 bytes verified, bytes outside the transfer unchanged");
 	free(r.out);
 }
 
 static void bvec_virt_dma_multi(void **state)
 {
-	struct result r = RUN("-p", "rxe", "--bvec", "--sgl", "4096x2",
-			      "write");
+	struct result r =
+		RUN("-p", "rxe", "--bvec", "--sgl", "4096x2", "write");
 
 	assert_int_equal(r.status, 0);
-	assert_true(has_line(r.out, "path: MULTI (virtual DMA, no IOVA API: one SGE per bio_vec, up to 32 per WRITE)"));
+	assert_true(has_line(
+		r.out,
+		"path: MULTI (virtual DMA, no IOVA API: one SGE per bio_vec, up to 32 per WRITE)"));
 	free(r.out);
 }
 
@@ -450,21 +457,24 @@ static void offset_past_end(void **state)
 	struct result r = RUN("--sgl", "4096x2", "--offset", "8192", "write");
 
 	assert_int_equal(r.status, 1);
-	EXPECT_TAIL(r.out, "ret:",
-		    "ret: -22 (-EINVAL)",
-		    "path: none",
-		    "error: rdma_rw_ctx_init: -EINVAL: sg_offset 8192 at or past the end of the list (8192 bytes)");
+	EXPECT_TAIL(
+		r.out, "ret:", "ret: -22 (-EINVAL)", "path: none",
+		"error: rdma_rw_ctx_init: -EINVAL: sg_offset 8192 at or past the end of the list (8192 bytes)");
 	free(r.out);
 }
 
 static void mr_page_rules(void **state)
 {
-	struct result r = RUN("-p", "siw", "--sgl", "512x4", "--misalign",
-			      "0", "read");
+	struct result r =
+		RUN("-p", "siw", "--sgl", "512x4", "--misalign", "0", "read");
 
 	assert_int_equal(r.status, 1);
-	assert_true(has_line(r.out, "sgl: 4 entries, 2048 bytes: buf+0x0:512 buf+0x1000:512 buf+0x2000:512 buf+0x3000:512"));
-	assert_true(has_line(r.out, "error: rdma_rw_ctx_init: -EINVAL: entry 1 does not continue entry 0 and one of them is not page aligned there (the MR page-list rules)"));
+	assert_true(has_line(
+		r.out,
+		"sgl: 4 entries, 2048 bytes: buf+0x0:512 buf+0x1000:512 buf+0x2000:512 buf+0x3000:512"));
+	assert_true(has_line(
+		r.out,
+		"error: rdma_rw_ctx_init: -EINVAL: entry 1 does not continue entry 0 and one of them is not page aligned there (the MR page-list rules)"));
 	free(r.out);
 }
 
@@ -476,7 +486,9 @@ static void chained_scatterlist(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(has_line(r.out, "chain: RDMA_WRITE → RDMA_WRITE"));
 	assert_true(has_line(r.out, "check: ok"));
-	assert_true(has_line(r.out, "data: 163840 bytes verified, bytes outside the transfer unchanged"));
+	assert_true(has_line(
+		r.out,
+		"data: 163840 bytes verified, bytes outside the transfer unchanged"));
 	free(r.out);
 }
 
@@ -489,8 +501,7 @@ struct json {
 
 static void ws(struct json *j)
 {
-	while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' ||
-	       *j->p == '\r')
+	while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
 		j->p++;
 }
 
@@ -616,10 +627,15 @@ static void json_output(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(json_valid(r.out));
 	assert_non_null(strstr(r.out, "\"opcode\": \"IB_WR_REG_MR\""));
-	assert_non_null(strstr(r.out, "\"opcode\": \"IB_WR_RDMA_READ_WITH_INV\""));
+	assert_non_null(
+		strstr(r.out, "\"opcode\": \"IB_WR_RDMA_READ_WITH_INV\""));
 	assert_non_null(strstr(r.out, "\"invalidate_rkey\": \"mr0.v2\""));
-	assert_non_null(strstr(r.out, "\"access_names\": [\"LOCAL_WRITE\", \"REMOTE_WRITE\"]"));
-	assert_non_null(strstr(r.out, "{\"addr\": \"buf+0x0\", \"length\": 8192, \"lkey\": \"mr0.v1\"}"));
+	assert_non_null(strstr(
+		r.out,
+		"\"access_names\": [\"LOCAL_WRITE\", \"REMOTE_WRITE\"]"));
+	assert_non_null(strstr(
+		r.out,
+		"{\"addr\": \"buf+0x0\", \"length\": 8192, \"lkey\": \"mr0.v1\"}"));
 	assert_non_null(strstr(r.out, "\"wr_cqe\": \"send_cqe\""));
 	assert_non_null(strstr(r.out, "\"ok\": true"));
 	free(r.out);
@@ -646,7 +662,9 @@ static void dot_output(void **state)
 
 	assert_int_equal(r.status, 0);
 	assert_int_equal(strncmp(r.out, "digraph rdma_rw_chain {\n", 24), 0);
-	assert_true(has_line(r.out, "\tc2_wr0 -> mr0 [style=dotted label=\"invalidates\"];"));
+	assert_true(has_line(
+		r.out,
+		"\tc2_wr0 -> mr0 [style=dotted label=\"invalidates\"];"));
 	assert_true(has_line(r.out, "}"));
 	free(r.out);
 }

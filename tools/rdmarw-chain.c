@@ -53,19 +53,19 @@ struct chain_opts {
 	const char *profile;
 	bool iommu;
 	long long max_sgl_rd, max_send_sge, max_sge_rd, fr_pages; /* -1: keep */
-	long long qp_send_sge;	/* -1: the device's */
+	long long qp_send_sge; /* -1: the device's */
 	bool dir_set;
 	enum dma_data_direction dir;
-	u32 *len;		/* entry sizes */
+	u32 *len; /* entry sizes */
 	u32 nents;
 	u64 offset;
-	long long misalign;	/* -1: entries are contiguous */
+	long long misalign; /* -1: entries are contiguous */
 	u64 gap;
-	u32 chain;		/* 0: one array */
+	u32 chain; /* 0: one array */
 	bool bvec;
 	bool force_mr;
-	long long pool_size;	/* -1: rdma_rw_mr_factor() */
-	long long pool_free;	/* -1: the whole pool */
+	long long pool_size; /* -1: rdma_rw_mr_factor() */
+	long long pool_free; /* -1: the whole pool */
 	bool raddr_set, rkey_set;
 	u64 remote_addr;
 	u32 rkey;
@@ -86,8 +86,8 @@ struct chain_mr {
 
 /* One completion seen while executing a chain (--post). */
 struct chain_wc {
-	const char *side;	/* "local" or "peer" */
-	const char *cqe;	/* which ib_cqe it came through */
+	const char *side; /* "local" or "peer" */
+	const char *cqe; /* which ib_cqe it came through */
 	enum ib_wc_opcode opcode;
 	enum ib_wc_status status;
 	u32 byte_len;
@@ -106,10 +106,10 @@ struct wr_snap {
 	const struct ib_cqe *wr_cqe;
 	u32 ex;
 	bool is_chain_wr;
-	bool rdma;		/* struct ib_rdma_wr */
+	bool rdma; /* struct ib_rdma_wr */
 	u64 remote_addr;
 	u32 rkey;
-	bool reg;		/* struct ib_reg_wr */
+	bool reg; /* struct ib_reg_wr */
 	const struct ib_mr *mr;
 	u32 key;
 	int access;
@@ -121,15 +121,15 @@ struct wr_snap {
 struct chain_run {
 	struct wr_snap *wrs;
 	u32 nr_wrs;
-	bool ended;		/* the walk reached NULL */
-	char check[256];	/* empty: the chain passes every check */
+	bool ended; /* the walk reached NULL */
+	char check[256]; /* empty: the chain passes every check */
 	bool posted;
 	int post_ret;
 	struct chain_wc wc[CHAIN_MAX_WC];
 	u32 nr_wc;
 	u32 done_calls;
 	bool data_checked;
-	char data[160];		/* verification result */
+	char data[160]; /* verification result */
 	bool data_ok;
 };
 
@@ -150,16 +150,16 @@ struct chain {
 	/* the local buffer and its entries */
 	char *buf;
 	size_t buf_len;
-	u64 *off;		/* entry offsets in buf */
+	u64 *off; /* entry offsets in buf */
 	struct scatterlist **arrays;
 	u32 nr_arrays;
 	struct scatterlist *sgl;
 	struct bio_vec *bvecs;
 	struct bvec_iter iter;
-	u64 bytes;		/* sum of the entries */
-	u64 xfer;		/* bytes the transfer moves */
-	u32 segs;		/* entries (bio_vecs) left after the offset */
-	bool empty_bvec;	/* an empty bio_vec inside the iterator's range */
+	u64 bytes; /* sum of the entries */
+	u64 xfer; /* bytes the transfer moves */
+	u32 segs; /* entries (bio_vecs) left after the offset */
+	bool empty_bvec; /* an empty bio_vec inside the iterator's range */
 	/* the SEND appended as chain_wr, and the peer's side of --post */
 	char *msg, *rmsg, *rbuf;
 	size_t rbuf_len;
@@ -202,17 +202,28 @@ static void fail(struct chain *c, const char *fmt, ...)
 static const char *errno_name(int err)
 {
 	switch (err < 0 ? -err : err) {
-	case 0: return "0";
-	case EINVAL: return "-EINVAL";
-	case EAGAIN: return "-EAGAIN";
-	case ENOMEM: return "-ENOMEM";
-	case EOPNOTSUPP: return "-EOPNOTSUPP";
-	case EBUSY: return "-EBUSY";
-	case ENOENT: return "-ENOENT";
-	case EIO: return "-EIO";
-	case EEXIST: return "-EEXIST";
-	case EXDEV: return "-EXDEV";
-	default: return "-E?";
+	case 0:
+		return "0";
+	case EINVAL:
+		return "-EINVAL";
+	case EAGAIN:
+		return "-EAGAIN";
+	case ENOMEM:
+		return "-ENOMEM";
+	case EOPNOTSUPP:
+		return "-EOPNOTSUPP";
+	case EBUSY:
+		return "-EBUSY";
+	case ENOENT:
+		return "-ENOENT";
+	case EIO:
+		return "-EIO";
+	case EEXIST:
+		return "-EEXIST";
+	case EXDEV:
+		return "-EXDEV";
+	default:
+		return "-E?";
 	}
 }
 
@@ -220,44 +231,43 @@ static const char *errno_name(int err)
 
 static void usage(FILE *f)
 {
-	fputs(
-"Usage: rdmarw-chain [options] read|write\n"
-"Explain the work requests the R/W API builds for one RDMA READ or WRITE.\n"
-"\n"
-"Device (a software device; every attribute can be overridden):\n"
-"  -p, --profile NAME     mlx5, rxe (default) or siw\n"
-"      --iommu            emulated IOMMU (the IOVA path of --bvec)\n"
-"      --max-sgl-rd N     entries above which a READ registers memory\n"
-"      --max-send-sge N   device SGEs per send WR\n"
-"      --max-sge-rd N     device SGEs per RDMA READ\n"
-"      --fr-pages N       max_fast_reg_page_list_len\n"
-"      --qp-send-sge N    the QP's cap.max_send_sge (default: the device's)\n"
-"Local buffer:\n"
-"      --sgl SPEC         entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],\n"
-"                         K/M suffixes (default 4096); e.g. 4096x8, 512,100\n"
-"      --offset N         sg_offset (with --bvec: where the iterator starts)\n"
-"      --misalign N       each entry on its own page, starting N bytes in\n"
-"      --gap N            bytes between entries (default 0: contiguous)\n"
-"      --chain N          chained scatterlist arrays of N entries each\n"
-"      --bvec             rdma_rw_ctx_init_bvec() with one bio_vec per entry\n"
-"R/W API:\n"
-"      --force-mr         rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)\n"
-"      --pool-size N      cap.max_rdma_ctxs, the MR pool's size\n"
-"                         (default: rdma_rw_mr_factor() of the buffer)\n"
-"      --pool-free N      take MRs out of the pool first, leaving N free\n"
-"      --remote-addr A    remote address (default 0x10000000)\n"
-"      --rkey K           remote key (default 0x1234)\n"
-"      --chain-wr         append a signaled SEND as chain_wr\n"
-"      --repeat N         build (and with --post, post) the chain N times\n"
-"      --post             execute each chain against a peer device and\n"
-"                         verify the bytes (remote buffer registered there)\n"
-"Output:\n"
-"      --json             every field of every WR and SGE, as JSON\n"
-"      --dot              a Graphviz digraph of the chain\n"
-"      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1\n"
-"  -h, --help             this text\n"
-"\n"
-"Exit status: 0 success; 1 init, check or post failed; 2 bad arguments.\n",
+	fputs("Usage: rdmarw-chain [options] read|write\n"
+	      "Explain the work requests the R/W API builds for one RDMA READ or WRITE.\n"
+	      "\n"
+	      "Device (a software device; every attribute can be overridden):\n"
+	      "  -p, --profile NAME     mlx5, rxe (default) or siw\n"
+	      "      --iommu            emulated IOMMU (the IOVA path of --bvec)\n"
+	      "      --max-sgl-rd N     entries above which a READ registers memory\n"
+	      "      --max-send-sge N   device SGEs per send WR\n"
+	      "      --max-sge-rd N     device SGEs per RDMA READ\n"
+	      "      --fr-pages N       max_fast_reg_page_list_len\n"
+	      "      --qp-send-sge N    the QP's cap.max_send_sge (default: the device's)\n"
+	      "Local buffer:\n"
+	      "      --sgl SPEC         entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],\n"
+	      "                         K/M suffixes (default 4096); e.g. 4096x8, 512,100\n"
+	      "      --offset N         sg_offset (with --bvec: where the iterator starts)\n"
+	      "      --misalign N       each entry on its own page, starting N bytes in\n"
+	      "      --gap N            bytes between entries (default 0: contiguous)\n"
+	      "      --chain N          chained scatterlist arrays of N entries each\n"
+	      "      --bvec             rdma_rw_ctx_init_bvec() with one bio_vec per entry\n"
+	      "R/W API:\n"
+	      "      --force-mr         rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)\n"
+	      "      --pool-size N      cap.max_rdma_ctxs, the MR pool's size\n"
+	      "                         (default: rdma_rw_mr_factor() of the buffer)\n"
+	      "      --pool-free N      take MRs out of the pool first, leaving N free\n"
+	      "      --remote-addr A    remote address (default 0x10000000)\n"
+	      "      --rkey K           remote key (default 0x1234)\n"
+	      "      --chain-wr         append a signaled SEND as chain_wr\n"
+	      "      --repeat N         build (and with --post, post) the chain N times\n"
+	      "      --post             execute each chain against a peer device and\n"
+	      "                         verify the bytes (remote buffer registered there)\n"
+	      "Output:\n"
+	      "      --json             every field of every WR and SGE, as JSON\n"
+	      "      --dot              a Graphviz digraph of the chain\n"
+	      "      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1\n"
+	      "  -h, --help             this text\n"
+	      "\n"
+	      "Exit status: 0 success; 1 init, check or post failed; 2 bad arguments.\n",
 	      f);
 }
 
@@ -274,15 +284,18 @@ static bool parse_u64(const char *s, u64 max, u64 *out)
 	if (errno || end == s)
 		return false;
 	switch (*end) {
-	case 'k': case 'K':
+	case 'k':
+	case 'K':
 		v = v > ULLONG_MAX >> 10 ? ULLONG_MAX : v << 10;
 		end++;
 		break;
-	case 'm': case 'M':
+	case 'm':
+	case 'M':
 		v = v > ULLONG_MAX >> 20 ? ULLONG_MAX : v << 20;
 		end++;
 		break;
-	case 'g': case 'G':
+	case 'g':
+	case 'G':
 		v = v > ULLONG_MAX >> 30 ? ULLONG_MAX : v << 30;
 		end++;
 		break;
@@ -354,10 +367,28 @@ static bool parse_sgl(struct chain_opts *o, const char *spec)
 }
 
 enum {
-	OPT_IOMMU = 256, OPT_SGL_RD, OPT_SEND_SGE, OPT_SGE_RD, OPT_FR_PAGES,
-	OPT_QP_SGE, OPT_SGL, OPT_OFFSET, OPT_MISALIGN, OPT_GAP, OPT_CHAIN,
-	OPT_BVEC, OPT_FORCE, OPT_POOL_SIZE, OPT_POOL_FREE, OPT_RADDR,
-	OPT_RKEY, OPT_CHAIN_WR, OPT_REPEAT, OPT_POST, OPT_JSON, OPT_DOT,
+	OPT_IOMMU = 256,
+	OPT_SGL_RD,
+	OPT_SEND_SGE,
+	OPT_SGE_RD,
+	OPT_FR_PAGES,
+	OPT_QP_SGE,
+	OPT_SGL,
+	OPT_OFFSET,
+	OPT_MISALIGN,
+	OPT_GAP,
+	OPT_CHAIN,
+	OPT_BVEC,
+	OPT_FORCE,
+	OPT_POOL_SIZE,
+	OPT_POOL_FREE,
+	OPT_RADDR,
+	OPT_RKEY,
+	OPT_CHAIN_WR,
+	OPT_REPEAT,
+	OPT_POST,
+	OPT_JSON,
+	OPT_DOT,
 	OPT_ABSOLUTE,
 };
 
@@ -404,26 +435,45 @@ static bool parse_opt(struct chain_opts *o, int opt, const char *arg)
 	u64 v;
 
 	switch (opt) {
-	case 'p': o->profile = arg; return true;
-	case OPT_IOMMU: o->iommu = true; return true;
-	case OPT_SGL_RD: return parse_ll(arg, UINT32_MAX, &o->max_sgl_rd);
-	case OPT_SEND_SGE: return parse_ll(arg, INT_MAX, &o->max_send_sge);
-	case OPT_SGE_RD: return parse_ll(arg, INT_MAX, &o->max_sge_rd);
-	case OPT_FR_PAGES: return parse_ll(arg, UINT32_MAX, &o->fr_pages);
-	case OPT_QP_SGE: return parse_ll(arg, UINT32_MAX, &o->qp_send_sge);
-	case OPT_SGL: return parse_sgl(o, arg);
-	case OPT_OFFSET: return parse_u64(arg, UINT32_MAX, &o->offset);
-	case OPT_MISALIGN: return parse_ll(arg, PAGE_SIZE - 1, &o->misalign);
-	case OPT_GAP: return parse_u64(arg, CHAIN_MAX_ENTRY, &o->gap);
+	case 'p':
+		o->profile = arg;
+		return true;
+	case OPT_IOMMU:
+		o->iommu = true;
+		return true;
+	case OPT_SGL_RD:
+		return parse_ll(arg, UINT32_MAX, &o->max_sgl_rd);
+	case OPT_SEND_SGE:
+		return parse_ll(arg, INT_MAX, &o->max_send_sge);
+	case OPT_SGE_RD:
+		return parse_ll(arg, INT_MAX, &o->max_sge_rd);
+	case OPT_FR_PAGES:
+		return parse_ll(arg, UINT32_MAX, &o->fr_pages);
+	case OPT_QP_SGE:
+		return parse_ll(arg, UINT32_MAX, &o->qp_send_sge);
+	case OPT_SGL:
+		return parse_sgl(o, arg);
+	case OPT_OFFSET:
+		return parse_u64(arg, UINT32_MAX, &o->offset);
+	case OPT_MISALIGN:
+		return parse_ll(arg, PAGE_SIZE - 1, &o->misalign);
+	case OPT_GAP:
+		return parse_u64(arg, CHAIN_MAX_ENTRY, &o->gap);
 	case OPT_CHAIN:
 		if (!parse_u64(arg, CHAIN_MAX_ENTRIES, &v) || !v)
 			return false;
 		o->chain = (u32)v;
 		return true;
-	case OPT_BVEC: o->bvec = true; return true;
-	case OPT_FORCE: o->force_mr = true; return true;
-	case OPT_POOL_SIZE: return parse_ll(arg, 65536, &o->pool_size);
-	case OPT_POOL_FREE: return parse_ll(arg, 65536, &o->pool_free);
+	case OPT_BVEC:
+		o->bvec = true;
+		return true;
+	case OPT_FORCE:
+		o->force_mr = true;
+		return true;
+	case OPT_POOL_SIZE:
+		return parse_ll(arg, 65536, &o->pool_size);
+	case OPT_POOL_FREE:
+		return parse_ll(arg, 65536, &o->pool_free);
 	case OPT_RADDR:
 		o->raddr_set = true;
 		return parse_u64(arg, UINT64_MAX, &o->remote_addr);
@@ -433,17 +483,26 @@ static bool parse_opt(struct chain_opts *o, int opt, const char *arg)
 			return false;
 		o->rkey = (u32)v;
 		return true;
-	case OPT_CHAIN_WR: o->chain_wr = true; return true;
+	case OPT_CHAIN_WR:
+		o->chain_wr = true;
+		return true;
 	case OPT_REPEAT:
 		if (!parse_u64(arg, CHAIN_MAX_REPEAT, &v) || !v)
 			return false;
 		o->repeat = (u32)v;
 		return true;
-	case OPT_POST: o->post = true; return true;
-	case OPT_JSON: return set_format(o, FMT_JSON);
-	case OPT_DOT: return set_format(o, FMT_DOT);
-	case OPT_ABSOLUTE: o->absolute = true; return true;
-	default: return false;
+	case OPT_POST:
+		o->post = true;
+		return true;
+	case OPT_JSON:
+		return set_format(o, FMT_JSON);
+	case OPT_DOT:
+		return set_format(o, FMT_DOT);
+	case OPT_ABSOLUTE:
+		o->absolute = true;
+		return true;
+	default:
+		return false;
 	}
 }
 
@@ -502,7 +561,8 @@ static int parse_args(struct chain_opts *o, int argc, char **argv)
 	}
 	if (optind != argc - 1 || !parse_dir(o, argv[optind])) {
 		fputs("rdmarw-chain: give one direction: read or write\n"
-		      "Try 'rdmarw-chain --help'.\n", stderr);
+		      "Try 'rdmarw-chain --help'.\n",
+		      stderr);
 		return EXIT_BAD_ARGS;
 	}
 	if (!o->nents && !add_entries(o, PAGE_SIZE, 1))
@@ -621,8 +681,7 @@ static void count_transfer(struct chain *c)
 
 	c->segs = 0;
 	c->xfer = c->bytes > skip ? c->bytes - skip : 0;
-	while (i < c->o.nents && skip >= c->o.len[i] &&
-	       (skip || !c->o.bvec)) {
+	while (i < c->o.nents && skip >= c->o.len[i] && (skip || !c->o.bvec)) {
 		skip -= c->o.len[i];
 		i++;
 	}
@@ -665,8 +724,10 @@ static struct ib_qp *make_qp(struct chain *c, struct ib_pd *pd,
 	struct ib_qp_init_attr attr = {
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = { .max_send_wr = send_wr, .max_recv_wr = 4,
-			 .max_send_sge = send_sge, .max_recv_sge = 1,
+		.cap = { .max_send_wr = send_wr,
+			 .max_recv_wr = 4,
+			 .max_send_sge = send_sge,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = ctxs },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
@@ -711,24 +772,26 @@ static bool open_local(struct chain *c)
 
 	c->dev = soft_device_create(c->fabric, "chain%d", &c->prof);
 	if (IS_ERR(c->dev)) {
-		fail(c, "soft_device_create: %s (check the attribute overrides)",
+		fail(c,
+		     "soft_device_create: %s (check the attribute overrides)",
 		     errno_name((int)PTR_ERR(c->dev)));
 		c->dev = NULL;
 		return false;
 	}
 	c->pd = ib_alloc_pd(c->dev, 0);
-	c->cq = IS_ERR(c->pd) ? ERR_PTR(-EINVAL) :
-		ib_alloc_cq(c->dev, NULL, 256, 0, IB_POLL_DIRECT);
+	c->cq = IS_ERR(c->pd) ?
+			ERR_PTR(-EINVAL) :
+			ib_alloc_cq(c->dev, NULL, 256, 0, IB_POLL_DIRECT);
 	if (IS_ERR(c->pd) || IS_ERR(c->cq)) {
 		fail(c, "ib_alloc_pd/ib_alloc_cq failed");
 		return false;
 	}
 	sge = c->o.qp_send_sge >= 0 ? (u32)c->o.qp_send_sge :
-				       (u32)c->dev->attrs.max_send_sge;
+				      (u32)c->dev->attrs.max_send_sge;
 	c->max_rdma_ctxs = (u32)c->o.pool_size;
 	if (c->o.pool_size < 0) {
-		c->max_rdma_ctxs = rdma_rw_mr_factor(c->dev, CHAIN_PORT,
-						     buffer_pages(c));
+		c->max_rdma_ctxs =
+			rdma_rw_mr_factor(c->dev, CHAIN_PORT, buffer_pages(c));
 		if (!c->max_rdma_ctxs)
 			c->max_rdma_ctxs = 1;
 	}
@@ -752,8 +815,9 @@ static bool open_peer(struct chain *c)
 		return false;
 	}
 	c->ppd = ib_alloc_pd(c->peer, 0);
-	c->pcq = IS_ERR(c->ppd) ? ERR_PTR(-EINVAL) :
-		 ib_alloc_cq(c->peer, NULL, 64, 0, IB_POLL_DIRECT);
+	c->pcq = IS_ERR(c->ppd) ?
+			 ERR_PTR(-EINVAL) :
+			 ib_alloc_cq(c->peer, NULL, 64, 0, IB_POLL_DIRECT);
 	if (IS_ERR(c->ppd) || IS_ERR(c->pcq)) {
 		fail(c, "peer PD/CQ failed");
 		return false;
@@ -923,12 +987,18 @@ static const char *dir_name(enum dma_data_direction dir)
 static const char *type_name(u8 type)
 {
 	switch (type) {
-	case RDMA_RW_SINGLE_WR: return "SINGLE";
-	case RDMA_RW_MULTI_WR: return "MULTI";
-	case RDMA_RW_MR: return "MR";
-	case RDMA_RW_SIG_MR: return "SIG_MR";
-	case RDMA_RW_IOVA: return "IOVA";
-	default: return "?";
+	case RDMA_RW_SINGLE_WR:
+		return "SINGLE";
+	case RDMA_RW_MULTI_WR:
+		return "MULTI";
+	case RDMA_RW_MR:
+		return "MR";
+	case RDMA_RW_SIG_MR:
+		return "SIG_MR";
+	case RDMA_RW_IOVA:
+		return "IOVA";
+	default:
+		return "?";
 	}
 }
 
@@ -957,12 +1027,9 @@ static const struct flag_name access_names[] = {
 };
 
 static const struct flag_name send_flag_names[] = {
-	{ IB_SEND_FENCE, "FENCE" },
-	{ IB_SEND_SIGNALED, "SIGNALED" },
-	{ IB_SEND_SOLICITED, "SOLICITED" },
-	{ IB_SEND_INLINE, "INLINE" },
-	{ IB_SEND_IP_CSUM, "IP_CSUM" },
-	{ 0, NULL },
+	{ IB_SEND_FENCE, "FENCE" },	    { IB_SEND_SIGNALED, "SIGNALED" },
+	{ IB_SEND_SOLICITED, "SOLICITED" }, { IB_SEND_INLINE, "INLINE" },
+	{ IB_SEND_IP_CSUM, "IP_CSUM" },	    { 0, NULL },
 };
 
 /* "A|B" for the bits of @v; "0" for none. */
@@ -1038,19 +1105,18 @@ static void explain_sge_path(struct chain *c, const char *mr)
 	size_t n = sizeof(c->why);
 
 	if (mr) {
-		snprintf(c->why, n,
-			 "pool exhausted: fell back to %s (-EAGAIN) from MR (%s); up to %u SGEs per %s",
-			 type_name(c->ctx.type), mr, max_sge(c), op);
+		snprintf(
+			c->why, n,
+			"pool exhausted: fell back to %s (-EAGAIN) from MR (%s); up to %u SGEs per %s",
+			type_name(c->ctx.type), mr, max_sge(c), op);
 		return;
 	}
 	if (c->ctx.type == RDMA_RW_SINGLE_WR && c->o.bvec)
-		snprintf(c->why, n,
-			 "the transfer lies within one bio_vec");
+		snprintf(c->why, n, "the transfer lies within one bio_vec");
 	else if (c->ctx.type == RDMA_RW_SINGLE_WR)
 		snprintf(c->why, n, "one entry");
 	else if (c->o.bvec)
-		snprintf(c->why, n,
-			 "%s: one SGE per bio_vec, up to %u per %s",
+		snprintf(c->why, n, "%s: one SGE per bio_vec, up to %u per %s",
 			 c->dev->iommu ? "no IOVA range" :
 					 "virtual DMA, no IOVA API",
 			 max_sge(c), op);
@@ -1059,8 +1125,7 @@ static void explain_sge_path(struct chain *c, const char *mr)
 			 "%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
 			 c->segs, sgl_rd, max_sge(c));
 	else
-		snprintf(c->why, n,
-			 "%u entries: up to %u SGEs per %s", c->segs,
+		snprintf(c->why, n, "%u entries: up to %u SGEs per %s", c->segs,
 			 max_sge(c), op);
 }
 
@@ -1072,9 +1137,10 @@ static void explain_path(struct chain *c)
 	snprintf(c->path, sizeof(c->path), "%s", type_name(c->ctx.type));
 	switch (c->ctx.type) {
 	case RDMA_RW_MR:
-		snprintf(c->why, sizeof(c->why), "%s: %u MR%s of up to %u pages",
-			 why ? why : "?", c->ctx.nr_ops,
-			 c->ctx.nr_ops == 1 ? "" : "s", pages_per_mr(c));
+		snprintf(c->why, sizeof(c->why),
+			 "%s: %u MR%s of up to %u pages", why ? why : "?",
+			 c->ctx.nr_ops, c->ctx.nr_ops == 1 ? "" : "s",
+			 pages_per_mr(c));
 		break;
 	case RDMA_RW_IOVA:
 		snprintf(c->why, sizeof(c->why),
@@ -1102,8 +1168,7 @@ static struct seg *transfer_segs(const struct chain *c, u32 *nr)
 
 	if (!s)
 		return NULL;
-	while (i < c->o.nents && skip >= c->o.len[i] &&
-	       (skip || !c->o.bvec)) {
+	while (i < c->o.nents && skip >= c->o.len[i] && (skip || !c->o.bvec)) {
 		skip -= c->o.len[i];
 		i++;
 	}
@@ -1136,17 +1201,19 @@ static bool chunk_problem(const struct chain *c, const struct seg *s, u32 n,
 		u64 from = a & ~(u64)(PAGE_SIZE - 1);
 
 		if (iwarp && !s[j].len) {
-			snprintf(out, len,
-				 "entry %u is empty: siw's MR page list refuses empty entries",
-				 first + j);
+			snprintf(
+				out, len,
+				"entry %u is empty: siw's MR page list refuses empty entries",
+				first + j);
 			return true;
 		}
 
 		if (j && (end % PAGE_SIZE || a % PAGE_SIZE)) {
 			if (end != a) {
-				snprintf(out, len,
-					 "entry %u does not continue entry %u and one of them is not page aligned there (the MR page-list rules)",
-					 first + j, first + j - 1);
+				snprintf(
+					out, len,
+					"entry %u does not continue entry %u and one of them is not page aligned there (the MR page-list rules)",
+					first + j, first + j - 1);
 				return true;
 			}
 			from = round_up_page(end);
@@ -1157,7 +1224,8 @@ static bool chunk_problem(const struct chain *c, const struct seg *s, u32 n,
 	}
 	if (pages > ppm && !iwarp) {
 		snprintf(out, len,
-			 "entries %u..%u span %" PRIu64 " pages, more than the %" PRIu64 " an MR holds",
+			 "entries %u..%u span %" PRIu64
+			 " pages, more than the %" PRIu64 " an MR holds",
 			 first, first + n - 1, pages, ppm);
 		return true;
 	}
@@ -1193,9 +1261,10 @@ static bool iova_problem(const struct chain *c, char *out, size_t len)
 		bad = end != s[i].addr &&
 		      (end % PAGE_SIZE || s[i].addr % PAGE_SIZE);
 		if (bad)
-			snprintf(out, len,
-				 "the IOMMU cannot link bio_vec %u after bio_vec %u in one IOVA range (neither contiguous nor meeting at a page boundary); a failed link is final",
-				 i, i - 1);
+			snprintf(
+				out, len,
+				"the IOMMU cannot link bio_vec %u after bio_vec %u in one IOVA range (neither contiguous nor meeting at a page boundary); a failed link is final",
+				i, i - 1);
 	}
 	free(s);
 	return bad;
@@ -1211,16 +1280,19 @@ static void explain_error(struct chain *c)
 
 	snprintf(c->path, sizeof(c->path), "none");
 	if (c->ret == -EAGAIN)
-		snprintf(c->why, n,
-			 "registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
-			 why ? why : "?", free_mrs, c->pool_total);
+		snprintf(
+			c->why, n,
+			"registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
+			why ? why : "?", free_mrs, c->pool_total);
 	else if (c->ret == -EINVAL && !c->xfer && c->o.bvec)
 		snprintf(c->why, n,
-			 "the iterator is empty: --offset %" PRIu64 " of %" PRIu64 " bytes",
+			 "the iterator is empty: --offset %" PRIu64
+			 " of %" PRIu64 " bytes",
 			 c->o.offset, c->bytes);
 	else if (c->ret == -EINVAL && !c->segs)
 		snprintf(c->why, n,
-			 "sg_offset %" PRIu64 " at or past the end of the list (%" PRIu64 " bytes)",
+			 "sg_offset %" PRIu64
+			 " at or past the end of the list (%" PRIu64 " bytes)",
 			 c->o.offset, c->bytes);
 	else if (c->ret == -EINVAL && c->empty_bvec)
 		snprintf(c->why, n, "an empty bio_vec in the iterator's range");
@@ -1232,7 +1304,8 @@ static void explain_error(struct chain *c)
 		 iova_problem(c, c->why, n))
 		;
 	else if (c->ret == -ENOMEM)
-		snprintf(c->why, n, "out of memory (context storage or mapping)");
+		snprintf(c->why, n,
+			 "out of memory (context storage or mapping)");
 	else
 		snprintf(c->why, n, "see rdma_rw_ctx_init(3)");
 }
@@ -1265,9 +1338,8 @@ static int do_init(struct chain *c)
 		return rdma_rw_ctx_init_bvec(&c->ctx, c->qp, CHAIN_PORT,
 					     c->bvecs, c->o.nents, c->iter,
 					     c->raddr, c->rkey, c->o.dir);
-	return rdma_rw_ctx_init(&c->ctx, c->qp, CHAIN_PORT, c->sgl,
-				c->o.nents, (u32)c->o.offset, c->raddr,
-				c->rkey, c->o.dir);
+	return rdma_rw_ctx_init(&c->ctx, c->qp, CHAIN_PORT, c->sgl, c->o.nents,
+				(u32)c->o.offset, c->raddr, c->rkey, c->o.dir);
 }
 
 static void ctx_destroy(struct chain *c)
@@ -1349,13 +1421,12 @@ static bool snapshot(struct chain *c, struct chain_run *r,
 	return true;
 }
 
-#define CHECK(r, cond, ...)                                          \
-	do {                                                         \
-		if (!(cond)) {                                       \
-			snprintf((r)->check, sizeof((r)->check),     \
-				 __VA_ARGS__);                       \
-			return false;                                \
-		}                                                    \
+#define CHECK(r, cond, ...)                                                    \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			snprintf((r)->check, sizeof((r)->check), __VA_ARGS__); \
+			return false;                                          \
+		}                                                              \
 	} while (0)
 
 /* Walks the transfer's pieces as WRs consume them. */
@@ -1403,12 +1474,14 @@ static bool check_rdma(struct chain *c, struct chain_run *r,
 		const struct ib_sge *g = &w->sges[i];
 
 		if (reg) {
-			CHECK(r, w->num_sge == 1 && g->addr == reg->mr_iova &&
-				 g->length == reg->mr_length &&
-				 g->lkey == reg->key,
+			CHECK(r,
+			      w->num_sge == 1 && g->addr == reg->mr_iova &&
+				      g->length == reg->mr_length &&
+				      g->lkey == reg->key,
 			      "RDMA WR SGE does not match its REG_MR");
-			CHECK(r, w->opcode != IB_WR_RDMA_READ_WITH_INV ||
-				 w->ex == reg->key,
+			CHECK(r,
+			      w->opcode != IB_WR_RDMA_READ_WITH_INV ||
+				      w->ex == reg->key,
 			      "READ_WITH_INV does not name the registered key");
 		} else {
 			CHECK(r, g->lkey == c->pd->local_dma_lkey,
@@ -1434,8 +1507,9 @@ static bool check_reg(struct chain *c, struct chain_run *r,
 	      w->access, access);
 	CHECK(r, (w->key >> 8) == (w->mr->lkey >> 8) && w->key == w->mr->lkey,
 	      "REG_MR key is not the MR's key");
-	CHECK(r, !inv || ((inv->ex >> 8) == (w->key >> 8) &&
-			  ((inv->ex + 1) & 0xffu) == (w->key & 0xffu)),
+	CHECK(r,
+	      !inv || ((inv->ex >> 8) == (w->key >> 8) &&
+		       ((inv->ex + 1) & 0xffu) == (w->key & 0xffu)),
 	      "LOCAL_INV does not name the MR's previous key");
 	return true;
 }
@@ -1485,8 +1559,8 @@ static bool check_wrs(struct chain *c, struct chain_run *r, u32 n_rw,
 		}
 	}
 	CHECK(r, !inv && !reg, "registration without its RDMA WR");
-	CHECK(r, done == c->xfer, "the WRs move %" PRIu64 " bytes, not %" PRIu64,
-	      done, c->xfer);
+	CHECK(r, done == c->xfer,
+	      "the WRs move %" PRIu64 " bytes, not %" PRIu64, done, c->xfer);
 	return true;
 }
 
@@ -1586,7 +1660,8 @@ static bool verify_data(struct chain *c, char *out, size_t n)
 		       0xa5) ||
 	    (c->o.dir == DMA_FROM_DEVICE &&
 	     !all_bytes(c->buf, c->buf_len, 0xee))) {
-		snprintf(out, n, "MISMATCH: bytes outside the transfer changed");
+		snprintf(out, n,
+			 "MISMATCH: bytes outside the transfer changed");
 		return false;
 	}
 	if (c->o.chain_wr && memcmp(c->rmsg, c->msg, CHAIN_MSG_LEN)) {
@@ -1594,7 +1669,8 @@ static bool verify_data(struct chain *c, char *out, size_t n)
 		return false;
 	}
 	snprintf(out, n,
-		 "%" PRIu64 " bytes verified%s, bytes outside the transfer unchanged",
+		 "%" PRIu64
+		 " bytes verified%s, bytes outside the transfer unchanged",
 		 c->xfer, c->o.chain_wr ? " and the SEND's payload" : "");
 	return true;
 }
@@ -1628,8 +1704,8 @@ static bool completions_ok(struct chain *c, struct chain_run *r)
 		if (r->wc[i].status != IB_WC_SUCCESS)
 			return false;
 		if (!strcmp(r->wc[i].side, "local"))
-			local += r->wc[i].cqe && !strcmp(r->wc[i].cqe,
-							 cqe_name(c, want));
+			local += r->wc[i].cqe &&
+				 !strcmp(r->wc[i].cqe, cqe_name(c, want));
 		else
 			peer++;
 	}
@@ -1657,8 +1733,9 @@ static bool post_run(struct chain *c, struct chain_run *r, u32 seed,
 	poll_side(c, r, c->cq, "local");
 	poll_side(c, r, c->pcq, "peer");
 	if (r->post_ret || !completions_ok(c, r)) {
-		snprintf(r->data, sizeof(r->data),
-			 "not checked: the chain did not complete with exactly the expected completions, all successful");
+		snprintf(
+			r->data, sizeof(r->data),
+			"not checked: the chain did not complete with exactly the expected completions, all successful");
 		return false;
 	}
 	if (!verify) {
@@ -1719,14 +1796,14 @@ static void print_entries(const struct chain *c)
 	char a[NAME_LEN];
 	u32 i, shown = c->o.nents < 16 ? c->o.nents : 16;
 
-	printf("%s: %u %s%s, %" PRIu64 " bytes:",
-	       c->o.bvec ? "bvec" : "sgl", c->o.nents,
-	       c->o.bvec ? "bio_vec" : "entr",
+	printf("%s: %u %s%s, %" PRIu64 " bytes:", c->o.bvec ? "bvec" : "sgl",
+	       c->o.nents, c->o.bvec ? "bio_vec" : "entr",
 	       c->o.bvec ? (c->o.nents == 1 ? "" : "s") :
-			   (c->o.nents == 1 ? "y" : "ies"), c->bytes);
+			   (c->o.nents == 1 ? "y" : "ies"),
+	       c->bytes);
 	for (i = 0; i < shown; i++)
-		printf(" %s:%u", fmt_addr(c, (u64)(uintptr_t)c->buf + c->off[i],
-					  a),
+		printf(" %s:%u",
+		       fmt_addr(c, (u64)(uintptr_t)c->buf + c->off[i], a),
 		       c->o.len[i]);
 	if (shown < c->o.nents)
 		printf(" ... (%u more)", c->o.nents - shown);
@@ -1746,7 +1823,8 @@ static void print_call(const struct chain *c)
 		       c->o.nents, c->iter.bi_size, c->iter.bi_idx,
 		       c->iter.bi_bvec_done, ra, rk, dir_name(c->o.dir));
 	else
-		printf("call: rdma_rw_ctx_init(ctx, qp, 1, sgl, %u, %" PRIu64 ", %s, %s, %s)\n",
+		printf("call: rdma_rw_ctx_init(ctx, qp, 1, sgl, %u, %" PRIu64
+		       ", %s, %s, %s)\n",
 		       c->o.nents, c->o.offset, ra, rk, dir_name(c->o.dir));
 	if (c->ret >= 0)
 		printf("ret: %d (WQEs)\n", c->ret);
@@ -1777,7 +1855,8 @@ static void print_wr(const struct chain *c, u32 i, const struct wr_snap *w)
 
 	printf("wr%u: %s", i, opname(w->opcode));
 	if (w->reg)
-		printf(" mr=mr%d key=%s iova=%s len=%" PRIu64 " page_size=%u access=%s",
+		printf(" mr=mr%d key=%s iova=%s len=%" PRIu64
+		       " page_size=%u access=%s",
 		       mr_index(c, w->mr), fmt_lkey(c, w->key, k),
 		       fmt_addr(c, w->mr_iova, a), w->mr_length,
 		       w->mr_page_size,
@@ -1792,8 +1871,8 @@ static void print_wr(const struct chain *c, u32 i, const struct wr_snap *w)
 	    w->opcode == IB_WR_SEND_WITH_INV)
 		printf(" inv=%s", fmt_lkey(c, w->ex, k));
 	if (w->send_flags)
-		printf(" %s", fmt_flags(send_flag_names, w->send_flags, f,
-					sizeof(f)));
+		printf(" %s",
+		       fmt_flags(send_flag_names, w->send_flags, f, sizeof(f)));
 	if (w->wr_cqe)
 		printf(" wr_cqe=%s", cqe_name(c, w->wr_cqe));
 	if (w->is_chain_wr)
@@ -1804,13 +1883,20 @@ static void print_wr(const struct chain *c, u32 i, const struct wr_snap *w)
 static const char *wc_opname(enum ib_wc_opcode op)
 {
 	switch (op) {
-	case IB_WC_SEND: return "IB_WC_SEND";
-	case IB_WC_RDMA_WRITE: return "IB_WC_RDMA_WRITE";
-	case IB_WC_RDMA_READ: return "IB_WC_RDMA_READ";
-	case IB_WC_LOCAL_INV: return "IB_WC_LOCAL_INV";
-	case IB_WC_REG_MR: return "IB_WC_REG_MR";
-	case IB_WC_RECV: return "IB_WC_RECV";
-	default: return "IB_WC_OTHER";
+	case IB_WC_SEND:
+		return "IB_WC_SEND";
+	case IB_WC_RDMA_WRITE:
+		return "IB_WC_RDMA_WRITE";
+	case IB_WC_RDMA_READ:
+		return "IB_WC_RDMA_READ";
+	case IB_WC_LOCAL_INV:
+		return "IB_WC_LOCAL_INV";
+	case IB_WC_REG_MR:
+		return "IB_WC_REG_MR";
+	case IB_WC_RECV:
+		return "IB_WC_RECV";
+	default:
+		return "IB_WC_OTHER";
 	}
 }
 
@@ -1821,8 +1907,8 @@ static void print_post(const struct chain_run *r)
 	if (!r->posted)
 		return;
 	printf("post: ib_post_send = %d%s%s\n", r->post_ret,
-	       r->post_ret ? " " : "", r->post_ret ? errno_name(r->post_ret) :
-						     "");
+	       r->post_ret ? " " : "",
+	       r->post_ret ? errno_name(r->post_ret) : "");
 	for (i = 0; i < r->nr_wc; i++)
 		printf("completion: %s %s %s byte_len=%u wr_cqe=%s\n",
 		       r->wc[i].side, wc_opname(r->wc[i].opcode),
@@ -1846,8 +1932,7 @@ static void print_run(const struct chain *c, u32 n)
 	printf("\n");
 	for (i = 0; i < r->nr_wrs; i++)
 		print_wr(c, i, &r->wrs[i]);
-	printf("check: %s%s\n", r->check[0] ? "FAILED: " : "ok",
-	       r->check);
+	printf("check: %s%s\n", r->check[0] ? "FAILED: " : "ok", r->check);
 	print_post(r);
 }
 
@@ -1866,7 +1951,7 @@ static void print_text(const struct chain *c)
 
 struct jw {
 	int depth;
-	int inline_depth;	/* containers from here on stay on one line */
+	int inline_depth; /* containers from here on stay on one line */
 	bool first;
 };
 
@@ -1949,8 +2034,8 @@ static void jw_bool(struct jw *j, const char *key, bool v)
 	fputs(v ? "true" : "false", stdout);
 }
 
-static void jw_flags(struct jw *j, const char *key,
-		     const struct flag_name *t, int v)
+static void jw_flags(struct jw *j, const char *key, const struct flag_name *t,
+		     int v)
 {
 	jw_open_inline(j, key, '[');
 	for (; t->name; t++)
@@ -1960,8 +2045,7 @@ static void jw_flags(struct jw *j, const char *key,
 }
 
 /* Addresses and keys: numbers with --absolute, names otherwise. */
-static void jw_addr(struct jw *j, const struct chain *c, const char *key,
-		    u64 a)
+static void jw_addr(struct jw *j, const struct chain *c, const char *key, u64 a)
 {
 	char n[NAME_LEN];
 
@@ -1982,8 +2066,7 @@ static void jw_raddr(struct jw *j, const struct chain *c, const char *key,
 		jw_str(j, key, fmt_raddr(c, a, n));
 }
 
-static void jw_lkey(struct jw *j, const struct chain *c, const char *key,
-		    u32 k)
+static void jw_lkey(struct jw *j, const struct chain *c, const char *key, u32 k)
 {
 	char n[NAME_LEN];
 
@@ -1993,8 +2076,7 @@ static void jw_lkey(struct jw *j, const struct chain *c, const char *key,
 		jw_str(j, key, fmt_lkey(c, k, n));
 }
 
-static void jw_rkey(struct jw *j, const struct chain *c, const char *key,
-		    u32 k)
+static void jw_rkey(struct jw *j, const struct chain *c, const char *key, u32 k)
 {
 	char n[NAME_LEN];
 
@@ -2035,8 +2117,8 @@ static void json_request(struct jw *j, const struct chain *c)
 	u32 i;
 
 	jw_open(j, "request", '{');
-	jw_str(j, "api", c->o.bvec ? "rdma_rw_ctx_init_bvec" :
-				     "rdma_rw_ctx_init");
+	jw_str(j, "api",
+	       c->o.bvec ? "rdma_rw_ctx_init_bvec" : "rdma_rw_ctx_init");
 	jw_str(j, "dir", dir_name(c->o.dir));
 	jw_u64(j, c->o.bvec ? "nr_bvec" : "sg_cnt", c->o.nents);
 	jw_u64(j, "offset", c->o.offset);
@@ -2299,7 +2381,8 @@ static int setup(struct chain *c)
 	int ret = soft_profile_get(c->o.profile, &c->prof);
 
 	if (ret) {
-		fprintf(stderr, "rdmarw-chain: unknown profile '%s' (mlx5, rxe, siw)\n",
+		fprintf(stderr,
+			"rdmarw-chain: unknown profile '%s' (mlx5, rxe, siw)\n",
 			c->o.profile);
 		return EXIT_BAD_ARGS;
 	}
@@ -2308,7 +2391,8 @@ static int setup(struct chain *c)
 		rdma_rw_set_force_mr(true);
 	c->force = rdma_rw_get_force_mr();
 	if (!layout(c)) {
-		fprintf(stderr, "rdmarw-chain: the buffer layout exceeds 4 GiB\n");
+		fprintf(stderr,
+			"rdmarw-chain: the buffer layout exceeds 4 GiB\n");
 		return EXIT_BAD_ARGS;
 	}
 	if (!(c->o.bvec ? build_bvecs(c) : build_sgl(c)))
@@ -2407,7 +2491,8 @@ static void teardown_objects(struct chain *c)
 	if (!IS_ERR_OR_NULL(c->ppd))
 		check_ret(c, "ib_dealloc_pd (peer)", ib_dealloc_pd(c->ppd));
 	if (c->dev)
-		check_ret(c, "soft_device_destroy", soft_device_destroy(c->dev));
+		check_ret(c, "soft_device_destroy",
+			  soft_device_destroy(c->dev));
 	if (c->peer)
 		check_ret(c, "soft_device_destroy (peer)",
 			  soft_device_destroy(c->peer));
@@ -2448,7 +2533,8 @@ static void teardown(struct chain *c)
 	if (c->qp)
 		release_mrs(c);
 	if (c->dev && c->dev->dma_mapped)
-		fail(c, "%ld DMA mappings left after destroy", c->dev->dma_mapped);
+		fail(c, "%ld DMA mappings left after destroy",
+		     c->dev->dma_mapped);
 	teardown_objects(c);
 	free_memory(c);
 }

@@ -131,8 +131,8 @@ static void print_json(struct ib_device *dev, bool first)
 
 	printf("%s\n    {\"name\": ", first ? "" : ",");
 	json_string(dev->name);
-	printf(", \"driver\": \"%s\", \"protocol\": \"%s\"",
-	       driver_name(dev), protocol_name(dev));
+	printf(", \"driver\": \"%s\", \"protocol\": \"%s\"", driver_name(dev),
+	       protocol_name(dev));
 	for (i = 0; i < n; i++)
 		printf(", \"%s\": %lld", attrs[i].name, attrs[i].value);
 	printf(", \"caps\": {");
@@ -183,8 +183,7 @@ static void usage(FILE *out)
 		     "uses.\n");
 }
 
-static int create_devices(struct soft_fabric *fabric,
-			  struct ib_device **devs)
+static int create_devices(struct soft_fabric *fabric, struct ib_device **devs)
 {
 	char name[32];
 	size_t i;

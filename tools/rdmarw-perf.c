@@ -33,9 +33,9 @@
 #define PERF_MAX_SGE 1024U
 #define PERF_MAX_CTXS 1024U
 #define PERF_MIN_ITERS 16ULL
-#define PERF_ROUNDS 5U        /* I/O and memcpy alternate this many times */
-#define PERF_WINDOW 1e-3      /* seconds: the shortest window for BW peak */
-#define PERF_CTL_BATCHES 7U   /* control path: median of this many batches */
+#define PERF_ROUNDS 5U /* I/O and memcpy alternate this many times */
+#define PERF_WINDOW 1e-3 /* seconds: the shortest window for BW peak */
+#define PERF_CTL_BATCHES 7U /* control path: median of this many batches */
 
 struct perf_opts {
 	bool write;
@@ -51,12 +51,12 @@ struct perf_opts {
 	double duration;
 	const char *profile;
 	const char *device; /* an ibv device instead of the software one */
-	const char *addr;   /* its rdma_cm address */
+	const char *addr; /* its rdma_cm address */
 	bool iommu;
 	bool threaded;
 	bool force_mr;
 	bool bvec;
-	u32 pi;   /* --pi: T10-DIF interval in bytes, 0 without PI */
+	u32 pi; /* --pi: T10-DIF interval in bytes, 0 without PI */
 	bool ctl;
 	bool json;
 	bool quiet;
@@ -129,12 +129,12 @@ struct perf_result {
 	u64 bytes;
 	u64 iters;
 	double secs;
-	double bw_avg;  /* bytes per second */
+	double bw_avg; /* bytes per second */
 	double bw_peak; /* bytes per second */
 	double mpps;
 	double memcpy_bps;
 	double memcpy_secs;
-	double cpu_secs;        /* this thread's CPU time in the I/O rounds */
+	double cpu_secs; /* this thread's CPU time in the I/O rounds */
 	double memcpy_cpu_secs; /* and in the memcpy rounds */
 	double ctl_ns;
 	const char *path;
@@ -193,7 +193,7 @@ static struct perf_slot *slots_alloc(u32 n, u32 nents)
 {
 	struct perf_slot *slots = calloc(n, sizeof(*slots));
 	char *ents = calloc(n, (size_t)nents * (sizeof(struct scatterlist) +
-						 sizeof(struct bio_vec)));
+						sizeof(struct bio_vec)));
 	u32 i;
 
 	if (!slots || !ents)
@@ -245,8 +245,10 @@ static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
 	struct ib_qp_init_attr attr = {
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = { .max_send_wr = send_wr, .max_recv_wr = 16,
-			 .max_send_sge = max_sge, .max_recv_sge = 1,
+		.cap = { .max_send_wr = send_wr,
+			 .max_recv_wr = 16,
+			 .max_send_sge = max_sge,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = ctxs },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
@@ -257,7 +259,7 @@ static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
 
 	if (IS_ERR(qp) && integrity && PTR_ERR(qp) == -EOPNOTSUPP) {
 		fprintf(stderr, "rdmarw-perf: --pi needs a profile with "
-			"integrity offload (mlx5)\n");
+				"integrity offload (mlx5)\n");
 		exit(2);
 	}
 	if (IS_ERR(qp))
@@ -324,7 +326,8 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 			 u32 nents)
 {
 	struct ib_qp_init_attr attr = {
-		.cap = { .max_recv_wr = 16, .max_recv_sge = 1,
+		.cap = { .max_recv_wr = 16,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = o->ctxs },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
@@ -340,8 +343,8 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 	if (IS_ERR(dev))
 		die(o->device, PTR_ERR(dev));
 	attr.cap.max_send_sge = (u32)dev->attrs.max_send_sge;
-	attr.cap.max_send_wr = send_depth(dev, o->ctxs, nents,
-					  attr.cap.max_send_sge);
+	attr.cap.max_send_wr =
+		send_depth(dev, o->ctxs, nents, attr.cap.max_send_sge);
 	ret = perf_ibv_open(e->ibv, o->device, o->addr, &attr,
 			    (int)(4 * o->ctxs + 64));
 	if (ret)
@@ -353,8 +356,8 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 	e->rcq = e->ibv->peer_cq;
 	e->lqp = e->ibv->qp;
 	e->rqp = e->ibv->peer_qp;
-	e->ctl_qp = make_qp(e->lpd, e->lcq, 8, attr.cap.max_send_sge, 16,
-			    false);
+	e->ctl_qp =
+		make_qp(e->lpd, e->lcq, 8, attr.cap.max_send_sge, 16, false);
 }
 
 static void env_open(struct perf_env *e, const struct perf_opts *o,
@@ -504,19 +507,19 @@ static int io_init(struct perf_run *r, struct perf_slot *sl, struct ib_qp *qp)
 	u64 raddr = (u64)(uintptr_t)e->rbuf;
 
 	if (r->o->pi)
-		return rdma_rw_ctx_signature_init(&sl->ctx, qp, 1, sl->sgl,
-						  r->shape->nents, &sl->psg, 1,
-						  &r->sig, raddr,
-						  e->rmr->rkey, r->dir);
+		return rdma_rw_ctx_signature_init(
+			&sl->ctx, qp, 1, sl->sgl, r->shape->nents, &sl->psg, 1,
+			&r->sig, raddr, e->rmr->rkey, r->dir);
 	if (r->o->bvec) {
-		struct bvec_iter it = { .bi_size = (unsigned int)r->shape->bytes };
+		struct bvec_iter it = { .bi_size =
+						(unsigned int)r->shape->bytes };
 
 		return rdma_rw_ctx_init_bvec(&sl->ctx, qp, 1, sl->bvec,
 					     r->shape->nents, it, raddr,
 					     e->rmr->rkey, r->dir);
 	}
-	return rdma_rw_ctx_init(&sl->ctx, qp, 1, sl->sgl, r->shape->nents,
-				0, raddr, e->rmr->rkey, r->dir);
+	return rdma_rw_ctx_init(&sl->ctx, qp, 1, sl->sgl, r->shape->nents, 0,
+				raddr, e->rmr->rkey, r->dir);
 }
 
 static void io_destroy(struct perf_run *r, struct perf_slot *sl,
@@ -870,19 +873,21 @@ static void print_header(const struct perf_opts *o)
 	       o->bvec ? ", bio_vec input" : "");
 	if (o->pi)
 		printf(", PI: T10-DIF every %u B on the wire (WRITE inserts, "
-		       "READ checks and strips)", o->pi);
+		       "READ checks and strips)",
+		       o->pi);
 	printf("\n");
 	printf("# BW in MiB/s (2^20 bytes/s), as perftest; memcpy = the same "
 	       "bytes copied by the CPU over the same buffers and SGL shape,\n"
 	       "# interleaved with the I/O in %u rounds; ratio = BW average / "
-	       "memcpy; ctl = init + wrs + destroy alone\n", PERF_ROUNDS);
+	       "memcpy; ctl = init + wrs + destroy alone\n",
+	       PERF_ROUNDS);
 	printf("# CPU ns/IO = this thread's CPU time per I/O (preemption by "
 	       "other processes left out); cpu ratio = the ratio in CPU time\n");
-	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n",
-	       "op", "#bytes", "#iters", "BW peak", "BW average", "MsgRate",
-	       "memcpy", "ratio", "CPU ns/IO", "cpu", "ctl ns/IO", "path");
-	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n",
-	       "", "", "", "[MiB/s]", "[MiB/s]", "[Mpps]", "[MiB/s]", "", "",
+	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n", "op",
+	       "#bytes", "#iters", "BW peak", "BW average", "MsgRate", "memcpy",
+	       "ratio", "CPU ns/IO", "cpu", "ctl ns/IO", "path");
+	printf("%-6s %10s %10s %12s %12s %9s %12s %7s %9s %7s %9s %-6s\n", "",
+	       "", "", "[MiB/s]", "[MiB/s]", "[Mpps]", "[MiB/s]", "", "",
 	       "ratio", "", "");
 }
 
@@ -914,8 +919,8 @@ static void print_result(const struct perf_opts *o, const struct perf_result *x,
 	const double mib = 1024.0 * 1024.0;
 	double ratio = x->memcpy_bps > 0 ? x->bw_avg / x->memcpy_bps : 0;
 	double cpu_ns = x->cpu_secs * 1e9 / (double)x->iters;
-	double cpu_ratio = x->cpu_secs > 0 ? x->memcpy_cpu_secs / x->cpu_secs :
-					     0;
+	double cpu_ratio =
+		x->cpu_secs > 0 ? x->memcpy_cpu_secs / x->cpu_secs : 0;
 
 	progress_clear();
 	if (o->json) {
@@ -958,10 +963,23 @@ static u64 parse_size(const char *s)
 	double v = strtod(s, &end);
 
 	switch (*end) {
-	case 'k': case 'K': v *= 1024; end++; break;
-	case 'm': case 'M': v *= 1024 * 1024; end++; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		v *= 1024;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v *= 1024 * 1024;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v *= 1024.0 * 1024 * 1024;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end)
 		return 0;
@@ -1095,28 +1113,49 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		{ "threaded", 0, NULL, 'T' }, { "force-mr", 0, NULL, 'f' },
 		{ "bvec", 0, NULL, 'b' },     { "ctl", 0, NULL, 'C' },
 		{ "json", 0, NULL, 'j' },     { "quiet", 0, NULL, 'q' },
-		{ "pi", 2, NULL, 'P' },       { "help", 0, NULL, 'h' },
+		{ "pi", 2, NULL, 'P' },	      { "help", 0, NULL, 'h' },
 		{ "device", 1, NULL, 'R' },   { "addr", 1, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
 
-	*o = (struct perf_opts){ .write = true, .read = true, .size_min = 65536,
-				 .size_max = 65536, .sge = 1, .ctxs = 16,
-				 .duration = 0.5, .profile = "rxe" };
+	*o = (struct perf_opts){ .write = true,
+				 .read = true,
+				 .size_min = 65536,
+				 .size_max = 65536,
+				 .sge = 1,
+				 .ctxs = 16,
+				 .duration = 0.5,
+				 .profile = "rxe" };
 	while ((c = getopt_long(argc, argv,
 				"d:s:a::e:E:g:o:c:n:D:p:ITfbP::CjqhR:A:", lo,
 				NULL)) != -1) {
 		switch (c) {
-		case 'd': set_dir(o, optarg); break;
-		case 's': o->size_min = o->size_max = parse_size(optarg); break;
-		case 'a': set_sweep(o, optarg); break;
-		case 'e': o->sge = parse_u32(optarg, 1, PERF_MAX_SGE); break;
-		case 'E': o->entry = parse_entry(optarg); break;
-		case 'g': o->gap = parse_u32(optarg, 0, 1U << 20); break;
-		case 'o': o->offset = parse_u32(optarg, 0, 1U << 20); break;
-		case 'c': o->ctxs = parse_u32(optarg, 1, PERF_MAX_CTXS); break;
+		case 'd':
+			set_dir(o, optarg);
+			break;
+		case 's':
+			o->size_min = o->size_max = parse_size(optarg);
+			break;
+		case 'a':
+			set_sweep(o, optarg);
+			break;
+		case 'e':
+			o->sge = parse_u32(optarg, 1, PERF_MAX_SGE);
+			break;
+		case 'E':
+			o->entry = parse_entry(optarg);
+			break;
+		case 'g':
+			o->gap = parse_u32(optarg, 0, 1U << 20);
+			break;
+		case 'o':
+			o->offset = parse_u32(optarg, 0, 1U << 20);
+			break;
+		case 'c':
+			o->ctxs = parse_u32(optarg, 1, PERF_MAX_CTXS);
+			break;
 		case 'n':
 			o->iters = strtoull(optarg, &end, 0);
 			if (*end || !o->iters) {
@@ -1124,21 +1163,48 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 				exit(2);
 			}
 			break;
-		case 'D': o->duration = strtod(optarg, NULL); break;
-		case 'p': o->profile = optarg; break;
-		case 'I': o->iommu = true; break;
-		case 'T': o->threaded = true; break;
-		case 'f': o->force_mr = true; break;
-		case 'b': o->bvec = true; break;
-		case 'P': o->pi = optarg ? parse_u32(optarg, 512, 4096) : 512;
-			  break;
-		case 'C': o->ctl = true; break;
-		case 'j': o->json = true; break;
-		case 'q': o->quiet = true; break;
-		case 'R': o->device = optarg; break;
-		case 'A': o->addr = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
+		case 'D':
+			o->duration = strtod(optarg, NULL);
+			break;
+		case 'p':
+			o->profile = optarg;
+			break;
+		case 'I':
+			o->iommu = true;
+			break;
+		case 'T':
+			o->threaded = true;
+			break;
+		case 'f':
+			o->force_mr = true;
+			break;
+		case 'b':
+			o->bvec = true;
+			break;
+		case 'P':
+			o->pi = optarg ? parse_u32(optarg, 512, 4096) : 512;
+			break;
+		case 'C':
+			o->ctl = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'R':
+			o->device = optarg;
+			break;
+		case 'A':
+			o->addr = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
 		}
 	}
 	if (optind < argc || !o->size_min || !o->size_max ||
@@ -1173,7 +1239,8 @@ static int pi_prepare(struct perf_run *r)
 		.wire.sig_type = IB_SIG_TYPE_T10_DIF,
 		.wire.sig.dif = { .bg_type = IB_T10DIF_CRC,
 				  .pi_interval = (u16)r->o->pi,
-				  .app_tag = 0x5244, .ref_remap = true,
+				  .app_tag = 0x5244,
+				  .ref_remap = true,
 				  .apptag_check_mask = 0xffff },
 	};
 	if (dir != DMA_FROM_DEVICE)
@@ -1185,12 +1252,13 @@ static int pi_prepare(struct perf_run *r)
 }
 
 static int run_size(struct perf_env *e, const struct perf_opts *o,
-		    struct perf_slot *slots, u64 bytes, enum dma_data_direction dir,
-		    bool *first)
+		    struct perf_slot *slots, u64 bytes,
+		    enum dma_data_direction dir, bool *first)
 {
 	static struct perf_shape shape;
-	struct perf_run r = { .env = e, .o = o, .shape = &shape, .dir = dir,
-			      .slots = slots };
+	struct perf_run r = {
+		.env = e, .o = o, .shape = &shape, .dir = dir, .slots = slots
+	};
 	struct perf_result res;
 	u32 i;
 	int ret;
@@ -1273,13 +1341,13 @@ static int run_table(struct perf_env *env, const struct perf_opts *o,
 
 struct ctl_point {
 	const char *what;
-	u32 nents;    /* entries of the context */
-	u32 entry;    /* bytes each */
-	bool force;   /* force_mr */
-	double ns;    /* median ns per init + wrs + destroy */
+	u32 nents; /* entries of the context */
+	u32 entry; /* bytes each */
+	bool force; /* force_mr */
+	double ns; /* median ns per init + wrs + destroy */
 	double ns_min;
-	u32 mrs;      /* MRs the context registered */
-	u32 wrs;      /* RDMA WRs of the context */
+	u32 mrs; /* MRs the context registered */
+	u32 wrs; /* RDMA WRs of the context */
 	const char *path;
 };
 
@@ -1319,7 +1387,8 @@ static int ctl_measure(struct perf_run *r, struct ctl_point *p, double secs)
 	if (io_init(r, &r->slots[0], r->env->ctl_qp) < 0)
 		return -EINVAL;
 	p->path = path_name(&r->slots[0].ctx);
-	p->mrs = r->slots[0].ctx.type == RDMA_RW_MR ? r->slots[0].ctx.nr_ops : 0;
+	p->mrs =
+		r->slots[0].ctx.type == RDMA_RW_MR ? r->slots[0].ctx.nr_ops : 0;
 	p->wrs = r->slots[0].ctx.nr_ops;
 	io_destroy(r, &r->slots[0], r->env->ctl_qp);
 	return 0;
@@ -1337,9 +1406,8 @@ static void ctl_print(const struct perf_opts *o, const struct ctl_point *p,
 		       "\"nents\":%u,\"sge_len\":%u,\"mrs\":%u,\"wrs\":%u,"
 		       "\"ns_per_io\":%.2f,\"ns_per_io_min\":%.2f,"
 		       "\"ns_per_sge\":%.3f,\"ns_per_mr\":%.2f,",
-		       first ? "" : ",\n", p->what, p->path, p->nents,
-		       p->entry, p->mrs, p->wrs, p->ns, p->ns_min, per_sge,
-		       per_mr);
+		       first ? "" : ",\n", p->what, p->path, p->nents, p->entry,
+		       p->mrs, p->wrs, p->ns, p->ns_min, per_sge, per_mr);
 		print_json_opts(o);
 		printf("}");
 		return;
@@ -1398,7 +1466,9 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		   struct perf_slot *slots)
 {
 	static struct perf_shape shape;
-	struct perf_run r = { .env = env, .o = o, .shape = &shape,
+	struct perf_run r = { .env = env,
+			      .o = o,
+			      .shape = &shape,
 			      .dir = o->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
 			      .slots = slots };
 	struct ctl_point p[16];
@@ -1417,9 +1487,9 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		       dir_name(r.dir), o->profile, o->iommu ? "+iommu" : "",
 		       o->bvec ? " (bio_vec)" : "", o->bvec ? "_bvec" : "",
 		       PERF_CTL_BATCHES);
-		printf("%-14s %-6s %6s %8s %4s %4s %10s %10s %9s %9s\n", "shape",
-		       "path", "#SGE", "SGE len", "WRs", "MRs", "ns/IO", "min",
-		       "ns/SGE", "ns/MR");
+		printf("%-14s %-6s %6s %8s %4s %4s %10s %10s %9s %9s\n",
+		       "shape", "path", "#SGE", "SGE len", "WRs", "MRs",
+		       "ns/IO", "min", "ns/SGE", "ns/MR");
 	} else {
 		printf("[\n");
 	}
@@ -1427,8 +1497,7 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		u64 bytes = (u64)p[i].nents * p[i].entry;
 
 		if (shape_build(&shape, bytes, p[i].nents, 0, 0) ||
-		    shape_span(&shape) > env->lbuf_len ||
-		    bytes > env->rbuf_len)
+		    shape_span(&shape) > env->lbuf_len || bytes > env->rbuf_len)
 			continue;
 		slot_fill(&slots[0], &shape, env->lbuf);
 		ret = ctl_measure(&r, &p[i], o->duration);
@@ -1437,7 +1506,8 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 			break;
 		ctl_print(o, &p[i], first);
 		first = false;
-		if (!strcmp(p[i].what, "multi") && !strcmp(p[i].path, "multi")) {
+		if (!strcmp(p[i].what, "multi") &&
+		    !strcmp(p[i].path, "multi")) {
 			if (!nmulti)
 				first_multi = i;
 			nmulti++;
@@ -1467,8 +1537,8 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		       "MRs of %u entries)\n",
 		       p[0].ns, slope, nmulti,
 		       small ? p[small].ns / p[small].mrs : NAN,
-		       big ? p[big].ns / p[big].mrs : NAN,
-		       big ? p[big].mrs : 0, big ? p[big].nents / p[big].mrs : 0);
+		       big ? p[big].ns / p[big].mrs : NAN, big ? p[big].mrs : 0,
+		       big ? p[big].nents / p[big].mrs : 0);
 	}
 out:
 	if (ret)

@@ -147,8 +147,10 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	if (rping_parse(argc, argv, &c.o) || !c.o.addr) {
-		fprintf(stderr, "usage: %s -a addr [-p port] [-C count] "
-				"[-S size] [-v] [-V]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s -a addr [-p port] [-C count] "
+			"[-S size] [-v] [-V]\n",
+			argv[0]);
 		return 2;
 	}
 	ret = setup(&c);

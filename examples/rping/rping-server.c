@@ -148,8 +148,10 @@ int main(int argc, char **argv)
 
 	memset(&s, 0, sizeof(s));
 	if (rping_parse(argc, argv, &s.o)) {
-		fprintf(stderr, "usage: %s [-a addr] [-p port] [-S size] "
-				"[-v] [-V] [-C count]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s [-a addr] [-p port] [-S size] "
+			"[-v] [-V] [-C count]\n",
+			argv[0]);
 		return 2;
 	}
 	ret = setup(&s);

@@ -52,8 +52,7 @@ int rping_parse(int argc, char **argv, struct rping_opts *o)
 
 static void wait_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rping_wait *w = container_of(wc->wr_cqe, struct rping_wait,
-					    cqe);
+	struct rping_wait *w = container_of(wc->wr_cqe, struct rping_wait, cqe);
 
 	w->wc = *wc;
 	w->done = true;
@@ -97,25 +96,28 @@ int rping_wait(struct ib_cq *cq, struct rdmarw_ibv_conn *c,
 }
 
 /* Messages go through the PD's local DMA key (the registration map). */
-int rping_post_recv(struct ib_qp *qp, struct rping_msg *m,
-		    struct rping_wait *w)
+int rping_post_recv(struct ib_qp *qp, struct rping_msg *m, struct rping_wait *w)
 {
-	struct ib_sge sge = { .addr = (uintptr_t)m, .length = sizeof(*m),
+	struct ib_sge sge = { .addr = (uintptr_t)m,
+			      .length = sizeof(*m),
 			      .lkey = qp->pd->local_dma_lkey };
-	struct ib_recv_wr wr = { .wr_cqe = &w->cqe, .sg_list = &sge,
+	struct ib_recv_wr wr = { .wr_cqe = &w->cqe,
+				 .sg_list = &sge,
 				 .num_sge = 1 };
 
 	rping_wait_init(w);
 	return ib_post_recv(qp, &wr, NULL);
 }
 
-int rping_post_send(struct ib_qp *qp, struct rping_msg *m,
-		    struct rping_wait *w)
+int rping_post_send(struct ib_qp *qp, struct rping_msg *m, struct rping_wait *w)
 {
-	struct ib_sge sge = { .addr = (uintptr_t)m, .length = sizeof(*m),
+	struct ib_sge sge = { .addr = (uintptr_t)m,
+			      .length = sizeof(*m),
 			      .lkey = qp->pd->local_dma_lkey };
-	struct ib_send_wr wr = { .wr_cqe = &w->cqe, .sg_list = &sge,
-				 .num_sge = 1, .opcode = IB_WR_SEND,
+	struct ib_send_wr wr = { .wr_cqe = &w->cqe,
+				 .sg_list = &sge,
+				 .num_sge = 1,
+				 .opcode = IB_WR_SEND,
 				 .send_flags = IB_SEND_SIGNALED };
 
 	rping_wait_init(w);
@@ -128,8 +130,10 @@ struct ib_qp *rping_make_qp(struct rdmarw_ibv_conn *c, struct ib_pd *pd,
 	struct ib_qp_init_attr a = {
 		.send_cq = cq,
 		.recv_cq = cq,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1,
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = 1 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,

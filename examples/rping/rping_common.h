@@ -22,7 +22,7 @@ struct rping_msg {
 struct rping_opts {
 	const char *addr;
 	const char *port;
-	int count;      /* pings (client); 0: until interrupted */
+	int count; /* pings (client); 0: until interrupted */
 	unsigned int size;
 	bool verbose;
 	bool validate;

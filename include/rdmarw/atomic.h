@@ -25,7 +25,10 @@ typedef struct {
  * ATOMIC_INIT() - static initializer of an atomic_t
  * @i: initial value
  */
-#define ATOMIC_INIT(i) { (i) }
+#define ATOMIC_INIT(i) \
+	{              \
+		(i)    \
+	}
 
 /**
  * atomic_read() - read an atomic_t (relaxed)

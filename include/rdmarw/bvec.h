@@ -60,10 +60,10 @@ static inline void bvec_set_virt(struct bio_vec *bv, void *vaddr,
 	bv->bv_len = len;
 }
 
-#define mp_bvec_iter_len(bvec, iter)                                  \
-	((iter).bi_size < (bvec)[(iter).bi_idx].bv_len - (iter).bi_bvec_done \
-		 ? (iter).bi_size                                       \
-		 : (bvec)[(iter).bi_idx].bv_len - (iter).bi_bvec_done)
+#define mp_bvec_iter_len(bvec, iter)                                           \
+	((iter).bi_size < (bvec)[(iter).bi_idx].bv_len - (iter).bi_bvec_done ? \
+		 (iter).bi_size :                                              \
+		 (bvec)[(iter).bi_idx].bv_len - (iter).bi_bvec_done)
 #define mp_bvec_iter_offset(bvec, iter) \
 	((bvec)[(iter).bi_idx].bv_offset + (iter).bi_bvec_done)
 
@@ -71,7 +71,7 @@ static inline void bvec_set_virt(struct bio_vec *bv, void *vaddr,
  * mp_bvec_iter_bvec() - the (multi-page) vector at the iterator's position,
  * clipped to what is left.
  */
-#define mp_bvec_iter_bvec(bvec, iter)                           \
+#define mp_bvec_iter_bvec(bvec, iter)                             \
 	((struct bio_vec){                                        \
 		.bv_page = (bvec)[(iter).bi_idx].bv_page,         \
 		.bv_len = mp_bvec_iter_len((bvec), (iter)),       \
@@ -88,8 +88,7 @@ static inline void bvec_set_virt(struct bio_vec *bv, void *vaddr,
  * left, as the kernel does after its warning.
  */
 static inline bool bvec_iter_advance(const struct bio_vec *bv,
-				     struct bvec_iter *iter,
-				     unsigned int bytes)
+				     struct bvec_iter *iter, unsigned int bytes)
 {
 	unsigned int idx = iter->bi_idx;
 
@@ -108,9 +107,10 @@ static inline bool bvec_iter_advance(const struct bio_vec *bv,
 	return true;
 }
 
-#define for_each_mp_bvec(bvl, bio_vec, iter, start)                       \
-	for (iter = (start); (iter).bi_size &&                            \
-	     ((bvl = mp_bvec_iter_bvec((bio_vec), (iter))), 1);           \
+#define for_each_mp_bvec(bvl, bio_vec, iter, start)             \
+	for (iter = (start);                                    \
+	     (iter).bi_size &&                                  \
+	     ((bvl = mp_bvec_iter_bvec((bio_vec), (iter))), 1); \
 	     bvec_iter_advance((bio_vec), &(iter), (bvl).bv_len))
 
 #endif /* RDMARW_BVEC_H */

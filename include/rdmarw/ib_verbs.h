@@ -283,28 +283,28 @@ int ib_dealloc_pd(struct ib_pd *pd);
 
 /* ---- work completions ------------------------------------------------ */
 
-#define RDMARW_WC_STATUS_LIST(X)     \
-	X(IB_WC_SUCCESS)             \
-	X(IB_WC_LOC_LEN_ERR)         \
-	X(IB_WC_LOC_QP_OP_ERR)       \
-	X(IB_WC_LOC_EEC_OP_ERR)      \
-	X(IB_WC_LOC_PROT_ERR)        \
-	X(IB_WC_WR_FLUSH_ERR)        \
-	X(IB_WC_MW_BIND_ERR)         \
-	X(IB_WC_BAD_RESP_ERR)        \
-	X(IB_WC_LOC_ACCESS_ERR)      \
-	X(IB_WC_REM_INV_REQ_ERR)     \
-	X(IB_WC_REM_ACCESS_ERR)      \
-	X(IB_WC_REM_OP_ERR)          \
-	X(IB_WC_RETRY_EXC_ERR)       \
-	X(IB_WC_RNR_RETRY_EXC_ERR)   \
-	X(IB_WC_LOC_RDD_VIOL_ERR)    \
-	X(IB_WC_REM_INV_RD_REQ_ERR)  \
-	X(IB_WC_REM_ABORT_ERR)       \
-	X(IB_WC_INV_EECN_ERR)        \
-	X(IB_WC_INV_EEC_STATE_ERR)   \
-	X(IB_WC_FATAL_ERR)           \
-	X(IB_WC_RESP_TIMEOUT_ERR)    \
+#define RDMARW_WC_STATUS_LIST(X)    \
+	X(IB_WC_SUCCESS)            \
+	X(IB_WC_LOC_LEN_ERR)        \
+	X(IB_WC_LOC_QP_OP_ERR)      \
+	X(IB_WC_LOC_EEC_OP_ERR)     \
+	X(IB_WC_LOC_PROT_ERR)       \
+	X(IB_WC_WR_FLUSH_ERR)       \
+	X(IB_WC_MW_BIND_ERR)        \
+	X(IB_WC_BAD_RESP_ERR)       \
+	X(IB_WC_LOC_ACCESS_ERR)     \
+	X(IB_WC_REM_INV_REQ_ERR)    \
+	X(IB_WC_REM_ACCESS_ERR)     \
+	X(IB_WC_REM_OP_ERR)         \
+	X(IB_WC_RETRY_EXC_ERR)      \
+	X(IB_WC_RNR_RETRY_EXC_ERR)  \
+	X(IB_WC_LOC_RDD_VIOL_ERR)   \
+	X(IB_WC_REM_INV_RD_REQ_ERR) \
+	X(IB_WC_REM_ABORT_ERR)      \
+	X(IB_WC_INV_EECN_ERR)       \
+	X(IB_WC_INV_EEC_STATE_ERR)  \
+	X(IB_WC_FATAL_ERR)          \
+	X(IB_WC_RESP_TIMEOUT_ERR)   \
 	X(IB_WC_GENERAL_ERR)
 
 #define RDMARW_ENUM_ITEM(name) name,
@@ -530,24 +530,24 @@ int ib_process_cq_direct(struct ib_cq *cq, int budget);
 /* ---- work requests --------------------------------------------------- */
 
 /* Send work request opcodes, kernel values. */
-#define RDMARW_WR_OPCODE_LIST(X)                       \
-	X(IB_WR_RDMA_WRITE, 0)                         \
-	X(IB_WR_RDMA_WRITE_WITH_IMM, 1)                \
-	X(IB_WR_SEND, 2)                               \
-	X(IB_WR_SEND_WITH_IMM, 3)                      \
-	X(IB_WR_RDMA_READ, 4)                          \
-	X(IB_WR_ATOMIC_CMP_AND_SWP, 5)                 \
-	X(IB_WR_ATOMIC_FETCH_AND_ADD, 6)               \
-	X(IB_WR_BIND_MW, 8)                            \
-	X(IB_WR_LSO, 10)                               \
-	X(IB_WR_SEND_WITH_INV, 9)                      \
-	X(IB_WR_RDMA_READ_WITH_INV, 11)                \
-	X(IB_WR_LOCAL_INV, 7)                          \
-	X(IB_WR_MASKED_ATOMIC_CMP_AND_SWP, 12)         \
-	X(IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, 13)       \
-	X(IB_WR_FLUSH, 14)                             \
-	X(IB_WR_ATOMIC_WRITE, 15)                      \
-	X(IB_WR_REG_MR, 0x20)                          \
+#define RDMARW_WR_OPCODE_LIST(X)                 \
+	X(IB_WR_RDMA_WRITE, 0)                   \
+	X(IB_WR_RDMA_WRITE_WITH_IMM, 1)          \
+	X(IB_WR_SEND, 2)                         \
+	X(IB_WR_SEND_WITH_IMM, 3)                \
+	X(IB_WR_RDMA_READ, 4)                    \
+	X(IB_WR_ATOMIC_CMP_AND_SWP, 5)           \
+	X(IB_WR_ATOMIC_FETCH_AND_ADD, 6)         \
+	X(IB_WR_BIND_MW, 8)                      \
+	X(IB_WR_LSO, 10)                         \
+	X(IB_WR_SEND_WITH_INV, 9)                \
+	X(IB_WR_RDMA_READ_WITH_INV, 11)          \
+	X(IB_WR_LOCAL_INV, 7)                    \
+	X(IB_WR_MASKED_ATOMIC_CMP_AND_SWP, 12)   \
+	X(IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, 13) \
+	X(IB_WR_FLUSH, 14)                       \
+	X(IB_WR_ATOMIC_WRITE, 15)                \
+	X(IB_WR_REG_MR, 0x20)                    \
 	X(IB_WR_REG_MR_INTEGRITY, 0x21)
 
 #define RDMARW_ENUM_VALUE(name, value) name = (value),
@@ -897,8 +897,7 @@ struct ib_qp {
  * device without IBK_INTEGRITY_HANDOVER (-EOPNOTSUPP), other create flags;
  * ERR_PTR(-ENOMEM); the provider's error; or the MR-pool error.
  */
-struct ib_qp *ib_create_qp(struct ib_pd *pd,
-			   struct ib_qp_init_attr *init_attr);
+struct ib_qp *ib_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *init_attr);
 
 /**
  * ib_destroy_qp() - destroy a queue pair

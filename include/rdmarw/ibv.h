@@ -203,8 +203,8 @@ void rdmarw_ibv_peer_info_set(struct rdmarw_ibv_peer_info *info, u64 addr,
  *
  * Return: 0, -EINVAL for a NULL argument.
  */
-int rdmarw_ibv_peer_info_get(const struct rdmarw_ibv_peer_info *info,
-			     u64 *addr, u32 *rkey, u32 *len);
+int rdmarw_ibv_peer_info_get(const struct rdmarw_ibv_peer_info *info, u64 *addr,
+			     u32 *rkey, u32 *len);
 
 /**
  * rdmarw_ibv_listen() - listen for connections
@@ -269,8 +269,7 @@ struct ib_device *rdmarw_ibv_conn_device(struct rdmarw_ibv_conn *c);
  * device, or a connection that has a QP already; any error of
  * ib_create_qp().
  */
-struct ib_qp *rdmarw_ibv_create_qp(struct rdmarw_ibv_conn *c,
-				   struct ib_pd *pd,
+struct ib_qp *rdmarw_ibv_create_qp(struct rdmarw_ibv_conn *c, struct ib_pd *pd,
 				   struct ib_qp_init_attr *init_attr);
 
 /**
@@ -284,8 +283,8 @@ struct ib_qp *rdmarw_ibv_create_qp(struct rdmarw_ibv_conn *c,
  * QP or too much private data, -ETIMEDOUT, -ECONNREFUSED when the peer went
  * away, or the negative errno of rdma_accept().
  */
-int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv,
-		      u8 priv_len, int timeout_ms);
+int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv, u8 priv_len,
+		      int timeout_ms);
 
 /**
  * rdmarw_ibv_connect() - connect and wait until established
@@ -298,8 +297,8 @@ int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv,
  * -ETIMEDOUT, -ECONNREFUSED when the peer rejected or is unreachable, or
  * the negative errno of rdma_connect().
  */
-int rdmarw_ibv_connect(struct rdmarw_ibv_conn *c, const void *priv,
-		       u8 priv_len, int timeout_ms);
+int rdmarw_ibv_connect(struct rdmarw_ibv_conn *c, const void *priv, u8 priv_len,
+		       int timeout_ms);
 
 /**
  * rdmarw_ibv_conn_private_data() - the private data the peer sent

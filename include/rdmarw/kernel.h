@@ -79,8 +79,7 @@ void rdmarw_bug(const char *file, int line, const char *expr)
  * BUG_ON() - abort the process when a condition holds
  * @cond: condition, evaluated once
  */
-#define BUG_ON(cond) \
-	((cond) ? rdmarw_bug(__FILE__, __LINE__, #cond) : (void)0)
+#define BUG_ON(cond) ((cond) ? rdmarw_bug(__FILE__, __LINE__, #cond) : (void)0)
 
 #if defined(__GNUC__) || defined(__clang__)
 #define rdmarw__expect(x, v) __builtin_expect(!!(x), v)
@@ -118,7 +117,7 @@ void rdmarw_bug(const char *file, int line, const char *expr)
  * @n: dividend (evaluated once)
  * @d: divisor (evaluated twice)
  */
-#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#define DIV_ROUND_UP(n, d) (((n) + (d)-1) / (d))
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -127,39 +126,49 @@ void rdmarw_bug(const char *file, int line, const char *expr)
  * @x: first value
  * @y: second value
  */
-#define min(x, y) __extension__({                    \
-	__typeof__(x) rdmarw__min_x = (x);           \
-	__typeof__(y) rdmarw__min_y = (y);           \
-	rdmarw__min_x < rdmarw__min_y ? rdmarw__min_x : rdmarw__min_y; })
+#define min(x, y)                                                              \
+	__extension__({                                                        \
+		__typeof__(x) rdmarw__min_x = (x);                             \
+		__typeof__(y) rdmarw__min_y = (y);                             \
+		rdmarw__min_x < rdmarw__min_y ? rdmarw__min_x : rdmarw__min_y; \
+	})
 /**
  * max() - the larger of two values, each evaluated once
  * @x: first value
  * @y: second value
  */
-#define max(x, y) __extension__({                    \
-	__typeof__(x) rdmarw__max_x = (x);           \
-	__typeof__(y) rdmarw__max_y = (y);           \
-	rdmarw__max_x > rdmarw__max_y ? rdmarw__max_x : rdmarw__max_y; })
+#define max(x, y)                                                              \
+	__extension__({                                                        \
+		__typeof__(x) rdmarw__max_x = (x);                             \
+		__typeof__(y) rdmarw__max_y = (y);                             \
+		rdmarw__max_x > rdmarw__max_y ? rdmarw__max_x : rdmarw__max_y; \
+	})
 /**
  * min_t() - the smaller of two values converted to a type
  * @type: the type both are converted to
  * @x: first value
  * @y: second value
  */
-#define min_t(type, x, y) __extension__({            \
-	type rdmarw__mint_x = (x);                   \
-	type rdmarw__mint_y = (y);                   \
-	rdmarw__mint_x < rdmarw__mint_y ? rdmarw__mint_x : rdmarw__mint_y; })
+#define min_t(type, x, y)                                          \
+	__extension__({                                            \
+		type rdmarw__mint_x = (x);                         \
+		type rdmarw__mint_y = (y);                         \
+		rdmarw__mint_x < rdmarw__mint_y ? rdmarw__mint_x : \
+						  rdmarw__mint_y;  \
+	})
 /**
  * max_t() - the larger of two values converted to a type
  * @type: the type both are converted to
  * @x: first value
  * @y: second value
  */
-#define max_t(type, x, y) __extension__({            \
-	type rdmarw__maxt_x = (x);                   \
-	type rdmarw__maxt_y = (y);                   \
-	rdmarw__maxt_x > rdmarw__maxt_y ? rdmarw__maxt_x : rdmarw__maxt_y; })
+#define max_t(type, x, y)                                          \
+	__extension__({                                            \
+		type rdmarw__maxt_x = (x);                         \
+		type rdmarw__maxt_y = (y);                         \
+		rdmarw__maxt_x > rdmarw__maxt_y ? rdmarw__maxt_x : \
+						  rdmarw__maxt_y;  \
+	})
 /**
  * READ_ONCE() - read a scalar once, untorn, without a data race
  * @x: the lvalue (1, 2, 4 or 8 bytes)

@@ -24,7 +24,10 @@ struct kref {
  * KREF_INIT() - static initializer of a kref
  * @n: initial count
  */
-#define KREF_INIT(n) { REFCOUNT_INIT(n) }
+#define KREF_INIT(n)             \
+	{                        \
+		REFCOUNT_INIT(n) \
+	}
 
 /**
  * kref_init() - set a kref's count to 1

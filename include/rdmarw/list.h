@@ -27,7 +27,7 @@ extern "C" {
  * Return: pointer to the @type that contains @ptr.
  */
 #define container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 #endif
 
 /**
@@ -46,7 +46,10 @@ struct list_head {
  * LIST_HEAD_INIT() - static initializer of an empty list head
  * @name: the list head being initialized
  */
-#define LIST_HEAD_INIT(name) { &(name), &(name) }
+#define LIST_HEAD_INIT(name)     \
+	{                        \
+		&(name), &(name) \
+	}
 
 /**
  * LIST_HEAD() - define an empty list head
@@ -343,8 +346,8 @@ static inline void list_splice_tail_init(struct list_head *list,
  * @head: the list head
  * @member: name of the list_head inside the entry type
  */
-#define list_for_each_entry(pos, head, member)                          \
-	for (pos = list_first_entry(head, __typeof__(*pos), member);    \
+#define list_for_each_entry(pos, head, member)                       \
+	for (pos = list_first_entry(head, __typeof__(*pos), member); \
 	     &pos->member != (head); pos = list_next_entry(pos, member))
 
 /**
@@ -353,8 +356,8 @@ static inline void list_splice_tail_init(struct list_head *list,
  * @head: the list head
  * @member: name of the list_head inside the entry type
  */
-#define list_for_each_entry_reverse(pos, head, member)               \
-	for (pos = list_last_entry(head, __typeof__(*pos), member);  \
+#define list_for_each_entry_reverse(pos, head, member)              \
+	for (pos = list_last_entry(head, __typeof__(*pos), member); \
 	     &pos->member != (head); pos = list_prev_entry(pos, member))
 
 /**
@@ -365,9 +368,9 @@ static inline void list_splice_tail_init(struct list_head *list,
  * @head: the list head
  * @member: name of the list_head inside the entry type
  */
-#define list_for_each_entry_safe(pos, n, head, member)                  \
-	for (pos = list_first_entry(head, __typeof__(*pos), member),    \
-	    n = list_next_entry(pos, member);                           \
+#define list_for_each_entry_safe(pos, n, head, member)               \
+	for (pos = list_first_entry(head, __typeof__(*pos), member), \
+	    n = list_next_entry(pos, member);                        \
 	     &pos->member != (head); pos = n, n = list_next_entry(n, member))
 
 #ifdef __cplusplus

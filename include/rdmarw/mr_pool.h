@@ -33,8 +33,7 @@ struct ib_mr *ib_mr_pool_get(struct ib_qp *qp, struct list_head *list);
  * is not taken from a pool of @qp (put twice, or never taken) is refused
  * with a warning, printed once, and nothing changes.
  */
-void ib_mr_pool_put(struct ib_qp *qp, struct list_head *list,
-		    struct ib_mr *mr);
+void ib_mr_pool_put(struct ib_qp *qp, struct list_head *list, struct ib_mr *mr);
 
 /**
  * ib_mr_pool_init() - fill a pool

@@ -34,7 +34,10 @@ typedef struct {
  * REFCOUNT_INIT() - static initializer of a refcount_t
  * @n: initial count
  */
-#define REFCOUNT_INIT(n) { ATOMIC_INIT(n) }
+#define REFCOUNT_INIT(n)       \
+	{                      \
+		ATOMIC_INIT(n) \
+	}
 
 /**
  * rdmarw__refcount_saturate() - pin a misused count and warn
@@ -83,7 +86,8 @@ static inline bool refcount_inc_not_zero(refcount_t *r)
 		if (!old)
 			return false;
 		if (old < 0 || old == INT_MAX) {
-			rdmarw__refcount_saturate(r, "refcount_t: saturated; leaking memory");
+			rdmarw__refcount_saturate(
+				r, "refcount_t: saturated; leaking memory");
 			return true;
 		}
 	} while (!__atomic_compare_exchange_n(&r->refs.counter, &old, old + 1,
@@ -104,9 +108,11 @@ static inline void refcount_inc(refcount_t *r)
 	int old = __atomic_fetch_add(&r->refs.counter, 1, __ATOMIC_RELAXED);
 
 	if (unlikely(!old))
-		rdmarw__refcount_saturate(r, "refcount_t: addition on 0; use-after-free");
+		rdmarw__refcount_saturate(
+			r, "refcount_t: addition on 0; use-after-free");
 	else if (unlikely(old < 0 || old == INT_MAX))
-		rdmarw__refcount_saturate(r, "refcount_t: saturated; leaking memory");
+		rdmarw__refcount_saturate(
+			r, "refcount_t: saturated; leaking memory");
 }
 
 /**
@@ -127,7 +133,8 @@ static inline bool refcount_dec_and_test(refcount_t *r)
 		return true;
 	}
 	if (unlikely(old <= 0))
-		rdmarw__refcount_saturate(r, "refcount_t: underflow; use-after-free");
+		rdmarw__refcount_saturate(
+			r, "refcount_t: underflow; use-after-free");
 	return false;
 }
 
@@ -143,9 +150,11 @@ static inline void refcount_dec(refcount_t *r)
 	int old = __atomic_fetch_sub(&r->refs.counter, 1, __ATOMIC_RELEASE);
 
 	if (unlikely(old <= 1))
-		rdmarw__refcount_saturate(r, old == 1 ?
-			"refcount_t: decrement hit 0; leaking memory" :
-			"refcount_t: underflow; use-after-free");
+		rdmarw__refcount_saturate(
+			r,
+			old == 1 ?
+				"refcount_t: decrement hit 0; leaking memory" :
+				"refcount_t: underflow; use-after-free");
 }
 
 #ifdef __cplusplus

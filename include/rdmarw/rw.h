@@ -388,11 +388,10 @@ void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  * ib_map_mr_sg_pi() (-ENOMEM when the entries do not fit the MR).
  */
 int rdma_rw_ctx_signature_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
-			       u32 port_num, struct scatterlist *sg,
-			       u32 sg_cnt, struct scatterlist *prot_sg,
-			       u32 prot_sg_cnt, struct ib_sig_attrs *sig_attrs,
-			       u64 remote_addr, u32 rkey,
-			       enum dma_data_direction dir);
+			       u32 port_num, struct scatterlist *sg, u32 sg_cnt,
+			       struct scatterlist *prot_sg, u32 prot_sg_cnt,
+			       struct ib_sig_attrs *sig_attrs, u64 remote_addr,
+			       u32 rkey, enum dma_data_direction dir);
 
 /**
  * rdma_rw_ctx_destroy_signature() - release a context of

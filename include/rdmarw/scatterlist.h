@@ -132,8 +132,8 @@ static inline void *sg_virt(const struct scatterlist *sg)
  */
 static inline void sg_assign_page(struct scatterlist *sg, struct page *page)
 {
-	sg->page_link = (sg->page_link & SG_PAGE_LINK_MASK) |
-			(unsigned long)page;
+	sg->page_link =
+		(sg->page_link & SG_PAGE_LINK_MASK) | (unsigned long)page;
 }
 
 /**
@@ -310,8 +310,8 @@ size_t sg_pcopy_from_buffer(struct scatterlist *sgl, unsigned int nents,
  *
  * Return: bytes copied.
  */
-size_t sg_copy_to_buffer(struct scatterlist *sgl, unsigned int nents,
-			 void *buf, size_t buflen);
+size_t sg_copy_to_buffer(struct scatterlist *sgl, unsigned int nents, void *buf,
+			 size_t buflen);
 
 /**
  * sg_copy_from_buffer() - copy a buffer into the start of a scatterlist

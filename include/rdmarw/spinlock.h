@@ -72,7 +72,10 @@ static inline int spin_trylock(spinlock_t *lock)
  * @flags: unsigned long lvalue; set to 0 (there are no interrupts)
  */
 #define spin_lock_irqsave(lock, flags) \
-	do { (flags) = 0; spin_lock(lock); } while (0)
+	do {                           \
+		(flags) = 0;           \
+		spin_lock(lock);       \
+	} while (0)
 
 /**
  * spin_unlock_irqrestore() - release a spinlock, restoring the interrupt
@@ -81,7 +84,10 @@ static inline int spin_trylock(spinlock_t *lock)
  * @flags: the value spin_lock_irqsave() stored (unused)
  */
 #define spin_unlock_irqrestore(lock, flags) \
-	do { (void)(flags); spin_unlock(lock); } while (0)
+	do {                                \
+		(void)(flags);              \
+		spin_unlock(lock);          \
+	} while (0)
 
 /**
  * spin_lock_irq() - take a spinlock (there are no interrupts to disable)

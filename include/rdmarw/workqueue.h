@@ -151,8 +151,8 @@ bool queue_work(struct workqueue_struct *wq, struct work_struct *work);
  *
  * Return: false when @dwork was already pending (its delay unchanged).
  */
-bool queue_delayed_work(struct workqueue_struct *wq,
-			struct delayed_work *dwork, unsigned long delay);
+bool queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
+			unsigned long delay);
 
 /**
  * mod_delayed_work() - queue a work item after a delay, or change the delay

@@ -15,8 +15,8 @@ struct drain_marker {
 
 static void drain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct drain_marker *m = container_of(wc->wr_cqe, struct drain_marker,
-					      cqe);
+	struct drain_marker *m =
+		container_of(wc->wr_cqe, struct drain_marker, cqe);
 
 	__atomic_store_n(&m->done, true, __ATOMIC_RELEASE);
 }
@@ -37,7 +37,8 @@ int ib_drain_qp(struct ib_qp *qp)
 	struct drain_marker sm = { .cqe.done = drain_done };
 	struct drain_marker rm = { .cqe.done = drain_done };
 	struct ib_rdma_wr swr = {
-		.wr = { .wr_cqe = &sm.cqe, .opcode = IB_WR_RDMA_WRITE,
+		.wr = { .wr_cqe = &sm.cqe,
+			.opcode = IB_WR_RDMA_WRITE,
 			.send_flags = IB_SEND_SIGNALED },
 	};
 	struct ib_recv_wr rwr = { .wr_cqe = &rm.cqe };

@@ -160,7 +160,8 @@ unsigned long wait_for_completion_timeout(struct completion *x,
 	pthread_mutex_lock(&x->lock);
 	while (!x->done) {
 		if (pthread_cond_timedwait(&x->wait, &x->lock, &dl) ==
-		    ETIMEDOUT && !x->done)
+			    ETIMEDOUT &&
+		    !x->done)
 			break;
 	}
 	if (x->done) {

@@ -118,8 +118,8 @@ struct ib_mr *ib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	mr->length = length;
 	mr->page_size = PAGE_SIZE;
 	mr->access = access_flags;
-	return mr_finish(mr, dev->ops->reg_user_mr(mr, start, length,
-						   virt_addr, access_flags));
+	return mr_finish(mr, dev->ops->reg_user_mr(mr, start, length, virt_addr,
+						   access_flags));
 }
 
 int ib_dereg_mr(struct ib_mr *mr)

@@ -67,8 +67,8 @@ rdmarw__sg_to_pages(struct ib_mr *mr, struct scatterlist *sgl, int sg_nents,
 	mr->iova = start;
 	mr->length = 0;
 	for (;;) {
-		ret = rdmarw__mr_add_pages(psz, page, start, end, set_page,
-					   arg, &mapped);
+		ret = rdmarw__mr_add_pages(psz, page, start, end, set_page, arg,
+					   &mapped);
 		length += mapped;
 		mr->length = length;
 		if (ret) {

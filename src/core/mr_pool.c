@@ -40,8 +40,9 @@ void ib_mr_pool_put(struct ib_qp *qp, struct list_head *list, struct ib_mr *mr)
 	taken = mr->pd == qp->pd && mr_taken(mr) && qp->mrs_used > 0;
 	pthread_spin_unlock(&qp->mr_lock);
 	if (!taken) {
-		rdmarw__warn_once(&warned,
-				  "ib_mr_pool_put: MR is not taken from a pool of this QP (put twice?)");
+		rdmarw__warn_once(
+			&warned,
+			"ib_mr_pool_put: MR is not taken from a pool of this QP (put twice?)");
 		return;
 	}
 	/* Nothing the last user registered stays reachable (provider.h). */

@@ -54,8 +54,8 @@ struct ib_device_ops {
 			   u64 virt_addr, int access);
 	/* Return -EBUSY to refuse (e.g. an MR still in use by the device). */
 	int (*dereg_mr)(struct ib_mr *mr);
-	int (*map_mr_sg)(struct ib_mr *mr, struct scatterlist *sg,
-			 int sg_nents, unsigned int *sg_offset);
+	int (*map_mr_sg)(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
+			 unsigned int *sg_offset);
 	/* Integrity MRs (signature.h): the core checked the arguments. */
 	int (*map_mr_sg_pi)(struct ib_mr *mr, struct scatterlist *data_sg,
 			    int data_sg_nents, unsigned int *data_sg_offset,

@@ -84,8 +84,8 @@ static void set_rw_sge_limits(struct ib_qp *qp)
 	u32 rd = (u32)qp->device->attrs.max_sge_rd;
 
 	qp->max_write_sge = qp->cap.max_send_sge;
-	qp->max_read_sge = qp->cap.max_send_sge < rd ? qp->cap.max_send_sge :
-						       rd;
+	qp->max_read_sge =
+		qp->cap.max_send_sge < rd ? qp->cap.max_send_sge : rd;
 }
 
 struct ib_qp *ib_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *init_attr)

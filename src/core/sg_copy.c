@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-static size_t sg_pcopy(struct scatterlist *sgl, unsigned int nents,
-		       void *buf, size_t buflen, size_t skip, bool to_buf)
+static size_t sg_pcopy(struct scatterlist *sgl, unsigned int nents, void *buf,
+		       size_t buflen, size_t skip, bool to_buf)
 {
 	struct scatterlist *sg = sgl;
 	size_t done = 0;
@@ -46,8 +46,8 @@ size_t sg_pcopy_from_buffer(struct scatterlist *sgl, unsigned int nents,
 			false);
 }
 
-size_t sg_copy_to_buffer(struct scatterlist *sgl, unsigned int nents,
-			 void *buf, size_t buflen)
+size_t sg_copy_to_buffer(struct scatterlist *sgl, unsigned int nents, void *buf,
+			 size_t buflen)
 {
 	return sg_pcopy(sgl, nents, buf, buflen, 0, true);
 }

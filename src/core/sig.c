@@ -38,11 +38,10 @@ int ib_map_mr_sg_pi(struct ib_mr *mr, struct scatterlist *data_sg,
 		return -EOPNOTSUPP;
 	mr->page_size = page_size;
 	/* Providers always get offsets to read and update. */
-	return mr->device->ops->map_mr_sg_pi(mr, data_sg, data_sg_nents,
-					     data_sg_offset ?: &data_dummy,
-					     meta_sg_nents ? meta_sg : NULL,
-					     meta_sg_nents,
-					     meta_sg_offset ?: &meta_dummy);
+	return mr->device->ops->map_mr_sg_pi(
+		mr, data_sg, data_sg_nents, data_sg_offset ?: &data_dummy,
+		meta_sg_nents ? meta_sg : NULL, meta_sg_nents,
+		meta_sg_offset ?: &meta_dummy);
 }
 
 int ib_check_mr_status(struct ib_mr *mr, u32 check_mask,

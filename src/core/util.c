@@ -6,9 +6,8 @@
 #include <stdio.h>
 
 #define RDMARW_NAME_ITEM(name) [name] = #name,
-static const char *const wc_status_names[] = {
-	RDMARW_WC_STATUS_LIST(RDMARW_NAME_ITEM)
-};
+static const char *const wc_status_names[] = { RDMARW_WC_STATUS_LIST(
+	RDMARW_NAME_ITEM) };
 
 const char *ib_wc_status_msg(enum ib_wc_status status)
 {
@@ -48,8 +47,7 @@ void rdmarw__warn_once(bool *warned, const char *fmt, ...)
  * any state may go to RESET or ERR; otherwise RESET→INIT, INIT→INIT/RTR,
  * RTR→RTS, RTS→RTS/SQD, SQD→RTS/SQD, SQE→RTS.
  */
-bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur,
-				    enum ib_qp_state next)
+bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur, enum ib_qp_state next)
 {
 	if (next == IB_QPS_RESET || next == IB_QPS_ERR)
 		return cur <= IB_QPS_ERR;

@@ -21,8 +21,8 @@
 struct workqueue_struct {
 	char name[32];
 	pthread_mutex_t lock;
-	pthread_cond_t more;  /* workers: an item or a timer was added */
-	pthread_cond_t idle;  /* waiters: an item finished */
+	pthread_cond_t more; /* workers: an item or a timer was added */
+	pthread_cond_t idle; /* waiters: an item finished */
 	struct list_head works;
 	struct list_head timers;
 	int nthreads;
@@ -46,7 +46,8 @@ static long long now_ms(void)
 
 static struct timespec ms_to_ts(long long ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+	struct timespec ts = { (time_t)(ms / 1000),
+			       (long)(ms % 1000) * 1000000 };
 
 	return ts;
 }
@@ -108,11 +109,12 @@ static void *worker(void *p)
 		struct work_struct *w, *found = NULL;
 		long long next = expire_timers(wq);
 
-		list_for_each_entry(w, &wq->works, entry)
-			if (!work_running(wq, w)) {
-				found = w;
-				break;
-			}
+		list_for_each_entry(w, &wq->works,
+				    entry) if (!work_running(wq, w))
+		{
+			found = w;
+			break;
+		}
 		if (found) {
 			list_del_init(&found->entry);
 			found->pending = false;
@@ -247,8 +249,8 @@ static bool dwork_unqueue(struct delayed_work *dwork)
 }
 
 /* Under wq->lock: queue at once or arm the timer. */
-static void dwork_queue(struct workqueue_struct *wq,
-			struct delayed_work *dwork, unsigned long delay)
+static void dwork_queue(struct workqueue_struct *wq, struct delayed_work *dwork,
+			unsigned long delay)
 {
 	__atomic_store_n(&dwork->work.wq, wq, __ATOMIC_RELEASE);
 	if (!delay) {
@@ -263,8 +265,8 @@ static void dwork_queue(struct workqueue_struct *wq,
 	pthread_cond_broadcast(&wq->more);
 }
 
-bool queue_delayed_work(struct workqueue_struct *wq,
-			struct delayed_work *dwork, unsigned long delay)
+bool queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
+			unsigned long delay)
 {
 	bool ret = false;
 
@@ -329,8 +331,8 @@ bool flush_delayed_work(struct delayed_work *dwork)
 }
 
 /* Cancel under the lock; with @sync, then wait until it is not running. */
-static bool cancel_common(struct work_struct *work,
-			  struct delayed_work *dwork, bool sync)
+static bool cancel_common(struct work_struct *work, struct delayed_work *dwork,
+			  bool sync)
 {
 	struct workqueue_struct *wq =
 		__atomic_load_n(&work->wq, __ATOMIC_ACQUIRE);

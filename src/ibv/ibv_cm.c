@@ -58,8 +58,7 @@ struct rdma_cm_id *rdmarw__ibv_conn_id(struct rdmarw_ibv_conn *c)
 	return c->id;
 }
 
-void rdmarw__ibv_conn_set_qp(struct rdmarw_ibv_conn *c,
-			     struct ibv_qp_priv *iqp)
+void rdmarw__ibv_conn_set_qp(struct rdmarw_ibv_conn *c, struct ibv_qp_priv *iqp)
 {
 	c->qp = iqp;
 }
@@ -74,8 +73,8 @@ void rdmarw_ibv_peer_info_set(struct rdmarw_ibv_peer_info *info, u64 addr,
 	info->len = htobe32(len);
 }
 
-int rdmarw_ibv_peer_info_get(const struct rdmarw_ibv_peer_info *info,
-			     u64 *addr, u32 *rkey, u32 *len)
+int rdmarw_ibv_peer_info_get(const struct rdmarw_ibv_peer_info *info, u64 *addr,
+			     u32 *rkey, u32 *len)
 {
 	if (!info || !addr || !rkey || !len)
 		return -EINVAL;
@@ -308,7 +307,9 @@ int rdmarw_ibv_resolve(const char *addr, const char *port, int timeout_ms,
 		goto err;
 	}
 	ret = rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&ss,
-				timeout_ms) ? -errno : 0;
+				timeout_ms) ?
+		      -errno :
+		      0;
 	if (!ret)
 		ret = expect(c, RDMA_CM_EVENT_ADDR_RESOLVED, timeout_ms * 2);
 	if (!ret)
@@ -335,8 +336,7 @@ struct ib_device *rdmarw_ibv_conn_device(struct rdmarw_ibv_conn *c)
 	return c ? c->dev : NULL;
 }
 
-struct ib_qp *rdmarw_ibv_create_qp(struct rdmarw_ibv_conn *c,
-				   struct ib_pd *pd,
+struct ib_qp *rdmarw_ibv_create_qp(struct rdmarw_ibv_conn *c, struct ib_pd *pd,
 				   struct ib_qp_init_attr *init_attr)
 {
 	struct ib_qp *qp;
@@ -375,8 +375,8 @@ static void now_connected(struct rdmarw_ibv_conn *c)
 	__atomic_store_n(&c->qp->ibqp.state, IB_QPS_RTS, __ATOMIC_RELEASE);
 }
 
-int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv,
-		      u8 priv_len, int timeout_ms)
+int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv, u8 priv_len,
+		      int timeout_ms)
 {
 	struct rdma_conn_param p;
 	u8 keep_len;
@@ -387,10 +387,10 @@ int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv,
 	memset(&p, 0, sizeof(p));
 	p.private_data = priv;
 	p.private_data_len = priv_len;
-	p.responder_resources = rd_atom(c->dev->attrs.max_qp_rd_atom,
-					c->peer_initiator);
-	p.initiator_depth = rd_atom(c->dev->attrs.max_qp_init_rd_atom,
-				    c->peer_responder);
+	p.responder_resources =
+		rd_atom(c->dev->attrs.max_qp_rd_atom, c->peer_initiator);
+	p.initiator_depth =
+		rd_atom(c->dev->attrs.max_qp_init_rd_atom, c->peer_responder);
 	p.rnr_retry_count = 7;
 	if (rdma_accept(c->id, &p))
 		return errno ? -errno : -EIO;
@@ -403,8 +403,8 @@ int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv,
 	return ret;
 }
 
-int rdmarw_ibv_connect(struct rdmarw_ibv_conn *c, const void *priv,
-		       u8 priv_len, int timeout_ms)
+int rdmarw_ibv_connect(struct rdmarw_ibv_conn *c, const void *priv, u8 priv_len,
+		       int timeout_ms)
 {
 	struct rdma_conn_param p;
 	int ret = param_ok(c, priv, priv_len);

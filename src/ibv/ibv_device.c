@@ -37,16 +37,16 @@ static enum rdma_protocol port_protocol(struct ibv_context *ctx,
 }
 
 /* Capability bits the backend can honour (no fast registration). */
-#define IBV_CAPS_KEPT                                                      \
-	(IB_DEVICE_RESIZE_MAX_WR | IB_DEVICE_BAD_PKEY_CNTR |                \
-	 IB_DEVICE_BAD_QKEY_CNTR | IB_DEVICE_AUTO_PATH_MIG |                \
-	 IB_DEVICE_CHANGE_PHY_PORT | IB_DEVICE_UD_AV_PORT_ENFORCE |         \
-	 IB_DEVICE_CURR_QP_STATE_MOD | IB_DEVICE_SHUTDOWN_PORT |            \
-	 IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID |           \
-	 IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SRQ_RESIZE |                  \
-	 IB_DEVICE_N_NOTIFY_CQ | IB_DEVICE_MEM_WINDOW |                     \
-	 IB_DEVICE_UD_IP_CSUM | IB_DEVICE_XRC | IB_DEVICE_MEM_WINDOW_TYPE_2A | \
-	 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_RC_IP_CSUM |              \
+#define IBV_CAPS_KEPT                                                          \
+	(IB_DEVICE_RESIZE_MAX_WR | IB_DEVICE_BAD_PKEY_CNTR |                   \
+	 IB_DEVICE_BAD_QKEY_CNTR | IB_DEVICE_AUTO_PATH_MIG |                   \
+	 IB_DEVICE_CHANGE_PHY_PORT | IB_DEVICE_UD_AV_PORT_ENFORCE |            \
+	 IB_DEVICE_CURR_QP_STATE_MOD | IB_DEVICE_SHUTDOWN_PORT |               \
+	 IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID |              \
+	 IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SRQ_RESIZE |                     \
+	 IB_DEVICE_N_NOTIFY_CQ | IB_DEVICE_MEM_WINDOW | IB_DEVICE_UD_IP_CSUM | \
+	 IB_DEVICE_XRC | IB_DEVICE_MEM_WINDOW_TYPE_2A |                        \
+	 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_RC_IP_CSUM |                 \
 	 IB_DEVICE_RAW_IP_CSUM | IB_DEVICE_MANAGED_FLOW_STEERING)
 
 static void fill_attrs(struct ib_device_attr *a,
@@ -146,7 +146,7 @@ static struct ib_device *open_locked(const char *name)
 	if (found)
 		return rdmarw_ibv_is_ibv(found) ? found : ERR_PTR(-EEXIST);
 	dev = (struct ibv_dev *)rdmarw__alloc_device(sizeof(*dev),
-						    &rdmarw__ibv_ops);
+						     &rdmarw__ibv_ops);
 	if (!dev)
 		return ERR_PTR(-ENOMEM);
 	pthread_mutex_init(&dev->qps_lock, NULL);

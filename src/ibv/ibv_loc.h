@@ -175,8 +175,7 @@ struct ib_device *rdmarw__ibv_dev_of_ctx(struct ibv_context *ctx);
 /* ---- ibv_map.c --------------------------------------------------------- */
 int rdmarw__ibv_map_init(struct ibv_pd_priv *ipd);
 void rdmarw__ibv_map_release(struct ibv_pd_priv *ipd);
-int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len,
-			 u32 *lkey);
+int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len, u32 *lkey);
 
 /* ---- ibv_verbs.c ------------------------------------------------------- */
 /* The connection whose QP the next create_qp on this thread makes. */

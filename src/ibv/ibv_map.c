@@ -96,8 +96,7 @@ static struct ibv_map_entry *lookup(struct ibv_pd_priv *ipd, uintptr_t start,
 	return NULL;
 }
 
-int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len,
-			 u32 *lkey)
+int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len, u32 *lkey)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t start = (uintptr_t)addr, end;

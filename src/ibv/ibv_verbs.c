@@ -109,10 +109,11 @@ static int ibv_create_cq_op(struct ib_cq *ibcq,
 		if (ret)
 			goto err_lock;
 	}
-	icq->cq = ibv_create_cq(ctx, (int)attr->cqe, icq, icq->channel,
-				(int)(attr->comp_vector %
-				      (u32)(ctx->num_comp_vectors ?
-						    ctx->num_comp_vectors : 1)));
+	icq->cq = ibv_create_cq(
+		ctx, (int)attr->cqe, icq, icq->channel,
+		(int)(attr->comp_vector % (u32)(ctx->num_comp_vectors ?
+							ctx->num_comp_vectors :
+							1)));
 	if (!icq->cq) {
 		ret = errno ? -errno : -ENOMEM;
 		goto err_events;
@@ -204,8 +205,7 @@ static void wc_to_ib(struct ibv_cq_priv *icq, const struct ibv_wc *w,
 	wc->port_num = wc->qp ? wc->qp->port : 1;
 }
 
-static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries,
-			  struct ib_wc *wc)
+static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct ibv_cq_priv *icq = to_icq(ibcq);
 	struct ibv_wc w[IB_POLL_BATCH];
@@ -239,9 +239,8 @@ static int ibv_req_notify_cq_op(struct ib_cq *ibcq,
 	struct ibv_cq_priv *icq = to_icq(ibcq);
 	int ret = 0;
 
-	if (ibv_req_notify_cq(icq->cq,
-			      (flags & IB_CQ_SOLICITED_MASK) ==
-				      IB_CQ_SOLICITED))
+	if (ibv_req_notify_cq(icq->cq, (flags & IB_CQ_SOLICITED_MASK) ==
+					       IB_CQ_SOLICITED))
 		return -EIO;
 	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
 		return 0;
@@ -494,8 +493,8 @@ static int ibv_post_send_op(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 				     wr);
 		if (ret) {
 			/* What came before the bad request is posted. */
-			int pret = n ? post_send_batch(iqp, n, batch, bad_wr) :
-				       0;
+			int pret =
+				n ? post_send_batch(iqp, n, batch, bad_wr) : 0;
 
 			if (pret)
 				ret = pret;
@@ -563,8 +562,8 @@ static int ibv_post_recv_op(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		ret = recv_wr_to_ibv(iqp, &iqp->rwr[n], &iqp->rsge[n * per],
 				     wr);
 		if (ret) {
-			int pret = n ? post_recv_batch(iqp, n, batch, bad_wr) :
-				       0;
+			int pret =
+				n ? post_recv_batch(iqp, n, batch, bad_wr) : 0;
 
 			if (!pret)
 				*bad_wr = wr;

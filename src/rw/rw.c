@@ -283,18 +283,17 @@ static u32 skip_offset(struct scatterlist **sg, u32 nents, u32 *offset)
 	return nents;
 }
 
-static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
-		      u32 port_num, struct scatterlist *sg, u32 nents,
-		      u32 offset, u64 remote_addr, u32 rkey,
-		      enum dma_data_direction dir)
+static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		      struct scatterlist *sg, u32 nents, u32 offset,
+		      u64 remote_addr, u32 rkey, enum dma_data_direction dir)
 {
 	struct ib_device *dev = qp->pd->device;
 	bool force = rdma_rw_get_force_mr();
 	int ret;
 
 	if (rdmarw__io_needs_mr(dev, port_num, dir, nents, force)) {
-		ret = init_mr(ctx, qp, port_num, sg, nents, offset,
-			      remote_addr, rkey, dir);
+		ret = init_mr(ctx, qp, port_num, sg, nents, offset, remote_addr,
+			      rkey, dir);
 		/*
 		 * Only a missing MR under the max_sgl_rd optimisation may fall
 		 * back to SGEs; iWARP and force_mr need the MR.
@@ -418,8 +417,8 @@ struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 {
 	struct ib_send_wr *first, *last;
 
-	if (!ctx_ok(ctx, qp, port_num) || (!cqe && !chain_wr) ||
-	    !ctx->nr_ops || !chain_ends(ctx, &first, &last))
+	if (!ctx_ok(ctx, qp, port_num) || (!cqe && !chain_wr) || !ctx->nr_ops ||
+	    !chain_ends(ctx, &first, &last))
 		return NULL;
 	if (chain_wr) {
 		last->next = chain_wr;
@@ -483,9 +482,10 @@ static void stop_queued(struct ib_qp *qp)
 	int ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
 
 	if (ret)
-		rdmarw__warn_once(&warned,
-				  "rdma_rw_ctx_post: moving the QP to ERR after a part-way post failed: %d",
-				  ret);
+		rdmarw__warn_once(
+			&warned,
+			"rdma_rw_ctx_post: moving the QP to ERR after a part-way post failed: %d",
+			ret);
 }
 
 int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
@@ -540,20 +540,23 @@ void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	static bool warned_kind, warned_state, warned_mem;
 
 	if (!rdmarw__rw_ctx_live(ctx, qp)) {
-		rdmarw__warn_once(&warned_state,
-				  "rdma_rw_ctx_destroy: context not initialised on this QP (or a copy)");
+		rdmarw__warn_once(
+			&warned_state,
+			"rdma_rw_ctx_destroy: context not initialised on this QP (or a copy)");
 		return;
 	}
 	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SG ||
 	    (ctx->type != RDMA_RW_MR && ctx->type != RDMA_RW_MULTI_WR &&
 	     ctx->type != RDMA_RW_SINGLE_WR)) {
-		rdmarw__warn_once(&warned_kind,
-				  "rdma_rw_ctx_destroy: context needs rdma_rw_ctx_destroy_bvec or _signature");
+		rdmarw__warn_once(
+			&warned_kind,
+			"rdma_rw_ctx_destroy: context needs rdma_rw_ctx_destroy_bvec or _signature");
 		return;
 	}
 	if (sg != ctx->rdmarw_mem || sg_cnt != ctx->rdmarw_nents) {
-		rdmarw__warn_once(&warned_mem,
-				  "rdma_rw_ctx_destroy: sg or sg_cnt is not what rdma_rw_ctx_init was given");
+		rdmarw__warn_once(
+			&warned_mem,
+			"rdma_rw_ctx_destroy: sg or sg_cnt is not what rdma_rw_ctx_init was given");
 		return;
 	}
 	if (ctx->type == RDMA_RW_MR)
@@ -571,18 +574,21 @@ void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	u32 i;
 
 	if (!rdmarw__rw_ctx_live(ctx, qp)) {
-		rdmarw__warn_once(&warned_state,
-				  "rdma_rw_ctx_destroy_bvec: context not initialised on this QP (or a copy)");
+		rdmarw__warn_once(
+			&warned_state,
+			"rdma_rw_ctx_destroy_bvec: context not initialised on this QP (or a copy)");
 		return;
 	}
 	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_BVEC) {
-		rdmarw__warn_once(&warned_kind,
-				  "rdma_rw_ctx_destroy_bvec: context needs rdma_rw_ctx_destroy or _signature");
+		rdmarw__warn_once(
+			&warned_kind,
+			"rdma_rw_ctx_destroy_bvec: context needs rdma_rw_ctx_destroy or _signature");
 		return;
 	}
 	if (bvecs != ctx->rdmarw_mem || nr_bvec != ctx->rdmarw_nents) {
-		rdmarw__warn_once(&warned_mem,
-				  "rdma_rw_ctx_destroy_bvec: bvecs or nr_bvec is not what rdma_rw_ctx_init_bvec was given");
+		rdmarw__warn_once(
+			&warned_mem,
+			"rdma_rw_ctx_destroy_bvec: bvecs or nr_bvec is not what rdma_rw_ctx_init_bvec was given");
 		return;
 	}
 	dev = qp->pd->device;
@@ -592,8 +598,8 @@ void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		ib_dma_unmap_sgtable_attrs(dev, &ctx->reg[0].sgt, dir, 0);
 		break;
 	case RDMA_RW_IOVA:
-		ib_dma_iova_destroy(dev, &ctx->iova.state,
-				    ctx->iova.mapped_len, dir);
+		ib_dma_iova_destroy(dev, &ctx->iova.state, ctx->iova.mapped_len,
+				    dir);
 		break;
 	case RDMA_RW_MULTI_WR:
 		for (i = 0; i < ctx->map.nr_sges; i++)
@@ -605,8 +611,9 @@ void rdma_rw_ctx_destroy_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 				  ctx->single.sge.length, dir);
 		break;
 	default:
-		rdmarw__warn_once(&warned_kind,
-				  "rdma_rw_ctx_destroy_bvec: context of unknown type");
+		rdmarw__warn_once(
+			&warned_kind,
+			"rdma_rw_ctx_destroy_bvec: context of unknown type");
 		return;
 	}
 	ctx_release(ctx);

@@ -101,8 +101,8 @@ static int init_iova(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	return 1;
 }
 
-static void unmap_sges(struct ib_device *dev, const struct ib_sge *sges,
-		       u32 n, enum dma_data_direction dir)
+static void unmap_sges(struct ib_device *dev, const struct ib_sge *sges, u32 n,
+		       enum dma_data_direction dir)
 {
 	u32 i;
 
@@ -127,8 +127,9 @@ static int init_map_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		return -EINVAL;
 	nr_ops = RDMARW_DIV_ROUND_UP(segs, max_sge);
 	sges_size = (size_t)segs * sizeof(struct ib_sge);
-	mem = rdmarw__rw_block_get_raw(qp, sges_size + (size_t)nr_ops *
-						sizeof(struct ib_rdma_wr), &blk);
+	mem = rdmarw__rw_block_get_raw(
+		qp, sges_size + (size_t)nr_ops * sizeof(struct ib_rdma_wr),
+		&blk);
 	if (!mem)
 		return -ENOMEM;
 	ctx->map.sges = mem;
@@ -170,10 +171,10 @@ err:
  * Registration through a scatterlist built from the segments, kept with
  * the registrations (reg[0].sgt) in one block of the QP's storage.
  */
-static int init_mr_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
-			u32 port_num, const struct bio_vec *bvecs,
-			struct bvec_iter iter, u32 segs, u64 remote_addr,
-			u32 rkey, enum dma_data_direction dir)
+static int init_mr_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+			const struct bio_vec *bvecs, struct bvec_iter iter,
+			u32 segs, u64 remote_addr, u32 rkey,
+			enum dma_data_direction dir)
 {
 	struct ib_device *dev = qp->pd->device;
 	size_t regs_size = rdmarw__rw_reg_size(qp, segs);
@@ -231,8 +232,8 @@ static int init_bvec_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		return init_mr_bvec(ctx, qp, port_num, bvecs, iter, segs,
 				    remote_addr, rkey, dir);
 	if (segs == 1)
-		return init_single_bvec(ctx, qp, bvecs, iter, remote_addr,
-					rkey, dir);
+		return init_single_bvec(ctx, qp, bvecs, iter, remote_addr, rkey,
+					dir);
 	ret = init_iova(ctx, qp, bvecs, iter, remote_addr, rkey, dir);
 	if (ret != -EOPNOTSUPP)
 		return ret;
@@ -258,8 +259,8 @@ int rdma_rw_ctx_init_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	ret = count_segments(bvecs, nr_bvec, iter, &segs);
 	if (ret)
 		return ret;
-	ret = init_bvec_paths(ctx, qp, port_num, bvecs, iter, segs,
-			      remote_addr, rkey, dir);
+	ret = init_bvec_paths(ctx, qp, port_num, bvecs, iter, segs, remote_addr,
+			      rkey, dir);
 	if (ret < 0)
 		return ret;
 	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_BVEC, bvecs, nr_bvec);

@@ -12,7 +12,7 @@
 /* The kernel caps pages per MR for R/W contexts at 256. */
 #define RDMARW_RW_MAX_PAGES 256U
 
-#define RDMARW_DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#define RDMARW_DIV_ROUND_UP(n, d) (((n) + (d)-1) / (d))
 
 u32 rdmarw__fr_page_list_len(struct ib_device *dev, bool pi_support);
 bool rdmarw__can_use_mr(struct ib_device *dev, u32 port_num);
@@ -104,8 +104,7 @@ size_t rdmarw__rw_base_block_size(struct ib_qp *qp);
  */
 
 /* rdma_is_port_valid() for a device known to exist. */
-static inline bool rdmarw__rw_port_ok(const struct ib_device *dev,
-				      u32 port_num)
+static inline bool rdmarw__rw_port_ok(const struct ib_device *dev, u32 port_num)
 {
 	return port_num >= 1 && port_num <= dev->phys_port_cnt &&
 	       port_num <= RDMARW_MAX_PORTS;
@@ -144,8 +143,8 @@ static inline void rdmarw__rw_set_rdma_wr(struct ib_rdma_wr *wr,
 					  enum dma_data_direction dir)
 {
 	memset(wr, 0, sizeof(*wr));
-	wr->wr.opcode = dir == DMA_TO_DEVICE ? IB_WR_RDMA_WRITE :
-					       IB_WR_RDMA_READ;
+	wr->wr.opcode =
+		dir == DMA_TO_DEVICE ? IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
 	wr->wr.sg_list = sges;
 	wr->wr.num_sge = num_sge;
 	wr->remote_addr = remote_addr;

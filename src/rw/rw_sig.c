@@ -16,10 +16,9 @@
 #include <limits.h>
 #include <string.h>
 
-static bool sig_args_ok(struct ib_qp *qp, u32 port_num,
-			struct scatterlist *sg, u32 sg_cnt,
-			struct scatterlist *prot_sg, u32 prot_sg_cnt,
-			struct ib_sig_attrs *sig_attrs,
+static bool sig_args_ok(struct ib_qp *qp, u32 port_num, struct scatterlist *sg,
+			u32 sg_cnt, struct scatterlist *prot_sg,
+			u32 prot_sg_cnt, struct ib_sig_attrs *sig_attrs,
 			enum dma_data_direction dir)
 {
 	return qp && sg && sig_attrs && sg_cnt && sg_cnt <= INT_MAX &&
@@ -45,8 +44,8 @@ static int sig_map(struct ib_device *dev, struct scatterlist *sg, u32 sg_cnt,
 	return -EINVAL;
 }
 
-static void sig_unmap(struct ib_device *dev, struct scatterlist *sg,
-		      u32 sg_cnt, struct scatterlist *prot_sg, u32 prot_sg_cnt,
+static void sig_unmap(struct ib_device *dev, struct scatterlist *sg, u32 sg_cnt,
+		      struct scatterlist *prot_sg, u32 prot_sg_cnt,
 		      enum dma_data_direction dir)
 {
 	if (prot_sg && prot_sg_cnt)
@@ -122,11 +121,10 @@ static int sig_take_mr(struct rdma_rw_reg_ctx *reg, struct ib_qp *qp,
 }
 
 int rdma_rw_ctx_signature_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
-			       u32 port_num, struct scatterlist *sg,
-			       u32 sg_cnt, struct scatterlist *prot_sg,
-			       u32 prot_sg_cnt, struct ib_sig_attrs *sig_attrs,
-			       u64 remote_addr, u32 rkey,
-			       enum dma_data_direction dir)
+			       u32 port_num, struct scatterlist *sg, u32 sg_cnt,
+			       struct scatterlist *prot_sg, u32 prot_sg_cnt,
+			       struct ib_sig_attrs *sig_attrs, u64 remote_addr,
+			       u32 rkey, enum dma_data_direction dir)
 {
 	struct rdmarw_rw_block *blk;
 	struct ib_device *dev;
@@ -175,26 +173,28 @@ err_unmap:
 void rdma_rw_ctx_destroy_signature(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 				   u32 port_num, struct scatterlist *sg,
 				   u32 sg_cnt, struct scatterlist *prot_sg,
-				   u32 prot_sg_cnt,
-				   enum dma_data_direction dir)
+				   u32 prot_sg_cnt, enum dma_data_direction dir)
 {
 	static bool warned_kind, warned_state, warned_mem;
 
 	if (!rdmarw__rw_ctx_live(ctx, qp) || !qp->pd) {
-		rdmarw__warn_once(&warned_state,
-				  "rdma_rw_ctx_destroy_signature: context not initialised on this QP (or a copy)");
+		rdmarw__warn_once(
+			&warned_state,
+			"rdma_rw_ctx_destroy_signature: context not initialised on this QP (or a copy)");
 		return;
 	}
 	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SIG ||
 	    ctx->type != RDMA_RW_SIG_MR) {
-		rdmarw__warn_once(&warned_kind,
-				  "rdma_rw_ctx_destroy_signature: context needs rdma_rw_ctx_destroy or _bvec");
+		rdmarw__warn_once(
+			&warned_kind,
+			"rdma_rw_ctx_destroy_signature: context needs rdma_rw_ctx_destroy or _bvec");
 		return;
 	}
 	if (sg != ctx->rdmarw_mem || sg_cnt != ctx->rdmarw_nents ||
 	    prot_sg_cnt > INT_MAX) {
-		rdmarw__warn_once(&warned_mem,
-				  "rdma_rw_ctx_destroy_signature: sg or sg_cnt is not what rdma_rw_ctx_signature_init was given");
+		rdmarw__warn_once(
+			&warned_mem,
+			"rdma_rw_ctx_destroy_signature: sg or sg_cnt is not what rdma_rw_ctx_signature_init was given");
 		return;
 	}
 	ib_mr_pool_put(qp, &qp->sig_mrs, ctx->reg->mr);

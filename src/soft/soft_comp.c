@@ -54,8 +54,8 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 		     (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
 	u32 n;
 
-	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
-			   access, qp->req_rg, &n))
+	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, access,
+			   qp->req_rg, &n))
 		return SOFT_F_LOC_PROT;
 	if (soft_copy(src, 1, qp->req_rg, n, wqe->length))
 		return SOFT_F_LOC_RES;
@@ -116,9 +116,9 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 		rdmarw__soft_comp_overflow(qp, cq);
 		return;
 	}
-	soft_cqe_set_send(e, qp, wqe, status, vendor_err,
-			  (!f && wqe->op->cls != SOFT_OPC_LOCAL) ?
-				  (u32)wqe->length : 0);
+	soft_cqe_set_send(
+		e, qp, wqe, status, vendor_err,
+		(!f && wqe->op->cls != SOFT_OPC_LOCAL) ? (u32)wqe->length : 0);
 	rdmarw__soft_cq_commit(cq, e);
 }
 

@@ -61,11 +61,10 @@ int soft_fabric_destroy(struct soft_fabric *fabric)
 
 static bool attrs_ok(const struct ib_device_attr *a)
 {
-	if (a->max_qp_wr <= 0 || a->max_send_sge <= 0 ||
-	    a->max_recv_sge <= 0 || a->max_sge_rd <= 0 || a->max_cqe <= 0 ||
-	    a->max_qp <= 0 || a->max_pd <= 0 || a->max_mr <= 0 ||
-	    a->max_cq <= 0 || a->max_qp_rd_atom < 0 ||
-	    a->max_qp_init_rd_atom < 0)
+	if (a->max_qp_wr <= 0 || a->max_send_sge <= 0 || a->max_recv_sge <= 0 ||
+	    a->max_sge_rd <= 0 || a->max_cqe <= 0 || a->max_qp <= 0 ||
+	    a->max_pd <= 0 || a->max_mr <= 0 || a->max_cq <= 0 ||
+	    a->max_qp_rd_atom < 0 || a->max_qp_init_rd_atom < 0)
 		return false;
 	if ((a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
 	    !a->max_fast_reg_page_list_len)
@@ -202,7 +201,8 @@ int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
 	list_for_each_entry_safe(q, tmp, &sdev->fabric->qps, fabric_entry) {
 		if (q->dev == sdev) {
 			wrs += __atomic_load_n(&q->st_wrs, __ATOMIC_RELAXED);
-			bytes += __atomic_load_n(&q->st_bytes, __ATOMIC_RELAXED);
+			bytes +=
+				__atomic_load_n(&q->st_bytes, __ATOMIC_RELAXED);
 		}
 		if (q->st_peer_dev == sdev)
 			bytes += __atomic_load_n(&q->st_peer_bytes,

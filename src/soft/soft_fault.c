@@ -203,8 +203,7 @@ static bool exec_first_time(struct soft_fault_state *s, u64 seq)
 }
 
 enum soft_fault rdmarw__soft_fault_exec(struct soft_qp *qp,
-					struct soft_send_wqe *wqe,
-					bool *stall)
+					struct soft_send_wqe *wqe, bool *stall)
 {
 	struct soft_fault_state *s = &qp->fault;
 	struct soft_fault_slot sl;
@@ -409,8 +408,7 @@ static void fs_stats(struct soft_fault_state *s, struct soft_fault_stats *out)
 	memset(out, 0, sizeof(*out));
 	fs_lock(s);
 	for (t = 0; t < SOFT_FAULT_NR; t++)
-		out->fired[t] = __atomic_load_n(&s->fired[t],
-						__ATOMIC_RELAXED);
+		out->fired[t] = __atomic_load_n(&s->fired[t], __ATOMIC_RELAXED);
 	out->sq_full = __atomic_load_n(&s->sq_full, __ATOMIC_RELAXED);
 	out->armed = s->nr_live;
 	out->stalled = s->stalled;
@@ -425,8 +423,7 @@ int soft_fault_qp_stats(struct ib_qp *qp, struct soft_fault_stats *out)
 	return 0;
 }
 
-int soft_fault_device_stats(struct ib_device *dev,
-			    struct soft_fault_stats *out)
+int soft_fault_device_stats(struct ib_device *dev, struct soft_fault_stats *out)
 {
 	if (!dev || !soft_device_is_soft(dev) || !out)
 		return -EINVAL;

@@ -67,9 +67,8 @@ static struct soft_iova_range *range_find(struct soft_iommu *mmu, u64 iova)
 	return NULL;
 }
 
-int rdmarw__soft_iova_alloc(struct ib_device *dev,
-			    struct dma_iova_state *state, phys_addr_t phys,
-			    size_t size)
+int rdmarw__soft_iova_alloc(struct ib_device *dev, struct dma_iova_state *state,
+			    phys_addr_t phys, size_t size)
 {
 	struct soft_dev *sdev = to_sdev(dev);
 	struct soft_iommu *mmu = &sdev->iommu;
@@ -165,8 +164,8 @@ void rdmarw__soft_iova_destroy(struct ib_device *dev,
 	}
 }
 
-int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len,
-			    u8 **ptr, u64 *n)
+int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
+			    u64 *n)
 {
 	struct soft_iommu *mmu = &sdev->iommu;
 	struct soft_iova_range *r;

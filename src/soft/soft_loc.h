@@ -96,7 +96,8 @@ void rdmarw__soft_read_wait(struct soft_rwlock *l);
 static inline void soft_read_lock(struct soft_rwlock *l)
 {
 	if (__builtin_expect(__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
-			     SOFT_RW_WRITER, 0))
+				     SOFT_RW_WRITER,
+			     0))
 		rdmarw__soft_read_wait(l);
 }
 
@@ -158,7 +159,7 @@ static inline u32 soft_ring_slots(u32 n)
  * MR without remote rights (rkey 0, as rxe) can never be reached remotely.
  */
 #define SOFT_KEY_INDEX(key) ((key) >> 8)
-#define SOFT_KEY_VARIANT(key) ((key) & 0xffu)
+#define SOFT_KEY_VARIANT(key) ((key)&0xffu)
 #define SOFT_INDEX_MAX 0x00ffffffu
 #define SOFT_LOCAL_DMA_LKEY 0x00000001u
 
@@ -410,8 +411,7 @@ static inline struct soft_cq *to_scq(struct ib_cq *cq)
 int rdmarw__soft_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *a);
 void rdmarw__soft_destroy_cq(struct ib_cq *cq);
 int rdmarw__soft_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
-int rdmarw__soft_req_notify_cq(struct ib_cq *cq,
-			       enum ib_cq_notify_flags flags);
+int rdmarw__soft_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
 /* Add a completion.  Return: 0, or -ENOSPC when the ring is full (the
  * completion is dropped and counted; nothing is overwritten). */
 int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe);
@@ -449,7 +449,7 @@ void rdmarw__soft_cq_clean(struct soft_cq *cq, struct soft_qp *qp);
 /* ---- soft_mr.c ------------------------------------------------------ */
 
 enum soft_mr_state {
-	SOFT_MR_FREE,  /* fast-reg MR not registered, or invalidated */
+	SOFT_MR_FREE, /* fast-reg MR not registered, or invalidated */
 	SOFT_MR_VALID,
 };
 
@@ -549,7 +549,7 @@ struct soft_region {
 
 /* What soft_mem_check() is asked for. */
 enum soft_lookup {
-	SOFT_LOOKUP_LOCAL,  /* an lkey of an SGE: the local DMA key allowed */
+	SOFT_LOOKUP_LOCAL, /* an lkey of an SGE: the local DMA key allowed */
 	SOFT_LOOKUP_REMOTE, /* an rkey */
 };
 
@@ -560,12 +560,11 @@ enum soft_lookup {
  * Return: 0 and @out filled, or -EACCES.
  */
 int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
-			   u64 addr, u64 len, int access,
-			   enum soft_lookup type, struct soft_region *out);
+			   u64 addr, u64 len, int access, enum soft_lookup type,
+			   struct soft_region *out);
 
 /* Key table lookups (fabric->mem_lock held). */
-static inline struct soft_mr **soft_kt_chain(struct soft_keytab *kt,
-					     u32 index)
+static inline struct soft_mr **soft_kt_chain(struct soft_keytab *kt, u32 index)
 {
 	return &kt->bucket[index & (kt->nbuckets - 1)];
 }
@@ -583,8 +582,7 @@ static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)
 }
 
 /* rxe mr_check_range(), written so that nothing can overflow. */
-static inline bool soft_mr_range_ok(const struct soft_mr *mr, u64 addr,
-				    u64 len)
+static inline bool soft_mr_range_ok(const struct soft_mr *mr, u64 addr, u64 len)
 {
 	return addr >= mr->iova && len <= mr->length &&
 	       addr - mr->iova <= mr->length - len;
@@ -625,8 +623,8 @@ int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
 
 /* The CPU bytes of @rg at @off: a pointer and how many bytes follow it
  * contiguously (at least 1, at most @rg->len - @off).  0, or -EFAULT. */
-int rdmarw__soft_region_span(const struct soft_region *rg, u64 off,
-			     u8 **ptr, u64 *n);
+int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
+			     u64 *n);
 /* The same for a walk in order: *@hint (start at 0) remembers where in a
  * fast MR's page list the last span was, so the next one is found at once. */
 int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
@@ -667,8 +665,8 @@ static inline int soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
 static inline int soft_copy(const struct soft_region *src, u32 nsrc,
 			    const struct soft_region *dst, u32 ndst, u64 len)
 {
-	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu &&
-	    len <= src->len && len <= dst->len) {
+	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu && len <= src->len &&
+	    len <= dst->len) {
 		memmove(dst->cpu, src->cpu, len);
 		return 0;
 	}
@@ -681,8 +679,8 @@ static inline int soft_copy(const struct soft_region *src, u32 nsrc,
  * Return: 0, or -EINVAL when the device refuses (rxe_reg_fast_mr,
  * rxe_invalidate_mr, siw_fastreg_mr, siw_invalidate_stag rules).
  */
-int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial,
-			     u32 key, int access);
+int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
+			     int access);
 int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
 			       u32 key);
 /* ops->retire_mr: FREE now, and a queued REG_MR of it fails (serial). */
@@ -696,14 +694,12 @@ struct soft_mr *rdmarw__soft_mr_find(struct soft_dev *sdev, u32 index,
 
 /* ---- soft_iommu.c --------------------------------------------------- */
 
-int rdmarw__soft_iova_alloc(struct ib_device *dev,
-			    struct dma_iova_state *state, phys_addr_t phys,
-			    size_t size);
+int rdmarw__soft_iova_alloc(struct ib_device *dev, struct dma_iova_state *state,
+			    phys_addr_t phys, size_t size);
 int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
 			   phys_addr_t phys, size_t offset, size_t size);
 void rdmarw__soft_iova_destroy(struct ib_device *dev,
-			       struct dma_iova_state *state,
-			       size_t mapped_len);
+			       struct dma_iova_state *state, size_t mapped_len);
 void rdmarw__soft_iommu_init(struct soft_iommu *mmu);
 void rdmarw__soft_iommu_fini(struct soft_iommu *mmu);
 /*
@@ -712,8 +708,8 @@ void rdmarw__soft_iommu_fini(struct soft_iommu *mmu);
  * contiguously (at most @len).  Return: 0, or -EFAULT for an unlinked IOVA,
  * an IOVA on a device without IOMMU, the NULL page or a range that wraps.
  */
-int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len,
-			    u8 **ptr, u64 *n);
+int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
+			    u64 *n);
 
 /* rdmarw__soft_dma_to_cpu() with its common case inline: a CPU address
  * (not an IOVA) is itself, every byte, unless it wraps or is the NULL page. */
@@ -737,12 +733,12 @@ enum soft_op_class {
 };
 
 enum soft_op_flags {
-	SOFT_OPF_RECV = 1 << 0,      /* consumes a receive at the responder */
-	SOFT_OPF_IMM = 1 << 1,       /* carries immediate data */
-	SOFT_OPF_REM_INV = 1 << 2,   /* responder invalidates ex's key */
-	SOFT_OPF_LOC_INV = 1 << 3,   /* requester invalidates after the READ */
-	SOFT_OPF_REG = 1 << 4,       /* fast registration */
-	SOFT_OPF_UNSUPP = 1 << 5,    /* accepted, completes with an error */
+	SOFT_OPF_RECV = 1 << 0, /* consumes a receive at the responder */
+	SOFT_OPF_IMM = 1 << 1, /* carries immediate data */
+	SOFT_OPF_REM_INV = 1 << 2, /* responder invalidates ex's key */
+	SOFT_OPF_LOC_INV = 1 << 3, /* requester invalidates after the READ */
+	SOFT_OPF_REG = 1 << 4, /* fast registration */
+	SOFT_OPF_UNSUPP = 1 << 5, /* accepted, completes with an error */
 };
 
 /**
@@ -939,8 +935,7 @@ static inline enum ib_qp_state soft_qp_state(struct soft_qp *qp)
 }
 
 int rdmarw__soft_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *attr);
-int rdmarw__soft_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
-			   int mask);
+int rdmarw__soft_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask);
 void rdmarw__soft_destroy_qp(struct ib_qp *qp);
 int rdmarw__soft_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad_wr);
@@ -983,18 +978,18 @@ void rdmarw__soft_requester(struct soft_qp *qp);
  */
 enum soft_fault {
 	SOFT_OK,
-	SOFT_F_LOC_PROT,    /* bad local key, PD, rights, bounds, IOVA */
-	SOFT_F_LOC_LEN,     /* receive buffer too small (responder) */
-	SOFT_F_LOC_QP_OP,   /* REG_MR / LOCAL_INV refused */
-	SOFT_F_LOC_ACCESS,  /* responder: receive consumed by a bad access */
-	SOFT_F_REM_ACCESS,  /* bad rkey, PD, rights or bounds at responder */
+	SOFT_F_LOC_PROT, /* bad local key, PD, rights, bounds, IOVA */
+	SOFT_F_LOC_LEN, /* receive buffer too small (responder) */
+	SOFT_F_LOC_QP_OP, /* REG_MR / LOCAL_INV refused */
+	SOFT_F_LOC_ACCESS, /* responder: receive consumed by a bad access */
+	SOFT_F_REM_ACCESS, /* bad rkey, PD, rights or bounds at responder */
 	SOFT_F_REM_INV_REQ, /* request the responder cannot take */
-	SOFT_F_REM_OP,      /* responder failed on its own receive */
-	SOFT_F_RETRY_EXC,   /* nobody answers (no peer, peer not ready) */
-	SOFT_F_GENERAL,     /* siw: READ_WITH_INV could not invalidate */
-	SOFT_F_NOT_SUPP,    /* accepted opcode the device cannot execute */
-	SOFT_F_FLUSH,       /* QP in ERR */
-	SOFT_F_LOC_RES,     /* no memory for the copy (integrity bounce) */
+	SOFT_F_REM_OP, /* responder failed on its own receive */
+	SOFT_F_RETRY_EXC, /* nobody answers (no peer, peer not ready) */
+	SOFT_F_GENERAL, /* siw: READ_WITH_INV could not invalidate */
+	SOFT_F_NOT_SUPP, /* accepted opcode the device cannot execute */
+	SOFT_F_FLUSH, /* QP in ERR */
+	SOFT_F_LOC_RES, /* no memory for the copy (integrity bounce) */
 	SOFT_F_NR,
 };
 
@@ -1048,7 +1043,6 @@ static inline bool soft_resp_grants(struct soft_qp *qp,
 	return !op->rem_access ||
 	       (soft_load(&qp->access_flags) & op->rem_access);
 }
-
 
 /* ---- soft_comp.c (completer) ---------------------------------------- */
 
@@ -1116,11 +1110,10 @@ void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
 /* Is anything armed on @qp or its device?  The hooks' only test. */
 static inline bool soft_fault_on(struct soft_qp *qp)
 {
-	return __builtin_expect(__atomic_load_n(&qp->fault.on,
-						__ATOMIC_RELAXED) |
-					__atomic_load_n(&qp->dev->fault.on,
-							__ATOMIC_RELAXED),
-				0);
+	return __builtin_expect(
+		__atomic_load_n(&qp->fault.on, __ATOMIC_RELAXED) |
+			__atomic_load_n(&qp->dev->fault.on, __ATOMIC_RELAXED),
+		0);
 }
 
 /* A WR is about to be queued (sq_lock held): 0, or the errno to fail the
@@ -1129,8 +1122,7 @@ int rdmarw__soft_fault_post(struct soft_qp *qp, const struct ib_send_wr *wr);
 /* A WQE is about to execute (exec_lock held): SOFT_OK, the fault to
  * complete it with, or *stall set to stop the Send Queue before it. */
 enum soft_fault rdmarw__soft_fault_exec(struct soft_qp *qp,
-					struct soft_send_wqe *wqe,
-					bool *stall);
+					struct soft_send_wqe *wqe, bool *stall);
 /* An MR is about to be allocated on @sdev: 0, or the errno to fail with. */
 int rdmarw__soft_fault_alloc_mr(struct soft_dev *sdev);
 

@@ -182,7 +182,7 @@ int rdmarw__soft_alloc_mr_integrity(struct ib_mr *ibmr, u32 max_num_data_sg,
 	return ret;
 }
 
-#define SOFT_ACCESS_REMOTE                               \
+#define SOFT_ACCESS_REMOTE                                \
 	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
 	 IB_ACCESS_REMOTE_ATOMIC)
 
@@ -299,7 +299,9 @@ static int map_pages(struct soft_mr *mr, struct scatterlist *sg, int n,
 {
 	struct ib_mr *ibmr = &mr->ibmr;
 	struct page_cursor c = {
-		.next = mr->map, .psz = ibmr->page_size, .last_end = 1,
+		.next = mr->map,
+		.psz = ibmr->page_size,
+		.last_end = 1,
 		.max = mr->max_segs,
 	};
 	u64 first;
@@ -484,8 +486,8 @@ static inline int local_cpu_region(struct soft_dev *sdev, u64 addr, u64 len,
 }
 
 int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
-			   u64 addr, u64 len, int access,
-			   enum soft_lookup type, struct soft_region *out)
+			   u64 addr, u64 len, int access, enum soft_lookup type,
+			   struct soft_region *out)
 {
 	struct soft_mr *mr;
 
@@ -634,8 +636,8 @@ int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 
 	/* One contiguous range to another: the common case (never an
 	 * integrity MR: those are fast MRs, without a CPU address). */
-	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu &&
-	    len <= src->len && len <= dst->len) {
+	if (nsrc == 1 && ndst == 1 && src->cpu && dst->cpu && len <= src->len &&
+	    len <= dst->len) {
 		memmove(dst->cpu, src->cpu, len);
 		return 0;
 	}
@@ -699,8 +701,8 @@ int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 
 /* ---- registration and invalidation (mem_lock held, write) -------------- */
 
-int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial,
-			     u32 key, int access)
+int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
+			     int access)
 {
 	struct soft_mr *mr = soft_kt_find(&qp->dev->keys, index);
 	struct ib_mr *ibmr;
@@ -730,8 +732,7 @@ int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial,
 	return 0;
 }
 
-int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
-			       u32 key)
+int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd, u32 key)
 {
 	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
 

@@ -8,8 +8,7 @@
  */
 #include "soft/soft_loc.h"
 
-#define SOFT_BASE_CAPS \
-	(IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_LOCAL_DMA_LKEY)
+#define SOFT_BASE_CAPS (IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_LOCAL_DMA_LKEY)
 
 /*
  * mlx5: mlx5_ib_query_device() on a ConnectX-6 Dx (capabilities as the

@@ -25,8 +25,7 @@
  * Called once per WR before it is queued: a negative errno fails the post
  * at this WR (soft_fault.c).  Nothing armed: one predictable branch.
  */
-static inline int inject_post(struct soft_qp *qp,
-			      const struct ib_send_wr *wr)
+static inline int inject_post(struct soft_qp *qp, const struct ib_send_wr *wr)
 {
 	if (!soft_fault_on(qp))
 		return 0;
@@ -274,8 +273,8 @@ static int qp_alloc_arrays(struct soft_qp *qp, const struct ib_qp_cap *cap)
 	qp->req_rg = calloc(at_least1(qp->sq_max_sge), sizeof(*qp->req_rg));
 	qp->resp_sge = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_sge));
 	qp->resp_rg = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_rg));
-	if (!qp->sq || !qp->sq_sges || !qp->rq || !qp->rq_sges ||
-	    !qp->req_rg || !qp->resp_sge || !qp->resp_rg) {
+	if (!qp->sq || !qp->sq_sges || !qp->rq || !qp->rq_sges || !qp->req_rg ||
+	    !qp->resp_sge || !qp->resp_rg) {
 		qp_free_arrays(qp);
 		return -ENOMEM;
 	}
@@ -643,7 +642,8 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 	w->solicited = wr->send_flags & IB_SEND_SOLICITED;
 	w->num_sge = (u32)wr->num_sge;
 	if (wr->num_sge == 1)
-		w->sge[0] = wr->sg_list[0]; /* the common case, without a call */
+		w->sge[0] =
+			wr->sg_list[0]; /* the common case, without a call */
 	else if (wr->num_sge)
 		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
 	w->length = len;

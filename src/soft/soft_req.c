@@ -18,7 +18,7 @@
 #include "soft/soft_sig.h"
 
 enum req_ret {
-	REQ_DONE,  /* the WQE is finished (completed or not signaled) */
+	REQ_DONE, /* the WQE is finished (completed or not signaled) */
 	REQ_STALL, /* wait for the peer; the WQE stays at the head */
 };
 
@@ -29,9 +29,8 @@ enum req_ret {
  * WQE with that fault (and so moves the QP to ERR); *stall stops the Send
  * Queue before it (soft_fault.c).  Nothing armed: one predictable branch.
  */
-static inline enum soft_fault inject_exec(struct soft_qp *qp,
-					  struct soft_send_wqe *wqe,
-					  bool *stall)
+static inline enum soft_fault
+inject_exec(struct soft_qp *qp, struct soft_send_wqe *wqe, bool *stall)
 {
 	if (!soft_fault_on(qp))
 		return SOFT_OK;
@@ -57,8 +56,7 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 					       wqe->reg_serial, wqe->reg_key,
 					       wqe->reg_access);
 	else
-		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
-						 wqe->ex);
+		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd, wqe->ex);
 	soft_write_unlock(&f->mem_lock);
 	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is
 	 * IB_WC_LOC_QP_OP_ERR (siw completes its tx errors the same way). */
@@ -68,8 +66,8 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 /* ---- remote operations -------------------------------------------------- */
 
 /* Check the local payload of a SEND or WRITE (rxe copy_data, access 0). */
-static enum soft_fault req_gather(struct soft_qp *qp,
-				  struct soft_send_wqe *wqe, u32 *nrg)
+static enum soft_fault req_gather(struct soft_qp *qp, struct soft_send_wqe *wqe,
+				  u32 *nrg)
 {
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
 			   qp->req_rg, nrg))
@@ -77,8 +75,8 @@ static enum soft_fault req_gather(struct soft_qp *qp,
 	return SOFT_OK;
 }
 
-static enum soft_fault req_remote(struct soft_qp *qp,
-				  struct soft_send_wqe *wqe, bool *stall)
+static enum soft_fault req_remote(struct soft_qp *qp, struct soft_send_wqe *wqe,
+				  bool *stall)
 {
 	struct soft_fabric *f = qp->dev->fabric;
 	struct soft_pkt pkt = { .req = qp, .wqe = wqe };

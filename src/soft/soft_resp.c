@@ -31,8 +31,8 @@
 
 enum resp_recv {
 	RESP_RECV_TAKEN,
-	RESP_RECV_NONE,  /* none posted: RNR, the requester waits */
-	RESP_RECV_ERR,   /* the QP went to ERR: nobody answers */
+	RESP_RECV_NONE, /* none posted: RNR, the requester waits */
+	RESP_RECV_ERR, /* the QP went to ERR: nobody answers */
 };
 
 /*

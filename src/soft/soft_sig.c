@@ -192,8 +192,8 @@ static bool domain_ok(const struct ib_sig_domain *d)
  * the memory PI, and a wire view a message can carry.  Sets *@interval (0
  * when no domain has PI) and *@wire_len.
  */
-static int attrs_check(const struct ib_sig_attrs *a, u64 data_len,
-		       u64 meta_len, u32 *interval, u64 *wire_len)
+static int attrs_check(const struct ib_sig_attrs *a, u64 data_len, u64 meta_len,
+		       u32 *interval, u64 *wire_len)
 {
 	const struct ib_t10_dif_domain *mem = dif_of(&a->mem);
 	const struct ib_t10_dif_domain *wire = dif_of(&a->wire);
@@ -425,8 +425,8 @@ int rdmarw__soft_sig_access(const struct soft_mr *mr, u64 addr, u64 len)
 
 enum cur_kind {
 	CUR_REGIONS, /* checked regions of a transfer */
-	CUR_SEGS,    /* an integrity MR's data or PI elements */
-	CUR_FLAT,    /* a bounce buffer */
+	CUR_SEGS, /* an integrity MR's data or PI elements */
+	CUR_FLAT, /* a bounce buffer */
 };
 
 /*
@@ -479,8 +479,8 @@ static int piece_span(struct sig_cur *c)
 						&c->avail);
 	case CUR_SEGS:
 		return rdmarw__soft_dma_to_cpu(c->dev,
-					       c->seg[c->i].addr + c->off,
-					       rest, &c->p, &c->avail);
+					       c->seg[c->i].addr + c->off, rest,
+					       &c->p, &c->avail);
 	default:
 		c->p = c->flat + c->off;
 		c->avail = rest;
@@ -525,8 +525,7 @@ static void cur_seek(struct sig_cur *c, u64 pos)
 	c->off = pos;
 }
 
-static void cur_regions(struct sig_cur *c, const struct soft_region *rg,
-			u32 n)
+static void cur_regions(struct sig_cur *c, const struct soft_region *rg, u32 n)
 {
 	*c = (struct sig_cur){ .kind = CUR_REGIONS, .rg = rg, .n = n };
 }
@@ -534,15 +533,17 @@ static void cur_regions(struct sig_cur *c, const struct soft_region *rg,
 static void cur_segs(struct sig_cur *c, struct soft_dev *dev,
 		     const struct soft_seg *seg, u32 n, u64 pos)
 {
-	*c = (struct sig_cur){ .kind = CUR_SEGS, .seg = seg, .dev = dev,
-			       .n = n };
+	*c = (struct sig_cur){
+		.kind = CUR_SEGS, .seg = seg, .dev = dev, .n = n
+	};
 	cur_seek(c, pos);
 }
 
 static void cur_flat(struct sig_cur *c, u8 *buf, u64 len)
 {
-	*c = (struct sig_cur){ .kind = CUR_FLAT, .flat = buf,
-			       .flat_len = len, .n = 1 };
+	*c = (struct sig_cur){
+		.kind = CUR_FLAT, .flat = buf, .flat_len = len, .n = 1
+	};
 }
 
 /*
@@ -715,8 +716,8 @@ static void pi_check(struct sig_plan *pl, const u8 *pi, u16 guard, u64 blk)
 }
 
 /* The outgoing PI of block @blk: copied fields from @in, others made. */
-static void pi_make(const struct sig_plan *pl, const u8 *in, u16 guard,
-		    u64 blk, u8 *out)
+static void pi_make(const struct sig_plan *pl, const u8 *in, u16 guard, u64 blk,
+		    u8 *out)
 {
 	const struct ib_t10_dif_domain *d = pl->out;
 

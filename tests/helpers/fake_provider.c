@@ -72,8 +72,7 @@ static int fake_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	return n;
 }
 
-static int fake_req_notify_cq(struct ib_cq *ibcq,
-			      enum ib_cq_notify_flags flags)
+static int fake_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct fake_cq *cq = to_fake_cq(ibcq);
 	int ret = 0;
@@ -196,8 +195,8 @@ static enum ib_wc_opcode wc_opcode(enum ib_wr_opcode op)
 static int fake_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr)
 {
-	enum ib_qp_state state = __atomic_load_n(&ibqp->state,
-						 __ATOMIC_ACQUIRE);
+	enum ib_qp_state state =
+		__atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
 	struct fake_qp *qp = to_fake_qp(ibqp);
 
 	for (; wr; wr = wr->next) {
@@ -223,8 +222,8 @@ static int fake_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 static int fake_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			  const struct ib_recv_wr **bad_wr)
 {
-	enum ib_qp_state state = __atomic_load_n(&ibqp->state,
-						 __ATOMIC_ACQUIRE);
+	enum ib_qp_state state =
+		__atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
 	struct fake_qp *qp = to_fake_qp(ibqp);
 
 	for (; wr; wr = wr->next) {
@@ -363,8 +362,8 @@ static void fake_attrs(struct ib_device_attr *a)
 
 struct fake_dev *fake_dev_new(const char *name, enum rdma_protocol proto)
 {
-	struct ib_device *dev = rdmarw__alloc_device(sizeof(struct fake_dev),
-						     &fake_ops);
+	struct ib_device *dev =
+		rdmarw__alloc_device(sizeof(struct fake_dev), &fake_ops);
 	struct fake_dev *fd;
 
 	if (!dev)

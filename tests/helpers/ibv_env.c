@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #define PAIR_WAIT_MS 30000 /* for one connection step (never expected) */
-#define PAIR_PORTS 20000   /* ports tried: [20000, 40000) */
+#define PAIR_PORTS 20000 /* ports tried: [20000, 40000) */
 
 struct passive {
 	struct ibv_pair *p;
@@ -69,8 +69,11 @@ int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
 		     struct ib_qp_init_attr *peer_attr, const void *priv,
 		     u8 priv_len)
 {
-	struct passive s = { .p = p, .pd = peer_pd, .attr = peer_attr,
-			     .priv = priv, .priv_len = priv_len };
+	struct passive s = { .p = p,
+			     .pd = peer_pd,
+			     .attr = peer_attr,
+			     .priv = priv,
+			     .priv_len = priv_len };
 	struct ib_qp *qp;
 	pthread_t t;
 	int ret;

@@ -219,8 +219,8 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 	e->cq = ib_alloc_cq(e->dev, NULL, cq_entries(e->dev), 0,
 			    o->cq_thread ? IB_POLL_WORKQUEUE : IB_POLL_DIRECT);
 	assert_false(IS_ERR(e->cq));
-	e->peer_cq = ib_alloc_cq(e->peer_dev, NULL, cq_entries(e->peer_dev),
-				 0, IB_POLL_DIRECT);
+	e->peer_cq = ib_alloc_cq(e->peer_dev, NULL, cq_entries(e->peer_dev), 0,
+				 IB_POLL_DIRECT);
 	assert_false(IS_ERR(e->peer_cq));
 	make_qps(e, o);
 
@@ -234,21 +234,20 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 	e->remote_ref = malloc(e->remote_len);
 	assert_non_null(e->local_ref);
 	assert_non_null(e->remote_ref);
-	e->remote_mr = ib_reg_user_mr(e->peer_pd, (u64)(uintptr_t)e->remote,
-				      e->remote_len,
-				      (u64)(uintptr_t)e->remote,
-				      IB_ACCESS_LOCAL_WRITE |
-					      IB_ACCESS_REMOTE_READ |
-					      IB_ACCESS_REMOTE_WRITE);
+	e->remote_mr =
+		ib_reg_user_mr(e->peer_pd, (u64)(uintptr_t)e->remote,
+			       e->remote_len, (u64)(uintptr_t)e->remote,
+			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_WRITE);
 	assert_false(IS_ERR(e->remote_mr));
 #ifdef RDMARW_HAVE_IBV
 	/* One registration serves every SGE in the local arena. */
 	if (!rw_env_soft(e)) {
 		e->scratch = arena(PAGE_SIZE);
-		assert_int_equal(rdmarw_ibv_declare(e->pd, e->local,
-						    e->local_len), 0);
-		assert_int_equal(rdmarw_ibv_declare(e->pd, e->scratch,
-						    PAGE_SIZE), 0);
+		assert_int_equal(
+			rdmarw_ibv_declare(e->pd, e->local, e->local_len), 0);
+		assert_int_equal(
+			rdmarw_ibv_declare(e->pd, e->scratch, PAGE_SIZE), 0);
 	}
 #endif
 	rw_env_fill(e, 1);
@@ -352,11 +351,11 @@ u64 rw_env_expect(struct rw_env *e, const struct rw_model_ent *ents, u32 n,
 		assert_true(lo + len <= e->local_len);
 		assert_true(roff + moved + len <= e->remote_len);
 		if (dir == DMA_TO_DEVICE)
-			memcpy(e->remote_ref + roff + moved,
-			       e->local_ref + lo, len);
+			memcpy(e->remote_ref + roff + moved, e->local_ref + lo,
+			       len);
 		else
-			memcpy(e->local_ref + lo,
-			       e->remote_ref + roff + moved, len);
+			memcpy(e->local_ref + lo, e->remote_ref + roff + moved,
+			       len);
 		moved += len;
 	}
 	return moved;
@@ -601,10 +600,10 @@ static int do_init(struct rw_env *e, struct case_state *st,
 
 	if (c->bvec)
 		return rdma_rw_ctx_init_bvec(&st->ctx, e->qp, 1, st->bv, c->n,
-					     st->it, raddr,
-					     e->remote_mr->rkey, c->dir);
-	return rdma_rw_ctx_init(&st->ctx, e->qp, 1, st->sgl.sg, c->n,
-				c->offset, raddr, e->remote_mr->rkey, c->dir);
+					     st->it, raddr, e->remote_mr->rkey,
+					     c->dir);
+	return rdma_rw_ctx_init(&st->ctx, e->qp, 1, st->sgl.sg, c->n, c->offset,
+				raddr, e->remote_mr->rkey, c->dir);
 }
 
 static void do_destroy(struct rw_env *e, struct case_state *st,
@@ -647,10 +646,11 @@ static void assert_held_as(struct rw_env *e, const struct held_state *was,
 	if (now.mrs_used != was->mrs_used ||
 	    now.dma_mapped != was->dma_mapped || now.blocks != was->blocks ||
 	    now.iova_ranges != was->iova_ranges)
-		fail_msg("%s: left held: mrs_used %d (was %d), dma_mapped %ld (was %ld), blocks %lu (was %lu), iova %u (was %u)",
-			 name, now.mrs_used, was->mrs_used, now.dma_mapped,
-			 was->dma_mapped, now.blocks, was->blocks,
-			 now.iova_ranges, was->iova_ranges);
+		fail_msg(
+			"%s: left held: mrs_used %d (was %d), dma_mapped %ld (was %ld), blocks %lu (was %lu), iova %u (was %u)",
+			name, now.mrs_used, was->mrs_used, now.dma_mapped,
+			was->dma_mapped, now.blocks, was->blocks,
+			now.iova_ranges, was->iova_ranges);
 }
 
 /* The model's input: before init from the QP's pool, after init from the
@@ -662,8 +662,8 @@ static void model_for_post(struct rw_env *e, struct case_state *st,
 	u32 i;
 
 	if (c->bvec)
-		rw_model_in_init(in, e, pool, 64, st->segs, st->nsegs, 0,
-				 true, c->dir, c->roff);
+		rw_model_in_init(in, e, pool, 64, st->segs, st->nsegs, 0, true,
+				 c->dir, c->roff);
 	else
 		rw_model_in_init(in, e, pool, 64, c->ents, c->n, c->offset,
 				 false, c->dir, c->roff);
@@ -808,8 +808,7 @@ int rw_run_case(struct rw_env *e, const struct rw_case *c,
 			*type = (enum rdma_rw_ctx_type)st->ctx.type;
 		assert_int_equal(e->qp->mrs_used,
 				 before.mrs_used + (int)m.mrs_taken);
-		for (p = 0; st->ctx.type == RDMA_RW_MR && p < m.mrs_taken;
-		     p++)
+		for (p = 0; st->ctx.type == RDMA_RW_MR && p < m.mrs_taken; p++)
 			assert_ptr_equal(st->ctx.reg[p].mr, pool[p].mr);
 		for (p = 0; p < posts; p++)
 			one_post(e, st, c, p, ret);

@@ -215,7 +215,7 @@ static void model_sges(struct model *m)
 			abort();
 		}
 		w->opcode = m->in->dir == DMA_TO_DEVICE ? IB_WR_RDMA_WRITE :
-							   IB_WR_RDMA_READ;
+							  IB_WR_RDMA_READ;
 		w->num_sge = (int)k;
 		w->remote_addr = raddr;
 		w->rkey = m->in->rkey;
@@ -256,7 +256,7 @@ static bool model_iova(struct model *m)
 	w = push(m);
 
 	w->opcode = m->in->dir == DMA_TO_DEVICE ? IB_WR_RDMA_WRITE :
-						   IB_WR_RDMA_READ;
+						  IB_WR_RDMA_READ;
 	w->num_sge = 1;
 	for (i = 0; i < m->n; i++)
 		o->total += m->ents[i].len;
@@ -288,7 +288,10 @@ void rw_model_chain(struct ib_qp *qp, u32 port_num,
 		    struct ib_send_wr *chain_wr, struct rw_model_out *out)
 {
 	struct model m = {
-		.qp = qp, .dev = qp->device, .port = port_num, .in = in,
+		.qp = qp,
+		.dev = qp->device,
+		.port = port_num,
+		.in = in,
 		.out = out,
 	};
 	int err;
@@ -297,8 +300,8 @@ void rw_model_chain(struct ib_qp *qp, u32 port_num,
 	out->wrs = calloc(RW_MODEL_MAX_WRS, sizeof(*out->wrs));
 	if (!out->wrs)
 		abort();
-	m.iwarp = qp->device->port_protocol[port_num - 1] ==
-		  RDMA_PROTOCOL_IWARP;
+	m.iwarp =
+		qp->device->port_protocol[port_num - 1] == RDMA_PROTOCOL_IWARP;
 	model_skip(&m);
 	if (!m.n) {
 		out->ret = -EINVAL;
@@ -315,8 +318,7 @@ void rw_model_chain(struct ib_qp *qp, u32 port_num,
 			return;
 		}
 	}
-	if (in->bvec && m.n > 1 && !qp->device->virt_dma &&
-	    qp->device->iommu) {
+	if (in->bvec && m.n > 1 && !qp->device->virt_dma && qp->device->iommu) {
 		if (!model_iova(&m))
 			return;
 	} else {
@@ -332,10 +334,10 @@ void rw_model_free(struct rw_model_out *out)
 	out->wrs = NULL;
 }
 
-#define MISMATCH(...)                                     \
-	do {                                              \
-		snprintf(why, why_len, __VA_ARGS__);      \
-		return false;                             \
+#define MISMATCH(...)                                \
+	do {                                         \
+		snprintf(why, why_len, __VA_ARGS__); \
+		return false;                        \
 	} while (0)
 
 static bool check_one(const struct ib_send_wr *wr, const struct rw_model_wr *w,
@@ -361,10 +363,11 @@ static bool check_one(const struct ib_send_wr *wr, const struct rw_model_wr *w,
 
 		if ((!iova && a->addr != b->addr) || a->length != b->length ||
 		    a->lkey != b->lkey)
-			MISMATCH("wr %u sge %d: (%#llx,%u,%#x), want (%#llx,%u,%#x)",
-				 i, j, (unsigned long long)a->addr, a->length,
-				 a->lkey, (unsigned long long)b->addr,
-				 b->length, b->lkey);
+			MISMATCH(
+				"wr %u sge %d: (%#llx,%u,%#x), want (%#llx,%u,%#x)",
+				i, j, (unsigned long long)a->addr, a->length,
+				a->lkey, (unsigned long long)b->addr, b->length,
+				b->lkey);
 	}
 	switch (w->opcode) {
 	case IB_WR_LOCAL_INV:
@@ -377,9 +380,10 @@ static bool check_one(const struct ib_send_wr *wr, const struct rw_model_wr *w,
 
 		if (r->mr != w->mr || r->key != w->key ||
 		    r->access != w->access)
-			MISMATCH("wr %u: REG_MR (%p,%#x,%#x), want (%p,%#x,%#x)",
-				 i, (void *)r->mr, r->key, r->access,
-				 (void *)w->mr, w->key, w->access);
+			MISMATCH(
+				"wr %u: REG_MR (%p,%#x,%#x), want (%p,%#x,%#x)",
+				i, (void *)r->mr, r->key, r->access,
+				(void *)w->mr, w->key, w->access);
 		break;
 	}
 	case IB_WR_RDMA_READ_WITH_INV:
@@ -424,8 +428,7 @@ bool rw_model_check_chain(const struct ib_send_wr *first,
 	return true;
 }
 
-u32 rw_model_pool_snapshot(struct ib_qp *qp, struct rw_model_mr *pool,
-			   u32 max)
+u32 rw_model_pool_snapshot(struct ib_qp *qp, struct rw_model_mr *pool, u32 max)
 {
 	struct list_head *pos;
 	u32 n = 0;

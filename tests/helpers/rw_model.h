@@ -21,7 +21,7 @@ struct rw_model_ent {
 /* The state of one MR of the QP's pool, as the model needs it. */
 struct rw_model_mr {
 	struct ib_mr *mr;
-	u32 key;         /* its lkey before rdma_rw_ctx_wrs() */
+	u32 key; /* its lkey before rdma_rw_ctx_wrs() */
 	bool need_inval; /* before rdma_rw_ctx_wrs() */
 };
 
@@ -130,7 +130,6 @@ bool rw_model_check_chain(const struct ib_send_wr *first,
  *
  * Return: MRs in the pool (at most @max recorded).
  */
-u32 rw_model_pool_snapshot(struct ib_qp *qp, struct rw_model_mr *pool,
-			   u32 max);
+u32 rw_model_pool_snapshot(struct ib_qp *qp, struct rw_model_mr *pool, u32 max);
 
 #endif /* RDMARW_TESTS_RW_MODEL_H */

@@ -23,14 +23,14 @@ u32 rw_test_pages_per_mr(struct rw_env *e)
 struct spec {
 	const char *name;
 	u32 n;
-	u32 len;       /* every entry */
+	u32 len; /* every entry */
 	u32 first_off; /* where the first entry starts in its page */
 	u32 first_len; /* first entry's length, when non-zero */
-	u32 last_len;  /* last entry's length, when non-zero */
-	bool aligned;  /* entries after the first start on a page */
-	u32 gap;       /* otherwise: bytes between entries */
-	u32 offset;    /* sg_offset */
-	u32 chunk;     /* chained arrays */
+	u32 last_len; /* last entry's length, when non-zero */
+	bool aligned; /* entries after the first start on a page */
+	u32 gap; /* otherwise: bytes between entries */
+	u32 offset; /* sg_offset */
+	u32 chunk; /* chained arrays */
 };
 
 static bool make(struct rw_env *e, const struct spec *sp, struct rw_shape *s)
@@ -72,8 +72,7 @@ u32 rw_shapes(struct rw_env *e, enum dma_data_direction dir,
 		  true, 0, 4096 + 123 },
 		{ "offset into second entry", 6, 3000, 64, 0, 0, false, 8,
 		  3000 + 100 },
-		{ "offset into first entry", 3, 2000, 0, 0, 0, false, 0,
-		  1999 },
+		{ "offset into first entry", 3, 2000, 0, 0, 0, false, 0, 1999 },
 		{ "chained", 45, 1000, 0, 0, 0, false, 16, 0, 8 },
 		{ "chained pages", ppm + 3, 4096, 0, 0, 0, true, 0, 0, 60 },
 		{ "contiguous unaligned", 5, 3000, 300, 0, 0, false, 0 },
@@ -83,8 +82,8 @@ u32 rw_shapes(struct rw_env *e, enum dma_data_direction dir,
 		  true },
 		{ "max_sgl_rd", sgl_rd, 4096, 0, 0, 0, true },
 		{ "max_sgl_rd + 1", sgl_rd + 1, 4096, 0, 0, 0, true },
-		{ "max_sgl_rd + 1, odd sizes", sgl_rd + 1, 4096, 512, 3584,
-		  777, true },
+		{ "max_sgl_rd + 1, odd sizes", sgl_rd + 1, 4096, 512, 3584, 777,
+		  true },
 	};
 	u32 i, n = 0;
 

@@ -76,8 +76,8 @@ void sig_ref_protect(const struct ib_t10_dif_domain *d, const u8 *data,
 		sig_ref_pi(d, data + b * d->pi_interval, b, pi + b * 8);
 }
 
-void sig_ref_interleave(u32 interval, const u8 *data, const u8 *pi,
-			u64 nblk, u8 *wire)
+void sig_ref_interleave(u32 interval, const u8 *data, const u8 *pi, u64 nblk,
+			u8 *wire)
 {
 	u64 b;
 
@@ -134,8 +134,8 @@ static void make_side(struct sig_env *e, const struct sig_env_cfg *cfg,
 	qa.cap.max_send_sge = 4;
 	qa.cap.max_recv_sge = 4;
 	if (side == 0) {
-		qa.cap.max_rdma_ctxs = cfg->max_rdma_ctxs ?
-					       cfg->max_rdma_ctxs : 4;
+		qa.cap.max_rdma_ctxs =
+			cfg->max_rdma_ctxs ? cfg->max_rdma_ctxs : 4;
 		if (!cfg->no_integrity)
 			qa.create_flags = IB_QP_CREATE_INTEGRITY_EN;
 	} else if (cfg->host_integrity) {
@@ -157,10 +157,10 @@ void sig_env_init(struct sig_env *e, const struct sig_env_cfg *cfg)
 	if (cfg->custom)
 		p = *cfg->custom;
 	else
-		assert_int_equal(soft_profile_get(cfg->profile ? cfg->profile :
-								 "mlx5",
-						  &p),
-				 0);
+		assert_int_equal(
+			soft_profile_get(cfg->profile ? cfg->profile : "mlx5",
+					 &p),
+			0);
 	e->fabric = soft_fabric_create();
 	assert_false(IS_ERR(e->fabric));
 	for (side = 0; side < 2; side++) {
@@ -176,11 +176,10 @@ void sig_env_init(struct sig_env *e, const struct sig_env_cfg *cfg)
 	assert_non_null(e->remote);
 	memset(e->local, 0, e->len);
 	memset(e->remote, 0, e->len);
-	e->remote_mr = ib_reg_user_mr(e->pd[1], (uintptr_t)e->remote, e->len,
-				      (uintptr_t)e->remote,
-				      IB_ACCESS_LOCAL_WRITE |
-					      IB_ACCESS_REMOTE_READ |
-					      IB_ACCESS_REMOTE_WRITE);
+	e->remote_mr = ib_reg_user_mr(
+		e->pd[1], (uintptr_t)e->remote, e->len, (uintptr_t)e->remote,
+		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			IB_ACCESS_REMOTE_WRITE);
 	assert_false(IS_ERR(e->remote_mr));
 }
 
@@ -235,8 +234,7 @@ struct scatterlist *sig_sgl(u8 *buf, u32 len, const u32 *cuts, u32 ncuts,
 #define SIG_GAP 64u
 
 /* The scratch copy of @io's data, entries SIG_GAP bytes apart. */
-static u8 *scatter_out(const struct sig_io *io, struct scatterlist *sg,
-		       u32 n)
+static u8 *scatter_out(const struct sig_io *io, struct scatterlist *sg, u32 n)
 {
 	u8 *scratch = malloc(io->data_len + (size_t)n * SIG_GAP);
 	u32 k, pos = 0;
@@ -252,8 +250,7 @@ static u8 *scatter_out(const struct sig_io *io, struct scatterlist *sg,
 	return scratch;
 }
 
-static void scatter_back(const struct sig_io *io, struct scatterlist *sg,
-			 u32 n)
+static void scatter_back(const struct sig_io *io, struct scatterlist *sg, u32 n)
 {
 	u32 k, pos = 0;
 
@@ -310,9 +307,8 @@ int sig_env_run(struct sig_env *e, const struct sig_io *io,
 	assert_int_equal(done.status, IB_WC_SUCCESS);
 	if (key)
 		*key = ctx.reg->mr->lkey;
-	assert_int_equal(ib_check_mr_status(ctx.reg->mr,
-					    IB_MR_CHECK_SIG_STATUS, st),
-			 0);
+	assert_int_equal(
+		ib_check_mr_status(ctx.reg->mr, IB_MR_CHECK_SIG_STATUS, st), 0);
 	rdma_rw_ctx_destroy_signature(&ctx, e->qp[0], 1, sg, n, psg, pn,
 				      io->dir);
 	if (scratch) {

@@ -32,8 +32,8 @@ void sig_ref_pi(const struct ib_t10_dif_domain *d, const u8 *data, u64 blk,
 void sig_ref_protect(const struct ib_t10_dif_domain *d, const u8 *data,
 		     u64 nblk, u8 *pi);
 /* Interleave @nblk blocks of @data with their PI @pi into @wire. */
-void sig_ref_interleave(u32 interval, const u8 *data, const u8 *pi,
-			u64 nblk, u8 *wire);
+void sig_ref_interleave(u32 interval, const u8 *data, const u8 *pi, u64 nblk,
+			u8 *wire);
 
 /* A T10-DIF domain: CRC, @interval, ref tag @ref (remapped), app @app. */
 struct ib_t10_dif_domain sig_dif(u32 interval, u32 ref, u16 app);

@@ -25,10 +25,10 @@ static void make_profile(struct soft_env *env, const struct soft_env_cfg *cfg)
 	if (cfg->custom)
 		env->profile = *cfg->custom;
 	else
-		assert_int_equal(soft_profile_get(cfg->profile ? cfg->profile :
-								 "rxe",
-						  &env->profile),
-				 0);
+		assert_int_equal(
+			soft_profile_get(cfg->profile ? cfg->profile : "rxe",
+					 &env->profile),
+			0);
 	if (cfg->threaded)
 		env->profile.threaded = true;
 	if (cfg->iommu)
@@ -43,9 +43,9 @@ static void make_side(struct soft_env *env, const struct soft_env_cfg *cfg,
 
 	env->pd[side] = ib_alloc_pd(env->dev[side], 0);
 	assert_false(IS_ERR(env->pd[side]));
-	env->cq[side] = ib_alloc_cq(env->dev[side], NULL,
-				    cfg->cqe ? cfg->cqe : 1024, 0,
-				    IB_POLL_DIRECT);
+	env->cq[side] =
+		ib_alloc_cq(env->dev[side], NULL, cfg->cqe ? cfg->cqe : 1024, 0,
+			    IB_POLL_DIRECT);
 	assert_false(IS_ERR(env->cq[side]));
 	qa.send_cq = env->cq[side];
 	qa.recv_cq = env->cq[side];
@@ -54,10 +54,8 @@ static void make_side(struct soft_env *env, const struct soft_env_cfg *cfg,
 	qa.port_num = 1;
 	qa.cap.max_send_wr = cap_or(cfg->cap.max_send_wr, 64, a->max_qp_wr);
 	qa.cap.max_recv_wr = cap_or(cfg->cap.max_recv_wr, 64, a->max_qp_wr);
-	qa.cap.max_send_sge = cap_or(cfg->cap.max_send_sge, 4,
-				     a->max_send_sge);
-	qa.cap.max_recv_sge = cap_or(cfg->cap.max_recv_sge, 4,
-				     a->max_recv_sge);
+	qa.cap.max_send_sge = cap_or(cfg->cap.max_send_sge, 4, a->max_send_sge);
+	qa.cap.max_recv_sge = cap_or(cfg->cap.max_recv_sge, 4, a->max_recv_sge);
 	qa.cap.max_rdma_ctxs = cfg->cap.max_rdma_ctxs;
 	env->qp[side] = ib_create_qp(env->pd[side], &qa);
 	assert_false(IS_ERR(env->qp[side]));
@@ -78,8 +76,8 @@ void soft_env_init(struct soft_env *env, const struct soft_env_cfg *cfg)
 	if (cfg->loopback) {
 		env->dev[1] = env->dev[0];
 	} else {
-		env->dev[1] = soft_device_create(env->fabric, NULL,
-						 &env->profile);
+		env->dev[1] =
+			soft_device_create(env->fabric, NULL, &env->profile);
 		assert_false(IS_ERR(env->dev[1]));
 	}
 	make_side(env, cfg, 0);
@@ -213,8 +211,7 @@ void soft_env_expect(struct ib_cq *cq, u64 wr_id, enum ib_wc_status status,
 	assert_int_equal(wc.wr_id, wr_id);
 	if (wc.status != status)
 		fail_msg("wr_id %llu: status %s, expected %s",
-			 (unsigned long long)wr_id,
-			 ib_wc_status_msg(wc.status),
+			 (unsigned long long)wr_id, ib_wc_status_msg(wc.status),
 			 ib_wc_status_msg(status));
 	assert_int_equal(wc.opcode, opcode);
 }
@@ -237,9 +234,11 @@ enum ib_qp_state soft_env_state(struct ib_qp *qp)
 void soft_env_post_recv(struct ib_qp *qp, u64 wr_id, void *buf, u32 len,
 			u32 lkey)
 {
-	struct ib_sge sge = { .addr = (uintptr_t)buf, .length = len,
+	struct ib_sge sge = { .addr = (uintptr_t)buf,
+			      .length = len,
 			      .lkey = lkey };
-	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+	struct ib_recv_wr wr = { .wr_id = wr_id,
+				 .sg_list = &sge,
 				 .num_sge = 1 };
 
 	assert_int_equal(ib_post_recv(qp, &wr, NULL), 0);
@@ -248,11 +247,15 @@ void soft_env_post_recv(struct ib_qp *qp, u64 wr_id, void *buf, u32 len,
 int soft_env_rdma(struct ib_qp *qp, enum ib_wr_opcode opcode, u64 wr_id,
 		  void *buf, u32 len, u32 lkey, u64 raddr, u32 rkey)
 {
-	struct ib_sge sge = { .addr = (uintptr_t)buf, .length = len,
+	struct ib_sge sge = { .addr = (uintptr_t)buf,
+			      .length = len,
 			      .lkey = lkey };
 	struct ib_rdma_wr wr = {
-		.wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
-			.opcode = opcode, .send_flags = IB_SEND_SIGNALED },
+		.wr = { .wr_id = wr_id,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = opcode,
+			.send_flags = IB_SEND_SIGNALED },
 		.remote_addr = raddr,
 		.rkey = rkey,
 	};
@@ -262,10 +265,13 @@ int soft_env_rdma(struct ib_qp *qp, enum ib_wr_opcode opcode, u64 wr_id,
 
 int soft_env_send(struct ib_qp *qp, u64 wr_id, void *buf, u32 len, u32 lkey)
 {
-	struct ib_sge sge = { .addr = (uintptr_t)buf, .length = len,
+	struct ib_sge sge = { .addr = (uintptr_t)buf,
+			      .length = len,
 			      .lkey = lkey };
-	struct ib_send_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				 .num_sge = 1, .opcode = IB_WR_SEND,
+	struct ib_send_wr wr = { .wr_id = wr_id,
+				 .sg_list = &sge,
+				 .num_sge = 1,
+				 .opcode = IB_WR_SEND,
 				 .send_flags = IB_SEND_SIGNALED };
 
 	return ib_post_send(qp, &wr, NULL);

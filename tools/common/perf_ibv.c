@@ -71,9 +71,12 @@ static int connect_pair(struct perf_ibv *p, struct perf_ibv_priv *v,
 	if (ret)
 		return ret;
 	v->peer_attr = (struct ib_qp_init_attr){
-		.send_cq = p->peer_cq, .recv_cq = p->peer_cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.send_cq = p->peer_cq,
+		.recv_cq = p->peer_cq,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 		.port_num = 1,
@@ -123,10 +126,11 @@ int perf_ibv_open(struct perf_ibv *p, const char *name, const char *addr,
 	p->peer_pd = ib_alloc_pd(p->dev, 0);
 	p->cq = ib_alloc_cq(p->dev, NULL, cqe, 0, IB_POLL_DIRECT);
 	p->peer_cq = ib_alloc_cq(p->dev, NULL, 64, 0, IB_POLL_DIRECT);
-	ret = IS_ERR(p->pd) ? (int)PTR_ERR(p->pd) :
+	ret = IS_ERR(p->pd)	 ? (int)PTR_ERR(p->pd) :
 	      IS_ERR(p->peer_pd) ? (int)PTR_ERR(p->peer_pd) :
-	      IS_ERR(p->cq) ? (int)PTR_ERR(p->cq) :
-	      IS_ERR(p->peer_cq) ? (int)PTR_ERR(p->peer_cq) : 0;
+	      IS_ERR(p->cq)	 ? (int)PTR_ERR(p->cq) :
+	      IS_ERR(p->peer_cq) ? (int)PTR_ERR(p->peer_cq) :
+				   0;
 	if (ret)
 		goto err;
 	attr->send_cq = p->cq;
