@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Kernel vocabulary for user space: fixed-width types, error pointers,
- * container_of and a doubly linked list, so that code written against the
- * kernel's RDMA headers compiles unchanged.  Every name is guarded so that a
+ * Kernel vocabulary for user space: fixed-width types, error pointers, and
+ * (from list.h) container_of and the doubly linked list, so that code
+ * written against the kernel's RDMA headers compiles unchanged.  The other
+ * kernel primitives have their own headers: kernel.h, atomic.h, kref.h,
+ * spinlock.h, mutex.h, completion.h, workqueue.h.  Every name is guarded so that a
  * program which already defines it keeps its own.
  */
 #ifndef RDMARW_COMPAT_H
@@ -12,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <rdmarw/list.h> /* list_head, container_of */
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,11 +71,6 @@ enum dma_data_direction {
 #define SZ_4K 0x1000U
 #endif
 
-#ifndef container_of
-#define container_of(ptr, type, member) \
-	((type *)((char *)(ptr)-offsetof(type, member)))
-#endif
-
 #ifndef MAX_ERRNO
 #define MAX_ERRNO 4095
 #endif
@@ -95,75 +94,6 @@ static inline bool IS_ERR_OR_NULL(const void *ptr)
 {
 	return !ptr || IS_ERR(ptr);
 }
-
-/**
- * struct list_head - node of a circular doubly linked list (kernel shape)
- * @next: following node
- * @prev: preceding node
- */
-struct list_head {
-	struct list_head *next, *prev;
-};
-
-#define LIST_HEAD_INIT(name)     \
-	{                        \
-		&(name), &(name) \
-	}
-
-static inline void INIT_LIST_HEAD(struct list_head *list)
-{
-	list->next = list;
-	list->prev = list;
-}
-
-static inline void rdmarw_list_insert(struct list_head *entry,
-				      struct list_head *prev,
-				      struct list_head *next)
-{
-	next->prev = entry;
-	entry->next = next;
-	entry->prev = prev;
-	prev->next = entry;
-}
-
-static inline void list_add(struct list_head *entry, struct list_head *head)
-{
-	rdmarw_list_insert(entry, head, head->next);
-}
-
-static inline void list_add_tail(struct list_head *entry,
-				 struct list_head *head)
-{
-	rdmarw_list_insert(entry, head->prev, head);
-}
-
-static inline void list_del_init(struct list_head *entry)
-{
-	entry->prev->next = entry->next;
-	entry->next->prev = entry->prev;
-	INIT_LIST_HEAD(entry);
-}
-
-static inline void list_del(struct list_head *entry)
-{
-	list_del_init(entry);
-}
-
-static inline bool list_empty(const struct list_head *head)
-{
-	return head->next == head;
-}
-
-#define list_entry(ptr, type, member) container_of(ptr, type, member)
-#define list_first_entry(head, type, member) \
-	list_entry((head)->next, type, member)
-#define list_first_entry_or_null(head, type, member) \
-	(list_empty(head) ? NULL : list_first_entry(head, type, member))
-#define list_for_each_entry_safe(pos, n, head, member)                  \
-	for (pos = list_entry((head)->next, __typeof__(*pos), member),  \
-	    n = list_entry(pos->member.next, __typeof__(*pos), member); \
-	     &pos->member != (head);                                    \
-	     pos = n, n = list_entry(n->member.next, __typeof__(*n), member))
 
 #ifdef __cplusplus
 }

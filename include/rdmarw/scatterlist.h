@@ -279,6 +279,56 @@ int sg_alloc_table(struct sg_table *table, unsigned int nents,
  */
 void sg_free_table(struct sg_table *table);
 
+/**
+ * sg_pcopy_to_buffer() - copy from a scatterlist into a buffer
+ * @sgl: the list
+ * @nents: entries to walk at most
+ * @buf: destination
+ * @buflen: bytes to copy at most
+ * @skip: bytes of the list to skip first
+ *
+ * Return: bytes copied (less than @buflen when the list ends first).
+ */
+size_t sg_pcopy_to_buffer(struct scatterlist *sgl, unsigned int nents,
+			  void *buf, size_t buflen, size_t skip);
+
+/**
+ * sg_pcopy_from_buffer() - copy from a buffer into a scatterlist
+ * @sgl: the list
+ * @nents: entries to walk at most
+ * @buf: source
+ * @buflen: bytes to copy at most
+ * @skip: bytes of the list to skip first
+ *
+ * Return: bytes copied (less than @buflen when the list ends first).
+ */
+size_t sg_pcopy_from_buffer(struct scatterlist *sgl, unsigned int nents,
+			    const void *buf, size_t buflen, size_t skip);
+
+/**
+ * sg_copy_to_buffer() - copy from the start of a scatterlist into a buffer
+ * @sgl: the list
+ * @nents: entries to walk at most
+ * @buf: destination
+ * @buflen: bytes to copy at most
+ *
+ * Return: bytes copied.
+ */
+size_t sg_copy_to_buffer(struct scatterlist *sgl, unsigned int nents, void *buf,
+			 size_t buflen);
+
+/**
+ * sg_copy_from_buffer() - copy a buffer into the start of a scatterlist
+ * @sgl: the list
+ * @nents: entries to walk at most
+ * @buf: source
+ * @buflen: bytes to copy at most
+ *
+ * Return: bytes copied.
+ */
+size_t sg_copy_from_buffer(struct scatterlist *sgl, unsigned int nents,
+			   const void *buf, size_t buflen);
+
 #ifndef GFP_KERNEL
 #define GFP_KERNEL 0U
 #define GFP_ATOMIC 0U
