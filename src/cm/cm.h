@@ -72,4 +72,9 @@ int rdmarw__cm_device_removal(struct ib_device *dev);
 /* cm_soft.c: forget @dev's addresses and faults. */
 void rdmarw__cm_soft_forget(struct ib_device *dev);
 
+/* Whether two addresses of one family are the same host address (the
+ * port is not compared).  The one comparison of the CM and its devices. */
+bool rdmarw__cm_same_addr(const struct sockaddr_storage *a,
+			  const struct sockaddr_storage *b);
+
 #endif /* RDMARW_CM_H */

@@ -70,19 +70,6 @@ static int addr_key(const struct sockaddr *addr, struct sockaddr_storage *ss)
 	return -EAFNOSUPPORT;
 }
 
-static bool same_addr(const struct sockaddr_storage *a,
-		      const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr,
-		       sizeof(struct in6_addr));
-}
-
 /* The entry for @ss on @fabric (NULL: any fabric); cm_soft.lock held. */
 static struct cm_soft_addr *addr_find(struct soft_fabric *fabric,
 				      const struct sockaddr_storage *ss)
@@ -90,7 +77,8 @@ static struct cm_soft_addr *addr_find(struct soft_fabric *fabric,
 	struct cm_soft_addr *a, *n;
 
 	list_for_each_entry_safe(a, n, &cm_soft.addrs, entry)
-		if ((!fabric || a->fabric == fabric) && same_addr(&a->ss, ss))
+		if ((!fabric || a->fabric == fabric) &&
+		    rdmarw__cm_same_addr(&a->ss, ss))
 			return a;
 	return NULL;
 }

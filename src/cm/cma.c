@@ -382,8 +382,8 @@ static bool sa_any(const struct sockaddr_storage *ss)
 		&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
-static bool sa_same_addr(const struct sockaddr_storage *a,
-			 const struct sockaddr_storage *b)
+bool rdmarw__cm_same_addr(const struct sockaddr_storage *a,
+			  const struct sockaddr_storage *b)
 {
 	if (a->ss_family != b->ss_family)
 		return false;
@@ -419,7 +419,7 @@ static bool addr_overlap(struct cm_id_priv *p, struct cm_id_priv *q)
 
 		return sa_any(&six->id.route.addr.src_addr) && !six->afonly;
 	}
-	return sa_any(a) || sa_any(b) || sa_same_addr(a, b);
+	return sa_any(a) || sa_any(b) || rdmarw__cm_same_addr(a, b);
 }
 
 /* Another id bound to @p's address and port that @p may not share with. */
@@ -749,8 +749,8 @@ static struct cm_id_priv *find_listener(const struct sockaddr_storage *dst,
 		if (q->state != CM_LISTEN || q->destroy_pending ||
 		    sa_port(a) != sa_port(dst))
 			continue;
-		if (a->ss_family == dst->ss_family && sa_same_addr(a, dst) &&
-		    q->id.device == dev)
+		if (a->ss_family == dst->ss_family &&
+		    rdmarw__cm_same_addr(a, dst) && q->id.device == dev)
 			return q;
 		if (sa_any(a) && (a->ss_family == dst->ss_family ||
 				  (a->ss_family == AF_INET6 && !q->afonly)))
