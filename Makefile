@@ -125,6 +125,8 @@ format:
 format-check:
 	@scripts/deps.sh test
 	@clang-format --dry-run -Werror $(FORMAT_FILES)
+	@! git grep -n -E '^(<<<<<<<|>>>>>>>) ' -- ':!*.orig' || \
+		{ echo 'format-check: merge conflict markers (above)'; exit 1; }
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-deb
