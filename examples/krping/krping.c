@@ -726,9 +726,13 @@ static void krping_buf_free(struct krping_cb *cb, struct krping_buf *b)
 /* Disconnect, flush, and free everything of @cb except @cb itself. */
 static void krping_teardown(struct krping_cb *cb)
 {
+	bool connected;
 	int ret;
 
-	if (cb->was_connected)
+	spin_lock(&cb->lock);
+	connected = cb->was_connected;
+	spin_unlock(&cb->lock);
+	if (connected)
 		rdma_disconnect(cb->cm_id);
 	if (cb->qp) {
 		/* every posted WR has completed and been delivered after it */
