@@ -898,7 +898,8 @@ static int krping_serve(struct krping_cb *cb)
 			ret = krping_serve_one(cb, seq);
 		if (ret) {
 			if (ret == -ECONNRESET)
-				kp_err(cb, "the client left during ping %u",
+				kp_err(cb,
+				       "the connection went down during ping %u",
 				       seq);
 			return ret;
 		}
@@ -1075,7 +1076,8 @@ static int krping_ping(struct krping_cb *cb, u32 seq)
 		ret = krping_advertise(cb, &cb->sink, KRPING_WRITE_ADV, seq);
 	if (ret) {
 		if (ret == -ECONNRESET)
-			kp_err(cb, "the server left during ping %u", seq);
+			kp_err(cb, "the connection went down during ping %u",
+			       seq);
 		return ret;
 	}
 	cb->st.pings++;

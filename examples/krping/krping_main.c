@@ -263,6 +263,8 @@ int main(int argc, char **argv)
 	struct soft_glue g = { 0 };
 	int c, ret;
 
+	/* one line at a time, in order with stderr's, also into a pipe */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt_long(argc, argv, "sca:p:S:C:Vvh", krping_long_opts,
 				NULL)) != -1) {
 		switch (c) {
