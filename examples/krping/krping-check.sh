@@ -10,6 +10,7 @@
 #   ipv6     the same over IPv6 addresses
 #   refused  --client alone (nobody listens): exit 3, "rejected", 0 pings
 #   too-big  a size one client MR cannot hold: exit 1 and the reason
+#   alone    --server alone (no client comes): exit 1 after --timeout
 #   usage    bad options: exit 2 each
 mode=$1
 krping=$2
@@ -67,6 +68,14 @@ too-big)
 	[ $rc = 1 ] || fail "exit status $rc, expected 1"
 	grep -q "^krping: client: $bytes bytes are [0-9]* pages; one MR of .* holds [0-9]*\$" "$out" ||
 		fail "no reason given"
+	;;
+alone)
+	start=$(date +%s)
+	run --server --soft "$profile" --addr 10.0.0.2 --timeout 300
+	[ $rc = 1 ] || fail "exit status $rc, expected 1"
+	grep -qx 'krping: server: no connection request within 300 ms' "$out" ||
+		fail "no timeout message"
+	[ $(($(date +%s) - start)) -le 5 ] || fail "the wait was not bounded"
 	;;
 usage)
 	for args in "--soft $profile" "--addr 10.0.0.2" \
