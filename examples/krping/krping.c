@@ -63,7 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- wire format ---------------------------------------------------------- */
+/* ---- wire format --------------------------------------------------------- */
 
 enum krping_op {
 	KRPING_READ_ADV = 1, /* read my source buffer */
@@ -80,7 +80,7 @@ struct krping_msg {
 	__be32 len;
 };
 
-/* ---- state ------------------------------------------------------------------ */
+/* ---- state --------------------------------------------------------------- */
 
 enum krping_state {
 	KRPING_IDLE,
@@ -209,7 +209,7 @@ static const char *kp_addr(const struct sockaddr_storage *ss, char *buf,
 	return buf;
 }
 
-/* ---- the connection object ------------------------------------------------ */
+/* ---- the connection object ----------------------------------------------- */
 
 static void krping_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -254,7 +254,7 @@ static void krping_cb_release(struct kref *ref)
 	free(container_of(ref, struct krping_cb, ref));
 }
 
-/* ---- the CM handler (CM thread: records and wakes, never blocks) ------- */
+/* ---- the CM handler (CM thread: records and wakes, never blocks) --------- */
 
 static int krping_connect_request(struct krping_server *s,
 				  struct rdma_cm_id *child,
@@ -397,7 +397,7 @@ static int krping_wait_state(struct krping_cb *cb, enum krping_state want)
 	}
 }
 
-/* ---- work requests -------------------------------------------------------- */
+/* ---- work requests ------------------------------------------------------- */
 
 /*
  * Wait for one work request.  A flush means the QP went to ERR: the peer
@@ -585,16 +585,17 @@ static int krping_setup_qp(struct krping_cb *cb, u32 max_rdma_ctxs,
 	return ret;
 }
 
-/* Point the server's page entries at the first @len bytes. */
+/*
+ * Make the first entries of the server's page list describe @len bytes
+ * (the last of them a partial page); return how many they are.
+ */
 static int krping_sg_fit(struct krping_cb *cb, u32 len)
 {
 	u32 n = DIV_ROUND_UP(len, PAGE_SIZE), i;
 	struct scatterlist *sg;
 
 	for_each_sg(cb->rdma_sgt.sgl, sg, cb->rdma_pages, i)
-		sg->length = i + 1 < n	? PAGE_SIZE :
-			     i + 1 == n ? len - i * (u32)PAGE_SIZE :
-					  PAGE_SIZE;
+		sg->length = i + 1 == n ? len - i * (u32)PAGE_SIZE : PAGE_SIZE;
 	return (int)n;
 }
 
@@ -765,7 +766,7 @@ static void krping_teardown(struct krping_cb *cb)
 	cb->pd = NULL;
 }
 
-/* ---- server ------------------------------------------------------------------ */
+/* ---- server -------------------------------------------------------------- */
 
 /* One RDMA READ or WRITE of the server's pages through the R/W API. */
 static int krping_rw(struct krping_cb *cb, u64 addr, u32 rkey, u32 len,
@@ -1037,7 +1038,7 @@ void krping_server_stop(struct krping_server *s)
 	free(s);
 }
 
-/* ---- client ------------------------------------------------------------------ */
+/* ---- client -------------------------------------------------------------- */
 
 static void krping_fill(struct krping_buf *b, u32 seq)
 {
