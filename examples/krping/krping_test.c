@@ -10,6 +10,8 @@
  *   disconnect (-ECONNRESET) at once, not from its timeout;
  * - unreachable, address error: the CM faults of the client's device give
  *   -EHOSTUNREACH (exit status 3) with no ping and nothing left behind.
+ * busy and read fault run again with the devices' progress threads
+ * (profile.threaded: work executes asynchronously, not in ib_post_send()).
  * The software device's fault hooks are used here only, never in krping.c.
  */
 #include "krping.h"
@@ -28,15 +30,17 @@
 static int failures;
 static const char *profile;
 static const char *test;
+static bool threaded; /* the devices execute on their progress threads */
 
-#define CHECK(cond, ...)                                        \
-	do {                                                    \
-		if (!(cond)) {                                  \
-			printf("FAIL: %s %s: ", profile, test); \
-			printf(__VA_ARGS__);                    \
-			printf("\n");                           \
-			failures++;                             \
-		}                                               \
+#define CHECK(cond, ...)                                             \
+	do {                                                         \
+		if (!(cond)) {                                       \
+			printf("FAIL: %s%s %s: ", profile,           \
+			       threaded ? " (threaded)" : "", test); \
+			printf(__VA_ARGS__);                         \
+			printf("\n");                                \
+			failures++;                                  \
+		}                                                    \
 	} while (0)
 
 struct env {
@@ -61,6 +65,7 @@ static int env_init(struct env *e)
 	inet_pton(AF_INET, "10.0.0.3", &cli.sin_addr);
 	if (soft_profile_get(profile, &p))
 		return -ENOENT;
+	p.threaded = threaded;
 	e->fabric = soft_fabric_create();
 	if (IS_ERR(e->fabric))
 		return -ENOMEM;
@@ -204,6 +209,10 @@ int main(void)
 		run("read fault", test_read_fault, 0);
 		run("unreachable", NULL, SOFT_CM_FAULT_UNREACHABLE);
 		run("address error", NULL, SOFT_CM_FAULT_ADDR_ERROR);
+		threaded = true;
+		run("busy", test_busy, 0);
+		run("read fault", test_read_fault, 0);
+		threaded = false;
 	}
 	printf("%s: %d failures\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
