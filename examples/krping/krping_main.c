@@ -15,6 +15,9 @@
  * devices are the real ones: the libibverbs backend opens all of them and
  * rdma_cm finds the one that owns the address.
  *
+ * The server's --size is the most a ping may carry (a larger one is
+ * refused); --count is the client's.
+ *
  * Exit status: 0 done, 1 failed (I/O, data, protocol, timeout), 2 usage,
  * 3 refused (REJECTED, UNREACHABLE, no address or route).
  */
@@ -58,13 +61,20 @@ static int usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "krping: %s\n", why);
-	fprintf(stderr, "usage: krping --server|--client --addr IP [--port N] "
-			"[--size BYTES] [--count N]\n"
-			"              [--validate] [--verbose] [--timeout MS] "
-			"[--user-mr] [--soft PROFILE]\n"
-			"  --soft PROFILE  software devices (mlx5, rxe, siw); "
-			"without --server/--client\n"
-			"                  both ends run in this process\n");
+	fprintf(stderr,
+		"usage: krping --server|--client --addr IP [--port N] "
+		"[--size BYTES] [--count N]\n"
+		"              [--validate] [--verbose] [--timeout MS] "
+		"[--user-mr] [--soft PROFILE]\n"
+		"  --size BYTES    per ping (default 64); on the server "
+		"the most a ping may carry\n"
+		"  --count N       pings the client makes (default 10)\n"
+		"  --timeout MS    bound of every wait (default 10000)\n"
+		"  --user-mr       client: ib_reg_user_mr() instead of "
+		"fast registration\n"
+		"  --soft PROFILE  software devices (mlx5, rxe, siw); "
+		"without --server/--client\n"
+		"                  both ends run in this process\n");
 	return KRPING_EXIT_USAGE;
 }
 
