@@ -10,8 +10,10 @@
  * kernel's qp_state_table[][] (drivers/infiniband/core/verbs.c), apart
  * from the core's copy.
  *
- * The helper's compare-and-swap: a thread moving a fake QP RTS <-> SQD
- * through rdmarw__qp_move() while the test moves it to ERR, which must stay.
+ * The helper's compare-and-swap: an ERR set between its check and its
+ * commit (the core's test hook), and a thread moving a fake QP RTS <-> SQD
+ * through rdmarw__qp_move() while the test moves it to ERR, which must
+ * stay (this one catches a plain store only now and then).
  *
  * The race of a device's ERR against ib_modify_qp() on the software device:
  * made deterministic by a wrapper around the device's modify op that makes
@@ -34,6 +36,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -265,9 +268,9 @@ static void *move_loop(void *arg)
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
 		if (!rdmarw__qp_move(m->qp, IB_QPS_SQD, IB_QP_STATE, NULL))
-			m->moves++;
+			__atomic_add_fetch(&m->moves, 1, __ATOMIC_RELAXED);
 		if (!rdmarw__qp_move(m->qp, IB_QPS_RTS, IB_QP_STATE, NULL))
-			m->moves++;
+			__atomic_add_fetch(&m->moves, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -294,6 +297,15 @@ static int to_rts(struct ib_qp *qp)
 	return refused;
 }
 
+/* Busy-wait @n steps (a compiler barrier each, so the loop stays). */
+static void delay(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		__asm__ __volatile__("" ::: "memory");
+}
+
 /*
  * One thread moves the QP RTS <-> SQD through the helper without pause;
  * the test moves it to ERR, as a device would, at a random moment, and
@@ -306,24 +318,24 @@ static void test_move_cas_race(void **state)
 	struct fenv *env = *state;
 	struct mover m = { .qp = env->qp };
 	enum ib_qp_state old;
-	int round, i, overwritten = 0, from_live = 0;
+	int round, overwritten = 0, from_live = 0;
 	u64 rng = 0x5eed;
 	pthread_t th;
 
 	env->qp->state = IB_QPS_RESET;
 	assert_int_equal(to_rts(env->qp), 0);
 	assert_int_equal(pthread_create(&th, NULL, move_loop, &m), 0);
+	/* Start once the mover runs (bounded: 10^6 yields). */
+	for (round = 0;
+	     round < 1000000 && !__atomic_load_n(&m.moves, __ATOMIC_RELAXED);
+	     round++)
+		sched_yield();
 	for (round = 0; round < CAS_ROUNDS; round++) {
-		int spin = (int)(soft_env_rand(&rng) % 500);
-		volatile int sink = 0;
-
-		for (i = 0; i < spin; i++)
-			sink += i;
+		delay((int)(soft_env_rand(&rng) % 200));
 		if (rdmarw__qp_move(env->qp, IB_QPS_ERR, IB_QP_STATE, &old))
 			overwritten++;
 		from_live += old != IB_QPS_ERR;
-		for (i = 0; i < 500; i++)
-			sink += i;
+		delay(200);
 		if (__atomic_load_n(&env->qp->state, __ATOMIC_ACQUIRE) !=
 		    IB_QPS_ERR)
 			overwritten++;
@@ -335,7 +347,44 @@ static void test_move_cas_race(void **state)
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(overwritten, 0);
 	assert_int_equal(from_live, CAS_ROUNDS);
-	assert_true(m.moves > 0);
+	assert_true(__atomic_load_n(&m.moves, __ATOMIC_RELAXED) > 0);
+}
+
+/* The device's ERR lands between the helper's check and its commit. */
+static void err_in_window(struct ib_qp *qp, enum ib_qp_state next)
+{
+	enum ib_qp_state old;
+
+	(void)next;
+	__atomic_store_n(&rdmarw__qp_move_test_hook, NULL, __ATOMIC_RELEASE);
+	assert_int_equal(rdmarw__qp_move(qp, IB_QPS_ERR, IB_QP_STATE, &old), 0);
+	assert_int_equal(old, IB_QPS_RTS);
+}
+
+static void test_move_cas_window(void **state)
+{
+	struct fenv *env = *state;
+	enum ib_qp_state old;
+
+	env->qp->state = IB_QPS_RESET;
+	assert_int_equal(to_rts(env->qp), 0);
+	__atomic_store_n(&rdmarw__qp_move_test_hook, err_in_window,
+			 __ATOMIC_RELEASE);
+	/* Checked from RTS, committed against ERR: refused. */
+	assert_int_equal(
+		rdmarw__qp_move(env->qp, IB_QPS_SQD, IB_QP_STATE, &old),
+		-EINVAL);
+	assert_null(rdmarw__qp_move_test_hook);
+	assert_int_equal(old, IB_QPS_ERR);
+	assert_int_equal(env->qp->state, IB_QPS_ERR);
+	/* A move ERR allows goes through from the state found. */
+	assert_int_equal(to_rts(env->qp), 0);
+	__atomic_store_n(&rdmarw__qp_move_test_hook, err_in_window,
+			 __ATOMIC_RELEASE);
+	assert_int_equal(
+		rdmarw__qp_move(env->qp, IB_QPS_RESET, IB_QP_STATE, &old), 0);
+	assert_int_equal(old, IB_QPS_ERR);
+	assert_int_equal(env->qp->state, IB_QPS_RESET);
 }
 
 /* ---- the race, made deterministic --------------------------------------- */
@@ -665,6 +714,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_state_bit, fsetup,
 						fteardown),
 		cmocka_unit_test_setup_teardown(test_bad_states, fsetup,
+						fteardown),
+		cmocka_unit_test_setup_teardown(test_move_cas_window, fsetup,
 						fteardown),
 		cmocka_unit_test_setup_teardown(test_move_cas_race, fsetup,
 						fteardown),

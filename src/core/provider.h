@@ -168,6 +168,13 @@ int rdmarw__qp_move_ok(enum ib_qp_state cur, enum ib_qp_state next,
  */
 int rdmarw__qp_move(struct ib_qp *qp, enum ib_qp_state next, int attr_mask,
 		    enum ib_qp_state *old);
+/*
+ * Tests only (NULL otherwise, not an API): called by rdmarw__qp_move()
+ * between its check and its compare-and-swap, to make a race with the
+ * commit deterministic.
+ */
+extern void (*rdmarw__qp_move_test_hook)(struct ib_qp *qp,
+					 enum ib_qp_state next);
 /* Whether @qp has an MR pool for R/W registrations (taken or free MRs). */
 bool rdmarw__qp_has_mr_pool(struct ib_qp *qp);
 

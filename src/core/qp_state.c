@@ -99,6 +99,8 @@ static const struct qp_move_rule rc_rules[IB_QPS_ERR + 1][IB_QPS_ERR + 1] = {
 	},
 };
 
+void (*rdmarw__qp_move_test_hook)(struct ib_qp *qp, enum ib_qp_state next);
+
 static bool qp_state_known(enum ib_qp_state s)
 {
 	return (unsigned int)s <= IB_QPS_ERR;
@@ -129,12 +131,17 @@ int rdmarw__qp_move(struct ib_qp *qp, enum ib_qp_state next, int attr_mask,
 		    enum ib_qp_state *old)
 {
 	enum ib_qp_state s = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+	void (*hook)(struct ib_qp *, enum ib_qp_state);
 	int ret;
 
 	for (;;) {
 		ret = rdmarw__qp_move_ok(s, next, attr_mask);
 		if (ret)
 			break;
+		hook = __atomic_load_n(&rdmarw__qp_move_test_hook,
+				       __ATOMIC_ACQUIRE);
+		if (hook)
+			hook(qp, next);
 		/* On failure @s is reloaded and the move checked again. */
 		if (__atomic_compare_exchange_n(&qp->state, &s, next, false,
 						__ATOMIC_ACQ_REL,
