@@ -17,6 +17,8 @@
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
 
+#include "two_hosts.h"
+
 /* ---- reference ------------------------------------------------------ */
 
 /* CRC-16/T10-DIF (poly 0x8BB7, init @seed, no reflection, no xorout). */
@@ -72,6 +74,7 @@ struct sig_env_cfg {
  * @remote: host arena (page aligned), registered as @remote_mr
  * @len: bytes of each arena
  * @remote_mr: @remote for remote READ and WRITE
+ * @hosts: what built the objects (tools/common/two_hosts.c)
  */
 struct sig_env {
 	struct soft_fabric *fabric;
@@ -83,6 +86,7 @@ struct sig_env {
 	u8 *remote;
 	size_t len;
 	struct ib_mr *remote_mr;
+	struct two_hosts hosts;
 };
 
 void sig_env_init(struct sig_env *e, const struct sig_env_cfg *cfg);

@@ -17,6 +17,8 @@
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
 
+#include "two_hosts.h"
+
 /**
  * struct soft_env_cfg - what to build (zero fields take the default)
  * @profile: "mlx5", "rxe" (default) or "siw"
@@ -50,6 +52,7 @@ struct soft_env_cfg {
  * @cq: a CQ per side (IB_POLL_DIRECT), for send and receive completions
  * @qp: the connected QPs
  * @profile: the profile used
+ * @hosts: what built them (tools/common/two_hosts.c)
  */
 struct soft_env {
 	struct soft_fabric *fabric;
@@ -58,6 +61,7 @@ struct soft_env {
 	struct ib_cq *cq[2];
 	struct ib_qp *qp[2];
 	struct soft_profile profile;
+	struct two_hosts hosts;
 };
 
 /* Build everything (asserts on failure). */

@@ -89,7 +89,9 @@ int two_hosts_open(struct two_hosts *h, const struct two_hosts_cfg *cfg)
 
 	ret = two_hosts_devices(h, cfg->profile, cfg->name, cfg->loopback);
 	for (side = 0; !ret && side < 2; side++)
-		ret = two_hosts_side(h, side, cfg->cqe[side], cfg->poll[side]);
+		ret = two_hosts_side(h, side, cfg->cqe[side],
+				     cfg->cq_thread[side] ? IB_POLL_WORKQUEUE :
+							    IB_POLL_DIRECT);
 	return ret ? ret : two_hosts_qps(h, cfg->attr, !cfg->no_connect);
 }
 
@@ -102,7 +104,7 @@ static void step(struct two_hosts *h, int *first, const char *what, int ret)
 	}
 }
 
-int two_hosts_close(struct two_hosts *h)
+int two_hosts_close_objects(struct two_hosts *h)
 {
 	int side, first = 0;
 
@@ -117,7 +119,17 @@ int two_hosts_close(struct two_hosts *h)
 		if (h->pd[side])
 			step(h, &first, "ib_dealloc_pd",
 			     ib_dealloc_pd(h->pd[side]));
+		h->qp[side] = NULL;
+		h->cq[side] = NULL;
+		h->pd[side] = NULL;
 	}
+	return first;
+}
+
+int two_hosts_close(struct two_hosts *h)
+{
+	int first = two_hosts_close_objects(h);
+
 	if (h->dev[1] && h->dev[1] != h->dev[0])
 		step(h, &first, "soft_device_destroy",
 		     soft_device_destroy(h->dev[1]));

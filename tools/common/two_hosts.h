@@ -48,7 +48,8 @@ struct two_hosts {
  * @name: soft_device_create() name formats per side, or NULL (default)
  * @loopback: one device, both QPs on it
  * @cqe: CQ entries per side (0: 1024)
- * @poll: each CQ's poll context (0 is IB_POLL_DIRECT)
+ * @cq_thread: per side, a CQ processed by its own thread
+ *             (IB_POLL_WORKQUEUE) instead of IB_POLL_DIRECT
  * @attr: the QPs' attributes; zero send_cq/recv_cq take the side's CQ, a
  *        zero qp_type is RC and a zero port_num is 1
  * @no_connect: leave the QPs in RESET
@@ -58,7 +59,7 @@ struct two_hosts_cfg {
 	const char *name[2];
 	bool loopback;
 	int cqe[2];
-	enum ib_poll_context poll[2];
+	bool cq_thread[2];
 	struct ib_qp_init_attr attr[2];
 	bool no_connect;
 };
@@ -80,6 +81,13 @@ int two_hosts_qps(struct two_hosts *h, const struct ib_qp_init_attr *attr,
 
 /* All three steps from @cfg. */
 int two_hosts_open(struct two_hosts *h, const struct two_hosts_cfg *cfg);
+
+/*
+ * Destroy the QPs, CQs and PDs that are there (a caller may then look at
+ * the devices, e.g. that nothing is left on them, before two_hosts_close()).
+ * Returns 0 or the first error (two_hosts.failed names it).
+ */
+int two_hosts_close_objects(struct two_hosts *h);
 
 /*
  * Destroy what is there (QPs, CQs, PDs, devices, fabric) and clear @h.
