@@ -36,6 +36,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "names.h"
 #include "two_hosts.h"
 
 #define CHAIN_MAX_ENTRIES 65536U
@@ -725,76 +726,6 @@ static const char *cqe_name(const struct chain *c, const struct ib_cqe *cqe)
 	return cqe == &c->recv_cqe ? "recv_cqe" : "unknown";
 }
 
-/* "IB_WR_RDMA_READ" -> "RDMA_READ" */
-static const char *opname(enum ib_wr_opcode op)
-{
-	const char *s = ib_wr_opcode_str(op);
-
-	return strncmp(s, "IB_WR_", 6) ? s : s + 6;
-}
-
-static const char *dir_name(enum dma_data_direction dir)
-{
-	return dir == DMA_TO_DEVICE ? "DMA_TO_DEVICE" : "DMA_FROM_DEVICE";
-}
-
-static const char *type_name(u8 type)
-{
-	static const char *const names[] = { "SINGLE", "MULTI", "MR", "SIG_MR",
-					     "IOVA" };
-
-	return type < 5 ? names[type] : "none";
-}
-
-static const char *protocol_name(struct ib_device *dev)
-{
-	if (rdma_protocol_iwarp(dev, CHAIN_PORT))
-		return "iWARP";
-	return rdma_protocol_roce(dev, CHAIN_PORT) ? "RoCE" : "InfiniBand";
-}
-
-struct flag_name {
-	int bit;
-	const char *name;
-};
-
-static const struct flag_name access_names[] = {
-	{ IB_ACCESS_LOCAL_WRITE, "LOCAL_WRITE" },
-	{ IB_ACCESS_REMOTE_WRITE, "REMOTE_WRITE" },
-	{ IB_ACCESS_REMOTE_READ, "REMOTE_READ" },
-	{ IB_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC" },
-	{ IB_ACCESS_MW_BIND, "MW_BIND" },
-	{ IB_ZERO_BASED, "ZERO_BASED" },
-	{ 0, NULL },
-};
-
-static const struct flag_name send_flag_names[] = {
-	{ IB_SEND_FENCE, "FENCE" },	    { IB_SEND_SIGNALED, "SIGNALED" },
-	{ IB_SEND_SOLICITED, "SOLICITED" }, { IB_SEND_INLINE, "INLINE" },
-	{ IB_SEND_IP_CSUM, "IP_CSUM" },	    { 0, NULL },
-};
-
-/* "A|B" for the bits of @v; "0" for none. */
-static const char *fmt_flags(const struct flag_name *t, int v, char *out,
-			     size_t n)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	for (; t->name && used < n; t++) {
-		if (!(v & t->bit))
-			continue;
-		used += (size_t)snprintf(out + used, n - used, "%s%s",
-					 used ? "|" : "", t->name);
-		v &= ~t->bit;
-	}
-	if (v && used < n)
-		snprintf(out + used, n - used, "%s0x%x", used ? "|" : "", v);
-	else if (!used)
-		snprintf(out, n, "0");
-	return out;
-}
-
 /* ---- the decision, in words --------------------------------------------- */
 
 /* The rule that asked for registration, as rdmarw_rw_why names it. */
@@ -817,7 +748,7 @@ static void explain_path(struct chain *c)
 	size_t n = sizeof(c->why);
 	char rule[64];
 
-	snprintf(c->path, sizeof(c->path), "%s", type_name(d->type));
+	snprintf(c->path, sizeof(c->path), "%s", names_rw_type(d->type));
 	switch (d->why) {
 	case RDMARW_RW_WHY_IWARP_READ:
 	case RDMARW_RW_WHY_FORCE_MR:
@@ -924,7 +855,7 @@ static void explain_error(struct chain *c)
 	else
 		snprintf(c->why, n,
 			 "%s path (%s) failed, see rdma_rw_ctx_init(3)",
-			 type_name(d->type), errno_name(c->ret));
+			 names_rw_type(d->type), errno_name(c->ret));
 }
 
 /* ---- init and the check of each chain ------------------------------------ */
@@ -1094,26 +1025,6 @@ static bool verify_data(struct chain *c, char *out, size_t n)
 	return true;
 }
 
-static const char *wc_opname(enum ib_wc_opcode op)
-{
-	switch (op) {
-	case IB_WC_SEND:
-		return "IB_WC_SEND";
-	case IB_WC_RDMA_WRITE:
-		return "IB_WC_RDMA_WRITE";
-	case IB_WC_RDMA_READ:
-		return "IB_WC_RDMA_READ";
-	case IB_WC_LOCAL_INV:
-		return "IB_WC_LOCAL_INV";
-	case IB_WC_REG_MR:
-		return "IB_WC_REG_MR";
-	case IB_WC_RECV:
-		return "IB_WC_RECV";
-	default:
-		return "IB_WC_OTHER";
-	}
-}
-
 /*
  * Post the chain, print its completions (text: one line each; JSON: the
  * "post" object) and verify the bytes.  Exactly the completions rw.h
@@ -1164,7 +1075,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 			peer += s;
 			if (text)
 				printf("completion: %s %s %s byte_len=%u wr_cqe=%s\n",
-				       side, wc_opname(wc.opcode),
+				       side, names_wc_opcode(wc.opcode),
 				       ib_wc_status_msg(wc.status), wc.byte_len,
 				       cqe ? cqe : "NULL");
 			if (!json)
@@ -1172,7 +1083,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 			jw_open_inline(&c->j, NULL, '{');
 			jw_str(&c->j, "side", side);
 			jw_str(&c->j, "wr_cqe", cqe);
-			jw_str(&c->j, "opcode", wc_opname(wc.opcode));
+			jw_str(&c->j, "opcode", names_wc_opcode(wc.opcode));
 			jw_str(&c->j, "status", ib_wc_status_msg(wc.status));
 			jw_u64(&c->j, "byte_len", wc.byte_len);
 			jw_close(&c->j, '}');
@@ -1210,7 +1121,7 @@ static void print_header(const struct chain *c)
 	u32 i, shown = c->o.nents < 16 ? c->o.nents : 16;
 
 	printf("device: %s %s max_send_sge=%d max_sge_rd=%d max_sgl_rd=%u fr_pages=%u iommu=%s\n",
-	       c->prof.name, protocol_name(c->dev), a->max_send_sge,
+	       c->prof.name, names_protocol(c->dev), a->max_send_sge,
 	       a->max_sge_rd, a->max_sgl_rd, a->max_fast_reg_page_list_len,
 	       c->dev->iommu ? "on" : "off");
 	printf("qp: max_send_sge=%u max_read_sge=%u max_write_sge=%u max_send_wr=%u max_rdma_ctxs=%u force_mr=%s\n",
@@ -1242,10 +1153,10 @@ static void print_header(const struct chain *c)
 	if (c->o.bvec)
 		printf("call: rdma_rw_ctx_init_bvec(ctx, qp, 1, bvecs, %u, {bi_size=%u bi_idx=%u bi_bvec_done=%u}, %s, %s, %s)\n",
 		       c->o.nents, c->iter.bi_size, c->iter.bi_idx,
-		       c->iter.bi_bvec_done, n, rk, dir_name(c->o.dir));
+		       c->iter.bi_bvec_done, n, rk, names_dir(c->o.dir));
 	else
 		printf("call: rdma_rw_ctx_init(ctx, qp, 1, sgl, %u, %lld, %s, %s, %s)\n",
-		       c->o.nents, c->o.offset, n, rk, dir_name(c->o.dir));
+		       c->o.nents, c->o.offset, n, rk, names_dir(c->o.dir));
 	if (c->ret >= 0)
 		printf("ret: %d (WQEs)\npath: %s (%s)\n", c->ret, c->path,
 		       c->why);
@@ -1271,7 +1182,7 @@ static void print_wr(const struct chain *c, u32 i, const struct ib_send_wr *wr)
 	char a[NAME_LEN], k[NAME_LEN], f[96];
 	int s;
 
-	printf("wr%u: %s", i, opname(wr->opcode));
+	printf("wr%u: %s", i, names_wr_opcode(wr->opcode));
 	if (is_reg(c, wr)) {
 		const struct ib_reg_wr *r = reg_wr(wr);
 
@@ -1280,7 +1191,7 @@ static void print_wr(const struct chain *c, u32 i, const struct ib_send_wr *wr)
 		       mr_of_key(c, r->mr->lkey), fmt_lkey(c, r->key, k),
 		       fmt_addr(c, r->mr->iova, a), r->mr->length,
 		       r->mr->page_size,
-		       fmt_flags(access_names, r->access, f, sizeof(f)));
+		       names_flags(names_access, r->access, f, sizeof(f)));
 	} else if (wr->opcode != IB_WR_LOCAL_INV) {
 		printf(" num_sge=%d sge=[", wr->num_sge);
 		for (s = 0; s < wr->num_sge; s++)
@@ -1297,8 +1208,8 @@ static void print_wr(const struct chain *c, u32 i, const struct ib_send_wr *wr)
 	if (has_inv(wr))
 		printf(" inv=%s", fmt_lkey(c, wr->ex.invalidate_rkey, k));
 	if (wr->send_flags)
-		printf(" %s", fmt_flags(send_flag_names, wr->send_flags, f,
-					sizeof(f)));
+		printf(" %s", names_flags(names_send_flags, wr->send_flags, f,
+					  sizeof(f)));
 	if (wr->wr_cqe)
 		printf(" wr_cqe=%s", cqe_name(c, wr->wr_cqe));
 	printf("%s\n", wr == &c->send_wr ? " (chain_wr)" : "");
@@ -1326,16 +1237,6 @@ static const char *fmt_rkey64(const struct chain *c, u64 k, char *out)
 	return fmt_rkey(c, (u32)k, out);
 }
 
-static void jw_flags(struct jw *j, const char *key, const struct flag_name *t,
-		     int v)
-{
-	jw_open_inline(j, key, '[');
-	for (; t->name; t++)
-		if (v & t->bit)
-			jw_str(j, NULL, t->name);
-	jw_close(j, ']');
-}
-
 static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 {
 	struct jw *j = &c->j;
@@ -1347,7 +1248,7 @@ static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 	jw_str(j, "opcode", ib_wr_opcode_str(wr->opcode));
 	jw_u64(j, "opcode_value", (u64)wr->opcode);
 	jw_u64(j, "send_flags", (u64)wr->send_flags);
-	jw_flags(j, "send_flags_names", send_flag_names, wr->send_flags);
+	names_jw_flags(j, "send_flags_names", names_send_flags, wr->send_flags);
 	jw_int(j, "num_sge", wr->num_sge);
 	jw_str(j, "wr_cqe", cqe_name(c, wr->wr_cqe));
 	jw_bool(j, "chain_wr", wr == &c->send_wr);
@@ -1381,7 +1282,7 @@ static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 		jw_str(j, "mr", mr);
 		jw_name(c, "key", r->key, fmt_lkey64);
 		jw_u64(j, "access", (u64)r->access);
-		jw_flags(j, "access_names", access_names, r->access);
+		names_jw_flags(j, "access_names", names_access, r->access);
 		jw_name(c, "mr_iova", r->mr->iova, fmt_addr);
 		jw_u64(j, "mr_length", r->mr->length);
 		jw_u64(j, "mr_page_size", r->mr->page_size);
@@ -1401,7 +1302,7 @@ static void json_head(struct chain *c)
 	jw_bool(j, "relative", !c->o.absolute);
 	jw_open(j, "device", '{');
 	jw_str(j, "profile", c->prof.name);
-	jw_str(j, "protocol", protocol_name(c->dev));
+	jw_str(j, "protocol", names_protocol(c->dev));
 	jw_bool(j, "iommu", c->dev->iommu);
 	jw_int(j, "max_send_sge", a->max_send_sge);
 	jw_int(j, "max_sge_rd", a->max_sge_rd);
@@ -1422,7 +1323,7 @@ static void json_head(struct chain *c)
 	jw_open(j, "request", '{');
 	jw_str(j, "api",
 	       c->o.bvec ? "rdma_rw_ctx_init_bvec" : "rdma_rw_ctx_init");
-	jw_str(j, "dir", dir_name(c->o.dir));
+	jw_str(j, "dir", names_dir(c->o.dir));
 	jw_u64(j, c->o.bvec ? "nr_bvec" : "sg_cnt", c->o.nents);
 	jw_u64(j, "offset", (u64)c->o.offset);
 	jw_name(c, "remote_addr", c->raddr, fmt_raddr);
@@ -1470,13 +1371,13 @@ static void dot_chain(const struct chain *c, u32 n, const struct ib_send_wr *wr)
 		       n, n, c->o.repeat);
 	for (i = 0; wr; wr = wr->next, i++) {
 		snprintf(id, sizeof(id), "c%u_wr%u", n, i);
-		printf("\t%s [label=\"%s", id, opname(wr->opcode));
+		printf("\t%s [label=\"%s", id, names_wr_opcode(wr->opcode));
 		if (is_reg(c, wr))
 			printf("\\nkey=%s\\nlen=%" PRIu64 "\\n%s",
 			       fmt_lkey(c, reg_wr(wr)->key, k),
 			       reg_wr(wr)->mr->length,
-			       fmt_flags(access_names, reg_wr(wr)->access, f,
-					 sizeof(f)));
+			       names_flags(names_access, reg_wr(wr)->access, f,
+					   sizeof(f)));
 		if (has_inv(wr))
 			printf("\\ninv=%s",
 			       fmt_lkey(c, wr->ex.invalidate_rkey, k));
@@ -1577,7 +1478,7 @@ static void run_chains(struct chain *c)
 				printf("chain:");
 			for (i = 0, wr = first; wr; wr = wr->next)
 				printf("%s%s", i++ ? " → " : " ",
-				       opname(wr->opcode));
+				       names_wr_opcode(wr->opcode));
 			printf("\n");
 			for (i = 0, wr = first; wr; wr = wr->next)
 				print_wr(c, i++, wr);
