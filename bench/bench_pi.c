@@ -51,15 +51,19 @@ struct bench_opts {
 };
 
 struct bench_env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 	u8 *local, *remote, *pi;
 	size_t arena;
 	struct ib_mr *rmr;
-	struct two_hosts hosts;
 };
 
 struct bench_done {
@@ -116,13 +120,6 @@ static void setup(struct bench_env *b, size_t arena)
 	ret = two_hosts_open(&b->hosts, &c);
 	if (ret)
 		die(b->hosts.failed, ret);
-	b->fabric = b->hosts.fabric;
-	for (side = 0; side < 2; side++) {
-		b->dev[side] = b->hosts.dev[side];
-		b->pd[side] = b->hosts.pd[side];
-		b->cq[side] = b->hosts.cq[side];
-		b->qp[side] = b->hosts.qp[side];
-	}
 	b->local = aligned_alloc(PAGE_SIZE, arena);
 	b->remote = aligned_alloc(PAGE_SIZE, arena);
 	b->pi = aligned_alloc(PAGE_SIZE, arena / 64);

@@ -78,15 +78,19 @@ static const char *const fuzz_profiles[] = { "mlx5", "rxe", "siw" };
  * @pd: a PD each
  * @cq: a CQ each (IB_POLL_DIRECT)
  * @qp: the connected QPs; qp[0] has max_rdma_ctxs contexts
- * @hosts: what built them (tools/common/two_hosts.c)
+ * @hosts: the same objects as tools/common/two_hosts.c built them
  */
 struct fuzz_env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
-	struct two_hosts hosts;
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 };
 
 static inline int fuzz_env_init(struct fuzz_env *e,
@@ -117,13 +121,6 @@ static inline int fuzz_env_init(struct fuzz_env *e,
 			   "pd/cq");
 	ret = two_hosts_qps(&e->hosts, a, true);
 	FUZZ_CHECK(!ret, "%s: %d", e->hosts.failed, ret);
-	e->fabric = e->hosts.fabric;
-	for (i = 0; i < 2; i++) {
-		e->dev[i] = e->hosts.dev[i];
-		e->pd[i] = e->hosts.pd[i];
-		e->cq[i] = e->hosts.cq[i];
-		e->qp[i] = e->hosts.qp[i];
-	}
 	return 0;
 }
 
@@ -141,7 +138,6 @@ static inline void fuzz_env_fini(struct fuzz_env *e)
 		FUZZ_CHECK(!soft_device_stats(e->dev[i], &st) &&
 				   st.iova_ranges == 0,
 			   "IOVA ranges left");
-		e->hosts.qp[i] = e->qp[i];
 	}
 	FUZZ_CHECK(!two_hosts_close_objects(&e->hosts), "%s", e->hosts.failed);
 	for (i = 0; i < 2; i++)

@@ -137,15 +137,19 @@ static void fill(u8 *p, size_t n, u64 x)
 /* ---- the run --------------------------------------------------------- */
 
 struct env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 	struct ib_mr *rmr;
 	int pool;
 	bool threaded;
-	struct two_hosts hosts;
 };
 
 struct done {
@@ -186,13 +190,6 @@ static void env_init(struct env *e, bool threaded)
 	c.attr[0].create_flags = IB_QP_CREATE_INTEGRITY_EN;
 	ret = two_hosts_open(&e->hosts, &c);
 	FUZZ_CHECK(!ret, "%s: %d", e->hosts.failed, ret);
-	e->fabric = e->hosts.fabric;
-	for (s = 0; s < 2; s++) {
-		e->dev[s] = e->hosts.dev[s];
-		e->pd[s] = e->hosts.pd[s];
-		e->cq[s] = e->hosts.cq[s];
-		e->qp[s] = e->hosts.qp[s];
-	}
 	e->pool = ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs);
 	e->rmr = ib_reg_user_mr(e->pd[1], (uintptr_t)arena(1), ARENA,
 				(uintptr_t)arena(1),

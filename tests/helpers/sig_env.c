@@ -150,13 +150,6 @@ void sig_env_init(struct sig_env *e, const struct sig_env_cfg *cfg)
 	ret = two_hosts_open(&e->hosts, &hc);
 	if (ret)
 		fail_msg("%s: %d", e->hosts.failed, ret);
-	e->fabric = e->hosts.fabric;
-	for (side = 0; side < 2; side++) {
-		e->dev[side] = e->hosts.dev[side];
-		e->pd[side] = e->hosts.pd[side];
-		e->cq[side] = e->hosts.cq[side];
-		e->qp[side] = e->hosts.qp[side];
-	}
 	e->len = cfg->arena ? cfg->arena : 1 << 20;
 	e->local = aligned_alloc(PAGE_SIZE, e->len);
 	e->remote = aligned_alloc(PAGE_SIZE, e->len);
@@ -178,8 +171,6 @@ void sig_env_fini(struct sig_env *e)
 
 	assert_int_equal(e->qp[0]->mrs_used, 0);
 	assert_int_equal(ib_dereg_mr(e->remote_mr), 0);
-	for (side = 0; side < 2; side++)
-		e->hosts.qp[side] = e->qp[side]; /* a test may replace one */
 	assert_int_equal(two_hosts_close_objects(&e->hosts), 0);
 	for (side = 0; side < 2; side++) {
 		assert_int_equal(soft_device_stats(e->dev[side], &st), 0);

@@ -74,19 +74,23 @@ struct sig_env_cfg {
  * @remote: host arena (page aligned), registered as @remote_mr
  * @len: bytes of each arena
  * @remote_mr: @remote for remote READ and WRITE
- * @hosts: what built the objects (tools/common/two_hosts.c)
+ * @hosts: the same objects as tools/common/two_hosts.c built them
  */
 struct sig_env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 	u8 *local;
 	u8 *remote;
 	size_t len;
 	struct ib_mr *remote_mr;
-	struct two_hosts hosts;
 };
 
 void sig_env_init(struct sig_env *e, const struct sig_env_cfg *cfg);
