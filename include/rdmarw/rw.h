@@ -233,7 +233,9 @@ struct rdma_rw_ctx {
  * here: rdma_rw_ctx_wrs() does that.
  *
  * On error nothing stays DMA-mapped, taken from the MR pool or from the
- * QP's context storage.
+ * QP's context storage.  The path taken and why (or, after a failure that
+ * got past the argument checks, the path that failed and why) are recorded
+ * in @ctx for rdmarw_rw_ctx_explain().
  *
  * Return: the number of Send Queue WQEs the first post of the context uses
  * (for MR contexts LOCAL_INV + REG_MR + RDMA per MR, LOCAL_INV only for MRs
