@@ -5,7 +5,8 @@
  * that leads to it, and the failures an init records, stated here per
  * profile; the counts it reports (WRs, MRs, WQEs, SGEs, bytes) are
  * compared with the chain rdma_rw_ctx_wrs() then builds, which is posted
- * and must complete.  NULL, never initialised, destroyed and copied
+ * and must complete; the signature path (SIG_MR, PI) on mlx5 the same way.
+ * NULL, never initialised, destroyed and copied
  * contexts are refused with -EINVAL, and post and destroy refuse a
  * context whose init failed.
  */
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "helpers/rw_env.h"
+#include "helpers/sig_env.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -397,6 +399,92 @@ static void bvec_paths(void **state)
 	}
 }
 
+static void sig_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rw_done *d = container_of(wc->wr_cqe, struct rw_done, cqe);
+
+	(void)cq;
+	d->count++;
+	d->status = wc->status;
+}
+
+/* One signature chain against the decision, posted; it must complete. */
+static void sig_chain(struct sig_env *e, struct rdma_rw_ctx *ctx, u32 wqes)
+{
+	struct rw_done d = { .cqe.done = sig_done };
+	struct rdmarw_rw_decision dec;
+	const struct ib_send_wr *bad;
+	struct ib_send_wr *wr, *first;
+	u32 n = 0, regs = 0, ops = 0;
+
+	assert_int_equal(rdmarw_rw_ctx_explain(ctx, &dec), 0);
+	assert_int_equal(dec.origin, RDMARW_RW_ORIGIN_SIG);
+	assert_int_equal(dec.type, RDMA_RW_SIG_MR);
+	assert_int_equal(dec.why, RDMARW_RW_WHY_PI);
+	assert_int_equal(dec.nr_wqes, wqes);
+	assert_true(dec.pages_per_mr > 0);
+	first = rdma_rw_ctx_wrs(ctx, e->qp[0], 1, &d.cqe, NULL);
+	for (wr = first; wr; wr = wr->next, n++) {
+		regs += wr->opcode == IB_WR_REG_MR_INTEGRITY;
+		ops += rdma_op(wr->opcode);
+	}
+	assert_int_equal(n, dec.nr_wqes);
+	assert_int_equal(regs, dec.nr_mrs);
+	assert_int_equal(ops, dec.nr_ops);
+	assert_int_equal(ib_post_send(e->qp[0], first, &bad), 0);
+	ib_process_cq_direct(e->cq[0], -1);
+	assert_int_equal(d.count, 1);
+	assert_int_equal(d.status, IB_WC_SUCCESS);
+}
+
+static void sig_path(void **state)
+{
+	struct ib_sig_attrs a = { .check_mask = 0xff };
+	struct rdma_rw_ctx ctx, other;
+	struct scatterlist sg, psg;
+	struct rdmarw_rw_decision d;
+	struct ib_mr_status st;
+	struct sig_env e;
+	int ret;
+
+	(void)state;
+	rw_skip_on_device();
+	sig_env_init(&e, &(struct sig_env_cfg){ .max_rdma_ctxs = 1 });
+	assert_int_equal(ib_mr_pool_count(e.qp[0], &e.qp[0]->sig_mrs), 1);
+	a.mem.sig_type = IB_SIG_TYPE_NONE;
+	a.wire.sig_type = IB_SIG_TYPE_T10_DIF;
+	a.wire.sig.dif = sig_dif(512, 0, 0);
+	sg_init_one(&sg, e.local, 4096);
+	sg_init_one(&psg, e.local + 65536, 64);
+	ret = rdma_rw_ctx_signature_init(&ctx, e.qp[0], 1, &sg, 1, &psg, 1, &a,
+					 sig_env_raddr(&e, 0),
+					 e.remote_mr->rkey, DMA_TO_DEVICE);
+	assert_int_equal(ret, 2);
+	sig_chain(&e, &ctx, 2);
+	assert_int_equal(
+		ib_check_mr_status(ctx.reg->mr, IB_MR_CHECK_SIG_STATUS, &st),
+		0);
+	sig_chain(&e, &ctx, 3); /* LOCAL_INV of the first registration */
+	assert_int_equal(
+		ib_check_mr_status(ctx.reg->mr, IB_MR_CHECK_SIG_STATUS, &st),
+		0);
+	/* the only integrity MR is taken: -EAGAIN, recorded */
+	assert_int_equal(
+		rdma_rw_ctx_signature_init(&other, e.qp[0], 1, &sg, 1, &psg, 1,
+					   &a, sig_env_raddr(&e, 0),
+					   e.remote_mr->rkey, DMA_TO_DEVICE),
+		-EAGAIN);
+	assert_int_equal(rdmarw_rw_ctx_explain(&other, &d), 0);
+	assert_int_equal(d.origin, RDMARW_RW_ORIGIN_FAILED);
+	assert_int_equal(d.type, RDMA_RW_SIG_MR);
+	assert_int_equal(d.why, RDMARW_RW_WHY_PI);
+	assert_int_equal(d.error, -EAGAIN);
+	rdma_rw_ctx_destroy_signature(&ctx, e.qp[0], 1, &sg, 1, &psg, 1,
+				      DMA_TO_DEVICE);
+	assert_int_equal(rdmarw_rw_ctx_explain(&ctx, &d), -EINVAL);
+	sig_env_fini(&e);
+}
+
 static void refused(void **state)
 {
 	struct rdmarw_rw_decision d;
@@ -430,7 +518,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sgl_paths),  cmocka_unit_test(pool_empty),
 		cmocka_unit_test(force_mr),   cmocka_unit_test(mr_layout),
-		cmocka_unit_test(bvec_paths), cmocka_unit_test(refused),
+		cmocka_unit_test(bvec_paths), cmocka_unit_test(sig_path),
+		cmocka_unit_test(refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
