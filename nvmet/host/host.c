@@ -181,9 +181,10 @@ static void nvmeh_slot_put(struct nvmeh_slot *slot)
 		nvmeh_slot_finish(slot);
 }
 
+/* nvme_rdma_wr_error(): any failed WR, flushed ones too, resets a live ctrl */
 static void nvmeh_wr_error(struct nvmeh_queue *q, struct ib_wc *wc)
 {
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+	if (wc->status != IB_WC_SUCCESS)
 		nvmeh_error_recovery(q->ctrl);
 }
 
