@@ -115,7 +115,8 @@ struct nvmeh_ctrl {
 	struct nvmeh_opts opts;
 	struct nvmeh_queue *queues;
 	unsigned int nr_queues; /* admin + I/O queues allocated */
-	struct nvmeh_info info;
+	struct nvmeh_info info; /* published by nvmeh_set_live() */
+	struct nvmeh_info sinfo; /* what the bring-up in progress learns */
 	struct mutex state_lock; /* state, stats, reconnect attempts */
 	enum nvmeh_cstate state;
 	unsigned int attempts;
@@ -508,8 +509,8 @@ static int nvmeh_queue_cm_connect(struct nvmeh_queue *q)
 	param.rnr_retry_count = 7;
 	mutex_lock(&q->lock);
 	q->state = Q_CONNECTING;
-	q->max_xfer = q->qid ? q->ctrl->info.max_xfer : NVMEH_IDENTIFY_SIZE;
-	q->inline_max = q->qid ? q->ctrl->info.inline_max : 0;
+	q->max_xfer = q->qid ? q->ctrl->sinfo.max_xfer : NVMEH_IDENTIFY_SIZE;
+	q->inline_max = q->qid ? q->ctrl->sinfo.inline_max : 0;
 	mutex_unlock(&q->lock);
 	ret = rdma_connect(q->cm_id, &param);
 	if (!ret)
@@ -718,17 +719,22 @@ int nvmeh_rw(struct nvmeh_ctrl *ctrl, unsigned int qid, bool write, u64 slba,
 	     u32 nlb, void *buf)
 {
 	struct nvmeh_request rq = { 0 };
+	u32 lba_size;
 	int ret;
 
-	if (!ctrl || !buf || !qid || !nlb || nlb > 65536 ||
-	    !ctrl->info.lba_size)
+	if (!ctrl || !buf || !qid || !nlb || nlb > 65536)
+		return -EINVAL;
+	mutex_lock(&ctrl->state_lock);
+	lba_size = ctrl->info.lba_size;
+	mutex_unlock(&ctrl->state_lock);
+	if (!lba_size)
 		return -EINVAL;
 	rq.sqe[NVMEH_SQE_OPCODE] = write ? NVMEH_OP_WRITE : NVMEH_OP_READ;
 	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, 1);
 	nvmeh_put64(rq.sqe + NVMEH_SQE_CDW10, slba);
 	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW12, nlb - 1);
 	rq.data = buf;
-	rq.data_len = nlb * ctrl->info.lba_size;
+	rq.data_len = nlb * lba_size;
 	rq.write = write;
 	ret = nvmeh_exec(ctrl, qid, &rq);
 	if (ret)
@@ -793,7 +799,7 @@ static int nvmeh_fabrics_connect(struct nvmeh_ctrl *ctrl, unsigned int qid)
 
 	memset(d, 0, NVMEH_CONNECT_DATA_SIZE);
 	memcpy(d + NVMEH_CDATA_HOSTID, ctrl->opts.hostid, 16);
-	nvmeh_put16(d + NVMEH_CDATA_CNTLID, qid ? ctrl->info.cntlid : 0xffff);
+	nvmeh_put16(d + NVMEH_CDATA_CNTLID, qid ? ctrl->sinfo.cntlid : 0xffff);
 	strncpy((char *)d + NVMEH_CDATA_SUBNQN, ctrl->opts.subsysnqn,
 		NVMEH_NQN_SIZE - 1);
 	strncpy((char *)d + NVMEH_CDATA_HOSTNQN, ctrl->opts.hostnqn,
@@ -811,7 +817,7 @@ static int nvmeh_fabrics_connect(struct nvmeh_ctrl *ctrl, unsigned int qid)
 	if (ret)
 		return ret;
 	if (!qid)
-		ctrl->info.cntlid = (u16)rq.result;
+		ctrl->sinfo.cntlid = (u16)rq.result;
 	mutex_lock(&q->lock);
 	if (q->state == Q_CONNECTING)
 		q->state = Q_LIVE;
@@ -879,7 +885,7 @@ static void nvmeh_teardown_all(struct nvmeh_ctrl *ctrl)
 
 static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
 {
-	struct nvmeh_info *info = &ctrl->info;
+	struct nvmeh_info *info = &ctrl->sinfo;
 	u8 *idns = NULL;
 	u64 cap, vs, granted;
 	u32 cc, mdts_bytes, ioccsz, sgls, want;
@@ -1028,8 +1034,10 @@ static void nvmeh_ka_work(struct work_struct *work)
 			   msecs_to_jiffies(max(ctrl->opts.kato_ms / 2, 1u)));
 }
 
+/* Called with state_lock held. */
 static void nvmeh_set_live(struct nvmeh_ctrl *ctrl)
 {
+	ctrl->info = ctrl->sinfo;
 	ctrl->state = C_LIVE;
 	ctrl->attempts = 0;
 	complete_all(&ctrl->live);
