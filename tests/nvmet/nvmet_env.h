@@ -66,6 +66,35 @@ struct nv_env {
 	u64 ns_size;
 };
 
+/*
+ * The environment of the running test, for nv_teardown() (a failed
+ * assertion leaves the test function; the env must be static).
+ */
+static struct nv_env *nv_cur;
+
+/* cmocka teardown: release what a failed test left behind. */
+static inline int nv_teardown(void **state)
+{
+	struct nv_env *e = nv_cur;
+
+	(void)state;
+	if (!e)
+		return 0;
+	nv_cur = NULL;
+	if (!IS_ERR_OR_NULL(e->c))
+		nvmeh_ctrl_destroy(e->c);
+	if (!IS_ERR_OR_NULL(e->t))
+		nvmet_target_destroy(e->t);
+	if (!IS_ERR_OR_NULL(e->hdev))
+		soft_device_destroy(e->hdev);
+	if (!IS_ERR_OR_NULL(e->tdev))
+		soft_device_destroy(e->tdev);
+	if (!IS_ERR_OR_NULL(e->fab))
+		soft_fabric_destroy(e->fab);
+	memset(e, 0, sizeof(*e));
+	return 0;
+}
+
 static inline struct sockaddr_in nv_in4(const char *ip, u16 port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
@@ -100,6 +129,7 @@ static inline void nv_env_init(struct nv_env *e, const char *profile,
 	struct soft_profile p;
 
 	memset(e, 0, sizeof(*e));
+	nv_cur = e;
 	e->ns_size = cfg->ns_size ? cfg->ns_size : 4u << 20;
 	assert_int_equal(soft_profile_get(profile, &p), 0);
 	p.threaded = cfg->threaded;
@@ -142,8 +172,13 @@ static inline void nv_env_fini(struct nv_env *e)
 	assert_int_equal(soft_device_stats(e->tdev, &st), 0);
 	assert_int_equal(st.pds + st.cqs + st.qps + st.mrs, 0);
 	assert_int_equal(soft_device_destroy(e->hdev), 0);
+	e->hdev = NULL;
 	assert_int_equal(soft_device_destroy(e->tdev), 0);
+	e->tdev = NULL;
 	assert_int_equal(soft_fabric_destroy(e->fab), 0);
+	e->fab = NULL;
+	memset(e, 0, sizeof(*e));
+	nv_cur = NULL;
 }
 
 /* Deterministic bytes: xorshift from a seed. */

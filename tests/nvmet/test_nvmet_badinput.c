@@ -51,7 +51,7 @@ static void still_serves(struct nv_env *e, u64 lba, u64 seed)
 
 static void test_unknown_opcode(void **state)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmeh_request rq = { 0 };
 	struct nvmeh_stats hs;
 
@@ -76,7 +76,7 @@ static void test_unknown_opcode(void **state)
 
 static void test_lba_out_of_range(void **state)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	u8 buf[1024] = { 0 };
 	u64 n;
 
@@ -100,7 +100,7 @@ static void test_lba_out_of_range(void **state)
 static void test_bad_sgl_type(void **state)
 {
 	static const u8 types[] = { 0x20, 0x30, 0x02, 0x41, 0x50, 0xf0 };
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmeh_request rq;
 	u8 sqe[NVMEH_SQE_SIZE];
 	unsigned int i;
@@ -133,10 +133,37 @@ static void test_bad_sgl_type(void **state)
 	nv_env_fini(&e);
 }
 
-/* A keyed data length over MDTS, and one that disagrees with NLB. */
+/* Over the device's limit (MDTS 8, 1 MiB by default). */
+static void test_over_mdts_default(void **state)
+{
+	static struct nv_env e;
+	struct nvmeh_request rq = { 0 };
+	u8 sqe[NVMEH_SQE_SIZE];
+	u32 nlb = (1u << 20) / 512 + 8;
+
+	nv_env_init(&e, "rxe", &(struct nv_cfg){ 0 });
+	assert_int_equal(nvmeh_ctrl_info(e.c)->id_ctrl[NVMEH_IDC_MDTS], 8);
+	io_sqe(sqe, NVMEH_OP_WRITE, 0, nlb);
+	nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x10000);
+	nvmeh_put24(sqe + NVMEH_SQE_DPTR + 8, nlb * 512);
+	nvmeh_put32(sqe + NVMEH_SQE_DPTR + 11, 0x1234);
+	sqe[NVMEH_SQE_DPTR + 15] =
+		NVMEH_SGL_KEYED; /* no inv: the key is fake */
+	rq.flags = NVMEH_RQ_RAW;
+	rq.raw = sqe;
+	rq.raw_len = sizeof(sqe);
+	assert_int_equal(nv_cmd(&e, 1, &rq), NVMEH_SC_INVALID_FIELD);
+	still_serves(&e, 128, 5);
+	nv_env_fini(&e);
+}
+
+/*
+ * A keyed data length over the MDTS the target offers (mdts_max 5), and
+ * one that disagrees with NLB.
+ */
 static void test_over_mdts(void **state)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmeh_request rq;
 	u8 sqe[NVMEH_SQE_SIZE];
 	u32 mdts_bytes, nlb;
@@ -152,7 +179,8 @@ static void test_over_mdts(void **state)
 	nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x10000);
 	nvmeh_put24(sqe + NVMEH_SQE_DPTR + 8, nlb * 512);
 	nvmeh_put32(sqe + NVMEH_SQE_DPTR + 11, 0x1234);
-	sqe[NVMEH_SQE_DPTR + 15] = NVMEH_SGL_KEYED_INV;
+	sqe[NVMEH_SQE_DPTR + 15] =
+		NVMEH_SGL_KEYED; /* no inv: the key is fake */
 	memset(&rq, 0, sizeof(rq));
 	rq.flags = NVMEH_RQ_RAW;
 	rq.raw = sqe;
@@ -172,7 +200,8 @@ static void test_over_mdts(void **state)
 	nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x10000);
 	nvmeh_put24(sqe + NVMEH_SQE_DPTR + 8, 512);
 	nvmeh_put32(sqe + NVMEH_SQE_DPTR + 11, 0x1234);
-	sqe[NVMEH_SQE_DPTR + 15] = NVMEH_SGL_KEYED_INV;
+	sqe[NVMEH_SQE_DPTR + 15] =
+		NVMEH_SGL_KEYED; /* no inv: the key is fake */
 	memset(&rq, 0, sizeof(rq));
 	rq.flags = NVMEH_RQ_RAW;
 	rq.raw = sqe;
@@ -201,7 +230,7 @@ static void expect_status_or_reset(struct nv_env *e, struct nvmeh_request *rq,
 static void test_truncated_capsule(void **state)
 {
 	static const u32 lens[] = { 63, 40, 16, 4 };
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmeh_request rq;
 	struct nvmet_target_stats ts;
 	u8 sqe[NVMEH_SQE_SIZE];
@@ -230,7 +259,7 @@ static void test_truncated_capsule(void **state)
 static void test_over_queue_depth(void **state)
 {
 	enum { DEPTH = 8, N = DEPTH + NVMEH_EXTRA_SLOTS };
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmeh_request rq[N];
 	struct nv_async a = { PTHREAD_MUTEX_INITIALIZER,
 			      PTHREAD_COND_INITIALIZER, 0 };
@@ -243,6 +272,15 @@ static void test_over_queue_depth(void **state)
 				      .nr_io_queues = 2,
 				      .io_timeout_ms = 1000 });
 	assert_int_equal(nvmeh_ctrl_info(e.c)->queue_size, DEPTH);
+	/*
+	 * The host's Send Queue stalls before the first WR, so that all N
+	 * commands leave together when it is released.
+	 */
+	assert_int_equal(
+		soft_fault_arm_qp(nvmeh_ctrl_qp(e.c, 1),
+				  &(struct soft_fault_rule){
+					  .type = SOFT_FAULT_STALL, .nth = 1 }),
+		0);
 	/* without the flag the host keeps to its depth */
 	for (i = 0; i < N; i++) {
 		memset(&rq[i], 0, sizeof(rq[i]));
@@ -259,6 +297,7 @@ static void test_over_queue_depth(void **state)
 			assert_int_equal(nvmeh_submit(e.c, 1, &extra), -EBUSY);
 		}
 	}
+	assert_int_equal(soft_fault_resume(nvmeh_ctrl_qp(e.c, 1)), 0);
 	pthread_mutex_lock(&a.m);
 	while (a.done < N)
 		pthread_cond_wait(&a.c, &a.m);
@@ -283,7 +322,7 @@ static void test_over_queue_depth(void **state)
 /* A wrong rkey: the target's RDMA READ (write) or WRITE (read) fails. */
 static void bad_rkey(const char *profile, bool write)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmeh_request rq = { 0 };
 	u8 *good = malloc(16384), *buf = malloc(16384), *back = malloc(16384);
 
@@ -341,16 +380,17 @@ static void test_bad_rkey_read_mlx5(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unknown_opcode),
-		cmocka_unit_test(test_lba_out_of_range),
-		cmocka_unit_test(test_bad_sgl_type),
-		cmocka_unit_test(test_over_mdts),
-		cmocka_unit_test(test_truncated_capsule),
-		cmocka_unit_test(test_over_queue_depth),
-		cmocka_unit_test(test_bad_rkey_write_rxe),
-		cmocka_unit_test(test_bad_rkey_read_rxe),
-		cmocka_unit_test(test_bad_rkey_write_siw),
-		cmocka_unit_test(test_bad_rkey_read_mlx5),
+		cmocka_unit_test_teardown(test_unknown_opcode, nv_teardown),
+		cmocka_unit_test_teardown(test_lba_out_of_range, nv_teardown),
+		cmocka_unit_test_teardown(test_bad_sgl_type, nv_teardown),
+		cmocka_unit_test_teardown(test_over_mdts_default, nv_teardown),
+		cmocka_unit_test_teardown(test_over_mdts, nv_teardown),
+		cmocka_unit_test_teardown(test_truncated_capsule, nv_teardown),
+		cmocka_unit_test_teardown(test_over_queue_depth, nv_teardown),
+		cmocka_unit_test_teardown(test_bad_rkey_write_rxe, nv_teardown),
+		cmocka_unit_test_teardown(test_bad_rkey_read_rxe, nv_teardown),
+		cmocka_unit_test_teardown(test_bad_rkey_write_siw, nv_teardown),
+		cmocka_unit_test_teardown(test_bad_rkey_read_mlx5, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,7 +28,7 @@ static void wait_target_idle(struct nv_env *e)
 
 static void connect_identify(const char *profile)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmet_target_stats ts;
 	const struct nvmeh_info *info;
 	struct nvmeh_stats hs;
@@ -63,12 +63,15 @@ static void connect_identify(const char *profile)
 	assert_non_null(wbuf);
 	assert_non_null(rbuf);
 	nv_fill(wbuf, len, 1);
+	/* the two I/O queue Connects carried their 1 KiB in the capsule */
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.inline_writes, 2);
 	assert_int_equal(nvmeh_rw(e.c, 1, true, 8, 8, wbuf), 0);
 	nvmeh_ctrl_stats(e.c, &hs);
-	assert_int_equal(hs.inline_writes, 1);
+	assert_int_equal(hs.inline_writes, 3);
 	assert_int_equal(nvmeh_rw(e.c, 2, true, 256, len / 512, wbuf), 0);
 	nvmeh_ctrl_stats(e.c, &hs);
-	assert_int_equal(hs.inline_writes, 1);
+	assert_int_equal(hs.inline_writes, 3);
 
 	memset(rbuf, 0xee, len);
 	assert_int_equal(nvmeh_rw(e.c, 2, false, 8, 8, rbuf), 0);
@@ -115,7 +118,7 @@ static void test_connect_siw(void **state)
 /* No in-capsule data: every write is keyed; a 1-queue, admin-only host. */
 static void test_connect_no_inline(void **state)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmeh_stats hs;
 	u8 w[4096], r[4096];
 
@@ -127,7 +130,7 @@ static void test_connect_no_inline(void **state)
 	assert_int_equal(nvmeh_rw(e.c, 1, false, 100, 8, r), 0);
 	assert_memory_equal(w, r, sizeof(w));
 	nvmeh_ctrl_stats(e.c, &hs);
-	assert_int_equal(hs.inline_writes, 0);
+	assert_int_equal(hs.inline_writes, 0); /* the I/O Connect too */
 	/* queue 2 does not exist */
 	assert_int_equal(nvmeh_rw(e.c, 2, false, 100, 8, r), -EINVAL);
 	nv_env_fini(&e);
@@ -136,7 +139,7 @@ static void test_connect_no_inline(void **state)
 /* A wrong subsystem NQN: Connect fails with the Fabrics status. */
 static void test_connect_bad_nqn(void **state)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	struct nvmeh_ctrl *c;
 
 	nv_env_init(&e, "mlx5", &(struct nv_cfg){ .no_connect = true });
@@ -153,11 +156,11 @@ static void test_connect_bad_nqn(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_connect_mlx5),
-		cmocka_unit_test(test_connect_rxe),
-		cmocka_unit_test(test_connect_siw),
-		cmocka_unit_test(test_connect_no_inline),
-		cmocka_unit_test(test_connect_bad_nqn),
+		cmocka_unit_test_teardown(test_connect_mlx5, nv_teardown),
+		cmocka_unit_test_teardown(test_connect_rxe, nv_teardown),
+		cmocka_unit_test_teardown(test_connect_siw, nv_teardown),
+		cmocka_unit_test_teardown(test_connect_no_inline, nv_teardown),
+		cmocka_unit_test_teardown(test_connect_bad_nqn, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

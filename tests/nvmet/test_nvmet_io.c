@@ -10,7 +10,7 @@
 static void io_case(const char *profile, unsigned int nq, unsigned int depth,
 		    int ops, bool no_inline)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	struct nv_run run;
 	struct nvmeh_stats hs;
 
@@ -63,11 +63,11 @@ static void test_io_rxe_keyed_only(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_io_mlx5_q1_d1),
-		cmocka_unit_test(test_io_rxe_q2_d8),
-		cmocka_unit_test(test_io_siw_q4_d32),
-		cmocka_unit_test(test_io_mlx5_q4_d32),
-		cmocka_unit_test(test_io_rxe_keyed_only),
+		cmocka_unit_test_teardown(test_io_mlx5_q1_d1, nv_teardown),
+		cmocka_unit_test_teardown(test_io_rxe_q2_d8, nv_teardown),
+		cmocka_unit_test_teardown(test_io_siw_q4_d32, nv_teardown),
+		cmocka_unit_test_teardown(test_io_mlx5_q4_d32, nv_teardown),
+		cmocka_unit_test_teardown(test_io_rxe_keyed_only, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

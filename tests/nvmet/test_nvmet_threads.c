@@ -76,7 +76,7 @@ static void *worker_main(void *arg)
 
 static void threads_case(const char *profile, bool reset)
 {
-	struct nv_env e;
+	static struct nv_env e;
 	struct worker w[NTHREADS];
 	pthread_t th[NTHREADS];
 	struct nvmeh_stats hs;
@@ -143,9 +143,9 @@ static void test_threads_reset_siw(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_threads_rxe),
-		cmocka_unit_test(test_threads_reset_mlx5),
-		cmocka_unit_test(test_threads_reset_siw),
+		cmocka_unit_test_teardown(test_threads_rxe, nv_teardown),
+		cmocka_unit_test_teardown(test_threads_reset_mlx5, nv_teardown),
+		cmocka_unit_test_teardown(test_threads_reset_siw, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
