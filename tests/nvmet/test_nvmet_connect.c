@@ -153,6 +153,37 @@ static void test_connect_bad_nqn(void **state)
 	nv_env_fini(&e);
 }
 
+/*
+ * Keep-alive: with a KATO of 1 s (the target counts whole seconds) and no
+ * I/O for 2.5 s, the host's Keep Alive every 500 ms keeps the controller:
+ * the target's timer (traffic-based, 1-2 s) never expires.
+ */
+static void test_keep_alive(void **state)
+{
+	static struct nv_env e;
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+	struct nvmet_target_stats st0, st;
+	struct nvmeh_stats hs;
+	u8 buf[512];
+	int i;
+
+	nv_env_init(&e, "rxe", &(struct nv_cfg){ .kato_ms = 1000 });
+	assert_int_equal(nvmet_target_get_stats(e.t, &st0), 0);
+	for (i = 0; i < 25; i++)
+		nanosleep(&ts, NULL);
+	assert_int_equal(nvmet_target_get_stats(e.t, &st), 0);
+	assert_int_equal(st.kato_expired, 0);
+	assert_int_equal(st.ctrls, 1);
+	/* the Keep Alive commands were all there was */
+	assert_true(st.cmds - st0.cmds >= 4);
+	assert_true(st.cmds - st0.cmds <= 6);
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.resets, 0);
+	assert_true(nvmeh_ctrl_live(e.c));
+	assert_int_equal(nvmeh_rw(e.c, 1, false, 0, 1, buf), 0);
+	nv_env_fini(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +192,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_connect_siw, nv_teardown),
 		cmocka_unit_test_teardown(test_connect_no_inline, nv_teardown),
 		cmocka_unit_test_teardown(test_connect_bad_nqn, nv_teardown),
+		cmocka_unit_test_teardown(test_keep_alive, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
