@@ -53,6 +53,7 @@ struct nvmeh_slot {
 	u8 gen;
 	bool busy;
 	bool got_rsp;
+	u64 deadline; /* ms (CLOCK_MONOTONIC) after which it has timed out */
 	atomic_t ref;
 	struct ib_mr *mr;
 	bool mapped;
@@ -126,12 +127,21 @@ struct nvmeh_ctrl {
 	struct work_struct err_work;
 	struct delayed_work reconnect_work;
 	struct delayed_work ka_work;
+	struct delayed_work timeout_work;
 	struct nvmeh_request ka_rq;
 	atomic_t ka_busy;
 	u8 *cdata;
 };
 
 static _Thread_local u16 nvmeh_status_tls, nvmeh_reject_tls;
+
+static u64 nvmeh_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
+}
 
 static void nvmeh_error_recovery(struct nvmeh_ctrl *ctrl);
 
@@ -670,6 +680,7 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		}
 	}
 	atomic_set(&slot->ref, 2);
+	slot->deadline = nvmeh_now_ms() + q->ctrl->opts.io_timeout_ms;
 	slot->busy = true;
 	q->inflight++;
 	ret = ib_post_send(q->qp, first, &bad);
@@ -1034,6 +1045,47 @@ static void nvmeh_ka_work(struct work_struct *work)
 			   msecs_to_jiffies(max(ctrl->opts.kato_ms / 2, 1u)));
 }
 
+static unsigned long nvmeh_timeout_period(struct nvmeh_ctrl *ctrl)
+{
+	return msecs_to_jiffies(max_t(u32, ctrl->opts.io_timeout_ms / 4, 10));
+}
+
+/*
+ * The blk-mq timeout of every outstanding command, as nvme_rdma_timeout():
+ * one past its deadline on a live controller starts error recovery (the
+ * teardown then completes it with -ECONNABORTED).
+ */
+static void nvmeh_timeout_work(struct work_struct *work)
+{
+	struct nvmeh_ctrl *ctrl = container_of(to_delayed_work(work),
+					       struct nvmeh_ctrl, timeout_work);
+	u64 now = nvmeh_now_ms();
+	bool expired = false, live;
+	unsigned int i;
+	u32 k;
+
+	mutex_lock(&ctrl->state_lock);
+	live = ctrl->state == C_LIVE;
+	mutex_unlock(&ctrl->state_lock);
+	if (!live)
+		return;
+	for (i = 0; i < ctrl->nr_queues && !expired; i++) {
+		struct nvmeh_queue *q = &ctrl->queues[i];
+
+		mutex_lock(&q->lock);
+		for (k = 0; k < q->nslots; k++)
+			if (q->slots[k].busy && now > q->slots[k].deadline &&
+			    q->state == Q_LIVE)
+				expired = true;
+		mutex_unlock(&q->lock);
+	}
+	if (expired)
+		nvmeh_error_recovery(ctrl);
+	else
+		queue_delayed_work(ctrl->wq, &ctrl->timeout_work,
+				   nvmeh_timeout_period(ctrl));
+}
+
 /* Called with state_lock held. */
 static void nvmeh_set_live(struct nvmeh_ctrl *ctrl)
 {
@@ -1044,6 +1096,8 @@ static void nvmeh_set_live(struct nvmeh_ctrl *ctrl)
 	if (ctrl->opts.kato_ms)
 		queue_delayed_work(ctrl->wq, &ctrl->ka_work,
 				   msecs_to_jiffies(ctrl->opts.kato_ms / 2));
+	queue_delayed_work(ctrl->wq, &ctrl->timeout_work,
+			   nvmeh_timeout_period(ctrl));
 }
 
 static void nvmeh_reconnect_work(struct work_struct *work)
@@ -1084,6 +1138,7 @@ static void nvmeh_err_work(struct work_struct *work)
 		container_of(work, struct nvmeh_ctrl, err_work);
 
 	cancel_delayed_work(&ctrl->ka_work);
+	cancel_delayed_work(&ctrl->timeout_work);
 	nvmeh_teardown_all(ctrl);
 	mutex_lock(&ctrl->state_lock);
 	if (ctrl->state == C_RESETTING) {
@@ -1226,6 +1281,7 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 	rdmarw_init_work(&ctrl->err_work, nvmeh_err_work);
 	rdmarw_init_delayed_work(&ctrl->reconnect_work, nvmeh_reconnect_work);
 	rdmarw_init_delayed_work(&ctrl->ka_work, nvmeh_ka_work);
+	rdmarw_init_delayed_work(&ctrl->timeout_work, nvmeh_timeout_work);
 	ctrl->nr_queues = opts->nr_io_queues + 1;
 	ctrl->queues = calloc(ctrl->nr_queues, sizeof(*ctrl->queues));
 	ctrl->cdata = calloc(1, NVMEH_CONNECT_DATA_SIZE);
@@ -1293,6 +1349,7 @@ void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl)
 	complete_all(&ctrl->live);
 	mutex_unlock(&ctrl->state_lock);
 	cancel_delayed_work_sync(&ctrl->ka_work);
+	cancel_delayed_work_sync(&ctrl->timeout_work);
 	cancel_work_sync(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
 	/* a keep-alive still out is answered or aborted below */

@@ -222,6 +222,51 @@ static void test_host_vanishes(void **state)
 	nv_env_fini(&e);
 }
 
+static void timeout_done(struct nvmeh_request *rq)
+{
+	__atomic_store_n((int *)rq->priv, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * An asynchronous command the target never answers (its Send Queue is
+ * stalled): the host's timeout scan starts error recovery, the command
+ * ends with -ECONNABORTED, the controller comes back.
+ */
+static void test_async_timeout(void **state)
+{
+	static struct nv_env e;
+	struct soft_fault_rule rule = { .type = SOFT_FAULT_STALL, .nth = 1 };
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	/* static: a failed test's teardown still completes it */
+	static struct nvmeh_request rq;
+	static u8 data[8192];
+	static int done;
+	int i;
+
+	nv_env_init(&e, "mlx5", &(struct nv_cfg){ .io_timeout_ms = 300 });
+	write_before(&e);
+	assert_int_equal(soft_fault_arm_device(e.tdev, &rule), 0);
+	memset(&rq, 0, sizeof(rq));
+	done = 0;
+	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_READ;
+	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, 1);
+	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW12, sizeof(data) / 512 - 1);
+	rq.data = data;
+	rq.data_len = sizeof(data);
+	rq.done = timeout_done;
+	rq.priv = &done;
+	assert_int_equal(nvmeh_submit(e.c, 2, &rq), 0);
+	for (i = 0; i < 1000 && !__atomic_load_n(&done, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ts, NULL);
+	assert_int_equal(done, 1);
+	assert_true(i >= 50); /* not before the 300 ms deadline */
+	assert_int_equal(rq.error, -ECONNABORTED);
+	assert_int_equal(rq.status, NVMEH_SC_HOST_ABORTED_CMD);
+	assert_int_equal(soft_fault_clear_device(e.tdev), 0);
+	check_after(&e, 1);
+	nv_env_fini(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +278,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reject, nv_teardown),
 		cmocka_unit_test_teardown(test_target_qp_err, nv_teardown),
 		cmocka_unit_test_teardown(test_host_vanishes, nv_teardown),
+		cmocka_unit_test_teardown(test_async_timeout, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
