@@ -723,8 +723,9 @@ static void io_paths(const char *profile)
 		h.sqe.common.flags = NVME_CMD_SGL_METABUF;
 		d->length = cpu_to_le32(512);
 		d->type = NVME_SGL_FMT_DATA_DESC << 4 | NVME_SGL_FMT_OFFSET;
+		memcpy(h.capsule, &h.sqe, sizeof(h.sqe));
 		assert_int_equal(
-			submit_capsule(&h, &h.sqe, sizeof(h.sqe) + 100),
+			submit_capsule(&h, h.capsule, sizeof(h.sqe) + 100),
 			NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
 		d->addr = cpu_to_le64(4000); /* past the in-capsule size */
 		assert_int_equal(submit_capsule(&h, &h.sqe, sizeof(h.sqe)),
