@@ -237,7 +237,7 @@ void nvmet_sq_setup(struct nvmet_ctrl *ctrl, struct nvmet_sq *sq, u16 qid,
 	mutex_lock(&ctrl->lock);
 	ctrl->sqs[qid] = sq;
 	mutex_unlock(&ctrl->lock);
-	sq->ctrl = ctrl;
+	WRITE_ONCE(sq->ctrl, ctrl); /* the transport's delete_ctrl reads it */
 }
 
 /*
@@ -260,7 +260,7 @@ void nvmet_sq_destroy(struct nvmet_sq *sq)
 	if (ctrl->sqs[sq->qid] == sq)
 		ctrl->sqs[sq->qid] = NULL;
 	mutex_unlock(&ctrl->lock);
-	sq->ctrl = NULL;
+	WRITE_ONCE(sq->ctrl, NULL);
 	nvmet_ctrl_put(ctrl);
 }
 

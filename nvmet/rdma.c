@@ -963,7 +963,7 @@ static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue)
 
 	spin_lock(&queue->state_lock);
 	if (queue->state != NVMET_RDMA_Q_DISCONNECTING) {
-		queue->state = NVMET_RDMA_Q_DISCONNECTING;
+		WRITE_ONCE(queue->state, NVMET_RDMA_Q_DISCONNECTING);
 		disconnect = true;
 	}
 	spin_unlock(&queue->state_lock);
@@ -1173,7 +1173,7 @@ static void nvmet_rdma_queue_established(struct nvmet_rdma_queue *queue)
 		spin_unlock(&queue->state_lock);
 		return;
 	}
-	queue->state = NVMET_RDMA_Q_LIVE;
+	WRITE_ONCE(queue->state, NVMET_RDMA_Q_LIVE);
 	list_splice_init(&queue->rsp_wait_list, &list);
 	spin_unlock(&queue->state_lock);
 	while (!list_empty(&list)) {

@@ -33,6 +33,7 @@ struct host {
 	u8 capsule[64 + 4096]; /* an SQE and in-capsule data */
 	struct nvme_command sqe;
 	struct nvme_completion cqe;
+	struct ib_wc last_wc; /* the last response's receive completion */
 	int nev;
 };
 
@@ -238,6 +239,7 @@ static u16 submit_capsule(struct host *h, const void *capsule, u32 len)
 	assert_int_equal(wc.status, IB_WC_SUCCESS);
 	assert_int_equal(wc.byte_len, sizeof(struct nvme_completion));
 	assert_int_equal(h->cqe.command_id, h->sqe.common.command_id);
+	h->last_wc = wc;
 	return le16_to_cpu(h->cqe.status) >> 1;
 }
 
@@ -763,6 +765,88 @@ static void test_io_siw(void **s)
 	io_paths("siw");
 }
 
+/*
+ * The Linux host's way: a fast-registration MR per command, descriptor
+ * 0x4F; the response is a SEND_WITH_INVALIDATE of that rkey.
+ */
+static void send_inv(const char *profile)
+{
+	struct ib_reg_wr reg;
+	struct scatterlist sg;
+	struct ib_wc wc;
+	struct ib_mr *mr;
+	struct host h;
+	u64 id;
+	u8 *expect;
+	int round;
+
+	memset(&h, 0, sizeof(h));
+	setup_io(&h, profile);
+	expect = malloc(8192);
+	assert_non_null(expect);
+	mr = ib_alloc_mr(h.env.pd[0], IB_MR_TYPE_MEM_REG, 2);
+	assert_false(IS_ERR(mr));
+	for (round = 0; round < 2; round++) {
+		u8 op = round ? nvme_cmd_read : nvme_cmd_write;
+
+		sg_init_one(&sg, h.data + 8192, 8192);
+		assert_int_equal(
+			ib_dma_map_sg(h.env.dev[0], &sg, 1, DMA_BIDIRECTIONAL),
+			1);
+		assert_int_equal(ib_map_mr_sg(mr, &sg, 1, NULL, 4096), 1);
+		ib_update_fast_reg_key(mr, (u8)(ib_inc_rkey(mr->rkey) & 0xff));
+		memset(&reg, 0, sizeof(reg));
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.wr.wr_id = id = ++seq;
+		reg.wr.send_flags = IB_SEND_SIGNALED;
+		reg.mr = mr;
+		reg.key = mr->rkey;
+		reg.access = SOFT_PAIR_ACCESS;
+		assert_int_equal(ib_post_send(h.id->qp, &reg.wr, NULL), 0);
+		{
+			u64 end = now_ms() + 2000;
+
+			while (ib_poll_cq(h.env.cq[0], 1, &wc) != 1 &&
+			       now_ms() < end)
+				cm_settle();
+		}
+		assert_int_equal(wc.wr_id, id);
+		assert_int_equal(wc.status, IB_WC_SUCCESS);
+		if (!round) {
+			fill(h.data + 8192, 8192, 9);
+			memcpy(expect, h.data + 8192, 8192);
+		} else {
+			memset(h.data + 8192, 0, 8192);
+		}
+		rw_cmd(&h, op, 1, 64, 16, (u16)(600 + round));
+		set_keyed(&h, 8192, 8192,
+			  NVME_KEY_SGL_FMT_DATA_DESC << 4 |
+				  NVME_SGL_FMT_INVALIDATE);
+		h.sqe.common.dptr.ksgl.addr = cpu_to_le64(mr->iova);
+		nvme_put_le32(h.sqe.common.dptr.ksgl.key, mr->rkey);
+		assert_int_equal(submit_capsule(&h, &h.sqe, sizeof(h.sqe)), 0);
+		assert_true(h.last_wc.wc_flags & IB_WC_WITH_INVALIDATE);
+		assert_int_equal(h.last_wc.ex.invalidate_rkey, mr->rkey);
+		ib_dma_unmap_sg(h.env.dev[0], &sg, 1, DMA_BIDIRECTIONAL);
+	}
+	assert_memory_equal(h.data + 8192, expect, 8192);
+	/* the rkey is invalid now: using it again ends the queue */
+	free(expect);
+	host_disconnect(&h);
+	assert_int_equal(ib_dereg_mr(mr), 0);
+	target_stop(&h);
+}
+
+static void test_send_inv_rxe(void **s)
+{
+	send_inv("rxe");
+}
+
+static void test_send_inv_siw(void **s)
+{
+	send_inv("siw");
+}
+
 /* A Write whose rkey the host never gave: the I/O queue is torn down. */
 static void test_bad_rkey(void **s)
 {
@@ -925,6 +1009,8 @@ int main(void)
 		cmocka_unit_test(test_io_rxe),
 		cmocka_unit_test(test_io_mlx5),
 		cmocka_unit_test(test_io_siw),
+		cmocka_unit_test(test_send_inv_rxe),
+		cmocka_unit_test(test_send_inv_siw),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_kato_expiry),
 		cmocka_unit_test(test_aer),
