@@ -941,10 +941,20 @@ static void test_aer(void **s)
 	assert_int_equal(h.cqe.command_id, 31);
 	assert_int_equal(le16_to_cpu(h.cqe.status), 0);
 	assert_int_equal(le32_to_cpu(h.cqe.result.u32), 0x00040002);
-	/* another, left open at the disconnect */
+	/* another, held (the target counts it) and failed at the disconnect */
 	admin_cmd(&h, nvme_admin_async_event, 0, 0, 0, 31);
 	set_keyed(&h, 0, 0, NVME_KEY_SGL_FMT_DATA_DESC << 4);
 	post_capsule(&h, &h.sqe, sizeof(h.sqe), &recv_id, &send_id);
+	{
+		struct nvmet_target_stats st;
+		u64 end = now_ms() + 2000;
+
+		do {
+			cm_settle();
+			assert_int_equal(nvmet_target_get_stats(h.tgt, &st), 0);
+		} while (st.reqs_inflight != 1 && now_ms() < end);
+		assert_int_equal(st.reqs_inflight, 1);
+	}
 	host_disconnect(&h);
 	target_stop(&h);
 }
