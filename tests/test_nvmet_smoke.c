@@ -880,6 +880,55 @@ static void test_bad_rkey(void **s)
 	target_stop(&h);
 }
 
+/*
+ * The target's device goes away under a live controller: its queues and
+ * listener are torn down, nothing of the target is left on the device.
+ */
+static void test_device_removal(void **s)
+{
+	struct nvmet_target_stats st;
+	u64 end;
+	struct host h;
+	int ret, i;
+
+	memset(&h, 0, sizeof(h));
+	setup_io(&h, "rxe");
+	rw_cmd(&h, nvme_cmd_write, 1, 0, 8, 700);
+	assert_int_equal(submit(&h, 4096), 0);
+	/* the fixture's own objects on the target's device go first */
+	assert_int_equal(ib_free_cq(h.env.cq[1]), 0);
+	assert_int_equal(ib_dealloc_pd(h.env.pd[1]), 0);
+	h.env.cq[1] = NULL;
+	h.env.pd[1] = NULL;
+	end = now_ms() + 10000;
+	do {
+		ret = soft_device_destroy(h.env.dev[1]);
+		if (ret != -EBUSY)
+			break;
+		cm_settle();
+	} while (now_ms() < end);
+	assert_int_equal(ret, 0);
+	h.env.dev[1] = NULL;
+	assert_int_equal(nvmet_target_get_stats(h.tgt, &st), 0);
+	assert_int_equal(st.queues, 0);
+	assert_int_equal(st.ctrls, 0);
+	assert_int_equal(st.reqs_inflight, 0);
+	/* the target stops cleanly without its device */
+	nvmet_target_destroy(h.tgt);
+	for (i = 2; i >= 0; i--) {
+		if (!h.ids[i])
+			continue;
+		rdma_destroy_qp(h.ids[i]);
+		rdma_destroy_id(h.ids[i]);
+	}
+	soft_env_dereg(h.mr);
+	free(h.data);
+	assert_int_equal(ib_free_cq(h.env.cq[0]), 0);
+	assert_int_equal(ib_dealloc_pd(h.env.pd[0]), 0);
+	assert_int_equal(soft_device_destroy(h.env.dev[0]), 0);
+	assert_int_equal(soft_fabric_destroy(h.env.fabric), 0);
+}
+
 /* No command for longer than KATO: the controller is torn down. */
 static void test_kato_expiry(void **s)
 {
@@ -1022,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_send_inv_rxe),
 		cmocka_unit_test(test_send_inv_siw),
 		cmocka_unit_test(test_bad_rkey),
+		cmocka_unit_test(test_device_removal),
 		cmocka_unit_test(test_kato_expiry),
 		cmocka_unit_test(test_aer),
 		cmocka_unit_test(test_discovery),
