@@ -962,6 +962,7 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 	struct nvmet_rdma_queue *queue =
 		container_of(w, struct nvmet_rdma_queue, release_work);
 	struct nvmet_rdma_transport *tr = queue->tr;
+	struct nvmet_target *t = tr->tgt;
 	int waited = 0;
 
 	nvmet_log("q%u: releasing", queue->host_qid);
@@ -994,8 +995,9 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 		rdma_destroy_qp(queue->cm_id);
 	queue->qp = NULL;
 	rdma_destroy_id(queue->cm_id);
-	nvmet_stat_add(tr->tgt->queues, (u64)-1);
 	nvmet_rdma_free_queue(queue);
+	/* last: the queue's PD and CQ are gone when it is counted out */
+	nvmet_stat_add(t->queues, (u64)-1);
 }
 
 /* Start a queue's teardown (once); nothing is posted on it afterwards. */
