@@ -881,6 +881,105 @@ static void test_bad_rkey(void **s)
 }
 
 /*
+ * A host whose receive queue is tiny (hrqsize 2) but which has 14 reads
+ * in flight: the target's Send Queue runs out of credits and the reads
+ * wait their turn; every one is answered, with its own data.
+ */
+static void test_sq_credits(void **s)
+{
+	enum { N = 14 };
+	struct nvme_completion cqes[N];
+	struct nvme_command sqes[N];
+	u64 recv_ids[N], send_ids[N];
+	bool got[N];
+	struct host h;
+	int i, left;
+	u64 end;
+
+	memset(&h, 0, sizeof(h));
+	target_start(&h, "rxe");
+	host_connect(&h);
+	assert_int_equal(admin_connect(&h, NVMET_DEFAULT_SUBNQN), 0);
+	enable(&h);
+	host_connect_q(&h, 1, 2, 32);
+	{
+		struct nvmf_connect_data d;
+
+		memset(&h.sqe, 0, sizeof(h.sqe));
+		h.sqe.connect.opcode = nvme_fabrics_command;
+		h.sqe.connect.fctype = nvme_fabrics_type_connect;
+		h.sqe.connect.qid = cpu_to_le16(1);
+		h.sqe.connect.sqsize = cpu_to_le16(31);
+		memset(&d, 0, sizeof(d));
+		d.cntlid = cpu_to_le16(1);
+		snprintf(d.subsysnqn, sizeof(d.subsysnqn), "%s",
+			 NVMET_DEFAULT_SUBNQN);
+		snprintf(d.hostnqn, sizeof(d.hostnqn), "nqn.2026-01.test:host");
+		assert_int_equal(submit_inline(&h, &d, sizeof(d)), 0);
+	}
+	/* 14 blocks of 8 KiB, each its own pattern */
+	for (i = 0; i < N; i++) {
+		fill(h.data, 8192, (u32)i * 7 + 3);
+		rw_cmd(&h, nvme_cmd_write, 1, (u64)i * 16, 16, (u16)(800 + i));
+		assert_int_equal(submit(&h, 8192), 0);
+	}
+	memset(h.data, 0, (size_t)N * 8192);
+	for (i = 0; i < N; i++) {
+		struct nvme_keyed_sgl_desc *k = &sqes[i].common.dptr.ksgl;
+
+		memset(&sqes[i], 0, sizeof(sqes[i]));
+		sqes[i].rw.opcode = nvme_cmd_read;
+		sqes[i].rw.command_id = (u16)(900 + i);
+		sqes[i].rw.nsid = cpu_to_le32(1);
+		sqes[i].rw.slba = cpu_to_le64((u64)i * 16);
+		sqes[i].rw.length = cpu_to_le16(15);
+		sqes[i].common.flags = NVME_CMD_SGL_METABUF;
+		k->addr = cpu_to_le64((u64)(uintptr_t)(h.data + i * 8192));
+		nvme_put_le24(k->length, 8192);
+		nvme_put_le32(k->key, h.mr->rkey);
+		k->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+		recv_ids[i] = ++seq;
+		send_ids[i] = ++seq;
+		soft_env_post_recv(h.id->qp, recv_ids[i], &cqes[i],
+				   sizeof(cqes[i]),
+				   h.env.pd[0]->local_dma_lkey);
+		got[i] = false;
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(soft_env_send(h.id->qp, send_ids[i], &sqes[i],
+					       sizeof(sqes[i]),
+					       h.env.pd[0]->local_dma_lkey),
+				 0);
+	left = 2 * N;
+	end = now_ms() + 5000;
+	while (left && now_ms() < end) {
+		struct ib_wc wc;
+
+		if (ib_poll_cq(h.env.cq[0], 1, &wc) != 1) {
+			cm_settle();
+			continue;
+		}
+		assert_int_equal(wc.status, IB_WC_SUCCESS);
+		for (i = 0; i < N; i++)
+			if (wc.wr_id == recv_ids[i])
+				got[i] = true;
+		left--;
+	}
+	assert_int_equal(left, 0);
+	for (i = 0; i < N; i++) {
+		u8 want[8192];
+
+		assert_true(got[i]);
+		/* receives complete in order: the i-th CQE answers some cid */
+		assert_int_equal(le16_to_cpu(cqes[i].status), 0);
+		fill(want, 8192, (u32)i * 7 + 3);
+		assert_memory_equal(h.data + i * 8192, want, 8192);
+	}
+	host_disconnect(&h);
+	target_stop(&h);
+}
+
+/*
  * The target's device goes away under a live controller: its queues and
  * listener are torn down, nothing of the target is left on the device.
  */
@@ -1073,6 +1172,7 @@ int main(void)
 		cmocka_unit_test(test_send_inv_rxe),
 		cmocka_unit_test(test_send_inv_siw),
 		cmocka_unit_test(test_bad_rkey),
+		cmocka_unit_test(test_sq_credits),
 		cmocka_unit_test(test_device_removal),
 		cmocka_unit_test(test_kato_expiry),
 		cmocka_unit_test(test_aer),
