@@ -237,7 +237,7 @@ void nvmet_sq_setup(struct nvmet_ctrl *ctrl, struct nvmet_sq *sq, u16 qid,
 	mutex_lock(&ctrl->lock);
 	ctrl->sqs[qid] = sq;
 	mutex_unlock(&ctrl->lock);
-	sq->ctrl = ctrl;
+	WRITE_ONCE(sq->ctrl, ctrl); /* the transport's delete_ctrl reads it */
 }
 
 /*
@@ -260,7 +260,7 @@ void nvmet_sq_destroy(struct nvmet_sq *sq)
 	if (ctrl->sqs[sq->qid] == sq)
 		ctrl->sqs[sq->qid] = NULL;
 	mutex_unlock(&ctrl->lock);
-	sq->ctrl = NULL;
+	WRITE_ONCE(sq->ctrl, NULL);
 	nvmet_ctrl_put(ctrl);
 }
 
@@ -593,10 +593,10 @@ u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
 	INIT_WORK(&ctrl->fatal_err_work, nvmet_fatal_work_done);
 	INIT_DELAYED_WORK(&ctrl->ka_work, nvmet_keep_alive_timer);
 	nvmet_copy_nul(ctrl->hostnqn, sizeof(ctrl->hostnqn), hostnqn);
-	ctrl->cap = NVME_CAP_CSS_NVM | (15ULL << NVME_CAP_TIMEOUT_SHIFT) |
+	/* as nvmet: the Linux host then writes CC.CSS 110b, discovery too */
+	ctrl->cap = NVME_CAP_CSS_NVM | NVME_CAP_CSS_CSI |
+		    (15ULL << NVME_CAP_TIMEOUT_SHIFT) |
 		    (u64)(req->port->max_queue_size - 1);
-	if (!nvmet_subsys_is_disc(subsys))
-		ctrl->cap |= NVME_CAP_CSS_CSI;
 	/* the discovery controller has no keep-alive of its own: 2 min */
 	if (nvmet_subsys_is_disc(subsys) && !kato)
 		kato = NVMET_DISC_KATO_MS;

@@ -245,8 +245,13 @@ struct nvmet_target {
 	void *transport; /* rdma.c's */
 };
 
-#define nvmet_stat_add(x, n) __atomic_fetch_add(&(x), (n), __ATOMIC_RELAXED)
-#define nvmet_stat_read(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+/*
+ * Counters; release on update and acquire on read, so that whoever sees
+ * a queue counted out also sees everything its release did (a test that
+ * then destroys the device, for one).
+ */
+#define nvmet_stat_add(x, n) __atomic_fetch_add(&(x), (n), __ATOMIC_ACQ_REL)
+#define nvmet_stat_read(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 
 /* ---- core.c ---------------------------------------------------------------- */
 

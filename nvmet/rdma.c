@@ -37,6 +37,9 @@
 
 #include <rdmarw/rdma_cm.h>
 #include <rdmarw/rw.h>
+#ifdef RDMARW_HAVE_IBV
+#include <rdmarw/ibv.h>
+#endif
 
 #include "nvmet_int.h"
 
@@ -244,6 +247,29 @@ static void nvmet_rdma_put_device(struct nvmet_rdma_device *ndev)
 	mutex_unlock(&tr->lock);
 }
 
+/*
+ * On a libibverbs device, memory reached through the local DMA key is
+ * registered on demand and must be forgotten before it is freed (ibv.h);
+ * the queue's long-lived buffers are declared up front instead.
+ */
+static void nvmet_rdma_declare(struct nvmet_rdma_device *ndev, void *p,
+			       size_t len)
+{
+#ifdef RDMARW_HAVE_IBV
+	if (p && len && rdmarw_ibv_is_ibv(ndev->device))
+		rdmarw_ibv_declare(ndev->pd, p, len);
+#endif
+}
+
+static void nvmet_rdma_forget(struct nvmet_rdma_device *ndev, const void *p,
+			      size_t len)
+{
+#ifdef RDMARW_HAVE_IBV
+	if (p && len && rdmarw_ibv_is_ibv(ndev->device))
+		rdmarw_ibv_forget(ndev->pd, p, len);
+#endif
+}
+
 /* ---- receives ---------------------------------------------------------------------- */
 
 /* Post @cmd's receive, unless the queue is going away (state_lock held). */
@@ -280,6 +306,9 @@ static int nvmet_rdma_alloc_cmds(struct nvmet_rdma_queue *queue)
 					  (size_t)queue->recv_queue_size);
 	if (!queue->cmds || !queue->cmd_bufs)
 		return -ENOMEM;
+	nvmet_rdma_declare(queue->dev, queue->cmd_bufs,
+			   (size_t)queue->cmd_buf_size *
+				   (size_t)queue->recv_queue_size);
 	for (i = 0; i < queue->recv_queue_size; i++) {
 		struct nvmet_rdma_cmd *c = &queue->cmds[i];
 
@@ -324,6 +353,8 @@ static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue)
 	queue->rsps = calloc((size_t)nr, sizeof(*queue->rsps));
 	if (!queue->rsps)
 		return -ENOMEM;
+	nvmet_rdma_declare(queue->dev, queue->rsps,
+			   (size_t)nr * sizeof(*queue->rsps));
 	for (i = 0; i < nr; i++) {
 		nvmet_rdma_init_rsp(queue, &queue->rsps[i]);
 		list_add_tail(&queue->rsps[i].free_list, &queue->free_rsps);
@@ -375,6 +406,7 @@ static void nvmet_rdma_put_rsp(struct nvmet_rdma_rsp *rsp)
 	struct nvmet_rdma_queue *queue = rsp->queue;
 
 	if (unlikely(rsp->allocated)) {
+		nvmet_rdma_forget(queue->dev, rsp, sizeof(*rsp));
 		free(rsp);
 	} else {
 		spin_lock(&queue->rsps_lock);
@@ -398,6 +430,8 @@ static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
 
 static void nvmet_rdma_free_data(struct nvmet_rdma_rsp *rsp)
 {
+	nvmet_rdma_forget(rsp->queue->dev, rsp->data,
+			  (size_t)rsp->sg_cnt * PAGE_SIZE);
 	free(rsp->sgl);
 	free(rsp->data);
 	rsp->sgl = NULL;
@@ -888,6 +922,14 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 	queue->cq = NULL;
 	list_for_each_entry_safe(rsp, tmp, &queue->free_rsps, free_list)
 		list_del(&rsp->free_list);
+	if (queue->dev) {
+		nvmet_rdma_forget(queue->dev, queue->rsps,
+				  (size_t)queue->recv_queue_size *
+					  sizeof(*queue->rsps));
+		nvmet_rdma_forget(queue->dev, queue->cmd_bufs,
+				  (size_t)queue->cmd_buf_size *
+					  (size_t)queue->recv_queue_size);
+	}
 	free(queue->rsps);
 	free(queue->cmds);
 	free(queue->cmd_bufs);
@@ -920,6 +962,7 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 	struct nvmet_rdma_queue *queue =
 		container_of(w, struct nvmet_rdma_queue, release_work);
 	struct nvmet_rdma_transport *tr = queue->tr;
+	struct nvmet_target *t = tr->tgt;
 	int waited = 0;
 
 	nvmet_log("q%u: releasing", queue->host_qid);
@@ -952,8 +995,9 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 		rdma_destroy_qp(queue->cm_id);
 	queue->qp = NULL;
 	rdma_destroy_id(queue->cm_id);
-	nvmet_stat_add(tr->tgt->queues, (u64)-1);
 	nvmet_rdma_free_queue(queue);
+	/* last: the queue's PD and CQ are gone when it is counted out */
+	nvmet_stat_add(t->queues, (u64)-1);
 }
 
 /* Start a queue's teardown (once); nothing is posted on it afterwards. */
@@ -963,7 +1007,7 @@ static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue)
 
 	spin_lock(&queue->state_lock);
 	if (queue->state != NVMET_RDMA_Q_DISCONNECTING) {
-		queue->state = NVMET_RDMA_Q_DISCONNECTING;
+		WRITE_ONCE(queue->state, NVMET_RDMA_Q_DISCONNECTING);
 		disconnect = true;
 	}
 	spin_unlock(&queue->state_lock);
@@ -1173,7 +1217,7 @@ static void nvmet_rdma_queue_established(struct nvmet_rdma_queue *queue)
 		spin_unlock(&queue->state_lock);
 		return;
 	}
-	queue->state = NVMET_RDMA_Q_LIVE;
+	WRITE_ONCE(queue->state, NVMET_RDMA_Q_LIVE);
 	list_splice_init(&queue->rsp_wait_list, &list);
 	spin_unlock(&queue->state_lock);
 	while (!list_empty(&list)) {
