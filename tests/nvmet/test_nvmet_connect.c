@@ -7,6 +7,7 @@
  * target with no controller, no queue and both devices with no objects.
  */
 #include "nvmet_env.h"
+#include "nv_wire_check.h"
 
 #include <time.h>
 
