@@ -944,7 +944,7 @@ static void test_bad_rkey(void **s)
  * in flight: the target's Send Queue runs out of credits and the reads
  * wait their turn; every one is answered, with its own data.
  */
-static void test_sq_credits(void **s)
+static void burst(u16 hrq, u16 hsq)
 {
 	enum { N = 14 };
 	struct nvme_completion cqes[N];
@@ -960,7 +960,7 @@ static void test_sq_credits(void **s)
 	host_connect(&h);
 	assert_int_equal(admin_connect(&h, NVMET_DEFAULT_SUBNQN), 0);
 	enable(&h);
-	host_connect_q(&h, 1, 2, 32);
+	host_connect_q(&h, 1, hrq, hsq);
 	{
 		struct nvmf_connect_data d;
 
@@ -968,7 +968,7 @@ static void test_sq_credits(void **s)
 		h.sqe.connect.opcode = nvme_fabrics_command;
 		h.sqe.connect.fctype = nvme_fabrics_type_connect;
 		h.sqe.connect.qid = cpu_to_le16(1);
-		h.sqe.connect.sqsize = cpu_to_le16(31);
+		h.sqe.connect.sqsize = cpu_to_le16(hsq - 1);
 		memset(&d, 0, sizeof(d));
 		d.cntlid = cpu_to_le16(1);
 		snprintf(d.subsysnqn, sizeof(d.subsysnqn), "%s",
@@ -1036,6 +1036,21 @@ static void test_sq_credits(void **s)
 	}
 	host_disconnect(&h);
 	target_stop(&h);
+}
+
+static void test_sq_credits(void **s)
+{
+	burst(2, 32);
+}
+
+/*
+ * A host that sends 14 commands to a queue of 2 entries: the target has
+ * two receives posted, the extra SENDs wait (RNR, retried without end as
+ * rnr_retry 7 asks) until it reposts them; all are answered.
+ */
+static void test_over_depth(void **s)
+{
+	burst(32, 2);
 }
 
 /*
@@ -1233,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_send_inv_siw),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_sq_credits),
+		cmocka_unit_test(test_over_depth),
 		cmocka_unit_test(test_device_removal),
 		cmocka_unit_test(test_kato_expiry),
 		cmocka_unit_test(test_aer),
