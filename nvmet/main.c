@@ -25,6 +25,7 @@
 
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
+#include <rdmarw/version.h>
 #ifdef RDMARW_HAVE_IBV
 #include <rdmarw/ibv.h>
 #endif
@@ -81,6 +82,7 @@ static void usage(FILE *f)
 		"  --duration SEC     stop after SEC seconds\n"
 		"  --stats            print the target's counters at the end\n"
 		"  -v, --verbose      log connections and command errors\n"
+		"      --version      the program's and the library's version\n"
 		"  -h, --help         this text\n",
 		NVMET_DEFAULT_SUBNQN);
 }
@@ -183,6 +185,7 @@ enum {
 	OPT_SOFT,
 	OPT_DURATION,
 	OPT_STATS,
+	OPT_VERSION,
 	OPT_VERBOSE = 'v',
 	OPT_HELP = 'h',
 };
@@ -208,6 +211,7 @@ static const struct option long_opts[] = {
 	{ "soft", required_argument, NULL, OPT_SOFT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -395,7 +399,7 @@ static int read_config(struct cli *c, const char *path, int depth)
 		for (o = long_opts; o->name; o++)
 			if (!strcmp(o->name, key))
 				break;
-		if (!o->name || o->val == OPT_HELP) {
+		if (!o->name || o->val == OPT_HELP || o->val == OPT_VERSION) {
 			fprintf(stderr, PROG ": %s: unknown key\n", where);
 			ret = -EINVAL;
 			break;
@@ -443,6 +447,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
 
 		if (opt == OPT_HELP) {
 			usage(stdout);
+			exit(0);
+		}
+		if (opt == OPT_VERSION) {
+			printf(PROG " %s (librdmarw %s)\n",
+			       RDMARW_VERSION_STRING, rdmarw_version());
 			exit(0);
 		}
 		if (opt == '?') {

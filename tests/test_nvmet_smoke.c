@@ -406,6 +406,65 @@ static void test_connect_unknown_nqn(void **s)
 	target_stop(&h);
 }
 
+/*
+ * Connection requests the target refuses, with the NVMe/RDMA status.  (A
+ * short private data cannot be sent on RoCE: the target sees the REQ's
+ * whole field, zero padded.)
+ */
+static void test_cm_rejects(void **s)
+{
+	static const struct {
+		u16 recfmt, qid, hrqsize, hsqsize;
+		u8 len;
+		u16 sts;
+	} cases[] = {
+		{ 1, 0, 32, 31, 32, NVME_RDMA_CM_INVALID_RECFMT },
+		{ 0, 129, 128, 127, 32, NVME_RDMA_CM_INVALID_QID },
+		{ 0, 0, 32, 32, 32, NVME_RDMA_CM_INVALID_HSQSIZE }, /* 33 */
+		{ 0, 1, 128, 128, 32, NVME_RDMA_CM_INVALID_HSQSIZE },
+		{ 0, 1, 0, 127, 32, NVME_RDMA_CM_INVALID_HRQSIZE },
+		{ 0, 1, 129, 127, 32, NVME_RDMA_CM_INVALID_HRQSIZE },
+	};
+	struct nvmet_target_stats st;
+	struct host h;
+	size_t i;
+
+	memset(&h, 0, sizeof(h));
+	target_start(&h, "rxe");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nvme_rdma_cm_req req = {
+			.recfmt = cpu_to_le16(cases[i].recfmt),
+			.qid = cpu_to_le16(cases[i].qid),
+			.hrqsize = cpu_to_le16(cases[i].hrqsize),
+			.hsqsize = cpu_to_le16(cases[i].hsqsize),
+		};
+		struct rdma_conn_param cp = {
+			.private_data = &req,
+			.private_data_len = cases[i].len,
+			.responder_resources = 16,
+		};
+		struct rdma_cm_id *id;
+		struct cm_rec *r;
+		int from;
+
+		h.nev = nr_events();
+		id = cm_client(&h.env, &h, PORT, &h.nev);
+		from = nr_events();
+		assert_int_equal(rdma_connect(id, &cp), 0);
+		r = wait_event(id, RDMA_CM_EVENT_REJECTED, from);
+		assert_int_equal(r->status, IB_CM_REJ_CONSUMER_DEFINED);
+		assert_true(r->len >= 4);
+		assert_int_equal(r->pdata[0] | r->pdata[1] << 8, 0);
+		assert_int_equal(r->pdata[2] | r->pdata[3] << 8, cases[i].sts);
+		rdma_destroy_qp(id);
+		rdma_destroy_id(id);
+	}
+	assert_int_equal(nvmet_target_get_stats(h.tgt, &st), 0);
+	assert_int_equal(st.rejects, sizeof(cases) / sizeof(cases[0]));
+	assert_int_equal(st.queues, 0);
+	target_stop(&h);
+}
+
 /* Options the target refuses. */
 static void test_bad_opts(void **s)
 {
@@ -885,7 +944,7 @@ static void test_bad_rkey(void **s)
  * in flight: the target's Send Queue runs out of credits and the reads
  * wait their turn; every one is answered, with its own data.
  */
-static void test_sq_credits(void **s)
+static void burst(u16 hrq, u16 hsq)
 {
 	enum { N = 14 };
 	struct nvme_completion cqes[N];
@@ -901,7 +960,7 @@ static void test_sq_credits(void **s)
 	host_connect(&h);
 	assert_int_equal(admin_connect(&h, NVMET_DEFAULT_SUBNQN), 0);
 	enable(&h);
-	host_connect_q(&h, 1, 2, 32);
+	host_connect_q(&h, 1, hrq, hsq);
 	{
 		struct nvmf_connect_data d;
 
@@ -909,7 +968,7 @@ static void test_sq_credits(void **s)
 		h.sqe.connect.opcode = nvme_fabrics_command;
 		h.sqe.connect.fctype = nvme_fabrics_type_connect;
 		h.sqe.connect.qid = cpu_to_le16(1);
-		h.sqe.connect.sqsize = cpu_to_le16(31);
+		h.sqe.connect.sqsize = cpu_to_le16(hsq - 1);
 		memset(&d, 0, sizeof(d));
 		d.cntlid = cpu_to_le16(1);
 		snprintf(d.subsysnqn, sizeof(d.subsysnqn), "%s",
@@ -977,6 +1036,21 @@ static void test_sq_credits(void **s)
 	}
 	host_disconnect(&h);
 	target_stop(&h);
+}
+
+static void test_sq_credits(void **s)
+{
+	burst(2, 32);
+}
+
+/*
+ * A host that sends 14 commands to a queue of 2 entries: the target has
+ * two receives posted, the extra SENDs wait (RNR, retried without end as
+ * rnr_retry 7 asks) until it reposts them; all are answered.
+ */
+static void test_over_depth(void **s)
+{
+	burst(32, 2);
 }
 
 /*
@@ -1164,6 +1238,7 @@ int main(void)
 		cmocka_unit_test(test_smoke_mlx5),
 		cmocka_unit_test(test_smoke_siw),
 		cmocka_unit_test(test_connect_unknown_nqn),
+		cmocka_unit_test(test_cm_rejects),
 		cmocka_unit_test(test_bad_opts),
 		cmocka_unit_test(test_admin),
 		cmocka_unit_test(test_io_rxe),
@@ -1173,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_send_inv_siw),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_sq_credits),
+		cmocka_unit_test(test_over_depth),
 		cmocka_unit_test(test_device_removal),
 		cmocka_unit_test(test_kato_expiry),
 		cmocka_unit_test(test_aer),
