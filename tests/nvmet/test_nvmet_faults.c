@@ -222,6 +222,45 @@ static void test_host_vanishes(void **state)
 	nv_env_fini(&e);
 }
 
+/*
+ * The target goes away under a live host and comes back: the host's
+ * reconnects are refused meanwhile (nobody listens), then one succeeds
+ * against the new target (a new, zeroed namespace).
+ */
+static void test_target_restart(void **state)
+{
+	static struct nv_env e;
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	struct nvmeh_stats hs;
+	u8 r[4096], zero[4096] = { 0 }, w[4096];
+
+	nv_env_init(&e, "rxe", &(struct nv_cfg){ 0 });
+	write_before(&e);
+	nvmet_target_destroy(e.t);
+	e.t = NULL;
+	nanosleep(&ts, NULL);
+	nanosleep(&ts, NULL);
+	assert_false(nvmeh_ctrl_live(e.c));
+	assert_false(nvmeh_ctrl_dead(e.c));
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.resets, 1);
+	assert_true(hs.failed_connects >= 1);
+	assert_int_equal(nvmeh_rw(e.c, 1, false, 300, 8, r), -ENOTCONN);
+
+	nv_target_start(&e, &(struct nv_cfg){ 0 });
+	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.reconnects, 1);
+	memset(r, 0xee, sizeof(r));
+	assert_int_equal(nvmeh_rw(e.c, 2, false, 300, 8, r), 0);
+	assert_memory_equal(r, zero, sizeof(r));
+	nv_fill(w, sizeof(w), 8);
+	assert_int_equal(nvmeh_rw(e.c, 1, true, 300, 8, w), 0);
+	assert_int_equal(nvmeh_rw(e.c, 2, false, 300, 8, r), 0);
+	assert_memory_equal(r, w, sizeof(r));
+	nv_env_fini(&e);
+}
+
 static void timeout_done(struct nvmeh_request *rq)
 {
 	__atomic_store_n((int *)rq->priv, 1, __ATOMIC_RELEASE);
@@ -284,6 +323,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_target_qp_err, nv_teardown),
 		cmocka_unit_test_teardown(test_host_vanishes, nv_teardown),
 		cmocka_unit_test_teardown(test_async_timeout, nv_teardown),
+		cmocka_unit_test_teardown(test_target_restart, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
