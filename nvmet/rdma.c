@@ -1415,7 +1415,7 @@ void nvmet_rdma_remove_port(struct nvmet_port *port)
 	struct rdma_cm_id *id;
 
 	if (!tr)
-		return;
+		return true;
 	mutex_lock(&tr->lock);
 	tr->stopping = true;
 	id = tr->listen_id;
@@ -1425,7 +1425,7 @@ void nvmet_rdma_remove_port(struct nvmet_port *port)
 		rdma_destroy_id(id);
 }
 
-void nvmet_rdma_stop(struct nvmet_target *t)
+bool nvmet_rdma_stop(struct nvmet_target *t)
 {
 	struct nvmet_rdma_transport *tr = t->transport;
 	struct nvmet_rdma_queue *queue;
@@ -1433,7 +1433,7 @@ void nvmet_rdma_stop(struct nvmet_target *t)
 	bool empty;
 
 	if (!tr)
-		return;
+		return true;
 	mutex_lock(&tr->lock);
 	tr->stopping = true;
 	mutex_unlock(&tr->lock);
@@ -1467,7 +1467,7 @@ void nvmet_rdma_stop(struct nvmet_target *t)
 	if (!empty) {
 		nvmet_err("queues still alive after %d ms: leaking them",
 			  NVMET_RDMA_STOP_WAIT_MS);
-		return;
+		return false;
 	}
 	mutex_lock(&tr->lock);
 	empty = list_empty(&tr->dev_list);
@@ -1478,4 +1478,5 @@ void nvmet_rdma_stop(struct nvmet_target *t)
 	free(tr);
 	t->port.priv = NULL;
 	t->transport = NULL;
+	return true;
 }
