@@ -1415,7 +1415,7 @@ void nvmet_rdma_remove_port(struct nvmet_port *port)
 	struct rdma_cm_id *id;
 
 	if (!tr)
-		return true;
+		return;
 	mutex_lock(&tr->lock);
 	tr->stopping = true;
 	id = tr->listen_id;
