@@ -1072,7 +1072,13 @@ static int nvmet_rdma_create_queue_ib(struct nvmet_rdma_queue *queue)
 	factor = rdma_rw_mr_factor(dev, port_num, 1u << queue->dev->mdts);
 	if (!factor)
 		factor = 1;
-	nr_cqe = queue->recv_queue_size + 2 * queue->send_queue_size + 2;
+	/*
+	 * Signaled completions in flight: every receive, and one SEND or
+	 * READ per response slot (one per receive, whatever hrqsize says),
+	 * plus the two drain markers.  nvmet's recv + 2 * send can be short
+	 * for a host whose hrqsize is below its hsqsize.
+	 */
+	nr_cqe = 2 * queue->recv_queue_size + 2 * queue->send_queue_size + 2;
 	queue->cq = ib_alloc_cq(dev, queue, min(nr_cqe, dev->attrs.max_cqe), 0,
 				IB_POLL_WORKQUEUE);
 	if (IS_ERR(queue->cq)) {
