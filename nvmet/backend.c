@@ -169,11 +169,10 @@ static int file_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	ns->fd = open(o->path, flags | O_CLOEXEC, 0644);
 	if (ns->fd < 0)
 		return -errno;
+	/* a block device wants --bdev, anything else is refused too */
 	if (fstat(ns->fd, &st) || !S_ISREG(st.st_mode)) {
-		int err = S_ISBLK(st.st_mode) ? -ENOTBLK : -EINVAL;
-
 		fd_close(ns);
-		return err == -ENOTBLK ? -EINVAL : err;
+		return -EINVAL;
 	}
 	size = o->size ? o->size : (u64)st.st_size;
 	if (o->size && (u64)st.st_size < o->size &&

@@ -928,7 +928,11 @@ void nvmet_target_destroy(struct nvmet_target *t)
 	if (IS_ERR_OR_NULL(t))
 		return;
 	nvmet_rdma_remove_port(&t->port);
-	nvmet_rdma_stop(t);
+	if (!nvmet_rdma_stop(t)) {
+		/* a queue still uses the target: leak it rather than crash */
+		nvmet_err("target not freed: queues are still in use");
+		return;
+	}
 	flush_workqueue(t->wq);
 	destroy_workqueue(t->wq);
 	if (nvmet_stat_read(t->ctrls))

@@ -333,8 +333,11 @@ void nvmet_ns_close(struct nvmet_ns *ns);
 
 int nvmet_rdma_add_port(struct nvmet_port *port);
 void nvmet_rdma_remove_port(struct nvmet_port *port);
-/* Disconnect every queue and wait (bounded) until they are released. */
-void nvmet_rdma_stop(struct nvmet_target *t);
+/*
+ * Disconnect every queue and wait (bounded) until they are released;
+ * false when some never were (the caller must then not free the target).
+ */
+bool nvmet_rdma_stop(struct nvmet_target *t);
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 

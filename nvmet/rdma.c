@@ -1072,7 +1072,13 @@ static int nvmet_rdma_create_queue_ib(struct nvmet_rdma_queue *queue)
 	factor = rdma_rw_mr_factor(dev, port_num, 1u << queue->dev->mdts);
 	if (!factor)
 		factor = 1;
-	nr_cqe = queue->recv_queue_size + 2 * queue->send_queue_size + 2;
+	/*
+	 * Signaled completions in flight: every receive, and one SEND or
+	 * READ per response slot (one per receive, whatever hrqsize says),
+	 * plus the two drain markers.  nvmet's recv + 2 * send can be short
+	 * for a host whose hrqsize is below its hsqsize.
+	 */
+	nr_cqe = 2 * queue->recv_queue_size + 2 * queue->send_queue_size + 2;
 	queue->cq = ib_alloc_cq(dev, queue, min(nr_cqe, dev->attrs.max_cqe), 0,
 				IB_POLL_WORKQUEUE);
 	if (IS_ERR(queue->cq)) {
@@ -1425,7 +1431,7 @@ void nvmet_rdma_remove_port(struct nvmet_port *port)
 		rdma_destroy_id(id);
 }
 
-void nvmet_rdma_stop(struct nvmet_target *t)
+bool nvmet_rdma_stop(struct nvmet_target *t)
 {
 	struct nvmet_rdma_transport *tr = t->transport;
 	struct nvmet_rdma_queue *queue;
@@ -1433,7 +1439,7 @@ void nvmet_rdma_stop(struct nvmet_target *t)
 	bool empty;
 
 	if (!tr)
-		return;
+		return true;
 	mutex_lock(&tr->lock);
 	tr->stopping = true;
 	mutex_unlock(&tr->lock);
@@ -1467,7 +1473,7 @@ void nvmet_rdma_stop(struct nvmet_target *t)
 	if (!empty) {
 		nvmet_err("queues still alive after %d ms: leaking them",
 			  NVMET_RDMA_STOP_WAIT_MS);
-		return;
+		return false;
 	}
 	mutex_lock(&tr->lock);
 	empty = list_empty(&tr->dev_list);
@@ -1478,4 +1484,5 @@ void nvmet_rdma_stop(struct nvmet_target *t)
 	free(tr);
 	t->port.priv = NULL;
 	t->transport = NULL;
+	return true;
 }
