@@ -743,10 +743,6 @@ static u16 nvmet_rdma_map_sgl_keyed(struct nvmet_rdma_rsp *rsp, bool inv)
 	rsp->keyed = true;
 	rsp->remote_addr = le64_to_cpu(sgl->addr);
 	rsp->rkey = nvme_get_le32(sgl->key);
-	if (inv) {
-		rsp->invalidate = true;
-		rsp->invalidate_rkey = rsp->rkey;
-	}
 	if (!len)
 		return 0;
 	if (len > max) {
@@ -772,6 +768,15 @@ static u16 nvmet_rdma_map_sgl_keyed(struct nvmet_rdma_rsp *rsp, bool inv)
 	rsp->sg_cnt = nents;
 	rsp->req.buf = rsp->data;
 	rsp->req.data_len = len;
+	/*
+	 * Only a command whose data is mapped answers with SEND_WITH_INV, as
+	 * nvmet does: a refused one (no data, over MDTS, no memory) may name a
+	 * key the host never registered.
+	 */
+	if (inv) {
+		rsp->invalidate = true;
+		rsp->invalidate_rkey = rsp->rkey;
+	}
 	return 0;
 }
 

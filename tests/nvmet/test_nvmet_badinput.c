@@ -173,6 +173,34 @@ static void test_over_mdts_default(void **state)
 }
 
 /*
+ * The same refusal with the invalidate subtype (0x4F) and a key the host
+ * never registered: the response must carry Invalid Field in a plain SEND,
+ * as nvmet answers a command it refused before mapping (it sets the
+ * invalidate only once the data is mapped); a SEND_WITH_INV of the fake key
+ * would end the host's queue instead.
+ */
+static void test_over_mdts_inv(void **state)
+{
+	static struct nv_env e;
+	struct nvmeh_request rq = { 0 };
+	u8 sqe[NVMEH_SQE_SIZE];
+	u32 nlb = (1u << 20) / 512 + 8;
+
+	nv_env_init(&e, "rxe", &(struct nv_cfg){ 0 });
+	io_sqe(sqe, NVMEH_OP_WRITE, 0, nlb);
+	nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x10000);
+	nvmeh_put24(sqe + NVMEH_SQE_DPTR + 8, nlb * 512);
+	nvmeh_put32(sqe + NVMEH_SQE_DPTR + 11, 0x1234);
+	sqe[NVMEH_SQE_DPTR + 15] = NVMEH_SGL_KEYED_INV;
+	rq.flags = NVMEH_RQ_RAW;
+	rq.raw = sqe;
+	rq.raw_len = sizeof(sqe);
+	assert_int_equal(nv_cmd(&e, 1, &rq), NVMEH_SC_INVALID_FIELD);
+	still_serves(&e, 128, 5);
+	nv_env_fini(&e);
+}
+
+/*
  * A keyed data length over the MDTS the target offers (mdts_max 5), and
  * one that disagrees with NLB.
  */
@@ -417,6 +445,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lba_out_of_range, nv_teardown),
 		cmocka_unit_test_teardown(test_bad_sgl_type, nv_teardown),
 		cmocka_unit_test_teardown(test_over_mdts_default, nv_teardown),
+		cmocka_unit_test_teardown(test_over_mdts_inv, nv_teardown),
 		cmocka_unit_test_teardown(test_over_mdts, nv_teardown),
 		cmocka_unit_test_teardown(test_truncated_capsule, nv_teardown),
 		cmocka_unit_test_teardown(test_over_queue_depth, nv_teardown),
