@@ -186,7 +186,7 @@ struct rdmarw_ibv_peer_info {
 
 /**
  * rdmarw_ibv_peer_info_set() - describe a buffer in wire order
- * @info: filled in
+ * @info: filled in (any alignment)
  * @addr: remote address
  * @rkey: rkey
  * @len: length
@@ -196,7 +196,7 @@ void rdmarw_ibv_peer_info_set(struct rdmarw_ibv_peer_info *info, u64 addr,
 
 /**
  * rdmarw_ibv_peer_info_get() - read a buffer description
- * @info: as received
+ * @info: as received (any alignment: private data is where the CM put it)
  * @addr: set to the remote address
  * @rkey: set to the rkey
  * @len: set to the length
