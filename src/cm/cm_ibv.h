@@ -109,7 +109,8 @@ int rdmarw__xid_reject(struct rdmarw__cm_xid *x, const void *pdata, u8 len);
 int rdmarw__xid_disconnect(struct rdmarw__cm_xid *x);
 /* Give @qp (an ibv QP on the id's verbs context) to the id, in INIT. */
 int rdmarw__xid_attach_qp(struct rdmarw__cm_xid *x, struct ib_qp *qp);
-/* Give librdmacm's id @qp again, or NULL (before the QP is destroyed). */
+/* Give librdmacm's id @qp again, or NULL before the QP is destroyed (that
+ * waits for the event thread: no lock of the CM held). */
 void rdmarw__xid_set_qp(struct rdmarw__cm_xid *x, struct ib_qp *qp);
 /* Destroy the librdmacm id (no cm.lock held; @x->owner already NULL). */
 void rdmarw__xid_destroy(struct rdmarw__cm_xid *x);

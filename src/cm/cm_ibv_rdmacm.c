@@ -383,6 +383,12 @@ int rdmarw__xid_attach_qp(struct rdmarw__cm_xid *x, struct ib_qp *qp)
 	return 0;
 }
 
+/*
+ * librdmacm reads id->qp while it handles an event in rdma_get_cm_event()
+ * (the active side's QP to RTR and RTS with CONNECT_RESPONSE, to ERR with
+ * REJECTED): it is taken away only while the event thread is between
+ * events (@xs.ev_lock), so no lock of the CM may be held then.
+ */
 void rdmarw__xid_set_qp(struct rdmarw__cm_xid *x, struct ib_qp *qp)
 {
 	struct rdma_cm_id *id = x->cmid;
@@ -390,16 +396,26 @@ void rdmarw__xid_set_qp(struct rdmarw__cm_xid *x, struct ib_qp *qp)
 	if (x->qp)
 		to_iqp(x->qp)->cmid = NULL;
 	x->qp = qp;
-	id->qp = qp ? to_iqp(qp)->qp : NULL;
-	if (qp)
+	if (qp) {
 		to_iqp(qp)->cmid = id;
+		id->qp = to_iqp(qp)->qp;
+		return;
+	}
+	pthread_mutex_lock(&xs.ev_lock);
+	id->qp = NULL;
+	pthread_mutex_unlock(&xs.ev_lock);
 }
 
 void rdmarw__xid_destroy(struct rdmarw__cm_xid *x)
 {
 	if (!x)
 		return;
-	rdmarw__xid_set_qp(x, NULL); /* the QP is the ULP's to destroy */
+	/* The QP is the ULP's to destroy; librdmacm's rdma_destroy_id()
+	 * leaves id->qp alone and returns once the event thread acked the
+	 * id's last event, so the QP is not used after it. */
+	if (x->qp)
+		to_iqp(x->qp)->cmid = NULL;
+	x->qp = NULL;
 	rdma_destroy_id(x->cmid);
 	/* the event thread may still hold @x from an event read before */
 	pthread_mutex_lock(&xs.ev_lock);

@@ -1442,6 +1442,7 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 {
 	struct rdmarw__cm_xid *xid;
 	struct cm_id_priv *p;
+	struct ib_qp *qp;
 
 	if (!id)
 		return;
@@ -1449,14 +1450,17 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	pthread_mutex_lock(&cm.lock);
 	xid = p->xid;
 	pthread_mutex_unlock(&cm.lock);
+	/* librdmacm lets go of it first (that waits for its event thread:
+	 * no lock held) */
+	if (xid)
+		p->xops->x_set_qp(xid, NULL);
 	pthread_mutex_lock(&p->qp_lock);
-	if (p->id.qp && xid)
-		p->xops->x_set_qp(xid, NULL); /* librdmacm lets go of it */
 	if (p->id.qp && !ib_destroy_qp(p->id.qp))
 		p->id.qp = NULL;
-	else if (p->id.qp && xid)
-		p->xops->x_set_qp(xid, p->id.qp); /* -EBUSY: still its */
+	qp = p->id.qp;
 	pthread_mutex_unlock(&p->qp_lock);
+	if (xid && qp)
+		p->xops->x_set_qp(xid, qp); /* -EBUSY: still librdmacm's */
 }
 
 /* ---- setters ------------------------------------------------------------ */
