@@ -43,7 +43,6 @@ struct ibv_env {
 	struct ib_cq *cq, *peer_cq;
 	struct ibv_pair pair;
 	struct ib_qp *qp, *peer_qp;
-	struct rdmarw_ibv_conn *conn, *peer_conn;
 	u8 *local, *remote;
 	struct ib_mr *remote_mr;
 	struct rdmarw_ibv_peer_info sent;
@@ -122,8 +121,6 @@ static int connect_pair(struct ibv_env *e)
 		return ret;
 	e->qp = e->pair.qp;
 	e->peer_qp = e->pair.peer_qp;
-	e->conn = e->pair.conn;
-	e->peer_conn = e->pair.peer_conn;
 	return 0;
 }
 
@@ -248,9 +245,9 @@ static void test_private_data(void **state)
 	u64 addr;
 	u32 rkey, len;
 	u8 n;
-	const void *p = rdmarw_ibv_conn_private_data(e->conn, &n);
+	const void *p = e->pair.pdata;
 
-	assert_non_null(p);
+	n = e->pair.pdata_len;
 	/* InfiniBand and RoCE pad to the CM message's private data size. */
 	if (rdma_protocol_iwarp(e->dev, 1))
 		assert_int_equal(n, sizeof(struct rdmarw_ibv_peer_info));
@@ -261,10 +258,12 @@ static void test_private_data(void **state)
 	assert_int_equal(rkey, e->remote_mr->rkey);
 	assert_int_equal(len, ARENA);
 	/* The client sent none (InfiniBand and RoCE pad with zeros). */
-	if (rdma_protocol_iwarp(e->dev, 1)) {
-		assert_null(rdmarw_ibv_conn_private_data(e->peer_conn, &n));
-		assert_int_equal(n, 0);
-	}
+	if (rdma_protocol_iwarp(e->dev, 1))
+		assert_int_equal(e->pair.req_pdata_len, 0);
+	else
+		assert_int_equal(e->pair.req_pdata_len,
+				 IB_CM_REQ_PRIVATE_DATA_SIZE -
+					 RDMA_CM_CMA_HDR_SIZE);
 }
 
 /* @n entries of 100+i bytes at i*4096 + 7 of @buf, gaps between them. */
@@ -466,13 +465,15 @@ static void test_bad_input(void **state)
 	assert_int_equal(rdmarw_ibv_declare(e->pd, e->local, 0), -EINVAL);
 	assert_int_equal(rdmarw_ibv_declare(NULL, e->local, 8), -EINVAL);
 	assert_int_equal(rdmarw_ibv_forget(NULL, e->local, 8), -EINVAL);
-	assert_ptr_equal(rdmarw_ibv_create_qp(e->conn, e->pd, NULL),
-			 ERR_PTR(-EINVAL));
-	/* The connection has its QP already. */
-	assert_ptr_equal(rdmarw_ibv_create_qp(e->conn, e->pd,
-					      &(struct ib_qp_init_attr){ 0 }),
-			 ERR_PTR(-EINVAL));
-	assert_int_equal(rdmarw_ibv_conn_destroy(e->conn), -EBUSY);
+	assert_int_equal(rdma_create_qp(e->pair.id, e->pd, NULL), -EINVAL);
+	/* The id has its QP already. */
+	assert_int_equal(rdma_create_qp(e->pair.id, e->pd,
+					&(struct ib_qp_init_attr){ 0 }),
+			 -EINVAL);
+	/* No PD. */
+	assert_int_equal(rdma_create_qp(e->pair.id, NULL,
+					&(struct ib_qp_init_attr){ 0 }),
+			 -EINVAL);
 	assert_int_equal(rdmarw_ibv_close(e->dev), -EBUSY);
 	assert_int_equal(rdmarw_ibv_peer_info_get(NULL, NULL, NULL, NULL),
 			 -EINVAL);

@@ -20,7 +20,7 @@
 
 struct client {
 	struct rping_opts o;
-	struct rdmarw_ibv_conn *c;
+	struct rping_cm cm;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
@@ -56,9 +56,9 @@ static int advertise(struct client *c, char *buf, struct ib_mr *mr)
 	c->tx.size = htobe32(c->o.size);
 	ret = rping_post_send(c->qp, &c->tx, &c->tx_w);
 	if (!ret)
-		ret = rping_wait(c->cq, c->c, &c->tx_w);
+		ret = rping_wait(c->cq, &c->cm, &c->tx_w);
 	if (!ret)
-		ret = rping_wait(c->cq, c->c, &c->rx_w);
+		ret = rping_wait(c->cq, &c->cm, &c->rx_w);
 	if (!ret && c->rx_w.wc.byte_len != sizeof(c->rx))
 		ret = -EPROTO;
 	return ret ? ret : rping_post_recv(c->qp, &c->rx, &c->rx_w);
@@ -94,19 +94,20 @@ static struct ib_mr *reg(struct client *c, char **buf)
 
 static int setup(struct client *c)
 {
+	struct rdma_conn_param cp;
 	struct ib_device *dev;
-	int ret = rdmarw_ibv_resolve(c->o.addr, c->o.port, 5000, &c->c);
+	int ret = rping_cm_resolve(&c->cm, c->o.addr, c->o.port);
 
 	if (ret)
 		return ret;
-	dev = rdmarw_ibv_conn_device(c->c);
+	dev = c->cm.id->device; /* the one that reaches the server */
 	c->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(c->pd))
 		return (int)PTR_ERR(c->pd);
 	c->cq = ib_alloc_cq(dev, NULL, 16, 0, IB_POLL_DIRECT);
 	if (IS_ERR(c->cq))
 		return (int)PTR_ERR(c->cq);
-	c->qp = rping_make_qp(c->c, c->pd, c->cq);
+	c->qp = rping_make_qp(&c->cm, c->pd, c->cq);
 	if (IS_ERR(c->qp))
 		return (int)PTR_ERR(c->qp);
 	c->start_mr = reg(c, &c->start_buf);
@@ -116,16 +117,15 @@ static int setup(struct client *c)
 	if (IS_ERR(c->rdma_mr))
 		return (int)PTR_ERR(c->rdma_mr);
 	ret = rping_post_recv(c->qp, &c->rx, &c->rx_w);
-	return ret ? ret : rdmarw_ibv_connect(c->c, NULL, 0, 30000);
+	rping_conn_param(&cp);
+	if (!ret)
+		ret = rdma_connect(c->cm.id, &cp);
+	return ret ? ret : rping_cm_wait_up(&c->cm);
 }
 
 static void cleanup(struct client *c)
 {
-	if (c->c)
-		rdmarw_ibv_disconnect(c->c, 2000);
-	if (!IS_ERR_OR_NULL(c->qp))
-		ib_destroy_qp(c->qp);
-	rdmarw_ibv_conn_destroy(c->c);
+	rping_cm_close(&c->cm); /* destroys the QP too */
 	if (!IS_ERR_OR_NULL(c->start_mr))
 		ib_dereg_mr(c->start_mr);
 	if (!IS_ERR_OR_NULL(c->rdma_mr))

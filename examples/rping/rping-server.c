@@ -19,8 +19,7 @@
 
 struct server {
 	struct rping_opts o;
-	struct rdmarw_ibv_listener *l;
-	struct rdmarw_ibv_conn *c;
+	struct rping_cm cm;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
@@ -45,7 +44,7 @@ static int rw_xfer(struct server *s, u64 addr, u32 rkey, u32 len,
 	rping_wait_init(&w);
 	ret = rdma_rw_ctx_post(&ctx, s->qp, 1, &w.cqe, NULL);
 	if (!ret)
-		ret = rping_wait(s->cq, s->c, &w);
+		ret = rping_wait(s->cq, &s->cm, &w);
 	rdma_rw_ctx_destroy(&ctx, s->qp, 1, &sg, 1, dir);
 	return ret;
 }
@@ -53,7 +52,7 @@ static int rw_xfer(struct server *s, u64 addr, u32 rkey, u32 len,
 /* Wait for the client's advertisement and post the next receive. */
 static int next_adv(struct server *s, u64 *addr, u32 *rkey, u32 *len)
 {
-	int ret = rping_wait(s->cq, s->c, &s->rx_w);
+	int ret = rping_wait(s->cq, &s->cm, &s->rx_w);
 
 	if (ret)
 		return ret;
@@ -71,7 +70,7 @@ static int tell_client(struct server *s)
 {
 	int ret = rping_post_send(s->qp, &s->tx, &s->tx_w);
 
-	return ret ? ret : rping_wait(s->cq, s->c, &s->tx_w);
+	return ret ? ret : rping_wait(s->cq, &s->cm, &s->tx_w);
 }
 
 static int one_ping(struct server *s)
@@ -101,42 +100,40 @@ static int one_ping(struct server *s)
 
 static int setup(struct server *s)
 {
+	struct rdma_conn_param cp;
+	struct ib_device *dev;
 	int ret;
 
-	ret = rdmarw_ibv_listen(s->o.addr, s->o.port, &s->l);
-	if (!ret)
-		ret = rdmarw_ibv_get_request(s->l, -1, &s->c);
+	ret = rping_cm_listen(&s->cm, s->o.addr, s->o.port);
 	if (ret)
 		return ret;
-	s->pd = ib_alloc_pd(rdmarw_ibv_conn_device(s->c), 0);
+	dev = s->cm.id->device; /* the one the request came on */
+	s->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(s->pd))
 		return (int)PTR_ERR(s->pd);
-	s->cq = ib_alloc_cq(rdmarw_ibv_conn_device(s->c), NULL, 16, 0,
-			    IB_POLL_DIRECT);
+	s->cq = ib_alloc_cq(dev, NULL, 16, 0, IB_POLL_DIRECT);
 	if (IS_ERR(s->cq))
 		return (int)PTR_ERR(s->cq);
-	s->qp = rping_make_qp(s->c, s->pd, s->cq);
+	s->qp = rping_make_qp(&s->cm, s->pd, s->cq);
 	if (IS_ERR(s->qp))
 		return (int)PTR_ERR(s->qp);
 	s->buf = calloc(1, s->o.size);
 	if (!s->buf)
 		return -ENOMEM;
 	ret = rping_post_recv(s->qp, &s->rx, &s->rx_w);
-	return ret ? ret : rdmarw_ibv_accept(s->c, NULL, 0, 30000);
+	rping_conn_param(&cp);
+	if (!ret)
+		ret = rdma_accept(s->cm.id, &cp);
+	return ret ? ret : rping_cm_wait_up(&s->cm);
 }
 
 static void cleanup(struct server *s)
 {
-	if (s->c)
-		rdmarw_ibv_disconnect(s->c, 2000);
-	if (!IS_ERR_OR_NULL(s->qp))
-		ib_destroy_qp(s->qp);
-	rdmarw_ibv_conn_destroy(s->c);
+	rping_cm_close(&s->cm); /* destroys the QP too */
 	if (!IS_ERR_OR_NULL(s->cq))
 		ib_free_cq(s->cq);
 	if (!IS_ERR_OR_NULL(s->pd))
 		ib_dealloc_pd(s->pd); /* releases the registration map */
-	rdmarw_ibv_listener_destroy(s->l);
 	free(s->buf);
 	rdmarw_ibv_close_all();
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,192 @@ static void nap(void)
 	nanosleep(&ts, NULL);
 }
 
-int rping_wait(struct ib_cq *cq, struct rdmarw_ibv_conn *c,
-	       struct rping_wait *w)
+static void set_state(struct rping_cm *cm, enum rping_state st, int err)
+{
+	if (cm->state >= RPING_DOWN)
+		return; /* the first end stays */
+	cm->state = st;
+	cm->err = err;
+	pthread_cond_broadcast(&cm->cond);
+}
+
+/* The CM thread: record what happened; the main thread acts on it. */
+static int on_cm(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct rping_cm *cm = id->context;
+	int ret = 0;
+
+	pthread_mutex_lock(&cm->lock);
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, 2000);
+		if (ret)
+			set_state(cm, RPING_ERROR, ret);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		set_state(cm, RPING_ROUTE, 0);
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (cm->id) {
+			ret = 1; /* one client at a time: refuse, destroy */
+			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+			break;
+		}
+		cm->id = id;
+		set_state(cm, RPING_REQUEST, 0);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		set_state(cm, RPING_UP, 0);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		set_state(cm, RPING_DOWN, 0);
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		break;
+	default:
+		fprintf(stderr, "rping: %s (status %d)\n",
+			rdma_event_msg(ev->event), ev->status);
+		set_state(cm, RPING_ERROR, ev->status ? ev->status : -EIO);
+		break;
+	}
+	pthread_mutex_unlock(&cm->lock);
+	return ret;
+}
+
+/* Wait until @cm->state reaches @st (or ends); 30 s at most. */
+static int wait_state(struct rping_cm *cm, enum rping_state st, bool forever)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += RPING_WAIT_S;
+	pthread_mutex_lock(&cm->lock);
+	while (cm->state < st && !ret)
+		ret = forever ?
+			      pthread_cond_wait(&cm->cond, &cm->lock) :
+			      pthread_cond_timedwait(&cm->cond, &cm->lock, &ts);
+	if (ret)
+		ret = -ETIMEDOUT;
+	else if (cm->state == RPING_ERROR)
+		ret = cm->err < 0 ? cm->err : -ECONNREFUSED;
+	else if (cm->state != st)
+		ret = -ECONNRESET;
+	pthread_mutex_unlock(&cm->lock);
+	return ret;
+}
+
+static int sockaddr_of(const char *addr, const char *port, bool passive,
+		       struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = passive ? AI_PASSIVE : 0 };
+	struct addrinfo *res;
+
+	if (getaddrinfo(addr, port, &hints, &res))
+		return -EHOSTUNREACH;
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int cm_init(struct rping_cm *cm, struct rdma_cm_id **id)
+{
+	memset(cm, 0, sizeof(*cm));
+	pthread_mutex_init(&cm->lock, NULL);
+	pthread_cond_init(&cm->cond, NULL);
+	*id = rdma_create_id(&init_net, on_cm, cm, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(*id)) {
+		int ret = (int)PTR_ERR(*id);
+
+		*id = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+int rping_cm_listen(struct rping_cm *cm, const char *addr, const char *port)
+{
+	struct sockaddr_storage ss;
+	int ret = cm_init(cm, &cm->listen_id);
+
+	if (!ret)
+		ret = sockaddr_of(addr, port, true, &ss);
+	if (!ret)
+		ret = rdma_bind_addr(cm->listen_id, (struct sockaddr *)&ss);
+	if (!ret)
+		ret = rdma_listen(cm->listen_id, 1);
+	return ret ? ret : wait_state(cm, RPING_REQUEST, true);
+}
+
+int rping_cm_resolve(struct rping_cm *cm, const char *addr, const char *port)
+{
+	struct sockaddr_storage ss;
+	int ret = cm_init(cm, &cm->id);
+
+	if (!ret)
+		ret = sockaddr_of(addr, port, false, &ss);
+	if (!ret)
+		ret = rdma_resolve_addr(cm->id, NULL, (struct sockaddr *)&ss,
+					2000);
+	return ret ? ret : wait_state(cm, RPING_ROUTE, false);
+}
+
+int rping_cm_wait_up(struct rping_cm *cm)
+{
+	return wait_state(cm, RPING_UP, false);
+}
+
+void rping_conn_param(struct rdma_conn_param *cp)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->responder_resources = 1;
+	cp->initiator_depth = 1;
+	cp->retry_count = 7;
+	cp->rnr_retry_count = 7;
+}
+
+static bool cm_down(struct rping_cm *cm)
+{
+	bool down;
+
+	pthread_mutex_lock(&cm->lock);
+	down = cm->state >= RPING_DOWN;
+	pthread_mutex_unlock(&cm->lock);
+	return down;
+}
+
+void rping_cm_close(struct rping_cm *cm)
+{
+	struct timespec ts;
+	bool up;
+
+	pthread_mutex_lock(&cm->lock);
+	up = cm->state == RPING_UP;
+	pthread_mutex_unlock(&cm->lock);
+	if (up && !rdma_disconnect(cm->id)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 2;
+		pthread_mutex_lock(&cm->lock);
+		while (cm->state < RPING_DOWN &&
+		       !pthread_cond_timedwait(&cm->cond, &cm->lock, &ts))
+			;
+		pthread_mutex_unlock(&cm->lock);
+	}
+	/* nothing reaches the handler once its id is destroyed */
+	if (cm->id) {
+		rdma_destroy_qp(cm->id);
+		rdma_destroy_id(cm->id);
+	}
+	rdma_destroy_id(cm->listen_id);
+	pthread_mutex_destroy(&cm->lock);
+	pthread_cond_destroy(&cm->cond);
+	memset(cm, 0, sizeof(*cm));
+}
+
+int rping_wait(struct ib_cq *cq, struct rping_cm *cm, struct rping_wait *w)
 {
 	time_t end = time(NULL) + RPING_WAIT_S;
 
@@ -80,7 +265,7 @@ int rping_wait(struct ib_cq *cq, struct rdmarw_ibv_conn *c,
 		if (ib_process_cq_direct(cq, -1) > 0)
 			continue;
 		/* The peer may have gone: its DISCONNECTED event says so. */
-		if (rdmarw_ibv_wait_disconnect(c, 0) == 0)
+		if (cm_down(cm))
 			return -ECONNRESET;
 		if (time(NULL) > end)
 			return -ETIMEDOUT;
@@ -124,7 +309,7 @@ int rping_post_send(struct ib_qp *qp, struct rping_msg *m, struct rping_wait *w)
 	return ib_post_send(qp, &wr, NULL);
 }
 
-struct ib_qp *rping_make_qp(struct rdmarw_ibv_conn *c, struct ib_pd *pd,
+struct ib_qp *rping_make_qp(struct rping_cm *cm, struct ib_pd *pd,
 			    struct ib_cq *cq)
 {
 	struct ib_qp_init_attr a = {
@@ -140,5 +325,7 @@ struct ib_qp *rping_make_qp(struct rdmarw_ibv_conn *c, struct ib_pd *pd,
 		.port_num = 1,
 	};
 
-	return rdmarw_ibv_create_qp(c, pd, &a);
+	int ret = rdma_create_qp(cm->id, pd, &a);
+
+	return ret ? ERR_PTR(ret) : cm->id->qp;
 }

@@ -32,16 +32,15 @@
  * -EOPNOTSUPP and the R/W API uses its SGE paths (on iWARP: one SGE per
  * READ, max_sge_rd 1).  docs/deviations.md records this.
  *
- * Connections: RC QPs are connected through rdma_cm.  The passive side
- * calls rdmarw_ibv_listen() and rdmarw_ibv_get_request(); the active side
- * rdmarw_ibv_resolve().  Either side then has a connection whose device is
- * rdmarw_ibv_conn_device(), creates its QP with rdmarw_ibv_create_qp() (as
- * ib_create_qp(), so cap.max_rdma_ctxs sizes it for R/W contexts) and calls
- * rdmarw_ibv_accept() or rdmarw_ibv_connect(), each carrying private data
- * (struct rdmarw_ibv_peer_info describes a buffer: address, rkey, length).
- * A connected QP is in IB_QPS_RTS.
+ * Connections: RC QPs are connected with the kernel's connection manager
+ * API, <rdmarw/rdma_cm.h>, exactly as on the software device: an id bound
+ * to (or resolving) an address of an ibv device is carried by librdmacm,
+ * its events reach the handler from the CM thread, rdma_create_qp() makes
+ * an ibv QP on the id's device and librdmacm moves it to RTS.  struct
+ * rdmarw_ibv_peer_info describes a buffer (address, rkey, length) for the
+ * private data.
  *
- * Thread safety: as ib_verbs.h.  One connection's calls must not race.
+ * Thread safety: as ib_verbs.h.
  */
 #ifndef RDMARW_IBV_H
 #define RDMARW_IBV_H
@@ -56,9 +55,6 @@ extern "C" {
 
 /* The sentinel local DMA key of ibv devices, translated at post time. */
 #define RDMARW_IBV_LOCAL_DMA_LKEY 0xfffffff0U
-
-struct rdmarw_ibv_listener;
-struct rdmarw_ibv_conn;
 
 /**
  * rdmarw_ibv_open() - register an rdma-core device by its name
@@ -190,7 +186,7 @@ struct rdmarw_ibv_peer_info {
 
 /**
  * rdmarw_ibv_peer_info_set() - describe a buffer in wire order
- * @info: filled in
+ * @info: filled in (any alignment)
  * @addr: remote address
  * @rkey: rkey
  * @len: length
@@ -200,7 +196,7 @@ void rdmarw_ibv_peer_info_set(struct rdmarw_ibv_peer_info *info, u64 addr,
 
 /**
  * rdmarw_ibv_peer_info_get() - read a buffer description
- * @info: as received
+ * @info: as received (any alignment: private data is where the CM put it)
  * @addr: set to the remote address
  * @rkey: set to the rkey
  * @len: set to the length
@@ -209,145 +205,6 @@ void rdmarw_ibv_peer_info_set(struct rdmarw_ibv_peer_info *info, u64 addr,
  */
 int rdmarw_ibv_peer_info_get(const struct rdmarw_ibv_peer_info *info, u64 *addr,
 			     u32 *rkey, u32 *len);
-
-/**
- * rdmarw_ibv_listen() - listen for connections
- * @addr: local IPv4/IPv6 address or host name to bind (NULL: any)
- * @port: port number as a string, e.g. "7174"
- * @lp: set to the listener
- *
- * Return: 0, -EINVAL for NULL @port or @lp, -ENOMEM, or the negative errno
- * of rdma_cm (-EADDRNOTAVAIL, -EADDRINUSE, -ENODEV, ...).
- */
-int rdmarw_ibv_listen(const char *addr, const char *port,
-		      struct rdmarw_ibv_listener **lp);
-
-/**
- * rdmarw_ibv_listener_destroy() - stop listening
- * @l: the listener, or NULL
- */
-void rdmarw_ibv_listener_destroy(struct rdmarw_ibv_listener *l);
-
-/**
- * rdmarw_ibv_get_request() - wait for a connection request
- * @l: the listener
- * @timeout_ms: how long to wait, -1 for ever
- * @cp: set to the new (not yet accepted) connection
- *
- * The connection's device is opened (registered) if it was not.
- *
- * Return: 0, -EINVAL for NULL arguments, -ETIMEDOUT, -ENOMEM, -ECONNABORTED
- * for an unexpected rdma_cm event, or the errno of a failed open.
- */
-int rdmarw_ibv_get_request(struct rdmarw_ibv_listener *l, int timeout_ms,
-			   struct rdmarw_ibv_conn **cp);
-
-/**
- * rdmarw_ibv_resolve() - start an outgoing connection
- * @addr: the server's address or host name
- * @port: its port as a string
- * @timeout_ms: for address and route resolution each (> 0)
- * @cp: set to the connection (not yet connected)
- *
- * Return: 0, -EINVAL for NULL arguments or @timeout_ms <= 0, -ENOMEM,
- * -EHOSTUNREACH when resolution fails, or the negative errno of rdma_cm.
- */
-int rdmarw_ibv_resolve(const char *addr, const char *port, int timeout_ms,
-		       struct rdmarw_ibv_conn **cp);
-
-/**
- * rdmarw_ibv_conn_device() - the device a connection runs on
- * @c: the connection
- *
- * Return: the device, or NULL for NULL.
- */
-struct ib_device *rdmarw_ibv_conn_device(struct rdmarw_ibv_conn *c);
-
-/**
- * rdmarw_ibv_create_qp() - create the connection's RC QP
- * @c: the connection (one QP per connection)
- * @pd: a PD of the connection's device
- * @init_attr: as for ib_create_qp()
- *
- * Return: the QP, or ERR_PTR(-EINVAL) for NULL arguments, a PD of another
- * device, or a connection that has a QP already; any error of
- * ib_create_qp().
- */
-struct ib_qp *rdmarw_ibv_create_qp(struct rdmarw_ibv_conn *c, struct ib_pd *pd,
-				   struct ib_qp_init_attr *init_attr);
-
-/**
- * rdmarw_ibv_accept() - accept a request and wait until it is established
- * @c: a connection from rdmarw_ibv_get_request() with its QP
- * @priv: private data for the peer, or NULL
- * @priv_len: its length (at most 56 bytes on InfiniBand and RoCE)
- * @timeout_ms: how long to wait for establishment, -1 for ever
- *
- * Return: 0 (the QP is in RTS), -EINVAL for NULL @c, a connection without a
- * QP or too much private data, -ETIMEDOUT, -ECONNREFUSED when the peer went
- * away, or the negative errno of rdma_accept().
- */
-int rdmarw_ibv_accept(struct rdmarw_ibv_conn *c, const void *priv, u8 priv_len,
-		      int timeout_ms);
-
-/**
- * rdmarw_ibv_connect() - connect and wait until established
- * @c: a connection from rdmarw_ibv_resolve() with its QP
- * @priv: private data for the peer, or NULL
- * @priv_len: its length (at most 56 bytes on InfiniBand and RoCE)
- * @timeout_ms: how long to wait, -1 for ever
- *
- * Return: 0 (the QP is in RTS), -EINVAL as for rdmarw_ibv_accept(),
- * -ETIMEDOUT, -ECONNREFUSED when the peer rejected or is unreachable, or
- * the negative errno of rdma_connect().
- */
-int rdmarw_ibv_connect(struct rdmarw_ibv_conn *c, const void *priv, u8 priv_len,
-		       int timeout_ms);
-
-/**
- * rdmarw_ibv_conn_private_data() - the private data the peer sent
- * @c: the connection (after a request arrived, or once connected)
- * @len: set to its length, or NULL; InfiniBand and RoCE report the CM
- *       message's whole private data area (the sender's bytes, then zeros)
- *
- * Return: the bytes (valid until the connection is destroyed), or NULL
- * when there are none or @c is NULL.
- */
-const void *rdmarw_ibv_conn_private_data(struct rdmarw_ibv_conn *c, u8 *len);
-
-/**
- * rdmarw_ibv_disconnect() - disconnect and wait for the peer's answer
- * @c: the connection
- * @timeout_ms: how long to wait for the DISCONNECTED event, -1 for ever,
- *              0 not to wait (rdmarw_ibv_wait_disconnect() collects it)
- *
- * The QP moves to the error state (outstanding work is flushed).  On
- * InfiniBand and RoCE the event comes once the peer answers (it calls
- * rdmarw_ibv_wait_disconnect() or disconnects too) or the CM gives up.
- *
- * Return: 0, -EINVAL for NULL, -ETIMEDOUT.
- */
-int rdmarw_ibv_disconnect(struct rdmarw_ibv_conn *c, int timeout_ms);
-
-/**
- * rdmarw_ibv_wait_disconnect() - wait until the connection is disconnected
- * @c: a connected connection
- * @timeout_ms: how long to wait, -1 for ever
- *
- * Waits for the DISCONNECTED event (unless it was seen already), then
- * disconnects this side too if it has not.
- *
- * Return: 0 once disconnected, -EINVAL for NULL, -ETIMEDOUT.
- */
-int rdmarw_ibv_wait_disconnect(struct rdmarw_ibv_conn *c, int timeout_ms);
-
-/**
- * rdmarw_ibv_conn_destroy() - free a connection
- * @c: the connection, or NULL; its QP must be destroyed first
- *
- * Return: 0, -EBUSY while its QP exists.
- */
-int rdmarw_ibv_conn_destroy(struct rdmarw_ibv_conn *c);
 
 #ifdef __cplusplus
 }

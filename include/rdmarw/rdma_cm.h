@@ -11,8 +11,12 @@
  * rdma_destroy_id() on its own id (that is deferred to the return, too).
  *
  * Devices: software devices answer to the addresses given with
- * soft_device_add_addr() (soft.h); each device type plugs its transport in
- * through an internal ops table (src/cm/cm.h).
+ * soft_device_add_addr() (soft.h); an address no software device has is
+ * bound or resolved by librdmacm when the library has the ibv backend
+ * (ibv.h), and the id is then on the ibv device of that address (the kernel
+ * makes the connection; events, statuses and private data are its own).
+ * Each device type plugs its transport in through an internal ops table
+ * (src/cm/cm.h).
  *
  * Thread safety: every call may be made from any thread, including from a
  * handler, except that calls on one id must not race its rdma_destroy_id().

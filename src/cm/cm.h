@@ -11,7 +11,10 @@
 #ifndef RDMARW_CM_H
 #define RDMARW_CM_H
 
+#include "cm/cm_ibv.h"
+
 #include <rdmarw/rdma_cm.h>
+#include <rdmarw/version.h>
 
 /* The messages whose private data a transport limits. */
 enum rdmarw__cm_msg {
@@ -40,6 +43,18 @@ enum rdmarw__cm_verdict {
  * @pdata_max: private data a message carries on @dev (ULP bytes)
  * @pdata_wire: bytes the peer sees on @dev (IB pads to the field's size;
  *              0: exactly what was sent)
+ * @x_bind: librdmacm transports only (the others leave every x_ op NULL):
+ *          a librdmacm id for @owner bound to @addr (cm_ibv.h)
+ * @x_resolve_addr: start resolving @dst (a new librdmacm id if *@x is NULL)
+ * @x_resolve_route: start resolving the route
+ * @x_listen: listen
+ * @x_connect: send the REQ (or MPA request)
+ * @x_accept: answer a request (the QP goes to RTR/RTS on IB)
+ * @x_reject: refuse a request, with private data
+ * @x_disconnect: DREQ (the QP goes to ERR)
+ * @x_attach_qp: give a new QP to the id (it moves to INIT)
+ * @x_set_qp: point the id at a QP again, or at none
+ * @x_destroy: destroy the librdmacm id (no lock of the CM held)
  *
  * The software device's table (cm_soft.c) answers from its per-fabric
  * address space; the connection itself is made in-process by the core,
@@ -60,9 +75,31 @@ struct rdmarw__cm_ops {
 					     int *reason);
 	u32 (*pdata_max)(struct ib_device *dev, enum rdmarw__cm_msg msg);
 	u32 (*pdata_wire)(struct ib_device *dev, enum rdmarw__cm_msg msg);
+	int (*x_bind)(struct rdmarw__cm_xid **x, void *owner, int ps,
+		      const struct sockaddr *addr, struct ib_device **dev,
+		      struct sockaddr_storage *bound);
+	int (*x_resolve_addr)(struct rdmarw__cm_xid **x, void *owner, int ps,
+			      const struct sockaddr *src,
+			      const struct sockaddr *dst,
+			      unsigned long timeout_ms);
+	int (*x_resolve_route)(struct rdmarw__cm_xid *x,
+			       unsigned long timeout_ms);
+	int (*x_listen)(struct rdmarw__cm_xid *x, int backlog);
+	int (*x_connect)(struct rdmarw__cm_xid *x,
+			 const struct rdma_conn_param *p);
+	int (*x_accept)(struct rdmarw__cm_xid *x,
+			const struct rdma_conn_param *p);
+	int (*x_reject)(struct rdmarw__cm_xid *x, const void *pdata, u8 len);
+	int (*x_disconnect)(struct rdmarw__cm_xid *x);
+	int (*x_attach_qp)(struct rdmarw__cm_xid *x, struct ib_qp *qp);
+	void (*x_set_qp)(struct rdmarw__cm_xid *x, struct ib_qp *qp);
+	void (*x_destroy)(struct rdmarw__cm_xid *x);
 };
 
 extern const struct rdmarw__cm_ops rdmarw__cm_soft_ops;
+#ifdef RDMARW_HAVE_IBV
+extern const struct rdmarw__cm_ops rdmarw__cm_ibv_ops;
+#endif
 
 /* Tear down every connection of @dev as a link failure (soft.h). */
 int rdmarw__cm_link_down(struct ib_device *dev);

@@ -10,6 +10,7 @@
  * delivered by one thread, in order: one handler runs at a time.
  */
 #include "cm/cm.h"
+#include "core/provider.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -58,6 +59,8 @@ enum cm_state {
  * @min_rnr_timer: rdma_set_min_rnr_timer()
  * @resp_res: responder resources of the local QP
  * @init_depth: initiator depth of the local QP
+ * @xid: the librdmacm id behind it (ibv devices), or NULL
+ * @xops: the transport of @xid
  */
 struct cm_id_priv {
 	struct rdma_cm_id id;
@@ -81,6 +84,8 @@ struct cm_id_priv {
 	u8 min_rnr_timer;
 	u8 resp_res;
 	u8 init_depth;
+	struct rdmarw__cm_xid *xid;
+	const struct rdmarw__cm_ops *xops;
 };
 
 /* What the CM thread does to the id's QP before calling the handler. */
@@ -119,6 +124,7 @@ static struct {
 	struct cm_id_priv *running;
 	u16 next_port;
 	int start_err;
+	struct rdmarw__cm_xid *reap;
 } cm = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
@@ -129,6 +135,9 @@ static struct {
 
 static const struct rdmarw__cm_ops *const cm_transports[] = {
 	&rdmarw__cm_soft_ops,
+#ifdef RDMARW_HAVE_IBV
+	&rdmarw__cm_ibv_ops,
+#endif
 };
 
 static struct cm_id_priv *to_priv(struct rdma_cm_id *id)
@@ -145,6 +154,44 @@ static const struct rdmarw__cm_ops *ops_of(const struct ib_device *dev)
 		if (cm_transports[i]->owns(dev))
 			return cm_transports[i];
 	return NULL;
+}
+
+/* The librdmacm transport, if the kernel's CM is there to talk to. */
+static const struct rdmarw__cm_ops *x_transport(void)
+{
+#ifdef RDMARW_HAVE_IBV
+	if (rdmarw__xid_available())
+		return &rdmarw__cm_ibv_ops;
+#endif
+	return NULL;
+}
+
+/* Cut @p from its librdmacm id, destroyed by cm_unlock() (cm.lock held):
+ * from here on no event of it reaches @p. */
+static void detach_xid(struct cm_id_priv *p)
+{
+	if (!p->xid)
+		return;
+	p->xid->owner = NULL;
+	p->xid->reap = cm.reap;
+	cm.reap = p->xid;
+	p->xid = NULL;
+}
+
+/* Drop cm.lock, then destroy the librdmacm ids detached meanwhile (that
+ * waits for librdmacm and its event thread, which takes cm.lock). */
+static void cm_unlock(void)
+{
+	struct rdmarw__cm_xid *x = cm.reap, *next;
+
+	cm.reap = NULL;
+	pthread_mutex_unlock(&cm.lock);
+	for (; x; x = next) {
+		next = x->reap;
+#ifdef RDMARW_HAVE_IBV
+		rdmarw__cm_ibv_ops.x_destroy(x);
+#endif
+	}
 }
 
 static bool in_cm_thread(void)
@@ -255,6 +302,32 @@ static int qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
 
 static void destroy_locked(struct cm_id_priv *p);
 
+/* The mask of the move to INIT (rdma_create_qp()), as the kernel's. */
+#define CM_INIT_MASK \
+	(IB_QP_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT | IB_QP_PKEY_INDEX)
+
+/*
+ * A librdmacm id moves its QP to RTR and RTS itself (in user space for
+ * IB/RoCE, in the kernel for iWARP) before ESTABLISHED: the two moves are
+ * recorded through the one writer of QP state, with the masks the kernel's
+ * table requires of them.  A QP the device put in ERR meanwhile stays ERR.
+ */
+static void record_rts(struct ib_qp *qp)
+{
+	if (rdmarw__qp_move(qp, IB_QPS_RTR,
+			    IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+				    IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+				    IB_QP_MAX_DEST_RD_ATOMIC |
+				    IB_QP_MIN_RNR_TIMER,
+			    NULL))
+		return;
+	rdmarw__qp_move(qp, IB_QPS_RTS,
+			IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_MAX_QP_RD_ATOMIC |
+				IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+				IB_QP_TIMEOUT,
+			NULL);
+}
+
 /* CM_ACT_RTS on the active side (cm.lock held, dropped meanwhile). */
 static bool work_rts(struct cm_work *w)
 {
@@ -329,6 +402,10 @@ static void *cm_main(void *arg)
 		pthread_cond_broadcast(&cm.cond);
 		if (p->destroy_pending && !p->destroy_waiter)
 			destroy_locked(p);
+		if (cm.reap) {
+			cm_unlock();
+			pthread_mutex_lock(&cm.lock);
+		}
 	}
 	pthread_mutex_unlock(&cm.lock);
 	return arg;
@@ -446,9 +523,42 @@ static bool port_taken(struct cm_id_priv *p, bool listening)
 	return false;
 }
 
-/* Bind @p to @ss (port 0: a free port); cm.lock held. */
-static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss)
+/* Bind @p to an address of an ibv device through librdmacm. */
+static int bind_x(struct cm_id_priv *p, const struct rdmarw__cm_ops *xt,
+		  const struct sockaddr_storage *ss)
 {
+	struct sockaddr_storage bound;
+	struct ib_device *dev = NULL;
+	int ret;
+
+	ret = xt->x_bind(&p->xid, p, p->id.ps, (const struct sockaddr *)ss,
+			 &dev, &bound);
+	if (ret)
+		return ret;
+	p->xops = xt;
+	if (!dev) {
+		detach_xid(p);
+		return -EADDRNOTAVAIL;
+	}
+	p->id.route.addr.src_addr = bound;
+	p->id.device = dev;
+	p->id.port_num = 1;
+	p->ops = ops_of(dev);
+	p->state = CM_ADDR_BOUND;
+	return 0;
+}
+
+/*
+ * Bind @p to @ss (port 0: a free port); cm.lock held.  An address no
+ * software device has goes to librdmacm; a wildcard bound with @want_x
+ * (bind, listen) gets a librdmacm id on the same port too when the kernel
+ * takes it, so that a wildcard listener hears ibv devices as well.
+ */
+static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss,
+		       bool want_x)
+{
+	const struct rdmarw__cm_ops *xt;
+	struct sockaddr_storage bound;
 	struct ib_device *dev = NULL;
 	unsigned int tries;
 	size_t i;
@@ -459,6 +569,8 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss)
 		     i++)
 			dev = cm_transports[i]->bind(
 				(const struct sockaddr *)ss);
+		if (!dev && (xt = x_transport()))
+			return bind_x(p, xt, ss);
 		if (!dev)
 			return -EADDRNOTAVAIL;
 	}
@@ -480,6 +592,12 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss)
 		p->id.device = dev;
 		p->id.port_num = 1;
 		p->ops = ops_of(dev);
+	} else if (want_x && (xt = x_transport()) &&
+		   !xt->x_bind(
+			   &p->xid, p, p->id.ps,
+			   (const struct sockaddr *)&p->id.route.addr.src_addr,
+			   &dev, &bound)) {
+		p->xops = xt;
 	}
 	p->state = CM_ADDR_BOUND;
 	return 0;
@@ -582,6 +700,7 @@ static void destroy_locked(struct cm_id_priv *p)
 			destroy_locked(q);
 		}
 	break_peer(p);
+	detach_xid(p);
 	list_del(&p->entry);
 	pthread_mutex_destroy(&p->qp_lock);
 	free(p);
@@ -610,7 +729,7 @@ void rdma_destroy_id(struct rdma_cm_id *id)
 	while (p->in_handler)
 		pthread_cond_wait(&cm.cond, &cm.lock);
 	destroy_locked(p);
-	pthread_mutex_unlock(&cm.lock);
+	cm_unlock();
 }
 
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
@@ -623,9 +742,10 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (!sa_copy(&ss, addr))
 		return -EAFNOSUPPORT;
 	pthread_mutex_lock(&cm.lock);
-	ret = to_priv(id)->state == CM_IDLE ? bind_locked(to_priv(id), &ss) :
-					      -EINVAL;
-	pthread_mutex_unlock(&cm.lock);
+	ret = to_priv(id)->state == CM_IDLE ?
+		      bind_locked(to_priv(id), &ss, true) :
+		      -EINVAL;
+	cm_unlock();
 	return ret;
 }
 
@@ -640,7 +760,8 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 {
 	struct ib_device *src_dev = NULL, *dst_dev = NULL;
 	struct sockaddr_storage ss, dst, src;
-	const struct rdmarw__cm_ops *ops;
+	const struct rdmarw__cm_ops *ops, *xt;
+	const struct sockaddr *src_sa;
 	struct cm_id_priv *p;
 	int ret = 0, status;
 	size_t i;
@@ -656,7 +777,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 	p = to_priv(id);
 	pthread_mutex_lock(&cm.lock);
 	if (p->state == CM_IDLE)
-		ret = bind_locked(p, &ss);
+		ret = bind_locked(p, &ss, false);
 	if (!ret && p->state != CM_ADDR_BOUND)
 		ret = -EINVAL;
 	if (!ret && p->id.route.addr.src_addr.ss_family != dst.ss_family)
@@ -678,6 +799,24 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 			&dst_dev);
 		if (!status && cm_transports[i]->addr_fault(src_dev))
 			status = cm_transports[i]->addr_fault(src_dev);
+	}
+	xt = p->xops ? p->xops : x_transport();
+	if (status && xt && (!p->ops || p->ops == xt)) {
+		/* librdmacm's turn: ADDR_RESOLVED or ADDR_ERROR comes from
+		 * the kernel; a synchronous failure is its errno, the id
+		 * stays bound (the kernel's rdma_resolve_addr()) */
+		src_sa = !p->xid && !sa_any(&p->id.route.addr.src_addr) ?
+				 (const struct sockaddr *)&p->id.route.addr
+					 .src_addr :
+				 NULL;
+		ret = xt->x_resolve_addr(&p->xid, p, p->id.ps, src_sa,
+					 (const struct sockaddr *)&dst,
+					 timeout_ms);
+		if (!ret) {
+			p->xops = xt;
+			p->state = CM_ADDR_QUERY;
+		}
+		goto out;
 	}
 	if (status) {
 		queue_event(p, RDMA_CM_EVENT_ADDR_ERROR, status);
@@ -707,7 +846,11 @@ int rdma_resolve_route(struct rdma_cm_id *id, unsigned long timeout_ms)
 		return -EINVAL;
 	p = to_priv(id);
 	pthread_mutex_lock(&cm.lock);
-	if (p->state == CM_ADDR_RESOLVED) {
+	if (p->state == CM_ADDR_RESOLVED && p->xid && p->ops == p->xops) {
+		ret = p->xops->x_resolve_route(p->xid, timeout_ms);
+		if (!ret)
+			p->state = CM_ROUTE_QUERY;
+	} else if (p->state == CM_ADDR_RESOLVED) {
 		p->state = CM_ROUTE_RESOLVED;
 		p->id.route.num_pri_alt_paths = 1;
 		queue_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
@@ -729,15 +872,23 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	pthread_mutex_lock(&cm.lock);
 	if (p->state == CM_IDLE) {
 		wildcard(&ss, AF_INET);
-		ret = bind_locked(p, &ss);
+		ret = bind_locked(p, &ss, true);
 	}
 	if (!ret && p->state != CM_ADDR_BOUND)
 		ret = -EINVAL;
 	if (!ret && port_taken(p, true))
 		ret = -EADDRINUSE;
+	if (!ret && p->xid) {
+		ret = p->xops->x_listen(p->xid, backlog);
+		if (ret && !p->id.device) {
+			/* a wildcard: the software devices still hear it */
+			detach_xid(p);
+			ret = 0;
+		}
+	}
 	if (!ret)
 		p->state = CM_LISTEN;
-	pthread_mutex_unlock(&cm.lock);
+	cm_unlock();
 	return ret;
 }
 
@@ -792,6 +943,13 @@ static int connect_locked(struct cm_id_priv *a, struct rdma_conn_param *cp)
 	a->state = CM_CONNECT;
 	a->resp_res = cp->responder_resources;
 	a->init_depth = cp->initiator_depth;
+	if (a->xid && a->ops == a->xops) {
+		int ret = a->xops->x_connect(a->xid, cp);
+
+		if (ret)
+			a->state = CM_ROUTE_RESOLVED;
+		return ret;
+	}
 	if (!a->dst_dev) {
 		queue_event(a, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
 		a->answered = true;
@@ -891,6 +1049,18 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	pthread_mutex_lock(&c->qp_lock);
 	ret = c->id.qp ? 0 : -EINVAL;
 	pthread_mutex_unlock(&c->qp_lock);
+	if (!ret && c->xid) {
+		pthread_mutex_lock(&c->qp_lock);
+		ret = c->xops->x_accept(c->xid, conn_param);
+		pthread_mutex_unlock(&c->qp_lock);
+		if (!ret) {
+			c->answered = true;
+			c->resp_res = conn_param->responder_resources;
+			c->init_depth = conn_param->initiator_depth;
+		}
+		pthread_mutex_unlock(&cm.lock);
+		return ret;
+	}
 	a = c->peer;
 	if (!ret && !a)
 		ret = -ECONNRESET;
@@ -953,6 +1123,14 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 		pthread_mutex_unlock(&cm.lock);
 		return -EINVAL;
 	}
+	if (c->xid) {
+		int ret = c->xops->x_reject(c->xid, private_data,
+					    private_data_len);
+
+		c->answered = !ret;
+		pthread_mutex_unlock(&cm.lock);
+		return ret;
+	}
 	c->answered = true;
 	a = c->peer;
 	if (a) {
@@ -983,6 +1161,23 @@ int rdma_disconnect(struct rdma_cm_id *id)
 		return -EINVAL;
 	}
 	was_up = p->state == CM_CONNECT;
+	if (p->xid) {
+		/* the kernel's CM sends the DREQ (or, after the peer's, the
+		 * DREP); DISCONNECTED comes from it */
+		int ret = p->xops->x_disconnect(p->xid);
+
+		bool graceful = iwarp(p);
+
+		if (was_up)
+			p->state = CM_DISCONNECT;
+		pthread_mutex_unlock(&cm.lock);
+		/* IB and RoCE: librdmacm moved the QP to ERR already; on
+		 * iWARP the close is graceful (SQD) and the QP goes to ERR
+		 * with DISCONNECTED */
+		if (!graceful)
+			qp_to_err(p);
+		return was_up ? ret : 0;
+	}
 	if (was_up) {
 		p->state = CM_DISCONNECT;
 		break_peer(p); /* DREQ: the peer hears first */
@@ -1084,12 +1279,147 @@ int rdmarw__cm_device_removal(struct ib_device *dev)
 	return ret;
 }
 
+/* ---- events from librdmacm (cm_ibv.h) --------------------------------- */
+
+/* A CONNECT_REQUEST's child on listener @l (cm.lock held). */
+static struct cm_id_priv *x_child(struct cm_id_priv *l,
+				  const struct rdmarw__cm_xev *e)
+{
+	struct cm_id_priv *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->id.event_handler = l->id.event_handler;
+	c->id.context = l->id.context;
+	c->id.ps = l->id.ps;
+	c->id.qp_type = l->id.qp_type;
+	/* the device the request came on (its librdmacm verbs context) */
+	c->id.device = e->dev;
+	c->id.port_num = 1;
+	c->id.route.addr.src_addr = e->src;
+	c->id.route.addr.dst_addr = e->dst;
+	c->id.route.addr.dev_addr.net = &init_net;
+	c->id.route.num_pri_alt_paths = 1;
+	c->ops = ops_of(e->dev);
+	c->xops = l->xops;
+	c->xid = e->child;
+	e->child->owner = c;
+	c->state = CM_CONNECT;
+	c->is_child = true;
+	c->listener = l;
+	pthread_mutex_init(&c->qp_lock, NULL);
+	list_add_tail(&c->entry, &cm.ids);
+	return c;
+}
+
+bool rdmarw__cm_xid_event(struct rdmarw__cm_xid *x,
+			  const struct rdmarw__cm_xev *e)
+{
+	enum cm_action act = CM_ACT_NONE;
+	struct cm_id_priv *p;
+	bool taken = false;
+	struct cm_work *w;
+	int type = e->event, status = e->status;
+
+	pthread_mutex_lock(&cm.lock);
+	p = x->owner;
+	if (!p || p->state == CM_DESTROYING || p->destroy_pending)
+		goto out; /* destroyed meanwhile: nothing is delivered */
+	switch (type) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (p->state != CM_ADDR_QUERY)
+			goto out;
+		if (!e->dev) {
+			/* a device rdmarw cannot open */
+			p->state = CM_ADDR_BOUND;
+			type = RDMA_CM_EVENT_ADDR_ERROR;
+			status = -ENODEV;
+			break;
+		}
+		p->id.device = e->dev;
+		p->id.port_num = 1;
+		p->ops = ops_of(e->dev);
+		p->id.route.addr.src_addr = e->src;
+		p->state = CM_ADDR_RESOLVED;
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		if (p->state != CM_ADDR_QUERY)
+			goto out;
+		p->state = CM_ADDR_BOUND;
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (p->state != CM_ROUTE_QUERY)
+			goto out;
+		p->state = CM_ROUTE_RESOLVED;
+		p->id.route.num_pri_alt_paths = 1;
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		if (p->state != CM_ROUTE_QUERY)
+			goto out;
+		p->state = CM_ADDR_RESOLVED;
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (p->state != CM_LISTEN || !e->child || !e->dev)
+			goto out;
+		p = x_child(p, e);
+		if (!p)
+			goto out;
+		taken = true;
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (p->state != CM_CONNECT)
+			goto out;
+		p->established = true;
+		p->answered = true;
+		/* librdmacm (IB, RoCE) or the kernel (iWARP) moved it */
+		pthread_mutex_lock(&p->qp_lock);
+		if (p->id.qp)
+			record_rts(p->id.qp);
+		pthread_mutex_unlock(&p->qp_lock);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		if (p->state != CM_CONNECT)
+			goto out;
+		p->answered = true;
+		act = CM_ACT_ERR;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (p->state == CM_CONNECT)
+			p->state = CM_DISCONNECT;
+		act = CM_ACT_ERR;
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		p->state = CM_DEVICE_REMOVAL;
+		act = CM_ACT_ERR;
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		break;
+	default:
+		goto out; /* CONNECT_RESPONSE (every id has a QP), multicast */
+	}
+	w = queue_event(p, (enum rdma_cm_event_type)type, status);
+	if (w) {
+		w->action = act;
+		work_pdata(w, e->pdata, e->pdata_len, 0);
+		w->ev.param.conn.responder_resources = e->responder_resources;
+		w->ev.param.conn.initiator_depth = e->initiator_depth;
+		w->ev.param.conn.qp_num = e->qp_num;
+	}
+out:
+	pthread_mutex_unlock(&cm.lock);
+	return taken;
+}
+
 /* ---- QPs ---------------------------------------------------------------- */
 
 int rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 		   struct ib_qp_init_attr *qp_init_attr)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_INIT };
+	struct rdmarw__cm_xid *xid;
 	struct cm_id_priv *p;
 	struct ib_qp *qp;
 	int ret;
@@ -1099,6 +1429,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 	p = to_priv(id);
 	pthread_mutex_lock(&cm.lock);
 	ret = p->id.device && p->id.device == pd->device ? 0 : -EINVAL;
+	xid = p->xid && p->ops == p->xops ? p->xid : NULL;
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)
 		return ret;
@@ -1113,10 +1444,20 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 		ret = (int)PTR_ERR(qp);
 		goto out;
 	}
+	if (xid) {
+		/* an ibv QP on the librdmacm id's verbs context, given to
+		 * that id: librdmacm moves it from here on */
+		ret = p->xops->x_attach_qp(xid, qp);
+		if (ret) {
+			ib_destroy_qp(qp);
+			goto out;
+		}
+		rdmarw__qp_move(qp, IB_QPS_INIT, CM_INIT_MASK, NULL);
+		p->id.qp = qp;
+		goto out;
+	}
 	attr.port_num = p->id.port_num;
-	ret = ib_modify_qp(qp, &attr,
-			   IB_QP_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT |
-				   IB_QP_PKEY_INDEX);
+	ret = ib_modify_qp(qp, &attr, CM_INIT_MASK);
 	if (ret)
 		ib_destroy_qp(qp);
 	else
@@ -1128,15 +1469,27 @@ out:
 
 void rdma_destroy_qp(struct rdma_cm_id *id)
 {
+	struct rdmarw__cm_xid *xid;
 	struct cm_id_priv *p;
+	struct ib_qp *qp;
 
 	if (!id)
 		return;
 	p = to_priv(id);
+	pthread_mutex_lock(&cm.lock);
+	xid = p->xid;
+	pthread_mutex_unlock(&cm.lock);
+	/* librdmacm lets go of it first (that waits for its event thread:
+	 * no lock held) */
+	if (xid)
+		p->xops->x_set_qp(xid, NULL);
 	pthread_mutex_lock(&p->qp_lock);
 	if (p->id.qp && !ib_destroy_qp(p->id.qp))
 		p->id.qp = NULL;
+	qp = p->id.qp;
 	pthread_mutex_unlock(&p->qp_lock);
+	if (xid && qp)
+		p->xops->x_set_qp(xid, qp); /* -EBUSY: still librdmacm's */
 }
 
 /* ---- setters ------------------------------------------------------------ */

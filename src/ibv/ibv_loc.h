@@ -109,7 +109,7 @@ static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
  * struct ibv_qp_priv - an ibv QP
  * @ibqp: the core QP (first member)
  * @qp: the ibv QP
- * @conn: the rdma_cm connection it belongs to, or NULL
+ * @cmid: the librdmacm id it was given to (rdma_create_qp()), or NULL
  * @entry: link in the device's QP list
  * @send_lock: serialises translation and posting on the Send Queue
  * @recv_lock: same for the Receive Queue
@@ -121,7 +121,7 @@ static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
 struct ibv_qp_priv {
 	struct ib_qp ibqp;
 	struct ibv_qp *qp;
-	struct rdmarw_ibv_conn *conn;
+	struct rdma_cm_id *cmid;
 	struct list_head entry;
 	pthread_mutex_t send_lock;
 	pthread_mutex_t recv_lock;
@@ -176,12 +176,5 @@ struct ib_device *rdmarw__ibv_dev_of_ctx(struct ibv_context *ctx);
 int rdmarw__ibv_map_init(struct ibv_pd_priv *ipd);
 void rdmarw__ibv_map_release(struct ibv_pd_priv *ipd);
 int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len, u32 *lkey);
-
-/* ---- ibv_verbs.c ------------------------------------------------------- */
-/* The connection whose QP the next create_qp on this thread makes. */
-extern __thread struct rdmarw_ibv_conn *rdmarw__ibv_creating_conn;
-struct rdma_cm_id *rdmarw__ibv_conn_id(struct rdmarw_ibv_conn *c);
-void rdmarw__ibv_conn_set_qp(struct rdmarw_ibv_conn *c,
-			     struct ibv_qp_priv *iqp);
 
 #endif /* RDMARW_IBV_LOC_H */

@@ -13,8 +13,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-__thread struct rdmarw_ibv_conn *rdmarw__ibv_creating_conn;
-
 /* ---- PD ---------------------------------------------------------------- */
 
 static int ibv_alloc_pd_op(struct ib_pd *ibpd)
@@ -284,22 +282,21 @@ static int alloc_sges(struct ibv_qp_priv *iqp)
 	return -ENOMEM;
 }
 
+/*
+ * Every QP is made with ibv_create_qp() on the device's context, which is
+ * librdmacm's (ibv_device.c): rdma_create_qp() then hands it to its rdma_cm
+ * id explicitly (src/cm/cm_ibv_rdmacm.c, rdmarw__xid_attach_qp()), which
+ * moves it to INIT and records the id in @cmid.
+ */
 static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 {
 	struct ibv_qp_priv *iqp = to_iqp(ibqp);
 	struct ibv_dev *dev = to_idev(ibqp->device);
-	struct rdmarw_ibv_conn *c = rdmarw__ibv_creating_conn;
 	struct ibv_qp_init_attr ia;
 	int ret;
 
 	qp_cap_to_ibv(&ia, a, ibqp);
-	if (c) {
-		ret = rdma_create_qp(rdmarw__ibv_conn_id(c),
-				     to_ipd(ibqp->pd)->pd, &ia);
-		iqp->qp = ret ? NULL : rdmarw__ibv_conn_id(c)->qp;
-	} else {
-		iqp->qp = ibv_create_qp(to_ipd(ibqp->pd)->pd, &ia);
-	}
+	iqp->qp = ibv_create_qp(to_ipd(ibqp->pd)->pd, &ia);
 	if (!iqp->qp)
 		return errno ? -errno : -ENOMEM;
 	/* What was created; the SGE arrays follow the request, which is
@@ -309,31 +306,16 @@ static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 	ibqp->cap = a->cap;
 	ibqp->qp_num = iqp->qp->qp_num;
 	ret = alloc_sges(iqp);
-	if (ret)
-		goto err_qp;
+	if (ret) {
+		ibv_destroy_qp(iqp->qp);
+		return ret;
+	}
 	pthread_mutex_init(&iqp->send_lock, NULL);
 	pthread_mutex_init(&iqp->recv_lock, NULL);
-	iqp->conn = c;
-	if (c) {
-		/* rdma_create_qp() leaves it in INIT: receives may be posted
-		 * before the connection is established. */
-		rdmarw__qp_move(ibqp, IB_QPS_INIT,
-				IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-					IB_QP_ACCESS_FLAGS,
-				NULL);
-		rdmarw__ibv_conn_set_qp(c, iqp);
-	}
 	pthread_mutex_lock(&dev->qps_lock);
 	list_add_tail(&iqp->entry, &dev->qps);
 	pthread_mutex_unlock(&dev->qps_lock);
 	return 0;
-
-err_qp:
-	if (c)
-		rdma_destroy_qp(rdmarw__ibv_conn_id(c));
-	else
-		ibv_destroy_qp(iqp->qp);
-	return ret;
 }
 
 static void ibv_destroy_qp_op(struct ib_qp *ibqp)
@@ -350,12 +332,10 @@ static void ibv_destroy_qp_op(struct ib_qp *ibqp)
 		scq->last_qp = NULL;
 	if (rcq->last_qp == ibqp)
 		rcq->last_qp = NULL;
-	if (iqp->conn) {
-		rdma_destroy_qp(rdmarw__ibv_conn_id(iqp->conn));
-		rdmarw__ibv_conn_set_qp(iqp->conn, NULL);
-	} else {
-		ibv_destroy_qp(iqp->qp);
-	}
+	/* destroyed with ib_destroy_qp() while an rdma_cm id still had it */
+	if (iqp->cmid && iqp->cmid->qp == iqp->qp)
+		iqp->cmid->qp = NULL;
+	ibv_destroy_qp(iqp->qp);
 	free(iqp->ssge);
 	free(iqp->rsge);
 	pthread_mutex_destroy(&iqp->send_lock);

@@ -3,65 +3,149 @@
 #include "helpers/ibv_env.h"
 
 #ifdef RDMARW_HAVE_IBV
+#include <arpa/inet.h>
 #include <errno.h>
-#include <pthread.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
+#include <time.h>
 
-#define PAIR_WAIT_MS 30000 /* for one connection step (never expected) */
-#define PAIR_PORTS 20000 /* ports tried: [20000, 40000) */
+#define PAIR_WAIT_MS 30000 /* for the whole connection (never expected) */
 
-struct passive {
-	struct ibv_pair *p;
-	struct ib_pd *pd;
-	struct ib_qp_init_attr *attr;
-	const void *priv;
-	u8 priv_len;
-	int ret;
-};
-
-/* The passive side: take the request, make the QP, accept. */
-static void *passive_main(void *arg)
+static void pair_fail(struct ibv_pair *p, int status)
 {
-	struct passive *s = arg;
-	struct ibv_pair *p = s->p;
-	struct ib_qp *qp;
-	int ret;
-
-	ret = rdmarw_ibv_get_request(p->l, PAIR_WAIT_MS, &p->peer_conn);
-	if (!ret) {
-		qp = rdmarw_ibv_create_qp(p->peer_conn, s->pd, s->attr);
-		if (IS_ERR(qp))
-			ret = (int)PTR_ERR(qp);
-		else
-			p->peer_qp = qp;
-	}
-	if (!ret)
-		ret = rdmarw_ibv_accept(p->peer_conn, s->priv, s->priv_len,
-					PAIR_WAIT_MS);
-	s->ret = ret;
-	return NULL;
+	if (!p->err)
+		p->err = status ? status : -ECONNREFUSED;
 }
 
-/* Listen on the next port that is free; ports are never reused by one
- * process, so a port some earlier pair left in TIME_WAIT is no issue. */
-static int listen_somewhere(struct ibv_pair *p, const char *addr)
+static void pair_conn_param(struct rdma_conn_param *cp, const void *priv,
+			    u8 len)
 {
-	static unsigned int next;
-	char port[16];
-	int tries, ret = -EADDRINUSE;
+	memset(cp, 0, sizeof(*cp));
+	cp->private_data = priv;
+	cp->private_data_len = len;
+	cp->responder_resources = 1;
+	cp->initiator_depth = 1;
+	cp->retry_count = 7;
+	cp->rnr_retry_count = 7;
+}
 
-	if (!next)
-		next = (unsigned int)getpid() * 61 % PAIR_PORTS;
-	for (tries = 0; tries < 64 && ret == -EADDRINUSE; tries++) {
-		snprintf(port, sizeof(port), "%u", 20000 + next);
-		next = (next + 1) % PAIR_PORTS;
-		ret = rdmarw_ibv_listen(addr, port, &p->l);
+/* The passive side, from the CONNECT_REQUEST handler: QP, then accept. */
+static int pair_request(struct ibv_pair *p, struct rdma_cm_id *child,
+			struct rdma_cm_event *ev)
+{
+	struct rdma_conn_param cp;
+	int ret;
+
+	p->peer_id = child;
+	p->req_pdata_len = ev->param.conn.private_data_len;
+	ret = rdma_create_qp(child, p->peer_pd, p->peer_attr);
+	if (ret)
+		return ret;
+	p->peer_qp = child->qp;
+	pair_conn_param(&cp, p->priv, p->priv_len);
+	return rdma_accept(child, &cp);
+}
+
+static int pair_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct ibv_pair *p = id->context;
+	struct rdma_conn_param cp;
+	int ret = 0;
+
+	pthread_mutex_lock(&p->lock);
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, 5000);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = rdma_create_qp(id, p->pd, p->attr);
+		if (!ret) {
+			p->qp = id->qp;
+			pair_conn_param(&cp, NULL, 0);
+			ret = rdma_connect(id, &cp);
+		}
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		ret = pair_request(p, id, ev);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (id == p->id && ev->param.conn.private_data_len) {
+			p->pdata_len = ev->param.conn.private_data_len;
+			memcpy(p->pdata, ev->param.conn.private_data,
+			       p->pdata_len);
+		}
+		p->up++;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		p->down++;
+		if (id == p->peer_id)
+			rdma_disconnect(id); /* the DREP on IB and RoCE */
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		break;
+	default:
+		pair_fail(p, ev->status);
+		break;
 	}
-	if (!ret)
-		snprintf(p->port, sizeof(p->port), "%s", port);
-	return ret;
+	if (ret)
+		pair_fail(p, ret);
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return 0; /* ids are destroyed by ibv_pair_destroy() */
+}
+
+/* Wait until @what holds or @ms pass (p->lock held). */
+static int pair_wait(struct ibv_pair *p, bool (*what)(struct ibv_pair *),
+		     int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	while (!what(p))
+		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts))
+			return what(p) ? 0 : -ETIMEDOUT;
+	return 0;
+}
+
+static bool pair_up(struct ibv_pair *p)
+{
+	return p->err || p->up == 2;
+}
+
+static bool pair_down(struct ibv_pair *p)
+{
+	return p->down >= 2;
+}
+
+static int pair_addr(const char *addr, u16 port, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST };
+	struct addrinfo *res;
+	char ps[8];
+
+	snprintf(ps, sizeof(ps), "%u", port);
+	if (getaddrinfo(addr, ps, &hints, &res))
+		return -EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+static u16 pair_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
 }
 
 int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
@@ -69,68 +153,85 @@ int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
 		     struct ib_qp_init_attr *peer_attr, const void *priv,
 		     u8 priv_len)
 {
-	struct passive s = { .p = p,
-			     .pd = peer_pd,
-			     .attr = peer_attr,
-			     .priv = priv,
-			     .priv_len = priv_len };
-	struct ib_qp *qp;
-	pthread_t t;
+	struct sockaddr_storage ss;
+	struct rdma_cm_id *id;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
-	ret = listen_somewhere(p, addr);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->pd = pd;
+	p->attr = attr;
+	p->peer_pd = peer_pd;
+	p->peer_attr = peer_attr;
+	p->priv = priv;
+	p->priv_len = priv_len;
+	ret = pair_addr(addr, 0, &ss);
 	if (ret)
-		return ret;
-	if (pthread_create(&t, NULL, passive_main, &s)) {
-		ibv_pair_destroy(p);
-		return -EAGAIN;
+		goto err;
+	id = rdma_create_id(&init_net, pair_handler, p, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = (int)PTR_ERR(id);
+		goto err;
 	}
-	ret = rdmarw_ibv_resolve(addr, p->port, 5000, &p->conn);
-	if (!ret) {
-		qp = rdmarw_ibv_create_qp(p->conn, pd, attr);
-		if (IS_ERR(qp))
-			ret = (int)PTR_ERR(qp);
-		else
-			p->qp = qp;
-	}
+	p->listen_id = id;
+	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
 	if (!ret)
-		ret = rdmarw_ibv_connect(p->conn, NULL, 0, PAIR_WAIT_MS);
-	/* On failure the passive side gives up once its wait times out. */
-	pthread_join(t, NULL);
-	if (!ret)
-		ret = s.ret;
+		ret = rdma_listen(id, 4);
 	if (ret)
-		ibv_pair_destroy(p);
+		goto err;
+	p->port = pair_port(&id->route.addr.src_addr);
+	ret = pair_addr(addr, p->port, &ss);
+	if (ret)
+		goto err;
+	id = rdma_create_id(&init_net, pair_handler, p, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = (int)PTR_ERR(id);
+		goto err;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->id = id;
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 5000);
+	if (!ret)
+		ret = pair_wait(p, pair_up, PAIR_WAIT_MS);
+	if (!ret)
+		ret = p->err;
+	pthread_mutex_unlock(&p->lock);
+	if (ret)
+		goto err;
+	return 0;
+
+err:
+	ibv_pair_destroy(p);
 	return ret;
-}
-
-static int destroy_side(struct ib_qp *qp, struct rdmarw_ibv_conn *c)
-{
-	int ret = 0, r;
-
-	if (qp)
-		ret = ib_destroy_qp(qp);
-	r = rdmarw_ibv_conn_destroy(c);
-	return ret ? ret : r;
 }
 
 int ibv_pair_destroy(struct ibv_pair *p)
 {
-	int ret, r;
+	int ret = 0;
 
-	/* One side starts, the other answers, then the first collects. */
-	if (p->conn)
-		rdmarw_ibv_disconnect(p->conn, 0);
-	if (p->peer_conn)
-		rdmarw_ibv_wait_disconnect(p->peer_conn, 5000);
-	if (p->conn)
-		rdmarw_ibv_wait_disconnect(p->conn, 5000);
-	ret = destroy_side(p->qp, p->conn);
-	r = destroy_side(p->peer_qp, p->peer_conn);
-	if (!ret)
-		ret = r;
-	rdmarw_ibv_listener_destroy(p->l);
+	if (!p->listen_id && !p->id)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	if (p->up == 2 && !p->err) {
+		pthread_mutex_unlock(&p->lock);
+		rdma_disconnect(p->id);
+		pthread_mutex_lock(&p->lock);
+		pair_wait(p, pair_down, 5000);
+	}
+	pthread_mutex_unlock(&p->lock);
+	/* the handlers are done with the ids once they are destroyed */
+	rdma_destroy_id(p->id);
+	rdma_destroy_id(p->peer_id);
+	rdma_destroy_id(p->listen_id);
+	if (p->qp)
+		ret = ib_destroy_qp(p->qp);
+	if (p->peer_qp && !ret)
+		ret = ib_destroy_qp(p->peer_qp);
+	else if (p->peer_qp)
+		ib_destroy_qp(p->peer_qp);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
 	memset(p, 0, sizeof(*p));
 	return ret;
 }

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Runs in the lab's guest (tests/lab/lab.sh check): the stock smoke, the
-# ibv backend's test and the R/W conformance suite on rxe0 and siw0, and
-# rping interop both ways.
+# ibv backend's test, the rdma_cm test, the R/W conformance suite on rxe0
+# and siw0, and rping interop both ways.
 # Usage: sh tests/lab/check.sh BUILD_DIR.  Exit status: failed parts.
 build=${1:-build-lab}
 passed=0
@@ -29,6 +29,8 @@ info() {
 }
 part "rdmarw-info: rxe0 and siw0 listed" info
 part "ibv backend: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
+part "rdma_cm over librdmacm: test_cm_ibv on rxe0 and siw0" \
+	"$build/tests/test_cm_ibv"
 part "conformance: tests/test_rw_*.c on rxe0 and siw0" \
 	sh tests/lab/conformance.sh "$build" rxe0 siw0
 part "interop: rping-server/-client against stock rping" \

@@ -12,7 +12,8 @@
 #                                          repository root) in the guest
 #        tests/lab/lab.sh smoke            ibv_devinfo and stock rping on both
 #        tests/lab/lab.sh check            build, then smoke + the ibv
-#                                          backend's test + the R/W
+#                                          backend's test + the rdma_cm
+#                                          test + the R/W
 #                                          conformance suite on rxe0 and
 #                                          siw0 + rping interop
 #                                          (what `make lab` runs)
@@ -161,6 +162,7 @@ project_libs() {
 	local f
 
 	for f in "$REPO"/build-lab/tests/test_ibv_* \
+		 "$REPO"/build-lab/tests/test_cm_ibv \
 		 "$REPO"/build-lab/tests/test_rw_* \
 		 "$REPO"/build-lab/examples/rping/rping-* \
 		 "$REPO"/build-lab/tools/rdmarw-* ${RDMARW_LAB_BINS:-}; do
@@ -220,7 +222,7 @@ build_initramfs() {
 }
 
 # The project's lab programs, in build-lab/ (shared with the guest): the
-# ibv backend's test, the R/W conformance suite (tests/test_rw_*.c), the
+# ibv backend's tests (test_ibv_rw, test_cm_ibv), the R/W conformance suite (tests/test_rw_*.c), the
 # rping examples and rdmarw-info.
 build_lab() {
 	local conf
@@ -230,7 +232,7 @@ build_lab() {
 	conf=$(cd "$REPO/tests" && ls test_rw_*.c | sed 's/\.c$//')
 	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
 	# shellcheck disable=SC2086
-	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw $conf \
+	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_cm_ibv $conf \
 		rping-server rping-client rdmarw-info rdmarw-perf >/dev/null
 }
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * rdmarw-perf on an ibv device: two RC QPs on one device (rxe0, siw0,
- * mlx5_0...) connected to each other through rdma_cm, in one process (the
- * passive side is accepted on a thread while the caller connects), so that
- * the same loop that drives two software devices drives real RDMA.
+ * mlx5_0...) connected to each other through <rdmarw/rdma_cm.h>, in one
+ * process (the CM thread makes and accepts the passive side while the
+ * caller waits), so that the same loop that drives two software devices drives real RDMA.
  */
 #ifndef RDMARW_TOOLS_PERF_IBV_H
 #define RDMARW_TOOLS_PERF_IBV_H
