@@ -3,7 +3,7 @@
 #
 # Runs in the lab's guest (tests/lab/lab.sh check): the stock smoke, the
 # ibv backend's test, the rdma_cm test, the R/W conformance suite on rxe0
-# and siw0, and rping interop both ways.
+# and siw0, krping (examples/krping) over both, and rping interop both ways.
 # Usage: sh tests/lab/check.sh BUILD_DIR.  Exit status: failed parts.
 build=${1:-build-lab}
 passed=0
@@ -33,6 +33,8 @@ part "rdma_cm over librdmacm: test_cm_ibv on rxe0 and siw0" \
 	"$build/tests/test_cm_ibv"
 part "conformance: tests/test_rw_*.c on rxe0 and siw0" \
 	sh tests/lab/conformance.sh "$build" rxe0 siw0
+part "examples/krping: server and client over rxe0 and siw0" \
+	sh tests/lab/krping.sh "$build"
 part "interop: rping-server/-client against stock rping" \
 	sh tests/lab/interop.sh "$build"
 echo "lab: $passed passed, $failed failed"
