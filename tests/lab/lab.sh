@@ -233,7 +233,7 @@ build_lab() {
 	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
 	# shellcheck disable=SC2086
 	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_cm_ibv $conf \
-		rping-server rping-client rdmarw-info rdmarw-perf >/dev/null
+		rping-server rping-client rdmarw-info rdmarw-perf krping >/dev/null
 }
 
 prepare() {
