@@ -8,9 +8,15 @@
 #include <errno.h>
 #include <stdlib.h>
 
+/*
+ * Lifetime counts (a device's references, PD/CQ use counts): a holder's
+ * accesses happen before its release decrement, and the destroyer's acquire
+ * read that sees the count drop orders its free after them.  Taking a
+ * reference needs no order: the taker already holds a live pointer.
+ */
 #define rdmarw__inc(p) __atomic_add_fetch((p), 1, __ATOMIC_RELAXED)
-#define rdmarw__dec(p) __atomic_sub_fetch((p), 1, __ATOMIC_RELAXED)
-#define rdmarw__read(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define rdmarw__dec(p) __atomic_sub_fetch((p), 1, __ATOMIC_RELEASE)
+#define rdmarw__read(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
 void rdmarw__device_get(struct ib_device *dev);
 void rdmarw__device_put(struct ib_device *dev);
