@@ -42,16 +42,9 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 				       struct soft_send_wqe *wqe,
 				       const struct soft_region *src)
 {
-	/*
-	 * A READ sink needs LOCAL_WRITE.  On iWARP the Read Response is a
-	 * tagged message written into the sink STag, so the sink must also
-	 * grant REMOTE_WRITE (RFC 5040; the kernel's rw.c registers iWARP
-	 * sinks with it); the local DMA key, local rights only, cannot be a
-	 * sink.  Refused like siw_proc_rresp()'s failed sink check:
-	 * LOC_PROT_ERR.
-	 */
-	int access = IB_ACCESS_LOCAL_WRITE |
-		     (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
+	/* soft_read_sink_access(); refused like siw_proc_rresp()'s failed
+	 * sink check: LOC_PROT_ERR. */
+	int access = soft_read_sink_access(qp);
 	u32 n;
 
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, access,

@@ -547,80 +547,6 @@ struct soft_region {
 	u8 *cpu;
 };
 
-/* What soft_mem_check() is asked for. */
-enum soft_lookup {
-	SOFT_LOOKUP_LOCAL, /* an lkey of an SGE: the local DMA key allowed */
-	SOFT_LOOKUP_REMOTE, /* an rkey */
-};
-
-/*
- * The one key check (rxe's lookup_mr, siw's siw_check_mem): exact key, PD,
- * access within the rights, valid state, range without overflow, and every
- * byte translatable.  Call with mem_lock held (read).
- * Return: 0 and @out filled, or -EACCES.
- */
-int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
-			   u64 addr, u64 len, int access, enum soft_lookup type,
-			   struct soft_region *out);
-
-/* Key table lookups (fabric->mem_lock held). */
-static inline struct soft_mr **soft_kt_chain(struct soft_keytab *kt, u32 index)
-{
-	return &kt->bucket[index & (kt->nbuckets - 1)];
-}
-
-static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)
-{
-	struct soft_mr *mr;
-
-	if (!kt->nbuckets)
-		return NULL;
-	for (mr = *soft_kt_chain(kt, index); mr; mr = mr->hnext)
-		if (mr->index == index)
-			return mr;
-	return NULL;
-}
-
-/* rxe mr_check_range(), written so that nothing can overflow. */
-static inline bool soft_mr_range_ok(const struct soft_mr *mr, u64 addr, u64 len)
-{
-	return addr >= mr->iova && len <= mr->length &&
-	       addr - mr->iova <= mr->length - len;
-}
-
-/*
- * The responder's rkey check: a user MR (pinned, contiguous) that passes
- * is answered inline; every other case, and every failure, goes through
- * rdmarw__soft_mem_check(), which gives the same answer.
- */
-static inline int soft_rkey_check(struct soft_dev *sdev, struct ib_pd *pd,
-				  u32 key, u64 addr, u64 len, int access,
-				  struct soft_region *out)
-{
-	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
-
-	if (!mr || mr->rkey != key || mr->fast || mr->sig ||
-	    mr->ibmr.pd != pd || (mr->access & access) != access ||
-	    mr->state != SOFT_MR_VALID || !soft_mr_range_ok(mr, addr, len))
-		return rdmarw__soft_mem_check(sdev, pd, key, addr, len, access,
-					      SOFT_LOOKUP_REMOTE, out);
-	out->dev = sdev;
-	out->mr = mr;
-	out->addr = addr;
-	out->len = len;
-	out->cpu = (u8 *)(uintptr_t)(mr->umem + (addr - mr->iova));
-	return 0;
-}
-
-/*
- * Check the SGEs of a WR with @access (empty ones are skipped, key
- * unchecked, as rxe's copy_data()).  mem_lock held (read).
- * Return: 0 and @nout regions in @out, or -EACCES.
- */
-int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
-			   const struct ib_sge *sge, u32 n, int access,
-			   struct soft_region *out, u32 *nout);
-
 /* The CPU bytes of @rg at @off: a pointer and how many bytes follow it
  * contiguously (at least 1, at most @rg->len - @off).  0, or -EFAULT. */
 int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
@@ -636,32 +562,8 @@ int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
 int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		      const struct soft_region *dst, u32 ndst, u64 len);
 
-/*
- * The data path's entries to the two above: the common case of one SGE
- * under the local DMA key on a CPU address, and of one contiguous range to
- * another, inline (the same checks and results); anything else goes to
- * the full functions.
- */
-static inline int soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
-				 const struct ib_sge *sge, u32 n, int access,
-				 struct soft_region *out, u32 *nout)
-{
-	u64 addr = n == 1 ? sge->addr : 0;
-
-	if (n != 1 || sge->lkey != SOFT_LOCAL_DMA_LKEY || !sge->length ||
-	    (addr & SOFT_IOVA_BIT) || (access & ~IB_ACCESS_LOCAL_WRITE) ||
-	    addr < PAGE_SIZE || addr + sge->length < addr)
-		return rdmarw__soft_sgl_check(sdev, pd, sge, n, access, out,
-					      nout);
-	out->dev = sdev;
-	out->mr = NULL;
-	out->addr = addr;
-	out->len = sge->length;
-	out->cpu = (u8 *)(uintptr_t)addr;
-	*nout = 1;
-	return 0;
-}
-
+/* The data path's copy: one contiguous range to another inline, anything
+ * else in rdmarw__soft_copy(). */
 static inline int soft_copy(const struct soft_region *src, u32 nsrc,
 			    const struct soft_region *dst, u32 ndst, u64 len)
 {
@@ -702,27 +604,6 @@ void rdmarw__soft_iova_destroy(struct ib_device *dev,
 			       struct dma_iova_state *state, size_t mapped_len);
 void rdmarw__soft_iommu_init(struct soft_iommu *mmu);
 void rdmarw__soft_iommu_fini(struct soft_iommu *mmu);
-/*
- * Translate a DMA address: IOVAs through the emulated IOMMU (page by page),
- * other addresses are CPU addresses.  @n gets the bytes available
- * contiguously (at most @len).  Return: 0, or -EFAULT for an unlinked IOVA,
- * an IOVA on a device without IOMMU, the NULL page or a range that wraps.
- */
-int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
-			    u64 *n);
-
-/* rdmarw__soft_dma_to_cpu() with its common case inline: a CPU address
- * (not an IOVA) is itself, every byte, unless it wraps or is the NULL page. */
-static inline int soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len,
-				  u8 **ptr, u64 *n)
-{
-	if ((addr & SOFT_IOVA_BIT) || addr < PAGE_SIZE || addr + len < addr)
-		return rdmarw__soft_dma_to_cpu(sdev, addr, len, ptr, n);
-	*ptr = (u8 *)(uintptr_t)addr;
-	*n = len;
-	return 0;
-}
-
 /* ---- soft_opcode.c -------------------------------------------------- */
 
 enum soft_op_class {
@@ -1028,22 +909,6 @@ void rdmarw__soft_resp_receive(struct soft_qp *resp, struct soft_pkt *pkt);
 /* Invalidate, complete the receive, move to ERR (no mem_lock held). */
 void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);
 
-/* The responder answers in RTR, RTS and SQD (else the requester retries). */
-static inline bool soft_resp_ready(struct soft_qp *qp)
-{
-	enum ib_qp_state s = soft_qp_state(qp);
-
-	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD;
-}
-
-/* The responder QP accepts @op (its qp_access_flags hold the right). */
-static inline bool soft_resp_grants(struct soft_qp *qp,
-				    const struct soft_opcode *op)
-{
-	return !op->rem_access ||
-	       (soft_load(&qp->access_flags) & op->rem_access);
-}
-
 /* ---- soft_comp.c (completer) ---------------------------------------- */
 
 enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
@@ -1151,5 +1016,8 @@ static inline int soft_test_point(enum soft_test_point tp, struct soft_qp *qp)
 
 	return hook ? hook(tp, qp) : 0;
 }
+
+/* Every access check (needs the types above). */
+#include "soft/soft_access.h"
 
 #endif /* RDMARW_SOFT_LOC_H */

@@ -118,7 +118,7 @@ static enum soft_fault req_remote(struct soft_qp *qp, struct soft_send_wqe *wqe,
  * immediate, no invalidation) of one local SGE, to a peer that can answer
  * and grants the right, through a key that passes every check.  It checks
  * everything before it moves a byte, with the same checks as the full
- * path (soft_sgl_check(), soft_rkey_check(), the responder's state and
+ * path (soft_sgl_check(), soft_mr_check(), the responder's state and
  * rights); when any of them says no it returns false having changed
  * nothing, and req_remote() runs the request and reports the exact error.
  * A success has the full path's effects: the bytes, and the byte count of
@@ -138,15 +138,14 @@ static bool req_one_step(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	    wqe->num_sge != 1 || !wqe->length || !peer)
 		return false;
 	if (!write) /* a READ sink, as rdmarw__soft_comp_read() asks it */
-		access = IB_ACCESS_LOCAL_WRITE |
-			 (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
+		access = soft_read_sink_access(qp);
 	soft_read_lock(ml);
 	if (!soft_resp_ready(peer) || !soft_resp_grants(peer, op) ||
 	    soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, 1, access, &loc,
 			   &n) ||
-	    soft_rkey_check(peer->dev, peer->ibqp.pd, wqe->rkey,
-			    wqe->remote_addr, wqe->length, op->rem_access,
-			    &rem)) {
+	    soft_mr_check(peer->dev, peer->ibqp.pd, wqe->rkey, wqe->remote_addr,
+			  wqe->length, op->rem_access, SOFT_LOOKUP_REMOTE,
+			  &rem)) {
 		soft_read_unlock(ml);
 		return false;
 	}

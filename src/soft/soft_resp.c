@@ -109,8 +109,9 @@ static bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
 		*rg = (struct soft_region){ .dev = qp->dev };
 		return true;
 	}
-	if (!soft_rkey_check(qp->dev, qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
-			     wqe->length, wqe->op->rem_access, rg))
+	if (!soft_mr_check(qp->dev, qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
+			   wqe->length, wqe->op->rem_access, SOFT_LOOKUP_REMOTE,
+			   rg))
 		return true;
 	resp_fail(pkt, SOFT_F_REM_ACCESS,
 		  pkt->recv_taken ? SOFT_F_LOC_ACCESS : SOFT_OK);
