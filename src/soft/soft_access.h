@@ -119,8 +119,6 @@ static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)
 {
 	struct soft_mr *mr;
 
-	if (!kt->nbuckets)
-		return NULL;
 	for (mr = *soft_kt_chain(kt, index); mr; mr = mr->hnext)
 		if (mr->index == index)
 			return mr;
@@ -227,12 +225,12 @@ static inline bool soft_resp_ready(struct soft_qp *qp)
 	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD;
 }
 
-/* The responder QP accepts @op (its qp_access_flags hold the right). */
+/* The responder QP accepts @op: its qp_access_flags hold the right the
+ * opcode needs (none for a SEND). */
 static inline bool soft_resp_grants(struct soft_qp *qp,
 				    const struct soft_opcode *op)
 {
-	return !op->rem_access ||
-	       (soft_load(&qp->access_flags) & op->rem_access);
+	return !(op->rem_access & ~soft_load(&qp->access_flags));
 }
 
 /* ---- rules of local memory by role ------------------------------------- */

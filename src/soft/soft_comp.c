@@ -52,7 +52,7 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 		return SOFT_F_LOC_PROT;
 	if (soft_copy(src, 1, qp->req_rg, n, wqe->length))
 		return SOFT_F_LOC_RES;
-	soft_count(&qp->st_bytes, wqe->length);
+	soft_count(&qp->st_comp_bytes, wqe->length);
 	return SOFT_OK;
 }
 
@@ -92,6 +92,45 @@ void rdmarw__soft_comp_overflow(struct soft_qp *qp, struct soft_cq *cq)
 	rdmarw__soft_qp_to_err(qp);
 }
 
+/* Write a send completion into the ring slot @e (every field). */
+static inline void cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
+				const struct soft_send_wqe *wqe,
+				enum ib_wc_status status, u32 vendor_err,
+				u32 byte_len)
+{
+	e->wc = (struct ib_wc){
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = wqe->op->wc_opcode,
+		.vendor_err = vendor_err,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.port_num = qp->ibqp.port,
+	};
+	e->sq_owner = qp;
+	e->sq_seq = wqe->seq;
+	e->solicited = false;
+}
+
+/*
+ * rdmarw__soft_comp_send() for a WQE that succeeded: the same entry (an
+ * RDMA or SEND, so byte_len is its length).
+ */
+void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe)
+{
+	struct soft_cq *cq = soft_send_cq(qp);
+	struct soft_cqe *e;
+
+	if (!wqe->signaled)
+		return;
+	e = rdmarw__soft_cq_claim(cq);
+	if (!e) {
+		rdmarw__soft_comp_overflow(qp, cq);
+		return;
+	}
+	cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->length);
+	rdmarw__soft_cq_commit(cq, e);
+}
 void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 			    enum soft_fault f)
 {
@@ -109,9 +148,9 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 		rdmarw__soft_comp_overflow(qp, cq);
 		return;
 	}
-	soft_cqe_set_send(
-		e, qp, wqe, status, vendor_err,
-		(!f && wqe->op->cls != SOFT_OPC_LOCAL) ? (u32)wqe->length : 0);
+	cqe_set_send(e, qp, wqe, status, vendor_err,
+		     (!f && wqe->op->cls != SOFT_OPC_LOCAL) ? (u32)wqe->length :
+							      0);
 	rdmarw__soft_cq_commit(cq, e);
 }
 

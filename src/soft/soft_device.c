@@ -142,7 +142,9 @@ struct ib_device *soft_device_create(struct soft_fabric *fabric,
 	sdev = sdev_alloc(fabric, profile);
 	if (!sdev)
 		return ERR_PTR(-ENOMEM);
-	ret = rdmarw__register_device(&sdev->ibdev, name);
+	ret = rdmarw__soft_keytab_init(&sdev->keys);
+	if (!ret)
+		ret = rdmarw__register_device(&sdev->ibdev, name);
 	if (ret)
 		goto err_free;
 	if (profile->threaded) {
@@ -204,14 +206,11 @@ int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
 	/* Live QPs keep their own counters (written by their executors). */
 	pthread_mutex_lock(&sdev->fabric->lock);
 	list_for_each_entry_safe(q, tmp, &sdev->fabric->qps, fabric_entry) {
-		if (q->dev == sdev) {
-			wrs += __atomic_load_n(&q->st_wrs, __ATOMIC_RELAXED);
-			bytes +=
-				__atomic_load_n(&q->st_bytes, __ATOMIC_RELAXED);
-		}
-		if (q->st_peer_dev == sdev)
-			bytes += __atomic_load_n(&q->st_peer_bytes,
-						 __ATOMIC_RELAXED);
+		if (q->dev != sdev)
+			continue;
+		wrs += __atomic_load_n(&q->st_wrs, __ATOMIC_RELAXED);
+		bytes += __atomic_load_n(&q->st_comp_bytes, __ATOMIC_RELAXED);
+		bytes += __atomic_load_n(&q->st_resp_bytes, __ATOMIC_RELAXED);
 	}
 	out->wrs_executed = soft_load(&s->wrs_executed) + wrs;
 	out->bytes_moved = soft_load(&s->bytes_moved) + bytes;

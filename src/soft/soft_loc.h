@@ -253,7 +253,7 @@ struct soft_fabric {
 /**
  * struct soft_keytab - a device's MRs by key index (under mem_lock)
  * @bucket: hash chains through soft_mr.hnext
- * @nbuckets: power of two
+ * @nbuckets: power of two, never 0 (rdmarw__soft_keytab_init())
  * @count: MRs in the table
  * @next: next index to try (cyclic, random start, as siw's xarray)
  */
@@ -588,6 +588,9 @@ int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
 /* ops->retire_mr: FREE now, and a queued REG_MR of it fails (serial). */
 void rdmarw__soft_retire_mr(struct ib_mr *ibmr);
 
+/* The first buckets, at device creation: a table is never empty, so a
+ * lookup needs no test for it.  0 or -ENOMEM. */
+int rdmarw__soft_keytab_init(struct soft_keytab *kt);
 void rdmarw__soft_keytab_free(struct soft_keytab *kt);
 
 /* The MR of key index @index if its serial is @serial (mem_lock held). */
@@ -739,14 +742,17 @@ struct soft_recv_wqe {
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
  * @fault: fault injection (soft_fault.c)
- * @st_wrs: WRs its executor ran (its device's wrs_executed)
- * @st_bytes: bytes its executor placed in its own device's memory (READ)
- * @st_peer_bytes: bytes its executor placed in @st_peer_dev's memory
- * @st_peer_dev: the device of @peer (set with it under fabric->lock)
+ * @st_wrs: requester: WRs it executed (its device's wrs_executed)
+ * @st_comp_bytes: completer: READ response bytes it placed
+ * @st_resp_bytes: responder: SEND and WRITE bytes it placed
  *
- * The st_ counters are written by the executor alone (soft_count()) and
- * summed by soft_device_stats() under fabric->lock; unlinking and destroy
- * fold them into the devices' own counters (rdmarw__soft_stats_fold()).
+ * Each role counts in its own counter, bytes in its own device's memory.
+ * A counter has one writer (soft_count()): the requester and the
+ * completer run in the QP's executor, the responder in its one
+ * requester's executor (an RC QP answers one QP, and unlinking it takes
+ * that QP's executor role).  soft_device_stats() sums them under
+ * fabric->lock; destroy folds them into the device's counters
+ * (rdmarw__soft_stats_fold()).
  */
 struct soft_qp {
 	struct ib_qp ibqp;
@@ -767,9 +773,8 @@ struct soft_qp {
 	u64 sq_done;
 	struct soft_region *req_rg;
 	u64 st_wrs;
-	u64 st_bytes;
-	u64 st_peer_bytes;
-	struct soft_dev *st_peer_dev;
+	u64 st_comp_bytes;
+	u64 st_resp_bytes;
 	struct soft_fault_state fault;
 
 	struct list_head fabric_entry;
@@ -837,11 +842,11 @@ void rdmarw__soft_qp_kick(struct soft_qp *qp);
 /* Execute the Send Queue in this thread (unless another thread does). */
 void rdmarw__soft_qp_run(struct soft_qp *qp);
 /*
- * Move @qp's counters into the devices' counters: the peer's share always
- * (the peer link is going), its own with @own (the QP is going).  Call with
- * fabric->lock and the QP's executor role held, or on a QP nobody runs.
+ * Move @qp's counters into its device's counters (the QP is going).  Call
+ * with fabric->lock and the QP's executor role held, once no QP names it
+ * as its peer, or on a QP nobody runs.
  */
-void rdmarw__soft_stats_fold(struct soft_qp *qp, bool own);
+void rdmarw__soft_stats_fold(struct soft_qp *qp);
 /* Release the Send Queue slots below @seq (a CQE was polled; the send CQ's
  * lock held). */
 void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq);
@@ -872,41 +877,67 @@ enum soft_fault {
 	SOFT_F_FLUSH, /* QP in ERR */
 	SOFT_F_LOC_RES, /* no memory for the copy (integrity bounce) */
 	SOFT_F_NR,
+	/* Not a completion: the responder found no receive (RNR); the
+	 * requester waits.  It never reaches rdmarw__soft_status(). */
+	SOFT_F_RNR = SOFT_F_NR,
 };
 
 /**
- * struct soft_pkt - one request as the responder sees it
+ * struct soft_pkt - one request, built by the requester, answered by the
+ * responder
  * @req: the requesting QP
  * @wqe: its WQE
- * @src: SEND/WRITE: the checked payload
+ * @src: SEND/WRITE: the payload the requester checked
  * @nsrc: regions in @src
- * @rnr: out: no receive was posted; retry later
- * @fault: out: what the requester completes with (SOFT_OK for success)
- * @resp_fault: out: what the responder's receive completes with
+ * @fault: out: what the requester completes with (SOFT_OK for success),
+ *         or SOFT_F_RNR: no receive was posted, the requester waits
+ * @finish: out: rdmarw__soft_resp_finish() has work (a receive to
+ *          complete, a key to invalidate, the responder to move to ERR)
  * @resp_err: out: the responder QP must move to ERR
  * @recv_taken: out: a receive was consumed (completed by resp_finish)
- * @read_src: out: READ: the remote bytes
- * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
  * @inv_key_set: out: @inv_key is to be (and then was) invalidated
+ * @kick: out: the responder moved to ERR; its Send Queue must run
+ * @resp_fault: out: what the responder's receive completes with
+ * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
+ * @read_src: out: READ: the remote bytes, for the completer
+ *
+ * The requester sets @req, @wqe, @src, @nsrc, @fault (SOFT_OK) and zeroes
+ * the flags (one word); the responder writes the rest (@resp_fault with
+ * @finish).
  */
 struct soft_pkt {
 	struct soft_qp *req;
 	struct soft_send_wqe *wqe;
 	const struct soft_region *src;
 	u32 nsrc;
-	bool rnr;
 	enum soft_fault fault;
+	union {
+		struct {
+			bool finish;
+			bool resp_err;
+			bool recv_taken;
+			bool inv_key_set;
+			bool kick;
+		};
+		u64 flags;
+	};
 	enum soft_fault resp_fault;
-	bool resp_err;
-	bool recv_taken;
-	struct soft_region read_src;
 	u32 inv_key;
-	bool inv_key_set;
+	struct soft_region read_src;
 };
 
-/* Check and place one request at @resp (mem_lock held, read). */
-void rdmarw__soft_resp_receive(struct soft_qp *resp, struct soft_pkt *pkt);
-/* Invalidate, complete the receive, move to ERR (no mem_lock held). */
+/*
+ * The responder, called once per request, by class (mem_lock held,
+ * read): its rules in order (QP state, QP rights, a receive where the
+ * opcode consumes one, then the rkey or the receive buffers), each
+ * refusal recorded in @pkt where it is found; then SEND and WRITE data
+ * placed, a READ's source left in pkt->read_src for the completer.
+ */
+void rdmarw__soft_resp_write(struct soft_qp *resp, struct soft_pkt *pkt);
+void rdmarw__soft_resp_read(struct soft_qp *resp, struct soft_pkt *pkt);
+void rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
+/* The responder's second half when pkt->finish: invalidate, complete the
+ * receive, move to ERR (no mem_lock held). */
 void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);
 
 /* ---- soft_comp.c (completer) ---------------------------------------- */
@@ -925,46 +956,8 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 /* The CQ of @qp was full: the QP's owner hears IB_EVENT_CQ_ERR, QP to ERR. */
 void rdmarw__soft_comp_overflow(struct soft_qp *qp, struct soft_cq *cq);
 
-/* Write a send completion into the ring slot @e (every field). */
-static inline void soft_cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
-				     const struct soft_send_wqe *wqe,
-				     enum ib_wc_status status, u32 vendor_err,
-				     u32 byte_len)
-{
-	e->wc = (struct ib_wc){
-		.wr_id = wqe->wr_id,
-		.status = status,
-		.opcode = wqe->op->wc_opcode,
-		.vendor_err = vendor_err,
-		.byte_len = byte_len,
-		.qp = &qp->ibqp,
-		.port_num = qp->ibqp.port,
-	};
-	e->sq_owner = qp;
-	e->sq_seq = wqe->seq;
-	e->solicited = false;
-}
-
-/*
- * rdmarw__soft_comp_send() for a WQE that succeeded, inline for the data
- * path: the same entry (an RDMA or SEND, so byte_len is its length).
- */
-static inline void soft_comp_send_ok(struct soft_qp *qp,
-				     struct soft_send_wqe *wqe)
-{
-	struct soft_cq *cq = soft_send_cq(qp);
-	struct soft_cqe *e;
-
-	if (!wqe->signaled)
-		return;
-	e = rdmarw__soft_cq_claim(cq);
-	if (!e) {
-		rdmarw__soft_comp_overflow(qp, cq);
-		return;
-	}
-	soft_cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->length);
-	rdmarw__soft_cq_commit(cq, e);
-}
+/* A WQE that succeeded: its completion if signaled (the data path's). */
+void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe);
 /* Complete a receive. */
 void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
 			    enum soft_fault f, const struct soft_pkt *pkt,

@@ -51,6 +51,11 @@ static int kt_grow(struct soft_keytab *kt)
 	return 0;
 }
 
+int rdmarw__soft_keytab_init(struct soft_keytab *kt)
+{
+	return kt_grow(kt);
+}
+
 static int kt_insert(struct soft_keytab *kt, struct soft_mr *mr)
 {
 	u32 tries;
