@@ -107,7 +107,7 @@ static inline void cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
 		.qp = &qp->ibqp,
 		.port_num = qp->ibqp.port,
 	};
-	e->sq_owner = qp;
+	e->sq_release = &qp->sq_done;
 	e->sq_seq = wqe->seq;
 	e->solicited = false;
 }

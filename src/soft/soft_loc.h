@@ -367,18 +367,31 @@ void rdmarw__soft_dealloc_pd(struct ib_pd *pd);
 /**
  * struct soft_cqe - a ring entry
  * @wc: the completion
- * @sq_owner: for send completions, the QP whose Send Queue slots up to
- *            @sq_seq are released when the entry is polled (mlx5 frees SQ
- *            space only when the CQE is consumed)
+ * @sq_release: the counter the poller advances past @sq_seq: for send
+ *              completions the Send Queue's "slots free below" (mlx5
+ *              frees SQ space only when the CQE is consumed), else the
+ *              CQ's own no_release; the CQ knows nothing else of the QP
  * @sq_seq: the completed WQE's sequence number
  * @solicited: a solicited receive (for IB_CQ_SOLICITED arming)
  */
 struct soft_cqe {
 	struct ib_wc wc;
-	struct soft_qp *sq_owner;
+	u64 *sq_release;
 	u64 sq_seq;
 	bool solicited;
 };
+
+/*
+ * A polled send CQE: the slots below @seq are free.  Called by pollers
+ * under the send CQ's lock; the only other writer of the counter is the
+ * QP's reset or destroy (sq_drop_pending()), after it has removed the
+ * QP's entries from that CQ under the same lock, so a plain store will do.
+ */
+static inline void soft_sq_release(u64 *sq_done, u64 seq)
+{
+	if (seq > soft_load(sq_done))
+		soft_store(sq_done, seq);
+}
 
 /**
  * struct soft_cq - a completion queue
@@ -390,6 +403,8 @@ struct soft_cqe {
  * @head: entries produced
  * @tail: entries consumed
  * @notify: armed flags (IB_CQ_SOLICITED_MASK bits), 0 when not armed
+ * @no_release: the sq_release cell of entries that release nothing
+ *              (receives): the poller advances every entry's cell
  */
 struct soft_cq {
 	struct ib_cq ibcq;
@@ -400,6 +415,7 @@ struct soft_cq {
 	u64 head;
 	u64 tail;
 	int notify;
+	u64 no_release;
 };
 static_assert(offsetof(struct soft_cq, ibcq) == 0, "core struct first");
 
@@ -847,9 +863,6 @@ void rdmarw__soft_qp_run(struct soft_qp *qp);
  * as its peer, or on a QP nobody runs.
  */
 void rdmarw__soft_stats_fold(struct soft_qp *qp);
-/* Release the Send Queue slots below @seq (a CQE was polled; the send CQ's
- * lock held). */
-void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq);
 
 /* ---- soft_req.c (requester) ----------------------------------------- */
 

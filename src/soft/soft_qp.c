@@ -178,18 +178,6 @@ void rdmarw__soft_stats_fold(struct soft_qp *qp)
 	soft_add(&qp->dev->stats.bytes_moved, st_take(&qp->st_resp_bytes));
 }
 
-/*
- * Called by pollers under the send CQ's lock.  The only other writer is
- * reset or destroy (sq_drop_pending()), after it has removed the QP's
- * entries from that CQ under the same lock; so no read-modify-write race
- * is possible and a plain store will do.
- */
-void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq)
-{
-	if (seq > soft_load(&qp->sq_done))
-		soft_store(&qp->sq_done, seq);
-}
-
 /* Flush every pending receive, oldest first (rq_lock held). */
 static void rq_flush_locked(struct soft_qp *qp)
 {
