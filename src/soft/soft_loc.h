@@ -29,111 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define soft_load(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define soft_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define soft_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
-#define soft_add(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
-#define soft_sub(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_RELAXED)
+#include "soft/soft_lock.h"
 
-/* ---- locks of the data path ------------------------------------------- */
-
-/*
- * An uncontended pthread mutex or rwlock costs two atomic instructions and
- * two calls per critical section, and the data path of one work request
- * takes several.  These locks cost one atomic instruction to take and a
- * release store to drop (the memory lock's reader side: one atomic each
- * way).  A waiter spins briefly, then yields.  Critical sections are short
- * (queue indexes, one ring entry), except the memory lock's read side,
- * held while bytes move: its writers (registration, invalidation, MR
- * creation and removal) yield meanwhile.
- */
-static inline void soft_relax(unsigned int *spins)
-{
-	if (++*spins < 128) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#elif defined(__aarch64__)
-		__asm__ volatile("yield" ::: "memory");
-#endif
-		return;
-	}
-	sched_yield();
-}
-
-/* A spinlock: @v is 1 while held. */
-struct soft_spin {
-	int v;
-};
-
-/* The contended halves, out of line (soft_device.c): wait, then take. */
-void rdmarw__soft_spin_wait(struct soft_spin *l);
-
-static inline void soft_spin_lock(struct soft_spin *l)
-{
-	if (__builtin_expect(__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE),
-			     0))
-		rdmarw__soft_spin_wait(l);
-}
-
-static inline void soft_spin_unlock(struct soft_spin *l)
-{
-	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
-}
-
-/*
- * A reader-writer lock in one word: readers are counted in the low bits,
- * a writer holds SOFT_RW_WRITER.  A reader that finds the writer bit backs
- * out and waits, so writers are never starved by a stream of readers.
- */
-#define SOFT_RW_WRITER 0x80000000u
-
-struct soft_rwlock {
-	unsigned int v;
-};
-
-void rdmarw__soft_read_wait(struct soft_rwlock *l);
-
-static inline void soft_read_lock(struct soft_rwlock *l)
-{
-	if (__builtin_expect(__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
-				     SOFT_RW_WRITER,
-			     0))
-		rdmarw__soft_read_wait(l);
-}
-
-static inline void soft_read_unlock(struct soft_rwlock *l)
-{
-	__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELEASE);
-}
-
-static inline void soft_write_lock(struct soft_rwlock *l)
-{
-	unsigned int spins = 0, v;
-
-	for (;;) {
-		v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
-		if (!(v & SOFT_RW_WRITER) &&
-		    __atomic_compare_exchange_n(&l->v, &v, v | SOFT_RW_WRITER,
-						false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			break;
-		soft_relax(&spins);
-	}
-	/* Readers already inside finish; new ones wait for us. */
-	while (__atomic_load_n(&l->v, __ATOMIC_ACQUIRE) & ~SOFT_RW_WRITER)
-		soft_relax(&spins);
-}
-
-static inline void soft_write_unlock(struct soft_rwlock *l)
-{
-	__atomic_fetch_sub(&l->v, SOFT_RW_WRITER, __ATOMIC_RELEASE);
-}
-
-/*
- * Slots of a ring that holds @n entries: the next power of two, so that a
- * sequence number finds its slot with a mask, not a division.  The ring's
- * capacity is still @n: callers compare their counters with @n.
- */
 /*
  * Add to a counter that only one thread writes (the QP's executor): a load
  * and a store, no locked read-modify-write.  Readers load it atomically.
@@ -144,6 +41,11 @@ static inline void soft_count(u64 *c, u64 n)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * Slots of a ring that holds @n entries: the next power of two, so that a
+ * sequence number finds its slot with a mask, not a division.  The ring's
+ * capacity is still @n: callers compare their counters with @n.
+ */
 static inline u32 soft_ring_slots(u32 n)
 {
 	u32 slots = 1;
@@ -343,7 +245,7 @@ extern const struct ib_device_ops rdmarw__soft_ops;
 /* Random bits for key indexes and variants. */
 u32 rdmarw__soft_random(void);
 
-/* ---- soft_task (soft_device.c) -------------------------------------- */
+/* ---- soft_task.c (the progress thread) ------------------------------- */
 
 /* Run @qp's Send Queue: inline, or on its device's progress thread. */
 void rdmarw__soft_qp_schedule(struct soft_qp *qp);
@@ -873,7 +775,7 @@ void rdmarw__soft_requester(struct soft_qp *qp);
 
 /*
  * Everything that can go wrong, each picked once into a completion status
- * by rdmarw__soft_status() (soft_comp.c).
+ * by rdmarw__soft_status() (soft_opcode.c).
  */
 enum soft_fault {
 	SOFT_OK,
@@ -953,9 +855,14 @@ void rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
  * receive, move to ERR (no mem_lock held). */
 void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);
 
+/* ---- soft_opcode.c: the status each fault completes with ------------- */
+
+/* The one place a fault becomes a completion status (beside the opcode
+ * table). */
+enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
+
 /* ---- soft_comp.c (completer) ---------------------------------------- */
 
-enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
 /* READ data into the local sinks (mem_lock held, read). */
 enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 				       struct soft_send_wqe *wqe,
