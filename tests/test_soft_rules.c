@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Each access rule of the software device (src/soft/soft_access.h), reached
- * through both ways a request runs: the fast path (an RDMA WRITE or READ of
- * one local SGE, answered in one step) and the full path (the same bytes
- * as two local SGEs; on siw, whose READs take one SGE, a READ_WITH_INV).
- * Every case runs once per path and asserts the status and the bytes: a
- * refused access moves nothing, a granted one moves everything, so a rule
- * broken either way (too loose or too strict) fails a case on each path.
+ * two ways: the fast path (an RDMA WRITE or READ of one local SGE: the
+ * inline checks of the data path) and the list path (the same bytes as two
+ * local SGEs, checked by rdmarw__soft_sgl_check(); on siw, whose READs take
+ * one SGE, a READ_WITH_INV, which also adds the completer's invalidation
+ * step).  Every case runs once per path and asserts the status and the
+ * bytes: a refused access moves nothing, a granted one moves everything, so
+ * a rule broken either way (too loose or too strict) fails a case on each
+ * path.  (Until issue 13 the fast path was a separate "one step" in the
+ * requester; the cases were first run against it.)
  */
 #include <stdarg.h>
 #include <stddef.h>
