@@ -2,56 +2,19 @@
 /*
  * The completer (rxe_comp.c's role): places READ response data into the
  * local sinks, performs READ_WITH_INV's invalidation, and writes send and
- * receive completions.  rdmarw__soft_status() is the one place where a
- * fault becomes a completion status.
+ * receive completions.  rdmarw__soft_status() (soft_opcode.c, beside the
+ * opcode table) is the one place where a fault becomes a completion
+ * status.
  */
 #include "soft/soft_loc.h"
-
-/* The status each fault completes with (see soft_loc.h, docs). */
-static const struct {
-	enum ib_wc_status status;
-	u32 vendor_err;
-} fault_status[SOFT_F_NR] = {
-	[SOFT_OK] = { IB_WC_SUCCESS, 0 },
-	[SOFT_F_LOC_PROT] = { IB_WC_LOC_PROT_ERR, 0 },
-	[SOFT_F_LOC_LEN] = { IB_WC_LOC_LEN_ERR, 0 },
-	[SOFT_F_LOC_QP_OP] = { IB_WC_LOC_QP_OP_ERR, 0 },
-	[SOFT_F_LOC_ACCESS] = { IB_WC_LOC_ACCESS_ERR, 0 },
-	[SOFT_F_REM_ACCESS] = { IB_WC_REM_ACCESS_ERR, 0 },
-	[SOFT_F_REM_INV_REQ] = { IB_WC_REM_INV_REQ_ERR, 0 },
-	[SOFT_F_REM_OP] = { IB_WC_REM_OP_ERR, 0 },
-	[SOFT_F_RETRY_EXC] = { IB_WC_RETRY_EXC_ERR, 0 },
-	[SOFT_F_GENERAL] = { IB_WC_GENERAL_ERR, 0 },
-	/* A clean "not supported": vendor_err carries EOPNOTSUPP. */
-	[SOFT_F_NOT_SUPP] = { IB_WC_LOC_QP_OP_ERR, EOPNOTSUPP },
-	[SOFT_F_FLUSH] = { IB_WC_WR_FLUSH_ERR, 0 },
-	/* rxe completes a request it has no memory for (no skb) with
-	 * LOC_QP_OP_ERR; vendor_err carries ENOMEM. */
-	[SOFT_F_LOC_RES] = { IB_WC_LOC_QP_OP_ERR, ENOMEM },
-};
-
-enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err)
-{
-	if ((unsigned int)f >= SOFT_F_NR)
-		f = SOFT_F_GENERAL;
-	*vendor_err = fault_status[f].vendor_err;
-	return fault_status[f].status;
-}
 
 enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 				       struct soft_send_wqe *wqe,
 				       const struct soft_region *src)
 {
-	/*
-	 * A READ sink needs LOCAL_WRITE.  On iWARP the Read Response is a
-	 * tagged message written into the sink STag, so the sink must also
-	 * grant REMOTE_WRITE (RFC 5040; the kernel's rw.c registers iWARP
-	 * sinks with it); the local DMA key, local rights only, cannot be a
-	 * sink.  Refused like siw_proc_rresp()'s failed sink check:
-	 * LOC_PROT_ERR.
-	 */
-	int access = IB_ACCESS_LOCAL_WRITE |
-		     (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
+	/* soft_read_sink_access(); refused like siw_proc_rresp()'s failed
+	 * sink check: LOC_PROT_ERR. */
+	int access = soft_read_sink_access(qp);
 	u32 n;
 
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, access,
@@ -59,7 +22,7 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 		return SOFT_F_LOC_PROT;
 	if (soft_copy(src, 1, qp->req_rg, n, wqe->length))
 		return SOFT_F_LOC_RES;
-	soft_count(&qp->st_bytes, wqe->length);
+	soft_count(&qp->st_comp_bytes, wqe->length);
 	return SOFT_OK;
 }
 
@@ -99,6 +62,45 @@ void rdmarw__soft_comp_overflow(struct soft_qp *qp, struct soft_cq *cq)
 	rdmarw__soft_qp_to_err(qp);
 }
 
+/* Write a send completion into the ring slot @e (every field). */
+static inline void cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
+				const struct soft_send_wqe *wqe,
+				enum ib_wc_status status, u32 vendor_err,
+				u32 byte_len)
+{
+	e->wc = (struct ib_wc){
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = wqe->op->wc_opcode,
+		.vendor_err = vendor_err,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.port_num = qp->ibqp.port,
+	};
+	e->sq_release = &qp->sq_done;
+	e->sq_seq = wqe->seq;
+	e->solicited = false;
+}
+
+/*
+ * rdmarw__soft_comp_send() for a WQE that succeeded: the same entry (an
+ * RDMA or SEND, so byte_len is its length).
+ */
+void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe)
+{
+	struct soft_cq *cq = soft_send_cq(qp);
+	struct soft_cqe *e;
+
+	if (!wqe->signaled)
+		return;
+	e = rdmarw__soft_cq_claim(cq);
+	if (!e) {
+		rdmarw__soft_comp_overflow(qp, cq);
+		return;
+	}
+	cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->length);
+	rdmarw__soft_cq_commit(cq, e);
+}
 void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 			    enum soft_fault f)
 {
@@ -116,9 +118,9 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 		rdmarw__soft_comp_overflow(qp, cq);
 		return;
 	}
-	soft_cqe_set_send(
-		e, qp, wqe, status, vendor_err,
-		(!f && wqe->op->cls != SOFT_OPC_LOCAL) ? (u32)wqe->length : 0);
+	cqe_set_send(e, qp, wqe, status, vendor_err,
+		     (!f && wqe->op->cls != SOFT_OPC_LOCAL) ? (u32)wqe->length :
+							      0);
 	rdmarw__soft_cq_commit(cq, e);
 }
 

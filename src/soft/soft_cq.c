@@ -79,6 +79,8 @@ int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
 	if (!e)
 		return -ENOSPC;
 	*e = *cqe;
+	if (!e->sq_release) /* a receive: releases nothing */
+		e->sq_release = &cq->no_release;
 	rdmarw__soft_cq_commit(cq, e);
 	return 0;
 }
@@ -95,8 +97,7 @@ int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		wc[n++] = e->wc;
 		/* The QP is alive: reset and destroy clean its entries
 		 * under this lock before it goes. */
-		if (e->sq_owner)
-			rdmarw__soft_sq_release(e->sq_owner, e->sq_seq + 1);
+		soft_sq_release(e->sq_release, e->sq_seq + 1);
 		cq->tail++;
 	}
 	soft_spin_unlock(&cq->lock);

@@ -142,7 +142,9 @@ struct ib_device *soft_device_create(struct soft_fabric *fabric,
 	sdev = sdev_alloc(fabric, profile);
 	if (!sdev)
 		return ERR_PTR(-ENOMEM);
-	ret = rdmarw__register_device(&sdev->ibdev, name);
+	ret = rdmarw__soft_keytab_init(&sdev->keys);
+	if (!ret)
+		ret = rdmarw__register_device(&sdev->ibdev, name);
 	if (ret)
 		goto err_free;
 	if (profile->threaded) {
@@ -204,14 +206,11 @@ int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
 	/* Live QPs keep their own counters (written by their executors). */
 	pthread_mutex_lock(&sdev->fabric->lock);
 	list_for_each_entry_safe(q, tmp, &sdev->fabric->qps, fabric_entry) {
-		if (q->dev == sdev) {
-			wrs += __atomic_load_n(&q->st_wrs, __ATOMIC_RELAXED);
-			bytes +=
-				__atomic_load_n(&q->st_bytes, __ATOMIC_RELAXED);
-		}
-		if (q->st_peer_dev == sdev)
-			bytes += __atomic_load_n(&q->st_peer_bytes,
-						 __ATOMIC_RELAXED);
+		if (q->dev != sdev)
+			continue;
+		wrs += __atomic_load_n(&q->st_wrs, __ATOMIC_RELAXED);
+		bytes += __atomic_load_n(&q->st_comp_bytes, __ATOMIC_RELAXED);
+		bytes += __atomic_load_n(&q->st_resp_bytes, __ATOMIC_RELAXED);
 	}
 	out->wrs_executed = soft_load(&s->wrs_executed) + wrs;
 	out->bytes_moved = soft_load(&s->bytes_moved) + bytes;
@@ -232,115 +231,4 @@ int soft_device_profile(struct ib_device *dev, struct soft_profile *out)
 		return -EINVAL;
 	*out = to_sdev(dev)->profile;
 	return 0;
-}
-
-/* ---- progress thread (profile.threaded) ------------------------------- */
-
-static void *task_main(void *arg)
-{
-	struct soft_task *t = arg;
-	struct soft_qp *qp;
-
-	pthread_mutex_lock(&t->lock);
-	for (;;) {
-		while (list_empty(&t->queue) && !t->stop)
-			pthread_cond_wait(&t->cond, &t->lock);
-		if (list_empty(&t->queue))
-			break; /* stop, and nothing left to run */
-		qp = list_first_entry(&t->queue, struct soft_qp, task_entry);
-		list_del_init(&qp->task_entry);
-		qp->task_queued = false;
-		t->running = qp;
-		pthread_mutex_unlock(&t->lock);
-		rdmarw__soft_qp_run(qp);
-		pthread_mutex_lock(&t->lock);
-		t->running = NULL;
-		pthread_cond_broadcast(&t->cond);
-	}
-	pthread_mutex_unlock(&t->lock);
-	return NULL;
-}
-
-int rdmarw__soft_task_start(struct soft_dev *sdev)
-{
-	int ret = pthread_create(&sdev->task.thread, NULL, task_main,
-				 &sdev->task);
-
-	if (ret)
-		return -ret;
-	sdev->task.started = true;
-	sdev->threaded = true;
-	return 0;
-}
-
-void rdmarw__soft_task_stop(struct soft_dev *sdev)
-{
-	struct soft_task *t = &sdev->task;
-
-	if (!t->started)
-		return;
-	pthread_mutex_lock(&t->lock);
-	t->stop = true;
-	pthread_cond_broadcast(&t->cond);
-	pthread_mutex_unlock(&t->lock);
-	pthread_join(t->thread, NULL);
-	t->started = false;
-	sdev->threaded = false;
-}
-
-void rdmarw__soft_qp_schedule(struct soft_qp *qp)
-{
-	struct soft_task *t = &qp->dev->task;
-
-	if (!t->started) {
-		rdmarw__soft_qp_run(qp);
-		return;
-	}
-	pthread_mutex_lock(&t->lock);
-	if (!qp->task_queued && !qp->dying) {
-		list_add_tail(&qp->task_entry, &t->queue);
-		qp->task_queued = true;
-		pthread_cond_broadcast(&t->cond);
-	}
-	pthread_mutex_unlock(&t->lock);
-}
-
-void rdmarw__soft_task_forget(struct soft_qp *qp)
-{
-	struct soft_task *t = &qp->dev->task;
-
-	pthread_mutex_lock(&t->lock);
-	qp->dying = true;
-	if (qp->task_queued) {
-		list_del_init(&qp->task_entry);
-		qp->task_queued = false;
-	}
-	while (t->running == qp)
-		pthread_cond_wait(&t->cond, &t->lock);
-	pthread_mutex_unlock(&t->lock);
-}
-
-/* soft_spin_lock() found the lock held: spin, then yield, until it is ours. */
-void rdmarw__soft_spin_wait(struct soft_spin *l)
-{
-	unsigned int spins = 0;
-
-	do {
-		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED))
-			soft_relax(&spins);
-	} while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE));
-}
-
-/* soft_read_lock() met a writer: back out, wait for it, count in again. */
-void rdmarw__soft_read_wait(struct soft_rwlock *l)
-{
-	unsigned int spins = 0;
-
-	do {
-		__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELAXED);
-		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED) &
-		       SOFT_RW_WRITER)
-			soft_relax(&spins);
-	} while (__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
-		 SOFT_RW_WRITER);
 }

@@ -164,22 +164,15 @@ void rdmarw__soft_iova_destroy(struct ib_device *dev,
 	}
 }
 
-int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
-			    u64 *n)
+/* The IOVA half of soft_dma_to_cpu() (soft_access.h), after its range
+ * rule: only the translation. */
+int rdmarw__soft_iova_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
+			     u64 *n)
 {
 	struct soft_iommu *mmu = &sdev->iommu;
 	struct soft_iova_range *r;
 	u64 idx, got;
 
-	if (addr + len < addr)
-		return -EFAULT;
-	if (!(addr & SOFT_IOVA_BIT)) {
-		if (addr < PAGE_SIZE)
-			return -EFAULT; /* the NULL page is nobody's memory */
-		*ptr = (u8 *)(uintptr_t)addr;
-		*n = len;
-		return 0;
-	}
 	if (!sdev->ibdev.iommu)
 		return -EFAULT;
 	pthread_rwlock_rdlock(&mmu->lock);

@@ -29,111 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define soft_load(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define soft_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define soft_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
-#define soft_add(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
-#define soft_sub(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_RELAXED)
+#include "soft/soft_lock.h"
 
-/* ---- locks of the data path ------------------------------------------- */
-
-/*
- * An uncontended pthread mutex or rwlock costs two atomic instructions and
- * two calls per critical section, and the data path of one work request
- * takes several.  These locks cost one atomic instruction to take and a
- * release store to drop (the memory lock's reader side: one atomic each
- * way).  A waiter spins briefly, then yields.  Critical sections are short
- * (queue indexes, one ring entry), except the memory lock's read side,
- * held while bytes move: its writers (registration, invalidation, MR
- * creation and removal) yield meanwhile.
- */
-static inline void soft_relax(unsigned int *spins)
-{
-	if (++*spins < 128) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#elif defined(__aarch64__)
-		__asm__ volatile("yield" ::: "memory");
-#endif
-		return;
-	}
-	sched_yield();
-}
-
-/* A spinlock: @v is 1 while held. */
-struct soft_spin {
-	int v;
-};
-
-/* The contended halves, out of line (soft_device.c): wait, then take. */
-void rdmarw__soft_spin_wait(struct soft_spin *l);
-
-static inline void soft_spin_lock(struct soft_spin *l)
-{
-	if (__builtin_expect(__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE),
-			     0))
-		rdmarw__soft_spin_wait(l);
-}
-
-static inline void soft_spin_unlock(struct soft_spin *l)
-{
-	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
-}
-
-/*
- * A reader-writer lock in one word: readers are counted in the low bits,
- * a writer holds SOFT_RW_WRITER.  A reader that finds the writer bit backs
- * out and waits, so writers are never starved by a stream of readers.
- */
-#define SOFT_RW_WRITER 0x80000000u
-
-struct soft_rwlock {
-	unsigned int v;
-};
-
-void rdmarw__soft_read_wait(struct soft_rwlock *l);
-
-static inline void soft_read_lock(struct soft_rwlock *l)
-{
-	if (__builtin_expect(__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
-				     SOFT_RW_WRITER,
-			     0))
-		rdmarw__soft_read_wait(l);
-}
-
-static inline void soft_read_unlock(struct soft_rwlock *l)
-{
-	__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELEASE);
-}
-
-static inline void soft_write_lock(struct soft_rwlock *l)
-{
-	unsigned int spins = 0, v;
-
-	for (;;) {
-		v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
-		if (!(v & SOFT_RW_WRITER) &&
-		    __atomic_compare_exchange_n(&l->v, &v, v | SOFT_RW_WRITER,
-						false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			break;
-		soft_relax(&spins);
-	}
-	/* Readers already inside finish; new ones wait for us. */
-	while (__atomic_load_n(&l->v, __ATOMIC_ACQUIRE) & ~SOFT_RW_WRITER)
-		soft_relax(&spins);
-}
-
-static inline void soft_write_unlock(struct soft_rwlock *l)
-{
-	__atomic_fetch_sub(&l->v, SOFT_RW_WRITER, __ATOMIC_RELEASE);
-}
-
-/*
- * Slots of a ring that holds @n entries: the next power of two, so that a
- * sequence number finds its slot with a mask, not a division.  The ring's
- * capacity is still @n: callers compare their counters with @n.
- */
 /*
  * Add to a counter that only one thread writes (the QP's executor): a load
  * and a store, no locked read-modify-write.  Readers load it atomically.
@@ -144,6 +41,11 @@ static inline void soft_count(u64 *c, u64 n)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * Slots of a ring that holds @n entries: the next power of two, so that a
+ * sequence number finds its slot with a mask, not a division.  The ring's
+ * capacity is still @n: callers compare their counters with @n.
+ */
 static inline u32 soft_ring_slots(u32 n)
 {
 	u32 slots = 1;
@@ -253,7 +155,7 @@ struct soft_fabric {
 /**
  * struct soft_keytab - a device's MRs by key index (under mem_lock)
  * @bucket: hash chains through soft_mr.hnext
- * @nbuckets: power of two
+ * @nbuckets: power of two, never 0 (rdmarw__soft_keytab_init())
  * @count: MRs in the table
  * @next: next index to try (cyclic, random start, as siw's xarray)
  */
@@ -343,7 +245,7 @@ extern const struct ib_device_ops rdmarw__soft_ops;
 /* Random bits for key indexes and variants. */
 u32 rdmarw__soft_random(void);
 
-/* ---- soft_task (soft_device.c) -------------------------------------- */
+/* ---- soft_task.c (the progress thread) ------------------------------- */
 
 /* Run @qp's Send Queue: inline, or on its device's progress thread. */
 void rdmarw__soft_qp_schedule(struct soft_qp *qp);
@@ -367,18 +269,31 @@ void rdmarw__soft_dealloc_pd(struct ib_pd *pd);
 /**
  * struct soft_cqe - a ring entry
  * @wc: the completion
- * @sq_owner: for send completions, the QP whose Send Queue slots up to
- *            @sq_seq are released when the entry is polled (mlx5 frees SQ
- *            space only when the CQE is consumed)
+ * @sq_release: the counter the poller advances past @sq_seq: for send
+ *              completions the Send Queue's "slots free below" (mlx5
+ *              frees SQ space only when the CQE is consumed), else the
+ *              CQ's own no_release; the CQ knows nothing else of the QP
  * @sq_seq: the completed WQE's sequence number
  * @solicited: a solicited receive (for IB_CQ_SOLICITED arming)
  */
 struct soft_cqe {
 	struct ib_wc wc;
-	struct soft_qp *sq_owner;
+	u64 *sq_release;
 	u64 sq_seq;
 	bool solicited;
 };
+
+/*
+ * A polled send CQE: the slots below @seq are free.  Called by pollers
+ * under the send CQ's lock; the only other writer of the counter is the
+ * QP's reset or destroy (sq_drop_pending()), after it has removed the
+ * QP's entries from that CQ under the same lock, so a plain store will do.
+ */
+static inline void soft_sq_release(u64 *sq_done, u64 seq)
+{
+	if (seq > soft_load(sq_done))
+		soft_store(sq_done, seq);
+}
 
 /**
  * struct soft_cq - a completion queue
@@ -390,6 +305,8 @@ struct soft_cqe {
  * @head: entries produced
  * @tail: entries consumed
  * @notify: armed flags (IB_CQ_SOLICITED_MASK bits), 0 when not armed
+ * @no_release: the sq_release cell of entries that release nothing
+ *              (receives): the poller advances every entry's cell
  */
 struct soft_cq {
 	struct ib_cq ibcq;
@@ -400,6 +317,7 @@ struct soft_cq {
 	u64 head;
 	u64 tail;
 	int notify;
+	u64 no_release;
 };
 static_assert(offsetof(struct soft_cq, ibcq) == 0, "core struct first");
 
@@ -547,80 +465,6 @@ struct soft_region {
 	u8 *cpu;
 };
 
-/* What soft_mem_check() is asked for. */
-enum soft_lookup {
-	SOFT_LOOKUP_LOCAL, /* an lkey of an SGE: the local DMA key allowed */
-	SOFT_LOOKUP_REMOTE, /* an rkey */
-};
-
-/*
- * The one key check (rxe's lookup_mr, siw's siw_check_mem): exact key, PD,
- * access within the rights, valid state, range without overflow, and every
- * byte translatable.  Call with mem_lock held (read).
- * Return: 0 and @out filled, or -EACCES.
- */
-int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
-			   u64 addr, u64 len, int access, enum soft_lookup type,
-			   struct soft_region *out);
-
-/* Key table lookups (fabric->mem_lock held). */
-static inline struct soft_mr **soft_kt_chain(struct soft_keytab *kt, u32 index)
-{
-	return &kt->bucket[index & (kt->nbuckets - 1)];
-}
-
-static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)
-{
-	struct soft_mr *mr;
-
-	if (!kt->nbuckets)
-		return NULL;
-	for (mr = *soft_kt_chain(kt, index); mr; mr = mr->hnext)
-		if (mr->index == index)
-			return mr;
-	return NULL;
-}
-
-/* rxe mr_check_range(), written so that nothing can overflow. */
-static inline bool soft_mr_range_ok(const struct soft_mr *mr, u64 addr, u64 len)
-{
-	return addr >= mr->iova && len <= mr->length &&
-	       addr - mr->iova <= mr->length - len;
-}
-
-/*
- * The responder's rkey check: a user MR (pinned, contiguous) that passes
- * is answered inline; every other case, and every failure, goes through
- * rdmarw__soft_mem_check(), which gives the same answer.
- */
-static inline int soft_rkey_check(struct soft_dev *sdev, struct ib_pd *pd,
-				  u32 key, u64 addr, u64 len, int access,
-				  struct soft_region *out)
-{
-	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
-
-	if (!mr || mr->rkey != key || mr->fast || mr->sig ||
-	    mr->ibmr.pd != pd || (mr->access & access) != access ||
-	    mr->state != SOFT_MR_VALID || !soft_mr_range_ok(mr, addr, len))
-		return rdmarw__soft_mem_check(sdev, pd, key, addr, len, access,
-					      SOFT_LOOKUP_REMOTE, out);
-	out->dev = sdev;
-	out->mr = mr;
-	out->addr = addr;
-	out->len = len;
-	out->cpu = (u8 *)(uintptr_t)(mr->umem + (addr - mr->iova));
-	return 0;
-}
-
-/*
- * Check the SGEs of a WR with @access (empty ones are skipped, key
- * unchecked, as rxe's copy_data()).  mem_lock held (read).
- * Return: 0 and @nout regions in @out, or -EACCES.
- */
-int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
-			   const struct ib_sge *sge, u32 n, int access,
-			   struct soft_region *out, u32 *nout);
-
 /* The CPU bytes of @rg at @off: a pointer and how many bytes follow it
  * contiguously (at least 1, at most @rg->len - @off).  0, or -EFAULT. */
 int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
@@ -636,32 +480,8 @@ int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
 int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		      const struct soft_region *dst, u32 ndst, u64 len);
 
-/*
- * The data path's entries to the two above: the common case of one SGE
- * under the local DMA key on a CPU address, and of one contiguous range to
- * another, inline (the same checks and results); anything else goes to
- * the full functions.
- */
-static inline int soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
-				 const struct ib_sge *sge, u32 n, int access,
-				 struct soft_region *out, u32 *nout)
-{
-	u64 addr = n == 1 ? sge->addr : 0;
-
-	if (n != 1 || sge->lkey != SOFT_LOCAL_DMA_LKEY || !sge->length ||
-	    (addr & SOFT_IOVA_BIT) || (access & ~IB_ACCESS_LOCAL_WRITE) ||
-	    addr < PAGE_SIZE || addr + sge->length < addr)
-		return rdmarw__soft_sgl_check(sdev, pd, sge, n, access, out,
-					      nout);
-	out->dev = sdev;
-	out->mr = NULL;
-	out->addr = addr;
-	out->len = sge->length;
-	out->cpu = (u8 *)(uintptr_t)addr;
-	*nout = 1;
-	return 0;
-}
-
+/* The data path's copy: one contiguous range to another inline, anything
+ * else in rdmarw__soft_copy(). */
 static inline int soft_copy(const struct soft_region *src, u32 nsrc,
 			    const struct soft_region *dst, u32 ndst, u64 len)
 {
@@ -686,6 +506,9 @@ int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
 /* ops->retire_mr: FREE now, and a queued REG_MR of it fails (serial). */
 void rdmarw__soft_retire_mr(struct ib_mr *ibmr);
 
+/* The first buckets, at device creation: a table is never empty, so a
+ * lookup needs no test for it.  0 or -ENOMEM. */
+int rdmarw__soft_keytab_init(struct soft_keytab *kt);
 void rdmarw__soft_keytab_free(struct soft_keytab *kt);
 
 /* The MR of key index @index if its serial is @serial (mem_lock held). */
@@ -702,27 +525,6 @@ void rdmarw__soft_iova_destroy(struct ib_device *dev,
 			       struct dma_iova_state *state, size_t mapped_len);
 void rdmarw__soft_iommu_init(struct soft_iommu *mmu);
 void rdmarw__soft_iommu_fini(struct soft_iommu *mmu);
-/*
- * Translate a DMA address: IOVAs through the emulated IOMMU (page by page),
- * other addresses are CPU addresses.  @n gets the bytes available
- * contiguously (at most @len).  Return: 0, or -EFAULT for an unlinked IOVA,
- * an IOVA on a device without IOMMU, the NULL page or a range that wraps.
- */
-int rdmarw__soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
-			    u64 *n);
-
-/* rdmarw__soft_dma_to_cpu() with its common case inline: a CPU address
- * (not an IOVA) is itself, every byte, unless it wraps or is the NULL page. */
-static inline int soft_dma_to_cpu(struct soft_dev *sdev, u64 addr, u64 len,
-				  u8 **ptr, u64 *n)
-{
-	if ((addr & SOFT_IOVA_BIT) || addr < PAGE_SIZE || addr + len < addr)
-		return rdmarw__soft_dma_to_cpu(sdev, addr, len, ptr, n);
-	*ptr = (u8 *)(uintptr_t)addr;
-	*n = len;
-	return 0;
-}
-
 /* ---- soft_opcode.c -------------------------------------------------- */
 
 enum soft_op_class {
@@ -858,14 +660,17 @@ struct soft_recv_wqe {
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
  * @fault: fault injection (soft_fault.c)
- * @st_wrs: WRs its executor ran (its device's wrs_executed)
- * @st_bytes: bytes its executor placed in its own device's memory (READ)
- * @st_peer_bytes: bytes its executor placed in @st_peer_dev's memory
- * @st_peer_dev: the device of @peer (set with it under fabric->lock)
+ * @st_wrs: requester: WRs it executed (its device's wrs_executed)
+ * @st_comp_bytes: completer: READ response bytes it placed
+ * @st_resp_bytes: responder: SEND and WRITE bytes it placed
  *
- * The st_ counters are written by the executor alone (soft_count()) and
- * summed by soft_device_stats() under fabric->lock; unlinking and destroy
- * fold them into the devices' own counters (rdmarw__soft_stats_fold()).
+ * Each role counts in its own counter, bytes in its own device's memory.
+ * A counter has one writer (soft_count()): the requester and the
+ * completer run in the QP's executor, the responder in its one
+ * requester's executor (an RC QP answers one QP, and unlinking it takes
+ * that QP's executor role).  soft_device_stats() sums them under
+ * fabric->lock; destroy folds them into the device's counters
+ * (rdmarw__soft_stats_fold()).
  */
 struct soft_qp {
 	struct ib_qp ibqp;
@@ -886,9 +691,8 @@ struct soft_qp {
 	u64 sq_done;
 	struct soft_region *req_rg;
 	u64 st_wrs;
-	u64 st_bytes;
-	u64 st_peer_bytes;
-	struct soft_dev *st_peer_dev;
+	u64 st_comp_bytes;
+	u64 st_resp_bytes;
 	struct soft_fault_state fault;
 
 	struct list_head fabric_entry;
@@ -956,14 +760,11 @@ void rdmarw__soft_qp_kick(struct soft_qp *qp);
 /* Execute the Send Queue in this thread (unless another thread does). */
 void rdmarw__soft_qp_run(struct soft_qp *qp);
 /*
- * Move @qp's counters into the devices' counters: the peer's share always
- * (the peer link is going), its own with @own (the QP is going).  Call with
- * fabric->lock and the QP's executor role held, or on a QP nobody runs.
+ * Move @qp's counters into its device's counters (the QP is going).  Call
+ * with fabric->lock and the QP's executor role held, once no QP names it
+ * as its peer, or on a QP nobody runs.
  */
-void rdmarw__soft_stats_fold(struct soft_qp *qp, bool own);
-/* Release the Send Queue slots below @seq (a CQE was polled; the send CQ's
- * lock held). */
-void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq);
+void rdmarw__soft_stats_fold(struct soft_qp *qp);
 
 /* ---- soft_req.c (requester) ----------------------------------------- */
 
@@ -974,7 +775,7 @@ void rdmarw__soft_requester(struct soft_qp *qp);
 
 /*
  * Everything that can go wrong, each picked once into a completion status
- * by rdmarw__soft_status() (soft_comp.c).
+ * by rdmarw__soft_status() (soft_opcode.c).
  */
 enum soft_fault {
 	SOFT_OK,
@@ -991,62 +792,77 @@ enum soft_fault {
 	SOFT_F_FLUSH, /* QP in ERR */
 	SOFT_F_LOC_RES, /* no memory for the copy (integrity bounce) */
 	SOFT_F_NR,
+	/* Not a completion: the responder found no receive (RNR); the
+	 * requester waits.  It never reaches rdmarw__soft_status(). */
+	SOFT_F_RNR = SOFT_F_NR,
 };
 
 /**
- * struct soft_pkt - one request as the responder sees it
+ * struct soft_pkt - one request, built by the requester, answered by the
+ * responder
  * @req: the requesting QP
  * @wqe: its WQE
- * @src: SEND/WRITE: the checked payload
+ * @src: SEND/WRITE: the payload the requester checked
  * @nsrc: regions in @src
- * @rnr: out: no receive was posted; retry later
- * @fault: out: what the requester completes with (SOFT_OK for success)
- * @resp_fault: out: what the responder's receive completes with
+ * @fault: out: what the requester completes with (SOFT_OK for success),
+ *         or SOFT_F_RNR: no receive was posted, the requester waits
+ * @finish: out: rdmarw__soft_resp_finish() has work (a receive to
+ *          complete, a key to invalidate, the responder to move to ERR)
  * @resp_err: out: the responder QP must move to ERR
  * @recv_taken: out: a receive was consumed (completed by resp_finish)
- * @read_src: out: READ: the remote bytes
- * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
  * @inv_key_set: out: @inv_key is to be (and then was) invalidated
+ * @kick: out: the responder moved to ERR; its Send Queue must run
+ * @resp_fault: out: what the responder's receive completes with
+ * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
+ * @read_src: out: READ: the remote bytes, for the completer
+ *
+ * The requester sets @req, @wqe, @src, @nsrc, @fault (SOFT_OK) and zeroes
+ * the flags (one word); the responder writes the rest (@resp_fault with
+ * @finish).
  */
 struct soft_pkt {
 	struct soft_qp *req;
 	struct soft_send_wqe *wqe;
 	const struct soft_region *src;
 	u32 nsrc;
-	bool rnr;
 	enum soft_fault fault;
+	union {
+		struct {
+			bool finish;
+			bool resp_err;
+			bool recv_taken;
+			bool inv_key_set;
+			bool kick;
+		};
+		u64 flags;
+	};
 	enum soft_fault resp_fault;
-	bool resp_err;
-	bool recv_taken;
-	struct soft_region read_src;
 	u32 inv_key;
-	bool inv_key_set;
+	struct soft_region read_src;
 };
 
-/* Check and place one request at @resp (mem_lock held, read). */
-void rdmarw__soft_resp_receive(struct soft_qp *resp, struct soft_pkt *pkt);
-/* Invalidate, complete the receive, move to ERR (no mem_lock held). */
+/*
+ * The responder, called once per request, by class (mem_lock held,
+ * read): its rules in order (QP state, QP rights, a receive where the
+ * opcode consumes one, then the rkey or the receive buffers), each
+ * refusal recorded in @pkt where it is found; then SEND and WRITE data
+ * placed, a READ's source left in pkt->read_src for the completer.
+ */
+void rdmarw__soft_resp_write(struct soft_qp *resp, struct soft_pkt *pkt);
+void rdmarw__soft_resp_read(struct soft_qp *resp, struct soft_pkt *pkt);
+void rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
+/* The responder's second half when pkt->finish: invalidate, complete the
+ * receive, move to ERR (no mem_lock held). */
 void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);
 
-/* The responder answers in RTR, RTS and SQD (else the requester retries). */
-static inline bool soft_resp_ready(struct soft_qp *qp)
-{
-	enum ib_qp_state s = soft_qp_state(qp);
+/* ---- soft_opcode.c: the status each fault completes with ------------- */
 
-	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD;
-}
-
-/* The responder QP accepts @op (its qp_access_flags hold the right). */
-static inline bool soft_resp_grants(struct soft_qp *qp,
-				    const struct soft_opcode *op)
-{
-	return !op->rem_access ||
-	       (soft_load(&qp->access_flags) & op->rem_access);
-}
+/* The one place a fault becomes a completion status (beside the opcode
+ * table). */
+enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
 
 /* ---- soft_comp.c (completer) ---------------------------------------- */
 
-enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
 /* READ data into the local sinks (mem_lock held, read). */
 enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 				       struct soft_send_wqe *wqe,
@@ -1060,46 +876,8 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 /* The CQ of @qp was full: the QP's owner hears IB_EVENT_CQ_ERR, QP to ERR. */
 void rdmarw__soft_comp_overflow(struct soft_qp *qp, struct soft_cq *cq);
 
-/* Write a send completion into the ring slot @e (every field). */
-static inline void soft_cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
-				     const struct soft_send_wqe *wqe,
-				     enum ib_wc_status status, u32 vendor_err,
-				     u32 byte_len)
-{
-	e->wc = (struct ib_wc){
-		.wr_id = wqe->wr_id,
-		.status = status,
-		.opcode = wqe->op->wc_opcode,
-		.vendor_err = vendor_err,
-		.byte_len = byte_len,
-		.qp = &qp->ibqp,
-		.port_num = qp->ibqp.port,
-	};
-	e->sq_owner = qp;
-	e->sq_seq = wqe->seq;
-	e->solicited = false;
-}
-
-/*
- * rdmarw__soft_comp_send() for a WQE that succeeded, inline for the data
- * path: the same entry (an RDMA or SEND, so byte_len is its length).
- */
-static inline void soft_comp_send_ok(struct soft_qp *qp,
-				     struct soft_send_wqe *wqe)
-{
-	struct soft_cq *cq = soft_send_cq(qp);
-	struct soft_cqe *e;
-
-	if (!wqe->signaled)
-		return;
-	e = rdmarw__soft_cq_claim(cq);
-	if (!e) {
-		rdmarw__soft_comp_overflow(qp, cq);
-		return;
-	}
-	soft_cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->length);
-	rdmarw__soft_cq_commit(cq, e);
-}
+/* A WQE that succeeded: its completion if signaled (the data path's). */
+void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe);
 /* Complete a receive. */
 void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
 			    enum soft_fault f, const struct soft_pkt *pkt,
@@ -1151,5 +929,8 @@ static inline int soft_test_point(enum soft_test_point tp, struct soft_qp *qp)
 
 	return hook ? hook(tp, qp) : 0;
 }
+
+/* Every access check (needs the types above). */
+#include "soft/soft_access.h"
 
 #endif /* RDMARW_SOFT_LOC_H */

@@ -51,6 +51,11 @@ static int kt_grow(struct soft_keytab *kt)
 	return 0;
 }
 
+int rdmarw__soft_keytab_init(struct soft_keytab *kt)
+{
+	return kt_grow(kt);
+}
+
 static int kt_insert(struct soft_keytab *kt, struct soft_mr *mr)
 {
 	u32 tries;
@@ -453,108 +458,6 @@ int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
 	return rdmarw__soft_region_span_at(rg, off, &hint, ptr, n);
 }
 
-/* Every byte of @rg must translate (unlinked IOVA, holes, NULL page). */
-static int region_walk(const struct soft_region *rg)
-{
-	u64 off = 0, n;
-	u32 hint = 0;
-	u8 *p;
-
-	while (off < rg->len) {
-		if (rdmarw__soft_region_span_at(rg, off, &hint, &p, &n))
-			return -EFAULT;
-		off += n;
-	}
-	return 0;
-}
-
-/*
- * The local DMA key on a CPU address (not an IOVA): what
- * rdmarw__soft_dma_to_cpu() would check, in one step.  0 or -EACCES.
- */
-static inline int local_cpu_region(struct soft_dev *sdev, u64 addr, u64 len,
-				   struct soft_region *out)
-{
-	if (len && (addr < PAGE_SIZE || addr + len < addr))
-		return -EACCES;
-	out->dev = sdev;
-	out->mr = NULL;
-	out->addr = addr;
-	out->len = len;
-	out->cpu = (u8 *)(uintptr_t)addr;
-	return 0;
-}
-
-int rdmarw__soft_mem_check(struct soft_dev *sdev, struct ib_pd *pd, u32 key,
-			   u64 addr, u64 len, int access, enum soft_lookup type,
-			   struct soft_region *out)
-{
-	struct soft_mr *mr;
-
-	out->dev = sdev;
-	out->addr = addr;
-	out->len = len;
-	out->mr = NULL;
-	out->cpu = NULL;
-	if (type == SOFT_LOOKUP_LOCAL && key == SOFT_LOCAL_DMA_LKEY) {
-		/* All memory, local rights only. */
-		if (access & ~IB_ACCESS_LOCAL_WRITE)
-			return -EACCES;
-		if (addr & SOFT_IOVA_BIT)
-			return region_walk(out) ? -EACCES : 0;
-		return local_cpu_region(sdev, addr, len, out);
-	}
-	mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
-	if (!mr || (type == SOFT_LOOKUP_LOCAL ? mr->lkey : mr->rkey) != key)
-		return -EACCES;
-	if (mr->ibmr.pd != pd || (mr->access & access) != access ||
-	    mr->state != SOFT_MR_VALID || !soft_mr_range_ok(mr, addr, len))
-		return -EACCES;
-	out->mr = mr;
-	if (mr->sig)
-		return rdmarw__soft_sig_access(mr, addr, len);
-	if (!mr->fast) {
-		/* Pinned user memory: every byte is there. */
-		out->cpu = (u8 *)(uintptr_t)(mr->umem + (addr - mr->iova));
-		return 0;
-	}
-	return region_walk(out) ? -EACCES : 0;
-}
-
-int rdmarw__soft_sgl_check(struct soft_dev *sdev, struct ib_pd *pd,
-			   const struct ib_sge *sge, u32 n, int access,
-			   struct soft_region *out, u32 *nout)
-{
-	bool sig = false;
-	u32 i, k = 0;
-
-	for (i = 0; i < n; i++) {
-		if (!sge[i].length)
-			continue;
-		/* The local DMA key on a CPU address: no call. */
-		if (sge[i].lkey == SOFT_LOCAL_DMA_LKEY &&
-		    !(sge[i].addr & SOFT_IOVA_BIT) &&
-		    !(access & ~IB_ACCESS_LOCAL_WRITE)) {
-			if (local_cpu_region(sdev, sge[i].addr, sge[i].length,
-					     &out[k]))
-				return -EACCES;
-			k++;
-			continue;
-		}
-		if (rdmarw__soft_mem_check(sdev, pd, sge[i].lkey, sge[i].addr,
-					   sge[i].length, access,
-					   SOFT_LOOKUP_LOCAL, &out[k]))
-			return -EACCES;
-		sig |= out[k].mr && out[k].mr->sig;
-		k++;
-	}
-	/* An integrity MR must be the only SGE of its WR (soft_sig.c). */
-	if (sig && k > 1)
-		return -EACCES;
-	*nout = k;
-	return 0;
-}
-
 /* Every region is CPU memory (which no integrity region is). */
 static bool regions_cpu(const struct soft_region *rg, u32 n)
 {
@@ -718,9 +621,7 @@ int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
 	if (mr->state != SOFT_MR_FREE || ibmr->pd != qp->ibqp.pd ||
 	    SOFT_KEY_INDEX(key) != mr->index)
 		return -EINVAL;
-	/* IBA: remote write or atomic rights need local write. */
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
+	if (!soft_reg_access_ok(access))
 		return -EINVAL;
 	memcpy(mr->reg, mr->map, mr->map_n * sizeof(*mr->reg));
 	mr->reg_n = mr->map_n;

@@ -85,3 +85,36 @@ const struct soft_opcode *rdmarw__soft_opcode(int opcode)
 		return NULL;
 	return &opcodes[opcode];
 }
+
+/* ---- what each fault completes with -------------------------------- */
+
+/* The status each fault completes with (see soft_loc.h, docs). */
+static const struct {
+	enum ib_wc_status status;
+	u32 vendor_err;
+} fault_status[SOFT_F_NR] = {
+	[SOFT_OK] = { IB_WC_SUCCESS, 0 },
+	[SOFT_F_LOC_PROT] = { IB_WC_LOC_PROT_ERR, 0 },
+	[SOFT_F_LOC_LEN] = { IB_WC_LOC_LEN_ERR, 0 },
+	[SOFT_F_LOC_QP_OP] = { IB_WC_LOC_QP_OP_ERR, 0 },
+	[SOFT_F_LOC_ACCESS] = { IB_WC_LOC_ACCESS_ERR, 0 },
+	[SOFT_F_REM_ACCESS] = { IB_WC_REM_ACCESS_ERR, 0 },
+	[SOFT_F_REM_INV_REQ] = { IB_WC_REM_INV_REQ_ERR, 0 },
+	[SOFT_F_REM_OP] = { IB_WC_REM_OP_ERR, 0 },
+	[SOFT_F_RETRY_EXC] = { IB_WC_RETRY_EXC_ERR, 0 },
+	[SOFT_F_GENERAL] = { IB_WC_GENERAL_ERR, 0 },
+	/* A clean "not supported": vendor_err carries EOPNOTSUPP. */
+	[SOFT_F_NOT_SUPP] = { IB_WC_LOC_QP_OP_ERR, EOPNOTSUPP },
+	[SOFT_F_FLUSH] = { IB_WC_WR_FLUSH_ERR, 0 },
+	/* rxe completes a request it has no memory for (no skb) with
+	 * LOC_QP_OP_ERR; vendor_err carries ENOMEM. */
+	[SOFT_F_LOC_RES] = { IB_WC_LOC_QP_OP_ERR, ENOMEM },
+};
+
+enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err)
+{
+	if ((unsigned int)f >= SOFT_F_NR)
+		f = SOFT_F_GENERAL;
+	*vendor_err = fault_status[f].vendor_err;
+	return fault_status[f].status;
+}

@@ -171,29 +171,11 @@ static u64 st_take(u64 *c)
 	return __atomic_exchange_n(c, 0, __ATOMIC_RELAXED);
 }
 
-void rdmarw__soft_stats_fold(struct soft_qp *qp, bool own)
+void rdmarw__soft_stats_fold(struct soft_qp *qp)
 {
-	u64 n = st_take(&qp->st_peer_bytes);
-
-	if (qp->st_peer_dev)
-		soft_add(&qp->st_peer_dev->stats.bytes_moved, n);
-	qp->st_peer_dev = NULL;
-	if (!own)
-		return;
 	soft_add(&qp->dev->stats.wrs_executed, st_take(&qp->st_wrs));
-	soft_add(&qp->dev->stats.bytes_moved, st_take(&qp->st_bytes));
-}
-
-/*
- * Called by pollers under the send CQ's lock.  The only other writer is
- * reset or destroy (sq_drop_pending()), after it has removed the QP's
- * entries from that CQ under the same lock; so no read-modify-write race
- * is possible and a plain store will do.
- */
-void rdmarw__soft_sq_release(struct soft_qp *qp, u64 seq)
-{
-	if (seq > soft_load(&qp->sq_done))
-		soft_store(&qp->sq_done, seq);
+	soft_add(&qp->dev->stats.bytes_moved, st_take(&qp->st_comp_bytes));
+	soft_add(&qp->dev->stats.bytes_moved, st_take(&qp->st_resp_bytes));
 }
 
 /* Flush every pending receive, oldest first (rq_lock held). */
@@ -379,8 +361,7 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 		if (p == qp || p->peer != qp)
 			continue;
 		exec_lock(p);
-		p->peer = NULL;
-		rdmarw__soft_stats_fold(p, false);
+		p->peer = NULL; /* it no longer runs qp's responder */
 		exec_unlock(p);
 		if (soft_load(&p->run_req) && !rerun) {
 			p->refs++;
@@ -389,7 +370,8 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 	}
 	exec_lock(qp);
 	qp->peer = NULL;
-	rdmarw__soft_stats_fold(qp, dying);
+	if (dying)
+		rdmarw__soft_stats_fold(qp);
 	exec_unlock(qp);
 	while (qp->refs)
 		pthread_cond_wait(&f->ref_cond, &f->lock);
@@ -435,7 +417,7 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 
 	qp_quiesce(qp, true);
 	exec_lock(qp);
-	rdmarw__soft_stats_fold(qp, true); /* what ran since it was unlisted */
+	rdmarw__soft_stats_fold(qp); /* what ran since it was unlisted */
 	exec_unlock(qp);
 	qp_clean_cqs(qp);
 	sq_drop_pending(qp);
@@ -467,7 +449,6 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 	if (!ret) {
 		exec_lock(qp);
 		qp->peer = found;
-		qp->st_peer_dev = found->dev;
 		exec_unlock(qp);
 	}
 	pthread_mutex_unlock(&f->lock);

@@ -65,104 +65,63 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 
 /* ---- remote operations -------------------------------------------------- */
 
-/* Check the local payload of a SEND or WRITE (rxe copy_data, access 0). */
-static enum soft_fault req_gather(struct soft_qp *qp, struct soft_send_wqe *wqe,
-				  u32 *nrg)
-{
-	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
-			   qp->req_rg, nrg))
-		return SOFT_F_LOC_PROT;
-	return SOFT_OK;
-}
-
-static enum soft_fault req_remote(struct soft_qp *qp, struct soft_send_wqe *wqe,
-				  bool *stall)
+/*
+ * A SEND, WRITE or READ: the requester checks the local payload of a SEND
+ * or WRITE (rxe's copy_data(), access 0) and builds the request; the
+ * responder of the peer QP, called once, applies every rule of its side
+ * and places SEND and WRITE data; the completer places READ data into the
+ * sinks it checks.  Each refusal stops the request where it is found.
+ */
+soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
+					     struct soft_send_wqe *wqe,
+					     enum soft_op_class cls,
+					     bool *stall)
 {
 	struct soft_fabric *f = qp->dev->fabric;
-	struct soft_pkt pkt = { .req = qp, .wqe = wqe };
 	struct soft_qp *peer = qp->peer;
 	enum soft_fault fault;
-	u32 n = 0;
+	struct soft_pkt pkt;
 
 	if (!peer)
 		return SOFT_F_RETRY_EXC; /* nobody will ever answer */
+	pkt.req = qp;
+	pkt.wqe = wqe;
+	pkt.fault = SOFT_OK;
+	pkt.flags = 0;
 	soft_read_lock(&f->mem_lock);
-	if (wqe->op->cls != SOFT_OPC_READ) {
-		fault = req_gather(qp, wqe, &n);
-		if (fault) {
+	if (cls != SOFT_OPC_READ) {
+		if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
+				   0, qp->req_rg, &pkt.nsrc)) {
 			soft_read_unlock(&f->mem_lock);
-			return fault;
+			return SOFT_F_LOC_PROT;
 		}
 		pkt.src = qp->req_rg;
-		pkt.nsrc = n;
 	}
-	rdmarw__soft_resp_receive(peer, &pkt);
-	if (pkt.rnr) {
+	if (cls == SOFT_OPC_WRITE)
+		rdmarw__soft_resp_write(peer, &pkt);
+	else if (cls == SOFT_OPC_READ)
+		rdmarw__soft_resp_read(peer, &pkt);
+	else
+		rdmarw__soft_resp_send(peer, &pkt);
+	fault = pkt.fault;
+	if (__builtin_expect(fault == SOFT_F_RNR, 0)) {
 		soft_read_unlock(&f->mem_lock);
 		soft_add(&qp->dev->stats.rnr_stalls, 1);
 		*stall = true;
 		return SOFT_OK;
 	}
-	fault = pkt.fault;
-	if (!fault && wqe->op->cls == SOFT_OPC_READ)
+	if (cls == SOFT_OPC_READ && !fault)
 		fault = rdmarw__soft_comp_read(qp, wqe, &pkt.read_src);
 	soft_read_unlock(&f->mem_lock);
-	rdmarw__soft_resp_finish(peer, &pkt);
-	if (!fault && (wqe->op->flags & SOFT_OPF_LOC_INV))
+	if (__builtin_expect(pkt.finish, 0)) {
+		rdmarw__soft_resp_finish(peer, &pkt);
+		if (pkt.kick)
+			soft_store(&qp->kick_peer, true);
+	}
+	if (cls == SOFT_OPC_READ && !fault &&
+	    (wqe->op->flags & SOFT_OPF_LOC_INV))
 		fault = rdmarw__soft_comp_read_inv(qp, wqe);
 	return fault;
-}
-
-/*
- * The common request, answered in one step: an RDMA WRITE or READ (no
- * immediate, no invalidation) of one local SGE, to a peer that can answer
- * and grants the right, through a key that passes every check.  It checks
- * everything before it moves a byte, with the same checks as the full
- * path (soft_sgl_check(), soft_rkey_check(), the responder's state and
- * rights); when any of them says no it returns false having changed
- * nothing, and req_remote() runs the request and reports the exact error.
- * A success has the full path's effects: the bytes, and the byte count of
- * the executor that placed them.
- */
-static bool req_one_step(struct soft_qp *qp, struct soft_send_wqe *wqe)
-{
-	const struct soft_opcode *op = wqe->op;
-	struct soft_rwlock *ml = &qp->dev->fabric->mem_lock;
-	struct soft_qp *peer = qp->peer;
-	struct soft_region loc, rem;
-	bool write = op->cls == SOFT_OPC_WRITE;
-	int access = 0;
-	u32 n;
-
-	if (op->flags || (!write && op->cls != SOFT_OPC_READ) ||
-	    wqe->num_sge != 1 || !wqe->length || !peer)
-		return false;
-	if (!write) /* a READ sink, as rdmarw__soft_comp_read() asks it */
-		access = IB_ACCESS_LOCAL_WRITE |
-			 (qp->dev->iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
-	soft_read_lock(ml);
-	if (!soft_resp_ready(peer) || !soft_resp_grants(peer, op) ||
-	    soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, 1, access, &loc,
-			   &n) ||
-	    soft_rkey_check(peer->dev, peer->ibqp.pd, wqe->rkey,
-			    wqe->remote_addr, wqe->length, op->rem_access,
-			    &rem)) {
-		soft_read_unlock(ml);
-		return false;
-	}
-	/* Both ranges hold exactly wqe->length bytes (checked above). */
-	if (loc.cpu && rem.cpu)
-		memmove(write ? rem.cpu : loc.cpu, write ? loc.cpu : rem.cpu,
-			wqe->length);
-	else if (write ? rdmarw__soft_copy(&loc, n, &rem, 1, wqe->length) :
-			 rdmarw__soft_copy(&rem, 1, &loc, n, wqe->length)) {
-		/* Nothing moved: the full path reports the failure. */
-		soft_read_unlock(ml);
-		return false;
-	}
-	soft_read_unlock(ml);
-	soft_count(write ? &qp->st_peer_bytes : &qp->st_bytes, wqe->length);
-	return true;
 }
 
 /*
@@ -184,30 +143,36 @@ static enum soft_fault iwarp_terminated(struct soft_qp *qp,
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static enum req_ret req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
+static inline __attribute__((always_inline)) enum req_ret
+req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
 	bool stall = false, term = false;
 	enum soft_fault fault = inject_exec(qp, wqe, &stall);
 
-	if (!fault && !stall && req_one_step(qp, wqe)) {
-		soft_count(&qp->st_wrs, 1);
-		soft_comp_send_ok(qp, wqe);
-		return REQ_DONE;
-	}
 	if (!fault && !stall) {
-		if (wqe->op->cls == SOFT_OPC_LOCAL) {
+		enum soft_op_class cls = wqe->op->cls;
+
+		/* The most common class first (a test, not a jump table). */
+		if (cls == SOFT_OPC_WRITE)
+			fault = req_remote(qp, wqe, SOFT_OPC_WRITE, &stall);
+		else if (cls == SOFT_OPC_READ)
+			fault = req_remote(qp, wqe, SOFT_OPC_READ, &stall);
+		else if (cls == SOFT_OPC_SEND)
+			fault = req_remote(qp, wqe, SOFT_OPC_SEND, &stall);
+		else
 			fault = req_local(qp, wqe);
-		} else {
-			fault = req_remote(qp, wqe, &stall);
+		if (__builtin_expect(fault != SOFT_OK, 0))
 			fault = iwarp_terminated(qp, wqe, fault, &term);
-		}
 	}
 	if (stall)
 		return REQ_STALL;
 	soft_count(&qp->st_wrs, 1);
+	if (__builtin_expect(!fault && !term, 1)) {
+		rdmarw__soft_comp_send_ok(qp, wqe);
+		return REQ_DONE;
+	}
 	rdmarw__soft_comp_send(qp, wqe, fault);
-	if (fault || term)
-		rdmarw__soft_qp_to_err(qp);
+	rdmarw__soft_qp_to_err(qp);
 	return REQ_DONE;
 }
 

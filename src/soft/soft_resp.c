@@ -72,6 +72,7 @@ static void resp_fail(struct soft_pkt *pkt, enum soft_fault req_fault,
 	pkt->fault = req_fault;
 	pkt->resp_fault = resp_fault;
 	pkt->resp_err = true;
+	pkt->finish = true;
 }
 
 static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
@@ -100,8 +101,8 @@ static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 }
 
 /* Check the rkey range; READ leaves it in pkt->read_src. */
-static bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
-		      struct soft_region *rg)
+soft_check_inline bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
+				 struct soft_region *rg)
 {
 	const struct soft_send_wqe *wqe = pkt->wqe;
 
@@ -109,55 +110,80 @@ static bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
 		*rg = (struct soft_region){ .dev = qp->dev };
 		return true;
 	}
-	if (!soft_rkey_check(qp->dev, qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
-			     wqe->length, wqe->op->rem_access, rg))
+	if (!soft_mr_check(qp->dev, qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
+			   wqe->length, wqe->op->rem_access, SOFT_LOOKUP_REMOTE,
+			   rg))
 		return true;
 	resp_fail(pkt, SOFT_F_REM_ACCESS,
 		  pkt->recv_taken ? SOFT_F_LOC_ACCESS : SOFT_OK);
 	return false;
 }
 
-void rdmarw__soft_resp_receive(struct soft_qp *qp, struct soft_pkt *pkt)
+/*
+ * The responder's first rules, for every request, in order: the QP
+ * answers, it grants the operation, and a receive is there when the
+ * opcode consumes one.  False: refused (recorded in @pkt), or RNR.
+ */
+soft_check_inline bool resp_accept(struct soft_qp *qp, struct soft_pkt *pkt,
+				   bool recv)
 {
-	const struct soft_opcode *op = pkt->wqe->op;
-	struct soft_region rg;
-
 	if (!soft_resp_ready(qp)) {
 		pkt->fault = SOFT_F_RETRY_EXC;
-		return;
+		return false;
 	}
-	if (!soft_resp_grants(qp, op)) {
+	if (!soft_resp_grants(qp, pkt->wqe->op)) {
 		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_OK);
+		return false;
+	}
+	if (!recv)
+		return true;
+	switch (resp_take_recv(qp)) {
+	case RESP_RECV_TAKEN:
+		pkt->recv_taken = true;
+		pkt->finish = true;
+		pkt->resp_fault = SOFT_OK;
+		return true;
+	case RESP_RECV_NONE:
+		pkt->fault = SOFT_F_RNR;
+		return false;
+	case RESP_RECV_ERR:
+		break;
+	}
+	pkt->fault = SOFT_F_RETRY_EXC;
+	return false;
+}
+
+void rdmarw__soft_resp_write(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	const struct soft_region *src = pkt->src;
+	u64 len = pkt->wqe->length;
+	struct soft_region rg;
+
+	if (!resp_accept(qp, pkt, pkt->wqe->op->flags & SOFT_OPF_RECV) ||
+	    !resp_rkey(qp, pkt, &rg))
+		return;
+	/* Both sides hold exactly @len bytes (the requester's one region
+	 * is the WR's payload, the rkey check gave @len): contiguous on
+	 * both sides, one memmove. */
+	if (pkt->nsrc == 1 && src->cpu && rg.cpu)
+		memmove(rg.cpu, src->cpu, len);
+	else if (soft_copy(src, pkt->nsrc, &rg, 1, len)) {
+		pkt->fault = SOFT_F_LOC_RES; /* nothing placed */
 		return;
 	}
-	if (op->flags & SOFT_OPF_RECV) {
-		switch (resp_take_recv(qp)) {
-		case RESP_RECV_TAKEN:
-			break;
-		case RESP_RECV_NONE:
-			pkt->rnr = true;
-			return;
-		case RESP_RECV_ERR:
-			pkt->fault = SOFT_F_RETRY_EXC;
-			return;
-		}
-		pkt->recv_taken = true;
-	}
-	switch (op->cls) {
-	case SOFT_OPC_SEND:
-		resp_send(qp, pkt);
-		break;
-	case SOFT_OPC_WRITE:
-		if (resp_rkey(qp, pkt, &rg) &&
-		    soft_copy(pkt->src, pkt->nsrc, &rg, 1, pkt->wqe->length))
-			pkt->fault = SOFT_F_LOC_RES; /* nothing placed */
-		break;
-	case SOFT_OPC_READ:
+	soft_count(&qp->st_resp_bytes, len);
+}
+
+void rdmarw__soft_resp_read(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	if (resp_accept(qp, pkt, false))
 		resp_rkey(qp, pkt, &pkt->read_src);
-		break;
-	case SOFT_OPC_LOCAL:
-		break;
-	}
+}
+
+void rdmarw__soft_resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	if (resp_accept(qp, pkt, true))
+		resp_send(qp, pkt);
 }
 
 void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
@@ -181,10 +207,10 @@ void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
 	if (pkt->recv_taken)
 		rdmarw__soft_comp_recv(qp, &qp->resp_wqe, rf, pkt,
 				       rf ? 0 : len);
-	if (!pkt->fault && !rf && pkt->wqe->op->cls != SOFT_OPC_READ)
-		soft_count(&pkt->req->st_peer_bytes, len); /* req's executor */
+	if (!pkt->fault && !rf && pkt->wqe->op->cls == SOFT_OPC_SEND)
+		soft_count(&qp->st_resp_bytes, len);
 	/* The responder's own Send Queue must now flush: the requester
 	 * runs it once its executor is done (rdmarw__soft_qp_kick()). */
 	if (pkt->resp_err && rdmarw__soft_qp_to_err(qp))
-		soft_store(&pkt->req->kick_peer, true);
+		pkt->kick = true;
 }

@@ -368,8 +368,7 @@ int rdmarw__soft_sig_register(struct soft_qp *qp, u32 index, u64 serial,
 	if (mr->state != SOFT_MR_FREE || ibmr->pd != qp->ibqp.pd ||
 	    SOFT_KEY_INDEX(key) != mr->index)
 		return -EINVAL;
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
+	if (!soft_reg_access_ok(access))
 		return -EINVAL;
 	/* The attributes may have changed since the post. */
 	if (attrs_check(ibmr->sig_attrs, sig->map_data_len, sig->map_meta_len,
@@ -402,8 +401,8 @@ static int segs_walk(struct soft_dev *sdev, const struct soft_seg *s, u32 n)
 
 	for (i = 0; i < n; i++)
 		for (pos = 0; pos < s[i].len; pos += got)
-			if (rdmarw__soft_dma_to_cpu(sdev, s[i].addr + pos,
-						    s[i].len - pos, &p, &got))
+			if (soft_dma_to_cpu(sdev, s[i].addr + pos,
+					    s[i].len - pos, &p, &got))
 				return -EFAULT;
 	return 0;
 }
@@ -478,9 +477,8 @@ static int piece_span(struct sig_cur *c)
 		return rdmarw__soft_region_span(&c->rg[c->i], c->off, &c->p,
 						&c->avail);
 	case CUR_SEGS:
-		return rdmarw__soft_dma_to_cpu(c->dev,
-					       c->seg[c->i].addr + c->off, rest,
-					       &c->p, &c->avail);
+		return soft_dma_to_cpu(c->dev, c->seg[c->i].addr + c->off, rest,
+				       &c->p, &c->avail);
 	default:
 		c->p = c->flat + c->off;
 		c->avail = rest;

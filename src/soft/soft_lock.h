@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The software device's atomics and the locks of its data path: one
+ * spinlock type (struct soft_spin) and one reader/writer lock (struct
+ * soft_rwlock).  The lock order is in soft_loc.h.
+ */
+#ifndef RDMARW_SOFT_LOCK_H
+#define RDMARW_SOFT_LOCK_H
+
+#include "core/provider.h"
+
+#include <sched.h>
+
+#define soft_load(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define soft_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define soft_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
+#define soft_add(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define soft_sub(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_RELAXED)
+
+/* ---- locks of the data path ------------------------------------------- */
+
+/*
+ * An uncontended pthread mutex or rwlock costs two atomic instructions and
+ * two calls per critical section, and the data path of one work request
+ * takes several.  These locks cost one atomic instruction to take and a
+ * release store to drop (the memory lock's reader side: one atomic each
+ * way).  A waiter spins briefly, then yields.  Critical sections are short
+ * (queue indexes, one ring entry), except the memory lock's read side,
+ * held while bytes move: its writers (registration, invalidation, MR
+ * creation and removal) yield meanwhile.
+ */
+static inline void soft_relax(unsigned int *spins)
+{
+	if (++*spins < 128) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ volatile("yield" ::: "memory");
+#endif
+		return;
+	}
+	sched_yield();
+}
+
+/* A spinlock: @v is 1 while held. */
+struct soft_spin {
+	int v;
+};
+
+/* The contended halves, out of line (soft_lock.c): wait, then take. */
+void rdmarw__soft_spin_wait(struct soft_spin *l);
+
+static inline void soft_spin_lock(struct soft_spin *l)
+{
+	if (__builtin_expect(__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE),
+			     0))
+		rdmarw__soft_spin_wait(l);
+}
+
+static inline void soft_spin_unlock(struct soft_spin *l)
+{
+	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * A reader-writer lock in one word: readers are counted in the low bits,
+ * a writer holds SOFT_RW_WRITER.  A reader that finds the writer bit backs
+ * out and waits, so writers are never starved by a stream of readers.
+ */
+#define SOFT_RW_WRITER 0x80000000u
+
+struct soft_rwlock {
+	unsigned int v;
+};
+
+void rdmarw__soft_read_wait(struct soft_rwlock *l);
+
+static inline void soft_read_lock(struct soft_rwlock *l)
+{
+	if (__builtin_expect(__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
+				     SOFT_RW_WRITER,
+			     0))
+		rdmarw__soft_read_wait(l);
+}
+
+static inline void soft_read_unlock(struct soft_rwlock *l)
+{
+	__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELEASE);
+}
+
+static inline void soft_write_lock(struct soft_rwlock *l)
+{
+	unsigned int spins = 0, v;
+
+	for (;;) {
+		v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
+		if (!(v & SOFT_RW_WRITER) &&
+		    __atomic_compare_exchange_n(&l->v, &v, v | SOFT_RW_WRITER,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			break;
+		soft_relax(&spins);
+	}
+	/* Readers already inside finish; new ones wait for us. */
+	while (__atomic_load_n(&l->v, __ATOMIC_ACQUIRE) & ~SOFT_RW_WRITER)
+		soft_relax(&spins);
+}
+
+static inline void soft_write_unlock(struct soft_rwlock *l)
+{
+	__atomic_fetch_sub(&l->v, SOFT_RW_WRITER, __ATOMIC_RELEASE);
+}
+
+#endif /* RDMARW_SOFT_LOCK_H */
