@@ -1891,7 +1891,7 @@ static void print_post(const struct chain_run *r)
 	for (i = 0; i < r->nr_wc; i++)
 		printf("completion: %s %s %s byte_len=%u wr_cqe=%s\n",
 		       r->wc[i].side, wc_opname(r->wc[i].opcode),
-		       ib_wc_status_msg(r->wc[i].status), r->wc[i].byte_len,
+		       cli_wc_status_name(r->wc[i].status), r->wc[i].byte_len,
 		       r->wc[i].cqe ? r->wc[i].cqe : "NULL");
 	if (r->data[0])
 		printf("data: %s\n", r->data);
@@ -2114,7 +2114,7 @@ static void json_post(struct jw *j, const struct chain_run *r)
 		jw_str(j, "side", r->wc[i].side);
 		jw_str(j, "wr_cqe", r->wc[i].cqe);
 		jw_str(j, "opcode", wc_opname(r->wc[i].opcode));
-		jw_str(j, "status", ib_wc_status_msg(r->wc[i].status));
+		jw_str(j, "status", cli_wc_status_name(r->wc[i].status));
 		jw_u64(j, "byte_len", r->wc[i].byte_len);
 		jw_close(j, '}');
 	}

@@ -333,11 +333,15 @@ int ib_dealloc_pd(struct ib_pd *pd);
 enum ib_wc_status { RDMARW_WC_STATUS_LIST(RDMARW_ENUM_ITEM) };
 
 /**
- * ib_wc_status_msg() - the name of a completion status
+ * ib_wc_status_msg() - describe a completion status in words
  * @status: the status
  *
- * Return: a static string such as "IB_WC_REM_ACCESS_ERR"; "UNKNOWN" for a
- * value outside the enum.
+ * The texts are the kernel's (drivers/infiniband/core/verbs.c), e.g.
+ * "remote access error" for IB_WC_REM_ACCESS_ERR and "WR flushed" for
+ * IB_WC_WR_FLUSH_ERR; the enumerator's name is not returned.
+ *
+ * Return: a static string; "unrecognized status" for a value outside the
+ * enum.
  */
 const char *ib_wc_status_msg(enum ib_wc_status status);
 
@@ -760,7 +764,22 @@ enum ib_event_type {
 	IB_EVENT_SRQ_ERR,
 	IB_EVENT_SRQ_LIMIT_REACHED,
 	IB_EVENT_QP_LAST_WQE_REACHED,
+	IB_EVENT_CLIENT_REREGISTER,
+	IB_EVENT_GID_CHANGE,
+	IB_EVENT_WQ_FATAL,
 };
+
+/**
+ * ib_event_msg() - describe an asynchronous event in words
+ * @event: the event type
+ *
+ * The texts are the kernel's (drivers/infiniband/core/verbs.c), e.g. "SRQ
+ * limit reached" for IB_EVENT_SRQ_LIMIT_REACHED.
+ *
+ * Return: a static string; "unrecognized event" for a value outside the
+ * enum or one the kernel has no text for (IB_EVENT_WQ_FATAL).
+ */
+const char *ib_event_msg(enum ib_event_type event);
 
 /**
  * struct ib_event - an asynchronous event
