@@ -1373,6 +1373,40 @@ u64 ib_dma_map_single(struct ib_device *dev, void *cpu_addr, size_t size,
 void ib_dma_unmap_single(struct ib_device *dev, u64 addr, size_t size,
 			 enum dma_data_direction direction);
 
+/**
+ * ib_dma_sync_single_for_cpu() - give a mapped buffer back to the CPU
+ * @dev: the device
+ * @addr: an address from ib_dma_map_single() (or inside its range)
+ * @size: bytes to hand over
+ * @dir: the direction it was mapped with
+ *
+ * Call before the CPU reads what the device wrote (DMA_FROM_DEVICE,
+ * DMA_BIDIRECTIONAL).  rdmarw's devices see the CPU's memory coherently,
+ * so nothing is copied or flushed; the arguments are checked.  (The
+ * kernel's returns void.)
+ *
+ * Return: 0; -EINVAL for a NULL @dev, @size 0, a bad direction, the error
+ * address or 0, a range that wraps, or a device with no live mapping.
+ */
+int ib_dma_sync_single_for_cpu(struct ib_device *dev, u64 addr, size_t size,
+			       enum dma_data_direction dir);
+
+/**
+ * ib_dma_sync_single_for_device() - give a mapped buffer to the device
+ * @dev: the device
+ * @addr: an address from ib_dma_map_single() (or inside its range)
+ * @size: bytes to hand over
+ * @dir: the direction it was mapped with
+ *
+ * Call after the CPU wrote what the device will read (DMA_TO_DEVICE,
+ * DMA_BIDIRECTIONAL).  As ib_dma_sync_single_for_cpu(): checked, nothing
+ * to copy.
+ *
+ * Return: 0, or -EINVAL as ib_dma_sync_single_for_cpu().
+ */
+int ib_dma_sync_single_for_device(struct ib_device *dev, u64 addr, size_t size,
+				  enum dma_data_direction dir);
+
 #define DMA_MAPPING_ERROR (~(dma_addr_t)0)
 
 /**
