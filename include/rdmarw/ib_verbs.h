@@ -38,6 +38,7 @@ struct ib_wc;
 struct ib_sig_attrs;
 struct ib_device_ops;
 struct rdmarw_rw_cache;
+struct rdmarw_cq_pools;
 
 /**
  * struct rdmarw_spinlock - storage of a lock the library uses inside
@@ -180,6 +181,10 @@ enum rdma_protocol {
  * @lock: serialises object creation counts
  * @list: registry link
  * @provider_data: the provider's private pointer
+ * @num_comp_vectors: completion vectors (0 counts as 1); CQ pools keep CQs
+ *                    per vector
+ * @cq_pools: the shared CQs of ib_cq_pool_get(), per poll context; created
+ *            on first use, freed at device removal (under @lock)
  */
 struct ib_device {
 	char name[IB_DEVICE_NAME_MAX];
@@ -195,6 +200,8 @@ struct ib_device {
 	pthread_mutex_t lock;
 	struct list_head list;
 	void *provider_data;
+	int num_comp_vectors;
+	struct rdmarw_cq_pools *cq_pools;
 };
 
 /**
@@ -475,6 +482,11 @@ typedef void (*ib_comp_handler)(struct ib_cq *cq, void *cq_context);
  * @wait: the thread sleeps here
  * @pending: completions signalled to the thread
  * @stopping: the thread is asked to end
+ * @comp_vector: completion vector it was allocated on (shared CQs)
+ * @cqe_used: entries reserved by ib_cq_pool_get() users (shared CQs)
+ * @shared: belongs to a CQ pool: ib_free_cq() refuses it, ib_cq_pool_put()
+ *          gives entries back
+ * @pool_entry: link in its pool (under the device's lock)
  */
 struct ib_cq {
 	struct ib_device *device;
@@ -489,6 +501,10 @@ struct ib_cq {
 	pthread_cond_t wait;
 	bool pending;
 	bool stopping;
+	u32 comp_vector;
+	unsigned int cqe_used;
+	bool shared;
+	struct list_head pool_entry;
 };
 
 #define IB_POLL_BATCH 16
@@ -513,10 +529,55 @@ struct ib_cq *ib_alloc_cq(struct ib_device *dev, void *cq_context, int nr_cqe,
  * ib_free_cq() - free a completion queue
  * @cq: the CQ
  *
- * Return: 0, -EINVAL for NULL or an ERR_PTR, -EBUSY while QPs use it.
- * (The kernel returns void and warns; rdmarw refuses instead.)
+ * Return: 0, -EINVAL for NULL, an ERR_PTR or a CQ of a pool
+ * (ib_cq_pool_get(): give it back with ib_cq_pool_put()), -EBUSY while QPs
+ * use it.  (The kernel returns void and warns; rdmarw refuses instead.)
  */
 int ib_free_cq(struct ib_cq *cq);
+
+/* Entries a pool CQ is created with at least (the kernel's value). */
+#define IB_MAX_SHARED_CQ_SZ 4096U
+
+/**
+ * ib_cq_pool_get() - reserve entries on a shared completion queue
+ * @dev: the device
+ * @nr_cqe: entries to reserve, 1 .. max_cqe
+ * @comp_vector_hint: completion vector wanted (taken modulo the device's
+ *                    vectors, themselves at most the online CPUs); negative:
+ *                    the next vector, round robin
+ * @poll_ctx: IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE or IB_POLL_UNBOUND_WORKQUEUE
+ *            (each has its own pool; IB_POLL_DIRECT CQs are not shared)
+ *
+ * As the kernel's (drivers/infiniband/core/cq.c): among the device's pool
+ * CQs of @poll_ctx on that vector with @nr_cqe entries free, the least used
+ * is picked and @nr_cqe are added to its cqe_used.  When none has room, the
+ * pool grows by one CQ per vector, each of max(@nr_cqe,
+ * IB_MAX_SHARED_CQ_SZ) entries (at most max_cqe), and the reservation is
+ * taken on the new CQ of the vector.  Several users' QPs then share a CQ;
+ * the CQ's cq_context is NULL.  Give the entries back with
+ * ib_cq_pool_put(); the pool's CQs are freed when the device is removed.
+ * Safe to call from several threads at once.
+ *
+ * Return: the CQ; ERR_PTR(-EINVAL) for a NULL device, @nr_cqe 0 or above
+ * max_cqe, or another @poll_ctx; the error of ib_alloc_cq() when the pool
+ * must grow and cannot (nothing is left allocated then).
+ */
+struct ib_cq *ib_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
+			     int comp_vector_hint,
+			     enum ib_poll_context poll_ctx);
+
+/**
+ * ib_cq_pool_put() - give back entries reserved with ib_cq_pool_get()
+ * @cq: the CQ it returned
+ * @nr_cqe: the entries reserved
+ *
+ * The CQ stays in its pool for later users, also when no entry is
+ * reserved any more.  (The kernel's returns void and warns on a bad count.)
+ *
+ * Return: 0; -EINVAL for NULL or an ERR_PTR, a CQ not from a pool, or
+ * @nr_cqe above the entries reserved on it (nothing changes then).
+ */
+int ib_cq_pool_put(struct ib_cq *cq, unsigned int nr_cqe);
 
 /**
  * ib_poll_cq() - take completions

@@ -113,7 +113,10 @@ int rdmarw__register_device(struct ib_device *dev, const char *name);
  * rdmarw__unregister_device() - remove a device from the registry
  * @dev: the device
  *
- * Return: 0, -EBUSY while PDs or CQs exist on it.
+ * Frees the device's CQ pools first (ib_cq_pool_get()).
+ *
+ * Return: 0, -EBUSY while PDs or CQs exist on it, or while entries of a
+ * pool CQ are reserved or a QP uses one.
  */
 int rdmarw__unregister_device(struct ib_device *dev);
 
