@@ -55,7 +55,7 @@ test-valgrind: build
 		|| { cat Testing/Temporary/MemoryChecker.*.log 2>/dev/null | head -50; exit 1; }
 
 # The threaded tests built with clang -fsanitize=thread.
-TSAN_TESTS = test_soft_threaded test_rw_threads test_soak test_fault_soft test_soft_stats test_soft_queues test_soft_sig_bounce test_rw_teardown test_cm_threads test_cm_state test_cm_conn test_cm_rw test_compat_sync test_compat_workqueue test_core_cq_pool
+TSAN_TESTS = test_soft_threaded test_rw_threads test_soak test_fault_soft test_soft_stats test_soft_queues test_soft_sig_bounce test_rw_teardown test_cm_threads test_cm_state test_cm_conn test_cm_rw test_compat_sync test_compat_workqueue test_core_cq_pool test_core_srq
 test-tsan: deps
 	@scripts/deps.sh test
 	@cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang \

@@ -39,6 +39,7 @@ struct ib_sig_attrs;
 struct ib_device_ops;
 struct rdmarw_rw_cache;
 struct rdmarw_cq_pools;
+struct ib_srq;
 
 /**
  * struct rdmarw_spinlock - storage of a lock the library uses inside
@@ -124,6 +125,9 @@ enum ib_kernel_cap_flags {
  *              MR (0: never)
  * @sig_prot_cap: enum ib_signature_prot_cap: T10-DIF types offloaded
  * @sig_guard_cap: enum ib_signature_guard_cap: guards computed
+ * @max_srq: SRQs (0: no SRQ limit of its own, max_qp applies)
+ * @max_srq_wr: receives per SRQ (0: max_qp_wr applies)
+ * @max_srq_sge: SGEs per SRQ receive (0: max_recv_sge applies)
  */
 struct ib_device_attr {
 	u64 fw_ver;
@@ -149,6 +153,9 @@ struct ib_device_attr {
 	u32 max_sgl_rd;
 	int sig_prot_cap;
 	int sig_guard_cap;
+	int max_srq;
+	int max_srq_wr;
+	int max_srq_sge;
 };
 
 /**
@@ -845,7 +852,7 @@ const char *ib_event_msg(enum ib_event_type event);
 /**
  * struct ib_event - an asynchronous event
  * @device: the device
- * @element: the QP (or CQ) it concerns
+ * @element: the QP, CQ or SRQ it concerns
  * @event: what happened
  */
 struct ib_event {
@@ -853,6 +860,7 @@ struct ib_event {
 	union {
 		struct ib_cq *cq;
 		struct ib_qp *qp;
+		struct ib_srq *srq;
 		u32 port_num;
 	} element;
 	enum ib_event_type event;
@@ -864,7 +872,9 @@ struct ib_event {
  * @qp_context: passed to @event_handler
  * @send_cq: CQ for send completions
  * @recv_cq: CQ for receive completions
- * @srq: must be NULL
+ * @srq: a shared receive queue the QP takes its receives from, or NULL;
+ *       the QP then has no Receive Queue of its own (cap.max_recv_wr and
+ *       cap.max_recv_sge are ignored)
  * @cap: queue sizes; updated to what was created
  * @sq_sig_type: IB_SIGNAL_REQ_WR (signal on request) or IB_SIGNAL_ALL_WR
  * @qp_type: IB_QPT_RC
@@ -876,7 +886,7 @@ struct ib_qp_init_attr {
 	void *qp_context;
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
-	void *srq;
+	struct ib_srq *srq;
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
 	enum ib_qp_type qp_type;
@@ -962,6 +972,8 @@ struct ib_qp_attr {
  * @cap: sizes created
  * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
  * @rw_cache: R/W context storage (rdmarw extension; see rw.h)
+ * @srq: the shared receive queue it takes receives from, or NULL
+ * @srq_entry: link in the SRQ's list of QPs (the SRQ's qp_lock)
  */
 struct ib_qp {
 	struct ib_device *device;
@@ -984,6 +996,8 @@ struct ib_qp {
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
 	struct rdmarw_rw_cache *rw_cache;
+	struct ib_srq *srq;
+	struct list_head srq_entry;
 };
 
 /**
@@ -997,8 +1011,9 @@ struct ib_qp {
  * The QP starts in IB_QPS_RESET.
  *
  * Return: the QP, or ERR_PTR(-EINVAL) for NULL arguments, a missing CQ, a
- * QP type other than RC, an SRQ, caps above the device's (max_send_sge,
- * max_recv_sge, max_qp_wr), cap.max_rdma_ctxs above max_qp_wr divided by
+ * QP type other than RC, an SRQ of another device, caps above the
+ * device's (max_send_sge, max_recv_sge, max_qp_wr; the receive caps are
+ * not checked with an SRQ), cap.max_rdma_ctxs above max_qp_wr divided by
  * rdma_rw_max_send_wr() of one context (refused before anything is
  * allocated), a bad port, IB_QP_CREATE_INTEGRITY_EN on a
  * device without IBK_INTEGRITY_HANDOVER (-EOPNOTSUPP), other create flags;
@@ -1074,11 +1089,146 @@ int ib_post_send(struct ib_qp *qp, const struct ib_send_wr *send_wr,
  * @recv_wr: a chain of requests
  * @bad_wr: set to the first request not posted on error; may be NULL
  *
- * Return: 0; -EINVAL for a NULL argument, num_sge above cap.max_recv_sge or
- * a QP in RESET; -ENOMEM when the Receive Queue is full.
+ * Return: 0; -EINVAL for a NULL argument, num_sge above cap.max_recv_sge,
+ * a QP in RESET or a QP attached to an SRQ (ib_post_srq_recv()); -ENOMEM
+ * when the Receive Queue is full.
  */
 int ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *recv_wr,
 		 const struct ib_recv_wr **bad_wr);
+
+/* ---- SRQ ------------------------------------------------------------- */
+
+enum ib_srq_type {
+	IB_SRQT_BASIC,
+	IB_SRQT_XRC,
+	IB_SRQT_TM,
+};
+
+enum ib_srq_attr_mask {
+	IB_SRQ_MAX_WR = 1 << 0,
+	IB_SRQ_LIMIT = 1 << 1,
+};
+
+/**
+ * struct ib_srq_attr - the sizes and the limit of a shared receive queue
+ * @max_wr: receives it holds
+ * @max_sge: SGEs per receive
+ * @srq_limit: armed limit: when fewer receives than this are left after
+ *             one is taken, IB_EVENT_SRQ_LIMIT_REACHED is raised once and
+ *             the limit disarms (0: not armed)
+ */
+struct ib_srq_attr {
+	u32 max_wr;
+	u32 max_sge;
+	u32 srq_limit;
+};
+
+/**
+ * struct ib_srq_init_attr - what ib_create_srq() creates
+ * @event_handler: asynchronous events (IB_EVENT_SRQ_LIMIT_REACHED), or NULL
+ * @srq_context: passed to @event_handler
+ * @attr: sizes and initial limit; updated to what was created
+ * @srq_type: IB_SRQT_BASIC
+ */
+struct ib_srq_init_attr {
+	void (*event_handler)(struct ib_event *event, void *context);
+	void *srq_context;
+	struct ib_srq_attr attr;
+	enum ib_srq_type srq_type;
+};
+
+/**
+ * struct ib_srq - a shared receive queue
+ * @device: owner
+ * @pd: protection domain (its receives' buffers are checked in it)
+ * @event_handler: asynchronous events
+ * @srq_context: passed to @event_handler
+ * @srq_type: IB_SRQT_BASIC
+ * @usecnt: QPs attached; ib_destroy_srq() refuses with -EBUSY above 0
+ * @attr: sizes created (max_wr, max_sge; srq_limit as last set)
+ * @qp_lock: protects @qp_list
+ * @qp_list: the attached QPs (ib_qp.srq_entry)
+ */
+struct ib_srq {
+	struct ib_device *device;
+	struct ib_pd *pd;
+	void (*event_handler)(struct ib_event *event, void *context);
+	void *srq_context;
+	enum ib_srq_type srq_type;
+	long usecnt;
+	struct ib_srq_attr attr;
+	pthread_mutex_t qp_lock;
+	struct list_head qp_list;
+};
+
+/**
+ * ib_create_srq() - create a shared receive queue
+ * @pd: protection domain
+ * @srq_init_attr: what to create; attr is updated to what was created
+ *
+ * QPs created with ib_qp_init_attr.srq set take their receives from it, in
+ * the order they were posted, whichever QP the message arrives on.
+ *
+ * Return: the SRQ, or ERR_PTR(-EINVAL) for NULL arguments, a type other
+ * than IB_SRQT_BASIC, max_wr or max_sge 0 or above the device's
+ * (max_srq_wr, max_srq_sge), or srq_limit above max_wr;
+ * ERR_PTR(-EOPNOTSUPP) when the device has no SRQs; ERR_PTR(-ENOMEM); the
+ * provider's error.
+ */
+struct ib_srq *ib_create_srq(struct ib_pd *pd,
+			     struct ib_srq_init_attr *srq_init_attr);
+
+/**
+ * ib_destroy_srq() - destroy a shared receive queue
+ * @srq: the SRQ
+ *
+ * Receives still posted are dropped without a completion (as the kernel's
+ * providers do); destroy or drain the QPs first.
+ *
+ * Return: 0, -EINVAL for NULL or an ERR_PTR, -EBUSY while QPs are attached
+ * (destroy them first).
+ */
+int ib_destroy_srq(struct ib_srq *srq);
+
+/**
+ * ib_modify_srq() - arm the limit of a shared receive queue
+ * @srq: the SRQ
+ * @srq_attr: srq_limit is read with IB_SRQ_LIMIT
+ * @srq_attr_mask: enum ib_srq_attr_mask
+ *
+ * IB_SRQ_LIMIT arms the limit (0 disarms it).  IB_SRQ_MAX_WR (resizing)
+ * needs IB_DEVICE_SRQ_RESIZE, which rdmarw's devices do not offer.
+ *
+ * Return: 0; -EINVAL for NULL, an unknown mask bit, or a limit above
+ * max_wr; -EOPNOTSUPP for IB_SRQ_MAX_WR or a provider without the op.
+ */
+int ib_modify_srq(struct ib_srq *srq, struct ib_srq_attr *srq_attr,
+		  enum ib_srq_attr_mask srq_attr_mask);
+
+/**
+ * ib_query_srq() - read the attributes of a shared receive queue
+ * @srq: the SRQ
+ * @srq_attr: filled in: max_wr, max_sge and the armed limit (0 once it
+ *            fired)
+ *
+ * Return: 0, -EINVAL for NULL; -EOPNOTSUPP for a provider without the op.
+ */
+int ib_query_srq(struct ib_srq *srq, struct ib_srq_attr *srq_attr);
+
+/**
+ * ib_post_srq_recv() - post receives to a shared receive queue
+ * @srq: the SRQ
+ * @recv_wr: a chain of requests
+ * @bad_recv_wr: set to the first request not posted on error; may be NULL
+ *
+ * A SEND that waited for a receive on an attached QP (RNR) resumes.
+ * ib_post_recv() on an attached QP is refused.
+ *
+ * Return: 0; -EINVAL for a NULL argument or num_sge above max_sge; -ENOMEM
+ * when the SRQ is full (earlier requests of the chain stay posted).
+ */
+int ib_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *recv_wr,
+		     const struct ib_recv_wr **bad_recv_wr);
 
 /**
  * ib_drain_sq() - move a QP to ERR and wait until its Send Queue is flushed
