@@ -225,6 +225,14 @@ static void wait_rnr(struct fx *fx, u64 base, u64 n)
 		 (unsigned long long)(base + n));
 }
 
+static enum ib_qp_state qp_state(struct ib_qp *qp)
+{
+	struct ib_qp_attr a;
+
+	assert_int_equal(ib_query_qp(qp, &a, 0, NULL), 0);
+	return a.qp_state;
+}
+
 static int fx_setup(void **state)
 {
 	const char *spec = *state; /* "rxe", "rxe+t" (threaded), ... */
@@ -352,6 +360,28 @@ static void qp_error_leaves_the_srq(void **state)
 	assert_int_equal(wc.wr_id, 1001);
 	/* the initiator in ERR flushes its own Send Queue only */
 	expect_none(fx, fx->cq[1]);
+}
+
+/* ib_drain_qp() of an attached QP drains its Send Queue only. */
+static void drain_attached_qp(void **state)
+{
+	struct fx *fx = *state;
+	struct ib_wc wc;
+
+	assert_int_equal(post_srq_slot(fx, 0), 0);
+	assert_int_equal(post_srq_slot(fx, 1), 0);
+	assert_int_equal(ib_drain_qp(fx->tgt[0]), 0);
+	assert_int_equal(qp_state(fx->tgt[0]), IB_QPS_ERR);
+	/* its receive marker would need a Receive Queue */
+	assert_int_equal(ib_drain_rq(fx->tgt[0]), -EINVAL);
+	/* the SRQ's receives are all there for the other QP */
+	expect_none(fx, fx->cq[1]);
+	send_msg(fx, 1, 0, 0);
+	poll_n(fx->cq[1], 1, &wc);
+	assert_int_equal(wc.status, IB_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 1000);
+	poll_n(fx->cq[0], 1, &wc);
+	assert_int_equal(wc.status, IB_WC_SUCCESS);
 }
 
 /* The armed limit fires once when fewer receives are left. */
@@ -622,6 +652,9 @@ static void threaded_senders(void **state)
 			(void *)spec),                                         \
 		cmocka_unit_test_prestate_setup_teardown(                      \
 			limit_event, fx_setup, fx_teardown, (void *)spec),     \
+		cmocka_unit_test_prestate_setup_teardown(                      \
+			drain_attached_qp, fx_setup, fx_teardown,              \
+			(void *)spec),                                         \
 		cmocka_unit_test_prestate_setup_teardown(                      \
 			destroy_ordering, fx_setup, fx_teardown,               \
 			(void *)spec),                                         \

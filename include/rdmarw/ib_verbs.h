@@ -1281,8 +1281,10 @@ int ib_drain_rq(struct ib_qp *qp);
  * flushed
  * @qp: the QP; its CQs as for ib_drain_sq()
  *
- * ib_drain_sq(), then ib_drain_rq() whatever the first returned; each
- * queue has its own bound of rdmarw_get_drain_timeout() milliseconds.
+ * ib_drain_sq(), then ib_drain_rq() whatever the first returned (not for
+ * a QP on an SRQ, which has no Receive Queue: only its Send Queue is
+ * drained, as in the kernel); each queue has its own bound of
+ * rdmarw_get_drain_timeout() milliseconds.
  *
  * Return: 0; -EINVAL for NULL; otherwise the first error of
  * ib_drain_sq() and ib_drain_rq() (-ENOMEM, -ETIMEDOUT and the errors of
