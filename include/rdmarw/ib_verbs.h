@@ -125,9 +125,6 @@ enum ib_kernel_cap_flags {
  *              MR (0: never)
  * @sig_prot_cap: enum ib_signature_prot_cap: T10-DIF types offloaded
  * @sig_guard_cap: enum ib_signature_guard_cap: guards computed
- * @max_srq: SRQs (0: no SRQ limit of its own, max_qp applies)
- * @max_srq_wr: receives per SRQ (0: max_qp_wr applies)
- * @max_srq_sge: SGEs per SRQ receive (0: max_recv_sge applies)
  */
 struct ib_device_attr {
 	u64 fw_ver;
@@ -153,9 +150,6 @@ struct ib_device_attr {
 	u32 max_sgl_rd;
 	int sig_prot_cap;
 	int sig_guard_cap;
-	int max_srq;
-	int max_srq_wr;
-	int max_srq_sge;
 };
 
 /**
@@ -1170,8 +1164,8 @@ struct ib_srq {
  * the order they were posted, whichever QP the message arrives on.
  *
  * Return: the SRQ, or ERR_PTR(-EINVAL) for NULL arguments, a type other
- * than IB_SRQT_BASIC, max_wr or max_sge 0 or above the device's
- * (max_srq_wr, max_srq_sge), or srq_limit above max_wr;
+ * than IB_SRQT_BASIC, max_wr or max_sge 0 or above the device's Receive
+ * Queue limits (max_qp_wr, max_recv_sge), or srq_limit above max_wr;
  * ERR_PTR(-EOPNOTSUPP) when the device has no SRQs; ERR_PTR(-ENOMEM); the
  * provider's error.
  */

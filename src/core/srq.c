@@ -9,17 +9,19 @@
 #include "core/core.h"
 #include "core/srq.h"
 
-/* The device's SRQ limits; 0 in the attributes means the QP limits. */
+/*
+ * The device's SRQ limits are its Receive Queue limits (ib_device_attr has
+ * no max_srq_wr/max_srq_sge in rdmarw: adding them would move the fields
+ * of structures programs allocate, docs/abi.md).
+ */
 static u32 srq_max_wr(const struct ib_device *dev)
 {
-	return (u32)(dev->attrs.max_srq_wr ? dev->attrs.max_srq_wr :
-					     dev->attrs.max_qp_wr);
+	return (u32)dev->attrs.max_qp_wr;
 }
 
 static u32 srq_max_sge(const struct ib_device *dev)
 {
-	return (u32)(dev->attrs.max_srq_sge ? dev->attrs.max_srq_sge :
-					      dev->attrs.max_recv_sge);
+	return (u32)dev->attrs.max_recv_sge;
 }
 
 static int check_srq_attr(struct ib_device *dev,
