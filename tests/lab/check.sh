@@ -29,6 +29,7 @@ info() {
 }
 part "rdmarw-info: rxe0 and siw0 listed" info
 part "ibv backend: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
+part "ibv backend: SRQs (test_ibv_srq) on rxe0 and siw0" "$build/tests/test_ibv_srq"
 part "conformance: tests/test_rw_*.c on rxe0 and siw0" \
 	sh tests/lab/conformance.sh "$build" rxe0 siw0
 part "interop: rping-server/-client against stock rping" \
