@@ -1119,7 +1119,9 @@ struct ib_srq_attr {
 
 /**
  * struct ib_srq_init_attr - what ib_create_srq() creates
- * @event_handler: asynchronous events (IB_EVENT_SRQ_LIMIT_REACHED), or NULL
+ * @event_handler: asynchronous events (IB_EVENT_SRQ_LIMIT_REACHED), or NULL;
+ *                 called from the thread that executes the SEND that took
+ *                 the receive: it must not call verbs on the SRQ or its QPs
  * @srq_context: passed to @event_handler
  * @attr: sizes and initial limit; updated to what was created
  * @srq_type: IB_SRQT_BASIC
