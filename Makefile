@@ -55,23 +55,29 @@ test-valgrind: build
 		|| { cat Testing/Temporary/MemoryChecker.*.log 2>/dev/null | head -50; exit 1; }
 
 # The threaded tests built with clang -fsanitize=thread.
-TSAN_TESTS = test_soft_threaded test_rw_threads test_soak test_fault_soft test_soft_stats test_soft_queues test_soft_sig_bounce test_rw_teardown test_cm_threads test_cm_state test_cm_conn test_cm_rw test_compat_sync test_compat_workqueue test_core_cq_pool test_core_srq
+TSAN_TESTS = test_soft_threaded test_rw_threads test_soak test_fault_soft test_soft_stats test_soft_queues test_soft_sig_bounce test_rw_teardown test_cm_threads test_cm_state test_cm_conn test_cm_rw test_compat_sync test_compat_workqueue
+TSAN_TESTS += test_core_qp_state
+TSAN_TESTS += test_core_cq_pool test_core_srq
+TSAN_TESTS += test_nvmet_threads test_nvmet_smoke
+# Programs whose CTest names differ from their target names.
+TSAN_EXTRA_TARGETS = krping krping_test
+TSAN_EXTRA_TESTS = example_krping_faults example_krping_mlx5_100000 example_krping_rxe_100000 example_krping_siw_100000
 test-tsan: deps
 	@scripts/deps.sh test
 	@cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMARW_WERROR=ON \
 		-DCMAKE_C_FLAGS=-fsanitize=thread \
 		-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $(CMAKE_QUIET) >/dev/null
-	@cmake --build build-tsan -j$(JOBS) --target $(TSAN_TESTS)
+	@cmake --build build-tsan -j$(JOBS) --target $(TSAN_TESTS) $(TSAN_EXTRA_TARGETS)
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest --output-on-failure -j$(JOBS) \
-		-R '^($(subst $(eval) ,|,$(TSAN_TESTS)))$$'
+		-R '^($(subst $(eval) ,|,$(TSAN_TESTS) $(TSAN_EXTRA_TESTS)))$$'
 
 # libFuzzer (clang): the seed corpus as regression tests, then each target
 # for FUZZ_SECONDS on a copy of it; a crash fails and leaves its input in
 # build-fuzz/.
 FUZZ_SECONDS ?= 40
-FUZZ_TARGETS = rw_init map_mr_sg wr_chain lifecycle sig
+FUZZ_TARGETS = rw_init map_mr_sg wr_chain lifecycle sig nvmet_capsule
 test-fuzz: deps
 	@scripts/deps.sh test
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang \

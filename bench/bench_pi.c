@@ -38,6 +38,8 @@
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
 
+#include "two_hosts.h"
+
 struct bench_opts {
 	u32 io;
 	u32 interval; /* 0: 512 and 4096 */
@@ -49,11 +51,16 @@ struct bench_opts {
 };
 
 struct bench_env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 	u8 *local, *remote, *pi;
 	size_t arena;
 	struct ib_mr *rmr;
@@ -87,34 +94,10 @@ static int die(const char *what, long err)
 	exit(2);
 }
 
-static void setup_side(struct bench_env *b, int side)
-{
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.port_num = 1,
-		.cap = { .max_send_wr = 16,
-			 .max_recv_wr = 4,
-			 .max_send_sge = 2,
-			 .max_recv_sge = 1,
-			 .max_rdma_ctxs = side ? 0 : 2 },
-		.create_flags = side ? 0 : IB_QP_CREATE_INTEGRITY_EN,
-	};
-
-	b->pd[side] = ib_alloc_pd(b->dev[side], 0);
-	if (IS_ERR(b->pd[side]))
-		die("ib_alloc_pd", PTR_ERR(b->pd[side]));
-	b->cq[side] = ib_alloc_cq(b->dev[side], NULL, 64, 0, IB_POLL_DIRECT);
-	if (IS_ERR(b->cq[side]))
-		die("ib_alloc_cq", PTR_ERR(b->cq[side]));
-	qa.send_cq = qa.recv_cq = b->cq[side];
-	b->qp[side] = ib_create_qp(b->pd[side], &qa);
-	if (IS_ERR(b->qp[side]))
-		die("ib_create_qp", PTR_ERR(b->qp[side]));
-}
-
+/* Two mlx5 hosts (tools/common/two_hosts.c); qp[0] does integrity. */
 static void setup(struct bench_env *b, size_t arena)
 {
+	struct two_hosts_cfg c = { .cqe = { 64, 64 } };
 	struct soft_profile p;
 	int side, ret;
 
@@ -122,18 +105,21 @@ static void setup(struct bench_env *b, size_t arena)
 	b->arena = arena;
 	if (soft_profile_get("mlx5", &p))
 		die("soft_profile_get", -ENOENT);
-	b->fabric = soft_fabric_create();
-	if (IS_ERR(b->fabric))
-		die("soft_fabric_create", PTR_ERR(b->fabric));
+	c.profile = &p;
 	for (side = 0; side < 2; side++) {
-		b->dev[side] = soft_device_create(b->fabric, NULL, &p);
-		if (IS_ERR(b->dev[side]))
-			die("soft_device_create", PTR_ERR(b->dev[side]));
-		setup_side(b, side);
+		c.attr[side].sq_sig_type = IB_SIGNAL_REQ_WR;
+		c.attr[side].cap = (struct ib_qp_cap){
+			.max_send_wr = 16,
+			.max_recv_wr = 4,
+			.max_send_sge = 2,
+			.max_recv_sge = 1,
+			.max_rdma_ctxs = side ? 0 : 2,
+		};
 	}
-	ret = soft_qp_connect(b->qp[0], b->qp[1]);
+	c.attr[0].create_flags = IB_QP_CREATE_INTEGRITY_EN;
+	ret = two_hosts_open(&b->hosts, &c);
 	if (ret)
-		die("soft_qp_connect", ret);
+		die(b->hosts.failed, ret);
 	b->local = aligned_alloc(PAGE_SIZE, arena);
 	b->remote = aligned_alloc(PAGE_SIZE, arena);
 	b->pi = aligned_alloc(PAGE_SIZE, arena / 64);
@@ -153,16 +139,8 @@ static void setup(struct bench_env *b, size_t arena)
 
 static void teardown(struct bench_env *b)
 {
-	int side;
-
 	ib_dereg_mr(b->rmr);
-	for (side = 0; side < 2; side++) {
-		ib_destroy_qp(b->qp[side]);
-		ib_free_cq(b->cq[side]);
-		ib_dealloc_pd(b->pd[side]);
-		soft_device_destroy(b->dev[side]);
-	}
-	soft_fabric_destroy(b->fabric);
+	two_hosts_close(&b->hosts);
 	free(b->local);
 	free(b->remote);
 	free(b->pi);

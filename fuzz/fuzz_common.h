@@ -13,6 +13,8 @@
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
 
+#include "two_hosts.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,50 +78,49 @@ static const char *const fuzz_profiles[] = { "mlx5", "rxe", "siw" };
  * @pd: a PD each
  * @cq: a CQ each (IB_POLL_DIRECT)
  * @qp: the connected QPs; qp[0] has max_rdma_ctxs contexts
+ * @hosts: the same objects as tools/common/two_hosts.c built them
  */
 struct fuzz_env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 };
 
 static inline int fuzz_env_init(struct fuzz_env *e,
 				const struct soft_profile *p, u32 send_sge,
 				u32 max_rdma_ctxs)
 {
-	int i;
+	struct ib_qp_init_attr a[2] = { 0 };
+	int i, ret;
 
 	memset(e, 0, sizeof(*e));
-	e->fabric = soft_fabric_create();
-	FUZZ_CHECK(!IS_ERR(e->fabric), "fabric");
 	for (i = 0; i < 2; i++) {
-		struct ib_qp_init_attr a = {
-			.qp_type = IB_QPT_RC,
-			.sq_sig_type = IB_SIGNAL_REQ_WR,
-			.port_num = 1,
-			.cap = { .max_send_wr = 64,
-				 .max_recv_wr = 16,
-				 .max_recv_sge = 1 },
-		};
-
-		e->dev[i] = soft_device_create(e->fabric, NULL, p);
-		if (IS_ERR(e->dev[i])) {
-			e->dev[i] = NULL;
-			return -1;
-		}
-		e->pd[i] = ib_alloc_pd(e->dev[i], 0);
-		e->cq[i] =
-			ib_alloc_cq(e->dev[i], NULL, 1024, 0, IB_POLL_DIRECT);
-		FUZZ_CHECK(!IS_ERR(e->pd[i]) && !IS_ERR(e->cq[i]), "pd/cq");
-		a.send_cq = a.recv_cq = e->cq[i];
-		a.cap.max_send_sge = i ? 1 : send_sge;
-		a.cap.max_rdma_ctxs = i ? 0 : max_rdma_ctxs;
-		e->qp[i] = ib_create_qp(e->pd[i], &a);
-		FUZZ_CHECK(!IS_ERR(e->qp[i]), "qp: %ld", PTR_ERR(e->qp[i]));
+		a[i].sq_sig_type = IB_SIGNAL_REQ_WR;
+		a[i].cap.max_send_wr = 64;
+		a[i].cap.max_recv_wr = 16;
+		a[i].cap.max_recv_sge = 1;
+		a[i].cap.max_send_sge = i ? 1 : send_sge;
+		a[i].cap.max_rdma_ctxs = i ? 0 : max_rdma_ctxs;
 	}
-	FUZZ_CHECK(!soft_qp_connect(e->qp[0], e->qp[1]), "connect");
+	ret = two_hosts_devices(&e->hosts, p, NULL, false);
+	if (ret) {
+		/* a profile the device refuses: not a finding */
+		FUZZ_CHECK(e->hosts.fabric, "fabric");
+		FUZZ_CHECK(!two_hosts_close(&e->hosts), "close");
+		return -1;
+	}
+	for (i = 0; i < 2; i++)
+		FUZZ_CHECK(!two_hosts_side(&e->hosts, i, 1024, IB_POLL_DIRECT),
+			   "pd/cq");
+	ret = two_hosts_qps(&e->hosts, a, true);
+	FUZZ_CHECK(!ret, "%s: %d", e->hosts.failed, ret);
 	return 0;
 }
 
@@ -128,26 +129,21 @@ static inline void fuzz_env_fini(struct fuzz_env *e)
 	struct soft_stats st;
 	int i;
 
+	if (!e->fabric) /* fuzz_env_init() refused the profile */
+		return;
 	for (i = 0; i < 2; i++) {
-		if (!e->dev[i])
-			continue;
 		FUZZ_CHECK(!e->qp[i] || e->qp[i]->mrs_used == 0, "mrs_used");
 		FUZZ_CHECK(e->dev[i]->dma_mapped == 0, "dma_mapped %ld",
 			   e->dev[i]->dma_mapped);
 		FUZZ_CHECK(!soft_device_stats(e->dev[i], &st) &&
 				   st.iova_ranges == 0,
 			   "IOVA ranges left");
-		if (e->qp[i])
-			FUZZ_CHECK(!ib_destroy_qp(e->qp[i]), "destroy qp");
-		if (e->cq[i])
-			FUZZ_CHECK(!ib_free_cq(e->cq[i]), "free cq");
-		if (e->pd[i])
-			FUZZ_CHECK(!ib_dealloc_pd(e->pd[i]), "dealloc pd");
+	}
+	FUZZ_CHECK(!two_hosts_close_objects(&e->hosts), "%s", e->hosts.failed);
+	for (i = 0; i < 2; i++)
 		FUZZ_CHECK(!soft_device_stats(e->dev[i], &st) && !st.mrs,
 			   "MRs left: %u", st.mrs);
-		FUZZ_CHECK(!soft_device_destroy(e->dev[i]), "device");
-	}
-	FUZZ_CHECK(!soft_fabric_destroy(e->fabric), "fabric");
+	FUZZ_CHECK(!two_hosts_close(&e->hosts), "%s", e->hosts.failed);
 }
 
 /* Poll @cq until @n completions are in @wc (inline devices: all are). */

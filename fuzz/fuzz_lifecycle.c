@@ -242,6 +242,7 @@ struct probe {
 
 struct world {
 	struct soft_profile prof;
+	struct two_hosts hosts; /* fabric, devices, PDs, CQs */
 	struct soft_fabric *fabric;
 	struct ib_device *dev[2];
 	struct ib_pd *pd[2];
@@ -1111,14 +1112,16 @@ static void world_init(struct fuzz_in *in)
 	rdma_rw_set_force_mr(flags & 8);
 	w.max_rdma_ctxs = 1 + (flags >> 4) % NSLOT;
 	rng_state = 0x9e3779b97f4a7c15ULL ^ flags;
-	w.fabric = soft_fabric_create();
-	FUZZ_CHECK(!IS_ERR(w.fabric), "fabric");
+	/* the hosts of tools/common/two_hosts.c; the QPs are made below */
+	FUZZ_CHECK(!two_hosts_devices(&w.hosts, &w.prof, NULL, false), "%s",
+		   w.hosts.failed);
+	w.fabric = w.hosts.fabric;
 	for (s = 0; s < 2; s++) {
-		w.dev[s] = soft_device_create(w.fabric, NULL, &w.prof);
-		FUZZ_CHECK(!IS_ERR(w.dev[s]), "device");
-		w.pd[s] = ib_alloc_pd(w.dev[s], 0);
-		w.cq[s] = ib_alloc_cq(w.dev[s], NULL, 2048, 0, IB_POLL_DIRECT);
-		FUZZ_CHECK(!IS_ERR(w.pd[s]) && !IS_ERR(w.cq[s]), "pd/cq");
+		FUZZ_CHECK(!two_hosts_side(&w.hosts, s, 2048, IB_POLL_DIRECT),
+			   "%s", w.hosts.failed);
+		w.dev[s] = w.hosts.dev[s];
+		w.pd[s] = w.hosts.pd[s];
+		w.cq[s] = w.hosts.cq[s];
 		fill(arena(s), ARENA);
 		memcpy(shadow[s], arena(s), ARENA);
 	}
@@ -1154,16 +1157,14 @@ static void world_fini(void)
 	FUZZ_CHECK(!ib_destroy_qp(w.a1) && !ib_destroy_qp(w.b1), "attackers");
 	FUZZ_CHECK(!ib_dereg_mr(w.window) && !ib_dereg_mr(w.scratch_mr),
 		   "dereg");
-	for (s = 0; s < 2; s++) {
-		FUZZ_CHECK(!ib_free_cq(w.cq[s]) && !ib_dealloc_pd(w.pd[s]),
-			   "cq/pd");
+	FUZZ_CHECK(!two_hosts_close_objects(&w.hosts), "cq/pd: %s",
+		   w.hosts.failed);
+	for (s = 0; s < 2; s++)
 		FUZZ_CHECK(!soft_device_stats(w.dev[s], &st) && !st.mrs &&
 				   !st.qps && !st.iova_ranges,
 			   "left on device %d: %u MRs, %u QPs", s, st.mrs,
 			   st.qps);
-		FUZZ_CHECK(!soft_device_destroy(w.dev[s]), "device");
-	}
-	FUZZ_CHECK(!soft_fabric_destroy(w.fabric), "fabric");
+	FUZZ_CHECK(!two_hosts_close(&w.hosts), "%s", w.hosts.failed);
 	rdma_rw_set_force_mr(false);
 }
 

@@ -137,11 +137,16 @@ static void fill(u8 *p, size_t n, u64 x)
 /* ---- the run --------------------------------------------------------- */
 
 struct env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 	struct ib_mr *rmr;
 	int pool;
 	bool threaded;
@@ -162,41 +167,30 @@ static void on_done(struct ib_cq *cq, struct ib_wc *wc)
 	d->status = wc->status;
 }
 
+/* The two hosts (tools/common/two_hosts.c); qp[0] does integrity. */
 static void env_init(struct env *e, bool threaded)
 {
+	struct two_hosts_cfg c = { .cqe = { 64, 64 } };
 	struct soft_profile p;
-	int s;
+	int s, ret;
 
 	memset(e, 0, sizeof(*e));
 	FUZZ_CHECK(!soft_profile_get("mlx5", &p), "profile");
 	p.threaded = threaded;
 	e->threaded = threaded;
-	e->fabric = soft_fabric_create();
+	c.profile = &p;
 	for (s = 0; s < 2; s++) {
-		struct ib_qp_init_attr a = {
-			.qp_type = IB_QPT_RC,
-			.sq_sig_type = IB_SIGNAL_REQ_WR,
-			.port_num = 1,
-			.cap = { .max_send_wr = 16,
-				 .max_recv_wr = 4,
-				 .max_send_sge = 4,
-				 .max_recv_sge = 1 },
-		};
-
-		e->dev[s] = soft_device_create(e->fabric, NULL, &p);
-		FUZZ_CHECK(!IS_ERR(e->dev[s]), "device");
-		e->pd[s] = ib_alloc_pd(e->dev[s], 0);
-		e->cq[s] = ib_alloc_cq(e->dev[s], NULL, 64, 0, IB_POLL_DIRECT);
-		a.send_cq = a.recv_cq = e->cq[s];
-		if (!s) {
-			a.cap.max_rdma_ctxs = 1;
-			a.create_flags = IB_QP_CREATE_INTEGRITY_EN;
-		}
-		e->qp[s] = ib_create_qp(e->pd[s], &a);
-		FUZZ_CHECK(!IS_ERR(e->qp[s]), "qp %ld", PTR_ERR(e->qp[s]));
+		c.attr[s].sq_sig_type = IB_SIGNAL_REQ_WR;
+		c.attr[s].cap = (struct ib_qp_cap){ .max_send_wr = 16,
+						    .max_recv_wr = 4,
+						    .max_send_sge = 4,
+						    .max_recv_sge = 1 };
 	}
+	c.attr[0].cap.max_rdma_ctxs = 1;
+	c.attr[0].create_flags = IB_QP_CREATE_INTEGRITY_EN;
+	ret = two_hosts_open(&e->hosts, &c);
+	FUZZ_CHECK(!ret, "%s: %d", e->hosts.failed, ret);
 	e->pool = ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs);
-	FUZZ_CHECK(!soft_qp_connect(e->qp[0], e->qp[1]), "connect");
 	e->rmr = ib_reg_user_mr(e->pd[1], (uintptr_t)arena(1), ARENA,
 				(uintptr_t)arena(1),
 				IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
@@ -206,8 +200,6 @@ static void env_init(struct env *e, bool threaded)
 
 static void env_fini(struct env *e)
 {
-	int s;
-
 	FUZZ_CHECK(e->qp[0]->mrs_used == 0 &&
 			   ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs) ==
 				   e->pool &&
@@ -217,13 +209,8 @@ static void env_fini(struct env *e)
 		   ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs), e->pool,
 		   e->dev[0]->dma_mapped);
 	FUZZ_CHECK(!ib_dereg_mr(e->rmr), "dereg");
-	for (s = 0; s < 2; s++) {
-		FUZZ_CHECK(!ib_destroy_qp(e->qp[s]) && !ib_free_cq(e->cq[s]) &&
-				   !ib_dealloc_pd(e->pd[s]) &&
-				   !soft_device_destroy(e->dev[s]),
-			   "teardown");
-	}
-	FUZZ_CHECK(!soft_fabric_destroy(e->fabric), "fabric");
+	FUZZ_CHECK(!two_hosts_close(&e->hosts), "teardown: %s",
+		   e->hosts.failed);
 }
 
 static bool wait_done(struct env *e, struct done *d)

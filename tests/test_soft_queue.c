@@ -16,6 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The masks the IBA (and the kernel's ib_modify_qp_is_ok()) require for RC. */
+#define TEST_INIT_MASK \
+	(IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_ACCESS_FLAGS)
+#define TEST_RTR_MASK                                               \
+	(IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | \
+	 IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER)
+
 #define LEN 4096
 #define ALL_ACCESS SOFT_PAIR_ACCESS
 
@@ -138,7 +145,7 @@ static void test_post_read_sge_limit(void **state)
 /* RESET, INIT and RTR refuse sends with -EINVAL; RTS takes them. */
 static void test_post_states(void **state)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_INIT };
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_INIT, .port_num = 1 };
 	const struct ib_send_wr *bad = NULL;
 	struct ib_rdma_wr wr;
 	struct ib_sge sge;
@@ -148,15 +155,13 @@ static void test_post_states(void **state)
 	make_write(&p, &wr, &sge, 70, true);
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, &bad), -EINVAL);
 	assert_ptr_equal(bad, &wr.wr);
-	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr, IB_QP_STATE), 0);
+	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr, TEST_INIT_MASK), 0);
 	bad = NULL;
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, &bad), -EINVAL);
 	assert_ptr_equal(bad, &wr.wr);
 	attr.qp_state = IB_QPS_RTR;
 	attr.dest_qp_num = p.env.qp[1]->qp_num;
-	assert_int_equal(
-		ib_modify_qp(p.env.qp[0], &attr, IB_QP_STATE | IB_QP_DEST_QPN),
-		0);
+	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr, TEST_RTR_MASK), 0);
 	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, &bad), -EINVAL);
 	soft_env_expect_empty(p.env.cq[0]);
 	soft_pair_fini(&p);
@@ -296,13 +301,13 @@ static void test_rq_depth_and_checks(void **state)
 /* RESET refuses receives; INIT takes them. */
 static void test_recv_states(void **state)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_INIT };
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_INIT, .port_num = 1 };
 	struct ib_recv_wr wr = { .wr_id = 1 };
 	struct soft_pair p;
 
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .no_connect = true });
 	assert_int_equal(ib_post_recv(p.env.qp[0], &wr, NULL), -EINVAL);
-	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr, IB_QP_STATE), 0);
+	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr, TEST_INIT_MASK), 0);
 	assert_int_equal(ib_post_recv(p.env.qp[0], &wr, NULL), 0);
 	attr.qp_state = IB_QPS_RESET;
 	assert_int_equal(ib_modify_qp(p.env.qp[0], &attr, IB_QP_STATE), 0);

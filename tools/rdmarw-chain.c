@@ -2,13 +2,15 @@
 /*
  * rdmarw-chain: explain what the R/W API will post.
  *
- * Builds a software device of the chosen profile (attributes overridable),
- * a QP sized as a ULP would size it, and a local buffer laid out as the
- * command line says; runs rdma_rw_ctx_init() (or rdma_rw_ctx_init_bvec())
- * and rdma_rw_ctx_wrs(), and prints the chain of work requests it gets,
- * with the return value, the path the API took and why, and a check of
- * the chain against the API's rules.  --post also executes every chain
- * against a second device and verifies the bytes that moved.
+ * Builds two connected software devices of the chosen profile (attributes
+ * overridable, tools/common/two_hosts.c), a QP sized as a ULP would size
+ * it, and a local buffer laid out as the command line says; runs
+ * rdma_rw_ctx_init() (or rdma_rw_ctx_init_bvec()) and rdma_rw_ctx_wrs(),
+ * and prints the chain of work requests it gets, with the return value and
+ * the decision the API recorded (rdmarw_rw_ctx_explain(): the path, why,
+ * MRs, WQEs).  The tool holds none of the API's rules: it checks that the
+ * chain agrees with that decision and moves the bytes it was asked to, and
+ * --post executes every chain against the peer and verifies the bytes.
  *
  * Addresses and keys are printed relative to what they point at (buf+0x..,
  * mr0.v1, local_dma_lkey) so that the output of a run is reproducible;
@@ -22,6 +24,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +36,18 @@
 
 #include "cli.h"
 #include "json.h"
+#include "names.h"
+#include "two_hosts.h"
 
 #define CHAIN_MAX_ENTRIES 65536U
 #define CHAIN_MAX_ENTRY (1ULL << 30)
 #define CHAIN_MAX_LAYOUT (1ULL << 32)
 #define CHAIN_MAX_WRS (1U << 20)
-#define CHAIN_MAX_REPEAT 4096U
 #define CHAIN_MAX_WC 16
 #define CHAIN_MSG_LEN 64U
 #define CHAIN_GUARD 64U
 #define CHAIN_PORT 1
-#define CHAIN_DEF_RADDR 0x10000000ULL
-#define CHAIN_DEF_RKEY 0x00001234U
-
+#define NAME_LEN 48
 #define EXIT_BAD_ARGS 2
 
 /* ---- options ------------------------------------------------------------ */
@@ -54,157 +56,74 @@ enum chain_format { FMT_TEXT, FMT_JSON, FMT_DOT };
 
 struct chain_opts {
 	const char *profile;
-	bool iommu;
+	bool iommu, bvec, force_mr, chain_wr, post, absolute;
 	long long max_sgl_rd, max_send_sge, max_sge_rd, fr_pages; /* -1: keep */
 	long long qp_send_sge; /* -1: the device's */
-	bool dir_set;
+	long long misalign; /* -1: entries are contiguous */
+	long long pool_size; /* -1: rdma_rw_mr_factor() */
+	long long pool_free; /* -1: the whole pool */
+	long long chain; /* 0: one array */
+	long long repeat;
+	long long offset, gap, remote_addr, rkey;
+	bool raddr_set, rkey_set;
 	enum dma_data_direction dir;
 	u32 *len; /* entry sizes */
 	u32 nents;
-	u64 offset;
-	long long misalign; /* -1: entries are contiguous */
-	u64 gap;
-	u32 chain; /* 0: one array */
-	bool bvec;
-	bool force_mr;
-	long long pool_size; /* -1: rdma_rw_mr_factor() */
-	long long pool_free; /* -1: the whole pool */
-	bool raddr_set, rkey_set;
-	u64 remote_addr;
-	u32 rkey;
-	bool chain_wr;
-	u32 repeat;
-	bool post;
 	enum chain_format fmt;
-	bool absolute;
 };
 
-/* ---- state ------------------------------------------------------------- */
-
-/* An MR of the context, named mr<i>, with the key it had after init. */
-struct chain_mr {
-	struct ib_mr *mr;
-	u32 base_key;
+/* One number option: where it goes and its range. */
+struct num_opt {
+	const char *name;
+	size_t field;
+	u64 min, max;
 };
 
-/* One completion seen while executing a chain (--post). */
-struct chain_wc {
-	const char *side; /* "local" or "peer" */
-	const char *cqe; /* which ib_cqe it came through */
-	enum ib_wc_opcode opcode;
-	enum ib_wc_status status;
-	u32 byte_len;
+#define NUM(n, f, lo, hi)                                 \
+	{                                                 \
+		n, offsetof(struct chain_opts, f), lo, hi \
+	}
+
+static const struct num_opt num_opts[] = {
+	NUM("max-sgl-rd", max_sgl_rd, 0, UINT32_MAX),
+	NUM("max-send-sge", max_send_sge, 0, INT_MAX),
+	NUM("max-sge-rd", max_sge_rd, 0, INT_MAX),
+	NUM("fr-pages", fr_pages, 0, UINT32_MAX),
+	NUM("qp-send-sge", qp_send_sge, 0, UINT32_MAX),
+	NUM("offset", offset, 0, UINT32_MAX),
+	NUM("misalign", misalign, 0, PAGE_SIZE - 1),
+	NUM("gap", gap, 0, CHAIN_MAX_ENTRY),
+	NUM("chain", chain, 1, CHAIN_MAX_ENTRIES),
+	NUM("pool-size", pool_size, 0, 65536),
+	NUM("pool-free", pool_free, 0, 65536),
+	NUM("remote-addr", remote_addr, 0, INT64_MAX),
+	NUM("rkey", rkey, 0, UINT32_MAX),
+	NUM("repeat", repeat, 1, 4096),
 };
 
-/*
- * One WR of a chain as rdma_rw_ctx_wrs() returned it (the context rebuilds
- * its WRs in place on every call, so each chain is copied before the next).
- */
-struct wr_snap {
-	const struct ib_send_wr *ptr;
-	enum ib_wr_opcode opcode;
-	int send_flags;
-	int num_sge;
-	struct ib_sge *sges;
-	const struct ib_cqe *wr_cqe;
-	u32 ex;
-	bool is_chain_wr;
-	bool rdma; /* struct ib_rdma_wr */
-	u64 remote_addr;
-	u32 rkey;
-	bool reg; /* struct ib_reg_wr */
-	const struct ib_mr *mr;
-	u32 key;
-	int access;
-	u64 mr_iova, mr_length;
-	unsigned int mr_page_size;
+#define NR_NUM (sizeof(num_opts) / sizeof(num_opts[0]))
+
+enum { OPT_NUM = 256, OPT_FLAG = 512 };
+
+/* Flags: the option's name and the bool it sets (-1: an output format). */
+struct flag_opt {
+	const char *name;
+	long field;
 };
 
-/* What one rdma_rw_ctx_wrs() call returned, and what posting it did. */
-struct chain_run {
-	struct wr_snap *wrs;
-	u32 nr_wrs;
-	bool ended; /* the walk reached NULL */
-	char check[256]; /* empty: the chain passes every check */
-	bool posted;
-	int post_ret;
-	struct chain_wc wc[CHAIN_MAX_WC];
-	u32 nr_wc;
-	u32 done_calls;
-	bool data_checked;
-	char data[160]; /* verification result */
-	bool data_ok;
+#define FLAG(n, f)                                      \
+	{                                               \
+		n, (long)offsetof(struct chain_opts, f) \
+	}
+
+static const struct flag_opt flag_opts[] = {
+	FLAG("iommu", iommu),	    FLAG("bvec", bvec),
+	FLAG("force-mr", force_mr), FLAG("chain-wr", chain_wr),
+	FLAG("post", post),	    FLAG("absolute", absolute),
+	{ "json", -FMT_JSON },	    { "dot", -FMT_DOT },
 };
 
-struct chain {
-	struct chain_opts o;
-	/* devices and objects */
-	struct soft_fabric *fabric;
-	struct soft_profile prof;
-	struct ib_device *dev, *peer;
-	struct ib_pd *pd, *ppd;
-	struct ib_cq *cq, *pcq;
-	struct ib_qp *qp, *pqp;
-	u32 max_rdma_ctxs;
-	int pool_total;
-	struct ib_mr **held;
-	u32 nr_held;
-	bool force;
-	/* the local buffer and its entries */
-	char *buf;
-	size_t buf_len;
-	u64 *off; /* entry offsets in buf */
-	struct scatterlist **arrays;
-	u32 nr_arrays;
-	struct scatterlist *sgl;
-	struct bio_vec *bvecs;
-	struct bvec_iter iter;
-	u64 bytes; /* sum of the entries */
-	u64 xfer; /* bytes the transfer moves */
-	u32 segs; /* entries (bio_vecs) left after the offset */
-	bool empty_bvec; /* an empty bio_vec inside the iterator's range */
-	/* the SEND appended as chain_wr, and the peer's side of --post */
-	char *msg, *rmsg, *rbuf;
-	size_t rbuf_len;
-	struct ib_mr *rmr;
-	struct ib_sge send_sge, recv_sge;
-	struct ib_send_wr send_wr;
-	struct ib_recv_wr recv_wr;
-	struct ib_cqe cqe, send_cqe, recv_cqe;
-	u64 raddr;
-	u32 rkey;
-	/* the context */
-	struct rdma_rw_ctx ctx;
-	bool ctx_live;
-	int ret;
-	char path[64];
-	char why[192];
-	struct chain_mr *mrs;
-	u32 nr_mrs;
-	u64 iova_base, iova_len;
-	struct chain_run *runs;
-	u32 nr_runs;
-	bool failed;
-};
-
-static void fail(struct chain *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void fail(struct chain *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rdmarw-chain: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	c->failed = true;
-}
-
-#define errno_name cli_errno_name
-
-/* ---- command line ------------------------------------------------------- */
+#define NR_FLAG (sizeof(flag_opts) / sizeof(flag_opts[0]))
 
 static void usage(FILE *f)
 {
@@ -249,53 +168,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* A number with an optional K/M/G suffix (powers of 1024). */
-static bool parse_u64(const char *s, u64 max, u64 *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return false;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		v = v > ULLONG_MAX >> 10 ? ULLONG_MAX : v << 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		v = v > ULLONG_MAX >> 20 ? ULLONG_MAX : v << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		v = v > ULLONG_MAX >> 30 ? ULLONG_MAX : v << 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool parse_ll(const char *s, u64 max, long long *out)
-{
-	u64 v;
-
-	if (!parse_u64(s, max, &v))
-		return false;
-	*out = (long long)v;
-	return true;
-}
-
 static bool add_entries(struct chain_opts *o, u64 size, u64 count)
 {
 	u32 *len;
@@ -312,23 +184,11 @@ static bool add_entries(struct chain_opts *o, u64 size, u64 count)
 	return true;
 }
 
-/* One SIZE[xCOUNT] item of --sgl. */
-static bool parse_sgl_item(struct chain_opts *o, char *item)
-{
-	char *x = strchr(item, 'x');
-	u64 size, count = 1;
-
-	if (x)
-		*x = '\0';
-	return parse_u64(item, CHAIN_MAX_ENTRY, &size) &&
-	       (!x || parse_u64(x + 1, CHAIN_MAX_ENTRIES, &count)) &&
-	       add_entries(o, size, count);
-}
-
 /* "4096x8", "512,4096,100", "4Kx2,100"; no empty item. */
 static bool parse_sgl(struct chain_opts *o, const char *spec)
 {
-	char *copy = strdup(spec), *item, *comma;
+	char *copy = strdup(spec), *item, *comma, *x;
+	u64 size, count;
 	bool ok = copy != NULL;
 
 	o->nents = 0;
@@ -336,7 +196,14 @@ static bool parse_sgl(struct chain_opts *o, const char *spec)
 		comma = strchr(item, ',');
 		if (comma)
 			*comma = '\0';
-		ok = parse_sgl_item(o, item);
+		x = strchr(item, 'x');
+		if (x)
+			*x = '\0';
+		count = 1;
+		ok = !cli_parse_u64(item, 0, CHAIN_MAX_ENTRY, &size) &&
+		     (!x ||
+		      !cli_parse_u64(x + 1, 0, CHAIN_MAX_ENTRIES, &count)) &&
+		     add_entries(o, size, count);
 		if (!comma)
 			break;
 	}
@@ -344,145 +211,38 @@ static bool parse_sgl(struct chain_opts *o, const char *spec)
 	return ok && o->nents;
 }
 
-enum {
-	OPT_IOMMU = 256,
-	OPT_SGL_RD,
-	OPT_SEND_SGE,
-	OPT_SGE_RD,
-	OPT_FR_PAGES,
-	OPT_QP_SGE,
-	OPT_SGL,
-	OPT_OFFSET,
-	OPT_MISALIGN,
-	OPT_GAP,
-	OPT_CHAIN,
-	OPT_BVEC,
-	OPT_FORCE,
-	OPT_POOL_SIZE,
-	OPT_POOL_FREE,
-	OPT_RADDR,
-	OPT_RKEY,
-	OPT_CHAIN_WR,
-	OPT_REPEAT,
-	OPT_POST,
-	OPT_JSON,
-	OPT_DOT,
-	OPT_ABSOLUTE,
-};
-
-static const struct option long_opts[] = {
-	{ "profile", required_argument, NULL, 'p' },
-	{ "iommu", no_argument, NULL, OPT_IOMMU },
-	{ "max-sgl-rd", required_argument, NULL, OPT_SGL_RD },
-	{ "max-send-sge", required_argument, NULL, OPT_SEND_SGE },
-	{ "max-sge-rd", required_argument, NULL, OPT_SGE_RD },
-	{ "fr-pages", required_argument, NULL, OPT_FR_PAGES },
-	{ "qp-send-sge", required_argument, NULL, OPT_QP_SGE },
-	{ "sgl", required_argument, NULL, OPT_SGL },
-	{ "offset", required_argument, NULL, OPT_OFFSET },
-	{ "misalign", required_argument, NULL, OPT_MISALIGN },
-	{ "gap", required_argument, NULL, OPT_GAP },
-	{ "chain", required_argument, NULL, OPT_CHAIN },
-	{ "bvec", no_argument, NULL, OPT_BVEC },
-	{ "force-mr", no_argument, NULL, OPT_FORCE },
-	{ "pool-size", required_argument, NULL, OPT_POOL_SIZE },
-	{ "pool-free", required_argument, NULL, OPT_POOL_FREE },
-	{ "remote-addr", required_argument, NULL, OPT_RADDR },
-	{ "rkey", required_argument, NULL, OPT_RKEY },
-	{ "chain-wr", no_argument, NULL, OPT_CHAIN_WR },
-	{ "repeat", required_argument, NULL, OPT_REPEAT },
-	{ "post", no_argument, NULL, OPT_POST },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "dot", no_argument, NULL, OPT_DOT },
-	{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static bool set_format(struct chain_opts *o, enum chain_format fmt)
-{
-	if (o->fmt != FMT_TEXT && o->fmt != fmt)
-		return false;
-	o->fmt = fmt;
-	return true;
-}
-
-/* One option; false for a bad value. */
+/* One option (@opt from the table below); false for a bad value. */
 static bool parse_opt(struct chain_opts *o, int opt, const char *arg)
 {
+	const struct num_opt *n;
+	const struct flag_opt *f;
 	u64 v;
 
-	switch (opt) {
-	case 'p':
+	if (opt == 'p') {
 		o->profile = arg;
 		return true;
-	case OPT_IOMMU:
-		o->iommu = true;
-		return true;
-	case OPT_SGL_RD:
-		return parse_ll(arg, UINT32_MAX, &o->max_sgl_rd);
-	case OPT_SEND_SGE:
-		return parse_ll(arg, INT_MAX, &o->max_send_sge);
-	case OPT_SGE_RD:
-		return parse_ll(arg, INT_MAX, &o->max_sge_rd);
-	case OPT_FR_PAGES:
-		return parse_ll(arg, UINT32_MAX, &o->fr_pages);
-	case OPT_QP_SGE:
-		return parse_ll(arg, UINT32_MAX, &o->qp_send_sge);
-	case OPT_SGL:
-		return parse_sgl(o, arg);
-	case OPT_OFFSET:
-		return parse_u64(arg, UINT32_MAX, &o->offset);
-	case OPT_MISALIGN:
-		return parse_ll(arg, PAGE_SIZE - 1, &o->misalign);
-	case OPT_GAP:
-		return parse_u64(arg, CHAIN_MAX_ENTRY, &o->gap);
-	case OPT_CHAIN:
-		if (!parse_u64(arg, CHAIN_MAX_ENTRIES, &v) || !v)
-			return false;
-		o->chain = (u32)v;
-		return true;
-	case OPT_BVEC:
-		o->bvec = true;
-		return true;
-	case OPT_FORCE:
-		o->force_mr = true;
-		return true;
-	case OPT_POOL_SIZE:
-		return parse_ll(arg, 65536, &o->pool_size);
-	case OPT_POOL_FREE:
-		return parse_ll(arg, 65536, &o->pool_free);
-	case OPT_RADDR:
-		o->raddr_set = true;
-		return parse_u64(arg, UINT64_MAX, &o->remote_addr);
-	case OPT_RKEY:
-		o->rkey_set = true;
-		if (!parse_u64(arg, UINT32_MAX, &v))
-			return false;
-		o->rkey = (u32)v;
-		return true;
-	case OPT_CHAIN_WR:
-		o->chain_wr = true;
-		return true;
-	case OPT_REPEAT:
-		if (!parse_u64(arg, CHAIN_MAX_REPEAT, &v) || !v)
-			return false;
-		o->repeat = (u32)v;
-		return true;
-	case OPT_POST:
-		o->post = true;
-		return true;
-	case OPT_JSON:
-		return set_format(o, FMT_JSON);
-	case OPT_DOT:
-		return set_format(o, FMT_DOT);
-	case OPT_ABSOLUTE:
-		o->absolute = true;
-		return true;
-	default:
-		return false;
 	}
+	if (opt == 'S')
+		return parse_sgl(o, arg);
+	if (opt >= OPT_FLAG) {
+		f = &flag_opts[opt - OPT_FLAG];
+		if (f->field >= 0) {
+			*(bool *)((char *)o + f->field) = true;
+			return true;
+		}
+		if (o->fmt != FMT_TEXT &&
+		    o->fmt != (enum chain_format) - f->field)
+			return false;
+		o->fmt = (enum chain_format) - f->field;
+		return true;
+	}
+	n = &num_opts[opt - OPT_NUM];
+	if (cli_parse_u64(arg, n->min, n->max, &v))
+		return false;
+	*(long long *)((char *)o + n->field) = (long long)v;
+	o->raddr_set |= !strcmp(n->name, "remote-addr");
+	o->rkey_set |= !strcmp(n->name, "rkey");
+	return true;
 }
 
 static void opts_defaults(struct chain_opts *o)
@@ -490,36 +250,32 @@ static void opts_defaults(struct chain_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->profile = "rxe";
 	o->max_sgl_rd = o->max_send_sge = o->max_sge_rd = o->fr_pages = -1;
-	o->qp_send_sge = -1;
-	o->misalign = -1;
-	o->pool_size = o->pool_free = -1;
-	o->remote_addr = CHAIN_DEF_RADDR;
-	o->rkey = CHAIN_DEF_RKEY;
+	o->qp_send_sge = o->misalign = o->pool_size = o->pool_free = -1;
+	o->remote_addr = 0x10000000;
+	o->rkey = 0x1234;
 	o->repeat = 1;
-}
-
-static bool parse_dir(struct chain_opts *o, const char *word)
-{
-	if (!strcmp(word, "read"))
-		o->dir = DMA_FROM_DEVICE;
-	else if (!strcmp(word, "write"))
-		o->dir = DMA_TO_DEVICE;
-	else
-		return false;
-	o->dir_set = true;
-	return true;
 }
 
 /* Returns -1 to go on, or the exit status (0 for --help, 2 on error). */
 static int parse_args(struct chain_opts *o, int argc, char **argv)
 {
-	int opt, idx = -1;
+	struct option lo[NR_NUM + NR_FLAG + 5] = {
+		{ "profile", required_argument, NULL, 'p' },
+		{ "sgl", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+	};
+	int opt, idx = -1, k = 4;
+	size_t i;
 
 	opts_defaults(o);
-
-	while ((opt = getopt_long(argc, argv, "p:h", long_opts, &idx)) != -1) {
-		const char *name = idx >= 0 ? long_opts[idx].name : "p";
-
+	for (i = 0; i < NR_NUM; i++)
+		lo[k++] = (struct option){ num_opts[i].name, required_argument,
+					   NULL, OPT_NUM + (int)i };
+	for (i = 0; i < NR_FLAG; i++)
+		lo[k++] = (struct option){ flag_opts[i].name, no_argument, NULL,
+					   OPT_FLAG + (int)i };
+	while ((opt = getopt_long(argc, argv, "p:h", lo, &idx)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -527,19 +283,24 @@ static int parse_args(struct chain_opts *o, int argc, char **argv)
 		if (opt == 'V')
 			cli_version("rdmarw-chain");
 		if (opt == '?' || !parse_opt(o, opt, optarg)) {
-			if (opt == OPT_JSON || opt == OPT_DOT)
+			if (opt >= OPT_FLAG)
 				fputs("rdmarw-chain: --json and --dot exclude each other\n",
 				      stderr);
 			else if (opt != '?')
 				fprintf(stderr,
 					"rdmarw-chain: bad value for -%s%s: '%s'\n",
-					idx >= 0 ? "-" : "", name,
+					idx >= 0 ? "-" : "",
+					idx >= 0 ? lo[idx].name : "p",
 					optarg ? optarg : "");
 			return EXIT_BAD_ARGS;
 		}
 		idx = -1;
 	}
-	if (optind != argc - 1 || !parse_dir(o, argv[optind])) {
+	if (optind == argc - 1 && !strcmp(argv[optind], "read"))
+		o->dir = DMA_FROM_DEVICE;
+	else if (optind == argc - 1 && !strcmp(argv[optind], "write"))
+		o->dir = DMA_TO_DEVICE;
+	else {
 		fputs("rdmarw-chain: give one direction: read or write\n",
 		      stderr);
 		return EXIT_BAD_ARGS;
@@ -548,6 +309,78 @@ static int parse_args(struct chain_opts *o, int argc, char **argv)
 		return EXIT_BAD_ARGS;
 	return -1;
 }
+
+/* ---- state -------------------------------------------------------------- */
+
+/* One contiguous piece of the transfer in the local buffer. */
+struct seg {
+	u64 addr, len;
+};
+
+struct chain {
+	struct chain_opts o;
+	struct soft_profile prof;
+	struct two_hosts h;
+	struct ib_device *dev;
+	struct ib_pd *pd, *ppd;
+	struct ib_cq *cq, *pcq;
+	struct ib_qp *qp, *pqp;
+	u32 max_rdma_ctxs, pool_pages;
+	int pool_total;
+	struct ib_mr **held;
+	u32 nr_held;
+	bool force;
+	/* the local buffer, its entries, and what the transfer should move */
+	char *buf;
+	size_t buf_len;
+	u64 *off;
+	struct scatterlist **arrays;
+	u32 nr_arrays;
+	struct bio_vec *bvecs;
+	struct bvec_iter iter;
+	u64 bytes, xfer;
+	struct seg *segs;
+	u32 nr_segs;
+	/* the SEND appended as chain_wr, and the peer's side of --post */
+	char *msg, *rmsg, *rbuf;
+	size_t rbuf_len;
+	struct ib_mr *rmr;
+	struct ib_sge send_sge, recv_sge;
+	struct ib_send_wr send_wr;
+	struct ib_recv_wr recv_wr;
+	struct ib_cqe cqe, send_cqe, recv_cqe;
+	u64 raddr;
+	u32 rkey;
+	/* the context and the decision the API recorded */
+	struct rdma_rw_ctx ctx;
+	bool ctx_live;
+	int ret;
+	struct rdmarw_rw_decision d;
+	bool have_d;
+	char path[16], why[192];
+	u32 *base_keys; /* the context's MRs' keys after init */
+	u32 nr_mrs;
+	u64 iova_base, iova_len;
+	struct jw j;
+	bool failed;
+};
+
+static void fail(struct chain *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct chain *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rdmarw-chain: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	c->failed = true;
+}
+
+#define errno_name cli_errno_name
 
 /* ---- the local buffer --------------------------------------------------- */
 
@@ -560,17 +393,14 @@ static u64 round_up_page(u64 v)
 static bool layout(struct chain *c)
 {
 	const struct chain_opts *o = &c->o;
-	u64 cursor = 0;
+	u64 cursor = 0, start;
 	u32 i;
 
 	c->off = calloc(o->nents, sizeof(*c->off));
 	if (!c->off)
 		return false;
 	for (i = 0; i < o->nents; i++) {
-		u64 start = cursor;
-
-		if (i)
-			start += o->gap;
+		start = cursor + (i ? (u64)o->gap : 0);
 		if (o->misalign >= 0)
 			start = round_up_page(start) + (u64)o->misalign;
 		c->off[i] = start;
@@ -582,29 +412,24 @@ static bool layout(struct chain *c)
 	c->buf_len = round_up_page(cursor ? cursor : 1);
 	c->buf = mmap(NULL, c->buf_len, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (c->buf == MAP_FAILED) {
+	if (c->buf == MAP_FAILED)
 		c->buf = NULL;
-		return false;
-	}
-	return true;
+	return c->buf != NULL;
 }
 
-/* Entries in each scatterlist array (the last array takes the rest). */
+/* Entries in scatterlist array @a (the last array takes the rest). */
 static u32 array_entries(const struct chain *c, u32 a)
 {
-	u32 per = c->o.chain ? c->o.chain : c->o.nents;
+	u32 per = c->o.chain ? (u32)c->o.chain : c->o.nents;
 	u32 left = c->o.nents - a * per;
 
 	return left < per ? left : per;
 }
 
-/*
- * The scatterlist: one array, or arrays of --chain entries each plus a
- * link slot, joined with sg_chain() as block layers build long lists.
- */
+/* One array, or arrays of --chain entries plus a link slot (sg_chain()). */
 static bool build_sgl(struct chain *c)
 {
-	u32 per = c->o.chain ? c->o.chain : c->o.nents, a, i, n = 0;
+	u32 per = c->o.chain ? (u32)c->o.chain : c->o.nents, a, i, n = 0;
 
 	c->nr_arrays = (c->o.nents + per - 1) / per;
 	c->arrays = calloc(c->nr_arrays, sizeof(*c->arrays));
@@ -625,7 +450,6 @@ static bool build_sgl(struct chain *c)
 			sg_chain(c->arrays[a - 1], array_entries(c, a - 1) + 1,
 				 c->arrays[a]);
 	}
-	c->sgl = c->arrays[0];
 	return true;
 }
 
@@ -639,9 +463,8 @@ static bool build_bvecs(struct chain *c)
 		return false;
 	for (i = 0; i < c->o.nents; i++)
 		bvec_set_virt(&c->bvecs[i], c->buf + c->off[i], c->o.len[i]);
-	memset(&c->iter, 0, sizeof(c->iter));
 	c->iter.bi_size = c->bytes > UINT_MAX ? UINT_MAX : (u32)c->bytes;
-	if (c->o.offset >= c->iter.bi_size)
+	if ((u64)c->o.offset >= c->iter.bi_size)
 		c->iter.bi_size = 0; /* nothing left: init must refuse it */
 	else
 		bvec_iter_advance(c->bvecs, &c->iter, (u32)c->o.offset);
@@ -649,32 +472,33 @@ static bool build_bvecs(struct chain *c)
 }
 
 /*
- * Entries (or bio_vecs) the transfer uses after the offset, and its bytes.
- * A scatterlist skips every entry the offset covers (an empty first entry
- * too); an iterator stops as soon as its bytes are used up.
+ * The pieces of the local buffer the transfer must move, in order: what
+ * the command line asked for, against which the chain and --post's bytes
+ * are checked.  A scatterlist skips every entry the offset covers; an
+ * iterator stops as soon as its bytes are used up.
  */
-static void count_transfer(struct chain *c)
+static bool transfer_segs(struct chain *c)
 {
-	u64 skip = c->o.offset, rem;
+	u64 skip = (u64)c->o.offset, rem;
 	u32 i = 0;
 
-	c->segs = 0;
 	c->xfer = c->bytes > skip ? c->bytes - skip : 0;
-	while (i < c->o.nents && skip >= c->o.len[i] && (skip || !c->o.bvec)) {
-		skip -= c->o.len[i];
-		i++;
-	}
-	if (!c->o.bvec) {
-		c->segs = c->o.nents - i;
-		return;
-	}
-	for (rem = c->xfer; i < c->o.nents && rem; i++, skip = 0) {
-		u64 take = c->o.len[i] - skip;
+	c->segs = calloc(c->o.nents, sizeof(*c->segs));
+	if (!c->segs)
+		return false;
+	while (i < c->o.nents && skip >= c->o.len[i] && (skip || !c->o.bvec))
+		skip -= c->o.len[i++];
+	for (rem = c->xfer; i < c->o.nents && (rem || !c->o.bvec);
+	     i++, skip = 0) {
+		struct seg *s = &c->segs[c->nr_segs++];
 
-		c->empty_bvec |= !c->o.len[i];
-		c->segs++;
-		rem -= take < rem ? take : rem;
+		s->addr = (u64)(uintptr_t)c->buf + c->off[i] + skip;
+		s->len = c->o.len[i] - skip;
+		if (c->o.bvec && s->len > rem)
+			s->len = rem;
+		rem -= s->len < rem ? s->len : rem;
 	}
+	return true;
 }
 
 /* ---- devices ------------------------------------------------------------ */
@@ -696,77 +520,48 @@ static void apply_overrides(struct chain *c)
 	c->prof.threaded = false;
 }
 
-static struct ib_qp *make_qp(struct chain *c, struct ib_pd *pd,
-			     struct ib_cq *cq, u32 send_sge, u32 send_wr,
-			     u32 ctxs)
-{
-	struct ib_qp_init_attr attr = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = { .max_send_wr = send_wr,
-			 .max_recv_wr = 4,
-			 .max_send_sge = send_sge,
-			 .max_recv_sge = 1,
-			 .max_rdma_ctxs = ctxs },
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.qp_type = IB_QPT_RC,
-		.port_num = CHAIN_PORT,
-	};
-	struct ib_qp *qp = ib_create_qp(pd, &attr);
-
-	if (IS_ERR(qp)) {
-		fail(c, "ib_create_qp: %s", errno_name((int)PTR_ERR(qp)));
-		return NULL;
-	}
-	return qp;
-}
-
 /* Pages the entries span: what a ULP hands to rdma_rw_mr_factor(). */
 static unsigned int buffer_pages(const struct chain *c)
 {
-	u64 pages = 0;
+	u64 pages = 0, end;
 	u32 i;
 
 	for (i = 0; i < c->o.nents; i++) {
-		u64 first = c->off[i] / PAGE_SIZE;
-		u64 end = c->off[i] + (c->o.len[i] ? c->o.len[i] : 1);
-
-		pages += (end + PAGE_SIZE - 1) / PAGE_SIZE - first;
+		end = c->off[i] + (c->o.len[i] ? c->o.len[i] : 1);
+		pages += round_up_page(end) / PAGE_SIZE - c->off[i] / PAGE_SIZE;
 	}
 	return pages > UINT_MAX ? UINT_MAX : (unsigned int)pages;
 }
 
-/* A Send Queue deep enough for any chain of this buffer (and the SEND). */
-static u32 send_queue_depth(const struct chain *c)
+/*
+ * Both devices, the local QP sized for the buffer (a Send Queue deep
+ * enough for any chain of it and the SEND) and the peer's QP, connected.
+ */
+static bool open_hosts(struct chain *c)
 {
-	u64 wrs = 3ULL * c->o.nents + 4;
-	u64 max = (u64)c->dev->attrs.max_qp_wr;
+	static const char *const names[2] = { "chain%d", "chain_peer%d" };
+	struct ib_qp_init_attr attr[2] = {
+		{ .cap = { .max_recv_wr = 4, .max_recv_sge = 1 },
+		  .sq_sig_type = IB_SIGNAL_REQ_WR },
+		{ .cap = { .max_send_wr = 4,
+			   .max_recv_wr = 4,
+			   .max_send_sge = 1,
+			   .max_recv_sge = 1 },
+		  .sq_sig_type = IB_SIGNAL_REQ_WR },
+	};
+	u64 depth = 3ULL * c->o.nents + 4;
+	int ret;
 
-	return (u32)(wrs < max ? wrs : max);
-}
-
-static bool open_local(struct chain *c)
-{
-	u32 sge;
-
-	c->dev = soft_device_create(c->fabric, "chain%d", &c->prof);
-	if (IS_ERR(c->dev)) {
-		fail(c,
-		     "soft_device_create: %s (check the attribute overrides)",
-		     errno_name((int)PTR_ERR(c->dev)));
-		c->dev = NULL;
+	ret = two_hosts_devices(&c->h, &c->prof, names, false);
+	if (ret) {
+		fail(c, "%s: %s (check the attribute overrides)", c->h.failed,
+		     errno_name(ret));
 		return false;
 	}
-	c->pd = ib_alloc_pd(c->dev, 0);
-	c->cq = IS_ERR(c->pd) ?
-			ERR_PTR(-EINVAL) :
-			ib_alloc_cq(c->dev, NULL, 256, 0, IB_POLL_DIRECT);
-	if (IS_ERR(c->pd) || IS_ERR(c->cq)) {
-		fail(c, "ib_alloc_pd/ib_alloc_cq failed");
-		return false;
-	}
-	sge = c->o.qp_send_sge >= 0 ? (u32)c->o.qp_send_sge :
-				      (u32)c->dev->attrs.max_send_sge;
+	c->dev = c->h.dev[0];
+	ret = two_hosts_side(&c->h, 0, 256, IB_POLL_DIRECT);
+	if (!ret)
+		ret = two_hosts_side(&c->h, 1, 64, IB_POLL_DIRECT);
 	c->max_rdma_ctxs = (u32)c->o.pool_size;
 	if (c->o.pool_size < 0) {
 		c->max_rdma_ctxs =
@@ -774,41 +569,36 @@ static bool open_local(struct chain *c)
 		if (!c->max_rdma_ctxs)
 			c->max_rdma_ctxs = 1;
 	}
-	c->qp = make_qp(c, c->pd, c->cq, sge, send_queue_depth(c),
-			c->max_rdma_ctxs);
-	if (!c->qp)
+	attr[0].cap.max_rdma_ctxs = c->max_rdma_ctxs;
+	attr[0].cap.max_send_sge = c->o.qp_send_sge >= 0 ?
+					   (u32)c->o.qp_send_sge :
+					   (u32)c->dev->attrs.max_send_sge;
+	attr[0].cap.max_send_wr = (u32)(depth < (u64)c->dev->attrs.max_qp_wr ?
+						depth :
+						(u64)c->dev->attrs.max_qp_wr);
+	if (!ret)
+		ret = two_hosts_qps(&c->h, attr, true);
+	if (ret) {
+		fail(c, "%s: %s", c->h.failed, errno_name(ret));
 		return false;
+	}
+	c->pd = c->h.pd[0];
+	c->ppd = c->h.pd[1];
+	c->cq = c->h.cq[0];
+	c->pcq = c->h.cq[1];
+	c->qp = c->h.qp[0];
+	c->pqp = c->h.qp[1];
 	c->pool_total = ib_mr_pool_count(c->qp, &c->qp->rdma_mrs);
+	if (c->pool_total > 0)
+		c->pool_pages = list_first_entry(&c->qp->rdma_mrs, struct ib_mr,
+						 qp_entry)
+					->max_num_sg;
 	return true;
 }
 
-/* The peer of --post: its QP, a receive for the SEND, the remote buffer. */
-static bool open_peer(struct chain *c)
+/* --post: the remote buffer, registered on the peer. */
+static bool open_remote(struct chain *c)
 {
-	int ret;
-
-	c->peer = soft_device_create(c->fabric, "chain_peer%d", &c->prof);
-	if (IS_ERR(c->peer)) {
-		c->peer = NULL;
-		fail(c, "soft_device_create (peer) failed");
-		return false;
-	}
-	c->ppd = ib_alloc_pd(c->peer, 0);
-	c->pcq = IS_ERR(c->ppd) ?
-			 ERR_PTR(-EINVAL) :
-			 ib_alloc_cq(c->peer, NULL, 64, 0, IB_POLL_DIRECT);
-	if (IS_ERR(c->ppd) || IS_ERR(c->pcq)) {
-		fail(c, "peer PD/CQ failed");
-		return false;
-	}
-	c->pqp = make_qp(c, c->ppd, c->pcq, 1, 4, 0);
-	if (!c->pqp)
-		return false;
-	ret = soft_qp_connect(c->qp, c->pqp);
-	if (ret) {
-		fail(c, "soft_qp_connect: %s", errno_name(ret));
-		return false;
-	}
 	c->rbuf_len = round_up_page(c->xfer + 2 * CHAIN_GUARD);
 	c->rbuf = aligned_alloc(PAGE_SIZE, c->rbuf_len);
 	c->rmsg = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
@@ -835,34 +625,17 @@ static bool hold_mrs(struct chain *c)
 
 	if (c->o.pool_free < 0)
 		return true;
-	if (c->o.pool_free > c->pool_total) {
-		fprintf(stderr,
-			"rdmarw-chain: --pool-free %lld: the pool holds %d MRs (raise --pool-size)\n",
-			c->o.pool_free, c->pool_total);
-		return false;
-	}
 	want = (u32)(c->pool_total - c->o.pool_free);
 	c->held = calloc(want ? want : 1, sizeof(*c->held));
-	if (!c->held)
-		return false;
-	for (i = 0; i < want; i++) {
+	for (i = 0; c->held && i < want; i++, c->nr_held++) {
 		c->held[i] = ib_mr_pool_get(c->qp, &c->qp->rdma_mrs);
 		if (!c->held[i])
 			return false;
-		c->nr_held++;
 	}
-	return true;
-}
-
-static void release_mrs(struct chain *c)
-{
-	while (c->nr_held)
-		ib_mr_pool_put(c->qp, &c->qp->rdma_mrs, c->held[--c->nr_held]);
+	return c->held != NULL;
 }
 
 /* ---- names: addresses and keys relative to what they point at ----------- */
-
-#define NAME_LEN 48
 
 static bool in_range(u64 a, const void *base, u64 len)
 {
@@ -878,23 +651,28 @@ static const char *fmt_addr(const struct chain *c, u64 a, char *out)
 	const u64 lens[] = { c->buf_len, PAGE_SIZE, c->rbuf_len, PAGE_SIZE };
 	size_t i;
 
-	if (!c->o.absolute) {
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-			if (in_range(a, bases[i], lens[i])) {
-				snprintf(out, NAME_LEN, "%s+0x%" PRIx64,
-					 names[i],
-					 a - (u64)(uintptr_t)bases[i]);
-				return out;
-			}
-		}
-		if (c->iova_len && a >= c->iova_base &&
-		    a - c->iova_base < c->iova_len) {
-			snprintf(out, NAME_LEN, "iova+0x%" PRIx64,
-				 a - c->iova_base);
+	for (i = 0; !c->o.absolute && i < 4; i++) {
+		if (in_range(a, bases[i], lens[i])) {
+			snprintf(out, NAME_LEN, "%s+0x%" PRIx64, names[i],
+				 a - (u64)(uintptr_t)bases[i]);
 			return out;
 		}
 	}
-	snprintf(out, NAME_LEN, "0x%" PRIx64, a);
+	if (!c->o.absolute && c->iova_len && a >= c->iova_base &&
+	    a - c->iova_base < c->iova_len)
+		snprintf(out, NAME_LEN, "iova+0x%" PRIx64, a - c->iova_base);
+	else
+		snprintf(out, NAME_LEN, "0x%" PRIx64, a);
+	return out;
+}
+
+static const char *fmt_raddr(const struct chain *c, u64 a, char *out)
+{
+	if (!c->o.absolute && in_range(a, c->rbuf, c->rbuf_len))
+		snprintf(out, NAME_LEN, "rbuf+0x%" PRIx64,
+			 a - (u64)(uintptr_t)c->rbuf);
+	else
+		snprintf(out, NAME_LEN, "0x%" PRIx64, a);
 	return out;
 }
 
@@ -904,7 +682,7 @@ static int mr_of_key(const struct chain *c, u32 key)
 	u32 i;
 
 	for (i = 0; i < c->nr_mrs; i++)
-		if ((c->mrs[i].base_key >> 8) == (key >> 8))
+		if ((c->base_keys[i] >> 8) == (key >> 8))
 			return (int)i;
 	return -1;
 }
@@ -916,13 +694,13 @@ static const char *fmt_lkey(const struct chain *c, u32 key, char *out)
 
 	if (c->o.absolute)
 		snprintf(out, NAME_LEN, "0x%08x", key);
-	else if (c->pd && key == c->pd->local_dma_lkey)
+	else if (key == c->pd->local_dma_lkey)
 		snprintf(out, NAME_LEN, "local_dma_lkey");
-	else if (c->ppd && key == c->ppd->local_dma_lkey && c->peer)
+	else if (c->o.post && key == c->ppd->local_dma_lkey)
 		snprintf(out, NAME_LEN, "peer_local_dma_lkey");
 	else if (m >= 0)
 		snprintf(out, NAME_LEN, "mr%d.v%u", m,
-			 (key - c->mrs[m].base_key) & 0xffu);
+			 (key - c->base_keys[m]) & 0xffu);
 	else
 		snprintf(out, NAME_LEN, "0x%08x", key);
 	return out;
@@ -945,648 +723,257 @@ static const char *cqe_name(const struct chain *c, const struct ib_cqe *cqe)
 		return "cqe";
 	if (cqe == &c->send_cqe)
 		return "send_cqe";
-	if (cqe == &c->recv_cqe)
-		return "recv_cqe";
-	return "unknown";
+	return cqe == &c->recv_cqe ? "recv_cqe" : "unknown";
 }
 
-/* "IB_WR_RDMA_READ" -> "RDMA_READ" */
-static const char *opname(enum ib_wr_opcode op)
+/* ---- the decision, in words --------------------------------------------- */
+
+/* The rule that asked for registration, as rdmarw_rw_why names it. */
+static const char *mr_rule(const struct chain *c, u8 why, char *out, size_t n)
 {
-	const char *s = ib_wr_opcode_str(op);
-
-	return strncmp(s, "IB_WR_", 6) ? s : s + 6;
-}
-
-static const char *dir_name(enum dma_data_direction dir)
-{
-	return dir == DMA_TO_DEVICE ? "DMA_TO_DEVICE" : "DMA_FROM_DEVICE";
-}
-
-static const char *type_name(u8 type)
-{
-	switch (type) {
-	case RDMA_RW_SINGLE_WR:
-		return "SINGLE";
-	case RDMA_RW_MULTI_WR:
-		return "MULTI";
-	case RDMA_RW_MR:
-		return "MR";
-	case RDMA_RW_SIG_MR:
-		return "SIG_MR";
-	case RDMA_RW_IOVA:
-		return "IOVA";
-	default:
-		return "?";
-	}
-}
-
-static const char *protocol_name(struct ib_device *dev)
-{
-	if (rdma_protocol_iwarp(dev, CHAIN_PORT))
-		return "iWARP";
-	if (rdma_protocol_roce(dev, CHAIN_PORT))
-		return "RoCE";
-	return "InfiniBand";
-}
-
-struct flag_name {
-	int bit;
-	const char *name;
-};
-
-static const struct flag_name access_names[] = {
-	{ IB_ACCESS_LOCAL_WRITE, "LOCAL_WRITE" },
-	{ IB_ACCESS_REMOTE_WRITE, "REMOTE_WRITE" },
-	{ IB_ACCESS_REMOTE_READ, "REMOTE_READ" },
-	{ IB_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC" },
-	{ IB_ACCESS_MW_BIND, "MW_BIND" },
-	{ IB_ZERO_BASED, "ZERO_BASED" },
-	{ 0, NULL },
-};
-
-static const struct flag_name send_flag_names[] = {
-	{ IB_SEND_FENCE, "FENCE" },	    { IB_SEND_SIGNALED, "SIGNALED" },
-	{ IB_SEND_SOLICITED, "SOLICITED" }, { IB_SEND_INLINE, "INLINE" },
-	{ IB_SEND_IP_CSUM, "IP_CSUM" },	    { 0, NULL },
-};
-
-/* "A|B" for the bits of @v; "0" for none. */
-static const char *fmt_flags(const struct flag_name *t, int v, char *out,
-			     size_t n)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	for (; t->name; t++) {
-		if (!(v & t->bit))
-			continue;
-		used += (size_t)snprintf(out + used, n - used, "%s%s",
-					 used ? "|" : "", t->name);
-		if (used >= n)
-			break;
-		v &= ~t->bit;
-	}
-	if (v && used < n)
-		snprintf(out + used, n - used, "%s0x%x", used ? "|" : "", v);
-	else if (!used)
-		snprintf(out, n, "0");
+	if (why == RDMARW_RW_WHY_IWARP_READ)
+		return "iWARP READ needs MR";
+	if (why == RDMARW_RW_WHY_FORCE_MR)
+		return "force_mr";
+	snprintf(out, n, "max_sgl_rd %u < %u entries", c->dev->attrs.max_sgl_rd,
+		 c->nr_segs);
 	return out;
 }
 
-/* ---- the path and why --------------------------------------------------- */
-
-/* Pages per MR for R/W contexts: min(max_fast_reg_page_list_len, 256). */
-static u32 pages_per_mr(const struct chain *c)
+/* The path and why, from the decision the init recorded. */
+static void explain_path(struct chain *c)
 {
-	u32 fr = c->dev->attrs.max_fast_reg_page_list_len;
-
-	return fr < 256 ? fr : 256;
-}
-
-/*
- * Why the API registers memory for this I/O (the rules of rw.h), or NULL.
- * The bio_vec paths do not look at max_sgl_rd.
- */
-static const char *mr_reason(struct chain *c, char *out, size_t n)
-{
-	struct ib_device *dev = c->dev;
-	bool read = c->o.dir == DMA_FROM_DEVICE;
-	u32 sgl_rd = dev->attrs.max_sgl_rd;
-
-	int used = 0;
-
-	out[0] = '\0';
-	if (!(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
-		return NULL;
-	if (read && rdma_protocol_iwarp(dev, CHAIN_PORT))
-		used += snprintf(out, n, "iWARP READ needs MR");
-	if (read && !c->o.bvec && sgl_rd && c->segs > sgl_rd)
-		used += snprintf(out + used, n - (size_t)used,
-				 "%smax_sgl_rd %u < %u entries",
-				 used ? ", " : "", sgl_rd, c->segs);
-	if (c->force)
-		used += snprintf(out + used, n - (size_t)used, "%sforce_mr",
-				 used ? ", " : "");
-	return used ? out : NULL;
-}
-
-static u32 max_sge(const struct chain *c)
-{
-	return c->o.dir == DMA_TO_DEVICE ? c->qp->max_write_sge :
-					   c->qp->max_read_sge;
-}
-
-static void explain_sge_path(struct chain *c, const char *mr)
-{
+	const struct rdmarw_rw_decision *d = &c->d;
 	const char *op = c->o.dir == DMA_TO_DEVICE ? "WRITE" : "READ";
-	u32 sgl_rd = c->dev->attrs.max_sgl_rd;
 	size_t n = sizeof(c->why);
+	char rule[64];
 
-	if (mr) {
+	snprintf(c->path, sizeof(c->path), "%s", names_rw_type(d->type));
+	switch (d->why) {
+	case RDMARW_RW_WHY_IWARP_READ:
+	case RDMARW_RW_WHY_FORCE_MR:
+	case RDMARW_RW_WHY_MAX_SGL_RD:
+		snprintf(c->why, n, "%s: %u MR%s of up to %u pages",
+			 mr_rule(c, d->why, rule, sizeof(rule)), d->nr_mrs,
+			 d->nr_mrs == 1 ? "" : "s", d->pages_per_mr);
+		break;
+	case RDMARW_RW_WHY_POOL_EMPTY:
+	case RDMARW_RW_WHY_NO_POOL:
 		snprintf(
 			c->why, n,
-			"pool exhausted: fell back to %s (-EAGAIN) from MR (%s); up to %u SGEs per %s",
-			type_name(c->ctx.type), mr, max_sge(c), op);
-		return;
-	}
-	if (c->ctx.type == RDMA_RW_SINGLE_WR && c->o.bvec)
-		snprintf(c->why, n, "the transfer lies within one bio_vec");
-	else if (c->ctx.type == RDMA_RW_SINGLE_WR)
+			"pool exhausted: fell back to %s (%s) from MR (%s); up to %u SGEs per %s",
+			c->path,
+			d->why == RDMARW_RW_WHY_POOL_EMPTY ? "-EAGAIN" :
+							     "-EOPNOTSUPP",
+			mr_rule(c, RDMARW_RW_WHY_MAX_SGL_RD, rule,
+				sizeof(rule)),
+			d->max_sge, op);
+		break;
+	case RDMARW_RW_WHY_ONE_ENTRY:
 		snprintf(c->why, n, "one entry");
-	else if (c->o.bvec)
+		break;
+	case RDMARW_RW_WHY_ONE_BVEC:
+		snprintf(c->why, n, "the transfer lies within one bio_vec");
+		break;
+	case RDMARW_RW_WHY_NO_IOVA:
 		snprintf(c->why, n, "%s: one SGE per bio_vec, up to %u per %s",
 			 c->dev->iommu ? "no IOVA range" :
 					 "virtual DMA, no IOVA API",
-			 max_sge(c), op);
-	else if (!mr && c->o.dir == DMA_FROM_DEVICE && sgl_rd)
-		snprintf(c->why, n,
-			 "%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
-			 c->segs, sgl_rd, max_sge(c));
-	else
-		snprintf(c->why, n, "%u entries: up to %u SGEs per %s", c->segs,
-			 max_sge(c), op);
-}
-
-static void explain_path(struct chain *c)
-{
-	char mr[64];
-	const char *why = mr_reason(c, mr, sizeof(mr));
-
-	snprintf(c->path, sizeof(c->path), "%s", type_name(c->ctx.type));
-	switch (c->ctx.type) {
-	case RDMA_RW_MR:
-		snprintf(c->why, sizeof(c->why),
-			 "%s: %u MR%s of up to %u pages", why ? why : "?",
-			 c->ctx.nr_ops, c->ctx.nr_ops == 1 ? "" : "s",
-			 pages_per_mr(c));
+			 d->max_sge, op);
 		break;
-	case RDMA_RW_IOVA:
-		snprintf(c->why, sizeof(c->why),
+	case RDMARW_RW_WHY_IOMMU:
+		snprintf(c->why, n,
 			 "IOMMU: %u bio_vecs linked into one IOVA range",
-			 c->segs);
+			 c->nr_segs);
+		break;
+	case RDMARW_RW_WHY_ENTRIES:
+		if (c->o.dir == DMA_FROM_DEVICE && c->dev->attrs.max_sgl_rd)
+			snprintf(
+				c->why, n,
+				"%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
+				d->nr_sges, c->dev->attrs.max_sgl_rd,
+				d->max_sge);
+		else
+			snprintf(c->why, n, "%u entries: up to %u SGEs per %s",
+				 d->nr_sges, d->max_sge, op);
 		break;
 	default:
-		explain_sge_path(c, why);
+		snprintf(c->why, n, "reason %u", d->why);
 		break;
 	}
 }
 
-/* One contiguous piece of the transfer in the local buffer. */
-struct seg {
-	u64 addr;
-	u64 len;
-};
-
-/* The pieces of the local buffer the transfer moves, in order. */
-static struct seg *transfer_segs(const struct chain *c, u32 *nr)
-{
-	u64 skip = c->o.offset, rem = c->xfer;
-	struct seg *s = calloc(c->o.nents ? c->o.nents : 1, sizeof(*s));
-	u32 i = 0, n = 0;
-
-	if (!s)
-		return NULL;
-	while (i < c->o.nents && skip >= c->o.len[i] && (skip || !c->o.bvec)) {
-		skip -= c->o.len[i];
-		i++;
-	}
-	for (; i < c->o.nents && n < c->segs; i++, skip = 0) {
-		s[n].addr = (u64)(uintptr_t)c->buf + c->off[i] + skip;
-		s[n].len = c->o.len[i] - skip;
-		if (c->o.bvec && s[n].len > rem)
-			s[n].len = rem;
-		rem -= s[n].len < rem ? s[n].len : rem;
-		n++;
-	}
-	*nr = n;
-	return s;
-}
-
-/*
- * Why ib_map_mr_sg() cannot take a chunk of @n pieces in one MR (its page
- * rules: only the first may start inside a page, only the last may end
- * inside one unless the next continues it, at most pages-per-MR pages).
- */
-static bool chunk_problem(const struct chain *c, const struct seg *s, u32 n,
-			  u32 first, char *out, size_t len)
-{
-	u64 pages = 0, end = 0, ppm = pages_per_mr(c);
-	bool iwarp = rdma_protocol_iwarp(c->dev, CHAIN_PORT);
-	u32 j;
-
-	for (j = 0; j < n; j++) {
-		u64 a = s[j].addr, e = a + s[j].len;
-		u64 from = a & ~(u64)(PAGE_SIZE - 1);
-
-		if (iwarp && !s[j].len) {
-			snprintf(
-				out, len,
-				"entry %u is empty: siw's MR page list refuses empty entries",
-				first + j);
-			return true;
-		}
-
-		if (j && (end % PAGE_SIZE || a % PAGE_SIZE)) {
-			if (end != a) {
-				snprintf(
-					out, len,
-					"entry %u does not continue entry %u and one of them is not page aligned there (the MR page-list rules)",
-					first + j, first + j - 1);
-				return true;
-			}
-			from = round_up_page(end);
-		}
-		if (e > from)
-			pages += (round_up_page(e) - from) / PAGE_SIZE;
-		end = e;
-	}
-	if (pages > ppm && !iwarp) {
-		snprintf(out, len,
-			 "entries %u..%u span %" PRIu64
-			 " pages, more than the %" PRIu64 " an MR holds",
-			 first, first + n - 1, pages, ppm);
-		return true;
-	}
-	return false;
-}
-
-static bool mr_layout_problem(const struct chain *c, char *out, size_t len)
-{
-	u32 nr, i, ppm = pages_per_mr(c);
-	struct seg *s = transfer_segs(c, &nr);
-	bool bad = false;
-
-	for (i = 0; s && ppm && i < nr && !bad; i += ppm)
-		bad = chunk_problem(c, s + i, nr - i < ppm ? nr - i : ppm, i,
-				    out, len);
-	free(s);
-	return bad;
-}
-
-/*
- * Why the IOMMU cannot link the bio_vecs into one IOVA range: each must
- * continue the previous one, or both must meet at a page boundary.
- */
-static bool iova_problem(const struct chain *c, char *out, size_t len)
-{
-	u32 nr, i;
-	struct seg *s = transfer_segs(c, &nr);
-	bool bad = false;
-
-	for (i = 1; s && i < nr && !bad; i++) {
-		u64 end = s[i - 1].addr + s[i - 1].len;
-
-		bad = end != s[i].addr &&
-		      (end % PAGE_SIZE || s[i].addr % PAGE_SIZE);
-		if (bad)
-			snprintf(
-				out, len,
-				"the IOMMU cannot link bio_vec %u after bio_vec %u in one IOVA range (neither contiguous nor meeting at a page boundary); a failed link is final",
-				i, i - 1);
-	}
-	free(s);
-	return bad;
-}
-
-/* What made init fail, as far as the documented rules tell. */
+/* Why init failed, from the decision (or the tool's own empty iterator). */
 static void explain_error(struct chain *c)
 {
-	char mr[64];
-	const char *why = mr_reason(c, mr, sizeof(mr));
+	const struct rdmarw_rw_decision *d = &c->d;
 	size_t n = sizeof(c->why);
-	int free_mrs = ib_mr_pool_count(c->qp, &c->qp->rdma_mrs);
+	char rule[64];
 
 	snprintf(c->path, sizeof(c->path), "none");
-	if (c->ret == -EAGAIN)
+	if (!c->have_d && c->o.bvec && !c->iter.bi_size)
+		snprintf(c->why, n,
+			 "the iterator is empty: --offset %lld of %" PRIu64
+			 " bytes",
+			 c->o.offset, c->bytes);
+	else if (!c->have_d)
+		snprintf(
+			c->why, n,
+			"init refused its arguments (see rdma_rw_ctx_init(3))");
+	else if (d->why == RDMARW_RW_WHY_OFFSET)
+		snprintf(
+			c->why, n,
+			"sg_offset %lld at or past the end of the list (%" PRIu64
+			" bytes)",
+			c->o.offset, c->bytes);
+	else if (d->why == RDMARW_RW_WHY_BVEC_ITER)
+		snprintf(
+			c->why, n,
+			"the iterator leaves the bio_vec array or meets an empty bio_vec");
+	else if (d->why == RDMARW_RW_WHY_DMA_MAP)
+		snprintf(c->why, n, "the list cannot be DMA-mapped");
+	else if (c->ret == -EAGAIN && d->type == RDMA_RW_MR)
 		snprintf(
 			c->why, n,
 			"registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
-			why ? why : "?", free_mrs, c->pool_total);
-	else if (c->ret == -EINVAL && !c->xfer && c->o.bvec)
-		snprintf(c->why, n,
-			 "the iterator is empty: --offset %" PRIu64
-			 " of %" PRIu64 " bytes",
-			 c->o.offset, c->bytes);
-	else if (c->ret == -EINVAL && !c->segs)
-		snprintf(c->why, n,
-			 "sg_offset %" PRIu64
-			 " at or past the end of the list (%" PRIu64 " bytes)",
-			 c->o.offset, c->bytes);
-	else if (c->ret == -EINVAL && c->empty_bvec)
-		snprintf(c->why, n, "an empty bio_vec in the iterator's range");
-	else if (c->ret == -EINVAL && !max_sge(c))
-		snprintf(c->why, n, "the QP has no SGE for this direction");
-	else if (c->ret == -EINVAL && why && mr_layout_problem(c, c->why, n))
-		;
-	else if (c->o.bvec && !why && c->dev->iommu && c->segs > 1 &&
-		 iova_problem(c, c->why, n))
-		;
+			mr_rule(c, d->why, rule, sizeof(rule)),
+			ib_mr_pool_count(c->qp, &c->qp->rdma_mrs),
+			c->pool_total);
+	else if (d->bad_entry != UINT32_MAX)
+		snprintf(
+			c->why, n,
+			"entry %u does not fit in an MR of up to %u pages with the entries before it (the MR page-list rules)",
+			d->bad_entry + (c->o.nents - c->nr_segs),
+			d->pages_per_mr);
+	else if (d->type == RDMA_RW_IOVA)
+		snprintf(
+			c->why, n,
+			"the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
 	else if (c->ret == -ENOMEM)
 		snprintf(c->why, n,
 			 "out of memory (context storage or mapping)");
 	else
-		snprintf(c->why, n, "see rdma_rw_ctx_init(3)");
+		snprintf(c->why, n,
+			 "%s path (%s) failed, see rdma_rw_ctx_init(3)",
+			 names_rw_type(d->type), errno_name(c->ret));
 }
 
-/* The local MRs of an MR context, named in order, keys as after init. */
-static bool collect_mrs(struct chain *c)
+/* ---- init and the check of each chain ------------------------------------ */
+
+static void run_init(struct chain *c)
 {
 	u32 i;
 
-	if (c->ctx.type == RDMA_RW_IOVA) {
+	if (c->o.bvec)
+		c->ret = rdma_rw_ctx_init_bvec(&c->ctx, c->qp, CHAIN_PORT,
+					       c->bvecs, c->o.nents, c->iter,
+					       c->raddr, c->rkey, c->o.dir);
+	else
+		c->ret = rdma_rw_ctx_init(
+			&c->ctx, c->qp, CHAIN_PORT, c->arrays[0], c->o.nents,
+			(u32)c->o.offset, c->raddr, c->rkey, c->o.dir);
+	c->have_d = !rdmarw_rw_ctx_explain(&c->ctx, &c->d);
+	if (c->ret < 0) {
+		explain_error(c);
+		c->failed = true;
+		return;
+	}
+	c->ctx_live = true;
+	explain_path(c);
+	if (c->d.type == RDMA_RW_IOVA) {
 		c->iova_base = c->ctx.iova.state.addr & ~(u64)(PAGE_SIZE - 1);
 		c->iova_len = c->ctx.iova.state.size + PAGE_SIZE;
 	}
-	if (c->ctx.type != RDMA_RW_MR)
-		return true;
-	c->mrs = calloc(c->ctx.nr_ops, sizeof(*c->mrs));
-	if (!c->mrs)
-		return false;
-	for (i = 0; i < c->ctx.nr_ops; i++) {
-		c->mrs[i].mr = c->ctx.reg[i].mr;
-		c->mrs[i].base_key = c->ctx.reg[i].mr->lkey;
-	}
-	c->nr_mrs = c->ctx.nr_ops;
-	return true;
-}
-
-static int do_init(struct chain *c)
-{
-	if (c->o.bvec)
-		return rdma_rw_ctx_init_bvec(&c->ctx, c->qp, CHAIN_PORT,
-					     c->bvecs, c->o.nents, c->iter,
-					     c->raddr, c->rkey, c->o.dir);
-	return rdma_rw_ctx_init(&c->ctx, c->qp, CHAIN_PORT, c->sgl, c->o.nents,
-				(u32)c->o.offset, c->raddr, c->rkey, c->o.dir);
-}
-
-static void ctx_destroy(struct chain *c)
-{
-	if (!c->ctx_live)
+	if (c->d.type != RDMA_RW_MR)
 		return;
-	if (c->o.bvec)
-		rdma_rw_ctx_destroy_bvec(&c->ctx, c->qp, CHAIN_PORT, c->bvecs,
-					 c->o.nents, c->o.dir);
-	else
-		rdma_rw_ctx_destroy(&c->ctx, c->qp, CHAIN_PORT, c->sgl,
-				    c->o.nents, c->o.dir);
-	c->ctx_live = false;
+	c->base_keys = calloc(c->d.nr_mrs, sizeof(*c->base_keys));
+	for (i = 0; c->base_keys && i < c->d.nr_mrs; i++)
+		c->base_keys[i] = c->ctx.reg[i].mr->lkey;
+	c->nr_mrs = c->base_keys ? c->d.nr_mrs : 0;
 }
 
-/* ---- one chain: copy it, check it --------------------------------------- */
-
-static bool is_rdma_opcode(enum ib_wr_opcode op)
+static bool is_rdma(const struct chain *c, const struct ib_send_wr *wr)
 {
-	return op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM ||
-	       op == IB_WR_RDMA_READ || op == IB_WR_RDMA_READ_WITH_INV;
+	return wr != &c->send_wr && (wr->opcode == IB_WR_RDMA_WRITE ||
+				     wr->opcode == IB_WR_RDMA_READ ||
+				     wr->opcode == IB_WR_RDMA_READ_WITH_INV);
 }
 
-static bool snap_one(struct chain *c, struct wr_snap *s,
-		     const struct ib_send_wr *wr)
-{
-	s->ptr = wr;
-	s->opcode = wr->opcode;
-	s->send_flags = wr->send_flags;
-	s->num_sge = wr->num_sge;
-	s->wr_cqe = wr->wr_cqe;
-	s->ex = wr->ex.invalidate_rkey;
-	s->is_chain_wr = wr == &c->send_wr;
-	if (wr->num_sge > 0 && wr->num_sge <= 65536 && wr->sg_list) {
-		s->sges = malloc((size_t)wr->num_sge * sizeof(*s->sges));
-		if (!s->sges)
-			return false;
-		memcpy(s->sges, wr->sg_list,
-		       (size_t)wr->num_sge * sizeof(*s->sges));
-	}
-	s->rdma = !s->is_chain_wr && is_rdma_opcode(wr->opcode);
-	if (s->rdma) {
-		s->remote_addr = rdma_wr(wr)->remote_addr;
-		s->rkey = rdma_wr(wr)->rkey;
-	}
-	s->reg = !s->is_chain_wr && wr->opcode == IB_WR_REG_MR;
-	if (s->reg) {
-		s->mr = reg_wr(wr)->mr;
-		s->key = reg_wr(wr)->key;
-		s->access = reg_wr(wr)->access;
-		s->mr_iova = s->mr->iova;
-		s->mr_length = s->mr->length;
-		s->mr_page_size = s->mr->page_size;
-	}
-	return true;
-}
-
-static bool snapshot(struct chain *c, struct chain_run *r,
-		     const struct ib_send_wr *first)
-{
-	const struct ib_send_wr *wr;
-	u32 cap = 0;
-
-	for (wr = first; wr && r->nr_wrs < CHAIN_MAX_WRS; wr = wr->next) {
-		if (r->nr_wrs == cap) {
-			struct wr_snap *n;
-
-			cap = cap ? 2 * cap : 16;
-			n = realloc(r->wrs, cap * sizeof(*n));
-			if (!n)
-				return false;
-			r->wrs = n;
-		}
-		memset(&r->wrs[r->nr_wrs], 0, sizeof(*r->wrs));
-		if (!snap_one(c, &r->wrs[r->nr_wrs++], wr))
-			return false;
-	}
-	r->ended = !wr;
-	return true;
-}
-
-#define CHECK(r, cond, ...)                                                    \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			snprintf((r)->check, sizeof((r)->check), __VA_ARGS__); \
-			return false;                                          \
-		}                                                              \
+#define CHECK(cond, ...)                               \
+	do {                                           \
+		if (!(cond)) {                         \
+			snprintf(out, n, __VA_ARGS__); \
+			return false;                  \
+		}                                      \
 	} while (0)
 
-/* Walks the transfer's pieces as WRs consume them. */
-struct stream {
-	const struct seg *s;
-	u32 nr, k;
-};
-
 /*
- * The next @len bytes of the local buffer must start at @addr (unless it
- * is an IOVA) and end where a piece of the transfer ends.
+ * The chain against the decision recorded for it (@d, read just before
+ * rdma_rw_ctx_wrs()) and against the request: every WR counted, the
+ * remote range contiguous, the bytes those the command line asked for,
+ * one completion where rw.h promises it.
  */
-static bool stream_take(struct stream *st, u64 addr, u64 len, bool iova)
+static bool check_chain(const struct chain *c, const struct ib_send_wr *first,
+			const struct rdmarw_rw_decision *d, bool initial,
+			char *out, size_t n)
 {
-	u64 got = 0;
-
-	if (st->k >= st->nr || (!iova && st->s[st->k].addr != addr))
-		return false;
-	if (!len)
-		return st->s[st->k++].len == 0;
-	while (got < len && st->k < st->nr)
-		got += st->s[st->k++].len;
-	return got == len;
-}
-
-/* Every RDMA WR: the remote range, contiguous, and the local pieces. */
-static bool check_rdma(struct chain *c, struct chain_run *r,
-		       const struct wr_snap *w, struct stream *st, u64 *done,
-		       const struct wr_snap *reg)
-{
-	bool iova = c->ctx.type == RDMA_RW_IOVA;
-	bool read = c->o.dir == DMA_FROM_DEVICE;
-	enum ib_wr_opcode want = read ? IB_WR_RDMA_READ : IB_WR_RDMA_WRITE;
+	u32 wrs = 0, ops = 0, regs = 0, sges = 0, signaled = 0;
+	const struct ib_send_wr *wr, *last = NULL;
+	u64 done = 0;
 	int i;
 
-	if (reg && read && rdma_cap_read_inv(c->dev, CHAIN_PORT))
-		want = IB_WR_RDMA_READ_WITH_INV;
-	CHECK(r, w->opcode == want, "RDMA WR is %s, expected %s",
-	      opname(w->opcode), opname(want));
-	CHECK(r, w->remote_addr == c->raddr + *done && w->rkey == c->rkey,
-	      "RDMA WR remote range is not contiguous from remote_addr/rkey");
-	CHECK(r, w->num_sge >= 1 && (u32)w->num_sge <= max_sge(c) && w->sges,
-	      "RDMA WR has %d SGEs (QP limit %u)", w->num_sge, max_sge(c));
-	for (i = 0; i < w->num_sge; i++) {
-		const struct ib_sge *g = &w->sges[i];
-
-		if (reg) {
-			CHECK(r,
-			      w->num_sge == 1 && g->addr == reg->mr_iova &&
-				      g->length == reg->mr_length &&
-				      g->lkey == reg->key,
-			      "RDMA WR SGE does not match its REG_MR");
-			CHECK(r,
-			      w->opcode != IB_WR_RDMA_READ_WITH_INV ||
-				      w->ex == reg->key,
-			      "READ_WITH_INV does not name the registered key");
-		} else {
-			CHECK(r, g->lkey == c->pd->local_dma_lkey,
-			      "SGE lkey is not the PD's local_dma_lkey");
+	for (wr = first; wr && wrs <= CHAIN_MAX_WRS; wr = wr->next) {
+		if (wr == &c->send_wr) {
+			CHECK(!wr->next, "chain_wr is not the last WR");
+			break;
 		}
-		CHECK(r, stream_take(st, g->addr, g->length, iova),
-		      "SGE %d of an RDMA WR is not the next piece of the buffer",
-		      i);
-		*done += g->length;
+		wrs++;
+		last = wr;
+		signaled += !!(wr->send_flags & IB_SEND_SIGNALED);
+		regs += wr->opcode == IB_WR_REG_MR;
+		if (!is_rdma(c, wr))
+			continue;
+		ops++;
+		CHECK(rdma_wr(wr)->remote_addr == c->raddr + done &&
+			      rdma_wr(wr)->rkey == c->rkey,
+		      "RDMA WR remote range is not contiguous from remote_addr/rkey");
+		CHECK(wr->num_sge >= 1 && (u32)wr->num_sge <= d->max_sge,
+		      "RDMA WR has %d SGEs (QP limit %u)", wr->num_sge,
+		      d->max_sge);
+		sges += (u32)wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++)
+			done += wr->sg_list[i].length;
 	}
-	return true;
-}
-
-/* A REG_MR (and the LOCAL_INV before it): key and rights as rw.h says. */
-static bool check_reg(struct chain *c, struct chain_run *r,
-		      const struct wr_snap *w, const struct wr_snap *inv)
-{
-	int access = IB_ACCESS_LOCAL_WRITE;
-
-	if (rdma_protocol_iwarp(c->dev, CHAIN_PORT))
-		access |= IB_ACCESS_REMOTE_WRITE;
-	CHECK(r, w->access == access, "REG_MR access 0x%x, expected 0x%x",
-	      w->access, access);
-	CHECK(r, (w->key >> 8) == (w->mr->lkey >> 8) && w->key == w->mr->lkey,
-	      "REG_MR key is not the MR's key");
-	CHECK(r,
-	      !inv || ((inv->ex >> 8) == (w->key >> 8) &&
-		       ((inv->ex + 1) & 0xffu) == (w->key & 0xffu)),
-	      "LOCAL_INV does not name the MR's previous key");
-	return true;
-}
-
-static bool check_signals(struct chain *c, struct chain_run *r, u32 n_rw)
-{
-	u32 i;
-
-	for (i = 0; i < n_rw; i++) {
-		const struct wr_snap *w = &r->wrs[i];
-		bool last = i + 1 == n_rw && !c->o.chain_wr;
-
-		CHECK(r, !(w->send_flags & IB_SEND_SIGNALED) == !last,
-		      "wr%u is %ssignaled", i, last ? "not " : "");
-		CHECK(r, last ? w->wr_cqe == &c->cqe : !w->wr_cqe,
-		      "wr%u carries the wrong wr_cqe", i);
-	}
-	return true;
-}
-
-/* Walk the RDMA part: [LOCAL_INV] REG_MR RDMA per MR, or RDMA WRs only. */
-static bool check_wrs(struct chain *c, struct chain_run *r, u32 n_rw,
-		      struct stream *st, u32 *nr_ops)
-{
-	const struct wr_snap *inv = NULL, *reg = NULL;
-	bool mr = c->ctx.type == RDMA_RW_MR;
-	u64 done = 0;
-	u32 i;
-
-	for (i = 0; i < n_rw; i++) {
-		const struct wr_snap *w = &r->wrs[i];
-
-		if (w->opcode == IB_WR_LOCAL_INV) {
-			CHECK(r, mr && !inv && !reg, "unexpected LOCAL_INV");
-			inv = w;
-		} else if (w->opcode == IB_WR_REG_MR) {
-			CHECK(r, mr && !reg, "unexpected REG_MR");
-			if (!check_reg(c, r, w, inv))
-				return false;
-			reg = w;
-		} else {
-			CHECK(r, !mr || reg, "RDMA WR without its REG_MR");
-			if (!check_rdma(c, r, w, st, &done, reg))
-				return false;
-			(*nr_ops)++;
-			inv = reg = NULL;
-		}
-	}
-	CHECK(r, !inv && !reg, "registration without its RDMA WR");
-	CHECK(r, done == c->xfer,
+	CHECK(wrs <= CHAIN_MAX_WRS, "the chain does not end (more than %u WRs)",
+	      CHAIN_MAX_WRS);
+	CHECK(!c->o.chain_wr || wr == &c->send_wr,
+	      "chain_wr is not the last WR");
+	CHECK(!initial || (int)wrs == c->ret,
+	      "the chain has %u WRs but init returned %d", wrs, c->ret);
+	CHECK(wrs == d->nr_wqes && ops == d->nr_ops && regs == d->nr_mrs &&
+		      sges == d->nr_sges,
+	      "the chain (%u WRs, %u RDMA, %u REG_MR, %u SGEs) is not the decision (%u, %u, %u, %u)",
+	      wrs, ops, regs, sges, d->nr_wqes, d->nr_ops, d->nr_mrs,
+	      d->nr_sges);
+	CHECK(last && is_rdma(c, last), "the chain does not end in an RDMA WR");
+	CHECK(c->o.chain_wr ?
+		      !signaled && !last->wr_cqe :
+		      signaled == 1 && (last->send_flags & IB_SEND_SIGNALED) &&
+			      last->wr_cqe == &c->cqe,
+	      "the chain is not signaled once, at its last RDMA WR");
+	CHECK(done == d->length && done == c->xfer,
 	      "the WRs move %" PRIu64 " bytes, not %" PRIu64, done, c->xfer);
 	return true;
 }
 
-/* The chain against the rules of rdma_rw_ctx_wrs(); false with r->check. */
-static bool check_run(struct chain *c, struct chain_run *r, bool first)
-{
-	u32 n_rw = r->nr_wrs, nr_ops = 0, nr_segs;
-	struct stream st = { 0 };
-	bool ok;
-
-	CHECK(r, r->ended, "the chain does not end (more than %u WRs)",
-	      CHAIN_MAX_WRS);
-	if (c->o.chain_wr) {
-		CHECK(r, n_rw && r->wrs[n_rw - 1].is_chain_wr,
-		      "chain_wr is not the last WR");
-		n_rw--;
-	}
-	CHECK(r, n_rw, "the chain has no RDMA WR");
-	CHECK(r, !first || (int)n_rw == c->ret,
-	      "the chain has %u WRs but init returned %d", n_rw, c->ret);
-	if (!check_signals(c, r, n_rw))
-		return false;
-	st.s = transfer_segs(c, &nr_segs);
-	st.nr = nr_segs;
-	CHECK(r, st.s, "out of memory");
-	ok = check_wrs(c, r, n_rw, &st, &nr_ops);
-	free((void *)st.s);
-	if (!ok)
-		return false;
-	CHECK(r, nr_ops == c->ctx.nr_ops, "%u RDMA WRs but nr_ops is %u",
-	      nr_ops, c->ctx.nr_ops);
-	return true;
-}
-
 /* ---- --post: execute a chain against the peer --------------------------- */
-
-static u8 pattern(u64 i, u32 seed)
-{
-	return (u8)(i * 131 + seed * 7 + 1 + (i >> 8));
-}
 
 static void fill(char *p, u64 n, u32 seed)
 {
 	u64 i;
 
 	for (i = 0; i < n; i++)
-		p[i] = (char)pattern(i, seed);
+		p[i] = (char)(u8)(i * 131 + seed * 7 + 1 + (i >> 8));
 }
 
 static bool all_bytes(const char *p, u64 n, u8 v)
@@ -1599,37 +986,21 @@ static bool all_bytes(const char *p, u64 n, u8 v)
 	return true;
 }
 
-/* Buffers before the post: the source patterned, the sink and guards set. */
-static void prepare_data(struct chain *c, u32 seed)
-{
-	memset(c->rbuf, 0xa5, c->rbuf_len);
-	if (c->o.dir == DMA_TO_DEVICE) {
-		fill(c->buf, c->buf_len, seed);
-	} else {
-		fill(c->rbuf + CHAIN_GUARD, c->xfer, seed);
-		memset(c->buf, 0xee, c->buf_len);
-	}
-	fill(c->msg, CHAIN_MSG_LEN, seed + 1000);
-	memset(c->rmsg, 0, PAGE_SIZE);
-}
-
 /* The transfer's bytes against the remote buffer, and nothing else moved. */
 static bool verify_data(struct chain *c, char *out, size_t n)
 {
 	const char *remote = c->rbuf + CHAIN_GUARD;
-	u32 nr, i;
-	struct seg *s = transfer_segs(c, &nr);
+	bool ok = true;
 	u64 pos = 0;
-	bool ok = s != NULL;
+	u32 i;
 
-	for (i = 0; ok && i < nr; pos += s[i].len, i++) {
-		char *local = (char *)(uintptr_t)s[i].addr;
+	for (i = 0; ok && i < c->nr_segs; pos += c->segs[i].len, i++) {
+		char *local = (char *)(uintptr_t)c->segs[i].addr;
 
-		ok = !memcmp(local, remote + pos, s[i].len);
+		ok = !memcmp(local, remote + pos, c->segs[i].len);
 		if (ok && c->o.dir == DMA_FROM_DEVICE)
-			memset(local, 0xee, s[i].len);
+			memset(local, 0xee, c->segs[i].len);
 	}
-	free(s);
 	if (!ok) {
 		snprintf(out, n, "MISMATCH in the transferred bytes");
 		return false;
@@ -1654,108 +1025,103 @@ static bool verify_data(struct chain *c, char *out, size_t n)
 	return true;
 }
 
-static void poll_side(struct chain *c, struct chain_run *r, struct ib_cq *cq,
-		      const char *side)
+/*
+ * Post the chain, print its completions (text: one line each; JSON: the
+ * "post" object) and verify the bytes.  Exactly the completions rw.h
+ * promises: one for the chain, and the peer's receive of the SEND.
+ */
+static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 {
-	struct ib_wc wc[8];
-	int n, i;
-
-	while ((n = ib_poll_cq(cq, 8, wc)) > 0) {
-		for (i = 0; i < n && r->nr_wc < CHAIN_MAX_WC; i++) {
-			struct chain_wc *w = &r->wc[r->nr_wc++];
-
-			w->side = side;
-			w->cqe = cqe_name(c, wc[i].wr_cqe);
-			w->opcode = wc[i].opcode;
-			w->status = wc[i].status;
-			w->byte_len = wc[i].byte_len;
-		}
-	}
-}
-
-/* Exactly the completions rw.h promises: one for the chain, one receive. */
-static bool completions_ok(struct chain *c, struct chain_run *r)
-{
-	u32 i, local = 0, peer = 0;
 	const struct ib_cqe *want = c->o.chain_wr ? &c->send_cqe : &c->cqe;
-
-	for (i = 0; i < r->nr_wc; i++) {
-		if (r->wc[i].status != IB_WC_SUCCESS)
-			return false;
-		if (!strcmp(r->wc[i].side, "local"))
-			local += r->wc[i].cqe &&
-				 !strcmp(r->wc[i].cqe, cqe_name(c, want));
-		else
-			peer++;
-	}
-	return r->nr_wc == 1 + (u32)c->o.chain_wr && local == 1 &&
-	       peer == (u32)c->o.chain_wr;
-}
-
-static bool post_run(struct chain *c, struct chain_run *r, u32 seed,
-		     const struct ib_send_wr *first)
-{
 	const struct ib_send_wr *bad = NULL;
-	bool verify = !c->o.raddr_set && !c->o.rkey_set;
-	int ret;
+	bool json = c->o.fmt == FMT_JSON, text = c->o.fmt == FMT_TEXT;
+	bool ok = true;
+	struct ib_cq *cqs[2] = { c->cq, c->pcq };
+	u32 nr_wc = 0, local = 0, peer = 0;
+	char data[160] = "";
+	struct ib_wc wc;
+	int ret, s;
 
-	prepare_data(c, seed);
-	if (c->o.chain_wr) {
-		ret = ib_post_recv(c->pqp, &c->recv_wr, NULL);
-		if (ret) {
-			fail(c, "ib_post_recv (peer): %s", errno_name(ret));
-			return false;
-		}
+	memset(c->rbuf, 0xa5, c->rbuf_len);
+	if (c->o.dir == DMA_TO_DEVICE) {
+		fill(c->buf, c->buf_len, seed);
+	} else {
+		fill(c->rbuf + CHAIN_GUARD, c->xfer, seed);
+		memset(c->buf, 0xee, c->buf_len);
 	}
-	r->posted = true;
-	r->post_ret = ib_post_send(c->qp, first, &bad);
-	poll_side(c, r, c->cq, "local");
-	poll_side(c, r, c->pcq, "peer");
-	if (r->post_ret || !completions_ok(c, r)) {
-		snprintf(
-			r->data, sizeof(r->data),
-			"not checked: the chain did not complete with exactly the expected completions, all successful");
+	fill(c->msg, CHAIN_MSG_LEN, seed + 1000);
+	memset(c->rmsg, 0, PAGE_SIZE);
+	if (c->o.chain_wr && (ret = ib_post_recv(c->pqp, &c->recv_wr, NULL))) {
+		fail(c, "ib_post_recv (peer): %s", errno_name(ret));
 		return false;
 	}
-	if (!verify) {
-		snprintf(r->data, sizeof(r->data),
-			 "not verified (--remote-addr or --rkey given)");
-		r->data_ok = true;
-		return true;
+	ret = ib_post_send(c->qp, wr, &bad);
+	if (json) {
+		jw_open(&c->j, "post", '{');
+		jw_int(&c->j, "ib_post_send", ret);
+		jw_open(&c->j, "completions", '[');
+	} else if (text) {
+		printf("post: ib_post_send = %d%s%s\n", ret, ret ? " " : "",
+		       ret ? errno_name(ret) : "");
 	}
-	r->data_checked = true;
-	r->data_ok = verify_data(c, r->data, sizeof(r->data));
-	return r->data_ok;
-}
+	for (s = 0; s < 2; s++) {
+		while (ib_poll_cq(cqs[s], 1, &wc) > 0 &&
+		       nr_wc++ < CHAIN_MAX_WC) {
+			const char *side = s ? "peer" : "local";
+			const char *cqe = cqe_name(c, wc.wr_cqe);
 
-/* ---- text output -------------------------------------------------------- */
-
-static const char *fmt_raddr(const struct chain *c, u64 a, char *out)
-{
-	if (!c->o.absolute && in_range(a, c->rbuf, c->rbuf_len))
-		snprintf(out, NAME_LEN, "rbuf+0x%" PRIx64,
-			 a - (u64)(uintptr_t)c->rbuf);
+			ok &= wc.status == IB_WC_SUCCESS;
+			local += !s && wc.wr_cqe == want;
+			peer += s;
+			if (text)
+				printf("completion: %s %s %s byte_len=%u wr_cqe=%s\n",
+				       side, names_wc_opcode(wc.opcode),
+				       cli_wc_status_name(wc.status),
+				       wc.byte_len, cqe ? cqe : "NULL");
+			if (!json)
+				continue;
+			jw_open_inline(&c->j, NULL, '{');
+			jw_str(&c->j, "side", side);
+			jw_str(&c->j, "wr_cqe", cqe);
+			jw_str(&c->j, "opcode", names_wc_opcode(wc.opcode));
+			jw_str(&c->j, "status", cli_wc_status_name(wc.status));
+			jw_u64(&c->j, "byte_len", wc.byte_len);
+			jw_close(&c->j, '}');
+		}
+	}
+	ok &= !ret && nr_wc == 1 + (u32)c->o.chain_wr && local == 1 &&
+	      peer == (u32)c->o.chain_wr;
+	if (!ok)
+		snprintf(
+			data, sizeof(data),
+			"not checked: the chain did not complete with exactly the expected completions, all successful");
+	else if (c->o.raddr_set || c->o.rkey_set)
+		snprintf(data, sizeof(data),
+			 "not verified (--remote-addr or --rkey given)");
 	else
-		snprintf(out, NAME_LEN, "0x%" PRIx64, a);
-	return out;
+		ok = verify_data(c, data, sizeof(data));
+	if (json) {
+		jw_close(&c->j, ']');
+		jw_bool(&c->j, "data_verified",
+			ok && !c->o.raddr_set && !c->o.rkey_set);
+		jw_str(&c->j, "data", data);
+		jw_close(&c->j, '}');
+	} else if (text) {
+		printf("data: %s\n", data);
+	}
+	return ok;
 }
 
-static int mr_index(const struct chain *c, const struct ib_mr *mr)
-{
-	u32 i;
-
-	for (i = 0; i < c->nr_mrs; i++)
-		if (c->mrs[i].mr == mr)
-			return (int)i;
-	return -1;
-}
+/* ---- output ------------------------------------------------------------- */
 
 static void print_header(const struct chain *c)
 {
 	const struct ib_device_attr *a = &c->dev->attrs;
+	char n[NAME_LEN], rk[NAME_LEN];
+	u32 i, shown = c->o.nents < 16 ? c->o.nents : 16;
 
 	printf("device: %s %s max_send_sge=%d max_sge_rd=%d max_sgl_rd=%u fr_pages=%u iommu=%s\n",
-	       c->prof.name, protocol_name(c->dev), a->max_send_sge,
+	       c->prof.name, names_protocol(c->dev), a->max_send_sge,
 	       a->max_sge_rd, a->max_sgl_rd, a->max_fast_reg_page_list_len,
 	       c->dev->iommu ? "on" : "off");
 	printf("qp: max_send_sge=%u max_read_sge=%u max_write_sge=%u max_send_wr=%u max_rdma_ctxs=%u force_mr=%s\n",
@@ -1765,16 +1131,9 @@ static void print_header(const struct chain *c)
 	if (c->pool_total > 0)
 		printf("pool: %d MR%s of %u pages, %d free at init\n",
 		       c->pool_total, c->pool_total == 1 ? "" : "s",
-		       pages_per_mr(c), c->pool_total - (int)c->nr_held);
+		       c->pool_pages, c->pool_total - (int)c->nr_held);
 	else
 		printf("pool: none (the API registers no memory on this device)\n");
-}
-
-static void print_entries(const struct chain *c)
-{
-	char a[NAME_LEN];
-	u32 i, shown = c->o.nents < 16 ? c->o.nents : 16;
-
 	printf("%s: %u %s%s, %" PRIu64 " bytes:", c->o.bvec ? "bvec" : "sgl",
 	       c->o.nents, c->o.bvec ? "bio_vec" : "entr",
 	       c->o.bvec ? (c->o.nents == 1 ? "" : "s") :
@@ -1782,217 +1141,174 @@ static void print_entries(const struct chain *c)
 	       c->bytes);
 	for (i = 0; i < shown; i++)
 		printf(" %s:%u",
-		       fmt_addr(c, (u64)(uintptr_t)c->buf + c->off[i], a),
+		       fmt_addr(c, (u64)(uintptr_t)c->buf + c->off[i], n),
 		       c->o.len[i]);
 	if (shown < c->o.nents)
 		printf(" ... (%u more)", c->o.nents - shown);
 	if (c->o.chain && !c->o.bvec)
-		printf(" (chained arrays of %u)", c->o.chain);
+		printf(" (chained arrays of %lld)", c->o.chain);
 	printf("\n");
-}
-
-static void print_call(const struct chain *c)
-{
-	char ra[NAME_LEN], rk[NAME_LEN];
-
-	fmt_raddr(c, c->raddr, ra);
+	fmt_raddr(c, c->raddr, n);
 	fmt_rkey(c, c->rkey, rk);
 	if (c->o.bvec)
 		printf("call: rdma_rw_ctx_init_bvec(ctx, qp, 1, bvecs, %u, {bi_size=%u bi_idx=%u bi_bvec_done=%u}, %s, %s, %s)\n",
 		       c->o.nents, c->iter.bi_size, c->iter.bi_idx,
-		       c->iter.bi_bvec_done, ra, rk, dir_name(c->o.dir));
+		       c->iter.bi_bvec_done, n, rk, names_dir(c->o.dir));
 	else
-		printf("call: rdma_rw_ctx_init(ctx, qp, 1, sgl, %u, %" PRIu64
-		       ", %s, %s, %s)\n",
-		       c->o.nents, c->o.offset, ra, rk, dir_name(c->o.dir));
+		printf("call: rdma_rw_ctx_init(ctx, qp, 1, sgl, %u, %lld, %s, %s, %s)\n",
+		       c->o.nents, c->o.offset, n, rk, names_dir(c->o.dir));
 	if (c->ret >= 0)
-		printf("ret: %d (WQEs)\n", c->ret);
+		printf("ret: %d (WQEs)\npath: %s (%s)\n", c->ret, c->path,
+		       c->why);
 	else
-		printf("ret: %d (%s)\n", c->ret, errno_name(c->ret));
-	if (c->ret >= 0)
-		printf("path: %s (%s)\n", c->path, c->why);
-	else
-		printf("path: none\n");
+		printf("ret: %d (%s)\npath: none\n", c->ret,
+		       errno_name(c->ret));
 }
 
-static void print_sges(const struct chain *c, const struct wr_snap *w)
+static bool has_inv(const struct ib_send_wr *wr)
 {
-	char a[NAME_LEN], k[NAME_LEN];
-	int i;
-
-	printf(" num_sge=%d sge=[", w->num_sge);
-	for (i = 0; w->sges && i < w->num_sge; i++)
-		printf("%s%s len=%u lkey=%s", i ? "; " : "",
-		       fmt_addr(c, w->sges[i].addr, a), w->sges[i].length,
-		       fmt_lkey(c, w->sges[i].lkey, k));
-	printf("]");
+	return wr->opcode == IB_WR_LOCAL_INV ||
+	       wr->opcode == IB_WR_RDMA_READ_WITH_INV ||
+	       wr->opcode == IB_WR_SEND_WITH_INV;
 }
 
-static void print_wr(const struct chain *c, u32 i, const struct wr_snap *w)
+static bool is_reg(const struct chain *c, const struct ib_send_wr *wr)
+{
+	return wr != &c->send_wr && wr->opcode == IB_WR_REG_MR;
+}
+
+static void print_wr(const struct chain *c, u32 i, const struct ib_send_wr *wr)
 {
 	char a[NAME_LEN], k[NAME_LEN], f[96];
+	int s;
 
-	printf("wr%u: %s", i, opname(w->opcode));
-	if (w->reg)
+	printf("wr%u: %s", i, names_wr_opcode(wr->opcode));
+	if (is_reg(c, wr)) {
+		const struct ib_reg_wr *r = reg_wr(wr);
+
 		printf(" mr=mr%d key=%s iova=%s len=%" PRIu64
 		       " page_size=%u access=%s",
-		       mr_index(c, w->mr), fmt_lkey(c, w->key, k),
-		       fmt_addr(c, w->mr_iova, a), w->mr_length,
-		       w->mr_page_size,
-		       fmt_flags(access_names, w->access, f, sizeof(f)));
-	else if (w->opcode != IB_WR_LOCAL_INV)
-		print_sges(c, w);
-	if (w->rdma)
-		printf(" raddr=%s rkey=%s", fmt_raddr(c, w->remote_addr, a),
-		       fmt_rkey(c, w->rkey, k));
-	if (w->opcode == IB_WR_LOCAL_INV ||
-	    w->opcode == IB_WR_RDMA_READ_WITH_INV ||
-	    w->opcode == IB_WR_SEND_WITH_INV)
-		printf(" inv=%s", fmt_lkey(c, w->ex, k));
-	if (w->send_flags)
-		printf(" %s",
-		       fmt_flags(send_flag_names, w->send_flags, f, sizeof(f)));
-	if (w->wr_cqe)
-		printf(" wr_cqe=%s", cqe_name(c, w->wr_cqe));
-	if (w->is_chain_wr)
-		printf(" (chain_wr)");
-	printf("\n");
-}
-
-static const char *wc_opname(enum ib_wc_opcode op)
-{
-	switch (op) {
-	case IB_WC_SEND:
-		return "IB_WC_SEND";
-	case IB_WC_RDMA_WRITE:
-		return "IB_WC_RDMA_WRITE";
-	case IB_WC_RDMA_READ:
-		return "IB_WC_RDMA_READ";
-	case IB_WC_LOCAL_INV:
-		return "IB_WC_LOCAL_INV";
-	case IB_WC_REG_MR:
-		return "IB_WC_REG_MR";
-	case IB_WC_RECV:
-		return "IB_WC_RECV";
-	default:
-		return "IB_WC_OTHER";
+		       mr_of_key(c, r->mr->lkey), fmt_lkey(c, r->key, k),
+		       fmt_addr(c, r->mr->iova, a), r->mr->length,
+		       r->mr->page_size,
+		       names_flags(names_access, r->access, f, sizeof(f)));
+	} else if (wr->opcode != IB_WR_LOCAL_INV) {
+		printf(" num_sge=%d sge=[", wr->num_sge);
+		for (s = 0; s < wr->num_sge; s++)
+			printf("%s%s len=%u lkey=%s", s ? "; " : "",
+			       fmt_addr(c, wr->sg_list[s].addr, a),
+			       wr->sg_list[s].length,
+			       fmt_lkey(c, wr->sg_list[s].lkey, k));
+		printf("]");
 	}
-}
-
-static void print_post(const struct chain_run *r)
-{
-	u32 i;
-
-	if (!r->posted)
-		return;
-	printf("post: ib_post_send = %d%s%s\n", r->post_ret,
-	       r->post_ret ? " " : "",
-	       r->post_ret ? errno_name(r->post_ret) : "");
-	for (i = 0; i < r->nr_wc; i++)
-		printf("completion: %s %s %s byte_len=%u wr_cqe=%s\n",
-		       r->wc[i].side, wc_opname(r->wc[i].opcode),
-		       cli_wc_status_name(r->wc[i].status), r->wc[i].byte_len,
-		       r->wc[i].cqe ? r->wc[i].cqe : "NULL");
-	if (r->data[0])
-		printf("data: %s\n", r->data);
-}
-
-static void print_run(const struct chain *c, u32 n)
-{
-	const struct chain_run *r = &c->runs[n];
-	u32 i;
-
-	if (c->o.repeat > 1)
-		printf("chain %u/%u:", n + 1, c->o.repeat);
-	else
-		printf("chain:");
-	for (i = 0; i < r->nr_wrs; i++)
-		printf("%s%s", i ? " → " : " ", opname(r->wrs[i].opcode));
-	printf("\n");
-	for (i = 0; i < r->nr_wrs; i++)
-		print_wr(c, i, &r->wrs[i]);
-	printf("check: %s%s\n", r->check[0] ? "FAILED: " : "ok", r->check);
-	print_post(r);
-}
-
-static void print_text(const struct chain *c)
-{
-	u32 i;
-
-	print_header(c);
-	print_entries(c);
-	print_call(c);
-	for (i = 0; i < c->nr_runs; i++)
-		print_run(c, i);
-}
-
-/* ---- JSON output -------------------------------------------------------- */
-
-static void jw_flags(struct jw *j, const char *key, const struct flag_name *t,
-		     int v)
-{
-	jw_open_inline(j, key, '[');
-	for (; t->name; t++)
-		if (v & t->bit)
-			jw_str(j, NULL, t->name);
-	jw_close(j, ']');
+	if (is_rdma(c, wr))
+		printf(" raddr=%s rkey=%s",
+		       fmt_raddr(c, rdma_wr(wr)->remote_addr, a),
+		       fmt_rkey(c, rdma_wr(wr)->rkey, k));
+	if (has_inv(wr))
+		printf(" inv=%s", fmt_lkey(c, wr->ex.invalidate_rkey, k));
+	if (wr->send_flags)
+		printf(" %s", names_flags(names_send_flags, wr->send_flags, f,
+					  sizeof(f)));
+	if (wr->wr_cqe)
+		printf(" wr_cqe=%s", cqe_name(c, wr->wr_cqe));
+	printf("%s\n", wr == &c->send_wr ? " (chain_wr)" : "");
 }
 
 /* Addresses and keys: numbers with --absolute, names otherwise. */
-static void jw_addr(struct jw *j, const struct chain *c, const char *key, u64 a)
+static void jw_name(struct chain *c, const char *key, u64 v,
+		    const char *(*fmt)(const struct chain *, u64, char *))
 {
 	char n[NAME_LEN];
 
 	if (c->o.absolute)
-		jw_u64(j, key, a);
+		jw_u64(&c->j, key, v);
 	else
-		jw_str(j, key, fmt_addr(c, a, n));
+		jw_str(&c->j, key, fmt(c, v, n));
 }
 
-static void jw_raddr(struct jw *j, const struct chain *c, const char *key,
-		     u64 a)
+static const char *fmt_lkey64(const struct chain *c, u64 k, char *out)
 {
-	char n[NAME_LEN];
-
-	if (c->o.absolute)
-		jw_u64(j, key, a);
-	else
-		jw_str(j, key, fmt_raddr(c, a, n));
+	return fmt_lkey(c, (u32)k, out);
 }
 
-static void jw_lkey(struct jw *j, const struct chain *c, const char *key, u32 k)
+static const char *fmt_rkey64(const struct chain *c, u64 k, char *out)
 {
-	char n[NAME_LEN];
-
-	if (c->o.absolute)
-		jw_u64(j, key, k);
-	else
-		jw_str(j, key, fmt_lkey(c, k, n));
+	return fmt_rkey(c, (u32)k, out);
 }
 
-static void jw_rkey(struct jw *j, const struct chain *c, const char *key, u32 k)
+static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 {
-	char n[NAME_LEN];
+	struct jw *j = &c->j;
+	char mr[16];
+	int s;
 
-	if (c->o.absolute)
-		jw_u64(j, key, k);
+	jw_open(j, NULL, '{');
+	jw_u64(j, "index", i);
+	jw_str(j, "opcode", ib_wr_opcode_str(wr->opcode));
+	jw_u64(j, "opcode_value", (u64)wr->opcode);
+	jw_u64(j, "send_flags", (u64)wr->send_flags);
+	names_jw_flags(j, "send_flags_names", names_send_flags, wr->send_flags);
+	jw_int(j, "num_sge", wr->num_sge);
+	jw_str(j, "wr_cqe", cqe_name(c, wr->wr_cqe));
+	jw_bool(j, "chain_wr", wr == &c->send_wr);
+	if (wr->next)
+		jw_u64(j, "next", i + 1);
 	else
-		jw_str(j, key, fmt_rkey(c, k, n));
+		jw_str(j, "next", NULL);
+	jw_open(j, "sges", '[');
+	for (s = 0; s < wr->num_sge; s++) {
+		jw_open_inline(j, NULL, '{');
+		jw_name(c, "addr", wr->sg_list[s].addr, fmt_addr);
+		jw_u64(j, "length", wr->sg_list[s].length);
+		jw_name(c, "lkey", wr->sg_list[s].lkey, fmt_lkey64);
+		jw_close(j, '}');
+	}
+	jw_close(j, ']');
+	if (has_inv(wr))
+		jw_name(c, "invalidate_rkey", wr->ex.invalidate_rkey,
+			fmt_lkey64);
+	else
+		jw_u64(j, "ex", wr->ex.invalidate_rkey);
+	if (is_rdma(c, wr)) {
+		jw_name(c, "remote_addr", rdma_wr(wr)->remote_addr, fmt_raddr);
+		jw_name(c, "rkey", rdma_wr(wr)->rkey, fmt_rkey64);
+	}
+	if (is_reg(c, wr)) {
+		const struct ib_reg_wr *r = reg_wr(wr);
+
+		snprintf(mr, sizeof(mr), "mr%d", mr_of_key(c, r->mr->lkey));
+		jw_open(j, "reg", '{');
+		jw_str(j, "mr", mr);
+		jw_name(c, "key", r->key, fmt_lkey64);
+		jw_u64(j, "access", (u64)r->access);
+		names_jw_flags(j, "access_names", names_access, r->access);
+		jw_name(c, "mr_iova", r->mr->iova, fmt_addr);
+		jw_u64(j, "mr_length", r->mr->length);
+		jw_u64(j, "mr_page_size", r->mr->page_size);
+		jw_close(j, '}');
+	}
+	jw_close(j, '}');
 }
 
-static void json_device(struct jw *j, const struct chain *c)
+static void json_head(struct chain *c)
 {
 	const struct ib_device_attr *a = &c->dev->attrs;
+	struct jw *j = &c->j;
+	u32 i;
 
+	jw_open(j, NULL, '{');
+	jw_str(j, "tool", "rdmarw-chain");
+	jw_bool(j, "relative", !c->o.absolute);
 	jw_open(j, "device", '{');
 	jw_str(j, "profile", c->prof.name);
-	jw_str(j, "protocol", protocol_name(c->dev));
+	jw_str(j, "protocol", names_protocol(c->dev));
 	jw_bool(j, "iommu", c->dev->iommu);
 	jw_int(j, "max_send_sge", a->max_send_sge);
 	jw_int(j, "max_sge_rd", a->max_sge_rd);
 	jw_u64(j, "max_sgl_rd", a->max_sgl_rd);
 	jw_u64(j, "max_fast_reg_page_list_len", a->max_fast_reg_page_list_len);
-	jw_u64(j, "pages_per_mr", pages_per_mr(c));
+	jw_u64(j, "pages_per_mr", c->pool_pages);
 	jw_close(j, '}');
 	jw_open(j, "qp", '{');
 	jw_u64(j, "max_send_sge", c->qp->cap.max_send_sge);
@@ -2004,20 +1320,14 @@ static void json_device(struct jw *j, const struct chain *c)
 	jw_int(j, "pool_size", c->pool_total);
 	jw_int(j, "pool_free_at_init", c->pool_total - (int)c->nr_held);
 	jw_close(j, '}');
-}
-
-static void json_request(struct jw *j, const struct chain *c)
-{
-	u32 i;
-
 	jw_open(j, "request", '{');
 	jw_str(j, "api",
 	       c->o.bvec ? "rdma_rw_ctx_init_bvec" : "rdma_rw_ctx_init");
-	jw_str(j, "dir", dir_name(c->o.dir));
+	jw_str(j, "dir", names_dir(c->o.dir));
 	jw_u64(j, c->o.bvec ? "nr_bvec" : "sg_cnt", c->o.nents);
-	jw_u64(j, "offset", c->o.offset);
-	jw_raddr(j, c, "remote_addr", c->raddr);
-	jw_rkey(j, c, "rkey", c->rkey);
+	jw_u64(j, "offset", (u64)c->o.offset);
+	jw_name(c, "remote_addr", c->raddr, fmt_raddr);
+	jw_name(c, "rkey", c->rkey, fmt_rkey64);
 	jw_u64(j, "bytes", c->bytes);
 	jw_u64(j, "transfer_bytes", c->xfer);
 	jw_u64(j, "chained_arrays", c->o.bvec ? 0 : c->nr_arrays);
@@ -2032,203 +1342,86 @@ static void json_request(struct jw *j, const struct chain *c)
 	jw_open(j, "entries", '[');
 	for (i = 0; i < c->o.nents; i++) {
 		jw_open_inline(j, NULL, '{');
-		jw_addr(j, c, "addr", (u64)(uintptr_t)c->buf + c->off[i]);
+		jw_name(c, "addr", (u64)(uintptr_t)c->buf + c->off[i],
+			fmt_addr);
 		jw_u64(j, "length", c->o.len[i]);
 		jw_close(j, '}');
 	}
 	jw_close(j, ']');
 	jw_close(j, '}');
-}
-
-static void json_wr_fields(struct jw *j, const struct chain *c,
-			   const struct wr_snap *w)
-{
-	int i;
-
-	jw_open(j, "sges", '[');
-	for (i = 0; w->sges && i < w->num_sge; i++) {
-		jw_open_inline(j, NULL, '{');
-		jw_addr(j, c, "addr", w->sges[i].addr);
-		jw_u64(j, "length", w->sges[i].length);
-		jw_lkey(j, c, "lkey", w->sges[i].lkey);
-		jw_close(j, '}');
-	}
-	jw_close(j, ']');
-	if (w->opcode == IB_WR_LOCAL_INV ||
-	    w->opcode == IB_WR_RDMA_READ_WITH_INV ||
-	    w->opcode == IB_WR_SEND_WITH_INV)
-		jw_lkey(j, c, "invalidate_rkey", w->ex);
-	else
-		jw_u64(j, "ex", w->ex);
-	if (w->rdma) {
-		jw_raddr(j, c, "remote_addr", w->remote_addr);
-		jw_rkey(j, c, "rkey", w->rkey);
-	}
-	if (w->reg) {
-		char mr[16];
-
-		snprintf(mr, sizeof(mr), "mr%d", mr_index(c, w->mr));
-		jw_open(j, "reg", '{');
-		jw_str(j, "mr", mr);
-		jw_lkey(j, c, "key", w->key);
-		jw_u64(j, "access", (u64)w->access);
-		jw_flags(j, "access_names", access_names, w->access);
-		jw_addr(j, c, "mr_iova", w->mr_iova);
-		jw_u64(j, "mr_length", w->mr_length);
-		jw_u64(j, "mr_page_size", w->mr_page_size);
-		jw_close(j, '}');
-	}
-}
-
-static void json_wr(struct jw *j, const struct chain *c,
-		    const struct chain_run *r, u32 i)
-{
-	const struct wr_snap *w = &r->wrs[i];
-
-	jw_open(j, NULL, '{');
-	jw_u64(j, "index", i);
-	jw_str(j, "opcode", ib_wr_opcode_str(w->opcode));
-	jw_u64(j, "opcode_value", (u64)w->opcode);
-	jw_u64(j, "send_flags", (u64)w->send_flags);
-	jw_flags(j, "send_flags_names", send_flag_names, w->send_flags);
-	jw_int(j, "num_sge", w->num_sge);
-	jw_str(j, "wr_cqe", cqe_name(c, w->wr_cqe));
-	jw_bool(j, "chain_wr", w->is_chain_wr);
-	if (i + 1 < r->nr_wrs)
-		jw_u64(j, "next", i + 1);
-	else
-		jw_str(j, "next", NULL);
-	json_wr_fields(j, c, w);
+	jw_int(j, "ret", c->ret);
+	jw_str(j, "errno", c->ret < 0 ? errno_name(c->ret) : NULL);
+	jw_open(j, "path", '{');
+	jw_str(j, "type", c->path);
+	jw_str(j, "reason", c->why);
+	jw_u64(j, "nr_ops", c->ret >= 0 ? c->d.nr_ops : 0);
+	jw_u64(j, "nr_mrs", c->ret >= 0 ? c->d.nr_mrs : 0);
+	jw_u64(j, "nr_wqes", c->ret >= 0 ? c->d.nr_wqes : 0);
 	jw_close(j, '}');
-}
-
-static void json_post(struct jw *j, const struct chain_run *r)
-{
-	u32 i;
-
-	jw_open(j, "post", '{');
-	jw_int(j, "ib_post_send", r->post_ret);
-	jw_open(j, "completions", '[');
-	for (i = 0; i < r->nr_wc; i++) {
-		jw_open_inline(j, NULL, '{');
-		jw_str(j, "side", r->wc[i].side);
-		jw_str(j, "wr_cqe", r->wc[i].cqe);
-		jw_str(j, "opcode", wc_opname(r->wc[i].opcode));
-		jw_str(j, "status", cli_wc_status_name(r->wc[i].status));
-		jw_u64(j, "byte_len", r->wc[i].byte_len);
-		jw_close(j, '}');
-	}
-	jw_close(j, ']');
-	jw_bool(j, "data_verified", r->data_checked && r->data_ok);
-	jw_str(j, "data", r->data[0] ? r->data : NULL);
-	jw_close(j, '}');
-}
-
-static void json_runs(struct jw *j, const struct chain *c)
-{
-	u32 n, i;
-
 	jw_open(j, "chains", '[');
-	for (n = 0; n < c->nr_runs; n++) {
-		const struct chain_run *r = &c->runs[n];
-
-		jw_open(j, NULL, '{');
-		jw_u64(j, "call", n + 1);
-		jw_u64(j, "nr_wrs", r->nr_wrs);
-		jw_open(j, "wrs", '[');
-		for (i = 0; i < r->nr_wrs; i++)
-			json_wr(j, c, r, i);
-		jw_close(j, ']');
-		jw_str(j, "check", r->check[0] ? r->check : "ok");
-		if (r->posted)
-			json_post(j, r);
-		jw_close(j, '}');
-	}
-	jw_close(j, ']');
 }
 
-static void print_json(const struct chain *c)
+static void dot_chain(const struct chain *c, u32 n, const struct ib_send_wr *wr)
 {
-	struct jw j = { 0 };
-
-	jw_open(&j, NULL, '{');
-	jw_str(&j, "tool", "rdmarw-chain");
-	jw_bool(&j, "relative", !c->o.absolute);
-	json_device(&j, c);
-	json_request(&j, c);
-	jw_int(&j, "ret", c->ret);
-	jw_str(&j, "errno", c->ret < 0 ? errno_name(c->ret) : NULL);
-	jw_open(&j, "path", '{');
-	jw_str(&j, "type", c->path);
-	jw_str(&j, "reason", c->why);
-	jw_u64(&j, "nr_ops", c->ret >= 0 ? c->ctx.nr_ops : 0);
-	jw_close(&j, '}');
-	json_runs(&j, c);
-	jw_bool(&j, "ok", !c->failed);
-	jw_close(&j, '}');
-}
-
-/* ---- Graphviz output ---------------------------------------------------- */
-
-static void dot_wr(const struct chain *c, const char *id,
-		   const struct wr_snap *w)
-{
-	char a[NAME_LEN], k[NAME_LEN], f[96];
-
-	printf("\t%s [label=\"%s", id, opname(w->opcode));
-	if (w->reg)
-		printf("\\nkey=%s\\nlen=%" PRIu64 "\\n%s",
-		       fmt_lkey(c, w->key, k), w->mr_length,
-		       fmt_flags(access_names, w->access, f, sizeof(f)));
-	if (w->opcode == IB_WR_LOCAL_INV ||
-	    w->opcode == IB_WR_RDMA_READ_WITH_INV)
-		printf("\\ninv=%s", fmt_lkey(c, w->ex, k));
-	if (w->num_sge > 0 && w->sges)
-		printf("\\n%d SGE%s from %s", w->num_sge,
-		       w->num_sge == 1 ? "" : "s",
-		       fmt_addr(c, w->sges[0].addr, a));
-	if (w->rdma)
-		printf("\\nraddr=%s", fmt_raddr(c, w->remote_addr, a));
-	printf("\"%s%s];\n",
-	       (w->send_flags & IB_SEND_SIGNALED) ? " penwidth=2" : "",
-	       w->is_chain_wr ? " style=dashed" : "");
-}
-
-static void dot_run(const struct chain *c, u32 n)
-{
-	const struct chain_run *r = &c->runs[n];
-	char id[32], prev[32];
+	char a[NAME_LEN], k[NAME_LEN], f[96], id[32], prev[32];
 	u32 i;
 
-	if (c->nr_runs > 1)
-		printf("\tsubgraph cluster_%u {\n\tlabel=\"chain %u/%u\";\n",
-		       n + 1, n + 1, c->nr_runs);
-	for (i = 0; i < r->nr_wrs; i++) {
-		const struct wr_snap *w = &r->wrs[i];
-
-		snprintf(id, sizeof(id), "c%u_wr%u", n + 1, i);
-		dot_wr(c, id, w);
+	if (c->o.repeat > 1)
+		printf("\tsubgraph cluster_%u {\n\tlabel=\"chain %u/%lld\";\n",
+		       n, n, c->o.repeat);
+	for (i = 0; wr; wr = wr->next, i++) {
+		snprintf(id, sizeof(id), "c%u_wr%u", n, i);
+		printf("\t%s [label=\"%s", id, names_wr_opcode(wr->opcode));
+		if (is_reg(c, wr))
+			printf("\\nkey=%s\\nlen=%" PRIu64 "\\n%s",
+			       fmt_lkey(c, reg_wr(wr)->key, k),
+			       reg_wr(wr)->mr->length,
+			       names_flags(names_access, reg_wr(wr)->access, f,
+					   sizeof(f)));
+		if (has_inv(wr))
+			printf("\\ninv=%s",
+			       fmt_lkey(c, wr->ex.invalidate_rkey, k));
+		if (wr->num_sge > 0)
+			printf("\\n%d SGE%s from %s", wr->num_sge,
+			       wr->num_sge == 1 ? "" : "s",
+			       fmt_addr(c, wr->sg_list[0].addr, a));
+		if (is_rdma(c, wr))
+			printf("\\nraddr=%s",
+			       fmt_raddr(c, rdma_wr(wr)->remote_addr, a));
+		printf("\"%s%s];\n",
+		       (wr->send_flags & IB_SEND_SIGNALED) ? " penwidth=2" : "",
+		       wr == &c->send_wr ? " style=dashed" : "");
 		if (i)
 			printf("\t%s -> %s;\n", prev, id);
-		if (w->reg)
+		if (is_reg(c, wr))
 			printf("\t%s -> mr%d [style=dotted label=\"registers\"];\n",
-			       id, mr_index(c, w->mr));
-		if (w->opcode == IB_WR_LOCAL_INV && mr_of_key(c, w->ex) >= 0)
+			       id, mr_of_key(c, reg_wr(wr)->mr->lkey));
+		if (wr->opcode == IB_WR_LOCAL_INV &&
+		    mr_of_key(c, wr->ex.invalidate_rkey) >= 0)
 			printf("\t%s -> mr%d [style=dotted label=\"invalidates\"];\n",
-			       id, mr_of_key(c, w->ex));
-		if (w->wr_cqe && (w->send_flags & IB_SEND_SIGNALED))
+			       id, mr_of_key(c, wr->ex.invalidate_rkey));
+		if (wr->wr_cqe && (wr->send_flags & IB_SEND_SIGNALED))
 			printf("\t%s_done [shape=ellipse label=\"%s->done\"];\n\t%s -> %s_done [style=dashed label=\"completion\"];\n",
-			       id, cqe_name(c, w->wr_cqe), id, id);
+			       id, cqe_name(c, wr->wr_cqe), id, id);
 		memcpy(prev, id, sizeof(prev));
 	}
-	if (c->nr_runs > 1)
+	if (c->o.repeat > 1)
 		printf("\t}\n");
 }
 
-static void print_dot(const struct chain *c)
+/* Print the start of the output: everything before the chains. */
+static void print_head(struct chain *c)
 {
 	u32 i;
 
+	if (c->o.fmt == FMT_JSON) {
+		json_head(c);
+		return;
+	}
+	if (c->o.fmt == FMT_TEXT) {
+		print_header(c);
+		return;
+	}
 	printf("digraph rdma_rw_chain {\n\trankdir=LR;\n");
 	printf("\tnode [shape=box fontname=\"monospace\"];\n");
 	printf("\tlabel=\"%s %s: %s (%s), ret %d\";\n", c->prof.name,
@@ -2236,12 +1429,71 @@ static void print_dot(const struct chain *c)
 	       c->ret);
 	for (i = 0; i < c->nr_mrs; i++)
 		printf("\tmr%u [shape=cylinder label=\"mr%u\"];\n", i, i);
-	for (i = 0; i < c->nr_runs; i++)
-		dot_run(c, i);
-	printf("}\n");
 }
 
-/* ---- set-up, the calls, tear-down ---------------------------------------- */
+/*
+ * rdma_rw_ctx_wrs() --repeat times: print each chain, check it against the
+ * decision read just before the call, and (--post) post it.
+ */
+static void run_chains(struct chain *c)
+{
+	struct ib_send_wr *chain_wr = c->o.chain_wr ? &c->send_wr : NULL;
+	struct rdmarw_rw_decision d;
+	const struct ib_send_wr *wr;
+	struct ib_send_wr *first;
+	char check[256];
+	u32 n, i;
+	bool ok;
+
+	for (n = 1; c->ctx_live && n <= c->o.repeat && !c->failed; n++) {
+		check[0] = '\0';
+		if (rdmarw_rw_ctx_explain(&c->ctx, &d))
+			snprintf(check, sizeof(check),
+				 "rdmarw_rw_ctx_explain failed");
+		first = rdma_rw_ctx_wrs(&c->ctx, c->qp, CHAIN_PORT, &c->cqe,
+					chain_wr);
+		if (!first) {
+			fail(c, "rdma_rw_ctx_wrs returned NULL");
+			break;
+		}
+		ok = !check[0] &&
+		     check_chain(c, first, &d, n == 1, check, sizeof(check));
+		if (c->o.fmt == FMT_DOT) {
+			dot_chain(c, n, first);
+		} else if (c->o.fmt == FMT_JSON) {
+			jw_open(&c->j, NULL, '{');
+			jw_u64(&c->j, "call", n);
+			for (i = 0, wr = first; wr; wr = wr->next)
+				i++;
+			jw_u64(&c->j, "nr_wrs", i);
+			jw_open(&c->j, "wrs", '[');
+			for (i = 0, wr = first; wr; wr = wr->next)
+				json_wr(c, i++, wr);
+			jw_close(&c->j, ']');
+			jw_str(&c->j, "check", ok ? "ok" : check);
+		} else {
+			if (c->o.repeat > 1)
+				printf("chain %u/%lld:", n, c->o.repeat);
+			else
+				printf("chain:");
+			for (i = 0, wr = first; wr; wr = wr->next)
+				printf("%s%s", i++ ? " → " : " ",
+				       names_wr_opcode(wr->opcode));
+			printf("\n");
+			for (i = 0, wr = first; wr; wr = wr->next)
+				print_wr(c, i++, wr);
+			printf("check: %s%s\n",
+			       ok ? "ok" : "FAILED: ", ok ? "" : check);
+		}
+		c->failed |= !ok;
+		if (ok && c->o.post)
+			c->failed |= !post_chain(c, n, first);
+		if (c->o.fmt == FMT_JSON)
+			jw_close(&c->j, '}');
+	}
+}
+
+/* ---- set-up, tear-down -------------------------------------------------- */
 
 /* The SEND appended as chain_wr, and the peer's receive for it. */
 static bool setup_send(struct chain *c)
@@ -2250,31 +1502,25 @@ static bool setup_send(struct chain *c)
 	if (!c->msg)
 		return false;
 	memset(c->msg, 0, PAGE_SIZE);
-	c->send_sge.addr = (u64)(uintptr_t)c->msg;
-	c->send_sge.length = CHAIN_MSG_LEN;
-	c->send_sge.lkey = c->pd->local_dma_lkey;
+	c->send_sge = (struct ib_sge){ (u64)(uintptr_t)c->msg, CHAIN_MSG_LEN,
+				       c->pd->local_dma_lkey };
 	c->send_wr.opcode = IB_WR_SEND;
 	c->send_wr.sg_list = &c->send_sge;
 	c->send_wr.num_sge = 1;
 	c->send_wr.send_flags = IB_SEND_SIGNALED;
 	c->send_wr.wr_cqe = &c->send_cqe;
-	if (c->peer) {
-		c->recv_sge.addr = (u64)(uintptr_t)c->rmsg;
-		c->recv_sge.length = CHAIN_MSG_LEN;
-		c->recv_sge.lkey = c->ppd->local_dma_lkey;
-		c->recv_wr.sg_list = &c->recv_sge;
-		c->recv_wr.num_sge = 1;
-		c->recv_wr.wr_cqe = &c->recv_cqe;
-	}
+	c->recv_sge = (struct ib_sge){ (u64)(uintptr_t)c->rmsg, CHAIN_MSG_LEN,
+				       c->ppd->local_dma_lkey };
+	c->recv_wr.sg_list = &c->recv_sge;
+	c->recv_wr.num_sge = 1;
+	c->recv_wr.wr_cqe = &c->recv_cqe;
 	return true;
 }
 
-/* Build the devices and the buffer.  Returns -1 to go on, or an exit code. */
+/* The devices and the buffer.  Returns -1 to go on, or an exit code. */
 static int setup(struct chain *c)
 {
-	int ret = soft_profile_get(c->o.profile, &c->prof);
-
-	if (ret) {
+	if (soft_profile_get(c->o.profile, &c->prof)) {
 		fprintf(stderr,
 			"rdmarw-chain: unknown profile '%s' (mlx5, rxe, siw)\n",
 			c->o.profile);
@@ -2289,127 +1535,54 @@ static int setup(struct chain *c)
 			"rdmarw-chain: the buffer layout exceeds 4 GiB\n");
 		return EXIT_BAD_ARGS;
 	}
-	if (!(c->o.bvec ? build_bvecs(c) : build_sgl(c)))
+	if (!(c->o.bvec ? build_bvecs(c) : build_sgl(c)) || !transfer_segs(c) ||
+	    !open_hosts(c) || (c->o.post && !open_remote(c)) || !setup_send(c))
 		return EXIT_FAILURE;
-	count_transfer(c);
-	c->fabric = soft_fabric_create();
-	if (IS_ERR(c->fabric)) {
-		c->fabric = NULL;
-		return EXIT_FAILURE;
-	}
-	if (!open_local(c) || (c->o.post && !open_peer(c)) || !setup_send(c))
-		return EXIT_FAILURE;
-	c->raddr = c->o.remote_addr;
-	c->rkey = c->o.rkey;
+	c->raddr = (u64)c->o.remote_addr;
+	c->rkey = (u32)c->o.rkey;
 	if (c->o.post && !c->o.raddr_set)
 		c->raddr = (u64)(uintptr_t)c->rbuf + CHAIN_GUARD;
 	if (c->o.post && !c->o.rkey_set)
 		c->rkey = c->rmr->rkey;
-	if (!hold_mrs(c))
-		return c->o.pool_free > c->pool_total ? EXIT_BAD_ARGS :
-							EXIT_FAILURE;
-	return -1;
+	if (c->o.pool_free > c->pool_total) {
+		fprintf(stderr,
+			"rdmarw-chain: --pool-free %lld: the pool holds %d MRs (raise --pool-size)\n",
+			c->o.pool_free, c->pool_total);
+		return EXIT_BAD_ARGS;
+	}
+	return hold_mrs(c) ? -1 : EXIT_FAILURE;
 }
 
-/* rdma_rw_ctx_wrs() --repeat times: copy, check and (--post) post each. */
-static void run_chains(struct chain *c)
+/* Destroy everything; a context must leave nothing DMA-mapped behind. */
+static void teardown(struct chain *c)
 {
-	struct ib_send_wr *chain_wr = c->o.chain_wr ? &c->send_wr : NULL;
-	u32 n;
+	u32 i;
+	int ret;
 
-	c->runs = calloc(c->o.repeat, sizeof(*c->runs));
-	if (!c->runs) {
-		fail(c, "out of memory");
-		return;
-	}
-	for (n = 0; n < c->o.repeat && !c->failed; n++) {
-		struct chain_run *r = &c->runs[c->nr_runs++];
-		struct ib_send_wr *first;
-
-		first = rdma_rw_ctx_wrs(&c->ctx, c->qp, CHAIN_PORT, &c->cqe,
-					chain_wr);
-		if (!first) {
-			snprintf(r->check, sizeof(r->check),
-				 "rdma_rw_ctx_wrs returned NULL");
-			c->failed = true;
-			break;
-		}
-		if (!snapshot(c, r, first)) {
-			fail(c, "out of memory");
-			break;
-		}
-		if (!check_run(c, r, n == 0))
-			c->failed = true;
-		else if (c->o.post && !post_run(c, r, n + 1, first))
-			c->failed = true;
-	}
-}
-
-static void run(struct chain *c)
-{
-	c->ret = do_init(c);
-	if (c->ret < 0) {
-		explain_error(c);
-		c->failed = true;
-		return;
-	}
-	c->ctx_live = true;
-	if (!collect_mrs(c)) {
-		fail(c, "out of memory");
-		return;
-	}
-	explain_path(c);
-	run_chains(c);
-}
-
-static void check_ret(struct chain *c, const char *what, int ret)
-{
-	if (ret)
-		fail(c, "%s: %s", what, errno_name(ret));
-}
-
-static void teardown_objects(struct chain *c)
-{
-	if (c->qp)
-		check_ret(c, "ib_destroy_qp", ib_destroy_qp(c->qp));
-	if (c->pqp)
-		check_ret(c, "ib_destroy_qp (peer)", ib_destroy_qp(c->pqp));
-	if (c->rmr)
-		check_ret(c, "ib_dereg_mr", ib_dereg_mr(c->rmr));
-	if (!IS_ERR_OR_NULL(c->cq))
-		check_ret(c, "ib_free_cq", ib_free_cq(c->cq));
-	if (!IS_ERR_OR_NULL(c->pcq))
-		check_ret(c, "ib_free_cq (peer)", ib_free_cq(c->pcq));
-	if (!IS_ERR_OR_NULL(c->pd))
-		check_ret(c, "ib_dealloc_pd", ib_dealloc_pd(c->pd));
-	if (!IS_ERR_OR_NULL(c->ppd))
-		check_ret(c, "ib_dealloc_pd (peer)", ib_dealloc_pd(c->ppd));
-	if (c->dev)
-		check_ret(c, "soft_device_destroy",
-			  soft_device_destroy(c->dev));
-	if (c->peer)
-		check_ret(c, "soft_device_destroy (peer)",
-			  soft_device_destroy(c->peer));
-	if (c->fabric)
-		check_ret(c, "soft_fabric_destroy",
-			  soft_fabric_destroy(c->fabric));
-}
-
-static void free_memory(struct chain *c)
-{
-	u32 i, n;
-
-	for (n = 0; c->runs && n < c->nr_runs; n++) {
-		for (i = 0; i < c->runs[n].nr_wrs; i++)
-			free(c->runs[n].wrs[i].sges);
-		free(c->runs[n].wrs);
-	}
-	free(c->runs);
+	if (c->ctx_live && c->o.bvec)
+		rdma_rw_ctx_destroy_bvec(&c->ctx, c->qp, CHAIN_PORT, c->bvecs,
+					 c->o.nents, c->o.dir);
+	else if (c->ctx_live)
+		rdma_rw_ctx_destroy(&c->ctx, c->qp, CHAIN_PORT, c->arrays[0],
+				    c->o.nents, c->o.dir);
+	while (c->nr_held)
+		ib_mr_pool_put(c->qp, &c->qp->rdma_mrs, c->held[--c->nr_held]);
+	if (c->dev && c->dev->dma_mapped)
+		fail(c, "%ld DMA mappings left after destroy",
+		     c->dev->dma_mapped);
+	if (c->qp && (ret = ib_destroy_qp(c->qp)))
+		fail(c, "ib_destroy_qp: %s", errno_name(ret));
+	c->h.qp[0] = NULL;
+	if (c->rmr && (ret = ib_dereg_mr(c->rmr)))
+		fail(c, "ib_dereg_mr: %s", errno_name(ret));
+	if ((ret = two_hosts_close(&c->h)))
+		fail(c, "%s: %s", c->h.failed, errno_name(ret));
 	for (i = 0; c->arrays && i < c->nr_arrays; i++)
 		free(c->arrays[i]);
 	free(c->arrays);
 	free(c->bvecs);
-	free(c->mrs);
+	free(c->segs);
+	free(c->base_keys);
 	free(c->held);
 	free(c->off);
 	free(c->msg);
@@ -2418,19 +1591,6 @@ static void free_memory(struct chain *c)
 	free(c->o.len);
 	if (c->buf)
 		munmap(c->buf, c->buf_len);
-}
-
-/* Destroy everything; a context must leave nothing DMA-mapped behind. */
-static void teardown(struct chain *c)
-{
-	ctx_destroy(c);
-	if (c->qp)
-		release_mrs(c);
-	if (c->dev && c->dev->dma_mapped)
-		fail(c, "%ld DMA mappings left after destroy",
-		     c->dev->dma_mapped);
-	teardown_objects(c);
-	free_memory(c);
 }
 
 int main(int argc, char **argv)
@@ -2444,18 +1604,21 @@ int main(int argc, char **argv)
 	if (code < 0)
 		code = setup(c);
 	if (code < 0) {
-		run(c);
-		if (c->o.fmt == FMT_JSON)
-			print_json(c);
-		else if (c->o.fmt == FMT_DOT)
-			print_dot(c);
-		else
-			print_text(c);
-		if (c->ret < 0 && c->o.fmt == FMT_TEXT)
+		run_init(c);
+		print_head(c);
+		run_chains(c);
+		if (c->o.fmt == FMT_JSON) {
+			jw_close(&c->j, ']');
+			jw_bool(&c->j, "ok", !c->failed);
+			jw_close(&c->j, '}');
+		} else if (c->o.fmt == FMT_DOT) {
+			printf("}\n");
+		} else if (c->ret < 0) {
 			printf("error: %s: %s: %s\n",
 			       c->o.bvec ? "rdma_rw_ctx_init_bvec" :
 					   "rdma_rw_ctx_init",
 			       errno_name(c->ret), c->why);
+		}
 	}
 	teardown(c);
 	if (code < 0)

@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "json.h"
 #include "perf_ibv.h"
+#include "two_hosts.h"
 
 #define PERF_MAX_SGE 1024U
 #define PERF_MAX_CTXS 1024U
@@ -79,6 +80,7 @@ struct perf_env {
 	char *pibuf; /* --pi: the protection list's bytes, for every slot */
 	size_t pibuf_len;
 	struct perf_ibv *ibv; /* --device: the pair on it */
+	struct two_hosts hosts; /* otherwise: the software pair */
 };
 
 /* One transfer's shape: entries of the local buffer and the remote range. */
@@ -247,12 +249,11 @@ static void progress_show(const char *what, u64 bytes, u64 done, u64 total)
 
 /* ---- the two hosts ---------------------------------------------------- */
 
-static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
-			     u32 max_sge, u32 send_wr, bool integrity)
+/* An RC QP's attributes (send_cq/recv_cq: two_hosts_qps() or the caller). */
+static void qp_attr(struct ib_qp_init_attr *attr, u32 ctxs, u32 max_sge,
+		    u32 send_wr, bool integrity)
 {
-	struct ib_qp_init_attr attr = {
-		.send_cq = cq,
-		.recv_cq = cq,
+	*attr = (struct ib_qp_init_attr){
 		.cap = { .max_send_wr = send_wr,
 			 .max_recv_wr = 16,
 			 .max_send_sge = max_sge,
@@ -263,15 +264,29 @@ static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
 		.port_num = 1,
 		.create_flags = integrity ? IB_QP_CREATE_INTEGRITY_EN : 0,
 	};
-	struct ib_qp *qp = ib_create_qp(pd, &attr);
+}
 
-	if (IS_ERR(qp) && integrity && PTR_ERR(qp) == -EOPNOTSUPP) {
+static void qp_failed(long err, bool integrity)
+{
+	if (integrity && err == -EOPNOTSUPP) {
 		fprintf(stderr, "rdmarw-perf: --pi needs a profile with "
 				"integrity offload (mlx5)\n");
 		exit(2);
 	}
+	die("ib_create_qp", err);
+}
+
+static struct ib_qp *make_qp(struct ib_pd *pd, struct ib_cq *cq, u32 ctxs,
+			     u32 max_sge, u32 send_wr, bool integrity)
+{
+	struct ib_qp_init_attr attr;
+	struct ib_qp *qp;
+
+	qp_attr(&attr, ctxs, max_sge, send_wr, integrity);
+	attr.send_cq = attr.recv_cq = cq;
+	qp = ib_create_qp(pd, &attr);
 	if (IS_ERR(qp))
-		die("ib_create_qp", PTR_ERR(qp));
+		qp_failed(PTR_ERR(qp), integrity);
 	return qp;
 }
 
@@ -295,6 +310,7 @@ static u32 mrs_per_io(struct ib_device *dev, u64 span)
 
 static void env_devices(struct perf_env *e, const struct perf_opts *o)
 {
+	static const char *const names[2] = { "perf_init%d", "perf_tgt%d" };
 	struct soft_profile prof;
 	int ret;
 
@@ -303,13 +319,12 @@ static void env_devices(struct perf_env *e, const struct perf_opts *o)
 		die(o->profile, ret);
 	prof.iommu = o->iommu;
 	prof.threaded = o->threaded;
-	e->fabric = soft_fabric_create();
-	if (IS_ERR(e->fabric))
-		die("soft_fabric_create", PTR_ERR(e->fabric));
-	e->ldev = soft_device_create(e->fabric, "perf_init%d", &prof);
-	e->rdev = soft_device_create(e->fabric, "perf_tgt%d", &prof);
-	if (IS_ERR(e->ldev) || IS_ERR(e->rdev))
-		die("soft_device_create", -ENODEV);
+	ret = two_hosts_devices(&e->hosts, &prof, names, false);
+	if (ret)
+		die(e->hosts.failed, ret);
+	e->fabric = e->hosts.fabric;
+	e->ldev = e->hosts.dev[0];
+	e->rdev = e->hosts.dev[1];
 }
 
 /*
@@ -371,6 +386,7 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 static void env_open(struct perf_env *e, const struct perf_opts *o,
 		     size_t lbuf_len, size_t rbuf_len, u32 nents)
 {
+	struct ib_qp_init_attr attr[2];
 	u32 mrs, max_sge, depth;
 	int ret;
 
@@ -380,29 +396,31 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 	}
 	env_devices(e, o);
 	rdma_rw_set_force_mr(o->force_mr);
-	e->lpd = ib_alloc_pd(e->ldev, 0);
-	e->rpd = ib_alloc_pd(e->rdev, 0);
-	if (IS_ERR(e->lpd) || IS_ERR(e->rpd))
-		die("ib_alloc_pd", -ENOMEM);
 	mrs = mrs_per_io(e->ldev, lbuf_len);
-	e->lcq = ib_alloc_cq(e->ldev, NULL, (int)(4 * o->ctxs * mrs + 64), 0,
+	ret = two_hosts_side(&e->hosts, 0, (int)(4 * o->ctxs * mrs + 64),
 			     IB_POLL_DIRECT);
-	e->rcq = ib_alloc_cq(e->rdev, NULL, 64, 0, IB_POLL_DIRECT);
-	if (IS_ERR(e->lcq) || IS_ERR(e->rcq))
-		die("ib_alloc_cq", -ENOMEM);
+	if (!ret)
+		ret = two_hosts_side(&e->hosts, 1, 64, IB_POLL_DIRECT);
+	if (ret)
+		die(e->hosts.failed, ret);
+	e->lpd = e->hosts.pd[0];
+	e->rpd = e->hosts.pd[1];
+	e->lcq = e->hosts.cq[0];
+	e->rcq = e->hosts.cq[1];
 	max_sge = (u32)e->ldev->attrs.max_send_sge;
 	depth = send_depth(e->ldev, o->ctxs, nents, max_sge);
-	e->lqp = make_qp(e->lpd, e->lcq, o->ctxs * mrs, max_sge, depth,
-			 o->pi != 0);
-	e->rqp = make_qp(e->rpd, e->rcq, 0, 1, 16, false);
+	qp_attr(&attr[0], o->ctxs * mrs, max_sge, depth, o->pi != 0);
+	qp_attr(&attr[1], 0, 1, 16, false);
+	ret = two_hosts_qps(&e->hosts, attr, true);
+	if (ret)
+		qp_failed(ret, o->pi != 0 && !e->hosts.qp[0]);
+	e->lqp = e->hosts.qp[0];
+	e->rqp = e->hosts.qp[1];
 	/* --ctl registers up to 8 MRs per context, forced or not */
 	rdma_rw_set_force_mr(true);
 	e->ctl_qp = make_qp(e->lpd, e->lcq, mrs > 8 ? mrs : 8, max_sge, 16,
 			    o->pi != 0);
 	rdma_rw_set_force_mr(o->force_mr);
-	ret = soft_qp_connect(e->lqp, e->rqp);
-	if (ret)
-		die("soft_qp_connect", ret);
 buffers:
 	e->lbuf_len = lbuf_len;
 	e->rbuf_len = rbuf_len;
@@ -434,15 +452,7 @@ static void env_close(struct perf_env *e)
 		free(e->ibv);
 		goto buffers;
 	}
-	ib_destroy_qp(e->lqp);
-	ib_destroy_qp(e->rqp);
-	ib_free_cq(e->lcq);
-	ib_free_cq(e->rcq);
-	ib_dealloc_pd(e->lpd);
-	ib_dealloc_pd(e->rpd);
-	soft_device_destroy(e->ldev);
-	soft_device_destroy(e->rdev);
-	soft_fabric_destroy(e->fabric);
+	two_hosts_close(&e->hosts);
 buffers:
 	munmap(e->lbuf, e->lbuf_len);
 	munmap(e->rbuf, e->rbuf_len);

@@ -1039,11 +1039,16 @@ int ib_destroy_qp(struct ib_qp *qp);
  * @attr: new values
  * @attr_mask: enum ib_qp_attr_mask: which of @attr to apply
  *
- * Transitions follow the IBA state table: RESET→INIT→RTR→RTS, any→ERR,
- * any→RESET, RTS↔SQD.  Moving to ERR flushes outstanding work requests.
+ * Transitions follow the IBA state table for RC QPs as the kernel's
+ * ib_modify_qp_is_ok() applies it, with its required and optional mask
+ * bits: RESET→INIT→RTR→RTS, RTS↔SQD, any state→RESET, any but RESET→ERR.
+ * Moving to ERR flushes outstanding work requests.  When the device moves
+ * the QP to ERR during the call (a failed work request), a move to other
+ * than RESET or ERR fails and the QP stays ERR.
  *
- * Return: 0, -EINVAL for NULL, an unknown mask bit or a transition the
- * table does not allow; the provider's error.
+ * Return: 0, -EINVAL for NULL, an unknown mask bit, a transition or mask
+ * the table does not allow (also from an ERR that came during the call);
+ * the provider's error.
  */
 int ib_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask);
 

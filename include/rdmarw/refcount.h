@@ -129,7 +129,14 @@ static inline bool refcount_dec_and_test(refcount_t *r)
 	int old = __atomic_fetch_sub(&r->refs.counter, 1, __ATOMIC_RELEASE);
 
 	if (old == 1) {
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		/*
+		 * Order the caller's free after every other holder's last
+		 * access: an acquire load of the count reads the end of the
+		 * release sequence all decrements belong to.  A fence would
+		 * do the same for the compiler, but ThreadSanitizer models
+		 * only atomic operations, not stand-alone fences.
+		 */
+		(void)__atomic_load_n(&r->refs.counter, __ATOMIC_ACQUIRE);
 		return true;
 	}
 	if (unlikely(old <= 0))

@@ -63,13 +63,63 @@ enum rdma_rw_ctx_type {
  *                         rdma_rw_ctx_destroy_bvec()
  * @RDMARW_RW_ORIGIN_SIG: rdma_rw_ctx_signature_init(); release with
  *                        rdma_rw_ctx_destroy_signature()
+ * @RDMARW_RW_ORIGIN_FAILED: an init that got past its argument checks
+ *                           failed: nothing is held, post and destroy
+ *                           refuse the context, rdmarw_rw_ctx_explain()
+ *                           says why
  */
 enum rdmarw_rw_origin {
 	RDMARW_RW_ORIGIN_NONE,
 	RDMARW_RW_ORIGIN_SG,
 	RDMARW_RW_ORIGIN_BVEC,
 	RDMARW_RW_ORIGIN_SIG,
+	RDMARW_RW_ORIGIN_FAILED,
 };
+
+/**
+ * enum rdmarw_rw_why - why an init took its path, or why it failed
+ * @RDMARW_RW_WHY_NONE: no path was chosen (see the failure reasons)
+ * @RDMARW_RW_WHY_ONE_ENTRY: SINGLE: one scatterlist entry after the offset
+ * @RDMARW_RW_WHY_ONE_BVEC: SINGLE: the transfer lies within one bio_vec
+ * @RDMARW_RW_WHY_ENTRIES: MULTI: several entries, up to the QP's SGE limit
+ *                         per RDMA WR (more WRs when there are more SGEs)
+ * @RDMARW_RW_WHY_NO_IOVA: MULTI (bio_vecs): no IOVA range to link them
+ *                         into (virtual DMA, or the IOMMU has none)
+ * @RDMARW_RW_WHY_IOMMU: IOVA: the bio_vecs linked into one IOVA range
+ * @RDMARW_RW_WHY_IWARP_READ: MR: an RDMA READ on iWARP needs an MR
+ * @RDMARW_RW_WHY_FORCE_MR: MR: rdma_rw_set_force_mr(true)
+ * @RDMARW_RW_WHY_MAX_SGL_RD: MR: a READ of more entries than the
+ *                            device's max_sgl_rd
+ * @RDMARW_RW_WHY_POOL_EMPTY: SINGLE or MULTI: max_sgl_rd asked for an MR,
+ *                            the QP's pool had none free (-EAGAIN)
+ * @RDMARW_RW_WHY_NO_POOL: SINGLE or MULTI: max_sgl_rd asked for an MR,
+ *                         the QP has no MR pool (-EOPNOTSUPP)
+ * @RDMARW_RW_WHY_PI: SIG_MR: rdma_rw_ctx_signature_init()
+ * @RDMARW_RW_WHY_DMA_MAP: failed: the list could not be DMA-mapped
+ * @RDMARW_RW_WHY_OFFSET: failed: the offset is at or past the list's end
+ * @RDMARW_RW_WHY_BVEC_ITER: failed: the iterator leaves the bio_vec array
+ *                           or meets an empty bio_vec
+ */
+enum rdmarw_rw_why {
+	RDMARW_RW_WHY_NONE,
+	RDMARW_RW_WHY_ONE_ENTRY,
+	RDMARW_RW_WHY_ONE_BVEC,
+	RDMARW_RW_WHY_ENTRIES,
+	RDMARW_RW_WHY_NO_IOVA,
+	RDMARW_RW_WHY_IOMMU,
+	RDMARW_RW_WHY_IWARP_READ,
+	RDMARW_RW_WHY_FORCE_MR,
+	RDMARW_RW_WHY_MAX_SGL_RD,
+	RDMARW_RW_WHY_POOL_EMPTY,
+	RDMARW_RW_WHY_NO_POOL,
+	RDMARW_RW_WHY_PI,
+	RDMARW_RW_WHY_DMA_MAP,
+	RDMARW_RW_WHY_OFFSET,
+	RDMARW_RW_WHY_BVEC_ITER,
+};
+
+/* rdmarw_rw_decision.type when no path was chosen. */
+#define RDMARW_RW_TYPE_NONE 0xffU
 
 /**
  * struct rdma_rw_reg_ctx - one memory registration of an MR context
@@ -96,14 +146,20 @@ struct rdma_rw_reg_ctx {
  * @nr_ops: RDMA READ/WRITE WRs, not counting LOCAL_INV and REG_MR WRs
  * @type: enum rdma_rw_ctx_type: which member of the union is in use
  * @rdmarw_origin: enum rdmarw_rw_origin (rdmarw extension)
- * @rdmarw_qp: the QP the context was initialised on (rdmarw extension)
+ * @rdmarw_why: enum rdmarw_rw_why, recorded where init decides
+ *              (rdmarw extension; read it with rdmarw_rw_ctx_explain())
+ * @rdmarw_error: after a failed init, the errno (positive) (rdmarw
+ *                extension)
+ * @rdmarw_qp: the QP the context was initialised on; NULL after a failed
+ *             init (rdmarw extension)
  * @rdmarw_block: per-QP storage holding the arrays of a MULTI or MR
  *                context, NULL for SINGLE and IOVA (rdmarw extension)
  * @rdmarw_self: the context's own address, set by init: a copy of a
  *               context (which would release its MRs and storage a second
  *               time) is refused by post and destroy (rdmarw extension)
  * @rdmarw_mem: the scatterlist, bio_vec array or data scatterlist init
- *              mapped; destroy must be given the same (rdmarw extension)
+ *              mapped; destroy must be given the same; after a failed init
+ *              the QP it was given (rdmarw extension)
  * @rdmarw_nents: the entry count init was given with @rdmarw_mem
  *                (rdmarw extension)
  * @single: RDMA_RW_SINGLE_WR: the SGE and the WR
@@ -128,6 +184,8 @@ struct rdma_rw_ctx {
 	u32 nr_ops;
 	u8 type;
 	u8 rdmarw_origin;
+	u8 rdmarw_why;
+	u8 rdmarw_error;
 	struct ib_qp *rdmarw_qp;
 	struct rdmarw_rw_block *rdmarw_block;
 	struct rdma_rw_ctx *rdmarw_self;
@@ -175,7 +233,9 @@ struct rdma_rw_ctx {
  * here: rdma_rw_ctx_wrs() does that.
  *
  * On error nothing stays DMA-mapped, taken from the MR pool or from the
- * QP's context storage.
+ * QP's context storage.  The path taken and why (or, after a failure that
+ * got past the argument checks, the path that failed and why) are recorded
+ * in @ctx for rdmarw_rw_ctx_explain().
  *
  * Return: the number of Send Queue WQEs the first post of the context uses
  * (for MR contexts LOCAL_INV + REG_MR + RDMA per MR, LOCAL_INV only for MRs
@@ -306,6 +366,66 @@ struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
  */
 int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr);
+
+/**
+ * struct rdmarw_rw_decision - what an init decided for a context
+ * @origin: enum rdmarw_rw_origin: which init built it, or
+ *          %RDMARW_RW_ORIGIN_FAILED
+ * @type: enum rdma_rw_ctx_type: the path taken (after a failure: the path
+ *        that failed), or %RDMARW_RW_TYPE_NONE when none was chosen
+ * @why: enum rdmarw_rw_why: why that path (or why it failed)
+ * @error: 0, or the negative errno the failed init returned
+ * @nr_ops: RDMA READ/WRITE WRs (rdma_rw_ctx.nr_ops)
+ * @nr_mrs: MRs the context registers (MR: one per RDMA WR; SIG_MR: one)
+ * @nr_wqes: Send Queue WQEs of the chain rdma_rw_ctx_wrs() builds next:
+ *           the RDMA WRs, a REG_MR per MR and a LOCAL_INV per MR that
+ *           still holds a registration (the init's return value before the
+ *           first post)
+ * @nr_sges: SGEs of all the RDMA WRs
+ * @max_sge: SGEs per RDMA WR on the QP for the context's direction
+ * @pages_per_mr: pages one MR of the QP's pool maps (MR and SIG_MR), else 0
+ * @bad_entry: after an MR path that failed with -EINVAL: the first entry,
+ *             counted from the one the offset starts in, that the MRs
+ *             could not map (the MR page-list rules); otherwise UINT32_MAX
+ * @length: bytes the RDMA WRs move
+ */
+struct rdmarw_rw_decision {
+	u8 origin;
+	u8 type;
+	u8 why;
+	int error;
+	u32 nr_ops;
+	u32 nr_mrs;
+	u32 nr_wqes;
+	u32 nr_sges;
+	u32 max_sge;
+	u32 pages_per_mr;
+	u32 bad_entry;
+	u64 length;
+};
+
+/**
+ * rdmarw_rw_ctx_explain() - the decision an init made for a context
+ * @ctx: a context from rdma_rw_ctx_init(), rdma_rw_ctx_init_bvec() or
+ *       rdma_rw_ctx_signature_init(), not yet destroyed, or one whose init
+ *       failed after its argument checks
+ * @out: filled in
+ *
+ * Reports what the init recorded where it chose the path (rdmarw
+ * extension; the kernel has no such call): the path, the rule that chose
+ * it, and the MRs, WRs and WQEs of the chain.  Nothing is recomputed here:
+ * the path and the reason are the init's, the counts are read from the
+ * WRs and registrations it built and the MRs' state now.  The context is
+ * not changed.  A context whose init failed once its QP, port and
+ * direction were accepted reports the path that failed, the reason and
+ * the error; post and destroy refuse such a context.
+ *
+ * Return: 0; -EINVAL for a NULL @ctx or @out, or a context that is not
+ * initialised (never, or its init refused its arguments), destroyed, or a
+ * copy.
+ */
+int rdmarw_rw_ctx_explain(const struct rdma_rw_ctx *ctx,
+			  struct rdmarw_rw_decision *out);
 
 /**
  * rdma_rw_ctx_destroy() - release a context from rdma_rw_ctx_init()

@@ -236,13 +236,17 @@ static int qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
 		ret = ib_modify_qp(p->id.qp, &attr,
 				   IB_QP_STATE | IB_QP_DEST_QPN |
 					   IB_QP_ACCESS_FLAGS |
-					   IB_QP_MAX_DEST_RD_ATOMIC);
+					   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_AV |
+					   IB_QP_PATH_MTU | IB_QP_RQ_PSN |
+					   IB_QP_MIN_RNR_TIMER);
 		if (!ret) {
 			attr.qp_state = IB_QPS_RTS;
 			attr.max_rd_atomic = p->init_depth ?: 1;
-			ret = ib_modify_qp(p->id.qp, &attr,
-					   IB_QP_STATE |
-						   IB_QP_MAX_QP_RD_ATOMIC);
+			ret = ib_modify_qp(
+				p->id.qp, &attr,
+				IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC |
+					IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+					IB_QP_RNR_RETRY | IB_QP_SQ_PSN);
 		}
 	}
 	pthread_mutex_unlock(&p->qp_lock);
@@ -1111,7 +1115,8 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 	}
 	attr.port_num = p->id.port_num;
 	ret = ib_modify_qp(qp, &attr,
-			   IB_QP_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT);
+			   IB_QP_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT |
+				   IB_QP_PKEY_INDEX);
 	if (ret)
 		ib_destroy_qp(qp);
 	else

@@ -41,7 +41,10 @@ struct ib_device_ops {
 
 	int (*create_qp)(struct ib_qp *qp, struct ib_qp_init_attr *init_attr);
 	/* Called after the core checked the transition; qp->state is the old
-	 * state. */
+	 * state.  The core commits the new state when the op returns 0; an op
+	 * that needs the new state visible earlier (to restart its Send
+	 * Queue, or to flush under its own lock) commits it itself with
+	 * rdmarw__qp_move().  See ib_modify_qp() in src/core/qp.c. */
 	int (*modify_qp)(struct ib_qp *qp, struct ib_qp_attr *attr,
 			 int attr_mask);
 	void (*destroy_qp)(struct ib_qp *qp);
@@ -148,8 +151,49 @@ void rdmarw__log(enum rdmarw_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void rdmarw__warn_once(bool *warned, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur,
-				    enum ib_qp_state next);
+/**
+ * rdmarw__qp_move_ok() - check a state move against the IBA table for RC
+ * @cur: the state the QP is in
+ * @next: the state asked for (@cur when @attr_mask has no IB_QP_STATE)
+ * @attr_mask: enum ib_qp_attr_mask of the move
+ *
+ * The kernel's ib_modify_qp_is_ok() for IB_QPT_RC: the pair must exist in
+ * the table (any state may go to RESET, any but RESET to ERR), @attr_mask
+ * must hold the bits the pair requires and no bit it does not accept, and
+ * IB_QP_CUR_STATE is accepted only from RTR, RTS, SQD and SQE.
+ *
+ * Return: 0, or -EINVAL (the kernel drivers' answer to a refused move).
+ */
+int rdmarw__qp_move_ok(enum ib_qp_state cur, enum ib_qp_state next,
+		       int attr_mask);
+
+/**
+ * rdmarw__qp_move() - change @qp's state: the only writer of qp->state
+ * @qp: the QP
+ * @next: the new state
+ * @attr_mask: the mask the move is checked with (a device's own move to ERR
+ *             or RESET passes IB_QP_STATE)
+ * @old: set to the state replaced, or on failure to the state found; may
+ *       be NULL
+ *
+ * Checks the move from the state the QP is in with rdmarw__qp_move_ok()
+ * and commits it with a compare-and-swap against that state; if another
+ * thread changed the state in between (a device moving the QP to ERR), the
+ * move is checked again from the new state, so that it fails rather than
+ * overwrite an ERR it may not leave.
+ *
+ * Return: 0, or -EINVAL when the table refuses the move from the state
+ * found.
+ */
+int rdmarw__qp_move(struct ib_qp *qp, enum ib_qp_state next, int attr_mask,
+		    enum ib_qp_state *old);
+/*
+ * Tests only (NULL otherwise, not an API): called by rdmarw__qp_move()
+ * between its check and its compare-and-swap, to make a race with the
+ * commit deterministic.
+ */
+extern void (*rdmarw__qp_move_test_hook)(struct ib_qp *qp,
+					 enum ib_qp_state next);
 /* Whether @qp has an MR pool for R/W registrations (taken or free MRs). */
 bool rdmarw__qp_has_mr_pool(struct ib_qp *qp);
 

@@ -170,9 +170,35 @@ int ib_destroy_qp(struct ib_qp *qp)
 
 #define IB_QP_KNOWN_MASK ((IB_QP_DEST_QPN << 1) - 1)
 
+/*
+ * Checking, the provider and the commit.  The move is checked against the
+ * state read here; the provider's op then runs with qp->state still the
+ * old state (providers read it as such); the new state is committed last,
+ * by rdmarw__qp_move(), a compare-and-swap against the state it checks.
+ *
+ * Provider first, commit second, because the provider is the one who knows
+ * when the new state may be seen: the software device moves to ERR under
+ * its Receive Queue lock together with the flush, empties its queues before
+ * RESET is seen, and must see RTS before it restarts its Send Queue; it
+ * commits those itself, through the same helper.  A commit before the
+ * provider would make the provider take the new state for the old one, and
+ * its undo after a provider failure would be a second, unchecked write.
+ *
+ * The only state that can change under us is ERR, set by the device when a
+ * work request fails (callers must not run two ib_modify_qp() on one QP at
+ * once, as in the kernel).  The commit then sees ERR and checks the move
+ * again from ERR: to RESET or ERR it still goes through; any other move
+ * (RTS -> SQD, SQD -> RTS, ...) fails with -EINVAL, the answer it would have
+ * had a moment later, and the QP stays ERR.  Nothing is undone: what a
+ * provider set up for the refused move (access flags, the link to its peer,
+ * a restarted Send Queue that then failed) is not used in ERR, where work
+ * requests only flush, and the move to RESET that must follow clears it.
+ * When the provider committed @next itself, the commit finds it there and
+ * has nothing to do.
+ */
 int ib_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask)
 {
-	enum ib_qp_state cur, next;
+	enum ib_qp_state cur, next, found;
 	int ret;
 
 	if (!qp || !attr || (attr_mask & ~IB_QP_KNOWN_MASK))
@@ -181,9 +207,9 @@ int ib_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask)
 	if ((attr_mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return -EINVAL;
 	next = (attr_mask & IB_QP_STATE) ? attr->qp_state : cur;
-	if ((attr_mask & IB_QP_STATE) &&
-	    !rdmarw__qp_state_transition_ok(cur, next))
-		return -EINVAL;
+	ret = rdmarw__qp_move_ok(cur, next, attr_mask);
+	if (ret)
+		return ret;
 	if ((attr_mask & IB_QP_PORT) &&
 	    !rdma_is_port_valid(qp->device, attr->port_num))
 		return -EINVAL;
@@ -192,8 +218,12 @@ int ib_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask)
 		if (ret)
 			return ret;
 	}
-	__atomic_store_n(&qp->state, next, __ATOMIC_RELEASE);
-	return 0;
+	if (!(attr_mask & IB_QP_STATE))
+		return 0;
+	ret = rdmarw__qp_move(qp, next, attr_mask, &found);
+	if (ret && found == next && found != cur)
+		ret = 0; /* the provider committed it */
+	return ret;
 }
 
 int ib_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask,

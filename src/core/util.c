@@ -192,29 +192,3 @@ void rdmarw__warn_once(bool *warned, const char *fmt, ...)
 	rdmarw__vlog(RDMARW_LOG_WARN, fmt, ap);
 	va_end(ap);
 }
-
-/*
- * The IBA QP state table, as ib_modify_qp_is_ok() applies it for RC QPs:
- * any state may go to RESET or ERR; otherwise RESET→INIT, INIT→INIT/RTR,
- * RTR→RTS, RTS→RTS/SQD, SQD→RTS/SQD, SQE→RTS.
- */
-bool rdmarw__qp_state_transition_ok(enum ib_qp_state cur, enum ib_qp_state next)
-{
-	if (next == IB_QPS_RESET || next == IB_QPS_ERR)
-		return cur <= IB_QPS_ERR;
-	switch (cur) {
-	case IB_QPS_RESET:
-		return next == IB_QPS_INIT;
-	case IB_QPS_INIT:
-		return next == IB_QPS_INIT || next == IB_QPS_RTR;
-	case IB_QPS_RTR:
-		return next == IB_QPS_RTS;
-	case IB_QPS_RTS:
-	case IB_QPS_SQD:
-		return next == IB_QPS_RTS || next == IB_QPS_SQD;
-	case IB_QPS_SQE:
-		return next == IB_QPS_RTS;
-	default:
-		return false;
-	}
-}

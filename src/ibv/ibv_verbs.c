@@ -319,7 +319,10 @@ static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 	if (c) {
 		/* rdma_create_qp() leaves it in INIT: receives may be posted
 		 * before the connection is established. */
-		ibqp->state = IB_QPS_INIT;
+		rdmarw__qp_move(ibqp, IB_QPS_INIT,
+				IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+					IB_QP_ACCESS_FLAGS,
+				NULL);
 		rdmarw__ibv_conn_set_qp(c, iqp);
 	}
 	pthread_mutex_lock(&dev->qps_lock);

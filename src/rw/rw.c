@@ -58,12 +58,12 @@ static struct ib_send_wr *reg_head(struct rdma_rw_reg_ctx *reg)
 /*
  * Take an MR, map @nents entries into it and prepare its REG_MR and SGE
  * (the kernel's rdma_rw_init_one_mr()).  Every entry must fit: an MR that
- * maps fewer goes back to the pool.  Returns the WQEs so far (LOCAL_INV?
- * + REG_MR) or -EAGAIN / -EINVAL.
+ * maps fewer goes back to the pool, and *@mapped says how many it took.
+ * Returns the WQEs so far (LOCAL_INV? + REG_MR) or -EAGAIN / -EINVAL.
  */
 static int init_one_mr(struct ib_qp *qp, u32 port_num,
 		       struct rdma_rw_reg_ctx *reg, struct scatterlist *sg,
-		       u32 nents, u32 offset)
+		       u32 nents, u32 offset, u32 *mapped)
 {
 	unsigned int off = offset;
 	struct ib_mr *mr;
@@ -75,6 +75,8 @@ static int init_one_mr(struct ib_qp *qp, u32 port_num,
 	ret = ib_map_mr_sg(mr, sg, (int)nents, &off, PAGE_SIZE);
 	if (ret < (int)nents || mr->length > UINT32_MAX) {
 		ib_mr_pool_put(qp, &qp->rdma_mrs, mr);
+		if (ret < (int)nents)
+			*mapped = ret > 0 ? (u32)ret : 0;
 		return -EINVAL;
 	}
 	reg->mr = mr;
@@ -107,7 +109,7 @@ int rdmarw__rw_init_mr_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			   u32 offset, u64 remote_addr, u32 rkey,
 			   enum dma_data_direction dir)
 {
-	u32 ppm = pages_per_mr(qp), nr_ops, i, j;
+	u32 ppm = pages_per_mr(qp), nr_ops, i, j, mapped = UINT32_MAX;
 	struct rdma_rw_reg_ctx *reg, *prev = NULL;
 	int ret, count = 0;
 
@@ -118,7 +120,8 @@ int rdmarw__rw_init_mr_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		u32 nents = sg_cnt < ppm ? sg_cnt : ppm;
 
 		reg = &ctx->reg[i];
-		ret = init_one_mr(qp, port_num, reg, sg, nents, offset);
+		ret = init_one_mr(qp, port_num, reg, sg, nents, offset,
+				  &mapped);
 		if (ret < 0)
 			goto err;
 		init_reg_rdma_wr(qp, port_num, reg, remote_addr, rkey, dir);
@@ -138,6 +141,8 @@ int rdmarw__rw_init_mr_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 	return count;
 
 err:
+	/* for rdmarw_rw_ctx_explain(): the entry no MR could take */
+	ctx->nr_ops = mapped == UINT32_MAX ? UINT32_MAX : i * ppm + mapped;
 	while (i--)
 		ib_mr_pool_put(qp, &qp->rdma_mrs, ctx->reg[i].mr);
 	return ret;
@@ -288,10 +293,19 @@ static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		      u64 remote_addr, u32 rkey, enum dma_data_direction dir)
 {
 	struct ib_device *dev = qp->pd->device;
-	bool force = rdma_rw_get_force_mr();
+	u8 why = rdmarw__io_needs_mr(dev, port_num, dir, nents,
+				     rdma_rw_get_force_mr());
 	int ret;
 
-	if (rdmarw__io_needs_mr(dev, port_num, dir, nents, force)) {
+	/*
+	 * The decision is recorded here, where it is made (ctx->rdmarw_why,
+	 * and ctx->type for a path that may fail), for
+	 * rdmarw_rw_ctx_explain().
+	 */
+	if (why) {
+		ctx->type = RDMA_RW_MR;
+		ctx->rdmarw_why = why;
+		ctx->nr_ops = UINT32_MAX; /* no bad entry (yet) */
 		ret = init_mr(ctx, qp, port_num, sg, nents, offset, remote_addr,
 			      rkey, dir);
 		/*
@@ -299,12 +313,18 @@ static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		 * back to SGEs; iWARP and force_mr need the MR.
 		 */
 		if ((ret != -EAGAIN && ret != -EOPNOTSUPP) ||
-		    rdma_protocol_iwarp(dev, port_num) || force)
+		    why != RDMARW_RW_WHY_MAX_SGL_RD)
 			return ret;
+		why = ret == -EAGAIN ? RDMARW_RW_WHY_POOL_EMPTY :
+				       RDMARW_RW_WHY_NO_POOL;
 	}
-	if (nents > 1)
+	if (nents > 1) {
+		ctx->type = RDMA_RW_MULTI_WR;
+		ctx->rdmarw_why = why ? why : RDMARW_RW_WHY_ENTRIES;
 		return init_map_wrs(ctx, qp, sg, nents, offset, remote_addr,
 				    rkey, dir);
+	}
+	ctx->rdmarw_why = why ? why : RDMARW_RW_WHY_ONE_ENTRY;
 	return init_single_wr(ctx, qp, sg, offset, remote_addr, rkey, dir);
 }
 
@@ -327,15 +347,19 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	dev = qp->pd->device;
 	nents = rdmarw__dma_map_sg(dev, sg, (int)sg_cnt, dir);
 	if (nents <= 0)
-		return -EINVAL;
+		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_DMA_MAP,
+						 -EINVAL);
 	left = skip_offset(&s, (u32)nents, &sg_offset);
-	ret = -EINVAL;
-	if (left)
-		ret = init_paths(ctx, qp, port_num, s, left, sg_offset,
-				 remote_addr, rkey, dir);
+	if (!left) {
+		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
+		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_OFFSET,
+						 -EINVAL);
+	}
+	ret = init_paths(ctx, qp, port_num, s, left, sg_offset, remote_addr,
+			 rkey, dir);
 	if (ret < 0) {
 		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
-		return ret;
+		return rdmarw__rw_ctx_fail(ctx, qp, ret);
 	}
 	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
 	return ret;

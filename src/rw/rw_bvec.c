@@ -225,18 +225,33 @@ static int init_bvec_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			   u32 rkey, enum dma_data_direction dir)
 {
 	struct ib_device *dev = qp->pd->device;
+	u8 why = rdmarw__io_needs_mr(dev, port_num, dir, 0,
+				     rdma_rw_get_force_mr());
 	int ret;
 
-	/* iWARP READs and force_mr register; max_sgl_rd plays no part. */
-	if (rdmarw__io_needs_mr(dev, port_num, dir, 0, rdma_rw_get_force_mr()))
+	/*
+	 * iWARP READs and force_mr register; max_sgl_rd plays no part.  The
+	 * decision is recorded as it is made (rdmarw_rw_ctx_explain()).
+	 */
+	if (why) {
+		ctx->type = RDMA_RW_MR;
+		ctx->rdmarw_why = why;
+		ctx->nr_ops = UINT32_MAX; /* no bad entry (yet) */
 		return init_mr_bvec(ctx, qp, port_num, bvecs, iter, segs,
 				    remote_addr, rkey, dir);
-	if (segs == 1)
+	}
+	if (segs == 1) {
+		ctx->rdmarw_why = RDMARW_RW_WHY_ONE_BVEC;
 		return init_single_bvec(ctx, qp, bvecs, iter, remote_addr, rkey,
 					dir);
+	}
+	ctx->type = RDMA_RW_IOVA;
+	ctx->rdmarw_why = RDMARW_RW_WHY_IOMMU;
 	ret = init_iova(ctx, qp, bvecs, iter, remote_addr, rkey, dir);
 	if (ret != -EOPNOTSUPP)
 		return ret;
+	ctx->type = RDMA_RW_MULTI_WR;
+	ctx->rdmarw_why = RDMARW_RW_WHY_NO_IOVA;
 	return init_map_bvec(ctx, qp, bvecs, iter, segs, remote_addr, rkey,
 			     dir);
 }
@@ -258,11 +273,12 @@ int rdma_rw_ctx_init_bvec(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		return -EINVAL;
 	ret = count_segments(bvecs, nr_bvec, iter, &segs);
 	if (ret)
-		return ret;
+		return rdmarw__rw_ctx_fail_early(ctx, qp,
+						 RDMARW_RW_WHY_BVEC_ITER, ret);
 	ret = init_bvec_paths(ctx, qp, port_num, bvecs, iter, segs, remote_addr,
 			      rkey, dir);
 	if (ret < 0)
-		return ret;
+		return rdmarw__rw_ctx_fail(ctx, qp, ret);
 	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_BVEC, bvecs, nr_bvec);
 	return ret;
 }

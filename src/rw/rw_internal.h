@@ -131,20 +131,53 @@ static inline bool rdmarw__rw_port_ok(const struct ib_device *dev, u32 port_num)
 	       port_num <= RDMARW_MAX_PORTS;
 }
 
-/* Whether this I/O must (or, with max_sgl_rd, should) register memory. */
-static inline bool rdmarw__io_needs_mr(struct ib_device *dev, u32 port_num,
-				       enum dma_data_direction dir, u32 nents,
-				       bool force)
+/*
+ * Whether this I/O must (or, with max_sgl_rd, should) register memory, as
+ * the enum rdmarw_rw_why of the rule that says so, or 0.  The rules that
+ * leave no fallback (iWARP READ, force_mr) come first: only
+ * RDMARW_RW_WHY_MAX_SGL_RD may fall back to SGEs.
+ */
+static inline u8 rdmarw__io_needs_mr(struct ib_device *dev, u32 port_num,
+				     enum dma_data_direction dir, u32 nents,
+				     bool force)
 {
 	if (!(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
-		return false;
+		return 0;
 	if (dir == DMA_FROM_DEVICE) {
 		if (rdma_protocol_iwarp(dev, port_num))
-			return true;
-		if (dev->attrs.max_sgl_rd && nents > dev->attrs.max_sgl_rd)
-			return true;
+			return RDMARW_RW_WHY_IWARP_READ;
+		if (!force && dev->attrs.max_sgl_rd &&
+		    nents > dev->attrs.max_sgl_rd)
+			return RDMARW_RW_WHY_MAX_SGL_RD;
 	}
-	return force;
+	return force ? RDMARW_RW_WHY_FORCE_MR : 0;
+}
+
+/*
+ * An init failed after its argument checks: the context is explainable
+ * (rdmarw_rw_ctx_explain()) and refused by post and destroy, which find
+ * no QP in it (the QP is kept in rdmarw_mem instead, so that the checks
+ * of the data path stay one comparison).  The path (ctx->type) and the
+ * reason (ctx->rdmarw_why) are set by the caller.
+ */
+static inline int rdmarw__rw_ctx_fail(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+				      int err)
+{
+	ctx->rdmarw_qp = NULL;
+	ctx->rdmarw_mem = qp;
+	ctx->rdmarw_self = ctx;
+	ctx->rdmarw_error = (u8)-err;
+	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_FAILED;
+	return err;
+}
+
+/* A failure before any path was chosen. */
+static inline int rdmarw__rw_ctx_fail_early(struct rdma_rw_ctx *ctx,
+					    struct ib_qp *qp, u8 why, int err)
+{
+	ctx->type = RDMARW_RW_TYPE_NONE;
+	ctx->rdmarw_why = why;
+	return rdmarw__rw_ctx_fail(ctx, qp, err);
 }
 
 /* MR path over a DMA-mapped list (ctx->reg must already point to
@@ -211,6 +244,7 @@ static inline void rdmarw__rw_ctx_bind(struct rdma_rw_ctx *ctx,
 static inline bool rdmarw__rw_ctx_live(const struct rdma_rw_ctx *ctx,
 				       const struct ib_qp *qp)
 {
+	/* a FAILED context has no QP: qp (not NULL) cannot match it */
 	return ctx && qp && ctx->rdmarw_origin != RDMARW_RW_ORIGIN_NONE &&
 	       ctx->rdmarw_qp == qp && ctx->rdmarw_self == ctx;
 }

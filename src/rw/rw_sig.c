@@ -150,14 +150,20 @@ int rdma_rw_ctx_signature_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			 sig_attrs, dir))
 		return -EINVAL;
 	dev = qp->pd->device;
+	ctx->type = RDMA_RW_SIG_MR;
+	ctx->rdmarw_why = RDMARW_RW_WHY_PI;
+	ctx->nr_ops = UINT32_MAX;
 	/* Everything must fit one integrity MR. */
 	ppm = rdmarw__fr_page_list_len(dev, qp->integrity_en);
-	if (sg_cnt > ppm || prot_sg_cnt > ppm)
-		return -EINVAL;
+	if (sg_cnt > ppm || prot_sg_cnt > ppm) {
+		ctx->nr_ops = ppm; /* the first entry the MR cannot take */
+		return rdmarw__rw_ctx_fail(ctx, qp, -EINVAL);
+	}
 	ret = sig_map(dev, sg, sg_cnt, prot_sg, prot_sg_cnt, dir, &nents,
 		      &prot_nents);
 	if (ret)
-		return ret;
+		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_DMA_MAP,
+						 ret);
 	ctx->reg = rdmarw__rw_block_get(qp, sizeof(*ctx->reg), &blk);
 	ret = -ENOMEM;
 	if (!ctx->reg)
@@ -168,7 +174,6 @@ int rdma_rw_ctx_signature_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		goto err_block;
 	ret = sig_build(ctx->reg, qp, port_num, sig_attrs, remote_addr, rkey,
 			dir);
-	ctx->type = RDMA_RW_SIG_MR;
 	ctx->nr_ops = 1;
 	ctx->rdmarw_block = blk;
 	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SIG, sg, sg_cnt);
@@ -178,7 +183,7 @@ err_block:
 	rdmarw__rw_block_put(blk);
 err_unmap:
 	sig_unmap(dev, sg, sg_cnt, prot_sg, prot_sg_cnt, dir);
-	return ret;
+	return rdmarw__rw_ctx_fail(ctx, qp, ret);
 }
 
 void rdma_rw_ctx_destroy_signature(struct rdma_rw_ctx *ctx, struct ib_qp *qp,

@@ -220,8 +220,8 @@ bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
 	 * still waiting for this flush.
 	 */
 	pthread_mutex_lock(&qp->rq_lock);
-	old = soft_xchg(&qp->ibqp.state, IB_QPS_ERR);
-	if (old == IB_QPS_ERR) {
+	if (rdmarw__qp_move(&qp->ibqp, IB_QPS_ERR, IB_QP_STATE, &old) ||
+	    old == IB_QPS_ERR) {
 		pthread_mutex_unlock(&qp->rq_lock);
 		return false;
 	}
@@ -425,7 +425,7 @@ static void qp_reset(struct soft_qp *qp)
 	pthread_mutex_unlock(&qp->rq_lock);
 	soft_store(&qp->kick_peer, false);
 	soft_store(&qp->run_req, 0);
-	soft_store(&qp->ibqp.state, IB_QPS_RESET);
+	rdmarw__qp_move(&qp->ibqp, IB_QPS_RESET, IB_QP_STATE, NULL);
 	exec_unlock(qp);
 }
 
@@ -529,7 +529,9 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp_err_barrier(qp);
 		rdmarw__soft_qp_kick(qp);
 	} else if (next == IB_QPS_RTS && cur != IB_QPS_RTS) {
-		soft_store(&qp->ibqp.state, IB_QPS_RTS);
+		ret = rdmarw__qp_move(ibqp, IB_QPS_RTS, mask, NULL);
+		if (ret)
+			return ret; /* ERR came first */
 		rdmarw__soft_qp_schedule(qp); /* SQD -> RTS resumes */
 	}
 	return 0;
@@ -547,7 +549,8 @@ static int qp_to_rts(struct ib_qp *qp, u32 dest_qpn)
 	int ret;
 
 	ret = ib_modify_qp(qp, &attr,
-			   IB_QP_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT);
+			   IB_QP_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT |
+				   IB_QP_PKEY_INDEX);
 	if (ret)
 		return ret;
 	attr.qp_state = IB_QPS_RTR;
@@ -555,12 +558,17 @@ static int qp_to_rts(struct ib_qp *qp, u32 dest_qpn)
 	attr.max_dest_rd_atomic = 16;
 	ret = ib_modify_qp(qp, &attr,
 			   IB_QP_STATE | IB_QP_DEST_QPN |
-				   IB_QP_MAX_DEST_RD_ATOMIC);
+				   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_AV |
+				   IB_QP_PATH_MTU | IB_QP_RQ_PSN |
+				   IB_QP_MIN_RNR_TIMER);
 	if (ret)
 		return ret;
 	attr.qp_state = IB_QPS_RTS;
 	attr.max_rd_atomic = 16;
-	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC);
+	return ib_modify_qp(qp, &attr,
+			    IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC |
+				    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+				    IB_QP_RNR_RETRY | IB_QP_SQ_PSN);
 }
 
 int soft_qp_connect(struct ib_qp *a, struct ib_qp *b)

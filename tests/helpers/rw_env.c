@@ -147,40 +147,56 @@ static int cq_entries(struct ib_device *dev)
 	return dev->attrs.max_cqe < 8192 ? dev->attrs.max_cqe : 8192;
 }
 
-/* Two software devices of the profile on a fabric of their own. */
-static void soft_devices(struct rw_env *e, const struct rw_env_opts *o)
+/* Both QPs' attributes (CQs: the caller's, or two_hosts_qps()'s). */
+static void both_attrs(struct ib_qp_init_attr *a, struct ib_qp_init_attr *pa,
+		       const struct rw_env_opts *o, int dev_sge,
+		       struct ib_cq *cq, struct ib_cq *peer_cq)
 {
+	u32 sge, wr;
+
+	sge = o->max_send_sge ? o->max_send_sge : (u32)dev_sge;
+	wr = o->max_send_wr || o->exact_send_wr ? o->max_send_wr : 256;
+	qp_attr(a, cq, wr, sge, o->max_rdma_ctxs);
+	qp_attr(pa, peer_cq, 64, 1, 0);
+}
+
+/*
+ * Two software devices of the profile on a fabric of their own, connected
+ * (tools/common/two_hosts.c).
+ */
+static void soft_hosts(struct rw_env *e, const struct rw_env_opts *o)
+{
+	struct two_hosts_cfg hc = { 0 };
 	struct soft_profile p;
+	int ret;
 
 	make_profile(&p, o);
 	e->siw_pages = p.protocol == RDMA_PROTOCOL_IWARP;
-	e->fabric = soft_fabric_create();
-	assert_false(IS_ERR(e->fabric));
-	e->dev = soft_device_create(e->fabric, NULL, &p);
-	assert_false(IS_ERR(e->dev));
-	e->peer_dev = soft_device_create(e->fabric, NULL, &p);
-	assert_false(IS_ERR(e->peer_dev));
+	hc.profile = &p;
+	hc.cqe[0] = hc.cqe[1] = p.attrs.max_cqe < 8192 ? p.attrs.max_cqe : 8192;
+	hc.cq_thread[0] = o->cq_thread;
+	both_attrs(&hc.attr[0], &hc.attr[1], o, p.attrs.max_send_sge, NULL,
+		   NULL);
+	ret = two_hosts_open(&e->hosts, &hc);
+	if (ret)
+		fail_msg("%s: %d", e->hosts.failed, ret);
+	e->fabric = e->hosts.fabric;
+	e->dev = e->hosts.dev[0];
+	e->peer_dev = e->hosts.dev[1];
+	e->pd = e->hosts.pd[0];
+	e->peer_pd = e->hosts.pd[1];
+	e->cq = e->hosts.cq[0];
+	e->peer_cq = e->hosts.cq[1];
+	e->qp = e->hosts.qp[0];
+	e->peer_qp = e->hosts.qp[1];
 }
 
-/* Both QPs, connected: directly on a fabric, through rdma_cm on ibv. */
+/* Both QPs on the ibv device, connected through rdma_cm. */
 static void make_qps(struct rw_env *e, const struct rw_env_opts *o)
 {
 	struct ib_qp_init_attr a, pa;
-	u32 sge, wr;
 
-	sge = o->max_send_sge ? o->max_send_sge :
-				(u32)e->dev->attrs.max_send_sge;
-	wr = o->max_send_wr || o->exact_send_wr ? o->max_send_wr : 256;
-	qp_attr(&a, e->cq, wr, sge, o->max_rdma_ctxs);
-	qp_attr(&pa, e->peer_cq, 64, 1, 0);
-	if (rw_env_soft(e)) {
-		e->qp = ib_create_qp(e->pd, &a);
-		assert_false(IS_ERR(e->qp));
-		e->peer_qp = ib_create_qp(e->peer_pd, &pa);
-		assert_false(IS_ERR(e->peer_qp));
-		assert_int_equal(soft_qp_connect(e->qp, e->peer_qp), 0);
-		return;
-	}
+	both_attrs(&a, &pa, o, e->dev->attrs.max_send_sge, e->cq, e->peer_cq);
 #ifdef RDMARW_HAVE_IBV
 	{
 		struct ibv_pair *pair = calloc(1, sizeof(*pair));
@@ -204,14 +220,14 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 	memset(e, 0, sizeof(*e));
 	e->profile = o->profile;
 	if (rw_env_soft(e)) {
-		soft_devices(e, o);
-	} else {
-		/* The software device's knobs have no meaning here. */
-		assert_false(o->set_max_sgl_rd || o->profile->iommu);
-		e->dev = ib_device_get_by_name(o->profile->name);
-		assert_non_null(e->dev);
-		e->peer_dev = e->dev;
+		soft_hosts(e, o);
+		goto arenas;
 	}
+	/* The software device's knobs have no meaning here. */
+	assert_false(o->set_max_sgl_rd || o->profile->iommu);
+	e->dev = ib_device_get_by_name(o->profile->name);
+	assert_non_null(e->dev);
+	e->peer_dev = e->dev;
 	e->pd = ib_alloc_pd(e->dev, 0);
 	assert_false(IS_ERR(e->pd));
 	e->peer_pd = ib_alloc_pd(e->peer_dev, 0);
@@ -223,7 +239,7 @@ void rw_env_setup(struct rw_env *e, const struct rw_env_opts *o)
 				 IB_POLL_DIRECT);
 	assert_false(IS_ERR(e->peer_cq));
 	make_qps(e, o);
-
+arenas:
 	e->local_len = o->local_len ? o->local_len : 4 << 20;
 	e->local_len = (e->local_len + PAGE_SIZE - 1) & PAGE_MASK;
 	e->remote_len = o->remote_len ? o->remote_len : 4 << 20;
@@ -267,24 +283,21 @@ void rw_env_teardown(struct rw_env *e)
 		assert_int_equal(e->qp->rw_cache->in_use, 0);
 	assert_int_equal(ib_dereg_mr(e->remote_mr), 0);
 	if (rw_env_soft(e)) {
-		assert_int_equal(ib_destroy_qp(e->qp), 0);
-		assert_int_equal(ib_destroy_qp(e->peer_qp), 0);
+		/* a test may have replaced a QP */
+		e->hosts.qp[0] = e->qp;
+		e->hosts.qp[1] = e->peer_qp;
+		assert_int_equal(two_hosts_close(&e->hosts), 0);
+		goto arenas;
 	}
 #ifdef RDMARW_HAVE_IBV
-	else {
-		assert_int_equal(ibv_pair_destroy(e->pair), 0);
-		free(e->pair);
-	}
+	assert_int_equal(ibv_pair_destroy(e->pair), 0);
+	free(e->pair);
 #endif
 	assert_int_equal(ib_free_cq(e->cq), 0);
 	assert_int_equal(ib_free_cq(e->peer_cq), 0);
 	assert_int_equal(ib_dealloc_pd(e->pd), 0);
 	assert_int_equal(ib_dealloc_pd(e->peer_pd), 0);
-	if (rw_env_soft(e)) {
-		assert_int_equal(soft_device_destroy(e->dev), 0);
-		assert_int_equal(soft_device_destroy(e->peer_dev), 0);
-		assert_int_equal(soft_fabric_destroy(e->fabric), 0);
-	}
+arenas:
 	free(e->local);
 	free(e->remote);
 	free(e->scratch);

@@ -21,6 +21,7 @@
 #include <rdmarw/soft.h>
 
 #include "helpers/rw_model.h"
+#include "two_hosts.h"
 
 /* The profiles every R/W test runs on: name and IOMMU switch. */
 struct rw_profile {
@@ -112,6 +113,8 @@ struct rw_env_opts {
  * @profile: what it runs on
  * @pair: on an ibv device, the connected QPs (struct ibv_pair)
  * @scratch: a page for rw_env_settle()'s READ
+ * @hosts: on the software device, what built the objects
+ *         (tools/common/two_hosts.c)
  */
 struct rw_env {
 	struct soft_fabric *fabric;
@@ -130,6 +133,7 @@ struct rw_env {
 	const struct rw_profile *profile;
 	void *pair;
 	u8 *scratch;
+	struct two_hosts hosts;
 };
 
 /* Is @e on the software device (else an ibv device). */

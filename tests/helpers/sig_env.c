@@ -115,41 +115,13 @@ void sig_fill(u8 *buf, size_t len, u64 seed)
 
 /* ---- fixture -------------------------------------------------------- */
 
-static void make_side(struct sig_env *e, const struct sig_env_cfg *cfg,
-		      int side)
-{
-	struct ib_qp_init_attr qa = { 0 };
-
-	e->pd[side] = ib_alloc_pd(e->dev[side], 0);
-	assert_false(IS_ERR(e->pd[side]));
-	e->cq[side] = ib_alloc_cq(e->dev[side], NULL, 256, 0, IB_POLL_DIRECT);
-	assert_false(IS_ERR(e->cq[side]));
-	qa.send_cq = e->cq[side];
-	qa.recv_cq = e->cq[side];
-	qa.qp_type = IB_QPT_RC;
-	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qa.port_num = 1;
-	qa.cap.max_send_wr = 32;
-	qa.cap.max_recv_wr = 8;
-	qa.cap.max_send_sge = 4;
-	qa.cap.max_recv_sge = 4;
-	if (side == 0) {
-		qa.cap.max_rdma_ctxs =
-			cfg->max_rdma_ctxs ? cfg->max_rdma_ctxs : 4;
-		if (!cfg->no_integrity)
-			qa.create_flags = IB_QP_CREATE_INTEGRITY_EN;
-	} else if (cfg->host_integrity) {
-		qa.create_flags = IB_QP_CREATE_INTEGRITY_EN;
-	}
-	e->qp[side] = ib_create_qp(e->pd[side], &qa);
-	assert_false(IS_ERR(e->qp[side]));
-}
-
+/* The two hosts (tools/common/two_hosts.c), sized for signature I/O. */
 void sig_env_init(struct sig_env *e, const struct sig_env_cfg *cfg)
 {
 	static const struct sig_env_cfg defaults;
+	struct two_hosts_cfg hc = { .cqe = { 256, 256 } };
 	struct soft_profile p;
-	int side;
+	int side, ret;
 
 	if (!cfg)
 		cfg = &defaults;
@@ -161,14 +133,23 @@ void sig_env_init(struct sig_env *e, const struct sig_env_cfg *cfg)
 			soft_profile_get(cfg->profile ? cfg->profile : "mlx5",
 					 &p),
 			0);
-	e->fabric = soft_fabric_create();
-	assert_false(IS_ERR(e->fabric));
+	hc.profile = &p;
 	for (side = 0; side < 2; side++) {
-		e->dev[side] = soft_device_create(e->fabric, NULL, &p);
-		assert_false(IS_ERR(e->dev[side]));
-		make_side(e, cfg, side);
+		hc.attr[side].sq_sig_type = IB_SIGNAL_REQ_WR;
+		hc.attr[side].cap = (struct ib_qp_cap){ .max_send_wr = 32,
+							.max_recv_wr = 8,
+							.max_send_sge = 4,
+							.max_recv_sge = 4 };
 	}
-	assert_int_equal(soft_qp_connect(e->qp[0], e->qp[1]), 0);
+	hc.attr[0].cap.max_rdma_ctxs =
+		cfg->max_rdma_ctxs ? cfg->max_rdma_ctxs : 4;
+	if (!cfg->no_integrity)
+		hc.attr[0].create_flags = IB_QP_CREATE_INTEGRITY_EN;
+	if (cfg->host_integrity)
+		hc.attr[1].create_flags = IB_QP_CREATE_INTEGRITY_EN;
+	ret = two_hosts_open(&e->hosts, &hc);
+	if (ret)
+		fail_msg("%s: %d", e->hosts.failed, ret);
 	e->len = cfg->arena ? cfg->arena : 1 << 20;
 	e->local = aligned_alloc(PAGE_SIZE, e->len);
 	e->remote = aligned_alloc(PAGE_SIZE, e->len);
@@ -190,16 +171,13 @@ void sig_env_fini(struct sig_env *e)
 
 	assert_int_equal(e->qp[0]->mrs_used, 0);
 	assert_int_equal(ib_dereg_mr(e->remote_mr), 0);
+	assert_int_equal(two_hosts_close_objects(&e->hosts), 0);
 	for (side = 0; side < 2; side++) {
-		assert_int_equal(ib_destroy_qp(e->qp[side]), 0);
-		assert_int_equal(ib_free_cq(e->cq[side]), 0);
-		assert_int_equal(ib_dealloc_pd(e->pd[side]), 0);
 		assert_int_equal(soft_device_stats(e->dev[side], &st), 0);
 		assert_int_equal(st.mrs, 0);
 		assert_int_equal(e->dev[side]->dma_mapped, 0);
-		assert_int_equal(soft_device_destroy(e->dev[side]), 0);
 	}
-	assert_int_equal(soft_fabric_destroy(e->fabric), 0);
+	assert_int_equal(two_hosts_close(&e->hosts), 0);
 	free(e->local);
 	free(e->remote);
 	memset(e, 0, sizeof(*e));

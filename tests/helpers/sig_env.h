@@ -17,6 +17,8 @@
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
 
+#include "two_hosts.h"
+
 /* ---- reference ------------------------------------------------------ */
 
 /* CRC-16/T10-DIF (poly 0x8BB7, init @seed, no reflection, no xorout). */
@@ -72,13 +74,19 @@ struct sig_env_cfg {
  * @remote: host arena (page aligned), registered as @remote_mr
  * @len: bytes of each arena
  * @remote_mr: @remote for remote READ and WRITE
+ * @hosts: the same objects as tools/common/two_hosts.c built them
  */
 struct sig_env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 	u8 *local;
 	u8 *remote;
 	size_t len;

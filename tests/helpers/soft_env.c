@@ -35,56 +35,47 @@ static void make_profile(struct soft_env *env, const struct soft_env_cfg *cfg)
 		env->profile.iommu = true;
 }
 
-static void make_side(struct soft_env *env, const struct soft_env_cfg *cfg,
-		      int side)
-{
-	const struct ib_device_attr *a = &env->profile.attrs;
-	struct ib_qp_init_attr qa = { 0 };
-
-	env->pd[side] = ib_alloc_pd(env->dev[side], 0);
-	assert_false(IS_ERR(env->pd[side]));
-	env->cq[side] =
-		ib_alloc_cq(env->dev[side], NULL, cfg->cqe ? cfg->cqe : 1024, 0,
-			    IB_POLL_DIRECT);
-	assert_false(IS_ERR(env->cq[side]));
-	qa.send_cq = env->cq[side];
-	qa.recv_cq = env->cq[side];
-	qa.qp_type = IB_QPT_RC;
-	qa.sq_sig_type = cfg->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
-	qa.port_num = 1;
-	qa.cap.max_send_wr = cap_or(cfg->cap.max_send_wr, 64, a->max_qp_wr);
-	qa.cap.max_recv_wr = cap_or(cfg->cap.max_recv_wr, 64, a->max_qp_wr);
-	qa.cap.max_send_sge = cap_or(cfg->cap.max_send_sge, 4, a->max_send_sge);
-	qa.cap.max_recv_sge = cap_or(cfg->cap.max_recv_sge, 4, a->max_recv_sge);
-	qa.cap.max_rdma_ctxs = cfg->cap.max_rdma_ctxs;
-	env->qp[side] = ib_create_qp(env->pd[side], &qa);
-	assert_false(IS_ERR(env->qp[side]));
-}
-
+/* The two hosts from tools/common/two_hosts.c, sized as @cfg says. */
 void soft_env_init(struct soft_env *env, const struct soft_env_cfg *cfg)
 {
 	static const struct soft_env_cfg defaults;
+	const struct ib_device_attr *a;
+	struct two_hosts_cfg hc = { 0 };
+	int side, ret;
 
 	if (!cfg)
 		cfg = &defaults;
 	memset(env, 0, sizeof(*env));
 	make_profile(env, cfg);
-	env->fabric = soft_fabric_create();
-	assert_false(IS_ERR(env->fabric));
-	env->dev[0] = soft_device_create(env->fabric, NULL, &env->profile);
-	assert_false(IS_ERR(env->dev[0]));
-	if (cfg->loopback) {
-		env->dev[1] = env->dev[0];
-	} else {
-		env->dev[1] =
-			soft_device_create(env->fabric, NULL, &env->profile);
-		assert_false(IS_ERR(env->dev[1]));
+	a = &env->profile.attrs;
+	hc.profile = &env->profile;
+	hc.loopback = cfg->loopback;
+	hc.no_connect = cfg->no_connect;
+	for (side = 0; side < 2; side++) {
+		struct ib_qp_init_attr *qa = &hc.attr[side];
+
+		hc.cqe[side] = cfg->cqe;
+		qa->sq_sig_type =
+			cfg->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+		qa->cap.max_send_wr =
+			cap_or(cfg->cap.max_send_wr, 64, a->max_qp_wr);
+		qa->cap.max_recv_wr =
+			cap_or(cfg->cap.max_recv_wr, 64, a->max_qp_wr);
+		qa->cap.max_send_sge =
+			cap_or(cfg->cap.max_send_sge, 4, a->max_send_sge);
+		qa->cap.max_recv_sge =
+			cap_or(cfg->cap.max_recv_sge, 4, a->max_recv_sge);
+		qa->cap.max_rdma_ctxs = cfg->cap.max_rdma_ctxs;
 	}
-	make_side(env, cfg, 0);
-	make_side(env, cfg, 1);
-	if (!cfg->no_connect)
-		assert_int_equal(soft_qp_connect(env->qp[0], env->qp[1]), 0);
+	ret = two_hosts_open(&env->hosts, &hc);
+	if (ret)
+		fail_msg("%s: %d", env->hosts.failed, ret);
 }
+
+/* env->qp and the others are env->hosts' members under their names */
+_Static_assert(offsetof(struct soft_env, qp) ==
+		       offsetof(struct soft_env, hosts.qp),
+	       "soft_env mirrors struct two_hosts");
 
 static void assert_dev_clean(struct ib_device *dev)
 {
@@ -99,24 +90,11 @@ static void assert_dev_clean(struct ib_device *dev)
 
 void soft_env_fini(struct soft_env *env)
 {
-	int side;
-
-	for (side = 0; side < 2; side++)
-		if (env->qp[side])
-			assert_int_equal(ib_destroy_qp(env->qp[side]), 0);
-	for (side = 0; side < 2; side++) {
-		if (env->cq[side])
-			assert_int_equal(ib_free_cq(env->cq[side]), 0);
-		if (env->pd[side])
-			assert_int_equal(ib_dealloc_pd(env->pd[side]), 0);
-	}
+	assert_int_equal(two_hosts_close_objects(&env->hosts), 0);
 	assert_dev_clean(env->dev[0]);
-	if (env->dev[1] != env->dev[0]) {
+	if (env->dev[1] != env->dev[0])
 		assert_dev_clean(env->dev[1]);
-		assert_int_equal(soft_device_destroy(env->dev[1]), 0);
-	}
-	assert_int_equal(soft_device_destroy(env->dev[0]), 0);
-	assert_int_equal(soft_fabric_destroy(env->fabric), 0);
+	assert_int_equal(two_hosts_close(&env->hosts), 0);
 	memset(env, 0, sizeof(*env));
 }
 

@@ -17,6 +17,8 @@
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
 
+#include "two_hosts.h"
+
 /**
  * struct soft_env_cfg - what to build (zero fields take the default)
  * @profile: "mlx5", "rxe" (default) or "siw"
@@ -50,13 +52,19 @@ struct soft_env_cfg {
  * @cq: a CQ per side (IB_POLL_DIRECT), for send and receive completions
  * @qp: the connected QPs
  * @profile: the profile used
+ * @hosts: the same objects as tools/common/two_hosts.c built them
  */
 struct soft_env {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	union {
+		struct two_hosts hosts;
+		struct { /* two_hosts' first members, by their names here */
+			struct soft_fabric *fabric;
+			struct ib_device *dev[2];
+			struct ib_pd *pd[2];
+			struct ib_cq *cq[2];
+			struct ib_qp *qp[2];
+		};
+	};
 	struct soft_profile profile;
 };
 

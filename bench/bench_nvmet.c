@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bench-nvmet: the in-process NVMe-oF host driving rdmarw-nvmet on the
+ * software device, without qemu.  Two figures, as fio's anchor runs in the
+ * lab: random 4 KiB reads (IOPS) and 128 KiB reads (bandwidth), each with
+ * @depth commands outstanding per queue, and per core: I/Os per second of
+ * the process's CPU time (host, target, CM and device threads together).
+ * Beside each, rdmarw-perf's raw figure for the same data movement (an
+ * NVMe READ is the target's RDMA WRITE into the host's buffer) on the same
+ * profile, so that the cost of the NVMe layer is a ratio.  --write measures
+ * writes instead (the target's RDMA READ; in-capsule at 4 KiB).
+ *
+ *   bench-nvmet [-p rxe] [-q 1] [-d 32] [-D 1.0] [--write] [--json]
+ *               [--perf PATH | --no-perf]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include <rdmarw/soft.h>
+
+#include "nvme_host.h"
+#include "nvmet.h"
+
+struct bench_opts {
+	const char *profile;
+	unsigned int queues;
+	unsigned int depth;
+	double duration;
+	bool write;
+	bool json;
+	const char *perf;
+	bool no_perf;
+};
+
+struct bench_slot {
+	struct bench_run *run;
+	struct nvmeh_request rq;
+	unsigned int qid;
+	u8 *buf;
+	u64 rng;
+};
+
+struct bench_run {
+	struct nvmeh_ctrl *c;
+	u32 bs;
+	u64 lbas;
+	bool write;
+	volatile bool stop;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	unsigned int active;
+	u64 ios;
+	int errors;
+};
+
+static double now_s(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static u64 xrand(u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void slot_done(struct nvmeh_request *rq);
+
+static int slot_issue(struct bench_slot *s)
+{
+	struct bench_run *r = s->run;
+	u32 nlb = r->bs / 512;
+	u64 slba = (xrand(&s->rng) % (r->lbas / nlb)) * nlb;
+
+	memset(&s->rq, 0, sizeof(s->rq));
+	s->rq.sqe[NVMEH_SQE_OPCODE] = r->write ? NVMEH_OP_WRITE : NVMEH_OP_READ;
+	nvmeh_put32(s->rq.sqe + NVMEH_SQE_NSID, 1);
+	nvmeh_put64(s->rq.sqe + NVMEH_SQE_CDW10, slba);
+	nvmeh_put32(s->rq.sqe + NVMEH_SQE_CDW12, nlb - 1);
+	s->rq.data = s->buf;
+	s->rq.data_len = r->bs;
+	s->rq.write = r->write;
+	s->rq.done = slot_done;
+	s->rq.priv = s;
+	return nvmeh_submit(r->c, s->qid, &s->rq);
+}
+
+static void slot_end(struct bench_run *r, bool error)
+{
+	pthread_mutex_lock(&r->m);
+	r->active--;
+	r->errors += error;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->m);
+}
+
+static void slot_done(struct nvmeh_request *rq)
+{
+	struct bench_slot *s = rq->priv;
+	struct bench_run *r = s->run;
+
+	if (rq->error || rq->status) {
+		slot_end(r, true);
+		return;
+	}
+	__atomic_add_fetch(&r->ios, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED) || slot_issue(s))
+		slot_end(r, false);
+}
+
+struct bench_result {
+	u64 ios;
+	double secs;
+	double cpu;
+	int errors;
+};
+
+static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
+		      struct bench_result *res)
+{
+	const struct nvmeh_info *info = nvmeh_ctrl_info(c);
+	unsigned int n = o->queues * o->depth, i;
+	struct bench_slot *slots = calloc(n, sizeof(*slots));
+	struct bench_run r = { .c = c, .bs = bs, .write = o->write };
+	struct timespec tick = { 0, 1000 * 1000 };
+	double t0, c0, end;
+
+	if (!slots)
+		return -ENOMEM;
+	r.lbas = info->ns_lbas;
+	pthread_mutex_init(&r.m, NULL);
+	pthread_cond_init(&r.cv, NULL);
+	for (i = 0; i < n; i++) {
+		slots[i].run = &r;
+		slots[i].qid = 1 + i % o->queues;
+		slots[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);
+		slots[i].buf = aligned_alloc(4096, bs);
+		if (!slots[i].buf)
+			return -ENOMEM;
+		memset(slots[i].buf, (int)i, bs);
+	}
+	t0 = now_s(CLOCK_MONOTONIC);
+	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+	r.active = n;
+	for (i = 0; i < n; i++)
+		if (slot_issue(&slots[i]))
+			slot_end(&r, true);
+	end = t0 + o->duration;
+	while (now_s(CLOCK_MONOTONIC) < end)
+		nanosleep(&tick, NULL);
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&r.m);
+	while (r.active)
+		pthread_cond_wait(&r.cv, &r.m);
+	pthread_mutex_unlock(&r.m);
+	res->secs = now_s(CLOCK_MONOTONIC) - t0;
+	res->cpu = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	res->ios = r.ios;
+	res->errors = r.errors;
+	for (i = 0; i < n; i++)
+		free(slots[i].buf);
+	free(slots);
+	pthread_mutex_destroy(&r.m);
+	pthread_cond_destroy(&r.cv);
+	return 0;
+}
+
+/* rdmarw-perf's mpps and cpu_mpps for the same size; 0 when it failed. */
+static int perf_raw(const struct bench_opts *o, u32 bs, double *mpps,
+		    double *cpu_mpps)
+{
+	char cmd[PATH_MAX + 256], line[8192];
+	const char *p;
+	FILE *f;
+	int ok = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' --profile %s --size %u --dir %s --ctxs %u "
+		 "--duration %.3f --json --quiet 2>/dev/null",
+		 o->perf, o->profile, bs, o->write ? "read" : "write",
+		 o->queues * o->depth, o->duration);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "\"mode\":\"io\""))
+			continue;
+		p = strstr(line, "\"mpps\":");
+		if (p)
+			*mpps = strtod(p + 7, NULL);
+		p = strstr(line, "\"cpu_mpps\":");
+		if (p)
+			*cpu_mpps = strtod(p + 11, NULL);
+		ok = p != NULL;
+	}
+	return pclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bench-nvmet [-p mlx5|rxe|siw] [-q queues] "
+		   "[-d depth] [-D seconds] [--write] [--json]\n"
+		   "                   [--perf PATH | --no-perf]\n");
+}
+
+static int parse(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option lo[] = {
+		{ "profile", 1, NULL, 'p' }, { "queues", 1, NULL, 'q' },
+		{ "depth", 1, NULL, 'd' },   { "duration", 1, NULL, 'D' },
+		{ "write", 0, NULL, 'w' },   { "json", 0, NULL, 'j' },
+		{ "perf", 1, NULL, 'P' },    { "no-perf", 0, NULL, 'N' },
+		{ "help", 0, NULL, 'h' },    { NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "p:q:d:D:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->profile = optarg;
+			break;
+		case 'q':
+			o->queues = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || !o->queues || o->queues > 16)
+				goto bad;
+			break;
+		case 'd':
+			o->depth = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || o->depth < 1 || o->depth > 128)
+				goto bad;
+			break;
+		case 'D':
+			o->duration = strtod(optarg, &end);
+			if (*end || !(o->duration > 0) || o->duration > 600)
+				goto bad;
+			break;
+		case 'w':
+			o->write = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'P':
+			o->perf = optarg;
+			break;
+		case 'N':
+			o->no_perf = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc)
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr, "bench-nvmet: bad option value (see --help)\n");
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const u32 sizes[] = { 4096, 131072 };
+	struct bench_opts o = {
+		.profile = "rxe", .queues = 1, .depth = 32, .duration = 1.0
+	};
+	struct sockaddr_in a0 = { .sin_family = AF_INET };
+	struct sockaddr_in a1 = { .sin_family = AF_INET };
+	struct sockaddr_in dst;
+	struct nvmet_target_opts to;
+	struct soft_profile p;
+	struct soft_fabric *fab;
+	struct ib_device *hdev, *tdev;
+	struct nvmet_target *t;
+	struct nvmeh_opts ho;
+	struct nvmeh_ctrl *c;
+	char self[PATH_MAX], perf[PATH_MAX + 32];
+	unsigned int i;
+	int ret = 0;
+
+	if (parse(argc, argv, &o))
+		return 2;
+	if (!o.perf && !o.no_perf) {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		if (n > 0) {
+			self[n] = 0;
+			snprintf(perf, sizeof(perf), "%s/../tools/rdmarw-perf",
+				 dirname(self));
+			o.perf = perf;
+		} else {
+			o.no_perf = true;
+		}
+	}
+	if (soft_profile_get(o.profile, &p)) {
+		fprintf(stderr, "bench-nvmet: unknown profile %s\n", o.profile);
+		return 2;
+	}
+	inet_pton(AF_INET, "10.0.0.1", &a0.sin_addr);
+	inet_pton(AF_INET, "10.0.0.2", &a1.sin_addr);
+	dst = a1;
+	dst.sin_port = htons(4420);
+	fab = soft_fabric_create();
+	hdev = soft_device_create(fab, "bnh_%d", &p);
+	tdev = soft_device_create(fab, "bnt_%d", &p);
+	if (IS_ERR(fab) || IS_ERR(hdev) || IS_ERR(tdev) ||
+	    soft_device_add_addr(hdev, (void *)&a0) ||
+	    soft_device_add_addr(tdev, (void *)&a1)) {
+		fprintf(stderr, "bench-nvmet: software devices\n");
+		return 1;
+	}
+	nvmet_target_opts_init(&to);
+	to.addr = "10.0.0.2";
+	to.port = 4420;
+	to.ns[0].type = NVMET_BACKEND_RAM;
+	to.ns[0].size = 64u << 20;
+	t = nvmet_target_create(&to);
+	if (IS_ERR_OR_NULL(t)) {
+		fprintf(stderr, "bench-nvmet: target: %ld\n", PTR_ERR(t));
+		return 1;
+	}
+	nvmeh_opts_init(&ho, (void *)&a0, (void *)&dst, NVMET_DEFAULT_SUBNQN);
+	ho.nr_io_queues = o.queues;
+	ho.queue_size = o.depth < 2 ? 2 : o.depth;
+	c = nvmeh_ctrl_create(&ho);
+	if (IS_ERR(c)) {
+		fprintf(stderr, "bench-nvmet: host: %ld\n", PTR_ERR(c));
+		nvmet_target_destroy(t);
+		return 1;
+	}
+	if (!o.json)
+		printf("%-4s %-5s %7s %3s %3s %11s %10s %12s %11s %12s %7s "
+		       "%7s\n",
+		       "prof", "op", "bs", "q", "qd", "nvme_iops", "nvme_mib",
+		       "nvme_iops/c", "raw_iops", "raw_iops/c", "ratio",
+		       "ratio/c");
+	for (i = 0; i < 2; i++) {
+		struct bench_result r;
+		double iops, percore, mpps = 0, cpu_mpps = 0;
+		bool raw;
+
+		if (bench_case(c, &o, sizes[i], &r) || r.errors) {
+			fprintf(stderr, "bench-nvmet: %u errors at %u bytes\n",
+				r.errors, sizes[i]);
+			ret = 1;
+			break;
+		}
+		iops = (double)r.ios / r.secs;
+		percore = r.cpu > 0 ? (double)r.ios / r.cpu : 0;
+		raw = !o.no_perf && !perf_raw(&o, sizes[i], &mpps, &cpu_mpps);
+		if (o.json) {
+			printf("{\"profile\":\"%s\",\"op\":\"%s\",\"bytes\":%u,"
+			       "\"queues\":%u,\"depth\":%u,\"ios\":%llu,"
+			       "\"secs\":%.6f,\"cpu_secs\":%.6f,"
+			       "\"nvme_iops\":%.1f,\"nvme_mib\":%.2f,"
+			       "\"nvme_iops_per_core\":%.1f",
+			       o.profile, o.write ? "write" : "read", sizes[i],
+			       o.queues, o.depth, (unsigned long long)r.ios,
+			       r.secs, r.cpu, iops, iops * sizes[i] / 1048576.0,
+			       percore);
+			if (raw)
+				printf(",\"raw_iops\":%.1f,"
+				       "\"raw_iops_per_core\":%.1f,"
+				       "\"ratio\":%.4f,\"ratio_per_core\":%.4f",
+				       mpps * 1e6, cpu_mpps * 1e6,
+				       mpps > 0 ? iops / (mpps * 1e6) : 0,
+				       cpu_mpps > 0 ?
+					       percore / (cpu_mpps * 1e6) :
+					       0);
+			printf("}\n");
+		} else {
+			printf("%-4s %-5s %7u %3u %3u %11.0f %10.1f %12.0f",
+			       o.profile, o.write ? "write" : "read", sizes[i],
+			       o.queues, o.depth, iops,
+			       iops * sizes[i] / 1048576.0, percore);
+			if (raw)
+				printf(" %11.0f %12.0f %7.4f %7.4f\n",
+				       mpps * 1e6, cpu_mpps * 1e6,
+				       iops / (mpps * 1e6),
+				       percore / (cpu_mpps * 1e6));
+			else
+				printf(" %11s %12s %7s %7s\n", "-", "-", "-",
+				       "-");
+		}
+		fflush(stdout);
+	}
+	nvmeh_ctrl_destroy(c);
+	nvmet_target_destroy(t);
+	if (soft_device_destroy(hdev) || soft_device_destroy(tdev) ||
+	    soft_fabric_destroy(fab))
+		ret = 1;
+	return ret;
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Capsules against rdmarw-nvmet on the software device: each input is a
+ * few capsules (queue, length, bytes: any opcode, any SGL, any length,
+ * truncated or over-long) sent by the in-process host as they are, with
+ * only the command id replaced.  After them the oracle asks:
+ *   - every capsule ended (a CQE, or the queue's teardown after the
+ *     host's command timeout): no hang;
+ *   - the target still serves: a write and a read back on a fresh block,
+ *     byte for byte, after a reconnect if the capsules disabled or killed
+ *     the controller (a new controller must work);
+ *   - the target holds no request of the old ones (reqs_inflight == 0
+ *     once idle) and at most the host's queues.
+ * ASan and UBSan catch the rest.  One fabric, target and host for the
+ * whole run (LLVMFuzzerInitialize).
+ *
+ * Input: repeated { u8 sel; u16 len; len bytes }: queue = sel % (1 + I/O
+ * queues), sel bit 7 allows a slot past the queue depth; capsule length =
+ * 1 + len % (64 + 4096).  At most 8 capsules per input.
+ */
+#include "fuzz_common.h"
+
+#include "nvme_host.h"
+#include "nvmet.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#define NQ 2
+#define MAX_CAPSULES 8
+#define CAPSULE_MAX (64 + 4096)
+
+static struct {
+	struct soft_fabric *fab;
+	struct ib_device *hdev, *tdev;
+	struct nvmet_target *t;
+	struct nvmeh_opts o;
+	struct nvmeh_ctrl *c;
+	u64 round;
+} fz;
+
+struct pending {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int left;
+};
+
+static void fz_done(struct nvmeh_request *rq)
+{
+	struct pending *p = rq->priv;
+
+	pthread_mutex_lock(&p->m);
+	p->left--;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->m);
+}
+
+static struct sockaddr_in in4(const char *ip, u16 port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	sin.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &sin.sin_addr);
+	return sin;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	struct sockaddr_in a0 = in4("10.0.0.1", 0), a1 = in4("10.0.0.2", 0);
+	struct sockaddr_in dst = in4("10.0.0.2", 4420);
+	struct nvmet_target_opts to;
+	struct soft_profile p;
+
+	(void)argc;
+	(void)argv;
+	FUZZ_CHECK(!soft_profile_get("rxe", &p), "profile");
+	fz.fab = soft_fabric_create();
+	fz.hdev = soft_device_create(fz.fab, "fzh_%d", &p);
+	fz.tdev = soft_device_create(fz.fab, "fzt_%d", &p);
+	FUZZ_CHECK(!IS_ERR(fz.hdev) && !IS_ERR(fz.tdev), "devices");
+	FUZZ_CHECK(!soft_device_add_addr(fz.hdev, (void *)&a0), "addr");
+	FUZZ_CHECK(!soft_device_add_addr(fz.tdev, (void *)&a1), "addr");
+	nvmet_target_opts_init(&to);
+	to.addr = "10.0.0.2";
+	to.port = 4420;
+	to.subnqn = "nqn.2026-01.io.rdmarw:fuzz";
+	to.ns[0].type = NVMET_BACKEND_RAM;
+	to.ns[0].size = 1 << 20;
+	fz.t = nvmet_target_create(&to);
+	FUZZ_CHECK(!IS_ERR_OR_NULL(fz.t), "target: %ld", PTR_ERR(fz.t));
+	nvmeh_opts_init(&fz.o, (void *)&a0, (void *)&dst, to.subnqn);
+	fz.o.nr_io_queues = NQ;
+	fz.o.queue_size = 8;
+	fz.o.io_timeout_ms = 200;
+	fz.o.reconnect_delay_ms = 1;
+	fz.c = nvmeh_ctrl_create(&fz.o);
+	FUZZ_CHECK(!IS_ERR(fz.c), "host: %ld", PTR_ERR(fz.c));
+	return 0;
+}
+
+/* A write and its read back on block @lba; 0 when both are right. */
+static int fz_serves(u64 lba)
+{
+	u8 w[512], r[512];
+	unsigned int qid = 1 + (unsigned int)(lba % NQ);
+
+	memset(w, (int)(lba * 37 + 1), sizeof(w));
+	w[0] = (u8)lba;
+	memset(r, 0, sizeof(r));
+	if (nvmeh_rw(fz.c, qid, true, lba, 1, w))
+		return -1;
+	if (nvmeh_rw(fz.c, qid, false, lba, 1, r))
+		return -1;
+	return memcmp(w, r, sizeof(w)) ? -2 : 0;
+}
+
+static void fz_wait_idle(void)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	struct nvmet_target_stats st;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		FUZZ_CHECK(!nvmet_target_get_stats(fz.t, &st), "stats");
+		if (!st.reqs_inflight && st.queues <= NQ + 1)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	FUZZ_CHECK(0, "target idle: %llu requests in flight, %u queues",
+		   (unsigned long long)st.reqs_inflight, st.queues);
+}
+
+int LLVMFuzzerTestOneInput(const u8 *data, size_t size);
+int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
+{
+	static u8 caps[MAX_CAPSULES][CAPSULE_MAX];
+	struct nvmeh_request rq[MAX_CAPSULES];
+	struct pending p = { PTHREAD_MUTEX_INITIALIZER,
+			     PTHREAD_COND_INITIALIZER, 0 };
+	struct fuzz_in in = { data, size };
+	int n = 0, ret;
+	u64 lba;
+
+	while (in.n && n < MAX_CAPSULES) {
+		u32 sel = fuzz_u8(&in);
+		u32 len = 1 + fuzz_u16(&in) % CAPSULE_MAX;
+		u32 k;
+
+		for (k = 0; k < len; k++)
+			caps[n][k] = (u8)fuzz_u8(&in);
+		memset(&rq[n], 0, sizeof(rq[n]));
+		rq[n].flags =
+			NVMEH_RQ_RAW | (sel & 0x80 ? NVMEH_RQ_OVERDEPTH : 0);
+		rq[n].raw = caps[n];
+		rq[n].raw_len = len;
+		rq[n].done = fz_done;
+		rq[n].priv = &p;
+		pthread_mutex_lock(&p.m);
+		p.left++;
+		pthread_mutex_unlock(&p.m);
+		ret = nvmeh_submit(fz.c, (sel & 0x7f) % (NQ + 1), &rq[n]);
+		if (ret) {
+			/* a full queue, or a queue down after a reset */
+			FUZZ_CHECK(ret == -EBUSY || ret == -ENOTCONN,
+				   "submit: %d", ret);
+			pthread_mutex_lock(&p.m);
+			p.left--;
+			pthread_mutex_unlock(&p.m);
+		}
+		n++;
+	}
+	/* every capsule ends: answered, or aborted by the host's timeout */
+	pthread_mutex_lock(&p.m);
+	while (p.left)
+		pthread_cond_wait(&p.cv, &p.m);
+	pthread_mutex_unlock(&p.m);
+
+	lba = 1 + fz.round++ % 2000;
+	if (nvmeh_ctrl_wait_live(fz.c, 3000) || fz_serves(lba)) {
+		/* the capsules disabled or killed the controller: a new one */
+		if (nvmeh_ctrl_live(fz.c))
+			nvmeh_ctrl_reset(fz.c);
+		FUZZ_CHECK(!nvmeh_ctrl_wait_live(fz.c, 5000),
+			   "no reconnect to the target");
+		ret = fz_serves(lba);
+		FUZZ_CHECK(!ret,
+			   "the target does not serve a new controller"
+			   " (%d)",
+			   ret);
+	}
+	fz_wait_idle();
+	return 0;
+}

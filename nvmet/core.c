@@ -1,0 +1,992 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The target core (the kernel's drivers/nvme/target/core.c): requests from
+ * init to completion, controllers (creation, lookup, the CC/CSTS state
+ * machine, keep-alive, asynchronous events, fatal errors), and the target
+ * object behind nvmet.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <rdmarw/ib_verbs.h>
+
+#include "nvmet_int.h"
+
+bool nvmet_verbose;
+
+/* ---- requests --------------------------------------------------------------- */
+
+static void nvmet_update_sq_head(struct nvmet_req *req)
+{
+	struct nvmet_sq *sq = req->sq;
+	u32 old, new;
+
+	old = __atomic_load_n(&sq->sqhd, __ATOMIC_RELAXED);
+	do {
+		new = sq->size ? (old + 1) % sq->size : 0;
+	} while (!__atomic_compare_exchange_n(&sq->sqhd, &old, new, false,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	req->cqe->sq_head = cpu_to_le16((u16) new);
+}
+
+/*
+ * Complete @req with @status: fill in the CQE and hand it to the transport,
+ * which sends it (after the data, for a successful read) and releases the
+ * request.
+ */
+void nvmet_req_complete(struct nvmet_req *req, u16 status)
+{
+	struct nvmet_target *t = req->port->tgt;
+
+	if (!req->sq->sqhd_disabled)
+		nvmet_update_sq_head(req);
+	else
+		req->cqe->sq_head = 0;
+	req->cqe->sq_id = cpu_to_le16(req->sq->qid);
+	req->cqe->command_id = req->cmd->common.command_id;
+	if (status) {
+		nvmet_stat_add(t->errors, 1);
+		req->data_to_host = false;
+		if (req->sq->ctrl)
+			__atomic_fetch_add(&req->sq->ctrl->err_counter, 1,
+					   __ATOMIC_RELAXED);
+		nvmet_log("q%u cid %u opcode %#x: status %#x", req->sq->qid,
+			  req->cmd->common.command_id, req->cmd->common.opcode,
+			  status);
+	}
+	req->cqe->status = cpu_to_le16((u16)(status << 1));
+	req->ops->queue_response(req);
+}
+
+void nvmet_set_result(struct nvmet_req *req, u32 result)
+{
+	req->cqe->result.u32 = cpu_to_le32(result);
+}
+
+/*
+ * Parse a command that arrived on @sq.  On a parse error the request is
+ * completed with the error here (the transport then releases it) and false
+ * is returned; on success the transport moves the data and calls
+ * req->execute.
+ */
+bool nvmet_req_init(struct nvmet_req *req, struct nvmet_cq *cq,
+		    struct nvmet_sq *sq, const struct nvmet_fabrics_ops *ops)
+{
+	u8 flags = req->cmd->common.flags;
+	u16 status;
+
+	req->cq = cq;
+	req->sq = sq;
+	req->ops = ops;
+	req->ns = NULL;
+	req->execute = NULL;
+	req->transfer_len = 0;
+	req->error_loc = 0xffff;
+	req->data_to_host = false;
+	memset(req->cqe, 0, sizeof(*req->cqe));
+	nvmet_stat_add(req->port->tgt->cmds, 1);
+
+	/* no support for fused commands yet */
+	if (unlikely(flags & (NVME_CMD_FUSE_FIRST | NVME_CMD_FUSE_SECOND))) {
+		req->error_loc = offsetof(struct nvme_common_command, flags);
+		status = NVME_SC_INVALID_FIELD | NVME_SC_DNR;
+		goto fail;
+	}
+	/* fabrics carry SGLs only, with the metadata in one buffer */
+	if (unlikely((flags & NVME_CMD_SGL_ALL) != NVME_CMD_SGL_METABUF)) {
+		req->error_loc = offsetof(struct nvme_common_command, flags);
+		status = NVME_SC_INVALID_FIELD | NVME_SC_DNR;
+		goto fail;
+	}
+	if (unlikely(!sq->ctrl))
+		status = nvmet_parse_connect_cmd(req);
+	else if (sq->qid == 0)
+		status = nvmet_parse_admin_cmd(req);
+	else
+		status = nvmet_parse_io_cmd(req);
+	if (status)
+		goto fail;
+	if (sq->ctrl)
+		WRITE_ONCE(sq->ctrl->reset_tbkas, true);
+	return true;
+fail:
+	nvmet_req_complete(req, status);
+	return false;
+}
+
+void nvmet_req_uninit(struct nvmet_req *req)
+{
+	req->ns = NULL;
+}
+
+/* The data length the SGL gave must be exactly what the command moves. */
+bool nvmet_check_transfer_len(struct nvmet_req *req, u32 len)
+{
+	if (unlikely(len != req->data_len)) {
+		req->error_loc = offsetof(struct nvme_common_command, dptr);
+		nvmet_req_complete(req, NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
+		return false;
+	}
+	req->transfer_len = len;
+	return true;
+}
+
+/* ... or at most it (admin commands with a host-chosen length). */
+bool nvmet_check_data_len_lte(struct nvmet_req *req, u32 len)
+{
+	if (unlikely(req->data_len > len)) {
+		req->error_loc = offsetof(struct nvme_common_command, dptr);
+		nvmet_req_complete(req, NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
+		return false;
+	}
+	req->transfer_len = req->data_len;
+	return true;
+}
+
+u16 nvmet_copy_to_req(struct nvmet_req *req, u32 off, const void *buf, u32 len)
+{
+	if (off > req->data_len || len > req->data_len - off || !req->buf)
+		return len ? NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR : 0;
+	memcpy((char *)req->buf + off, buf, len);
+	req->data_to_host = true;
+	return 0;
+}
+
+u16 nvmet_copy_from_req(struct nvmet_req *req, u32 off, void *buf, u32 len)
+{
+	if (off > req->data_len || len > req->data_len - off || !req->buf)
+		return len ? NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR : 0;
+	memcpy(buf, (char *)req->buf + off, len);
+	return 0;
+}
+
+u16 nvmet_zero_req(struct nvmet_req *req, u32 off, u32 len)
+{
+	if (off > req->data_len || len > req->data_len - off || !req->buf)
+		return len ? NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR : 0;
+	memset((char *)req->buf + off, 0, len);
+	req->data_to_host = true;
+	return 0;
+}
+
+u8 nvmet_ctrl_mdts(const struct nvmet_ctrl *ctrl)
+{
+	return ctrl->ops->get_mdts(ctrl);
+}
+
+/* The most bytes one command may move on this request's controller. */
+u32 nvmet_max_data_len(struct nvmet_req *req)
+{
+	u8 mdts = req->sq->ctrl ? nvmet_ctrl_mdts(req->sq->ctrl) :
+				  req->port->mdts_max;
+
+	return (u32)PAGE_SIZE << mdts;
+}
+
+/* ---- namespaces ---------------------------------------------------------------- */
+
+struct nvmet_ns *nvmet_find_namespace(struct nvmet_subsys *subsys, u32 nsid)
+{
+	if (!nsid || nsid > subsys->max_nsid)
+		return NULL;
+	return subsys->ns[nsid - 1];
+}
+
+u16 nvmet_req_find_ns(struct nvmet_req *req)
+{
+	u32 nsid = le32_to_cpu(req->cmd->common.nsid);
+
+	req->ns = nvmet_find_namespace(req->sq->ctrl->subsys, nsid);
+	if (unlikely(!req->ns)) {
+		req->error_loc = offsetof(struct nvme_common_command, nsid);
+		return NVME_SC_INVALID_NS | NVME_SC_DNR;
+	}
+	return 0;
+}
+
+bool nvmet_subsys_is_disc(const struct nvmet_subsys *s)
+{
+	return s->type == NVMET_SUBSYS_DISC;
+}
+
+/* ---- queues --------------------------------------------------------------------- */
+
+void nvmet_sq_init(struct nvmet_sq *sq)
+{
+	memset(sq, 0, sizeof(*sq));
+	atomic_set(&sq->inflight, 0);
+}
+
+void nvmet_cq_setup(struct nvmet_ctrl *ctrl, struct nvmet_cq *cq, u16 qid,
+		    u16 size)
+{
+	cq->qid = qid;
+	cq->size = size;
+}
+
+/* Bind @sq to @ctrl (whose reference it takes over). */
+void nvmet_sq_setup(struct nvmet_ctrl *ctrl, struct nvmet_sq *sq, u16 qid,
+		    u16 size)
+{
+	sq->sqhd = 0;
+	sq->qid = qid;
+	sq->size = size;
+	mutex_lock(&ctrl->lock);
+	ctrl->sqs[qid] = sq;
+	mutex_unlock(&ctrl->lock);
+	WRITE_ONCE(sq->ctrl, ctrl); /* the transport's delete_ctrl reads it */
+}
+
+/*
+ * The transport has released every request of @sq: unbind it and drop
+ * its controller reference.  The admin queue going away takes the
+ * controller down with it: its I/O queues are disconnected.
+ */
+void nvmet_sq_destroy(struct nvmet_sq *sq)
+{
+	struct nvmet_ctrl *ctrl = sq->ctrl;
+
+	sq->dead = true;
+	if (!ctrl)
+		return;
+	if (sq->qid == 0) {
+		nvmet_async_events_failall(ctrl);
+		nvmet_ctrl_fatal_error(ctrl);
+	}
+	mutex_lock(&ctrl->lock);
+	if (ctrl->sqs[sq->qid] == sq)
+		ctrl->sqs[sq->qid] = NULL;
+	mutex_unlock(&ctrl->lock);
+	WRITE_ONCE(sq->ctrl, NULL);
+	nvmet_ctrl_put(ctrl);
+}
+
+/* ---- asynchronous events --------------------------------------------------------- */
+
+static void nvmet_async_event_work(struct work_struct *work)
+{
+	struct nvmet_ctrl *ctrl =
+		container_of(work, struct nvmet_ctrl, async_event_work);
+	struct nvmet_async_event *aen;
+	struct nvmet_req *req;
+
+	for (;;) {
+		mutex_lock(&ctrl->lock);
+		if (list_empty(&ctrl->async_events) ||
+		    !ctrl->nr_async_event_cmds) {
+			mutex_unlock(&ctrl->lock);
+			return;
+		}
+		aen = list_first_entry(&ctrl->async_events,
+				       struct nvmet_async_event, entry);
+		req = ctrl->async_event_cmds[--ctrl->nr_async_event_cmds];
+		nvmet_set_result(req, (u32)aen->event_type |
+					      (u32)aen->event_info << 8 |
+					      (u32)aen->log_page << 16);
+		list_del(&aen->entry);
+		free(aen);
+		mutex_unlock(&ctrl->lock);
+		nvmet_req_complete(req, 0);
+	}
+}
+
+void nvmet_add_async_event(struct nvmet_ctrl *ctrl, u8 event_type,
+			   u8 event_info, u8 log_page)
+{
+	struct nvmet_async_event *aen = calloc(1, sizeof(*aen));
+
+	if (!aen)
+		return;
+	aen->event_type = event_type;
+	aen->event_info = event_info;
+	aen->log_page = log_page;
+	mutex_lock(&ctrl->lock);
+	if (ctrl->fatal) {
+		mutex_unlock(&ctrl->lock);
+		free(aen);
+		return;
+	}
+	list_add_tail(&aen->entry, &ctrl->async_events);
+	mutex_unlock(&ctrl->lock);
+	queue_work(ctrl->subsys->tgt->wq, &ctrl->async_event_work);
+}
+
+/* Fail every held AER (the controller is going away). */
+void nvmet_async_events_failall(struct nvmet_ctrl *ctrl)
+{
+	struct nvmet_req *req;
+
+	mutex_lock(&ctrl->lock);
+	while (ctrl->nr_async_event_cmds) {
+		req = ctrl->async_event_cmds[--ctrl->nr_async_event_cmds];
+		mutex_unlock(&ctrl->lock);
+		nvmet_req_complete(req, NVME_SC_INTERNAL | NVME_SC_DNR);
+		mutex_lock(&ctrl->lock);
+	}
+	mutex_unlock(&ctrl->lock);
+}
+
+static void nvmet_async_events_free(struct nvmet_ctrl *ctrl)
+{
+	struct nvmet_async_event *aen, *tmp;
+
+	mutex_lock(&ctrl->lock);
+	list_for_each_entry_safe(aen, tmp, &ctrl->async_events, entry) {
+		list_del(&aen->entry);
+		free(aen);
+	}
+	mutex_unlock(&ctrl->lock);
+}
+
+void nvmet_execute_async_event(struct nvmet_req *req)
+{
+	struct nvmet_ctrl *ctrl = req->sq->ctrl;
+
+	mutex_lock(&ctrl->lock);
+	if (ctrl->nr_async_event_cmds >= NVMET_ASYNC_EVENTS || ctrl->fatal) {
+		bool fatal = ctrl->fatal;
+
+		mutex_unlock(&ctrl->lock);
+		nvmet_req_complete(req,
+				   fatal ? NVME_SC_INTERNAL | NVME_SC_DNR :
+					   NVME_SC_ASYNC_LIMIT | NVME_SC_DNR);
+		return;
+	}
+	ctrl->async_event_cmds[ctrl->nr_async_event_cmds++] = req;
+	mutex_unlock(&ctrl->lock);
+	queue_work(ctrl->subsys->tgt->wq, &ctrl->async_event_work);
+}
+
+/* ---- keep alive -------------------------------------------------------------------- */
+
+static unsigned long nvmet_kato_delay(struct nvmet_ctrl *ctrl)
+{
+	return (unsigned long)ctrl->kato * 1000 +
+	       ctrl->subsys->tgt->opts.kato_grace_ms;
+}
+
+static void nvmet_keep_alive_timer(struct work_struct *work)
+{
+	struct delayed_work *dw = to_delayed_work(work);
+	struct nvmet_ctrl *ctrl = container_of(dw, struct nvmet_ctrl, ka_work);
+	bool reset_tbkas = READ_ONCE(ctrl->reset_tbkas);
+
+	WRITE_ONCE(ctrl->reset_tbkas, false);
+	if (READ_ONCE(ctrl->freeing))
+		return;
+	if (reset_tbkas) {
+		queue_delayed_work(ctrl->subsys->tgt->wq, &ctrl->ka_work,
+				   nvmet_kato_delay(ctrl));
+		return;
+	}
+	nvmet_err("controller %u: keep-alive timer (%u s) expired",
+		  ctrl->cntlid, ctrl->kato);
+	nvmet_stat_add(ctrl->subsys->tgt->kato_expired, 1);
+	nvmet_ctrl_fatal_error(ctrl);
+}
+
+void nvmet_start_keep_alive_timer(struct nvmet_ctrl *ctrl)
+{
+	if (!ctrl->kato)
+		return;
+	queue_delayed_work(ctrl->subsys->tgt->wq, &ctrl->ka_work,
+			   nvmet_kato_delay(ctrl));
+}
+
+void nvmet_stop_keep_alive_timer(struct nvmet_ctrl *ctrl)
+{
+	cancel_delayed_work_sync(&ctrl->ka_work);
+}
+
+u16 nvmet_set_feat_kato(struct nvmet_req *req)
+{
+	struct nvmet_ctrl *ctrl = req->sq->ctrl;
+	u32 val32 = le32_to_cpu(req->cmd->common.cdw11);
+
+	nvmet_stop_keep_alive_timer(ctrl);
+	ctrl->kato = DIV_ROUND_UP(val32, 1000);
+	nvmet_start_keep_alive_timer(ctrl);
+	nvmet_set_result(req, ctrl->kato);
+	return 0;
+}
+
+void nvmet_get_feat_kato(struct nvmet_req *req)
+{
+	nvmet_set_result(req, req->sq->ctrl->kato * 1000);
+}
+
+u16 nvmet_set_feat_async_event(struct nvmet_req *req, u32 mask)
+{
+	u32 val32 = le32_to_cpu(req->cmd->common.cdw11);
+
+	if (val32 & ~mask) {
+		req->error_loc = offsetof(struct nvme_common_command, cdw11);
+		return NVME_SC_INVALID_FIELD | NVME_SC_DNR;
+	}
+	WRITE_ONCE(req->sq->ctrl->aen_enabled, val32);
+	nvmet_set_result(req, val32);
+	return 0;
+}
+
+void nvmet_get_feat_async_event(struct nvmet_req *req)
+{
+	nvmet_set_result(req, READ_ONCE(req->sq->ctrl->aen_enabled));
+}
+
+/* ---- controller state -------------------------------------------------------------- */
+
+static bool nvmet_css_supported(struct nvmet_ctrl *ctrl, u32 cc)
+{
+	switch (cc & NVME_CC_CSS_MASK) {
+	case NVME_CC_CSS_NVM:
+		return true;
+	case NVME_CC_CSS_CSI:
+		return ctrl->cap & NVME_CAP_CSS_CSI;
+	default:
+		return false;
+	}
+}
+
+/* CC.EN 0 -> 1: check the queue entry sizes and page size, then RDY. */
+static void nvmet_start_ctrl(struct nvmet_ctrl *ctrl)
+{
+	u32 cc = ctrl->cc;
+
+	if (NVME_CC_IOSQES(cc) != NVME_NVM_IOSQES ||
+	    NVME_CC_IOCQES(cc) != NVME_NVM_IOCQES ||
+	    ((cc & NVME_CC_MPS_MASK) >> NVME_CC_MPS_SHIFT) != 0 ||
+	    (cc & NVME_CC_AMS_MASK) || !nvmet_css_supported(ctrl, cc)) {
+		ctrl->csts = NVME_CSTS_CFS;
+		return;
+	}
+	ctrl->csts = NVME_CSTS_RDY;
+	if (ctrl->kato)
+		mod_delayed_work(ctrl->subsys->tgt->wq, &ctrl->ka_work,
+				 nvmet_kato_delay(ctrl));
+}
+
+static void nvmet_clear_ctrl(struct nvmet_ctrl *ctrl)
+{
+	ctrl->csts &= ~(u32)NVME_CSTS_RDY;
+	ctrl->cc = 0;
+}
+
+/* Property Set CC (ctrl->lock held by the caller). */
+void nvmet_update_cc(struct nvmet_ctrl *ctrl, u32 new)
+{
+	u32 old = ctrl->cc;
+
+	ctrl->cc = new;
+	if ((new &NVME_CC_ENABLE) && !(old & NVME_CC_ENABLE))
+		nvmet_start_ctrl(ctrl);
+	if (!(new &NVME_CC_ENABLE) && (old & NVME_CC_ENABLE))
+		nvmet_clear_ctrl(ctrl);
+	if ((new &NVME_CC_SHN_MASK) && !(old & NVME_CC_SHN_MASK)) {
+		nvmet_clear_ctrl(ctrl);
+		ctrl->csts |= NVME_CSTS_SHST_CMPLT;
+	}
+	if (!(new &NVME_CC_SHN_MASK) && (old & NVME_CC_SHN_MASK))
+		ctrl->csts &= ~(u32)NVME_CSTS_SHST_CMPLT;
+}
+
+/* Commands other than the fabrics ones need an enabled, ready controller. */
+u16 nvmet_check_ctrl_status(struct nvmet_req *req)
+{
+	struct nvmet_ctrl *ctrl = req->sq->ctrl;
+	u32 cc, csts;
+
+	mutex_lock(&ctrl->lock);
+	cc = ctrl->cc;
+	csts = ctrl->csts;
+	mutex_unlock(&ctrl->lock);
+	if (unlikely(!(cc & NVME_CC_ENABLE) || !(csts & NVME_CSTS_RDY)))
+		return NVME_SC_CMD_SEQ_ERROR | NVME_SC_DNR;
+	return 0;
+}
+
+static void nvmet_fatal_error_handler(struct work_struct *work)
+{
+	struct nvmet_ctrl *ctrl =
+		container_of(work, struct nvmet_ctrl, fatal_err_work);
+
+	nvmet_log("controller %u: fatal error, disconnecting", ctrl->cntlid);
+	ctrl->ops->delete_ctrl(ctrl);
+}
+
+/* Tear @ctrl down: CSTS.CFS, then every queue disconnected (once). */
+void nvmet_ctrl_fatal_error(struct nvmet_ctrl *ctrl)
+{
+	bool first;
+
+	mutex_lock(&ctrl->lock);
+	first = !ctrl->fatal;
+	ctrl->fatal = true;
+	ctrl->csts |= NVME_CSTS_CFS;
+	mutex_unlock(&ctrl->lock);
+	/*
+	 * A reference for the work, dropped when it has run; none when the
+	 * controller is being freed already (keep-alive racing the release
+	 * of its last queue: nothing is left to disconnect then).
+	 */
+	if (first && kref_get_unless_zero(&ctrl->ref)) {
+		if (!queue_work(ctrl->subsys->tgt->wq, &ctrl->fatal_err_work))
+			nvmet_ctrl_put(ctrl);
+	}
+}
+
+/* ---- controllers ------------------------------------------------------------------- */
+
+static struct nvmet_subsys *nvmet_find_subsys(struct nvmet_target *t,
+					      const char *nqn)
+{
+	if (!strncmp(nqn, t->disc->subsysnqn, NVMF_NQN_FIELD_LEN))
+		return t->disc;
+	if (!strncmp(nqn, t->subsys->subsysnqn, NVMF_NQN_FIELD_LEN))
+		return t->subsys;
+	return NULL;
+}
+
+static void nvmet_fatal_work_done(struct work_struct *work);
+
+u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
+		     const char *hostnqn, struct nvmet_req *req, u32 kato,
+		     struct nvmet_ctrl **ctrlp)
+{
+	struct nvmet_subsys *subsys;
+	struct nvmet_ctrl *ctrl;
+	u16 cntlid;
+
+	subsys = nvmet_find_subsys(t, subsysnqn);
+	if (!subsys) {
+		nvmet_log("connect to unknown subsystem %.223s", subsysnqn);
+		nvmet_set_result(req,
+				 IPO_IATTR_CONNECT_DATA(offsetof(
+					 struct nvmf_connect_data, subsysnqn)));
+		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
+	}
+	ctrl = calloc(1, sizeof(*ctrl));
+	if (!ctrl)
+		return NVME_SC_INTERNAL;
+	ctrl->sqs = calloc((size_t)subsys->max_qid + 1, sizeof(*ctrl->sqs));
+	if (!ctrl->sqs) {
+		free(ctrl);
+		return NVME_SC_INTERNAL;
+	}
+	mutex_lock(&t->lock);
+	cntlid = t->next_cntlid++;
+	if (t->next_cntlid > NVMET_MAX_CNTLID)
+		t->next_cntlid = 1;
+	mutex_unlock(&t->lock);
+
+	ctrl->subsys = subsys;
+	ctrl->port = req->port;
+	ctrl->ops = req->ops;
+	ctrl->cntlid = cntlid;
+	ctrl->max_qid = subsys->max_qid;
+	kref_init(&ctrl->ref);
+	mutex_init(&ctrl->lock);
+	INIT_LIST_HEAD(&ctrl->async_events);
+	INIT_WORK(&ctrl->async_event_work, nvmet_async_event_work);
+	INIT_WORK(&ctrl->fatal_err_work, nvmet_fatal_work_done);
+	INIT_DELAYED_WORK(&ctrl->ka_work, nvmet_keep_alive_timer);
+	nvmet_copy_nul(ctrl->hostnqn, sizeof(ctrl->hostnqn), hostnqn);
+	/* as nvmet: the Linux host then writes CC.CSS 110b, discovery too */
+	ctrl->cap = NVME_CAP_CSS_NVM | NVME_CAP_CSS_CSI |
+		    (15ULL << NVME_CAP_TIMEOUT_SHIFT) |
+		    (u64)(req->port->max_queue_size - 1);
+	/* the discovery controller has no keep-alive of its own: 2 min */
+	if (nvmet_subsys_is_disc(subsys) && !kato)
+		kato = NVMET_DISC_KATO_MS;
+	ctrl->kato = DIV_ROUND_UP(kato, 1000);
+
+	mutex_lock(&subsys->lock);
+	list_add_tail(&ctrl->subsys_entry, &subsys->ctrls);
+	mutex_unlock(&subsys->lock);
+	nvmet_stat_add(t->ctrls, 1);
+	nvmet_stat_add(t->ctrls_created, 1);
+	nvmet_start_keep_alive_timer(ctrl);
+	*ctrlp = ctrl;
+	return 0;
+}
+
+static void nvmet_fatal_work_done(struct work_struct *work)
+{
+	struct nvmet_ctrl *ctrl =
+		container_of(work, struct nvmet_ctrl, fatal_err_work);
+
+	nvmet_fatal_error_handler(work);
+	nvmet_ctrl_put(ctrl);
+}
+
+u16 nvmet_ctrl_find_get(struct nvmet_target *t, const char *subsysnqn,
+			const char *hostnqn, u16 cntlid, struct nvmet_req *req,
+			struct nvmet_ctrl **ret)
+{
+	struct nvmet_subsys *subsys = nvmet_find_subsys(t, subsysnqn);
+	struct nvmet_ctrl *ctrl;
+
+	if (!subsys) {
+		nvmet_set_result(req,
+				 IPO_IATTR_CONNECT_DATA(offsetof(
+					 struct nvmf_connect_data, subsysnqn)));
+		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
+	}
+	mutex_lock(&subsys->lock);
+	list_for_each_entry(ctrl, &subsys->ctrls, subsys_entry)
+	{
+		if (ctrl->cntlid != cntlid)
+			continue;
+		if (strncmp(hostnqn, ctrl->hostnqn, NVMF_NQN_FIELD_LEN))
+			break;
+		if (!kref_get_unless_zero(&ctrl->ref))
+			break;
+		if (READ_ONCE(ctrl->fatal)) {
+			mutex_unlock(&subsys->lock);
+			nvmet_ctrl_put(ctrl);
+			goto bad;
+		}
+		mutex_unlock(&subsys->lock);
+		*ret = ctrl;
+		return 0;
+	}
+	mutex_unlock(&subsys->lock);
+bad:
+	nvmet_log("no controller %u for host %.223s", cntlid, hostnqn);
+	nvmet_set_result(req, IPO_IATTR_CONNECT_DATA(offsetof(
+				      struct nvmf_connect_data, cntlid)));
+	return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
+}
+
+static void nvmet_ctrl_free(struct kref *ref)
+{
+	struct nvmet_ctrl *ctrl = container_of(ref, struct nvmet_ctrl, ref);
+	struct nvmet_subsys *subsys = ctrl->subsys;
+	struct nvmet_target *t = subsys->tgt;
+
+	mutex_lock(&subsys->lock);
+	list_del(&ctrl->subsys_entry);
+	mutex_unlock(&subsys->lock);
+	WRITE_ONCE(ctrl->freeing, true);
+	/* twice: a timer run that missed the flag may have re-armed */
+	nvmet_stop_keep_alive_timer(ctrl);
+	nvmet_stop_keep_alive_timer(ctrl);
+	cancel_work_sync(&ctrl->async_event_work);
+	/* the fatal work holds a reference: it is not pending here */
+	nvmet_async_events_free(ctrl);
+	nvmet_log("controller %u freed", ctrl->cntlid);
+	mutex_destroy(&ctrl->lock);
+	free(ctrl->sqs);
+	free(ctrl);
+	nvmet_stat_add(t->ctrls, (u64)-1);
+}
+
+void nvmet_ctrl_put(struct nvmet_ctrl *ctrl)
+{
+	kref_put(&ctrl->ref, nvmet_ctrl_free);
+}
+
+/* ---- the target object ---------------------------------------------------------- */
+
+void nvmet_target_opts_init(struct nvmet_target_opts *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->port = NVMF_RDMA_DEFAULT_PORT;
+	opts->subnqn = NVMET_DEFAULT_SUBNQN;
+	opts->ns[0].type = NVMET_BACKEND_RAM;
+	opts->ns[0].size = 64ULL << 20;
+	opts->max_io_queues = NVMET_MAX_IO_QUEUES;
+	opts->max_queue_size = NVMET_MAX_QUEUE_SIZE;
+	opts->inline_data_size = NVMET_DEFAULT_INLINE_DATA;
+}
+
+static struct nvmet_subsys *nvmet_subsys_alloc(struct nvmet_target *t,
+					       const char *nqn,
+					       enum nvmet_subsys_type type)
+{
+	struct nvmet_subsys *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->tgt = t;
+	s->type = type;
+	nvmet_copy_nul(s->subsysnqn, sizeof(s->subsysnqn), nqn);
+	mutex_init(&s->lock);
+	INIT_LIST_HEAD(&s->ctrls);
+	return s;
+}
+
+static void nvmet_subsys_free(struct nvmet_subsys *s)
+{
+	u32 i;
+
+	if (!s)
+		return;
+	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
+		if (!s->ns[i])
+			continue;
+		nvmet_ns_close(s->ns[i]);
+		free(s->ns[i]);
+	}
+	mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* A serial number from the NQN (FNV-1a), as stable as the name. */
+static void nvmet_default_serial(const char *nqn, char *out, size_t len)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+
+	for (; *nqn; nqn++)
+		h = (h ^ (u8)*nqn) * 0x100000001b3ULL;
+	snprintf(out, len, "%016llx", (unsigned long long)h);
+}
+
+/* A namespace's identifiers: stable for a subsystem NQN and an NSID. */
+static void nvmet_ns_ids(struct nvmet_ns *ns, const char *nqn)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+	int i;
+
+	for (; *nqn; nqn++)
+		h = (h ^ (u8)*nqn) * 0x100000001b3ULL;
+	h = (h ^ ns->nsid) * 0x100000001b3ULL;
+	for (i = 0; i < 16; i++) {
+		h = (h ^ (u64)i) * 0x100000001b3ULL;
+		ns->nguid[i] = (u8)(h >> 24);
+	}
+	memcpy(ns->uuid, ns->nguid, 16);
+	ns->uuid[6] = (u8)((ns->uuid[6] & 0x0f) | 0x40); /* version 4 */
+	ns->uuid[8] = (u8)((ns->uuid[8] & 0x3f) | 0x80); /* variant */
+	memcpy(ns->eui64, ns->nguid, 8);
+}
+
+static int nvmet_parse_addr(const struct nvmet_target_opts *o,
+			    struct nvmet_port *port)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)&port->addr;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&port->addr;
+	u16 p = o->port ? o->port : NVMF_RDMA_DEFAULT_PORT;
+
+	memset(&port->addr, 0, sizeof(port->addr));
+	if (inet_pton(AF_INET, o->addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(p);
+		port->adrfam = NVMF_ADDR_FAMILY_IP4;
+	} else if (inet_pton(AF_INET6, o->addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(p);
+		port->adrfam = NVMF_ADDR_FAMILY_IP6;
+	} else {
+		return -EINVAL;
+	}
+	snprintf(port->traddr, sizeof(port->traddr), "%s", o->addr);
+	snprintf(port->trsvcid, sizeof(port->trsvcid), "%u", p);
+	return 0;
+}
+
+static int nvmet_check_opts(const struct nvmet_target_opts *o)
+{
+	u32 i, nr = 0;
+
+	if (!o || !o->addr)
+		return -EINVAL;
+	if (o->subnqn && (strlen(o->subnqn) > NVMF_NQN_SIZE || !o->subnqn[0] ||
+			  !strcmp(o->subnqn, NVME_DISC_SUBSYS_NAME)))
+		return -EINVAL;
+	if (o->serial && strlen(o->serial) > 20)
+		return -EINVAL;
+	if (o->max_io_queues > NVMET_MAX_IO_QUEUES ||
+	    o->max_queue_size > NVMET_MAX_QUEUE_SIZE ||
+	    (o->max_queue_size && o->max_queue_size < 2))
+		return -EINVAL;
+	if (o->inline_data_size != NVMET_NO_INLINE &&
+	    o->inline_data_size > NVMET_MAX_INLINE_DATA)
+		return -EINVAL;
+	if (o->mdts_max > NVMET_DEFAULT_MDTS)
+		return -EINVAL;
+	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
+		const struct nvmet_ns_opts *n = &o->ns[i];
+
+		if (n->type == NVMET_BACKEND_NONE)
+			continue;
+		if (n->type > NVMET_BACKEND_BDEV)
+			return -EINVAL;
+		if (n->block_size && n->block_size != 512 &&
+		    n->block_size != 4096)
+			return -EINVAL;
+		if (n->type == NVMET_BACKEND_RAM && !n->size)
+			return -EINVAL;
+		if (n->type != NVMET_BACKEND_RAM && (!n->path || !n->path[0]))
+			return -EINVAL;
+		nr++;
+	}
+	return nr ? 0 : -EINVAL;
+}
+
+struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
+{
+	struct nvmet_target *t;
+	u32 i;
+	int ret;
+
+	ret = nvmet_check_opts(opts);
+	if (ret)
+		return ERR_PTR(ret);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	t->opts = *opts;
+	if (opts->verbose)
+		nvmet_verbose = true;
+	mutex_init(&t->lock);
+	t->next_cntlid = 1;
+	t->port.tgt = t;
+	t->port.portid = 1;
+	ret = nvmet_parse_addr(opts, &t->port);
+	if (ret)
+		goto out_free;
+	if (opts->inline_data_size == NVMET_NO_INLINE)
+		t->port.inline_data_size = 0;
+	else if (!opts->inline_data_size)
+		t->port.inline_data_size = NVMET_DEFAULT_INLINE_DATA;
+	else
+		t->port.inline_data_size = ALIGN(opts->inline_data_size, 16);
+	t->port.max_queue_size = opts->max_queue_size ? opts->max_queue_size :
+							NVMET_MAX_QUEUE_SIZE;
+	t->port.mdts_max =
+		(u8)(opts->mdts_max ? opts->mdts_max : NVMET_DEFAULT_MDTS);
+
+	ret = -ENOMEM;
+	t->disc =
+		nvmet_subsys_alloc(t, NVME_DISC_SUBSYS_NAME, NVMET_SUBSYS_DISC);
+	t->subsys = nvmet_subsys_alloc(
+		t, opts->subnqn ? opts->subnqn : NVMET_DEFAULT_SUBNQN,
+		NVMET_SUBSYS_NVME);
+	t->wq = alloc_workqueue("nvmet", 0, 4);
+	if (!t->disc || !t->subsys || !t->wq)
+		goto out_free;
+	t->disc->max_qid = 0;
+	t->subsys->max_qid = (u16)(opts->max_io_queues ? opts->max_io_queues :
+							 NVMET_MAX_IO_QUEUES);
+	if (opts->serial)
+		snprintf(t->subsys->serial, sizeof(t->subsys->serial), "%s",
+			 opts->serial);
+	else
+		nvmet_default_serial(t->subsys->subsysnqn, t->subsys->serial,
+				     sizeof(t->subsys->serial));
+	memcpy(t->disc->serial, t->subsys->serial, sizeof(t->disc->serial));
+	snprintf(t->subsys->model, sizeof(t->subsys->model), "rdmarw-nvmet");
+	snprintf(t->disc->model, sizeof(t->disc->model), "rdmarw-nvmet");
+
+	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
+		struct nvmet_ns *ns;
+
+		if (opts->ns[i].type == NVMET_BACKEND_NONE)
+			continue;
+		ns = calloc(1, sizeof(*ns));
+		if (!ns) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		ns->nsid = i + 1;
+		ns->fd = -1;
+		ret = nvmet_ns_open(ns, &opts->ns[i]);
+		if (ret) {
+			nvmet_err("namespace %u (%s): %s", ns->nsid,
+				  opts->ns[i].path ? opts->ns[i].path : "ram",
+				  strerror(-ret));
+			free(ns);
+			goto out_free;
+		}
+		nvmet_ns_ids(ns, t->subsys->subsysnqn);
+		t->subsys->ns[i] = ns;
+	}
+	t->subsys->max_nsid = NVMET_MAX_NAMESPACES;
+
+	ret = nvmet_rdma_add_port(&t->port);
+	if (ret)
+		goto out_free;
+	return t;
+
+out_free:
+	nvmet_subsys_free(t->subsys);
+	nvmet_subsys_free(t->disc);
+	if (t->wq)
+		destroy_workqueue(t->wq);
+	mutex_destroy(&t->lock);
+	free(t);
+	return ERR_PTR(ret);
+}
+
+void nvmet_target_destroy(struct nvmet_target *t)
+{
+	if (IS_ERR_OR_NULL(t))
+		return;
+	nvmet_rdma_remove_port(&t->port);
+	if (!nvmet_rdma_stop(t)) {
+		/* a queue still uses the target: leak it rather than crash */
+		nvmet_err("target not freed: queues are still in use");
+		return;
+	}
+	flush_workqueue(t->wq);
+	destroy_workqueue(t->wq);
+	if (nvmet_stat_read(t->ctrls))
+		nvmet_err("%llu controllers still alive at destroy",
+			  (unsigned long long)nvmet_stat_read(t->ctrls));
+	nvmet_subsys_free(t->subsys);
+	nvmet_subsys_free(t->disc);
+	mutex_destroy(&t->lock);
+	free(t);
+}
+
+int nvmet_target_get_stats(struct nvmet_target *t,
+			   struct nvmet_target_stats *st)
+{
+	if (!t || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->ctrls = (u32)nvmet_stat_read(t->ctrls);
+	st->queues = (u32)nvmet_stat_read(t->queues);
+	st->ctrls_created = nvmet_stat_read(t->ctrls_created);
+	st->queues_created = nvmet_stat_read(t->queues_created);
+	st->cmds = nvmet_stat_read(t->cmds);
+	st->errors = nvmet_stat_read(t->errors);
+	st->kato_expired = nvmet_stat_read(t->kato_expired);
+	st->rejects = nvmet_stat_read(t->rejects);
+	st->reqs_inflight = nvmet_stat_read(t->reqs_inflight);
+	st->mdts = READ_ONCE(t->mdts);
+	return 0;
+}
+
+uint16_t nvmet_target_port(const struct nvmet_target *t)
+{
+	if (!t)
+		return 0;
+	return t->opts.port ? t->opts.port : NVMF_RDMA_DEFAULT_PORT;
+}
+
+int nvmet_target_ns_changed(struct nvmet_target *t, uint32_t nsid)
+{
+	struct nvmet_subsys *s;
+	struct nvmet_ctrl *ctrl;
+
+	if (!t || !nvmet_find_namespace(t->subsys, nsid))
+		return -EINVAL;
+	s = t->subsys;
+	mutex_lock(&s->lock);
+	list_for_each_entry(ctrl, &s->ctrls, subsys_entry)
+	{
+		if (!(READ_ONCE(ctrl->aen_enabled) & NVME_AEN_CFG_NS_ATTR))
+			continue;
+		nvmet_add_async_event(ctrl, NVME_AER_TYPE_NOTICE,
+				      NVME_AER_NOTICE_NS_CHANGED,
+				      NVME_LOG_CHANGED_NS);
+	}
+	mutex_unlock(&s->lock);
+	return 0;
+}

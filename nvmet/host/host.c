@@ -1,0 +1,1435 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The in-process NVMe-oF/RDMA host: queues (rdma_cm id, QP, CQ, MR pool,
+ * capsule and response slots), the data path, the controller bring-up
+ * sequence of the Linux host and its error recovery.  The shape follows
+ * drivers/nvme/host/rdma.c: a request is done when its send completed
+ * and its response arrived (and, when the target did not invalidate the
+ * MR, when the LOCAL_INV posted for it completed).
+ */
+#include "nvme_host.h"
+
+#include <rdmarw/atomic.h>
+#include <rdmarw/completion.h>
+#include <rdmarw/kernel.h>
+#include <rdmarw/mr_pool.h>
+#include <rdmarw/mutex.h>
+#include <rdmarw/rw.h>
+#include <rdmarw/scatterlist.h>
+#include <rdmarw/workqueue.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The largest capsule a raw request may carry (SQE plus 4 KiB). */
+#define NVMEH_CAPSULE_MAX (NVMEH_SQE_SIZE + 4096)
+/* Pages of one MR, as NVME_RDMA_MAX_SEGMENTS. */
+#define NVMEH_MAX_PAGES 256u
+/* rdma_cm address and route resolution bound, as the kernel's. */
+#define NVMEH_CM_TIMEOUT_MS 3000
+/* Internal request flag: allowed on a queue that is connecting. */
+#define NVMEH_RQ_SETUP (1u << 16)
+#define NVMEH_ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
+
+enum nvmeh_qstate { Q_DOWN, Q_CONNECTING, Q_LIVE };
+
+enum nvmeh_cstate {
+	C_NEW,
+	C_LIVE,
+	C_RESETTING,
+	C_CONNECTING,
+	C_DELETING,
+	C_DEAD,
+};
+
+struct nvmeh_queue;
+
+struct nvmeh_slot {
+	struct nvmeh_queue *q;
+	struct nvmeh_request *rq;
+	u16 tag;
+	u8 gen;
+	bool busy;
+	bool got_rsp;
+	u64 deadline; /* ms (CLOCK_MONOTONIC) after which it has timed out */
+	atomic_t ref;
+	struct ib_mr *mr;
+	bool mapped;
+	enum dma_data_direction dir;
+	struct scatterlist sg;
+	u8 *capsule;
+	u64 capsule_dma;
+	u8 cqe[NVMEH_CQE_SIZE];
+	struct ib_cqe send_cqe;
+	struct ib_cqe reg_cqe;
+	struct ib_cqe inv_cqe;
+	struct ib_sge sge[2];
+	struct ib_send_wr send_wr;
+	struct ib_reg_wr reg_wr;
+	struct ib_send_wr inv_wr;
+};
+
+struct nvmeh_rsp {
+	struct nvmeh_queue *q;
+	u8 *buf;
+	struct ib_cqe cqe;
+	struct ib_sge sge;
+	struct ib_recv_wr wr;
+};
+
+struct nvmeh_queue {
+	struct nvmeh_ctrl *ctrl;
+	unsigned int qid;
+	u32 depth;
+	u32 nslots;
+	struct nvmeh_slot *slots;
+	struct nvmeh_rsp *rsps;
+	u8 *capbuf;
+	u8 *rspbuf;
+	u64 capbuf_dma;
+	u64 rspbuf_dma;
+	bool capbuf_mapped;
+	bool rspbuf_mapped;
+	struct mutex lock; /* state, slot allocation, posting */
+	enum nvmeh_qstate state;
+	u32 inflight;
+	u32 next_tag;
+	u32 max_xfer; /* data per command (under @lock) */
+	u32 inline_max; /* in-capsule write limit (under @lock) */
+	struct rdma_cm_id *cm_id;
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	bool pool;
+	bool connected;
+	/* CM events, written by the handler */
+	struct completion cm_done;
+	enum rdma_cm_event_type cm_event;
+	int cm_status;
+	u16 rej_sts;
+};
+
+struct nvmeh_ctrl {
+	struct nvmeh_opts opts;
+	struct nvmeh_queue *queues;
+	unsigned int nr_queues; /* admin + I/O queues allocated */
+	struct nvmeh_info info; /* published by nvmeh_set_live() */
+	struct nvmeh_info sinfo; /* what the bring-up in progress learns */
+	struct mutex state_lock; /* state, stats, reconnect attempts */
+	enum nvmeh_cstate state;
+	unsigned int attempts;
+	struct completion live;
+	struct nvmeh_stats stats;
+	struct workqueue_struct *wq;
+	struct work_struct err_work;
+	struct delayed_work reconnect_work;
+	struct delayed_work ka_work;
+	struct delayed_work timeout_work;
+	struct nvmeh_request ka_rq;
+	atomic_t ka_busy;
+	u8 *cdata;
+};
+
+static _Thread_local u16 nvmeh_status_tls, nvmeh_reject_tls;
+
+static u64 nvmeh_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
+}
+
+static void nvmeh_error_recovery(struct nvmeh_ctrl *ctrl);
+
+static void nvmeh_stat_add(struct nvmeh_ctrl *ctrl, u64 *field)
+{
+	mutex_lock(&ctrl->state_lock);
+	(*field)++;
+	mutex_unlock(&ctrl->state_lock);
+}
+
+/* ---- slots: the end of a request --------------------------------------- */
+
+static void nvmeh_slot_finish(struct nvmeh_slot *slot)
+{
+	struct nvmeh_queue *q = slot->q;
+	struct nvmeh_request *rq = slot->rq;
+
+	if (slot->mapped) {
+		ib_dma_unmap_sg(q->dev, &slot->sg, 1, slot->dir);
+		slot->mapped = false;
+	}
+	if (slot->mr) {
+		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, slot->mr);
+		slot->mr = NULL;
+	}
+	if (slot->got_rsp) {
+		rq->error = 0;
+		rq->status = nvmeh_get16(slot->cqe + NVMEH_CQE_STATUS) >> 1;
+		rq->result = nvmeh_get64(slot->cqe + NVMEH_CQE_RESULT);
+	} else {
+		rq->error = -ECONNABORTED;
+		rq->status = NVMEH_SC_HOST_ABORTED_CMD;
+		rq->result = 0;
+		nvmeh_stat_add(q->ctrl, &q->ctrl->stats.aborted);
+	}
+	mutex_lock(&q->lock);
+	slot->busy = false;
+	slot->got_rsp = false;
+	slot->rq = NULL;
+	q->inflight--;
+	mutex_unlock(&q->lock);
+	rq->done(rq);
+}
+
+static void nvmeh_slot_put(struct nvmeh_slot *slot)
+{
+	if (atomic_dec_and_test(&slot->ref))
+		nvmeh_slot_finish(slot);
+}
+
+/* nvme_rdma_wr_error(): any failed WR, flushed ones too, resets a live ctrl */
+static void nvmeh_wr_error(struct nvmeh_queue *q, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS)
+		nvmeh_error_recovery(q->ctrl);
+}
+
+static void nvmeh_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nvmeh_slot *slot =
+		container_of(wc->wr_cqe, struct nvmeh_slot, send_cqe);
+
+	(void)cq;
+	nvmeh_wr_error(slot->q, wc);
+	nvmeh_slot_put(slot);
+}
+
+/* Unsignaled: called only when the registration failed. */
+static void nvmeh_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nvmeh_slot *slot =
+		container_of(wc->wr_cqe, struct nvmeh_slot, reg_cqe);
+
+	(void)cq;
+	nvmeh_wr_error(slot->q, wc);
+}
+
+static void nvmeh_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nvmeh_slot *slot =
+		container_of(wc->wr_cqe, struct nvmeh_slot, inv_cqe);
+
+	(void)cq;
+	nvmeh_wr_error(slot->q, wc);
+	nvmeh_slot_put(slot);
+}
+
+static int nvmeh_post_recv(struct nvmeh_rsp *rsp)
+{
+	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(rsp->q->qp, &rsp->wr, &bad);
+}
+
+static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nvmeh_rsp *rsp = container_of(wc->wr_cqe, struct nvmeh_rsp, cqe);
+	struct nvmeh_queue *q = rsp->q;
+	struct nvmeh_slot *slot = NULL;
+	u16 cid, tag;
+
+	(void)cq;
+	if (wc->status != IB_WC_SUCCESS) {
+		nvmeh_wr_error(q, wc);
+		return;
+	}
+	if (wc->byte_len < NVMEH_CQE_SIZE) {
+		nvmeh_stat_add(q->ctrl, &q->ctrl->stats.bad_cqes);
+		nvmeh_error_recovery(q->ctrl);
+		return;
+	}
+	cid = nvmeh_get16(rsp->buf + NVMEH_CQE_CID);
+	tag = cid & 0xfff;
+	mutex_lock(&q->lock);
+	if (tag < q->nslots && q->slots[tag].busy &&
+	    q->slots[tag].gen == cid >> 12 && !q->slots[tag].got_rsp) {
+		slot = &q->slots[tag];
+		memcpy(slot->cqe, rsp->buf, NVMEH_CQE_SIZE);
+		slot->got_rsp = true;
+	}
+	mutex_unlock(&q->lock);
+	if (!slot) {
+		/* nvme_rdma_process_nvme_rsp(): a bogus cid is fatal */
+		nvmeh_stat_add(q->ctrl, &q->ctrl->stats.bad_cqes);
+		nvmeh_error_recovery(q->ctrl);
+		return;
+	}
+	if (nvmeh_post_recv(rsp))
+		nvmeh_error_recovery(q->ctrl);
+	if (slot->mr) {
+		if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+			if (wc->ex.invalidate_rkey != slot->mr->rkey)
+				nvmeh_error_recovery(q->ctrl);
+			else
+				nvmeh_stat_add(q->ctrl,
+					       &q->ctrl->stats.remote_invs);
+		} else {
+			const struct ib_send_wr *bad;
+
+			slot->inv_wr = (struct ib_send_wr){
+				.wr_cqe = &slot->inv_cqe,
+				.opcode = IB_WR_LOCAL_INV,
+				.send_flags = IB_SEND_SIGNALED,
+				.ex.invalidate_rkey = slot->mr->rkey,
+			};
+			nvmeh_stat_add(q->ctrl, &q->ctrl->stats.local_invs);
+			if (!ib_post_send(q->qp, &slot->inv_wr, &bad))
+				return; /* nvmeh_inv_done() puts the slot */
+			nvmeh_error_recovery(q->ctrl);
+		}
+	}
+	nvmeh_slot_put(slot);
+}
+
+/* ---- queues ------------------------------------------------------------ */
+
+static int nvmeh_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct nvmeh_queue *q = id->context;
+	const u8 *rej;
+	u8 len = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		nvmeh_error_recovery(q->ctrl);
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		return 0;
+	case RDMA_CM_EVENT_REJECTED:
+		rej = rdma_consumer_reject_data(id, ev, &len);
+		q->rej_sts = rej && len >= NVMEH_CM_REJ_SIZE ?
+				     nvmeh_get16(rej + 2) :
+				     0;
+		break;
+	default:
+		break;
+	}
+	q->cm_event = ev->event;
+	q->cm_status = ev->status;
+	complete(&q->cm_done);
+	return 0;
+}
+
+/* Wait for the CM's answer to a step; 0 when it is @want. */
+static int nvmeh_cm_wait(struct nvmeh_queue *q, enum rdma_cm_event_type want)
+{
+	if (!wait_for_completion_timeout(&q->cm_done,
+					 msecs_to_jiffies(NVMEH_CM_TIMEOUT_MS)))
+		return -ETIMEDOUT;
+	if (q->cm_event == want)
+		return 0;
+	if (q->cm_event == RDMA_CM_EVENT_REJECTED) {
+		nvmeh_reject_tls = q->rej_sts;
+		return -ECONNREFUSED;
+	}
+	return q->cm_status < 0 ? q->cm_status : -ECONNRESET;
+}
+
+static void nvmeh_queue_teardown(struct nvmeh_queue *q)
+{
+	u32 i;
+
+	mutex_lock(&q->lock);
+	q->state = Q_DOWN;
+	mutex_unlock(&q->lock);
+	if (q->connected) {
+		rdma_disconnect(q->cm_id);
+		q->connected = false;
+	}
+	if (q->qp)
+		ib_drain_qp(q->qp);
+	/* No completion runs for this queue any more: fail what is left. */
+	for (i = 0; i < q->nslots; i++) {
+		struct nvmeh_slot *slot = &q->slots[i];
+
+		if (slot->busy)
+			nvmeh_slot_finish(slot);
+	}
+	if (q->pool) {
+		ib_mr_pool_destroy(q->qp, &q->qp->rdma_mrs);
+		q->pool = false;
+	}
+	if (q->qp) {
+		rdma_destroy_qp(q->cm_id);
+		q->qp = NULL;
+	}
+	if (q->cq) {
+		ib_free_cq(q->cq);
+		q->cq = NULL;
+	}
+	if (q->capbuf_mapped)
+		ib_dma_unmap_single(q->dev, q->capbuf_dma,
+				    (size_t)q->nslots * NVMEH_CAPSULE_MAX,
+				    DMA_TO_DEVICE);
+	if (q->rspbuf_mapped)
+		ib_dma_unmap_single(q->dev, q->rspbuf_dma,
+				    (size_t)q->nslots * NVMEH_CQE_SIZE,
+				    DMA_FROM_DEVICE);
+	q->capbuf_mapped = q->rspbuf_mapped = false;
+	if (q->pd) {
+		ib_dealloc_pd(q->pd);
+		q->pd = NULL;
+	}
+	if (q->cm_id) {
+		rdma_destroy_id(q->cm_id);
+		q->cm_id = NULL;
+	}
+	q->dev = NULL;
+}
+
+static u32 nvmeh_max_pages(struct ib_device *dev)
+{
+	return min_t(u32, NVMEH_MAX_PAGES,
+		     dev->attrs.max_fast_reg_page_list_len);
+}
+
+static int nvmeh_queue_create_res(struct nvmeh_queue *q)
+{
+	struct ib_device *dev = q->cm_id->device;
+	struct ib_qp_init_attr qa = { 0 };
+	u32 i;
+	int ret;
+
+	q->dev = dev;
+	q->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(q->pd)) {
+		ret = PTR_ERR(q->pd);
+		q->pd = NULL;
+		return ret;
+	}
+	q->cq = ib_alloc_cq(dev, q, (int)(q->nslots * 4 + 2), 0,
+			    IB_POLL_WORKQUEUE);
+	if (IS_ERR(q->cq)) {
+		ret = PTR_ERR(q->cq);
+		q->cq = NULL;
+		return ret;
+	}
+	qa.send_cq = q->cq;
+	qa.recv_cq = q->cq;
+	/* REG_MR + SEND + LOCAL_INV per request, and the drain's WR */
+	qa.cap.max_send_wr = q->nslots * 3 + 1;
+	qa.cap.max_recv_wr = q->nslots + 1;
+	qa.cap.max_send_sge = 2;
+	qa.cap.max_recv_sge = 1;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(q->cm_id, q->pd, &qa);
+	if (ret)
+		return ret;
+	q->qp = q->cm_id->qp;
+	ret = ib_mr_pool_init(q->qp, &q->qp->rdma_mrs, (int)q->nslots,
+			      IB_MR_TYPE_MEM_REG, nvmeh_max_pages(dev), 0);
+	if (ret)
+		return ret;
+	q->pool = true;
+
+	q->capbuf_dma = ib_dma_map_single(dev, q->capbuf,
+					  (size_t)q->nslots * NVMEH_CAPSULE_MAX,
+					  DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev, q->capbuf_dma))
+		return -ENOMEM;
+	q->capbuf_mapped = true;
+	q->rspbuf_dma = ib_dma_map_single(dev, q->rspbuf,
+					  (size_t)q->nslots * NVMEH_CQE_SIZE,
+					  DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev, q->rspbuf_dma))
+		return -ENOMEM;
+	q->rspbuf_mapped = true;
+
+	for (i = 0; i < q->nslots; i++) {
+		struct nvmeh_slot *slot = &q->slots[i];
+		struct nvmeh_rsp *rsp = &q->rsps[i];
+
+		slot->capsule_dma = q->capbuf_dma + (u64)i * NVMEH_CAPSULE_MAX;
+		rsp->sge = (struct ib_sge){
+			.addr = q->rspbuf_dma + (u64)i * NVMEH_CQE_SIZE,
+			.length = NVMEH_CQE_SIZE,
+			.lkey = q->pd->local_dma_lkey,
+		};
+		rsp->wr = (struct ib_recv_wr){ .wr_cqe = &rsp->cqe,
+					       .sg_list = &rsp->sge,
+					       .num_sge = 1 };
+		ret = nvmeh_post_recv(rsp);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* rdma_cm part of a queue connect: resolve, create, connect. */
+static int nvmeh_queue_cm_connect(struct nvmeh_queue *q)
+{
+	struct nvmeh_opts *o = &q->ctrl->opts;
+	struct rdma_conn_param param = { 0 };
+	u8 pdata[NVMEH_CM_REQ_SIZE] = { 0 };
+	int ret;
+
+	init_completion(&q->cm_done);
+	q->rej_sts = 0;
+	q->cm_id = rdma_create_id(&init_net, nvmeh_cm_handler, q, RDMA_PS_TCP,
+				  IB_QPT_RC);
+	if (IS_ERR(q->cm_id)) {
+		ret = PTR_ERR(q->cm_id);
+		q->cm_id = NULL;
+		return ret;
+	}
+	ret = rdma_resolve_addr(q->cm_id, (struct sockaddr *)&o->src_addr,
+				(struct sockaddr *)&o->dst_addr,
+				NVMEH_CM_TIMEOUT_MS);
+	if (!ret)
+		ret = nvmeh_cm_wait(q, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (!ret)
+		ret = rdma_resolve_route(q->cm_id, NVMEH_CM_TIMEOUT_MS);
+	if (!ret)
+		ret = nvmeh_cm_wait(q, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (!ret)
+		ret = nvmeh_queue_create_res(q);
+	if (ret)
+		return ret;
+
+	/* NVMe/RDMA CM REQ private data: recfmt, qid, hrqsize, hsqsize */
+	nvmeh_put16(pdata + 0, 0);
+	nvmeh_put16(pdata + 2, (u16)q->qid);
+	nvmeh_put16(pdata + 4, (u16)q->depth);
+	nvmeh_put16(pdata + 6, (u16)(q->depth - 1));
+	param.private_data = pdata;
+	param.private_data_len = sizeof(pdata);
+	param.responder_resources =
+		(u8)min_t(int, q->dev->attrs.max_qp_rd_atom, 255);
+	param.initiator_depth = 0;
+	param.flow_control = 1;
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+	mutex_lock(&q->lock);
+	q->state = Q_CONNECTING;
+	q->max_xfer = q->qid ? q->ctrl->sinfo.max_xfer : NVMEH_IDENTIFY_SIZE;
+	q->inline_max = q->qid ? q->ctrl->sinfo.inline_max : 0;
+	mutex_unlock(&q->lock);
+	ret = rdma_connect(q->cm_id, &param);
+	if (!ret)
+		ret = nvmeh_cm_wait(q, RDMA_CM_EVENT_ESTABLISHED);
+	if (!ret)
+		q->connected = true;
+	return ret;
+}
+
+/* ---- submission ------------------------------------------------------- */
+
+static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
+			  struct nvmeh_request *rq, struct ib_send_wr **first)
+{
+	struct nvmeh_ctrl *ctrl = q->ctrl;
+	u8 *dptr = slot->capsule + NVMEH_SQE_DPTR;
+	int n;
+
+	memset(dptr, 0, 16);
+	slot->capsule[NVMEH_SQE_FLAGS] = NVMEH_SQE_FLAG_SGL;
+	if (!rq->data_len) {
+		dptr[15] = NVMEH_SGL_KEYED;
+		return 0;
+	}
+	slot->dir = rq->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	sg_init_one(&slot->sg, rq->data, rq->data_len);
+	n = ib_dma_map_sg(q->dev, &slot->sg, 1, slot->dir);
+	if (n <= 0)
+		return -EIO;
+	slot->mapped = true;
+
+	if (rq->write && q->inline_max && rq->data_len <= q->inline_max &&
+	    !(rq->flags & NVMEH_RQ_BAD_RKEY)) {
+		slot->sge[1] = (struct ib_sge){
+			.addr = sg_dma_address(&slot->sg),
+			.length = sg_dma_len(&slot->sg),
+			.lkey = q->pd->local_dma_lkey,
+		};
+		slot->send_wr.num_sge = 2;
+		nvmeh_put64(dptr, 0);
+		nvmeh_put32(dptr + 8, rq->data_len);
+		dptr[15] = NVMEH_SGL_INCAPSULE;
+		nvmeh_stat_add(ctrl, &ctrl->stats.inline_writes);
+		return 0;
+	}
+
+	slot->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+	if (!slot->mr)
+		return -EAGAIN;
+	ib_update_fast_reg_key(slot->mr, (u8)ib_inc_rkey(slot->mr->rkey));
+	n = ib_map_mr_sg(slot->mr, &slot->sg, 1, NULL, 4096);
+	if (n != 1)
+		return n < 0 ? n : -EINVAL;
+	slot->reg_wr = (struct ib_reg_wr){
+		.wr = { .wr_cqe = &slot->reg_cqe,
+			.opcode = IB_WR_REG_MR,
+			.next = &slot->send_wr },
+		.mr = slot->mr,
+		.key = slot->mr->rkey,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_WRITE,
+	};
+	*first = &slot->reg_wr.wr;
+	nvmeh_put64(dptr, slot->mr->iova);
+	nvmeh_put24(dptr + 8, (u32)slot->mr->length);
+	nvmeh_put32(dptr + 11, (rq->flags & NVMEH_RQ_BAD_RKEY) ?
+				       slot->mr->rkey ^ 0x5a5a5a00 :
+				       slot->mr->rkey);
+	dptr[15] = NVMEH_SGL_KEYED_INV;
+	return 0;
+}
+
+static void nvmeh_unmap_slot(struct nvmeh_queue *q, struct nvmeh_slot *slot)
+{
+	if (slot->mapped) {
+		ib_dma_unmap_sg(q->dev, &slot->sg, 1, slot->dir);
+		slot->mapped = false;
+	}
+	if (slot->mr) {
+		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, slot->mr);
+		slot->mr = NULL;
+	}
+}
+
+int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
+		 struct nvmeh_request *rq)
+{
+	struct nvmeh_queue *q;
+	struct nvmeh_slot *slot = NULL;
+	struct ib_send_wr *first;
+	const struct ib_send_wr *bad;
+	u32 limit, i;
+	int ret;
+
+	if (!ctrl || !rq || !rq->done || qid >= ctrl->nr_queues)
+		return -EINVAL;
+	if (rq->data_len && !rq->data)
+		return -EINVAL;
+	if (rq->flags & NVMEH_RQ_RAW) {
+		if (!rq->raw || !rq->raw_len || rq->raw_len > NVMEH_CAPSULE_MAX)
+			return -EINVAL;
+	}
+	q = &ctrl->queues[qid];
+
+	mutex_lock(&q->lock);
+	if (!(rq->flags & NVMEH_RQ_RAW) && rq->data_len > q->max_xfer) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (q->state != Q_LIVE &&
+	    !(q->state == Q_CONNECTING && (rq->flags & NVMEH_RQ_SETUP))) {
+		ret = -ENOTCONN;
+		goto out;
+	}
+	limit = (rq->flags & NVMEH_RQ_OVERDEPTH) ? q->nslots : q->depth;
+	for (i = 0; i < limit; i++) {
+		u32 t = (q->next_tag + i) % limit;
+
+		if (!q->slots[t].busy) {
+			slot = &q->slots[t];
+			q->next_tag = t + 1;
+			break;
+		}
+	}
+	if (!slot) {
+		ret = -EBUSY;
+		goto out;
+	}
+	slot->gen = (slot->gen + 1) & 0xf;
+	rq->cid = (u16)(slot->gen << 12 | slot->tag);
+	slot->rq = rq;
+	slot->got_rsp = false;
+	slot->send_wr = (struct ib_send_wr){
+		.wr_cqe = &slot->send_cqe,
+		.sg_list = slot->sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	first = &slot->send_wr;
+	slot->sge[0] = (struct ib_sge){ .addr = slot->capsule_dma,
+					.length = NVMEH_SQE_SIZE,
+					.lkey = q->pd->local_dma_lkey };
+	if (rq->flags & NVMEH_RQ_RAW) {
+		memcpy(slot->capsule, rq->raw, rq->raw_len);
+		if (rq->raw_len >= 4)
+			nvmeh_put16(slot->capsule + NVMEH_SQE_CID, rq->cid);
+		slot->sge[0].length = rq->raw_len;
+	} else {
+		memcpy(slot->capsule, rq->sqe, NVMEH_SQE_SIZE);
+		nvmeh_put16(slot->capsule + NVMEH_SQE_CID, rq->cid);
+		ret = nvmeh_map_data(q, slot, rq, &first);
+		if (ret) {
+			nvmeh_unmap_slot(q, slot);
+			slot->rq = NULL;
+			goto out;
+		}
+	}
+	atomic_set(&slot->ref, 2);
+	slot->deadline = nvmeh_now_ms() + q->ctrl->opts.io_timeout_ms;
+	slot->busy = true;
+	q->inflight++;
+	ret = ib_post_send(q->qp, first, &bad);
+	if (ret) {
+		slot->busy = false;
+		slot->rq = NULL;
+		q->inflight--;
+		nvmeh_unmap_slot(q, slot);
+	}
+out:
+	mutex_unlock(&q->lock);
+	return ret;
+}
+
+static void nvmeh_sync_done(struct nvmeh_request *rq)
+{
+	complete(rq->priv);
+}
+
+int nvmeh_exec(struct nvmeh_ctrl *ctrl, unsigned int qid,
+	       struct nvmeh_request *rq)
+{
+	struct completion done;
+	int ret;
+
+	if (!ctrl || !rq || qid >= ctrl->nr_queues)
+		return -EINVAL;
+	init_completion(&done);
+	rq->done = nvmeh_sync_done;
+	rq->priv = &done;
+	ret = nvmeh_submit(ctrl, qid, rq);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(
+		    &done, msecs_to_jiffies(ctrl->opts.io_timeout_ms))) {
+		/* nvme_rdma_timeout(): tear the queue(s) down */
+		if (rq->flags & NVMEH_RQ_SETUP)
+			nvmeh_queue_teardown(&ctrl->queues[qid]);
+		else
+			nvmeh_error_recovery(ctrl);
+		wait_for_completion(&done);
+	}
+	return 0;
+}
+
+int nvmeh_rw(struct nvmeh_ctrl *ctrl, unsigned int qid, bool write, u64 slba,
+	     u32 nlb, void *buf)
+{
+	struct nvmeh_request rq = { 0 };
+	u32 lba_size;
+	int ret;
+
+	if (!ctrl || !buf || !qid || !nlb || nlb > 65536)
+		return -EINVAL;
+	mutex_lock(&ctrl->state_lock);
+	lba_size = ctrl->info.lba_size;
+	mutex_unlock(&ctrl->state_lock);
+	if (!lba_size)
+		return -EINVAL;
+	rq.sqe[NVMEH_SQE_OPCODE] = write ? NVMEH_OP_WRITE : NVMEH_OP_READ;
+	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, 1);
+	nvmeh_put64(rq.sqe + NVMEH_SQE_CDW10, slba);
+	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW12, nlb - 1);
+	rq.data = buf;
+	rq.data_len = nlb * lba_size;
+	rq.write = write;
+	ret = nvmeh_exec(ctrl, qid, &rq);
+	if (ret)
+		return ret;
+	if (rq.error)
+		return rq.error;
+	return rq.status & NVMEH_SC_MASK;
+}
+
+/* ---- controller bring-up (fabrics.c and core.c steps) ------------------ */
+
+static int nvmeh_setup_cmd(struct nvmeh_ctrl *ctrl, unsigned int qid,
+			   struct nvmeh_request *rq)
+{
+	int ret;
+
+	rq->flags |= NVMEH_RQ_SETUP;
+	ret = nvmeh_exec(ctrl, qid, rq);
+	if (ret)
+		return ret;
+	if (rq->error)
+		return rq->error;
+	if (rq->status & NVMEH_SC_MASK) {
+		nvmeh_status_tls = rq->status;
+		return -EREMOTEIO;
+	}
+	return 0;
+}
+
+static int nvmeh_prop_get(struct nvmeh_ctrl *ctrl, u32 off, bool is64, u64 *val)
+{
+	struct nvmeh_request rq = { 0 };
+	int ret;
+
+	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_FABRICS;
+	rq.sqe[NVMEH_SQE_FCTYPE] = NVMEH_FCTYPE_PROP_GET;
+	rq.sqe[NVMEH_PROP_ATTRIB] = is64 ? 1 : 0;
+	nvmeh_put32(rq.sqe + NVMEH_PROP_OFFSET, off);
+	ret = nvmeh_setup_cmd(ctrl, 0, &rq);
+	if (!ret)
+		*val = is64 ? rq.result : (u32)rq.result;
+	return ret;
+}
+
+static int nvmeh_prop_set(struct nvmeh_ctrl *ctrl, u32 off, u32 val)
+{
+	struct nvmeh_request rq = { 0 };
+
+	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_FABRICS;
+	rq.sqe[NVMEH_SQE_FCTYPE] = NVMEH_FCTYPE_PROP_SET;
+	nvmeh_put32(rq.sqe + NVMEH_PROP_OFFSET, off);
+	nvmeh_put64(rq.sqe + NVMEH_PROP_VALUE, val);
+	return nvmeh_setup_cmd(ctrl, 0, &rq);
+}
+
+static int nvmeh_fabrics_connect(struct nvmeh_ctrl *ctrl, unsigned int qid)
+{
+	struct nvmeh_queue *q = &ctrl->queues[qid];
+	struct nvmeh_request rq = { 0 };
+	u8 *d = ctrl->cdata;
+	int ret;
+
+	memset(d, 0, NVMEH_CONNECT_DATA_SIZE);
+	memcpy(d + NVMEH_CDATA_HOSTID, ctrl->opts.hostid, 16);
+	nvmeh_put16(d + NVMEH_CDATA_CNTLID, qid ? ctrl->sinfo.cntlid : 0xffff);
+	strncpy((char *)d + NVMEH_CDATA_SUBNQN, ctrl->opts.subsysnqn,
+		NVMEH_NQN_SIZE - 1);
+	strncpy((char *)d + NVMEH_CDATA_HOSTNQN, ctrl->opts.hostnqn,
+		NVMEH_NQN_SIZE - 1);
+	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_FABRICS;
+	rq.sqe[NVMEH_SQE_FCTYPE] = NVMEH_FCTYPE_CONNECT;
+	nvmeh_put16(rq.sqe + NVMEH_CONNECT_RECFMT, 0);
+	nvmeh_put16(rq.sqe + NVMEH_CONNECT_QID, (u16)qid);
+	nvmeh_put16(rq.sqe + NVMEH_CONNECT_SQSIZE, (u16)(q->depth - 1));
+	nvmeh_put32(rq.sqe + NVMEH_CONNECT_KATO, qid ? 0 : ctrl->opts.kato_ms);
+	rq.data = d;
+	rq.data_len = NVMEH_CONNECT_DATA_SIZE;
+	rq.write = true;
+	ret = nvmeh_setup_cmd(ctrl, qid, &rq);
+	if (ret)
+		return ret;
+	if (!qid)
+		ctrl->sinfo.cntlid = (u16)rq.result;
+	mutex_lock(&q->lock);
+	if (q->state == Q_CONNECTING)
+		q->state = Q_LIVE;
+	mutex_unlock(&q->lock);
+	return 0;
+}
+
+static int nvmeh_queue_connect(struct nvmeh_ctrl *ctrl, unsigned int qid,
+			       u32 depth)
+{
+	struct nvmeh_queue *q = &ctrl->queues[qid];
+	int ret;
+
+	q->depth = depth;
+	ret = nvmeh_queue_cm_connect(q);
+	if (!ret)
+		ret = nvmeh_fabrics_connect(ctrl, qid);
+	if (ret) {
+		nvmeh_queue_teardown(q);
+		nvmeh_stat_add(ctrl, &ctrl->stats.failed_connects);
+	}
+	return ret;
+}
+
+static int nvmeh_identify(struct nvmeh_ctrl *ctrl, u8 cns, u32 nsid, u8 *buf)
+{
+	struct nvmeh_request rq = { 0 };
+
+	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_ADMIN_IDENTIFY;
+	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, nsid);
+	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW10, cns);
+	rq.data = buf;
+	rq.data_len = NVMEH_IDENTIFY_SIZE;
+	return nvmeh_setup_cmd(ctrl, 0, &rq);
+}
+
+static int nvmeh_wait_csts(struct nvmeh_ctrl *ctrl, u32 mask, u32 want,
+			   unsigned int ms)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	u64 csts = 0;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i <= ms; i++) {
+		ret = nvmeh_prop_get(ctrl, NVMEH_REG_CSTS, false, &csts);
+		if (ret)
+			return ret;
+		if (csts & NVMEH_CSTS_CFS)
+			return -EIO;
+		if ((csts & mask) == want)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+static void nvmeh_teardown_all(struct nvmeh_ctrl *ctrl)
+{
+	unsigned int i;
+
+	for (i = ctrl->nr_queues; i-- > 0;)
+		nvmeh_queue_teardown(&ctrl->queues[i]);
+}
+
+static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
+{
+	struct nvmeh_info *info = &ctrl->sinfo;
+	u8 *idns = NULL;
+	u64 cap, vs, granted;
+	u32 cc, mdts_bytes, ioccsz, sgls, want;
+	unsigned int i, to_ms;
+	struct nvmeh_request rq = { 0 };
+	int ret;
+
+	nvmeh_status_tls = 0;
+	nvmeh_reject_tls = 0;
+	info->inline_max = 0;
+	ret = nvmeh_queue_connect(ctrl, 0, NVMEH_AQ_DEPTH);
+	if (ret)
+		return ret;
+	ret = nvmeh_prop_get(ctrl, NVMEH_REG_CAP, true, &cap);
+	if (ret)
+		goto fail;
+	info->cap = cap;
+	if ((cap >> 48) & 0xf) { /* MPSMIN must be 4 KiB */
+		ret = -EINVAL;
+		goto fail;
+	}
+	cc = NVMEH_CC_IOSQES | NVMEH_CC_IOCQES;
+	if ((cap >> 37) & (1u << 6))
+		cc |= NVMEH_CC_CSS_ALL;
+	ret = nvmeh_prop_set(ctrl, NVMEH_REG_CC, cc);
+	if (!ret)
+		ret = nvmeh_prop_set(ctrl, NVMEH_REG_CC, cc | NVMEH_CC_EN);
+	if (ret)
+		goto fail;
+	to_ms = (unsigned int)((cap >> 24) & 0xff) * 500;
+	ret = nvmeh_wait_csts(ctrl, NVMEH_CSTS_RDY, NVMEH_CSTS_RDY,
+			      clamp(to_ms, 500u, 5000u));
+	if (ret)
+		goto fail;
+	ret = nvmeh_prop_get(ctrl, NVMEH_REG_VS, false, &vs);
+	if (ret)
+		goto fail;
+	info->vs = (u32)vs;
+
+	ret = nvmeh_identify(ctrl, 0x01, 0, info->id_ctrl);
+	if (ret)
+		goto fail;
+	sgls = nvmeh_get32(info->id_ctrl + NVMEH_IDC_SGLS);
+	if (!(sgls & (1u << 2)) ||
+	    nvmeh_get16(info->id_ctrl + NVMEH_IDC_ICDOFF)) {
+		ret = -EINVAL; /* keyed SGLs are mandatory, icdoff must be 0 */
+		goto fail;
+	}
+	info->max_xfer = (nvmeh_max_pages(ctrl->queues[0].dev) - 1) * 4096u;
+	if (info->id_ctrl[NVMEH_IDC_MDTS]) {
+		mdts_bytes = 4096u
+			     << min_t(u32, info->id_ctrl[NVMEH_IDC_MDTS], 19);
+		info->max_xfer = min(info->max_xfer, mdts_bytes);
+	}
+	mutex_lock(&ctrl->queues[0].lock);
+	ctrl->queues[0].max_xfer =
+		max_t(u32, info->max_xfer, NVMEH_IDENTIFY_SIZE);
+	mutex_unlock(&ctrl->queues[0].lock);
+	ioccsz = nvmeh_get32(info->id_ctrl + NVMEH_IDC_IOCCSZ);
+	if (!ctrl->opts.no_inline && (sgls & (1u << 20)) && ioccsz * 16 > 64)
+		info->inline_max = min_t(u32, ioccsz * 16 - 64, 1u << 20);
+
+	/* Set Features, Number of Queues: 0-based counts in cdw11 */
+	want = ctrl->opts.nr_io_queues;
+	granted = 0;
+	if (want) {
+		memset(&rq, 0, sizeof(rq));
+		rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_ADMIN_SET_FEATURES;
+		nvmeh_put32(rq.sqe + NVMEH_SQE_CDW10, NVMEH_FEAT_NUM_QUEUES);
+		nvmeh_put32(rq.sqe + NVMEH_SQE_CDW11,
+			    (want - 1) | (want - 1) << 16);
+		ret = nvmeh_setup_cmd(ctrl, 0, &rq);
+		if (ret)
+			goto fail;
+		granted = min_t(u64, (rq.result & 0xffff) + 1,
+				((rq.result >> 16) & 0xffff) + 1);
+	}
+	info->nr_io_queues = (unsigned int)min_t(u64, want, granted);
+
+	idns = calloc(1, NVMEH_IDENTIFY_SIZE);
+	if (!idns) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	info->ns_lbas = 0;
+	info->lba_size = 0;
+	if (nvmeh_get32(info->id_ctrl + NVMEH_IDC_NN) &&
+	    !nvmeh_identify(ctrl, 0x00, 1, idns)) {
+		u8 lbaf = idns[NVMEH_IDNS_FLBAS] & 0xf;
+		u8 lbads = idns[NVMEH_IDNS_LBAF + 4 * lbaf + 2];
+
+		info->ns_lbas = nvmeh_get64(idns + NVMEH_IDNS_NSZE);
+		info->lba_size = lbads >= 9 && lbads < 20 ? 1u << lbads : 0;
+	}
+	free(idns);
+	nvmeh_status_tls = 0;
+
+	info->queue_size =
+		ctrl->queues[1 % ctrl->nr_queues].nslots - NVMEH_EXTRA_SLOTS;
+	info->queue_size = min_t(u32, info->queue_size, (cap & 0xffff) + 1);
+	i = nvmeh_get16(info->id_ctrl + NVMEH_IDC_MAXCMD);
+	if (i)
+		info->queue_size = min(info->queue_size, i);
+	for (i = 1; i <= info->nr_io_queues; i++) {
+		ret = nvmeh_queue_connect(ctrl, i, info->queue_size);
+		if (ret)
+			goto fail;
+	}
+	return 0;
+fail:
+	nvmeh_teardown_all(ctrl);
+	return ret;
+}
+
+/* ---- keep-alive and error recovery ------------------------------------ */
+
+static void nvmeh_ka_done(struct nvmeh_request *rq)
+{
+	struct nvmeh_ctrl *ctrl = rq->priv;
+
+	if (!rq->error && (rq->status & NVMEH_SC_MASK))
+		nvmeh_error_recovery(ctrl);
+	atomic_set(&ctrl->ka_busy, 0);
+}
+
+static void nvmeh_ka_work(struct work_struct *work)
+{
+	struct nvmeh_ctrl *ctrl =
+		container_of(to_delayed_work(work), struct nvmeh_ctrl, ka_work);
+	bool live;
+
+	mutex_lock(&ctrl->state_lock);
+	live = ctrl->state == C_LIVE;
+	mutex_unlock(&ctrl->state_lock);
+	if (!live)
+		return;
+	if (!atomic_cmpxchg(&ctrl->ka_busy, 0, 1)) {
+		memset(&ctrl->ka_rq, 0, sizeof(ctrl->ka_rq));
+		ctrl->ka_rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_ADMIN_KEEP_ALIVE;
+		ctrl->ka_rq.done = nvmeh_ka_done;
+		ctrl->ka_rq.priv = ctrl;
+		if (nvmeh_submit(ctrl, 0, &ctrl->ka_rq))
+			atomic_set(&ctrl->ka_busy, 0);
+	}
+	queue_delayed_work(ctrl->wq, &ctrl->ka_work,
+			   msecs_to_jiffies(max(ctrl->opts.kato_ms / 2, 1u)));
+}
+
+static unsigned long nvmeh_timeout_period(struct nvmeh_ctrl *ctrl)
+{
+	return msecs_to_jiffies(max_t(u32, ctrl->opts.io_timeout_ms / 4, 10));
+}
+
+/*
+ * The blk-mq timeout of every outstanding command, as nvme_rdma_timeout():
+ * one past its deadline on a live controller starts error recovery (the
+ * teardown then completes it with -ECONNABORTED).
+ */
+static void nvmeh_timeout_work(struct work_struct *work)
+{
+	struct nvmeh_ctrl *ctrl = container_of(to_delayed_work(work),
+					       struct nvmeh_ctrl, timeout_work);
+	u64 now = nvmeh_now_ms();
+	bool expired = false, live;
+	unsigned int i;
+	u32 k;
+
+	mutex_lock(&ctrl->state_lock);
+	live = ctrl->state == C_LIVE;
+	mutex_unlock(&ctrl->state_lock);
+	if (!live)
+		return;
+	for (i = 0; i < ctrl->nr_queues && !expired; i++) {
+		struct nvmeh_queue *q = &ctrl->queues[i];
+
+		mutex_lock(&q->lock);
+		for (k = 0; k < q->nslots; k++)
+			if (q->slots[k].busy && now > q->slots[k].deadline &&
+			    q->state == Q_LIVE)
+				expired = true;
+		mutex_unlock(&q->lock);
+	}
+	if (expired)
+		nvmeh_error_recovery(ctrl);
+	else
+		queue_delayed_work(ctrl->wq, &ctrl->timeout_work,
+				   nvmeh_timeout_period(ctrl));
+}
+
+/* Called with state_lock held. */
+static void nvmeh_set_live(struct nvmeh_ctrl *ctrl)
+{
+	ctrl->info = ctrl->sinfo;
+	ctrl->state = C_LIVE;
+	ctrl->attempts = 0;
+	complete_all(&ctrl->live);
+	if (ctrl->opts.kato_ms)
+		queue_delayed_work(ctrl->wq, &ctrl->ka_work,
+				   msecs_to_jiffies(ctrl->opts.kato_ms / 2));
+	queue_delayed_work(ctrl->wq, &ctrl->timeout_work,
+			   nvmeh_timeout_period(ctrl));
+}
+
+static void nvmeh_reconnect_work(struct work_struct *work)
+{
+	struct nvmeh_ctrl *ctrl = container_of(
+		to_delayed_work(work), struct nvmeh_ctrl, reconnect_work);
+	int ret;
+
+	mutex_lock(&ctrl->state_lock);
+	if (ctrl->state != C_CONNECTING) {
+		mutex_unlock(&ctrl->state_lock);
+		return;
+	}
+	mutex_unlock(&ctrl->state_lock);
+	ret = nvmeh_setup_ctrl(ctrl);
+	mutex_lock(&ctrl->state_lock);
+	if (ctrl->state != C_CONNECTING) {
+		mutex_unlock(&ctrl->state_lock);
+		return;
+	}
+	if (!ret) {
+		ctrl->stats.reconnects++;
+		nvmeh_set_live(ctrl);
+	} else if (++ctrl->attempts >= ctrl->opts.max_reconnects) {
+		ctrl->state = C_DEAD;
+		complete_all(&ctrl->live);
+	} else {
+		queue_delayed_work(
+			ctrl->wq, &ctrl->reconnect_work,
+			msecs_to_jiffies(ctrl->opts.reconnect_delay_ms));
+	}
+	mutex_unlock(&ctrl->state_lock);
+}
+
+static void nvmeh_err_work(struct work_struct *work)
+{
+	struct nvmeh_ctrl *ctrl =
+		container_of(work, struct nvmeh_ctrl, err_work);
+
+	cancel_delayed_work(&ctrl->ka_work);
+	cancel_delayed_work(&ctrl->timeout_work);
+	nvmeh_teardown_all(ctrl);
+	mutex_lock(&ctrl->state_lock);
+	if (ctrl->state == C_RESETTING) {
+		ctrl->state = C_CONNECTING;
+		ctrl->attempts = 0;
+		queue_delayed_work(
+			ctrl->wq, &ctrl->reconnect_work,
+			msecs_to_jiffies(ctrl->opts.reconnect_delay_ms));
+	}
+	mutex_unlock(&ctrl->state_lock);
+}
+
+static void nvmeh_error_recovery(struct nvmeh_ctrl *ctrl)
+{
+	mutex_lock(&ctrl->state_lock);
+	if (ctrl->state == C_LIVE) {
+		ctrl->state = C_RESETTING;
+		ctrl->stats.resets++;
+		reinit_completion(&ctrl->live);
+		queue_work(ctrl->wq, &ctrl->err_work);
+	}
+	mutex_unlock(&ctrl->state_lock);
+}
+
+/* ---- the controller's life -------------------------------------------- */
+
+void nvmeh_opts_init(struct nvmeh_opts *o, const struct sockaddr *src,
+		     const struct sockaddr *dst, const char *subsysnqn)
+{
+	size_t len;
+
+	memset(o, 0, sizeof(*o));
+	if (src) {
+		len = src->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						   sizeof(struct sockaddr_in);
+		memcpy(&o->src_addr, src, len);
+	}
+	if (dst) {
+		len = dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						   sizeof(struct sockaddr_in);
+		memcpy(&o->dst_addr, dst, len);
+	}
+	if (subsysnqn)
+		strncpy(o->subsysnqn, subsysnqn, NVMEH_NQN_SIZE - 1);
+	strncpy(o->hostnqn,
+		"nqn.2014-08.org.nvmexpress:uuid:"
+		"8b5c2a64-6c5e-4d0e-9f0a-72646d617277",
+		NVMEH_NQN_SIZE - 1);
+	memcpy(o->hostid, "rdmarw-nvmehost!", 16);
+	o->queue_size = 128;
+}
+
+static void nvmeh_queue_free(struct nvmeh_queue *q)
+{
+	free(q->slots);
+	free(q->rsps);
+	free(q->capbuf);
+	free(q->rspbuf);
+	mutex_destroy(&q->lock);
+}
+
+static int nvmeh_queue_alloc(struct nvmeh_ctrl *ctrl, unsigned int qid,
+			     u32 depth)
+{
+	struct nvmeh_queue *q = &ctrl->queues[qid];
+	u32 i;
+
+	q->ctrl = ctrl;
+	q->qid = qid;
+	q->depth = depth;
+	q->nslots = depth + NVMEH_EXTRA_SLOTS;
+	mutex_init(&q->lock);
+	q->slots = calloc(q->nslots, sizeof(*q->slots));
+	q->rsps = calloc(q->nslots, sizeof(*q->rsps));
+	q->capbuf = aligned_alloc(
+		4096, NVMEH_ALIGN((size_t)q->nslots * NVMEH_CAPSULE_MAX, 4096));
+	q->rspbuf = aligned_alloc(
+		64, NVMEH_ALIGN((size_t)q->nslots * NVMEH_CQE_SIZE, 64));
+	if (!q->slots || !q->rsps || !q->capbuf || !q->rspbuf)
+		return -ENOMEM;
+	memset(q->capbuf, 0, (size_t)q->nslots * NVMEH_CAPSULE_MAX);
+	memset(q->rspbuf, 0, (size_t)q->nslots * NVMEH_CQE_SIZE);
+	for (i = 0; i < q->nslots; i++) {
+		struct nvmeh_slot *slot = &q->slots[i];
+		struct nvmeh_rsp *rsp = &q->rsps[i];
+
+		slot->q = q;
+		slot->tag = (u16)i;
+		slot->capsule = q->capbuf + (size_t)i * NVMEH_CAPSULE_MAX;
+		slot->send_cqe.done = nvmeh_send_done;
+		slot->reg_cqe.done = nvmeh_reg_done;
+		slot->inv_cqe.done = nvmeh_inv_done;
+		rsp->q = q;
+		rsp->buf = q->rspbuf + (size_t)i * NVMEH_CQE_SIZE;
+		rsp->cqe.done = nvmeh_recv_done;
+	}
+	return 0;
+}
+
+static void nvmeh_ctrl_free(struct nvmeh_ctrl *ctrl)
+{
+	unsigned int i;
+
+	if (ctrl->wq)
+		destroy_workqueue(ctrl->wq);
+	for (i = 0; ctrl->queues && i < ctrl->nr_queues; i++)
+		nvmeh_queue_free(&ctrl->queues[i]);
+	free(ctrl->queues);
+	free(ctrl->cdata);
+	mutex_destroy(&ctrl->state_lock);
+	free(ctrl);
+}
+
+struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
+{
+	struct nvmeh_ctrl *ctrl;
+	unsigned int i;
+	int ret;
+
+	nvmeh_status_tls = 0;
+	nvmeh_reject_tls = 0;
+	if (!opts || !opts->subsysnqn[0] || opts->nr_io_queues > 64 ||
+	    opts->queue_size > 1024 ||
+	    (opts->queue_size && opts->queue_size < 2))
+		return ERR_PTR(-EINVAL);
+	ctrl = calloc(1, sizeof(*ctrl));
+	if (!ctrl)
+		return ERR_PTR(-ENOMEM);
+	ctrl->opts = *opts;
+	if (!ctrl->opts.queue_size)
+		ctrl->opts.queue_size = 128;
+	if (!ctrl->opts.io_timeout_ms)
+		ctrl->opts.io_timeout_ms = 5000;
+	if (!ctrl->opts.reconnect_delay_ms)
+		ctrl->opts.reconnect_delay_ms = 10;
+	if (!ctrl->opts.max_reconnects)
+		ctrl->opts.max_reconnects = 100;
+	mutex_init(&ctrl->state_lock);
+	init_completion(&ctrl->live);
+	rdmarw_init_work(&ctrl->err_work, nvmeh_err_work);
+	rdmarw_init_delayed_work(&ctrl->reconnect_work, nvmeh_reconnect_work);
+	rdmarw_init_delayed_work(&ctrl->ka_work, nvmeh_ka_work);
+	rdmarw_init_delayed_work(&ctrl->timeout_work, nvmeh_timeout_work);
+	ctrl->nr_queues = opts->nr_io_queues + 1;
+	ctrl->queues = calloc(ctrl->nr_queues, sizeof(*ctrl->queues));
+	ctrl->cdata = calloc(1, NVMEH_CONNECT_DATA_SIZE);
+	ctrl->wq = alloc_ordered_workqueue("nvmeh", 0);
+	if (!ctrl->queues || !ctrl->cdata || IS_ERR_OR_NULL(ctrl->wq)) {
+		if (IS_ERR(ctrl->wq))
+			ctrl->wq = NULL;
+		if (!ctrl->queues)
+			ctrl->nr_queues = 0;
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < ctrl->nr_queues; i++) {
+		ret = nvmeh_queue_alloc(
+			ctrl, i, i ? ctrl->opts.queue_size : NVMEH_AQ_DEPTH);
+		if (ret) {
+			ctrl->nr_queues = i + 1;
+			goto fail;
+		}
+	}
+	ret = nvmeh_setup_ctrl(ctrl);
+	if (ret)
+		goto fail;
+	mutex_lock(&ctrl->state_lock);
+	nvmeh_set_live(ctrl);
+	mutex_unlock(&ctrl->state_lock);
+	return ctrl;
+fail:
+	nvmeh_ctrl_free(ctrl);
+	return ERR_PTR(ret);
+}
+
+u16 nvmeh_last_status(u16 *reject)
+{
+	if (reject)
+		*reject = nvmeh_reject_tls;
+	return nvmeh_status_tls;
+}
+
+static void nvmeh_shutdown(struct nvmeh_ctrl *ctrl)
+{
+	u32 cc = NVMEH_CC_IOSQES | NVMEH_CC_IOCQES | NVMEH_CC_EN |
+		 NVMEH_CC_SHN_NORMAL;
+	struct nvmeh_queue *q = &ctrl->queues[0];
+	bool live;
+
+	mutex_lock(&q->lock);
+	live = q->state == Q_LIVE;
+	mutex_unlock(&q->lock);
+	if (!live)
+		return;
+	if ((ctrl->info.cap >> 37) & (1u << 6))
+		cc |= NVMEH_CC_CSS_ALL;
+	if (!nvmeh_prop_set(ctrl, NVMEH_REG_CC, cc))
+		nvmeh_wait_csts(ctrl, NVMEH_CSTS_SHST_MASK,
+				NVMEH_CSTS_SHST_CMPLT, 1000);
+}
+
+void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl)
+{
+	if (!ctrl)
+		return;
+	mutex_lock(&ctrl->state_lock);
+	ctrl->state = C_DELETING;
+	complete_all(&ctrl->live);
+	mutex_unlock(&ctrl->state_lock);
+	cancel_delayed_work_sync(&ctrl->ka_work);
+	cancel_delayed_work_sync(&ctrl->timeout_work);
+	cancel_work_sync(&ctrl->err_work);
+	cancel_delayed_work_sync(&ctrl->reconnect_work);
+	/* a keep-alive still out is answered or aborted below */
+	nvmeh_shutdown(ctrl);
+	nvmeh_teardown_all(ctrl);
+	nvmeh_ctrl_free(ctrl);
+}
+
+const struct nvmeh_info *nvmeh_ctrl_info(struct nvmeh_ctrl *ctrl)
+{
+	return &ctrl->info;
+}
+
+void nvmeh_ctrl_stats(struct nvmeh_ctrl *ctrl, struct nvmeh_stats *out)
+{
+	mutex_lock(&ctrl->state_lock);
+	*out = ctrl->stats;
+	mutex_unlock(&ctrl->state_lock);
+}
+
+bool nvmeh_ctrl_live(struct nvmeh_ctrl *ctrl)
+{
+	bool live;
+
+	mutex_lock(&ctrl->state_lock);
+	live = ctrl->state == C_LIVE;
+	mutex_unlock(&ctrl->state_lock);
+	return live;
+}
+
+bool nvmeh_ctrl_dead(struct nvmeh_ctrl *ctrl)
+{
+	bool dead;
+
+	mutex_lock(&ctrl->state_lock);
+	dead = ctrl->state == C_DEAD;
+	mutex_unlock(&ctrl->state_lock);
+	return dead;
+}
+
+int nvmeh_ctrl_wait_live(struct nvmeh_ctrl *ctrl, unsigned int timeout_ms)
+{
+	wait_for_completion_timeout(&ctrl->live, msecs_to_jiffies(timeout_ms));
+	mutex_lock(&ctrl->state_lock);
+	switch (ctrl->state) {
+	case C_LIVE:
+		mutex_unlock(&ctrl->state_lock);
+		return 0;
+	case C_DEAD:
+	case C_DELETING:
+		mutex_unlock(&ctrl->state_lock);
+		return -ENODEV;
+	default:
+		mutex_unlock(&ctrl->state_lock);
+		return -ETIMEDOUT;
+	}
+}
+
+int nvmeh_ctrl_reset(struct nvmeh_ctrl *ctrl)
+{
+	if (!nvmeh_ctrl_live(ctrl))
+		return -EBUSY;
+	nvmeh_error_recovery(ctrl);
+	return 0;
+}
+
+struct ib_qp *nvmeh_ctrl_qp(struct nvmeh_ctrl *ctrl, unsigned int qid)
+{
+	struct ib_qp *qp = NULL;
+
+	if (qid >= ctrl->nr_queues)
+		return NULL;
+	mutex_lock(&ctrl->queues[qid].lock);
+	if (ctrl->queues[qid].state != Q_DOWN)
+		qp = ctrl->queues[qid].qp;
+	mutex_unlock(&ctrl->queues[qid].lock);
+	return qp;
+}
+
+struct ib_device *nvmeh_ctrl_device(struct nvmeh_ctrl *ctrl)
+{
+	return ctrl->queues[0].dev;
+}

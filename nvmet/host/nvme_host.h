@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * An in-process NVMe over Fabrics host on RDMA, shaped as the kernel's
+ * nvme-rdma (drivers/nvme/host/rdma.c) with the fabrics and core steps it
+ * relies on (fabrics.c, core.c): one rdma_cm id and one RC QP per queue,
+ * the admin queue first, a fast-registration MR per data command (keyed
+ * SGL 0x4F, invalidated remotely by SEND_WITH_INVALIDATE or locally),
+ * in-capsule data for small writes on I/O queues, error recovery that
+ * tears every queue down, fails what was outstanding and reconnects.
+ *
+ * Written against the public rdmarw API only: rdma_cm.h, the verbs and
+ * MR pools under rw.h, and the kernel primitives (mutex, completion,
+ * workqueue).  Used by the tests, the capsule fuzzer and bench-nvmet.
+ *
+ * Threads: nvmeh_submit() and the calls built on it may be made from any
+ * thread, also several at once on one queue; completions call the
+ * request's @done from the queue's CQ thread.  nvmeh_ctrl_destroy() must
+ * not race any other call on the controller.
+ */
+#ifndef RDMARW_NVME_HOST_H
+#define RDMARW_NVME_HOST_H
+
+#include <rdmarw/rdma_cm.h>
+
+#include "nvmeh_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Admin queue depth, as the kernel's NVME_AQ_DEPTH. */
+#define NVMEH_AQ_DEPTH 32
+/* Slots past the depth that only NVMEH_RQ_OVERDEPTH requests may use. */
+#define NVMEH_EXTRA_SLOTS 4
+
+struct nvmeh_ctrl;
+
+/**
+ * struct nvmeh_opts - what to connect to and how
+ * @src_addr: local address (selects the host's device)
+ * @dst_addr: the target's address and port
+ * @subsysnqn: subsystem NQN
+ * @hostnqn: host NQN
+ * @hostid: host identifier
+ * @nr_io_queues: I/O queues wanted (0: admin queue only)
+ * @queue_size: I/O queue depth wanted (1-based; 0 means 128)
+ * @kato_ms: keep-alive timeout sent in the admin Connect (0: none)
+ * @io_timeout_ms: a command not answered in this time starts error
+ *                 recovery (0 means 5000)
+ * @reconnect_delay_ms: between reconnect attempts (0 means 10)
+ * @max_reconnects: attempts before the controller is declared dead (0
+ *                  means 100)
+ * @no_inline: never send write data in the capsule
+ */
+struct nvmeh_opts {
+	struct sockaddr_storage src_addr;
+	struct sockaddr_storage dst_addr;
+	char subsysnqn[NVMEH_NQN_SIZE];
+	char hostnqn[NVMEH_NQN_SIZE];
+	u8 hostid[16];
+	unsigned int nr_io_queues;
+	unsigned int queue_size;
+	unsigned int kato_ms;
+	unsigned int io_timeout_ms;
+	unsigned int reconnect_delay_ms;
+	unsigned int max_reconnects;
+	bool no_inline;
+};
+
+/**
+ * enum nvmeh_rq_flags - how a request is sent
+ * @NVMEH_RQ_RAW: send @raw/@raw_len as the capsule, untouched except for
+ *                the command id (bytes 2-3, when the capsule has them);
+ *                no data is mapped
+ * @NVMEH_RQ_BAD_RKEY: register the data as usual, then send a wrong rkey
+ * @NVMEH_RQ_OVERDEPTH: may use the slots past the queue depth (a host that
+ *                      sends more commands than it announced)
+ */
+enum nvmeh_rq_flags {
+	NVMEH_RQ_RAW = 1 << 0,
+	NVMEH_RQ_BAD_RKEY = 1 << 1,
+	NVMEH_RQ_OVERDEPTH = 1 << 2,
+};
+
+/**
+ * struct nvmeh_request - one command, owned by the caller until @done
+ * @sqe: the command; the host fills the command id, PSDT and data pointer
+ * @data: data buffer or NULL
+ * @data_len: its length in bytes
+ * @write: true when @data goes to the controller
+ * @flags: enum nvmeh_rq_flags
+ * @raw: capsule bytes for %NVMEH_RQ_RAW
+ * @raw_len: their count (1 to the capsule size)
+ * @done: called once, from a completion thread (or from the thread that
+ *        tore the queue down); may submit again
+ * @priv: the caller's
+ * @error: 0 when the controller answered; -ECONNABORTED when the queue
+ *         went down first, -ETIMEDOUT never (a timeout tears the queue down)
+ * @status: the CQE's status field (bits 15:1), or NVMEH_SC_HOST_ABORTED_CMD
+ * @result: the CQE's result (dwords 0 and 1)
+ * @cid: the command id sent
+ */
+struct nvmeh_request {
+	u8 sqe[NVMEH_SQE_SIZE];
+	void *data;
+	u32 data_len;
+	bool write;
+	unsigned int flags;
+	const void *raw;
+	u32 raw_len;
+	void (*done)(struct nvmeh_request *rq);
+	void *priv;
+	int error;
+	u16 status;
+	u64 result;
+	u16 cid;
+};
+
+/**
+ * struct nvmeh_info - what the controller said
+ * @cntlid: controller id (from Connect)
+ * @cap: CAP property
+ * @vs: VS property
+ * @nr_io_queues: I/O queues in use
+ * @queue_size: I/O queue depth in use
+ * @max_xfer: largest data transfer per command (MDTS and the MR limit)
+ * @inline_max: largest in-capsule write (0: none)
+ * @ns_lbas: namespace 1 size in blocks (0 when there is none)
+ * @lba_size: namespace 1 block size
+ * @id_ctrl: the Identify Controller data
+ */
+struct nvmeh_info {
+	u16 cntlid;
+	u64 cap;
+	u32 vs;
+	unsigned int nr_io_queues;
+	unsigned int queue_size;
+	u32 max_xfer;
+	u32 inline_max;
+	u64 ns_lbas;
+	u32 lba_size;
+	u8 id_ctrl[NVMEH_IDENTIFY_SIZE];
+};
+
+/**
+ * struct nvmeh_stats - what happened to a controller
+ * @resets: error recoveries started
+ * @reconnects: reconnects that brought the controller back
+ * @failed_connects: connect attempts that failed
+ * @aborted: requests failed by a queue teardown
+ * @local_invs: LOCAL_INV posted because the target did not invalidate
+ * @remote_invs: completions that invalidated the MR (SEND_WITH_INVALIDATE)
+ * @inline_writes: writes sent in-capsule
+ * @bad_cqes: CQEs that matched no outstanding command
+ */
+struct nvmeh_stats {
+	u64 resets;
+	u64 reconnects;
+	u64 failed_connects;
+	u64 aborted;
+	u64 local_invs;
+	u64 remote_invs;
+	u64 inline_writes;
+	u64 bad_cqes;
+};
+
+/**
+ * nvmeh_opts_init() - fill options with defaults
+ * @o: the options
+ * @src: local address (AF_INET or AF_INET6; copied)
+ * @dst: the target's address and port (copied)
+ * @subsysnqn: subsystem NQN (copied, truncated to 255 bytes)
+ */
+void nvmeh_opts_init(struct nvmeh_opts *o, const struct sockaddr *src,
+		     const struct sockaddr *dst, const char *subsysnqn);
+
+/**
+ * nvmeh_ctrl_create() - connect to a controller and bring it live
+ * @opts: options (copied)
+ *
+ * Connects the admin queue, reads CAP, enables the controller, identifies
+ * it and namespace 1, sets the number of queues, starts keep-alive and
+ * connects the I/O queues: the sequence of the Linux host.
+ *
+ * Return: the controller, or ERR_PTR(): -EINVAL for bad options,
+ * -ECONNREFUSED when the target rejected a queue, -EREMOTEIO when a
+ * command failed (nvmeh_last_status() says which status), -ETIMEDOUT,
+ * -ENOMEM, a verbs or CM error.
+ */
+struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts);
+
+/**
+ * nvmeh_last_status() - the NVMe status that made the last create fail
+ * @reject: set to the CM reject status (sts) of the last rejected queue
+ *          connect, 0 if none (may be NULL)
+ *
+ * Return: the status field, 0 if no command failed.
+ */
+u16 nvmeh_last_status(u16 *reject);
+
+/**
+ * nvmeh_ctrl_destroy() - shut the controller down and disconnect
+ * @ctrl: the controller (NULL is ignored)
+ *
+ * Stops keep-alive and recovery, writes CC.SHN and waits (bounded) for
+ * CSTS.SHST, disconnects every queue; outstanding requests complete with
+ * -ECONNABORTED.
+ */
+void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl);
+
+/**
+ * nvmeh_submit() - send a command
+ * @ctrl: the controller
+ * @qid: queue (0 admin, 1..nr_io_queues)
+ * @rq: the request; its @done is called once, unless this returns an error
+ *
+ * Return: 0; -EINVAL for a bad queue, a missing @done, data over max_xfer
+ * (unless %NVMEH_RQ_RAW), a raw capsule of a bad
+ * size; -ENOTCONN while the controller is not live; -EBUSY when every slot
+ * of the queue is taken; a DMA-mapping, MR or post error.
+ */
+int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
+		 struct nvmeh_request *rq);
+
+/**
+ * nvmeh_exec() - send a command and wait for its end
+ * @ctrl: the controller
+ * @qid: queue
+ * @rq: the request (@done is the host's own)
+ *
+ * Return: as nvmeh_submit(), or 0 with @rq->error and @rq->status set.
+ */
+int nvmeh_exec(struct nvmeh_ctrl *ctrl, unsigned int qid,
+	       struct nvmeh_request *rq);
+
+/**
+ * nvmeh_rw() - read or write blocks of namespace 1
+ * @ctrl: the controller
+ * @qid: an I/O queue
+ * @write: true to write
+ * @slba: first block
+ * @nlb: number of blocks (1 to 65536)
+ * @buf: data, nlb * lba_size bytes
+ *
+ * Return: 0, the NVMe status (> 0) when the controller failed it, or a
+ * negative errno (-ECONNABORTED when the queue went down).
+ */
+int nvmeh_rw(struct nvmeh_ctrl *ctrl, unsigned int qid, bool write, u64 slba,
+	     u32 nlb, void *buf);
+
+/**
+ * nvmeh_ctrl_info() - what the controller said at the last connect
+ * @ctrl: the controller
+ *
+ * Return: the information (valid until nvmeh_ctrl_destroy()).
+ */
+const struct nvmeh_info *nvmeh_ctrl_info(struct nvmeh_ctrl *ctrl);
+
+/**
+ * nvmeh_ctrl_stats() - counters of a controller
+ * @ctrl: the controller
+ * @out: filled in
+ */
+void nvmeh_ctrl_stats(struct nvmeh_ctrl *ctrl, struct nvmeh_stats *out);
+
+/**
+ * nvmeh_ctrl_live() - is the controller live
+ * @ctrl: the controller
+ *
+ * Return: true when every queue is connected.
+ */
+bool nvmeh_ctrl_live(struct nvmeh_ctrl *ctrl);
+
+/**
+ * nvmeh_ctrl_dead() - did the controller give up reconnecting
+ * @ctrl: the controller
+ *
+ * Return: true after max_reconnects failed attempts.
+ */
+bool nvmeh_ctrl_dead(struct nvmeh_ctrl *ctrl);
+
+/**
+ * nvmeh_ctrl_wait_live() - wait until the controller is live again
+ * @ctrl: the controller
+ * @timeout_ms: at most this long
+ *
+ * Return: 0 when live, -ENODEV when dead, -ETIMEDOUT.
+ */
+int nvmeh_ctrl_wait_live(struct nvmeh_ctrl *ctrl, unsigned int timeout_ms);
+
+/**
+ * nvmeh_ctrl_reset() - start error recovery (as a transport error would)
+ * @ctrl: the controller
+ *
+ * Return: 0, -EBUSY when the controller is not live.
+ */
+int nvmeh_ctrl_reset(struct nvmeh_ctrl *ctrl);
+
+/**
+ * nvmeh_ctrl_qp() - the QP of a queue (for fault injection)
+ * @ctrl: the controller
+ * @qid: the queue
+ *
+ * Return: the QP, NULL while the queue is down.
+ */
+struct ib_qp *nvmeh_ctrl_qp(struct nvmeh_ctrl *ctrl, unsigned int qid);
+
+/**
+ * nvmeh_ctrl_device() - the host's device
+ * @ctrl: the controller
+ *
+ * Return: the device of the admin queue, NULL while it is down.
+ */
+struct ib_device *nvmeh_ctrl_device(struct nvmeh_ctrl *ctrl);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RDMARW_NVME_HOST_H */

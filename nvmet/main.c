@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rdmarw-nvmet: an NVMe over Fabrics (RDMA) target on rdmarw devices.
+ *
+ *   rdmarw-nvmet [--device NAME] [--addr IP] [--port 4420]
+ *                [--ram SIZE | --file PATH | --bdev PATH]...
+ *                [--nqn NQN] [--config FILE] [--soft PROFILE] ...
+ *
+ * Options and the config file (key = value lines with the long option
+ * names) are described in rdmarw-nvmet(1).  The program serves until
+ * SIGINT or SIGTERM (or --duration), then disconnects every host and
+ * exits 0; a bad option or config line exits 2 with a message that names
+ * it, a target that cannot start exits 1.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <rdmarw/ib_verbs.h>
+#include <rdmarw/soft.h>
+#include <rdmarw/version.h>
+#ifdef RDMARW_HAVE_IBV
+#include <rdmarw/ibv.h>
+#endif
+
+#include "nvmet.h"
+
+#define PROG "rdmarw-nvmet"
+#define EXIT_USAGE 2
+
+struct cli {
+	struct nvmet_target_opts o;
+	const char *soft; /* --soft PROFILE */
+	double duration; /* seconds; 0: until a signal */
+	u32 nr_ns;
+	u32 block_size; /* for the namespaces that follow */
+	bool readonly;
+	bool print_stats;
+	/* strings the options point to (config file values) */
+	char *owned[64];
+	u32 nr_owned;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [options]\n"
+		"  --device NAME      the rdmarw device the address is on\n"
+		"  --addr IP          address to listen on (IPv4 or IPv6)\n"
+		"  --port N           port (default 4420)\n"
+		"  --ram SIZE         a namespace in memory (default: 64M)\n"
+		"  --file PATH        a namespace backed by a file\n"
+		"  --file-size SIZE   create or grow the next --file to SIZE\n"
+		"  --bdev PATH        a namespace backed by a block device\n"
+		"  --block-size N     LBA size of the next namespaces: 512, 4096\n"
+		"  --readonly         the next namespaces refuse writes\n"
+		"  --nqn NQN          the subsystem NQN (default %s)\n"
+		"  --serial SN        the serial number (at most 20 chars)\n"
+		"  --queues N         I/O queues per host, 1..128 (default 128)\n"
+		"  --queue-size N     I/O queue depth, 2..128 (default 128)\n"
+		"  --inline SIZE      in-capsule data bytes (0: none; 4096)\n"
+		"  --mdts N           largest transfer, 4 KiB << N, 1..8\n"
+		"  --kato-grace MS    extra time before keep-alive expiry\n"
+		"  --config FILE      read options from FILE (key = value)\n"
+		"  --soft PROFILE     create a software device (mlx5, rxe, siw)\n"
+		"                     with --addr (default 127.0.0.1)\n"
+		"  --duration SEC     stop after SEC seconds\n"
+		"  --stats            print the target's counters at the end\n"
+		"  -v, --verbose      log connections and command errors\n"
+		"      --version      the program's and the library's version\n"
+		"  -h, --help         this text\n",
+		NVMET_DEFAULT_SUBNQN);
+}
+
+/* "64M", "1G", "4096", "512k": bytes, binary units. */
+static int parse_size(const char *s, u64 *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		break;
+	case '\0':
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end && end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B"))
+		return -EINVAL;
+	if (shift && v > (~0ULL >> shift))
+		return -ERANGE;
+	*out = (u64)v << shift;
+	return 0;
+}
+
+static int parse_uint(const char *s, u32 lo, u32 hi, u32 *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = (u32)v;
+	return 0;
+}
+
+static int add_ns(struct cli *c, enum nvmet_backend_type type, const char *path,
+		  u64 size, const char *what)
+{
+	struct nvmet_ns_opts *n;
+
+	if (c->nr_ns >= NVMET_MAX_NAMESPACES) {
+		fprintf(stderr, PROG ": %s: at most %d namespaces\n", what,
+			NVMET_MAX_NAMESPACES);
+		return -EINVAL;
+	}
+	n = &c->o.ns[c->nr_ns++];
+	n->type = type;
+	n->path = path;
+	n->size = size;
+	n->block_size = c->block_size;
+	n->readonly = c->readonly;
+	return 0;
+}
+
+enum {
+	OPT_DEVICE = 256,
+	OPT_ADDR,
+	OPT_PORT,
+	OPT_RAM,
+	OPT_FILE,
+	OPT_FILE_SIZE,
+	OPT_BDEV,
+	OPT_BLOCK_SIZE,
+	OPT_READONLY,
+	OPT_NQN,
+	OPT_SERIAL,
+	OPT_QUEUES,
+	OPT_QUEUE_SIZE,
+	OPT_INLINE,
+	OPT_MDTS,
+	OPT_KATO_GRACE,
+	OPT_CONFIG,
+	OPT_SOFT,
+	OPT_DURATION,
+	OPT_STATS,
+	OPT_VERSION,
+	OPT_VERBOSE = 'v',
+	OPT_HELP = 'h',
+};
+
+static const struct option long_opts[] = {
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "addr", required_argument, NULL, OPT_ADDR },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "ram", required_argument, NULL, OPT_RAM },
+	{ "file", required_argument, NULL, OPT_FILE },
+	{ "file-size", required_argument, NULL, OPT_FILE_SIZE },
+	{ "bdev", required_argument, NULL, OPT_BDEV },
+	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
+	{ "readonly", no_argument, NULL, OPT_READONLY },
+	{ "nqn", required_argument, NULL, OPT_NQN },
+	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "queues", required_argument, NULL, OPT_QUEUES },
+	{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
+	{ "inline", required_argument, NULL, OPT_INLINE },
+	{ "mdts", required_argument, NULL, OPT_MDTS },
+	{ "kato-grace", required_argument, NULL, OPT_KATO_GRACE },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "soft", required_argument, NULL, OPT_SOFT },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static u64 pending_file_size;
+
+static int read_config(struct cli *c, const char *path, int depth);
+
+/*
+ * Apply one option; @where names it in messages ("--port" or
+ * "FILE:LINE: port").  0, or -EINVAL after printing why.
+ */
+static int apply(struct cli *c, int opt, const char *arg, const char *where,
+		 int depth)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	u64 size;
+	u32 v;
+
+	switch (opt) {
+	case OPT_DEVICE:
+		c->o.device = arg;
+		return 0;
+	case OPT_ADDR:
+		if (inet_pton(AF_INET, arg, &a4) != 1 &&
+		    inet_pton(AF_INET6, arg, &a6) != 1)
+			goto bad;
+		c->o.addr = arg;
+		return 0;
+	case OPT_PORT:
+		if (parse_uint(arg, 1, 65535, &v))
+			goto bad;
+		c->o.port = (u16)v;
+		return 0;
+	case OPT_RAM:
+		if (parse_size(arg, &size) || size < 4096)
+			goto bad;
+		return add_ns(c, NVMET_BACKEND_RAM, NULL, size, where);
+	case OPT_FILE:
+		if (!*arg)
+			goto bad;
+		size = pending_file_size;
+		pending_file_size = 0;
+		return add_ns(c, NVMET_BACKEND_FILE, arg, size, where);
+	case OPT_FILE_SIZE:
+		if (parse_size(arg, &size) || size < 4096)
+			goto bad;
+		pending_file_size = size;
+		return 0;
+	case OPT_BDEV:
+		if (!*arg)
+			goto bad;
+		return add_ns(c, NVMET_BACKEND_BDEV, arg, 0, where);
+	case OPT_BLOCK_SIZE:
+		if (parse_uint(arg, 512, 4096, &v) || (v != 512 && v != 4096))
+			goto bad;
+		c->block_size = v;
+		return 0;
+	case OPT_READONLY:
+		c->readonly = true;
+		return 0;
+	case OPT_NQN:
+		if (!*arg || strlen(arg) > 223 || strncmp(arg, "nqn.", 4))
+			goto bad;
+		c->o.subnqn = arg;
+		return 0;
+	case OPT_SERIAL:
+		if (!*arg || strlen(arg) > 20)
+			goto bad;
+		c->o.serial = arg;
+		return 0;
+	case OPT_QUEUES:
+		if (parse_uint(arg, 1, NVMET_MAX_IO_QUEUES, &v))
+			goto bad;
+		c->o.max_io_queues = v;
+		return 0;
+	case OPT_QUEUE_SIZE:
+		if (parse_uint(arg, 2, NVMET_MAX_QUEUE_SIZE, &v))
+			goto bad;
+		c->o.max_queue_size = v;
+		return 0;
+	case OPT_INLINE:
+		if (parse_size(arg, &size) || size > 16384)
+			goto bad;
+		c->o.inline_data_size = size ? (u32)size : NVMET_NO_INLINE;
+		return 0;
+	case OPT_MDTS:
+		if (parse_uint(arg, 1, 8, &v))
+			goto bad;
+		c->o.mdts_max = v;
+		return 0;
+	case OPT_KATO_GRACE:
+		if (parse_uint(arg, 0, 3600000, &v))
+			goto bad;
+		c->o.kato_grace_ms = v;
+		return 0;
+	case OPT_CONFIG:
+		if (depth > 0) {
+			fprintf(stderr, PROG ": %s: config files do not nest\n",
+				where);
+			return -EINVAL;
+		}
+		return read_config(c, arg, depth + 1);
+	case OPT_SOFT:
+		if (strcmp(arg, "mlx5") && strcmp(arg, "rxe") &&
+		    strcmp(arg, "siw"))
+			goto bad;
+		c->soft = arg;
+		return 0;
+	case OPT_DURATION: {
+		char *end;
+
+		c->duration = strtod(arg, &end);
+		if (end == arg || *end || c->duration <= 0 || c->duration > 1e7)
+			goto bad;
+		return 0;
+	}
+	case OPT_STATS:
+		c->print_stats = true;
+		return 0;
+	case OPT_VERBOSE:
+		c->o.verbose = true;
+		return 0;
+	default:
+		fprintf(stderr, PROG ": %s: unknown option\n", where);
+		return -EINVAL;
+	}
+bad:
+	fprintf(stderr, PROG ": %s: bad value '%s'\n", where, arg);
+	return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
+			 e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* "key = value" lines (or "key" for flags); '#' starts a comment. */
+static int read_config(struct cli *c, const char *path, int depth)
+{
+	char line[1024], where[PATH_MAX + 64];
+	const struct option *o;
+	int lineno = 0, ret = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		fprintf(stderr, PROG ": --config %s: %s\n", path,
+			strerror(errno));
+		return -EINVAL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *key, *val, *hash, *eq, *copy;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			fprintf(stderr, PROG ": %s:%d: line too long\n", path,
+				lineno);
+			ret = -EINVAL;
+			break;
+		}
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		key = trim(line);
+		if (!*key)
+			continue;
+		eq = strchr(key, '=');
+		val = NULL;
+		if (eq) {
+			*eq = '\0';
+			val = trim(eq + 1);
+			key = trim(key);
+		}
+		snprintf(where, sizeof(where), "%s:%d: %s", path, lineno, key);
+		for (o = long_opts; o->name; o++)
+			if (!strcmp(o->name, key))
+				break;
+		if (!o->name || o->val == OPT_HELP || o->val == OPT_VERSION) {
+			fprintf(stderr, PROG ": %s: unknown key\n", where);
+			ret = -EINVAL;
+			break;
+		}
+		if ((o->has_arg == required_argument) != (val != NULL) ||
+		    (val && !*val)) {
+			fprintf(stderr, PROG ": %s: %s\n", where,
+				o->has_arg == required_argument ?
+					"needs a value (key = value)" :
+					"takes no value");
+			ret = -EINVAL;
+			break;
+		}
+		copy = NULL;
+		if (val) {
+			if (c->nr_owned >=
+			    sizeof(c->owned) / sizeof(c->owned[0])) {
+				fprintf(stderr, PROG ": %s: too many lines\n",
+					where);
+				ret = -EINVAL;
+				break;
+			}
+			copy = strdup(val);
+			if (!copy) {
+				ret = -ENOMEM;
+				break;
+			}
+			c->owned[c->nr_owned++] = copy;
+		}
+		ret = apply(c, o->val, copy, where, depth);
+		if (ret)
+			break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":vh", long_opts, NULL)) != -1) {
+		char where[64];
+
+		if (opt == OPT_HELP) {
+			usage(stdout);
+			exit(0);
+		}
+		if (opt == OPT_VERSION) {
+			printf(PROG " %s (librdmarw %s)\n",
+			       RDMARW_VERSION_STRING, rdmarw_version());
+			exit(0);
+		}
+		if (opt == '?') {
+			fprintf(stderr, PROG ": unknown option '%s' (--help)\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (opt == ':') {
+			fprintf(stderr, PROG ": option '%s' needs a value\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+		snprintf(where, sizeof(where), "--%s",
+			 opt == OPT_VERBOSE ? "verbose" :
+					      long_opts[opt - OPT_DEVICE].name);
+		if (apply(c, opt, optarg, where, 0))
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s' (--help)\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	if (pending_file_size) {
+		fprintf(stderr,
+			PROG ": --file-size must come before its --file\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct soft_fabric *fabric = NULL;
+	struct ib_device *dev = NULL;
+	struct nvmet_target_stats st;
+	struct nvmet_target *t;
+	struct sigaction sa;
+	struct cli c;
+	int ret = 0;
+	u32 i;
+
+	memset(&c, 0, sizeof(c));
+	nvmet_target_opts_init(&c.o);
+	c.o.ns[0].type = NVMET_BACKEND_NONE;
+	if (parse_args(&c, argc, argv)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!c.nr_ns)
+		add_ns(&c, NVMET_BACKEND_RAM, NULL, 64ULL << 20, "--ram");
+	if (c.soft && !c.o.addr)
+		c.o.addr = "127.0.0.1";
+	if (!c.o.addr) {
+		fprintf(stderr, PROG ": --addr is required (--help)\n");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+
+	if (c.soft) {
+		struct soft_profile prof;
+		struct sockaddr_storage ss;
+
+		memset(&ss, 0, sizeof(ss));
+		if (inet_pton(AF_INET, c.o.addr,
+			      &((struct sockaddr_in *)&ss)->sin_addr) == 1)
+			ss.ss_family = AF_INET;
+		else if (inet_pton(AF_INET6, c.o.addr,
+				   &((struct sockaddr_in6 *)&ss)->sin6_addr) ==
+			 1)
+			ss.ss_family = AF_INET6;
+		fabric = soft_fabric_create();
+		if (IS_ERR(fabric) || soft_profile_get(c.soft, &prof)) {
+			fprintf(stderr, PROG ": --soft %s: cannot create\n",
+				c.soft);
+			fabric = NULL;
+			ret = 1;
+			goto out;
+		}
+		prof.threaded = true;
+		dev = soft_device_create(fabric, c.o.device, &prof);
+		if (IS_ERR(dev)) {
+			fprintf(stderr, PROG ": --soft %s: %s\n", c.soft,
+				strerror((int)-PTR_ERR(dev)));
+			dev = NULL;
+			ret = 1;
+			goto out;
+		}
+		if (soft_device_add_addr(dev, (struct sockaddr *)&ss)) {
+			fprintf(stderr, PROG ": --soft: cannot give %s to %s\n",
+				c.o.addr, dev->name);
+			ret = 1;
+			goto out;
+		}
+		c.o.device = dev->name;
+	} else {
+#ifdef RDMARW_HAVE_IBV
+		rdmarw_ibv_open_all();
+#endif
+	}
+
+	t = nvmet_target_create(&c.o);
+	if (IS_ERR(t)) {
+		fprintf(stderr, PROG ": cannot start on %s port %u: %s\n",
+			c.o.addr, c.o.port ? c.o.port : 4420,
+			strerror((int)-PTR_ERR(t)));
+		ret = 1;
+		goto out;
+	}
+	printf(PROG ": serving %s on %s port %u",
+	       c.o.subnqn ? c.o.subnqn : NVMET_DEFAULT_SUBNQN, c.o.addr,
+	       nvmet_target_port(t));
+	if (c.soft)
+		printf(" (software device %s)", c.o.device);
+	printf(", %u namespace%s\n", c.nr_ns, c.nr_ns == 1 ? "" : "s");
+	if (c.soft)
+		printf(PROG ": (the software device serves hosts in this "
+			    "process only)\n");
+	fflush(stdout);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	{
+		struct timespec start, now, nap = { 0, 50 * 1000 * 1000 };
+
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		while (!stop_requested) {
+			nanosleep(&nap, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (c.duration > 0 &&
+			    (double)(now.tv_sec - start.tv_sec) +
+					    (double)(now.tv_nsec -
+						     start.tv_nsec) /
+						    1e9 >=
+				    c.duration)
+				break;
+		}
+	}
+	nvmet_target_get_stats(t, &st);
+	nvmet_target_destroy(t);
+	if (c.print_stats)
+		printf(PROG
+		       ": %llu controllers, %llu queues, %llu commands, "
+		       "%llu errors, %llu keep-alive expiries, %llu rejects\n",
+		       (unsigned long long)st.ctrls_created,
+		       (unsigned long long)st.queues_created,
+		       (unsigned long long)st.cmds,
+		       (unsigned long long)st.errors,
+		       (unsigned long long)st.kato_expired,
+		       (unsigned long long)st.rejects);
+	printf(PROG ": stopped\n");
+out:
+	if (dev && soft_device_destroy(dev))
+		fprintf(stderr, PROG ": the software device is still busy\n");
+	if (fabric)
+		soft_fabric_destroy(fabric);
+#ifdef RDMARW_HAVE_IBV
+	if (!c.soft)
+		rdmarw_ibv_close_all();
+#endif
+	for (i = 0; i < c.nr_owned; i++)
+		free(c.owned[i]);
+	return ret;
+}

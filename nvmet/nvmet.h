@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rdmarw-nvmet as a library: an NVMe over Fabrics (RDMA) target that runs
+ * inside the calling process, on any rdmarw device the rdma_cm reaches.
+ *
+ * The in-process entry, for tests and for programs that want a target of
+ * their own:
+ *
+ *	struct nvmet_target_opts o;
+ *	struct nvmet_target *t;
+ *
+ *	nvmet_target_opts_init(&o);          // defaults: port 4420, 64 MiB RAM
+ *	o.addr = "10.0.0.2";                 // a device must answer to it
+ *	o.ns[0].type = NVMET_BACKEND_RAM;    // or FILE / BDEV with .path
+ *	o.ns[0].size = 16 << 20;
+ *	t = nvmet_target_create(&o);         // listens when it returns
+ *	if (IS_ERR(t)) ...                   // a negative errno
+ *	...                                  // hosts connect, do I/O
+ *	nvmet_target_destroy(t);             // disconnects every host, frees
+ *
+ * nvmet_target_create() binds an rdma_cm id to @addr:@port (the device is
+ * the one that answers to the address; @device, when set, must be its
+ * name), listens, and returns.  From then on the target runs on threads
+ * that are not the caller's: connection events on the CM's thread, each
+ * queue's completions on its CQ's thread, teardown and keep-alive on a
+ * work queue of the target's.  nvmet_target_destroy() stops listening,
+ * disconnects every queue, waits until all of them are released and frees
+ * everything; the device must outlive the target (a device removed first
+ * tears its queues down and leaves the listener dead, see DEVICE_REMOVAL
+ * in docs/architecture.md).
+ *
+ * The target serves one NVM subsystem (@subnqn) with up to
+ * NVMET_MAX_NAMESPACES namespaces, plus the discovery subsystem
+ * (NVME_DISC_SUBSYS_NAME) that lists it; any host NQN may connect.
+ *
+ * Not part of librdmarw's ABI: the library is built from nvmet/ into
+ * librdmarw_nvmet.a and the rdmarw-nvmet program.
+ */
+#ifndef RDMARW_NVMET_NVMET_H
+#define RDMARW_NVMET_NVMET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Namespaces one target's subsystem can have (NSIDs 1..). */
+#define NVMET_MAX_NAMESPACES 16
+/* The most I/O queues and the deepest queue a host gets. */
+#define NVMET_MAX_IO_QUEUES 128
+#define NVMET_MAX_QUEUE_SIZE 128
+/* The default subsystem NQN. */
+#define NVMET_DEFAULT_SUBNQN "nqn.2026-01.io.rdmarw:nvmet"
+
+/**
+ * enum nvmet_backend_type - what backs a namespace
+ * @NVMET_BACKEND_NONE: no namespace in this slot
+ * @NVMET_BACKEND_RAM: memory of the target's own (@size bytes, zeroed)
+ * @NVMET_BACKEND_FILE: a regular file (@path; its size, or @size when
+ *                      nonzero, which then grows or keeps the file)
+ * @NVMET_BACKEND_BDEV: a block device (@path; its size)
+ */
+enum nvmet_backend_type {
+	NVMET_BACKEND_NONE,
+	NVMET_BACKEND_RAM,
+	NVMET_BACKEND_FILE,
+	NVMET_BACKEND_BDEV,
+};
+
+/**
+ * struct nvmet_ns_opts - one namespace
+ * @type: the backend (NVMET_BACKEND_NONE: slot unused)
+ * @path: file or block device (FILE, BDEV)
+ * @size: bytes (RAM: required; FILE: 0 for the file's size)
+ * @block_size: LBA size, 512 or 4096 (0: 512)
+ * @readonly: refuse writes (Write, Write Zeroes, DSM deallocate)
+ */
+struct nvmet_ns_opts {
+	enum nvmet_backend_type type;
+	const char *path;
+	uint64_t size;
+	uint32_t block_size;
+	bool readonly;
+};
+
+/**
+ * struct nvmet_target_opts - what nvmet_target_create() sets up
+ * @device: the rdmarw device name the address must belong to, or NULL
+ * @addr: the IPv4 or IPv6 address to listen on (required; "0.0.0.0" and
+ *        "::" listen on every device)
+ * @port: the port (0: 4420)
+ * @subnqn: the NVM subsystem's NQN (NULL: NVMET_DEFAULT_SUBNQN)
+ * @serial: the serial number (NULL: derived from the NQN)
+ * @ns: the namespaces, NSID = index + 1
+ * @max_io_queues: I/O queues granted to a host (0: NVMET_MAX_IO_QUEUES)
+ * @max_queue_size: entries of an I/O queue (0: NVMET_MAX_QUEUE_SIZE;
+ *                  at most NVMET_MAX_QUEUE_SIZE)
+ * @inline_data_size: in-capsule data bytes per command (0: 4096;
+ *                    NVMET_NO_INLINE: none; else rounded up to 16 bytes,
+ *                    at most 16384)
+ * @mdts_max: the largest MDTS to offer, log2 of 4 KiB pages (0: 8, 1 MiB;
+ *            the device's registration limit may lower it)
+ * @kato_grace_ms: extra time after the host's keep-alive timeout before
+ *                 the controller is torn down (0: none)
+ * @verbose: log connections and errors to stderr
+ */
+struct nvmet_target_opts {
+	const char *device;
+	const char *addr;
+	uint16_t port;
+	const char *subnqn;
+	const char *serial;
+	struct nvmet_ns_opts ns[NVMET_MAX_NAMESPACES];
+	uint32_t max_io_queues;
+	uint32_t max_queue_size;
+	uint32_t inline_data_size;
+	uint32_t mdts_max;
+	uint32_t kato_grace_ms;
+	bool verbose;
+};
+
+#define NVMET_NO_INLINE 0xffffffffu
+
+/**
+ * struct nvmet_target_stats - counters of a running target
+ * @ctrls: controllers alive now
+ * @queues: RDMA queues alive now (connecting, live or being released)
+ * @ctrls_created: controllers created since the start
+ * @queues_created: queues accepted since the start
+ * @cmds: commands received
+ * @errors: commands completed with a non-zero status
+ * @kato_expired: controllers torn down by keep-alive expiry
+ * @rejects: connection requests rejected
+ * @reqs_inflight: commands received and not yet released
+ * @mdts: the MDTS offered (log2 of 4 KiB pages)
+ */
+struct nvmet_target_stats {
+	uint32_t ctrls;
+	uint32_t queues;
+	uint64_t ctrls_created;
+	uint64_t queues_created;
+	uint64_t cmds;
+	uint64_t errors;
+	uint64_t kato_expired;
+	uint64_t rejects;
+	uint64_t reqs_inflight;
+	uint32_t mdts;
+};
+
+struct nvmet_target;
+
+/**
+ * nvmet_target_opts_init() - fill options with the defaults
+ * @opts: the options (NULL: nothing happens)
+ *
+ * Port 4420, NVMET_DEFAULT_SUBNQN, one 64 MiB RAM namespace, 128 I/O
+ * queues of 128 entries, 4096 bytes of in-capsule data; @addr is NULL and
+ * must be set.
+ */
+void nvmet_target_opts_init(struct nvmet_target_opts *opts);
+
+/**
+ * nvmet_target_create() - start a target
+ * @opts: the options
+ *
+ * Opens the namespaces' backends, binds to @opts->addr and @opts->port,
+ * listens; hosts may connect as soon as it returns.
+ *
+ * Return: the target, or ERR_PTR(): -EINVAL for NULL @opts, no address,
+ * an address that does not parse, an NQN longer than 223 bytes, no
+ * namespace, a bad block or queue size; -ENODEV when @device names no
+ * device or not the address's device; -EADDRNOTAVAIL when no device
+ * answers to the address; -EADDRINUSE when someone listens there; a
+ * backend's open error (-ENOENT...); -ENOMEM.
+ */
+struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts);
+
+/**
+ * nvmet_target_destroy() - stop a target and free it
+ * @t: the target (NULL or an ERR_PTR: nothing happens)
+ *
+ * Stops listening, disconnects every queue, fails the open asynchronous
+ * event requests, waits (bounded) until every queue and controller is
+ * released, closes the backends.
+ */
+void nvmet_target_destroy(struct nvmet_target *t);
+
+/**
+ * nvmet_target_get_stats() - read a target's counters
+ * @t: the target
+ * @st: filled in
+ *
+ * Return: 0, -EINVAL for NULL.
+ */
+int nvmet_target_get_stats(struct nvmet_target *t,
+			   struct nvmet_target_stats *st);
+
+/**
+ * nvmet_target_port() - the port a target listens on
+ * @t: the target
+ *
+ * Return: the port, 0 for NULL.
+ */
+uint16_t nvmet_target_port(const struct nvmet_target *t);
+
+/**
+ * nvmet_target_ns_changed() - report that namespace @nsid changed
+ * @t: the target
+ * @nsid: the namespace
+ *
+ * Queues a Namespace Attribute Changed event for every controller that
+ * enabled it (Set Features 0Bh); an open Asynchronous Event Request
+ * completes with it.
+ *
+ * Return: 0, -EINVAL for NULL or an NSID that is not a namespace's.
+ */
+int nvmet_target_ns_changed(struct nvmet_target *t, uint32_t nsid);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RDMARW_NVMET_NVMET_H */

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The target's private header, sectioned like the kernel's
+ * drivers/nvme/target/nvmet.h: the objects (subsystem, namespace,
+ * controller, submission and completion queue, request), the transport
+ * operations, and the functions each file exports to the others.
+ *
+ * Lifetimes: a controller is created by the admin queue's Connect and
+ * referenced by each submission queue bound to it (kref); the transport
+ * owns its queues and drops the controller reference when a queue is
+ * released.  Subsystems and namespaces live as long as the target.
+ *
+ * Locking: ctrl->lock protects the controller's registers, its queue table
+ * and its asynchronous events; subsys->lock its controller list; a
+ * request belongs to one thread at a time (the queue's CQ thread, or the
+ * work queue for asynchronous events).
+ */
+#ifndef RDMARW_NVMET_INT_H
+#define RDMARW_NVMET_INT_H
+
+#include <rdmarw/atomic.h>
+#include <rdmarw/completion.h>
+#include <rdmarw/kernel.h>
+#include <rdmarw/kref.h>
+#include <rdmarw/list.h>
+#include <rdmarw/mutex.h>
+#include <rdmarw/scatterlist.h>
+#include <rdmarw/spinlock.h>
+#include <rdmarw/workqueue.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "nvme_proto.h"
+#include "nvmet.h"
+
+#define NVMET_ASYNC_EVENTS 4 /* AERs a controller holds (aerl + 1) */
+#define NVMET_KAS 10 /* keep alive granularity, 100 ms units */
+#define NVMET_DEFAULT_KATO_S 5 /* Identify kas and the spec's default */
+#define NVMET_MAX_CNTLID 0xffef
+#define NVMET_DISC_KATO_MS 120000 /* discovery controllers without one */
+#define NVMET_MAX_INLINE_DATA 16384
+#define NVMET_DEFAULT_INLINE_DATA 4096
+#define NVMET_DEFAULT_MDTS 8 /* 256 pages of 4 KiB */
+#define NVMET_MAX_SG_PAGES (1u << NVMET_DEFAULT_MDTS)
+
+#ifndef ALIGN
+#define ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
+#endif
+
+/* ---- logging ------------------------------------------------------------- */
+
+extern bool nvmet_verbose;
+
+#define nvmet_log(fmt, ...)                                                 \
+	do {                                                                \
+		if (nvmet_verbose)                                          \
+			fprintf(stderr, "nvmet: " fmt "\n", ##__VA_ARGS__); \
+	} while (0)
+#define nvmet_err(fmt, ...) \
+	fprintf(stderr, "rdmarw-nvmet: " fmt "\n", ##__VA_ARGS__)
+
+/* ---- backends -------------------------------------------------------------- */
+
+struct nvmet_ns;
+
+/**
+ * struct nvmet_backend_ops - how a namespace's data is stored
+ * @name: "ram", "file", "bdev"
+ * @open: set ns->size (bytes) and whatever the backend keeps
+ * @close: release it
+ * @read: copy @len bytes at byte offset @off into @buf (0 or -errno)
+ * @write: copy @buf into the namespace
+ * @flush: make the writes durable
+ * @write_zeroes: zero a range (NULL: not supported)
+ * @discard: deallocate a range (NULL: not supported)
+ */
+struct nvmet_backend_ops {
+	const char *name;
+	int (*open)(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
+	void (*close)(struct nvmet_ns *ns);
+	int (*read)(struct nvmet_ns *ns, void *buf, u64 len, u64 off);
+	int (*write)(struct nvmet_ns *ns, const void *buf, u64 len, u64 off);
+	int (*flush)(struct nvmet_ns *ns);
+	int (*write_zeroes)(struct nvmet_ns *ns, u64 len, u64 off);
+	int (*discard)(struct nvmet_ns *ns, u64 len, u64 off);
+};
+
+/* ---- objects ---------------------------------------------------------------- */
+
+struct nvmet_ns {
+	u32 nsid;
+	u64 size; /* bytes, a whole number of blocks */
+	u8 blksize_shift;
+	bool readonly;
+	u8 nguid[16];
+	u8 uuid[16];
+	u8 eui64[8];
+	const struct nvmet_backend_ops *ops;
+	int fd; /* file and bdev */
+	void *ram; /* ram */
+};
+
+enum nvmet_subsys_type {
+	NVMET_SUBSYS_NVME,
+	NVMET_SUBSYS_DISC,
+};
+
+struct nvmet_subsys {
+	struct nvmet_target *tgt;
+	enum nvmet_subsys_type type;
+	char subsysnqn[NVMF_NQN_FIELD_LEN];
+	char serial[21];
+	char model[41];
+	struct nvmet_ns *ns[NVMET_MAX_NAMESPACES];
+	u32 max_nsid;
+	u16 max_qid; /* I/O queues a controller may have */
+	struct mutex lock;
+	struct list_head ctrls;
+};
+
+struct nvmet_port {
+	struct nvmet_target *tgt;
+	struct sockaddr_storage addr;
+	u8 adrfam;
+	u16 portid;
+	char traddr[NVMF_TRADDR_SIZE];
+	char trsvcid[NVMF_TRSVCID_SIZE];
+	u32 inline_data_size;
+	u32 max_queue_size;
+	u8 mdts_max;
+	void *priv; /* the transport's listener */
+};
+
+struct nvmet_cq {
+	u16 qid;
+	u16 size;
+};
+
+struct nvmet_sq {
+	struct nvmet_ctrl *ctrl;
+	u16 qid;
+	u16 size;
+	u32 sqhd;
+	bool sqhd_disabled;
+	atomic_t inflight; /* requests between init and release */
+	bool dead; /* no new requests */
+};
+
+struct nvmet_req;
+
+/**
+ * struct nvmet_fabrics_ops - what the core needs from a transport
+ * @owner_name: the transport's name ("rdma")
+ * @msdbd: SGL data block descriptors per command
+ * @queue_response: send @req's completion (and its data to the host)
+ * @delete_ctrl: disconnect every queue of @ctrl (it is being torn down)
+ * @get_mdts: the MDTS the transport can serve for @ctrl
+ */
+struct nvmet_fabrics_ops {
+	const char *owner_name;
+	u8 msdbd;
+	void (*queue_response)(struct nvmet_req *req);
+	void (*delete_ctrl)(struct nvmet_ctrl *ctrl);
+	u8 (*get_mdts)(const struct nvmet_ctrl *ctrl);
+};
+
+struct nvmet_async_event {
+	struct list_head entry;
+	u8 event_type;
+	u8 event_info;
+	u8 log_page;
+};
+
+struct nvmet_ctrl {
+	struct nvmet_subsys *subsys;
+	struct nvmet_port *port;
+	const struct nvmet_fabrics_ops *ops;
+	struct list_head subsys_entry;
+	struct kref ref;
+	u16 cntlid;
+	u32 kato; /* seconds; 0: none */
+	u64 cap;
+	u32 cc;
+	u32 csts;
+	u32 aen_enabled;
+	u32 aen_masked;
+	u16 max_qid; /* granted I/O queues */
+	struct mutex lock;
+	struct nvmet_sq **sqs; /* [0 .. max_qid] */
+	struct nvmet_req *async_event_cmds[NVMET_ASYNC_EVENTS];
+	u32 nr_async_event_cmds;
+	struct list_head async_events;
+	struct work_struct async_event_work;
+	struct delayed_work ka_work;
+	bool reset_tbkas;
+	bool fatal;
+	bool freeing; /* the last reference is gone: no timer re-arms */
+	struct work_struct fatal_err_work;
+	char hostnqn[NVMF_NQN_FIELD_LEN];
+	u8 hostid[16];
+	u32 err_counter;
+	u64 disc_genctr;
+};
+
+struct nvmet_req {
+	struct nvme_command *cmd;
+	struct nvme_completion *cqe;
+	struct nvmet_sq *sq;
+	struct nvmet_cq *cq;
+	struct nvmet_ns *ns;
+	struct nvmet_port *port;
+	const struct nvmet_fabrics_ops *ops;
+	void (*execute)(struct nvmet_req *req);
+	/* the data: @buf, @data_len bytes, the transport's */
+	void *buf;
+	u32 data_len; /* from the SGL */
+	u32 transfer_len; /* what the command moves */
+	u16 error_loc;
+	bool data_to_host; /* the transport sends @buf before the CQE */
+};
+
+/* ---- the target ---------------------------------------------------------------- */
+
+struct nvmet_target {
+	struct nvmet_target_opts opts;
+	struct nvmet_port port;
+	struct nvmet_subsys *subsys; /* the NVM subsystem */
+	struct nvmet_subsys *disc; /* the discovery subsystem */
+	struct workqueue_struct *wq; /* teardown, keep alive, events */
+	struct mutex lock;
+	u16 next_cntlid;
+	/* counters (nvmet_stat_add()) */
+	u64 ctrls_created;
+	u64 ctrls;
+	u64 cmds;
+	u64 errors;
+	u64 kato_expired;
+	u64 rejects;
+	u64 queues_created;
+	u64 queues;
+	u64 reqs_inflight;
+	u8 mdts;
+	void *transport; /* rdma.c's */
+};
+
+/*
+ * Counters; release on update and acquire on read, so that whoever sees
+ * a queue counted out also sees everything its release did (a test that
+ * then destroys the device, for one).
+ */
+#define nvmet_stat_add(x, n) __atomic_fetch_add(&(x), (n), __ATOMIC_ACQ_REL)
+#define nvmet_stat_read(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+
+/* ---- core.c ---------------------------------------------------------------- */
+
+bool nvmet_req_init(struct nvmet_req *req, struct nvmet_cq *cq,
+		    struct nvmet_sq *sq, const struct nvmet_fabrics_ops *ops);
+void nvmet_req_uninit(struct nvmet_req *req);
+void nvmet_req_complete(struct nvmet_req *req, u16 status);
+bool nvmet_check_transfer_len(struct nvmet_req *req, u32 len);
+bool nvmet_check_data_len_lte(struct nvmet_req *req, u32 len);
+u16 nvmet_copy_to_req(struct nvmet_req *req, u32 off, const void *buf, u32 len);
+u16 nvmet_copy_from_req(struct nvmet_req *req, u32 off, void *buf, u32 len);
+u16 nvmet_zero_req(struct nvmet_req *req, u32 off, u32 len);
+
+void nvmet_sq_init(struct nvmet_sq *sq);
+void nvmet_sq_destroy(struct nvmet_sq *sq);
+void nvmet_cq_setup(struct nvmet_ctrl *ctrl, struct nvmet_cq *cq, u16 qid,
+		    u16 size);
+void nvmet_sq_setup(struct nvmet_ctrl *ctrl, struct nvmet_sq *sq, u16 qid,
+		    u16 size);
+
+u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
+		     const char *hostnqn, struct nvmet_req *req, u32 kato,
+		     struct nvmet_ctrl **ctrlp);
+u16 nvmet_ctrl_find_get(struct nvmet_target *t, const char *subsysnqn,
+			const char *hostnqn, u16 cntlid, struct nvmet_req *req,
+			struct nvmet_ctrl **ret);
+void nvmet_ctrl_put(struct nvmet_ctrl *ctrl);
+void nvmet_ctrl_fatal_error(struct nvmet_ctrl *ctrl);
+u16 nvmet_check_ctrl_status(struct nvmet_req *req);
+void nvmet_update_cc(struct nvmet_ctrl *ctrl, u32 new);
+void nvmet_start_keep_alive_timer(struct nvmet_ctrl *ctrl);
+void nvmet_stop_keep_alive_timer(struct nvmet_ctrl *ctrl);
+void nvmet_add_async_event(struct nvmet_ctrl *ctrl, u8 event_type,
+			   u8 event_info, u8 log_page);
+void nvmet_async_events_failall(struct nvmet_ctrl *ctrl);
+u16 nvmet_set_feat_kato(struct nvmet_req *req);
+u16 nvmet_set_feat_async_event(struct nvmet_req *req, u32 mask);
+void nvmet_get_feat_kato(struct nvmet_req *req);
+void nvmet_get_feat_async_event(struct nvmet_req *req);
+struct nvmet_ns *nvmet_find_namespace(struct nvmet_subsys *subsys, u32 nsid);
+u16 nvmet_req_find_ns(struct nvmet_req *req);
+void nvmet_set_result(struct nvmet_req *req, u32 result);
+u8 nvmet_ctrl_mdts(const struct nvmet_ctrl *ctrl);
+u32 nvmet_max_data_len(struct nvmet_req *req);
+bool nvmet_subsys_is_disc(const struct nvmet_subsys *s);
+
+/* ---- fabrics-cmd.c -------------------------------------------------------------- */
+
+u16 nvmet_parse_connect_cmd(struct nvmet_req *req);
+u16 nvmet_parse_fabrics_admin_cmd(struct nvmet_req *req);
+u16 nvmet_parse_fabrics_io_cmd(struct nvmet_req *req);
+
+/* ---- admin-cmd.c ------------------------------------------------------------------ */
+
+u16 nvmet_parse_admin_cmd(struct nvmet_req *req);
+void nvmet_execute_keep_alive(struct nvmet_req *req);
+void nvmet_execute_async_event(struct nvmet_req *req);
+void nvmet_execute_set_features_common(struct nvmet_req *req);
+void nvmet_execute_get_features(struct nvmet_req *req);
+void nvmet_id_ctrl_common(struct nvmet_ctrl *ctrl, struct nvme_id_ctrl *id);
+u32 nvmet_get_log_page_len(struct nvme_command *cmd);
+u16 nvmet_copy_log(struct nvmet_req *req, const void *buf, u32 len);
+
+/* ---- discovery.c ------------------------------------------------------------------- */
+
+u16 nvmet_parse_discovery_cmd(struct nvmet_req *req);
+u32 nvmet_disc_log_len(struct nvmet_target *t);
+
+/* ---- io-cmd.c ------------------------------------------------------------------------ */
+
+u16 nvmet_parse_io_cmd(struct nvmet_req *req);
+
+/* ---- backend.c ------------------------------------------------------------------------- */
+
+int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
+void nvmet_ns_close(struct nvmet_ns *ns);
+
+/* ---- rdma.c ------------------------------------------------------------------------------ */
+
+int nvmet_rdma_add_port(struct nvmet_port *port);
+void nvmet_rdma_remove_port(struct nvmet_port *port);
+/*
+ * Disconnect every queue and wait (bounded) until they are released;
+ * false when some never were (the caller must then not free the target).
+ */
+bool nvmet_rdma_stop(struct nvmet_target *t);
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+/* Copy @src into a fixed-size field, space padded (Identify strings). */
+static inline void nvmet_copy_padded(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len);
+
+	memcpy(dst, src, n);
+	memset(dst + n, ' ', len - n);
+}
+
+/* Copy @src into a fixed-size field, NUL padded and NUL terminated. */
+static inline void nvmet_copy_nul(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	memset(dst + n, 0, len - n);
+}
+
+#endif /* RDMARW_NVMET_INT_H */

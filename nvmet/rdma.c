@@ -1,0 +1,1493 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RDMA transport (the kernel's drivers/nvme/target/rdma.c), on the
+ * kernel-style rdma_cm and R/W API of rdmarw.
+ *
+ * One rdma_cm id, RC QP and CQ per NVMe queue.  The CQ is thread-polled:
+ * every completion of a queue runs on its CQ's thread, where a command is
+ * parsed, its data fetched, executed on the (synchronous) backend and
+ * answered:
+ *
+ *   host WRITE: rdma_rw_ctx_init(DMA_FROM_DEVICE), posted with read_cqe;
+ *               read_done: the backend write, then the response SEND
+ *   host READ:  the backend read, then rdma_rw_ctx_init(DMA_TO_DEVICE),
+ *               posted with the response SEND as chain_wr (one post)
+ *   no data or in-capsule data: execute, then the response SEND
+ *
+ * The response is a SEND_WITH_INV of the host's rkey when its descriptor
+ * asked for invalidation (0x4F) and the device can.
+ *
+ * Send Queue credits: sq_wr_avail starts at the QP's Send Queue depth less
+ * one (the drain marker's); a post takes the WQEs rdma_rw_ctx_init()
+ * announced (plus one for a SEND) and its completion gives them back.  A
+ * request that finds too few credits, or -EAGAIN from rdma_rw_ctx_init()
+ * (MR pool empty), waits on rsp_wr_wait_list and is retried, in order,
+ * whenever a completion returns credits or MRs.
+ *
+ * Teardown (disconnect, keep-alive expiry, device removal, target stop):
+ * the queue goes DISCONNECTING under its state lock, after which nothing
+ * is posted on it; the release work disconnects, drains the QP (every
+ * completion delivered), fails what is left, waits until every request
+ * of the queue is released, and only then frees the QP, the CQ, the id
+ * and the queue.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <rdmarw/rdma_cm.h>
+#include <rdmarw/rw.h>
+#ifdef RDMARW_HAVE_IBV
+#include <rdmarw/ibv.h>
+#endif
+
+#include "nvmet_int.h"
+
+#define NVMET_RDMA_RELEASE_WAIT_MS 20000 /* bound on a queue's release */
+#define NVMET_RDMA_STOP_WAIT_MS 30000 /* bound on the target's stop */
+
+enum nvmet_rdma_queue_state {
+	NVMET_RDMA_Q_CONNECTING,
+	NVMET_RDMA_Q_LIVE,
+	NVMET_RDMA_Q_DISCONNECTING,
+};
+
+struct nvmet_rdma_device {
+	struct ib_device *device;
+	struct ib_pd *pd;
+	struct kref ref;
+	struct list_head entry;
+	struct nvmet_rdma_transport *tr;
+	u8 mdts;
+	bool send_inv; /* SEND_WITH_INV is available */
+};
+
+struct nvmet_rdma_cmd {
+	struct ib_sge sge;
+	struct ib_cqe cqe;
+	struct ib_recv_wr wr;
+	struct nvme_command *nvme_cmd; /* the capsule, then in-capsule data */
+	u32 byte_len; /* what arrived */
+	struct nvmet_rdma_queue *queue;
+};
+
+struct nvmet_rdma_rsp {
+	struct ib_sge send_sge;
+	struct ib_cqe send_cqe;
+	struct ib_send_wr send_wr;
+	struct ib_cqe read_cqe;
+	struct nvmet_rdma_cmd *cmd;
+	struct nvmet_rdma_queue *queue;
+	struct rdma_rw_ctx rw;
+	int n_rdma; /* WQEs of the live R/W context; 0: none */
+	enum dma_data_direction dir;
+	int credits; /* Send Queue credits held */
+	bool keyed;
+	bool invalidate;
+	bool allocated; /* beyond the queue's array */
+	bool posted_send;
+	u32 invalidate_rkey;
+	u64 remote_addr;
+	u32 rkey;
+	void *data; /* keyed data buffer */
+	struct scatterlist *sgl;
+	u32 sg_cnt;
+	struct list_head wait_list; /* rsp_wr_wait_list, rsp_wait_list */
+	struct list_head free_list;
+	bool fetching; /* waits to fetch (else to respond) */
+	struct nvmet_req req;
+	struct nvme_completion cqe;
+};
+
+/* What an rdma_cm id's context points to: a listener's, or a queue's. */
+enum nvmet_rdma_ctx_kind {
+	NVMET_RDMA_CTX_LISTENER = 0x4c49, /* children inherit it */
+	NVMET_RDMA_CTX_QUEUE = 0x5155,
+};
+
+struct nvmet_rdma_queue {
+	enum nvmet_rdma_ctx_kind kind; /* first: the id's context */
+	struct rdma_cm_id *cm_id;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	struct nvmet_port *port;
+	struct nvmet_rdma_transport *tr;
+	struct nvmet_rdma_device *dev;
+	atomic_t sq_wr_avail;
+	spinlock_t state_lock; /* state; held across every post */
+	enum nvmet_rdma_queue_state state;
+	struct nvmet_cq nvme_cq;
+	struct nvmet_sq nvme_sq;
+	struct nvmet_rdma_rsp *rsps;
+	struct list_head free_rsps;
+	spinlock_t rsps_lock;
+	struct nvmet_rdma_cmd *cmds;
+	void *cmd_bufs;
+	u32 cmd_buf_size;
+	u32 inline_data_size;
+	struct work_struct release_work;
+	struct list_head rsp_wait_list; /* commands before ESTABLISHED */
+	struct list_head rsp_wr_wait_list; /* waiting for credits or MRs */
+	spinlock_t rsp_wr_wait_lock;
+	atomic_t inflight; /* rsps taken and not yet put */
+	u16 host_qid;
+	int recv_queue_size;
+	int send_queue_size;
+	struct list_head queue_list;
+};
+
+struct nvmet_rdma_transport {
+	enum nvmet_rdma_ctx_kind kind; /* first: the listener's context */
+	struct nvmet_target *tgt;
+	struct rdma_cm_id *listen_id;
+	struct mutex lock; /* queue_list, dev_list, listen_id, stopping */
+	struct list_head queue_list;
+	struct list_head dev_list;
+	bool stopping;
+};
+
+static const struct nvmet_fabrics_ops nvmet_rdma_ops;
+
+static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue);
+static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue);
+static void nvmet_rdma_handle_command(struct nvmet_rdma_queue *queue,
+				      struct nvmet_rdma_rsp *rsp);
+
+static void nvmet_rdma_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- devices ------------------------------------------------------------------- */
+
+/*
+ * MDTS for a device: the largest transfer (up to the port's limit) whose
+ * contexts, one per Send Queue entry of the deepest queue, fit the
+ * device's Send Queue with rdma_rw_mr_factor() MRs (or READ WRs) each.
+ */
+static u8 nvmet_rdma_pick_mdts(struct ib_device *dev, u32 port_num,
+			       struct nvmet_port *port)
+{
+	u32 qsize = port->max_queue_size;
+	int mdts;
+
+	for (mdts = port->mdts_max; mdts > 0; mdts--) {
+		unsigned int factor =
+			rdma_rw_mr_factor(dev, port_num, 1u << mdts);
+		unsigned int wrs;
+
+		if (!factor)
+			continue;
+		wrs = rdma_rw_max_send_wr(dev, port_num, qsize * factor, 0);
+		if (wrs && (u64)wrs + qsize + 1 <= (u64)dev->attrs.max_qp_wr)
+			break;
+	}
+	return (u8)mdts;
+}
+
+static struct nvmet_rdma_device *
+nvmet_rdma_find_get_device(struct nvmet_rdma_transport *tr,
+			   struct rdma_cm_id *cm_id)
+{
+	struct nvmet_rdma_device *ndev;
+
+	mutex_lock(&tr->lock);
+	list_for_each_entry(ndev, &tr->dev_list, entry)
+	{
+		if (ndev->device == cm_id->device &&
+		    kref_get_unless_zero(&ndev->ref)) {
+			mutex_unlock(&tr->lock);
+			return ndev;
+		}
+	}
+	ndev = calloc(1, sizeof(*ndev));
+	if (!ndev)
+		goto out;
+	ndev->device = cm_id->device;
+	ndev->tr = tr;
+	ndev->pd = ib_alloc_pd(ndev->device, 0);
+	if (IS_ERR(ndev->pd)) {
+		free(ndev);
+		ndev = NULL;
+		goto out;
+	}
+	ndev->mdts = nvmet_rdma_pick_mdts(ndev->device, cm_id->port_num,
+					  &tr->tgt->port);
+	ndev->send_inv = ndev->device->attrs.device_cap_flags &
+			 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	WRITE_ONCE(tr->tgt->mdts, ndev->mdts);
+	kref_init(&ndev->ref);
+	list_add(&ndev->entry, &tr->dev_list);
+	nvmet_log("device %s: mdts %u (%u KiB)", ndev->device->name, ndev->mdts,
+		  4u << ndev->mdts);
+out:
+	mutex_unlock(&tr->lock);
+	return ndev;
+}
+
+static void nvmet_rdma_free_dev(struct kref *ref)
+{
+	struct nvmet_rdma_device *ndev =
+		container_of(ref, struct nvmet_rdma_device, ref);
+
+	list_del(&ndev->entry);
+	if (ib_dealloc_pd(ndev->pd))
+		nvmet_err("device %s: PD still busy", ndev->device->name);
+	free(ndev);
+}
+
+static void nvmet_rdma_put_device(struct nvmet_rdma_device *ndev)
+{
+	struct nvmet_rdma_transport *tr = ndev->tr;
+
+	mutex_lock(&tr->lock);
+	kref_put(&ndev->ref, nvmet_rdma_free_dev);
+	mutex_unlock(&tr->lock);
+}
+
+/*
+ * On a libibverbs device, memory reached through the local DMA key is
+ * registered on demand and must be forgotten before it is freed (ibv.h);
+ * the queue's long-lived buffers are declared up front instead.
+ */
+static void nvmet_rdma_declare(struct nvmet_rdma_device *ndev, void *p,
+			       size_t len)
+{
+#ifdef RDMARW_HAVE_IBV
+	if (p && len && rdmarw_ibv_is_ibv(ndev->device))
+		rdmarw_ibv_declare(ndev->pd, p, len);
+#endif
+}
+
+static void nvmet_rdma_forget(struct nvmet_rdma_device *ndev, const void *p,
+			      size_t len)
+{
+#ifdef RDMARW_HAVE_IBV
+	if (p && len && rdmarw_ibv_is_ibv(ndev->device))
+		rdmarw_ibv_forget(ndev->pd, p, len);
+#endif
+}
+
+/* ---- receives ---------------------------------------------------------------------- */
+
+/* Post @cmd's receive, unless the queue is going away (state_lock held). */
+static int nvmet_rdma_post_recv_locked(struct nvmet_rdma_cmd *cmd)
+{
+	if (cmd->queue->state == NVMET_RDMA_Q_DISCONNECTING)
+		return -ESHUTDOWN;
+	return ib_post_recv(cmd->queue->qp, &cmd->wr, NULL);
+}
+
+static int nvmet_rdma_post_recv(struct nvmet_rdma_cmd *cmd)
+{
+	struct nvmet_rdma_queue *queue = cmd->queue;
+	int ret;
+
+	spin_lock(&queue->state_lock);
+	ret = nvmet_rdma_post_recv_locked(cmd);
+	spin_unlock(&queue->state_lock);
+	return ret;
+}
+
+static void nvmet_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static int nvmet_rdma_alloc_cmds(struct nvmet_rdma_queue *queue)
+{
+	int i;
+
+	queue->cmd_buf_size = (u32)ALIGN(
+		sizeof(struct nvme_command) + queue->inline_data_size, 64);
+	queue->cmds =
+		calloc((size_t)queue->recv_queue_size, sizeof(*queue->cmds));
+	queue->cmd_bufs =
+		aligned_alloc(64, (size_t)queue->cmd_buf_size *
+					  (size_t)queue->recv_queue_size);
+	if (!queue->cmds || !queue->cmd_bufs)
+		return -ENOMEM;
+	nvmet_rdma_declare(queue->dev, queue->cmd_bufs,
+			   (size_t)queue->cmd_buf_size *
+				   (size_t)queue->recv_queue_size);
+	for (i = 0; i < queue->recv_queue_size; i++) {
+		struct nvmet_rdma_cmd *c = &queue->cmds[i];
+
+		c->queue = queue;
+		c->nvme_cmd =
+			(struct nvme_command *)((char *)queue->cmd_bufs +
+						(size_t)i *
+							queue->cmd_buf_size);
+		c->sge.addr = (u64)(uintptr_t)c->nvme_cmd;
+		c->sge.length = queue->cmd_buf_size;
+		c->sge.lkey = queue->dev->pd->local_dma_lkey;
+		c->cqe.done = nvmet_rdma_recv_done;
+		c->wr.wr_cqe = &c->cqe;
+		c->wr.sg_list = &c->sge;
+		c->wr.num_sge = 1;
+	}
+	return 0;
+}
+
+/* ---- responses ---------------------------------------------------------------------- */
+
+static void nvmet_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc);
+static void nvmet_rdma_read_data_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static void nvmet_rdma_init_rsp(struct nvmet_rdma_queue *queue,
+				struct nvmet_rdma_rsp *r)
+{
+	r->queue = queue;
+	r->req.cqe = &r->cqe;
+	r->send_sge.addr = (u64)(uintptr_t)&r->cqe;
+	r->send_sge.length = sizeof(r->cqe);
+	r->send_sge.lkey = queue->dev->pd->local_dma_lkey;
+	r->send_cqe.done = nvmet_rdma_send_done;
+	r->read_cqe.done = nvmet_rdma_read_data_done;
+	INIT_LIST_HEAD(&r->wait_list);
+}
+
+static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue)
+{
+	int i, nr = queue->recv_queue_size;
+
+	queue->rsps = calloc((size_t)nr, sizeof(*queue->rsps));
+	if (!queue->rsps)
+		return -ENOMEM;
+	nvmet_rdma_declare(queue->dev, queue->rsps,
+			   (size_t)nr * sizeof(*queue->rsps));
+	for (i = 0; i < nr; i++) {
+		nvmet_rdma_init_rsp(queue, &queue->rsps[i]);
+		list_add_tail(&queue->rsps[i].free_list, &queue->free_rsps);
+	}
+	return 0;
+}
+
+/*
+ * A response slot for a command.  There is one per receive, so the list
+ * only runs dry when a host sends more than the queue's depth; the kernel
+ * then allocates, and so does this.
+ */
+static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_rsp *rsp = NULL;
+
+	spin_lock(&queue->rsps_lock);
+	if (!list_empty(&queue->free_rsps)) {
+		rsp = list_first_entry(&queue->free_rsps, struct nvmet_rdma_rsp,
+				       free_list);
+		list_del(&rsp->free_list);
+	}
+	spin_unlock(&queue->rsps_lock);
+	if (unlikely(!rsp)) {
+		rsp = calloc(1, sizeof(*rsp));
+		if (!rsp)
+			return NULL;
+		nvmet_rdma_init_rsp(queue, rsp);
+		rsp->allocated = true;
+	}
+	rsp->n_rdma = 0;
+	rsp->credits = 0;
+	rsp->keyed = false;
+	rsp->invalidate = false;
+	rsp->posted_send = false;
+	rsp->fetching = false;
+	rsp->data = NULL;
+	rsp->sgl = NULL;
+	rsp->sg_cnt = 0;
+	rsp->req.buf = NULL;
+	rsp->req.data_len = 0;
+	atomic_inc(&queue->inflight);
+	nvmet_stat_add(queue->tr->tgt->reqs_inflight, 1);
+	return rsp;
+}
+
+static void nvmet_rdma_put_rsp(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+
+	if (unlikely(rsp->allocated)) {
+		nvmet_rdma_forget(queue->dev, rsp, sizeof(*rsp));
+		free(rsp);
+	} else {
+		spin_lock(&queue->rsps_lock);
+		list_add_tail(&rsp->free_list, &queue->free_rsps);
+		spin_unlock(&queue->rsps_lock);
+	}
+	nvmet_stat_add(queue->tr->tgt->reqs_inflight, (u64)-1);
+	atomic_dec(&queue->inflight);
+}
+
+static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+
+	if (!rsp->n_rdma)
+		return;
+	rdma_rw_ctx_destroy(&rsp->rw, queue->qp, queue->cm_id->port_num,
+			    rsp->sgl, rsp->sg_cnt, rsp->dir);
+	rsp->n_rdma = 0;
+}
+
+static void nvmet_rdma_free_data(struct nvmet_rdma_rsp *rsp)
+{
+	nvmet_rdma_forget(rsp->queue->dev, rsp->data,
+			  (size_t)rsp->sg_cnt * PAGE_SIZE);
+	free(rsp->sgl);
+	free(rsp->data);
+	rsp->sgl = NULL;
+	rsp->data = NULL;
+	rsp->sg_cnt = 0;
+}
+
+/*
+ * The end of a request: credits back, the R/W context and the data
+ * freed, the receive posted again, the slot returned; then whoever waits
+ * for credits or MRs is retried.
+ */
+static void nvmet_rdma_release_rsp(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+	struct nvmet_rdma_cmd *cmd = rsp->cmd;
+
+	if (rsp->credits)
+		atomic_add(rsp->credits, &queue->sq_wr_avail);
+	rsp->credits = 0;
+	nvmet_rdma_destroy_ctx(rsp);
+	nvmet_rdma_free_data(rsp);
+	nvmet_req_uninit(&rsp->req);
+	nvmet_rdma_post_recv(cmd);
+	nvmet_rdma_put_rsp(rsp);
+	nvmet_rdma_process_wr_wait_list(queue);
+}
+
+/* Take @n credits; false (nothing taken) when the Send Queue lacks them. */
+static bool nvmet_rdma_take_credits(struct nvmet_rdma_rsp *rsp, int n)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+
+	if (atomic_sub_return(n, &queue->sq_wr_avail) < 0) {
+		atomic_add(n, &queue->sq_wr_avail);
+		return false;
+	}
+	rsp->credits += n;
+	return true;
+}
+
+static void nvmet_rdma_put_credits(struct nvmet_rdma_rsp *rsp, int n)
+{
+	atomic_add(n, &rsp->queue->sq_wr_avail);
+	rsp->credits -= n;
+}
+
+enum nvmet_rdma_try {
+	NVMET_RDMA_DONE, /* posted, or finished otherwise */
+	NVMET_RDMA_WAIT, /* out of credits or MRs: retry later */
+};
+
+/*
+ * Send the response of @rsp: after its data (RDMA WRITEs, chained before
+ * the SEND, one post) when the command read from the namespace.
+ */
+static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+	u32 port_num = queue->cm_id->port_num;
+	int ret, need;
+
+	if (rsp->req.data_to_host && rsp->keyed && rsp->req.data_len &&
+	    !rsp->n_rdma) {
+		ret = rdma_rw_ctx_init(&rsp->rw, queue->qp, port_num, rsp->sgl,
+				       rsp->sg_cnt, 0, rsp->remote_addr,
+				       rsp->rkey, DMA_TO_DEVICE);
+		if (ret == -EAGAIN)
+			return NVMET_RDMA_WAIT;
+		if (ret < 0) {
+			nvmet_err("q%u: rdma_rw_ctx_init(WRITE): %d",
+				  queue->host_qid, ret);
+			rsp->req.data_to_host = false;
+			rsp->cqe.status = cpu_to_le16(NVME_SC_INTERNAL << 1);
+			nvmet_stat_add(queue->tr->tgt->errors, 1);
+		} else {
+			rsp->n_rdma = ret;
+			rsp->dir = DMA_TO_DEVICE;
+		}
+	}
+	need = 1 + rsp->n_rdma;
+	if (!nvmet_rdma_take_credits(rsp, need))
+		return NVMET_RDMA_WAIT;
+
+	memset(&rsp->send_wr, 0, sizeof(rsp->send_wr));
+	rsp->send_wr.wr_cqe = &rsp->send_cqe;
+	rsp->send_wr.sg_list = &rsp->send_sge;
+	rsp->send_wr.num_sge = 1;
+	rsp->send_wr.send_flags = IB_SEND_SIGNALED;
+	if (rsp->invalidate && queue->dev->send_inv) {
+		rsp->send_wr.opcode = IB_WR_SEND_WITH_INV;
+		rsp->send_wr.ex.invalidate_rkey = rsp->invalidate_rkey;
+	} else {
+		rsp->send_wr.opcode = IB_WR_SEND;
+	}
+
+	spin_lock(&queue->state_lock);
+	if (queue->state != NVMET_RDMA_Q_LIVE)
+		ret = -ESHUTDOWN;
+	else if (rsp->n_rdma)
+		ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num, NULL,
+				       &rsp->send_wr);
+	else
+		ret = ib_post_send(queue->qp, &rsp->send_wr, NULL);
+	if (!ret)
+		rsp->posted_send = true;
+	spin_unlock(&queue->state_lock);
+	if (ret) {
+		if (ret != -ESHUTDOWN)
+			nvmet_err("q%u: sending a response failed: %d",
+				  queue->host_qid, ret);
+		nvmet_rdma_put_credits(rsp, need);
+		nvmet_rdma_release_rsp(rsp);
+	}
+	return NVMET_RDMA_DONE;
+}
+
+/* Fetch a host write's data: RDMA READ into the request's buffer. */
+static enum nvmet_rdma_try nvmet_rdma_try_fetch(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+	u32 port_num = queue->cm_id->port_num;
+	int ret;
+
+	if (!rsp->n_rdma) {
+		ret = rdma_rw_ctx_init(&rsp->rw, queue->qp, port_num, rsp->sgl,
+				       rsp->sg_cnt, 0, rsp->remote_addr,
+				       rsp->rkey, DMA_FROM_DEVICE);
+		if (ret == -EAGAIN)
+			return NVMET_RDMA_WAIT;
+		if (ret < 0) {
+			nvmet_err("q%u: rdma_rw_ctx_init(READ): %d",
+				  queue->host_qid, ret);
+			nvmet_req_complete(&rsp->req, NVME_SC_INTERNAL);
+			return NVMET_RDMA_DONE;
+		}
+		rsp->n_rdma = ret;
+		rsp->dir = DMA_FROM_DEVICE;
+	}
+	if (!nvmet_rdma_take_credits(rsp, rsp->n_rdma))
+		return NVMET_RDMA_WAIT;
+	spin_lock(&queue->state_lock);
+	if (queue->state != NVMET_RDMA_Q_LIVE)
+		ret = -ESHUTDOWN;
+	else
+		ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num,
+				       &rsp->read_cqe, NULL);
+	spin_unlock(&queue->state_lock);
+	if (ret) {
+		nvmet_rdma_put_credits(rsp, rsp->n_rdma);
+		nvmet_rdma_destroy_ctx(rsp);
+		if (ret == -ESHUTDOWN)
+			nvmet_rdma_release_rsp(rsp);
+		else
+			nvmet_req_complete(&rsp->req, NVME_SC_DATA_XFER_ERROR);
+	}
+	return NVMET_RDMA_DONE;
+}
+
+static enum nvmet_rdma_try nvmet_rdma_try(struct nvmet_rdma_rsp *rsp)
+{
+	return rsp->fetching ? nvmet_rdma_try_fetch(rsp) :
+			       nvmet_rdma_try_respond(rsp);
+}
+
+/*
+ * Run @rsp's next step now, or queue it behind those already waiting (in
+ * order: a request never overtakes one that waits).
+ */
+static void nvmet_rdma_run_or_wait(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+	bool waiting;
+
+	spin_lock(&queue->rsp_wr_wait_lock);
+	waiting = !list_empty(&queue->rsp_wr_wait_list);
+	if (waiting)
+		list_add_tail(&rsp->wait_list, &queue->rsp_wr_wait_list);
+	spin_unlock(&queue->rsp_wr_wait_lock);
+	if (waiting) {
+		nvmet_rdma_process_wr_wait_list(queue);
+		return;
+	}
+	if (nvmet_rdma_try(rsp) == NVMET_RDMA_WAIT) {
+		spin_lock(&queue->rsp_wr_wait_lock);
+		list_add_tail(&rsp->wait_list, &queue->rsp_wr_wait_list);
+		spin_unlock(&queue->rsp_wr_wait_lock);
+		/* credits may have come back in between */
+		nvmet_rdma_process_wr_wait_list(queue);
+	}
+}
+
+static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_rsp *rsp;
+
+	for (;;) {
+		spin_lock(&queue->rsp_wr_wait_lock);
+		if (list_empty(&queue->rsp_wr_wait_list) ||
+		    READ_ONCE(queue->state) != NVMET_RDMA_Q_LIVE) {
+			spin_unlock(&queue->rsp_wr_wait_lock);
+			return;
+		}
+		rsp = list_first_entry(&queue->rsp_wr_wait_list,
+				       struct nvmet_rdma_rsp, wait_list);
+		list_del_init(&rsp->wait_list);
+		spin_unlock(&queue->rsp_wr_wait_lock);
+		if (nvmet_rdma_try(rsp) == NVMET_RDMA_WAIT) {
+			spin_lock(&queue->rsp_wr_wait_lock);
+			list_add(&rsp->wait_list, &queue->rsp_wr_wait_list);
+			spin_unlock(&queue->rsp_wr_wait_lock);
+			return;
+		}
+	}
+}
+
+/* The core's queue_response: the CQE is filled in. */
+static void nvmet_rdma_queue_response(struct nvmet_req *req)
+{
+	struct nvmet_rdma_rsp *rsp =
+		container_of(req, struct nvmet_rdma_rsp, req);
+
+	rsp->fetching = false;
+	/* a failed command sends no data: no WRITE context */
+	if (!req->data_to_host)
+		nvmet_rdma_destroy_ctx(rsp);
+	nvmet_rdma_run_or_wait(rsp);
+}
+
+static void nvmet_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nvmet_rdma_rsp *rsp =
+		container_of(wc->wr_cqe, struct nvmet_rdma_rsp, send_cqe);
+	struct nvmet_rdma_queue *queue = rsp->queue;
+
+	nvmet_rdma_release_rsp(rsp);
+	if (unlikely(wc->status != IB_WC_SUCCESS &&
+		     wc->status != IB_WC_WR_FLUSH_ERR)) {
+		nvmet_err("q%u: response SEND failed: %s", queue->host_qid,
+			  ib_wc_status_msg(wc->status));
+		nvmet_rdma_queue_disconnect(queue);
+	}
+}
+
+static void nvmet_rdma_read_data_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nvmet_rdma_rsp *rsp =
+		container_of(wc->wr_cqe, struct nvmet_rdma_rsp, read_cqe);
+	struct nvmet_rdma_queue *queue = rsp->queue;
+
+	nvmet_rdma_put_credits(rsp, rsp->n_rdma);
+	nvmet_rdma_destroy_ctx(rsp);
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status == IB_WC_WR_FLUSH_ERR) {
+			nvmet_rdma_release_rsp(rsp);
+			return;
+		}
+		/*
+		 * A bad rkey or a host gone mid-transfer: the QP is in
+		 * error, so the status most likely never arrives; the queue
+		 * is torn down either way.
+		 */
+		nvmet_err("q%u: RDMA READ failed: %s", queue->host_qid,
+			  ib_wc_status_msg(wc->status));
+		nvmet_rdma_queue_disconnect(queue);
+		nvmet_req_complete(&rsp->req, NVME_SC_DATA_XFER_ERROR);
+		return;
+	}
+	nvmet_rdma_process_wr_wait_list(queue);
+	rsp->req.execute(&rsp->req);
+}
+
+/* ---- commands ------------------------------------------------------------------------ */
+
+static u16 nvmet_rdma_map_sgl_inline(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvme_sgl_desc *sgl = &rsp->req.cmd->common.dptr.sgl;
+	u64 off = le64_to_cpu(sgl->addr);
+	u32 len = le32_to_cpu(sgl->length);
+	u32 avail = rsp->cmd->byte_len - (u32)sizeof(struct nvme_command);
+
+	if (!nvme_opcode_is_write(rsp->req.cmd->common.opcode)) {
+		rsp->req.error_loc = offsetof(struct nvme_common_command, dptr);
+		return NVME_SC_INVALID_FIELD | NVME_SC_DNR;
+	}
+	if (off > rsp->queue->inline_data_size ||
+	    len > rsp->queue->inline_data_size - off) {
+		rsp->req.error_loc = offsetof(struct nvme_common_command, dptr);
+		return NVME_SC_SGL_INVALID_OFFSET | NVME_SC_DNR;
+	}
+	/* the capsule must hold what the descriptor says it holds */
+	if (off > avail || len > avail - off) {
+		rsp->req.error_loc = offsetof(struct nvme_common_command, dptr);
+		return NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR;
+	}
+	if (!len)
+		return 0;
+	rsp->req.buf = (char *)(rsp->req.cmd + 1) + off;
+	rsp->req.data_len = len;
+	return 0;
+}
+
+static u16 nvmet_rdma_map_sgl_keyed(struct nvmet_rdma_rsp *rsp, bool inv)
+{
+	struct nvme_keyed_sgl_desc *sgl = &rsp->req.cmd->common.dptr.ksgl;
+	u32 len = nvme_get_le24(sgl->length);
+	u32 i, nents, max = (u32)PAGE_SIZE << rsp->queue->dev->mdts;
+
+	rsp->keyed = true;
+	rsp->remote_addr = le64_to_cpu(sgl->addr);
+	rsp->rkey = nvme_get_le32(sgl->key);
+	if (!len)
+		return 0;
+	if (len > max) {
+		nvmet_log("q%u: %u bytes over MDTS (%u)", rsp->queue->host_qid,
+			  len, max);
+		rsp->req.error_loc = offsetof(struct nvme_common_command, dptr);
+		return NVME_SC_INVALID_FIELD | NVME_SC_DNR;
+	}
+	/* separate page entries over one buffer, as sgl_alloc() gives */
+	nents = DIV_ROUND_UP(len, (u32)PAGE_SIZE);
+	rsp->data = aligned_alloc(PAGE_SIZE, (size_t)nents * PAGE_SIZE);
+	rsp->sgl = calloc(nents, sizeof(*rsp->sgl));
+	if (!rsp->data || !rsp->sgl) {
+		nvmet_rdma_free_data(rsp);
+		return NVME_SC_INTERNAL;
+	}
+	sg_init_table(rsp->sgl, nents);
+	for (i = 0; i < nents; i++) {
+		u32 n = min_t(u32, len - i * (u32)PAGE_SIZE, (u32)PAGE_SIZE);
+
+		sg_set_buf(&rsp->sgl[i], (char *)rsp->data + i * PAGE_SIZE, n);
+	}
+	rsp->sg_cnt = nents;
+	rsp->req.buf = rsp->data;
+	rsp->req.data_len = len;
+	/*
+	 * Only a command whose data is mapped answers with SEND_WITH_INV, as
+	 * nvmet does: a refused one (no data, over MDTS, no memory) may name a
+	 * key the host never registered.
+	 */
+	if (inv) {
+		rsp->invalidate = true;
+		rsp->invalidate_rkey = rsp->rkey;
+	}
+	return 0;
+}
+
+static u16 nvmet_rdma_map_sgl(struct nvmet_rdma_rsp *rsp)
+{
+	u8 type = rsp->req.cmd->common.dptr.sgl.type;
+
+	switch (type >> 4) {
+	case NVME_SGL_FMT_DATA_DESC:
+		switch (type & 0x0f) {
+		case NVME_SGL_FMT_OFFSET:
+			return nvmet_rdma_map_sgl_inline(rsp);
+		default:
+			nvmet_log("q%u: invalid in-capsule SGL subtype %#x",
+				  rsp->queue->host_qid, type);
+			rsp->req.error_loc =
+				offsetof(struct nvme_common_command, dptr);
+			return NVME_SC_INVALID_FIELD | NVME_SC_DNR;
+		}
+	case NVME_KEY_SGL_FMT_DATA_DESC:
+		switch (type & 0x0f) {
+		case NVME_SGL_FMT_ADDRESS | NVME_SGL_FMT_INVALIDATE:
+			return nvmet_rdma_map_sgl_keyed(rsp, true);
+		case NVME_SGL_FMT_ADDRESS:
+			return nvmet_rdma_map_sgl_keyed(rsp, false);
+		default:
+			nvmet_log("q%u: invalid keyed SGL subtype %#x",
+				  rsp->queue->host_qid, type);
+			rsp->req.error_loc =
+				offsetof(struct nvme_common_command, dptr);
+			return NVME_SC_INVALID_FIELD | NVME_SC_DNR;
+		}
+	default:
+		nvmet_log("q%u: invalid SGL type %#x", rsp->queue->host_qid,
+			  type);
+		rsp->req.error_loc = offsetof(struct nvme_common_command, dptr);
+		return NVME_SC_SGL_INVALID_TYPE | NVME_SC_DNR;
+	}
+}
+
+static void nvmet_rdma_handle_command(struct nvmet_rdma_queue *queue,
+				      struct nvmet_rdma_rsp *rsp)
+{
+	u16 status;
+
+	if (!nvmet_req_init(&rsp->req, &queue->nvme_cq, &queue->nvme_sq,
+			    &nvmet_rdma_ops))
+		return;
+	status = nvmet_rdma_map_sgl(rsp);
+	if (status) {
+		nvmet_req_complete(&rsp->req, status);
+		return;
+	}
+	if (rsp->keyed && rsp->req.data_len &&
+	    nvme_opcode_is_write(rsp->req.cmd->common.opcode)) {
+		rsp->fetching = true;
+		nvmet_rdma_run_or_wait(rsp);
+		return;
+	}
+	rsp->req.execute(&rsp->req);
+}
+
+/*
+ * A capsule too short for its SQE: answered with Invalid Field when it
+ * holds a command id to answer to, else the queue is torn down.
+ */
+static bool nvmet_rdma_short_capsule(struct nvmet_rdma_queue *queue,
+				     struct nvmet_rdma_rsp *rsp, u32 len)
+{
+	nvmet_log("q%u: capsule of %u bytes (an SQE is 64)", queue->host_qid,
+		  len);
+	if (len < 4 || !queue->nvme_sq.ctrl)
+		return false;
+	memset((char *)rsp->cmd->nvme_cmd + len, 0,
+	       sizeof(struct nvme_command) - len);
+	memset(&rsp->cqe, 0, sizeof(rsp->cqe));
+	rsp->req.cq = &queue->nvme_cq;
+	rsp->req.sq = &queue->nvme_sq;
+	rsp->req.ops = &nvmet_rdma_ops;
+	rsp->req.data_to_host = false;
+	nvmet_stat_add(queue->tr->tgt->cmds, 1);
+	nvmet_req_complete(&rsp->req, NVME_SC_INVALID_FIELD | NVME_SC_DNR);
+	return true;
+}
+
+static void nvmet_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nvmet_rdma_cmd *cmd =
+		container_of(wc->wr_cqe, struct nvmet_rdma_cmd, cqe);
+	struct nvmet_rdma_queue *queue = cmd->queue;
+	struct nvmet_rdma_rsp *rsp;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			nvmet_err("q%u: receive failed: %s", queue->host_qid,
+				  ib_wc_status_msg(wc->status));
+			nvmet_rdma_queue_disconnect(queue);
+		}
+		return;
+	}
+	cmd->byte_len = wc->byte_len;
+	rsp = nvmet_rdma_get_rsp(queue);
+	if (unlikely(!rsp)) {
+		nvmet_err("q%u: no memory for a command", queue->host_qid);
+		nvmet_rdma_queue_disconnect(queue);
+		return;
+	}
+	rsp->cmd = cmd;
+	rsp->req.cmd = cmd->nvme_cmd;
+	rsp->req.port = queue->port;
+	rsp->req.cqe = &rsp->cqe;
+
+	if (unlikely(wc->byte_len < sizeof(struct nvme_command))) {
+		if (!nvmet_rdma_short_capsule(queue, rsp, wc->byte_len)) {
+			nvmet_rdma_queue_disconnect(queue);
+			nvmet_rdma_release_rsp(rsp);
+		}
+		return;
+	}
+
+	spin_lock(&queue->state_lock);
+	if (queue->state == NVMET_RDMA_Q_CONNECTING) {
+		/* the host's Connect can beat our ESTABLISHED */
+		list_add_tail(&rsp->wait_list, &queue->rsp_wait_list);
+		spin_unlock(&queue->state_lock);
+		return;
+	}
+	if (queue->state != NVMET_RDMA_Q_LIVE) {
+		spin_unlock(&queue->state_lock);
+		nvmet_rdma_release_rsp(rsp);
+		return;
+	}
+	spin_unlock(&queue->state_lock);
+	nvmet_rdma_handle_command(queue, rsp);
+}
+
+/* ---- queues ---------------------------------------------------------------------------- */
+
+static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_rsp *rsp, *tmp;
+
+	if (queue->qp)
+		rdma_destroy_qp(queue->cm_id);
+	queue->qp = NULL;
+	if (queue->cq && ib_free_cq(queue->cq))
+		nvmet_err("q%u: CQ still busy", queue->host_qid);
+	queue->cq = NULL;
+	list_for_each_entry_safe(rsp, tmp, &queue->free_rsps, free_list)
+		list_del(&rsp->free_list);
+	if (queue->dev) {
+		nvmet_rdma_forget(queue->dev, queue->rsps,
+				  (size_t)queue->recv_queue_size *
+					  sizeof(*queue->rsps));
+		nvmet_rdma_forget(queue->dev, queue->cmd_bufs,
+				  (size_t)queue->cmd_buf_size *
+					  (size_t)queue->recv_queue_size);
+	}
+	free(queue->rsps);
+	free(queue->cmds);
+	free(queue->cmd_bufs);
+	if (queue->dev)
+		nvmet_rdma_put_device(queue->dev);
+	free(queue);
+}
+
+/* Release what waits (credits, or ESTABLISHED) on a dead queue. */
+static void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_rsp *rsp;
+	LIST_HEAD(list);
+
+	spin_lock(&queue->rsp_wr_wait_lock);
+	list_splice_init(&queue->rsp_wr_wait_list, &list);
+	spin_unlock(&queue->rsp_wr_wait_lock);
+	spin_lock(&queue->state_lock);
+	list_splice_tail_init(&queue->rsp_wait_list, &list);
+	spin_unlock(&queue->state_lock);
+	while (!list_empty(&list)) {
+		rsp = list_first_entry(&list, struct nvmet_rdma_rsp, wait_list);
+		list_del_init(&rsp->wait_list);
+		nvmet_rdma_release_rsp(rsp);
+	}
+}
+
+static void nvmet_rdma_release_queue_work(struct work_struct *w)
+{
+	struct nvmet_rdma_queue *queue =
+		container_of(w, struct nvmet_rdma_queue, release_work);
+	struct nvmet_rdma_transport *tr = queue->tr;
+	struct nvmet_target *t = tr->tgt;
+	int waited = 0;
+
+	nvmet_log("q%u: releasing", queue->host_qid);
+	if (queue->qp)
+		ib_drain_qp(queue->qp);
+	/* the admin queue fails its AERs here; its I/O queues go too */
+	if (queue->nvme_sq.ctrl && queue->nvme_sq.qid == 0) {
+		nvmet_async_events_failall(queue->nvme_sq.ctrl);
+		nvmet_ctrl_fatal_error(queue->nvme_sq.ctrl);
+	}
+	nvmet_rdma_drop_waiting(queue);
+	while (atomic_read(&queue->inflight) &&
+	       waited < NVMET_RDMA_RELEASE_WAIT_MS) {
+		nvmet_rdma_sleep_ms(1);
+		nvmet_rdma_drop_waiting(queue);
+		waited++;
+	}
+	if (atomic_read(&queue->inflight)) {
+		/* something still uses the queue: leak it rather than crash */
+		nvmet_err("q%u: %d requests never released; queue leaked",
+			  queue->host_qid, atomic_read(&queue->inflight));
+		return;
+	}
+	nvmet_sq_destroy(&queue->nvme_sq);
+
+	mutex_lock(&tr->lock);
+	list_del_init(&queue->queue_list);
+	mutex_unlock(&tr->lock);
+	if (queue->qp)
+		rdma_destroy_qp(queue->cm_id);
+	queue->qp = NULL;
+	rdma_destroy_id(queue->cm_id);
+	nvmet_rdma_free_queue(queue);
+	/* last: the queue's PD and CQ are gone when it is counted out */
+	nvmet_stat_add(t->queues, (u64)-1);
+}
+
+/* Start a queue's teardown (once); nothing is posted on it afterwards. */
+static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue)
+{
+	bool disconnect = false;
+
+	spin_lock(&queue->state_lock);
+	if (queue->state != NVMET_RDMA_Q_DISCONNECTING) {
+		WRITE_ONCE(queue->state, NVMET_RDMA_Q_DISCONNECTING);
+		disconnect = true;
+	}
+	spin_unlock(&queue->state_lock);
+	if (!disconnect)
+		return;
+	rdma_disconnect(queue->cm_id);
+	queue_work(queue->tr->tgt->wq, &queue->release_work);
+}
+
+static int nvmet_rdma_cm_reject(struct nvmet_rdma_transport *tr,
+				struct rdma_cm_id *cm_id,
+				enum nvme_rdma_cm_status status)
+{
+	struct nvme_rdma_cm_rej rej = {
+		.recfmt = cpu_to_le16(NVME_RDMA_CM_FMT_1_0),
+		.sts = cpu_to_le16(status),
+	};
+
+	nvmet_log("rejecting connect request: status %d", status);
+	nvmet_stat_add(tr->tgt->rejects, 1);
+	return rdma_reject(cm_id, &rej, sizeof(rej),
+			   IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+/* Check the REQ's private data; 0 or the reject status. */
+static int nvmet_rdma_parse_cm_connect_req(struct nvmet_rdma_transport *tr,
+					   struct rdma_conn_param *param,
+					   struct nvmet_rdma_queue *queue)
+{
+	const struct nvme_rdma_cm_req *req = param->private_data;
+	struct nvmet_port *port = &tr->tgt->port;
+	int hsq, hrq;
+
+	if (!req || param->private_data_len < sizeof(*req))
+		return NVME_RDMA_CM_INVALID_LEN;
+	if (le16_to_cpu(req->recfmt) != NVME_RDMA_CM_FMT_1_0)
+		return NVME_RDMA_CM_INVALID_RECFMT;
+	queue->host_qid = le16_to_cpu(req->qid);
+	hsq = le16_to_cpu(req->hsqsize) + 1;
+	hrq = le16_to_cpu(req->hrqsize);
+	if (queue->host_qid > tr->tgt->subsys->max_qid)
+		return NVME_RDMA_CM_INVALID_QID;
+	if (hsq < 2 ||
+	    hsq > (queue->host_qid ? (int)port->max_queue_size : NVME_AQ_DEPTH))
+		return NVME_RDMA_CM_INVALID_HSQSIZE;
+	if (hrq < 1 ||
+	    hrq > (queue->host_qid ? (int)port->max_queue_size : NVME_AQ_DEPTH))
+		return NVME_RDMA_CM_INVALID_HRQSIZE;
+	queue->recv_queue_size = hsq;
+	queue->send_queue_size = hrq;
+	return 0;
+}
+
+static int nvmet_rdma_create_queue_ib(struct nvmet_rdma_queue *queue)
+{
+	struct ib_device *dev = queue->dev->device;
+	u32 port_num = queue->cm_id->port_num;
+	struct ib_qp_init_attr qa;
+	unsigned int factor;
+	int nr_cqe, ret, i;
+
+	factor = rdma_rw_mr_factor(dev, port_num, 1u << queue->dev->mdts);
+	if (!factor)
+		factor = 1;
+	/*
+	 * Signaled completions in flight: every receive, and one SEND or
+	 * READ per response slot (one per receive, whatever hrqsize says),
+	 * plus the two drain markers.  nvmet's recv + 2 * send can be short
+	 * for a host whose hrqsize is below its hsqsize.
+	 */
+	nr_cqe = 2 * queue->recv_queue_size + 2 * queue->send_queue_size + 2;
+	queue->cq = ib_alloc_cq(dev, queue, min(nr_cqe, dev->attrs.max_cqe), 0,
+				IB_POLL_WORKQUEUE);
+	if (IS_ERR(queue->cq)) {
+		ret = (int)PTR_ERR(queue->cq);
+		queue->cq = NULL;
+		return ret;
+	}
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_context = queue;
+	qa.send_cq = queue->cq;
+	qa.recv_cq = queue->cq;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.qp_type = IB_QPT_RC;
+	/* +1 for the drain marker */
+	qa.cap.max_send_wr = (u32)queue->send_queue_size + 1;
+	qa.cap.max_rdma_ctxs = (u32)queue->send_queue_size * factor;
+	qa.cap.max_send_sge = (u32)dev->attrs.max_send_sge;
+	qa.cap.max_recv_wr = (u32)queue->recv_queue_size + 1;
+	qa.cap.max_recv_sge = 1;
+	ret = rdma_create_qp(queue->cm_id, queue->dev->pd, &qa);
+	if (ret) {
+		nvmet_err("q%u: rdma_create_qp: %d (send %u, recv %u, ctxs %u)",
+			  queue->host_qid, ret, qa.cap.max_send_wr,
+			  qa.cap.max_recv_wr, qa.cap.max_rdma_ctxs);
+		return ret;
+	}
+	queue->qp = queue->cm_id->qp;
+	atomic_set(&queue->sq_wr_avail, (int)qa.cap.max_send_wr - 1);
+	for (i = 0; i < queue->recv_queue_size; i++) {
+		ret = ib_post_recv(queue->qp, &queue->cmds[i].wr, NULL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
+				    struct rdma_cm_id *cm_id,
+				    struct rdma_cm_event *event)
+{
+	struct nvme_rdma_cm_rep rep = {
+		.recfmt = cpu_to_le16(NVME_RDMA_CM_FMT_1_0),
+	};
+	struct rdma_conn_param param;
+	struct nvmet_rdma_queue *queue;
+	int ret, sts;
+
+	queue = calloc(1, sizeof(*queue));
+	if (!queue) {
+		nvmet_rdma_cm_reject(tr, cm_id, NVME_RDMA_CM_NO_RSC);
+		return -ENOMEM;
+	}
+	queue->kind = NVMET_RDMA_CTX_QUEUE;
+	queue->cm_id = cm_id;
+	queue->tr = tr;
+	queue->port = &tr->tgt->port;
+	queue->state = NVMET_RDMA_Q_CONNECTING;
+	spin_lock_init(&queue->state_lock);
+	spin_lock_init(&queue->rsps_lock);
+	spin_lock_init(&queue->rsp_wr_wait_lock);
+	INIT_LIST_HEAD(&queue->free_rsps);
+	INIT_LIST_HEAD(&queue->rsp_wait_list);
+	INIT_LIST_HEAD(&queue->rsp_wr_wait_list);
+	INIT_LIST_HEAD(&queue->queue_list);
+	INIT_WORK(&queue->release_work, nvmet_rdma_release_queue_work);
+	atomic_set(&queue->inflight, 0);
+	nvmet_sq_init(&queue->nvme_sq);
+
+	sts = nvmet_rdma_parse_cm_connect_req(tr, &event->param.conn, queue);
+	if (sts) {
+		nvmet_rdma_cm_reject(tr, cm_id, sts);
+		free(queue);
+		return -EINVAL;
+	}
+	/* the transport queue id: Connect must name the same */
+	queue->nvme_sq.qid = queue->host_qid;
+	queue->inline_data_size =
+		queue->host_qid ? queue->port->inline_data_size : 0;
+	queue->dev = nvmet_rdma_find_get_device(tr, cm_id);
+	ret = -ENOMEM;
+	if (!queue->dev)
+		goto reject;
+	ret = nvmet_rdma_alloc_cmds(queue);
+	if (!ret)
+		ret = nvmet_rdma_alloc_rsps(queue);
+	if (!ret)
+		ret = nvmet_rdma_create_queue_ib(queue);
+	if (ret)
+		goto reject;
+
+	mutex_lock(&tr->lock);
+	if (tr->stopping) {
+		mutex_unlock(&tr->lock);
+		ret = -ESHUTDOWN;
+		goto reject;
+	}
+	list_add_tail(&queue->queue_list, &tr->queue_list);
+	nvmet_stat_add(tr->tgt->queues, 1);
+	nvmet_stat_add(tr->tgt->queues_created, 1);
+	cm_id->context = queue;
+	mutex_unlock(&tr->lock);
+
+	rep.crqsize = cpu_to_le16((u16)queue->recv_queue_size);
+	memset(&param, 0, sizeof(param));
+	param.private_data = &rep;
+	param.private_data_len = sizeof(rep);
+	param.rnr_retry_count = 7;
+	param.flow_control = 1;
+	param.initiator_depth =
+		(u8)min_t(int, event->param.conn.initiator_depth,
+			  queue->dev->device->attrs.max_qp_init_rd_atom);
+	param.responder_resources = 0;
+	ret = rdma_accept(cm_id, &param);
+	if (ret) {
+		nvmet_log("q%u: rdma_accept: %d", queue->host_qid, ret);
+		/* the id is the CM's to destroy (non-zero return) */
+		mutex_lock(&tr->lock);
+		list_del_init(&queue->queue_list);
+		mutex_unlock(&tr->lock);
+		nvmet_stat_add(tr->tgt->queues, (u64)-1);
+		cm_id->context = NULL;
+		nvmet_rdma_free_queue(queue);
+		return ret;
+	}
+	nvmet_log("q%u: accepted (recv %d, send %d)", queue->host_qid,
+		  queue->recv_queue_size, queue->send_queue_size);
+	return 0;
+
+reject:
+	nvmet_rdma_cm_reject(tr, cm_id, NVME_RDMA_CM_NO_RSC);
+	nvmet_rdma_free_queue(queue);
+	return ret ? ret : -EINVAL;
+}
+
+static void nvmet_rdma_queue_established(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_rsp *rsp;
+	LIST_HEAD(list);
+
+	spin_lock(&queue->state_lock);
+	if (queue->state != NVMET_RDMA_Q_CONNECTING) {
+		spin_unlock(&queue->state_lock);
+		return;
+	}
+	WRITE_ONCE(queue->state, NVMET_RDMA_Q_LIVE);
+	list_splice_init(&queue->rsp_wait_list, &list);
+	spin_unlock(&queue->state_lock);
+	while (!list_empty(&list)) {
+		rsp = list_first_entry(&list, struct nvmet_rdma_rsp, wait_list);
+		list_del_init(&rsp->wait_list);
+		nvmet_rdma_handle_command(queue, rsp);
+	}
+}
+
+static int nvmet_rdma_cm_handler(struct rdma_cm_id *cm_id,
+				 struct rdma_cm_event *event)
+{
+	enum nvmet_rdma_ctx_kind *kind = cm_id->context;
+	struct nvmet_rdma_transport *tr;
+	struct nvmet_rdma_queue *queue;
+
+	/*
+	 * A listener's context is the transport, and a CONNECT_REQUEST's
+	 * child inherits it; an accepted queue's id has the queue.
+	 */
+	if (!kind)
+		return 0;
+	if (*kind == NVMET_RDMA_CTX_LISTENER) {
+		tr = cm_id->context;
+		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			return nvmet_rdma_queue_connect(tr, cm_id, event);
+		/* an unaccepted child has nothing to tear down */
+		if (READ_ONCE(tr->listen_id) != cm_id)
+			return 0;
+		if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+			nvmet_err("the listener's device is going away");
+			mutex_lock(&tr->lock);
+			tr->listen_id = NULL;
+			mutex_unlock(&tr->lock);
+			return 1; /* the CM destroys the listener */
+		}
+		return 0;
+	}
+	queue = cm_id->context;
+	switch (event->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		nvmet_rdma_queue_established(queue);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		nvmet_log("q%u: %s", queue->host_qid,
+			  rdma_event_msg(event->event));
+		nvmet_rdma_queue_disconnect(queue);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---- the transport's operations ------------------------------------------------------- */
+
+static struct nvmet_rdma_queue *nvmet_rdma_sq_queue(struct nvmet_sq *sq)
+{
+	return container_of(sq, struct nvmet_rdma_queue, nvme_sq);
+}
+
+static void nvmet_rdma_delete_ctrl(struct nvmet_ctrl *ctrl)
+{
+	struct nvmet_rdma_transport *tr = ctrl->port->priv;
+	struct nvmet_rdma_queue *queue, *found;
+
+	do {
+		found = NULL;
+		mutex_lock(&tr->lock);
+		list_for_each_entry(queue, &tr->queue_list, queue_list)
+		{
+			if (READ_ONCE(queue->nvme_sq.ctrl) == ctrl &&
+			    READ_ONCE(queue->state) !=
+				    NVMET_RDMA_Q_DISCONNECTING) {
+				found = queue;
+				break;
+			}
+		}
+		mutex_unlock(&tr->lock);
+		/* queues leave the list only in their release work */
+		if (found)
+			nvmet_rdma_queue_disconnect(found);
+	} while (found);
+}
+
+static u8 nvmet_rdma_get_mdts(const struct nvmet_ctrl *ctrl)
+{
+	struct nvmet_ctrl *c = (struct nvmet_ctrl *)ctrl;
+	struct nvmet_sq *sq;
+	u8 mdts = ctrl->port->mdts_max;
+
+	mutex_lock(&c->lock);
+	sq = c->sqs[0];
+	if (sq)
+		mdts = nvmet_rdma_sq_queue(sq)->dev->mdts;
+	mutex_unlock(&c->lock);
+	return mdts;
+}
+
+static const struct nvmet_fabrics_ops nvmet_rdma_ops = {
+	.owner_name = "rdma",
+	.msdbd = 1,
+	.queue_response = nvmet_rdma_queue_response,
+	.delete_ctrl = nvmet_rdma_delete_ctrl,
+	.get_mdts = nvmet_rdma_get_mdts,
+};
+
+/* ---- ports ------------------------------------------------------------------------------ */
+
+int nvmet_rdma_add_port(struct nvmet_port *port)
+{
+	struct nvmet_target *t = port->tgt;
+	struct nvmet_rdma_transport *tr;
+	struct rdma_cm_id *id;
+	int ret;
+
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	tr->kind = NVMET_RDMA_CTX_LISTENER;
+	tr->tgt = t;
+	mutex_init(&tr->lock);
+	INIT_LIST_HEAD(&tr->queue_list);
+	INIT_LIST_HEAD(&tr->dev_list);
+	port->priv = tr;
+	t->transport = tr;
+
+	id = rdma_create_id(&init_net, nvmet_rdma_cm_handler, tr, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = (int)PTR_ERR(id);
+		goto out_free;
+	}
+	/* a listener on a v6 wildcard takes IPv6 only, as nvmet sets it */
+	if (port->addr.ss_family == AF_INET6) {
+		ret = rdma_set_afonly(id, 1);
+		if (ret)
+			goto out_destroy;
+	}
+	ret = rdma_set_reuseaddr(id, 1);
+	if (ret)
+		goto out_destroy;
+	ret = rdma_bind_addr(id, (struct sockaddr *)&port->addr);
+	if (ret) {
+		nvmet_err("binding %s:%s: %s", port->traddr, port->trsvcid,
+			  strerror(-ret));
+		goto out_destroy;
+	}
+	if (t->opts.device &&
+	    (!id->device || strcmp(id->device->name, t->opts.device))) {
+		nvmet_err("address %s is not on device %s (%s)", port->traddr,
+			  t->opts.device,
+			  id->device ? id->device->name : "no device");
+		ret = -ENODEV;
+		goto out_destroy;
+	}
+	if (id->device)
+		t->mdts = nvmet_rdma_pick_mdts(id->device, id->port_num, port);
+	else
+		t->mdts = port->mdts_max;
+	mutex_lock(&tr->lock);
+	tr->listen_id = id;
+	mutex_unlock(&tr->lock);
+	ret = rdma_listen(id, 128);
+	if (ret) {
+		nvmet_err("listening on %s:%s: %s", port->traddr, port->trsvcid,
+			  strerror(-ret));
+		mutex_lock(&tr->lock);
+		tr->listen_id = NULL;
+		mutex_unlock(&tr->lock);
+		goto out_destroy;
+	}
+	nvmet_log("listening on %s:%s (%s)", port->traddr, port->trsvcid,
+		  id->device ? id->device->name : "every device");
+	return 0;
+
+out_destroy:
+	rdma_destroy_id(id);
+out_free:
+	mutex_destroy(&tr->lock);
+	free(tr);
+	port->priv = NULL;
+	t->transport = NULL;
+	return ret;
+}
+
+void nvmet_rdma_remove_port(struct nvmet_port *port)
+{
+	struct nvmet_rdma_transport *tr = port->priv;
+	struct rdma_cm_id *id;
+
+	if (!tr)
+		return;
+	mutex_lock(&tr->lock);
+	tr->stopping = true;
+	id = tr->listen_id;
+	tr->listen_id = NULL;
+	mutex_unlock(&tr->lock);
+	if (id)
+		rdma_destroy_id(id);
+}
+
+bool nvmet_rdma_stop(struct nvmet_target *t)
+{
+	struct nvmet_rdma_transport *tr = t->transport;
+	struct nvmet_rdma_queue *queue;
+	int waited = 0;
+	bool empty;
+
+	if (!tr)
+		return true;
+	mutex_lock(&tr->lock);
+	tr->stopping = true;
+	mutex_unlock(&tr->lock);
+	for (;;) {
+		struct nvmet_rdma_queue *found = NULL;
+
+		mutex_lock(&tr->lock);
+		list_for_each_entry(queue, &tr->queue_list, queue_list)
+		{
+			if (READ_ONCE(queue->state) !=
+			    NVMET_RDMA_Q_DISCONNECTING) {
+				found = queue;
+				break;
+			}
+		}
+		mutex_unlock(&tr->lock);
+		if (!found)
+			break;
+		nvmet_rdma_queue_disconnect(found);
+	}
+	for (;;) {
+		mutex_lock(&tr->lock);
+		empty = list_empty(&tr->queue_list);
+		mutex_unlock(&tr->lock);
+		if (empty || waited >= NVMET_RDMA_STOP_WAIT_MS)
+			break;
+		nvmet_rdma_sleep_ms(1);
+		waited++;
+	}
+	flush_workqueue(t->wq);
+	if (!empty) {
+		nvmet_err("queues still alive after %d ms: leaking them",
+			  NVMET_RDMA_STOP_WAIT_MS);
+		return false;
+	}
+	mutex_lock(&tr->lock);
+	empty = list_empty(&tr->dev_list);
+	mutex_unlock(&tr->lock);
+	if (!empty)
+		nvmet_err("devices still referenced at stop");
+	mutex_destroy(&tr->lock);
+	free(tr);
+	t->port.priv = NULL;
+	t->transport = NULL;
+	return true;
+}

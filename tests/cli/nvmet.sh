@@ -1,0 +1,90 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# rdmarw-nvmet's options and config file: every refusal is one line on
+# stderr that names the option (or the file, line and key), exit status 2,
+# nothing on stdout; a target that cannot start exits 1; a software-device
+# run serves and stops with 0.  Usage: nvmet.sh PROGRAM
+set -u
+prog=$1
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=$tmp/out err=$tmp/err
+
+fail() {
+	echo "FAIL: $*" >&2
+	sed 's/^/  | /' "$err" >&2
+	fails=$((fails + 1))
+}
+
+# refuse 'EXPECTED TEXT' ARGS...
+refuse() {
+	want=$1
+	shift
+	"$prog" "$@" >"$out" 2>"$err" </dev/null
+	rc=$?
+	lines=$(wc -l <"$err")
+	if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$out" ] ||
+	   ! grep -qF -- "$want" "$err"; then
+		fail "$*: exit $rc, $lines lines (wanted one with: $want)"
+	fi
+}
+
+refuse "--port: bad value '0'" --soft rxe --port 0
+refuse "--port: bad value '70000'" --soft rxe --port 70000
+refuse "unknown option '--bogus'" --bogus
+refuse "option '--addr' needs a value" --addr
+refuse "--addr: bad value '10.0.0.300'" --addr 10.0.0.300
+refuse "--ram: bad value '12x'" --soft rxe --ram 12x
+refuse "--ram: bad value '100'" --soft rxe --ram 100
+refuse "--block-size: bad value '1024'" --soft rxe --block-size 1024
+refuse "--queue-size: bad value '129'" --soft rxe --queue-size 129
+refuse "--queues: bad value '0'" --soft rxe --queues 0
+refuse "--nqn: bad value 'disk1'" --soft rxe --nqn disk1
+refuse "--serial: bad value '123456789012345678901'" --soft rxe \
+	--serial 123456789012345678901
+refuse "--inline: bad value '32K'" --soft rxe --inline 32K
+refuse "--mdts: bad value '9'" --soft rxe --mdts 9
+refuse "--soft: bad value 'mlx4'" --soft mlx4
+refuse "--duration: bad value '-1'" --soft rxe --duration -1
+refuse "--addr is required" --ram 1M
+refuse "unexpected argument 'extra'" --soft rxe extra
+refuse "--file-size must come before its --file" --soft rxe --file-size 1M
+refuse "--config $tmp/none: No such file or directory" --config "$tmp/none"
+
+printf 'addr = 10.1.1.1\n# a comment\n\nbogus = 1\n' >"$tmp/c1"
+refuse "$tmp/c1:4: bogus: unknown key" --config "$tmp/c1"
+printf 'port\n' >"$tmp/c2"
+refuse "$tmp/c2:1: port: needs a value (key = value)" --config "$tmp/c2"
+printf 'verbose = yes\n' >"$tmp/c3"
+refuse "$tmp/c3:1: verbose: takes no value" --config "$tmp/c3"
+printf 'port = 4421\nqueue-size = 1\n' >"$tmp/c4"
+refuse "$tmp/c4:2: queue-size: bad value '1'" --config "$tmp/c4"
+printf 'config = %s\n' "$tmp/c4" >"$tmp/c5"
+refuse "$tmp/c5:1: config: config files do not nest" --config "$tmp/c5"
+
+# no device answers to the address: cannot start, exit 1
+"$prog" --addr 10.9.9.9 --ram 1M >"$out" 2>"$err" </dev/null
+rc=$?
+[ "$rc" -eq 1 ] && grep -qF "cannot start on 10.9.9.9 port 4420" "$err" ||
+	fail "no device: exit $rc"
+
+# a software device: serves, stops after --duration, exit 0
+printf 'soft = siw\naddr = 10.2.2.2 # its address\nport = 4421\nram = 2M\n' \
+	>"$tmp/ok"
+printf 'file-size = 1M\nfile = %s\nblock-size = 4096\nstats\n' \
+	"$tmp/ns.img" >>"$tmp/ok"
+"$prog" --config "$tmp/ok" --duration 0.2 >"$out" 2>"$err" </dev/null
+rc=$?
+if [ "$rc" -ne 0 ] ||
+   ! grep -qF "on 10.2.2.2 port 4421 (software device soft_siw_0), 2 namespaces" "$out" ||
+   ! grep -qF "0 controllers, 0 queues" "$out" ||
+   ! grep -qF "stopped" "$out" || [ "$(stat -c %s "$tmp/ns.img")" -ne 1048576 ]; then
+	fail "config run: exit $rc"
+	sed 's/^/  > /' "$out" >&2
+fi
+"$prog" --version >"$out" 2>"$err" </dev/null || fail "--version"
+grep -q "^rdmarw-nvmet [0-9]" "$out" || fail "--version output"
+
+[ "$fails" -eq 0 ] && echo "rdmarw-nvmet: refusals and runs as documented"
+exit $((fails != 0))

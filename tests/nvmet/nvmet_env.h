@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Shared by the tests/nvmet programs: a fabric with a host device
+ * (10.0.0.1) and a target device (10.0.0.2) of one profile, rdmarw-nvmet
+ * listening on the target device, and the in-process host connected to
+ * it.  nv_env_fini() tears everything down and asserts that no PD, CQ, QP
+ * or MR is left on either device (soft_device_destroy() refuses then).
+ */
+#ifndef RDMARW_TESTS_NVMET_ENV_H
+#define RDMARW_TESTS_NVMET_ENV_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <rdmarw/soft.h>
+
+#include "nvme_host.h"
+#include "nvmet.h"
+
+#include <rdmarw/kernel.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NV_PORT 4420
+#define NV_NQN "nqn.2026-01.io.rdmarw:test"
+
+/**
+ * struct nv_cfg - what a test wants (zero: defaults)
+ * @threaded: the devices execute on their own threads
+ * @nr_io_queues: host I/O queues (default 2)
+ * @queue_size: host I/O queue depth (default 32)
+ * @ns_size: namespace bytes (default 4 MiB)
+ * @mdts_max: the target's MDTS limit (0: its default)
+ * @inline_size: the target's in-capsule size (0: its default)
+ * @no_inline: the host sends no in-capsule data
+ * @io_timeout_ms: host command timeout (default 2000)
+ * @kato_ms: keep-alive (default 0: none)
+ * @no_connect: do not create the host controller
+ */
+struct nv_cfg {
+	bool threaded;
+	unsigned int nr_io_queues;
+	unsigned int queue_size;
+	u64 ns_size;
+	u32 mdts_max;
+	u32 inline_size;
+	bool no_inline;
+	unsigned int io_timeout_ms;
+	unsigned int kato_ms;
+	bool no_connect;
+};
+
+struct nv_env {
+	struct soft_fabric *fab;
+	struct ib_device *hdev;
+	struct ib_device *tdev;
+	struct nvmet_target *t;
+	struct nvmeh_opts o;
+	struct nvmeh_ctrl *c;
+	u64 ns_size;
+};
+
+/*
+ * The environment of the running test, for nv_teardown() (a failed
+ * assertion leaves the test function; the env must be static).
+ */
+static struct nv_env *nv_cur;
+
+/* cmocka teardown: release what a failed test left behind. */
+static inline int nv_teardown(void **state)
+{
+	struct nv_env *e = nv_cur;
+
+	(void)state;
+	if (!e)
+		return 0;
+	nv_cur = NULL;
+	if (!IS_ERR_OR_NULL(e->c))
+		nvmeh_ctrl_destroy(e->c);
+	if (!IS_ERR_OR_NULL(e->t))
+		nvmet_target_destroy(e->t);
+	if (!IS_ERR_OR_NULL(e->hdev))
+		soft_device_destroy(e->hdev);
+	if (!IS_ERR_OR_NULL(e->tdev))
+		soft_device_destroy(e->tdev);
+	if (!IS_ERR_OR_NULL(e->fab))
+		soft_fabric_destroy(e->fab);
+	memset(e, 0, sizeof(*e));
+	return 0;
+}
+
+static inline struct sockaddr_in nv_in4(const char *ip, u16 port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	sin.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &sin.sin_addr);
+	return sin;
+}
+
+static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
+{
+	struct nvmet_target_opts to;
+
+	nvmet_target_opts_init(&to);
+	to.addr = "10.0.0.2";
+	to.port = NV_PORT;
+	to.subnqn = NV_NQN;
+	to.ns[0].type = NVMET_BACKEND_RAM;
+	to.ns[0].size = e->ns_size;
+	to.mdts_max = cfg->mdts_max;
+	to.inline_data_size = cfg->inline_size;
+	e->t = nvmet_target_create(&to);
+	assert_false(IS_ERR_OR_NULL(e->t));
+}
+
+static inline void nv_env_init(struct nv_env *e, const char *profile,
+			       const struct nv_cfg *cfg)
+{
+	struct sockaddr_in a0 = nv_in4("10.0.0.1", 0);
+	struct sockaddr_in a1 = nv_in4("10.0.0.2", 0);
+	struct sockaddr_in dst = nv_in4("10.0.0.2", NV_PORT);
+	struct soft_profile p;
+
+	memset(e, 0, sizeof(*e));
+	nv_cur = e;
+	e->ns_size = cfg->ns_size ? cfg->ns_size : 4u << 20;
+	assert_int_equal(soft_profile_get(profile, &p), 0);
+	p.threaded = cfg->threaded;
+	e->fab = soft_fabric_create();
+	assert_false(IS_ERR_OR_NULL(e->fab));
+	e->hdev = soft_device_create(e->fab, "nvh_%d", &p);
+	assert_false(IS_ERR_OR_NULL(e->hdev));
+	e->tdev = soft_device_create(e->fab, "nvt_%d", &p);
+	assert_false(IS_ERR_OR_NULL(e->tdev));
+	assert_int_equal(soft_device_add_addr(e->hdev, (void *)&a0), 0);
+	assert_int_equal(soft_device_add_addr(e->tdev, (void *)&a1), 0);
+	nv_target_start(e, cfg);
+
+	nvmeh_opts_init(&e->o, (void *)&a0, (void *)&dst, NV_NQN);
+	e->o.nr_io_queues = cfg->nr_io_queues ? cfg->nr_io_queues : 2;
+	e->o.queue_size = cfg->queue_size ? cfg->queue_size : 32;
+	e->o.no_inline = cfg->no_inline;
+	e->o.io_timeout_ms = cfg->io_timeout_ms ? cfg->io_timeout_ms : 2000;
+	e->o.kato_ms = cfg->kato_ms;
+	e->o.reconnect_delay_ms = 5;
+	if (cfg->no_connect)
+		return;
+	e->c = nvmeh_ctrl_create(&e->o);
+	if (IS_ERR(e->c))
+		fail_msg("nvmeh_ctrl_create: %ld (status 0x%x)", PTR_ERR(e->c),
+			 nvmeh_last_status(NULL));
+}
+
+static inline void nv_env_fini(struct nv_env *e)
+{
+	struct soft_stats st;
+
+	if (!IS_ERR_OR_NULL(e->c))
+		nvmeh_ctrl_destroy(e->c);
+	e->c = NULL;
+	nvmet_target_destroy(e->t);
+	e->t = NULL;
+	assert_int_equal(soft_device_stats(e->hdev, &st), 0);
+	assert_int_equal(st.pds + st.cqs + st.qps + st.mrs, 0);
+	assert_int_equal(soft_device_stats(e->tdev, &st), 0);
+	assert_int_equal(st.pds + st.cqs + st.qps + st.mrs, 0);
+	assert_int_equal(soft_device_destroy(e->hdev), 0);
+	e->hdev = NULL;
+	assert_int_equal(soft_device_destroy(e->tdev), 0);
+	e->tdev = NULL;
+	assert_int_equal(soft_fabric_destroy(e->fab), 0);
+	e->fab = NULL;
+	memset(e, 0, sizeof(*e));
+	nv_cur = NULL;
+}
+
+/* Deterministic bytes: xorshift from a seed. */
+static inline void nv_fill(u8 *buf, size_t len, u64 seed)
+{
+	u64 x = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (u8)x;
+	}
+}
+
+/* A synchronous command on @qid; returns the status field (or -errno). */
+static inline int nv_cmd(struct nv_env *e, unsigned int qid,
+			 struct nvmeh_request *rq)
+{
+	int ret = nvmeh_exec(e->c, qid, rq);
+
+	if (ret)
+		return ret;
+	if (rq->error)
+		return rq->error;
+	return rq->status & NVMEH_SC_MASK;
+}
+
+#endif /* RDMARW_TESTS_NVMET_ENV_H */
