@@ -175,18 +175,30 @@ static void port_queries(void **state)
 
 static void wc_status_names(void **state)
 {
+	/* The kernel's wc_statuses[] texts (drivers/infiniband/core/verbs.c) */
 	static const char *const want[] = {
-		"IB_WC_SUCCESS",	   "IB_WC_LOC_LEN_ERR",
-		"IB_WC_LOC_QP_OP_ERR",	   "IB_WC_LOC_EEC_OP_ERR",
-		"IB_WC_LOC_PROT_ERR",	   "IB_WC_WR_FLUSH_ERR",
-		"IB_WC_MW_BIND_ERR",	   "IB_WC_BAD_RESP_ERR",
-		"IB_WC_LOC_ACCESS_ERR",	   "IB_WC_REM_INV_REQ_ERR",
-		"IB_WC_REM_ACCESS_ERR",	   "IB_WC_REM_OP_ERR",
-		"IB_WC_RETRY_EXC_ERR",	   "IB_WC_RNR_RETRY_EXC_ERR",
-		"IB_WC_LOC_RDD_VIOL_ERR",  "IB_WC_REM_INV_RD_REQ_ERR",
-		"IB_WC_REM_ABORT_ERR",	   "IB_WC_INV_EECN_ERR",
-		"IB_WC_INV_EEC_STATE_ERR", "IB_WC_FATAL_ERR",
-		"IB_WC_RESP_TIMEOUT_ERR",  "IB_WC_GENERAL_ERR",
+		"success",
+		"local length error",
+		"local QP operation error",
+		"local EE context operation error",
+		"local protection error",
+		"WR flushed",
+		"memory bind operation error",
+		"bad response error",
+		"local access error",
+		"remote invalid request error",
+		"remote access error",
+		"remote operation error",
+		"transport retry counter exceeded",
+		"RNR retry counter exceeded",
+		"local RDD violation error",
+		"remote invalid RD request",
+		"operation aborted",
+		"invalid EE context number",
+		"invalid EE context state",
+		"fatal error",
+		"response timeout error",
+		"general error",
 	};
 	int i;
 
@@ -196,9 +208,53 @@ static void wc_status_names(void **state)
 	for (i = 0; i < 22; i++)
 		assert_string_equal(ib_wc_status_msg((enum ib_wc_status)i),
 				    want[i]);
-	assert_string_equal(ib_wc_status_msg((enum ib_wc_status)22), "UNKNOWN");
+	assert_string_equal(ib_wc_status_msg(IB_WC_WR_FLUSH_ERR), "WR flushed");
+	assert_string_equal(ib_wc_status_msg((enum ib_wc_status)22),
+			    "unrecognized status");
 	assert_string_equal(ib_wc_status_msg((enum ib_wc_status) - 1),
-			    "UNKNOWN");
+			    "unrecognized status");
+}
+
+static void event_names(void **state)
+{
+	/* The kernel's ib_events[] texts, in enum ib_event_type order */
+	static const char *const want[] = {
+		"CQ error",
+		"QP fatal error",
+		"QP request error",
+		"QP access error",
+		"communication established",
+		"send queue drained",
+		"path migration successful",
+		"path migration error",
+		"device fatal error",
+		"port active",
+		"port error",
+		"LID change",
+		"P_key change",
+		"SM change",
+		"SRQ error",
+		"SRQ limit reached",
+		"last WQE reached",
+		"client reregister",
+		"GID changed",
+	};
+	int i;
+
+	/* the kernel's values */
+	assert_int_equal(IB_EVENT_SRQ_LIMIT_REACHED, 15);
+	assert_int_equal(IB_EVENT_GID_CHANGE, 18);
+	assert_int_equal(IB_EVENT_WQ_FATAL, 19);
+	for (i = 0; i < 19; i++)
+		assert_string_equal(ib_event_msg((enum ib_event_type)i),
+				    want[i]);
+	/* the kernel has no text for IB_EVENT_WQ_FATAL */
+	assert_string_equal(ib_event_msg(IB_EVENT_WQ_FATAL),
+			    "unrecognized event");
+	assert_string_equal(ib_event_msg((enum ib_event_type)20),
+			    "unrecognized event");
+	assert_string_equal(ib_event_msg((enum ib_event_type) - 1),
+			    "unrecognized event");
 }
 
 static void wr_opcode_names(void **state)
@@ -247,6 +303,7 @@ int main(void)
 		cmocka_unit_test(unregister_refused_while_in_use),
 		cmocka_unit_test(port_queries),
 		cmocka_unit_test(wc_status_names),
+		cmocka_unit_test(event_names),
 		cmocka_unit_test(wr_opcode_names),
 	};
 

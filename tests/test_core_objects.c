@@ -116,7 +116,6 @@ static void create_qp_checks(void **state)
 	EXPECT(a.send_cq = NULL, -EINVAL);
 	EXPECT(a.recv_cq = NULL, -EINVAL);
 	EXPECT(a.qp_type = IB_QPT_UD, -EINVAL);
-	EXPECT(a.srq = env, -EINVAL);
 	EXPECT(a.sq_sig_type = (enum ib_sig_type)5, -EINVAL);
 	EXPECT(a.cap.max_send_wr = 1025, -EINVAL);
 	EXPECT(a.cap.max_recv_wr = 1025, -EINVAL);
@@ -137,6 +136,11 @@ static void create_qp_checks(void **state)
 	other_cq = ib_alloc_cq(&other->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
 	assert_false(IS_ERR(other_cq));
 	a.send_cq = other_cq;
+	assert_ptr_equal(ib_create_qp(env->pd, &a), ERR_PTR(-EINVAL));
+	/* An SRQ of another device. */
+	a = qp_attr(env);
+	a.srq = &(struct ib_srq){ .device = &other->ibdev,
+				  .attr = { .max_wr = 4, .max_sge = 1 } };
 	assert_ptr_equal(ib_create_qp(env->pd, &a), ERR_PTR(-EINVAL));
 	assert_int_equal(ib_free_cq(other_cq), 0);
 	assert_int_equal(fake_dev_free(other), 0);

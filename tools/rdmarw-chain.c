@@ -1076,15 +1076,15 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 			if (text)
 				printf("completion: %s %s %s byte_len=%u wr_cqe=%s\n",
 				       side, names_wc_opcode(wc.opcode),
-				       ib_wc_status_msg(wc.status), wc.byte_len,
-				       cqe ? cqe : "NULL");
+				       cli_wc_status_name(wc.status),
+				       wc.byte_len, cqe ? cqe : "NULL");
 			if (!json)
 				continue;
 			jw_open_inline(&c->j, NULL, '{');
 			jw_str(&c->j, "side", side);
 			jw_str(&c->j, "wr_cqe", cqe);
 			jw_str(&c->j, "opcode", names_wc_opcode(wc.opcode));
-			jw_str(&c->j, "status", ib_wc_status_msg(wc.status));
+			jw_str(&c->j, "status", cli_wc_status_name(wc.status));
 			jw_u64(&c->j, "byte_len", wc.byte_len);
 			jw_close(&c->j, '}');
 		}

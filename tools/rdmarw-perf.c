@@ -617,7 +617,7 @@ static int pi_status(struct perf_slot *sl)
 static void io_failed(struct perf_run *r, const struct ib_wc *wc)
 {
 	fprintf(stderr, "rdmarw-perf: completion %s\n",
-		ib_wc_status_msg(wc->status));
+		cli_wc_status_name(wc->status));
 	r->error = -EIO;
 }
 

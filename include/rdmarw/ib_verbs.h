@@ -38,6 +38,8 @@ struct ib_wc;
 struct ib_sig_attrs;
 struct ib_device_ops;
 struct rdmarw_rw_cache;
+struct rdmarw_cq_pools;
+struct ib_srq;
 
 /**
  * struct rdmarw_spinlock - storage of a lock the library uses inside
@@ -180,6 +182,10 @@ enum rdma_protocol {
  * @lock: serialises object creation counts
  * @list: registry link
  * @provider_data: the provider's private pointer
+ * @num_comp_vectors: completion vectors (0 counts as 1); CQ pools keep CQs
+ *                    per vector
+ * @cq_pools: the shared CQs of ib_cq_pool_get(), per poll context; created
+ *            on first use, freed at device removal (under @lock)
  */
 struct ib_device {
 	char name[IB_DEVICE_NAME_MAX];
@@ -195,6 +201,8 @@ struct ib_device {
 	pthread_mutex_t lock;
 	struct list_head list;
 	void *provider_data;
+	int num_comp_vectors;
+	struct rdmarw_cq_pools *cq_pools;
 };
 
 /**
@@ -333,11 +341,15 @@ int ib_dealloc_pd(struct ib_pd *pd);
 enum ib_wc_status { RDMARW_WC_STATUS_LIST(RDMARW_ENUM_ITEM) };
 
 /**
- * ib_wc_status_msg() - the name of a completion status
+ * ib_wc_status_msg() - describe a completion status in words
  * @status: the status
  *
- * Return: a static string such as "IB_WC_REM_ACCESS_ERR"; "UNKNOWN" for a
- * value outside the enum.
+ * The texts are the kernel's (drivers/infiniband/core/verbs.c), e.g.
+ * "remote access error" for IB_WC_REM_ACCESS_ERR and "WR flushed" for
+ * IB_WC_WR_FLUSH_ERR; the enumerator's name is not returned.
+ *
+ * Return: a static string; "unrecognized status" for a value outside the
+ * enum.
  */
 const char *ib_wc_status_msg(enum ib_wc_status status);
 
@@ -471,6 +483,11 @@ typedef void (*ib_comp_handler)(struct ib_cq *cq, void *cq_context);
  * @wait: the thread sleeps here
  * @pending: completions signalled to the thread
  * @stopping: the thread is asked to end
+ * @comp_vector: completion vector it was allocated on (shared CQs)
+ * @cqe_used: entries reserved by ib_cq_pool_get() users (shared CQs)
+ * @shared: belongs to a CQ pool: ib_free_cq() refuses it, ib_cq_pool_put()
+ *          gives entries back
+ * @pool_entry: link in its pool (under the device's lock)
  */
 struct ib_cq {
 	struct ib_device *device;
@@ -485,6 +502,10 @@ struct ib_cq {
 	pthread_cond_t wait;
 	bool pending;
 	bool stopping;
+	u32 comp_vector;
+	unsigned int cqe_used;
+	bool shared;
+	struct list_head pool_entry;
 };
 
 #define IB_POLL_BATCH 16
@@ -509,10 +530,55 @@ struct ib_cq *ib_alloc_cq(struct ib_device *dev, void *cq_context, int nr_cqe,
  * ib_free_cq() - free a completion queue
  * @cq: the CQ
  *
- * Return: 0, -EINVAL for NULL or an ERR_PTR, -EBUSY while QPs use it.
- * (The kernel returns void and warns; rdmarw refuses instead.)
+ * Return: 0, -EINVAL for NULL, an ERR_PTR or a CQ of a pool
+ * (ib_cq_pool_get(): give it back with ib_cq_pool_put()), -EBUSY while QPs
+ * use it.  (The kernel returns void and warns; rdmarw refuses instead.)
  */
 int ib_free_cq(struct ib_cq *cq);
+
+/* Entries a pool CQ is created with at least (the kernel's value). */
+#define IB_MAX_SHARED_CQ_SZ 4096U
+
+/**
+ * ib_cq_pool_get() - reserve entries on a shared completion queue
+ * @dev: the device
+ * @nr_cqe: entries to reserve, 1 .. max_cqe
+ * @comp_vector_hint: completion vector wanted (taken modulo the device's
+ *                    vectors, themselves at most the online CPUs); negative:
+ *                    the next vector, round robin
+ * @poll_ctx: IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE or IB_POLL_UNBOUND_WORKQUEUE
+ *            (each has its own pool; IB_POLL_DIRECT CQs are not shared)
+ *
+ * As the kernel's (drivers/infiniband/core/cq.c): among the device's pool
+ * CQs of @poll_ctx on that vector with @nr_cqe entries free, the least used
+ * is picked and @nr_cqe are added to its cqe_used.  When none has room, the
+ * pool grows by one CQ per vector, each of max(@nr_cqe,
+ * IB_MAX_SHARED_CQ_SZ) entries (at most max_cqe), and the reservation is
+ * taken on the new CQ of the vector.  Several users' QPs then share a CQ;
+ * the CQ's cq_context is NULL.  Give the entries back with
+ * ib_cq_pool_put(); the pool's CQs are freed when the device is removed.
+ * Safe to call from several threads at once.
+ *
+ * Return: the CQ; ERR_PTR(-EINVAL) for a NULL device, @nr_cqe 0 or above
+ * max_cqe, or another @poll_ctx; the error of ib_alloc_cq() when the pool
+ * must grow and cannot (nothing is left allocated then).
+ */
+struct ib_cq *ib_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
+			     int comp_vector_hint,
+			     enum ib_poll_context poll_ctx);
+
+/**
+ * ib_cq_pool_put() - give back entries reserved with ib_cq_pool_get()
+ * @cq: the CQ it returned
+ * @nr_cqe: the entries reserved
+ *
+ * The CQ stays in its pool for later users, also when no entry is
+ * reserved any more.  (The kernel's returns void and warns on a bad count.)
+ *
+ * Return: 0; -EINVAL for NULL or an ERR_PTR, a CQ not from a pool, or
+ * @nr_cqe above the entries reserved on it (nothing changes then).
+ */
+int ib_cq_pool_put(struct ib_cq *cq, unsigned int nr_cqe);
 
 /**
  * ib_poll_cq() - take completions
@@ -760,12 +826,27 @@ enum ib_event_type {
 	IB_EVENT_SRQ_ERR,
 	IB_EVENT_SRQ_LIMIT_REACHED,
 	IB_EVENT_QP_LAST_WQE_REACHED,
+	IB_EVENT_CLIENT_REREGISTER,
+	IB_EVENT_GID_CHANGE,
+	IB_EVENT_WQ_FATAL,
 };
+
+/**
+ * ib_event_msg() - describe an asynchronous event in words
+ * @event: the event type
+ *
+ * The texts are the kernel's (drivers/infiniband/core/verbs.c), e.g. "SRQ
+ * limit reached" for IB_EVENT_SRQ_LIMIT_REACHED.
+ *
+ * Return: a static string; "unrecognized event" for a value outside the
+ * enum or one the kernel has no text for (IB_EVENT_WQ_FATAL).
+ */
+const char *ib_event_msg(enum ib_event_type event);
 
 /**
  * struct ib_event - an asynchronous event
  * @device: the device
- * @element: the QP (or CQ) it concerns
+ * @element: the QP, CQ or SRQ it concerns
  * @event: what happened
  */
 struct ib_event {
@@ -773,6 +854,7 @@ struct ib_event {
 	union {
 		struct ib_cq *cq;
 		struct ib_qp *qp;
+		struct ib_srq *srq;
 		u32 port_num;
 	} element;
 	enum ib_event_type event;
@@ -784,7 +866,9 @@ struct ib_event {
  * @qp_context: passed to @event_handler
  * @send_cq: CQ for send completions
  * @recv_cq: CQ for receive completions
- * @srq: must be NULL
+ * @srq: a shared receive queue the QP takes its receives from, or NULL;
+ *       the QP then has no Receive Queue of its own (cap.max_recv_wr and
+ *       cap.max_recv_sge are ignored)
  * @cap: queue sizes; updated to what was created
  * @sq_sig_type: IB_SIGNAL_REQ_WR (signal on request) or IB_SIGNAL_ALL_WR
  * @qp_type: IB_QPT_RC
@@ -796,7 +880,7 @@ struct ib_qp_init_attr {
 	void *qp_context;
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
-	void *srq;
+	struct ib_srq *srq;
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
 	enum ib_qp_type qp_type;
@@ -882,6 +966,8 @@ struct ib_qp_attr {
  * @cap: sizes created
  * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
  * @rw_cache: R/W context storage (rdmarw extension; see rw.h)
+ * @srq: the shared receive queue it takes receives from, or NULL
+ * @srq_entry: link in the SRQ's list of QPs (the SRQ's qp_lock)
  */
 struct ib_qp {
 	struct ib_device *device;
@@ -904,6 +990,8 @@ struct ib_qp {
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
 	struct rdmarw_rw_cache *rw_cache;
+	struct ib_srq *srq;
+	struct list_head srq_entry;
 };
 
 /**
@@ -917,8 +1005,9 @@ struct ib_qp {
  * The QP starts in IB_QPS_RESET.
  *
  * Return: the QP, or ERR_PTR(-EINVAL) for NULL arguments, a missing CQ, a
- * QP type other than RC, an SRQ, caps above the device's (max_send_sge,
- * max_recv_sge, max_qp_wr), cap.max_rdma_ctxs above max_qp_wr divided by
+ * QP type other than RC, an SRQ of another device, caps above the
+ * device's (max_send_sge, max_recv_sge, max_qp_wr; the receive caps are
+ * not checked with an SRQ), cap.max_rdma_ctxs above max_qp_wr divided by
  * rdma_rw_max_send_wr() of one context (refused before anything is
  * allocated), a bad port, IB_QP_CREATE_INTEGRITY_EN on a
  * device without IBK_INTEGRITY_HANDOVER (-EOPNOTSUPP), other create flags;
@@ -999,11 +1088,148 @@ int ib_post_send(struct ib_qp *qp, const struct ib_send_wr *send_wr,
  * @recv_wr: a chain of requests
  * @bad_wr: set to the first request not posted on error; may be NULL
  *
- * Return: 0; -EINVAL for a NULL argument, num_sge above cap.max_recv_sge or
- * a QP in RESET; -ENOMEM when the Receive Queue is full.
+ * Return: 0; -EINVAL for a NULL argument, num_sge above cap.max_recv_sge,
+ * a QP in RESET or a QP attached to an SRQ (ib_post_srq_recv()); -ENOMEM
+ * when the Receive Queue is full.
  */
 int ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *recv_wr,
 		 const struct ib_recv_wr **bad_wr);
+
+/* ---- SRQ ------------------------------------------------------------- */
+
+enum ib_srq_type {
+	IB_SRQT_BASIC,
+	IB_SRQT_XRC,
+	IB_SRQT_TM,
+};
+
+enum ib_srq_attr_mask {
+	IB_SRQ_MAX_WR = 1 << 0,
+	IB_SRQ_LIMIT = 1 << 1,
+};
+
+/**
+ * struct ib_srq_attr - the sizes and the limit of a shared receive queue
+ * @max_wr: receives it holds
+ * @max_sge: SGEs per receive
+ * @srq_limit: armed limit: when fewer receives than this are left after
+ *             one is taken, IB_EVENT_SRQ_LIMIT_REACHED is raised once and
+ *             the limit disarms (0: not armed)
+ */
+struct ib_srq_attr {
+	u32 max_wr;
+	u32 max_sge;
+	u32 srq_limit;
+};
+
+/**
+ * struct ib_srq_init_attr - what ib_create_srq() creates
+ * @event_handler: asynchronous events (IB_EVENT_SRQ_LIMIT_REACHED), or NULL;
+ *                 called from the thread that executes the SEND that took
+ *                 the receive: it must not call verbs on the SRQ or its QPs
+ * @srq_context: passed to @event_handler
+ * @attr: sizes and initial limit; updated to what was created
+ * @srq_type: IB_SRQT_BASIC
+ */
+struct ib_srq_init_attr {
+	void (*event_handler)(struct ib_event *event, void *context);
+	void *srq_context;
+	struct ib_srq_attr attr;
+	enum ib_srq_type srq_type;
+};
+
+/**
+ * struct ib_srq - a shared receive queue
+ * @device: owner
+ * @pd: protection domain (its receives' buffers are checked in it)
+ * @event_handler: asynchronous events
+ * @srq_context: passed to @event_handler
+ * @srq_type: IB_SRQT_BASIC
+ * @usecnt: QPs attached; ib_destroy_srq() refuses with -EBUSY above 0
+ * @attr: sizes created (max_wr, max_sge; srq_limit as last set)
+ * @qp_lock: protects @qp_list
+ * @qp_list: the attached QPs (ib_qp.srq_entry)
+ */
+struct ib_srq {
+	struct ib_device *device;
+	struct ib_pd *pd;
+	void (*event_handler)(struct ib_event *event, void *context);
+	void *srq_context;
+	enum ib_srq_type srq_type;
+	long usecnt;
+	struct ib_srq_attr attr;
+	pthread_mutex_t qp_lock;
+	struct list_head qp_list;
+};
+
+/**
+ * ib_create_srq() - create a shared receive queue
+ * @pd: protection domain
+ * @srq_init_attr: what to create; attr is updated to what was created
+ *
+ * QPs created with ib_qp_init_attr.srq set take their receives from it, in
+ * the order they were posted, whichever QP the message arrives on.
+ *
+ * Return: the SRQ, or ERR_PTR(-EINVAL) for NULL arguments, a type other
+ * than IB_SRQT_BASIC, max_wr or max_sge 0 or above the device's Receive
+ * Queue limits (max_qp_wr, max_recv_sge), or srq_limit above max_wr;
+ * ERR_PTR(-EOPNOTSUPP) when the device has no SRQs; ERR_PTR(-ENOMEM); the
+ * provider's error.
+ */
+struct ib_srq *ib_create_srq(struct ib_pd *pd,
+			     struct ib_srq_init_attr *srq_init_attr);
+
+/**
+ * ib_destroy_srq() - destroy a shared receive queue
+ * @srq: the SRQ
+ *
+ * Receives still posted are dropped without a completion (as the kernel's
+ * providers do); destroy or drain the QPs first.
+ *
+ * Return: 0, -EINVAL for NULL or an ERR_PTR, -EBUSY while QPs are attached
+ * (destroy them first).
+ */
+int ib_destroy_srq(struct ib_srq *srq);
+
+/**
+ * ib_modify_srq() - arm the limit of a shared receive queue
+ * @srq: the SRQ
+ * @srq_attr: srq_limit is read with IB_SRQ_LIMIT
+ * @srq_attr_mask: enum ib_srq_attr_mask
+ *
+ * IB_SRQ_LIMIT arms the limit (0 disarms it).  IB_SRQ_MAX_WR (resizing)
+ * needs IB_DEVICE_SRQ_RESIZE, which rdmarw's devices do not offer.
+ *
+ * Return: 0; -EINVAL for NULL, an unknown mask bit, or a limit above
+ * max_wr; -EOPNOTSUPP for IB_SRQ_MAX_WR or a provider without the op.
+ */
+int ib_modify_srq(struct ib_srq *srq, struct ib_srq_attr *srq_attr,
+		  enum ib_srq_attr_mask srq_attr_mask);
+
+/**
+ * ib_query_srq() - read the attributes of a shared receive queue
+ * @srq: the SRQ
+ * @srq_attr: filled in: max_wr, max_sge and the armed limit (0 once it
+ *            fired)
+ *
+ * Return: 0, -EINVAL for NULL; -EOPNOTSUPP for a provider without the op.
+ */
+int ib_query_srq(struct ib_srq *srq, struct ib_srq_attr *srq_attr);
+
+/**
+ * ib_post_srq_recv() - post receives to a shared receive queue
+ * @srq: the SRQ
+ * @recv_wr: a chain of requests
+ * @bad_recv_wr: set to the first request not posted on error; may be NULL
+ *
+ * A SEND that waited for a receive on an attached QP (RNR) resumes.
+ * ib_post_recv() on an attached QP is refused.
+ *
+ * Return: 0; -EINVAL for a NULL argument or num_sge above max_sge; -ENOMEM
+ * when the SRQ is full (earlier requests of the chain stay posted).
+ */
+int ib_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *recv_wr,
+		     const struct ib_recv_wr **bad_recv_wr);
 
 /**
  * ib_drain_sq() - move a QP to ERR and wait until its Send Queue is flushed
@@ -1056,8 +1282,10 @@ int ib_drain_rq(struct ib_qp *qp);
  * flushed
  * @qp: the QP; its CQs as for ib_drain_sq()
  *
- * ib_drain_sq(), then ib_drain_rq() whatever the first returned; each
- * queue has its own bound of rdmarw_get_drain_timeout() milliseconds.
+ * ib_drain_sq(), then ib_drain_rq() whatever the first returned (not for
+ * a QP on an SRQ, which has no Receive Queue: only its Send Queue is
+ * drained, as in the kernel); each queue has its own bound of
+ * rdmarw_get_drain_timeout() milliseconds.
  *
  * Return: 0; -EINVAL for NULL; otherwise the first error of
  * ib_drain_sq() and ib_drain_rq() (-ENOMEM, -ETIMEDOUT and the errors of
@@ -1358,6 +1586,40 @@ u64 ib_dma_map_single(struct ib_device *dev, void *cpu_addr, size_t size,
  */
 void ib_dma_unmap_single(struct ib_device *dev, u64 addr, size_t size,
 			 enum dma_data_direction direction);
+
+/**
+ * ib_dma_sync_single_for_cpu() - give a mapped buffer back to the CPU
+ * @dev: the device
+ * @addr: an address from ib_dma_map_single() (or inside its range)
+ * @size: bytes to hand over
+ * @dir: the direction it was mapped with
+ *
+ * Call before the CPU reads what the device wrote (DMA_FROM_DEVICE,
+ * DMA_BIDIRECTIONAL).  rdmarw's devices see the CPU's memory coherently,
+ * so nothing is copied or flushed; the arguments are checked.  (The
+ * kernel's returns void.)
+ *
+ * Return: 0; -EINVAL for a NULL @dev, @size 0, a bad direction, the error
+ * address or 0, a range that wraps, or a device with no live mapping.
+ */
+int ib_dma_sync_single_for_cpu(struct ib_device *dev, u64 addr, size_t size,
+			       enum dma_data_direction dir);
+
+/**
+ * ib_dma_sync_single_for_device() - give a mapped buffer to the device
+ * @dev: the device
+ * @addr: an address from ib_dma_map_single() (or inside its range)
+ * @size: bytes to hand over
+ * @dir: the direction it was mapped with
+ *
+ * Call after the CPU wrote what the device will read (DMA_TO_DEVICE,
+ * DMA_BIDIRECTIONAL).  As ib_dma_sync_single_for_cpu(): checked, nothing
+ * to copy.
+ *
+ * Return: 0, or -EINVAL as ib_dma_sync_single_for_cpu().
+ */
+int ib_dma_sync_single_for_device(struct ib_device *dev, u64 addr, size_t size,
+				  enum dma_data_direction dir);
 
 #define DMA_MAPPING_ERROR (~(dma_addr_t)0)
 

@@ -333,6 +333,72 @@ size_t sg_copy_from_buffer(struct scatterlist *sgl, unsigned int nents,
 #define GFP_KERNEL 0U
 #define GFP_ATOMIC 0U
 #endif
+#ifndef __GFP_ZERO
+/* The one allocation flag rdmarw acts on: zero the memory (sgl_alloc()). */
+#define __GFP_ZERO 0x100U
+#endif
+
+/**
+ * sgl_alloc_order() - allocate a scatterlist and the memory it describes
+ * @length: bytes, at least 1
+ * @order: each entry is a block of 2^@order pages (0 .. 10)
+ * @chainable: allocate one entry more, left empty and marked last, that the
+ *             caller may turn into a chain link with sg_chain()
+ * @gfp: __GFP_ZERO zeroes the blocks; the other GFP flags are accepted and
+ *       ignored (user space has no allocation contexts)
+ * @nent_p: set to the entries that hold memory, or NULL
+ *
+ * One array of entries (never chained), each describing a page-aligned
+ * block of PAGE_SIZE << @order bytes at offset 0; the last holds the rest
+ * of @length.  Without __GFP_ZERO the contents are undefined, as in the
+ * kernel.
+ *
+ * Return: the list, or NULL for @length 0, an @order above 10, more entries
+ * than an unsigned int counts, or when memory runs out (nothing stays
+ * allocated then).  Free it with sgl_free_order() and the same @order.
+ */
+struct scatterlist *sgl_alloc_order(unsigned long long length,
+				    unsigned int order, bool chainable,
+				    unsigned int gfp, unsigned int *nent_p);
+
+/**
+ * sgl_alloc() - allocate a scatterlist of single pages
+ * @length: bytes, at least 1
+ * @gfp: as for sgl_alloc_order()
+ * @nent_p: set to the number of entries, or NULL
+ *
+ * sgl_alloc_order() with order 0 and no spare entry.
+ *
+ * Return: the list, or NULL (as sgl_alloc_order()).  Free it with
+ * sgl_free().
+ */
+struct scatterlist *sgl_alloc(unsigned long long length, unsigned int gfp,
+			      unsigned int *nent_p);
+
+/**
+ * sgl_free_n_order() - free the first entries' memory and the list
+ * @sgl: a list from sgl_alloc_order(), or NULL (nothing is done)
+ * @nents: entries whose memory is freed, at most (the walk also stops at
+ *         the entry marked last)
+ * @order: the order given to sgl_alloc_order()
+ *
+ * The list itself is freed in every case; memory of entries past @nents is
+ * not (the caller keeps or frees it).
+ */
+void sgl_free_n_order(struct scatterlist *sgl, int nents, int order);
+
+/**
+ * sgl_free_order() - free a list from sgl_alloc_order() and its memory
+ * @sgl: the list, or NULL
+ * @order: the order it was allocated with
+ */
+void sgl_free_order(struct scatterlist *sgl, int order);
+
+/**
+ * sgl_free() - free a list from sgl_alloc() and its memory
+ * @sgl: the list, or NULL
+ */
+void sgl_free(struct scatterlist *sgl);
 
 #ifdef __cplusplus
 }

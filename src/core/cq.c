@@ -149,6 +149,8 @@ int ib_free_cq(struct ib_cq *cq)
 	 * also tells the compiler that no CQ lives at such an address. */
 	if (IS_ERR_OR_NULL(cq))
 		return -EINVAL;
+	if (cq->shared) /* a pool's: ib_cq_pool_put() */
+		return -EINVAL;
 	if (rdmarw__read(&cq->usecnt))
 		return -EBUSY;
 	dev = cq->device;

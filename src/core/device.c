@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The device registry and the port/protocol queries. */
 #include "core/core.h"
+#include "core/cq_pool.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -92,6 +93,9 @@ int rdmarw__unregister_device(struct ib_device *dev)
 
 	if (!dev)
 		return -EINVAL;
+	ret = rdmarw__cq_pool_cleanup(dev);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&registry_lock);
 	if (rdmarw__read(&dev->refcount) > 1)
 		ret = -EBUSY;

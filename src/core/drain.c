@@ -234,6 +234,8 @@ int ib_drain_qp(struct ib_qp *qp)
 	if (ret)
 		return ret;
 	ret = drain_queue(qp, DRAIN_SQ);
-	rq = drain_queue(qp, DRAIN_RQ); /* the Receive Queue in any case */
+	/* the Receive Queue in any case; a QP on an SRQ has none (the
+	 * kernel's ib_drain_qp() skips it too) */
+	rq = qp->srq ? 0 : drain_queue(qp, DRAIN_RQ);
 	return ret ? ret : rq;
 }

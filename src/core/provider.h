@@ -85,6 +85,22 @@ struct ib_device_ops {
 			 phys_addr_t phys, size_t offset, size_t size);
 	void (*iova_destroy)(struct ib_device *dev,
 			     struct dma_iova_state *state, size_t mapped_len);
+
+	/*
+	 * Shared receive queues (optional: ib_create_srq() answers
+	 * -EOPNOTSUPP without create_srq).  The core checked the sizes and
+	 * holds the PD; QPs attached to an SRQ are on its qp_list.
+	 */
+	size_t size_ib_srq;
+	int (*create_srq)(struct ib_srq *srq,
+			  struct ib_srq_init_attr *init_attr);
+	void (*destroy_srq)(struct ib_srq *srq);
+	/* Only IB_SRQ_LIMIT reaches the provider; the limit is checked. */
+	int (*modify_srq)(struct ib_srq *srq, struct ib_srq_attr *attr,
+			  enum ib_srq_attr_mask mask);
+	int (*query_srq)(struct ib_srq *srq, struct ib_srq_attr *attr);
+	int (*post_srq_recv)(struct ib_srq *srq, const struct ib_recv_wr *wr,
+			     const struct ib_recv_wr **bad_wr);
 };
 
 /**
@@ -116,7 +132,10 @@ int rdmarw__register_device(struct ib_device *dev, const char *name);
  * rdmarw__unregister_device() - remove a device from the registry
  * @dev: the device
  *
- * Return: 0, -EBUSY while PDs or CQs exist on it.
+ * Frees the device's CQ pools first (ib_cq_pool_get()).
+ *
+ * Return: 0, -EBUSY while PDs or CQs exist on it, or while entries of a
+ * pool CQ are reserved or a QP uses one.
  */
 int rdmarw__unregister_device(struct ib_device *dev);
 

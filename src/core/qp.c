@@ -7,6 +7,7 @@
  */
 #include "core/core.h"
 #include "core/drain.h"
+#include "core/srq.h"
 #include "rw/rw_internal.h" /* what R/W contexts hold of a QP */
 
 static int check_caps(struct ib_device *dev, const struct ib_qp_init_attr *a)
@@ -26,8 +27,14 @@ static int check_init_attr(struct ib_pd *pd, struct ib_qp_init_attr *a)
 {
 	struct ib_device *dev = pd->device;
 
-	if (!a->send_cq || !a->recv_cq || a->srq || a->qp_type != IB_QPT_RC)
+	if (!a->send_cq || !a->recv_cq || a->qp_type != IB_QPT_RC)
 		return -EINVAL;
+	if (a->srq) { /* no Receive Queue of its own: the SRQ's sizes */
+		if (a->srq->device != dev)
+			return -EINVAL;
+		a->cap.max_recv_wr = 0;
+		a->cap.max_recv_sge = a->srq->attr.max_sge;
+	}
 	if (a->send_cq->device != dev || a->recv_cq->device != dev)
 		return -EINVAL;
 	if (a->sq_sig_type != IB_SIGNAL_ALL_WR &&
@@ -60,6 +67,8 @@ static void init_core_fields(struct ib_qp *qp, struct ib_pd *pd,
 	qp->port = a->port_num;
 	qp->sq_sig_type = a->sq_sig_type;
 	qp->integrity_en = a->create_flags & IB_QP_CREATE_INTEGRITY_EN;
+	qp->srq = a->srq;
+	INIT_LIST_HEAD(&qp->srq_entry);
 	qp->state = IB_QPS_RESET;
 	pthread_spin_init(rdmarw__qp_mr_lock(qp), PTHREAD_PROCESS_PRIVATE);
 	INIT_LIST_HEAD(&qp->rdma_mrs);
@@ -71,6 +80,8 @@ static void hold_objects(struct ib_qp *qp)
 	rdmarw__inc(&qp->pd->usecnt);
 	rdmarw__inc(&qp->send_cq->usecnt);
 	rdmarw__inc(&qp->recv_cq->usecnt);
+	if (qp->srq)
+		rdmarw__srq_attach(qp);
 }
 
 static void release_objects(struct ib_qp *qp)
@@ -78,6 +89,7 @@ static void release_objects(struct ib_qp *qp)
 	rdmarw__dec(&qp->pd->usecnt);
 	rdmarw__dec(&qp->send_cq->usecnt);
 	rdmarw__dec(&qp->recv_cq->usecnt);
+	rdmarw__srq_detach(qp);
 }
 
 /* The kernel's per-QP SGE limits for R/W contexts (ib_create_qp). */
@@ -146,6 +158,7 @@ int ib_destroy_qp(struct ib_qp *qp)
 	if (rdmarw__rw_qp_busy(qp))
 		return -EBUSY;
 	rdma_rw_cleanup_mrs(qp);
+	rdmarw__srq_detach(qp);
 	if (qp->device->ops->destroy_qp)
 		qp->device->ops->destroy_qp(qp);
 	rdmarw__drain_forget_qp(qp);
@@ -227,7 +240,7 @@ int ib_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask,
 		init_attr->qp_context = qp->qp_context;
 		init_attr->send_cq = qp->send_cq;
 		init_attr->recv_cq = qp->recv_cq;
-		init_attr->srq = NULL;
+		init_attr->srq = qp->srq;
 		init_attr->cap = qp->cap;
 		init_attr->sq_sig_type = qp->sq_sig_type;
 		init_attr->qp_type = qp->qp_type;
@@ -259,7 +272,7 @@ int ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *recv_wr,
 	if (!bad_wr)
 		bad_wr = &dummy;
 	*bad_wr = recv_wr;
-	if (!qp || !recv_wr)
+	if (!qp || !recv_wr || qp->srq)
 		return -EINVAL;
 	if (!qp->device->ops->post_recv)
 		return -EOPNOTSUPP;

@@ -2,6 +2,7 @@
 /* Name tables and small helpers of the verbs core. */
 #include "core/core.h"
 
+#include <rdmarw/kernel.h>
 #include <rdmarw/log.h>
 
 #include <stdarg.h>
@@ -10,17 +11,79 @@
 #include <string.h>
 #include <strings.h>
 
-#define RDMARW_NAME_ITEM(name) [name] = #name,
-static const char *const wc_status_names[] = { RDMARW_WC_STATUS_LIST(
-	RDMARW_NAME_ITEM) };
+/*
+ * The kernel's texts for completion statuses and asynchronous events
+ * (drivers/infiniband/core/verbs.c), indexed by value.  A value without a
+ * text (a hole, or past the end) gets the kernel's fallback.
+ */
+static const char *const wc_status_text[] = {
+	[IB_WC_SUCCESS] = "success",
+	[IB_WC_LOC_LEN_ERR] = "local length error",
+	[IB_WC_LOC_QP_OP_ERR] = "local QP operation error",
+	[IB_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+	[IB_WC_LOC_PROT_ERR] = "local protection error",
+	[IB_WC_WR_FLUSH_ERR] = "WR flushed",
+	[IB_WC_MW_BIND_ERR] = "memory bind operation error",
+	[IB_WC_BAD_RESP_ERR] = "bad response error",
+	[IB_WC_LOC_ACCESS_ERR] = "local access error",
+	[IB_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+	[IB_WC_REM_ACCESS_ERR] = "remote access error",
+	[IB_WC_REM_OP_ERR] = "remote operation error",
+	[IB_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+	[IB_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+	[IB_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+	[IB_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+	[IB_WC_REM_ABORT_ERR] = "operation aborted",
+	[IB_WC_INV_EECN_ERR] = "invalid EE context number",
+	[IB_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+	[IB_WC_FATAL_ERR] = "fatal error",
+	[IB_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+	[IB_WC_GENERAL_ERR] = "general error",
+};
+
+static const char *const event_text[] = {
+	[IB_EVENT_CQ_ERR] = "CQ error",
+	[IB_EVENT_QP_FATAL] = "QP fatal error",
+	[IB_EVENT_QP_REQ_ERR] = "QP request error",
+	[IB_EVENT_QP_ACCESS_ERR] = "QP access error",
+	[IB_EVENT_COMM_EST] = "communication established",
+	[IB_EVENT_SQ_DRAINED] = "send queue drained",
+	[IB_EVENT_PATH_MIG] = "path migration successful",
+	[IB_EVENT_PATH_MIG_ERR] = "path migration error",
+	[IB_EVENT_DEVICE_FATAL] = "device fatal error",
+	[IB_EVENT_PORT_ACTIVE] = "port active",
+	[IB_EVENT_PORT_ERR] = "port error",
+	[IB_EVENT_LID_CHANGE] = "LID change",
+	[IB_EVENT_PKEY_CHANGE] = "P_key change",
+	[IB_EVENT_SM_CHANGE] = "SM change",
+	[IB_EVENT_SRQ_ERR] = "SRQ error",
+	[IB_EVENT_SRQ_LIMIT_REACHED] = "SRQ limit reached",
+	[IB_EVENT_QP_LAST_WQE_REACHED] = "last WQE reached",
+	[IB_EVENT_CLIENT_REREGISTER] = "client reregister",
+	[IB_EVENT_GID_CHANGE] = "GID changed",
+	/* IB_EVENT_WQ_FATAL has no text in the kernel either */
+};
+
+/* The entry of @table at @index, or NULL for a hole or an index past it. */
+static const char *text_at(const char *const *table, size_t len, size_t index)
+{
+	return index < len ? table[index] : NULL;
+}
 
 const char *ib_wc_status_msg(enum ib_wc_status status)
 {
-	size_t i = (size_t)status;
+	const char *text = text_at(wc_status_text, ARRAY_SIZE(wc_status_text),
+				   (size_t)status);
 
-	if (i >= sizeof(wc_status_names) / sizeof(wc_status_names[0]))
-		return "UNKNOWN";
-	return wc_status_names[i];
+	return text ? text : "unrecognized status";
+}
+
+const char *ib_event_msg(enum ib_event_type event)
+{
+	const char *text =
+		text_at(event_text, ARRAY_SIZE(event_text), (size_t)event);
+
+	return text ? text : "unrecognized event";
 }
 
 const char *ib_wr_opcode_str(enum ib_wr_opcode opcode)

@@ -6,6 +6,7 @@
  * MRs.  The operations table sits at the end.
  */
 #include "ibv/ibv_loc.h"
+#include "ibv/ibv_srq.h"
 
 #include <poll.h>
 #include <stdlib.h>
@@ -265,6 +266,7 @@ static void qp_cap_to_ibv(struct ibv_qp_init_attr *ia,
 	ia->cap.max_recv_wr = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
 	ia->cap.max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
 	ia->cap.max_recv_sge = a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
+	ia->srq = rdmarw__ibv_srq(a->srq); /* ibv_srq.c */
 	ia->qp_type = IBV_QPT_RC;
 	ia->sq_sig_all = a->sq_sig_type == IB_SIGNAL_ALL_WR;
 }
@@ -602,6 +604,7 @@ const struct ib_device_ops rdmarw__ibv_ops = {
 	.size_ib_cq = sizeof(struct ibv_cq_priv),
 	.size_ib_qp = sizeof(struct ibv_qp_priv),
 	.size_ib_mr = sizeof(struct ibv_mr_priv),
+	.size_ib_srq = sizeof(struct ibv_srq_priv),
 
 	.alloc_pd = ibv_alloc_pd_op,
 	.create_cq = ibv_create_cq_op,
@@ -616,4 +619,10 @@ const struct ib_device_ops rdmarw__ibv_ops = {
 	.post_send = ibv_post_send_op,
 	.reg_user_mr = ibv_reg_user_mr_op,
 	.req_notify_cq = ibv_req_notify_cq_op,
+	/* ibv_srq.c */
+	.create_srq = rdmarw__ibv_create_srq,
+	.destroy_srq = rdmarw__ibv_destroy_srq,
+	.modify_srq = rdmarw__ibv_modify_srq,
+	.post_srq_recv = rdmarw__ibv_post_srq_recv,
+	.query_srq = rdmarw__ibv_query_srq,
 };

@@ -28,6 +28,7 @@
  * C9-88, as rxe).
  */
 #include "soft/soft_loc.h"
+#include "soft/soft_srq.h"
 
 enum resp_recv {
 	RESP_RECV_TAKEN,
@@ -45,6 +46,13 @@ static enum resp_recv resp_take_recv(struct soft_qp *qp)
 {
 	struct soft_recv_wqe *w, *dst = &qp->resp_wqe;
 
+	if (qp->ibqp.srq) { /* soft_srq.c */
+		int r = rdmarw__soft_srq_take(qp);
+
+		return !r	    ? RESP_RECV_TAKEN :
+		       r == -EAGAIN ? RESP_RECV_NONE :
+				      RESP_RECV_ERR;
+	}
 	pthread_mutex_lock(&qp->rq_lock);
 	if (soft_qp_state(qp) == IB_QPS_ERR) {
 		pthread_mutex_unlock(&qp->rq_lock);

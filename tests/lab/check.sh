@@ -29,6 +29,7 @@ info() {
 }
 part "rdmarw-info: rxe0 and siw0 listed" info
 part "ibv backend: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
+part "ibv backend: SRQs (test_ibv_srq) on rxe0 and siw0" "$build/tests/test_ibv_srq"
 part "rdma_cm over librdmacm: test_cm_ibv on rxe0 and siw0" \
 	"$build/tests/test_cm_ibv"
 part "conformance: tests/test_rw_*.c on rxe0 and siw0" \

@@ -232,7 +232,7 @@ build_lab() {
 	conf=$(cd "$REPO/tests" && ls test_rw_*.c | sed 's/\.c$//')
 	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
 	# shellcheck disable=SC2086
-	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_cm_ibv $conf \
+	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_cm_ibv test_ibv_srq $conf \
 		rping-server rping-client rdmarw-info rdmarw-perf krping >/dev/null
 }
 

@@ -96,6 +96,19 @@ const char *cli_errno_name(int err)
 	return buf;
 }
 
+#define CLI_WC_STATUS_NAME(name) [name] = #name,
+static const char *const wc_status_names[] = { RDMARW_WC_STATUS_LIST(
+	CLI_WC_STATUS_NAME) };
+
+const char *cli_wc_status_name(enum ib_wc_status status)
+{
+	size_t i = (size_t)status;
+
+	if (i >= sizeof(wc_status_names) / sizeof(wc_status_names[0]))
+		return "UNKNOWN";
+	return wc_status_names[i];
+}
+
 void cli_refuse(const char *tool, const char *fmt, ...)
 {
 	va_list ap;

@@ -8,6 +8,7 @@
 #define RDMARW_TOOLS_CLI_H
 
 #include <rdmarw/compat.h>
+#include <rdmarw/ib_verbs.h>
 
 /**
  * cli_parse_u64() - parse an unsigned number with an optional K/M/G suffix
@@ -39,6 +40,18 @@ const char *cli_parse_seconds(const char *s, double max, double *out);
  * value; the string lives until the next call.
  */
 const char *cli_errno_name(int err);
+
+/**
+ * cli_wc_status_name() - the enumerator name of a completion status
+ * @status: the status
+ *
+ * The tools print "IB_WC_REM_ACCESS_ERR" where ib_wc_status_msg() says
+ * "remote access error" (the kernel's text); their output formats keep the
+ * names.
+ *
+ * Return: a static string, "UNKNOWN" for a value outside the enum.
+ */
+const char *cli_wc_status_name(enum ib_wc_status status);
 
 /**
  * cli_refuse() - print one line "TOOL: REASON" on stderr and exit 2

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Shared receive queues on the libibverbs backend, on real devices: a QP
+ * created with an SRQ receives SENDs into the SRQ's receives in posting
+ * order with their bytes, the SRQ reports its sizes and is busy while the
+ * QP lives, and ib_post_recv() on the QP is refused.  Runs on rxe0 and
+ * siw0 in the lab (LAB_RXE_ADDR / LAB_SIW_ADDR, tests/lab/lab.sh) and
+ * skips when a device is absent, as on a machine without RDMA.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <rdmarw/ib_verbs.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef RDMARW_HAVE_IBV
+#include "helpers/ibv_env.h"
+
+#define SLOT 256
+#define NMSG 4
+#define WAIT_S 30
+
+static const char *cur_dev;
+static const char *cur_addr;
+
+static void poll_one(struct ib_cq *cq, struct ib_wc *wc)
+{
+	time_t end = time(NULL) + WAIT_S;
+	int r;
+
+	while ((r = ib_poll_cq(cq, 1, wc)) == 0 && time(NULL) < end)
+		;
+	assert_int_equal(r, 1);
+}
+
+static void srq_sends(void **state)
+{
+	struct ib_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ib_qp_init_attr a, pa;
+	struct ib_device *dev;
+	struct ib_pd *pd, *peer_pd;
+	struct ib_cq *cq, *peer_cq;
+	struct ib_mr *mr, *peer_mr;
+	struct ib_srq_attr attr;
+	struct ibv_pair pair;
+	struct ib_srq *srq;
+	char *buf, *peer_buf;
+	struct ib_wc wc;
+	int i;
+
+	if (!cur_addr)
+		skip();
+	dev = ib_device_get_by_name(cur_dev);
+	if (!dev)
+		skip();
+	buf = calloc(NMSG, SLOT);
+	peer_buf = calloc(NMSG, SLOT);
+	assert_non_null(buf);
+	assert_non_null(peer_buf);
+	pd = ib_alloc_pd(dev, 0);
+	peer_pd = ib_alloc_pd(dev, 0);
+	assert_false(IS_ERR(pd));
+	assert_false(IS_ERR(peer_pd));
+	cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT);
+	peer_cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT);
+	assert_false(IS_ERR(cq));
+	assert_false(IS_ERR(peer_cq));
+	mr = ib_reg_user_mr(pd, (uintptr_t)buf, NMSG * SLOT, (uintptr_t)buf,
+			    IB_ACCESS_LOCAL_WRITE);
+	peer_mr = ib_reg_user_mr(peer_pd, (uintptr_t)peer_buf, NMSG * SLOT,
+				 (uintptr_t)peer_buf, IB_ACCESS_LOCAL_WRITE);
+	assert_false(IS_ERR(mr));
+	assert_false(IS_ERR(peer_mr));
+	srq = ib_create_srq(peer_pd, &sa);
+	assert_false(IS_ERR(srq));
+	assert_true(sa.attr.max_wr >= 16);
+	assert_int_equal(ib_query_srq(srq, &attr), 0);
+	assert_true(attr.max_wr >= 16);
+
+	a = (struct ib_qp_init_attr){
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 1,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+		.port_num = 1,
+	};
+	pa = a;
+	pa.send_cq = pa.recv_cq = peer_cq;
+	pa.srq = srq;
+	/* receives before the connection: the SENDs find them */
+	for (i = 0; i < NMSG; i++) {
+		struct ib_sge sge = { .addr = (uintptr_t)(peer_buf + i * SLOT),
+				      .length = SLOT,
+				      .lkey = peer_mr->lkey };
+		struct ib_recv_wr rwr = { .wr_id = 500 + (u64)i,
+					  .sg_list = &sge,
+					  .num_sge = 1 };
+
+		assert_int_equal(ib_post_srq_recv(srq, &rwr, NULL), 0);
+	}
+	assert_int_equal(ibv_pair_connect(&pair, cur_addr, pd, &a, peer_pd, &pa,
+					  NULL, 0),
+			 0);
+	assert_ptr_equal(pair.peer_qp->srq, srq);
+	assert_int_equal(ib_destroy_srq(srq), -EBUSY);
+	{
+		struct ib_recv_wr rwr = { .wr_id = 1 };
+
+		assert_int_equal(ib_post_recv(pair.peer_qp, &rwr, NULL),
+				 -EINVAL);
+	}
+	for (i = 0; i < NMSG; i++) {
+		struct ib_sge sge = { .addr = (uintptr_t)(buf + i * SLOT),
+				      .length = SLOT,
+				      .lkey = mr->lkey };
+		struct ib_send_wr swr = { .wr_id = (u64)i,
+					  .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = IB_WR_SEND,
+					  .send_flags = IB_SEND_SIGNALED };
+
+		memset(buf + i * SLOT, 'a' + i, SLOT);
+		assert_int_equal(ib_post_send(pair.qp, &swr, NULL), 0);
+		poll_one(cq, &wc);
+		assert_int_equal(wc.status, IB_WC_SUCCESS);
+		poll_one(peer_cq, &wc);
+		assert_int_equal(wc.status, IB_WC_SUCCESS);
+		assert_int_equal(wc.opcode, IB_WC_RECV);
+		assert_int_equal(wc.wr_id, 500 + i);
+		assert_int_equal(wc.byte_len, SLOT);
+		assert_ptr_equal(wc.qp, pair.peer_qp);
+		assert_memory_equal(peer_buf + i * SLOT, buf + i * SLOT, SLOT);
+	}
+
+	assert_int_equal(ibv_pair_destroy(&pair), 0);
+	assert_int_equal(srq->usecnt, 0);
+	assert_int_equal(ib_destroy_srq(srq), 0);
+	assert_int_equal(ib_dereg_mr(mr), 0);
+	assert_int_equal(ib_dereg_mr(peer_mr), 0);
+	assert_int_equal(ib_free_cq(cq), 0);
+	assert_int_equal(ib_free_cq(peer_cq), 0);
+	assert_int_equal(ib_dealloc_pd(pd), 0);
+	assert_int_equal(ib_dealloc_pd(peer_pd), 0);
+	free(buf);
+	free(peer_buf);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *dev, *env, *group;
+	} devs[] = {
+		{ "rxe0", "LAB_RXE_ADDR", "ibv_srq rxe0" },
+		{ "siw0", "LAB_SIW_ADDR", "ibv_srq siw0" },
+	};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(srq_sends),
+	};
+	unsigned int i;
+	int fails = 0;
+
+	rdmarw_ibv_open_all();
+	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+		cur_dev = devs[i].dev;
+		cur_addr = getenv(devs[i].env);
+		fails += _cmocka_run_group_tests(
+			devs[i].group, tests, sizeof(tests) / sizeof(tests[0]),
+			NULL, NULL);
+	}
+	if (rdmarw_ibv_close_all()) {
+		fprintf(stderr, "ibv devices still busy at exit\n");
+		fails++;
+	}
+	return fails;
+}
+
+#else /* !RDMARW_HAVE_IBV */
+
+static void test_no_backend(void **state)
+{
+	skip();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_backend),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#endif
