@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define FUZZ_CHECK(cond, ...)                                           \
 	do {                                                            \
@@ -154,6 +155,17 @@ static inline int fuzz_poll(struct ib_cq *cq, struct ib_wc *wc, int max)
 	while (got < max && (n = ib_poll_cq(cq, max - got, wc + got)) > 0)
 		got += n;
 	return got;
+}
+
+/* CLOCK_MONOTONIC in milliseconds: the bound of a wait for a threaded
+ * device, which a loaded machine may delay by more than any count of
+ * polls. */
+static inline u64 fuzz_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
 }
 
 #endif /* RDMARW_FUZZ_COMMON_H */

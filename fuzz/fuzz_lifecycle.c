@@ -291,14 +291,6 @@ static void probe_done(struct ib_cq *cq, struct ib_wc *wc)
 	p->status = wc->status;
 }
 
-static u64 now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
-}
-
 static void poll_all(void)
 {
 	int s;
@@ -311,13 +303,13 @@ static void poll_all(void)
 /* Poll until @pred holds or @ms pass (inline devices: one round). */
 static bool wait_for(bool (*pred)(void), u64 ms)
 {
-	u64 end = now_ms() + ms;
+	u64 end = fuzz_now_ms() + ms;
 
 	for (;;) {
 		poll_all();
 		if (pred())
 			return true;
-		if (!w.prof.threaded || now_ms() > end)
+		if (!w.prof.threaded || fuzz_now_ms() > end)
 			return false;
 		sched_yield();
 	}
@@ -351,10 +343,10 @@ static bool recvs_done(void)
 /* Let a threaded device settle: poll for a while. */
 static void settle(u64 ms)
 {
-	u64 end = now_ms() + ms;
+	u64 end = fuzz_now_ms() + ms;
 
 	poll_all();
-	while (w.prof.threaded && now_ms() < end) {
+	while (w.prof.threaded && fuzz_now_ms() < end) {
 		sched_yield();
 		poll_all();
 	}
