@@ -51,16 +51,7 @@ struct bench_opts {
 };
 
 struct bench_env {
-	union {
-		struct two_hosts hosts;
-		struct { /* two_hosts' first members, by their names here */
-			struct soft_fabric *fabric;
-			struct ib_device *dev[2];
-			struct ib_pd *pd[2];
-			struct ib_cq *cq[2];
-			struct ib_qp *qp[2];
-		};
-	};
+	TWO_HOSTS_EMBED;
 	u8 *local, *remote, *pi;
 	size_t arena;
 	struct ib_mr *rmr;

@@ -82,16 +82,7 @@ static const char *const fuzz_profiles[] = { "mlx5", "rxe", "siw" };
  * @hosts: the same objects as tools/common/two_hosts.c built them
  */
 struct fuzz_env {
-	union {
-		struct two_hosts hosts;
-		struct { /* two_hosts' first members, by their names here */
-			struct soft_fabric *fabric;
-			struct ib_device *dev[2];
-			struct ib_pd *pd[2];
-			struct ib_cq *cq[2];
-			struct ib_qp *qp[2];
-		};
-	};
+	TWO_HOSTS_EMBED;
 };
 
 static inline int fuzz_env_init(struct fuzz_env *e,

@@ -137,16 +137,7 @@ static void fill(u8 *p, size_t n, u64 x)
 /* ---- the run --------------------------------------------------------- */
 
 struct env {
-	union {
-		struct two_hosts hosts;
-		struct { /* two_hosts' first members, by their names here */
-			struct soft_fabric *fabric;
-			struct ib_device *dev[2];
-			struct ib_pd *pd[2];
-			struct ib_cq *cq[2];
-			struct ib_qp *qp[2];
-		};
-	};
+	TWO_HOSTS_EMBED;
 	struct ib_mr *rmr;
 	int pool;
 	bool threaded;

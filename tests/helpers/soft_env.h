@@ -55,16 +55,7 @@ struct soft_env_cfg {
  * @hosts: the same objects as tools/common/two_hosts.c built them
  */
 struct soft_env {
-	union {
-		struct two_hosts hosts;
-		struct { /* two_hosts' first members, by their names here */
-			struct soft_fabric *fabric;
-			struct ib_device *dev[2];
-			struct ib_pd *pd[2];
-			struct ib_cq *cq[2];
-			struct ib_qp *qp[2];
-		};
-	};
+	TWO_HOSTS_EMBED;
 	struct soft_profile profile;
 };
 

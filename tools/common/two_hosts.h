@@ -33,14 +33,31 @@
  * @qp: the QPs
  * @failed: the call that failed last ("ib_create_qp"...), or NULL
  */
+/* The objects, in this order, also named directly by TWO_HOSTS_EMBED. */
+#define TWO_HOSTS_OBJECTS           \
+	struct soft_fabric *fabric; \
+	struct ib_device *dev[2];   \
+	struct ib_pd *pd[2];        \
+	struct ib_cq *cq[2];        \
+	struct ib_qp *qp[2]
+
 struct two_hosts {
-	struct soft_fabric *fabric;
-	struct ib_device *dev[2];
-	struct ib_pd *pd[2];
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
+	TWO_HOSTS_OBJECTS;
 	const char *failed;
 };
+
+/*
+ * A fixture's first member: the struct two_hosts (@hosts) whose objects
+ * are also the fixture's own fabric, dev[], pd[], cq[] and qp[] (a union
+ * over the common initial members, so nothing is copied).
+ */
+#define TWO_HOSTS_EMBED                    \
+	union {                            \
+		struct two_hosts hosts;    \
+		struct {                   \
+			TWO_HOSTS_OBJECTS; \
+		};                         \
+	}
 
 /**
  * struct two_hosts_cfg - everything at once (two_hosts_open())
