@@ -100,6 +100,10 @@ static void *async_thread(void *arg)
 			break;
 		if (fds[1].revents)
 			break;
+		/* a context whose device went away: nothing more to read */
+		if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL) &&
+		    !(fds[0].revents & POLLIN))
+			break;
 		if (!(fds[0].revents & POLLIN))
 			continue;
 		/* non-blocking: another reader may have taken it */
