@@ -8,7 +8,9 @@
  * active id that resolves, makes its QP and connects from its handler.
  * Cases: connect and accept with private data both ways and an R/W WRITE
  * then READ over the connection; disconnect from either side; consumer
- * reject with private data (and accept after it); no listener; the
+ * reject with private data (and accept after it); the reject reasons
+ * librdmacm can send; the setters reaching the kernel's id (REUSEADDR
+ * seen in its port rules); no listener; the
  * states' errnos, private data over the limit, double destroy; an address
  * no device answers to; destroy racing events.
  */
@@ -69,6 +71,7 @@ struct ev_log {
  *                           limit said (IB and RoCE)
  * @req_pdata, @req_len: what the active side sends
  * @rep_pdata, @rep_len: what the passive side answers (accept or reject)
+ * @rej_reason: the reason of REQ_REJECT (0: IB_CM_REJ_CONSUMER_DEFINED)
  */
 struct cm_case {
 	pthread_mutex_t lock;
@@ -94,6 +97,7 @@ struct cm_case {
 	u8 req_len;
 	u8 rep_pdata[256];
 	u8 rep_len;
+	u8 rej_reason;
 };
 
 static void qp_attr(struct cm_case *t, struct ib_cq *cq,
@@ -166,7 +170,8 @@ static int on_request(struct cm_case *t, struct rdma_cm_id *child)
 		return 1;
 	case REQ_REJECT:
 		ret = rdma_reject(child, t->rep_pdata, t->rep_len,
-				  IB_CM_REJ_CONSUMER_DEFINED);
+				  t->rej_reason ? t->rej_reason :
+						  IB_CM_REJ_CONSUMER_DEFINED);
 		conn_param(&cp, NULL, 0);
 		t->accept_after_reject = rdma_accept(child, &cp);
 		return ret;
@@ -577,6 +582,118 @@ static void test_reject_with_data(void **state)
 			 -EINVAL);
 }
 
+/*
+ * The reason a REJ carries (IB and RoCE): librdmacm sends
+ * VENDOR_OPTION_NOT_SUPPORTED (rdma_reject_ece()) and CONSUMER_DEFINED,
+ * and any other reason goes as CONSUMER_DEFINED (docs/deviations.md).
+ */
+static void reject_with(struct cm_case *t, u8 reason, int seen)
+{
+	int i;
+
+	t->on_req = REQ_REJECT;
+	t->rej_reason = reason;
+	t->rep_len = 0;
+	connect_to(t, listen_on(t));
+	i = wait_end(t, &t->cli);
+	assert_true(i >= 0);
+	assert_int_equal(t->cli.type[i], RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(t->cli.status[i], seen);
+	assert_int_equal(rdma_is_consumer_reject(t->id, t->cli.status[i]),
+			 seen == IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+static void test_reject_vendor_reason(void **state)
+{
+	struct cm_case *t = case_or_skip(state);
+
+	if (iwarp(t))
+		skip(); /* an MPA reject has no reason */
+	reject_with(t, IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED,
+		    IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED);
+}
+
+static void test_reject_other_reason(void **state)
+{
+	struct cm_case *t = case_or_skip(state);
+
+	if (iwarp(t))
+		skip();
+	reject_with(t, IB_CM_REJ_STALE_CONN, IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+static int quiet_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	return 0;
+}
+
+/* Two ids bound to @port of the device's address; the second's answer. */
+static int bind_twice(struct rdma_cm_id **a, struct rdma_cm_id **b, u16 port,
+		      bool reuse)
+{
+	struct sockaddr_in sin;
+
+	*a = rdma_create_id(&init_net, quiet_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	*b = rdma_create_id(&init_net, quiet_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	assert_false(IS_ERR(*a) || IS_ERR(*b));
+	if (reuse) {
+		/* recorded: the librdmacm id does not exist before the bind */
+		assert_int_equal(rdma_set_reuseaddr(*a, 1), 0);
+		assert_int_equal(rdma_set_reuseaddr(*b, 1), 0);
+	}
+	sa_of(cur_addr, port, &sin);
+	assert_int_equal(rdma_bind_addr(*a, (struct sockaddr *)&sin), 0);
+	return rdma_bind_addr(*b, (struct sockaddr *)&sin);
+}
+
+/*
+ * REUSEADDR set before the bind reaches the kernel's id: its port rules
+ * let two reusing ids share an address and port, and refuse the second
+ * without it.  The setters on a bound id go to the kernel's id and answer
+ * as its rules say.
+ */
+static void test_setters_reach_kernel(void **state)
+{
+	struct cm_case *t = case_or_skip(state);
+	struct rdma_cm_id *a, *b;
+	struct sockaddr_in sin;
+	u16 port = 0;
+	int ret;
+
+	(void)t;
+	/* a free port: bind once to port 0 and take what was given */
+	a = rdma_create_id(&init_net, quiet_handler, NULL, RDMA_PS_TCP,
+			   IB_QPT_RC);
+	assert_false(IS_ERR(a));
+	sa_of(cur_addr, 0, &sin);
+	assert_int_equal(rdma_bind_addr(a, (struct sockaddr *)&sin), 0);
+	port = ntohs(((struct sockaddr_in *)&a->route.addr.src_addr)->sin_port);
+	rdma_destroy_id(a);
+	assert_true(port != 0);
+
+	ret = bind_twice(&a, &b, port, false);
+	assert_int_equal(ret, -EADDRINUSE);
+	rdma_destroy_id(b);
+	rdma_destroy_id(a);
+
+	ret = bind_twice(&a, &b, port, true);
+	assert_int_equal(ret, 0);
+	/* bound: REUSEADDR is the bind's (the CM's state rule); AFONLY, TOS
+	 * and the ACK timeout go to the kernel's id, which takes them */
+	assert_int_equal(rdma_set_reuseaddr(a, 0), -EINVAL);
+	assert_int_equal(rdma_set_afonly(a, 1), 0);
+	rdma_set_service_type(a, 32);
+	assert_int_equal(rdma_set_ack_timeout(a, 19), 0);
+	assert_int_equal(rdma_set_min_rnr_timer(a, 12), 0);
+	/* alone on the port, it may listen; then AFONLY is refused */
+	rdma_destroy_id(b);
+	assert_int_equal(rdma_listen(a, 1), 0);
+	assert_int_equal(rdma_set_afonly(a, 0), -EINVAL);
+	rdma_destroy_id(a);
+}
+
 static void test_no_listener(void **state)
 {
 	struct cm_case *t = case_or_skip(state);
@@ -801,6 +918,12 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(test_states_and_limits, case_setup,
 					case_teardown),
 	cmocka_unit_test_setup_teardown(test_pdata_limit, case_setup,
+					case_teardown),
+	cmocka_unit_test_setup_teardown(test_reject_vendor_reason, case_setup,
+					case_teardown),
+	cmocka_unit_test_setup_teardown(test_reject_other_reason, case_setup,
+					case_teardown),
+	cmocka_unit_test_setup_teardown(test_setters_reach_kernel, case_setup,
 					case_teardown),
 	cmocka_unit_test_setup_teardown(test_addr_unanswered, case_setup,
 					case_teardown),

@@ -3,7 +3,9 @@
  * Shared receive queues on the libibverbs backend, on real devices: a QP
  * created with an SRQ receives SENDs into the SRQ's receives in posting
  * order with their bytes, the SRQ reports its sizes and is busy while the
- * QP lives, and ib_post_recv() on the QP is refused.  Runs on rxe0 and
+ * QP lives, ib_post_recv() on the QP is refused, and an armed limit
+ * raises IB_EVENT_SRQ_LIMIT_REACHED once, through the device's
+ * asynchronous events, when the receives drop below it.  Runs on rxe0 and
  * siw0 in the lab (LAB_RXE_ADDR / LAB_SIW_ADDR, tests/lab/lab.sh) and
  * skips when a device is absent, as on a machine without RDMA.
  */
@@ -16,6 +18,7 @@
 #include <rdmarw/ib_verbs.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +44,49 @@ static void poll_one(struct ib_cq *cq, struct ib_wc *wc)
 	assert_int_equal(r, 1);
 }
 
+/* What the SRQ's event handler saw (it runs on the device's event thread). */
+struct srq_events {
+	pthread_mutex_t lock;
+	int n;
+	enum ib_event_type last;
+	struct ib_srq *srq;
+	struct ib_device *dev;
+};
+
+static void on_srq_event(struct ib_event *ev, void *context)
+{
+	struct srq_events *se = context;
+
+	pthread_mutex_lock(&se->lock);
+	se->n++;
+	se->last = ev->event;
+	se->srq = ev->element.srq;
+	se->dev = ev->device;
+	pthread_mutex_unlock(&se->lock);
+}
+
+static int srq_events_seen(struct srq_events *se, int want)
+{
+	time_t end = time(NULL) + WAIT_S;
+	struct timespec ms = { 0, 1000000 };
+	int n;
+
+	for (;;) {
+		pthread_mutex_lock(&se->lock);
+		n = se->n;
+		pthread_mutex_unlock(&se->lock);
+		if (n >= want || time(NULL) >= end)
+			return n;
+		nanosleep(&ms, NULL);
+	}
+}
+
 static void srq_sends(void **state)
 {
-	struct ib_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	static struct srq_events se = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ib_srq_init_attr sa = { .event_handler = on_srq_event,
+				       .srq_context = &se,
+				       .attr = { .max_wr = 16, .max_sge = 1 } };
 	struct ib_qp_init_attr a, pa;
 	struct ib_device *dev;
 	struct ib_pd *pd, *peer_pd;
@@ -110,6 +153,12 @@ static void srq_sends(void **state)
 
 		assert_int_equal(ib_post_srq_recv(srq, &rwr, NULL), 0);
 	}
+	/* armed at NMSG: the first SEND leaves NMSG - 1, below it */
+	pthread_mutex_lock(&se.lock);
+	se.n = 0;
+	pthread_mutex_unlock(&se.lock);
+	attr.srq_limit = NMSG;
+	assert_int_equal(ib_modify_srq(srq, &attr, IB_SRQ_LIMIT), 0);
 	assert_int_equal(ibv_pair_connect(&pair, cur_addr, pd, &a, peer_pd, &pa,
 					  NULL, 0),
 			 0);
@@ -142,7 +191,25 @@ static void srq_sends(void **state)
 		assert_int_equal(wc.byte_len, SLOT);
 		assert_ptr_equal(wc.qp, pair.peer_qp);
 		assert_memory_equal(peer_buf + i * SLOT, buf + i * SLOT, SLOT);
+		if (i == 0) {
+			/* the limit fired, on this SRQ */
+			assert_int_equal(srq_events_seen(&se, 1), 1);
+			pthread_mutex_lock(&se.lock);
+			assert_int_equal(se.last, IB_EVENT_SRQ_LIMIT_REACHED);
+			assert_ptr_equal(se.srq, srq);
+			assert_ptr_equal(se.dev, dev);
+			pthread_mutex_unlock(&se.lock);
+		}
 	}
+	/* the limit disarms when it fires: once for the four receives */
+	{
+		struct timespec settle = { 0, 200000000 };
+
+		nanosleep(&settle, NULL);
+	}
+	pthread_mutex_lock(&se.lock);
+	assert_int_equal(se.n, 1);
+	pthread_mutex_unlock(&se.lock);
 
 	assert_int_equal(ibv_pair_destroy(&pair), 0);
 	assert_int_equal(srq->usecnt, 0);

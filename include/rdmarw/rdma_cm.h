@@ -469,7 +469,10 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param);
  * @private_data: bytes for the requester, or NULL
  * @private_data_len: at most 148 on IB and RoCE, 256 on iWARP
  * @reason: IB/RoCE: the reject reason the requester sees (ULPs pass
- *          IB_CM_REJ_CONSUMER_DEFINED); iWARP: ignored (-ECONNREFUSED)
+ *          IB_CM_REJ_CONSUMER_DEFINED); iWARP: ignored (-ECONNREFUSED).
+ *          On ibv devices librdmacm can send only
+ *          IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED (rdma_reject_ece()) and
+ *          CONSUMER_DEFINED, which every other reason becomes.
  *
  * Return: 0; -EINVAL for NULL, an id that is not a child waiting for an
  * answer, private data over the limit.
@@ -557,6 +560,9 @@ const void *rdma_consumer_reject_data(struct rdma_cm_id *id,
  * @id: an idle id
  * @reuse: nonzero to allow (ids that listen never share)
  *
+ * On an ibv device the kernel's id takes the value (rdma_set_option())
+ * before its bind.
+ *
  * Return: 0, -EINVAL for NULL or an id that is not idle.
  */
 int rdma_set_reuseaddr(struct rdma_cm_id *id, int reuse);
@@ -566,30 +572,38 @@ int rdma_set_reuseaddr(struct rdma_cm_id *id, int reuse);
  * @id: an idle or bound id
  * @afonly: nonzero for IPv6 only
  *
- * Return: 0, -EINVAL for NULL or an id in another state.
+ * On an ibv device the kernel's id takes the value, before its bind when
+ * the id is idle.
+ *
+ * Return: 0, -EINVAL for NULL or an id in another state; on an ibv device
+ * the kernel's errno when it refuses the value.
  */
 int rdma_set_afonly(struct rdma_cm_id *id, int afonly);
 
 /**
  * rdma_set_service_type() - set the type of service of the connection
  * @id: the id
- * @tos: the value (recorded)
+ * @tos: the value; on an ibv device the kernel's id takes it and uses it
+ *       when the route is resolved
  */
 void rdma_set_service_type(struct rdma_cm_id *id, int tos);
 
 /**
  * rdma_set_ack_timeout() - set the QP's local ACK timeout
  * @id: an id of an RC QP
- * @timeout: 4.096 us * 2^@timeout (recorded)
+ * @timeout: 4.096 us * 2^@timeout; on an ibv device the kernel's id takes
+ *           it for the QP's move to RTS
  *
- * Return: 0, -EINVAL for NULL or a QP type without ACKs.
+ * Return: 0, -EINVAL for NULL or a QP type without ACKs; on an ibv device
+ * the kernel's errno when it refuses the value.
  */
 int rdma_set_ack_timeout(struct rdma_cm_id *id, u8 timeout);
 
 /**
  * rdma_set_min_rnr_timer() - set the minimum RNR NAK timer
  * @id: an id of an RC QP
- * @min_rnr_timer: the IBA code (recorded)
+ * @min_rnr_timer: the IBA code (recorded; used on the software device only:
+ *                 librdmacm cannot pass it)
  *
  * Return: 0, -EINVAL for NULL or a QP type without RNR NAKs.
  */

@@ -50,11 +50,13 @@ enum rdmarw__cm_verdict {
  * @x_listen: listen
  * @x_connect: send the REQ (or MPA request)
  * @x_accept: answer a request (the QP goes to RTR/RTS on IB)
- * @x_reject: refuse a request, with private data
+ * @x_reject: refuse a request, with private data and the IB CM reason
  * @x_disconnect: DREQ (the QP goes to ERR)
  * @x_attach_qp: give a new QP to the id (it moves to INIT)
  * @x_set_qp: point the id at a QP again, or at none
  * @x_destroy: destroy the librdmacm id (no lock of the CM held)
+ * @x_set_option: pass a setter's value to the librdmacm id (cm.lock held;
+ *                the kernel's errno when it refuses it in the id's state)
  *
  * The software device's table (cm_soft.c) answers from its per-fabric
  * address space; the connection itself is made in-process by the core,
@@ -89,11 +91,14 @@ struct rdmarw__cm_ops {
 			 const struct rdma_conn_param *p);
 	int (*x_accept)(struct rdmarw__cm_xid *x,
 			const struct rdma_conn_param *p);
-	int (*x_reject)(struct rdmarw__cm_xid *x, const void *pdata, u8 len);
+	int (*x_reject)(struct rdmarw__cm_xid *x, const void *pdata, u8 len,
+			u8 reason);
 	int (*x_disconnect)(struct rdmarw__cm_xid *x);
 	int (*x_attach_qp)(struct rdmarw__cm_xid *x, struct ib_qp *qp);
 	void (*x_set_qp)(struct rdmarw__cm_xid *x, struct ib_qp *qp);
 	void (*x_destroy)(struct rdmarw__cm_xid *x);
+	int (*x_set_option)(struct rdmarw__cm_xid *x, enum rdmarw__cm_xopt opt,
+			    int val);
 };
 
 extern const struct rdmarw__cm_ops rdmarw__cm_soft_ops;

@@ -10,7 +10,12 @@
 #ifdef RDMARW_HAVE_IBV
 #include <rdmarw/ibv.h>
 
+#include <assert.h>
 #include <errno.h>
+
+static_assert(RDMARW_CM_REJ_VENDOR_OPTION ==
+		      IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED,
+	      "cm_ibv.h names the kernel's reject reason");
 
 static bool ibv_owns(const struct ib_device *dev)
 {
@@ -134,6 +139,7 @@ const struct rdmarw__cm_ops rdmarw__cm_ibv_ops = {
 	.x_attach_qp = rdmarw__xid_attach_qp,
 	.x_set_qp = rdmarw__xid_set_qp,
 	.x_destroy = rdmarw__xid_destroy,
+	.x_set_option = rdmarw__xid_set_option,
 };
 #else
 /* Built without the libibverbs backend (a unit must not be empty). */

@@ -86,6 +86,28 @@ struct rdmarw__cm_xparam {
 	u8 flow_control;
 };
 
+/*
+ * The setters of <rdmarw/rdma_cm.h> that librdmacm's rdma_set_option()
+ * carries to the kernel's id (rdma_set_min_rnr_timer() has no option).
+ */
+enum rdmarw__cm_xopt {
+	RDMARW_CM_XOPT_TOS, /* rdma_set_service_type(): the u8 TOS */
+	RDMARW_CM_XOPT_REUSEADDR, /* rdma_set_reuseaddr() */
+	RDMARW_CM_XOPT_AFONLY, /* rdma_set_afonly() */
+	RDMARW_CM_XOPT_ACK_TIMEOUT, /* rdma_set_ack_timeout() */
+	RDMARW_CM_XOPT_NR,
+};
+
+/**
+ * struct rdmarw__cm_xopts - the setters' values a new librdmacm id takes
+ * @set: bit (1 << enum rdmarw__cm_xopt) for each value the ULP set
+ * @val: the values, by enum rdmarw__cm_xopt
+ */
+struct rdmarw__cm_xopts {
+	unsigned int set;
+	int val[RDMARW_CM_XOPT_NR];
+};
+
 /* ---- cm_ibv_rdmacm.c: calls into librdmacm (negative errno) ---------- */
 
 /* Is librdmacm usable here (its event channel opens)? */
@@ -105,7 +127,17 @@ int rdmarw__xid_connect(struct rdmarw__cm_xid *x,
 			const struct rdmarw__cm_xparam *p);
 int rdmarw__xid_accept(struct rdmarw__cm_xid *x,
 		       const struct rdmarw__cm_xparam *p);
-int rdmarw__xid_reject(struct rdmarw__cm_xid *x, const void *pdata, u8 len);
+/* IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED (checked in cm_ibv.c). */
+#define RDMARW_CM_REJ_VENDOR_OPTION 35
+
+/* Refuse a request: @reason IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED goes as
+ * that (rdma_reject_ece() of librdmacm), every other as CONSUMER_DEFINED,
+ * the one other reason librdmacm can send. */
+int rdmarw__xid_reject(struct rdmarw__cm_xid *x, const void *pdata, u8 len,
+		       u8 reason);
+/* rdma_set_option() of @opt on the id (the kernel's errno if refused). */
+int rdmarw__xid_set_option(struct rdmarw__cm_xid *x, enum rdmarw__cm_xopt opt,
+			   int val);
 int rdmarw__xid_disconnect(struct rdmarw__cm_xid *x);
 /* Give @qp (an ibv QP on the id's verbs context) to the id, in INIT. */
 int rdmarw__xid_attach_qp(struct rdmarw__cm_xid *x, struct ib_qp *qp);
@@ -123,5 +155,12 @@ void rdmarw__xid_destroy(struct rdmarw__cm_xid *x);
  */
 bool rdmarw__cm_xid_event(struct rdmarw__cm_xid *x,
 			  const struct rdmarw__cm_xev *ev);
+
+/*
+ * The setters' values recorded on @owner before it had a librdmacm id
+ * (called while the caller of x_bind or x_resolve_addr holds cm.lock):
+ * the new id takes them before it is bound or resolves.
+ */
+void rdmarw__cm_xid_options(void *owner, struct rdmarw__cm_xopts *o);
 
 #endif /* RDMARW_CM_IBV_H */

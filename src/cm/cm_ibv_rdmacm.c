@@ -227,10 +227,64 @@ static enum rdma_port_space port_space(int ps)
 	return ps == RDMA_PS_IB ? RDMA_PS_IB : RDMA_PS_TCP;
 }
 
+int rdmarw__xid_set_option(struct rdmarw__cm_xid *x, enum rdmarw__cm_xopt opt,
+			   int val)
+{
+	uint8_t byte = (uint8_t)val;
+	int word = val;
+	void *v = &word;
+	size_t len = sizeof(word);
+	int name;
+
+	/* the lengths the kernel's ucma_set_option_id() insists on */
+	switch (opt) {
+	case RDMARW_CM_XOPT_TOS:
+		name = RDMA_OPTION_ID_TOS;
+		v = &byte;
+		len = sizeof(byte);
+		break;
+	case RDMARW_CM_XOPT_REUSEADDR:
+		name = RDMA_OPTION_ID_REUSEADDR;
+		break;
+	case RDMARW_CM_XOPT_AFONLY:
+		name = RDMA_OPTION_ID_AFONLY;
+		break;
+	case RDMARW_CM_XOPT_ACK_TIMEOUT:
+		name = RDMA_OPTION_ID_ACK_TIMEOUT;
+		v = &byte;
+		len = sizeof(byte);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return rdma_set_option(x->cmid, RDMA_OPTION_ID, name, v, len) ?
+		       neg_errno() :
+		       0;
+}
+
+/* A new id takes what the ULP set before it existed, before any bind. */
+static int apply_options(struct rdmarw__cm_xid *x, void *owner)
+{
+	struct rdmarw__cm_xopts o = { 0 };
+	int i, ret;
+
+	rdmarw__cm_xid_options(owner, &o);
+	for (i = 0; i < RDMARW_CM_XOPT_NR; i++) {
+		if (!(o.set & (1U << i)))
+			continue;
+		ret = rdmarw__xid_set_option(x, (enum rdmarw__cm_xopt)i,
+					     o.val[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int xid_new(struct rdmarw__cm_xid **out, void *owner, int ps)
 {
 	struct rdma_cm_id *id;
 	struct rdmarw__cm_xid *x;
+	int ret;
 
 	if (!rdmarw__xid_available())
 		return -ENODEV;
@@ -238,13 +292,18 @@ static int xid_new(struct rdmarw__cm_xid **out, void *owner, int ps)
 	if (!x)
 		return -ENOMEM;
 	if (rdma_create_id(xs.ch, &id, x, port_space(ps))) {
-		int ret = neg_errno();
-
+		ret = neg_errno();
 		free(x);
 		return ret;
 	}
 	x->cmid = id;
 	x->owner = owner;
+	ret = apply_options(x, owner);
+	if (ret) {
+		rdma_destroy_id(id);
+		free(x);
+		return ret;
+	}
 	*out = x;
 	return 0;
 }
@@ -349,8 +408,14 @@ int rdmarw__xid_accept(struct rdmarw__cm_xid *x,
 	return rdma_accept(x->cmid, &c) ? neg_errno() : 0;
 }
 
-int rdmarw__xid_reject(struct rdmarw__cm_xid *x, const void *pdata, u8 len)
+int rdmarw__xid_reject(struct rdmarw__cm_xid *x, const void *pdata, u8 len,
+		       u8 reason)
 {
+#ifdef RDMARW_HAVE_RDMA_REJECT_ECE
+	/* the one reason besides CONSUMER_DEFINED that librdmacm sends */
+	if (reason == RDMARW_CM_REJ_VENDOR_OPTION)
+		return rdma_reject_ece(x->cmid, pdata, len) ? neg_errno() : 0;
+#endif
 	return rdma_reject(x->cmid, pdata, len) ? neg_errno() : 0;
 }
 

@@ -57,6 +57,8 @@ enum cm_state {
  * @tos: rdma_set_service_type()
  * @ack_timeout: rdma_set_ack_timeout()
  * @min_rnr_timer: rdma_set_min_rnr_timer()
+ * @xset: bit (1 << enum rdmarw__cm_xopt) for each setter the ULP called,
+ *        which a librdmacm id made later takes (rdmarw__cm_xid_options())
  * @resp_res: responder resources of the local QP
  * @init_depth: initiator depth of the local QP
  * @xid: the librdmacm id behind it (ibv devices), or NULL
@@ -82,6 +84,7 @@ struct cm_id_priv {
 	int tos;
 	u8 ack_timeout;
 	u8 min_rnr_timer;
+	unsigned int xset;
 	u8 resp_res;
 	u8 init_depth;
 	struct rdmarw__cm_xid *xid;
@@ -1125,7 +1128,7 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 	}
 	if (c->xid) {
 		int ret = c->xops->x_reject(c->xid, private_data,
-					    private_data_len);
+					    private_data_len, reason);
 
 		c->answered = !ret;
 		pthread_mutex_unlock(&cm.lock);
@@ -1494,6 +1497,38 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 
 /* ---- setters ------------------------------------------------------------ */
 
+/*
+ * Hand a setter's value to the librdmacm id behind @p, if it has one
+ * (cm.lock held): the kernel's id applies it and answers with its own
+ * errno when the id's state does not allow it (its rdma_set_afonly() after
+ * the bind, for instance).  An id without one records the value only, and
+ * the librdmacm id made for it later takes it before its bind or address
+ * resolution (rdmarw__cm_xid_options()), which is when the kernel uses
+ * REUSEADDR and AFONLY; TOS counts at route resolution, the ACK timeout
+ * when the QP goes to RTS.
+ */
+static int pass_option(struct cm_id_priv *p, enum rdmarw__cm_xopt opt, int val)
+{
+	int ret = 0;
+
+	if (p->xid && p->xops && p->xops->x_set_option)
+		ret = p->xops->x_set_option(p->xid, opt, val);
+	if (!ret)
+		p->xset |= 1U << opt;
+	return ret;
+}
+
+void rdmarw__cm_xid_options(void *owner, struct rdmarw__cm_xopts *o)
+{
+	struct cm_id_priv *p = owner;
+
+	o->set = p->xset;
+	o->val[RDMARW_CM_XOPT_TOS] = p->tos;
+	o->val[RDMARW_CM_XOPT_REUSEADDR] = p->reuseaddr;
+	o->val[RDMARW_CM_XOPT_AFONLY] = p->afonly;
+	o->val[RDMARW_CM_XOPT_ACK_TIMEOUT] = p->ack_timeout;
+}
+
 int rdma_set_reuseaddr(struct rdma_cm_id *id, int reuse)
 {
 	int ret = -EINVAL;
@@ -1502,8 +1537,10 @@ int rdma_set_reuseaddr(struct rdma_cm_id *id, int reuse)
 		return -EINVAL;
 	pthread_mutex_lock(&cm.lock);
 	if (to_priv(id)->state == CM_IDLE) {
-		to_priv(id)->reuseaddr = reuse != 0;
-		ret = 0;
+		ret = pass_option(to_priv(id), RDMARW_CM_XOPT_REUSEADDR,
+				  reuse != 0);
+		if (!ret)
+			to_priv(id)->reuseaddr = reuse != 0;
 	}
 	pthread_mutex_unlock(&cm.lock);
 	return ret;
@@ -1518,8 +1555,10 @@ int rdma_set_afonly(struct rdma_cm_id *id, int afonly)
 	pthread_mutex_lock(&cm.lock);
 	if (to_priv(id)->state == CM_IDLE ||
 	    to_priv(id)->state == CM_ADDR_BOUND) {
-		to_priv(id)->afonly = afonly != 0;
-		ret = 0;
+		ret = pass_option(to_priv(id), RDMARW_CM_XOPT_AFONLY,
+				  afonly != 0);
+		if (!ret)
+			to_priv(id)->afonly = afonly != 0;
 	}
 	pthread_mutex_unlock(&cm.lock);
 	return ret;
@@ -1530,20 +1569,29 @@ void rdma_set_service_type(struct rdma_cm_id *id, int tos)
 	if (!id)
 		return;
 	pthread_mutex_lock(&cm.lock);
+	/* the kernel's setter cannot fail: neither does this one, a value
+	 * librdmacm refused stays recorded for the software device only */
 	to_priv(id)->tos = tos;
+	pass_option(to_priv(id), RDMARW_CM_XOPT_TOS, (u8)tos);
 	pthread_mutex_unlock(&cm.lock);
 }
 
 int rdma_set_ack_timeout(struct rdma_cm_id *id, u8 timeout)
 {
+	int ret;
+
 	if (!id || id->qp_type != IB_QPT_RC)
 		return -EINVAL;
 	pthread_mutex_lock(&cm.lock);
-	to_priv(id)->ack_timeout = timeout;
+	ret = pass_option(to_priv(id), RDMARW_CM_XOPT_ACK_TIMEOUT, timeout);
+	if (!ret)
+		to_priv(id)->ack_timeout = timeout;
 	pthread_mutex_unlock(&cm.lock);
-	return 0;
+	return ret;
 }
 
+/* librdmacm has no option for it: recorded, used on the software device
+ * only (docs/deviations.md). */
 int rdma_set_min_rnr_timer(struct rdma_cm_id *id, u8 min_rnr_timer)
 {
 	if (!id || id->qp_type != IB_QPT_RC)

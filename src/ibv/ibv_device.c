@@ -3,19 +3,156 @@
  * ibv devices: opening rdma-core devices by name, their attributes, and the
  * provider's operations table.  Contexts come from librdmacm
  * (rdma_get_devices()) so that QPs created on them can be connected through
- * rdma_cm ids, which live on librdmacm's own contexts.
+ * rdma_cm ids, which live on librdmacm's own contexts.  Each open device
+ * has a thread that reads its context's asynchronous events and hands them
+ * to the QP's and SRQ's event handlers, as the kernel's drivers do.
  */
 #include "ibv/ibv_loc.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- asynchronous events ------------------------------------------------ */
+
+/*
+ * One event to the handler of its QP or SRQ.  libibverbs' ibv_destroy_qp()
+ * and ibv_destroy_srq() wait until their events are acknowledged, so the
+ * object and the core's one around it (its qp_context / srq_context) live
+ * until ibv_ack_async_event(), which follows the handler's return.  CQ,
+ * port and device events have no handler in rdmarw (no
+ * ib_register_event_handler()): they are logged.
+ */
+static void async_dispatch(struct ibv_dev *dev, struct ibv_async_event *e)
+{
+	struct ib_event ev = { .device = &dev->ibdev };
+	struct ib_srq *srq;
+	struct ib_qp *qp;
+
+	switch (e->event_type) {
+	case IBV_EVENT_QP_FATAL:
+		ev.event = IB_EVENT_QP_FATAL;
+		goto qp;
+	case IBV_EVENT_QP_REQ_ERR:
+		ev.event = IB_EVENT_QP_REQ_ERR;
+		goto qp;
+	case IBV_EVENT_QP_ACCESS_ERR:
+		ev.event = IB_EVENT_QP_ACCESS_ERR;
+		goto qp;
+	case IBV_EVENT_COMM_EST:
+		ev.event = IB_EVENT_COMM_EST;
+		goto qp;
+	case IBV_EVENT_SQ_DRAINED:
+		ev.event = IB_EVENT_SQ_DRAINED;
+		goto qp;
+	case IBV_EVENT_PATH_MIG:
+		ev.event = IB_EVENT_PATH_MIG;
+		goto qp;
+	case IBV_EVENT_PATH_MIG_ERR:
+		ev.event = IB_EVENT_PATH_MIG_ERR;
+		goto qp;
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		ev.event = IB_EVENT_QP_LAST_WQE_REACHED;
+		goto qp;
+	case IBV_EVENT_SRQ_ERR:
+		ev.event = IB_EVENT_SRQ_ERR;
+		goto srq;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+		goto srq;
+	default:
+		rdmarw__log(RDMARW_LOG_INFO, "%s: %s", dev->ibdev.name,
+			    ibv_event_type_str(e->event_type));
+		return;
+	}
+qp:
+	qp = e->element.qp ? e->element.qp->qp_context : NULL;
+	if (qp && qp->event_handler) {
+		ev.element.qp = qp;
+		qp->event_handler(&ev, qp->qp_context);
+	}
+	return;
+srq:
+	srq = e->element.srq ? e->element.srq->srq_context : NULL;
+	if (srq && srq->event_handler) {
+		ev.element.srq = srq;
+		srq->event_handler(&ev, srq->srq_context);
+	}
+}
+
+static void *async_thread(void *arg)
+{
+	struct ibv_dev *dev = arg;
+	struct pollfd fds[2] = {
+		{ .fd = dev->ctx->async_fd, .events = POLLIN },
+		{ .fd = dev->async_stop_fd, .events = POLLIN },
+	};
+	struct ibv_async_event e;
+
+	for (;;) {
+		if (poll(fds, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (fds[1].revents)
+			break;
+		/* a context whose device went away: nothing more to read */
+		if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL) &&
+		    !(fds[0].revents & POLLIN))
+			break;
+		if (!(fds[0].revents & POLLIN))
+			continue;
+		/* non-blocking: another reader may have taken it */
+		if (ibv_get_async_event(dev->ctx, &e))
+			continue;
+		async_dispatch(dev, &e);
+		ibv_ack_async_event(&e);
+	}
+	return NULL;
+}
+
+static int async_start(struct ibv_dev *dev)
+{
+	int fl, ret;
+
+	fl = fcntl(dev->ctx->async_fd, F_GETFL);
+	if (fl < 0 || fcntl(dev->ctx->async_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	dev->async_stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (dev->async_stop_fd < 0)
+		return -errno;
+	ret = -pthread_create(&dev->async_thread, NULL, async_thread, dev);
+	if (ret) {
+		close(dev->async_stop_fd);
+		dev->async_stop_fd = -1;
+	}
+	return ret;
+}
+
+static void async_stop(struct ibv_dev *dev)
+{
+	u64 one = 1;
+
+	if (dev->async_stop_fd < 0)
+		return;
+	if (write(dev->async_stop_fd, &one, sizeof(one)) != sizeof(one))
+		abort();
+	pthread_join(dev->async_thread, NULL);
+	close(dev->async_stop_fd);
+	dev->async_stop_fd = -1;
+}
+
+/* ---- devices ------------------------------------------------------------ */
 
 static void dealloc_driver(struct ib_device *ibdev)
 {
 	struct ibv_dev *dev = to_idev(ibdev);
 
+	async_stop(dev);
 	if (dev->own_ctx)
 		ibv_close_device(dev->ctx);
 	pthread_mutex_destroy(&dev->qps_lock);
@@ -92,6 +229,9 @@ static int query(struct ibv_dev *dev)
 	if (ret)
 		return -ret;
 	fill_attrs(&ibdev->attrs, &x);
+	/* ib_cq_pool_get() keeps CQs per vector, as on the kernel's device */
+	ibdev->num_comp_vectors =
+		dev->ctx->num_comp_vectors > 0 ? dev->ctx->num_comp_vectors : 1;
 	ibdev->phys_port_cnt = x.orig_attr.phys_port_cnt;
 	if (ibdev->phys_port_cnt > RDMARW_MAX_PORTS)
 		ibdev->phys_port_cnt = RDMARW_MAX_PORTS;
@@ -151,8 +291,11 @@ static struct ib_device *open_locked(const char *name)
 		return ERR_PTR(-ENOMEM);
 	pthread_mutex_init(&dev->qps_lock, NULL);
 	INIT_LIST_HEAD(&dev->qps);
+	dev->async_stop_fd = -1;
 	dev->ctx = find_ctx(name, &dev->own_ctx);
 	ret = dev->ctx ? query(dev) : -ENODEV;
+	if (!ret)
+		ret = async_start(dev);
 	if (!ret) {
 		dev->ibdev.local_dma_lkey = RDMARW_IBV_LOCAL_DMA_LKEY;
 		dev->ibdev.virt_dma = true;

@@ -30,6 +30,8 @@
  * @port_attr: port 1 as queried at open
  * @qps_lock: protects @qps
  * @qps: every QP of the device, to find a completion's QP by number
+ * @async_stop_fd: eventfd that stops @async_thread (-1: not running)
+ * @async_thread: reads @ctx's asynchronous events (ibv_device.c)
  */
 struct ibv_dev {
 	struct ib_device ibdev;
@@ -38,6 +40,8 @@ struct ibv_dev {
 	struct ibv_port_attr port_attr;
 	pthread_mutex_t qps_lock;
 	struct list_head qps;
+	int async_stop_fd;
+	pthread_t async_thread;
 };
 static_assert(offsetof(struct ibv_dev, ibdev) == 0, "core first");
 

@@ -5,8 +5,8 @@
  * device's local_dma_lkey get a key from the PD's map, as on a QP's
  * Receive Queue) and posted with ibv_post_srq_recv().  QPs name the ibv
  * SRQ in their ibv_qp_init_attr (ibv_verbs.c).  The limit event is the
- * device's asynchronous event, which this backend does not read: an armed
- * limit raises nothing here (docs/deviations.md).
+ * device's asynchronous event: the device's event thread (ibv_device.c)
+ * finds the core SRQ in the ibv SRQ's srq_context and calls its handler.
  */
 #include "ibv/ibv_srq.h"
 
