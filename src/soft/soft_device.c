@@ -3,7 +3,7 @@
  * Fabrics and software devices, and the progress thread of threaded
  * devices.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 #include "cm/cm.h"
 
 #include <stdio.h>

@@ -14,7 +14,8 @@
  * the flag, so a rule's count is exact even when several threads post, and
  * an @nth rule fires exactly once.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
+#include "soft/soft_req.h"
 
 #include <sched.h>
 

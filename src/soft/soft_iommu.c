@@ -11,7 +11,7 @@
  * allocation takes fresh pages after a one-page gap, so a stale IOVA cannot
  * alias a newer mapping.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 /**
  * struct soft_iova_range - one dma_iova_try_alloc() reservation

@@ -2,7 +2,18 @@
 /*
  * The software device's atomics and the locks of its data path: one
  * spinlock type (struct soft_spin) and one reader/writer lock (struct
- * soft_rwlock).  The lock order is in soft_loc.h.
+ * soft_rwlock).
+ *
+ * Lock order (outer first): fabric->lock (QP list, connections, kick
+ * references) -> a QP's executor role (exec_busy: the one thread executing
+ * its Send Queue, taken and dropped under sq_lock) -> fabric->mem_lock (MR
+ * state of every device, read for data movement, write for registration
+ * and invalidation) -> a device's iommu.lock -> a QP's rq_lock -> a CQ's
+ * lock.  A QP's sq_lock (producers, and the executor role's flag) and a
+ * device's task.lock are leaves: nothing else is taken while holding them.
+ * Executors only ever try to take another QP's executor role, so nested
+ * runs cannot deadlock; ib_modify_qp() to ERR waits for the role only in a
+ * thread that holds none (soft_qp.c, qp_err_barrier()).
  */
 #ifndef RDMARW_SOFT_LOCK_H
 #define RDMARW_SOFT_LOCK_H
@@ -16,6 +27,16 @@
 #define soft_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
 #define soft_add(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 #define soft_sub(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_RELAXED)
+
+/*
+ * Add to a counter that only one thread writes (the QP's executor): a load
+ * and a store, no locked read-modify-write.  Readers load it atomically.
+ */
+static inline void soft_count(u64 *c, u64 n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
 
 /* ---- locks of the data path ------------------------------------------- */
 

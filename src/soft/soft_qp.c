@@ -18,6 +18,8 @@
  * takes the WRs and flushes them (siw_sq_flush_wr), so ib_drain_qp() works.
  */
 #include "soft/soft_sig.h"
+#include "soft/soft_req.h"
+#include "soft/soft_srq.h"
 
 /* ---- fault injection (a later issue hooks in here) --------------------- */
 
@@ -192,6 +194,7 @@ static void rq_flush_locked(struct soft_qp *qp)
 bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
 {
 	enum ib_qp_state old;
+	bool last;
 
 	if (soft_qp_state(qp) == IB_QPS_ERR)
 		return false;
@@ -213,7 +216,12 @@ bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
 		qp->rq_waiter = false;
 		soft_store(&qp->kick_peer, true);
 	}
+	/* No receive of the SRQ in flight: the last WQE is reached now
+	 * (else when the responder completes it, soft_srq.c). */
+	last = rdmarw__soft_srq_last_wqe_locked(qp);
 	pthread_mutex_unlock(&qp->rq_lock);
+	if (last)
+		rdmarw__soft_srq_last_wqe_event(qp);
 	return true;
 }
 
@@ -404,6 +412,7 @@ static void qp_reset(struct soft_qp *qp)
 	pthread_mutex_lock(&qp->rq_lock);
 	qp->rq_cons = qp->rq_prod;
 	qp->rq_waiter = false;
+	qp->last_wqe = false;
 	pthread_mutex_unlock(&qp->rq_lock);
 	soft_store(&qp->kick_peer, false);
 	soft_store(&qp->run_req, 0);

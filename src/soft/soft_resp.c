@@ -27,8 +27,9 @@
  * A zero-length READ or WRITE is not required to carry a valid rkey (IBA
  * C9-88, as rxe).
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 #include "soft/soft_srq.h"
+#include "soft/soft_resp.h"
 
 enum resp_recv {
 	RESP_RECV_TAKEN,
@@ -212,9 +213,12 @@ void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
 			pkt->inv_key_set = false;
 		}
 	}
-	if (pkt->recv_taken)
+	if (pkt->recv_taken) {
 		rdmarw__soft_comp_recv(qp, &qp->resp_wqe, rf, pkt,
 				       rf ? 0 : len);
+		if (qp->ibqp.srq)
+			rdmarw__soft_srq_recv_done(qp);
+	}
 	if (!pkt->fault && !rf && pkt->wqe->op->cls == SOFT_OPC_SEND)
 		soft_count(&qp->st_resp_bytes, len);
 	/* The responder's own Send Queue must now flush: the requester

@@ -15,7 +15,7 @@
 #ifndef RDMARW_SOFT_SIG_H
 #define RDMARW_SOFT_SIG_H
 
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 /**
  * struct soft_sig_mr - an integrity MR's signature state (soft_mr.sig)

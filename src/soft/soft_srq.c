@@ -190,6 +190,7 @@ int rdmarw__soft_srq_take(struct soft_qp *qp)
 	if (w->num_sge)
 		memcpy(dst->sge, w->sge, w->num_sge * sizeof(*dst->sge));
 	srq->cons++;
+	qp->srq_busy = true;
 	/* IBA 10.2.9.3: below the armed limit the event fires once */
 	if (srq->limit && srq->prod - srq->cons < srq->limit) {
 		srq->limit = 0;
@@ -200,4 +201,37 @@ int rdmarw__soft_srq_take(struct soft_qp *qp)
 	if (limit_reached)
 		raise_limit_event(srq);
 	return 0;
+}
+
+bool rdmarw__soft_srq_last_wqe_locked(struct soft_qp *qp)
+{
+	if (!qp->ibqp.srq || qp->srq_busy || qp->last_wqe ||
+	    soft_qp_state(qp) != IB_QPS_ERR)
+		return false;
+	qp->last_wqe = true;
+	return true;
+}
+
+void rdmarw__soft_srq_last_wqe_event(struct soft_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+void rdmarw__soft_srq_recv_done(struct soft_qp *qp)
+{
+	bool last;
+
+	pthread_mutex_lock(&qp->rq_lock);
+	qp->srq_busy = false;
+	last = rdmarw__soft_srq_last_wqe_locked(qp);
+	pthread_mutex_unlock(&qp->rq_lock);
+	if (last)
+		rdmarw__soft_srq_last_wqe_event(qp);
 }

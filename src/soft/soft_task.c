@@ -5,7 +5,7 @@
  * the order they were scheduled.  On an inline device scheduling a QP runs
  * its Send Queue in the calling thread.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 static void *task_main(void *arg)
 {
