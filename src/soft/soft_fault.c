@@ -29,13 +29,12 @@ enum fault_event {
 
 static void fs_lock(struct soft_fault_state *s)
 {
-	while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+	soft_spin_lock(&s->lock);
 }
 
 static void fs_unlock(struct soft_fault_state *s)
 {
-	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+	soft_spin_unlock(&s->lock);
 }
 
 /* Recompute the hooks' flag (lock held). */

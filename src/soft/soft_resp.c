@@ -54,14 +54,14 @@ static enum resp_recv resp_take_recv(struct soft_qp *qp)
 		       r == -EAGAIN ? RESP_RECV_NONE :
 				      RESP_RECV_ERR;
 	}
-	pthread_mutex_lock(&qp->rq_lock);
+	soft_spin_lock(&qp->rq_lock);
 	if (soft_qp_state(qp) == IB_QPS_ERR) {
-		pthread_mutex_unlock(&qp->rq_lock);
+		soft_spin_unlock(&qp->rq_lock);
 		return RESP_RECV_ERR;
 	}
 	if (qp->rq_cons == qp->rq_prod) {
 		qp->rq_waiter = true;
-		pthread_mutex_unlock(&qp->rq_lock);
+		soft_spin_unlock(&qp->rq_lock);
 		return RESP_RECV_NONE;
 	}
 	w = &qp->rq[qp->rq_cons & qp->rq_mask];
@@ -71,7 +71,7 @@ static enum resp_recv resp_take_recv(struct soft_qp *qp)
 	if (w->num_sge)
 		memcpy(dst->sge, w->sge, w->num_sge * sizeof(*dst->sge));
 	qp->rq_cons++;
-	pthread_mutex_unlock(&qp->rq_lock);
+	soft_spin_unlock(&qp->rq_lock);
 	return RESP_RECV_TAKEN;
 }
 

@@ -37,7 +37,7 @@
  * @data_len: data bytes registered
  */
 struct soft_sig_mr {
-	pthread_mutex_t lock;
+	struct soft_spin lock;
 	bool checked;
 	bool err_exists;
 	struct ib_sig_err err;

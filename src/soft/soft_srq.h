@@ -25,7 +25,7 @@
  */
 struct soft_srq {
 	struct ib_srq ibsrq;
-	pthread_mutex_t lock;
+	struct soft_spin lock;
 	struct soft_recv_wqe *rq;
 	struct ib_sge *sges;
 	u32 size;

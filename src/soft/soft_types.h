@@ -83,7 +83,7 @@ struct soft_fault_slot {
  * struct soft_fault_state - fault injection of a QP or a device (zeroed
  * with its object; nothing to set up or free)
  * @on: something is armed: the hooks' one test (atomic)
- * @lock: a spin flag over everything below (taken only when @on)
+ * @lock: everything below (taken only when @on)
  * @slots: the rules, @nr_live of them, in arming order
  * @nr_live: rules armed
  * @sq_depth: QP: Send Queue depth limit, 0 for none
@@ -94,7 +94,7 @@ struct soft_fault_slot {
  */
 struct soft_fault_state {
 	int on;
-	int lock;
+	struct soft_spin lock;
 	struct soft_fault_slot slots[SOFT_FAULT_MAX_RULES];
 	u32 nr_live;
 	u32 sq_depth;
@@ -108,8 +108,8 @@ struct soft_fault_state {
 
 /**
  * struct soft_fabric - devices that can reach each other
- * @lock: @devices, @qps, @next_qpn, QP connections and @refs of QPs
- * @ref_cond: signalled when a QP's kick reference is dropped
+ * @lock: @devices, @qps, @next_qpn, QP connections and @refs of QPs; its
+ *        wake-up: a QP's kick reference was dropped
  * @mem_lock: MR state and key tables of every device of the fabric
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
@@ -121,8 +121,7 @@ struct soft_fault_state {
  * numbers in use and fails with -ENOMEM when none is free.
  */
 struct soft_fabric {
-	pthread_mutex_t lock;
-	pthread_cond_t ref_cond;
+	struct soft_mutex lock;
 	struct soft_rwlock mem_lock;
 	struct list_head devices;
 	struct list_head qps;
@@ -156,7 +155,7 @@ struct soft_keytab {
  * @count: live ranges
  */
 struct soft_iommu {
-	pthread_rwlock_t lock;
+	struct soft_rwlock lock;
 	struct list_head ranges;
 	u64 next;
 	u32 count;
@@ -165,8 +164,7 @@ struct soft_iommu {
 /**
  * struct soft_task - the progress thread of a threaded device
  * @thread: the thread
- * @lock: everything below
- * @cond: work arrived, or @running finished
+ * @lock: everything below; its wake-up: work arrived, or @running finished
  * @queue: QPs whose Send Queue must run (soft_qp.task_entry)
  * @running: the QP being run, or NULL
  * @stop: the thread is asked to end
@@ -174,8 +172,7 @@ struct soft_iommu {
  */
 struct soft_task {
 	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct soft_mutex lock;
 	struct list_head queue;
 	struct soft_qp *running;
 	bool stop;
@@ -549,7 +546,7 @@ struct soft_qp {
 	bool dying;
 	struct ib_sge *sq_sges;
 
-	pthread_mutex_t rq_lock;
+	struct soft_spin rq_lock;
 	struct soft_recv_wqe *rq;
 	struct ib_sge *rq_sges;
 	u32 rq_size;
