@@ -69,9 +69,9 @@ static void qpn_case(const char *profile, bool threaded)
 	f = fab(&env);
 	a_num = env.qp[0]->qp_num;
 	/* 2^24 creations later the counter comes back to qp[0]'s number. */
-	pthread_mutex_lock(&f->lock);
+	soft_mutex_lock(&f->lock);
 	f->next_qpn = a_num + 0x1000000u;
-	pthread_mutex_unlock(&f->lock);
+	soft_mutex_unlock(&f->lock);
 	b = make_qp(env.pd[1], env.cq[1]);
 	assert_false(IS_ERR(b));
 	assert_int_not_equal(b->qp_num, a_num);
@@ -79,10 +79,10 @@ static void qpn_case(const char *profile, bool threaded)
 	assert_true(b->qp_num >= SOFT_QPN_FIRST && b->qp_num <= SOFT_QPN_LAST);
 
 	/* Exhaust a narrowed space: the next creation fails cleanly. */
-	pthread_mutex_lock(&f->lock);
+	soft_mutex_lock(&f->lock);
 	f->qpn_last = SOFT_QPN_FIRST + 3; /* 4 numbers, 3 taken */
 	f->next_qpn = SOFT_QPN_FIRST;
-	pthread_mutex_unlock(&f->lock);
+	soft_mutex_unlock(&f->lock);
 	assert_int_equal(ib_destroy_qp(b), 0);
 	b = make_qp(env.pd[1], env.cq[1]);
 	assert_false(IS_ERR(b));
@@ -100,9 +100,9 @@ static void qpn_case(const char *profile, bool threaded)
 	assert_int_equal(c->qp_num, a_num);
 	assert_int_equal(ib_destroy_qp(c), 0);
 	assert_int_equal(ib_destroy_qp(b), 0);
-	pthread_mutex_lock(&f->lock);
+	soft_mutex_lock(&f->lock);
 	f->qpn_last = SOFT_QPN_LAST;
-	pthread_mutex_unlock(&f->lock);
+	soft_mutex_unlock(&f->lock);
 	soft_env_fini(&env);
 }
 

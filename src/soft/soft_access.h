@@ -25,10 +25,11 @@
  * checked state and repeats none of the checks (soft_access.c,
  * soft_iommu.c, soft_sig.c).
  *
- * Included at the end of soft_loc.h (it needs the device's types).
  */
 #ifndef RDMARW_SOFT_ACCESS_H
 #define RDMARW_SOFT_ACCESS_H
+
+#include "soft/soft_proto.h"
 
 /* The checks of the data path are inlined into it whatever the compiler's
  * size heuristics say: one call per check is what they exist to avoid. */

@@ -6,7 +6,9 @@
  * opcode table) is the one place where a fault becomes a completion
  * status.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
+#include "soft/soft_cq.h"
+#include "soft/soft_resp.h"
 
 enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 				       struct soft_send_wqe *wqe,

@@ -10,7 +10,8 @@
  * its own, so the QP's is used.  The caller does that part: see
  * soft_comp.c.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
+#include "soft/soft_cq.h"
 
 int rdmarw__soft_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *a)
 {

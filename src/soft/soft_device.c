@@ -3,7 +3,7 @@
  * Fabrics and software devices, and the progress thread of threaded
  * devices.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 #include "cm/cm.h"
 
 #include <stdio.h>
@@ -32,8 +32,7 @@ struct soft_fabric *soft_fabric_create(void)
 
 	if (!f)
 		return ERR_PTR(-ENOMEM);
-	pthread_mutex_init(&f->lock, NULL);
-	pthread_cond_init(&f->ref_cond, NULL);
+	soft_mutex_init(&f->lock);
 	INIT_LIST_HEAD(&f->devices);
 	INIT_LIST_HEAD(&f->qps);
 	f->next_qpn = SOFT_QPN_FIRST; /* rxe: RXE_MIN_QP_INDEX 16 + 1 */
@@ -47,13 +46,12 @@ int soft_fabric_destroy(struct soft_fabric *fabric)
 
 	if (!fabric)
 		return -EINVAL;
-	pthread_mutex_lock(&fabric->lock);
+	soft_mutex_lock(&fabric->lock);
 	busy = !list_empty(&fabric->devices);
-	pthread_mutex_unlock(&fabric->lock);
+	soft_mutex_unlock(&fabric->lock);
 	if (busy)
 		return -EBUSY;
-	pthread_cond_destroy(&fabric->ref_cond);
-	pthread_mutex_destroy(&fabric->lock);
+	soft_mutex_destroy(&fabric->lock);
 	free(fabric);
 	return 0;
 }
@@ -88,8 +86,7 @@ static void sdev_free(struct soft_dev *sdev)
 {
 	rdmarw__soft_keytab_free(&sdev->keys);
 	rdmarw__soft_iommu_fini(&sdev->iommu);
-	pthread_cond_destroy(&sdev->task.cond);
-	pthread_mutex_destroy(&sdev->task.lock);
+	soft_mutex_destroy(&sdev->task.lock);
 	rdmarw__free_device(&sdev->ibdev);
 }
 
@@ -110,8 +107,7 @@ static struct soft_dev *sdev_alloc(struct soft_fabric *fabric,
 	sdev->iwarp = profile->protocol == RDMA_PROTOCOL_IWARP;
 	sdev->keys.next = rdmarw__soft_random() % SOFT_INDEX_MAX + 1;
 	rdmarw__soft_iommu_init(&sdev->iommu);
-	pthread_mutex_init(&sdev->task.lock, NULL);
-	pthread_cond_init(&sdev->task.cond, NULL);
+	soft_mutex_init(&sdev->task.lock);
 	INIT_LIST_HEAD(&sdev->task.queue);
 
 	dev->attrs = profile->attrs;
@@ -152,9 +148,9 @@ struct ib_device *soft_device_create(struct soft_fabric *fabric,
 		if (ret)
 			goto err_unregister;
 	}
-	pthread_mutex_lock(&fabric->lock);
+	soft_mutex_lock(&fabric->lock);
 	list_add_tail(&sdev->fabric_entry, &fabric->devices);
-	pthread_mutex_unlock(&fabric->lock);
+	soft_mutex_unlock(&fabric->lock);
 	return &sdev->ibdev;
 
 err_unregister:
@@ -185,9 +181,9 @@ int soft_device_destroy(struct ib_device *dev)
 		return ret;
 	rdmarw__cm_soft_forget(dev);
 	rdmarw__soft_task_stop(sdev);
-	pthread_mutex_lock(&sdev->fabric->lock);
+	soft_mutex_lock(&sdev->fabric->lock);
 	list_del_init(&sdev->fabric_entry);
-	pthread_mutex_unlock(&sdev->fabric->lock);
+	soft_mutex_unlock(&sdev->fabric->lock);
 	sdev_free(sdev);
 	return 0;
 }
@@ -204,7 +200,7 @@ int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
 	sdev = to_sdev(dev);
 	s = &sdev->stats;
 	/* Live QPs keep their own counters (written by their executors). */
-	pthread_mutex_lock(&sdev->fabric->lock);
+	soft_mutex_lock(&sdev->fabric->lock);
 	list_for_each_entry_safe(q, tmp, &sdev->fabric->qps, fabric_entry) {
 		if (q->dev != sdev)
 			continue;
@@ -214,7 +210,7 @@ int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
 	}
 	out->wrs_executed = soft_load(&s->wrs_executed) + wrs;
 	out->bytes_moved = soft_load(&s->bytes_moved) + bytes;
-	pthread_mutex_unlock(&sdev->fabric->lock);
+	soft_mutex_unlock(&sdev->fabric->lock);
 	out->pds = soft_load(&s->pds);
 	out->cqs = soft_load(&s->cqs);
 	out->qps = soft_load(&s->qps);

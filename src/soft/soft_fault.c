@@ -14,7 +14,8 @@
  * the flag, so a rule's count is exact even when several threads post, and
  * an @nth rule fires exactly once.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
+#include "soft/soft_req.h"
 
 #include <sched.h>
 
@@ -28,13 +29,12 @@ enum fault_event {
 
 static void fs_lock(struct soft_fault_state *s)
 {
-	while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+	soft_spin_lock(&s->lock);
 }
 
 static void fs_unlock(struct soft_fault_state *s)
 {
-	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+	soft_spin_unlock(&s->lock);
 }
 
 /* Recompute the hooks' flag (lock held). */

@@ -11,7 +11,7 @@
  * allocation takes fresh pages after a one-page gap, so a stale IOVA cannot
  * alias a newer mapping.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 /**
  * struct soft_iova_range - one dma_iova_try_alloc() reservation
@@ -33,7 +33,7 @@ struct soft_iova_range {
 
 void rdmarw__soft_iommu_init(struct soft_iommu *mmu)
 {
-	pthread_rwlock_init(&mmu->lock, NULL);
+	mmu->lock = (struct soft_rwlock){ 0 };
 	INIT_LIST_HEAD(&mmu->ranges);
 	mmu->next = SOFT_IOVA_BIT | SOFT_IOVA_PAGE;
 }
@@ -53,7 +53,6 @@ void rdmarw__soft_iommu_fini(struct soft_iommu *mmu)
 		list_del(&r->entry);
 		range_free(r);
 	}
-	pthread_rwlock_destroy(&mmu->lock);
 }
 
 static struct soft_iova_range *range_find(struct soft_iommu *mmu, u64 iova)
@@ -88,9 +87,9 @@ int rdmarw__soft_iova_alloc(struct ib_device *dev, struct dma_iova_state *state,
 		return -ENOMEM;
 	}
 	r->npages = npages;
-	pthread_rwlock_wrlock(&mmu->lock);
+	soft_write_lock(&mmu->lock);
 	if (mmu->next + (npages + 1) * SOFT_IOVA_PAGE < mmu->next) {
-		pthread_rwlock_unlock(&mmu->lock);
+		soft_write_unlock(&mmu->lock);
 		range_free(r);
 		return -ENOMEM; /* IOVA space used up */
 	}
@@ -98,7 +97,7 @@ int rdmarw__soft_iova_alloc(struct ib_device *dev, struct dma_iova_state *state,
 	mmu->next += (npages + 1) * SOFT_IOVA_PAGE;
 	list_add_tail(&r->entry, &mmu->ranges);
 	mmu->count++;
-	pthread_rwlock_unlock(&mmu->lock);
+	soft_write_unlock(&mmu->lock);
 	soft_add(&sdev->stats.iova_ranges, 1);
 	/* As dma_iova_try_alloc(): the IOVA keeps the in-page offset. */
 	state->addr = r->base + SOFT_IOVA_OFF(phys);
@@ -118,7 +117,7 @@ int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
 	if (!phys || SOFT_IOVA_OFF(iova) != SOFT_IOVA_OFF(phys) ||
 	    phys + size < phys)
 		return -EINVAL;
-	pthread_rwlock_wrlock(&mmu->lock);
+	soft_write_lock(&mmu->lock);
 	r = range_find(mmu, state->addr);
 	if (!r || iova < r->base ||
 	    (iova + size - 1 - r->base) / SOFT_IOVA_PAGE >= r->npages) {
@@ -140,7 +139,7 @@ int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
 		r->page[i] = (phys & ~(SOFT_IOVA_PAGE - 1)) +
 			     (i - first) * SOFT_IOVA_PAGE;
 out:
-	pthread_rwlock_unlock(&mmu->lock);
+	soft_write_unlock(&mmu->lock);
 	return ret;
 }
 
@@ -151,13 +150,13 @@ void rdmarw__soft_iova_destroy(struct ib_device *dev,
 	struct soft_iommu *mmu = &sdev->iommu;
 	struct soft_iova_range *r;
 
-	pthread_rwlock_wrlock(&mmu->lock);
+	soft_write_lock(&mmu->lock);
 	r = range_find(mmu, state->addr);
 	if (r) {
 		list_del(&r->entry);
 		mmu->count--;
 	}
-	pthread_rwlock_unlock(&mmu->lock);
+	soft_write_unlock(&mmu->lock);
 	if (r) {
 		range_free(r);
 		soft_sub(&sdev->stats.iova_ranges, 1);
@@ -175,11 +174,11 @@ int rdmarw__soft_iova_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
 
 	if (!sdev->ibdev.iommu)
 		return -EFAULT;
-	pthread_rwlock_rdlock(&mmu->lock);
+	soft_read_lock(&mmu->lock);
 	r = range_find(mmu, addr);
 	idx = r ? (addr - r->base) / SOFT_IOVA_PAGE : 0;
 	if (!r || !r->page[idx]) {
-		pthread_rwlock_unlock(&mmu->lock);
+		soft_read_unlock(&mmu->lock);
 		return -EFAULT;
 	}
 	*ptr = (u8 *)(uintptr_t)(r->page[idx] + SOFT_IOVA_OFF(addr));
@@ -190,7 +189,7 @@ int rdmarw__soft_iova_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
 		idx++;
 		got += SOFT_IOVA_PAGE;
 	}
-	pthread_rwlock_unlock(&mmu->lock);
+	soft_read_unlock(&mmu->lock);
 	*n = got < len ? got : len;
 	return 0;
 }

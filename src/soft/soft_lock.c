@@ -3,7 +3,7 @@
  * The contended halves of the data path's locks (soft_lock.h): a waiter
  * spins briefly, then yields.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 /* soft_spin_lock() found the lock held: spin, then yield, until it is ours. */
 void rdmarw__soft_spin_wait(struct soft_spin *l)

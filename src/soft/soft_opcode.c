@@ -6,7 +6,7 @@
  * this table, not switch statements.  Atomics, memory windows, LSO and
  * FLUSH are not offered: posting them fails with -EINVAL.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 static const struct soft_opcode opcodes[] = {
 	[IB_WR_RDMA_WRITE] = {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Protection domains: the core does the work; the device only counts. */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 int rdmarw__soft_alloc_pd(struct ib_pd *pd)
 {

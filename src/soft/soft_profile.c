@@ -6,7 +6,7 @@
  * software device can reach all process memory locally, as mlx5's reserved
  * lkey does, even where rxe and siw have none.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 #define SOFT_BASE_CAPS (IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_LOCAL_DMA_LKEY)
 

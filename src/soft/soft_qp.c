@@ -18,6 +18,8 @@
  * takes the WRs and flushes them (siw_sq_flush_wr), so ib_drain_qp() works.
  */
 #include "soft/soft_sig.h"
+#include "soft/soft_req.h"
+#include "soft/soft_srq.h"
 
 /* ---- fault injection (a later issue hooks in here) --------------------- */
 
@@ -150,20 +152,20 @@ void rdmarw__soft_qp_kick(struct soft_qp *qp)
 
 	if (!soft_load(&qp->kick_peer) || !soft_xchg(&qp->kick_peer, false))
 		return;
-	pthread_mutex_lock(&f->lock);
+	soft_mutex_lock(&f->lock);
 	peer = qp->peer;
 	if (peer && !soft_load(&peer->dying))
 		peer->refs++;
 	else
 		peer = NULL;
-	pthread_mutex_unlock(&f->lock);
+	soft_mutex_unlock(&f->lock);
 	if (!peer)
 		return;
 	rdmarw__soft_qp_schedule(peer);
-	pthread_mutex_lock(&f->lock);
+	soft_mutex_lock(&f->lock);
 	peer->refs--;
-	pthread_cond_broadcast(&f->ref_cond);
-	pthread_mutex_unlock(&f->lock);
+	soft_mutex_wake(&f->lock);
+	soft_mutex_unlock(&f->lock);
 }
 
 static u64 st_take(u64 *c)
@@ -192,6 +194,7 @@ static void rq_flush_locked(struct soft_qp *qp)
 bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
 {
 	enum ib_qp_state old;
+	bool last;
 
 	if (soft_qp_state(qp) == IB_QPS_ERR)
 		return false;
@@ -201,10 +204,10 @@ bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
 	 * same lock, so it never sees ERR while receives posted before are
 	 * still waiting for this flush.
 	 */
-	pthread_mutex_lock(&qp->rq_lock);
+	soft_spin_lock(&qp->rq_lock);
 	if (rdmarw__qp_move(&qp->ibqp, IB_QPS_ERR, IB_QP_STATE, &old) ||
 	    old == IB_QPS_ERR) {
-		pthread_mutex_unlock(&qp->rq_lock);
+		soft_spin_unlock(&qp->rq_lock);
 		return false;
 	}
 	rq_flush_locked(qp);
@@ -213,7 +216,12 @@ bool rdmarw__soft_qp_to_err(struct soft_qp *qp)
 		qp->rq_waiter = false;
 		soft_store(&qp->kick_peer, true);
 	}
-	pthread_mutex_unlock(&qp->rq_lock);
+	/* No receive of the SRQ in flight: the last WQE is reached now
+	 * (else when the responder completes it, soft_srq.c). */
+	last = rdmarw__soft_srq_last_wqe_locked(qp);
+	soft_spin_unlock(&qp->rq_lock);
+	if (last)
+		rdmarw__soft_srq_last_wqe_event(qp);
 	return true;
 }
 
@@ -311,19 +319,19 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 		ret = -ENOMEM;
 		goto err_count;
 	}
+	qp->rq_lock = (struct soft_spin){ 0 };
 	ret = qp_alloc_arrays(qp, &attr->cap);
 	if (ret)
 		goto err_count;
 	qp->dev = sdev;
 	INIT_LIST_HEAD(&qp->task_entry);
-	pthread_mutex_lock(&f->lock);
+	soft_mutex_lock(&f->lock);
 	ret = qpn_alloc(f, &ibqp->qp_num);
 	if (!ret)
 		list_add_tail(&qp->fabric_entry, &f->qps);
-	pthread_mutex_unlock(&f->lock);
+	soft_mutex_unlock(&f->lock);
 	if (ret)
 		goto err_arrays;
-	pthread_mutex_init(&qp->rq_lock, NULL);
 	return 0;
 
 err_arrays:
@@ -352,7 +360,7 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 	struct soft_fabric *f = qp->dev->fabric;
 	struct soft_qp *p, *tmp, *rerun = NULL;
 
-	pthread_mutex_lock(&f->lock);
+	soft_mutex_lock(&f->lock);
 	if (dying) {
 		soft_store(&qp->dying, true);
 		list_del_init(&qp->fabric_entry);
@@ -374,14 +382,14 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 		rdmarw__soft_stats_fold(qp);
 	exec_unlock(qp);
 	while (qp->refs)
-		pthread_cond_wait(&f->ref_cond, &f->lock);
-	pthread_mutex_unlock(&f->lock);
+		soft_mutex_wait(&f->lock);
+	soft_mutex_unlock(&f->lock);
 	if (rerun) {
 		rdmarw__soft_qp_schedule(rerun);
-		pthread_mutex_lock(&f->lock);
+		soft_mutex_lock(&f->lock);
 		rerun->refs--;
-		pthread_cond_broadcast(&f->ref_cond);
-		pthread_mutex_unlock(&f->lock);
+		soft_mutex_wake(&f->lock);
+		soft_mutex_unlock(&f->lock);
 	}
 	if (dying)
 		rdmarw__soft_task_forget(qp);
@@ -401,10 +409,11 @@ static void qp_reset(struct soft_qp *qp)
 	exec_lock(qp);
 	qp_clean_cqs(qp);
 	sq_drop_pending(qp);
-	pthread_mutex_lock(&qp->rq_lock);
+	soft_spin_lock(&qp->rq_lock);
 	qp->rq_cons = qp->rq_prod;
 	qp->rq_waiter = false;
-	pthread_mutex_unlock(&qp->rq_lock);
+	qp->last_wqe = false;
+	soft_spin_unlock(&qp->rq_lock);
 	soft_store(&qp->kick_peer, false);
 	soft_store(&qp->run_req, 0);
 	rdmarw__qp_move(&qp->ibqp, IB_QPS_RESET, IB_QP_STATE, NULL);
@@ -421,7 +430,6 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 	exec_unlock(qp);
 	qp_clean_cqs(qp);
 	sq_drop_pending(qp);
-	pthread_mutex_destroy(&qp->rq_lock);
 	qp_free_arrays(qp);
 	soft_sub(&qp->dev->stats.qps, 1);
 }
@@ -435,7 +443,7 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 	struct soft_qp *p, *tmp, *found = NULL;
 	int ret = 0;
 
-	pthread_mutex_lock(&f->lock);
+	soft_mutex_lock(&f->lock);
 	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry)
 		if (p->ibqp.qp_num == dest_qpn &&
 		    (!qp->link_to || p == qp->link_to))
@@ -451,7 +459,7 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 		qp->peer = found;
 		exec_unlock(qp);
 	}
-	pthread_mutex_unlock(&f->lock);
+	soft_mutex_unlock(&f->lock);
 	return ret;
 }
 
@@ -719,7 +727,7 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&qp->rq_lock);
+	soft_spin_lock(&qp->rq_lock);
 	for (; wr; wr = wr->next) {
 		ret = check_recv_wr(qp, wr, &len);
 		if (!ret && qp->rq_prod - qp->rq_cons >= qp->rq_size)
@@ -743,7 +751,7 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		qp->rq_waiter = false;
 		soft_store(&qp->kick_peer, true);
 	}
-	pthread_mutex_unlock(&qp->rq_lock);
+	soft_spin_unlock(&qp->rq_lock);
 	rdmarw__soft_qp_kick(qp); /* resume a SEND waiting for this */
 	if (ret)
 		*bad_wr = wr;

@@ -16,6 +16,7 @@
  * ib_post_recv() resumes it.  Nothing is retried on a timer.
  */
 #include "soft/soft_sig.h"
+#include "soft/soft_req.h"
 
 enum req_ret {
 	REQ_DONE, /* the WQE is finished (completed or not signaled) */

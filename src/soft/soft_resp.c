@@ -27,8 +27,9 @@
  * A zero-length READ or WRITE is not required to carry a valid rkey (IBA
  * C9-88, as rxe).
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 #include "soft/soft_srq.h"
+#include "soft/soft_resp.h"
 
 enum resp_recv {
 	RESP_RECV_TAKEN,
@@ -53,14 +54,14 @@ static enum resp_recv resp_take_recv(struct soft_qp *qp)
 		       r == -EAGAIN ? RESP_RECV_NONE :
 				      RESP_RECV_ERR;
 	}
-	pthread_mutex_lock(&qp->rq_lock);
+	soft_spin_lock(&qp->rq_lock);
 	if (soft_qp_state(qp) == IB_QPS_ERR) {
-		pthread_mutex_unlock(&qp->rq_lock);
+		soft_spin_unlock(&qp->rq_lock);
 		return RESP_RECV_ERR;
 	}
 	if (qp->rq_cons == qp->rq_prod) {
 		qp->rq_waiter = true;
-		pthread_mutex_unlock(&qp->rq_lock);
+		soft_spin_unlock(&qp->rq_lock);
 		return RESP_RECV_NONE;
 	}
 	w = &qp->rq[qp->rq_cons & qp->rq_mask];
@@ -70,7 +71,7 @@ static enum resp_recv resp_take_recv(struct soft_qp *qp)
 	if (w->num_sge)
 		memcpy(dst->sge, w->sge, w->num_sge * sizeof(*dst->sge));
 	qp->rq_cons++;
-	pthread_mutex_unlock(&qp->rq_lock);
+	soft_spin_unlock(&qp->rq_lock);
 	return RESP_RECV_TAKEN;
 }
 
@@ -212,9 +213,12 @@ void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
 			pkt->inv_key_set = false;
 		}
 	}
-	if (pkt->recv_taken)
+	if (pkt->recv_taken) {
 		rdmarw__soft_comp_recv(qp, &qp->resp_wqe, rf, pkt,
 				       rf ? 0 : len);
+		if (qp->ibqp.srq)
+			rdmarw__soft_srq_recv_done(qp);
+	}
 	if (!pkt->fault && !rf && pkt->wqe->op->cls == SOFT_OPC_SEND)
 		soft_count(&qp->st_resp_bytes, len);
 	/* The responder's own Send Queue must now flush: the requester

@@ -227,7 +227,7 @@ int rdmarw__soft_sig_mr_init(struct soft_mr *mr)
 
 	if (!sig)
 		return -ENOMEM;
-	pthread_mutex_init(&sig->lock, NULL);
+	sig->lock = (struct soft_spin){ 0 };
 	/* mlx5_alloc_integrity_descs(): a new MR counts as checked. */
 	sig->checked = true;
 	mr->sig = sig;
@@ -238,7 +238,6 @@ void rdmarw__soft_sig_mr_fini(struct soft_mr *mr)
 {
 	if (!mr->sig)
 		return;
-	pthread_mutex_destroy(&mr->sig->lock);
 	free(mr->sig);
 	mr->sig = NULL;
 }
@@ -789,10 +788,10 @@ static void sig_record(struct soft_mr *mr, const struct sig_plan *pl)
 
 	if (!pl->err_set)
 		return;
-	pthread_mutex_lock(&sig->lock);
+	soft_spin_lock(&sig->lock);
 	sig->err = pl->err;
 	sig->err_exists = true;
-	pthread_mutex_unlock(&sig->lock);
+	soft_spin_unlock(&sig->lock);
 }
 
 /*
@@ -882,7 +881,7 @@ int rdmarw__soft_check_mr_status(struct ib_mr *ibmr, u32 check_mask,
 	st->fail_status = 0;
 	if (!(check_mask & IB_MR_CHECK_SIG_STATUS))
 		return 0;
-	pthread_mutex_lock(&sig->lock);
+	soft_spin_lock(&sig->lock);
 	__atomic_store_n(&sig->checked, true, __ATOMIC_RELEASE);
 	if (sig->err_exists) {
 		/* mlx5_ib_check_mr_status(): details for this key only */
@@ -896,6 +895,6 @@ int rdmarw__soft_check_mr_status(struct ib_mr *ibmr, u32 check_mask,
 		sig->err_exists = false;
 		st->fail_status |= IB_MR_CHECK_SIG_STATUS;
 	}
-	pthread_mutex_unlock(&sig->lock);
+	soft_spin_unlock(&sig->lock);
 	return 0;
 }

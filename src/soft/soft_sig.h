@@ -15,7 +15,7 @@
 #ifndef RDMARW_SOFT_SIG_H
 #define RDMARW_SOFT_SIG_H
 
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 /**
  * struct soft_sig_mr - an integrity MR's signature state (soft_mr.sig)
@@ -37,7 +37,7 @@
  * @data_len: data bytes registered
  */
 struct soft_sig_mr {
-	pthread_mutex_t lock;
+	struct soft_spin lock;
 	bool checked;
 	bool err_exists;
 	struct ib_sig_err err;

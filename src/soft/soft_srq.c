@@ -38,7 +38,7 @@ int rdmarw__soft_create_srq(struct ib_srq *ibsrq,
 	}
 	for (i = 0; i < slots; i++)
 		srq->rq[i].sge = &srq->sges[(size_t)i * srq->max_sge];
-	pthread_mutex_init(&srq->lock, NULL);
+	srq->lock = (struct soft_spin){ 0 };
 	return 0;
 }
 
@@ -46,7 +46,6 @@ void rdmarw__soft_destroy_srq(struct ib_srq *ibsrq)
 {
 	struct soft_srq *srq = to_ssrq(ibsrq);
 
-	pthread_mutex_destroy(&srq->lock);
 	free(srq->rq);
 	free(srq->sges);
 }
@@ -57,9 +56,9 @@ int rdmarw__soft_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	struct soft_srq *srq = to_ssrq(ibsrq);
 
 	if (mask & IB_SRQ_LIMIT) {
-		pthread_mutex_lock(&srq->lock);
+		soft_spin_lock(&srq->lock);
 		srq->limit = attr->srq_limit;
-		pthread_mutex_unlock(&srq->lock);
+		soft_spin_unlock(&srq->lock);
 	}
 	return 0;
 }
@@ -68,11 +67,11 @@ int rdmarw__soft_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct soft_srq *srq = to_ssrq(ibsrq);
 
-	pthread_mutex_lock(&srq->lock);
+	soft_spin_lock(&srq->lock);
 	attr->max_wr = srq->size;
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = srq->limit;
-	pthread_mutex_unlock(&srq->lock);
+	soft_spin_unlock(&srq->lock);
 	return 0;
 }
 
@@ -107,12 +106,12 @@ static void resume_waiters(struct soft_srq *srq)
 	{
 		struct soft_qp *qp = to_sqp(ibqp);
 
-		pthread_mutex_lock(&qp->rq_lock);
+		soft_spin_lock(&qp->rq_lock);
 		if (qp->rq_waiter) {
 			qp->rq_waiter = false;
 			soft_store(&qp->kick_peer, true);
 		}
-		pthread_mutex_unlock(&qp->rq_lock);
+		soft_spin_unlock(&qp->rq_lock);
 		rdmarw__soft_qp_kick(qp);
 	}
 	pthread_mutex_unlock(&srq->ibsrq.qp_lock);
@@ -128,7 +127,7 @@ int rdmarw__soft_post_srq_recv(struct ib_srq *ibsrq,
 	int ret = 0;
 	u64 len;
 
-	pthread_mutex_lock(&srq->lock);
+	soft_spin_lock(&srq->lock);
 	for (; wr; wr = wr->next) {
 		ret = check_recv(srq, wr, &len);
 		if (!ret && srq->prod - srq->cons >= srq->size)
@@ -145,7 +144,7 @@ int rdmarw__soft_post_srq_recv(struct ib_srq *ibsrq,
 		srq->prod++;
 		posted = true;
 	}
-	pthread_mutex_unlock(&srq->lock);
+	soft_spin_unlock(&srq->lock);
 	if (posted)
 		resume_waiters(srq);
 	if (ret)
@@ -171,16 +170,16 @@ int rdmarw__soft_srq_take(struct soft_qp *qp)
 	struct soft_recv_wqe *w, *dst = &qp->resp_wqe;
 	bool limit_reached = false;
 
-	pthread_mutex_lock(&qp->rq_lock);
+	soft_spin_lock(&qp->rq_lock);
 	if (soft_qp_state(qp) == IB_QPS_ERR) {
-		pthread_mutex_unlock(&qp->rq_lock);
+		soft_spin_unlock(&qp->rq_lock);
 		return -ESHUTDOWN;
 	}
-	pthread_mutex_lock(&srq->lock);
+	soft_spin_lock(&srq->lock);
 	if (srq->cons == srq->prod) {
 		qp->rq_waiter = true;
-		pthread_mutex_unlock(&srq->lock);
-		pthread_mutex_unlock(&qp->rq_lock);
+		soft_spin_unlock(&srq->lock);
+		soft_spin_unlock(&qp->rq_lock);
 		return -EAGAIN;
 	}
 	w = &srq->rq[srq->cons & srq->mask];
@@ -190,14 +189,48 @@ int rdmarw__soft_srq_take(struct soft_qp *qp)
 	if (w->num_sge)
 		memcpy(dst->sge, w->sge, w->num_sge * sizeof(*dst->sge));
 	srq->cons++;
+	qp->srq_busy = true;
 	/* IBA 10.2.9.3: below the armed limit the event fires once */
 	if (srq->limit && srq->prod - srq->cons < srq->limit) {
 		srq->limit = 0;
 		limit_reached = true;
 	}
-	pthread_mutex_unlock(&srq->lock);
-	pthread_mutex_unlock(&qp->rq_lock);
+	soft_spin_unlock(&srq->lock);
+	soft_spin_unlock(&qp->rq_lock);
 	if (limit_reached)
 		raise_limit_event(srq);
 	return 0;
+}
+
+bool rdmarw__soft_srq_last_wqe_locked(struct soft_qp *qp)
+{
+	if (!qp->ibqp.srq || qp->srq_busy || qp->last_wqe ||
+	    soft_qp_state(qp) != IB_QPS_ERR)
+		return false;
+	qp->last_wqe = true;
+	return true;
+}
+
+void rdmarw__soft_srq_last_wqe_event(struct soft_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+void rdmarw__soft_srq_recv_done(struct soft_qp *qp)
+{
+	bool last;
+
+	soft_spin_lock(&qp->rq_lock);
+	qp->srq_busy = false;
+	last = rdmarw__soft_srq_last_wqe_locked(qp);
+	soft_spin_unlock(&qp->rq_lock);
+	if (last)
+		rdmarw__soft_srq_last_wqe_event(qp);
 }

@@ -6,7 +6,7 @@
 #ifndef RDMARW_SOFT_SRQ_H
 #define RDMARW_SOFT_SRQ_H
 
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 /**
  * struct soft_srq - a shared receive queue
@@ -25,7 +25,7 @@
  */
 struct soft_srq {
 	struct ib_srq ibsrq;
-	pthread_mutex_t lock;
+	struct soft_spin lock;
 	struct soft_recv_wqe *rq;
 	struct ib_sge *sges;
 	u32 size;
@@ -54,5 +54,19 @@ int rdmarw__soft_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
  * fewer receives than the armed limit.
  */
 int rdmarw__soft_srq_take(struct soft_qp *qp);
+
+/*
+ * IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3, 10.2.9.5): a QP attached to
+ * an SRQ that is in ERR and holds no receive of the SRQ any more hears
+ * it once through its event handler, as rxe's flush_recv_queue() raises
+ * it.  last_wqe_locked() decides (with @qp's rq_lock held) and marks it
+ * raised; the caller raises it with last_wqe_event() once it holds no
+ * lock.  Both the move to ERR and the completion of the last receive
+ * taken ask.
+ */
+bool rdmarw__soft_srq_last_wqe_locked(struct soft_qp *qp);
+void rdmarw__soft_srq_last_wqe_event(struct soft_qp *qp);
+/* The responder completed the receive it took from @qp's SRQ. */
+void rdmarw__soft_srq_recv_done(struct soft_qp *qp);
 
 #endif /* RDMARW_SOFT_SRQ_H */

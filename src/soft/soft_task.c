@@ -5,30 +5,30 @@
  * the order they were scheduled.  On an inline device scheduling a QP runs
  * its Send Queue in the calling thread.
  */
-#include "soft/soft_loc.h"
+#include "soft/soft_access.h"
 
 static void *task_main(void *arg)
 {
 	struct soft_task *t = arg;
 	struct soft_qp *qp;
 
-	pthread_mutex_lock(&t->lock);
+	soft_mutex_lock(&t->lock);
 	for (;;) {
 		while (list_empty(&t->queue) && !t->stop)
-			pthread_cond_wait(&t->cond, &t->lock);
+			soft_mutex_wait(&t->lock);
 		if (list_empty(&t->queue))
 			break; /* stop, and nothing left to run */
 		qp = list_first_entry(&t->queue, struct soft_qp, task_entry);
 		list_del_init(&qp->task_entry);
 		qp->task_queued = false;
 		t->running = qp;
-		pthread_mutex_unlock(&t->lock);
+		soft_mutex_unlock(&t->lock);
 		rdmarw__soft_qp_run(qp);
-		pthread_mutex_lock(&t->lock);
+		soft_mutex_lock(&t->lock);
 		t->running = NULL;
-		pthread_cond_broadcast(&t->cond);
+		soft_mutex_wake(&t->lock);
 	}
-	pthread_mutex_unlock(&t->lock);
+	soft_mutex_unlock(&t->lock);
 	return NULL;
 }
 
@@ -50,10 +50,10 @@ void rdmarw__soft_task_stop(struct soft_dev *sdev)
 
 	if (!t->started)
 		return;
-	pthread_mutex_lock(&t->lock);
+	soft_mutex_lock(&t->lock);
 	t->stop = true;
-	pthread_cond_broadcast(&t->cond);
-	pthread_mutex_unlock(&t->lock);
+	soft_mutex_wake(&t->lock);
+	soft_mutex_unlock(&t->lock);
 	pthread_join(t->thread, NULL);
 	t->started = false;
 	sdev->threaded = false;
@@ -67,26 +67,26 @@ void rdmarw__soft_qp_schedule(struct soft_qp *qp)
 		rdmarw__soft_qp_run(qp);
 		return;
 	}
-	pthread_mutex_lock(&t->lock);
+	soft_mutex_lock(&t->lock);
 	if (!qp->task_queued && !qp->dying) {
 		list_add_tail(&qp->task_entry, &t->queue);
 		qp->task_queued = true;
-		pthread_cond_broadcast(&t->cond);
+		soft_mutex_wake(&t->lock);
 	}
-	pthread_mutex_unlock(&t->lock);
+	soft_mutex_unlock(&t->lock);
 }
 
 void rdmarw__soft_task_forget(struct soft_qp *qp)
 {
 	struct soft_task *t = &qp->dev->task;
 
-	pthread_mutex_lock(&t->lock);
+	soft_mutex_lock(&t->lock);
 	qp->dying = true;
 	if (qp->task_queued) {
 		list_del_init(&qp->task_entry);
 		qp->task_queued = false;
 	}
 	while (t->running == qp)
-		pthread_cond_wait(&t->cond, &t->lock);
-	pthread_mutex_unlock(&t->lock);
+		soft_mutex_wait(&t->lock);
+	soft_mutex_unlock(&t->lock);
 }

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The software device's cross-file functions (rdmarw__soft_*), sectioned
+ * by the file that defines them.  Inline fast paths live in the header of
+ * their role (soft_cq.h, soft_req.h, soft_resp.h), the access checks in
+ * soft_access.h.
+ */
+#ifndef RDMARW_SOFT_PROTO_H
+#define RDMARW_SOFT_PROTO_H
+
+#include "soft/soft_types.h"
+
+/* ---- soft_device.c ------------------------------------------------- */
+
+extern const struct ib_device_ops rdmarw__soft_ops;
+
+/* Random bits for key indexes and variants. */
+u32 rdmarw__soft_random(void);
+
+/* ---- soft_task.c (the progress thread) ------------------------------- */
+
+/* Run @qp's Send Queue: inline, or on its device's progress thread. */
+void rdmarw__soft_qp_schedule(struct soft_qp *qp);
+/* Remove @qp from its device's thread and wait until it is not running. */
+void rdmarw__soft_task_forget(struct soft_qp *qp);
+int rdmarw__soft_task_start(struct soft_dev *sdev);
+void rdmarw__soft_task_stop(struct soft_dev *sdev);
+
+/* ---- soft_pd.c ------------------------------------------------------ */
+
+int rdmarw__soft_alloc_pd(struct ib_pd *pd);
+void rdmarw__soft_dealloc_pd(struct ib_pd *pd);
+
+/* ---- soft_cq.c ------------------------------------------------------ */
+
+int rdmarw__soft_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *a);
+void rdmarw__soft_destroy_cq(struct ib_cq *cq);
+int rdmarw__soft_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+int rdmarw__soft_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+/* Add a completion.  Return: 0, or -ENOSPC when the ring is full (the
+ * completion is dropped and counted; nothing is overwritten). */
+int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe);
+/* The same in two steps, to build the entry in place: claim takes the CQ
+ * lock and returns the next free slot, or NULL (lock released, overflow
+ * counted) when the ring is full; commit publishes the slot claimed,
+ * wakes an armed CQ and releases the lock.  Nothing but filling the slot
+ * may happen in between. */
+struct soft_cqe *rdmarw__soft_cq_full(struct soft_cq *cq);
+void rdmarw__soft_cq_commit_armed(struct soft_cq *cq,
+				  const struct soft_cqe *cqe);
+
+/* Remove every entry of @qp (QP reset or destroy, as mlx5_ib_cq_clean). */
+void rdmarw__soft_cq_clean(struct soft_cq *cq, struct soft_qp *qp);
+
+/* ---- soft_mr.c ------------------------------------------------------ */
+
+int rdmarw__soft_alloc_mr(struct ib_mr *mr, u32 max_num_sg);
+int rdmarw__soft_alloc_mr_integrity(struct ib_mr *mr, u32 max_num_data_sg,
+				    u32 max_num_meta_sg);
+int rdmarw__soft_reg_user_mr(struct ib_mr *mr, u64 start, u64 length,
+			     u64 virt_addr, int access);
+int rdmarw__soft_dereg_mr(struct ib_mr *mr);
+int rdmarw__soft_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg,
+			   int sg_nents, unsigned int *sg_offset);
+
+/* The CPU bytes of @rg at @off: a pointer and how many bytes follow it
+ * contiguously (at least 1, at most @rg->len - @off).  0, or -EFAULT. */
+int rdmarw__soft_region_span(const struct soft_region *rg, u64 off, u8 **ptr,
+			     u64 *n);
+/* The same for a walk in order: *@hint (start at 0) remembers where in a
+ * fast MR's page list the last span was, so the next one is found at once. */
+int rdmarw__soft_region_span_at(const struct soft_region *rg, u64 off,
+				u32 *hint, u8 **ptr, u64 *n);
+
+/* Copy @len bytes from the regions @src to the regions @dst (checked).
+ * Return: 0, or -ENOMEM when a copy between two integrity MRs finds no
+ * bounce buffer (no byte moved). */
+int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
+		      const struct soft_region *dst, u32 ndst, u64 len);
+
+/*
+ * Register (REG_MR) or invalidate.  Call with mem_lock held (write).  The
+ * MR to register is named by index and serial (it may be gone by now).
+ * Return: 0, or -EINVAL when the device refuses (rxe_reg_fast_mr,
+ * rxe_invalidate_mr, siw_fastreg_mr, siw_invalidate_stag rules).
+ */
+int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
+			     int access);
+int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
+			       u32 key);
+/* ops->retire_mr: FREE now, and a queued REG_MR of it fails (serial). */
+void rdmarw__soft_retire_mr(struct ib_mr *ibmr);
+
+/* The first buckets, at device creation: a table is never empty, so a
+ * lookup needs no test for it.  0 or -ENOMEM. */
+int rdmarw__soft_keytab_init(struct soft_keytab *kt);
+void rdmarw__soft_keytab_free(struct soft_keytab *kt);
+
+/* The MR of key index @index if its serial is @serial (mem_lock held). */
+struct soft_mr *rdmarw__soft_mr_find(struct soft_dev *sdev, u32 index,
+				     u64 serial);
+
+/* ---- soft_iommu.c --------------------------------------------------- */
+
+int rdmarw__soft_iova_alloc(struct ib_device *dev, struct dma_iova_state *state,
+			    phys_addr_t phys, size_t size);
+int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
+			   phys_addr_t phys, size_t offset, size_t size);
+void rdmarw__soft_iova_destroy(struct ib_device *dev,
+			       struct dma_iova_state *state, size_t mapped_len);
+void rdmarw__soft_iommu_init(struct soft_iommu *mmu);
+void rdmarw__soft_iommu_fini(struct soft_iommu *mmu);
+
+/* ---- soft_opcode.c -------------------------------------------------- */
+
+/* The entry for @opcode, or NULL for an opcode the device does not take. */
+const struct soft_opcode *rdmarw__soft_opcode(int opcode);
+
+/* ---- soft_qp.c ------------------------------------------------------ */
+
+int rdmarw__soft_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *attr);
+int rdmarw__soft_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask);
+void rdmarw__soft_destroy_qp(struct ib_qp *qp);
+int rdmarw__soft_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr);
+int rdmarw__soft_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr);
+
+/*
+ * Move @qp to ERR (idempotent) and flush its Receive Queue.  The state
+ * changes under rq_lock, so a receive posted at the same time is either
+ * queued before (and flushed here) or sees ERR and is flushed by its post:
+ * each completes once.  The Send Queue is flushed by its executor; the
+ * caller makes it run.  If the peer's Send Queue waited for a receive,
+ * kick_peer is set.  A QP attached to an SRQ with no receive of it in
+ * flight hears IB_EVENT_QP_LAST_WQE_REACHED here, after rq_lock is
+ * dropped (soft_srq.h).  Return: true if the QP was not in ERR before.
+ */
+bool rdmarw__soft_qp_to_err(struct soft_qp *qp);
+/* Run the Send Queue of @qp->peer if @qp->kick_peer was set. */
+void rdmarw__soft_qp_kick(struct soft_qp *qp);
+/* Execute the Send Queue in this thread (unless another thread does). */
+void rdmarw__soft_qp_run(struct soft_qp *qp);
+/*
+ * Move @qp's counters into its device's counters (the QP is going).  Call
+ * with fabric->lock and the QP's executor role held, once no QP names it
+ * as its peer, or on a QP nobody runs.
+ */
+void rdmarw__soft_stats_fold(struct soft_qp *qp);
+
+/* ---- soft_req.c (requester) ----------------------------------------- */
+
+/* Execute posted WQEs until the queue is empty or stalls (executor role). */
+void rdmarw__soft_requester(struct soft_qp *qp);
+
+/* ---- soft_resp.c (responder) ---------------------------------------- */
+
+/*
+ * The responder, called once per request, by class (mem_lock held,
+ * read): its rules in order (QP state, QP rights, a receive where the
+ * opcode consumes one, then the rkey or the receive buffers), each
+ * refusal recorded in @pkt where it is found; then SEND and WRITE data
+ * placed, a READ's source left in pkt->read_src for the completer.
+ */
+void rdmarw__soft_resp_write(struct soft_qp *resp, struct soft_pkt *pkt);
+void rdmarw__soft_resp_read(struct soft_qp *resp, struct soft_pkt *pkt);
+void rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
+/* The responder's second half when pkt->finish: invalidate, complete the
+ * receive, move to ERR (no mem_lock held). */
+void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);
+
+/* ---- soft_opcode.c: the status each fault completes with ------------- */
+
+/* The one place a fault becomes a completion status (beside the opcode
+ * table). */
+enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
+
+/* ---- soft_comp.c (completer) ---------------------------------------- */
+
+/* READ data into the local sinks (mem_lock held, read). */
+enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
+				       struct soft_send_wqe *wqe,
+				       const struct soft_region *src);
+/* READ_WITH_INV's invalidation (no mem_lock held). */
+enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
+					   struct soft_send_wqe *wqe);
+/* Complete a send WQE: always on error, on success when signaled. */
+void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
+			    enum soft_fault f);
+/* The CQ of @qp was full: the QP's owner hears IB_EVENT_CQ_ERR, QP to ERR. */
+void rdmarw__soft_comp_overflow(struct soft_qp *qp, struct soft_cq *cq);
+
+/* A WQE that succeeded: its completion if signaled (the data path's). */
+void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe);
+/* Complete a receive. */
+void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
+			    enum soft_fault f, const struct soft_pkt *pkt,
+			    u64 byte_len);
+
+/* ---- soft_fault.c (fault injection) --------------------------------- */
+
+/* A WR is about to be queued (sq_lock held): 0, or the errno to fail the
+ * post with at this WR. */
+int rdmarw__soft_fault_post(struct soft_qp *qp, const struct ib_send_wr *wr);
+/* A WQE is about to execute (exec_lock held): SOFT_OK, the fault to
+ * complete it with, or *stall set to stop the Send Queue before it. */
+enum soft_fault rdmarw__soft_fault_exec(struct soft_qp *qp,
+					struct soft_send_wqe *wqe, bool *stall);
+/* An MR is about to be allocated on @sdev: 0, or the errno to fail with. */
+int rdmarw__soft_fault_alloc_mr(struct soft_dev *sdev);
+
+/* ---- test hooks (soft_device.c) ------------------------------------ */
+
+/*
+ * Points where a test may run code, to make a race deterministic or to
+ * fail an allocation.  Not an API: the pointer is NULL except in tests,
+ * and no work request's fast path reaches a hook.
+ */
+extern int (*rdmarw__soft_test_hook)(enum soft_test_point tp,
+				     struct soft_qp *qp);
+
+static inline int soft_test_point(enum soft_test_point tp, struct soft_qp *qp)
+{
+	int (*hook)(enum soft_test_point, struct soft_qp *) =
+		__atomic_load_n(&rdmarw__soft_test_hook, __ATOMIC_ACQUIRE);
+
+	return hook ? hook(tp, qp) : 0;
+}
+
+#endif /* RDMARW_SOFT_PROTO_H */
