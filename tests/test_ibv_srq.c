@@ -97,7 +97,7 @@ static void srq_sends(void **state)
 	struct ib_srq *srq;
 	char *buf, *peer_buf;
 	struct ib_wc wc;
-	int i;
+	int i, ret;
 
 	if (!cur_addr)
 		skip();
@@ -125,8 +125,13 @@ static void srq_sends(void **state)
 	srq = ib_create_srq(peer_pd, &sa);
 	assert_false(IS_ERR(srq));
 	assert_true(sa.attr.max_wr >= 16);
-	assert_int_equal(ib_query_srq(srq, &attr), 0);
-	assert_true(attr.max_wr >= 16);
+	ret = ib_query_srq(srq, &attr);
+	if (ret == -EOPNOTSUPP && rdma_protocol_iwarp(dev, 1)) {
+		/* rdma-core's siw provider has no query_srq (lab: -95) */
+	} else {
+		assert_int_equal(ret, 0);
+		assert_true(attr.max_wr >= 16);
+	}
 
 	a = (struct ib_qp_init_attr){
 		.send_cq = cq,

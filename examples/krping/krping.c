@@ -944,7 +944,13 @@ static int krping_connect_request(struct krping_server *s,
 	cb->server = s;
 	cb->cm_id = child;
 	cb->state = KRPING_CONNECT_REQUEST;
-	cb->peer_responder_resources = ev->param.conn.responder_resources;
+	/*
+	 * The event gives the request's values from this side's view: the
+	 * client's responder resources are the READs we may have in flight,
+	 * our initiator depth (param.conn.responder_resources is the client's
+	 * initiator depth, 0 here).
+	 */
+	cb->peer_responder_resources = ev->param.conn.initiator_depth;
 	child->context = &cb->role;
 	/* one reference for the work item, one for the server's list */
 	kref_get(&cb->ref);
