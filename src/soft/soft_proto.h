@@ -123,6 +123,8 @@ int rdmarw__soft_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask);
 void rdmarw__soft_destroy_qp(struct ib_qp *qp);
 int rdmarw__soft_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad_wr);
+int rdmarw__soft_recv_fill(struct soft_recv_wqe *w, u32 max_sge, bool full,
+			   const struct ib_recv_wr *wr);
 int rdmarw__soft_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 			   const struct ib_recv_wr **bad_wr);
 

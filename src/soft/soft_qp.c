@@ -706,22 +706,39 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return ret;
 }
 
-static int check_recv_wr(struct soft_qp *qp, const struct ib_recv_wr *wr,
-			 u64 *len)
+/*
+ * The one check of a receive WR, for a QP's Receive Queue and an SRQ alike:
+ * at most @max_sge SGEs, a list when there are any, a capacity the device
+ * can receive (-EINVAL), then room in the ring (@full: -ENOMEM).  On
+ * success @w, the next slot, holds the receive.
+ */
+int rdmarw__soft_recv_fill(struct soft_recv_wqe *w, u32 max_sge, bool full,
+			   const struct ib_recv_wr *wr)
 {
-	if (wr->num_sge < 0 || (u32)wr->num_sge > qp->rq_max_sge ||
+	u64 len;
+	int ret;
+
+	if (wr->num_sge < 0 || (u32)wr->num_sge > max_sge ||
 	    (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
-	return sge_total(wr->sg_list, wr->num_sge, len);
+	ret = sge_total(wr->sg_list, wr->num_sge, &len);
+	if (ret)
+		return ret;
+	if (full)
+		return -ENOMEM;
+	w->wr_id = wr->wr_id;
+	w->num_sge = (u32)wr->num_sge;
+	if (wr->num_sge)
+		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
+	w->length = len;
+	return 0;
 }
 
 int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			   const struct ib_recv_wr **bad_wr)
 {
 	struct soft_qp *qp = to_sqp(ibqp);
-	struct soft_recv_wqe *w;
 	int ret = 0;
-	u64 len;
 
 	if (soft_qp_state(qp) == IB_QPS_RESET) {
 		*bad_wr = wr;
@@ -729,18 +746,11 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	soft_spin_lock(&qp->rq_lock);
 	for (; wr; wr = wr->next) {
-		ret = check_recv_wr(qp, wr, &len);
-		if (!ret && qp->rq_prod - qp->rq_cons >= qp->rq_size)
-			ret = -ENOMEM;
+		ret = rdmarw__soft_recv_fill(
+			&qp->rq[qp->rq_prod & qp->rq_mask], qp->rq_max_sge,
+			qp->rq_prod - qp->rq_cons >= qp->rq_size, wr);
 		if (ret)
 			break;
-		w = &qp->rq[qp->rq_prod & qp->rq_mask];
-		w->wr_id = wr->wr_id;
-		w->num_sge = (u32)wr->num_sge;
-		if (wr->num_sge)
-			memcpy(w->sge, wr->sg_list,
-			       w->num_sge * sizeof(*w->sge));
-		w->length = len;
 		qp->rq_prod++;
 		/* In ERR (set under this lock) nothing else is pending: the
 		 * receive is flushed at once, as siw. */

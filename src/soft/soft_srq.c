@@ -75,22 +75,6 @@ int rdmarw__soft_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
-/* The receive's capacity, or -EINVAL for bad SGEs or a message too long. */
-static int check_recv(const struct soft_srq *srq, const struct ib_recv_wr *wr,
-		      u64 *len)
-{
-	u64 sum = 0;
-	int i;
-
-	if (wr->num_sge < 0 || (u32)wr->num_sge > srq->max_sge ||
-	    (wr->num_sge && !wr->sg_list))
-		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++)
-		sum += wr->sg_list[i].length;
-	*len = sum;
-	return sum > SOFT_MAX_MSG ? -EINVAL : 0;
-}
-
 /*
  * Resume the peers of attached QPs whose responder found the SRQ empty.
  * A responder marks its QP under the QP's rq_lock and the SRQ's lock, after
@@ -122,25 +106,16 @@ int rdmarw__soft_post_srq_recv(struct ib_srq *ibsrq,
 			       const struct ib_recv_wr **bad_wr)
 {
 	struct soft_srq *srq = to_ssrq(ibsrq);
-	struct soft_recv_wqe *w;
 	bool posted = false;
 	int ret = 0;
-	u64 len;
 
 	soft_spin_lock(&srq->lock);
 	for (; wr; wr = wr->next) {
-		ret = check_recv(srq, wr, &len);
-		if (!ret && srq->prod - srq->cons >= srq->size)
-			ret = -ENOMEM;
+		ret = rdmarw__soft_recv_fill(
+			&srq->rq[srq->prod & srq->mask], srq->max_sge,
+			srq->prod - srq->cons >= srq->size, wr);
 		if (ret)
 			break;
-		w = &srq->rq[srq->prod & srq->mask];
-		w->wr_id = wr->wr_id;
-		w->num_sge = (u32)wr->num_sge;
-		if (wr->num_sge)
-			memcpy(w->sge, wr->sg_list,
-			       w->num_sge * sizeof(*w->sge));
-		w->length = len;
 		srq->prod++;
 		posted = true;
 	}
