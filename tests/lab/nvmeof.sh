@@ -152,7 +152,7 @@ kill_restart() {
 	local pre="--name=pre --filename=/dev/$dev --rw=write --bs=64k
 --iodepth=8 --size=16M"
 	local dur="--name=dur --filename=/dev/$dev --rw=randwrite --bs=4k
---iodepth=32 --numjobs=2 --size=8M --offset=16M --offset_increment=8M"
+--iodepth=32 --numjobs=2 --size=24M --offset=16M --offset_increment=24M"
 
 	rm -f "$img"
 	start_target --file-size 64M --file "$img" || return 1
@@ -163,7 +163,7 @@ kill_restart() {
 	# shellcheck disable=SC2086
 	timeout 240 $FIO $dur --do_verify=0 >"$work/fio-dur.log" 2>&1 &
 	fpid=$!
-	sleep 3
+	sleep 2
 	kill -0 "$fpid" 2>/dev/null || {
 		say "the writer ended before the kill (make it longer)"
 		return 1
