@@ -19,7 +19,8 @@ target=$build/nvmet/rdmarw-nvmet
 NQN=nqn.2026-01.io.rdmarw:nvmet
 PORT=4421
 FIO="fio --ioengine=libaio --direct=1 --group_reporting --output-format=terse
---terse-version=3 --verify=crc32c --verify_fatal=1 --randrepeat=1"
+--terse-version=3 --verify=crc32c --verify_fatal=1 --randrepeat=1
+--verify_state_save=0"
 failed=0
 tpid=
 work=/tmp/nvmeof
