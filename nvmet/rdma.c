@@ -252,13 +252,14 @@ static void nvmet_rdma_put_device(struct nvmet_rdma_device *ndev)
  * registered on demand and must be forgotten before it is freed (ibv.h);
  * the queue's long-lived buffers are declared up front instead.
  */
-static void nvmet_rdma_declare(struct nvmet_rdma_device *ndev, void *p,
-			       size_t len)
+static int nvmet_rdma_declare(struct nvmet_rdma_device *ndev, void *p,
+			      size_t len)
 {
 #ifdef RDMARW_HAVE_IBV
 	if (p && len && rdmarw_ibv_is_ibv(ndev->device))
-		rdmarw_ibv_declare(ndev->pd, p, len);
+		return rdmarw_ibv_declare(ndev->pd, p, len);
 #endif
+	return 0;
 }
 
 static void nvmet_rdma_forget(struct nvmet_rdma_device *ndev, const void *p,
@@ -583,10 +584,13 @@ static enum nvmet_rdma_try nvmet_rdma_try_fetch(struct nvmet_rdma_rsp *rsp)
 	if (ret) {
 		nvmet_rdma_put_credits(rsp, rsp->n_rdma);
 		nvmet_rdma_destroy_ctx(rsp);
-		if (ret == -ESHUTDOWN)
+		if (ret == -ESHUTDOWN) {
 			nvmet_rdma_release_rsp(rsp);
-		else
+		} else {
+			nvmet_err("q%u: rdma_rw_ctx_post(READ): %d",
+				  queue->host_qid, ret);
 			nvmet_req_complete(&rsp->req, NVME_SC_DATA_XFER_ERROR);
+		}
 	}
 	return NVMET_RDMA_DONE;
 }
@@ -766,6 +770,16 @@ static u16 nvmet_rdma_map_sgl_keyed(struct nvmet_rdma_rsp *rsp, bool inv)
 		sg_set_buf(&rsp->sgl[i], (char *)rsp->data + i * PAGE_SIZE, n);
 	}
 	rsp->sg_cnt = nents;
+	/*
+	 * One registration for the whole buffer: left to the on-demand cache,
+	 * each page would take an entry of its own and a full queue of large
+	 * transfers exhausts the cache (post_send -ENOMEM).
+	 */
+	if (nvmet_rdma_declare(rsp->queue->dev, rsp->data,
+			       (size_t)nents * PAGE_SIZE)) {
+		nvmet_rdma_free_data(rsp);
+		return NVME_SC_INTERNAL;
+	}
 	rsp->req.buf = rsp->data;
 	rsp->req.data_len = len;
 	/*

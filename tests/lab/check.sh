@@ -3,7 +3,8 @@
 #
 # Runs in the lab's guest (tests/lab/lab.sh check): the stock smoke, the
 # ibv backend's test, the rdma_cm test, the R/W conformance suite on rxe0
-# and siw0, krping (examples/krping) over both, and rping interop both ways.
+# and siw0, krping (examples/krping) over both, rping interop both ways, and
+# the kernel's NVMe-oF host against rdmarw-nvmet (nvmeof.sh).
 # Usage: sh tests/lab/check.sh BUILD_DIR.  Exit status: failed parts.
 build=${1:-build-lab}
 passed=0
@@ -38,5 +39,11 @@ part "examples/krping: server and client over rxe0 and siw0" \
 	sh tests/lab/krping.sh "$build"
 part "interop: rping-server/-client against stock rping" \
 	sh tests/lab/interop.sh "$build"
+# siw0 is left out for now: at depth 32 x 4 jobs its queues are torn down
+# and the host reconnects over and over (tests/lab/README.md, NVMe-oF).
+# RDMARW_LAB_NVMEOF="rxe0 siw0" runs both.
+# shellcheck disable=SC2086
+part "nvmeof: the kernel's NVMe-oF host against rdmarw-nvmet" \
+	sh tests/lab/nvmeof.sh "$build" ${RDMARW_LAB_NVMEOF:-rxe0}
 echo "lab: $passed passed, $failed failed"
 exit $failed

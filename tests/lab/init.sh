@@ -26,6 +26,14 @@ for m in $(cat /lab/modules); do
 	insmod "/lab/ko/$m.ko" || fail "insmod $m"
 done
 insmod /lab/ko/siw.ko 2>/dev/null || fail "insmod siw"
+# The kernel NVMe-oF target's namespace (make lab-bench): one 128 MiB ramdisk.
+insmod /lab/ko/brd.ko rd_nr=1 rd_size=131072 || fail "insmod brd"
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+# The guest has no DMI uuid for nvme-cli to derive the host's identity from.
+mkdir -p /etc/nvme
+hostid=$(cat /proc/sys/kernel/random/uuid)
+echo "nqn.2014-08.org.nvmexpress:uuid:$hostid" >/etc/nvme/hostnqn
+echo "$hostid" >/etc/nvme/hostid
 
 share=$(sed -n 's/.*lab\.share=\([^ ]*\).*/\1/p' /proc/cmdline)
 mkdir -p "$share" /lab/run

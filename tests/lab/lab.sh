@@ -44,12 +44,26 @@ cpio kmod xz-utils gcc make libcmocka0"
 MODULES="configfs crc32_generic crc32c_generic crc32c-intel libcrc32c
 udp_tunnel ip6_udp_tunnel ib_core ib_uverbs ib_umad iw_cm ib_cm rdma_cm
 rdma_ucm rdma_rxe dummy virtio_ring virtio virtio_pci_modern_dev
-virtio_pci_legacy_dev virtio_pci 9pnet 9pnet_virtio netfs fscache 9p"
+virtio_pci_legacy_dev virtio_pci 9pnet 9pnet_virtio netfs fscache 9p
+crct10dif_common crc64 crct10dif-pclmul crct10dif_generic crc-t10dif
+crc64-rocksoft t10-pi nvme-core nvme-fabrics nvme-rdma nvmet nvmet-rdma
+crc16 mbcache jbd2 ext4"
+# Loaded by init.sh with its parameters (the kernel target's ramdisk).
+PARAM_MODULES="brd"
+
+# NVMe-oF (tests/lab/nvmeof*.sh): the host's nvme-cli and fio, downloaded
+# and unpacked (never installed), with the libraries Debian's fio links.
+NVME_PKGS="nvme-cli libnvme1 fio libboost-thread1.74.0 libgfapi0 libgfrpc0
+libgfxdr0 libglusterfs0 libnbd0 libpmemblk1 librados2 librbd1"
+NVME_PROGRAMS="/usr/sbin/nvme /usr/bin/fio"
+# ext4 for the file-system part, from the host.
+FS_PROGRAMS="/usr/sbin/mke2fs /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck
+/usr/bin/sha256sum"
 
 # Programs copied into the guest, with every library they load.
 PROGRAMS="/usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/rping
 /usr/bin/ucmatose /usr/bin/rdma /usr/bin/ip /usr/bin/ib_write_bw
-/usr/bin/ib_read_bw /usr/bin/ib_send_bw"
+/usr/bin/ib_read_bw /usr/bin/ib_send_bw $FS_PROGRAMS"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 # Loaded by dlopen (providers, libgcc_s at thread exit) or needed by the
 # project's own test binaries (cmocka, the sanitizer runtimes).
@@ -96,6 +110,40 @@ fetch() {
 		"linux-source-$series" >/dev/null 2>&1) ||
 		die "apt-get download failed (run apt-get update?)"
 	touch "$stamp"
+}
+
+# nvme-cli, fio and the libraries fio links, unpacked into $CACHE/nvme/root.
+fetch_nvme() {
+	local stamp=$CACHE/nvme/unpacked d
+
+	[ -e "$stamp" ] && return 0
+	log "fetching nvme-cli and fio"
+	rm -rf "$CACHE/nvme"
+	mkdir -p "$CACHE/nvme/debs" "$CACHE/nvme/root"
+	# shellcheck disable=SC2086
+	(cd "$CACHE/nvme/debs" && apt-get download $NVME_PKGS >/dev/null 2>&1) ||
+		die "apt-get download of $NVME_PKGS failed (run apt-get update?)"
+	for d in "$CACHE/nvme/debs"/*.deb; do
+		dpkg-deb -x "$d" "$CACHE/nvme/root"
+	done
+	touch "$stamp"
+}
+
+# Copy an unpacked program to its own path in the initramfs, with the
+# libraries it loads: the unpacked ones first, the host's for the rest.
+put_unpacked_with_libs() {
+	local f=$1 dst=$2 root=$CACHE/nvme/root lib rel
+	local lp=$root$ARCH_LIB:$root$ARCH_LIB/ceph
+
+	mkdir -p "$dst$(dirname "$f")"
+	cp -L "$root$f" "$dst$f"
+	for lib in $(LD_LIBRARY_PATH=$lp ldd "$root$f" 2>/dev/null |
+		     grep -o '/[^ ]*'); do
+		rel=${lib#"$root"}
+		[ -e "$dst$rel" ] && continue
+		mkdir -p "$dst$(dirname "$rel")"
+		cp -L "$lib" "$dst$rel"
+	done
 }
 
 unpack() {
@@ -165,7 +213,8 @@ project_libs() {
 		 "$REPO"/build-lab/tests/test_cm_ibv \
 		 "$REPO"/build-lab/tests/test_rw_* \
 		 "$REPO"/build-lab/examples/rping/rping-* \
-		 "$REPO"/build-lab/tools/rdmarw-* ${RDMARW_LAB_BINS:-}; do
+		 "$REPO"/build-lab/tools/rdmarw-* \
+		 "$REPO"/build-lab/nvmet/rdmarw-nvmet ${RDMARW_LAB_BINS:-}; do
 		[ -f "$f" ] && [ -x "$f" ] || continue
 		ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true
 	done | sort -u | tr '\n' ' '
@@ -173,7 +222,8 @@ project_libs() {
 
 initramfs_inputs_hash() {
 	{
-		echo "$MODULES $PROGRAMS $EXTRA_LIBS $(project_libs)"
+		echo "$MODULES $PARAM_MODULES $PROGRAMS $EXTRA_LIBS $(project_libs)"
+		echo "$NVME_PKGS $NVME_PROGRAMS"
 		cat "$LAB_DIR/init.sh"
 		sha256sum "$CACHE/$1/siw.ko"
 	} | sha256sum | cut -c1-16
@@ -203,7 +253,16 @@ build_initramfs() {
 		cp "$f" "$dst/lab/ko/$m.ko"
 		echo "$m" >>"$dst/lab/modules"
 	done
+	for m in $PARAM_MODULES; do
+		f=$(find "$mods/kernel" -name "$m.ko" | head -1)
+		[ -n "$f" ] || die "module $m not found in $kver"
+		cp "$f" "$dst/lab/ko/$m.ko"
+	done
 	cp "$CACHE/$kver/siw.ko" "$dst/lab/ko/siw.ko"
+	for f in $NVME_PROGRAMS; do
+		put_unpacked_with_libs "$f" "$dst"
+	done
+	[ -e /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$dst/etc/"
 	for f in $PROGRAMS $EXTRA_LIBS $(project_libs); do
 		[ -e "$f" ] && put_with_libs "$f" "$dst"
 	done
@@ -233,7 +292,8 @@ build_lab() {
 	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
 	# shellcheck disable=SC2086
 	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_cm_ibv test_ibv_srq $conf \
-		rping-server rping-client rdmarw-info rdmarw-perf krping >/dev/null
+		rping-server rping-client rdmarw-info rdmarw-perf krping \
+		rdmarw-nvmet >/dev/null
 }
 
 prepare() {
@@ -242,6 +302,7 @@ prepare() {
 	[ -n "$KVER" ] || die "cannot tell linux-image-amd64's kernel (apt-get update?)"
 	mkdir -p "$CACHE"
 	fetch "$KVER"
+	fetch_nvme
 	unpack "$KVER"
 	build_siw "$KVER"
 	build_initramfs "$KVER"
