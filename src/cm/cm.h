@@ -119,4 +119,8 @@ void rdmarw__cm_soft_forget(struct ib_device *dev);
 bool rdmarw__cm_same_addr(const struct sockaddr_storage *a,
 			  const struct sockaddr_storage *b);
 
+/* The consumer's part of an IB CM message's private data (IB and RoCE,
+ * software or real): the REQ less the CMA header, the REP, the REJ. */
+u32 rdmarw__cm_ib_pdata_size(enum rdmarw__cm_msg msg);
+
 #endif /* RDMARW_CM_H */

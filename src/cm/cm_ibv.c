@@ -55,15 +55,7 @@ static u32 ibv_pdata_max(struct ib_device *dev, enum rdmarw__cm_msg msg)
 {
 	if (rdma_protocol_iwarp(dev, 1))
 		return 255;
-	switch (msg) {
-	case RDMARW_CM_REQ:
-		return IB_CM_REQ_PRIVATE_DATA_SIZE - RDMA_CM_CMA_HDR_SIZE;
-	case RDMARW_CM_REP:
-		return IB_CM_REP_PRIVATE_DATA_SIZE;
-	case RDMARW_CM_REJ:
-		return IB_CM_REJ_PRIVATE_DATA_SIZE;
-	}
-	return 0;
+	return rdmarw__cm_ib_pdata_size(msg);
 }
 
 /* The peer's event says the length; nothing is padded here. */

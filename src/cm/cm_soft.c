@@ -322,15 +322,7 @@ static u32 soft_pdata_wire(struct ib_device *dev, enum rdmarw__cm_msg msg)
 {
 	if (soft_iwarp(dev))
 		return 0; /* MPA carries what was sent */
-	switch (msg) {
-	case RDMARW_CM_REQ:
-		return IB_CM_REQ_PRIVATE_DATA_SIZE - RDMA_CM_CMA_HDR_SIZE;
-	case RDMARW_CM_REP:
-		return IB_CM_REP_PRIVATE_DATA_SIZE;
-	case RDMARW_CM_REJ:
-		return IB_CM_REJ_PRIVATE_DATA_SIZE;
-	}
-	return 0;
+	return rdmarw__cm_ib_pdata_size(msg);
 }
 
 static u32 soft_pdata_max(struct ib_device *dev, enum rdmarw__cm_msg msg)

@@ -466,6 +466,19 @@ static bool sa_any(const struct sockaddr_storage *ss)
 		&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
+u32 rdmarw__cm_ib_pdata_size(enum rdmarw__cm_msg msg)
+{
+	switch (msg) {
+	case RDMARW_CM_REQ:
+		return IB_CM_REQ_PRIVATE_DATA_SIZE - RDMA_CM_CMA_HDR_SIZE;
+	case RDMARW_CM_REP:
+		return IB_CM_REP_PRIVATE_DATA_SIZE;
+	case RDMARW_CM_REJ:
+		return IB_CM_REJ_PRIVATE_DATA_SIZE;
+	}
+	return 0;
+}
+
 bool rdmarw__cm_same_addr(const struct sockaddr_storage *a,
 			  const struct sockaddr_storage *b)
 {
