@@ -158,14 +158,10 @@ static void test_read_fault(struct env *e)
 
 static void test_cm_fault(struct env *e, enum soft_cm_fault_type type)
 {
-	/*
-	 * ADDR_ERROR with nth 0 (every resolution): for an unbound id
-	 * rdma_resolve_addr() asks addr_fault() twice (src/cm/cma.c), and an
-	 * nth rule, spent by the first call, is lost to the second.
-	 */
+	/* the first resolution or request fails, once */
 	struct soft_cm_fault f = {
 		.type = type,
-		.nth = type == SOFT_CM_FAULT_ADDR_ERROR ? 0 : 1,
+		.nth = 1,
 	};
 	struct krping_stats c;
 	int ret;

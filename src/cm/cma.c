@@ -813,7 +813,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		status = cm_transports[i]->resolve(
 			NULL, (const struct sockaddr *)&dst, &src_dev, &src,
 			&dst_dev);
-		if (!status && cm_transports[i]->addr_fault(src_dev))
+		if (!status) /* asked once: a rule counts each call */
 			status = cm_transports[i]->addr_fault(src_dev);
 	}
 	xt = p->xops ? p->xops : x_transport();
