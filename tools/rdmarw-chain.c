@@ -49,6 +49,7 @@
 #define CHAIN_PORT 1
 #define NAME_LEN 48
 #define EXIT_BAD_ARGS 2
+#define CHAIN_TOOL "rdmarw-chain"
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -56,7 +57,7 @@ enum chain_format { FMT_TEXT, FMT_JSON, FMT_DOT };
 
 struct chain_opts {
 	const char *profile;
-	bool iommu, bvec, force_mr, chain_wr, post, absolute;
+	bool iommu, bvec, force_mr, chain_wr, post, absolute, json, dot;
 	long long max_sgl_rd, max_send_sge, max_sge_rd, fr_pages; /* -1: keep */
 	long long qp_send_sge; /* -1: the device's */
 	long long misalign; /* -1: entries are contiguous */
@@ -64,66 +65,53 @@ struct chain_opts {
 	long long pool_free; /* -1: the whole pool */
 	long long chain; /* 0: one array */
 	long long repeat;
-	long long offset, gap, remote_addr, rkey;
-	bool raddr_set, rkey_set;
+	long long offset, gap;
+	long long remote_addr, rkey; /* -1: the defaults, or rbuf with --post */
 	enum dma_data_direction dir;
 	u32 *len; /* entry sizes */
 	u32 nents;
 	enum chain_format fmt;
 };
 
-/* One number option: where it goes and its range. */
-struct num_opt {
+/* The option table: a flag sets a bool, a number (max > 0) a long long. */
+struct chain_opt {
 	const char *name;
 	size_t field;
 	u64 min, max;
 };
 
-#define NUM(n, f, lo, hi)                                 \
+#define OPT(n, f, lo, hi)                                 \
 	{                                                 \
 		n, offsetof(struct chain_opts, f), lo, hi \
 	}
+#define FLAG(n, f) OPT(n, f, 0, 0)
 
-static const struct num_opt num_opts[] = {
-	NUM("max-sgl-rd", max_sgl_rd, 0, UINT32_MAX),
-	NUM("max-send-sge", max_send_sge, 0, INT_MAX),
-	NUM("max-sge-rd", max_sge_rd, 0, INT_MAX),
-	NUM("fr-pages", fr_pages, 0, UINT32_MAX),
-	NUM("qp-send-sge", qp_send_sge, 0, UINT32_MAX),
-	NUM("offset", offset, 0, UINT32_MAX),
-	NUM("misalign", misalign, 0, PAGE_SIZE - 1),
-	NUM("gap", gap, 0, CHAIN_MAX_ENTRY),
-	NUM("chain", chain, 1, CHAIN_MAX_ENTRIES),
-	NUM("pool-size", pool_size, 0, 65536),
-	NUM("pool-free", pool_free, 0, 65536),
-	NUM("remote-addr", remote_addr, 0, INT64_MAX),
-	NUM("rkey", rkey, 0, UINT32_MAX),
-	NUM("repeat", repeat, 1, 4096),
+static const struct chain_opt chain_opts[] = {
+	FLAG("iommu", iommu),
+	FLAG("bvec", bvec),
+	FLAG("force-mr", force_mr),
+	FLAG("chain-wr", chain_wr),
+	FLAG("post", post),
+	FLAG("absolute", absolute),
+	FLAG("json", json),
+	FLAG("dot", dot),
+	OPT("max-sgl-rd", max_sgl_rd, 0, UINT32_MAX),
+	OPT("max-send-sge", max_send_sge, 0, INT_MAX),
+	OPT("max-sge-rd", max_sge_rd, 0, INT_MAX),
+	OPT("fr-pages", fr_pages, 0, UINT32_MAX),
+	OPT("qp-send-sge", qp_send_sge, 0, UINT32_MAX),
+	OPT("offset", offset, 0, UINT32_MAX),
+	OPT("misalign", misalign, 0, PAGE_SIZE - 1),
+	OPT("gap", gap, 0, CHAIN_MAX_ENTRY),
+	OPT("chain", chain, 1, CHAIN_MAX_ENTRIES),
+	OPT("pool-size", pool_size, 0, 65536),
+	OPT("pool-free", pool_free, 0, 65536),
+	OPT("remote-addr", remote_addr, 0, INT64_MAX),
+	OPT("rkey", rkey, 0, UINT32_MAX),
+	OPT("repeat", repeat, 1, 4096),
 };
 
-#define NR_NUM (sizeof(num_opts) / sizeof(num_opts[0]))
-
-enum { OPT_NUM = 256, OPT_FLAG = 512 };
-
-/* Flags: the option's name and the bool it sets (-1: an output format). */
-struct flag_opt {
-	const char *name;
-	long field;
-};
-
-#define FLAG(n, f)                                      \
-	{                                               \
-		n, (long)offsetof(struct chain_opts, f) \
-	}
-
-static const struct flag_opt flag_opts[] = {
-	FLAG("iommu", iommu),	    FLAG("bvec", bvec),
-	FLAG("force-mr", force_mr), FLAG("chain-wr", chain_wr),
-	FLAG("post", post),	    FLAG("absolute", absolute),
-	{ "json", -FMT_JSON },	    { "dot", -FMT_DOT },
-};
-
-#define NR_FLAG (sizeof(flag_opts) / sizeof(flag_opts[0]))
+#define NR_OPTS (sizeof(chain_opts) / sizeof(chain_opts[0]))
 
 static void usage(FILE *f)
 {
@@ -211,103 +199,73 @@ static bool parse_sgl(struct chain_opts *o, const char *spec)
 	return ok && o->nents;
 }
 
-/* One option (@opt from the table below); false for a bad value. */
-static bool parse_opt(struct chain_opts *o, int opt, const char *arg)
+/* Refuse a bad value on one line and exit 2; @why may be NULL. */
+static void bad_value(const char *name, const char *arg, const char *why)
 {
-	const struct num_opt *n;
-	const struct flag_opt *f;
-	u64 v;
-
-	if (opt == 'p') {
-		o->profile = arg;
-		return true;
-	}
-	if (opt == 'S')
-		return parse_sgl(o, arg);
-	if (opt >= OPT_FLAG) {
-		f = &flag_opts[opt - OPT_FLAG];
-		if (f->field >= 0) {
-			*(bool *)((char *)o + f->field) = true;
-			return true;
-		}
-		if (o->fmt != FMT_TEXT &&
-		    o->fmt != (enum chain_format) - f->field)
-			return false;
-		o->fmt = (enum chain_format) - f->field;
-		return true;
-	}
-	n = &num_opts[opt - OPT_NUM];
-	if (cli_parse_u64(arg, n->min, n->max, &v))
-		return false;
-	*(long long *)((char *)o + n->field) = (long long)v;
-	o->raddr_set |= !strcmp(n->name, "remote-addr");
-	o->rkey_set |= !strcmp(n->name, "rkey");
-	return true;
+	cli_refuse(CHAIN_TOOL, "bad value for --%s: '%s'%s%s", name, arg,
+		   why ? ": " : "", why ? why : "");
 }
 
-static void opts_defaults(struct chain_opts *o)
+/* Parse the command line; exits for --help, --version and bad arguments. */
+static void parse_args(struct chain_opts *o, int argc, char **argv)
 {
-	memset(o, 0, sizeof(*o));
-	o->profile = "rxe";
-	o->max_sgl_rd = o->max_send_sge = o->max_sge_rd = o->fr_pages = -1;
-	o->qp_send_sge = o->misalign = o->pool_size = o->pool_free = -1;
-	o->remote_addr = 0x10000000;
-	o->rkey = 0x1234;
-	o->repeat = 1;
-}
-
-/* Returns -1 to go on, or the exit status (0 for --help, 2 on error). */
-static int parse_args(struct chain_opts *o, int argc, char **argv)
-{
-	struct option lo[NR_NUM + NR_FLAG + 5] = {
+	struct option lo[NR_OPTS + 5] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "sgl", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 	};
-	int opt, idx = -1, k = 4;
+	const struct chain_opt *t;
+	const char *why;
+	int opt;
 	size_t i;
+	u64 v;
 
-	opts_defaults(o);
-	for (i = 0; i < NR_NUM; i++)
-		lo[k++] = (struct option){ num_opts[i].name, required_argument,
-					   NULL, OPT_NUM + (int)i };
-	for (i = 0; i < NR_FLAG; i++)
-		lo[k++] = (struct option){ flag_opts[i].name, no_argument, NULL,
-					   OPT_FLAG + (int)i };
-	while ((opt = getopt_long(argc, argv, "p:h", lo, &idx)) != -1) {
+	memset(o, 0, sizeof(*o));
+	o->profile = "rxe";
+	o->max_sgl_rd = o->max_send_sge = o->max_sge_rd = o->fr_pages = -1;
+	o->qp_send_sge = o->misalign = o->pool_size = o->pool_free = -1;
+	o->remote_addr = o->rkey = -1;
+	o->repeat = 1;
+	for (i = 0; i < NR_OPTS; i++)
+		lo[i + 4] =
+			(struct option){ chain_opts[i].name,
+					 chain_opts[i].max ? required_argument :
+							     no_argument,
+					 NULL, 256 + (int)i };
+	while ((opt = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
+		t = opt >= 256 ? &chain_opts[opt - 256] : NULL;
 		if (opt == 'h') {
 			usage(stdout);
-			return 0;
+			exit(0);
+		} else if (opt == 'V') {
+			cli_version(CHAIN_TOOL);
+		} else if (opt == '?') {
+			exit(EXIT_BAD_ARGS); /* getopt said which, on one line */
+		} else if (opt == 'p') {
+			o->profile = optarg;
+		} else if (opt == 'S') {
+			if (!parse_sgl(o, optarg))
+				bad_value("sgl", optarg, NULL);
+		} else if (!t->max) {
+			*(bool *)((char *)o + t->field) = true;
+		} else if ((why = cli_parse_u64(optarg, t->min, t->max, &v))) {
+			bad_value(t->name, optarg, why);
+		} else {
+			*(long long *)((char *)o + t->field) = (long long)v;
 		}
-		if (opt == 'V')
-			cli_version("rdmarw-chain");
-		if (opt == '?' || !parse_opt(o, opt, optarg)) {
-			if (opt >= OPT_FLAG)
-				fputs("rdmarw-chain: --json and --dot exclude each other\n",
-				      stderr);
-			else if (opt != '?')
-				fprintf(stderr,
-					"rdmarw-chain: bad value for -%s%s: '%s'\n",
-					idx >= 0 ? "-" : "",
-					idx >= 0 ? lo[idx].name : "p",
-					optarg ? optarg : "");
-			return EXIT_BAD_ARGS;
-		}
-		idx = -1;
 	}
+	if (o->json && o->dot)
+		cli_refuse(CHAIN_TOOL, "--json and --dot exclude each other");
+	o->fmt = o->json ? FMT_JSON : o->dot ? FMT_DOT : FMT_TEXT;
 	if (optind == argc - 1 && !strcmp(argv[optind], "read"))
 		o->dir = DMA_FROM_DEVICE;
 	else if (optind == argc - 1 && !strcmp(argv[optind], "write"))
 		o->dir = DMA_TO_DEVICE;
-	else {
-		fputs("rdmarw-chain: give one direction: read or write\n",
-		      stderr);
-		return EXIT_BAD_ARGS;
-	}
+	else
+		cli_refuse(CHAIN_TOOL, "give one direction: read or write");
 	if (!o->nents && !add_entries(o, PAGE_SIZE, 1))
-		return EXIT_BAD_ARGS;
-	return -1;
+		exit(EXIT_FAILURE);
 }
 
 /* ---- state -------------------------------------------------------------- */
@@ -1095,7 +1053,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 		snprintf(
 			data, sizeof(data),
 			"not checked: the chain did not complete with exactly the expected completions, all successful");
-	else if (c->o.raddr_set || c->o.rkey_set)
+	else if (c->o.remote_addr >= 0 || c->o.rkey >= 0)
 		snprintf(data, sizeof(data),
 			 "not verified (--remote-addr or --rkey given)");
 	else
@@ -1103,7 +1061,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	if (json) {
 		jw_close(&c->j, ']');
 		jw_bool(&c->j, "data_verified",
-			ok && !c->o.raddr_set && !c->o.rkey_set);
+			ok && c->o.remote_addr < 0 && c->o.rkey < 0);
 		jw_str(&c->j, "data", data);
 		jw_close(&c->j, '}');
 	} else if (text) {
@@ -1520,33 +1478,28 @@ static bool setup_send(struct chain *c)
 /* The devices and the buffer.  Returns -1 to go on, or an exit code. */
 static int setup(struct chain *c)
 {
-	if (soft_profile_get(c->o.profile, &c->prof)) {
-		fprintf(stderr,
-			"rdmarw-chain: unknown profile '%s' (mlx5, rxe, siw)\n",
-			c->o.profile);
-		return EXIT_BAD_ARGS;
-	}
+	if (soft_profile_get(c->o.profile, &c->prof))
+		cli_refuse(CHAIN_TOOL, "unknown profile '%s' (mlx5, rxe, siw)",
+			   c->o.profile);
 	apply_overrides(c);
 	if (c->o.force_mr)
 		rdma_rw_set_force_mr(true);
 	c->force = rdma_rw_get_force_mr();
-	if (!layout(c)) {
-		fprintf(stderr,
-			"rdmarw-chain: the buffer layout exceeds 4 GiB\n");
-		return EXIT_BAD_ARGS;
-	}
+	if (!layout(c))
+		cli_refuse(CHAIN_TOOL, "the buffer layout exceeds 4 GiB");
 	if (!(c->o.bvec ? build_bvecs(c) : build_sgl(c)) || !transfer_segs(c) ||
 	    !open_hosts(c) || (c->o.post && !open_remote(c)) || !setup_send(c))
 		return EXIT_FAILURE;
-	c->raddr = (u64)c->o.remote_addr;
-	c->rkey = (u32)c->o.rkey;
-	if (c->o.post && !c->o.raddr_set)
-		c->raddr = (u64)(uintptr_t)c->rbuf + CHAIN_GUARD;
-	if (c->o.post && !c->o.rkey_set)
-		c->rkey = c->rmr->rkey;
+	c->raddr = c->o.remote_addr >= 0 ? (u64)c->o.remote_addr :
+		   c->o.post ? (u64)(uintptr_t)c->rbuf + CHAIN_GUARD :
+			       0x10000000;
+	c->rkey = c->o.rkey >= 0 ? (u32)c->o.rkey :
+		  c->o.post	 ? c->rmr->rkey :
+				   0x1234;
 	if (c->o.pool_free > c->pool_total) {
 		fprintf(stderr,
-			"rdmarw-chain: --pool-free %lld: the pool holds %d MRs (raise --pool-size)\n",
+			CHAIN_TOOL
+			": --pool-free %lld: the pool holds %d MRs (raise --pool-size)\n",
 			c->o.pool_free, c->pool_total);
 		return EXIT_BAD_ARGS;
 	}
@@ -1600,9 +1553,8 @@ int main(int argc, char **argv)
 
 	if (!c)
 		return EXIT_FAILURE;
-	code = parse_args(&c->o, argc, argv);
-	if (code < 0)
-		code = setup(c);
+	parse_args(&c->o, argc, argv);
+	code = setup(c);
 	if (code < 0) {
 		run_init(c);
 		print_head(c);
