@@ -279,10 +279,6 @@ struct chain {
 	struct chain_opts o;
 	struct soft_profile prof;
 	struct two_hosts h;
-	struct ib_device *dev;
-	struct ib_pd *pd, *ppd;
-	struct ib_cq *cq, *pcq;
-	struct ib_qp *qp, *pqp;
 	u32 max_rdma_ctxs, pool_pages;
 	int pool_total;
 	struct ib_mr **held;
@@ -516,40 +512,34 @@ static bool open_hosts(struct chain *c)
 		     errno_name(ret));
 		return false;
 	}
-	c->dev = c->h.dev[0];
 	ret = two_hosts_side(&c->h, 0, 256, IB_POLL_DIRECT);
 	if (!ret)
 		ret = two_hosts_side(&c->h, 1, 64, IB_POLL_DIRECT);
 	c->max_rdma_ctxs = (u32)c->o.pool_size;
 	if (c->o.pool_size < 0) {
-		c->max_rdma_ctxs =
-			rdma_rw_mr_factor(c->dev, CHAIN_PORT, buffer_pages(c));
+		c->max_rdma_ctxs = rdma_rw_mr_factor(c->h.dev[0], CHAIN_PORT,
+						     buffer_pages(c));
 		if (!c->max_rdma_ctxs)
 			c->max_rdma_ctxs = 1;
 	}
 	attr[0].cap.max_rdma_ctxs = c->max_rdma_ctxs;
 	attr[0].cap.max_send_sge = c->o.qp_send_sge >= 0 ?
 					   (u32)c->o.qp_send_sge :
-					   (u32)c->dev->attrs.max_send_sge;
-	attr[0].cap.max_send_wr = (u32)(depth < (u64)c->dev->attrs.max_qp_wr ?
-						depth :
-						(u64)c->dev->attrs.max_qp_wr);
+					   (u32)c->h.dev[0]->attrs.max_send_sge;
+	attr[0].cap.max_send_wr =
+		(u32)(depth < (u64)c->h.dev[0]->attrs.max_qp_wr ?
+			      depth :
+			      (u64)c->h.dev[0]->attrs.max_qp_wr);
 	if (!ret)
 		ret = two_hosts_qps(&c->h, attr, true);
 	if (ret) {
 		fail(c, "%s: %s", c->h.failed, errno_name(ret));
 		return false;
 	}
-	c->pd = c->h.pd[0];
-	c->ppd = c->h.pd[1];
-	c->cq = c->h.cq[0];
-	c->pcq = c->h.cq[1];
-	c->qp = c->h.qp[0];
-	c->pqp = c->h.qp[1];
-	c->pool_total = ib_mr_pool_count(c->qp, &c->qp->rdma_mrs);
+	c->pool_total = ib_mr_pool_count(c->h.qp[0], &c->h.qp[0]->rdma_mrs);
 	if (c->pool_total > 0)
-		c->pool_pages = list_first_entry(&c->qp->rdma_mrs, struct ib_mr,
-						 qp_entry)
+		c->pool_pages = list_first_entry(&c->h.qp[0]->rdma_mrs,
+						 struct ib_mr, qp_entry)
 					->max_num_sg;
 	return true;
 }
@@ -564,8 +554,8 @@ static bool open_remote(struct chain *c)
 		fail(c, "out of memory");
 		return false;
 	}
-	c->rmr = ib_reg_user_mr(c->ppd, (u64)(uintptr_t)c->rbuf, c->rbuf_len,
-				(u64)(uintptr_t)c->rbuf,
+	c->rmr = ib_reg_user_mr(c->h.pd[1], (u64)(uintptr_t)c->rbuf,
+				c->rbuf_len, (u64)(uintptr_t)c->rbuf,
 				IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
 					IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(c->rmr)) {
@@ -586,7 +576,7 @@ static bool hold_mrs(struct chain *c)
 	want = (u32)(c->pool_total - c->o.pool_free);
 	c->held = calloc(want ? want : 1, sizeof(*c->held));
 	for (i = 0; c->held && i < want; i++, c->nr_held++) {
-		c->held[i] = ib_mr_pool_get(c->qp, &c->qp->rdma_mrs);
+		c->held[i] = ib_mr_pool_get(c->h.qp[0], &c->h.qp[0]->rdma_mrs);
 		if (!c->held[i])
 			return false;
 	}
@@ -646,15 +636,15 @@ static int mr_of_key(const struct chain *c, u32 key)
 }
 
 /* A local key: local_dma_lkey, mr<i>.v<variant since init>, or raw. */
-static const char *fmt_lkey(const struct chain *c, u32 key, char *out)
+static const char *fmt_lkey(const struct chain *c, u64 k, char *out)
 {
+	u32 key = (u32)k;
 	int m = c->o.absolute ? -1 : mr_of_key(c, key);
 
-	if (c->o.absolute)
-		snprintf(out, NAME_LEN, "0x%08x", key);
-	else if (key == c->pd->local_dma_lkey)
+	if (!c->o.absolute && key == c->h.pd[0]->local_dma_lkey)
 		snprintf(out, NAME_LEN, "local_dma_lkey");
-	else if (c->o.post && key == c->ppd->local_dma_lkey)
+	else if (!c->o.absolute && c->o.post &&
+		 key == c->h.pd[1]->local_dma_lkey)
 		snprintf(out, NAME_LEN, "peer_local_dma_lkey");
 	else if (m >= 0)
 		snprintf(out, NAME_LEN, "mr%d.v%u", m,
@@ -664,8 +654,9 @@ static const char *fmt_lkey(const struct chain *c, u32 key, char *out)
 	return out;
 }
 
-static const char *fmt_rkey(const struct chain *c, u32 key, char *out)
+static const char *fmt_rkey(const struct chain *c, u64 k, char *out)
 {
+	u32 key = (u32)k;
 	if (!c->o.absolute && c->rmr && key == c->rmr->rkey)
 		snprintf(out, NAME_LEN, "rmr");
 	else
@@ -693,8 +684,8 @@ static const char *mr_rule(const struct chain *c, u8 why, char *out, size_t n)
 		return "iWARP READ needs MR";
 	if (why == RDMARW_RW_WHY_FORCE_MR)
 		return "force_mr";
-	snprintf(out, n, "max_sgl_rd %u < %u entries", c->dev->attrs.max_sgl_rd,
-		 c->nr_segs);
+	snprintf(out, n, "max_sgl_rd %u < %u entries",
+		 c->h.dev[0]->attrs.max_sgl_rd, c->nr_segs);
 	return out;
 }
 
@@ -735,8 +726,8 @@ static void explain_path(struct chain *c)
 		break;
 	case RDMARW_RW_WHY_NO_IOVA:
 		snprintf(c->why, n, "%s: one SGE per bio_vec, up to %u per %s",
-			 c->dev->iommu ? "no IOVA range" :
-					 "virtual DMA, no IOVA API",
+			 c->h.dev[0]->iommu ? "no IOVA range" :
+					      "virtual DMA, no IOVA API",
 			 d->max_sge, op);
 		break;
 	case RDMARW_RW_WHY_IOMMU:
@@ -745,11 +736,12 @@ static void explain_path(struct chain *c)
 			 c->nr_segs);
 		break;
 	case RDMARW_RW_WHY_ENTRIES:
-		if (c->o.dir == DMA_FROM_DEVICE && c->dev->attrs.max_sgl_rd)
+		if (c->o.dir == DMA_FROM_DEVICE &&
+		    c->h.dev[0]->attrs.max_sgl_rd)
 			snprintf(
 				c->why, n,
 				"%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
-				d->nr_sges, c->dev->attrs.max_sgl_rd,
+				d->nr_sges, c->h.dev[0]->attrs.max_sgl_rd,
 				d->max_sge);
 		else
 			snprintf(c->why, n, "%u entries: up to %u SGEs per %s",
@@ -765,6 +757,7 @@ static void explain_path(struct chain *c)
 static void explain_error(struct chain *c)
 {
 	const struct rdmarw_rw_decision *d = &c->d;
+	const char *s = NULL;
 	size_t n = sizeof(c->why);
 	char rule[64];
 
@@ -775,9 +768,7 @@ static void explain_error(struct chain *c)
 			 " bytes",
 			 c->o.offset, c->bytes);
 	else if (!c->have_d)
-		snprintf(
-			c->why, n,
-			"init refused its arguments (see rdma_rw_ctx_init(3))");
+		s = "init refused its arguments (see rdma_rw_ctx_init(3))";
 	else if (d->why == RDMARW_RW_WHY_OFFSET)
 		snprintf(
 			c->why, n,
@@ -785,17 +776,15 @@ static void explain_error(struct chain *c)
 			" bytes)",
 			c->o.offset, c->bytes);
 	else if (d->why == RDMARW_RW_WHY_BVEC_ITER)
-		snprintf(
-			c->why, n,
-			"the iterator leaves the bio_vec array or meets an empty bio_vec");
+		s = "the iterator leaves the bio_vec array or meets an empty bio_vec";
 	else if (d->why == RDMARW_RW_WHY_DMA_MAP)
-		snprintf(c->why, n, "the list cannot be DMA-mapped");
+		s = "the list cannot be DMA-mapped";
 	else if (c->ret == -EAGAIN && d->type == RDMA_RW_MR)
 		snprintf(
 			c->why, n,
 			"registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
 			mr_rule(c, d->why, rule, sizeof(rule)),
-			ib_mr_pool_count(c->qp, &c->qp->rdma_mrs),
+			ib_mr_pool_count(c->h.qp[0], &c->h.qp[0]->rdma_mrs),
 			c->pool_total);
 	else if (d->bad_entry != UINT32_MAX)
 		snprintf(
@@ -804,16 +793,15 @@ static void explain_error(struct chain *c)
 			d->bad_entry + (c->o.nents - c->nr_segs),
 			d->pages_per_mr);
 	else if (d->type == RDMA_RW_IOVA)
-		snprintf(
-			c->why, n,
-			"the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
+		s = "the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final";
 	else if (c->ret == -ENOMEM)
-		snprintf(c->why, n,
-			 "out of memory (context storage or mapping)");
+		s = "out of memory (context storage or mapping)";
 	else
 		snprintf(c->why, n,
 			 "%s path (%s) failed, see rdma_rw_ctx_init(3)",
 			 names_rw_type(d->type), errno_name(c->ret));
+	if (s)
+		snprintf(c->why, n, "%s", s);
 }
 
 /* ---- init and the check of each chain ------------------------------------ */
@@ -823,13 +811,14 @@ static void run_init(struct chain *c)
 	u32 i;
 
 	if (c->o.bvec)
-		c->ret = rdma_rw_ctx_init_bvec(&c->ctx, c->qp, CHAIN_PORT,
+		c->ret = rdma_rw_ctx_init_bvec(&c->ctx, c->h.qp[0], CHAIN_PORT,
 					       c->bvecs, c->o.nents, c->iter,
 					       c->raddr, c->rkey, c->o.dir);
 	else
-		c->ret = rdma_rw_ctx_init(
-			&c->ctx, c->qp, CHAIN_PORT, c->arrays[0], c->o.nents,
-			(u32)c->o.offset, c->raddr, c->rkey, c->o.dir);
+		c->ret = rdma_rw_ctx_init(&c->ctx, c->h.qp[0], CHAIN_PORT,
+					  c->arrays[0], c->o.nents,
+					  (u32)c->o.offset, c->raddr, c->rkey,
+					  c->o.dir);
 	c->have_d = !rdmarw_rw_ctx_explain(&c->ctx, &c->d);
 	if (c->ret < 0) {
 		explain_error(c);
@@ -994,7 +983,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	const struct ib_send_wr *bad = NULL;
 	bool json = c->o.fmt == FMT_JSON, text = c->o.fmt == FMT_TEXT;
 	bool ok = true;
-	struct ib_cq *cqs[2] = { c->cq, c->pcq };
+	struct ib_cq *cqs[2] = { c->h.cq[0], c->h.cq[1] };
 	u32 nr_wc = 0, local = 0, peer = 0;
 	char data[160] = "";
 	struct ib_wc wc;
@@ -1009,11 +998,12 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	}
 	fill(c->msg, CHAIN_MSG_LEN, seed + 1000);
 	memset(c->rmsg, 0, PAGE_SIZE);
-	if (c->o.chain_wr && (ret = ib_post_recv(c->pqp, &c->recv_wr, NULL))) {
+	if (c->o.chain_wr &&
+	    (ret = ib_post_recv(c->h.qp[1], &c->recv_wr, NULL))) {
 		fail(c, "ib_post_recv (peer): %s", errno_name(ret));
 		return false;
 	}
-	ret = ib_post_send(c->qp, wr, &bad);
+	ret = ib_post_send(c->h.qp[0], wr, &bad);
 	if (json) {
 		jw_open(&c->j, "post", '{');
 		jw_int(&c->j, "ib_post_send", ret);
@@ -1074,18 +1064,18 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 
 static void print_header(const struct chain *c)
 {
-	const struct ib_device_attr *a = &c->dev->attrs;
+	const struct ib_device_attr *a = &c->h.dev[0]->attrs;
 	char n[NAME_LEN], rk[NAME_LEN];
 	u32 i, shown = c->o.nents < 16 ? c->o.nents : 16;
 
 	printf("device: %s %s max_send_sge=%d max_sge_rd=%d max_sgl_rd=%u fr_pages=%u iommu=%s\n",
-	       c->prof.name, names_protocol(c->dev), a->max_send_sge,
+	       c->prof.name, names_protocol(c->h.dev[0]), a->max_send_sge,
 	       a->max_sge_rd, a->max_sgl_rd, a->max_fast_reg_page_list_len,
-	       c->dev->iommu ? "on" : "off");
+	       c->h.dev[0]->iommu ? "on" : "off");
 	printf("qp: max_send_sge=%u max_read_sge=%u max_write_sge=%u max_send_wr=%u max_rdma_ctxs=%u force_mr=%s\n",
-	       c->qp->cap.max_send_sge, c->qp->max_read_sge,
-	       c->qp->max_write_sge, c->qp->cap.max_send_wr, c->max_rdma_ctxs,
-	       c->force ? "on" : "off");
+	       c->h.qp[0]->cap.max_send_sge, c->h.qp[0]->max_read_sge,
+	       c->h.qp[0]->max_write_sge, c->h.qp[0]->cap.max_send_wr,
+	       c->max_rdma_ctxs, c->force ? "on" : "off");
 	if (c->pool_total > 0)
 		printf("pool: %d MR%s of %u pages, %d free at init\n",
 		       c->pool_total, c->pool_total == 1 ? "" : "s",
@@ -1185,16 +1175,6 @@ static void jw_name(struct chain *c, const char *key, u64 v,
 		jw_str(&c->j, key, fmt(c, v, n));
 }
 
-static const char *fmt_lkey64(const struct chain *c, u64 k, char *out)
-{
-	return fmt_lkey(c, (u32)k, out);
-}
-
-static const char *fmt_rkey64(const struct chain *c, u64 k, char *out)
-{
-	return fmt_rkey(c, (u32)k, out);
-}
-
 static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 {
 	struct jw *j = &c->j;
@@ -1219,18 +1199,17 @@ static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 		jw_open_inline(j, NULL, '{');
 		jw_name(c, "addr", wr->sg_list[s].addr, fmt_addr);
 		jw_u64(j, "length", wr->sg_list[s].length);
-		jw_name(c, "lkey", wr->sg_list[s].lkey, fmt_lkey64);
+		jw_name(c, "lkey", wr->sg_list[s].lkey, fmt_lkey);
 		jw_close(j, '}');
 	}
 	jw_close(j, ']');
 	if (has_inv(wr))
-		jw_name(c, "invalidate_rkey", wr->ex.invalidate_rkey,
-			fmt_lkey64);
+		jw_name(c, "invalidate_rkey", wr->ex.invalidate_rkey, fmt_lkey);
 	else
 		jw_u64(j, "ex", wr->ex.invalidate_rkey);
 	if (is_rdma(c, wr)) {
 		jw_name(c, "remote_addr", rdma_wr(wr)->remote_addr, fmt_raddr);
-		jw_name(c, "rkey", rdma_wr(wr)->rkey, fmt_rkey64);
+		jw_name(c, "rkey", rdma_wr(wr)->rkey, fmt_rkey);
 	}
 	if (is_reg(c, wr)) {
 		const struct ib_reg_wr *r = reg_wr(wr);
@@ -1238,7 +1217,7 @@ static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 		snprintf(mr, sizeof(mr), "mr%d", mr_of_key(c, r->mr->lkey));
 		jw_open(j, "reg", '{');
 		jw_str(j, "mr", mr);
-		jw_name(c, "key", r->key, fmt_lkey64);
+		jw_name(c, "key", r->key, fmt_lkey);
 		jw_u64(j, "access", (u64)r->access);
 		names_jw_flags(j, "access_names", names_access, r->access);
 		jw_name(c, "mr_iova", r->mr->iova, fmt_addr);
@@ -1251,7 +1230,7 @@ static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 
 static void json_head(struct chain *c)
 {
-	const struct ib_device_attr *a = &c->dev->attrs;
+	const struct ib_device_attr *a = &c->h.dev[0]->attrs;
 	struct jw *j = &c->j;
 	u32 i;
 
@@ -1260,8 +1239,8 @@ static void json_head(struct chain *c)
 	jw_bool(j, "relative", !c->o.absolute);
 	jw_open(j, "device", '{');
 	jw_str(j, "profile", c->prof.name);
-	jw_str(j, "protocol", names_protocol(c->dev));
-	jw_bool(j, "iommu", c->dev->iommu);
+	jw_str(j, "protocol", names_protocol(c->h.dev[0]));
+	jw_bool(j, "iommu", c->h.dev[0]->iommu);
 	jw_int(j, "max_send_sge", a->max_send_sge);
 	jw_int(j, "max_sge_rd", a->max_sge_rd);
 	jw_u64(j, "max_sgl_rd", a->max_sgl_rd);
@@ -1269,10 +1248,10 @@ static void json_head(struct chain *c)
 	jw_u64(j, "pages_per_mr", c->pool_pages);
 	jw_close(j, '}');
 	jw_open(j, "qp", '{');
-	jw_u64(j, "max_send_sge", c->qp->cap.max_send_sge);
-	jw_u64(j, "max_read_sge", c->qp->max_read_sge);
-	jw_u64(j, "max_write_sge", c->qp->max_write_sge);
-	jw_u64(j, "max_send_wr", c->qp->cap.max_send_wr);
+	jw_u64(j, "max_send_sge", c->h.qp[0]->cap.max_send_sge);
+	jw_u64(j, "max_read_sge", c->h.qp[0]->max_read_sge);
+	jw_u64(j, "max_write_sge", c->h.qp[0]->max_write_sge);
+	jw_u64(j, "max_send_wr", c->h.qp[0]->cap.max_send_wr);
 	jw_u64(j, "max_rdma_ctxs", c->max_rdma_ctxs);
 	jw_bool(j, "force_mr", c->force);
 	jw_int(j, "pool_size", c->pool_total);
@@ -1285,7 +1264,7 @@ static void json_head(struct chain *c)
 	jw_u64(j, c->o.bvec ? "nr_bvec" : "sg_cnt", c->o.nents);
 	jw_u64(j, "offset", (u64)c->o.offset);
 	jw_name(c, "remote_addr", c->raddr, fmt_raddr);
-	jw_name(c, "rkey", c->rkey, fmt_rkey64);
+	jw_name(c, "rkey", c->rkey, fmt_rkey);
 	jw_u64(j, "bytes", c->bytes);
 	jw_u64(j, "transfer_bytes", c->xfer);
 	jw_u64(j, "chained_arrays", c->o.bvec ? 0 : c->nr_arrays);
@@ -1408,8 +1387,8 @@ static void run_chains(struct chain *c)
 		if (rdmarw_rw_ctx_explain(&c->ctx, &d))
 			snprintf(check, sizeof(check),
 				 "rdmarw_rw_ctx_explain failed");
-		first = rdma_rw_ctx_wrs(&c->ctx, c->qp, CHAIN_PORT, &c->cqe,
-					chain_wr);
+		first = rdma_rw_ctx_wrs(&c->ctx, c->h.qp[0], CHAIN_PORT,
+					&c->cqe, chain_wr);
 		if (!first) {
 			fail(c, "rdma_rw_ctx_wrs returned NULL");
 			break;
@@ -1461,14 +1440,14 @@ static bool setup_send(struct chain *c)
 		return false;
 	memset(c->msg, 0, PAGE_SIZE);
 	c->send_sge = (struct ib_sge){ (u64)(uintptr_t)c->msg, CHAIN_MSG_LEN,
-				       c->pd->local_dma_lkey };
+				       c->h.pd[0]->local_dma_lkey };
 	c->send_wr.opcode = IB_WR_SEND;
 	c->send_wr.sg_list = &c->send_sge;
 	c->send_wr.num_sge = 1;
 	c->send_wr.send_flags = IB_SEND_SIGNALED;
 	c->send_wr.wr_cqe = &c->send_cqe;
 	c->recv_sge = (struct ib_sge){ (u64)(uintptr_t)c->rmsg, CHAIN_MSG_LEN,
-				       c->ppd->local_dma_lkey };
+				       c->h.pd[1]->local_dma_lkey };
 	c->recv_wr.sg_list = &c->recv_sge;
 	c->recv_wr.num_sge = 1;
 	c->recv_wr.wr_cqe = &c->recv_cqe;
@@ -1513,19 +1492,20 @@ static void teardown(struct chain *c)
 	int ret;
 
 	if (c->ctx_live && c->o.bvec)
-		rdma_rw_ctx_destroy_bvec(&c->ctx, c->qp, CHAIN_PORT, c->bvecs,
-					 c->o.nents, c->o.dir);
+		rdma_rw_ctx_destroy_bvec(&c->ctx, c->h.qp[0], CHAIN_PORT,
+					 c->bvecs, c->o.nents, c->o.dir);
 	else if (c->ctx_live)
-		rdma_rw_ctx_destroy(&c->ctx, c->qp, CHAIN_PORT, c->arrays[0],
-				    c->o.nents, c->o.dir);
+		rdma_rw_ctx_destroy(&c->ctx, c->h.qp[0], CHAIN_PORT,
+				    c->arrays[0], c->o.nents, c->o.dir);
 	while (c->nr_held)
-		ib_mr_pool_put(c->qp, &c->qp->rdma_mrs, c->held[--c->nr_held]);
-	if (c->dev && c->dev->dma_mapped)
+		ib_mr_pool_put(c->h.qp[0], &c->h.qp[0]->rdma_mrs,
+			       c->held[--c->nr_held]);
+	if (c->h.dev[0] && c->h.dev[0]->dma_mapped)
 		fail(c, "%ld DMA mappings left after destroy",
-		     c->dev->dma_mapped);
-	if (c->qp && (ret = ib_destroy_qp(c->qp)))
+		     c->h.dev[0]->dma_mapped);
+	if (c->h.qp[0] && (ret = ib_destroy_qp(c->h.qp[0])))
 		fail(c, "ib_destroy_qp: %s", errno_name(ret));
-	c->h.qp[0] = NULL;
+	c->h.qp[0] = NULL; /* destroyed */
 	if (c->rmr && (ret = ib_dereg_mr(c->rmr)))
 		fail(c, "ib_dereg_mr: %s", errno_name(ret));
 	if ((ret = two_hosts_close(&c->h)))
