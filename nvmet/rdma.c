@@ -350,9 +350,10 @@ static void nvmet_rdma_init_rsp(struct nvmet_rdma_queue *queue,
 
 static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue)
 {
-	int i, nr = 2 * queue->recv_queue_size;
+	/* recv_queue_size is at most NVMET_MAX_QUEUE_SIZE (Connect) */
+	u32 i, nr = 2 * (u32)queue->recv_queue_size;
 
-	queue->nr_rsps = nr;
+	queue->nr_rsps = (int)nr;
 	queue->rsps = calloc((size_t)nr, sizeof(*queue->rsps));
 	if (!queue->rsps)
 		return -ENOMEM;
