@@ -119,6 +119,7 @@ struct nvmet_rdma_queue {
 	struct nvmet_cq nvme_cq;
 	struct nvmet_sq nvme_sq;
 	struct nvmet_rdma_rsp *rsps;
+	int nr_rsps; /* twice the receives: see nvmet_rdma_repost_recv() */
 	struct list_head free_rsps;
 	spinlock_t rsps_lock;
 	struct nvmet_rdma_cmd *cmds;
@@ -349,8 +350,10 @@ static void nvmet_rdma_init_rsp(struct nvmet_rdma_queue *queue,
 
 static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue)
 {
-	int i, nr = queue->recv_queue_size;
+	/* recv_queue_size is at most NVMET_MAX_QUEUE_SIZE (Connect) */
+	u32 i, nr = 2 * (u32)queue->recv_queue_size;
 
+	queue->nr_rsps = (int)nr;
 	queue->rsps = calloc((size_t)nr, sizeof(*queue->rsps));
 	if (!queue->rsps)
 		return -ENOMEM;
@@ -364,9 +367,11 @@ static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue)
 }
 
 /*
- * A response slot for a command.  There is one per receive, so the list
- * only runs dry when a host sends more than the queue's depth; the kernel
- * then allocates, and so does this.
+ * A response slot for a command.  There are two per receive (a command's
+ * receive is posted again before its response SEND completes, so a slot
+ * may still wait for that completion while the receive takes the next
+ * command), so the list only runs dry when a host sends more than the
+ * queue's depth; the kernel then allocates, and so does this.
  */
 static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
 {
@@ -441,14 +446,35 @@ static void nvmet_rdma_free_data(struct nvmet_rdma_rsp *rsp)
 }
 
 /*
+ * Post @rsp's command receive again, once.  queue_response does it before
+ * the response SEND is posted, as nvmet-rdma does: a host that sees the
+ * response may send its next command at once, and on iWARP (no RNR) a
+ * SEND that finds no receive terminates the connection.  By then the
+ * command buffer is no longer needed: the SQE was read by the handler and
+ * in-capsule data (host writes only) consumed by the backend before the
+ * command completed; the response lives in the rsp, read data in its own
+ * buffer.  A request released without a response posts it there.
+ */
+static void nvmet_rdma_repost_recv(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_cmd *cmd = rsp->cmd;
+
+	if (!cmd)
+		return;
+	rsp->cmd = NULL;
+	rsp->req.cmd = NULL;
+	rsp->req.buf = NULL;
+	nvmet_rdma_post_recv(cmd);
+}
+
+/*
  * The end of a request: credits back, the R/W context and the data
- * freed, the receive posted again, the slot returned; then whoever waits
- * for credits or MRs is retried.
+ * freed, the receive posted again (unless the response did), the slot
+ * returned; then whoever waits for credits or MRs is retried.
  */
 static void nvmet_rdma_release_rsp(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_queue *queue = rsp->queue;
-	struct nvmet_rdma_cmd *cmd = rsp->cmd;
 
 	if (rsp->credits)
 		atomic_add(rsp->credits, &queue->sq_wr_avail);
@@ -456,7 +482,7 @@ static void nvmet_rdma_release_rsp(struct nvmet_rdma_rsp *rsp)
 	nvmet_rdma_destroy_ctx(rsp);
 	nvmet_rdma_free_data(rsp);
 	nvmet_req_uninit(&rsp->req);
-	nvmet_rdma_post_recv(cmd);
+	nvmet_rdma_repost_recv(rsp);
 	nvmet_rdma_put_rsp(rsp);
 	nvmet_rdma_process_wr_wait_list(queue);
 }
@@ -662,6 +688,7 @@ static void nvmet_rdma_queue_response(struct nvmet_req *req)
 	/* a failed command sends no data: no WRITE context */
 	if (!req->data_to_host)
 		nvmet_rdma_destroy_ctx(rsp);
+	nvmet_rdma_repost_recv(rsp);
 	nvmet_rdma_run_or_wait(rsp);
 }
 
@@ -943,7 +970,7 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 		list_del(&rsp->free_list);
 	if (queue->dev) {
 		nvmet_rdma_forget(queue->dev, queue->rsps,
-				  (size_t)queue->recv_queue_size *
+				  (size_t)queue->nr_rsps *
 					  sizeof(*queue->rsps));
 		nvmet_rdma_forget(queue->dev, queue->cmd_bufs,
 				  (size_t)queue->cmd_buf_size *

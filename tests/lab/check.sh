@@ -39,11 +39,9 @@ part "examples/krping: server and client over rxe0 and siw0" \
 	sh tests/lab/krping.sh "$build"
 part "interop: rping-server/-client against stock rping" \
 	sh tests/lab/interop.sh "$build"
-# siw0 is left out for now: at depth 32 x 4 jobs its queues are torn down
-# and the host reconnects over and over (tests/lab/README.md, NVMe-oF).
-# RDMARW_LAB_NVMEOF="rxe0 siw0" runs both.
+# RDMARW_LAB_NVMEOF names the devices (default both: "rxe0 siw0").
 # shellcheck disable=SC2086
 part "nvmeof: the kernel's NVMe-oF host against rdmarw-nvmet" \
-	sh tests/lab/nvmeof.sh "$build" ${RDMARW_LAB_NVMEOF:-rxe0}
+	sh tests/lab/nvmeof.sh "$build" ${RDMARW_LAB_NVMEOF:-rxe0 siw0}
 echo "lab: $passed passed, $failed failed"
 exit $failed

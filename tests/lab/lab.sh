@@ -22,7 +22,7 @@
 #                                          (what `make lab-bench` runs)
 #        tests/lab/lab.sh clean            drop the cache
 # Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
-#              RDMARW_LAB_TIMEOUT (seconds per guest run, default 300),
+#              RDMARW_LAB_TIMEOUT (seconds per guest run, default 600),
 #              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages),
 #              RDMARW_LAB_BINS (more host binaries whose libraries the
 #              guest needs; those in build-lab/ are looked at anyway).
@@ -33,7 +33,7 @@ set -euo pipefail
 LAB_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$LAB_DIR/../.." && pwd)
 CACHE=${RDMARW_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmarw-lab}
-TIMEOUT=${RDMARW_LAB_TIMEOUT:-300}
+TIMEOUT=${RDMARW_LAB_TIMEOUT:-600}
 MARK=RDMARW-LAB-EXIT
 
 HOST_PKGS="qemu-system-x86 busybox-static rdma-core ibverbs-providers

@@ -6,9 +6,11 @@
  * target QP failing, a host that vanishes while the target's RDMA READ
  * is stalled.  The host reconnects (a new controller on the same
  * namespace: the data written before is still there), the target
- * survives and releases the old controller.
+ * survives and releases the old controller.  With many commands in flight
+ * at every stage (receive, data fetch, backend, response SEND), a target
+ * QP error releases each of them: none is left counted in reqs_inflight.
  */
-#include "nvmet_env.h"
+#include "nv_io.h"
 
 #include <time.h>
 
@@ -185,6 +187,74 @@ static void test_target_qp_err(void **state)
 	nv_env_fini(&e);
 }
 
+static void wait_target_idle(struct nv_env *e)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	struct nvmet_target_stats st;
+	int i;
+
+	for (i = 0; i < 2500; i++) {
+		assert_int_equal(nvmet_target_get_stats(e->t, &st), 0);
+		if (!st.reqs_inflight)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("%llu requests never released",
+		 (unsigned long long)st.reqs_inflight);
+}
+
+/*
+ * The target's QP fails at its @nth work request while two queues of 32
+ * commands each (4 KiB to 128 KiB, reads and writes) are in flight: the
+ * queue is torn down, every request it held is released, the host
+ * reconnects and is served.
+ */
+static void qp_err_in_flight(unsigned int nth)
+{
+	static struct nv_env e;
+	struct soft_fault_rule rule = { .type = SOFT_FAULT_QP_ERR, .nth = nth };
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	struct nvmeh_stats hs;
+	u8 w[4096], r[4096];
+	struct nv_run run;
+	int i;
+
+	nv_env_init(&e, "rxe",
+		    &(struct nv_cfg){ .io_timeout_ms = 1000,
+				      .nr_io_queues = 2,
+				      .queue_size = 32 });
+
+	assert_int_equal(soft_fault_arm_device(e.tdev, &rule), 0);
+	nv_io_run(&run, &e, 2, 32, 6, nth);
+	assert_int_equal(soft_fault_clear_device(e.tdev), 0);
+	nv_io_free(&run);
+	for (i = 0; i < 2500; i++) {
+		nvmeh_ctrl_stats(e.c, &hs);
+		if (hs.resets >= 1)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_true(hs.resets >= 1);
+	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
+	nv_fill(w, sizeof(w), nth);
+	assert_int_equal(nvmeh_rw(e.c, 1, true, 900, 8, w), 0);
+	memset(r, 0, sizeof(r));
+	assert_int_equal(nvmeh_rw(e.c, 2, false, 900, 8, r), 0);
+	assert_memory_equal(r, w, sizeof(w));
+	wait_target_ctrls(&e, 1, 3);
+	wait_target_idle(&e);
+	nv_env_fini(&e);
+}
+
+static void test_target_qp_err_in_flight(void **state)
+{
+	static const unsigned int nths[] = { 2, 11, 40, 97 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(nths); i++)
+		qp_err_in_flight(nths[i]);
+}
+
 /*
  * The host goes away while the target's RDMA READ of its write data is
  * stalled: the target must release the controller and its queues.
@@ -321,6 +391,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_link_down_siw, nv_teardown),
 		cmocka_unit_test_teardown(test_reject, nv_teardown),
 		cmocka_unit_test_teardown(test_target_qp_err, nv_teardown),
+		cmocka_unit_test_teardown(test_target_qp_err_in_flight,
+					  nv_teardown),
 		cmocka_unit_test_teardown(test_host_vanishes, nv_teardown),
 		cmocka_unit_test_teardown(test_async_timeout, nv_teardown),
 		cmocka_unit_test_teardown(test_target_restart, nv_teardown),

@@ -4,6 +4,11 @@
  * byte checked against a shadow: one queue at depth 1, two at depth 8, four
  * at depth 32 (more commands than the target's receive slots per queue are
  * never outstanding), on each profile, with and without in-capsule data.
+ *
+ * No host command ever waits for a receive (rnr_stalls of the host device
+ * stays 0): the target posts a command's receive again before it posts
+ * the response SEND, so a host that saw the response finds a receive for
+ * its next command.  iWARP has no RNR: siw terminates the connection then.
  */
 #include "nv_io.h"
 
@@ -13,6 +18,7 @@ static void io_case(const char *profile, unsigned int nq, unsigned int depth,
 	static struct nv_env e;
 	struct nv_run run;
 	struct nvmeh_stats hs;
+	struct soft_stats st;
 
 	nv_env_init(&e, profile,
 		    &(struct nv_cfg){ .nr_io_queues = nq,
@@ -31,6 +37,8 @@ static void io_case(const char *profile, unsigned int nq, unsigned int depth,
 		assert_true(hs.inline_writes > 0);
 	assert_int_equal(hs.resets, 0);
 	assert_int_equal(hs.aborted, 0);
+	assert_int_equal(soft_device_stats(e.hdev, &st), 0);
+	assert_int_equal(st.rnr_stalls, 0);
 	nv_io_free(&run);
 	nv_env_fini(&e);
 }
