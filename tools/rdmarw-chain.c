@@ -982,6 +982,12 @@ static void end(struct chain *c, char brace, const char *dot_attrs)
 static const char *value_str(const struct chain *c, enum kind k, u64 v,
 			     const char *s, char *out, size_t n)
 {
+	static const char *(*const names[])(const struct chain *, u64,
+					    char *) = { fmt_addr, fmt_raddr,
+							fmt_lkey, fmt_rkey };
+
+	if (k >= K_ADDR && k <= K_RKEY)
+		return names[k - K_ADDR](c, v, out);
 	switch (k) {
 	case K_NUM:
 		snprintf(out, n, "%" PRIu64, v);
@@ -991,14 +997,6 @@ static const char *value_str(const struct chain *c, enum kind k, u64 v,
 		return out;
 	case K_BOOL:
 		return v ? "true" : "false";
-	case K_ADDR:
-		return fmt_addr(c, v, out);
-	case K_RADDR:
-		return fmt_raddr(c, v, out);
-	case K_LKEY:
-		return fmt_lkey(c, v, out);
-	case K_RKEY:
-		return fmt_rkey(c, v, out);
 	case K_OPCODE:
 		return names_wr_opcode((enum ib_wr_opcode)v);
 	case K_SEND_FLAGS:
