@@ -1016,16 +1016,16 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 		  const char *s, bool terse)
 {
 	char buf[96], key[NAME_LEN];
-	const char *str = value_str(c, k, v, s, buf, sizeof(buf));
+	const char *str = value_str(c, k, v, s, buf, sizeof(buf)), *sep;
 
 	if (c->o.fmt != FMT_JSON) {
 		if (terse && !v && !s)
 			return;
-		printf("%s%s=%s",
-		       c->depth && c->first		? "" :
-		       c->depth || c->o.fmt == FMT_TEXT ? " " :
-							  "\\n",
-		       name, str);
+		if (c->depth)
+			sep = c->first ? "" : " ";
+		else
+			sep = c->o.fmt == FMT_TEXT ? " " : "\\n";
+		printf("%s%s=%s", sep, name, str);
 		c->first = false;
 		return;
 	}
@@ -1327,7 +1327,7 @@ static void dot_edges(const struct chain *c, u32 n, u32 i,
 static void print_chain(struct chain *c, u32 n, const struct ib_send_wr *first)
 {
 	const struct ib_send_wr *wr;
-	char id[32];
+	char id[32], attrs[32];
 	u32 i;
 
 	for (i = 0, wr = first; wr; wr = wr->next)
@@ -1358,11 +1358,10 @@ static void print_chain(struct chain *c, u32 n, const struct ib_send_wr *first)
 		if (c->o.fmt == FMT_JSON)
 			NUM(c, "index", i);
 		describe_wr(c, wr);
-		end(c, '}',
-		    wr->send_flags & IB_SEND_SIGNALED ?
-			    (wr == &c->send_wr ? " penwidth=2 style=dashed" :
-						 " penwidth=2") :
-			    "");
+		snprintf(attrs, sizeof(attrs), "%s%s",
+			 wr->send_flags & IB_SEND_SIGNALED ? " penwidth=2" : "",
+			 wr == &c->send_wr ? " style=dashed" : "");
+		end(c, '}', attrs);
 		if (c->o.fmt == FMT_DOT)
 			dot_edges(c, n, i, wr);
 	}
