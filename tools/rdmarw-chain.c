@@ -316,6 +316,8 @@ struct chain {
 	u32 nr_mrs;
 	u64 iova_base, iova_len;
 	struct jw j;
+	int depth; /* output: 0 in a record, 1 in a list */
+	bool first; /* output: nothing yet in this list item */
 	bool failed;
 };
 
@@ -913,6 +915,266 @@ static bool check_chain(const struct chain *c, const struct ib_send_wr *first,
 	return true;
 }
 
+/* ---- output: one description of each record, walked by every writer ---- */
+
+/*
+ * How a field's value is formatted.  The names are the kernel's members
+ * (ib_send_wr, ib_rdma_wr, ib_reg_wr, ib_sge, ib_device_attr, ib_qp_cap):
+ * the same in text, JSON and dot.  Addresses and keys are names (buf+0x..,
+ * mr0.v1) unless --absolute, when JSON prints them as numbers.
+ */
+enum kind {
+	K_NUM, /* u64 */
+	K_INT, /* int, in the low bits */
+	K_BOOL,
+	K_STR, /* NULL: JSON null, left out of text and dot */
+	K_ADDR, /* a local address */
+	K_RADDR, /* a remote address */
+	K_LKEY,
+	K_RKEY,
+	K_OPCODE, /* enum ib_wr_opcode: its name, JSON adds <name>_value */
+	K_SEND_FLAGS, /* names; JSON adds <name>_value */
+	K_ACCESS,
+};
+
+/*
+ * Open a record ('{') or a list of records ('['): sg_list, entries,
+ * completions.  Text: "name: field=value ...", a list as
+ * field=[a=1 b=2; a=3 b=4]; dot: a node with one field a line; JSON: an
+ * object.  A record in a list has no name; @name NULL: JSON's anonymous one.
+ */
+static void begin(struct chain *c, const char *name, char brace)
+{
+	bool item = brace == '{' && c->depth;
+
+	if (c->o.fmt == FMT_JSON && item)
+		jw_open_inline(&c->j, NULL, '{');
+	else if (c->o.fmt == FMT_JSON)
+		jw_open(&c->j, name, brace);
+	else if (item && !c->first)
+		printf("; ");
+	else if (brace == '[')
+		printf("%s%s=[", c->o.fmt == FMT_DOT ? "\\n" : " ", name);
+	else if (!item && c->o.fmt == FMT_TEXT)
+		printf("%s:", name);
+	else if (!item)
+		printf("\t%s [label=\"%s", name, name);
+	c->depth = brace == '[' || item;
+	c->first = true;
+}
+
+/* Close what begin() opened; @dot_attrs: a dot node's attributes. */
+static void end(struct chain *c, char brace, const char *dot_attrs)
+{
+	bool item = brace == '}' && c->depth;
+
+	if (c->o.fmt == FMT_JSON)
+		jw_close(&c->j, brace);
+	else if (brace == ']')
+		printf("]");
+	else if (!item && c->o.fmt == FMT_TEXT)
+		printf("\n");
+	else if (!item)
+		printf("\"%s];\n", dot_attrs);
+	c->depth = item;
+}
+
+static const char *value_str(const struct chain *c, enum kind k, u64 v,
+			     const char *s, char *out, size_t n)
+{
+	static const char *(*const names[])(const struct chain *, u64,
+					    char *) = { fmt_addr, fmt_raddr,
+							fmt_lkey, fmt_rkey };
+
+	if (k >= K_ADDR && k <= K_RKEY)
+		return names[k - K_ADDR](c, v, out);
+	switch (k) {
+	case K_NUM:
+		snprintf(out, n, "%" PRIu64, v);
+		return out;
+	case K_INT:
+		snprintf(out, n, "%d", (int)v);
+		return out;
+	case K_BOOL:
+		return v ? "true" : "false";
+	case K_OPCODE:
+		return names_wr_opcode((enum ib_wr_opcode)v);
+	case K_SEND_FLAGS:
+		return names_flags(names_send_flags, (int)v, out, n);
+	case K_ACCESS:
+		return names_flags(names_access, (int)v, out, n);
+	default:
+		return s;
+	}
+}
+
+/*
+ * One field.  @terse: text and dot leave it out when it is 0 (false, NULL);
+ * JSON always prints it.
+ */
+static void field(struct chain *c, const char *name, enum kind k, u64 v,
+		  const char *s, bool terse)
+{
+	char buf[96], key[NAME_LEN];
+	const char *str = value_str(c, k, v, s, buf, sizeof(buf)), *sep;
+
+	if (c->o.fmt != FMT_JSON) {
+		if (terse && !v && !s)
+			return;
+		if (c->depth)
+			sep = c->first ? "" : " ";
+		else
+			sep = c->o.fmt == FMT_TEXT ? " " : "\\n";
+		printf("%s%s=%s", sep, name, str);
+		c->first = false;
+		return;
+	}
+	if (k == K_INT)
+		jw_int(&c->j, name, (int)v);
+	else if (k == K_BOOL)
+		jw_bool(&c->j, name, v);
+	else if (k == K_NUM || (c->o.absolute && k >= K_ADDR && k <= K_RKEY))
+		jw_u64(&c->j, name, v);
+	else if (k == K_SEND_FLAGS || k == K_ACCESS)
+		names_jw_flags(&c->j, name,
+			       k == K_ACCESS ? names_access : names_send_flags,
+			       (int)v);
+	else
+		jw_str(&c->j, name, str);
+	if (k >= K_OPCODE) {
+		snprintf(key, sizeof(key), "%s_value", name);
+		jw_u64(&c->j, key, v);
+	}
+}
+
+#define NUM(c, n, v) field(c, n, K_NUM, (u64)(v), NULL, false)
+#define INT(c, n, v) field(c, n, K_INT, (u64)(unsigned int)(v), NULL, false)
+#define BOOL(c, n, v) field(c, n, K_BOOL, !!(v), NULL, false)
+#define STR(c, n, s) field(c, n, K_STR, 0, s, true)
+
+static bool has_inv(const struct ib_send_wr *wr)
+{
+	return wr->opcode == IB_WR_LOCAL_INV ||
+	       wr->opcode == IB_WR_RDMA_READ_WITH_INV ||
+	       wr->opcode == IB_WR_SEND_WITH_INV;
+}
+
+static bool is_reg(const struct chain *c, const struct ib_send_wr *wr)
+{
+	return wr != &c->send_wr && wr->opcode == IB_WR_REG_MR;
+}
+
+/* A WR's fields: ib_send_wr's, with ib_reg_wr's or ib_rdma_wr's. */
+static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
+{
+	const struct ib_reg_wr *r = reg_wr(wr);
+	char mr[16];
+	int s;
+
+	field(c, "opcode", K_OPCODE, wr->opcode, NULL, false);
+	field(c, "num_sge", K_INT, (u64)wr->num_sge, NULL, !wr->sg_list);
+	if (wr->sg_list) {
+		begin(c, "sg_list", '[');
+		for (s = 0; s < wr->num_sge; s++) {
+			begin(c, NULL, '{');
+			field(c, "addr", K_ADDR, wr->sg_list[s].addr, NULL, 0);
+			NUM(c, "length", wr->sg_list[s].length);
+			field(c, "lkey", K_LKEY, wr->sg_list[s].lkey, NULL, 0);
+			end(c, '}', NULL);
+		}
+		end(c, ']', NULL);
+	}
+	if (is_reg(c, wr)) {
+		snprintf(mr, sizeof(mr), "mr%d", mr_of_key(c, r->mr->lkey));
+		STR(c, "mr", mr);
+		field(c, "key", K_LKEY, r->key, NULL, false);
+		field(c, "mr_iova", K_ADDR, r->mr->iova, NULL, false);
+		NUM(c, "mr_length", r->mr->length);
+		NUM(c, "mr_page_size", r->mr->page_size);
+		field(c, "access", K_ACCESS, (u64)r->access, NULL, false);
+	}
+	if (is_rdma(c, wr)) {
+		field(c, "remote_addr", K_RADDR, rdma_wr(wr)->remote_addr, NULL,
+		      false);
+		field(c, "rkey", K_RKEY, rdma_wr(wr)->rkey, NULL, false);
+	}
+	if (has_inv(wr))
+		field(c, "invalidate_rkey", K_LKEY, wr->ex.invalidate_rkey,
+		      NULL, false);
+	else
+		field(c, "ex", K_NUM, wr->ex.invalidate_rkey, NULL, true);
+	field(c, "send_flags", K_SEND_FLAGS, wr->send_flags, NULL, true);
+	STR(c, "wr_cqe", cqe_name(c, wr->wr_cqe));
+	field(c, "chain_wr", K_BOOL, wr == &c->send_wr, NULL, true);
+}
+
+/* The device, the QP, the request and the decision: what comes first. */
+static void describe_head(struct chain *c)
+{
+	const struct ib_device_attr *a = &c->h.dev[0]->attrs;
+	const struct ib_qp *qp = c->h.qp[0];
+	u32 i;
+
+	begin(c, "device", '{');
+	STR(c, "profile", c->prof.name);
+	STR(c, "protocol", names_protocol(c->h.dev[0]));
+	BOOL(c, "iommu", c->h.dev[0]->iommu);
+	INT(c, "max_send_sge", a->max_send_sge);
+	INT(c, "max_sge_rd", a->max_sge_rd);
+	NUM(c, "max_sgl_rd", a->max_sgl_rd);
+	NUM(c, "max_fast_reg_page_list_len", a->max_fast_reg_page_list_len);
+	end(c, '}', " shape=note");
+	begin(c, "qp", '{');
+	NUM(c, "max_send_sge", qp->cap.max_send_sge);
+	NUM(c, "max_read_sge", qp->max_read_sge);
+	NUM(c, "max_write_sge", qp->max_write_sge);
+	NUM(c, "max_send_wr", qp->cap.max_send_wr);
+	NUM(c, "max_rdma_ctxs", c->max_rdma_ctxs);
+	BOOL(c, "force_mr", c->force);
+	INT(c, "pool_size", c->pool_total);
+	INT(c, "pool_free_at_init", c->pool_total - (int)c->nr_held);
+	NUM(c, "pages_per_mr", c->pool_pages);
+	end(c, '}', " shape=note");
+	begin(c, "request", '{');
+	STR(c, "api", c->o.bvec ? "rdma_rw_ctx_init_bvec" : "rdma_rw_ctx_init");
+	STR(c, "dir", names_dir(c->o.dir));
+	NUM(c, "port_num", CHAIN_PORT);
+	NUM(c, c->o.bvec ? "nr_bvec" : "sg_cnt", c->o.nents);
+	NUM(c, "offset", c->o.offset);
+	field(c, "remote_addr", K_RADDR, c->raddr, NULL, false);
+	field(c, "rkey", K_RKEY, c->rkey, NULL, false);
+	NUM(c, "bytes", c->bytes);
+	NUM(c, "transfer_bytes", c->xfer);
+	NUM(c, "chained_arrays", c->o.bvec ? 0 : c->nr_arrays);
+	field(c, "entries_per_array", K_NUM, c->o.bvec ? 0 : c->o.chain, NULL,
+	      true);
+	BOOL(c, "chain_wr", c->o.chain_wr);
+	if (c->o.bvec) {
+		NUM(c, "bi_size", c->iter.bi_size);
+		NUM(c, "bi_idx", c->iter.bi_idx);
+		NUM(c, "bi_bvec_done", c->iter.bi_bvec_done);
+	}
+	begin(c, "entries", '[');
+	for (i = 0; i < c->o.nents; i++) {
+		begin(c, NULL, '{');
+		field(c, "addr", K_ADDR, (u64)(uintptr_t)c->buf + c->off[i],
+		      NULL, false);
+		NUM(c, "length", c->o.len[i]);
+		end(c, '}', NULL);
+	}
+	end(c, ']', NULL);
+	end(c, '}', " shape=note");
+	begin(c, "path", '{');
+	INT(c, "ret", c->ret);
+	STR(c, "errno", c->ret < 0 ? errno_name(c->ret) : NULL);
+	STR(c, "type", c->path);
+	NUM(c, "nr_ops", c->ret >= 0 ? c->d.nr_ops : 0);
+	NUM(c, "nr_mrs", c->ret >= 0 ? c->d.nr_mrs : 0);
+	NUM(c, "nr_wqes", c->ret >= 0 ? c->d.nr_wqes : 0);
+	STR(c, "reason", c->why);
+	end(c, '}', " shape=note");
+}
+
 /* ---- --post: execute a chain against the peer --------------------------- */
 
 static void fill(char *p, u64 n, u32 seed)
@@ -981,11 +1243,10 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 {
 	const struct ib_cqe *want = c->o.chain_wr ? &c->send_cqe : &c->cqe;
 	const struct ib_send_wr *bad = NULL;
-	bool json = c->o.fmt == FMT_JSON, text = c->o.fmt == FMT_TEXT;
-	bool ok = true;
 	struct ib_cq *cqs[2] = { c->h.cq[0], c->h.cq[1] };
 	u32 nr_wc = 0, local = 0, peer = 0;
-	char data[160] = "";
+	char data[160] = "", id[32];
+	bool ok = true;
 	struct ib_wc wc;
 	int ret, s;
 
@@ -1004,39 +1265,28 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 		return false;
 	}
 	ret = ib_post_send(c->h.qp[0], wr, &bad);
-	if (json) {
-		jw_open(&c->j, "post", '{');
-		jw_int(&c->j, "ib_post_send", ret);
-		jw_open(&c->j, "completions", '[');
-	} else if (text) {
-		printf("post: ib_post_send = %d%s%s\n", ret, ret ? " " : "",
-		       ret ? errno_name(ret) : "");
-	}
+	snprintf(id, sizeof(id), c->o.fmt == FMT_DOT ? "c%u_post" : "post",
+		 seed);
+	begin(c, id, '{');
+	INT(c, "ib_post_send", ret);
+	STR(c, "errno", ret ? errno_name(ret) : NULL);
+	begin(c, "completions", '[');
 	for (s = 0; s < 2; s++) {
 		while (ib_poll_cq(cqs[s], 1, &wc) > 0 &&
 		       nr_wc++ < CHAIN_MAX_WC) {
-			const char *side = s ? "peer" : "local";
-			const char *cqe = cqe_name(c, wc.wr_cqe);
-
 			ok &= wc.status == IB_WC_SUCCESS;
 			local += !s && wc.wr_cqe == want;
 			peer += s;
-			if (text)
-				printf("completion: %s %s %s byte_len=%u wr_cqe=%s\n",
-				       side, names_wc_opcode(wc.opcode),
-				       cli_wc_status_name(wc.status),
-				       wc.byte_len, cqe ? cqe : "NULL");
-			if (!json)
-				continue;
-			jw_open_inline(&c->j, NULL, '{');
-			jw_str(&c->j, "side", side);
-			jw_str(&c->j, "wr_cqe", cqe);
-			jw_str(&c->j, "opcode", names_wc_opcode(wc.opcode));
-			jw_str(&c->j, "status", cli_wc_status_name(wc.status));
-			jw_u64(&c->j, "byte_len", wc.byte_len);
-			jw_close(&c->j, '}');
+			begin(c, NULL, '{');
+			STR(c, "side", s ? "peer" : "local");
+			STR(c, "opcode", names_wc_opcode(wc.opcode));
+			STR(c, "status", cli_wc_status_name(wc.status));
+			NUM(c, "byte_len", wc.byte_len);
+			STR(c, "wr_cqe", cqe_name(c, wc.wr_cqe));
+			end(c, '}', NULL);
 		}
 	}
+	end(c, ']', NULL);
 	ok &= !ret && nr_wc == 1 + (u32)c->o.chain_wr && local == 1 &&
 	      peer == (u32)c->o.chain_wr;
 	if (!ok)
@@ -1048,301 +1298,76 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 			 "not verified (--remote-addr or --rkey given)");
 	else
 		ok = verify_data(c, data, sizeof(data));
-	if (json) {
-		jw_close(&c->j, ']');
-		jw_bool(&c->j, "data_verified",
-			ok && c->o.remote_addr < 0 && c->o.rkey < 0);
-		jw_str(&c->j, "data", data);
-		jw_close(&c->j, '}');
-	} else if (text) {
-		printf("data: %s\n", data);
-	}
+	BOOL(c, "data_verified", ok && c->o.remote_addr < 0 && c->o.rkey < 0);
+	STR(c, "data", data);
+	end(c, '}', " shape=note");
 	return ok;
 }
 
-/* ---- output ------------------------------------------------------------- */
-
-static void print_header(const struct chain *c)
+/* Dot: the chain's links, and the MRs each WR registers or invalidates. */
+static void dot_edges(const struct chain *c, u32 n, u32 i,
+		      const struct ib_send_wr *wr)
 {
-	const struct ib_device_attr *a = &c->h.dev[0]->attrs;
-	char n[NAME_LEN], rk[NAME_LEN];
-	u32 i, shown = c->o.nents < 16 ? c->o.nents : 16;
+	int inv = mr_of_key(c, wr->ex.invalidate_rkey);
 
-	printf("device: %s %s max_send_sge=%d max_sge_rd=%d max_sgl_rd=%u fr_pages=%u iommu=%s\n",
-	       c->prof.name, names_protocol(c->h.dev[0]), a->max_send_sge,
-	       a->max_sge_rd, a->max_sgl_rd, a->max_fast_reg_page_list_len,
-	       c->h.dev[0]->iommu ? "on" : "off");
-	printf("qp: max_send_sge=%u max_read_sge=%u max_write_sge=%u max_send_wr=%u max_rdma_ctxs=%u force_mr=%s\n",
-	       c->h.qp[0]->cap.max_send_sge, c->h.qp[0]->max_read_sge,
-	       c->h.qp[0]->max_write_sge, c->h.qp[0]->cap.max_send_wr,
-	       c->max_rdma_ctxs, c->force ? "on" : "off");
-	if (c->pool_total > 0)
-		printf("pool: %d MR%s of %u pages, %d free at init\n",
-		       c->pool_total, c->pool_total == 1 ? "" : "s",
-		       c->pool_pages, c->pool_total - (int)c->nr_held);
-	else
-		printf("pool: none (the API registers no memory on this device)\n");
-	printf("%s: %u %s%s, %" PRIu64 " bytes:", c->o.bvec ? "bvec" : "sgl",
-	       c->o.nents, c->o.bvec ? "bio_vec" : "entr",
-	       c->o.bvec ? (c->o.nents == 1 ? "" : "s") :
-			   (c->o.nents == 1 ? "y" : "ies"),
-	       c->bytes);
-	for (i = 0; i < shown; i++)
-		printf(" %s:%u",
-		       fmt_addr(c, (u64)(uintptr_t)c->buf + c->off[i], n),
-		       c->o.len[i]);
-	if (shown < c->o.nents)
-		printf(" ... (%u more)", c->o.nents - shown);
-	if (c->o.chain && !c->o.bvec)
-		printf(" (chained arrays of %lld)", c->o.chain);
-	printf("\n");
-	fmt_raddr(c, c->raddr, n);
-	fmt_rkey(c, c->rkey, rk);
-	if (c->o.bvec)
-		printf("call: rdma_rw_ctx_init_bvec(ctx, qp, 1, bvecs, %u, {bi_size=%u bi_idx=%u bi_bvec_done=%u}, %s, %s, %s)\n",
-		       c->o.nents, c->iter.bi_size, c->iter.bi_idx,
-		       c->iter.bi_bvec_done, n, rk, names_dir(c->o.dir));
-	else
-		printf("call: rdma_rw_ctx_init(ctx, qp, 1, sgl, %u, %lld, %s, %s, %s)\n",
-		       c->o.nents, c->o.offset, n, rk, names_dir(c->o.dir));
-	if (c->ret >= 0)
-		printf("ret: %d (WQEs)\npath: %s (%s)\n", c->ret, c->path,
-		       c->why);
-	else
-		printf("ret: %d (%s)\npath: none\n", c->ret,
-		       errno_name(c->ret));
+	if (i)
+		printf("\tc%u_wr%u -> c%u_wr%u;\n", n, i - 1, n, i);
+	if (is_reg(c, wr))
+		printf("\tc%u_wr%u -> mr%d [style=dotted label=\"registers\"];\n",
+		       n, i, mr_of_key(c, reg_wr(wr)->mr->lkey));
+	if (wr->opcode == IB_WR_LOCAL_INV && inv >= 0)
+		printf("\tc%u_wr%u -> mr%d [style=dotted label=\"invalidates\"];\n",
+		       n, i, inv);
+	if (wr->wr_cqe && (wr->send_flags & IB_SEND_SIGNALED))
+		printf("\tc%u_wr%u_done [shape=ellipse label=\"%s->done\"];\n\tc%u_wr%u -> c%u_wr%u_done [style=dashed label=\"completion\"];\n",
+		       n, i, cqe_name(c, wr->wr_cqe), n, i, n, i);
 }
 
-static bool has_inv(const struct ib_send_wr *wr)
+/* One chain: its WRs through describe_wr() in the chosen format. */
+static void print_chain(struct chain *c, u32 n, const struct ib_send_wr *first)
 {
-	return wr->opcode == IB_WR_LOCAL_INV ||
-	       wr->opcode == IB_WR_RDMA_READ_WITH_INV ||
-	       wr->opcode == IB_WR_SEND_WITH_INV;
-}
-
-static bool is_reg(const struct chain *c, const struct ib_send_wr *wr)
-{
-	return wr != &c->send_wr && wr->opcode == IB_WR_REG_MR;
-}
-
-static void print_wr(const struct chain *c, u32 i, const struct ib_send_wr *wr)
-{
-	char a[NAME_LEN], k[NAME_LEN], f[96];
-	int s;
-
-	printf("wr%u: %s", i, names_wr_opcode(wr->opcode));
-	if (is_reg(c, wr)) {
-		const struct ib_reg_wr *r = reg_wr(wr);
-
-		printf(" mr=mr%d key=%s iova=%s len=%" PRIu64
-		       " page_size=%u access=%s",
-		       mr_of_key(c, r->mr->lkey), fmt_lkey(c, r->key, k),
-		       fmt_addr(c, r->mr->iova, a), r->mr->length,
-		       r->mr->page_size,
-		       names_flags(names_access, r->access, f, sizeof(f)));
-	} else if (wr->opcode != IB_WR_LOCAL_INV) {
-		printf(" num_sge=%d sge=[", wr->num_sge);
-		for (s = 0; s < wr->num_sge; s++)
-			printf("%s%s len=%u lkey=%s", s ? "; " : "",
-			       fmt_addr(c, wr->sg_list[s].addr, a),
-			       wr->sg_list[s].length,
-			       fmt_lkey(c, wr->sg_list[s].lkey, k));
-		printf("]");
-	}
-	if (is_rdma(c, wr))
-		printf(" raddr=%s rkey=%s",
-		       fmt_raddr(c, rdma_wr(wr)->remote_addr, a),
-		       fmt_rkey(c, rdma_wr(wr)->rkey, k));
-	if (has_inv(wr))
-		printf(" inv=%s", fmt_lkey(c, wr->ex.invalidate_rkey, k));
-	if (wr->send_flags)
-		printf(" %s", names_flags(names_send_flags, wr->send_flags, f,
-					  sizeof(f)));
-	if (wr->wr_cqe)
-		printf(" wr_cqe=%s", cqe_name(c, wr->wr_cqe));
-	printf("%s\n", wr == &c->send_wr ? " (chain_wr)" : "");
-}
-
-/* Addresses and keys: numbers with --absolute, names otherwise. */
-static void jw_name(struct chain *c, const char *key, u64 v,
-		    const char *(*fmt)(const struct chain *, u64, char *))
-{
-	char n[NAME_LEN];
-
-	if (c->o.absolute)
-		jw_u64(&c->j, key, v);
-	else
-		jw_str(&c->j, key, fmt(c, v, n));
-}
-
-static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
-{
-	struct jw *j = &c->j;
-	char mr[16];
-	int s;
-
-	jw_open(j, NULL, '{');
-	jw_u64(j, "index", i);
-	jw_str(j, "opcode", ib_wr_opcode_str(wr->opcode));
-	jw_u64(j, "opcode_value", (u64)wr->opcode);
-	jw_u64(j, "send_flags", (u64)wr->send_flags);
-	names_jw_flags(j, "send_flags_names", names_send_flags, wr->send_flags);
-	jw_int(j, "num_sge", wr->num_sge);
-	jw_str(j, "wr_cqe", cqe_name(c, wr->wr_cqe));
-	jw_bool(j, "chain_wr", wr == &c->send_wr);
-	if (wr->next)
-		jw_u64(j, "next", i + 1);
-	else
-		jw_str(j, "next", NULL);
-	jw_open(j, "sges", '[');
-	for (s = 0; s < wr->num_sge; s++) {
-		jw_open_inline(j, NULL, '{');
-		jw_name(c, "addr", wr->sg_list[s].addr, fmt_addr);
-		jw_u64(j, "length", wr->sg_list[s].length);
-		jw_name(c, "lkey", wr->sg_list[s].lkey, fmt_lkey);
-		jw_close(j, '}');
-	}
-	jw_close(j, ']');
-	if (has_inv(wr))
-		jw_name(c, "invalidate_rkey", wr->ex.invalidate_rkey, fmt_lkey);
-	else
-		jw_u64(j, "ex", wr->ex.invalidate_rkey);
-	if (is_rdma(c, wr)) {
-		jw_name(c, "remote_addr", rdma_wr(wr)->remote_addr, fmt_raddr);
-		jw_name(c, "rkey", rdma_wr(wr)->rkey, fmt_rkey);
-	}
-	if (is_reg(c, wr)) {
-		const struct ib_reg_wr *r = reg_wr(wr);
-
-		snprintf(mr, sizeof(mr), "mr%d", mr_of_key(c, r->mr->lkey));
-		jw_open(j, "reg", '{');
-		jw_str(j, "mr", mr);
-		jw_name(c, "key", r->key, fmt_lkey);
-		jw_u64(j, "access", (u64)r->access);
-		names_jw_flags(j, "access_names", names_access, r->access);
-		jw_name(c, "mr_iova", r->mr->iova, fmt_addr);
-		jw_u64(j, "mr_length", r->mr->length);
-		jw_u64(j, "mr_page_size", r->mr->page_size);
-		jw_close(j, '}');
-	}
-	jw_close(j, '}');
-}
-
-static void json_head(struct chain *c)
-{
-	const struct ib_device_attr *a = &c->h.dev[0]->attrs;
-	struct jw *j = &c->j;
+	const struct ib_send_wr *wr;
+	char id[32], attrs[32];
 	u32 i;
 
-	jw_open(j, NULL, '{');
-	jw_str(j, "tool", "rdmarw-chain");
-	jw_bool(j, "relative", !c->o.absolute);
-	jw_open(j, "device", '{');
-	jw_str(j, "profile", c->prof.name);
-	jw_str(j, "protocol", names_protocol(c->h.dev[0]));
-	jw_bool(j, "iommu", c->h.dev[0]->iommu);
-	jw_int(j, "max_send_sge", a->max_send_sge);
-	jw_int(j, "max_sge_rd", a->max_sge_rd);
-	jw_u64(j, "max_sgl_rd", a->max_sgl_rd);
-	jw_u64(j, "max_fast_reg_page_list_len", a->max_fast_reg_page_list_len);
-	jw_u64(j, "pages_per_mr", c->pool_pages);
-	jw_close(j, '}');
-	jw_open(j, "qp", '{');
-	jw_u64(j, "max_send_sge", c->h.qp[0]->cap.max_send_sge);
-	jw_u64(j, "max_read_sge", c->h.qp[0]->max_read_sge);
-	jw_u64(j, "max_write_sge", c->h.qp[0]->max_write_sge);
-	jw_u64(j, "max_send_wr", c->h.qp[0]->cap.max_send_wr);
-	jw_u64(j, "max_rdma_ctxs", c->max_rdma_ctxs);
-	jw_bool(j, "force_mr", c->force);
-	jw_int(j, "pool_size", c->pool_total);
-	jw_int(j, "pool_free_at_init", c->pool_total - (int)c->nr_held);
-	jw_close(j, '}');
-	jw_open(j, "request", '{');
-	jw_str(j, "api",
-	       c->o.bvec ? "rdma_rw_ctx_init_bvec" : "rdma_rw_ctx_init");
-	jw_str(j, "dir", names_dir(c->o.dir));
-	jw_u64(j, c->o.bvec ? "nr_bvec" : "sg_cnt", c->o.nents);
-	jw_u64(j, "offset", (u64)c->o.offset);
-	jw_name(c, "remote_addr", c->raddr, fmt_raddr);
-	jw_name(c, "rkey", c->rkey, fmt_rkey);
-	jw_u64(j, "bytes", c->bytes);
-	jw_u64(j, "transfer_bytes", c->xfer);
-	jw_u64(j, "chained_arrays", c->o.bvec ? 0 : c->nr_arrays);
-	jw_bool(j, "chain_wr", c->o.chain_wr);
-	if (c->o.bvec) {
-		jw_open_inline(j, "iter", '{');
-		jw_u64(j, "bi_size", c->iter.bi_size);
-		jw_u64(j, "bi_idx", c->iter.bi_idx);
-		jw_u64(j, "bi_bvec_done", c->iter.bi_bvec_done);
-		jw_close(j, '}');
-	}
-	jw_open(j, "entries", '[');
-	for (i = 0; i < c->o.nents; i++) {
-		jw_open_inline(j, NULL, '{');
-		jw_name(c, "addr", (u64)(uintptr_t)c->buf + c->off[i],
-			fmt_addr);
-		jw_u64(j, "length", c->o.len[i]);
-		jw_close(j, '}');
-	}
-	jw_close(j, ']');
-	jw_close(j, '}');
-	jw_int(j, "ret", c->ret);
-	jw_str(j, "errno", c->ret < 0 ? errno_name(c->ret) : NULL);
-	jw_open(j, "path", '{');
-	jw_str(j, "type", c->path);
-	jw_str(j, "reason", c->why);
-	jw_u64(j, "nr_ops", c->ret >= 0 ? c->d.nr_ops : 0);
-	jw_u64(j, "nr_mrs", c->ret >= 0 ? c->d.nr_mrs : 0);
-	jw_u64(j, "nr_wqes", c->ret >= 0 ? c->d.nr_wqes : 0);
-	jw_close(j, '}');
-	jw_open(j, "chains", '[');
-}
-
-static void dot_chain(const struct chain *c, u32 n, const struct ib_send_wr *wr)
-{
-	char a[NAME_LEN], k[NAME_LEN], f[96], id[32], prev[32];
-	u32 i;
-
-	if (c->o.repeat > 1)
+	for (i = 0, wr = first; wr; wr = wr->next)
+		i++;
+	if (c->o.fmt == FMT_JSON) {
+		jw_u64(&c->j, "call", n);
+		jw_u64(&c->j, "nr_wrs", i);
+		jw_open(&c->j, "wrs", '[');
+	} else if (c->o.fmt == FMT_TEXT) {
+		if (c->o.repeat > 1)
+			printf("chain %u/%lld:", n, c->o.repeat);
+		else
+			printf("chain:");
+		for (i = 0, wr = first; wr; wr = wr->next)
+			printf("%s%s", i++ ? " → " : " ",
+			       names_wr_opcode(wr->opcode));
+		printf("\n");
+	} else if (c->o.repeat > 1) {
 		printf("\tsubgraph cluster_%u {\n\tlabel=\"chain %u/%lld\";\n",
 		       n, n, c->o.repeat);
-	for (i = 0; wr; wr = wr->next, i++) {
-		snprintf(id, sizeof(id), "c%u_wr%u", n, i);
-		printf("\t%s [label=\"%s", id, names_wr_opcode(wr->opcode));
-		if (is_reg(c, wr))
-			printf("\\nkey=%s\\nlen=%" PRIu64 "\\n%s",
-			       fmt_lkey(c, reg_wr(wr)->key, k),
-			       reg_wr(wr)->mr->length,
-			       names_flags(names_access, reg_wr(wr)->access, f,
-					   sizeof(f)));
-		if (has_inv(wr))
-			printf("\\ninv=%s",
-			       fmt_lkey(c, wr->ex.invalidate_rkey, k));
-		if (wr->num_sge > 0)
-			printf("\\n%d SGE%s from %s", wr->num_sge,
-			       wr->num_sge == 1 ? "" : "s",
-			       fmt_addr(c, wr->sg_list[0].addr, a));
-		if (is_rdma(c, wr))
-			printf("\\nraddr=%s",
-			       fmt_raddr(c, rdma_wr(wr)->remote_addr, a));
-		printf("\"%s%s];\n",
-		       (wr->send_flags & IB_SEND_SIGNALED) ? " penwidth=2" : "",
-		       wr == &c->send_wr ? " style=dashed" : "");
-		if (i)
-			printf("\t%s -> %s;\n", prev, id);
-		if (is_reg(c, wr))
-			printf("\t%s -> mr%d [style=dotted label=\"registers\"];\n",
-			       id, mr_of_key(c, reg_wr(wr)->mr->lkey));
-		if (wr->opcode == IB_WR_LOCAL_INV &&
-		    mr_of_key(c, wr->ex.invalidate_rkey) >= 0)
-			printf("\t%s -> mr%d [style=dotted label=\"invalidates\"];\n",
-			       id, mr_of_key(c, wr->ex.invalidate_rkey));
-		if (wr->wr_cqe && (wr->send_flags & IB_SEND_SIGNALED))
-			printf("\t%s_done [shape=ellipse label=\"%s->done\"];\n\t%s -> %s_done [style=dashed label=\"completion\"];\n",
-			       id, cqe_name(c, wr->wr_cqe), id, id);
-		memcpy(prev, id, sizeof(prev));
 	}
-	if (c->o.repeat > 1)
+	for (i = 0, wr = first; wr; wr = wr->next, i++) {
+		if (c->o.fmt == FMT_DOT)
+			snprintf(id, sizeof(id), "c%u_wr%u", n, i);
+		else
+			snprintf(id, sizeof(id), "wr%u", i);
+		begin(c, c->o.fmt == FMT_JSON ? NULL : id, '{');
+		if (c->o.fmt == FMT_JSON)
+			NUM(c, "index", i);
+		describe_wr(c, wr);
+		snprintf(attrs, sizeof(attrs), "%s%s",
+			 wr->send_flags & IB_SEND_SIGNALED ? " penwidth=2" : "",
+			 wr == &c->send_wr ? " style=dashed" : "");
+		end(c, '}', attrs);
+		if (c->o.fmt == FMT_DOT)
+			dot_edges(c, n, i, wr);
+	}
+	if (c->o.fmt == FMT_JSON)
+		jw_close(&c->j, ']');
+	else if (c->o.fmt == FMT_DOT && c->o.repeat > 1)
 		printf("\t}\n");
 }
 
@@ -1352,20 +1377,18 @@ static void print_head(struct chain *c)
 	u32 i;
 
 	if (c->o.fmt == FMT_JSON) {
-		json_head(c);
-		return;
+		jw_open(&c->j, NULL, '{');
+		jw_str(&c->j, "tool", CHAIN_TOOL);
+		jw_bool(&c->j, "relative", !c->o.absolute);
+	} else if (c->o.fmt == FMT_DOT) {
+		printf("digraph rdma_rw_chain {\n\trankdir=LR;\n");
+		printf("\tnode [shape=box fontname=\"monospace\"];\n");
 	}
-	if (c->o.fmt == FMT_TEXT) {
-		print_header(c);
-		return;
-	}
-	printf("digraph rdma_rw_chain {\n\trankdir=LR;\n");
-	printf("\tnode [shape=box fontname=\"monospace\"];\n");
-	printf("\tlabel=\"%s %s: %s (%s), ret %d\";\n", c->prof.name,
-	       c->o.dir == DMA_TO_DEVICE ? "write" : "read", c->path, c->why,
-	       c->ret);
-	for (i = 0; i < c->nr_mrs; i++)
+	describe_head(c);
+	for (i = 0; c->o.fmt == FMT_DOT && i < c->nr_mrs; i++)
 		printf("\tmr%u [shape=cylinder label=\"mr%u\"];\n", i, i);
+	if (c->o.fmt == FMT_JSON)
+		jw_open(&c->j, "chains", '[');
 }
 
 /*
@@ -1376,10 +1399,9 @@ static void run_chains(struct chain *c)
 {
 	struct ib_send_wr *chain_wr = c->o.chain_wr ? &c->send_wr : NULL;
 	struct rdmarw_rw_decision d;
-	const struct ib_send_wr *wr;
 	struct ib_send_wr *first;
 	char check[256];
-	u32 n, i;
+	u32 n;
 	bool ok;
 
 	for (n = 1; c->ctx_live && n <= c->o.repeat && !c->failed; n++) {
@@ -1395,33 +1417,14 @@ static void run_chains(struct chain *c)
 		}
 		ok = !check[0] &&
 		     check_chain(c, first, &d, n == 1, check, sizeof(check));
-		if (c->o.fmt == FMT_DOT) {
-			dot_chain(c, n, first);
-		} else if (c->o.fmt == FMT_JSON) {
+		if (c->o.fmt == FMT_JSON)
 			jw_open(&c->j, NULL, '{');
-			jw_u64(&c->j, "call", n);
-			for (i = 0, wr = first; wr; wr = wr->next)
-				i++;
-			jw_u64(&c->j, "nr_wrs", i);
-			jw_open(&c->j, "wrs", '[');
-			for (i = 0, wr = first; wr; wr = wr->next)
-				json_wr(c, i++, wr);
-			jw_close(&c->j, ']');
+		print_chain(c, n, first);
+		if (c->o.fmt == FMT_JSON)
 			jw_str(&c->j, "check", ok ? "ok" : check);
-		} else {
-			if (c->o.repeat > 1)
-				printf("chain %u/%lld:", n, c->o.repeat);
-			else
-				printf("chain:");
-			for (i = 0, wr = first; wr; wr = wr->next)
-				printf("%s%s", i++ ? " → " : " ",
-				       names_wr_opcode(wr->opcode));
-			printf("\n");
-			for (i = 0, wr = first; wr; wr = wr->next)
-				print_wr(c, i++, wr);
+		else if (c->o.fmt == FMT_TEXT)
 			printf("check: %s%s\n",
 			       ok ? "ok" : "FAILED: ", ok ? "" : check);
-		}
 		c->failed |= !ok;
 		if (ok && c->o.post)
 			c->failed |= !post_chain(c, n, first);
