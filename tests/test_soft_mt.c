@@ -167,7 +167,8 @@ static int verbs_io(struct io_thr *t, struct ib_qp *qp, enum ib_wr_opcode op,
  * then a WRITE with its rkey on a fresh pair (the error takes the QP to
  * ERROR): it must fail and change no byte.
  */
-static bool stale_probe(struct io_thr *t, u32 seed)
+/* A fresh connected pair on the thread's PDs and CQs (false if not). */
+static bool probe_pair(struct io_thr *t, struct ib_qp **a, struct ib_qp **b)
 {
 	struct ib_qp_init_attr attr = {
 		.send_cq = t->h.cq[0],
@@ -180,6 +181,15 @@ static bool stale_probe(struct io_thr *t, u32 seed)
 		.qp_type = IB_QPT_RC,
 		.port_num = 1,
 	};
+
+	*a = ib_create_qp(t->h.pd[0], &attr);
+	attr.send_cq = attr.recv_cq = t->h.cq[1];
+	*b = ib_create_qp(t->h.pd[1], &attr);
+	return !IS_ERR(*a) && !IS_ERR(*b) && !soft_qp_connect(*a, *b);
+}
+
+static bool stale_probe(struct io_thr *t, u32 seed)
+{
 	u8 *zone = t->tgt + 2 * GUARD + GRANT;
 	enum ib_wc_status st = IB_WC_SUCCESS;
 	struct ib_qp *a, *b;
@@ -194,10 +204,7 @@ static bool stale_probe(struct io_thr *t, u32 seed)
 	rkey = mr->rkey;
 	if (ib_dereg_mr(mr))
 		return false;
-	a = ib_create_qp(t->h.pd[0], &attr);
-	attr.send_cq = attr.recv_cq = t->h.cq[1];
-	b = ib_create_qp(t->h.pd[1], &attr);
-	if (IS_ERR(a) || IS_ERR(b) || soft_qp_connect(a, b))
+	if (!probe_pair(t, &a, &b))
 		return false;
 	fill(t->src, GRANT, seed);
 	ok = !verbs_io(t, a, IB_WR_RDMA_WRITE, (u64)(uintptr_t)zone, rkey,
@@ -215,6 +222,50 @@ static bool stale_probe(struct io_thr *t, u32 seed)
 	ib_destroy_qp(b);
 	t->stale_probes++;
 	return ok && guards_ok(t);
+}
+
+/*
+ * ib_dereg_mr() racing a WRITE into the MR (on the threaded device the
+ * progress thread runs it), on a fresh pair: once dereg has returned, no
+ * byte of the region changes any more, whatever the WRITE's status.
+ */
+static bool dereg_race(struct io_thr *t, u32 seed)
+{
+	u8 *zone = t->tgt + 2 * GUARD + GRANT;
+	static __thread u8 snap[GRANT];
+	struct ib_qp *a, *b;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	bool ok;
+	struct ib_sge sge = { .addr = (u64)(uintptr_t)t->src,
+			      .length = GRANT,
+			      .lkey = t->smr->lkey };
+	struct ib_rdma_wr wr = { .wr = { .wr_id = 0xdead,
+					 .sg_list = &sge,
+					 .num_sge = 1,
+					 .opcode = IB_WR_RDMA_WRITE,
+					 .send_flags = IB_SEND_SIGNALED },
+				 .remote_addr = (u64)(uintptr_t)zone };
+
+	if (!probe_pair(t, &a, &b))
+		return false;
+	mr = ib_reg_user_mr(t->h.pd[1], (u64)(uintptr_t)zone, GRANT,
+			    (u64)(uintptr_t)zone, ACCESS);
+	if (IS_ERR(mr))
+		return false;
+	wr.rkey = mr->rkey;
+	fill(t->src, GRANT, seed);
+	if (ib_post_send(a, &wr.wr, NULL))
+		return false;
+	if (ib_dereg_mr(mr))
+		return false;
+	memcpy(snap, zone, GRANT);
+	ok = one_wc(t->h.cq[0], 0xdead, &wc);
+	ok = ok && !memcmp(snap, zone, GRANT);
+	ib_destroy_qp(a);
+	ib_destroy_qp(b);
+	memset(zone, GUARD_BYTE, GRANT);
+	return ok;
 }
 
 static void *io_main(void *arg)
@@ -251,6 +302,8 @@ static void *io_main(void *arg)
 		if (!guards_ok(t))
 			t->failures++;
 		if (i % PROBE_EVERY == PROBE_EVERY - 1 && !stale_probe(t, seed))
+			t->failures++;
+		if (!dereg_race(t, seed))
 			t->failures++;
 	}
 	return NULL;
