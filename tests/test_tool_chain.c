@@ -139,6 +139,26 @@ static void expect_tail(const char *out, const char *from,
 #define EXPECT_TAIL(out, from, ...) \
 	expect_tail(out, from, (const char *const[]){ __VA_ARGS__, NULL })
 
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/*
+ * Run the tool with @args: it must exit with @status, and its output from
+ * the line starting with @from on must be exactly @want.
+ */
+static void expect_run(int status, const char *const *args, const char *from,
+		       const char *const *want)
+{
+	struct result r = run_argv(args);
+
+	assert_int_equal(r.status, status);
+	expect_tail(r.out, from, want);
+	free(r.out);
+}
+
+#define EXPECT_RUN(status, args, from, ...) \
+	expect_run(status, args, from,      \
+		   (const char *const[]){ __VA_ARGS__, NULL })
+
 static bool has_line(const char *out, const char *line)
 {
 	size_t n = strlen(line);
@@ -150,18 +170,26 @@ static bool has_line(const char *out, const char *line)
 	return false;
 }
 
-/* "buf+0x0 len=4096 lkey=local_dma_lkey; ..." for @n pages from @first. */
-static char *page_sges(unsigned int first, unsigned int n)
+/*
+ * The text line of RDMA WR @idx over @n whole pages from page @first of the
+ * buffer to the default remote address, with @tail after the rkey; the
+ * string lives until the fourth call after.
+ */
+static const char *page_wr(unsigned int idx, const char *op, unsigned int first,
+			   unsigned int n, const char *tail)
 {
-	char *s = calloc(n, 64);
-	size_t used = 0;
+	static char ring[4][8192];
+	static unsigned int next;
+	char *s = ring[next++ % 4];
+	int used = sprintf(s, "wr%u: %s num_sge=%u sge=[", idx, op, n);
 	unsigned int i;
 
-	assert_non_null(s);
 	for (i = 0; i < n; i++)
-		used += (size_t)sprintf(
-			s + used, "%sbuf+0x%x len=4096 lkey=local_dma_lkey",
-			i ? "; " : "", (first + i) * 4096);
+		used += sprintf(s + used,
+				"%sbuf+0x%x len=4096 lkey=local_dma_lkey",
+				i ? "; " : "", (first + i) * 4096);
+	sprintf(s + used, "] raddr=0x%x rkey=0x00001234%s",
+		0x10000000 + first * 4096, tail);
 	return s;
 }
 
@@ -188,22 +216,15 @@ static void rxe_write_single(void **state)
 /* rxe: 32 SGEs per WRITE, so 33 entries take two WRs (32 + 1). */
 static void rxe_write_sge_limit(void **state)
 {
-	struct result r = RUN("-p", "rxe", "--sgl", "4096x33", "write");
-	char *sges = page_sges(0, 32), wr0[4096];
+	const char *wr0 = page_wr(0, "RDMA_WRITE", 0, 32, "");
 
-	assert_int_equal(r.status, 0);
-	snprintf(
-		wr0, sizeof(wr0),
-		"wr0: RDMA_WRITE num_sge=32 sge=[%s] raddr=0x10000000 rkey=0x00001234",
-		sges);
-	EXPECT_TAIL(
-		r.out, "ret:", "ret: 2 (WQEs)",
+	EXPECT_RUN(
+		0, ARGS("-p", "rxe", "--sgl", "4096x33", "write"),
+		"ret:", "ret: 2 (WQEs)",
 		"path: MULTI (33 entries: up to 32 SGEs per WRITE)",
 		"chain: RDMA_WRITE → RDMA_WRITE", wr0,
 		"wr1: RDMA_WRITE num_sge=1 sge=[buf+0x20000 len=4096 lkey=local_dma_lkey] raddr=0x10020000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
 		"check: ok");
-	free(sges);
-	free(r.out);
 }
 
 static void rxe_write_at_sge_limit(void **state)
@@ -235,35 +256,25 @@ static void siw_read_mr(void **state)
 /* mlx5: max_sgl_rd 3, so a READ of 9 entries registers. */
 static void mlx5_read_above_sgl_rd(void **state)
 {
-	struct result r = RUN("-p", "mlx5", "--sgl", "4096x9", "read");
-
-	assert_int_equal(r.status, 0);
-	EXPECT_TAIL(
-		r.out, "ret:", "ret: 2 (WQEs)",
+	EXPECT_RUN(
+		0, ARGS("-p", "mlx5", "--sgl", "4096x9", "read"),
+		"ret:", "ret: 2 (WQEs)",
 		"path: MR (max_sgl_rd 3 < 9 entries: 1 MR of up to 256 pages)",
 		"chain: REG_MR → RDMA_READ",
 		"wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x0 len=36864 page_size=4096 access=LOCAL_WRITE",
 		"wr1: RDMA_READ num_sge=1 sge=[buf+0x0 len=36864 lkey=mr0.v1] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
 		"check: ok");
-	free(r.out);
 }
 
 static void mlx5_read_at_sgl_rd(void **state)
 {
-	struct result r = RUN("-p", "mlx5", "--sgl", "4096x3", "read");
-	char *sges = page_sges(0, 3), wr0[1024];
+	const char *wr0 = page_wr(0, "RDMA_READ", 0, 3, " SIGNALED wr_cqe=cqe");
 
-	assert_int_equal(r.status, 0);
-	snprintf(
-		wr0, sizeof(wr0),
-		"wr0: RDMA_READ num_sge=3 sge=[%s] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		sges);
-	EXPECT_TAIL(
-		r.out, "ret:", "ret: 1 (WQEs)",
+	EXPECT_RUN(
+		0, ARGS("-p", "mlx5", "--sgl", "4096x3", "read"),
+		"ret:", "ret: 1 (WQEs)",
 		"path: MULTI (3 entries <= max_sgl_rd 3: up to 30 SGEs per READ)",
 		"chain: RDMA_READ", wr0, "check: ok");
-	free(sges);
-	free(r.out);
 }
 
 /* An empty pool under max_sgl_rd alone: the SGE path instead. */
@@ -271,33 +282,26 @@ static void mlx5_read_pool_empty_falls_back(void **state)
 {
 	struct result r = RUN("-p", "mlx5", "--sgl", "4096x9", "--pool-free",
 			      "0", "read");
-	char *sges = page_sges(0, 9), wr0[2048];
+	const char *wr0 = page_wr(0, "RDMA_READ", 0, 9, " SIGNALED wr_cqe=cqe");
 
 	assert_int_equal(r.status, 0);
 	assert_true(has_line(r.out, "pool: 1 MR of 256 pages, 0 free at init"));
-	snprintf(
-		wr0, sizeof(wr0),
-		"wr0: RDMA_READ num_sge=9 sge=[%s] raddr=0x10000000 rkey=0x00001234 SIGNALED wr_cqe=cqe",
-		sges);
 	EXPECT_TAIL(
 		r.out, "ret:", "ret: 1 (WQEs)",
 		"path: MULTI (pool exhausted: fell back to MULTI (-EAGAIN) from MR (max_sgl_rd 3 < 9 entries); up to 30 SGEs per READ)",
 		"chain: RDMA_READ", wr0, "check: ok");
-	free(sges);
 	free(r.out);
 }
 
 /* On iWARP the MR is required: an empty pool is -EAGAIN, exit 1. */
 static void siw_read_pool_empty_fails(void **state)
 {
-	struct result r =
-		RUN("-p", "siw", "--sgl", "4096x2", "--pool-free", "0", "read");
-
-	assert_int_equal(r.status, 1);
-	EXPECT_TAIL(
-		r.out, "ret:", "ret: -11 (-EAGAIN)", "path: none",
+	EXPECT_RUN(
+		1,
+		ARGS("-p", "siw", "--sgl", "4096x2", "--pool-free", "0",
+		     "read"),
+		"ret:", "ret: -11 (-EAGAIN)", "path: none",
 		"error: rdma_rw_ctx_init: -EAGAIN: registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr");
-	free(r.out);
 }
 
 static void force_mr_write(void **state)
@@ -320,12 +324,11 @@ static void force_mr_write(void **state)
 /* Pages per MR 4: 9 entries at offset 100 take three MRs (4 + 4 + 1). */
 static void mr_split_with_offset(void **state)
 {
-	struct result r = RUN("-p", "rxe", "--force-mr", "--fr-pages", "4",
-			      "--sgl", "4096x9", "--offset", "100", "read");
-
-	assert_int_equal(r.status, 0);
-	EXPECT_TAIL(
-		r.out, "ret:", "ret: 6 (WQEs)",
+	EXPECT_RUN(
+		0,
+		ARGS("-p", "rxe", "--force-mr", "--fr-pages", "4", "--sgl",
+		     "4096x9", "--offset", "100", "read"),
+		"ret:", "ret: 6 (WQEs)",
 		"path: MR (force_mr: 3 MRs of up to 4 pages)",
 		"chain: REG_MR → RDMA_READ → REG_MR → RDMA_READ → REG_MR → RDMA_READ",
 		"wr0: REG_MR mr=mr0 key=mr0.v1 iova=buf+0x64 len=16284 page_size=4096 access=LOCAL_WRITE",
@@ -335,46 +338,31 @@ static void mr_split_with_offset(void **state)
 		"wr4: REG_MR mr=mr2 key=mr2.v1 iova=buf+0x8000 len=4096 page_size=4096 access=LOCAL_WRITE",
 		"wr5: RDMA_READ num_sge=1 sge=[buf+0x8000 len=4096 lkey=mr2.v1] raddr=0x10007f9c rkey=0x00001234 SIGNALED wr_cqe=cqe",
 		"check: ok");
-	free(r.out);
 }
 
 /* chain_wr: the SEND follows the last RDMA WR; nothing before it signals. */
 static void chain_wr_send_follows(void **state)
 {
-	struct result r =
-		RUN("-p", "siw", "--sgl", "4096x9", "--chain-wr", "write");
-	char *a = page_sges(0, 6), *b = page_sges(6, 3);
-	char wr0[1024], wr1[1024];
+	const char *wr0 = page_wr(0, "RDMA_WRITE", 0, 6, "");
+	const char *wr1 = page_wr(1, "RDMA_WRITE", 6, 3, "");
 
-	assert_int_equal(r.status, 0);
-	snprintf(
-		wr0, sizeof(wr0),
-		"wr0: RDMA_WRITE num_sge=6 sge=[%s] raddr=0x10000000 rkey=0x00001234",
-		a);
-	snprintf(
-		wr1, sizeof(wr1),
-		"wr1: RDMA_WRITE num_sge=3 sge=[%s] raddr=0x10006000 rkey=0x00001234",
-		b);
-	EXPECT_TAIL(
-		r.out, "ret:", "ret: 2 (WQEs)",
+	EXPECT_RUN(
+		0, ARGS("-p", "siw", "--sgl", "4096x9", "--chain-wr", "write"),
+		"ret:", "ret: 2 (WQEs)",
 		"path: MULTI (9 entries: up to 6 SGEs per WRITE)",
 		"chain: RDMA_WRITE → RDMA_WRITE → SEND", wr0, wr1,
 		"wr2: SEND num_sge=1 sge=[msg+0x0 len=64 lkey=local_dma_lkey] SIGNALED wr_cqe=send_cqe (chain_wr)",
 		"check: ok");
-	free(a);
-	free(b);
-	free(r.out);
 }
 
 /* Posted twice: the second chain retires the first registration. */
 static void post_repeat_local_inv(void **state)
 {
-	struct result r = RUN("-p", "mlx5", "--sgl", "4096x9", "--post",
-			      "--repeat", "2", "--chain-wr", "read");
-
-	assert_int_equal(r.status, 0);
-	EXPECT_TAIL(
-		r.out, "chain 2/2:",
+	EXPECT_RUN(
+		0,
+		ARGS("-p", "mlx5", "--sgl", "4096x9", "--post", "--repeat", "2",
+		     "--chain-wr", "read"),
+		"chain 2/2:",
 		"chain 2/2: LOCAL_INV → REG_MR → RDMA_READ → SEND",
 		"wr0: LOCAL_INV inv=mr0.v1",
 		"wr1: REG_MR mr=mr0 key=mr0.v2 iova=buf+0x0 len=36864 page_size=4096 access=LOCAL_WRITE",
@@ -384,7 +372,6 @@ static void post_repeat_local_inv(void **state)
 		"completion: local IB_WC_SEND IB_WC_SUCCESS byte_len=64 wr_cqe=send_cqe",
 		"completion: peer IB_WC_RECV IB_WC_SUCCESS byte_len=64 wr_cqe=recv_cqe",
 		"data: 36864 bytes verified and the SEND's payload, bytes outside the transfer unchanged");
-	free(r.out);
 }
 
 /* Every profile, both directions, posted: the bytes arrive. */
@@ -412,32 +399,28 @@ static void post_every_profile(void **state)
 /* A wrong rkey: the error completion is shown and the tool exits 1. */
 static void post_bad_rkey(void **state)
 {
-	struct result r = RUN("-p", "rxe", "--sgl", "4096x3", "--post",
-			      "--rkey", "0x5", "write");
-
-	assert_int_equal(r.status, 1);
-	EXPECT_TAIL(
-		r.out, "post:", "post: ib_post_send = 0",
+	EXPECT_RUN(
+		1,
+		ARGS("-p", "rxe", "--sgl", "4096x3", "--post", "--rkey", "0x5",
+		     "write"),
+		"post:", "post: ib_post_send = 0",
 		"completion: local IB_WC_RDMA_WRITE IB_WC_REM_ACCESS_ERR byte_len=0 wr_cqe=cqe",
 		"data: not checked: the chain did not complete with exactly the expected completions, all successful");
-	free(r.out);
 }
 
 static void bvec_iova(void **state)
 {
-	struct result r = RUN("-p", "rxe", "--iommu", "--bvec", "--sgl",
-			      "4096x3", "--offset", "10", "--post", "write");
-
-	assert_int_equal(r.status, 0);
-	EXPECT_TAIL(
-		r.out, "ret:", "ret: 1 (WQEs)",
+	EXPECT_RUN(
+		0,
+		ARGS("-p", "rxe", "--iommu", "--bvec", "--sgl", "4096x3",
+		     "--offset", "10", "--post", "write"),
+		"ret:", "ret: 1 (WQEs)",
 		"path: IOVA (IOMMU: 3 bio_vecs linked into one IOVA range)",
 		"chain: RDMA_WRITE",
 		"wr0: RDMA_WRITE num_sge=1 sge=[iova+0xa len=12278 lkey=local_dma_lkey] raddr=rbuf+0x40 rkey=rmr SIGNALED wr_cqe=cqe",
 		"check: ok", "post: ib_post_send = 0",
 		"completion: local IB_WC_RDMA_WRITE IB_WC_SUCCESS byte_len=12278 wr_cqe=cqe",
 		"data: 12278 bytes verified, bytes outside the transfer unchanged");
-	free(r.out);
 }
 
 static void bvec_virt_dma_multi(void **state)
@@ -454,13 +437,10 @@ static void bvec_virt_dma_multi(void **state)
 
 static void offset_past_end(void **state)
 {
-	struct result r = RUN("--sgl", "4096x2", "--offset", "8192", "write");
-
-	assert_int_equal(r.status, 1);
-	EXPECT_TAIL(
-		r.out, "ret:", "ret: -22 (-EINVAL)", "path: none",
+	EXPECT_RUN(
+		1, ARGS("--sgl", "4096x2", "--offset", "8192", "write"),
+		"ret:", "ret: -22 (-EINVAL)", "path: none",
 		"error: rdma_rw_ctx_init: -EINVAL: sg_offset 8192 at or past the end of the list (8192 bytes)");
-	free(r.out);
 }
 
 static void mr_page_rules(void **state)

@@ -49,6 +49,7 @@
 #define CHAIN_PORT 1
 #define NAME_LEN 48
 #define EXIT_BAD_ARGS 2
+#define CHAIN_TOOL "rdmarw-chain"
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -56,7 +57,7 @@ enum chain_format { FMT_TEXT, FMT_JSON, FMT_DOT };
 
 struct chain_opts {
 	const char *profile;
-	bool iommu, bvec, force_mr, chain_wr, post, absolute;
+	bool iommu, bvec, force_mr, chain_wr, post, absolute, json, dot;
 	long long max_sgl_rd, max_send_sge, max_sge_rd, fr_pages; /* -1: keep */
 	long long qp_send_sge; /* -1: the device's */
 	long long misalign; /* -1: entries are contiguous */
@@ -64,66 +65,53 @@ struct chain_opts {
 	long long pool_free; /* -1: the whole pool */
 	long long chain; /* 0: one array */
 	long long repeat;
-	long long offset, gap, remote_addr, rkey;
-	bool raddr_set, rkey_set;
+	long long offset, gap;
+	long long remote_addr, rkey; /* -1: the defaults, or rbuf with --post */
 	enum dma_data_direction dir;
 	u32 *len; /* entry sizes */
 	u32 nents;
 	enum chain_format fmt;
 };
 
-/* One number option: where it goes and its range. */
-struct num_opt {
+/* The option table: a flag sets a bool, a number (max > 0) a long long. */
+struct chain_opt {
 	const char *name;
 	size_t field;
 	u64 min, max;
 };
 
-#define NUM(n, f, lo, hi)                                 \
+#define OPT(n, f, lo, hi)                                 \
 	{                                                 \
 		n, offsetof(struct chain_opts, f), lo, hi \
 	}
+#define FLAG(n, f) OPT(n, f, 0, 0)
 
-static const struct num_opt num_opts[] = {
-	NUM("max-sgl-rd", max_sgl_rd, 0, UINT32_MAX),
-	NUM("max-send-sge", max_send_sge, 0, INT_MAX),
-	NUM("max-sge-rd", max_sge_rd, 0, INT_MAX),
-	NUM("fr-pages", fr_pages, 0, UINT32_MAX),
-	NUM("qp-send-sge", qp_send_sge, 0, UINT32_MAX),
-	NUM("offset", offset, 0, UINT32_MAX),
-	NUM("misalign", misalign, 0, PAGE_SIZE - 1),
-	NUM("gap", gap, 0, CHAIN_MAX_ENTRY),
-	NUM("chain", chain, 1, CHAIN_MAX_ENTRIES),
-	NUM("pool-size", pool_size, 0, 65536),
-	NUM("pool-free", pool_free, 0, 65536),
-	NUM("remote-addr", remote_addr, 0, INT64_MAX),
-	NUM("rkey", rkey, 0, UINT32_MAX),
-	NUM("repeat", repeat, 1, 4096),
+static const struct chain_opt chain_opts[] = {
+	FLAG("iommu", iommu),
+	FLAG("bvec", bvec),
+	FLAG("force-mr", force_mr),
+	FLAG("chain-wr", chain_wr),
+	FLAG("post", post),
+	FLAG("absolute", absolute),
+	FLAG("json", json),
+	FLAG("dot", dot),
+	OPT("max-sgl-rd", max_sgl_rd, 0, UINT32_MAX),
+	OPT("max-send-sge", max_send_sge, 0, INT_MAX),
+	OPT("max-sge-rd", max_sge_rd, 0, INT_MAX),
+	OPT("fr-pages", fr_pages, 0, UINT32_MAX),
+	OPT("qp-send-sge", qp_send_sge, 0, UINT32_MAX),
+	OPT("offset", offset, 0, UINT32_MAX),
+	OPT("misalign", misalign, 0, PAGE_SIZE - 1),
+	OPT("gap", gap, 0, CHAIN_MAX_ENTRY),
+	OPT("chain", chain, 1, CHAIN_MAX_ENTRIES),
+	OPT("pool-size", pool_size, 0, 65536),
+	OPT("pool-free", pool_free, 0, 65536),
+	OPT("remote-addr", remote_addr, 0, INT64_MAX),
+	OPT("rkey", rkey, 0, UINT32_MAX),
+	OPT("repeat", repeat, 1, 4096),
 };
 
-#define NR_NUM (sizeof(num_opts) / sizeof(num_opts[0]))
-
-enum { OPT_NUM = 256, OPT_FLAG = 512 };
-
-/* Flags: the option's name and the bool it sets (-1: an output format). */
-struct flag_opt {
-	const char *name;
-	long field;
-};
-
-#define FLAG(n, f)                                      \
-	{                                               \
-		n, (long)offsetof(struct chain_opts, f) \
-	}
-
-static const struct flag_opt flag_opts[] = {
-	FLAG("iommu", iommu),	    FLAG("bvec", bvec),
-	FLAG("force-mr", force_mr), FLAG("chain-wr", chain_wr),
-	FLAG("post", post),	    FLAG("absolute", absolute),
-	{ "json", -FMT_JSON },	    { "dot", -FMT_DOT },
-};
-
-#define NR_FLAG (sizeof(flag_opts) / sizeof(flag_opts[0]))
+#define NR_OPTS (sizeof(chain_opts) / sizeof(chain_opts[0]))
 
 static void usage(FILE *f)
 {
@@ -211,103 +199,73 @@ static bool parse_sgl(struct chain_opts *o, const char *spec)
 	return ok && o->nents;
 }
 
-/* One option (@opt from the table below); false for a bad value. */
-static bool parse_opt(struct chain_opts *o, int opt, const char *arg)
+/* Refuse a bad value on one line and exit 2; @why may be NULL. */
+static void bad_value(const char *name, const char *arg, const char *why)
 {
-	const struct num_opt *n;
-	const struct flag_opt *f;
-	u64 v;
-
-	if (opt == 'p') {
-		o->profile = arg;
-		return true;
-	}
-	if (opt == 'S')
-		return parse_sgl(o, arg);
-	if (opt >= OPT_FLAG) {
-		f = &flag_opts[opt - OPT_FLAG];
-		if (f->field >= 0) {
-			*(bool *)((char *)o + f->field) = true;
-			return true;
-		}
-		if (o->fmt != FMT_TEXT &&
-		    o->fmt != (enum chain_format) - f->field)
-			return false;
-		o->fmt = (enum chain_format) - f->field;
-		return true;
-	}
-	n = &num_opts[opt - OPT_NUM];
-	if (cli_parse_u64(arg, n->min, n->max, &v))
-		return false;
-	*(long long *)((char *)o + n->field) = (long long)v;
-	o->raddr_set |= !strcmp(n->name, "remote-addr");
-	o->rkey_set |= !strcmp(n->name, "rkey");
-	return true;
+	cli_refuse(CHAIN_TOOL, "bad value for --%s: '%s'%s%s", name, arg,
+		   why ? ": " : "", why ? why : "");
 }
 
-static void opts_defaults(struct chain_opts *o)
+/* Parse the command line; exits for --help, --version and bad arguments. */
+static void parse_args(struct chain_opts *o, int argc, char **argv)
 {
-	memset(o, 0, sizeof(*o));
-	o->profile = "rxe";
-	o->max_sgl_rd = o->max_send_sge = o->max_sge_rd = o->fr_pages = -1;
-	o->qp_send_sge = o->misalign = o->pool_size = o->pool_free = -1;
-	o->remote_addr = 0x10000000;
-	o->rkey = 0x1234;
-	o->repeat = 1;
-}
-
-/* Returns -1 to go on, or the exit status (0 for --help, 2 on error). */
-static int parse_args(struct chain_opts *o, int argc, char **argv)
-{
-	struct option lo[NR_NUM + NR_FLAG + 5] = {
+	struct option lo[NR_OPTS + 5] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "sgl", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 	};
-	int opt, idx = -1, k = 4;
+	const struct chain_opt *t;
+	const char *why;
+	int opt;
 	size_t i;
+	u64 v;
 
-	opts_defaults(o);
-	for (i = 0; i < NR_NUM; i++)
-		lo[k++] = (struct option){ num_opts[i].name, required_argument,
-					   NULL, OPT_NUM + (int)i };
-	for (i = 0; i < NR_FLAG; i++)
-		lo[k++] = (struct option){ flag_opts[i].name, no_argument, NULL,
-					   OPT_FLAG + (int)i };
-	while ((opt = getopt_long(argc, argv, "p:h", lo, &idx)) != -1) {
+	memset(o, 0, sizeof(*o));
+	o->profile = "rxe";
+	o->max_sgl_rd = o->max_send_sge = o->max_sge_rd = o->fr_pages = -1;
+	o->qp_send_sge = o->misalign = o->pool_size = o->pool_free = -1;
+	o->remote_addr = o->rkey = -1;
+	o->repeat = 1;
+	for (i = 0; i < NR_OPTS; i++)
+		lo[i + 4] =
+			(struct option){ chain_opts[i].name,
+					 chain_opts[i].max ? required_argument :
+							     no_argument,
+					 NULL, 256 + (int)i };
+	while ((opt = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
+		t = opt >= 256 ? &chain_opts[opt - 256] : NULL;
 		if (opt == 'h') {
 			usage(stdout);
-			return 0;
+			exit(0);
+		} else if (opt == 'V') {
+			cli_version(CHAIN_TOOL);
+		} else if (opt == '?') {
+			exit(EXIT_BAD_ARGS); /* getopt said which, on one line */
+		} else if (opt == 'p') {
+			o->profile = optarg;
+		} else if (opt == 'S') {
+			if (!parse_sgl(o, optarg))
+				bad_value("sgl", optarg, NULL);
+		} else if (!t->max) {
+			*(bool *)((char *)o + t->field) = true;
+		} else if ((why = cli_parse_u64(optarg, t->min, t->max, &v))) {
+			bad_value(t->name, optarg, why);
+		} else {
+			*(long long *)((char *)o + t->field) = (long long)v;
 		}
-		if (opt == 'V')
-			cli_version("rdmarw-chain");
-		if (opt == '?' || !parse_opt(o, opt, optarg)) {
-			if (opt >= OPT_FLAG)
-				fputs("rdmarw-chain: --json and --dot exclude each other\n",
-				      stderr);
-			else if (opt != '?')
-				fprintf(stderr,
-					"rdmarw-chain: bad value for -%s%s: '%s'\n",
-					idx >= 0 ? "-" : "",
-					idx >= 0 ? lo[idx].name : "p",
-					optarg ? optarg : "");
-			return EXIT_BAD_ARGS;
-		}
-		idx = -1;
 	}
+	if (o->json && o->dot)
+		cli_refuse(CHAIN_TOOL, "--json and --dot exclude each other");
+	o->fmt = o->json ? FMT_JSON : o->dot ? FMT_DOT : FMT_TEXT;
 	if (optind == argc - 1 && !strcmp(argv[optind], "read"))
 		o->dir = DMA_FROM_DEVICE;
 	else if (optind == argc - 1 && !strcmp(argv[optind], "write"))
 		o->dir = DMA_TO_DEVICE;
-	else {
-		fputs("rdmarw-chain: give one direction: read or write\n",
-		      stderr);
-		return EXIT_BAD_ARGS;
-	}
+	else
+		cli_refuse(CHAIN_TOOL, "give one direction: read or write");
 	if (!o->nents && !add_entries(o, PAGE_SIZE, 1))
-		return EXIT_BAD_ARGS;
-	return -1;
+		exit(EXIT_FAILURE);
 }
 
 /* ---- state -------------------------------------------------------------- */
@@ -321,10 +279,6 @@ struct chain {
 	struct chain_opts o;
 	struct soft_profile prof;
 	struct two_hosts h;
-	struct ib_device *dev;
-	struct ib_pd *pd, *ppd;
-	struct ib_cq *cq, *pcq;
-	struct ib_qp *qp, *pqp;
 	u32 max_rdma_ctxs, pool_pages;
 	int pool_total;
 	struct ib_mr **held;
@@ -558,40 +512,34 @@ static bool open_hosts(struct chain *c)
 		     errno_name(ret));
 		return false;
 	}
-	c->dev = c->h.dev[0];
 	ret = two_hosts_side(&c->h, 0, 256, IB_POLL_DIRECT);
 	if (!ret)
 		ret = two_hosts_side(&c->h, 1, 64, IB_POLL_DIRECT);
 	c->max_rdma_ctxs = (u32)c->o.pool_size;
 	if (c->o.pool_size < 0) {
-		c->max_rdma_ctxs =
-			rdma_rw_mr_factor(c->dev, CHAIN_PORT, buffer_pages(c));
+		c->max_rdma_ctxs = rdma_rw_mr_factor(c->h.dev[0], CHAIN_PORT,
+						     buffer_pages(c));
 		if (!c->max_rdma_ctxs)
 			c->max_rdma_ctxs = 1;
 	}
 	attr[0].cap.max_rdma_ctxs = c->max_rdma_ctxs;
 	attr[0].cap.max_send_sge = c->o.qp_send_sge >= 0 ?
 					   (u32)c->o.qp_send_sge :
-					   (u32)c->dev->attrs.max_send_sge;
-	attr[0].cap.max_send_wr = (u32)(depth < (u64)c->dev->attrs.max_qp_wr ?
-						depth :
-						(u64)c->dev->attrs.max_qp_wr);
+					   (u32)c->h.dev[0]->attrs.max_send_sge;
+	attr[0].cap.max_send_wr =
+		(u32)(depth < (u64)c->h.dev[0]->attrs.max_qp_wr ?
+			      depth :
+			      (u64)c->h.dev[0]->attrs.max_qp_wr);
 	if (!ret)
 		ret = two_hosts_qps(&c->h, attr, true);
 	if (ret) {
 		fail(c, "%s: %s", c->h.failed, errno_name(ret));
 		return false;
 	}
-	c->pd = c->h.pd[0];
-	c->ppd = c->h.pd[1];
-	c->cq = c->h.cq[0];
-	c->pcq = c->h.cq[1];
-	c->qp = c->h.qp[0];
-	c->pqp = c->h.qp[1];
-	c->pool_total = ib_mr_pool_count(c->qp, &c->qp->rdma_mrs);
+	c->pool_total = ib_mr_pool_count(c->h.qp[0], &c->h.qp[0]->rdma_mrs);
 	if (c->pool_total > 0)
-		c->pool_pages = list_first_entry(&c->qp->rdma_mrs, struct ib_mr,
-						 qp_entry)
+		c->pool_pages = list_first_entry(&c->h.qp[0]->rdma_mrs,
+						 struct ib_mr, qp_entry)
 					->max_num_sg;
 	return true;
 }
@@ -606,8 +554,8 @@ static bool open_remote(struct chain *c)
 		fail(c, "out of memory");
 		return false;
 	}
-	c->rmr = ib_reg_user_mr(c->ppd, (u64)(uintptr_t)c->rbuf, c->rbuf_len,
-				(u64)(uintptr_t)c->rbuf,
+	c->rmr = ib_reg_user_mr(c->h.pd[1], (u64)(uintptr_t)c->rbuf,
+				c->rbuf_len, (u64)(uintptr_t)c->rbuf,
 				IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
 					IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(c->rmr)) {
@@ -628,7 +576,7 @@ static bool hold_mrs(struct chain *c)
 	want = (u32)(c->pool_total - c->o.pool_free);
 	c->held = calloc(want ? want : 1, sizeof(*c->held));
 	for (i = 0; c->held && i < want; i++, c->nr_held++) {
-		c->held[i] = ib_mr_pool_get(c->qp, &c->qp->rdma_mrs);
+		c->held[i] = ib_mr_pool_get(c->h.qp[0], &c->h.qp[0]->rdma_mrs);
 		if (!c->held[i])
 			return false;
 	}
@@ -688,15 +636,15 @@ static int mr_of_key(const struct chain *c, u32 key)
 }
 
 /* A local key: local_dma_lkey, mr<i>.v<variant since init>, or raw. */
-static const char *fmt_lkey(const struct chain *c, u32 key, char *out)
+static const char *fmt_lkey(const struct chain *c, u64 k, char *out)
 {
+	u32 key = (u32)k;
 	int m = c->o.absolute ? -1 : mr_of_key(c, key);
 
-	if (c->o.absolute)
-		snprintf(out, NAME_LEN, "0x%08x", key);
-	else if (key == c->pd->local_dma_lkey)
+	if (!c->o.absolute && key == c->h.pd[0]->local_dma_lkey)
 		snprintf(out, NAME_LEN, "local_dma_lkey");
-	else if (c->o.post && key == c->ppd->local_dma_lkey)
+	else if (!c->o.absolute && c->o.post &&
+		 key == c->h.pd[1]->local_dma_lkey)
 		snprintf(out, NAME_LEN, "peer_local_dma_lkey");
 	else if (m >= 0)
 		snprintf(out, NAME_LEN, "mr%d.v%u", m,
@@ -706,8 +654,9 @@ static const char *fmt_lkey(const struct chain *c, u32 key, char *out)
 	return out;
 }
 
-static const char *fmt_rkey(const struct chain *c, u32 key, char *out)
+static const char *fmt_rkey(const struct chain *c, u64 k, char *out)
 {
+	u32 key = (u32)k;
 	if (!c->o.absolute && c->rmr && key == c->rmr->rkey)
 		snprintf(out, NAME_LEN, "rmr");
 	else
@@ -735,8 +684,8 @@ static const char *mr_rule(const struct chain *c, u8 why, char *out, size_t n)
 		return "iWARP READ needs MR";
 	if (why == RDMARW_RW_WHY_FORCE_MR)
 		return "force_mr";
-	snprintf(out, n, "max_sgl_rd %u < %u entries", c->dev->attrs.max_sgl_rd,
-		 c->nr_segs);
+	snprintf(out, n, "max_sgl_rd %u < %u entries",
+		 c->h.dev[0]->attrs.max_sgl_rd, c->nr_segs);
 	return out;
 }
 
@@ -777,8 +726,8 @@ static void explain_path(struct chain *c)
 		break;
 	case RDMARW_RW_WHY_NO_IOVA:
 		snprintf(c->why, n, "%s: one SGE per bio_vec, up to %u per %s",
-			 c->dev->iommu ? "no IOVA range" :
-					 "virtual DMA, no IOVA API",
+			 c->h.dev[0]->iommu ? "no IOVA range" :
+					      "virtual DMA, no IOVA API",
 			 d->max_sge, op);
 		break;
 	case RDMARW_RW_WHY_IOMMU:
@@ -787,11 +736,12 @@ static void explain_path(struct chain *c)
 			 c->nr_segs);
 		break;
 	case RDMARW_RW_WHY_ENTRIES:
-		if (c->o.dir == DMA_FROM_DEVICE && c->dev->attrs.max_sgl_rd)
+		if (c->o.dir == DMA_FROM_DEVICE &&
+		    c->h.dev[0]->attrs.max_sgl_rd)
 			snprintf(
 				c->why, n,
 				"%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
-				d->nr_sges, c->dev->attrs.max_sgl_rd,
+				d->nr_sges, c->h.dev[0]->attrs.max_sgl_rd,
 				d->max_sge);
 		else
 			snprintf(c->why, n, "%u entries: up to %u SGEs per %s",
@@ -807,6 +757,7 @@ static void explain_path(struct chain *c)
 static void explain_error(struct chain *c)
 {
 	const struct rdmarw_rw_decision *d = &c->d;
+	const char *s = NULL;
 	size_t n = sizeof(c->why);
 	char rule[64];
 
@@ -817,9 +768,7 @@ static void explain_error(struct chain *c)
 			 " bytes",
 			 c->o.offset, c->bytes);
 	else if (!c->have_d)
-		snprintf(
-			c->why, n,
-			"init refused its arguments (see rdma_rw_ctx_init(3))");
+		s = "init refused its arguments (see rdma_rw_ctx_init(3))";
 	else if (d->why == RDMARW_RW_WHY_OFFSET)
 		snprintf(
 			c->why, n,
@@ -827,17 +776,15 @@ static void explain_error(struct chain *c)
 			" bytes)",
 			c->o.offset, c->bytes);
 	else if (d->why == RDMARW_RW_WHY_BVEC_ITER)
-		snprintf(
-			c->why, n,
-			"the iterator leaves the bio_vec array or meets an empty bio_vec");
+		s = "the iterator leaves the bio_vec array or meets an empty bio_vec";
 	else if (d->why == RDMARW_RW_WHY_DMA_MAP)
-		snprintf(c->why, n, "the list cannot be DMA-mapped");
+		s = "the list cannot be DMA-mapped";
 	else if (c->ret == -EAGAIN && d->type == RDMA_RW_MR)
 		snprintf(
 			c->why, n,
 			"registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
 			mr_rule(c, d->why, rule, sizeof(rule)),
-			ib_mr_pool_count(c->qp, &c->qp->rdma_mrs),
+			ib_mr_pool_count(c->h.qp[0], &c->h.qp[0]->rdma_mrs),
 			c->pool_total);
 	else if (d->bad_entry != UINT32_MAX)
 		snprintf(
@@ -846,16 +793,15 @@ static void explain_error(struct chain *c)
 			d->bad_entry + (c->o.nents - c->nr_segs),
 			d->pages_per_mr);
 	else if (d->type == RDMA_RW_IOVA)
-		snprintf(
-			c->why, n,
-			"the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
+		s = "the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final";
 	else if (c->ret == -ENOMEM)
-		snprintf(c->why, n,
-			 "out of memory (context storage or mapping)");
+		s = "out of memory (context storage or mapping)";
 	else
 		snprintf(c->why, n,
 			 "%s path (%s) failed, see rdma_rw_ctx_init(3)",
 			 names_rw_type(d->type), errno_name(c->ret));
+	if (s)
+		snprintf(c->why, n, "%s", s);
 }
 
 /* ---- init and the check of each chain ------------------------------------ */
@@ -865,13 +811,14 @@ static void run_init(struct chain *c)
 	u32 i;
 
 	if (c->o.bvec)
-		c->ret = rdma_rw_ctx_init_bvec(&c->ctx, c->qp, CHAIN_PORT,
+		c->ret = rdma_rw_ctx_init_bvec(&c->ctx, c->h.qp[0], CHAIN_PORT,
 					       c->bvecs, c->o.nents, c->iter,
 					       c->raddr, c->rkey, c->o.dir);
 	else
-		c->ret = rdma_rw_ctx_init(
-			&c->ctx, c->qp, CHAIN_PORT, c->arrays[0], c->o.nents,
-			(u32)c->o.offset, c->raddr, c->rkey, c->o.dir);
+		c->ret = rdma_rw_ctx_init(&c->ctx, c->h.qp[0], CHAIN_PORT,
+					  c->arrays[0], c->o.nents,
+					  (u32)c->o.offset, c->raddr, c->rkey,
+					  c->o.dir);
 	c->have_d = !rdmarw_rw_ctx_explain(&c->ctx, &c->d);
 	if (c->ret < 0) {
 		explain_error(c);
@@ -1036,7 +983,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	const struct ib_send_wr *bad = NULL;
 	bool json = c->o.fmt == FMT_JSON, text = c->o.fmt == FMT_TEXT;
 	bool ok = true;
-	struct ib_cq *cqs[2] = { c->cq, c->pcq };
+	struct ib_cq *cqs[2] = { c->h.cq[0], c->h.cq[1] };
 	u32 nr_wc = 0, local = 0, peer = 0;
 	char data[160] = "";
 	struct ib_wc wc;
@@ -1051,11 +998,12 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	}
 	fill(c->msg, CHAIN_MSG_LEN, seed + 1000);
 	memset(c->rmsg, 0, PAGE_SIZE);
-	if (c->o.chain_wr && (ret = ib_post_recv(c->pqp, &c->recv_wr, NULL))) {
+	if (c->o.chain_wr &&
+	    (ret = ib_post_recv(c->h.qp[1], &c->recv_wr, NULL))) {
 		fail(c, "ib_post_recv (peer): %s", errno_name(ret));
 		return false;
 	}
-	ret = ib_post_send(c->qp, wr, &bad);
+	ret = ib_post_send(c->h.qp[0], wr, &bad);
 	if (json) {
 		jw_open(&c->j, "post", '{');
 		jw_int(&c->j, "ib_post_send", ret);
@@ -1095,7 +1043,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 		snprintf(
 			data, sizeof(data),
 			"not checked: the chain did not complete with exactly the expected completions, all successful");
-	else if (c->o.raddr_set || c->o.rkey_set)
+	else if (c->o.remote_addr >= 0 || c->o.rkey >= 0)
 		snprintf(data, sizeof(data),
 			 "not verified (--remote-addr or --rkey given)");
 	else
@@ -1103,7 +1051,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	if (json) {
 		jw_close(&c->j, ']');
 		jw_bool(&c->j, "data_verified",
-			ok && !c->o.raddr_set && !c->o.rkey_set);
+			ok && c->o.remote_addr < 0 && c->o.rkey < 0);
 		jw_str(&c->j, "data", data);
 		jw_close(&c->j, '}');
 	} else if (text) {
@@ -1116,18 +1064,18 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 
 static void print_header(const struct chain *c)
 {
-	const struct ib_device_attr *a = &c->dev->attrs;
+	const struct ib_device_attr *a = &c->h.dev[0]->attrs;
 	char n[NAME_LEN], rk[NAME_LEN];
 	u32 i, shown = c->o.nents < 16 ? c->o.nents : 16;
 
 	printf("device: %s %s max_send_sge=%d max_sge_rd=%d max_sgl_rd=%u fr_pages=%u iommu=%s\n",
-	       c->prof.name, names_protocol(c->dev), a->max_send_sge,
+	       c->prof.name, names_protocol(c->h.dev[0]), a->max_send_sge,
 	       a->max_sge_rd, a->max_sgl_rd, a->max_fast_reg_page_list_len,
-	       c->dev->iommu ? "on" : "off");
+	       c->h.dev[0]->iommu ? "on" : "off");
 	printf("qp: max_send_sge=%u max_read_sge=%u max_write_sge=%u max_send_wr=%u max_rdma_ctxs=%u force_mr=%s\n",
-	       c->qp->cap.max_send_sge, c->qp->max_read_sge,
-	       c->qp->max_write_sge, c->qp->cap.max_send_wr, c->max_rdma_ctxs,
-	       c->force ? "on" : "off");
+	       c->h.qp[0]->cap.max_send_sge, c->h.qp[0]->max_read_sge,
+	       c->h.qp[0]->max_write_sge, c->h.qp[0]->cap.max_send_wr,
+	       c->max_rdma_ctxs, c->force ? "on" : "off");
 	if (c->pool_total > 0)
 		printf("pool: %d MR%s of %u pages, %d free at init\n",
 		       c->pool_total, c->pool_total == 1 ? "" : "s",
@@ -1227,16 +1175,6 @@ static void jw_name(struct chain *c, const char *key, u64 v,
 		jw_str(&c->j, key, fmt(c, v, n));
 }
 
-static const char *fmt_lkey64(const struct chain *c, u64 k, char *out)
-{
-	return fmt_lkey(c, (u32)k, out);
-}
-
-static const char *fmt_rkey64(const struct chain *c, u64 k, char *out)
-{
-	return fmt_rkey(c, (u32)k, out);
-}
-
 static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 {
 	struct jw *j = &c->j;
@@ -1261,18 +1199,17 @@ static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 		jw_open_inline(j, NULL, '{');
 		jw_name(c, "addr", wr->sg_list[s].addr, fmt_addr);
 		jw_u64(j, "length", wr->sg_list[s].length);
-		jw_name(c, "lkey", wr->sg_list[s].lkey, fmt_lkey64);
+		jw_name(c, "lkey", wr->sg_list[s].lkey, fmt_lkey);
 		jw_close(j, '}');
 	}
 	jw_close(j, ']');
 	if (has_inv(wr))
-		jw_name(c, "invalidate_rkey", wr->ex.invalidate_rkey,
-			fmt_lkey64);
+		jw_name(c, "invalidate_rkey", wr->ex.invalidate_rkey, fmt_lkey);
 	else
 		jw_u64(j, "ex", wr->ex.invalidate_rkey);
 	if (is_rdma(c, wr)) {
 		jw_name(c, "remote_addr", rdma_wr(wr)->remote_addr, fmt_raddr);
-		jw_name(c, "rkey", rdma_wr(wr)->rkey, fmt_rkey64);
+		jw_name(c, "rkey", rdma_wr(wr)->rkey, fmt_rkey);
 	}
 	if (is_reg(c, wr)) {
 		const struct ib_reg_wr *r = reg_wr(wr);
@@ -1280,7 +1217,7 @@ static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 		snprintf(mr, sizeof(mr), "mr%d", mr_of_key(c, r->mr->lkey));
 		jw_open(j, "reg", '{');
 		jw_str(j, "mr", mr);
-		jw_name(c, "key", r->key, fmt_lkey64);
+		jw_name(c, "key", r->key, fmt_lkey);
 		jw_u64(j, "access", (u64)r->access);
 		names_jw_flags(j, "access_names", names_access, r->access);
 		jw_name(c, "mr_iova", r->mr->iova, fmt_addr);
@@ -1293,7 +1230,7 @@ static void json_wr(struct chain *c, u32 i, const struct ib_send_wr *wr)
 
 static void json_head(struct chain *c)
 {
-	const struct ib_device_attr *a = &c->dev->attrs;
+	const struct ib_device_attr *a = &c->h.dev[0]->attrs;
 	struct jw *j = &c->j;
 	u32 i;
 
@@ -1302,8 +1239,8 @@ static void json_head(struct chain *c)
 	jw_bool(j, "relative", !c->o.absolute);
 	jw_open(j, "device", '{');
 	jw_str(j, "profile", c->prof.name);
-	jw_str(j, "protocol", names_protocol(c->dev));
-	jw_bool(j, "iommu", c->dev->iommu);
+	jw_str(j, "protocol", names_protocol(c->h.dev[0]));
+	jw_bool(j, "iommu", c->h.dev[0]->iommu);
 	jw_int(j, "max_send_sge", a->max_send_sge);
 	jw_int(j, "max_sge_rd", a->max_sge_rd);
 	jw_u64(j, "max_sgl_rd", a->max_sgl_rd);
@@ -1311,10 +1248,10 @@ static void json_head(struct chain *c)
 	jw_u64(j, "pages_per_mr", c->pool_pages);
 	jw_close(j, '}');
 	jw_open(j, "qp", '{');
-	jw_u64(j, "max_send_sge", c->qp->cap.max_send_sge);
-	jw_u64(j, "max_read_sge", c->qp->max_read_sge);
-	jw_u64(j, "max_write_sge", c->qp->max_write_sge);
-	jw_u64(j, "max_send_wr", c->qp->cap.max_send_wr);
+	jw_u64(j, "max_send_sge", c->h.qp[0]->cap.max_send_sge);
+	jw_u64(j, "max_read_sge", c->h.qp[0]->max_read_sge);
+	jw_u64(j, "max_write_sge", c->h.qp[0]->max_write_sge);
+	jw_u64(j, "max_send_wr", c->h.qp[0]->cap.max_send_wr);
 	jw_u64(j, "max_rdma_ctxs", c->max_rdma_ctxs);
 	jw_bool(j, "force_mr", c->force);
 	jw_int(j, "pool_size", c->pool_total);
@@ -1327,7 +1264,7 @@ static void json_head(struct chain *c)
 	jw_u64(j, c->o.bvec ? "nr_bvec" : "sg_cnt", c->o.nents);
 	jw_u64(j, "offset", (u64)c->o.offset);
 	jw_name(c, "remote_addr", c->raddr, fmt_raddr);
-	jw_name(c, "rkey", c->rkey, fmt_rkey64);
+	jw_name(c, "rkey", c->rkey, fmt_rkey);
 	jw_u64(j, "bytes", c->bytes);
 	jw_u64(j, "transfer_bytes", c->xfer);
 	jw_u64(j, "chained_arrays", c->o.bvec ? 0 : c->nr_arrays);
@@ -1450,8 +1387,8 @@ static void run_chains(struct chain *c)
 		if (rdmarw_rw_ctx_explain(&c->ctx, &d))
 			snprintf(check, sizeof(check),
 				 "rdmarw_rw_ctx_explain failed");
-		first = rdma_rw_ctx_wrs(&c->ctx, c->qp, CHAIN_PORT, &c->cqe,
-					chain_wr);
+		first = rdma_rw_ctx_wrs(&c->ctx, c->h.qp[0], CHAIN_PORT,
+					&c->cqe, chain_wr);
 		if (!first) {
 			fail(c, "rdma_rw_ctx_wrs returned NULL");
 			break;
@@ -1503,14 +1440,14 @@ static bool setup_send(struct chain *c)
 		return false;
 	memset(c->msg, 0, PAGE_SIZE);
 	c->send_sge = (struct ib_sge){ (u64)(uintptr_t)c->msg, CHAIN_MSG_LEN,
-				       c->pd->local_dma_lkey };
+				       c->h.pd[0]->local_dma_lkey };
 	c->send_wr.opcode = IB_WR_SEND;
 	c->send_wr.sg_list = &c->send_sge;
 	c->send_wr.num_sge = 1;
 	c->send_wr.send_flags = IB_SEND_SIGNALED;
 	c->send_wr.wr_cqe = &c->send_cqe;
 	c->recv_sge = (struct ib_sge){ (u64)(uintptr_t)c->rmsg, CHAIN_MSG_LEN,
-				       c->ppd->local_dma_lkey };
+				       c->h.pd[1]->local_dma_lkey };
 	c->recv_wr.sg_list = &c->recv_sge;
 	c->recv_wr.num_sge = 1;
 	c->recv_wr.wr_cqe = &c->recv_cqe;
@@ -1520,33 +1457,28 @@ static bool setup_send(struct chain *c)
 /* The devices and the buffer.  Returns -1 to go on, or an exit code. */
 static int setup(struct chain *c)
 {
-	if (soft_profile_get(c->o.profile, &c->prof)) {
-		fprintf(stderr,
-			"rdmarw-chain: unknown profile '%s' (mlx5, rxe, siw)\n",
-			c->o.profile);
-		return EXIT_BAD_ARGS;
-	}
+	if (soft_profile_get(c->o.profile, &c->prof))
+		cli_refuse(CHAIN_TOOL, "unknown profile '%s' (mlx5, rxe, siw)",
+			   c->o.profile);
 	apply_overrides(c);
 	if (c->o.force_mr)
 		rdma_rw_set_force_mr(true);
 	c->force = rdma_rw_get_force_mr();
-	if (!layout(c)) {
-		fprintf(stderr,
-			"rdmarw-chain: the buffer layout exceeds 4 GiB\n");
-		return EXIT_BAD_ARGS;
-	}
+	if (!layout(c))
+		cli_refuse(CHAIN_TOOL, "the buffer layout exceeds 4 GiB");
 	if (!(c->o.bvec ? build_bvecs(c) : build_sgl(c)) || !transfer_segs(c) ||
 	    !open_hosts(c) || (c->o.post && !open_remote(c)) || !setup_send(c))
 		return EXIT_FAILURE;
-	c->raddr = (u64)c->o.remote_addr;
-	c->rkey = (u32)c->o.rkey;
-	if (c->o.post && !c->o.raddr_set)
-		c->raddr = (u64)(uintptr_t)c->rbuf + CHAIN_GUARD;
-	if (c->o.post && !c->o.rkey_set)
-		c->rkey = c->rmr->rkey;
+	c->raddr = c->o.remote_addr >= 0 ? (u64)c->o.remote_addr :
+		   c->o.post ? (u64)(uintptr_t)c->rbuf + CHAIN_GUARD :
+			       0x10000000;
+	c->rkey = c->o.rkey >= 0 ? (u32)c->o.rkey :
+		  c->o.post	 ? c->rmr->rkey :
+				   0x1234;
 	if (c->o.pool_free > c->pool_total) {
 		fprintf(stderr,
-			"rdmarw-chain: --pool-free %lld: the pool holds %d MRs (raise --pool-size)\n",
+			CHAIN_TOOL
+			": --pool-free %lld: the pool holds %d MRs (raise --pool-size)\n",
 			c->o.pool_free, c->pool_total);
 		return EXIT_BAD_ARGS;
 	}
@@ -1560,19 +1492,20 @@ static void teardown(struct chain *c)
 	int ret;
 
 	if (c->ctx_live && c->o.bvec)
-		rdma_rw_ctx_destroy_bvec(&c->ctx, c->qp, CHAIN_PORT, c->bvecs,
-					 c->o.nents, c->o.dir);
+		rdma_rw_ctx_destroy_bvec(&c->ctx, c->h.qp[0], CHAIN_PORT,
+					 c->bvecs, c->o.nents, c->o.dir);
 	else if (c->ctx_live)
-		rdma_rw_ctx_destroy(&c->ctx, c->qp, CHAIN_PORT, c->arrays[0],
-				    c->o.nents, c->o.dir);
+		rdma_rw_ctx_destroy(&c->ctx, c->h.qp[0], CHAIN_PORT,
+				    c->arrays[0], c->o.nents, c->o.dir);
 	while (c->nr_held)
-		ib_mr_pool_put(c->qp, &c->qp->rdma_mrs, c->held[--c->nr_held]);
-	if (c->dev && c->dev->dma_mapped)
+		ib_mr_pool_put(c->h.qp[0], &c->h.qp[0]->rdma_mrs,
+			       c->held[--c->nr_held]);
+	if (c->h.dev[0] && c->h.dev[0]->dma_mapped)
 		fail(c, "%ld DMA mappings left after destroy",
-		     c->dev->dma_mapped);
-	if (c->qp && (ret = ib_destroy_qp(c->qp)))
+		     c->h.dev[0]->dma_mapped);
+	if (c->h.qp[0] && (ret = ib_destroy_qp(c->h.qp[0])))
 		fail(c, "ib_destroy_qp: %s", errno_name(ret));
-	c->h.qp[0] = NULL;
+	c->h.qp[0] = NULL; /* destroyed */
 	if (c->rmr && (ret = ib_dereg_mr(c->rmr)))
 		fail(c, "ib_dereg_mr: %s", errno_name(ret));
 	if ((ret = two_hosts_close(&c->h)))
@@ -1600,9 +1533,8 @@ int main(int argc, char **argv)
 
 	if (!c)
 		return EXIT_FAILURE;
-	code = parse_args(&c->o, argc, argv);
-	if (code < 0)
-		code = setup(c);
+	parse_args(&c->o, argc, argv);
+	code = setup(c);
 	if (code < 0) {
 		run_init(c);
 		print_head(c);

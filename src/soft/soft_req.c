@@ -18,6 +18,9 @@
 #include "soft/soft_sig.h"
 #include "soft/soft_req.h"
 
+/* struct soft_pkt's outcome word is zero for SOFT_OK and no flag. */
+_Static_assert(SOFT_OK == 0, "SOFT_OK is the zero outcome");
+
 enum req_ret {
 	REQ_DONE, /* the WQE is finished (completed or not signaled) */
 	REQ_STALL, /* wait for the peer; the WQE stays at the head */
@@ -67,28 +70,62 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 /* ---- remote operations -------------------------------------------------- */
 
 /*
+ * What follows a refused, stalled or finishing request (and every READ):
+ * the RNR wait, the READ's placement, the responder's completion of a
+ * consumed receive.  Out of line: a plain WRITE that the responder
+ * accepted whole tests one word and returns.  Called with mem_lock held
+ * (read); drops it.  Return: the WQE's fault, or SOFT_F_RNR: wait.
+ */
+static enum soft_fault req_remote_tail(struct soft_qp *qp,
+				       struct soft_send_wqe *wqe,
+				       struct soft_pkt *pkt,
+				       enum soft_op_class cls)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	enum soft_fault fault = pkt->fault;
+
+	if (fault == SOFT_F_RNR) {
+		soft_read_unlock(&f->mem_lock);
+		soft_add(&qp->dev->stats.rnr_stalls, 1);
+		return SOFT_F_RNR;
+	}
+	if (cls == SOFT_OPC_READ && !fault)
+		fault = rdmarw__soft_comp_read(qp, wqe, &pkt->read_src);
+	soft_read_unlock(&f->mem_lock);
+	if (pkt->finish) {
+		pkt->kick = false;
+		rdmarw__soft_resp_finish(qp->peer, pkt);
+		if (pkt->kick)
+			soft_store(&qp->kick_peer, true);
+	}
+	if (cls == SOFT_OPC_READ && !fault &&
+	    (wqe->op->flags & SOFT_OPF_LOC_INV))
+		fault = rdmarw__soft_comp_read_inv(qp, wqe);
+	return fault;
+}
+
+/*
  * A SEND, WRITE or READ: the requester checks the local payload of a SEND
  * or WRITE (rxe's copy_data(), access 0) and builds the request; the
  * responder of the peer QP, called once, applies every rule of its side
  * and places SEND and WRITE data; the completer places READ data into the
  * sinks it checks.  Each refusal stops the request where it is found.
+ * Return: the WQE's fault, or SOFT_F_RNR: the Send Queue waits for a
+ * receive.
  */
 soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 					     struct soft_send_wqe *wqe,
-					     enum soft_op_class cls,
-					     bool *stall)
+					     enum soft_op_class cls)
 {
 	struct soft_fabric *f = qp->dev->fabric;
 	struct soft_qp *peer = qp->peer;
-	enum soft_fault fault;
 	struct soft_pkt pkt;
 
 	if (!peer)
 		return SOFT_F_RETRY_EXC; /* nobody will ever answer */
 	pkt.req = qp;
 	pkt.wqe = wqe;
-	pkt.fault = SOFT_OK;
-	pkt.flags = 0;
+	pkt.outcome = 0; /* SOFT_OK, no flag */
 	soft_read_lock(&f->mem_lock);
 	if (cls != SOFT_OPC_READ) {
 		if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
@@ -104,25 +141,12 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 		rdmarw__soft_resp_read(peer, &pkt);
 	else
 		rdmarw__soft_resp_send(peer, &pkt);
-	fault = pkt.fault;
-	if (__builtin_expect(fault == SOFT_F_RNR, 0)) {
+	/* Accepted whole, nothing for the responder to finish: done. */
+	if (__builtin_expect(cls != SOFT_OPC_READ && !pkt.outcome, 1)) {
 		soft_read_unlock(&f->mem_lock);
-		soft_add(&qp->dev->stats.rnr_stalls, 1);
-		*stall = true;
 		return SOFT_OK;
 	}
-	if (cls == SOFT_OPC_READ && !fault)
-		fault = rdmarw__soft_comp_read(qp, wqe, &pkt.read_src);
-	soft_read_unlock(&f->mem_lock);
-	if (__builtin_expect(pkt.finish, 0)) {
-		rdmarw__soft_resp_finish(peer, &pkt);
-		if (pkt.kick)
-			soft_store(&qp->kick_peer, true);
-	}
-	if (cls == SOFT_OPC_READ && !fault &&
-	    (wqe->op->flags & SOFT_OPF_LOC_INV))
-		fault = rdmarw__soft_comp_read_inv(qp, wqe);
-	return fault;
+	return req_remote_tail(qp, wqe, &pkt, cls);
 }
 
 /*
@@ -155,15 +179,18 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 
 		/* The most common class first (a test, not a jump table). */
 		if (cls == SOFT_OPC_WRITE)
-			fault = req_remote(qp, wqe, SOFT_OPC_WRITE, &stall);
+			fault = req_remote(qp, wqe, SOFT_OPC_WRITE);
 		else if (cls == SOFT_OPC_READ)
-			fault = req_remote(qp, wqe, SOFT_OPC_READ, &stall);
+			fault = req_remote(qp, wqe, SOFT_OPC_READ);
 		else if (cls == SOFT_OPC_SEND)
-			fault = req_remote(qp, wqe, SOFT_OPC_SEND, &stall);
+			fault = req_remote(qp, wqe, SOFT_OPC_SEND);
 		else
 			fault = req_local(qp, wqe);
-		if (__builtin_expect(fault != SOFT_OK, 0))
+		if (__builtin_expect(fault != SOFT_OK, 0)) {
+			if (fault == SOFT_F_RNR)
+				return REQ_STALL;
 			fault = iwarp_terminated(qp, wqe, fault, &term);
+		}
 	}
 	if (stall)
 		return REQ_STALL;
@@ -177,7 +204,13 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	return REQ_DONE;
 }
 
-void rdmarw__soft_requester(struct soft_qp *qp)
+/*
+ * Inline into its one caller, the executor's loop (soft_qp.c's exec_run(),
+ * joined by LTO; a build without LTO calls it): as a call, the request's
+ * frame was set up and torn down once more per run.
+ */
+inline __attribute__((always_inline)) void
+rdmarw__soft_requester(struct soft_qp *qp)
 {
 	for (;;) {
 		struct soft_send_wqe *wqe;

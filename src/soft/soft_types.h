@@ -629,8 +629,13 @@ enum soft_fault {
  * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
  * @read_src: out: READ: the remote bytes, for the completer
  *
- * The requester sets @req, @wqe, @src, @nsrc, @fault (SOFT_OK) and zeroes
- * the flags (one word); the responder writes the rest (@resp_fault with
+ * @outcome: @fault and the four flags above as one word: zero when the
+ *           responder accepted the request whole and has nothing to
+ *           finish (the requester's one test on the fast path; @kick is
+ *           only ever set by resp_finish, so it is not part of it)
+ *
+ * The requester sets @req, @wqe, @src, @nsrc and zeroes @outcome (@fault
+ * SOFT_OK, no flag); the responder writes the rest (@resp_fault with
  * @finish).
  */
 struct soft_pkt {
@@ -638,17 +643,17 @@ struct soft_pkt {
 	struct soft_send_wqe *wqe;
 	const struct soft_region *src;
 	u32 nsrc;
-	enum soft_fault fault;
 	union {
 		struct {
+			enum soft_fault fault;
 			bool finish;
 			bool resp_err;
 			bool recv_taken;
 			bool inv_key_set;
-			bool kick;
 		};
-		u64 flags;
+		u64 outcome;
 	};
+	bool kick;
 	enum soft_fault resp_fault;
 	u32 inv_key;
 	struct soft_region read_src;
