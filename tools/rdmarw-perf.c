@@ -42,6 +42,7 @@
 #define PERF_WINDOW 1e-3 /* seconds: the shortest window for BW peak */
 #define PERF_CTL_BATCHES 7U /* control path: median of this many batches */
 #define PERF_MAX_THREADS 64U /* -t: QP pairs on threads, at most */
+#define PERF_MT_ROUNDS 3U /* -t: the four phases alternate this many times */
 
 struct perf_opts {
 	bool write;
@@ -1733,6 +1734,9 @@ out:
  */
 enum perf_phase { PHASE_IO, PHASE_MEMCPY, PHASE_QUIT };
 
+/* What a phase's figures add to: thread 0 alone, or all N; I/O or memcpy. */
+enum perf_slot_kind { MT_IO1, MT_MC1, MT_MCN, MT_ION, MT_KINDS };
+
 struct perf_mt;
 
 struct perf_thr {
@@ -1744,9 +1748,9 @@ struct perf_thr {
 	pthread_t tid;
 	u32 idx;
 	int cpu;
-	/* the last phase's result, written by this thread only */
-	u64 done; /* I/Os or copies */
-	double secs;
+	/* the phases' results, added up by this thread only, per kind */
+	u64 done[MT_KINDS]; /* I/Os or copies */
+	double secs[MT_KINDS];
 	int error;
 } __attribute__((aligned(64)));
 
@@ -1754,6 +1758,7 @@ struct perf_mt {
 	pthread_barrier_t start, end;
 	/* the phase: written by the main thread before the start barrier */
 	enum perf_phase phase;
+	enum perf_slot_kind kind;
 	u32 active;
 	double deadline;
 	struct perf_thr *thr;
@@ -1768,7 +1773,8 @@ struct perf_mt_sum {
 };
 
 /* Copies over the thread's own buffers until the deadline. */
-static void thr_memcpy(struct perf_thr *t, double deadline)
+static void thr_memcpy(struct perf_thr *t, double deadline,
+		       enum perf_slot_kind kind)
 {
 	u64 batch = (1U << 20) / t->shape->bytes, n = 0;
 	double t0 = now_s(), t1;
@@ -1780,17 +1786,20 @@ static void thr_memcpy(struct perf_thr *t, double deadline)
 		n += batch;
 		t1 = now_s();
 	} while (t1 < deadline);
-	t->done = n;
-	t->secs = t1 - t0;
+	t->done[kind] += n;
+	t->secs[kind] += t1 - t0;
 }
 
-static void thr_io(struct perf_thr *t, double deadline)
+static void thr_io(struct perf_thr *t, double deadline,
+		   enum perf_slot_kind kind)
 {
 	struct perf_run *r = &t->run;
+	double secs = 0;
 
 	r->deadline = deadline;
-	t->error = run_ios(r, 1ULL << 40, &t->secs);
-	t->done = r->completed;
+	t->error = run_ios(r, 1ULL << 40, &secs);
+	t->done[kind] += r->completed;
+	t->secs[kind] += secs;
 }
 
 static void *thr_main(void *arg)
@@ -1804,33 +1813,49 @@ static void *thr_main(void *arg)
 			return NULL;
 		if (t->idx < mt->active) {
 			if (mt->phase == PHASE_IO)
-				thr_io(t, mt->deadline);
+				thr_io(t, mt->deadline, mt->kind);
 			else
-				thr_memcpy(t, mt->deadline);
+				thr_memcpy(t, mt->deadline, mt->kind);
 		}
 		pthread_barrier_wait(&mt->end);
 	}
 }
 
-/* One phase on the first @active threads, @secs long; 0 or an error. */
-static int mt_phase(struct perf_mt *mt, enum perf_phase phase, u32 active,
-		    double secs, struct perf_mt_sum *sum)
+/* One phase of @kind, @secs long; 0 or an error. */
+static int mt_phase(struct perf_mt *mt, enum perf_slot_kind kind, double secs)
 {
 	u32 i;
 
-	mt->phase = phase;
-	mt->active = active;
+	mt->phase = kind == MT_IO1 || kind == MT_ION ? PHASE_IO : PHASE_MEMCPY;
+	mt->kind = kind;
+	mt->active = kind == MT_IO1 || kind == MT_MC1 ? 1 : mt->n;
 	mt->deadline = now_s() + secs;
 	pthread_barrier_wait(&mt->start);
 	pthread_barrier_wait(&mt->end);
+	for (i = 0; i < mt->active; i++)
+		if (mt->thr[i].error)
+			return mt->thr[i].error;
+	return 0;
+}
+
+/* Rate of thread @t in @kind's phases, per second. */
+static double thr_pps(const struct perf_thr *t, enum perf_slot_kind kind)
+{
+	return t->secs[kind] > 0 ? (double)t->done[kind] / t->secs[kind] : 0;
+}
+
+/* The figures of @kind's phases, over the threads that ran them. */
+static void mt_sum(const struct perf_mt *mt, enum perf_slot_kind kind,
+		   struct perf_mt_sum *sum)
+{
+	u32 i, active = kind == MT_IO1 || kind == MT_MC1 ? 1 : mt->n;
+
 	*sum = (struct perf_mt_sum){ .min_bps = INFINITY };
 	for (i = 0; i < active; i++) {
-		struct perf_thr *t = &mt->thr[i];
-		double pps = t->secs > 0 ? (double)t->done / t->secs : 0;
+		const struct perf_thr *t = &mt->thr[i];
+		double pps = thr_pps(t, kind);
 		double bps = pps * (double)t->shape->bytes;
 
-		if (t->error)
-			return t->error;
 		sum->pps += pps;
 		sum->bps += bps;
 		if (bps < sum->min_bps)
@@ -1838,7 +1863,6 @@ static int mt_phase(struct perf_mt *mt, enum perf_phase phase, u32 active,
 		if (bps > sum->max_bps)
 			sum->max_bps = bps;
 	}
-	return 0;
 }
 
 /* The threads' pairs ready for @bytes in @dir (as run_size() does). */
@@ -1856,6 +1880,8 @@ static int mt_prepare(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
 				  o->gap, o->offset);
 		if (ret)
 			return ret;
+		memset(t->done, 0, sizeof(t->done));
+		memset(t->secs, 0, sizeof(t->secs));
 		*r = (struct perf_run){ .env = &t->env,
 					.o = o,
 					.shape = t->shape,
@@ -1891,14 +1917,14 @@ static void mt_print(const struct perf_opts *o, struct jw *j,
 		     enum dma_data_direction dir, const struct perf_mt_sum *io1,
 		     const struct perf_mt_sum *ion,
 		     const struct perf_mt_sum *mc1,
-		     const struct perf_mt_sum *mcn, const double *mc_thr)
+		     const struct perf_mt_sum *mcn)
 {
 	u32 i;
 
 	if (o->json) {
 		for (i = 0; i < mt->n; i++) {
 			const struct perf_thr *t = &mt->thr[i];
-			double pps = (double)t->done / t->secs;
+			double pps = thr_pps(t, MT_ION);
 
 			jw_open(j, NULL, '{');
 			jw_str(j, "mode", "thread");
@@ -1906,12 +1932,14 @@ static void mt_print(const struct perf_opts *o, struct jw *j,
 			jw_u64(j, "bytes", bytes);
 			jw_u64(j, "thread", i);
 			jw_int(j, "cpu", t->cpu);
-			jw_u64(j, "iters", t->done);
-			jw_fixed(j, "secs", t->secs, 6);
+			jw_u64(j, "iters", t->done[MT_ION]);
+			jw_fixed(j, "secs", t->secs[MT_ION], 6);
 			jw_fixed(j, "bw_mib", pps * (double)bytes / (1 << 20),
 				 2);
 			jw_fixed(j, "mpps", pps / 1e6, 6);
-			jw_fixed(j, "memcpy_mib", mc_thr[i] / (1 << 20), 2);
+			jw_fixed(j, "memcpy_mib",
+				 thr_pps(t, MT_MCN) * (double)bytes / (1 << 20),
+				 2);
 			jw_close(j, '}');
 		}
 		jw_open(j, NULL, '{');
@@ -1938,13 +1966,13 @@ static void mt_print(const struct perf_opts *o, struct jw *j,
 	}
 	for (i = 0; i < mt->n; i++) {
 		const struct perf_thr *t = &mt->thr[i];
-		double pps = (double)t->done / t->secs;
+		double pps = thr_pps(t, MT_ION);
 
 		printf("  thread %-3u cpu %-3d %-5s %9llu %12.2f %10.4f "
 		       "%12.2f\n",
 		       i, t->cpu, dir_name(dir), (unsigned long long)bytes,
 		       mt_bw(o, pps * (double)bytes), pps / 1e6,
-		       mt_bw(o, mc_thr[i]));
+		       mt_bw(o, thr_pps(t, MT_MCN) * (double)bytes));
 	}
 	printf("%-5s %9llu %3u %12.2f %10.4f %12.2f %7.2fx %6.3f %12.2f "
 	       "%7.2fx %6.3f\n",
@@ -1956,35 +1984,36 @@ static void mt_print(const struct perf_opts *o, struct jw *j,
 	fflush(stdout);
 }
 
-/* One size in one direction: the four phases, then the figures. */
+/*
+ * One size in one direction: the four phases in PERF_MT_ROUNDS rounds of
+ * -D / PERF_MT_ROUNDS each (a noisy neighbour slows them alike), then the
+ * figures of each kind over its rounds.
+ */
 static int mt_size(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
 		   enum dma_data_direction dir, struct jw *j)
 {
+	static const enum perf_slot_kind order[MT_KINDS] = { MT_IO1, MT_MC1,
+							     MT_MCN, MT_ION };
 	struct perf_mt_sum io1, ion, mc1, mcn;
-	double mc_thr[PERF_MAX_THREADS];
-	double d = o->duration;
-	u32 i;
+	double d = o->duration / PERF_MT_ROUNDS;
+	u32 k, round;
 	int ret;
 
 	ret = mt_prepare(mt, o, bytes, dir);
-	if (!ret)
-		ret = mt_phase(mt, PHASE_IO, 1, d, &io1);
-	if (!ret)
-		ret = mt_phase(mt, PHASE_MEMCPY, 1, d, &mc1);
-	if (!ret)
-		ret = mt_phase(mt, PHASE_MEMCPY, mt->n, d, &mcn);
-	for (i = 0; i < mt->n; i++) /* the I/O phase overwrites done/secs */
-		mc_thr[i] = (double)mt->thr[i].done / mt->thr[i].secs *
-			    (double)bytes;
-	if (!ret)
-		ret = mt_phase(mt, PHASE_IO, mt->n, d, &ion);
+	for (round = 0; round < PERF_MT_ROUNDS && !ret; round++)
+		for (k = 0; k < MT_KINDS && !ret; k++)
+			ret = mt_phase(mt, order[k], d);
 	if (ret) {
 		fprintf(stderr, "rdmarw-perf: -t %u: %s %llu bytes: %s\n",
 			mt->n, dir_name(dir), (unsigned long long)bytes,
 			strerror(-ret));
 		return ret;
 	}
-	mt_print(o, j, mt, bytes, dir, &io1, &ion, &mc1, &mcn, mc_thr);
+	mt_sum(mt, MT_IO1, &io1);
+	mt_sum(mt, MT_MC1, &mc1);
+	mt_sum(mt, MT_MCN, &mcn);
+	mt_sum(mt, MT_ION, &ion);
+	mt_print(o, j, mt, bytes, dir, &io1, &ion, &mc1, &mcn);
 	return 0;
 }
 
@@ -2012,13 +2041,14 @@ static void mt_header(const struct perf_opts *o, u32 ncpus)
 	       o->threads, o->profile, o->iommu ? "+iommu" : "",
 	       o->threaded ? "+threaded" : "", o->ctxs, o->threads, o->threads,
 	       ncpus);
-	printf("# each phase %.2f s, all threads leaving one barrier and "
+	printf("# %u rounds of 4 phases of %.3f s (I/O and memcpy on thread 0 "
+	       "alone, on all), all threads leaving one barrier and "
 	       "starting nothing after one deadline;\n# one = thread 0 alone "
-	       "(the same pair, just before); scaling = sum / one; fair = "
+	       "(the same pair, in the same rounds); scaling = sum / one; fair = "
 	       "slowest / fastest thread;\n# memcpy = each thread copying "
 	       "over its own buffers, N threads at once (scaling: against "
 	       "one thread)\n",
-	       o->duration);
+	       PERF_MT_ROUNDS, o->duration / PERF_MT_ROUNDS);
 	printf("# BW in %s\n",
 	       o->gbits ? "Gb/s (10^9 bits/s)" : "MiB/s (2^20 bytes/s)");
 	printf("# per thread: thread, cpu, op, bytes, BW, Mpps, memcpy BW\n");
