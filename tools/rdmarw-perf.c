@@ -1735,7 +1735,7 @@ out:
 enum perf_phase { PHASE_IO, PHASE_MEMCPY, PHASE_QUIT };
 
 /* What a phase's figures add to: thread 0 alone, or all N; I/O or memcpy. */
-enum perf_slot_kind { MT_IO1, MT_MC1, MT_MCN, MT_ION, MT_KINDS };
+enum perf_mt_kind { MT_IO1, MT_MC1, MT_MCN, MT_ION, MT_KINDS };
 
 struct perf_mt;
 
@@ -1758,7 +1758,7 @@ struct perf_mt {
 	pthread_barrier_t start, end;
 	/* the phase: written by the main thread before the start barrier */
 	enum perf_phase phase;
-	enum perf_slot_kind kind;
+	enum perf_mt_kind kind;
 	u32 active;
 	double deadline;
 	struct perf_thr *thr;
@@ -1774,7 +1774,7 @@ struct perf_mt_sum {
 
 /* Copies over the thread's own buffers until the deadline. */
 static void thr_memcpy(struct perf_thr *t, double deadline,
-		       enum perf_slot_kind kind)
+		       enum perf_mt_kind kind)
 {
 	u64 batch = (1U << 20) / t->shape->bytes, n = 0;
 	double t0 = now_s(), t1;
@@ -1790,8 +1790,7 @@ static void thr_memcpy(struct perf_thr *t, double deadline,
 	t->secs[kind] += t1 - t0;
 }
 
-static void thr_io(struct perf_thr *t, double deadline,
-		   enum perf_slot_kind kind)
+static void thr_io(struct perf_thr *t, double deadline, enum perf_mt_kind kind)
 {
 	struct perf_run *r = &t->run;
 	double secs = 0;
@@ -1822,7 +1821,7 @@ static void *thr_main(void *arg)
 }
 
 /* One phase of @kind, @secs long; 0 or an error. */
-static int mt_phase(struct perf_mt *mt, enum perf_slot_kind kind, double secs)
+static int mt_phase(struct perf_mt *mt, enum perf_mt_kind kind, double secs)
 {
 	u32 i;
 
@@ -1839,13 +1838,13 @@ static int mt_phase(struct perf_mt *mt, enum perf_slot_kind kind, double secs)
 }
 
 /* Rate of thread @t in @kind's phases, per second. */
-static double thr_pps(const struct perf_thr *t, enum perf_slot_kind kind)
+static double thr_pps(const struct perf_thr *t, enum perf_mt_kind kind)
 {
 	return t->secs[kind] > 0 ? (double)t->done[kind] / t->secs[kind] : 0;
 }
 
 /* The figures of @kind's phases, over the threads that ran them. */
-static void mt_sum(const struct perf_mt *mt, enum perf_slot_kind kind,
+static void mt_sum(const struct perf_mt *mt, enum perf_mt_kind kind,
 		   struct perf_mt_sum *sum)
 {
 	u32 i, active = kind == MT_IO1 || kind == MT_MC1 ? 1 : mt->n;
@@ -1992,8 +1991,8 @@ static void mt_print(const struct perf_opts *o, struct jw *j,
 static int mt_size(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
 		   enum dma_data_direction dir, struct jw *j)
 {
-	static const enum perf_slot_kind order[MT_KINDS] = { MT_IO1, MT_MC1,
-							     MT_MCN, MT_ION };
+	static const enum perf_mt_kind order[MT_KINDS] = { MT_IO1, MT_MC1,
+							   MT_MCN, MT_ION };
 	struct perf_mt_sum io1, ion, mc1, mcn;
 	double d = o->duration / PERF_MT_ROUNDS;
 	u32 k, round;
