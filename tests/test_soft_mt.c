@@ -6,8 +6,11 @@
  * CHURN_THREADS threads keep registering, fast-registering, invalidating
  * and deregistering MRs on the same devices.  Every profile, inline and
  * threaded device modes.  Checked: every completion arrives exactly once;
- * a WRITE with the rkey of an MR deregistered before it was posted fails
- * and changes no byte; no byte outside a live grant changes (guard zones
+ * a WRITE with the rkey of an MR deregistered, or of a fast MR invalidated
+ * (LOCAL_INV), before it was posted fails and changes no byte (on iWARP,
+ * where a WRITE completes once sent, the READ after it fails); once
+ * ib_dereg_mr() returned while a WRITE into the MR was in flight, no byte
+ * of the region changes; no byte outside a live grant changes (guard zones
  * around each target, the churn threads' buffers); nothing is left on the
  * devices at the end.  Iteration counts, no time.  Threads count failures;
  * the main thread asserts.
@@ -57,6 +60,8 @@ struct churn_thr {
 	struct two_hosts h; /* churn 1: a pair for REG_MR and LOCAL_INV */
 	struct ib_pd *pd;
 	u8 *buf; /* never a target of any I/O: must keep its bytes */
+	u8 *src; /* churn 1: the source of its stale-key WRITEs */
+	struct ib_mr *smr;
 	int kind;
 	pthread_t tid;
 	int failures;
@@ -168,11 +173,11 @@ static int verbs_io(struct io_thr *t, struct ib_qp *qp, enum ib_wr_opcode op,
  * ERROR): it must fail and change no byte.
  */
 /* A fresh connected pair on the thread's PDs and CQs (false if not). */
-static bool probe_pair(struct io_thr *t, struct ib_qp **a, struct ib_qp **b)
+static bool probe_pair(struct two_hosts *h, struct ib_qp **a, struct ib_qp **b)
 {
 	struct ib_qp_init_attr attr = {
-		.send_cq = t->h.cq[0],
-		.recv_cq = t->h.cq[0],
+		.send_cq = h->cq[0],
+		.recv_cq = h->cq[0],
 		.cap = { .max_send_wr = 4,
 			 .max_recv_wr = 1,
 			 .max_send_sge = 1,
@@ -182,9 +187,9 @@ static bool probe_pair(struct io_thr *t, struct ib_qp **a, struct ib_qp **b)
 		.port_num = 1,
 	};
 
-	*a = ib_create_qp(t->h.pd[0], &attr);
-	attr.send_cq = attr.recv_cq = t->h.cq[1];
-	*b = ib_create_qp(t->h.pd[1], &attr);
+	*a = ib_create_qp(h->pd[0], &attr);
+	attr.send_cq = attr.recv_cq = h->cq[1];
+	*b = ib_create_qp(h->pd[1], &attr);
 	return !IS_ERR(*a) && !IS_ERR(*b) && !soft_qp_connect(*a, *b);
 }
 
@@ -204,7 +209,7 @@ static bool stale_probe(struct io_thr *t, u32 seed)
 	rkey = mr->rkey;
 	if (ib_dereg_mr(mr))
 		return false;
-	if (!probe_pair(t, &a, &b))
+	if (!probe_pair(&t->h, &a, &b))
 		return false;
 	fill(t->src, GRANT, seed);
 	ok = !verbs_io(t, a, IB_WR_RDMA_WRITE, (u64)(uintptr_t)zone, rkey,
@@ -247,7 +252,7 @@ static bool dereg_race(struct io_thr *t, u32 seed)
 					 .send_flags = IB_SEND_SIGNALED },
 				 .remote_addr = (u64)(uintptr_t)zone };
 
-	if (!probe_pair(t, &a, &b))
+	if (!probe_pair(&t->h, &a, &b))
 		return false;
 	mr = ib_reg_user_mr(t->h.pd[1], (u64)(uintptr_t)zone, GRANT,
 			    (u64)(uintptr_t)zone, ACCESS);
@@ -331,6 +336,43 @@ static void churn_reg(struct churn_thr *c)
 	}
 }
 
+/*
+ * A WRITE (and on iWARP the READ after it) with the rkey of a fast MR
+ * invalidated before it was posted, on a fresh pair: it must not succeed
+ * (c->buf is checked unchanged at the end).
+ */
+static bool inv_probe(struct churn_thr *c, u32 rkey)
+{
+	struct ib_sge sge = { .addr = (u64)(uintptr_t)c->src,
+			      .length = PAGE_SIZE,
+			      .lkey = c->smr->lkey };
+	struct ib_rdma_wr wr = { .wr = { .wr_id = 0x1a7,
+					 .sg_list = &sge,
+					 .num_sge = 1,
+					 .opcode = IB_WR_RDMA_WRITE,
+					 .send_flags = IB_SEND_SIGNALED },
+				 .remote_addr = (u64)(uintptr_t)c->buf,
+				 .rkey = rkey };
+	struct ib_qp *a, *b;
+	struct ib_wc wc;
+	bool ok;
+
+	if (!probe_pair(&c->h, &a, &b))
+		return false;
+	ok = !ib_post_send(a, &wr.wr, NULL) && one_wc(c->h.cq[0], 0x1a7, &wc);
+	if (ok && wc.status == IB_WC_SUCCESS &&
+	    rdma_protocol_iwarp(a->device, 1)) {
+		wr.wr.opcode = IB_WR_RDMA_READ;
+		wr.wr.wr_id = 0x1a8;
+		ok = !ib_post_send(a, &wr.wr, NULL) &&
+		     one_wc(c->h.cq[0], 0x1a8, &wc);
+	}
+	ok = ok && wc.status != IB_WC_SUCCESS;
+	ib_destroy_qp(a);
+	ib_destroy_qp(b);
+	return ok;
+}
+
 /* Kind 1: fast registration and local invalidation on the churn pair. */
 static void churn_frwr(struct churn_thr *c)
 {
@@ -372,6 +414,8 @@ static void churn_frwr(struct churn_thr *c)
 		inv.ex.invalidate_rkey = mr->rkey;
 		if (ib_post_send(qp, &inv, NULL) ||
 		    !one_wc(c->h.cq[1], 2, &wc) || wc.status != IB_WC_SUCCESS)
+			c->failures++;
+		if (i % 10 == 9 && !inv_probe(c, mr->rkey))
 			c->failures++;
 	}
 	if (ib_dereg_mr(mr))
@@ -466,6 +510,11 @@ static void run(const char *profile, bool threaded)
 			assert_false(IS_ERR(c->pd));
 		} else {
 			pair_open(&c->h, &env);
+			c->src = zalloc(PAGE_SIZE, 0x99);
+			c->smr = ib_reg_user_mr(
+				c->h.pd[0], (u64)(uintptr_t)c->src, PAGE_SIZE,
+				(u64)(uintptr_t)c->src, ACCESS);
+			assert_false(IS_ERR(c->smr));
 		}
 	}
 	for (i = 0; i < IO_THREADS; i++)
@@ -496,10 +545,13 @@ static void run(const char *profile, bool threaded)
 
 		assert_int_equal(c->failures, 0);
 		assert_true(all(c->buf, 4 * PAGE_SIZE, 0x3c));
-		if (c->pd)
+		if (c->pd) {
 			ib_dealloc_pd(c->pd);
-		else
+		} else {
+			assert_int_equal(ib_dereg_mr(c->smr), 0);
 			assert_int_equal(two_hosts_close_objects(&c->h), 0);
+			free(c->src);
+		}
 		free(c->buf);
 	}
 	/* nothing left beyond what the env itself holds */
