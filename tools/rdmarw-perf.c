@@ -17,6 +17,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,8 @@
 #define PERF_ROUNDS 5U /* I/O and memcpy alternate this many times */
 #define PERF_WINDOW 1e-3 /* seconds: the shortest window for BW peak */
 #define PERF_CTL_BATCHES 7U /* control path: median of this many batches */
+#define PERF_MAX_THREADS 64U /* -t: QP pairs on threads, at most */
+#define PERF_MT_ROUNDS 3U /* -t: the four phases alternate this many times */
 
 struct perf_opts {
 	bool write;
@@ -65,6 +69,7 @@ struct perf_opts {
 	bool quiet;
 	bool gbits; /* --report_gbits: BW in Gb/s (10^9 bits), as perftest */
 	bool duration_set; /* -D given: a limit on each size's I/O time */
+	u32 threads; /* -t: QP pairs on as many threads, 0 without -t */
 };
 
 struct perf_env {
@@ -81,6 +86,7 @@ struct perf_env {
 	size_t pibuf_len;
 	struct perf_ibv *ibv; /* --device: the pair on it */
 	struct two_hosts hosts; /* otherwise: the software pair */
+	bool shared_devs; /* -t: fabric and devices are another env's */
 };
 
 /* One transfer's shape: entries of the local buffer and the remote range. */
@@ -122,6 +128,7 @@ struct perf_run {
 	u32 rkey, nents;
 	u64 posted, completed, target;
 	double deadline; /* -D given: no I/O is started after it */
+	u32 clock_mask; /* look at the deadline every clock_mask + 1 polls */
 	u64 shown_base, shown_total; /* for the progress line */
 	int error;
 	/* BW peak: the best window of at least PERF_WINDOW seconds */
@@ -383,8 +390,14 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 		make_qp(e->lpd, e->lcq, 8, attr.cap.max_send_sge, 16, false);
 }
 
+/*
+ * The pair, its CQs, buffers and MR.  @base: NULL, or (-t) an env whose
+ * fabric and devices this one's PDs, CQs and QPs go on; nothing else is
+ * shared.
+ */
 static void env_open(struct perf_env *e, const struct perf_opts *o,
-		     size_t lbuf_len, size_t rbuf_len, u32 nents)
+		     size_t lbuf_len, size_t rbuf_len, u32 nents,
+		     const struct perf_env *base)
 {
 	struct ib_qp_init_attr attr[2];
 	u32 mrs, max_sge, depth;
@@ -394,7 +407,14 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 		env_open_ibv(e, o, nents);
 		goto buffers;
 	}
-	env_devices(e, o);
+	if (base) {
+		e->hosts.fabric = e->fabric = base->fabric;
+		e->hosts.dev[0] = e->ldev = base->ldev;
+		e->hosts.dev[1] = e->rdev = base->rdev;
+		e->shared_devs = true;
+	} else {
+		env_devices(e, o);
+	}
 	rdma_rw_set_force_mr(o->force_mr);
 	mrs = mrs_per_io(e->ldev, lbuf_len);
 	ret = two_hosts_side(&e->hosts, 0, (int)(4 * o->ctxs * mrs + 64),
@@ -452,7 +472,10 @@ static void env_close(struct perf_env *e)
 		free(e->ibv);
 		goto buffers;
 	}
-	two_hosts_close(&e->hosts);
+	if (e->shared_devs)
+		two_hosts_close_objects(&e->hosts);
+	else
+		two_hosts_close(&e->hosts);
 buffers:
 	munmap(e->lbuf, e->lbuf_len);
 	munmap(e->rbuf, e->rbuf_len);
@@ -704,7 +727,7 @@ static int run_ios(struct perf_run *r, u64 iters, double *secs)
 	while (r->completed < r->posted && !r->error) {
 		if (ib_process_cq_direct(r->env->lcq, 64) < 0)
 			return -EIO;
-		if (!(++spins & 63) && now_s() > r->deadline)
+		if (!(++spins & r->clock_mask) && now_s() > r->deadline)
 			r->target = r->posted; /* -D: the rest is not started */
 		if (!(spins & 63))
 			progress_show(dir_name(r->dir), r->shape->bytes,
@@ -846,6 +869,7 @@ static int measure(struct perf_run *r, struct perf_result *res)
 	int ret;
 
 	r->deadline = INFINITY;
+	r->clock_mask = 63;
 	iters = pick_iters(r);
 	if (!iters)
 		return r->error ? r->error : -EIO;
@@ -1072,6 +1096,10 @@ static void usage(FILE *f)
 		"                             instead: two QPs on it connected\n"
 		"                             through rdma_cm in this process\n"
 		"  -A, --addr=IP              with -R: the device's rdma_cm address\n"
+		"  -t, --threads=N            N pairs on N pinned threads (1..64),\n"
+		"                             beside thread 0 alone: the scaling,\n"
+		"                             fairness and memcpy on N threads;\n"
+		"                             software device, I/O table only\n"
 		"An MR maps at most 256 pages (fewer on some profiles) and one\n"
 		"per entry group: with --force-mr, large messages need --entry=4K.\n"
 		"Without --device: two software devices of one fabric, connected in\n"
@@ -1164,6 +1192,30 @@ static void check_pi(const struct perf_opts *o)
 	}
 }
 
+/*
+ * -t: the software device only (one pair per thread on an ibv device is
+ * not built), and the I/O table only: --ctl and --pi are one-thread
+ * measures, and -n would give the threads different intervals.
+ */
+static void check_threads(const struct perf_opts *o)
+{
+	const char *why = NULL;
+
+	if (!o->threads)
+		return;
+	if (o->device)
+		why = "needs the software device, not -R/--ib-dev";
+	else if (o->ctl)
+		why = "not with -C/--ctl";
+	else if (o->pi)
+		why = "not with -P/--pi";
+	else if (o->iters)
+		why = "not with -n/--iters (every thread runs the same "
+		      "interval: -D/--duration)";
+	if (why)
+		cli_refuse(PERF_TOOL, "-t/--threads: %s", why);
+}
+
 static void parse_opts(int argc, char **argv, struct perf_opts *o)
 {
 	static const struct option lo[] = {
@@ -1190,6 +1242,7 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		{ "device", 1, NULL, 'R' },
 		{ "addr", 1, NULL, 'A' },
 		{ "version", 0, NULL, 'V' },
+		{ "threads", 1, NULL, 't' },
 		/* perftest's names for the same things */
 		{ "all", 0, NULL, 'a' },
 		{ "ib-dev", 1, NULL, 'R' },
@@ -1197,6 +1250,7 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
+	u64 v;
 	int c;
 
 	*o = (struct perf_opts){ .write = true,
@@ -1208,7 +1262,7 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 				 .duration = 0.5,
 				 .profile = "rxe" };
 	while ((c = getopt_long(argc, argv,
-				"d:s:a::e:E:g:o:c:n:D:p:ITfbP::CjqhR:A:V", lo,
+				"d:s:a::e:E:g:o:c:n:D:p:ITfbP::CjqhR:A:Vt:", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -1291,6 +1345,15 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'G':
 			o->gbits = true;
 			break;
+		case 't':
+			why = cli_parse_u64(optarg, 1, PERF_MAX_THREADS, &v);
+			if (why)
+				cli_refuse(PERF_TOOL,
+					   "-t/--threads '%s': %s (1 to %u "
+					   "pairs on as many threads)",
+					   optarg, why, PERF_MAX_THREADS);
+			o->threads = (u32)v;
+			break;
 		case 'V':
 			cli_version(PERF_TOOL);
 		case 'h':
@@ -1318,6 +1381,7 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 	if (o->size_min > o->size_max)
 		cli_refuse(PERF_TOOL, "the smallest size is above the largest");
 	check_pi(o);
+	check_threads(o);
 }
 
 /* ---- the I/O table ---------------------------------------------------- */
@@ -1359,9 +1423,12 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 		    enum dma_data_direction dir, struct jw *j)
 {
 	static struct perf_shape shape;
-	struct perf_run r = {
-		.env = e, .o = o, .shape = &shape, .dir = dir, .slots = slots
-	};
+	struct perf_run r = { .env = e,
+			      .o = o,
+			      .shape = &shape,
+			      .dir = dir,
+			      .slots = slots,
+			      .clock_mask = 63 };
 	struct perf_result res;
 	u32 i;
 	int ret;
@@ -1653,6 +1720,418 @@ out:
 	return ret;
 }
 
+/* ---- -t: QP pairs on threads ------------------------------------------- */
+
+/*
+ * -t N: N pairs, each with its own PDs, CQs, QPs, buffers, MR, slots and
+ * shape, each driven by its own thread pinned to a core (round-robin over
+ * the process's affinity set).  A phase is one kind of work (I/O or the
+ * memcpy baseline) on the first @active threads: they leave a barrier
+ * together and start nothing after one deadline, so every thread is
+ * measured over the same interval.  Each thread writes only its own
+ * struct perf_thr (cache-line aligned); the main thread reads them after
+ * the closing barrier.
+ */
+enum perf_phase { PHASE_IO, PHASE_MEMCPY, PHASE_QUIT };
+
+/* What a phase's figures add to: thread 0 alone, or all N; I/O or memcpy. */
+enum perf_mt_kind { MT_IO1, MT_MC1, MT_MCN, MT_ION, MT_KINDS };
+
+struct perf_mt;
+
+struct perf_thr {
+	struct perf_env env;
+	struct perf_shape *shape;
+	struct perf_slot *slots;
+	struct perf_run run;
+	struct perf_mt *mt;
+	pthread_t tid;
+	u32 idx;
+	int cpu;
+	/* the phases' results, added up by this thread only, per kind */
+	u64 done[MT_KINDS]; /* I/Os or copies */
+	double secs[MT_KINDS];
+	int error;
+} __attribute__((aligned(64)));
+
+struct perf_mt {
+	pthread_barrier_t start, end;
+	/* the phase: written by the main thread before the start barrier */
+	enum perf_phase phase;
+	enum perf_mt_kind kind;
+	u32 active;
+	double deadline;
+	struct perf_thr *thr;
+	u32 n;
+};
+
+/* The figures of one phase: the sum and the fairness over @n threads. */
+struct perf_mt_sum {
+	double bps; /* summed bytes per second */
+	double pps; /* summed I/Os (or copies) per second */
+	double min_bps, max_bps; /* fairness: the slowest and fastest thread */
+};
+
+/* Copies over the thread's own buffers until the deadline. */
+static void thr_memcpy(struct perf_thr *t, double deadline,
+		       enum perf_mt_kind kind)
+{
+	u64 batch = (1U << 20) / t->shape->bytes, n = 0;
+	double t0 = now_s(), t1;
+
+	if (!batch)
+		batch = 1;
+	do {
+		memcpy_secs(&t->run, batch);
+		n += batch;
+		t1 = now_s();
+	} while (t1 < deadline);
+	t->done[kind] += n;
+	t->secs[kind] += t1 - t0;
+}
+
+static void thr_io(struct perf_thr *t, double deadline, enum perf_mt_kind kind)
+{
+	struct perf_run *r = &t->run;
+	double secs = 0;
+
+	r->deadline = deadline;
+	t->error = run_ios(r, 1ULL << 40, &secs);
+	t->done[kind] += r->completed;
+	t->secs[kind] += secs;
+}
+
+static void *thr_main(void *arg)
+{
+	struct perf_thr *t = arg;
+	struct perf_mt *mt = t->mt;
+
+	for (;;) {
+		pthread_barrier_wait(&mt->start);
+		if (mt->phase == PHASE_QUIT)
+			return NULL;
+		if (t->idx < mt->active) {
+			if (mt->phase == PHASE_IO)
+				thr_io(t, mt->deadline, mt->kind);
+			else
+				thr_memcpy(t, mt->deadline, mt->kind);
+		}
+		pthread_barrier_wait(&mt->end);
+	}
+}
+
+/* One phase of @kind, @secs long; 0 or an error. */
+static int mt_phase(struct perf_mt *mt, enum perf_mt_kind kind, double secs)
+{
+	u32 i;
+
+	mt->phase = kind == MT_IO1 || kind == MT_ION ? PHASE_IO : PHASE_MEMCPY;
+	mt->kind = kind;
+	mt->active = kind == MT_IO1 || kind == MT_MC1 ? 1 : mt->n;
+	mt->deadline = now_s() + secs;
+	pthread_barrier_wait(&mt->start);
+	pthread_barrier_wait(&mt->end);
+	for (i = 0; i < mt->active; i++)
+		if (mt->thr[i].error)
+			return mt->thr[i].error;
+	return 0;
+}
+
+/* Rate of thread @t in @kind's phases, per second. */
+static double thr_pps(const struct perf_thr *t, enum perf_mt_kind kind)
+{
+	return t->secs[kind] > 0 ? (double)t->done[kind] / t->secs[kind] : 0;
+}
+
+/* The figures of @kind's phases, over the threads that ran them. */
+static void mt_sum(const struct perf_mt *mt, enum perf_mt_kind kind,
+		   struct perf_mt_sum *sum)
+{
+	u32 i, active = kind == MT_IO1 || kind == MT_MC1 ? 1 : mt->n;
+
+	*sum = (struct perf_mt_sum){ .min_bps = INFINITY };
+	for (i = 0; i < active; i++) {
+		const struct perf_thr *t = &mt->thr[i];
+		double pps = thr_pps(t, kind);
+		double bps = pps * (double)t->shape->bytes;
+
+		sum->pps += pps;
+		sum->bps += bps;
+		if (bps < sum->min_bps)
+			sum->min_bps = bps;
+		if (bps > sum->max_bps)
+			sum->max_bps = bps;
+	}
+}
+
+/* The threads' pairs ready for @bytes in @dir (as run_size() does). */
+static int mt_prepare(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
+		      enum dma_data_direction dir)
+{
+	u32 i, k;
+	int ret;
+
+	for (i = 0; i < mt->n; i++) {
+		struct perf_thr *t = &mt->thr[i];
+		struct perf_run *r = &t->run;
+
+		ret = shape_build(t->shape, bytes, shape_nents(o, bytes),
+				  o->gap, o->offset);
+		if (ret)
+			return ret;
+		memset(t->done, 0, sizeof(t->done));
+		memset(t->secs, 0, sizeof(t->secs));
+		*r = (struct perf_run){ .env = &t->env,
+					.o = o,
+					.shape = t->shape,
+					.dir = dir,
+					.slots = t->slots,
+					.qp = t->env.lqp,
+					.raddr = (u64)(uintptr_t)t->env.rbuf,
+					.rkey = t->env.rmr->rkey,
+					.nents = t->shape->nents,
+					.clock_mask = 0,
+					.win_mask = ~0U };
+		for (k = 0; k < o->ctxs; k++) {
+			t->slots[k].run = r;
+			t->slots[k].cqe.done = o->bvec ? io_done : io_done_sg;
+			slot_fill(&t->slots[k], t->shape, t->env.lbuf);
+		}
+	}
+	return 0;
+}
+
+static double mt_bw(const struct perf_opts *o, double bps)
+{
+	return o->gbits ? bps * 8 / 1e9 : bps / (1 << 20);
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : NAN;
+}
+
+static void mt_print(const struct perf_opts *o, struct jw *j,
+		     const struct perf_mt *mt, u64 bytes,
+		     enum dma_data_direction dir, const struct perf_mt_sum *io1,
+		     const struct perf_mt_sum *ion,
+		     const struct perf_mt_sum *mc1,
+		     const struct perf_mt_sum *mcn)
+{
+	u32 i;
+
+	if (o->json) {
+		for (i = 0; i < mt->n; i++) {
+			const struct perf_thr *t = &mt->thr[i];
+			double pps = thr_pps(t, MT_ION);
+
+			jw_open(j, NULL, '{');
+			jw_str(j, "mode", "thread");
+			jw_str(j, "op", dir_name(dir));
+			jw_u64(j, "bytes", bytes);
+			jw_u64(j, "thread", i);
+			jw_int(j, "cpu", t->cpu);
+			jw_u64(j, "iters", t->done[MT_ION]);
+			jw_fixed(j, "secs", t->secs[MT_ION], 6);
+			jw_fixed(j, "bw_mib", pps * (double)bytes / (1 << 20),
+				 2);
+			jw_fixed(j, "mpps", pps / 1e6, 6);
+			jw_fixed(j, "memcpy_mib",
+				 thr_pps(t, MT_MCN) * (double)bytes / (1 << 20),
+				 2);
+			jw_close(j, '}');
+		}
+		jw_open(j, NULL, '{');
+		jw_str(j, "mode", "threads");
+		jw_str(j, "op", dir_name(dir));
+		jw_u64(j, "bytes", bytes);
+		jw_u64(j, "threads", mt->n);
+		jw_fixed(j, "bw_sum_mib", ion->bps / (1 << 20), 2);
+		jw_fixed(j, "mpps_sum", ion->pps / 1e6, 6);
+		jw_fixed(j, "one_bw_mib", io1->bps / (1 << 20), 2);
+		jw_double(j, "scaling", ratio(ion->bps, io1->bps));
+		jw_fixed(j, "min_bw_mib", ion->min_bps / (1 << 20), 2);
+		jw_fixed(j, "max_bw_mib", ion->max_bps / (1 << 20), 2);
+		jw_double(j, "fairness", ratio(ion->min_bps, ion->max_bps));
+		jw_fixed(j, "memcpy_sum_mib", mcn->bps / (1 << 20), 2);
+		jw_fixed(j, "memcpy_one_mib", mc1->bps / (1 << 20), 2);
+		jw_double(j, "memcpy_scaling", ratio(mcn->bps, mc1->bps));
+		jw_double(j, "memcpy_fairness",
+			  ratio(mcn->min_bps, mcn->max_bps));
+		jw_double(j, "ratio", ratio(ion->bps, mcn->bps));
+		print_json_opts(j, o);
+		jw_close(j, '}');
+		return;
+	}
+	for (i = 0; i < mt->n; i++) {
+		const struct perf_thr *t = &mt->thr[i];
+		double pps = thr_pps(t, MT_ION);
+
+		printf("  thread %-3u cpu %-3d %-5s %9llu %12.2f %10.4f "
+		       "%12.2f\n",
+		       i, t->cpu, dir_name(dir), (unsigned long long)bytes,
+		       mt_bw(o, pps * (double)bytes), pps / 1e6,
+		       mt_bw(o, thr_pps(t, MT_MCN) * (double)bytes));
+	}
+	printf("%-5s %9llu %3u %12.2f %10.4f %12.2f %7.2fx %6.3f %12.2f "
+	       "%7.2fx %6.3f\n",
+	       dir_name(dir), (unsigned long long)bytes, mt->n,
+	       mt_bw(o, ion->bps), ion->pps / 1e6, mt_bw(o, io1->bps),
+	       ratio(ion->bps, io1->bps), ratio(ion->min_bps, ion->max_bps),
+	       mt_bw(o, mcn->bps), ratio(mcn->bps, mc1->bps),
+	       ratio(mcn->min_bps, mcn->max_bps));
+	fflush(stdout);
+}
+
+/*
+ * One size in one direction: the four phases in PERF_MT_ROUNDS rounds of
+ * -D / PERF_MT_ROUNDS each (a noisy neighbour slows them alike), then the
+ * figures of each kind over its rounds.
+ */
+static int mt_size(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
+		   enum dma_data_direction dir, struct jw *j)
+{
+	static const enum perf_mt_kind order[MT_KINDS] = { MT_IO1, MT_MC1,
+							   MT_MCN, MT_ION };
+	struct perf_mt_sum io1, ion, mc1, mcn;
+	double d = o->duration / PERF_MT_ROUNDS;
+	u32 k, round;
+	int ret;
+
+	ret = mt_prepare(mt, o, bytes, dir);
+	for (round = 0; round < PERF_MT_ROUNDS && !ret; round++)
+		for (k = 0; k < MT_KINDS && !ret; k++)
+			ret = mt_phase(mt, order[k], d);
+	if (ret) {
+		fprintf(stderr, "rdmarw-perf: -t %u: %s %llu bytes: %s\n",
+			mt->n, dir_name(dir), (unsigned long long)bytes,
+			strerror(-ret));
+		return ret;
+	}
+	mt_sum(mt, MT_IO1, &io1);
+	mt_sum(mt, MT_MC1, &mc1);
+	mt_sum(mt, MT_MCN, &mcn);
+	mt_sum(mt, MT_ION, &ion);
+	mt_print(o, j, mt, bytes, dir, &io1, &ion, &mc1, &mcn);
+	return 0;
+}
+
+/* The cores of the affinity set, in order, into @cpus; how many. */
+static u32 mt_cpus(int *cpus)
+{
+	cpu_set_t set;
+	u32 n = 0;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (c = 0; c < CPU_SETSIZE && n < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+static void mt_header(const struct perf_opts *o, u32 ncpus)
+{
+	if (o->json)
+		return;
+	printf("# rdmarw-perf -t %u: profile %s%s%s, %u in flight per pair, "
+	       "%u pairs on %u threads pinned round-robin over %u cores\n",
+	       o->threads, o->profile, o->iommu ? "+iommu" : "",
+	       o->threaded ? "+threaded" : "", o->ctxs, o->threads, o->threads,
+	       ncpus);
+	printf("# %u rounds of 4 phases of %.3f s (I/O and memcpy on thread 0 "
+	       "alone, on all), all threads leaving one barrier and "
+	       "starting nothing after one deadline;\n# one = thread 0 alone "
+	       "(the same pair, in the same rounds); scaling = sum / one; fair = "
+	       "slowest / fastest thread;\n# memcpy = each thread copying "
+	       "over its own buffers, N threads at once (scaling: against "
+	       "one thread)\n",
+	       PERF_MT_ROUNDS, o->duration / PERF_MT_ROUNDS);
+	printf("# BW in %s\n",
+	       o->gbits ? "Gb/s (10^9 bits/s)" : "MiB/s (2^20 bytes/s)");
+	printf("# per thread: thread, cpu, op, bytes, BW, Mpps, memcpy BW\n");
+	printf("%-5s %9s %3s %12s %10s %12s %8s %6s %12s %8s %6s\n", "#op",
+	       "bytes", "thr", "BW sum", "Mpps sum", "BW one", "scaling",
+	       "fair", "memcpy sum", "scaling", "fair");
+}
+
+static int run_threads(const struct perf_opts *o, size_t lbuf, size_t rbuf,
+		       u32 nents)
+{
+	static int cpus[CPU_SETSIZE];
+	struct jw j = { .compact = true };
+	struct perf_env base = { 0 };
+	struct perf_mt mt = { .n = o->threads };
+	cpu_set_t set;
+	u32 i, ncpus;
+	u64 size;
+	int ret = 0;
+
+	ncpus = mt_cpus(cpus);
+	if (!ncpus)
+		die("sched_getaffinity", -errno);
+	mt.thr = aligned_alloc(64, sizeof(*mt.thr) * mt.n);
+	if (!mt.thr)
+		die("aligned_alloc", -ENOMEM);
+	memset(mt.thr, 0, sizeof(*mt.thr) * mt.n);
+	env_devices(&base, o);
+	for (i = 0; i < mt.n; i++) {
+		struct perf_thr *t = &mt.thr[i];
+
+		env_open(&t->env, o, lbuf, rbuf, nents, &base);
+		t->slots = slots_alloc(o->ctxs, nents);
+		t->shape = calloc(1, sizeof(*t->shape));
+		if (!t->shape)
+			die("calloc", -ENOMEM);
+		t->mt = &mt;
+		t->idx = i;
+		t->cpu = cpus[i % ncpus];
+	}
+	if (pthread_barrier_init(&mt.start, NULL, mt.n + 1) ||
+	    pthread_barrier_init(&mt.end, NULL, mt.n + 1))
+		die("pthread_barrier_init", -EAGAIN);
+	for (i = 0; i < mt.n; i++) {
+		struct perf_thr *t = &mt.thr[i];
+
+		ret = pthread_create(&t->tid, NULL, thr_main, t);
+		if (ret)
+			die("pthread_create", -ret);
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		ret = pthread_setaffinity_np(t->tid, sizeof(set), &set);
+		if (ret)
+			die("pthread_setaffinity_np", -ret);
+	}
+	mt_header(o, ncpus);
+	if (o->json)
+		jw_open(&j, NULL, '[');
+	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
+		if (o->write)
+			ret = mt_size(&mt, o, size, DMA_TO_DEVICE, &j);
+		if (o->read && !ret)
+			ret = mt_size(&mt, o, size, DMA_FROM_DEVICE, &j);
+		if (size > o->size_max / 2)
+			break;
+	}
+	if (o->json)
+		jw_close(&j, ']');
+	mt.phase = PHASE_QUIT;
+	pthread_barrier_wait(&mt.start);
+	for (i = 0; i < mt.n; i++)
+		pthread_join(mt.thr[i].tid, NULL);
+	for (i = 0; i < mt.n; i++) {
+		env_close(&mt.thr[i].env);
+		slots_free(mt.thr[i].slots);
+		free(mt.thr[i].shape);
+	}
+	pthread_barrier_destroy(&mt.start);
+	pthread_barrier_destroy(&mt.end);
+	free(mt.thr);
+	two_hosts_close(&base.hosts);
+	return ret;
+}
+
 /* ---- main ------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1681,7 +2160,9 @@ int main(int argc, char **argv)
 						       (4U << 20) + PAGE_SIZE;
 		rbuf = rbuf > (4U << 20) ? rbuf : (4U << 20);
 	}
-	env_open(&env, &o, lbuf, rbuf, probe.nents);
+	if (o.threads)
+		return run_threads(&o, lbuf, rbuf, probe.nents) ? 1 : 0;
+	env_open(&env, &o, lbuf, rbuf, probe.nents, NULL);
 	slots = slots_alloc(o.ctxs, o.ctl ? PERF_MAX_SGE : probe.nents);
 	progress.on = !o.quiet && isatty(2);
 	progress.t0 = progress.last = now_s();

@@ -26,6 +26,8 @@ import json, sys
 name, keys, path = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
 summary = ["mode", "single_ns", "multi_ns_per_sge", "mr_ns_per_mr_small",
            "mr_ns_per_mr_full"]
+thread = ["mode", "op", "bytes", "thread", "cpu", "iters", "secs", "bw_mib",
+          "mpps", "memcpy_mib"]
 text = open(path).read()
 doc = json.loads(text)
 assert isinstance(doc, list) and doc, "not a non-empty array"
@@ -40,7 +42,8 @@ for i, line in enumerate(body):
     assert isinstance(rec, dict) and rec == doc[i], "line %d" % (i + 2)
     assert '"'"'": '"'"' not in line and '"'"', "'"'"' not in line, \
         "line %d has spaces" % (i + 2)
-    want = summary if rec.get("mode") == "ctl_summary" else keys
+    want = {"ctl_summary": summary, "thread": thread}.get(rec.get("mode"),
+                                                          keys)
     missing = [k for k in want if k not in rec]
     assert not missing, "line %d lacks %s" % (i + 2, missing)
     for k, v in rec.items():
@@ -64,5 +67,11 @@ check sweep "$io" -n 50 --sweep=2:64K -c 4
 check write "$io" -n 100 -s 4K -d write
 check pi "$io" -n 50 -s 16K -e 4 -p mlx5 --pi=4096
 check ctl "$ctl" --ctl -D 0.02 -p siw -d read
+# -t: a "thread" record per thread (the list above), then the "threads" one
+mt=mode,op,bytes,threads,bw_sum_mib,mpps_sum,one_bw_mib,scaling,min_bw_mib
+mt=$mt,max_bw_mib,fairness,memcpy_sum_mib,memcpy_one_mib,memcpy_scaling
+mt=$mt,memcpy_fairness,ratio,$opts
+check threads "$mt" -t 3 -D 0.02 -s 4K -T
+check threads_sweep "$mt" -t 2 -D 0.01 --sweep=64:256 -p siw -b
 [ "$fails" -eq 0 ] || exit 1
 echo "perf_json: every record valid, one per line"

@@ -42,6 +42,14 @@ refuse rdmarw-perf "unexpected argument '2:64K'" -a 2:64K
 refuse rdmarw-perf "-a/--sweep '64K:2': MIN is above MAX" --sweep=64K:2
 refuse rdmarw-perf "unrecognized option '--bogus'" --bogus
 refuse rdmarw-perf "2097152 bytes do not split into 1 to 1024 entries" -s 2M -E 1K
+refuse rdmarw-perf "-t/--threads '0': must be at least 1 (1 to 64" -t 0
+refuse rdmarw-perf "-t/--threads '65': above the maximum (1 to 64" -t 65
+refuse rdmarw-perf "-t/--threads '100000': above the maximum" --threads 100000
+refuse rdmarw-perf "-t/--threads 'x': not a number" -t x
+refuse rdmarw-perf "-t/--threads: not with -C/--ctl" -t 2 --ctl
+refuse rdmarw-perf "-t/--threads: not with -P/--pi" -t 2 -p mlx5 --pi
+refuse rdmarw-perf "-t/--threads: not with -n/--iters" -t 4 -n 100
+refuse rdmarw-perf "-t/--threads: needs the software device" -t 2 -R rxe0 -A 10.0.0.1
 refuse rdmarw-info "-d mlx5_nope: no such device" -d mlx5_nope
 refuse rdmarw-info "unexpected argument 'x'" x
 refuse rdmarw-info "unrecognized option '--bogus'" --bogus
