@@ -33,6 +33,7 @@ struct soft_fabric *soft_fabric_create(void)
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	soft_mutex_init(&f->lock);
+	soft_br_init(&f->mem_lock);
 	INIT_LIST_HEAD(&f->devices);
 	INIT_LIST_HEAD(&f->qps);
 	f->next_qpn = SOFT_QPN_FIRST; /* rxe: RXE_MIN_QP_INDEX 16 + 1 */

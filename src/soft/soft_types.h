@@ -110,7 +110,9 @@ struct soft_fault_state {
  * struct soft_fabric - devices that can reach each other
  * @lock: @devices, @qps, @next_qpn, QP connections and @refs of QPs; its
  *        wake-up: a QP's kick reference was dropped
- * @mem_lock: MR state and key tables of every device of the fabric
+ * @mem_lock: MR state and key tables of every device of the fabric: a
+ *            big-reader lock, each QP reads through its own indicator
+ *            (soft_qp.mem_rd), registration and invalidation write
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
  * @next_qpn: the next QP number to try (cyclic, as MR key indexes)
@@ -122,7 +124,7 @@ struct soft_fault_state {
  */
 struct soft_fabric {
 	struct soft_mutex lock;
-	struct soft_rwlock mem_lock;
+	struct soft_brlock mem_lock;
 	struct list_head devices;
 	struct list_head qps;
 	u32 next_qpn;
@@ -504,6 +506,8 @@ struct soft_recv_wqe {
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
  * @fault: fault injection (soft_fault.c)
+ * @mem_rd: its reader indicator of fabric->mem_lock (own cache line,
+ *          written only by the thread holding its executor role)
  * @st_wrs: requester: WRs it executed (its device's wrs_executed)
  * @st_comp_bytes: completer: READ response bytes it placed
  * @st_resp_bytes: responder: SEND and WRITE bytes it placed
@@ -534,6 +538,7 @@ struct soft_qp {
 	u64 sq_exec;
 	u64 sq_done;
 	struct soft_region *req_rg;
+	struct soft_br_reader *mem_rd;
 	u64 st_wrs;
 	u64 st_comp_bytes;
 	u64 st_resp_bytes;
