@@ -145,8 +145,9 @@ static void *stress_reader(void *arg)
 		soft_br_read_lock(&s->lock, r);
 		if (s->gen_a != s->gen_b)
 			__atomic_store_n(&s->torn, 1, __ATOMIC_RELAXED);
-		if (s->live)
-			memset(s->live, 0x5a, BUF); /* "DMA" into the grant */
+		if (s->live) /* "DMA" into the grant: each reader its slice */
+			memset(s->live + a->i * (BUF / READERS), 0x5a,
+			       BUF / READERS);
 		soft_br_read_unlock(r);
 	}
 	return NULL;
