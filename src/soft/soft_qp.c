@@ -325,6 +325,7 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 		goto err_count;
 	qp->dev = sdev;
 	INIT_LIST_HEAD(&qp->task_entry);
+	rdmarw__soft_task_join(qp);
 	/* Its own cache line: no other QP's reader shares it. */
 	qp->mem_rd = aligned_alloc(sizeof(*qp->mem_rd), sizeof(*qp->mem_rd));
 	if (!qp->mem_rd) {

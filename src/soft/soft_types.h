@@ -181,6 +181,9 @@ struct soft_task {
 	bool started;
 };
 
+/* At most this many progress threads (QP groups) per threaded device. */
+#define SOFT_TASK_GROUPS 8
+
 /**
  * struct soft_dev - a software device (a host)
  * @ibdev: the core device (first member)
@@ -194,7 +197,11 @@ struct soft_task {
  * @profile: as created
  * @mr_serial: last soft_mr.serial given (under mem_lock)
  * @iommu: emulated IOMMU
- * @task: progress thread (profile.threaded)
+ * @task: progress threads (profile.threaded), one per QP group: @ntasks
+ *        of them, one per online CPU up to SOFT_TASK_GROUPS; a QP joins
+ *        group (creation order) % @ntasks (soft_qp.task)
+ * @ntasks: progress threads started (0 on an inline device)
+ * @next_task: QPs created so far, for the round-robin
  * @stats: counters (atomic)
  *
  * What every work request reads comes first, after the core device, so
@@ -211,7 +218,9 @@ struct soft_dev {
 	struct soft_profile profile;
 	u64 mr_serial;
 	struct soft_iommu iommu;
-	struct soft_task task;
+	struct soft_task task[SOFT_TASK_GROUPS];
+	u32 ntasks;
+	u32 next_task;
 	struct soft_stats stats;
 };
 static_assert(offsetof(struct soft_dev, ibdev) == 0, "core struct first");
@@ -465,6 +474,7 @@ struct soft_recv_wqe {
  * @ibqp: the core QP (first member)
  * @dev: its device
  * @fabric_entry: soft_fabric.qps
+ * @task: the progress thread of its group (soft_dev.task)
  * @task_entry: soft_task.queue
  * @task_queued: on the progress thread's queue
  * @refs: kick references (fabric->lock)
@@ -545,6 +555,7 @@ struct soft_qp {
 	struct soft_fault_state fault;
 
 	struct list_head fabric_entry;
+	struct soft_task *task;
 	struct list_head task_entry;
 	bool task_queued;
 	long refs;
