@@ -473,9 +473,9 @@ static void barrier_round(struct soft_pair *p, struct ib_mr *mr, int stall_at)
 	assert_int_equal(ok, stall_at);
 	assert_int_equal(flushed, CHAIN + 1 - stall_at);
 	/* The REG_MR did not register. */
-	soft_read_lock(&to_sdev(p->env.dev[0])->fabric->mem_lock);
+	soft_br_write_lock(&to_sdev(p->env.dev[0])->fabric->mem_lock);
 	assert_int_equal(to_smr(mr)->state, SOFT_MR_FREE);
-	soft_read_unlock(&to_sdev(p->env.dev[0])->fabric->mem_lock);
+	soft_br_write_unlock(&to_sdev(p->env.dev[0])->fabric->mem_lock);
 	for (i = 0; i < 2000; i++)
 		sched_yield();
 	soft_env_expect_empty(p->env.cq[0]);

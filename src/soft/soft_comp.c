@@ -41,10 +41,10 @@ enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 	 * failure as GENERAL_ERR.  Elsewhere the WR's invalidate_rkey is
 	 * invalidated as LOCAL_INV would (whole key).
 	 */
-	soft_write_lock(&f->mem_lock);
+	soft_br_write_lock(&f->mem_lock);
 	ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
 					 iwarp ? wqe->sge[0].lkey : wqe->ex);
-	soft_write_unlock(&f->mem_lock);
+	soft_br_write_unlock(&f->mem_lock);
 	if (!ret)
 		return SOFT_OK;
 	return iwarp ? SOFT_F_GENERAL : SOFT_F_LOC_QP_OP;

@@ -33,6 +33,7 @@ struct soft_fabric *soft_fabric_create(void)
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	soft_mutex_init(&f->lock);
+	soft_br_init(&f->mem_lock);
 	INIT_LIST_HEAD(&f->devices);
 	INIT_LIST_HEAD(&f->qps);
 	f->next_qpn = SOFT_QPN_FIRST; /* rxe: RXE_MIN_QP_INDEX 16 + 1 */
@@ -86,7 +87,8 @@ static void sdev_free(struct soft_dev *sdev)
 {
 	rdmarw__soft_keytab_free(&sdev->keys);
 	rdmarw__soft_iommu_fini(&sdev->iommu);
-	soft_mutex_destroy(&sdev->task.lock);
+	for (int i = 0; i < SOFT_TASK_GROUPS; i++)
+		soft_mutex_destroy(&sdev->task[i].lock);
 	rdmarw__free_device(&sdev->ibdev);
 }
 
@@ -107,8 +109,10 @@ static struct soft_dev *sdev_alloc(struct soft_fabric *fabric,
 	sdev->iwarp = profile->protocol == RDMA_PROTOCOL_IWARP;
 	sdev->keys.next = rdmarw__soft_random() % SOFT_INDEX_MAX + 1;
 	rdmarw__soft_iommu_init(&sdev->iommu);
-	soft_mutex_init(&sdev->task.lock);
-	INIT_LIST_HEAD(&sdev->task.queue);
+	for (int i = 0; i < SOFT_TASK_GROUPS; i++) {
+		soft_mutex_init(&sdev->task[i].lock);
+		INIT_LIST_HEAD(&sdev->task[i].queue);
+	}
 
 	dev->attrs = profile->attrs;
 	dev->phys_port_cnt = 1;

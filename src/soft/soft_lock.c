@@ -5,6 +5,11 @@
  */
 #include "soft/soft_access.h"
 
+#include <linux/membarrier.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 /* soft_spin_lock() found the lock held: spin, then yield, until it is ours. */
 void rdmarw__soft_spin_wait(struct soft_spin *l)
 {
@@ -28,4 +33,115 @@ void rdmarw__soft_read_wait(struct soft_rwlock *l)
 			soft_relax(&spins);
 	} while (__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
 		 SOFT_RW_WRITER);
+}
+
+/* ---- the big-reader lock (soft_lock.h) ---------------------------------- */
+
+/* True when membarrier() gives the readers their barrier. */
+static bool br_asym;
+
+static pthread_once_t br_once = PTHREAD_ONCE_INIT;
+
+/* membarrier(2) for this process, if the kernel and the sandbox allow it. */
+static void br_register(void)
+{
+	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		    0, 0))
+		return;
+	/* One call now: a registration that does not work is found here. */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		return;
+	br_asym = true;
+}
+
+void soft_br_init(struct soft_brlock *l)
+{
+	pthread_once(&br_once, br_register);
+	l->idle = br_asym ? 0 : SOFT_BR_FENCE;
+	l->word = l->idle;
+	l->readers = NULL;
+}
+
+/* The writer's side of the store-load barrier. */
+static void br_writer_fence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (br_asym &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		abort(); /* registered and checked: cannot fail */
+}
+
+/*
+ * soft_br_read_lock() found the word nonzero: without membarrier(), fence
+ * and test again; met a writer: leave, wait for it, enter again.
+ */
+void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		if (!br_asym)
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		else
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (!(__atomic_load_n(&l->word, __ATOMIC_ACQUIRE) &
+		      SOFT_BR_WRITER))
+			return;
+		__atomic_store_n(&r->active, 0, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&l->word, __ATOMIC_RELAXED) &
+		       SOFT_BR_WRITER)
+			soft_relax(&spins);
+		__atomic_store_n(&r->active, 1, __ATOMIC_RELAXED);
+	}
+}
+
+void soft_br_write_lock(struct soft_brlock *l)
+{
+	unsigned int spins = 0, z;
+	struct soft_br_reader *r;
+
+	for (;;) {
+		z = l->idle;
+		if (__atomic_load_n(&l->word, __ATOMIC_RELAXED) == z &&
+		    __atomic_compare_exchange_n(
+			    &l->word, &z, z | SOFT_BR_WRITER, false,
+			    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			break;
+		soft_relax(&spins);
+	}
+	br_writer_fence();
+	for (r = l->readers; r; r = r->next)
+		while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE))
+			soft_relax(&spins);
+}
+
+void soft_br_write_unlock(struct soft_brlock *l)
+{
+	__atomic_store_n(&l->word, l->idle, __ATOMIC_RELEASE);
+}
+
+void soft_br_add(struct soft_brlock *l, struct soft_br_reader *r)
+{
+	r->active = 0;
+	soft_br_write_lock(l);
+	r->next = l->readers;
+	l->readers = r;
+	soft_br_write_unlock(l);
+}
+
+void soft_br_del(struct soft_brlock *l, struct soft_br_reader *r)
+{
+	struct soft_br_reader **pp;
+
+	soft_br_write_lock(l);
+	for (pp = &l->readers; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	soft_br_write_unlock(l);
 }

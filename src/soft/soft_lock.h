@@ -3,8 +3,9 @@
  * The software device's atomics and its one lock vocabulary: one spinlock
  * type (struct soft_spin) and one reader/writer lock (struct soft_rwlock)
  * for every lock held only for a short section, data path and control
- * path alike, and one sleeping lock (struct soft_mutex) for the locks a
- * thread waits with.
+ * path alike, one big-reader lock (struct soft_brlock) for the MR state
+ * every I/O reads, and one sleeping lock (struct soft_mutex) for the locks
+ * a thread waits with.
  *
  * Lock order (outer first): fabric->lock (QP list, connections, kick
  * references) -> a QP's executor role (exec_busy: the one thread executing
@@ -137,6 +138,117 @@ static inline void soft_write_unlock(struct soft_rwlock *l)
 }
 
 /* ---- the sleeping lock ------------------------------------------------ */
+
+/*
+ * A "big reader" lock for state that every QP reads on every I/O and that
+ * changes only on the control path (the MR key tables and MR state: see
+ * docs/soft-device.md, "MR state without shared atomics").  Each reader
+ * (a QP) has its own indicator on its own cache line; a reader enters by
+ * storing to that line and reading the lock's writer word, which only a
+ * writer ever stores to, so readers of different QPs share no written
+ * line and no atomic read-modify-write.  A writer announces itself in the
+ * writer word and then waits until every registered reader is outside.
+ *
+ * Memory ordering.  Enter is "store my indicator, then load the writer
+ * word"; the writer's is "store the writer word, then load every
+ * indicator": a store-load pattern (Dekker), which needs a full barrier on
+ * both sides, else both could miss the other.  The writer always has one
+ * (a sequentially consistent fence).  The reader's is either
+ * - asymmetric: the writer calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+ *   after its store, which runs a full barrier on every CPU running a
+ *   thread of this process; a reader whose indicator store the writer's
+ *   loads miss is then ordered after that barrier, so its load of the
+ *   writer word sees the writer.  The reader needs only a compiler
+ *   barrier: no fence, no atomic RMW;
+ * - or, where membarrier cannot be registered (old kernel, seccomp), a
+ *   sequentially consistent fence after its store (the reader's own line:
+ *   still nothing shared).
+ * The reader's loads of the protected state are after its acquire load of
+ * the writer word; a writer's stores are after it saw each indicator 0
+ * with acquire, which reads from the reader's release on leaving: the
+ * reader's section happens before the writer's, or the writer's release
+ * of the writer word happens before the reader's entry.
+ *
+ * The indicator of a reader is written only by the thread that holds its
+ * QP's executor role, so it needs no RMW.  Sections do not nest, and no
+ * writer runs inside a read section.  Readers are added and removed under
+ * the write side.
+ */
+struct soft_br_reader {
+	unsigned int active;
+	struct soft_br_reader *next;
+} __attribute__((aligned(64)));
+
+/*
+ * The lock's word, the only thing a reader reads of it: SOFT_BR_WRITER
+ * while a writer holds or waits, SOFT_BR_FENCE always when membarrier()
+ * is not available, so that the reader's one test sends it to the out-of-
+ * line entry, which fences and tests again.
+ */
+#define SOFT_BR_WRITER 1u
+#define SOFT_BR_FENCE 2u
+
+struct soft_brlock {
+	unsigned int word;
+	unsigned int idle; /* @word without a writer: 0 or SOFT_BR_FENCE */
+	struct soft_br_reader *readers;
+};
+
+void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r);
+
+static inline void soft_br_read_lock(struct soft_brlock *l,
+				     struct soft_br_reader *r)
+{
+	__atomic_store_n(&r->active, 1, __ATOMIC_RELAXED);
+	/* The compiler keeps the store before the load; the CPU does,
+	 * for this load, by the writer's membarrier() (see above). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(&l->word, __ATOMIC_ACQUIRE), 0))
+		rdmarw__soft_br_read_wait(l, r);
+}
+
+static inline void soft_br_read_unlock(struct soft_br_reader *r)
+{
+	__atomic_store_n(&r->active, 0, __ATOMIC_RELEASE);
+}
+
+/**
+ * soft_br_init() - make a big-reader lock with no reader
+ * @l: the lock
+ *
+ * Also registers the process for membarrier() once; without it, every
+ * reader fences (SOFT_BR_FENCE).
+ */
+void soft_br_init(struct soft_brlock *l);
+
+/**
+ * soft_br_write_lock() - exclude every reader and every other writer
+ * @l: the lock
+ *
+ * Returns when no registered reader is inside a read section; new readers
+ * wait until soft_br_write_unlock().  Not from inside a read section.
+ */
+void soft_br_write_lock(struct soft_brlock *l);
+
+/**
+ * soft_br_write_unlock() - let readers and the next writer in
+ * @l: the lock
+ */
+void soft_br_write_unlock(struct soft_brlock *l);
+
+/**
+ * soft_br_add() - register a reader (taking the write side)
+ * @l: the lock
+ * @r: the reader's indicator, 64-byte aligned, outside any section
+ */
+void soft_br_add(struct soft_brlock *l, struct soft_br_reader *r);
+
+/**
+ * soft_br_del() - unregister a reader (taking the write side)
+ * @l: the lock
+ * @r: a reader added to @l, outside any section
+ */
+void soft_br_del(struct soft_brlock *l, struct soft_br_reader *r);
 
 /*
  * A mutex with its one wake-up condition.  Only the locks a thread holds

@@ -112,12 +112,12 @@ static int mr_add(struct soft_mr *mr)
 	struct soft_fabric *f = sdev->fabric;
 	int ret = -ENOMEM;
 
-	soft_write_lock(&f->mem_lock);
+	soft_br_write_lock(&f->mem_lock);
 	if (sdev->keys.count < (u32)sdev->ibdev.attrs.max_mr)
 		ret = kt_insert(&sdev->keys, mr);
 	if (!ret)
 		mr->serial = ++sdev->mr_serial;
-	soft_write_unlock(&f->mem_lock);
+	soft_br_write_unlock(&f->mem_lock);
 	if (!ret)
 		soft_add(&sdev->stats.mrs, 1);
 	return ret;
@@ -217,10 +217,10 @@ int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
 	struct soft_dev *sdev = to_sdev(ibmr->device);
 
 	/* A REG_MR still queued for it will not find it (serial). */
-	soft_write_lock(&sdev->fabric->mem_lock);
+	soft_br_write_lock(&sdev->fabric->mem_lock);
 	kt_remove(&sdev->keys, mr);
 	mr->state = SOFT_MR_FREE;
-	soft_write_unlock(&sdev->fabric->mem_lock);
+	soft_br_write_unlock(&sdev->fabric->mem_lock);
 	free(mr->map);
 	free(mr->reg);
 	rdmarw__soft_sig_mr_fini(mr);
@@ -242,10 +242,10 @@ void rdmarw__soft_retire_mr(struct ib_mr *ibmr)
 	struct soft_mr *mr = to_smr(ibmr);
 	struct soft_dev *sdev = to_sdev(ibmr->device);
 
-	soft_write_lock(&sdev->fabric->mem_lock);
+	soft_br_write_lock(&sdev->fabric->mem_lock);
 	mr->state = SOFT_MR_FREE;
 	mr->serial = ++sdev->mr_serial;
-	soft_write_unlock(&sdev->fabric->mem_lock);
+	soft_br_write_unlock(&sdev->fabric->mem_lock);
 }
 
 /* ---- page lists -------------------------------------------------------- */

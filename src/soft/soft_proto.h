@@ -25,6 +25,8 @@ void rdmarw__soft_qp_schedule(struct soft_qp *qp);
 void rdmarw__soft_task_forget(struct soft_qp *qp);
 int rdmarw__soft_task_start(struct soft_dev *sdev);
 void rdmarw__soft_task_stop(struct soft_dev *sdev);
+/* A new QP joins a progress thread's group, round-robin (soft_qp.task). */
+void rdmarw__soft_task_join(struct soft_qp *qp);
 
 /* ---- soft_pd.c ------------------------------------------------------ */
 

@@ -325,15 +325,26 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 		goto err_count;
 	qp->dev = sdev;
 	INIT_LIST_HEAD(&qp->task_entry);
+	rdmarw__soft_task_join(qp);
+	/* Its own cache line: no other QP's reader shares it. */
+	qp->mem_rd = aligned_alloc(sizeof(*qp->mem_rd), sizeof(*qp->mem_rd));
+	if (!qp->mem_rd) {
+		ret = -ENOMEM;
+		goto err_arrays;
+	}
+	soft_br_add(&f->mem_lock, qp->mem_rd);
 	soft_mutex_lock(&f->lock);
 	ret = qpn_alloc(f, &ibqp->qp_num);
 	if (!ret)
 		list_add_tail(&qp->fabric_entry, &f->qps);
 	soft_mutex_unlock(&f->lock);
 	if (ret)
-		goto err_arrays;
+		goto err_reader;
 	return 0;
 
+err_reader:
+	soft_br_del(&f->mem_lock, qp->mem_rd);
+	free(qp->mem_rd);
 err_arrays:
 	qp_free_arrays(qp);
 err_count:
@@ -430,6 +441,9 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 	exec_unlock(qp);
 	qp_clean_cqs(qp);
 	sq_drop_pending(qp);
+	/* Nobody runs its executor now: its indicator is outside any section. */
+	soft_br_del(&qp->dev->fabric->mem_lock, qp->mem_rd);
+	free(qp->mem_rd);
 	qp_free_arrays(qp);
 	soft_sub(&qp->dev->stats.qps, 1);
 }

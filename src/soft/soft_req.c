@@ -50,7 +50,7 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 
 	if (wqe->op->flags & SOFT_OPF_UNSUPP)
 		return SOFT_F_NOT_SUPP;
-	soft_write_lock(&f->mem_lock);
+	soft_br_write_lock(&f->mem_lock);
 	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY)
 		ret = rdmarw__soft_sig_register(qp, wqe->reg_index,
 						wqe->reg_serial, wqe->reg_key,
@@ -61,7 +61,7 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 					       wqe->reg_access);
 	else
 		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd, wqe->ex);
-	soft_write_unlock(&f->mem_lock);
+	soft_br_write_unlock(&f->mem_lock);
 	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is
 	 * IB_WC_LOC_QP_OP_ERR (siw completes its tx errors the same way). */
 	return ret ? SOFT_F_LOC_QP_OP : SOFT_OK;
@@ -81,17 +81,16 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
 				       struct soft_pkt *pkt,
 				       enum soft_op_class cls)
 {
-	struct soft_fabric *f = qp->dev->fabric;
 	enum soft_fault fault = pkt->fault;
 
 	if (fault == SOFT_F_RNR) {
-		soft_read_unlock(&f->mem_lock);
+		soft_br_read_unlock(qp->mem_rd);
 		soft_add(&qp->dev->stats.rnr_stalls, 1);
 		return SOFT_F_RNR;
 	}
 	if (cls == SOFT_OPC_READ && !fault)
 		fault = rdmarw__soft_comp_read(qp, wqe, &pkt->read_src);
-	soft_read_unlock(&f->mem_lock);
+	soft_br_read_unlock(qp->mem_rd);
 	if (pkt->finish) {
 		pkt->kick = false;
 		rdmarw__soft_resp_finish(qp->peer, pkt);
@@ -126,11 +125,11 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 	pkt.req = qp;
 	pkt.wqe = wqe;
 	pkt.outcome = 0; /* SOFT_OK, no flag */
-	soft_read_lock(&f->mem_lock);
+	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
 	if (cls != SOFT_OPC_READ) {
 		if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
 				   0, qp->req_rg, &pkt.nsrc)) {
-			soft_read_unlock(&f->mem_lock);
+			soft_br_read_unlock(qp->mem_rd);
 			return SOFT_F_LOC_PROT;
 		}
 		pkt.src = qp->req_rg;
@@ -143,7 +142,7 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 		rdmarw__soft_resp_send(peer, &pkt);
 	/* Accepted whole, nothing for the responder to finish: done. */
 	if (__builtin_expect(cls != SOFT_OPC_READ && !pkt.outcome, 1)) {
-		soft_read_unlock(&f->mem_lock);
+		soft_br_read_unlock(qp->mem_rd);
 		return SOFT_OK;
 	}
 	return req_remote_tail(qp, wqe, &pkt, cls);

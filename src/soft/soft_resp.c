@@ -203,10 +203,10 @@ void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
 	int ret;
 
 	if (!pkt->fault && !rf && pkt->inv_key_set) {
-		soft_write_lock(&f->mem_lock);
+		soft_br_write_lock(&f->mem_lock);
 		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
 						 pkt->inv_key);
-		soft_write_unlock(&f->mem_lock);
+		soft_br_write_unlock(&f->mem_lock);
 		if (ret) {
 			rf = SOFT_F_REM_INV_REQ;
 			pkt->resp_err = true;

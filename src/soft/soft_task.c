@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The progress thread of a threaded device (profile.threaded): it runs the
- * Send Queues of the device's QPs that were scheduled, one at a time, in
- * the order they were scheduled.  On an inline device scheduling a QP runs
- * its Send Queue in the calling thread.
+ * The progress threads of a threaded device (profile.threaded): one per QP
+ * group, one group per online CPU (at most SOFT_TASK_GROUPS); a QP joins
+ * the groups round-robin in creation order.  Each thread runs the Send
+ * Queues of its group's QPs that were scheduled, one at a time, in the
+ * order they were scheduled; groups share nothing.  On an inline device
+ * scheduling a QP runs its Send Queue in the calling thread.
  */
 #include "soft/soft_access.h"
+
+#include <unistd.h>
 
 static void *task_main(void *arg)
 {
@@ -32,22 +36,8 @@ static void *task_main(void *arg)
 	return NULL;
 }
 
-int rdmarw__soft_task_start(struct soft_dev *sdev)
+static void task_stop(struct soft_task *t)
 {
-	int ret = pthread_create(&sdev->task.thread, NULL, task_main,
-				 &sdev->task);
-
-	if (ret)
-		return -ret;
-	sdev->task.started = true;
-	sdev->threaded = true;
-	return 0;
-}
-
-void rdmarw__soft_task_stop(struct soft_dev *sdev)
-{
-	struct soft_task *t = &sdev->task;
-
 	if (!t->started)
 		return;
 	soft_mutex_lock(&t->lock);
@@ -56,12 +46,54 @@ void rdmarw__soft_task_stop(struct soft_dev *sdev)
 	soft_mutex_unlock(&t->lock);
 	pthread_join(t->thread, NULL);
 	t->started = false;
+	t->stop = false;
+}
+
+int rdmarw__soft_task_start(struct soft_dev *sdev)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	u32 n = cpus < 1		? 1 :
+		cpus > SOFT_TASK_GROUPS ? SOFT_TASK_GROUPS :
+					  cpus;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = pthread_create(&sdev->task[i].thread, NULL, task_main,
+				     &sdev->task[i]);
+		if (ret) {
+			while (i--)
+				task_stop(&sdev->task[i]);
+			return -ret;
+		}
+		sdev->task[i].started = true;
+	}
+	sdev->ntasks = n;
+	sdev->threaded = true;
+	return 0;
+}
+
+void rdmarw__soft_task_stop(struct soft_dev *sdev)
+{
+	u32 i;
+
+	for (i = 0; i < SOFT_TASK_GROUPS; i++)
+		task_stop(&sdev->task[i]);
+	sdev->ntasks = 0;
 	sdev->threaded = false;
+}
+
+void rdmarw__soft_task_join(struct soft_qp *qp)
+{
+	struct soft_dev *sdev = qp->dev;
+	u32 n = sdev->ntasks ? sdev->ntasks : 1;
+
+	qp->task = &sdev->task[(soft_add(&sdev->next_task, 1) - 1) % n];
 }
 
 void rdmarw__soft_qp_schedule(struct soft_qp *qp)
 {
-	struct soft_task *t = &qp->dev->task;
+	struct soft_task *t = qp->task;
 
 	if (!t->started) {
 		rdmarw__soft_qp_run(qp);
@@ -78,7 +110,7 @@ void rdmarw__soft_qp_schedule(struct soft_qp *qp)
 
 void rdmarw__soft_task_forget(struct soft_qp *qp)
 {
-	struct soft_task *t = &qp->dev->task;
+	struct soft_task *t = qp->task;
 
 	soft_mutex_lock(&t->lock);
 	qp->dying = true;

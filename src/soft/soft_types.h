@@ -110,7 +110,9 @@ struct soft_fault_state {
  * struct soft_fabric - devices that can reach each other
  * @lock: @devices, @qps, @next_qpn, QP connections and @refs of QPs; its
  *        wake-up: a QP's kick reference was dropped
- * @mem_lock: MR state and key tables of every device of the fabric
+ * @mem_lock: MR state and key tables of every device of the fabric: a
+ *            big-reader lock, each QP reads through its own indicator
+ *            (soft_qp.mem_rd), registration and invalidation write
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
  * @next_qpn: the next QP number to try (cyclic, as MR key indexes)
@@ -122,7 +124,7 @@ struct soft_fault_state {
  */
 struct soft_fabric {
 	struct soft_mutex lock;
-	struct soft_rwlock mem_lock;
+	struct soft_brlock mem_lock;
 	struct list_head devices;
 	struct list_head qps;
 	u32 next_qpn;
@@ -179,6 +181,9 @@ struct soft_task {
 	bool started;
 };
 
+/* At most this many progress threads (QP groups) per threaded device. */
+#define SOFT_TASK_GROUPS 8
+
 /**
  * struct soft_dev - a software device (a host)
  * @ibdev: the core device (first member)
@@ -192,7 +197,11 @@ struct soft_task {
  * @profile: as created
  * @mr_serial: last soft_mr.serial given (under mem_lock)
  * @iommu: emulated IOMMU
- * @task: progress thread (profile.threaded)
+ * @task: progress threads (profile.threaded), one per QP group: @ntasks
+ *        of them, one per online CPU up to SOFT_TASK_GROUPS; a QP joins
+ *        group (creation order) % @ntasks (soft_qp.task)
+ * @ntasks: progress threads started (0 on an inline device)
+ * @next_task: QPs created so far, for the round-robin
  * @stats: counters (atomic)
  *
  * What every work request reads comes first, after the core device, so
@@ -209,7 +218,9 @@ struct soft_dev {
 	struct soft_profile profile;
 	u64 mr_serial;
 	struct soft_iommu iommu;
-	struct soft_task task;
+	struct soft_task task[SOFT_TASK_GROUPS];
+	u32 ntasks;
+	u32 next_task;
 	struct soft_stats stats;
 };
 static_assert(offsetof(struct soft_dev, ibdev) == 0, "core struct first");
@@ -463,6 +474,7 @@ struct soft_recv_wqe {
  * @ibqp: the core QP (first member)
  * @dev: its device
  * @fabric_entry: soft_fabric.qps
+ * @task: the progress thread of its group (soft_dev.task)
  * @task_entry: soft_task.queue
  * @task_queued: on the progress thread's queue
  * @refs: kick references (fabric->lock)
@@ -504,6 +516,8 @@ struct soft_recv_wqe {
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
  * @fault: fault injection (soft_fault.c)
+ * @mem_rd: its reader indicator of fabric->mem_lock (own cache line,
+ *          written only by the thread holding its executor role)
  * @st_wrs: requester: WRs it executed (its device's wrs_executed)
  * @st_comp_bytes: completer: READ response bytes it placed
  * @st_resp_bytes: responder: SEND and WRITE bytes it placed
@@ -534,12 +548,14 @@ struct soft_qp {
 	u64 sq_exec;
 	u64 sq_done;
 	struct soft_region *req_rg;
+	struct soft_br_reader *mem_rd;
 	u64 st_wrs;
 	u64 st_comp_bytes;
 	u64 st_resp_bytes;
 	struct soft_fault_state fault;
 
 	struct list_head fabric_entry;
+	struct soft_task *task;
 	struct list_head task_entry;
 	bool task_queued;
 	long refs;

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The big-reader lock of the MR state (soft_lock.h, struct soft_brlock):
+ * a writer does not get in while a reader is inside its section; a
+ * reader that enters after the writer's return sees what the writer
+ * wrote; readers never see a writer's half-done update; and once a
+ * writer that unpublished a buffer has returned, no reader touches that
+ * buffer again (the guarantee of invalidate and dereg).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "soft/soft_lock.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define READERS 3
+
+static struct soft_br_reader *reader_new(struct soft_brlock *l)
+{
+	struct soft_br_reader *r = aligned_alloc(sizeof(*r), sizeof(*r));
+
+	assert_non_null(r);
+	soft_br_add(l, r);
+	return r;
+}
+
+static void reader_free(struct soft_brlock *l, struct soft_br_reader *r)
+{
+	soft_br_del(l, r);
+	free(r);
+}
+
+/* ---- a writer waits for a reader inside ------------------------------- */
+
+struct wait_case {
+	struct soft_brlock lock;
+	int writer_in;
+	int writer_started;
+};
+
+static void *writer_enter(void *arg)
+{
+	struct wait_case *c = arg;
+
+	__atomic_store_n(&c->writer_started, 1, __ATOMIC_RELEASE);
+	soft_br_write_lock(&c->lock);
+	__atomic_store_n(&c->writer_in, 1, __ATOMIC_RELEASE);
+	soft_br_write_unlock(&c->lock);
+	return NULL;
+}
+
+static void writer_waits_for_reader(void **state)
+{
+	struct wait_case c = { 0 };
+	struct soft_br_reader *r;
+	pthread_t t;
+	int i;
+
+	soft_br_init(&c.lock);
+	r = reader_new(&c.lock);
+	soft_br_read_lock(&c.lock, r);
+	assert_int_equal(pthread_create(&t, NULL, writer_enter, &c), 0);
+	while (!__atomic_load_n(&c.writer_started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	/* However long the reader stays, the writer is not in. */
+	for (i = 0; i < 2000; i++) {
+		sched_yield();
+		assert_int_equal(
+			__atomic_load_n(&c.writer_in, __ATOMIC_ACQUIRE), 0);
+	}
+	soft_br_read_unlock(r);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.writer_in, 1);
+	reader_free(&c.lock, r);
+}
+
+/* ---- a reader after the writer's return sees the new state ------------ */
+
+struct after_case {
+	struct soft_brlock lock;
+	struct soft_br_reader *r;
+	int value; /* under the lock */
+	int seen;
+};
+
+static void *read_value(void *arg)
+{
+	struct after_case *c = arg;
+
+	soft_br_read_lock(&c->lock, c->r);
+	c->seen = c->value;
+	soft_br_read_unlock(c->r);
+	return NULL;
+}
+
+static void reader_after_writer_sees_it(void **state)
+{
+	struct after_case c = { .value = 1 };
+	pthread_t t;
+
+	soft_br_init(&c.lock);
+	c.r = reader_new(&c.lock);
+	soft_br_write_lock(&c.lock);
+	c.value = 42;
+	soft_br_write_unlock(&c.lock);
+	assert_int_equal(pthread_create(&t, NULL, read_value, &c), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.seen, 42);
+	reader_free(&c.lock, c.r);
+}
+
+/* ---- many readers, a writer unpublishing buffers ----------------------- */
+
+#define BUF 256
+#define ROUNDS 300
+
+struct stress {
+	struct soft_brlock lock;
+	struct soft_br_reader *r[READERS];
+	/* under the lock: the live buffer and its generation, twice */
+	u8 *live;
+	u64 gen_a, gen_b;
+	int stop;
+	int torn;
+};
+
+struct reader_arg {
+	struct stress *s;
+	int i;
+};
+
+static void *stress_reader(void *arg)
+{
+	struct reader_arg *a = arg;
+	struct stress *s = a->s;
+	struct soft_br_reader *r = s->r[a->i];
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		soft_br_read_lock(&s->lock, r);
+		if (s->gen_a != s->gen_b)
+			__atomic_store_n(&s->torn, 1, __ATOMIC_RELAXED);
+		if (s->live) /* "DMA" into the grant: each reader its slice */
+			memset(s->live + a->i * (BUF / READERS), 0x5a,
+			       BUF / READERS);
+		soft_br_read_unlock(r);
+	}
+	return NULL;
+}
+
+static void invalidate_then_no_access(void **state)
+{
+	static struct stress s;
+	struct reader_arg args[READERS];
+	pthread_t t[READERS];
+	u8 *old[ROUNDS];
+	int i, k;
+
+	memset(&s, 0, sizeof(s));
+	soft_br_init(&s.lock);
+	for (i = 0; i < READERS; i++) {
+		s.r[i] = reader_new(&s.lock);
+		args[i] = (struct reader_arg){ .s = &s, .i = i };
+	}
+	for (i = 0; i < READERS; i++)
+		assert_int_equal(
+			pthread_create(&t[i], NULL, stress_reader, &args[i]),
+			0);
+	for (k = 0; k < ROUNDS; k++) {
+		u8 *b = malloc(BUF);
+
+		assert_non_null(b);
+		soft_br_write_lock(&s.lock);
+		old[k] = s.live;
+		s.gen_a++;
+		sched_yield(); /* a reader would see the half-done update */
+		s.gen_b++;
+		s.live = b;
+		soft_br_write_unlock(&s.lock);
+		/* Returned: the previous buffer is nobody's now. */
+		if (old[k])
+			memset(old[k], 0, BUF);
+		sched_yield();
+	}
+	soft_br_write_lock(&s.lock);
+	old[0] = s.live; /* round 0 had none: reuse its slot */
+	s.live = NULL;
+	soft_br_write_unlock(&s.lock);
+	memset(old[0], 0, BUF);
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < READERS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	assert_int_equal(s.torn, 0);
+	/* No reader wrote into a buffer after its writer returned. */
+	for (k = 0; k < ROUNDS; k++) {
+		u8 zero[BUF] = { 0 };
+
+		assert_memory_equal(old[k], zero, BUF);
+		free(old[k]);
+	}
+	for (i = 0; i < READERS; i++)
+		reader_free(&s.lock, s.r[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(writer_waits_for_reader),
+		cmocka_unit_test(reader_after_writer_sees_it),
+		cmocka_unit_test(invalidate_then_no_access),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
