@@ -11,7 +11,8 @@
 #   rdmarw-nvmet, ROUNDS times, each run on a fresh connect.
 # Prints the medians and the ratio rdmarw-nvmet / kernel as a table, and a
 # line "nvmeof-bench: dev=... figure=... kernel=... rdmarw=... ratio=..."
-# per figure.  Everything is torn down at the end, on failure too.
+# per figure.  Everything is torn down at the end, on failure too (a trap),
+# brd unloaded last.
 # Usage: sh tests/lab/nvmeof-bench.sh BUILD_DIR [ROUNDS] [DEVICES]
 # Environment: NVMEOF_BENCH_RUNTIME (s, default 8), NVMEOF_BENCH_RAMP
 #              (s, default 2).
@@ -98,7 +99,8 @@ cleanup() {
 	rdmarw_down
 	kernel_down
 }
-trap 'cleanup' EXIT
+# At the very end brd goes too (its pages are the guest's RAM).
+trap 'cleanup; rmmod brd 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
 # The namespace's block device of subsystem $1 (waits up to 10 s).
