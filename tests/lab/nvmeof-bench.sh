@@ -174,7 +174,7 @@ figure() {
 	km=$(echo "$k" | median)
 	rwm=$(echo "$r" | median)
 	ratio=$(awk -v a="$rwm" -v b="$km" \
-		'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+		'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }')
 	printf '%-5s %-18s %-5s %10s %10s %6s %5s\n' "$name" "$1" "$4" \
 		"$km" "$rwm" "$ratio" "$kn/$rn" >>"$work/table"
 	say "dev=$name figure=$1 unit=$4 kernel=$km rdmarw=$rwm ratio=$ratio" \
