@@ -18,11 +18,15 @@
 #                                          siw0 + rping interop
 #                                          (what `make lab` runs)
 #        tests/lab/lab.sh bench [ROUNDS]   build, then rdmarw-perf against
-#                                          perftest on rxe0 and siw0
+#                                          perftest, and rdmarw-nvmet
+#                                          against the kernel's
+#                                          nvmet-rdma, on rxe0 and siw0
 #                                          (what `make lab-bench` runs)
 #        tests/lab/lab.sh clean            drop the cache
 # Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
-#              RDMARW_LAB_TIMEOUT (seconds per guest run, default 600),
+#              RDMARW_LAB_TIMEOUT (seconds per guest run, default 600,
+#              1500 for bench),
+#              RDMARW_LAB_BENCH (bench's parts, default "perf nvmeof"),
 #              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages),
 #              RDMARW_LAB_BINS (more host binaries whose libraries the
 #              guest needs; those in build-lab/ are looked at anyway).
@@ -372,7 +376,20 @@ bench)
 	need_host_pkgs
 	build_lab
 	prepare
-	run_guest "sh tests/lab/bench.sh build-lab/tools/rdmarw-perf ${2:-3}"
+	# both parts, three rounds: about 2 min 20 s + 9 min under TCG
+	TIMEOUT=${RDMARW_LAB_TIMEOUT:-1500}
+	cmd="rc=0"
+	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in
+	*" perf "*)
+		cmd="$cmd; sh tests/lab/bench.sh build-lab/tools/rdmarw-perf ${2:-3} || rc=\$((rc + \$?))"
+		;;
+	esac
+	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in
+	*" nvmeof "*)
+		cmd="$cmd; sh tests/lab/nvmeof-bench.sh build-lab ${2:-3} || rc=\$((rc + \$?))"
+		;;
+	esac
+	run_guest "$cmd; exit \$rc"
 	;;
 clean)
 	rm -rf "$CACHE"
