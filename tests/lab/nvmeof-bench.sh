@@ -103,23 +103,7 @@ cleanup() {
 trap 'cleanup; rmmod brd 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
-# The namespace's block device of subsystem $1 (waits up to 10 s).
-ns_dev() {
-	local s n
-
-	for _ in $(seq 50); do
-		for s in /sys/class/nvme-subsystem/nvme-subsys*; do
-			grep -qx "$1" "$s/subsysnqn" 2>/dev/null || continue
-			for n in "$s"/nvme*n*; do
-				[ -e "$n" ] || continue
-				n=${n##*/}
-				[ -b "/dev/$n" ] && echo "$n" && return 0
-			done
-		done
-		sleep 0.2
-	done
-	return 1
-}
+. "${0%/*}/nvme_ns.sh"
 
 # run NQN PORT RW BS: connect, one fio run, disconnect; prints the figure
 # (IOPS for randread, MiB/s otherwise) or nothing.
@@ -128,7 +112,7 @@ run() {
 
 	nvme connect -t rdma -a "$addr" -s "$port" -n "$nqn" >/dev/null 2>&1 ||
 		return 0
-	if dev=$(ns_dev "$nqn"); then
+	if dev=$(nvme_ns_dev "$nqn"); then
 		timeout $((RUNTIME + RAMP + 60)) fio --name=b --filename="/dev/$dev" \
 			--ioengine=libaio --direct=1 --rw="$rw" --bs="$bs" \
 			--iodepth=32 --numjobs=1 --time_based \

@@ -62,28 +62,12 @@ stop_target() {
 	tpid=
 }
 
-# The namespace's block device of $NQN (waits up to 10 s), e.g. nvme0n1.
-ns_dev() {
-	local s n
-
-	for _ in $(seq 50); do
-		for s in /sys/class/nvme-subsystem/nvme-subsys*; do
-			grep -qx "$NQN" "$s/subsysnqn" 2>/dev/null || continue
-			for n in "$s"/nvme*n*; do
-				[ -e "$n" ] || continue
-				n=${n##*/}
-				[ -b "/dev/$n" ] && echo "$n" && return 0
-			done
-		done
-		sleep 0.2
-	done
-	return 1
-}
+. "${0%/*}/nvme_ns.sh"
 
 connect() {
 	nvme connect -t rdma -a "$addr" -s $PORT -n $NQN "$@" >/dev/null ||
 		return 1
-	dev=$(ns_dev) || return 1
+	dev=$(nvme_ns_dev "$NQN") || return 1
 	say "connected: /dev/$dev"
 }
 
