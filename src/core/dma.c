@@ -9,6 +9,31 @@
 #include "core/core.h"
 #include "core/dma_map.h"
 
+__thread unsigned int rdmarw__dma_stripe;
+
+/* The calling thread's stripe: threads take them round-robin, once. */
+unsigned int rdmarw__dma_stripe_take(void)
+{
+	static unsigned int next;
+
+	rdmarw__dma_stripe = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) %
+				     RDMARW_DMA_STRIPES +
+			     1;
+	return rdmarw__dma_stripe;
+}
+
+long rdmarw_dma_mapped(const struct ib_device *dev)
+{
+	long sum = 0;
+	int i;
+
+	if (!dev)
+		return 0;
+	for (i = 0; i < RDMARW_DMA_STRIPES; i++)
+		sum += __atomic_load_n(&dev->dma_mapped[i].n, __ATOMIC_RELAXED);
+	return sum;
+}
+
 int ib_dma_map_sg(struct ib_device *dev, struct scatterlist *sg, int nents,
 		  enum dma_data_direction direction)
 {

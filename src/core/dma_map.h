@@ -16,9 +16,23 @@ static inline bool rdmarw__dma_dir_ok(enum dma_data_direction dir)
 	       dir == DMA_BIDIRECTIONAL;
 }
 
+/* This thread's stripe of every device's mapped count, plus one (0: none yet). */
+extern __thread unsigned int rdmarw__dma_stripe;
+unsigned int rdmarw__dma_stripe_take(void);
+
+/*
+ * Count @n entries mapped (or unmapped, @n < 0) in this thread's stripe:
+ * threads on different stripes write different cache lines, so QPs on
+ * many threads share no counter.  Atomic only because more threads than
+ * stripes share stripes; rdmarw_dma_mapped() sums them.
+ */
 static inline void rdmarw__dma_mapped_add(struct ib_device *dev, long n)
 {
-	__atomic_add_fetch(&dev->dma_mapped, n, __ATOMIC_RELAXED);
+	unsigned int s = rdmarw__dma_stripe;
+
+	if (__builtin_expect(!s, 0))
+		s = rdmarw__dma_stripe_take();
+	__atomic_add_fetch(&dev->dma_mapped[s - 1].n, n, __ATOMIC_RELAXED);
 }
 
 /*
