@@ -9,9 +9,11 @@
 #include "core/core.h"
 #include "core/dma_map.h"
 
-__thread unsigned int rdmarw__dma_stripe;
+#if !defined(__x86_64__)
+__thread unsigned int rdmarw__dma_stripe
+	__attribute__((tls_model("initial-exec")));
 
-/* The calling thread's stripe: threads take them round-robin, once. */
+/* The calling thread's stripe, plus one: threads take them round-robin. */
 unsigned int rdmarw__dma_stripe_take(void)
 {
 	static unsigned int next;
@@ -21,6 +23,7 @@ unsigned int rdmarw__dma_stripe_take(void)
 			     1;
 	return rdmarw__dma_stripe;
 }
+#endif
 
 long rdmarw_dma_mapped(const struct ib_device *dev)
 {
