@@ -125,8 +125,8 @@ static inline void fuzz_env_fini(struct fuzz_env *e)
 		return;
 	for (i = 0; i < 2; i++) {
 		FUZZ_CHECK(!e->qp[i] || e->qp[i]->mrs_used == 0, "mrs_used");
-		FUZZ_CHECK(e->dev[i]->dma_mapped == 0, "dma_mapped %ld",
-			   e->dev[i]->dma_mapped);
+		FUZZ_CHECK(rdmarw_dma_mapped(e->dev[i]) == 0, "dma_mapped %ld",
+			   rdmarw_dma_mapped(e->dev[i]));
 		FUZZ_CHECK(!soft_device_stats(e->dev[i], &st) &&
 				   st.iova_ranges == 0,
 			   "IOVA ranges left");

@@ -710,17 +710,18 @@ static void check_pool_sane(const char *what)
 {
 	int in_pool = ib_mr_pool_count(w.a0, &w.a0->rdma_mrs);
 
-	FUZZ_CHECK(w.dev[0]->dma_mapped >= 0 && w.a0->mrs_used >= 0 &&
+	FUZZ_CHECK(rdmarw_dma_mapped(w.dev[0]) >= 0 && w.a0->mrs_used >= 0 &&
 			   in_pool + w.a0->mrs_used == w.pool_rdma,
 		   "%s: mapped %ld, MRs taken %d, pool %d of %d", what,
-		   w.dev[0]->dma_mapped, w.a0->mrs_used, in_pool, w.pool_rdma);
+		   rdmarw_dma_mapped(w.dev[0]), w.a0->mrs_used, in_pool,
+		   w.pool_rdma);
 }
 
 static void op_misuse(struct fuzz_in *in)
 {
 	struct lctx *l = &w.l[fuzz_below(in, NSLOT)];
 	u32 how = fuzz_u8(in) % 3;
-	long mapped = w.dev[0]->dma_mapped;
+	long mapped = rdmarw_dma_mapped(w.dev[0]);
 	int used = w.a0->mrs_used;
 	struct rdma_rw_ctx copy;
 
@@ -740,12 +741,13 @@ static void op_misuse(struct fuzz_in *in)
 		rdma_rw_ctx_destroy(&l->ctx, w.a0, 1, l->sg, l->n + 1, l->dir);
 	else
 		rdma_rw_ctx_destroy(&l->ctx, w.a0, 1, NULL, l->n, l->dir);
-	FUZZ_CHECK(w.dev[0]->dma_mapped == mapped && w.a0->mrs_used == used &&
+	FUZZ_CHECK(rdmarw_dma_mapped(w.dev[0]) == mapped &&
+			   w.a0->mrs_used == used &&
 			   l->ctx.rdmarw_origin == RDMARW_RW_ORIGIN_SG,
 		   "misused destroy (%s) changed state: mapped %ld -> %ld, "
 		   "MRs %d -> %d, origin %u",
 		   how ? "NULL sg" : "other sg_cnt", mapped,
-		   w.dev[0]->dma_mapped, used, w.a0->mrs_used,
+		   rdmarw_dma_mapped(w.dev[0]), used, w.a0->mrs_used,
 		   l->ctx.rdmarw_origin);
 }
 
@@ -879,8 +881,8 @@ static void check_pools(void)
 	FUZZ_CHECK(ib_mr_pool_count(w.a0, &w.a0->rdma_mrs) == w.pool_rdma,
 		   "pool %d of %d", ib_mr_pool_count(w.a0, &w.a0->rdma_mrs),
 		   w.pool_rdma);
-	FUZZ_CHECK(w.dev[0]->dma_mapped == 0, "still DMA-mapped: %ld",
-		   w.dev[0]->dma_mapped);
+	FUZZ_CHECK(rdmarw_dma_mapped(w.dev[0]) == 0, "still DMA-mapped: %ld",
+		   rdmarw_dma_mapped(w.dev[0]));
 }
 
 /*

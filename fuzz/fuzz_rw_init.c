@@ -232,7 +232,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	if (ret < 0) {
 		FUZZ_CHECK(ret == -EINVAL || ret == -EAGAIN || ret == -ENOMEM,
 			   "init: %d", ret);
-		FUZZ_CHECK(e.dev[0]->dma_mapped == 0, "mapped after error");
+		FUZZ_CHECK(rdmarw_dma_mapped(e.dev[0]) == 0,
+			   "mapped after error");
 		FUZZ_CHECK(e.qp[0]->mrs_used == 0, "MRs taken after error");
 		goto out;
 	}

@@ -194,11 +194,11 @@ static void env_fini(struct env *e)
 	FUZZ_CHECK(e->qp[0]->mrs_used == 0 &&
 			   ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs) ==
 				   e->pool &&
-			   e->dev[0]->dma_mapped == 0,
+			   rdmarw_dma_mapped(e->dev[0]) == 0,
 		   "leak: MRs %d, pool %d of %d, mapped %ld",
 		   e->qp[0]->mrs_used,
 		   ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs), e->pool,
-		   e->dev[0]->dma_mapped);
+		   rdmarw_dma_mapped(e->dev[0]));
 	FUZZ_CHECK(!ib_dereg_mr(e->rmr), "dereg");
 	FUZZ_CHECK(!two_hosts_close(&e->hosts), "teardown: %s",
 		   e->hosts.failed);
@@ -353,7 +353,7 @@ static bool transfer(struct env *e, struct fuzz_in *in, bool *checked)
 		FUZZ_CHECK(ret == -EINVAL || ret == -EAGAIN || ret == -ENOMEM,
 			   "signature init: %d", ret);
 		FUZZ_CHECK(e->qp[0]->mrs_used == 0 &&
-				   e->dev[0]->dma_mapped == 0,
+				   rdmarw_dma_mapped(e->dev[0]) == 0,
 			   "refused init left something");
 		return false;
 	}

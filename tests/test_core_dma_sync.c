@@ -29,7 +29,7 @@ static int teardown(void **state)
 {
 	struct fake_dev *fd = *state;
 
-	assert_int_equal(fd->ibdev.dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(&fd->ibdev), 0);
 	return fake_dev_free(fd);
 }
 

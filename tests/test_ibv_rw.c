@@ -138,7 +138,7 @@ static int env_up(void **state, enum ib_poll_context ctx)
 		return 0; /* absent: the test skips */
 	}
 	e->poll_ctx = ctx;
-	e->dma_mapped = e->dev->dma_mapped;
+	e->dma_mapped = rdmarw_dma_mapped(e->dev);
 	e->local = aligned_alloc(4096, ARENA);
 	e->remote = aligned_alloc(4096, ARENA);
 	memset(e->local, 0xa5, ARENA);
@@ -192,7 +192,7 @@ static int teardown(void **state)
 	assert_int_equal(ib_free_cq(e->peer_cq), 0);
 	assert_int_equal(ib_dealloc_pd(e->pd), 0);
 	assert_int_equal(ib_dealloc_pd(e->peer_pd), 0);
-	assert_int_equal(e->dev->dma_mapped, e->dma_mapped);
+	assert_int_equal(rdmarw_dma_mapped(e->dev), e->dma_mapped);
 	free(e->local);
 	free(e->remote);
 	free(e);

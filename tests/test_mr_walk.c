@@ -173,7 +173,7 @@ static void walk_six(struct soft_env *env, struct scatterlist *sg, u8 *buf)
 	int i;
 
 	assert_int_equal(ib_dma_map_sg(dev, sg, 6, DMA_TO_DEVICE), 6);
-	assert_int_equal(dev->dma_mapped, 6);
+	assert_int_equal(rdmarw_dma_mapped(dev), 6);
 	ib_dma_unmap_sg(dev, sg, 6, DMA_TO_DEVICE);
 
 	assert_int_equal(rdma_rw_ctx_init(&ctx, qp, 1, sg, 6, 100, raddr, 0x77,
@@ -196,7 +196,7 @@ static void walk_six(struct soft_env *env, struct scatterlist *sg, u8 *buf)
 	assert_int_equal(ctx.map.wrs[1].remote_addr, raddr + 4 * PG - 100);
 	assert_int_equal(ctx.map.wrs[1].rkey, 0x77);
 	rdma_rw_ctx_destroy(&ctx, qp, 1, sg, 6, DMA_TO_DEVICE);
-	assert_int_equal(dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(dev), 0);
 
 	rdma_rw_set_force_mr(true);
 	assert_int_equal(rdma_rw_ctx_init(&ctx, qp, 1, sg, 6, 100, raddr, 0x77,
@@ -210,7 +210,7 @@ static void walk_six(struct soft_env *env, struct scatterlist *sg, u8 *buf)
 	assert_int_equal(mr->length, 6 * PG - 100);
 	assert_int_equal(ctx.reg[0].sge.length, 6 * PG - 100);
 	rdma_rw_ctx_destroy(&ctx, qp, 1, sg, 6, DMA_TO_DEVICE);
-	assert_int_equal(dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(dev), 0);
 }
 
 static void rw_env_init(struct soft_env *env)

@@ -37,7 +37,7 @@ static void assert_untouched(struct rw_env *e)
 {
 	struct soft_stats st;
 
-	assert_int_equal(e->dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e->dev), 0);
 	assert_int_equal(e->qp->mrs_used, 0);
 	if (e->qp->rw_cache)
 		assert_int_equal(e->qp->rw_cache->in_use, 0);
@@ -172,7 +172,7 @@ static void test_init_no_sge(void **state)
 	assert_int_equal(rdma_rw_ctx_init_bvec(&ctx, qp, 1, &bv, 1, it, 0, 0,
 					       DMA_TO_DEVICE),
 			 -EINVAL);
-	assert_int_equal(e.dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), 0);
 	assert_int_equal(qp->mrs_used, 0);
 	assert_int_equal(ib_destroy_qp(qp), 0);
 	rw_env_teardown(&e);
@@ -417,12 +417,12 @@ static void test_destroy_wrong_kind(void **state)
 		}
 		assert_true(init3(&e, &sgctx, sg, 5, 0, 1, DMA_TO_DEVICE) > 0);
 		assert_true(initb(&e, &bvctx, bv, 5, it, 1, DMA_TO_DEVICE) > 0);
-		mapped = e.dev->dma_mapped;
+		mapped = rdmarw_dma_mapped(e.dev);
 		used = e.qp->mrs_used;
 		out = capture_stderr(misuse, &m);
 		warnings += count(out, "rdmarw: WARNING");
 		free(out);
-		assert_int_equal(e.dev->dma_mapped, mapped);
+		assert_int_equal(rdmarw_dma_mapped(e.dev), mapped);
 		assert_int_equal(e.qp->mrs_used, used);
 		assert_int_equal(e.qp->rw_cache->in_use,
 				 (sgctx.type != RDMA_RW_SINGLE_WR) +

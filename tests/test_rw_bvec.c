@@ -216,7 +216,7 @@ static void test_iova_range(void **state)
 	assert_int_equal(ctx.iova.sge.addr % PAGE_SIZE, PAGE_SIZE - 3000);
 	assert_int_equal(soft_device_stats(e.dev, &st), 0);
 	assert_int_equal(st.iova_ranges, 1);
-	assert_int_equal(e.dev->dma_mapped, 0); /* linked, not mapped */
+	assert_int_equal(rdmarw_dma_mapped(e.dev), 0); /* linked, not mapped */
 	rw_done_init(&d);
 	assert_int_equal(rdma_rw_ctx_post(&ctx, e.qp, 1, &d.cqe, NULL), 0);
 	rw_env_wait(&e, &d.count, 1);
@@ -262,7 +262,7 @@ static void test_iova_link_failure(void **state)
 			 -EINVAL);
 	assert_int_equal(soft_device_stats(e.dev, &st), 0);
 	assert_int_equal(st.iova_ranges, 0);
-	assert_int_equal(e.dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), 0);
 	rw_env_teardown(&e);
 }
 
@@ -298,7 +298,7 @@ static void test_bvec_mr_storage(void **state)
 	assert_int_equal(ctx.type, RDMA_RW_MR);
 	assert_int_equal(ctx.nr_ops, 2);
 	assert_int_equal(ctx.reg[0].sgt.orig_nents, 300);
-	assert_int_equal(e.dev->dma_mapped, 300);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), 300);
 	assert_int_equal(e.qp->mrs_used, 2);
 	assert_int_equal(e.qp->rw_cache->in_use, 1);
 	rw_done_init(&d);
@@ -306,7 +306,7 @@ static void test_bvec_mr_storage(void **state)
 	rw_env_wait(&e, &d.count, 1);
 	assert_int_equal(d.status, IB_WC_SUCCESS);
 	rdma_rw_ctx_destroy_bvec(&ctx, e.qp, 1, bv, 300, DMA_FROM_DEVICE);
-	assert_int_equal(e.dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), 0);
 	assert_int_equal(e.qp->mrs_used, 0);
 	assert_int_equal(e.qp->rw_cache->in_use, 0);
 	rw_env_teardown(&e);

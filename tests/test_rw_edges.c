@@ -103,7 +103,7 @@ static void test_siw_mr_over_4g(void **state)
 					  rw_env_raddr(&e, 0),
 					  e.remote_mr->rkey, DMA_FROM_DEVICE),
 			 -EINVAL);
-	assert_int_equal(e.dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), 0);
 	assert_int_equal(e.qp->mrs_used, 0);
 	assert_int_equal(ib_mr_pool_count(e.qp, &e.qp->rdma_mrs), pool);
 	/* The same shape under 4 GiB (2 x 1 GiB) is taken: one MR. */

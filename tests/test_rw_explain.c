@@ -209,7 +209,7 @@ static void expect_failure(struct rw_env *e, struct io *io, int err, u8 type,
 			 -EINVAL);
 	destroy_io(e, io); /* refused: warns once, changes nothing */
 	assert_int_equal(e->qp->mrs_used, mrs);
-	assert_int_equal(e->dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e->dev), 0);
 }
 
 /* Every MR of the QP's pool, taken out (put back by give_back()). */

@@ -140,7 +140,7 @@ static void test_no_pool_falls_back(void **state)
 static void assert_clean(struct rw_env *e)
 {
 	assert_int_equal(e->qp->mrs_used, 0);
-	assert_int_equal(e->dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e->dev), 0);
 }
 
 /* iWARP READ and force_mr need the MR: an empty pool is -EAGAIN, and
@@ -155,10 +155,10 @@ static void test_eagain_terminal(void **state)
 	/* siw READ */
 	setup(&e, &rw_profiles[2], 1, 16);
 	assert_int_equal(hold(&e, &h, 1, 1, DMA_FROM_DEVICE), 2);
-	mapped = e.dev->dma_mapped;
+	mapped = rdmarw_dma_mapped(e.dev);
 	assert_int_equal(hold(&e, &x, 1, 2, DMA_FROM_DEVICE), -EAGAIN);
 	rw_sgl_free(&x.sgl);
-	assert_int_equal(e.dev->dma_mapped, mapped);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), mapped);
 	assert_int_equal(e.qp->mrs_used, 1);
 	assert_int_equal(e.qp->rw_cache->in_use, 1);
 	/* a WRITE on siw needs no MR */

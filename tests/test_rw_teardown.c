@@ -425,23 +425,23 @@ static void test_misuse_destroy_args(void **state)
 
 	(void)state;
 	env(&e, "rxe", false, 0);
-	mapped = e.dev->dma_mapped;
+	mapped = rdmarw_dma_mapped(e.dev);
 	one_sg(sg, e.local, BUF, 4);
 	assert_true(rdma_rw_ctx_init(&ctx, e.qp, 1, sg, 4, 0,
 				     rw_env_raddr(&e, 0), e.remote_mr->rkey,
 				     DMA_TO_DEVICE) > 0);
-	assert_int_equal(e.dev->dma_mapped, mapped + 4);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), mapped + 4);
 	rdma_rw_ctx_destroy(&ctx, e.qp, 1, sg, 3, DMA_TO_DEVICE);
-	assert_int_equal(e.dev->dma_mapped, mapped + 4);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), mapped + 4);
 	assert_int_equal(ctx.rdmarw_origin, RDMARW_RW_ORIGIN_SG);
 	rdma_rw_ctx_destroy(&ctx, e.qp, 1, NULL, 4, DMA_TO_DEVICE);
-	assert_int_equal(e.dev->dma_mapped, mapped + 4);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), mapped + 4);
 	rdma_rw_ctx_destroy(&ctx, e.qp, 1, sg + 1, 3, DMA_TO_DEVICE);
-	assert_int_equal(e.dev->dma_mapped, mapped + 4);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), mapped + 4);
 	assert_int_equal(e.qp->rw_cache->in_use, 1);
 	/* the right arguments release everything */
 	rdma_rw_ctx_destroy(&ctx, e.qp, 1, sg, 4, DMA_TO_DEVICE);
-	assert_int_equal(e.dev->dma_mapped, mapped);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), mapped);
 	assert_int_equal(e.qp->rw_cache->in_use, 0);
 	rw_env_teardown(&e);
 }
@@ -516,7 +516,7 @@ static void test_force_mr_without_pool(void **state)
 	(void)state;
 	env(&e, "rxe", false, 0); /* no MR pool: nothing asked for one */
 	assert_int_equal(ib_mr_pool_count(e.qp, &e.qp->rdma_mrs), 0);
-	mapped = e.dev->dma_mapped;
+	mapped = rdmarw_dma_mapped(e.dev);
 	one_sg(sg, e.local, 4096, 1);
 	rdma_rw_set_force_mr(true);
 	assert_int_equal(rdma_rw_ctx_init(&ctx, e.qp, 1, sg, 1, 0,
@@ -524,7 +524,7 @@ static void test_force_mr_without_pool(void **state)
 					  e.remote_mr->rkey, DMA_TO_DEVICE),
 			 -EOPNOTSUPP);
 	rdma_rw_set_force_mr(false);
-	assert_int_equal(e.dev->dma_mapped, mapped);
+	assert_int_equal(rdmarw_dma_mapped(e.dev), mapped);
 	rw_env_teardown(&e);
 }
 

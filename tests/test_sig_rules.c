@@ -53,7 +53,7 @@ static void assert_untouched(struct sig_env *e, int pool)
 {
 	assert_int_equal(ib_mr_pool_count(e->qp[0], &e->qp[0]->sig_mrs), pool);
 	assert_int_equal(e->qp[0]->mrs_used, 0);
-	assert_int_equal(e->dev[0]->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e->dev[0]), 0);
 	if (e->qp[0]->rw_cache)
 		assert_int_equal(e->qp[0]->rw_cache->in_use, 0);
 }
@@ -184,7 +184,7 @@ static void test_unchecked_mr_reuse(void **state)
 	assert_ptr_equal(mr, mr0);
 	assert_int_equal(transfer(&e, &sg, &psg, true, &mr), 0);
 	assert_int_equal(e.qp[0]->mrs_used, 0);
-	assert_int_equal(e.dev[0]->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 0);
 	sig_env_fini(&e);
 }
 

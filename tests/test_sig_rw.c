@@ -127,7 +127,7 @@ static void test_chain_shape(void **state)
 	assert_int_equal(mr->sig_attrs->meta_length, 80);
 	assert_int_equal(mr->iova, 0);
 	assert_int_equal(mr->length, 5120 + 80);
-	assert_int_equal(e.dev[0]->dma_mapped, 3);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 3);
 	k0 = mr->lkey;
 	wr = rdma_rw_ctx_wrs(&ctx, e.qp[0], 1, &d.cqe, NULL);
 	assert_non_null(wr);
@@ -157,7 +157,7 @@ static void test_chain_shape(void **state)
 	rdma_rw_ctx_destroy_signature(&ctx, e.qp[0], 1, sg, 2, &psg, 1,
 				      DMA_TO_DEVICE);
 	assert_int_equal(e.qp[0]->mrs_used, 0);
-	assert_int_equal(e.dev[0]->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 0);
 
 	/* The same MR again (pool of one), READ, wire without PI: LOCAL_INV
 	 * of the registered key, REG of the next, RDMA READ of the data;
@@ -242,7 +242,7 @@ static void refused(struct sig_env *e, int ret, int want)
 {
 	assert_int_equal(ret, want);
 	assert_int_equal(e->qp[0]->mrs_used, 0);
-	assert_int_equal(e->dev[0]->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e->dev[0]), 0);
 }
 
 static void test_bad_input(void **state)
@@ -377,14 +377,14 @@ static void test_pool_exhaustion(void **state)
 				 2);
 	first = ctx[0].reg->mr;
 	assert_int_equal(e.qp[0]->mrs_used, 2);
-	assert_int_equal(e.dev[0]->dma_mapped, 4);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 4);
 	/* No fallback: -EAGAIN, nothing more mapped or taken. */
 	assert_int_equal(rdma_rw_ctx_signature_init(&ctx[2], e.qp[0], 1, &sg[2],
 						    1, &psg[2], 1, &a, 0, 0,
 						    DMA_TO_DEVICE),
 			 -EAGAIN);
 	assert_int_equal(e.qp[0]->mrs_used, 2);
-	assert_int_equal(e.dev[0]->dma_mapped, 4);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 4);
 	/* The pool is LIFO: the MR given back is the one taken next. */
 	rdma_rw_ctx_destroy_signature(&ctx[0], e.qp[0], 1, &sg[0], 1, &psg[0],
 				      1, DMA_TO_DEVICE);
@@ -397,7 +397,7 @@ static void test_pool_exhaustion(void **state)
 		rdma_rw_ctx_destroy_signature(&ctx[i], e.qp[0], 1, &sg[i], 1,
 					      &psg[i], 1, DMA_TO_DEVICE);
 	assert_int_equal(e.qp[0]->mrs_used, 0);
-	assert_int_equal(e.dev[0]->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 0);
 	sig_env_fini(&e);
 }
 
@@ -420,7 +420,7 @@ static void test_destroy_misuse(void **state)
 	assert_int_equal(rdma_rw_ctx_init(&pctx, e.qp[0], 1, &plain, 1, 0, 0, 0,
 					  DMA_TO_DEVICE),
 			 1);
-	assert_int_equal(e.dev[0]->dma_mapped, 3);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 3);
 	rdma_rw_ctx_destroy(&sctx, e.qp[0], 1, &sg, 1, DMA_TO_DEVICE);
 	rdma_rw_ctx_destroy_bvec(&sctx, e.qp[0], 1, NULL, 1, DMA_TO_DEVICE);
 	rdma_rw_ctx_destroy_signature(&pctx, e.qp[0], 1, &plain, 1, NULL, 0,
@@ -430,17 +430,17 @@ static void test_destroy_misuse(void **state)
 	rdma_rw_ctx_destroy_signature(NULL, e.qp[0], 1, &sg, 1, &psg, 1,
 				      DMA_TO_DEVICE);
 	assert_int_equal(e.qp[0]->mrs_used, 1);
-	assert_int_equal(e.dev[0]->dma_mapped, 3);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 3);
 	rdma_rw_ctx_destroy_signature(&sctx, e.qp[0], 1, &sg, 1, &psg, 1,
 				      DMA_TO_DEVICE);
 	rdma_rw_ctx_destroy(&pctx, e.qp[0], 1, &plain, 1, DMA_TO_DEVICE);
 	assert_int_equal(e.qp[0]->mrs_used, 0);
-	assert_int_equal(e.dev[0]->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 0);
 	/* Twice: the second does nothing. */
 	rdma_rw_ctx_destroy_signature(&sctx, e.qp[0], 1, &sg, 1, &psg, 1,
 				      DMA_TO_DEVICE);
 	assert_int_equal(e.qp[0]->mrs_used, 0);
-	assert_int_equal(e.dev[0]->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e.dev[0]), 0);
 	sig_env_fini(&e);
 }
 

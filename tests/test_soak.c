@@ -1054,7 +1054,7 @@ static void soak_env_fini(struct soak *s)
 	struct soft_stats st;
 	int i;
 
-	assert_int_equal(s->dev[0]->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(s->dev[0]), 0);
 	assert_int_equal(soft_device_stats(s->dev[0], &st), 0);
 	assert_int_equal(st.iova_ranges, 0);
 	for (i = 0; i < 2; i++) {

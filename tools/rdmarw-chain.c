@@ -1503,9 +1503,9 @@ static void teardown(struct chain *c)
 	while (c->nr_held)
 		ib_mr_pool_put(c->h.qp[0], &c->h.qp[0]->rdma_mrs,
 			       c->held[--c->nr_held]);
-	if (c->h.dev[0] && c->h.dev[0]->dma_mapped)
+	if (c->h.dev[0] && rdmarw_dma_mapped(c->h.dev[0]))
 		fail(c, "%ld DMA mappings left after destroy",
-		     c->h.dev[0]->dma_mapped);
+		     rdmarw_dma_mapped(c->h.dev[0]));
 	if (c->h.qp[0] && (ret = ib_destroy_qp(c->h.qp[0])))
 		fail(c, "ib_destroy_qp: %s", errno_name(ret));
 	c->h.qp[0] = NULL; /* destroyed */

@@ -167,6 +167,17 @@ enum rdma_protocol {
 #define RDMARW_MAX_PORTS 2
 #define IB_DEVICE_NAME_MAX 64
 
+/*
+ * One stripe of a device's DMA-mapped count: 128 bytes, so that two
+ * stripes' counters never share a 64-byte cache line whatever the
+ * device's own alignment.  A thread adds to its own stripe (src/core).
+ */
+#define RDMARW_DMA_STRIPES 16
+struct rdmarw_dma_stripe {
+	long n;
+	long pad[15];
+};
+
 /**
  * struct ib_device - an RDMA device
  * @name: unique name ("soft0", "rxe0", ...)
@@ -177,7 +188,9 @@ enum rdma_protocol {
  * @local_dma_lkey: key for local access to all memory (software device)
  * @virt_dma: DMA addresses are CPU virtual addresses (ib_uses_virt_dma())
  * @iommu: the device offers the emulated IOMMU's IOVA API
- * @dma_mapped: entries currently DMA-mapped (leak checks in tests)
+ * @dma_mapped: entries currently DMA-mapped, counted by stripes so that
+ *              threads mapping on one device share no cache line; read
+ *              the sum with rdmarw_dma_mapped() (leak checks in tests)
  * @refcount: objects that hold the device (PDs, CQs), plus the registry's
  * @lock: serialises object creation counts
  * @list: registry link
@@ -196,7 +209,7 @@ struct ib_device {
 	u32 local_dma_lkey;
 	bool virt_dma;
 	bool iommu;
-	long dma_mapped;
+	struct rdmarw_dma_stripe dma_mapped[RDMARW_DMA_STRIPES];
 	long refcount;
 	pthread_mutex_t lock;
 	struct list_head list;
@@ -204,6 +217,18 @@ struct ib_device {
 	int num_comp_vectors;
 	struct rdmarw_cq_pools *cq_pools;
 };
+
+/**
+ * rdmarw_dma_mapped() - how many entries of a device are DMA-mapped
+ * @dev: the device
+ *
+ * The sum of the device's stripes (each thread counts its mappings in its
+ * own).  Exact when no mapping or unmapping runs at the same time; tests
+ * use it to prove that nothing stays mapped.
+ *
+ * Return: the number of mapped entries (0 for a NULL @dev).
+ */
+long rdmarw_dma_mapped(const struct ib_device *dev);
 
 /**
  * rdma_protocol_iwarp() - does the port speak iWARP

@@ -9,6 +9,34 @@
 #include "core/core.h"
 #include "core/dma_map.h"
 
+#if !defined(__x86_64__)
+__thread unsigned int rdmarw__dma_stripe
+	__attribute__((tls_model("initial-exec")));
+
+/* The calling thread's stripe, plus one: threads take them round-robin. */
+unsigned int rdmarw__dma_stripe_take(void)
+{
+	static unsigned int next;
+
+	rdmarw__dma_stripe = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) %
+				     RDMARW_DMA_STRIPES +
+			     1;
+	return rdmarw__dma_stripe;
+}
+#endif
+
+long rdmarw_dma_mapped(const struct ib_device *dev)
+{
+	long sum = 0;
+	int i;
+
+	if (!dev)
+		return 0;
+	for (i = 0; i < RDMARW_DMA_STRIPES; i++)
+		sum += __atomic_load_n(&dev->dma_mapped[i].n, __ATOMIC_RELAXED);
+	return sum;
+}
+
 int ib_dma_map_sg(struct ib_device *dev, struct scatterlist *sg, int nents,
 		  enum dma_data_direction direction)
 {

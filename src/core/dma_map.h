@@ -16,9 +16,47 @@ static inline bool rdmarw__dma_dir_ok(enum dma_data_direction dir)
 	       dir == DMA_BIDIRECTIONAL;
 }
 
+/*
+ * This thread's stripe of every device's mapped count.  On x86-64 the
+ * thread pointer (%fs:0, the thread's own control block) picks it: glibc
+ * puts each thread's block at the top of its own stack, whole stacks (and
+ * so at least 4 KiB) apart, and bits 12-15 differ between neighbours, so
+ * no per-thread variable needs setting up.  Elsewhere a thread takes one
+ * round-robin at its first count (dma.c).
+ */
+#if defined(__x86_64__)
+static inline unsigned int rdmarw__dma_stripe_of_thread(void)
+{
+	unsigned long tp;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return (unsigned int)(tp >> 12) % RDMARW_DMA_STRIPES;
+}
+#else
+extern __thread unsigned int rdmarw__dma_stripe
+	__attribute__((tls_model("initial-exec")));
+unsigned int rdmarw__dma_stripe_take(void);
+
+static inline unsigned int rdmarw__dma_stripe_of_thread(void)
+{
+	unsigned int s = rdmarw__dma_stripe;
+
+	if (__builtin_expect(!s, 0))
+		s = rdmarw__dma_stripe_take();
+	return s - 1;
+}
+#endif
+
+/*
+ * Count @n entries mapped (or unmapped, @n < 0) in this thread's stripe:
+ * threads on different stripes write different cache lines, so QPs on
+ * many threads share no counter.  Atomic because threads may share a
+ * stripe; rdmarw_dma_mapped() sums them.
+ */
 static inline void rdmarw__dma_mapped_add(struct ib_device *dev, long n)
 {
-	__atomic_add_fetch(&dev->dma_mapped, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&dev->dma_mapped[rdmarw__dma_stripe_of_thread()].n,
+			   n, __ATOMIC_RELAXED);
 }
 
 /*

@@ -11,7 +11,7 @@
 
 /*
  * The checks both directions share.  Single mappings are counted, not
- * recorded (dev->dma_mapped), so an address is checked for being a mapping
+ * recorded (rdmarw_dma_mapped()), so an address is checked for being a mapping
  * at all (not the error address, a range that does not wrap) on a device
  * with live mappings, not against one particular mapping.
  */
@@ -22,7 +22,7 @@ static int dma_sync_check(struct ib_device *dev, u64 addr, size_t size,
 		return -EINVAL;
 	if (addr == DMA_MAPPING_ERROR || !addr || addr + size < addr)
 		return -EINVAL;
-	if (rdmarw__read(&dev->dma_mapped) <= 0)
+	if (rdmarw_dma_mapped(dev) <= 0)
 		return -EINVAL;
 	return 0;
 }

@@ -274,7 +274,7 @@ void rw_env_teardown(struct rw_env *e)
 	struct soft_stats st;
 
 	assert_int_equal(e->qp->mrs_used, 0);
-	assert_int_equal(e->dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(e->dev), 0);
 	if (rw_env_soft(e)) {
 		assert_int_equal(soft_device_stats(e->dev, &st), 0);
 		assert_int_equal(st.iova_ranges, 0);
@@ -645,7 +645,7 @@ static void held_now(struct rw_env *e, struct held_state *h)
 	if (rw_env_soft(e))
 		assert_int_equal(soft_device_stats(e->dev, &st), 0);
 	h->mrs_used = e->qp->mrs_used;
-	h->dma_mapped = e->dev->dma_mapped;
+	h->dma_mapped = rdmarw_dma_mapped(e->dev);
 	h->blocks = e->qp->rw_cache ? e->qp->rw_cache->in_use : 0;
 	h->iova_ranges = st.iova_ranges;
 }

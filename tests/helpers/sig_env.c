@@ -175,7 +175,7 @@ void sig_env_fini(struct sig_env *e)
 	for (side = 0; side < 2; side++) {
 		assert_int_equal(soft_device_stats(e->dev[side], &st), 0);
 		assert_int_equal(st.mrs, 0);
-		assert_int_equal(e->dev[side]->dma_mapped, 0);
+		assert_int_equal(rdmarw_dma_mapped(e->dev[side]), 0);
 	}
 	assert_int_equal(two_hosts_close(&e->hosts), 0);
 	free(e->local);

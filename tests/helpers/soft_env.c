@@ -85,7 +85,7 @@ static void assert_dev_clean(struct ib_device *dev)
 	assert_int_equal(st.mrs, 0);
 	assert_int_equal(st.qps, 0);
 	assert_int_equal(st.iova_ranges, 0);
-	assert_int_equal(dev->dma_mapped, 0);
+	assert_int_equal(rdmarw_dma_mapped(dev), 0);
 }
 
 void soft_env_fini(struct soft_env *env)
