@@ -62,7 +62,7 @@ TSAN_TESTS += test_nvmet_threads test_nvmet_smoke
 TSAN_TESTS += test_soft_mt test_soft_brlock test_core_dma
 # Programs whose CTest names differ from their target names.
 TSAN_EXTRA_TARGETS = krping krping_test
-TSAN_EXTRA_TESTS = test_soft_mt_fence test_soft_brlock_fence example_krping_faults example_krping_mlx5_100000 example_krping_rxe_100000 example_krping_siw_100000
+TSAN_EXTRA_TESTS = test_soft_mt_membarrier test_soft_brlock_membarrier example_krping_faults example_krping_mlx5_100000 example_krping_rxe_100000 example_krping_siw_100000
 test-tsan: deps
 	@scripts/deps.sh test
 	@cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang \
