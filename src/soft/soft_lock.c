@@ -71,8 +71,8 @@ static void br_register(void)
 void soft_br_init(struct soft_brlock *l)
 {
 	pthread_once(&br_once, br_register);
-	l->idle = br_asym ? 0 : SOFT_BR_FENCE;
-	l->word = l->idle;
+	l->fence = !br_asym;
+	l->word = 0;
 	l->readers = NULL;
 }
 
@@ -85,28 +85,18 @@ static void br_writer_fence(void)
 		abort(); /* registered and checked: cannot fail */
 }
 
-/*
- * soft_br_read_lock() found the word nonzero: without membarrier(), fence
- * and test again; met a writer: leave, wait for it, enter again.
- */
+/* soft_br_read_lock() met a writer: leave, wait for it, enter again. */
 void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r)
 {
 	unsigned int spins = 0;
 
-	for (;;) {
-		if (!br_asym)
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		else
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (!(__atomic_load_n(&l->word, __ATOMIC_ACQUIRE) &
-		      SOFT_BR_WRITER))
-			return;
+	do {
 		__atomic_store_n(&r->active, 0, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&l->word, __ATOMIC_RELAXED) &
 		       SOFT_BR_WRITER)
 			soft_relax(&spins);
-		__atomic_store_n(&r->active, 1, __ATOMIC_RELAXED);
-	}
+		soft_br_enter(l, r);
+	} while (__atomic_load_n(&l->word, __ATOMIC_SEQ_CST) & SOFT_BR_WRITER);
 }
 
 void soft_br_write_lock(struct soft_brlock *l)
@@ -115,11 +105,11 @@ void soft_br_write_lock(struct soft_brlock *l)
 	struct soft_br_reader *r;
 
 	for (;;) {
-		z = l->idle;
-		if (__atomic_load_n(&l->word, __ATOMIC_RELAXED) == z &&
-		    __atomic_compare_exchange_n(
-			    &l->word, &z, z | SOFT_BR_WRITER, false,
-			    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		z = 0;
+		if (!__atomic_load_n(&l->word, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&l->word, &z, SOFT_BR_WRITER,
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
 			break;
 		soft_relax(&spins);
 	}
@@ -131,7 +121,7 @@ void soft_br_write_lock(struct soft_brlock *l)
 
 void soft_br_write_unlock(struct soft_brlock *l)
 {
-	__atomic_store_n(&l->word, l->idle, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
 }
 
 void soft_br_add(struct soft_brlock *l, struct soft_br_reader *r)

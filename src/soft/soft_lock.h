@@ -160,9 +160,10 @@ static inline void soft_write_unlock(struct soft_rwlock *l)
  *   loads miss is then ordered after that barrier, so its load of the
  *   writer word sees the writer.  The reader needs only a compiler
  *   barrier: no fence, no atomic RMW;
- * - or, where membarrier cannot be registered (old kernel, seccomp), a
- *   sequentially consistent fence after its store (the reader's own line:
- *   still nothing shared).
+ * - or, by default and wherever membarrier cannot be registered, an
+ *   atomic exchange on its own indicator (a locked instruction, a full
+ *   barrier on x86 and with seq_cst everywhere, on the reader's own line:
+ *   still nothing shared), inline, so the fast path makes no call.
  * The reader's loads of the protected state are after its acquire load of
  * the writer word; a writer's stores are after it saw each indicator 0
  * with acquire, which reads from the reader's release on leaving: the
@@ -180,30 +181,43 @@ struct soft_br_reader {
 } __attribute__((aligned(64)));
 
 /*
- * The lock's word, the only thing a reader reads of it: SOFT_BR_WRITER
- * while a writer holds or waits, SOFT_BR_FENCE always when membarrier()
- * is not available, so that the reader's one test sends it to the out-of-
- * line entry, which fences and tests again.
+ * The lock's word, what a reader tests: SOFT_BR_WRITER while a writer
+ * holds or waits.  @fence, fixed at init, says which barrier a reader's
+ * entry uses (above); it shares the word's line, which only writers store
+ * to.
  */
 #define SOFT_BR_WRITER 1u
-#define SOFT_BR_FENCE 2u
 
 struct soft_brlock {
 	unsigned int word;
-	unsigned int idle; /* @word without a writer: 0 or SOFT_BR_FENCE */
+	unsigned int fence; /* 1: readers exchange; 0: membarrier() */
 	struct soft_br_reader *readers;
 };
+
+/* A reader's entry: mark the indicator, then the store-load barrier. */
+static inline void soft_br_enter(const struct soft_brlock *l,
+				 struct soft_br_reader *r)
+{
+	if (__builtin_expect(l->fence, 1)) {
+		__atomic_exchange_n(&r->active, 1, __ATOMIC_SEQ_CST);
+	} else {
+		__atomic_store_n(&r->active, 1, __ATOMIC_RELAXED);
+		/* The compiler keeps the store before the load; the CPU
+		 * does, by the writer's membarrier() (see above). */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+}
 
 void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r);
 
 static inline void soft_br_read_lock(struct soft_brlock *l,
 				     struct soft_br_reader *r)
 {
-	__atomic_store_n(&r->active, 1, __ATOMIC_RELAXED);
-	/* The compiler keeps the store before the load; the CPU does,
-	 * for this load, by the writer's membarrier() (see above). */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (__builtin_expect(__atomic_load_n(&l->word, __ATOMIC_ACQUIRE), 0))
+	soft_br_enter(l, r);
+	/* seq_cst: with the exchange, a store-load pair in the single total
+	 * order (C11 does not order an acquire load after a seq_cst RMW);
+	 * on x86 and arm64 it costs what an acquire load does. */
+	if (__builtin_expect(__atomic_load_n(&l->word, __ATOMIC_SEQ_CST), 0))
 		rdmarw__soft_br_read_wait(l, r);
 }
 
@@ -216,8 +230,9 @@ static inline void soft_br_read_unlock(struct soft_br_reader *r)
  * soft_br_init() - make a big-reader lock with no reader
  * @l: the lock
  *
- * Also registers the process for membarrier() once; without it, every
- * reader fences (SOFT_BR_FENCE).
+ * Also registers the process for membarrier() once when
+ * RDMARW_SOFT_MEMBARRIER asks for it; without it, every reader's entry
+ * is an exchange on its own indicator.
  */
 void soft_br_init(struct soft_brlock *l);
 

@@ -320,6 +320,8 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 		goto err_count;
 	}
 	qp->rq_lock = (struct soft_spin){ 0 };
+	qp->sig_all =
+		attr->sq_sig_type == IB_SIGNAL_ALL_WR ? IB_SEND_SIGNALED : 0;
 	ret = qp_alloc_arrays(qp, &attr->cap);
 	if (ret)
 		goto err_count;
@@ -648,8 +650,7 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 	w->opcode = wr->opcode;
 	w->wr_id = wr->wr_id;
 	w->seq = qp->sq_prod;
-	w->signaled = (wr->send_flags & IB_SEND_SIGNALED) ||
-		      qp->ibqp.sq_sig_type == IB_SIGNAL_ALL_WR;
+	w->signaled = (wr->send_flags | qp->sig_all) & IB_SEND_SIGNALED;
 	w->solicited = wr->send_flags & IB_SEND_SOLICITED;
 	w->num_sge = (u32)wr->num_sge;
 	if (wr->num_sge == 1)

@@ -488,6 +488,8 @@ struct soft_recv_wqe {
  * @sq_size: depth (cap.max_send_wr)
  * @sq_mask: slots - 1
  * @sq_max_sge: cap.max_send_sge
+ * @sig_all: IB_SEND_SIGNALED when sq_sig_type is IB_SIGNAL_ALL_WR, else 0
+ *	(or-ed into each WR's send_flags)
  * @sq_prod: next sequence number to post
  * @sq_exec: next sequence number to execute (executor only)
  * @sq_done: slots below this sequence number are free (advanced when CQEs
@@ -541,6 +543,7 @@ struct soft_qp {
 	u32 sq_size;
 	u32 sq_mask;
 	u32 sq_max_sge;
+	u32 sig_all;
 	bool exec_busy;
 	bool kick_peer;
 	int run_req;
