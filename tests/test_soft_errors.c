@@ -496,7 +496,7 @@ static void test_modify_err_flushes(void **state)
 	struct soft_pair p;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	pair_init(&p, "siw");
+	pair_init(&p, "rxe"); /* siw has no RNR wait (test_soft_queue.c) */
 	soft_env_post_recv(p.env.qp[0], 30, NULL, 0, 0);
 	assert_int_equal(
 		soft_env_send(p.env.qp[0], 31, p.buf[0], 8, p.mr[0]->lkey), 0);

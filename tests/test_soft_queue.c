@@ -324,7 +324,7 @@ static void test_rnr_wait_and_resume(void **state)
 	struct ib_sge sge;
 	struct soft_pair p;
 
-	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "siw" });
+	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "rxe" });
 	memcpy(p.buf[0], "hello, world", 12);
 	assert_int_equal(
 		soft_env_send(p.env.qp[0], 1, p.buf[0], 12, p.mr[0]->lkey), 0);
@@ -345,6 +345,42 @@ static void test_rnr_wait_and_resume(void **state)
 	soft_env_expect(p.env.cq[0], 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
 	assert_memory_equal(p.buf[1], "hello, world", 12);
 	assert_memory_equal(p.buf[1] + 100, "hello, world", 12);
+	soft_pair_fini(&p);
+}
+
+/*
+ * iWARP has no RNR: siw's receiver finds no receive for a SEND, reports a
+ * DDP error (no buffer for the MSN) and terminates the connection.  The
+ * SEND was transmitted, so siw has completed it; the WRITE behind it is
+ * flushed unexecuted; both QPs are in ERR and a receive posted afterwards
+ * completes flushed, not with the SEND's bytes.
+ */
+static void test_rnr_siw_terminates(void **state)
+{
+	struct soft_stats st;
+	struct ib_rdma_wr wr;
+	struct ib_sge sge;
+	struct soft_pair p;
+
+	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "siw" });
+	memcpy(p.buf[0], "hello, world", 12);
+	assert_int_equal(
+		soft_env_send(p.env.qp[0], 1, p.buf[0], 12, p.mr[0]->lkey), 0);
+	make_write(&p, &wr, &sge, 2, true);
+	sge.addr = (uintptr_t)p.buf[0];
+	wr.remote_addr = (uintptr_t)p.buf[1] + 100;
+	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), 0);
+	soft_env_expect(p.env.cq[0], 1, IB_WC_SUCCESS, IB_WC_SEND);
+	soft_env_expect(p.env.cq[0], 2, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
+	assert_int_equal(soft_env_state(p.env.qp[0]), IB_QPS_ERR);
+	assert_int_equal(soft_env_state(p.env.qp[1]), IB_QPS_ERR);
+	assert_int_equal(soft_device_stats(p.env.dev[0], &st), 0);
+	assert_int_equal(st.rnr_stalls, 0);
+
+	soft_env_post_recv(p.env.qp[1], 3, p.buf[1], 32, p.mr[1]->lkey);
+	soft_env_expect(p.env.cq[1], 3, IB_WC_WR_FLUSH_ERR, IB_WC_RECV);
+	assert_int_equal(p.buf[1][0], 0);
+	assert_int_equal(p.buf[1][100], 0);
 	soft_pair_fini(&p);
 }
 
@@ -463,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_rq_depth_and_checks),
 		cmocka_unit_test(test_recv_states),
 		cmocka_unit_test(test_rnr_wait_and_resume),
+		cmocka_unit_test(test_rnr_siw_terminates),
 		cmocka_unit_test(test_cq_notify),
 		cmocka_unit_test(test_cq_overflow),
 	};

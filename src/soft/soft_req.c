@@ -13,7 +13,8 @@
  *
  * A SEND (or WRITE_WITH_IMM) that finds no receive waits, as with
  * rnr_retry = 7: the Send Queue stops in order and the peer's
- * ib_post_recv() resumes it.  Nothing is retried on a timer.
+ * ib_post_recv() resumes it.  Nothing is retried on a timer.  iWARP has
+ * no RNR: there the responder terminates (soft_resp.c).
  */
 #include "soft/soft_sig.h"
 #include "soft/soft_req.h"
@@ -149,8 +150,9 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 }
 
 /*
- * What an iWARP requester sees of a remote access error: nothing but the
- * TERMINATE that moves its QP to ERR.  iWARP does not acknowledge a WRITE,
+ * What an iWARP requester sees of a remote access error (or of a SEND
+ * that found no receive): nothing but the TERMINATE that moves its QP to
+ * ERR.  iWARP does not acknowledge a WRITE,
  * so siw has completed it (SUCCESS) once it was sent; a READ waiting for
  * its response is flushed with the rest of the queue (seen on the kernel's
  * siw, tests/test_ibv_rw.c).  *@term: the QP must go to ERR all the same.

@@ -23,7 +23,9 @@
  *   responder to ERR (rxe class J, siw siw_rdmap_complete()); the message
  *   was delivered, so the requester's SEND succeeds;
  * - a QP not in RTR/RTS/SQD, or no QP: nobody answers, the requester
- *   retries until RETRY_EXC_ERR.
+ *   retries until RETRY_EXC_ERR;
+ * - a SEND with no receive posted: RNR NAK, the requester waits (rnr_retry
+ *   7); on iWARP (siw) a DDP error: both sides to ERR, as for a bad rkey.
  * A zero-length READ or WRITE is not required to carry a valid rkey (IBA
  * C9-88, as rxe).
  */
@@ -33,7 +35,8 @@
 
 enum resp_recv {
 	RESP_RECV_TAKEN,
-	RESP_RECV_NONE, /* none posted: RNR, the requester waits */
+	RESP_RECV_NONE, /* none posted: RNR, the requester waits (iWARP:
+			 * a DDP error, the connection terminates) */
 	RESP_RECV_ERR, /* the QP went to ERR: nobody answers */
 };
 
@@ -153,6 +156,13 @@ soft_check_inline bool resp_accept(struct soft_qp *qp, struct soft_pkt *pkt,
 		pkt->resp_fault = SOFT_OK;
 		return true;
 	case RESP_RECV_NONE:
+		if (qp->dev->iwarp) {
+			/* No RNR on iWARP: siw_proc_send() finds no receive,
+			 * a DDP error; the connection terminates (the
+			 * requester's side: iwarp_terminated()). */
+			resp_fail(pkt, SOFT_F_REM_ACCESS, SOFT_OK);
+			return false;
+		}
 		pkt->fault = SOFT_F_RNR;
 		return false;
 	case RESP_RECV_ERR:
