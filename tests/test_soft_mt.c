@@ -51,8 +51,10 @@ struct io_thr {
 	struct ib_mr *tmr, *smr;
 	pthread_t tid;
 	int id;
+	bool iommu; /* R/W through rdma_rw_ctx_init_bvec(): an IOVA range */
 	int failures;
 	int stale_probes;
+	int iova_ios;
 } __attribute__((aligned(64)));
 
 struct churn_thr {
@@ -119,6 +121,39 @@ static bool guards_ok(const struct io_thr *t)
 }
 
 /* rdma_rw_ctx_* of the whole grant in @dir; the completion once. */
+/*
+ * The same transfer as page-sized bio_vecs on a device with the IOMMU:
+ * each is an IOVA range linked at init and destroyed at destroy by this
+ * thread while the other threads translate theirs (all under the
+ * fabric's mem_lock).
+ */
+static bool rw_io_iova(struct io_thr *t, enum dma_data_direction dir)
+{
+	struct bio_vec bv[GRANT / PAGE_SIZE];
+	struct bvec_iter it = { .bi_size = GRANT };
+	struct rdma_rw_ctx ctx;
+	struct ib_cqe cqe = { 0 };
+	struct ib_wc wc;
+	unsigned int i;
+	bool ok;
+	int ret;
+
+	for (i = 0; i < GRANT / PAGE_SIZE; i++)
+		bvec_set_virt(&bv[i], t->src + i * PAGE_SIZE, PAGE_SIZE);
+	ret = rdma_rw_ctx_init_bvec(&ctx, t->h.qp[0], 1, bv, GRANT / PAGE_SIZE,
+				    it, (u64)(uintptr_t)(t->tgt + GUARD),
+				    t->tmr->rkey, dir);
+	if (ret < 0)
+		return false;
+	t->iova_ios += ctx.type == RDMA_RW_IOVA;
+	ret = rdma_rw_ctx_post(&ctx, t->h.qp[0], 1, &cqe, NULL);
+	ok = !ret && one_wc(t->h.cq[0], (u64)(uintptr_t)&cqe, &wc) &&
+	     wc.status == IB_WC_SUCCESS;
+	rdma_rw_ctx_destroy_bvec(&ctx, t->h.qp[0], 1, bv, GRANT / PAGE_SIZE,
+				 dir);
+	return ok;
+}
+
 static bool rw_io(struct io_thr *t, enum dma_data_direction dir)
 {
 	struct scatterlist sg;
@@ -128,6 +163,8 @@ static bool rw_io(struct io_thr *t, enum dma_data_direction dir)
 	bool ok;
 	int ret;
 
+	if (t->iommu)
+		return rw_io_iova(t, dir);
 	sg_init_one(&sg, t->src, GRANT);
 	ret = rdma_rw_ctx_init(&ctx, t->h.qp[0], 1, &sg, 1, 0,
 			       (u64)(uintptr_t)(t->tgt + GUARD), t->tmr->rkey,
@@ -467,7 +504,7 @@ static u8 *zalloc(size_t n, int v)
 	return p;
 }
 
-static void run(const char *profile, bool threaded)
+static void run_mode(const char *profile, bool threaded, bool iommu)
 {
 	struct soft_env env;
 	struct io_thr *io;
@@ -476,7 +513,8 @@ static void run(const char *profile, bool threaded)
 	int i, k;
 
 	soft_env_init(&env, &(struct soft_env_cfg){ .profile = profile,
-						    .threaded = threaded });
+						    .threaded = threaded,
+						    .iommu = iommu });
 	assert_int_equal(soft_device_stats(env.dev[0], &st0), 0);
 	assert_int_equal(soft_device_stats(env.dev[1], &st1), 0);
 	io = aligned_alloc(64, sizeof(*io) * IO_THREADS);
@@ -490,6 +528,7 @@ static void run(const char *profile, bool threaded)
 
 		pair_open(&t->h, &env);
 		t->id = i;
+		t->iommu = iommu;
 		t->tgt = zalloc(3 * GUARD + 2 * GRANT, GUARD_BYTE);
 		t->src = zalloc(GRANT, 0);
 		t->tmr = ib_reg_user_mr(
@@ -533,6 +572,8 @@ static void run(const char *profile, bool threaded)
 
 		assert_int_equal(t->failures, 0);
 		assert_int_equal(t->stale_probes, ITERS / PROBE_EVERY);
+		/* every R/W of an IOMMU run went through an IOVA range */
+		assert_int_equal(t->iova_ios, iommu ? 2 * ITERS : 0);
 		assert_true(guards_ok(t));
 		assert_int_equal(ib_dereg_mr(t->tmr), 0);
 		assert_int_equal(ib_dereg_mr(t->smr), 0);
@@ -566,9 +607,23 @@ static void run(const char *profile, bool threaded)
 	assert_int_equal(s.qps, st1.qps);
 	assert_int_equal(s.cqs, st1.cqs);
 	assert_int_equal(s.pds, st1.pds);
+	assert_int_equal(s.iova_ranges, 0);
 	free(io);
 	free(ch);
 	soft_env_fini(&env);
+}
+
+static void run(const char *profile, bool threaded)
+{
+	run_mode(profile, threaded, false);
+}
+
+/* IOVA ranges linked and destroyed on every thread at once. */
+static void test_rxe_iommu(void **state)
+{
+	(void)state;
+	run_mode("rxe", false, true);
+	run_mode("rxe", true, true);
 }
 
 static void test_rxe(void **state)
@@ -596,6 +651,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rxe),
+		cmocka_unit_test(test_rxe_iommu),
 		cmocka_unit_test(test_siw),
 		cmocka_unit_test(test_mlx5),
 	};

@@ -10,6 +10,13 @@
  * (LOC_PROT_ERR for the work request).  Ranges are never reused: each
  * allocation takes fresh pages after a one-page gap, so a stale IOVA cannot
  * alias a newer mapping.
+ *
+ * The mappings are MR-like state: the data path translates an IOVA inside
+ * its read section of the fabric's mem_lock (soft_req.c: the requester,
+ * the responder and the completer all run in it), and allocating, linking
+ * and destroying a range take the write side, so a destroy returns only
+ * when no request that could still use the mapping is running (as an
+ * invalidation), and readers of different QPs share no written line.
  */
 #include "soft/soft_access.h"
 
@@ -33,7 +40,6 @@ struct soft_iova_range {
 
 void rdmarw__soft_iommu_init(struct soft_iommu *mmu)
 {
-	mmu->lock = (struct soft_rwlock){ 0 };
 	INIT_LIST_HEAD(&mmu->ranges);
 	mmu->next = SOFT_IOVA_BIT | SOFT_IOVA_PAGE;
 }
@@ -87,9 +93,9 @@ int rdmarw__soft_iova_alloc(struct ib_device *dev, struct dma_iova_state *state,
 		return -ENOMEM;
 	}
 	r->npages = npages;
-	soft_write_lock(&mmu->lock);
+	soft_br_write_lock(&sdev->fabric->mem_lock);
 	if (mmu->next + (npages + 1) * SOFT_IOVA_PAGE < mmu->next) {
-		soft_write_unlock(&mmu->lock);
+		soft_br_write_unlock(&sdev->fabric->mem_lock);
 		range_free(r);
 		return -ENOMEM; /* IOVA space used up */
 	}
@@ -97,7 +103,7 @@ int rdmarw__soft_iova_alloc(struct ib_device *dev, struct dma_iova_state *state,
 	mmu->next += (npages + 1) * SOFT_IOVA_PAGE;
 	list_add_tail(&r->entry, &mmu->ranges);
 	mmu->count++;
-	soft_write_unlock(&mmu->lock);
+	soft_br_write_unlock(&sdev->fabric->mem_lock);
 	soft_add(&sdev->stats.iova_ranges, 1);
 	/* As dma_iova_try_alloc(): the IOVA keeps the in-page offset. */
 	state->addr = r->base + SOFT_IOVA_OFF(phys);
@@ -108,7 +114,8 @@ int rdmarw__soft_iova_alloc(struct ib_device *dev, struct dma_iova_state *state,
 int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
 			   phys_addr_t phys, size_t offset, size_t size)
 {
-	struct soft_iommu *mmu = &to_sdev(dev)->iommu;
+	struct soft_dev *sdev = to_sdev(dev);
+	struct soft_iommu *mmu = &sdev->iommu;
 	u64 iova = state->addr + offset, first, last, i;
 	struct soft_iova_range *r;
 	int ret = 0;
@@ -117,7 +124,7 @@ int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
 	if (!phys || SOFT_IOVA_OFF(iova) != SOFT_IOVA_OFF(phys) ||
 	    phys + size < phys)
 		return -EINVAL;
-	soft_write_lock(&mmu->lock);
+	soft_br_write_lock(&sdev->fabric->mem_lock);
 	r = range_find(mmu, state->addr);
 	if (!r || iova < r->base ||
 	    (iova + size - 1 - r->base) / SOFT_IOVA_PAGE >= r->npages) {
@@ -139,7 +146,7 @@ int rdmarw__soft_iova_link(struct ib_device *dev, struct dma_iova_state *state,
 		r->page[i] = (phys & ~(SOFT_IOVA_PAGE - 1)) +
 			     (i - first) * SOFT_IOVA_PAGE;
 out:
-	soft_write_unlock(&mmu->lock);
+	soft_br_write_unlock(&sdev->fabric->mem_lock);
 	return ret;
 }
 
@@ -150,13 +157,13 @@ void rdmarw__soft_iova_destroy(struct ib_device *dev,
 	struct soft_iommu *mmu = &sdev->iommu;
 	struct soft_iova_range *r;
 
-	soft_write_lock(&mmu->lock);
+	soft_br_write_lock(&sdev->fabric->mem_lock);
 	r = range_find(mmu, state->addr);
 	if (r) {
 		list_del(&r->entry);
 		mmu->count--;
 	}
-	soft_write_unlock(&mmu->lock);
+	soft_br_write_unlock(&sdev->fabric->mem_lock);
 	if (r) {
 		range_free(r);
 		soft_sub(&sdev->stats.iova_ranges, 1);
@@ -164,7 +171,8 @@ void rdmarw__soft_iova_destroy(struct ib_device *dev,
 }
 
 /* The IOVA half of soft_dma_to_cpu() (soft_access.h), after its range
- * rule: only the translation. */
+ * rule: only the translation.  The caller is in a read section of the
+ * fabric's mem_lock (above), so nothing here takes a lock. */
 int rdmarw__soft_iova_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
 			     u64 *n)
 {
@@ -174,13 +182,10 @@ int rdmarw__soft_iova_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
 
 	if (!sdev->ibdev.iommu)
 		return -EFAULT;
-	soft_read_lock(&mmu->lock);
 	r = range_find(mmu, addr);
 	idx = r ? (addr - r->base) / SOFT_IOVA_PAGE : 0;
-	if (!r || !r->page[idx]) {
-		soft_read_unlock(&mmu->lock);
+	if (!r || !r->page[idx])
 		return -EFAULT;
-	}
 	*ptr = (u8 *)(uintptr_t)(r->page[idx] + SOFT_IOVA_OFF(addr));
 	got = SOFT_IOVA_PAGE - SOFT_IOVA_OFF(addr);
 	/* Extend over IOVA pages linked to consecutive memory. */
@@ -189,7 +194,6 @@ int rdmarw__soft_iova_to_cpu(struct soft_dev *sdev, u64 addr, u64 len, u8 **ptr,
 		idx++;
 		got += SOFT_IOVA_PAGE;
 	}
-	soft_read_unlock(&mmu->lock);
 	*n = got < len ? got : len;
 	return 0;
 }

@@ -21,20 +21,6 @@ void rdmarw__soft_spin_wait(struct soft_spin *l)
 	} while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE));
 }
 
-/* soft_read_lock() met a writer: back out, wait for it, count in again. */
-void rdmarw__soft_read_wait(struct soft_rwlock *l)
-{
-	unsigned int spins = 0;
-
-	do {
-		__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELAXED);
-		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED) &
-		       SOFT_RW_WRITER)
-			soft_relax(&spins);
-	} while (__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
-		 SOFT_RW_WRITER);
-}
-
 /* ---- the big-reader lock (soft_lock.h) ---------------------------------- */
 
 /* True when membarrier() gives the readers their barrier. */

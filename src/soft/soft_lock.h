@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The software device's atomics and its one lock vocabulary: one spinlock
- * type (struct soft_spin) and one reader/writer lock (struct soft_rwlock)
- * for every lock held only for a short section, data path and control
- * path alike, one big-reader lock (struct soft_brlock) for the MR state
- * every I/O reads, and one sleeping lock (struct soft_mutex) for the locks
- * a thread waits with.
+ * type (struct soft_spin) for every lock held only for a short section,
+ * data path and control path alike, one reader/writer lock, the big-reader
+ * lock (struct soft_brlock), for the memory state every I/O reads (MRs,
+ * keys, IOMMU mappings), and one sleeping lock (struct soft_mutex) for the
+ * locks a thread waits with.
  *
  * Lock order (outer first): fabric->lock (QP list, connections, kick
  * references) -> a QP's executor role (exec_busy: the one thread executing
  * its Send Queue, taken and dropped under sq_lock) -> fabric->mem_lock (MR
- * state of every device, read for data movement, write for registration
- * and invalidation) -> a device's iommu.lock -> a QP's rq_lock -> a CQ's
- * lock.  A QP's sq_lock (producers, and the executor role's flag) and a
+ * state and IOMMU mappings of every device, read for data movement, write
+ * for registration, invalidation and IOVA link/unlink) -> a QP's rq_lock
+ * -> a CQ's lock.  A QP's sq_lock (producers, and the executor role's flag) and a
  * device's task.lock are leaves: nothing else is taken while holding them.
  * Executors only ever try to take another QP's executor role, so nested
  * runs cannot deadlock; ib_modify_qp() to ERR waits for the role only in a
@@ -86,55 +86,6 @@ static inline void soft_spin_lock(struct soft_spin *l)
 static inline void soft_spin_unlock(struct soft_spin *l)
 {
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
-}
-
-/*
- * A reader-writer lock in one word: readers are counted in the low bits,
- * a writer holds SOFT_RW_WRITER.  A reader that finds the writer bit backs
- * out and waits, so writers are never starved by a stream of readers.
- */
-#define SOFT_RW_WRITER 0x80000000u
-
-struct soft_rwlock {
-	unsigned int v;
-};
-
-void rdmarw__soft_read_wait(struct soft_rwlock *l);
-
-static inline void soft_read_lock(struct soft_rwlock *l)
-{
-	if (__builtin_expect(__atomic_fetch_add(&l->v, 1, __ATOMIC_ACQUIRE) &
-				     SOFT_RW_WRITER,
-			     0))
-		rdmarw__soft_read_wait(l);
-}
-
-static inline void soft_read_unlock(struct soft_rwlock *l)
-{
-	__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELEASE);
-}
-
-static inline void soft_write_lock(struct soft_rwlock *l)
-{
-	unsigned int spins = 0, v;
-
-	for (;;) {
-		v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
-		if (!(v & SOFT_RW_WRITER) &&
-		    __atomic_compare_exchange_n(&l->v, &v, v | SOFT_RW_WRITER,
-						false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			break;
-		soft_relax(&spins);
-	}
-	/* Readers already inside finish; new ones wait for us. */
-	while (__atomic_load_n(&l->v, __ATOMIC_ACQUIRE) & ~SOFT_RW_WRITER)
-		soft_relax(&spins);
-}
-
-static inline void soft_write_unlock(struct soft_rwlock *l)
-{
-	__atomic_fetch_sub(&l->v, SOFT_RW_WRITER, __ATOMIC_RELEASE);
 }
 
 /* ---- the sleeping lock ------------------------------------------------ */
@@ -274,8 +225,8 @@ void soft_br_del(struct soft_brlock *l, struct soft_br_reader *r);
  * - a device's task.lock: the progress thread waits for work, and
  *   rdmarw__soft_task_forget() for the QP being run (soft_task.c).
  * Everything else (sq_lock, rq_lock, an SRQ's and a CQ's lock, a signature
- * MR's status, the fault state, mem_lock, the IOMMU's lock) is a
- * soft_spin or a soft_rwlock.
+ * MR's status, the fault state) is a soft_spin; mem_lock is the
+ * big-reader lock.
  */
 struct soft_mutex {
 	pthread_mutex_t m;

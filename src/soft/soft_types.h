@@ -110,9 +110,10 @@ struct soft_fault_state {
  * struct soft_fabric - devices that can reach each other
  * @lock: @devices, @qps, @next_qpn, QP connections and @refs of QPs; its
  *        wake-up: a QP's kick reference was dropped
- * @mem_lock: MR state and key tables of every device of the fabric: a
- *            big-reader lock, each QP reads through its own indicator
- *            (soft_qp.mem_rd), registration and invalidation write
+ * @mem_lock: MR state, key tables and IOMMU mappings of every device of
+ *            the fabric: a big-reader lock, each QP reads through its own
+ *            indicator (soft_qp.mem_rd); registration, invalidation and
+ *            IOVA link/unlink write
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
  * @next_qpn: the next QP number to try (cyclic, as MR key indexes)
@@ -150,14 +151,13 @@ struct soft_keytab {
 };
 
 /**
- * struct soft_iommu - the emulated IOMMU of a device
- * @lock: @ranges
+ * struct soft_iommu - the emulated IOMMU of a device (under the fabric's
+ *	mem_lock: the data path translates inside its read section)
  * @ranges: soft_iova_range.entry
  * @next: next free IOVA (page aligned, SOFT_IOVA_BIT set)
  * @count: live ranges
  */
 struct soft_iommu {
-	struct soft_rwlock lock;
 	struct list_head ranges;
 	u64 next;
 	u32 count;
