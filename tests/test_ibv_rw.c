@@ -584,6 +584,41 @@ static void test_threaded_cq(void **state)
 	one_read(e, 2);
 }
 
+/*
+ * WRs posted after the QP was moved to ERR complete flushed, a SEND and a
+ * receive alike.  Neither the lab kernel's siw nor its rxe completes a
+ * user-space QP's late WRs; the backend does (src/ibv/ibv_flush.c).
+ * ib_drain_qp()'s markers are such WRs.
+ */
+static void test_flush_after_err(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_sge sge = { (uintptr_t)e->local, 16,
+			      RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct done_ctx ds, dr;
+	struct ib_send_wr swr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+
+	assert_int_equal(ib_modify_qp(e->qp, &attr, IB_QP_STATE), 0);
+	done_init(&ds);
+	done_init(&dr);
+	swr.wr_cqe = &ds.cqe;
+	rwr.wr_cqe = &dr.cqe;
+	assert_int_equal(ib_post_send(e->qp, &swr, NULL), 0);
+	assert_int_equal(ib_post_recv(e->qp, &rwr, NULL), 0);
+	wait_calls(e->cq, &ds, 1);
+	wait_calls(e->cq, &dr, 1);
+	assert_int_equal(ds.wc.status, IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(dr.wc.status, IB_WC_WR_FLUSH_ERR);
+	assert_ptr_equal(ds.wc.qp, e->qp);
+	assert_ptr_equal(dr.wc.qp, e->qp);
+	ib_drain_qp(e->qp);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
@@ -597,6 +632,9 @@ static const struct CMUnitTest tests[] = {
 	T(test_remote_access_error_read),
 	T(test_registration_map),
 	cmocka_unit_test_setup_teardown(test_threaded_cq, setup_threaded,
+					teardown),
+	T(test_flush_after_err),
+	cmocka_unit_test_setup_teardown(test_flush_after_err, setup_threaded,
 					teardown),
 };
 

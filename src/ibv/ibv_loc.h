@@ -84,6 +84,29 @@ struct ibv_pd_priv {
 };
 static_assert(offsetof(struct ibv_pd_priv, ibpd) == 0, "core first");
 
+struct ibv_cq_priv;
+
+/**
+ * struct ibv_flushq - flushed completions made here for one queue of a QP
+ *	(ibv_flush.c), written and read under @cq's lock
+ * @wc: @size completions, a ring
+ * @size: capacity (the queue's max_send_wr or max_recv_wr)
+ * @head: next to write (free-running)
+ * @tail: next to poll (free-running)
+ * @cq: the CQ they complete on
+ * @entry: link in @cq's flushing list while @queued
+ * @queued: on that list (the ring is not empty)
+ */
+struct ibv_flushq {
+	struct ib_wc *wc;
+	u32 size;
+	u32 head;
+	u32 tail;
+	struct ibv_cq_priv *cq;
+	struct list_head entry;
+	bool queued;
+};
+
 /**
  * struct ibv_cq_priv - an ibv CQ
  * @ibcq: the core CQ (first member)
@@ -91,21 +114,27 @@ static_assert(offsetof(struct ibv_pd_priv, ibpd) == 0, "core first");
  * @channel: completion channel (thread-polled CQs only)
  * @stop_fd: eventfd that stops @thread
  * @thread: waits for completion events and calls comp_handler
- * @lock: protects @stash
+ * @kick_fd: eventfd that wakes @thread for completions made here (-1:
+ *	not thread-polled)
+ * @lock: protects @stash and @flushing
  * @stash: one completion taken to answer IB_CQ_REPORT_MISSED_EVENTS
  * @stashed: @stash holds a completion
  * @last_qp: QP of the last completion (lookup cache)
+ * @flushing: struct ibv_flushq.entry of the queues with completions made
+ *	here (ibv_flush.c), oldest first
  */
 struct ibv_cq_priv {
 	struct ib_cq ibcq;
 	struct ibv_cq *cq;
 	struct ibv_comp_channel *channel;
 	int stop_fd;
+	int kick_fd;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	struct ibv_wc stash;
 	bool stashed;
 	struct ib_qp *last_qp;
+	struct list_head flushing;
 };
 static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
 
@@ -121,6 +150,8 @@ static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
  * @ssge: SGEs of @swr (IBV_POST_BATCH * max_send_sge)
  * @rwr: translation array for receive work requests
  * @rsge: SGEs of @rwr (IBV_POST_BATCH * max_recv_sge)
+ * @sflush: flushed completions of sends posted in ERR (ibv_flush.c)
+ * @rflush: the same for receives
  */
 struct ibv_qp_priv {
 	struct ib_qp ibqp;
@@ -133,6 +164,8 @@ struct ibv_qp_priv {
 	struct ibv_sge *ssge;
 	struct ibv_recv_wr rwr[IBV_POST_BATCH];
 	struct ibv_sge *rsge;
+	struct ibv_flushq sflush;
+	struct ibv_flushq rflush;
 };
 static_assert(offsetof(struct ibv_qp_priv, ibqp) == 0, "core first");
 
@@ -180,5 +213,17 @@ struct ib_device *rdmarw__ibv_dev_of_ctx(struct ibv_context *ctx);
 int rdmarw__ibv_map_init(struct ibv_pd_priv *ipd);
 void rdmarw__ibv_map_release(struct ibv_pd_priv *ipd);
 int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len, u32 *lkey);
+
+/* ---- ibv_flush.c: WRs posted to a QP in ERR ----------------------------- */
+
+int rdmarw__ibv_flushq_init(struct ibv_flushq *q, struct ibv_cq_priv *cq,
+			    u32 size);
+void rdmarw__ibv_flushq_fini(struct ibv_flushq *q);
+bool rdmarw__ibv_flush_posts(const struct ib_qp *qp);
+int rdmarw__ibv_flush_send(struct ibv_qp_priv *iqp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr);
+int rdmarw__ibv_flush_recv(struct ibv_qp_priv *iqp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr);
+int rdmarw__ibv_flush_poll(struct ibv_cq_priv *cq, struct ib_wc *wc, int n);
 
 #endif /* RDMARW_IBV_LOC_H */

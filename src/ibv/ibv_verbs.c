@@ -40,18 +40,28 @@ static void ibv_dealloc_pd_op(struct ib_pd *ibpd)
 static void *event_thread(void *arg)
 {
 	struct ibv_cq_priv *icq = arg;
-	struct pollfd fds[2] = {
+	struct pollfd fds[3] = {
 		{ .fd = icq->channel->fd, .events = POLLIN },
 		{ .fd = icq->stop_fd, .events = POLLIN },
+		{ .fd = icq->kick_fd, .events = POLLIN },
 	};
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
+	u64 kicks;
 
 	for (;;) {
-		if (poll(fds, 2, -1) < 0 && errno != EINTR)
+		if (poll(fds, 3, -1) < 0 && errno != EINTR)
 			break;
 		if (fds[1].revents)
 			break;
+		if (fds[2].revents & POLLIN) {
+			/* completions made here (ibv_flush.c) */
+			if (read(icq->kick_fd, &kicks, sizeof(kicks)) ==
+				    sizeof(kicks) &&
+			    icq->ibcq.comp_handler)
+				icq->ibcq.comp_handler(&icq->ibcq,
+						       icq->ibcq.cq_context);
+		}
 		if (!(fds[0].revents & POLLIN))
 			continue;
 		if (ibv_get_cq_event(icq->channel, &ev_cq, &ev_ctx))
@@ -72,8 +82,13 @@ static int start_events(struct ibv_cq_priv *icq, struct ibv_context *ctx)
 	if (!icq->channel)
 		return errno ? -errno : -ENOMEM;
 	icq->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (icq->stop_fd < 0) {
+	icq->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (icq->stop_fd < 0 || icq->kick_fd < 0) {
 		ret = -errno;
+		if (icq->stop_fd >= 0)
+			close(icq->stop_fd);
+		if (icq->kick_fd >= 0)
+			close(icq->kick_fd);
 		ibv_destroy_comp_channel(icq->channel);
 		return ret;
 	}
@@ -92,6 +107,7 @@ static void stop_events(struct ibv_cq_priv *icq, bool joined)
 		pthread_join(icq->thread, NULL);
 	}
 	close(icq->stop_fd);
+	close(icq->kick_fd);
 }
 
 static int ibv_create_cq_op(struct ib_cq *ibcq,
@@ -102,6 +118,8 @@ static int ibv_create_cq_op(struct ib_cq *ibcq,
 	int ret;
 
 	icq->stop_fd = -1;
+	icq->kick_fd = -1;
+	INIT_LIST_HEAD(&icq->flushing);
 	pthread_mutex_init(&icq->lock, NULL);
 	if (ibcq->poll_ctx != IB_POLL_DIRECT) {
 		ret = start_events(icq, ctx);
@@ -228,6 +246,10 @@ static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		if (n < want)
 			break;
 	}
+	/* After the device's own: its flushes of earlier WRs come first. */
+	if (done < num_entries && !list_empty(&icq->flushing))
+		done += rdmarw__ibv_flush_poll(icq, wc + done,
+					       num_entries - done);
 	pthread_mutex_unlock(&icq->lock);
 	return done;
 }
@@ -245,7 +267,9 @@ static int ibv_req_notify_cq_op(struct ib_cq *ibcq,
 		return 0;
 	/* libibverbs cannot peek: take one completion and keep it. */
 	pthread_mutex_lock(&icq->lock);
-	if (icq->stashed || ibv_poll_cq(icq->cq, 1, &icq->stash) == 1) {
+	if (!list_empty(&icq->flushing)) {
+		ret = 1;
+	} else if (icq->stashed || ibv_poll_cq(icq->cq, 1, &icq->stash) == 1) {
 		icq->stashed = true;
 		ret = 1;
 	}
@@ -308,7 +332,17 @@ static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 	ibqp->cap = a->cap;
 	ibqp->qp_num = iqp->qp->qp_num;
 	ret = alloc_sges(iqp);
+	if (!ret)
+		ret = rdmarw__ibv_flushq_init(&iqp->sflush, to_icq(a->send_cq),
+					      a->cap.max_send_wr);
+	if (!ret)
+		ret = rdmarw__ibv_flushq_init(&iqp->rflush, to_icq(a->recv_cq),
+					      a->cap.max_recv_wr);
 	if (ret) {
+		rdmarw__ibv_flushq_fini(&iqp->sflush);
+		rdmarw__ibv_flushq_fini(&iqp->rflush);
+		free(iqp->ssge);
+		free(iqp->rsge);
 		ibv_destroy_qp(iqp->qp);
 		return ret;
 	}
@@ -338,6 +372,8 @@ static void ibv_destroy_qp_op(struct ib_qp *ibqp)
 	if (iqp->cmid && iqp->cmid->qp == iqp->qp)
 		iqp->cmid->qp = NULL;
 	ibv_destroy_qp(iqp->qp);
+	rdmarw__ibv_flushq_fini(&iqp->sflush);
+	rdmarw__ibv_flushq_fini(&iqp->rflush);
 	free(iqp->ssge);
 	free(iqp->rsge);
 	pthread_mutex_destroy(&iqp->send_lock);
@@ -472,6 +508,8 @@ static int ibv_post_send_op(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (!can_post_send(ibqp))
 		return -EINVAL;
+	if (rdmarw__ibv_flush_posts(ibqp))
+		return rdmarw__ibv_flush_send(iqp, wr, bad_wr);
 	pthread_mutex_lock(&iqp->send_lock);
 	for (; wr; wr = wr->next) {
 		ret = send_wr_to_ibv(iqp, &iqp->swr[n], &iqp->ssge[n * per],
@@ -542,6 +580,8 @@ static int ibv_post_recv_op(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	if (__atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE) == IB_QPS_RESET)
 		return -EINVAL;
+	if (rdmarw__ibv_flush_posts(ibqp))
+		return rdmarw__ibv_flush_recv(iqp, wr, bad_wr);
 	pthread_mutex_lock(&iqp->recv_lock);
 	for (; wr; wr = wr->next) {
 		ret = recv_wr_to_ibv(iqp, &iqp->rwr[n], &iqp->rsge[n * per],

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Flushed completions for work requests posted to a QP in ERR.
+ *
+ * A WR posted to a QP in ERR completes with WR_FLUSH_ERR (IBA; the kernel's
+ * siw does it for kernel consumers in siw_sq_flush_wr(), newer rxe from its
+ * completer).  Through libibverbs the kernels this runs on do not: the
+ * kernel's siw leaves a user-space QP's late WRs in its mmapped queue, and
+ * Debian 12's rxe (6.1) does not flush WRs posted after the error either
+ * (tests/test_ibv_rw.c, test_flush_after_err, in the lab), so
+ * ib_drain_qp()'s marker, or any ULP that waits for every WR it posted,
+ * would wait until its timeout.
+ *
+ * So a post to a QP that the core knows is in ERR does not reach
+ * libibverbs on any device: each WR is answered with a WR_FLUSH_ERR
+ * completion of its own (signaled or not, as a flush reports every WR),
+ * queued on the QP (one ring per queue, sized at create_qp: nothing is
+ * allocated on the post) and handed out by the CQ's poll after what the
+ * device's CQ holds, so the device's own flushes of the WRs posted before
+ * the error come first.  No WR is both posted to the device and completed
+ * here.  A thread-polled CQ's event thread is woken to call the completion
+ * handler, as a device event would.
+ *
+ * Locking: a ring is written under its CQ's lock (the one poll takes),
+ * so producers on two QPs sharing a CQ and the poller are serialised.
+ */
+#include "ibv/ibv_loc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int rdmarw__ibv_flushq_init(struct ibv_flushq *q, struct ibv_cq_priv *cq,
+			    u32 size)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = size ? size : 1;
+	q->wc = calloc(q->size, sizeof(*q->wc));
+	if (!q->wc)
+		return -ENOMEM;
+	q->cq = cq;
+	INIT_LIST_HEAD(&q->entry);
+	return 0;
+}
+
+/* Drop what is left (the QP is being destroyed) and unlink from the CQ. */
+void rdmarw__ibv_flushq_fini(struct ibv_flushq *q)
+{
+	if (!q->wc)
+		return;
+	pthread_mutex_lock(&q->cq->lock);
+	if (q->queued)
+		list_del(&q->entry);
+	q->queued = false;
+	pthread_mutex_unlock(&q->cq->lock);
+	free(q->wc);
+	q->wc = NULL;
+}
+
+/* Should a post to @qp be answered here instead of by the device? */
+bool rdmarw__ibv_flush_posts(const struct ib_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == IB_QPS_ERR;
+}
+
+static enum ib_wc_opcode send_wc_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Wake a thread-polled CQ's event thread (ibv_verbs.c's event_thread()). */
+static void kick(struct ibv_cq_priv *cq)
+{
+	u64 one = 1;
+
+	if (cq->kick_fd >= 0 &&
+	    write(cq->kick_fd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd below its limit always takes 1 */
+}
+
+/*
+ * Queue one flushed completion per WR of the chain on @q.  A full ring is
+ * a full queue: -ENOMEM at that WR, *@bad_wr pointing at it, and the WRs
+ * before it queued.
+ */
+static int flush_chain(struct ibv_flushq *q, struct ib_qp *qp, bool send,
+		       const void *first, const void **bad_wr)
+{
+	struct ibv_cq_priv *cq = q->cq;
+	const struct ib_send_wr *swr = send ? first : NULL;
+	const struct ib_recv_wr *rwr = send ? NULL : first;
+	int ret = 0, n = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	while (send ? swr != NULL : rwr != NULL) {
+		struct ib_wc *wc;
+
+		if (q->head - q->tail == q->size) {
+			*bad_wr = send ? (const void *)swr : (const void *)rwr;
+			ret = -ENOMEM;
+			break;
+		}
+		wc = &q->wc[q->head++ % q->size];
+		memset(wc, 0, sizeof(*wc));
+		wc->wr_id = send ? swr->wr_id : rwr->wr_id;
+		wc->status = IB_WC_WR_FLUSH_ERR;
+		wc->opcode = send ? send_wc_opcode(swr->opcode) : IB_WC_RECV;
+		wc->qp = qp;
+		wc->port_num = qp->port;
+		n++;
+		if (send)
+			swr = swr->next;
+		else
+			rwr = rwr->next;
+	}
+	if (n && !q->queued) {
+		list_add_tail(&q->entry, &cq->flushing);
+		q->queued = true;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	if (n)
+		kick(cq);
+	return ret;
+}
+
+int rdmarw__ibv_flush_send(struct ibv_qp_priv *iqp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr)
+{
+	return flush_chain(&iqp->sflush, &iqp->ibqp, true, wr,
+			   (const void **)bad_wr);
+}
+
+int rdmarw__ibv_flush_recv(struct ibv_qp_priv *iqp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr)
+{
+	return flush_chain(&iqp->rflush, &iqp->ibqp, false, wr,
+			   (const void **)bad_wr);
+}
+
+/* Up to @n queued completions into @wc, oldest QP first.  Under cq->lock. */
+int rdmarw__ibv_flush_poll(struct ibv_cq_priv *cq, struct ib_wc *wc, int n)
+{
+	int done = 0;
+
+	while (done < n && !list_empty(&cq->flushing)) {
+		struct ibv_flushq *q = list_first_entry(
+			&cq->flushing, struct ibv_flushq, entry);
+
+		while (done < n && q->tail != q->head)
+			wc[done++] = q->wc[q->tail++ % q->size];
+		if (q->tail == q->head) {
+			list_del(&q->entry);
+			q->queued = false;
+		}
+	}
+	return done;
+}
