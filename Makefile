@@ -59,7 +59,7 @@ TSAN_TESTS = test_soft_threaded test_rw_threads test_soak test_fault_soft test_s
 TSAN_TESTS += test_core_qp_state test_core_lifetime
 TSAN_TESTS += test_core_cq_pool test_core_srq
 TSAN_TESTS += test_nvmet_threads test_nvmet_smoke
-TSAN_TESTS += test_soft_mt test_soft_brlock test_core_dma
+TSAN_TESTS += test_soft_mt test_soft_brlock test_core_dma test_lifecycle_threads
 # Programs whose CTest names differ from their target names.
 TSAN_EXTRA_TARGETS = krping krping_test
 TSAN_EXTRA_TESTS = test_soft_mt_membarrier test_soft_brlock_membarrier example_krping_faults example_krping_mlx5_100000 example_krping_rxe_100000 example_krping_siw_100000
