@@ -108,10 +108,10 @@ struct nvmet_ns_opts {
  *                 the controller is torn down (0: none)
  * @data_buf_size: data-buffer bytes per I/O queue entry: each queue's pool
  *                 of pages for keyed data, set up (and registered) when
- *                 it connects, holds its depth times this, at least the
- *                 largest transfer (0: 128 KiB; rounded up to 4 KiB; at
- *                 most 1 MiB); a command that finds too few free pages
- *                 waits for them
+ *                 it connects, holds its depth times this plus a quarter,
+ *                 at least the largest transfer (0: 128 KiB; rounded up
+ *                 to 4 KiB; at most 1 MiB); a command that finds too few
+ *                 free pages waits for them
  * @verbose: log connections and errors to stderr
  */
 struct nvmet_target_opts {
