@@ -178,8 +178,7 @@ struct nvmet_rdma_queue {
 	bool wr_wait_busy; /* someone runs rsp_wr_wait_list */
 	bool wr_wait_again; /* retry: something came back meanwhile */
 	struct list_head rsp_data_wait_list; /* for data pages */
-	bool data_wait_busy;
-	bool data_wait_again;
+	bool data_wait_busy; /* someone runs rsp_data_wait_list */
 	struct nvmet_rdma_pool pool;
 	atomic_t inflight; /* rsps taken and not yet put */
 	u16 host_qid;
@@ -899,14 +898,18 @@ static void nvmet_rdma_data_ready(struct nvmet_rdma_rsp *rsp)
 		rsp->req.execute(&rsp->req);
 }
 
-/* Retry the commands waiting for pages, in order (as the list above). */
+/*
+ * Retry the commands waiting for pages, in order, one runner at a time
+ * (as the list above).  The pages are tried under rsp_wr_wait_lock, so a
+ * release that finds the list busy either gave its pages back before the
+ * runner's next try, or runs the list itself once the runner has let go.
+ */
 static void nvmet_rdma_process_data_wait_list(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp;
 
 	spin_lock(&queue->rsp_wr_wait_lock);
 	if (queue->data_wait_busy) {
-		queue->data_wait_again = true;
 		spin_unlock(&queue->rsp_wr_wait_lock);
 		return;
 	}
@@ -915,12 +918,8 @@ static void nvmet_rdma_process_data_wait_list(struct nvmet_rdma_queue *queue)
 	       READ_ONCE(queue->state) == NVMET_RDMA_Q_LIVE) {
 		rsp = list_first_entry(&queue->rsp_data_wait_list,
 				       struct nvmet_rdma_rsp, wait_list);
-		queue->data_wait_again = false;
-		if (!nvmet_rdma_get_data(rsp)) {
-			if (!queue->data_wait_again)
-				break;
-			continue;
-		}
+		if (!nvmet_rdma_get_data(rsp))
+			break;
 		list_del_init(&rsp->wait_list);
 		spin_unlock(&queue->rsp_wr_wait_lock);
 		nvmet_rdma_data_ready(rsp);
