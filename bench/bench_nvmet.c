@@ -288,6 +288,7 @@ int main(int argc, char **argv)
 	struct sockaddr_in a1 = { .sin_family = AF_INET };
 	struct sockaddr_in dst;
 	struct nvmet_target_opts to;
+	struct nvmet_target_stats tst;
 	struct soft_profile p;
 	struct soft_fabric *fab;
 	struct ib_device *hdev, *tdev;
@@ -405,6 +406,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	nvmeh_ctrl_destroy(c);
+	if (!nvmet_target_get_stats(t, &tst) && tst.data_waits)
+		fprintf(stderr,
+			"bench-nvmet: %llu commands waited for data buffers\n",
+			(unsigned long long)tst.data_waits);
 	nvmet_target_destroy(t);
 	if (soft_device_destroy(hdev) || soft_device_destroy(tdev) ||
 	    soft_fabric_destroy(fab))

@@ -809,6 +809,8 @@ static int nvmet_check_opts(const struct nvmet_target_opts *o)
 		return -EINVAL;
 	if (o->mdts_max > NVMET_DEFAULT_MDTS)
 		return -EINVAL;
+	if (o->data_buf_size > NVMET_MAX_DATA_BUF)
+		return -EINVAL;
 	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
 		const struct nvmet_ns_opts *n = &o->ns[i];
 
@@ -860,6 +862,10 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 							NVMET_MAX_QUEUE_SIZE;
 	t->port.mdts_max =
 		(u8)(opts->mdts_max ? opts->mdts_max : NVMET_DEFAULT_MDTS);
+	t->port.data_buf_pages =
+		DIV_ROUND_UP(opts->data_buf_size ? opts->data_buf_size :
+						   NVMET_DEFAULT_DATA_BUF,
+			     4096u);
 
 	ret = -ENOMEM;
 	t->disc =
@@ -959,6 +965,7 @@ int nvmet_target_get_stats(struct nvmet_target *t,
 	st->kato_expired = nvmet_stat_read(t->kato_expired);
 	st->rejects = nvmet_stat_read(t->rejects);
 	st->reqs_inflight = nvmet_stat_read(t->reqs_inflight);
+	st->data_waits = nvmet_stat_read(t->data_waits);
 	st->mdts = READ_ONCE(t->mdts);
 	return 0;
 }

@@ -76,6 +76,8 @@ static void usage(FILE *f)
 		"  --inline SIZE      in-capsule data bytes (0: none; 4096)\n"
 		"  --mdts N           largest transfer, 4 KiB << N, 1..8\n"
 		"  --kato-grace MS    extra time before keep-alive expiry\n"
+		"  --data-buf SIZE    data buffer per I/O queue entry, 4K..1M\n"
+		"                     (default 128K)\n"
 		"  --config FILE      read options from FILE (key = value)\n"
 		"  --soft PROFILE     create a software device (mlx5, rxe, siw)\n"
 		"                     with --addr (default 127.0.0.1)\n"
@@ -181,6 +183,7 @@ enum {
 	OPT_INLINE,
 	OPT_MDTS,
 	OPT_KATO_GRACE,
+	OPT_DATA_BUF,
 	OPT_CONFIG,
 	OPT_SOFT,
 	OPT_DURATION,
@@ -207,6 +210,7 @@ static const struct option long_opts[] = {
 	{ "inline", required_argument, NULL, OPT_INLINE },
 	{ "mdts", required_argument, NULL, OPT_MDTS },
 	{ "kato-grace", required_argument, NULL, OPT_KATO_GRACE },
+	{ "data-buf", required_argument, NULL, OPT_DATA_BUF },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "soft", required_argument, NULL, OPT_SOFT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
@@ -309,6 +313,12 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 		if (parse_uint(arg, 0, 3600000, &v))
 			goto bad;
 		c->o.kato_grace_ms = v;
+		return 0;
+	case OPT_DATA_BUF:
+		if (parse_size(arg, &size) || size < 4096 ||
+		    size > NVMET_MAX_DATA_BUF)
+			goto bad;
+		c->o.data_buf_size = (u32)size;
 		return 0;
 	case OPT_CONFIG:
 		if (depth > 0) {
@@ -597,13 +607,15 @@ int main(int argc, char **argv)
 	if (c.print_stats)
 		printf(PROG
 		       ": %llu controllers, %llu queues, %llu commands, "
-		       "%llu errors, %llu keep-alive expiries, %llu rejects\n",
+		       "%llu errors, %llu keep-alive expiries, %llu rejects, "
+		       "%llu waits for data buffers\n",
 		       (unsigned long long)st.ctrls_created,
 		       (unsigned long long)st.queues_created,
 		       (unsigned long long)st.cmds,
 		       (unsigned long long)st.errors,
 		       (unsigned long long)st.kato_expired,
-		       (unsigned long long)st.rejects);
+		       (unsigned long long)st.rejects,
+		       (unsigned long long)st.data_waits);
 	printf(PROG ": stopped\n");
 out:
 	if (dev && soft_device_destroy(dev))

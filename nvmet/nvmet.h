@@ -51,6 +51,8 @@ extern "C" {
 /* The most I/O queues and the deepest queue a host gets. */
 #define NVMET_MAX_IO_QUEUES 128
 #define NVMET_MAX_QUEUE_SIZE 128
+/* The most data-buffer bytes per I/O queue entry (@data_buf_size). */
+#define NVMET_MAX_DATA_BUF (1024u * 1024)
 /* The default subsystem NQN. */
 #define NVMET_DEFAULT_SUBNQN "nqn.2026-01.io.rdmarw:nvmet"
 
@@ -104,6 +106,12 @@ struct nvmet_ns_opts {
  *            the device's registration limit may lower it)
  * @kato_grace_ms: extra time after the host's keep-alive timeout before
  *                 the controller is torn down (0: none)
+ * @data_buf_size: data-buffer bytes per I/O queue entry: each queue's pool
+ *                 of pages for keyed data, set up (and registered) when
+ *                 it connects, holds its depth times this plus a quarter,
+ *                 at least the largest transfer (0: 128 KiB; rounded up
+ *                 to 4 KiB; at most 1 MiB); a command that finds too few
+ *                 free pages waits for them
  * @verbose: log connections and errors to stderr
  */
 struct nvmet_target_opts {
@@ -118,6 +126,7 @@ struct nvmet_target_opts {
 	uint32_t inline_data_size;
 	uint32_t mdts_max;
 	uint32_t kato_grace_ms;
+	uint32_t data_buf_size;
 	bool verbose;
 };
 
@@ -134,6 +143,7 @@ struct nvmet_target_opts {
  * @kato_expired: controllers torn down by keep-alive expiry
  * @rejects: connection requests rejected
  * @reqs_inflight: commands received and not yet released
+ * @data_waits: commands that waited for pages of their queue's pool
  * @mdts: the MDTS offered (log2 of 4 KiB pages)
  */
 struct nvmet_target_stats {
@@ -146,6 +156,7 @@ struct nvmet_target_stats {
 	uint64_t kato_expired;
 	uint64_t rejects;
 	uint64_t reqs_inflight;
+	uint64_t data_waits;
 	uint32_t mdts;
 };
 
@@ -170,10 +181,10 @@ void nvmet_target_opts_init(struct nvmet_target_opts *opts);
  *
  * Return: the target, or ERR_PTR(): -EINVAL for NULL @opts, no address,
  * an address that does not parse, an NQN longer than 223 bytes, no
- * namespace, a bad block or queue size; -ENODEV when @device names no
- * device or not the address's device; -EADDRNOTAVAIL when no device
- * answers to the address; -EADDRINUSE when someone listens there; a
- * backend's open error (-ENOENT...); -ENOMEM.
+ * namespace, a bad block, queue or data-buffer size; -ENODEV when @device
+ * names no device or not the address's device; -EADDRNOTAVAIL when no
+ * device answers to the address; -EADDRINUSE when someone listens there;
+ * a backend's open error (-ENOENT...); -ENOMEM.
  */
 struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts);
 

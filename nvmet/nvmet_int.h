@@ -44,6 +44,8 @@
 #define NVMET_DEFAULT_INLINE_DATA 4096
 #define NVMET_DEFAULT_MDTS 8 /* 256 pages of 4 KiB */
 #define NVMET_MAX_SG_PAGES (1u << NVMET_DEFAULT_MDTS)
+/* Data-buffer bytes per I/O queue entry (struct nvmet_rdma_pool). */
+#define NVMET_DEFAULT_DATA_BUF (128u * 1024)
 
 #ifndef ALIGN
 #define ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
@@ -130,6 +132,7 @@ struct nvmet_port {
 	u32 inline_data_size;
 	u32 max_queue_size;
 	u8 mdts_max;
+	u32 data_buf_pages; /* pool pages per I/O queue entry */
 	void *priv; /* the transport's listener */
 };
 
@@ -241,6 +244,7 @@ struct nvmet_target {
 	u64 queues_created;
 	u64 queues;
 	u64 reqs_inflight;
+	u64 data_waits;
 	u8 mdts;
 	void *transport; /* rdma.c's */
 };

@@ -8,10 +8,12 @@
  * parsed, its data fetched, executed on the (synchronous) backend and
  * answered:
  *
- *   host WRITE: rdma_rw_ctx_init(DMA_FROM_DEVICE), posted with read_cqe;
- *               read_done: the backend write, then the response SEND
- *   host READ:  the backend read, then rdma_rw_ctx_init(DMA_TO_DEVICE),
- *               posted with the response SEND as chain_wr (one post)
+ *   host WRITE: pages from the queue's pool, rdma_rw_ctx_init(
+ *               DMA_FROM_DEVICE), posted with read_cqe; read_done: the
+ *               backend write, then the response SEND
+ *   host READ:  pages from the queue's pool, the backend read, then
+ *               rdma_rw_ctx_init(DMA_TO_DEVICE), posted with the response
+ *               SEND as chain_wr (one post)
  *   no data or in-capsule data: execute, then the response SEND
  *
  * The response is a SEND_WITH_INV of the host's rkey when its descriptor
@@ -20,16 +22,17 @@
  * Send Queue credits: sq_wr_avail starts at the QP's Send Queue depth less
  * one (the drain marker's); a post takes the WQEs rdma_rw_ctx_init()
  * announced (plus one for a SEND) and its completion gives them back.  A
- * request that finds too few credits, or -EAGAIN from rdma_rw_ctx_init()
- * (MR pool empty), waits on rsp_wr_wait_list and is retried, in order,
- * whenever a completion returns credits or MRs.
+ * request that finds too few credits, -EAGAIN from rdma_rw_ctx_init()
+ * (MR pool empty) or too few free pages in the data-buffer pool (struct
+ * nvmet_rdma_pool) waits on rsp_wr_wait_list and is retried, in order,
+ * whenever a completion returns credits or MRs or a release pages.
  *
  * Teardown (disconnect, keep-alive expiry, device removal, target stop):
  * the queue goes DISCONNECTING under its state lock, after which nothing
  * is posted on it; the release work disconnects, drains the QP (every
  * completion delivered), fails what is left, waits until every request
- * of the queue is released, and only then frees the QP, the CQ, the id
- * and the queue.
+ * of the queue is released, and only then frees the QP, the CQ, the id,
+ * the data-buffer pool and the queue.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +74,48 @@ struct nvmet_rdma_cmd {
 	struct nvmet_rdma_queue *queue;
 };
 
+/*
+ * Each queue's keyed data comes from a pool set up with the queue, so that
+ * the I/O path neither allocates nor registers (the kernel's sgl_alloc()
+ * per command has no cost of a system call; here a fresh buffer meant an
+ * ibv_reg_mr() and an ibv_dereg_mr()): one arena of whole pages, declared
+ * once to the PD's registration map on a libibverbs device (the software
+ * device reaches any memory through the local DMA key), and a scatterlist
+ * with one entry per arena page, set up once.  A command takes a run of
+ * contiguous free pages, first fit (the backends see one buffer), and
+ * uses that window of the scatterlist; it gives them back when its data
+ * is no longer needed (a host write's once the backend has it, a read's
+ * when the response SEND completes).  A command that finds no run waits
+ * on rsp_data_wait_list, in order, and is retried when pages return.  A
+ * list of its own: a response waiting for credits behind a command that
+ * waits for the pages that response holds would never be sent.
+ *
+ * Sizing (nvmet_rdma_pool_pages()): the queue's depth times the port's
+ * data_buf_pages (--data-buf, default 128 KiB: a full queue of 128 KiB
+ * commands fits), plus a quarter: a read's pages are held until its
+ * response SEND completes, and by then the host, which saw the response,
+ * may have sent the next command (without the quarter, 128 KiB reads at
+ * the full depth waited about once in two in bench-nvmet; with it, not
+ * once).  The admin queue's depth times one page (its data is an
+ * Identify or a log page).  Never less than the largest transfer (MDTS),
+ * so that the first waiter always fits once the commands before it are
+ * done.
+ */
+struct nvmet_rdma_pool {
+	spinlock_t lock; /* map */
+	void *base;
+	struct scatterlist *sgl; /* one entry per page of @base */
+	u64 *map; /* a set bit: the page is taken */
+	u32 npages;
+};
+
+/* What a request does next (a wait list retries it there). */
+enum nvmet_rdma_step {
+	NVMET_RDMA_RESPOND, /* post the data (reads) and the response */
+	NVMET_RDMA_FETCH, /* RDMA READ the host's data */
+	NVMET_RDMA_EXECUTE, /* execute (data to the host) */
+};
+
 struct nvmet_rdma_rsp {
 	struct ib_sge send_sge;
 	struct ib_cqe send_cqe;
@@ -89,12 +134,12 @@ struct nvmet_rdma_rsp {
 	u32 invalidate_rkey;
 	u64 remote_addr;
 	u32 rkey;
-	void *data; /* keyed data buffer */
-	struct scatterlist *sgl;
-	u32 sg_cnt;
+	void *data; /* keyed data buffer: pages of the queue's pool */
+	struct scatterlist *sgl; /* their window of the pool's list */
+	u32 sg_cnt; /* pages taken (0: none) */
 	struct list_head wait_list; /* rsp_wr_wait_list, rsp_wait_list */
 	struct list_head free_list;
-	bool fetching; /* waits to fetch (else to respond) */
+	enum nvmet_rdma_step step;
 	struct nvmet_req req;
 	struct nvme_completion cqe;
 };
@@ -128,8 +173,13 @@ struct nvmet_rdma_queue {
 	u32 inline_data_size;
 	struct work_struct release_work;
 	struct list_head rsp_wait_list; /* commands before ESTABLISHED */
-	struct list_head rsp_wr_wait_list; /* waiting for credits or MRs */
-	spinlock_t rsp_wr_wait_lock;
+	struct list_head rsp_wr_wait_list; /* for credits, MRs or pages */
+	spinlock_t rsp_wr_wait_lock; /* both wait lists, their flags */
+	bool wr_wait_busy; /* someone runs rsp_wr_wait_list */
+	bool wr_wait_again; /* retry: something came back meanwhile */
+	struct list_head rsp_data_wait_list; /* for data pages */
+	bool data_wait_busy; /* someone runs rsp_data_wait_list */
+	struct nvmet_rdma_pool pool;
 	atomic_t inflight; /* rsps taken and not yet put */
 	u16 host_qid;
 	int recv_queue_size;
@@ -151,6 +201,7 @@ static const struct nvmet_fabrics_ops nvmet_rdma_ops;
 
 static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue);
 static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue);
+static void nvmet_rdma_process_data_wait_list(struct nvmet_rdma_queue *queue);
 static void nvmet_rdma_handle_command(struct nvmet_rdma_queue *queue,
 				      struct nvmet_rdma_rsp *rsp);
 
@@ -270,6 +321,160 @@ static void nvmet_rdma_forget(struct nvmet_rdma_device *ndev, const void *p,
 	if (p && len && rdmarw_ibv_is_ibv(ndev->device))
 		rdmarw_ibv_forget(ndev->pd, p, len);
 #endif
+}
+
+/* ---- the data-buffer pool --------------------------------------------------------- */
+
+/* The first bit in [@from, @end) that is @taken, or @end. */
+static u32 nvmet_rdma_pool_next(const u64 *map, u32 from, u32 end, bool taken)
+{
+	while (from < end) {
+		u64 w = taken ? map[from / 64] : ~map[from / 64];
+
+		w &= ~0ull << (from % 64);
+		if (w) {
+			u32 i = (from & ~63u) + (u32)__builtin_ctzll(w);
+
+			return min(i, end);
+		}
+		from = (from & ~63u) + 64;
+	}
+	return end;
+}
+
+static void nvmet_rdma_pool_mark(u64 *map, u32 first, u32 n, bool taken)
+{
+	u32 i = first, end = first + n;
+
+	while (i < end) {
+		u32 b = i % 64, k = min(64 - b, end - i);
+		u64 m = (k == 64 ? ~0ull : (1ull << k) - 1) << b;
+
+		if (taken)
+			map[i / 64] |= m;
+		else
+			map[i / 64] &= ~m;
+		i += k;
+	}
+}
+
+/* The first run of @n free pages (first fit), or -1. */
+static int nvmet_rdma_pool_find(const struct nvmet_rdma_pool *pool, u32 n)
+{
+	u32 i = 0, busy;
+
+	for (;;) {
+		i = nvmet_rdma_pool_next(pool->map, i, pool->npages, false);
+		if (n > pool->npages - i)
+			return -1;
+		busy = nvmet_rdma_pool_next(pool->map, i, i + n, true);
+		if (busy == i + n)
+			return (int)i;
+		i = busy + 1;
+	}
+}
+
+/* Pages of a queue's pool: see struct nvmet_rdma_pool. */
+static u32 nvmet_rdma_pool_pages(const struct nvmet_rdma_queue *queue)
+{
+	u32 per_cmd = queue->host_qid ? queue->port->data_buf_pages : 1;
+	u32 max_cmd = 1u << queue->dev->mdts;
+	u32 depth = (u32)queue->recv_queue_size;
+
+	return max(depth * per_cmd + depth * per_cmd / 4, max_cmd);
+}
+
+static int nvmet_rdma_alloc_pool(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_pool *pool = &queue->pool;
+	u32 i, n = nvmet_rdma_pool_pages(queue);
+	int ret;
+
+	spin_lock_init(&pool->lock);
+	pool->base = aligned_alloc(PAGE_SIZE, (size_t)n * PAGE_SIZE);
+	pool->sgl = calloc(n, sizeof(*pool->sgl));
+	pool->map = calloc(DIV_ROUND_UP(n, 64), sizeof(*pool->map));
+	if (!pool->base || !pool->sgl || !pool->map)
+		return -ENOMEM;
+	pool->npages = n;
+	/* the entries stay; a command marks the end of its window */
+	sg_init_table(pool->sgl, n);
+	sg_unmark_end(&pool->sgl[n - 1]);
+	for (i = 0; i < n; i++)
+		sg_set_buf(&pool->sgl[i], (char *)pool->base + i * PAGE_SIZE,
+			   (u32)PAGE_SIZE);
+	ret = nvmet_rdma_declare(queue->dev, pool->base, (size_t)n * PAGE_SIZE);
+	if (ret) {
+		nvmet_err("q%u: registering %u KiB of data buffers: %d",
+			  queue->host_qid, n * ((u32)PAGE_SIZE / 1024), ret);
+		pool->npages = 0; /* nothing to forget */
+	}
+	return ret;
+}
+
+static void nvmet_rdma_free_pool(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_pool *pool = &queue->pool;
+
+	if (queue->dev && pool->npages)
+		nvmet_rdma_forget(queue->dev, pool->base,
+				  (size_t)pool->npages * PAGE_SIZE);
+	free(pool->map);
+	free(pool->sgl);
+	free(pool->base);
+	memset(pool, 0, sizeof(*pool));
+}
+
+/*
+ * Give @rsp the pages for its req.data_len bytes (nothing for none):
+ * false when the pool has no run that long now (the request waits).
+ */
+static bool nvmet_rdma_get_data(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_pool *pool = &rsp->queue->pool;
+	u32 len = rsp->req.data_len;
+	u32 nents = DIV_ROUND_UP(len, (u32)PAGE_SIZE);
+	struct scatterlist *last;
+	int first;
+
+	if (rsp->sg_cnt || !len)
+		return true;
+	spin_lock(&pool->lock);
+	first = nvmet_rdma_pool_find(pool, nents);
+	if (first >= 0)
+		nvmet_rdma_pool_mark(pool->map, (u32)first, nents, true);
+	spin_unlock(&pool->lock);
+	if (first < 0)
+		return false;
+	rsp->sgl = &pool->sgl[first];
+	rsp->sg_cnt = nents;
+	rsp->data = (char *)pool->base + (size_t)first * PAGE_SIZE;
+	last = &rsp->sgl[nents - 1];
+	last->length = len - (nents - 1) * (u32)PAGE_SIZE;
+	sg_mark_end(last);
+	rsp->req.buf = rsp->data;
+	return true;
+}
+
+/* Give @rsp's pages back (once: a request without pages has none). */
+static void nvmet_rdma_put_data(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_pool *pool = &rsp->queue->pool;
+	struct scatterlist *last;
+	u32 first;
+
+	if (!rsp->sg_cnt)
+		return;
+	first = (u32)(rsp->sgl - pool->sgl);
+	last = &rsp->sgl[rsp->sg_cnt - 1];
+	sg_unmark_end(last);
+	last->length = (u32)PAGE_SIZE;
+	spin_lock(&pool->lock);
+	nvmet_rdma_pool_mark(pool->map, first, rsp->sg_cnt, false);
+	spin_unlock(&pool->lock);
+	rsp->sgl = NULL;
+	rsp->data = NULL;
+	rsp->sg_cnt = 0;
 }
 
 /* ---- receives ---------------------------------------------------------------------- */
@@ -396,7 +601,7 @@ static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
 	rsp->keyed = false;
 	rsp->invalidate = false;
 	rsp->posted_send = false;
-	rsp->fetching = false;
+	rsp->step = NVMET_RDMA_RESPOND;
 	rsp->data = NULL;
 	rsp->sgl = NULL;
 	rsp->sg_cnt = 0;
@@ -434,17 +639,6 @@ static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
 	rsp->n_rdma = 0;
 }
 
-static void nvmet_rdma_free_data(struct nvmet_rdma_rsp *rsp)
-{
-	nvmet_rdma_forget(rsp->queue->dev, rsp->data,
-			  (size_t)rsp->sg_cnt * PAGE_SIZE);
-	free(rsp->sgl);
-	free(rsp->data);
-	rsp->sgl = NULL;
-	rsp->data = NULL;
-	rsp->sg_cnt = 0;
-}
-
 /*
  * Post @rsp's command receive again, once.  queue_response does it before
  * the response SEND is posted, as nvmet-rdma does: a host that sees the
@@ -468,9 +662,10 @@ static void nvmet_rdma_repost_recv(struct nvmet_rdma_rsp *rsp)
 }
 
 /*
- * The end of a request: credits back, the R/W context and the data
- * freed, the receive posted again (unless the response did), the slot
- * returned; then whoever waits for credits or MRs is retried.
+ * The end of a request: credits back, the R/W context destroyed and the
+ * data pages returned, the receive posted again (unless the response
+ * did), the slot returned; then whoever waits for credits, MRs or pages
+ * is retried.
  */
 static void nvmet_rdma_release_rsp(struct nvmet_rdma_rsp *rsp)
 {
@@ -480,10 +675,11 @@ static void nvmet_rdma_release_rsp(struct nvmet_rdma_rsp *rsp)
 		atomic_add(rsp->credits, &queue->sq_wr_avail);
 	rsp->credits = 0;
 	nvmet_rdma_destroy_ctx(rsp);
-	nvmet_rdma_free_data(rsp);
+	nvmet_rdma_put_data(rsp);
 	nvmet_req_uninit(&rsp->req);
 	nvmet_rdma_repost_recv(rsp);
 	nvmet_rdma_put_rsp(rsp);
+	nvmet_rdma_process_data_wait_list(queue);
 	nvmet_rdma_process_wr_wait_list(queue);
 }
 
@@ -521,7 +717,7 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 	u32 port_num = queue->cm_id->port_num;
 	int ret, need;
 
-	if (rsp->req.data_to_host && rsp->keyed && rsp->req.data_len &&
+	if (rsp->req.data_to_host && rsp->keyed && rsp->sg_cnt &&
 	    !rsp->n_rdma) {
 		ret = rdma_rw_ctx_init(&rsp->rw, queue->qp, port_num, rsp->sgl,
 				       rsp->sg_cnt, 0, rsp->remote_addr,
@@ -623,8 +819,8 @@ static enum nvmet_rdma_try nvmet_rdma_try_fetch(struct nvmet_rdma_rsp *rsp)
 
 static enum nvmet_rdma_try nvmet_rdma_try(struct nvmet_rdma_rsp *rsp)
 {
-	return rsp->fetching ? nvmet_rdma_try_fetch(rsp) :
-			       nvmet_rdma_try_respond(rsp);
+	return rsp->step == NVMET_RDMA_FETCH ? nvmet_rdma_try_fetch(rsp) :
+					       nvmet_rdma_try_respond(rsp);
 }
 
 /*
@@ -654,28 +850,108 @@ static void nvmet_rdma_run_or_wait(struct nvmet_rdma_rsp *rsp)
 	}
 }
 
+/*
+ * Retry the waiting requests in order, until one still waits.  One caller
+ * at a time runs the list: a step run from it can end in another call
+ * (an execute's response queued behind the others), and a request
+ * released on another thread calls it too; such a call only asks the
+ * runner to go on (wr_wait_again), so the stack stays flat and a return
+ * of credits, MRs or pages while the head was being tried is not missed.
+ */
 static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp;
 
-	for (;;) {
-		spin_lock(&queue->rsp_wr_wait_lock);
-		if (list_empty(&queue->rsp_wr_wait_list) ||
-		    READ_ONCE(queue->state) != NVMET_RDMA_Q_LIVE) {
-			spin_unlock(&queue->rsp_wr_wait_lock);
-			return;
-		}
+	spin_lock(&queue->rsp_wr_wait_lock);
+	if (queue->wr_wait_busy) {
+		queue->wr_wait_again = true;
+		spin_unlock(&queue->rsp_wr_wait_lock);
+		return;
+	}
+	queue->wr_wait_busy = true;
+	while (!list_empty(&queue->rsp_wr_wait_list) &&
+	       READ_ONCE(queue->state) == NVMET_RDMA_Q_LIVE) {
 		rsp = list_first_entry(&queue->rsp_wr_wait_list,
 				       struct nvmet_rdma_rsp, wait_list);
 		list_del_init(&rsp->wait_list);
+		queue->wr_wait_again = false;
 		spin_unlock(&queue->rsp_wr_wait_lock);
 		if (nvmet_rdma_try(rsp) == NVMET_RDMA_WAIT) {
 			spin_lock(&queue->rsp_wr_wait_lock);
 			list_add(&rsp->wait_list, &queue->rsp_wr_wait_list);
-			spin_unlock(&queue->rsp_wr_wait_lock);
-			return;
+			if (!queue->wr_wait_again)
+				break;
+			continue;
 		}
+		spin_lock(&queue->rsp_wr_wait_lock);
 	}
+	queue->wr_wait_busy = false;
+	spin_unlock(&queue->rsp_wr_wait_lock);
+}
+
+/* A command's data pages are there: fetch (host write) or execute. */
+static void nvmet_rdma_data_ready(struct nvmet_rdma_rsp *rsp)
+{
+	if (rsp->step == NVMET_RDMA_FETCH)
+		nvmet_rdma_run_or_wait(rsp);
+	else
+		rsp->req.execute(&rsp->req);
+}
+
+/*
+ * Retry the commands waiting for pages, in order, one runner at a time
+ * (as the list above).  The pages are tried under rsp_wr_wait_lock, so a
+ * release that finds the list busy either gave its pages back before the
+ * runner's next try, or runs the list itself once the runner has let go.
+ */
+static void nvmet_rdma_process_data_wait_list(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_rsp *rsp;
+
+	spin_lock(&queue->rsp_wr_wait_lock);
+	if (queue->data_wait_busy) {
+		spin_unlock(&queue->rsp_wr_wait_lock);
+		return;
+	}
+	queue->data_wait_busy = true;
+	while (!list_empty(&queue->rsp_data_wait_list) &&
+	       READ_ONCE(queue->state) == NVMET_RDMA_Q_LIVE) {
+		rsp = list_first_entry(&queue->rsp_data_wait_list,
+				       struct nvmet_rdma_rsp, wait_list);
+		if (!nvmet_rdma_get_data(rsp))
+			break;
+		list_del_init(&rsp->wait_list);
+		spin_unlock(&queue->rsp_wr_wait_lock);
+		nvmet_rdma_data_ready(rsp);
+		spin_lock(&queue->rsp_wr_wait_lock);
+	}
+	queue->data_wait_busy = false;
+	spin_unlock(&queue->rsp_wr_wait_lock);
+}
+
+/*
+ * Take @rsp's data pages and go on, or wait for them behind those already
+ * waiting.
+ */
+static void nvmet_rdma_get_data_or_wait(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+	bool waiting;
+
+	spin_lock(&queue->rsp_wr_wait_lock);
+	waiting = !list_empty(&queue->rsp_data_wait_list);
+	if (waiting || !nvmet_rdma_get_data(rsp)) {
+		list_add_tail(&rsp->wait_list, &queue->rsp_data_wait_list);
+		waiting = true;
+	}
+	spin_unlock(&queue->rsp_wr_wait_lock);
+	if (!waiting) {
+		nvmet_rdma_data_ready(rsp);
+		return;
+	}
+	nvmet_stat_add(queue->tr->tgt->data_waits, 1);
+	/* pages may have come back in between */
+	nvmet_rdma_process_data_wait_list(queue);
 }
 
 /* The core's queue_response: the CQE is filled in. */
@@ -684,10 +960,18 @@ static void nvmet_rdma_queue_response(struct nvmet_req *req)
 	struct nvmet_rdma_rsp *rsp =
 		container_of(req, struct nvmet_rdma_rsp, req);
 
-	rsp->fetching = false;
-	/* a failed command sends no data: no WRITE context */
-	if (!req->data_to_host)
+	rsp->step = NVMET_RDMA_RESPOND;
+	/*
+	 * A failed command sends no data: no WRITE context; and a host
+	 * write's data is in the backend: its pages go back now.
+	 */
+	if (!req->data_to_host) {
 		nvmet_rdma_destroy_ctx(rsp);
+		if (rsp->sg_cnt) {
+			nvmet_rdma_put_data(rsp);
+			nvmet_rdma_process_data_wait_list(rsp->queue);
+		}
+	}
 	nvmet_rdma_repost_recv(rsp);
 	nvmet_rdma_run_or_wait(rsp);
 }
@@ -769,7 +1053,7 @@ static u16 nvmet_rdma_map_sgl_keyed(struct nvmet_rdma_rsp *rsp, bool inv)
 {
 	struct nvme_keyed_sgl_desc *sgl = &rsp->req.cmd->common.dptr.ksgl;
 	u32 len = nvme_get_le24(sgl->length);
-	u32 i, nents, max = (u32)PAGE_SIZE << rsp->queue->dev->mdts;
+	u32 max = (u32)PAGE_SIZE << rsp->queue->dev->mdts;
 
 	rsp->keyed = true;
 	rsp->remote_addr = le64_to_cpu(sgl->addr);
@@ -782,37 +1066,15 @@ static u16 nvmet_rdma_map_sgl_keyed(struct nvmet_rdma_rsp *rsp, bool inv)
 		rsp->req.error_loc = offsetof(struct nvme_common_command, dptr);
 		return NVME_SC_INVALID_FIELD | NVME_SC_DNR;
 	}
-	/* separate page entries over one buffer, as sgl_alloc() gives */
-	nents = DIV_ROUND_UP(len, (u32)PAGE_SIZE);
-	rsp->data = aligned_alloc(PAGE_SIZE, (size_t)nents * PAGE_SIZE);
-	rsp->sgl = calloc(nents, sizeof(*rsp->sgl));
-	if (!rsp->data || !rsp->sgl) {
-		nvmet_rdma_free_data(rsp);
-		return NVME_SC_INTERNAL;
-	}
-	sg_init_table(rsp->sgl, nents);
-	for (i = 0; i < nents; i++) {
-		u32 n = min_t(u32, len - i * (u32)PAGE_SIZE, (u32)PAGE_SIZE);
-
-		sg_set_buf(&rsp->sgl[i], (char *)rsp->data + i * PAGE_SIZE, n);
-	}
-	rsp->sg_cnt = nents;
 	/*
-	 * One registration for the whole buffer: left to the on-demand cache,
-	 * each page would take an entry of its own and a full queue of large
-	 * transfers exhausts the cache (post_send -ENOMEM).
+	 * The pages come from the queue's pool when the command runs
+	 * (nvmet_rdma_get_data(): it may wait for them, never fails).
 	 */
-	if (nvmet_rdma_declare(rsp->queue->dev, rsp->data,
-			       (size_t)nents * PAGE_SIZE)) {
-		nvmet_rdma_free_data(rsp);
-		return NVME_SC_INTERNAL;
-	}
-	rsp->req.buf = rsp->data;
 	rsp->req.data_len = len;
 	/*
 	 * Only a command whose data is mapped answers with SEND_WITH_INV, as
-	 * nvmet does: a refused one (no data, over MDTS, no memory) may name a
-	 * key the host never registered.
+	 * nvmet does: a refused one (no data, over MDTS) may name a key the
+	 * host never registered.
 	 */
 	if (inv) {
 		rsp->invalidate = true;
@@ -871,10 +1133,12 @@ static void nvmet_rdma_handle_command(struct nvmet_rdma_queue *queue,
 		nvmet_req_complete(&rsp->req, status);
 		return;
 	}
-	if (rsp->keyed && rsp->req.data_len &&
-	    nvme_opcode_is_write(rsp->req.cmd->common.opcode)) {
-		rsp->fetching = true;
-		nvmet_rdma_run_or_wait(rsp);
+	/* keyed data: pages from the pool first (in order with waiters) */
+	if (rsp->keyed && rsp->req.data_len) {
+		rsp->step = nvme_opcode_is_write(rsp->req.cmd->common.opcode) ?
+				    NVMET_RDMA_FETCH :
+				    NVMET_RDMA_EXECUTE;
+		nvmet_rdma_get_data_or_wait(rsp);
 		return;
 	}
 	rsp->req.execute(&rsp->req);
@@ -976,6 +1240,7 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 				  (size_t)queue->cmd_buf_size *
 					  (size_t)queue->recv_queue_size);
 	}
+	nvmet_rdma_free_pool(queue);
 	free(queue->rsps);
 	free(queue->cmds);
 	free(queue->cmd_bufs);
@@ -984,7 +1249,7 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 	free(queue);
 }
 
-/* Release what waits (credits, or ESTABLISHED) on a dead queue. */
+/* Release what waits (credits, pages, or ESTABLISHED) on a dead queue. */
 static void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp;
@@ -992,6 +1257,7 @@ static void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *queue)
 
 	spin_lock(&queue->rsp_wr_wait_lock);
 	list_splice_init(&queue->rsp_wr_wait_list, &list);
+	list_splice_tail_init(&queue->rsp_data_wait_list, &list);
 	spin_unlock(&queue->rsp_wr_wait_lock);
 	spin_lock(&queue->state_lock);
 	list_splice_tail_init(&queue->rsp_wait_list, &list);
@@ -1188,6 +1454,7 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	INIT_LIST_HEAD(&queue->free_rsps);
 	INIT_LIST_HEAD(&queue->rsp_wait_list);
 	INIT_LIST_HEAD(&queue->rsp_wr_wait_list);
+	INIT_LIST_HEAD(&queue->rsp_data_wait_list);
 	INIT_LIST_HEAD(&queue->queue_list);
 	INIT_WORK(&queue->release_work, nvmet_rdma_release_queue_work);
 	atomic_set(&queue->inflight, 0);
@@ -1210,6 +1477,8 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	ret = nvmet_rdma_alloc_cmds(queue);
 	if (!ret)
 		ret = nvmet_rdma_alloc_rsps(queue);
+	if (!ret)
+		ret = nvmet_rdma_alloc_pool(queue);
 	if (!ret)
 		ret = nvmet_rdma_create_queue_ib(queue);
 	if (ret)

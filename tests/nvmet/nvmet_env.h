@@ -38,6 +38,7 @@
  * @ns_size: namespace bytes (default 4 MiB)
  * @mdts_max: the target's MDTS limit (0: its default)
  * @inline_size: the target's in-capsule size (0: its default)
+ * @data_buf_size: the target's data buffer per queue entry (0: default)
  * @no_inline: the host sends no in-capsule data
  * @io_timeout_ms: host command timeout (default 2000)
  * @kato_ms: keep-alive (default 0: none)
@@ -50,6 +51,7 @@ struct nv_cfg {
 	u64 ns_size;
 	u32 mdts_max;
 	u32 inline_size;
+	u32 data_buf_size;
 	bool no_inline;
 	unsigned int io_timeout_ms;
 	unsigned int kato_ms;
@@ -116,6 +118,7 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 	to.ns[0].size = e->ns_size;
 	to.mdts_max = cfg->mdts_max;
 	to.inline_data_size = cfg->inline_size;
+	to.data_buf_size = cfg->data_buf_size;
 	e->t = nvmet_target_create(&to);
 	assert_false(IS_ERR_OR_NULL(e->t));
 }
