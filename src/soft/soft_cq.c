@@ -87,7 +87,8 @@ int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
 }
 
 /* Take up to @num_entries CQEs (lock held). */
-static int take(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
+static inline __attribute__((always_inline)) int
+take(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
 {
 	int n = 0;
 
@@ -113,8 +114,10 @@ static __thread unsigned int empty_polls;
  * A threaded device's CQ found empty (lock held, dropped): run the pending
  * Send Queue of the QP it helps here, and take what that completed.
  * Destroying that QP clears @help under the lock, then waits for @helping.
+ * Out of line: the inline device's poll stays as it was.
  */
-static int poll_help(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
+static __attribute__((noinline)) int
+poll_help(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
 {
 	struct soft_qp *qp = soft_load(&cq->help);
 	bool ran;
@@ -130,7 +133,7 @@ static int poll_help(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
 	if (ran)
 		n = take(cq, num_entries, wc);
 	soft_spin_unlock(&cq->lock);
-	if (n || ran) {
+	if (ran) {
 		empty_polls = 0;
 	} else if (++empty_polls >= SOFT_CQ_SPINS) {
 		empty_polls = 0;
@@ -139,6 +142,11 @@ static int poll_help(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
 	return n;
 }
 
+/*
+ * On a threaded device, a poller that finds the CQ empty runs the pending
+ * work of the QP the CQ helps (soft_task.c) and looks once more.  On an
+ * inline device @help is NULL.
+ */
 int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct soft_cq *cq = to_scq(ibcq);
