@@ -3,7 +3,7 @@
  * Several threads posting at once: four threads on one QP (on a threaded
  * device and inline), and four threads each on its own QP pair of the same
  * two threaded devices.  Every thread checks its own completions and the
- * bytes its work moved.
+ * bytes its work moved.  A QP whose poller stops polling still completes.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +18,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define NTHREADS 4
 #define NWRITES 400
@@ -490,6 +492,80 @@ static void test_cq_thread_threaded(void **state)
 	cq_thread(true);
 }
 
+/* ---- a QP whose poller stops polling ------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static u64 wrs_executed(struct ib_device *dev)
+{
+	struct soft_stats st;
+
+	assert_int_equal(soft_device_stats(dev, &st), 0);
+	return st.wrs_executed;
+}
+
+/*
+ * A kick to a QP whose send CQ is being polled does not wake a napping
+ * progress thread: the poller is to run it.  When that poller never polls
+ * again, the thread's nap must: the second WRITE of each round executes
+ * with nobody polling, and its completion is waiting.  Every fourth round
+ * waits first until the thread sleeps with no timeout (its 64 naps of
+ * 1 ms), so the kick must wake it.  The owner only reads the device's
+ * counter, which takes no part in running the queue.
+ */
+static void test_unpolled_qp_completes(void **state)
+{
+	struct soft_env env;
+	struct ib_wc wc;
+	struct ib_mr *mr;
+	u8 *buf = calloc(1, 8192);
+	int round;
+
+	assert_non_null(buf);
+	soft_env_init(&env, &(struct soft_env_cfg){ .threaded = true });
+	mr = soft_env_reg(&env, 1, buf + 4096, 4096, ALL_ACCESS);
+	for (round = 0; round < 12; round++) {
+		u64 before = wrs_executed(env.dev[0]);
+		double deadline;
+
+		memset(buf, round + 1, 64);
+		assert_int_equal(
+			soft_env_rdma(
+				env.qp[0], IB_WR_RDMA_WRITE, 2 * (u64)round,
+				buf, 64, env.pd[0]->local_dma_lkey,
+				(uintptr_t)buf + 4096 + 128 * round, mr->rkey),
+			0);
+		soft_env_poll(env.cq[0], 1, &wc); /* polls until it is there */
+		assert_int_equal(wc.status, IB_WC_SUCCESS);
+		if (round % 4 == 3)
+			usleep(100 * 1000);
+		assert_int_equal(
+			soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE,
+				      2 * (u64)round + 1, buf, 64,
+				      env.pd[0]->local_dma_lkey,
+				      (uintptr_t)buf + 4096 + 128 * round + 64,
+				      mr->rkey),
+			0);
+		deadline = now_s() + 5;
+		while (wrs_executed(env.dev[0]) < before + 2 &&
+		       now_s() < deadline)
+			usleep(200);
+		assert_int_equal(wrs_executed(env.dev[0]), before + 2);
+		soft_env_expect(env.cq[0], 2 * (u64)round + 1, IB_WC_SUCCESS,
+				IB_WC_RDMA_WRITE);
+		assert_int_equal(buf[4096 + 128 * round + 64], (u8)(round + 1));
+	}
+	soft_env_dereg(mr);
+	soft_env_fini(&env);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_destroy_while_busy),
 		cmocka_unit_test(test_cq_thread_inline),
 		cmocka_unit_test(test_cq_thread_threaded),
+		cmocka_unit_test(test_unpolled_qp_completes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,12 +86,12 @@ int rdmarw__soft_cq_post(struct soft_cq *cq, const struct soft_cqe *cqe)
 	return 0;
 }
 
-int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+/* Take up to @num_entries CQEs (lock held). */
+static inline __attribute__((always_inline)) int
+take(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
 {
-	struct soft_cq *cq = to_scq(ibcq);
 	int n = 0;
 
-	soft_spin_lock(&cq->lock);
 	while (n < num_entries && cq->tail != cq->head) {
 		struct soft_cqe *e = &cq->ring[cq->tail & cq->mask];
 
@@ -101,6 +101,61 @@ int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		soft_sq_release(e->sq_release, e->sq_seq + 1);
 		cq->tail++;
 	}
+	return n;
+}
+
+/* Empty polls in a row that found nothing to run, after which a poller
+ * yields its CPU (to whoever runs its work, maybe on this CPU). */
+#define SOFT_CQ_SPINS 64
+
+static __thread unsigned int empty_polls;
+
+/*
+ * A threaded device's CQ found empty (lock held, dropped): run the pending
+ * Send Queue of the QP it helps here, and take what that completed.
+ * Destroying that QP clears @help under the lock, then waits for @helping.
+ * Out of line: the inline device's poll stays as it was.
+ */
+static __attribute__((noinline)) int
+poll_help(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
+{
+	struct soft_qp *qp = soft_load(&cq->help);
+	bool ran;
+	int n = 0;
+
+	if (!soft_load(&cq->polled))
+		soft_store(&cq->polled, 1);
+	cq->helping++;
+	soft_spin_unlock(&cq->lock);
+	ran = rdmarw__soft_task_help(qp);
+	soft_spin_lock(&cq->lock);
+	cq->helping--;
+	if (ran)
+		n = take(cq, num_entries, wc);
+	soft_spin_unlock(&cq->lock);
+	if (ran) {
+		empty_polls = 0;
+	} else if (++empty_polls >= SOFT_CQ_SPINS) {
+		empty_polls = 0;
+		sched_yield();
+	}
+	return n;
+}
+
+/*
+ * On a threaded device, a poller that finds the CQ empty runs the pending
+ * work of the QP the CQ helps (soft_task.c) and looks once more.  On an
+ * inline device @help is NULL.
+ */
+int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct soft_cq *cq = to_scq(ibcq);
+	int n;
+
+	soft_spin_lock(&cq->lock);
+	n = take(cq, num_entries, wc);
+	if (__builtin_expect(!n && soft_load(&cq->help) != NULL, 0))
+		return poll_help(cq, num_entries, wc);
 	soft_spin_unlock(&cq->lock);
 	return n;
 }
@@ -111,6 +166,9 @@ int rdmarw__soft_req_notify_cq(struct ib_cq *ibcq,
 	struct soft_cq *cq = to_scq(ibcq);
 	int ret = 0;
 
+	/* Armed: its consumer waits for an event, not polling. */
+	if (soft_load(&cq->polled))
+		soft_store(&cq->polled, 0);
 	soft_spin_lock(&cq->lock);
 	cq->notify = flags & IB_CQ_SOLICITED_MASK;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)

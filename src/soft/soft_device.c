@@ -111,7 +111,7 @@ static struct soft_dev *sdev_alloc(struct soft_fabric *fabric,
 	rdmarw__soft_iommu_init(&sdev->iommu);
 	for (int i = 0; i < SOFT_TASK_GROUPS; i++) {
 		soft_mutex_init(&sdev->task[i].lock);
-		INIT_LIST_HEAD(&sdev->task[i].queue);
+		INIT_LIST_HEAD(&sdev->task[i].qps);
 	}
 
 	dev->attrs = profile->attrs;

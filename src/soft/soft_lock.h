@@ -25,6 +25,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #define soft_load(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define soft_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -260,6 +261,26 @@ static inline void soft_mutex_unlock(struct soft_mutex *l)
 static inline void soft_mutex_wait(struct soft_mutex *l)
 {
 	pthread_cond_wait(&l->wake, &l->m);
+}
+
+/* Take @l if it is free: true when taken. */
+static inline bool soft_mutex_trylock(struct soft_mutex *l)
+{
+	return pthread_mutex_trylock(&l->m) == 0;
+}
+
+/* As soft_mutex_wait(), but for at most @ns nanoseconds. */
+static inline void soft_mutex_nap(struct soft_mutex *l, long ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ns;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+	}
+	pthread_cond_timedwait(&l->wake, &l->m, &ts);
 }
 
 /* Wake every waiter of @l (held or not). */

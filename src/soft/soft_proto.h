@@ -27,6 +27,9 @@ int rdmarw__soft_task_start(struct soft_dev *sdev);
 void rdmarw__soft_task_stop(struct soft_dev *sdev);
 /* A new QP joins a progress thread's group, round-robin (soft_qp.task). */
 void rdmarw__soft_task_join(struct soft_qp *qp);
+/* A poller found @qp's send CQ empty: run @qp's Send Queue here if it is
+ * pending and this thread runs no other; true when it ran. */
+bool rdmarw__soft_task_help(struct soft_qp *qp);
 
 /* ---- soft_pd.c ------------------------------------------------------ */
 

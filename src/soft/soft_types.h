@@ -164,21 +164,42 @@ struct soft_iommu {
 };
 
 /**
- * struct soft_task - the progress thread of a threaded device
+ * struct soft_task - the progress thread of a threaded device's QP group
  * @thread: the thread
- * @lock: everything below; its wake-up: work arrived, or @running finished
- * @queue: QPs whose Send Queue must run (soft_qp.task_entry)
- * @running: the QP being run, or NULL
+ * @lock: @qps, @running, @forgetting, @naps, @kicked, @stop, and the
+ *        thread's waits (its wake-up: a kick to a sleeping thread, or
+ *        @running finished while @forgetting)
+ * @qps: the group's QPs that were ever scheduled (soft_qp.task_entry)
+ * @running: the QP the thread runs, or NULL
+ * @forgetting: threads waiting in rdmarw__soft_task_forget()
+ * @naps: timed waits in a row after which the thread found no work
+ * @state: SOFT_TASK_RUNNING, SOFT_TASK_NAPPING or SOFT_TASK_SLEEPING;
+ *         written by the thread under @lock, read by kickers without it
+ * @kicked: a kicker woke the thread (it looks at @qps before it waits)
  * @stop: the thread is asked to end
  * @started: @thread exists
+ * @pad: keeps the fields of two groups, each written by its own thread,
+ *       off one cache line (and line pair)
  */
 struct soft_task {
 	pthread_t thread;
 	struct soft_mutex lock;
-	struct list_head queue;
+	struct list_head qps;
 	struct soft_qp *running;
+	u32 forgetting;
+	u32 naps;
+	int state;
+	bool kicked;
 	bool stop;
 	bool started;
+	char pad[128];
+};
+
+/* soft_task.state */
+enum {
+	SOFT_TASK_RUNNING, /* looks at every QP of the group before it waits */
+	SOFT_TASK_NAPPING, /* waits at most one nap */
+	SOFT_TASK_SLEEPING, /* waits until kicked */
 };
 
 /* At most this many progress threads (QP groups) per threaded device. */
@@ -268,6 +289,12 @@ struct soft_cqe {
  * @notify: armed flags (IB_CQ_SOLICITED_MASK bits), 0 when not armed
  * @no_release: the sq_release cell of entries that release nothing
  *              (receives): the poller advances every entry's cell
+ * @help: threaded devices: the QP (with this send CQ) whose pending Send
+ *        Queue a poller that finds the CQ empty runs itself (soft_task.c);
+ *        set by a kick without @lock (from NULL), cleared under it
+ * @helping: pollers running @help's Send Queue
+ * @polled: a thread polled the CQ empty since it was last armed: a kick
+ *          to @help need not wake the progress thread.  Not under @lock.
  */
 struct soft_cq {
 	struct ib_cq ibcq;
@@ -279,6 +306,9 @@ struct soft_cq {
 	u64 tail;
 	int notify;
 	u64 no_release;
+	struct soft_qp *help;
+	u32 helping;
+	int polled;
 };
 static_assert(offsetof(struct soft_cq, ibcq) == 0, "core struct first");
 
@@ -475,8 +505,10 @@ struct soft_recv_wqe {
  * @dev: its device
  * @fabric_entry: soft_fabric.qps
  * @task: the progress thread of its group (soft_dev.task)
- * @task_entry: soft_task.queue
- * @task_queued: on the progress thread's queue
+ * @task_entry: soft_task.qps, from the QP's first kick (@task_member)
+ * @task_member: on soft_task.qps
+ * @task_pending: kicked: the Send Queue must run (taken by whoever runs it,
+ *                the group's thread or a poller of the send CQ)
  * @refs: kick references (fabric->lock)
  * @dying: being destroyed: no more kicks or scheduling
  * @peer: the connected QP (changed under fabric->lock and this QP's
@@ -560,7 +592,8 @@ struct soft_qp {
 	struct list_head fabric_entry;
 	struct soft_task *task;
 	struct list_head task_entry;
-	bool task_queued;
+	bool task_member;
+	int task_pending;
 	long refs;
 	bool dying;
 	struct ib_sge *sq_sges;
