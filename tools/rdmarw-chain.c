@@ -586,45 +586,6 @@ static bool hold_mrs(struct chain *c)
 
 /* ---- names: addresses and keys relative to what they point at ----------- */
 
-static bool in_range(u64 a, const void *base, u64 len)
-{
-	u64 b = (u64)(uintptr_t)base;
-
-	return base && a >= b && a - b <= len;
-}
-
-static const char *fmt_addr(const struct chain *c, u64 a, char *out)
-{
-	static const char *const names[] = { "buf", "msg", "rbuf", "rmsg" };
-	const void *bases[] = { c->buf, c->msg, c->rbuf, c->rmsg };
-	const u64 lens[] = { c->buf_len, PAGE_SIZE, c->rbuf_len, PAGE_SIZE };
-	size_t i;
-
-	for (i = 0; !c->o.absolute && i < 4; i++) {
-		if (in_range(a, bases[i], lens[i])) {
-			snprintf(out, NAME_LEN, "%s+0x%" PRIx64, names[i],
-				 a - (u64)(uintptr_t)bases[i]);
-			return out;
-		}
-	}
-	if (!c->o.absolute && c->iova_len && a >= c->iova_base &&
-	    a - c->iova_base < c->iova_len)
-		snprintf(out, NAME_LEN, "iova+0x%" PRIx64, a - c->iova_base);
-	else
-		snprintf(out, NAME_LEN, "0x%" PRIx64, a);
-	return out;
-}
-
-static const char *fmt_raddr(const struct chain *c, u64 a, char *out)
-{
-	if (!c->o.absolute && in_range(a, c->rbuf, c->rbuf_len))
-		snprintf(out, NAME_LEN, "rbuf+0x%" PRIx64,
-			 a - (u64)(uintptr_t)c->rbuf);
-	else
-		snprintf(out, NAME_LEN, "0x%" PRIx64, a);
-	return out;
-}
-
 /* Index of the context's MR with the key's 24-bit index, or -1. */
 static int mr_of_key(const struct chain *c, u32 key)
 {
@@ -634,35 +595,6 @@ static int mr_of_key(const struct chain *c, u32 key)
 		if ((c->base_keys[i] >> 8) == (key >> 8))
 			return (int)i;
 	return -1;
-}
-
-/* A local key: local_dma_lkey, mr<i>.v<variant since init>, or raw. */
-static const char *fmt_lkey(const struct chain *c, u64 k, char *out)
-{
-	u32 key = (u32)k;
-	int m = c->o.absolute ? -1 : mr_of_key(c, key);
-
-	if (!c->o.absolute && key == c->h.pd[0]->local_dma_lkey)
-		snprintf(out, NAME_LEN, "local_dma_lkey");
-	else if (!c->o.absolute && c->o.post &&
-		 key == c->h.pd[1]->local_dma_lkey)
-		snprintf(out, NAME_LEN, "peer_local_dma_lkey");
-	else if (m >= 0)
-		snprintf(out, NAME_LEN, "mr%d.v%u", m,
-			 (key - c->base_keys[m]) & 0xffu);
-	else
-		snprintf(out, NAME_LEN, "0x%08x", key);
-	return out;
-}
-
-static const char *fmt_rkey(const struct chain *c, u64 k, char *out)
-{
-	u32 key = (u32)k;
-	if (!c->o.absolute && c->rmr && key == c->rmr->rkey)
-		snprintf(out, NAME_LEN, "rmr");
-	else
-		snprintf(out, NAME_LEN, "0x%08x", key);
-	return out;
 }
 
 static const char *cqe_name(const struct chain *c, const struct ib_cqe *cqe)
@@ -911,15 +843,57 @@ static void end(struct chain *c, char brace, const char *dot_attrs)
 	c->depth = item;
 }
 
+/*
+ * An address as buf+0x.., msg+, rbuf+, rmsg+ or iova+ (a remote one only
+ * as rbuf+); a local key as local_dma_lkey, peer_local_dma_lkey or
+ * mr<i>.v<variant since init>, a remote one as rmr; raw with --absolute
+ * or when it points at none of them.
+ */
+static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
+{
+	const struct {
+		const char *name;
+		u64 base, last; /* the offset of the range's last byte */
+		bool on;
+	} r[] = {
+		{ "buf", (uintptr_t)c->buf, c->buf_len, c->buf },
+		{ "msg", (uintptr_t)c->msg, PAGE_SIZE, c->msg },
+		{ "rbuf", (uintptr_t)c->rbuf, c->rbuf_len, c->rbuf },
+		{ "rmsg", (uintptr_t)c->rmsg, PAGE_SIZE, c->rmsg },
+		{ "iova", c->iova_base, c->iova_len - 1, c->iova_len },
+	};
+	u32 key = (u32)v, i = k == K_RADDR ? 2 : 0, to = k == K_RADDR ? 3 : 5;
+	bool rel = !c->o.absolute, lkey = rel && k == K_LKEY;
+	int m = mr_of_key(c, key);
+
+	for (; rel && k <= K_RADDR && i < to; i++) {
+		if (r[i].on && v >= r[i].base && v - r[i].base <= r[i].last) {
+			snprintf(out, NAME_LEN, "%s+0x%" PRIx64, r[i].name,
+				 v - r[i].base);
+			return out;
+		}
+	}
+	if (k <= K_RADDR)
+		snprintf(out, NAME_LEN, "0x%" PRIx64, v);
+	else if (lkey && key == c->h.pd[0]->local_dma_lkey)
+		return "local_dma_lkey";
+	else if (lkey && c->o.post && key == c->h.pd[1]->local_dma_lkey)
+		return "peer_local_dma_lkey";
+	else if (lkey && m >= 0)
+		snprintf(out, NAME_LEN, "mr%d.v%u", m,
+			 (key - c->base_keys[m]) & 0xffu);
+	else if (rel && k == K_RKEY && c->rmr && key == c->rmr->rkey)
+		return "rmr";
+	else
+		snprintf(out, NAME_LEN, "0x%08x", key);
+	return out;
+}
+
 static const char *value_str(const struct chain *c, enum kind k, u64 v,
 			     const char *s, char *out, size_t n)
 {
-	static const char *(*const names[])(const struct chain *, u64,
-					    char *) = { fmt_addr, fmt_raddr,
-							fmt_lkey, fmt_rkey };
-
 	if (k >= K_ADDR && k <= K_RKEY)
-		return names[k - K_ADDR](c, v, out);
+		return fmt_ref(c, k, v, out);
 	switch (k) {
 	case K_NUM:
 		snprintf(out, n, "%" PRIu64, v);
