@@ -310,7 +310,8 @@ struct chain {
 	int ret;
 	struct rdmarw_rw_decision d;
 	bool have_d;
-	char path[16], why[192];
+	const char *path;
+	char why[192];
 	u32 *base_keys; /* the context's MRs' keys after init */
 	u32 nr_mrs;
 	u64 iova_base, iova_len;
@@ -610,91 +611,13 @@ static const char *cqe_name(const struct chain *c, const struct ib_cqe *cqe)
 
 /* ---- the decision, in words --------------------------------------------- */
 
-/* The rule that asked for registration, as rdmarw_rw_why names it. */
-static const char *mr_rule(const struct chain *c, u8 why, char *out, size_t n)
-{
-	if (why == RDMARW_RW_WHY_IWARP_READ)
-		return "iWARP READ needs MR";
-	if (why == RDMARW_RW_WHY_FORCE_MR)
-		return "force_mr";
-	snprintf(out, n, "max_sgl_rd %u < %u entries",
-		 c->h.dev[0]->attrs.max_sgl_rd, c->nr_segs);
-	return out;
-}
-
-/* The path and why, from the decision the init recorded. */
-static void explain_path(struct chain *c)
-{
-	const struct rdmarw_rw_decision *d = &c->d;
-	const char *op = c->o.dir == DMA_TO_DEVICE ? "WRITE" : "READ";
-	size_t n = sizeof(c->why);
-	char rule[64];
-
-	snprintf(c->path, sizeof(c->path), "%s", names_rw_type(d->type));
-	switch (d->why) {
-	case RDMARW_RW_WHY_IWARP_READ:
-	case RDMARW_RW_WHY_FORCE_MR:
-	case RDMARW_RW_WHY_MAX_SGL_RD:
-		snprintf(c->why, n, "%s: %u MR%s of up to %u pages",
-			 mr_rule(c, d->why, rule, sizeof(rule)), d->nr_mrs,
-			 d->nr_mrs == 1 ? "" : "s", d->pages_per_mr);
-		break;
-	case RDMARW_RW_WHY_POOL_EMPTY:
-	case RDMARW_RW_WHY_NO_POOL:
-		snprintf(
-			c->why, n,
-			"pool exhausted: fell back to %s (%s) from MR (%s); up to %u SGEs per %s",
-			c->path,
-			d->why == RDMARW_RW_WHY_POOL_EMPTY ? "-EAGAIN" :
-							     "-EOPNOTSUPP",
-			mr_rule(c, RDMARW_RW_WHY_MAX_SGL_RD, rule,
-				sizeof(rule)),
-			d->max_sge, op);
-		break;
-	case RDMARW_RW_WHY_ONE_ENTRY:
-		snprintf(c->why, n, "one entry");
-		break;
-	case RDMARW_RW_WHY_ONE_BVEC:
-		snprintf(c->why, n, "the transfer lies within one bio_vec");
-		break;
-	case RDMARW_RW_WHY_NO_IOVA:
-		snprintf(c->why, n, "%s: one SGE per bio_vec, up to %u per %s",
-			 c->h.dev[0]->iommu ? "no IOVA range" :
-					      "virtual DMA, no IOVA API",
-			 d->max_sge, op);
-		break;
-	case RDMARW_RW_WHY_IOMMU:
-		snprintf(c->why, n,
-			 "IOMMU: %u bio_vecs linked into one IOVA range",
-			 c->nr_segs);
-		break;
-	case RDMARW_RW_WHY_ENTRIES:
-		if (c->o.dir == DMA_FROM_DEVICE &&
-		    c->h.dev[0]->attrs.max_sgl_rd)
-			snprintf(
-				c->why, n,
-				"%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
-				d->nr_sges, c->h.dev[0]->attrs.max_sgl_rd,
-				d->max_sge);
-		else
-			snprintf(c->why, n, "%u entries: up to %u SGEs per %s",
-				 d->nr_sges, d->max_sge, op);
-		break;
-	default:
-		snprintf(c->why, n, "reason %u", d->why);
-		break;
-	}
-}
-
 /* Why init failed, from the decision (or the tool's own empty iterator). */
-static void explain_error(struct chain *c)
+static void explain_error(struct chain *c, const char *rule)
 {
 	const struct rdmarw_rw_decision *d = &c->d;
 	const char *s = NULL;
 	size_t n = sizeof(c->why);
-	char rule[64];
 
-	snprintf(c->path, sizeof(c->path), "none");
 	if (!c->have_d && c->o.bvec && !c->iter.bi_size)
 		snprintf(c->why, n,
 			 "the iterator is empty: --offset %lld of %" PRIu64
@@ -716,7 +639,7 @@ static void explain_error(struct chain *c)
 		snprintf(
 			c->why, n,
 			"registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
-			mr_rule(c, d->why, rule, sizeof(rule)),
+			rule,
 			ib_mr_pool_count(c->h.qp[0], &c->h.qp[0]->rdma_mrs),
 			c->pool_total);
 	else if (d->bad_entry != UINT32_MAX)
@@ -737,6 +660,65 @@ static void explain_error(struct chain *c)
 		snprintf(c->why, n, "%s", s);
 }
 
+/* The path and why, from the decision the init recorded. */
+static void explain(struct chain *c)
+{
+	const struct rdmarw_rw_decision *d = &c->d;
+	const char *op = c->o.dir == DMA_TO_DEVICE ? "WRITE" : "READ";
+	u32 sgl_rd = c->h.dev[0]->attrs.max_sgl_rd;
+	size_t n = sizeof(c->why);
+	char rule[64];
+
+	/* the rule that asked for registration, as rdmarw_rw_why names it */
+	snprintf(rule, sizeof(rule), "max_sgl_rd %u < %u entries", sgl_rd,
+		 c->nr_segs);
+	if (d->why == RDMARW_RW_WHY_IWARP_READ ||
+	    d->why == RDMARW_RW_WHY_FORCE_MR)
+		snprintf(rule, sizeof(rule), "%s",
+			 d->why == RDMARW_RW_WHY_FORCE_MR ?
+				 "force_mr" :
+				 "iWARP READ needs MR");
+	c->path = c->ret < 0 ? "none" : names_rw_type(d->type);
+	if (c->ret < 0)
+		explain_error(c, rule);
+	else if (d->why >= RDMARW_RW_WHY_IWARP_READ &&
+		 d->why <= RDMARW_RW_WHY_MAX_SGL_RD)
+		snprintf(c->why, n, "%s: %u MR%s of up to %u pages", rule,
+			 d->nr_mrs, d->nr_mrs == 1 ? "" : "s", d->pages_per_mr);
+	else if (d->why == RDMARW_RW_WHY_POOL_EMPTY ||
+		 d->why == RDMARW_RW_WHY_NO_POOL)
+		snprintf(
+			c->why, n,
+			"pool exhausted: fell back to %s (%s) from MR (%s); up to %u SGEs per %s",
+			c->path,
+			d->why == RDMARW_RW_WHY_POOL_EMPTY ? "-EAGAIN" :
+							     "-EOPNOTSUPP",
+			rule, d->max_sge, op);
+	else if (d->why == RDMARW_RW_WHY_ONE_ENTRY)
+		snprintf(c->why, n, "one entry");
+	else if (d->why == RDMARW_RW_WHY_ONE_BVEC)
+		snprintf(c->why, n, "the transfer lies within one bio_vec");
+	else if (d->why == RDMARW_RW_WHY_NO_IOVA)
+		snprintf(c->why, n, "%s: one SGE per bio_vec, up to %u per %s",
+			 c->h.dev[0]->iommu ? "no IOVA range" :
+					      "virtual DMA, no IOVA API",
+			 d->max_sge, op);
+	else if (d->why == RDMARW_RW_WHY_IOMMU)
+		snprintf(c->why, n,
+			 "IOMMU: %u bio_vecs linked into one IOVA range",
+			 c->nr_segs);
+	else if (d->why == RDMARW_RW_WHY_ENTRIES &&
+		 c->o.dir == DMA_FROM_DEVICE && sgl_rd)
+		snprintf(c->why, n,
+			 "%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
+			 d->nr_sges, sgl_rd, d->max_sge);
+	else if (d->why == RDMARW_RW_WHY_ENTRIES)
+		snprintf(c->why, n, "%u entries: up to %u SGEs per %s",
+			 d->nr_sges, d->max_sge, op);
+	else
+		snprintf(c->why, n, "reason %u", d->why);
+}
+
 /* ---- init ---------------------------------------------------------------- */
 
 static void run_init(struct chain *c)
@@ -754,12 +736,12 @@ static void run_init(struct chain *c)
 					  c->o.dir);
 	c->have_d = !rdmarw_rw_ctx_explain(&c->ctx, &c->d);
 	if (c->ret < 0) {
-		explain_error(c);
+		explain(c);
 		c->failed = true;
 		return;
 	}
 	c->ctx_live = true;
-	explain_path(c);
+	explain(c);
 	if (c->d.type == RDMA_RW_IOVA) {
 		c->iova_base = c->ctx.iova.state.addr & ~(u64)(PAGE_SIZE - 1);
 		c->iova_len = c->ctx.iova.state.size + PAGE_SIZE;
