@@ -287,7 +287,7 @@ struct chain {
 	char *buf;
 	size_t buf_len;
 	u64 *off;
-	struct scatterlist **arrays;
+	struct scatterlist *sgl; /* the arrays, chained, in one block */
 	u32 nr_arrays;
 	struct bio_vec *bvecs;
 	struct bvec_iter iter;
@@ -373,39 +373,25 @@ static bool layout(struct chain *c)
 	return c->buf != NULL;
 }
 
-/* Entries in scatterlist array @a (the last array takes the rest). */
-static u32 array_entries(const struct chain *c, u32 a)
-{
-	u32 per = c->o.chain ? (u32)c->o.chain : c->o.nents;
-	u32 left = c->o.nents - a * per;
-
-	return left < per ? left : per;
-}
-
-/* One array, or arrays of --chain entries plus a link slot (sg_chain()). */
+/*
+ * One array, or arrays of --chain entries, each but the last with a link
+ * slot (sg_chain()) to the next, in one block.
+ */
 static bool build_sgl(struct chain *c)
 {
-	u32 per = c->o.chain ? (u32)c->o.chain : c->o.nents, a, i, n = 0;
+	u32 per = c->o.chain ? (u32)c->o.chain : c->o.nents, a, i;
+	struct scatterlist *sg;
 
 	c->nr_arrays = (c->o.nents + per - 1) / per;
-	c->arrays = calloc(c->nr_arrays, sizeof(*c->arrays));
-	if (!c->arrays)
+	c->sgl = calloc(c->o.nents + c->nr_arrays - 1, sizeof(*c->sgl));
+	if (!c->sgl)
 		return false;
-	for (a = 0; a < c->nr_arrays; a++) {
-		u32 cnt = array_entries(c, a);
-		u32 slots = cnt + (a + 1 < c->nr_arrays);
-
-		c->arrays[a] = calloc(slots, sizeof(struct scatterlist));
-		if (!c->arrays[a])
-			return false;
-		sg_init_table(c->arrays[a], slots);
-		for (i = 0; i < cnt; i++, n++)
-			sg_set_buf(&c->arrays[a][i], c->buf + c->off[n],
-				   c->o.len[n]);
-		if (a)
-			sg_chain(c->arrays[a - 1], array_entries(c, a - 1) + 1,
-				 c->arrays[a]);
-	}
+	sg_init_table(c->sgl, c->o.nents + c->nr_arrays - 1);
+	for (a = 1; a < c->nr_arrays; a++)
+		sg_chain(&c->sgl[(a - 1) * (per + 1)], per + 1,
+			 &c->sgl[a * (per + 1)]);
+	for_each_sg(c->sgl, sg, c->o.nents, i)
+		sg_set_buf(sg, c->buf + c->off[i], c->o.len[i]);
 	return true;
 }
 
@@ -731,9 +717,8 @@ static void run_init(struct chain *c)
 					       c->raddr, c->rkey, c->o.dir);
 	else
 		c->ret = rdma_rw_ctx_init(&c->ctx, c->h.qp[0], CHAIN_PORT,
-					  c->arrays[0], c->o.nents,
-					  (u32)c->o.offset, c->raddr, c->rkey,
-					  c->o.dir);
+					  c->sgl, c->o.nents, (u32)c->o.offset,
+					  c->raddr, c->rkey, c->o.dir);
 	c->have_d = !rdmarw_rw_ctx_explain(&c->ctx, &c->d);
 	if (c->ret < 0) {
 		explain(c);
@@ -1361,31 +1346,25 @@ static int setup(struct chain *c)
 /* Destroy everything; a context must leave nothing DMA-mapped behind. */
 static void teardown(struct chain *c)
 {
-	u32 i;
 	int ret;
 
 	if (c->ctx_live && c->o.bvec)
 		rdma_rw_ctx_destroy_bvec(&c->ctx, c->h.qp[0], CHAIN_PORT,
 					 c->bvecs, c->o.nents, c->o.dir);
 	else if (c->ctx_live)
-		rdma_rw_ctx_destroy(&c->ctx, c->h.qp[0], CHAIN_PORT,
-				    c->arrays[0], c->o.nents, c->o.dir);
+		rdma_rw_ctx_destroy(&c->ctx, c->h.qp[0], CHAIN_PORT, c->sgl,
+				    c->o.nents, c->o.dir);
 	while (c->nr_held)
 		ib_mr_pool_put(c->h.qp[0], &c->h.qp[0]->rdma_mrs,
 			       c->held[--c->nr_held]);
 	if (c->h.dev[0] && rdmarw_dma_mapped(c->h.dev[0]))
 		fail(c, "%ld DMA mappings left after destroy",
 		     rdmarw_dma_mapped(c->h.dev[0]));
-	if (c->h.qp[0] && (ret = ib_destroy_qp(c->h.qp[0])))
-		fail(c, "ib_destroy_qp: %s", errno_name(ret));
-	c->h.qp[0] = NULL; /* destroyed */
 	if (c->rmr && (ret = ib_dereg_mr(c->rmr)))
 		fail(c, "ib_dereg_mr: %s", errno_name(ret));
 	if ((ret = two_hosts_close(&c->h)))
 		fail(c, "%s: %s", c->h.failed, errno_name(ret));
-	for (i = 0; c->arrays && i < c->nr_arrays; i++)
-		free(c->arrays[i]);
-	free(c->arrays);
+	free(c->sgl);
 	free(c->bvecs);
 	free(c->segs);
 	free(c->base_keys);
