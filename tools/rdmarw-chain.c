@@ -23,7 +23,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,20 +320,8 @@ struct chain {
 	bool failed;
 };
 
-static void fail(struct chain *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void fail(struct chain *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rdmarw-chain: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	c->failed = true;
-}
+/* A failure: one line on stderr, and the exit status 1. */
+#define fail(c, ...) (cli_warn(CHAIN_TOOL, __VA_ARGS__), (c)->failed = true)
 
 #define errno_name cli_errno_name
 
@@ -1334,9 +1321,9 @@ static int setup(struct chain *c)
 		  c->o.post	 ? c->rmr->rkey :
 				   0x1234;
 	if (c->o.pool_free > c->pool_total) {
-		fprintf(stderr,
-			CHAIN_TOOL
-			": --pool-free %lld: the pool holds %d MRs (raise --pool-size)\n",
+		cli_warn(
+			CHAIN_TOOL,
+			"--pool-free %lld: the pool holds %d MRs (raise --pool-size)",
 			c->o.pool_free, c->pool_total);
 		return EXIT_BAD_ARGS;
 	}
