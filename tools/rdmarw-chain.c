@@ -907,6 +907,8 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 	}
 }
 
+#define F(c, n, k, v) field(c, n, k, (u64)(v), NULL, false)
+#define TERSE(c, n, k, v) field(c, n, k, (u64)(v), NULL, true)
 #define NUM(c, n, v) field(c, n, K_NUM, (u64)(v), NULL, false)
 #define INT(c, n, v) field(c, n, K_INT, (u64)(unsigned int)(v), NULL, false)
 #define BOOL(c, n, v) field(c, n, K_BOOL, !!(v), NULL, false)
@@ -931,15 +933,15 @@ static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 	char mr[16];
 	int s;
 
-	field(c, "opcode", K_OPCODE, wr->opcode, NULL, false);
+	F(c, "opcode", K_OPCODE, wr->opcode);
 	field(c, "num_sge", K_INT, (u64)wr->num_sge, NULL, !wr->sg_list);
 	if (wr->sg_list) {
 		begin(c, "sg_list", '[');
 		for (s = 0; s < wr->num_sge; s++) {
 			begin(c, NULL, '{');
-			field(c, "addr", K_ADDR, wr->sg_list[s].addr, NULL, 0);
+			F(c, "addr", K_ADDR, wr->sg_list[s].addr);
 			NUM(c, "length", wr->sg_list[s].length);
-			field(c, "lkey", K_LKEY, wr->sg_list[s].lkey, NULL, 0);
+			F(c, "lkey", K_LKEY, wr->sg_list[s].lkey);
 			end(c, '}', NULL);
 		}
 		end(c, ']', NULL);
@@ -947,25 +949,23 @@ static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 	if (is_reg(c, wr)) {
 		snprintf(mr, sizeof(mr), "mr%d", mr_of_key(c, r->mr->lkey));
 		STR(c, "mr", mr);
-		field(c, "key", K_LKEY, r->key, NULL, false);
-		field(c, "mr_iova", K_ADDR, r->mr->iova, NULL, false);
+		F(c, "key", K_LKEY, r->key);
+		F(c, "mr_iova", K_ADDR, r->mr->iova);
 		NUM(c, "mr_length", r->mr->length);
 		NUM(c, "mr_page_size", r->mr->page_size);
-		field(c, "access", K_ACCESS, (u64)r->access, NULL, false);
+		F(c, "access", K_ACCESS, (u64)r->access);
 	}
 	if (is_rdma(c, wr)) {
-		field(c, "remote_addr", K_RADDR, rdma_wr(wr)->remote_addr, NULL,
-		      false);
-		field(c, "rkey", K_RKEY, rdma_wr(wr)->rkey, NULL, false);
+		F(c, "remote_addr", K_RADDR, rdma_wr(wr)->remote_addr);
+		F(c, "rkey", K_RKEY, rdma_wr(wr)->rkey);
 	}
 	if (has_inv(wr))
-		field(c, "invalidate_rkey", K_LKEY, wr->ex.invalidate_rkey,
-		      NULL, false);
+		F(c, "invalidate_rkey", K_LKEY, wr->ex.invalidate_rkey);
 	else
-		field(c, "ex", K_NUM, wr->ex.invalidate_rkey, NULL, true);
-	field(c, "send_flags", K_SEND_FLAGS, wr->send_flags, NULL, true);
+		TERSE(c, "ex", K_NUM, wr->ex.invalidate_rkey);
+	TERSE(c, "send_flags", K_SEND_FLAGS, wr->send_flags);
 	STR(c, "wr_cqe", cqe_name(c, wr->wr_cqe));
-	field(c, "chain_wr", K_BOOL, wr == &c->send_wr, NULL, true);
+	TERSE(c, "chain_wr", K_BOOL, wr == &c->send_wr);
 }
 
 /* The device, the QP, the request and the decision: what comes first. */
@@ -1001,13 +1001,12 @@ static void describe_head(struct chain *c)
 	NUM(c, "port_num", CHAIN_PORT);
 	NUM(c, c->o.bvec ? "nr_bvec" : "sg_cnt", c->o.nents);
 	NUM(c, "offset", c->o.offset);
-	field(c, "remote_addr", K_RADDR, c->raddr, NULL, false);
-	field(c, "rkey", K_RKEY, c->rkey, NULL, false);
+	F(c, "remote_addr", K_RADDR, c->raddr);
+	F(c, "rkey", K_RKEY, c->rkey);
 	NUM(c, "bytes", c->bytes);
 	NUM(c, "transfer_bytes", c->xfer);
 	NUM(c, "chained_arrays", c->o.bvec ? 0 : c->nr_arrays);
-	field(c, "entries_per_array", K_NUM, c->o.bvec ? 0 : c->o.chain, NULL,
-	      true);
+	TERSE(c, "entries_per_array", K_NUM, c->o.bvec ? 0 : c->o.chain);
 	BOOL(c, "chain_wr", c->o.chain_wr);
 	if (c->o.bvec) {
 		NUM(c, "bi_size", c->iter.bi_size);
@@ -1017,8 +1016,7 @@ static void describe_head(struct chain *c)
 	begin(c, "entries", '[');
 	for (i = 0; i < c->o.nents; i++) {
 		begin(c, NULL, '{');
-		field(c, "addr", K_ADDR, (u64)(uintptr_t)c->buf + c->off[i],
-		      NULL, false);
+		F(c, "addr", K_ADDR, (u64)(uintptr_t)c->buf + c->off[i]);
 		NUM(c, "length", c->o.len[i]);
 		end(c, '}', NULL);
 	}
