@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <rdmarw/kernel.h>
 #include <rdmarw/mr_pool.h>
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
@@ -268,11 +269,6 @@ static void parse_args(struct chain_opts *o, int argc, char **argv)
 
 /* ---- state -------------------------------------------------------------- */
 
-/* One contiguous piece of the transfer in the local buffer. */
-struct seg {
-	u64 addr, len;
-};
-
 struct chain {
 	struct chain_opts o;
 	struct soft_profile prof;
@@ -291,10 +287,9 @@ struct chain {
 	struct bio_vec *bvecs;
 	struct bvec_iter iter;
 	u64 bytes, xfer;
-	struct seg *segs;
-	u32 nr_segs;
+	u32 nr_segs; /* entries the transfer touches */
 	/* the SEND appended as chain_wr, and the peer's side of --post */
-	char *msg, *rmsg, *rbuf;
+	char *msg, *rmsg, *rbuf, *copy; /* copy: the transfer's bytes */
 	size_t rbuf_len;
 	struct ib_mr *rmr;
 	struct ib_sge send_sge, recv_sge;
@@ -401,33 +396,21 @@ static bool build_bvecs(struct chain *c)
 }
 
 /*
- * The pieces of the local buffer the transfer must move, in order: what
- * the command line asked for, against which the chain and --post's bytes
- * are checked.  A scatterlist skips every entry the offset covers; an
- * iterator stops as soon as its bytes are used up.
+ * The entries the transfer touches, which the reasons count: a
+ * scatterlist skips every entry the offset covers; an iterator stops as
+ * soon as its bytes are used up.
  */
-static bool transfer_segs(struct chain *c)
+static void transfer_entries(struct chain *c)
 {
 	u64 skip = (u64)c->o.offset, rem;
 	u32 i = 0;
 
 	c->xfer = c->bytes > skip ? c->bytes - skip : 0;
-	c->segs = calloc(c->o.nents, sizeof(*c->segs));
-	if (!c->segs)
-		return false;
 	while (i < c->o.nents && skip >= c->o.len[i] && (skip || !c->o.bvec))
 		skip -= c->o.len[i++];
 	for (rem = c->xfer; i < c->o.nents && (rem || !c->o.bvec);
-	     i++, skip = 0) {
-		struct seg *s = &c->segs[c->nr_segs++];
-
-		s->addr = (u64)(uintptr_t)c->buf + c->off[i] + skip;
-		s->len = c->o.len[i] - skip;
-		if (c->o.bvec && s->len > rem)
-			s->len = rem;
-		rem -= s->len < rem ? s->len : rem;
-	}
-	return true;
+	     i++, skip = 0, c->nr_segs++)
+		rem -= min(rem, c->o.len[i] - skip);
 }
 
 /* ---- devices ------------------------------------------------------------ */
@@ -525,7 +508,8 @@ static bool open_remote(struct chain *c)
 	c->rbuf_len = round_up_page(c->xfer + 2 * CHAIN_GUARD);
 	c->rbuf = aligned_alloc(PAGE_SIZE, c->rbuf_len);
 	c->rmsg = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
-	if (!c->rbuf || !c->rmsg) {
+	c->copy = malloc(c->xfer ? c->xfer : 1);
+	if (!c->rbuf || !c->rmsg || !c->copy) {
 		fail(c, "out of memory");
 		return false;
 	}
@@ -1053,43 +1037,32 @@ static bool all_bytes(const char *p, u64 n, u8 v)
 	return true;
 }
 
-/* The transfer's bytes against the remote buffer, and nothing else moved. */
-static bool verify_data(struct chain *c, char *out, size_t n)
+/*
+ * The transfer's bytes (read from the local buffer through the
+ * scatterlist, from the offset on) against the remote buffer, and nothing
+ * else moved: NULL, or what differs.
+ */
+static const char *verify_data(struct chain *c)
 {
 	const char *remote = c->rbuf + CHAIN_GUARD;
-	bool ok = true;
-	u64 pos = 0;
-	u32 i;
+	bool read = c->o.dir == DMA_FROM_DEVICE;
 
-	for (i = 0; ok && i < c->nr_segs; pos += c->segs[i].len, i++) {
-		char *local = (char *)(uintptr_t)c->segs[i].addr;
-
-		ok = !memcmp(local, remote + pos, c->segs[i].len);
-		if (ok && c->o.dir == DMA_FROM_DEVICE)
-			memset(local, 0xee, c->segs[i].len);
-	}
-	if (!ok) {
-		snprintf(out, n, "MISMATCH in the transferred bytes");
-		return false;
-	}
+	if (sg_pcopy_to_buffer(c->sgl, c->o.nents, c->copy, c->xfer,
+			       (size_t)c->o.offset) != c->xfer ||
+	    memcmp(c->copy, remote, c->xfer))
+		return "MISMATCH in the transferred bytes";
+	memset(c->copy, 0xee, c->xfer);
+	if (read)
+		sg_pcopy_from_buffer(c->sgl, c->o.nents, c->copy, c->xfer,
+				     (size_t)c->o.offset);
 	if (!all_bytes(c->rbuf, CHAIN_GUARD, 0xa5) ||
 	    !all_bytes(remote + c->xfer, c->rbuf_len - CHAIN_GUARD - c->xfer,
 		       0xa5) ||
-	    (c->o.dir == DMA_FROM_DEVICE &&
-	     !all_bytes(c->buf, c->buf_len, 0xee))) {
-		snprintf(out, n,
-			 "MISMATCH: bytes outside the transfer changed");
-		return false;
-	}
-	if (c->o.chain_wr && memcmp(c->rmsg, c->msg, CHAIN_MSG_LEN)) {
-		snprintf(out, n, "MISMATCH in the SEND's payload");
-		return false;
-	}
-	snprintf(out, n,
-		 "%" PRIu64
-		 " bytes verified%s, bytes outside the transfer unchanged",
-		 c->xfer, c->o.chain_wr ? " and the SEND's payload" : "");
-	return true;
+	    (read && !all_bytes(c->buf, c->buf_len, 0xee)))
+		return "MISMATCH: bytes outside the transfer changed";
+	if (c->o.chain_wr && memcmp(c->rmsg, c->msg, CHAIN_MSG_LEN))
+		return "MISMATCH in the SEND's payload";
+	return NULL;
 }
 
 /*
@@ -1103,7 +1076,8 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	const struct ib_send_wr *bad = NULL;
 	struct ib_cq *cqs[2] = { c->h.cq[0], c->h.cq[1] };
 	u32 nr_wc = 0, local = 0, peer = 0;
-	char data[160] = "", id[32];
+	const char *msg;
+	char data[160], id[32];
 	bool ok = true;
 	struct ib_wc wc;
 	int ret, s;
@@ -1147,17 +1121,19 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	end(c, ']', NULL);
 	ok &= !ret && nr_wc == 1 + (u32)c->o.chain_wr && local == 1 &&
 	      peer == (u32)c->o.chain_wr;
+	snprintf(data, sizeof(data),
+		 "%" PRIu64
+		 " bytes verified%s, bytes outside the transfer unchanged",
+		 c->xfer, c->o.chain_wr ? " and the SEND's payload" : "");
 	if (!ok)
-		snprintf(
-			data, sizeof(data),
-			"not checked: the chain did not complete with exactly the expected completions, all successful");
+		msg = "not checked: the chain did not complete with exactly the expected completions, all successful";
 	else if (c->o.remote_addr >= 0 || c->o.rkey >= 0)
-		snprintf(data, sizeof(data),
-			 "not verified (--remote-addr or --rkey given)");
+		msg = "not verified (--remote-addr or --rkey given)";
 	else
-		ok = verify_data(c, data, sizeof(data));
-	BOOL(c, "data_verified", ok && c->o.remote_addr < 0 && c->o.rkey < 0);
-	STR(c, "data", data);
+		msg = verify_data(c);
+	ok &= !msg || c->o.remote_addr >= 0 || c->o.rkey >= 0;
+	BOOL(c, "data_verified", !msg);
+	STR(c, "data", msg ? msg : data);
 	end(c, '}', " shape=note");
 	return ok;
 }
@@ -1309,8 +1285,9 @@ static int setup(struct chain *c)
 	c->force = rdma_rw_get_force_mr();
 	if (!layout(c))
 		cli_refuse(CHAIN_TOOL, "the buffer layout exceeds 4 GiB");
-	if (!(c->o.bvec ? build_bvecs(c) : build_sgl(c)) || !transfer_segs(c) ||
-	    !open_hosts(c) || (c->o.post && !open_remote(c)) || !setup_send(c))
+	transfer_entries(c);
+	if (!build_sgl(c) || (c->o.bvec && !build_bvecs(c)) || !open_hosts(c) ||
+	    (c->o.post && !open_remote(c)) || !setup_send(c))
 		return EXIT_FAILURE;
 	c->raddr = c->o.remote_addr >= 0 ? (u64)c->o.remote_addr :
 		   c->o.post ? (u64)(uintptr_t)c->rbuf + CHAIN_GUARD :
@@ -1351,7 +1328,7 @@ static void teardown(struct chain *c)
 		fail(c, "%s: %s", c->h.failed, errno_name(ret));
 	free(c->sgl);
 	free(c->bvecs);
-	free(c->segs);
+	free(c->copy);
 	free(c->base_keys);
 	free(c->held);
 	free(c->off);
