@@ -289,7 +289,8 @@ struct chain {
 	u64 bytes, xfer;
 	u32 nr_segs; /* entries the transfer touches */
 	/* the SEND appended as chain_wr, and the peer's side of --post */
-	char *msg, *rmsg, *rbuf, *copy; /* copy: the transfer's bytes */
+	char msg[CHAIN_MSG_LEN], rmsg[CHAIN_MSG_LEN];
+	char *rbuf, *copy; /* copy: the transfer's bytes */
 	size_t rbuf_len;
 	struct ib_mr *rmr;
 	struct ib_sge send_sge, recv_sge;
@@ -507,9 +508,8 @@ static bool open_remote(struct chain *c)
 {
 	c->rbuf_len = round_up_page(c->xfer + 2 * CHAIN_GUARD);
 	c->rbuf = aligned_alloc(PAGE_SIZE, c->rbuf_len);
-	c->rmsg = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
 	c->copy = malloc(c->xfer ? c->xfer : 1);
-	if (!c->rbuf || !c->rmsg || !c->copy) {
+	if (!c->rbuf || !c->copy) {
 		fail(c, "out of memory");
 		return false;
 	}
@@ -795,9 +795,9 @@ static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 		bool on;
 	} r[] = {
 		{ "buf", (uintptr_t)c->buf, c->buf_len, c->buf },
-		{ "msg", (uintptr_t)c->msg, PAGE_SIZE, c->msg },
+		{ "msg", (uintptr_t)c->msg, CHAIN_MSG_LEN, true },
 		{ "rbuf", (uintptr_t)c->rbuf, c->rbuf_len, c->rbuf },
-		{ "rmsg", (uintptr_t)c->rmsg, PAGE_SIZE, c->rmsg },
+		{ "rmsg", (uintptr_t)c->rmsg, CHAIN_MSG_LEN, c->o.post },
 		{ "iova", c->iova_base, c->iova_len - 1, c->iova_len },
 	};
 	u32 key = (u32)v, i = k == K_RADDR ? 2 : 0, to = k == K_RADDR ? 3 : 5;
@@ -1090,7 +1090,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 		memset(c->buf, 0xee, c->buf_len);
 	}
 	fill(c->msg, CHAIN_MSG_LEN, seed + 1000);
-	memset(c->rmsg, 0, PAGE_SIZE);
+	memset(c->rmsg, 0, CHAIN_MSG_LEN);
 	if (c->o.chain_wr &&
 	    (ret = ib_post_recv(c->h.qp[1], &c->recv_wr, NULL))) {
 		fail(c, "ib_post_recv (peer): %s", errno_name(ret));
@@ -1252,25 +1252,20 @@ static void run_chains(struct chain *c)
 /* ---- set-up, tear-down -------------------------------------------------- */
 
 /* The SEND appended as chain_wr, and the peer's receive for it. */
-static bool setup_send(struct chain *c)
+static void setup_send(struct chain *c)
 {
-	c->msg = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
-	if (!c->msg)
-		return false;
-	memset(c->msg, 0, PAGE_SIZE);
-	c->send_sge = (struct ib_sge){ (u64)(uintptr_t)c->msg, CHAIN_MSG_LEN,
+	c->send_sge = (struct ib_sge){ (uintptr_t)c->msg, CHAIN_MSG_LEN,
 				       c->h.pd[0]->local_dma_lkey };
-	c->send_wr.opcode = IB_WR_SEND;
-	c->send_wr.sg_list = &c->send_sge;
-	c->send_wr.num_sge = 1;
-	c->send_wr.send_flags = IB_SEND_SIGNALED;
-	c->send_wr.wr_cqe = &c->send_cqe;
-	c->recv_sge = (struct ib_sge){ (u64)(uintptr_t)c->rmsg, CHAIN_MSG_LEN,
+	c->send_wr = (struct ib_send_wr){ .opcode = IB_WR_SEND,
+					  .sg_list = &c->send_sge,
+					  .num_sge = 1,
+					  .send_flags = IB_SEND_SIGNALED,
+					  .wr_cqe = &c->send_cqe };
+	c->recv_sge = (struct ib_sge){ (uintptr_t)c->rmsg, CHAIN_MSG_LEN,
 				       c->h.pd[1]->local_dma_lkey };
-	c->recv_wr.sg_list = &c->recv_sge;
-	c->recv_wr.num_sge = 1;
-	c->recv_wr.wr_cqe = &c->recv_cqe;
-	return true;
+	c->recv_wr = (struct ib_recv_wr){ .sg_list = &c->recv_sge,
+					  .num_sge = 1,
+					  .wr_cqe = &c->recv_cqe };
 }
 
 /* The devices and the buffer.  Returns -1 to go on, or an exit code. */
@@ -1287,8 +1282,9 @@ static int setup(struct chain *c)
 		cli_refuse(CHAIN_TOOL, "the buffer layout exceeds 4 GiB");
 	transfer_entries(c);
 	if (!build_sgl(c) || (c->o.bvec && !build_bvecs(c)) || !open_hosts(c) ||
-	    (c->o.post && !open_remote(c)) || !setup_send(c))
+	    (c->o.post && !open_remote(c)))
 		return EXIT_FAILURE;
+	setup_send(c);
 	c->raddr = c->o.remote_addr >= 0 ? (u64)c->o.remote_addr :
 		   c->o.post ? (u64)(uintptr_t)c->rbuf + CHAIN_GUARD :
 			       0x10000000;
@@ -1332,8 +1328,6 @@ static void teardown(struct chain *c)
 	free(c->base_keys);
 	free(c->held);
 	free(c->off);
-	free(c->msg);
-	free(c->rmsg);
 	free(c->rbuf);
 	free(c->o.len);
 	if (c->buf)
