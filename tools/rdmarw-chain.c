@@ -827,31 +827,6 @@ static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 	return out;
 }
 
-static const char *value_str(const struct chain *c, enum kind k, u64 v,
-			     const char *s, char *out, size_t n)
-{
-	if (k >= K_ADDR && k <= K_RKEY)
-		return fmt_ref(c, k, v, out);
-	switch (k) {
-	case K_NUM:
-		snprintf(out, n, "%" PRIu64, v);
-		return out;
-	case K_INT:
-		snprintf(out, n, "%d", (int)v);
-		return out;
-	case K_BOOL:
-		return v ? "true" : "false";
-	case K_OPCODE:
-		return names_wr_opcode((enum ib_wr_opcode)v);
-	case K_SEND_FLAGS:
-		return names_flags(names_send_flags, (int)v, out, n);
-	case K_ACCESS:
-		return names_flags(names_access, (int)v, out, n);
-	default:
-		return s;
-	}
-}
-
 /*
  * One field.  @terse: text and dot leave it out when it is 0 (false, NULL);
  * JSON always prints it.
@@ -859,9 +834,25 @@ static const char *value_str(const struct chain *c, enum kind k, u64 v,
 static void field(struct chain *c, const char *name, enum kind k, u64 v,
 		  const char *s, bool terse)
 {
+	const struct name_bit *flags =
+		k == K_ACCESS ? names_access : names_send_flags;
 	char buf[96], key[NAME_LEN];
-	const char *str = value_str(c, k, v, s, buf, sizeof(buf)), *sep;
+	const char *str = buf, *sep;
 
+	if (k == K_STR)
+		str = s;
+	else if (k == K_NUM)
+		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	else if (k == K_INT)
+		snprintf(buf, sizeof(buf), "%d", (int)v);
+	else if (k == K_BOOL)
+		str = v ? "true" : "false";
+	else if (k == K_OPCODE)
+		str = names_wr_opcode((enum ib_wr_opcode)v);
+	else if (k >= K_SEND_FLAGS)
+		str = names_flags(flags, (int)v, buf, sizeof(buf));
+	else
+		str = fmt_ref(c, k, v, buf);
 	if (c->o.fmt != FMT_JSON) {
 		if (terse && !v && !s)
 			return;
@@ -879,10 +870,8 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 		jw_bool(&c->j, name, v);
 	else if (k == K_NUM || (c->o.absolute && k >= K_ADDR && k <= K_RKEY))
 		jw_u64(&c->j, name, v);
-	else if (k == K_SEND_FLAGS || k == K_ACCESS)
-		names_jw_flags(&c->j, name,
-			       k == K_ACCESS ? names_access : names_send_flags,
-			       (int)v);
+	else if (k >= K_SEND_FLAGS)
+		names_jw_flags(&c->j, name, flags, (int)v);
 	else
 		jw_str(&c->j, name, str);
 	if (k >= K_OPCODE) {
