@@ -287,6 +287,7 @@ struct chain {
 	struct bio_vec *bvecs;
 	struct bvec_iter iter;
 	u64 bytes, xfer;
+	u32 pages; /* the entries span: what a ULP gives rdma_rw_mr_factor() */
 	u32 nr_segs; /* entries the transfer touches */
 	/* the SEND appended as chain_wr, and the peer's side of --post */
 	char msg[CHAIN_MSG_LEN], rmsg[CHAIN_MSG_LEN];
@@ -328,7 +329,10 @@ static u64 round_up_page(u64 v)
 	return (v + PAGE_SIZE - 1) & ~(u64)(PAGE_SIZE - 1);
 }
 
-/* Place the entries: contiguous, or each on its own page with --misalign. */
+/*
+ * Place the entries: contiguous, or each on its own page with --misalign;
+ * in at most 4 GiB, so the pages they span fit in a u32.
+ */
 static bool layout(struct chain *c)
 {
 	const struct chain_opts *o = &c->o;
@@ -345,6 +349,9 @@ static bool layout(struct chain *c)
 		c->off[i] = start;
 		cursor = start + o->len[i];
 		c->bytes += o->len[i];
+		c->pages += round_up_page(start + (o->len[i] ? o->len[i] : 1)) /
+				    PAGE_SIZE -
+			    start / PAGE_SIZE;
 		if (cursor > CHAIN_MAX_LAYOUT)
 			return false;
 	}
@@ -433,19 +440,6 @@ static void apply_overrides(struct chain *c)
 	c->prof.threaded = false;
 }
 
-/* Pages the entries span: what a ULP hands to rdma_rw_mr_factor(). */
-static unsigned int buffer_pages(const struct chain *c)
-{
-	u64 pages = 0, end;
-	u32 i;
-
-	for (i = 0; i < c->o.nents; i++) {
-		end = c->off[i] + (c->o.len[i] ? c->o.len[i] : 1);
-		pages += round_up_page(end) / PAGE_SIZE - c->off[i] / PAGE_SIZE;
-	}
-	return pages > UINT_MAX ? UINT_MAX : (unsigned int)pages;
-}
-
 /*
  * Both devices, the local QP sized for the buffer (a Send Queue deep
  * enough for any chain of it and the SEND) and the peer's QP, connected.
@@ -476,8 +470,8 @@ static bool open_hosts(struct chain *c)
 		ret = two_hosts_side(&c->h, 1, 64, IB_POLL_DIRECT);
 	c->max_rdma_ctxs = (u32)c->o.pool_size;
 	if (c->o.pool_size < 0) {
-		c->max_rdma_ctxs = rdma_rw_mr_factor(c->h.dev[0], CHAIN_PORT,
-						     buffer_pages(c));
+		c->max_rdma_ctxs =
+			rdma_rw_mr_factor(c->h.dev[0], CHAIN_PORT, c->pages);
 		if (!c->max_rdma_ctxs)
 			c->max_rdma_ctxs = 1;
 	}
