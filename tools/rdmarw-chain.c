@@ -456,7 +456,6 @@ static bool open_hosts(struct chain *c)
 			   .max_recv_sge = 1 },
 		  .sq_sig_type = IB_SIGNAL_REQ_WR },
 	};
-	u64 depth = 3ULL * c->o.nents + 4;
 	int ret;
 
 	ret = two_hosts_devices(&c->h, &c->prof, names, false);
@@ -468,21 +467,17 @@ static bool open_hosts(struct chain *c)
 	ret = two_hosts_side(&c->h, 0, 256, IB_POLL_DIRECT);
 	if (!ret)
 		ret = two_hosts_side(&c->h, 1, 64, IB_POLL_DIRECT);
-	c->max_rdma_ctxs = (u32)c->o.pool_size;
-	if (c->o.pool_size < 0) {
-		c->max_rdma_ctxs =
-			rdma_rw_mr_factor(c->h.dev[0], CHAIN_PORT, c->pages);
-		if (!c->max_rdma_ctxs)
-			c->max_rdma_ctxs = 1;
-	}
+	c->max_rdma_ctxs = c->o.pool_size >= 0 ?
+				   (u32)c->o.pool_size :
+				   max(rdma_rw_mr_factor(c->h.dev[0],
+							 CHAIN_PORT, c->pages),
+				       1U);
 	attr[0].cap.max_rdma_ctxs = c->max_rdma_ctxs;
 	attr[0].cap.max_send_sge = c->o.qp_send_sge >= 0 ?
 					   (u32)c->o.qp_send_sge :
 					   (u32)c->h.dev[0]->attrs.max_send_sge;
-	attr[0].cap.max_send_wr =
-		(u32)(depth < (u64)c->h.dev[0]->attrs.max_qp_wr ?
-			      depth :
-			      (u64)c->h.dev[0]->attrs.max_qp_wr);
+	attr[0].cap.max_send_wr = (u32)min(3ULL * c->o.nents + 4,
+					   (u64)c->h.dev[0]->attrs.max_qp_wr);
 	if (!ret)
 		ret = two_hosts_qps(&c->h, attr, true);
 	if (ret) {
