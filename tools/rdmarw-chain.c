@@ -155,44 +155,32 @@ static void usage(FILE *f)
 	      f);
 }
 
-static bool add_entries(struct chain_opts *o, u64 size, u64 count)
-{
-	u32 *len;
-	u64 i;
-
-	if (!count || count > CHAIN_MAX_ENTRIES - o->nents)
-		return false;
-	len = realloc(o->len, (o->nents + count) * sizeof(*len));
-	if (!len)
-		return false;
-	o->len = len;
-	for (i = 0; i < count; i++)
-		o->len[o->nents++] = (u32)size;
-	return true;
-}
-
 /* "4096x8", "512,4096,100", "4Kx2,100"; no empty item. */
 static bool parse_sgl(struct chain_opts *o, const char *spec)
 {
-	char *copy = strdup(spec), *item, *comma, *x;
-	u64 size, count;
+	char *copy = strdup(spec), *item = copy, *next, *x;
 	bool ok = copy != NULL;
+	u64 size, count;
+	u32 *len;
 
-	o->nents = 0;
-	for (item = copy; ok; item = comma + 1) {
-		comma = strchr(item, ',');
-		if (comma)
-			*comma = '\0';
+	for (o->nents = 0; ok && item; item = next) {
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
 		x = strchr(item, 'x');
 		if (x)
-			*x = '\0';
+			*x++ = '\0';
 		count = 1;
 		ok = !cli_parse_u64(item, 0, CHAIN_MAX_ENTRY, &size) &&
-		     (!x ||
-		      !cli_parse_u64(x + 1, 0, CHAIN_MAX_ENTRIES, &count)) &&
-		     add_entries(o, size, count);
-		if (!comma)
-			break;
+		     (!x || !cli_parse_u64(x, 1, CHAIN_MAX_ENTRIES, &count)) &&
+		     count <= CHAIN_MAX_ENTRIES - o->nents;
+		len = ok ? reallocarray(o->len, o->nents + count,
+					sizeof(*len)) :
+			   NULL;
+		ok = len != NULL;
+		o->len = ok ? len : o->len;
+		while (ok && count--)
+			o->len[o->nents++] = (u32)size;
 	}
 	free(copy);
 	return ok && o->nents;
@@ -263,7 +251,7 @@ static void parse_args(struct chain_opts *o, int argc, char **argv)
 		o->dir = DMA_TO_DEVICE;
 	else
 		cli_refuse(CHAIN_TOOL, "give one direction: read or write");
-	if (!o->nents && !add_entries(o, PAGE_SIZE, 1))
+	if (!o->nents && !parse_sgl(o, "4096"))
 		exit(EXIT_FAILURE);
 }
 
