@@ -109,15 +109,29 @@ const char *cli_wc_status_name(enum ib_wc_status status)
 	return wc_status_names[i];
 }
 
+static void vwarn(const char *tool, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", tool);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_warn(const char *tool, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(tool, fmt, ap);
+	va_end(ap);
+}
+
 void cli_refuse(const char *tool, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", tool);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn(tool, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(2);
 }
 

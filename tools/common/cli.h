@@ -2,7 +2,7 @@
 /*
  * What the three tools share on their command lines: one number parser
  * (K/M/G suffixes, reasons for every refusal), errno names from the C
- * library, one-line refusals and --version.
+ * library, one-line warnings and refusals, and --version.
  */
 #ifndef RDMARW_TOOLS_CLI_H
 #define RDMARW_TOOLS_CLI_H
@@ -52,6 +52,14 @@ const char *cli_errno_name(int err);
  * Return: a static string, "UNKNOWN" for a value outside the enum.
  */
 const char *cli_wc_status_name(enum ib_wc_status status);
+
+/**
+ * cli_warn() - print one line "TOOL: MESSAGE" on stderr
+ * @tool: the program's name
+ * @fmt: printf format of the message, one line
+ */
+void cli_warn(const char *tool, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /**
  * cli_refuse() - print one line "TOOL: REASON" on stderr and exit 2
