@@ -106,7 +106,17 @@ void rdmarw__soft_keytab_free(struct soft_keytab *kt)
 
 /* ---- creating and freeing ---------------------------------------------- */
 
-static int mr_add(struct soft_mr *mr)
+static u32 first_key(const struct soft_mr *mr)
+{
+	return mr->index << 8 | (rdmarw__soft_random() & 0xffu);
+}
+
+/*
+ * Enter @mr, every other field already set, in the key table; its keys are
+ * set before the write side is released, so no lookup sees it without
+ * them.  The rkey is the lkey with @with_rkey, else 0.
+ */
+static int mr_add(struct soft_mr *mr, bool with_rkey)
 {
 	struct soft_dev *sdev = to_sdev(mr->ibmr.device);
 	struct soft_fabric *f = sdev->fabric;
@@ -115,17 +125,15 @@ static int mr_add(struct soft_mr *mr)
 	soft_br_write_lock(&f->mem_lock);
 	if (sdev->keys.count < (u32)sdev->ibdev.attrs.max_mr)
 		ret = kt_insert(&sdev->keys, mr);
-	if (!ret)
+	if (!ret) {
 		mr->serial = ++sdev->mr_serial;
+		mr->lkey = first_key(mr);
+		mr->rkey = with_rkey ? mr->lkey : 0;
+	}
 	soft_br_write_unlock(&f->mem_lock);
 	if (!ret)
 		soft_add(&sdev->stats.mrs, 1);
 	return ret;
-}
-
-static u32 first_key(const struct soft_mr *mr)
-{
-	return mr->index << 8 | (rdmarw__soft_random() & 0xffu);
 }
 
 static int fast_mr_init(struct ib_mr *ibmr, u32 segs)
@@ -141,12 +149,11 @@ static int fast_mr_init(struct ib_mr *ibmr, u32 segs)
 		ret = -ENOMEM;
 		goto err;
 	}
-	ret = mr_add(mr);
-	if (ret)
-		goto err;
 	/* rxe_mr_init_fast(): FREE, and the rkey set as well. */
 	mr->state = SOFT_MR_FREE;
-	mr->lkey = mr->rkey = first_key(mr);
+	ret = mr_add(mr, true);
+	if (ret)
+		goto err;
 	ibmr->lkey = ibmr->rkey = mr->lkey;
 	return 0;
 err:
@@ -195,17 +202,16 @@ int rdmarw__soft_reg_user_mr(struct ib_mr *ibmr, u64 start, u64 length,
 			     u64 virt_addr, int access)
 {
 	struct soft_mr *mr = to_smr(ibmr);
-	int ret = mr_add(mr);
+	int ret;
 
-	if (ret)
-		return ret;
 	mr->umem = start;
 	mr->iova = virt_addr;
 	mr->length = length;
 	mr->access = access;
-	mr->lkey = first_key(mr);
-	mr->rkey = (access & SOFT_ACCESS_REMOTE) ? mr->lkey : 0;
 	mr->state = SOFT_MR_VALID;
+	ret = mr_add(mr, access & SOFT_ACCESS_REMOTE);
+	if (ret)
+		return ret;
 	ibmr->lkey = mr->lkey;
 	ibmr->rkey = mr->rkey;
 	return 0;
