@@ -327,7 +327,7 @@ static void empty_srq_waits(void **state)
 	bool seen[NQP] = { false, false };
 	int i;
 
-	if (!strncmp(fx->profile, "siw", 3)) {
+	if (rdma_protocol_iwarp(fx->dev[1], 1)) {
 		empty_srq_terminates(fx);
 		return;
 	}
