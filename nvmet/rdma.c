@@ -63,6 +63,7 @@ struct nvmet_rdma_device {
 	struct nvmet_rdma_transport *tr;
 	u8 mdts;
 	bool send_inv; /* SEND_WITH_INV is available */
+	bool reg_per_cmd; /* iWARP on libibverbs: see struct nvmet_rdma_pool */
 };
 
 struct nvmet_rdma_cmd {
@@ -100,6 +101,16 @@ struct nvmet_rdma_cmd {
  * Identify or a log page).  Never less than the largest transfer (MDTS),
  * so that the first waiter always fits once the commands before it are
  * done.
+ *
+ * Except on an iWARP device through libibverbs (reg_per_cmd): there an RDMA
+ * READ's sink must be remotely writable, so a registration of the whole
+ * arena would let a peer that learns its key write into every command's
+ * pages, at any time, for the queue's life.  There each command's pages
+ * are registered when it gets them (outside any lock) and the registration
+ * dropped when it gives them back: remotely writable for that command's
+ * life only, as the per-command buffers were, at one ibv_reg_mr() and one
+ * ibv_dereg_mr() per command (the kernel's rw.c registers and invalidates
+ * an MR per I/O on iWARP).
  */
 struct nvmet_rdma_pool {
 	spinlock_t lock; /* map */
@@ -129,6 +140,7 @@ struct nvmet_rdma_rsp {
 	int credits; /* Send Queue credits held */
 	bool keyed;
 	bool invalidate;
+	bool data_declared; /* reg_per_cmd: @data is registered */
 	bool allocated; /* beyond the queue's array */
 	bool posted_send;
 	u32 invalidate_rkey;
@@ -269,6 +281,10 @@ nvmet_rdma_find_get_device(struct nvmet_rdma_transport *tr,
 					  &tr->tgt->port);
 	ndev->send_inv = ndev->device->attrs.device_cap_flags &
 			 IB_DEVICE_MEM_MGT_EXTENSIONS;
+#ifdef RDMARW_HAVE_IBV
+	ndev->reg_per_cmd = rdmarw_ibv_is_ibv(ndev->device) &&
+			    rdma_protocol_iwarp(ndev->device, cm_id->port_num);
+#endif
 	WRITE_ONCE(tr->tgt->mdts, ndev->mdts);
 	kref_init(&ndev->ref);
 	list_add(&ndev->entry, &tr->dev_list);
@@ -403,6 +419,8 @@ static int nvmet_rdma_alloc_pool(struct nvmet_rdma_queue *queue)
 	for (i = 0; i < n; i++)
 		sg_set_buf(&pool->sgl[i], (char *)pool->base + i * PAGE_SIZE,
 			   (u32)PAGE_SIZE);
+	if (queue->dev->reg_per_cmd)
+		return 0; /* per command: see struct nvmet_rdma_pool */
 	ret = nvmet_rdma_declare(queue->dev, pool->base, (size_t)n * PAGE_SIZE);
 	if (ret) {
 		nvmet_err("q%u: registering %u KiB of data buffers: %d",
@@ -465,6 +483,10 @@ static void nvmet_rdma_put_data(struct nvmet_rdma_rsp *rsp)
 
 	if (!rsp->sg_cnt)
 		return;
+	if (rsp->data_declared)
+		nvmet_rdma_forget(rsp->queue->dev, rsp->data,
+				  (size_t)rsp->sg_cnt * PAGE_SIZE);
+	rsp->data_declared = false;
 	first = (u32)(rsp->sgl - pool->sgl);
 	last = &rsp->sgl[rsp->sg_cnt - 1];
 	sg_unmark_end(last);
@@ -892,6 +914,16 @@ static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
 /* A command's data pages are there: fetch (host write) or execute. */
 static void nvmet_rdma_data_ready(struct nvmet_rdma_rsp *rsp)
 {
+	if (rsp->queue->dev->reg_per_cmd) {
+		if (nvmet_rdma_declare(rsp->queue->dev, rsp->data,
+				       (size_t)rsp->sg_cnt * PAGE_SIZE)) {
+			nvmet_log("q%u: registering %u pages of data failed",
+				  rsp->queue->host_qid, rsp->sg_cnt);
+			nvmet_req_complete(&rsp->req, NVME_SC_INTERNAL);
+			return;
+		}
+		rsp->data_declared = true;
+	}
 	if (rsp->step == NVMET_RDMA_FETCH)
 		nvmet_rdma_run_or_wait(rsp);
 	else

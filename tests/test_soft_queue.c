@@ -317,6 +317,21 @@ static void test_recv_states(void **state)
 
 /* ---- waiting for a receive (rnr_retry 7) -------------------------------- */
 
+/* A SEND of "hello, world" (wr_id 1), then a WRITE of it to buf[1] + 100
+ * (wr_id 2), with no receive posted on qp[1]. */
+static void send_then_write(struct soft_pair *p, struct ib_rdma_wr *wr,
+			    struct ib_sge *sge)
+{
+	memcpy(p->buf[0], "hello, world", 12);
+	assert_int_equal(
+		soft_env_send(p->env.qp[0], 1, p->buf[0], 12, p->mr[0]->lkey),
+		0);
+	make_write(p, wr, sge, 2, true);
+	sge->addr = (uintptr_t)p->buf[0];
+	wr->remote_addr = (uintptr_t)p->buf[1] + 100;
+	assert_int_equal(ib_post_send(p->env.qp[0], &wr->wr, NULL), 0);
+}
+
 static void test_rnr_wait_and_resume(void **state)
 {
 	struct soft_stats st;
@@ -325,14 +340,8 @@ static void test_rnr_wait_and_resume(void **state)
 	struct soft_pair p;
 
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "rxe" });
-	memcpy(p.buf[0], "hello, world", 12);
-	assert_int_equal(
-		soft_env_send(p.env.qp[0], 1, p.buf[0], 12, p.mr[0]->lkey), 0);
-	/* The WRITE behind it waits too: the queue is in order. */
-	make_write(&p, &wr, &sge, 2, true);
-	sge.addr = (uintptr_t)p.buf[0];
-	wr.remote_addr = (uintptr_t)p.buf[1] + 100;
-	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), 0);
+	/* The WRITE behind the SEND waits too: the queue is in order. */
+	send_then_write(&p, &wr, &sge);
 	soft_env_expect_empty(p.env.cq[0]);
 	assert_int_equal(p.buf[1][100], 0);
 	assert_int_equal(soft_device_stats(p.env.dev[0], &st), 0);
@@ -363,13 +372,7 @@ static void test_rnr_siw_terminates(void **state)
 	struct soft_pair p;
 
 	pair_init_cfg(&p, &(struct soft_env_cfg){ .profile = "siw" });
-	memcpy(p.buf[0], "hello, world", 12);
-	assert_int_equal(
-		soft_env_send(p.env.qp[0], 1, p.buf[0], 12, p.mr[0]->lkey), 0);
-	make_write(&p, &wr, &sge, 2, true);
-	sge.addr = (uintptr_t)p.buf[0];
-	wr.remote_addr = (uintptr_t)p.buf[1] + 100;
-	assert_int_equal(ib_post_send(p.env.qp[0], &wr.wr, NULL), 0);
+	send_then_write(&p, &wr, &sge);
 	soft_env_expect(p.env.cq[0], 1, IB_WC_SUCCESS, IB_WC_SEND);
 	soft_env_expect(p.env.cq[0], 2, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
 	assert_int_equal(soft_env_state(p.env.qp[0]), IB_QPS_ERR);
