@@ -113,7 +113,7 @@ soft_check_inline int soft_dma_key_check(struct soft_dev *sdev, u64 addr,
 /* Key table lookups (fabric->mem_lock held). */
 static inline struct soft_mr **soft_kt_chain(struct soft_keytab *kt, u32 index)
 {
-	return &kt->bucket[index & (kt->nbuckets - 1)];
+	return &kt->bucket[index & kt->mask];
 }
 
 static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)

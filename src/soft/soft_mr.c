@@ -30,16 +30,16 @@
 
 static int kt_grow(struct soft_keytab *kt)
 {
-	u32 n = kt->nbuckets ? kt->nbuckets * 2 : 64;
+	u32 oldn = kt->bucket ? kt->mask + 1 : 0, n = oldn ? oldn * 2 : 64;
 	struct soft_mr **old = kt->bucket, *mr, *next;
-	u32 i, oldn = kt->nbuckets;
+	u32 i;
 
 	kt->bucket = calloc(n, sizeof(*kt->bucket));
 	if (!kt->bucket) {
 		kt->bucket = old;
 		return -ENOMEM;
 	}
-	kt->nbuckets = n;
+	kt->mask = n - 1;
 	for (i = 0; i < oldn; i++) {
 		for (mr = old[i]; mr; mr = next) {
 			next = mr->hnext;
@@ -60,7 +60,7 @@ static int kt_insert(struct soft_keytab *kt, struct soft_mr *mr)
 {
 	u32 tries;
 
-	if (kt->count >= kt->nbuckets && kt_grow(kt))
+	if (kt->count > kt->mask && kt_grow(kt))
 		return -ENOMEM;
 	for (tries = 0; tries < SOFT_INDEX_MAX; tries++) {
 		u32 index = kt->next;
@@ -101,7 +101,7 @@ void rdmarw__soft_keytab_free(struct soft_keytab *kt)
 {
 	free(kt->bucket);
 	kt->bucket = NULL;
-	kt->nbuckets = 0;
+	kt->mask = 0;
 }
 
 /* ---- creating and freeing ---------------------------------------------- */

@@ -139,13 +139,15 @@ struct soft_fabric {
 /**
  * struct soft_keytab - a device's MRs by key index (under mem_lock)
  * @bucket: hash chains through soft_mr.hnext
- * @nbuckets: power of two, never 0 (rdmarw__soft_keytab_init())
+ * @mask: the number of buckets (a power of two, never 0 after
+ *        rdmarw__soft_keytab_init()) less one: an index's bucket is
+ *        index & mask, one AND on the lookup of every access
  * @count: MRs in the table
  * @next: next index to try (cyclic, random start, as siw's xarray)
  */
 struct soft_keytab {
 	struct soft_mr **bucket;
-	u32 nbuckets;
+	u32 mask;
 	u32 count;
 	u32 next;
 };
