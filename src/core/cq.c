@@ -41,6 +41,20 @@ static void cq_thread_wake(struct ib_cq *cq, void *ctx)
 }
 
 /* The kernel's ib_cq_poll_work(): process, re-arm, and go again on a miss. */
+static void cq_poll_work(struct ib_cq *cq)
+{
+	do {
+		process_batch(cq, cq->wc, IB_POLL_BATCH, -1);
+	} while (cq->device->ops->req_notify_cq(
+			 cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) > 0);
+}
+
+/* The comp_handler of a CQ whose provider has a thread for it. */
+static void cq_handler_work(struct ib_cq *cq, void *ctx)
+{
+	cq_poll_work(cq);
+}
+
 static void *cq_thread(void *arg)
 {
 	struct ib_cq *cq = arg;
@@ -55,11 +69,7 @@ static void *cq_thread(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&cq->wait_lock);
-		do {
-			process_batch(cq, cq->wc, IB_POLL_BATCH, -1);
-		} while (cq->device->ops->req_notify_cq(
-				 cq, IB_CQ_NEXT_COMP |
-					     IB_CQ_REPORT_MISSED_EVENTS) > 0);
+		cq_poll_work(cq);
 	}
 	process_batch(cq, cq->wc, IB_POLL_BATCH, -1);
 	return NULL;
@@ -122,10 +132,15 @@ struct ib_cq *ib_alloc_cq(struct ib_device *dev, void *private, int nr_cqe,
 	cq->cqe = nr_cqe;
 	cq->poll_ctx = poll_ctx;
 	attr.cqe = (unsigned int)nr_cqe;
+	/* Set before the provider's thread starts (in create_cq). */
+	if (poll_ctx != IB_POLL_DIRECT && dev->ops->cq_handler_thread)
+		cq->comp_handler = cq_handler_work;
 	ret = dev->ops->create_cq(cq, &attr);
 	if (ret)
 		goto err_free;
-	if (poll_ctx != IB_POLL_DIRECT) {
+	if (cq->comp_handler == cq_handler_work) {
+		dev->ops->req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	} else if (poll_ctx != IB_POLL_DIRECT) {
 		ret = start_thread(cq);
 		if (ret) {
 			dev->ops->destroy_cq(cq);
@@ -154,7 +169,8 @@ int ib_free_cq(struct ib_cq *cq)
 	if (rdmarw__read(&cq->usecnt))
 		return -EBUSY;
 	dev = cq->device;
-	if (cq->poll_ctx != IB_POLL_DIRECT)
+	if (cq->poll_ctx != IB_POLL_DIRECT &&
+	    cq->comp_handler != cq_handler_work)
 		stop_thread(cq);
 	if (dev->ops->destroy_cq)
 		dev->ops->destroy_cq(cq);

@@ -38,6 +38,15 @@ struct ib_device_ops {
 	void (*destroy_cq)(struct ib_cq *cq);
 	int (*poll_cq)(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
 	int (*req_notify_cq)(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+	/*
+	 * The provider calls a CQ's comp_handler only from a thread of that
+	 * CQ's own, one call at a time, never from inside a post or a poll,
+	 * and once more when destroy_cq stops that thread (before the device's
+	 * CQ goes).  Then a CQ with a polling context runs its poll work on
+	 * that thread and the core starts none: one wake-up per batch of
+	 * completions instead of two (the libibverbs backend's event thread).
+	 */
+	bool cq_handler_thread;
 
 	int (*create_qp)(struct ib_qp *qp, struct ib_qp_init_attr *init_attr);
 	/* Called after the core checked the transition; qp->state is the old

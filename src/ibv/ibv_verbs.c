@@ -36,7 +36,11 @@ static void ibv_dealloc_pd_op(struct ib_pd *ibpd)
 
 /* ---- CQ ---------------------------------------------------------------- */
 
-/* Waits for completion events; the core's handler wakes the CQ's thread. */
+/*
+ * Waits for completion events and runs the core's handler on them, which
+ * is the CQ's poll work (src/core/cq.c, cq_handler_thread): the CQ has no
+ * other thread, so a batch of completions costs one wake-up.
+ */
 static void *event_thread(void *arg)
 {
 	struct ibv_cq_priv *icq = arg;
@@ -52,8 +56,14 @@ static void *event_thread(void *arg)
 	for (;;) {
 		if (poll(fds, 3, -1) < 0 && errno != EINTR)
 			break;
-		if (fds[1].revents)
+		if (fds[1].revents) {
+			/* Asked to stop: what is left is processed here
+			 * (provider.h, cq_handler_thread). */
+			if (icq->ibcq.comp_handler)
+				icq->ibcq.comp_handler(&icq->ibcq,
+						       icq->ibcq.cq_context);
 			break;
+		}
 		if (fds[2].revents & POLLIN) {
 			/* completions made here (ibv_flush.c) */
 			if (read(icq->kick_fd, &kicks, sizeof(kicks)) ==
@@ -640,6 +650,7 @@ static int ibv_dereg_mr_op(struct ib_mr *ibmr)
 
 const struct ib_device_ops rdmarw__ibv_ops = {
 	.driver_name = "ibv",
+	.cq_handler_thread = true, /* event_thread() */
 	.size_ib_pd = sizeof(struct ibv_pd_priv),
 	.size_ib_cq = sizeof(struct ibv_cq_priv),
 	.size_ib_qp = sizeof(struct ibv_qp_priv),
