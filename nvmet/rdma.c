@@ -115,7 +115,6 @@ struct nvmet_rdma_cmd {
 struct nvmet_rdma_pool {
 	spinlock_t lock; /* map */
 	void *base;
-	struct scatterlist *sgl; /* one entry per page of @base */
 	u64 *map; /* a set bit: the page is taken */
 	u32 npages;
 };
@@ -147,8 +146,15 @@ struct nvmet_rdma_rsp {
 	u64 remote_addr;
 	u32 rkey;
 	void *data; /* keyed data buffer: pages of the queue's pool */
-	struct scatterlist *sgl; /* their window of the pool's list */
-	u32 sg_cnt; /* pages taken (0: none) */
+	u32 pages; /* pages taken (0: none) */
+	/*
+	 * @data as one entry: a run of the pool is contiguous, so a command's
+	 * transfer is one SGE (one RDMA READ or WRITE where the device's SGE
+	 * limits would split a list of pages: siw takes one SGE per READ).
+	 */
+	struct scatterlist data_sg;
+	struct scatterlist *sgl; /* &data_sg or NULL */
+	u32 sg_cnt; /* entries in @sgl: 1, or 0 without data */
 	struct list_head wait_list; /* rsp_wr_wait_list, rsp_wait_list */
 	struct list_head free_list;
 	enum nvmet_rdma_step step;
@@ -403,22 +409,15 @@ static u32 nvmet_rdma_pool_pages(const struct nvmet_rdma_queue *queue)
 static int nvmet_rdma_alloc_pool(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_pool *pool = &queue->pool;
-	u32 i, n = nvmet_rdma_pool_pages(queue);
+	u32 n = nvmet_rdma_pool_pages(queue);
 	int ret;
 
 	spin_lock_init(&pool->lock);
 	pool->base = aligned_alloc(PAGE_SIZE, (size_t)n * PAGE_SIZE);
-	pool->sgl = calloc(n, sizeof(*pool->sgl));
 	pool->map = calloc(DIV_ROUND_UP(n, 64), sizeof(*pool->map));
-	if (!pool->base || !pool->sgl || !pool->map)
+	if (!pool->base || !pool->map)
 		return -ENOMEM;
 	pool->npages = n;
-	/* the entries stay; a command marks the end of its window */
-	sg_init_table(pool->sgl, n);
-	sg_unmark_end(&pool->sgl[n - 1]);
-	for (i = 0; i < n; i++)
-		sg_set_buf(&pool->sgl[i], (char *)pool->base + i * PAGE_SIZE,
-			   (u32)PAGE_SIZE);
 	if (queue->dev->reg_per_cmd)
 		return 0; /* per command: see struct nvmet_rdma_pool */
 	ret = nvmet_rdma_declare(queue->dev, pool->base, (size_t)n * PAGE_SIZE);
@@ -438,7 +437,6 @@ static void nvmet_rdma_free_pool(struct nvmet_rdma_queue *queue)
 		nvmet_rdma_forget(queue->dev, pool->base,
 				  (size_t)pool->npages * PAGE_SIZE);
 	free(pool->map);
-	free(pool->sgl);
 	free(pool->base);
 	memset(pool, 0, sizeof(*pool));
 }
@@ -452,10 +450,9 @@ static bool nvmet_rdma_get_data(struct nvmet_rdma_rsp *rsp)
 	struct nvmet_rdma_pool *pool = &rsp->queue->pool;
 	u32 len = rsp->req.data_len;
 	u32 nents = DIV_ROUND_UP(len, (u32)PAGE_SIZE);
-	struct scatterlist *last;
 	int first;
 
-	if (rsp->sg_cnt || !len)
+	if (rsp->pages || !len)
 		return true;
 	spin_lock(&pool->lock);
 	first = nvmet_rdma_pool_find(pool, nents);
@@ -464,12 +461,11 @@ static bool nvmet_rdma_get_data(struct nvmet_rdma_rsp *rsp)
 	spin_unlock(&pool->lock);
 	if (first < 0)
 		return false;
-	rsp->sgl = &pool->sgl[first];
-	rsp->sg_cnt = nents;
+	rsp->pages = nents;
 	rsp->data = (char *)pool->base + (size_t)first * PAGE_SIZE;
-	last = &rsp->sgl[nents - 1];
-	last->length = len - (nents - 1) * (u32)PAGE_SIZE;
-	sg_mark_end(last);
+	sg_init_one(&rsp->data_sg, rsp->data, len);
+	rsp->sgl = &rsp->data_sg;
+	rsp->sg_cnt = 1;
 	rsp->req.buf = rsp->data;
 	return true;
 }
@@ -478,24 +474,21 @@ static bool nvmet_rdma_get_data(struct nvmet_rdma_rsp *rsp)
 static void nvmet_rdma_put_data(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_pool *pool = &rsp->queue->pool;
-	struct scatterlist *last;
 	u32 first;
 
-	if (!rsp->sg_cnt)
+	if (!rsp->pages)
 		return;
 	if (rsp->data_declared)
 		nvmet_rdma_forget(rsp->queue->dev, rsp->data,
-				  (size_t)rsp->sg_cnt * PAGE_SIZE);
+				  (size_t)rsp->pages * PAGE_SIZE);
 	rsp->data_declared = false;
-	first = (u32)(rsp->sgl - pool->sgl);
-	last = &rsp->sgl[rsp->sg_cnt - 1];
-	sg_unmark_end(last);
-	last->length = (u32)PAGE_SIZE;
+	first = (u32)(((char *)rsp->data - (char *)pool->base) / PAGE_SIZE);
 	spin_lock(&pool->lock);
-	nvmet_rdma_pool_mark(pool->map, first, rsp->sg_cnt, false);
+	nvmet_rdma_pool_mark(pool->map, first, rsp->pages, false);
 	spin_unlock(&pool->lock);
 	rsp->sgl = NULL;
 	rsp->data = NULL;
+	rsp->pages = 0;
 	rsp->sg_cnt = 0;
 }
 
@@ -625,6 +618,7 @@ static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
 	rsp->posted_send = false;
 	rsp->step = NVMET_RDMA_RESPOND;
 	rsp->data = NULL;
+	rsp->pages = 0;
 	rsp->sgl = NULL;
 	rsp->sg_cnt = 0;
 	rsp->req.buf = NULL;
@@ -916,9 +910,9 @@ static void nvmet_rdma_data_ready(struct nvmet_rdma_rsp *rsp)
 {
 	if (rsp->queue->dev->reg_per_cmd) {
 		if (nvmet_rdma_declare(rsp->queue->dev, rsp->data,
-				       (size_t)rsp->sg_cnt * PAGE_SIZE)) {
+				       (size_t)rsp->pages * PAGE_SIZE)) {
 			nvmet_log("q%u: registering %u pages of data failed",
-				  rsp->queue->host_qid, rsp->sg_cnt);
+				  rsp->queue->host_qid, rsp->pages);
 			nvmet_req_complete(&rsp->req, NVME_SC_INTERNAL);
 			return;
 		}
@@ -999,7 +993,7 @@ static void nvmet_rdma_queue_response(struct nvmet_req *req)
 	 */
 	if (!req->data_to_host) {
 		nvmet_rdma_destroy_ctx(rsp);
-		if (rsp->sg_cnt) {
+		if (rsp->pages) {
 			nvmet_rdma_put_data(rsp);
 			nvmet_rdma_process_data_wait_list(rsp->queue);
 		}
