@@ -56,6 +56,9 @@ struct nv_cfg {
 	unsigned int io_timeout_ms;
 	unsigned int kato_ms;
 	bool no_connect;
+	/* The target device's SGE limits (0: the profile's). */
+	int tdev_max_sge_rd;
+	int tdev_max_send_sge;
 };
 
 struct nv_env {
@@ -140,6 +143,10 @@ static inline void nv_env_init(struct nv_env *e, const char *profile,
 	assert_false(IS_ERR_OR_NULL(e->fab));
 	e->hdev = soft_device_create(e->fab, "nvh_%d", &p);
 	assert_false(IS_ERR_OR_NULL(e->hdev));
+	if (cfg->tdev_max_sge_rd)
+		p.attrs.max_sge_rd = cfg->tdev_max_sge_rd;
+	if (cfg->tdev_max_send_sge)
+		p.attrs.max_send_sge = cfg->tdev_max_send_sge;
 	e->tdev = soft_device_create(e->fab, "nvt_%d", &p);
 	assert_false(IS_ERR_OR_NULL(e->tdev));
 	assert_int_equal(soft_device_add_addr(e->hdev, (void *)&a0), 0);

@@ -20,6 +20,7 @@
  */
 #include "nv_io.h"
 
+#include <inttypes.h>
 #include <malloc.h>
 
 /*
@@ -426,6 +427,55 @@ static void test_waiters_host_gone_mlx5(void **state)
 	waiters_case("mlx5", false);
 }
 
+/*
+ * A command's data is one transfer however the device limits SGEs: its
+ * pages are one contiguous run, given as one scatterlist entry, so a
+ * 128 KiB host write is one RDMA READ and a read one RDMA WRITE on a
+ * target device that takes one SGE per READ and two per send WR (siw
+ * takes one per READ); with the data as a list of 32 pages they were 32
+ * READs and 16 WRITEs.  Counted as the WRs the target's device executes:
+ * the transfer and the response SEND.
+ */
+static void one_wr_case(const char *profile)
+{
+	struct nv_cfg cfg = { .no_inline = true,
+			      .nr_io_queues = 1,
+			      .tdev_max_sge_rd = 1,
+			      .tdev_max_send_sge = 2 };
+	struct soft_stats st;
+	struct nv_env e;
+	u64 before;
+	u8 *w = malloc(128 * 1024), *r = malloc(128 * 1024);
+
+	assert_non_null(w);
+	assert_non_null(r);
+	nv_fill(w, 128 * 1024, 7);
+	memset(r, 0, 128 * 1024);
+	nv_env_init(&e, profile, &cfg);
+	assert_int_equal(soft_device_stats(e.tdev, &st), 0);
+	before = st.wrs_executed;
+	assert_int_equal(nvmeh_rw(e.c, 1, true, 64, 256, w), 0);
+	assert_int_equal(soft_device_stats(e.tdev, &st), 0);
+	print_message("%s: a 128 KiB write: %" PRIu64 " WRs at the target\n",
+		      profile, st.wrs_executed - before);
+	assert_int_equal(st.wrs_executed - before, 2);
+	before = st.wrs_executed;
+	assert_int_equal(nvmeh_rw(e.c, 1, false, 64, 256, r), 0);
+	assert_int_equal(soft_device_stats(e.tdev, &st), 0);
+	print_message("%s: a 128 KiB read: %" PRIu64 " WRs at the target\n",
+		      profile, st.wrs_executed - before);
+	assert_int_equal(st.wrs_executed - before, 2);
+	assert_memory_equal(w, r, 128 * 1024);
+	free(w);
+	free(r);
+	nv_env_fini(&e);
+}
+
+static void test_one_wr_rxe(void **state)
+{
+	one_wr_case("rxe");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +492,7 @@ int main(void)
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_waiters_host_gone_mlx5,
 					  nv_teardown),
+		cmocka_unit_test_teardown(test_one_wr_rxe, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
