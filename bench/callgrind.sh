@@ -38,5 +38,5 @@ for bin in "$@"; do
 	a=$(ir "$bin" "$N1")
 	b=$(ir "$bin" "$N2")
 	awk -v a="$a" -v b="$b" -v n1="$N1" -v n2="$N2" -v bin="$bin" \
-		'BEGIN { printf "%s  %.1f\n", bin, (b - a) / (n2 - n1) }'
+		'BEGIN { printf "%s  %.2f\n", bin, (b - a) / (n2 - n1) }'
 done

@@ -6,8 +6,11 @@
  */
 #include "core/core.h"
 
-static int process_batch(struct ib_cq *cq, struct ib_wc *wcs, int batch,
-			 int budget)
+/* Inline in each caller: ib_process_cq_direct() is on the fast path of
+ * every IB_POLL_DIRECT poller (out of line, GCC's choice once it had three
+ * callers, it cost rdmarw-perf 0.5 instructions per 64 B WRITE). */
+static inline __attribute__((always_inline)) int
+process_batch(struct ib_cq *cq, struct ib_wc *wcs, int batch, int budget)
 {
 	int i, n, completed = 0;
 
