@@ -436,35 +436,36 @@ static void test_waiters_host_gone_mlx5(void **state)
  * READs and 16 WRITEs.  Counted as the WRs the target's device executes:
  * the transfer and the response SEND.
  */
+/* The WRs the target's device executes for one 128 KiB command. */
+static u64 target_wrs(struct nv_env *e, bool write, u8 *buf)
+{
+	struct soft_stats st;
+	u64 before;
+
+	assert_int_equal(soft_device_stats(e->tdev, &st), 0);
+	before = st.wrs_executed;
+	assert_int_equal(nvmeh_rw(e->c, 1, write, 64, 256, buf), 0);
+	assert_int_equal(soft_device_stats(e->tdev, &st), 0);
+	print_message("a 128 KiB %s: %" PRIu64 " WRs at the target\n",
+		      write ? "write" : "read", st.wrs_executed - before);
+	return st.wrs_executed - before;
+}
+
 static void one_wr_case(const char *profile)
 {
 	struct nv_cfg cfg = { .no_inline = true,
 			      .nr_io_queues = 1,
 			      .tdev_max_sge_rd = 1,
 			      .tdev_max_send_sge = 2 };
-	struct soft_stats st;
 	struct nv_env e;
-	u64 before;
-	u8 *w = malloc(128 * 1024), *r = malloc(128 * 1024);
+	u8 *w = malloc(128 * 1024), *r = calloc(1, 128 * 1024);
 
 	assert_non_null(w);
 	assert_non_null(r);
 	nv_fill(w, 128 * 1024, 7);
-	memset(r, 0, 128 * 1024);
 	nv_env_init(&e, profile, &cfg);
-	assert_int_equal(soft_device_stats(e.tdev, &st), 0);
-	before = st.wrs_executed;
-	assert_int_equal(nvmeh_rw(e.c, 1, true, 64, 256, w), 0);
-	assert_int_equal(soft_device_stats(e.tdev, &st), 0);
-	print_message("%s: a 128 KiB write: %" PRIu64 " WRs at the target\n",
-		      profile, st.wrs_executed - before);
-	assert_int_equal(st.wrs_executed - before, 2);
-	before = st.wrs_executed;
-	assert_int_equal(nvmeh_rw(e.c, 1, false, 64, 256, r), 0);
-	assert_int_equal(soft_device_stats(e.tdev, &st), 0);
-	print_message("%s: a 128 KiB read: %" PRIu64 " WRs at the target\n",
-		      profile, st.wrs_executed - before);
-	assert_int_equal(st.wrs_executed - before, 2);
+	assert_int_equal(target_wrs(&e, true, w), 2);
+	assert_int_equal(target_wrs(&e, false, r), 2);
 	assert_memory_equal(w, r, 128 * 1024);
 	free(w);
 	free(r);
