@@ -622,7 +622,9 @@ static int check_send_wr(struct soft_qp *qp, const struct ib_send_wr *wr,
 {
 	const struct soft_opcode *op = rdmarw__soft_opcode(wr->opcode);
 
-	if (!op || wr->num_sge < 0 || (u32)wr->num_sge > qp->sq_max_sge ||
+	/* A negative num_sge is above any limit as a u32 (sq_max_sge is an
+	 * int's worth at most). */
+	if (!op || (u32)wr->num_sge > qp->sq_max_sge ||
 	    (wr->num_sge && !wr->sg_list) || (wr->send_flags & IB_SEND_INLINE))
 		return -EINVAL;
 	if (op->cls == SOFT_OPC_READ &&
