@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -189,6 +190,27 @@ static inline void nv_env_fini(struct nv_env *e)
 	e->fab = NULL;
 	memset(e, 0, sizeof(*e));
 	nv_cur = NULL;
+}
+
+/*
+ * Wait (bounded: 5 s) until the target has @ctrls controllers and @queues
+ * queues: a dropped queue and its controller are released on the target's
+ * work queue, after the host may already have reconnected.
+ */
+static inline void nv_wait_target(struct nv_env *e, u32 ctrls, u32 queues)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	struct nvmet_target_stats st;
+	int i;
+
+	for (i = 0; i < 2500; i++) {
+		assert_int_equal(nvmet_target_get_stats(e->t, &st), 0);
+		if (st.ctrls == ctrls && st.queues == queues)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("target has %u controllers, %u queues (want %u, %u)", st.ctrls,
+		 st.queues, ctrls, queues);
 }
 
 /* Deterministic bytes: xorshift from a seed. */

@@ -11,22 +11,6 @@
 
 #include <time.h>
 
-static void wait_target_idle(struct nv_env *e)
-{
-	struct timespec ts = { 0, 2 * 1000 * 1000 };
-	struct nvmet_target_stats st;
-	int i;
-
-	for (i = 0; i < 1000; i++) {
-		assert_int_equal(nvmet_target_get_stats(e->t, &st), 0);
-		if (!st.ctrls && !st.queues)
-			return;
-		nanosleep(&ts, NULL);
-	}
-	fail_msg("target still has %u controllers, %u queues", st.ctrls,
-		 st.queues);
-}
-
 static void connect_identify(const char *profile)
 {
 	static struct nv_env e;
@@ -97,7 +81,7 @@ static void connect_identify(const char *profile)
 
 	nvmeh_ctrl_destroy(e.c);
 	e.c = NULL;
-	wait_target_idle(&e);
+	nv_wait_target(&e, 0, 0);
 	nv_env_fini(&e);
 }
 
@@ -150,7 +134,7 @@ static void test_connect_bad_nqn(void **state)
 	assert_int_equal(PTR_ERR(c), -EREMOTEIO);
 	assert_int_equal(nvmeh_last_status(NULL) & NVMEH_SC_MASK,
 			 NVMEH_SC_CONNECT_INVALID_PARAM);
-	wait_target_idle(&e);
+	nv_wait_target(&e, 0, 0);
 	nv_env_fini(&e);
 }
 

@@ -14,22 +14,6 @@
 
 #include <time.h>
 
-static void wait_target_ctrls(struct nv_env *e, u32 ctrls, u32 queues)
-{
-	struct timespec ts = { 0, 2 * 1000 * 1000 };
-	struct nvmet_target_stats st;
-	int i;
-
-	for (i = 0; i < 2500; i++) {
-		assert_int_equal(nvmet_target_get_stats(e->t, &st), 0);
-		if (st.ctrls == ctrls && st.queues == queues)
-			return;
-		nanosleep(&ts, NULL);
-	}
-	fail_msg("target has %u controllers, %u queues (want %u, %u)", st.ctrls,
-		 st.queues, ctrls, queues);
-}
-
 /* Written before the fault, read after the reconnect. */
 static u8 before[16384];
 
@@ -66,7 +50,7 @@ static void check_after(struct nv_env *e, u64 resets)
 	assert_int_equal(nvmeh_rw(e->c, 2, false, 900, 8, r), 0);
 	assert_memory_equal(r, w, sizeof(w));
 	/* the old controller is gone from the target */
-	wait_target_ctrls(e, 1, 3);
+	nv_wait_target(e, 1, 3);
 }
 
 static int rw_until_error(struct nv_env *e, unsigned int qid)
@@ -241,7 +225,7 @@ static void qp_err_in_flight(unsigned int nth)
 	memset(r, 0, sizeof(r));
 	assert_int_equal(nvmeh_rw(e.c, 2, false, 900, 8, r), 0);
 	assert_memory_equal(r, w, sizeof(w));
-	wait_target_ctrls(&e, 1, 3);
+	nv_wait_target(&e, 1, 3);
 	wait_target_idle(&e);
 	nv_env_fini(&e);
 }
@@ -282,7 +266,7 @@ static void test_host_vanishes(void **state)
 	/* the host is gone for good */
 	nvmeh_ctrl_destroy(e.c);
 	e.c = NULL;
-	wait_target_ctrls(&e, 0, 0);
+	nv_wait_target(&e, 0, 0);
 	assert_int_equal(soft_fault_clear_device(e.tdev), 0);
 	/* a new host is served */
 	e.c = nvmeh_ctrl_create(&e.o);
