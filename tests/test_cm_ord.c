@@ -40,10 +40,11 @@ struct ord_env {
 };
 
 /*
- * Connect with the server's accept asking @server_depth READs of its own
- * and granting the client @client_depth (its responder resources): the
- * client's QP gets max_rd_atomic @client_depth on every profile (the REP's
- * value on IB/RoCE, the connect's on iWARP, which asks the same).
+ * Connect: the client asks @client_depth READs and answers one; the
+ * server's accept asks one READ of its own and grants the client
+ * @client_depth (its responder resources).  The client's QP gets
+ * max_rd_atomic @client_depth on every profile (the REP's value on
+ * IB/RoCE, the connect's on iWARP, which are the same here).
  */
 static void ord_connect(struct ord_env *o, const char *profile, u8 client_depth,
 			u16 port)
