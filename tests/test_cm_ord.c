@@ -46,8 +46,8 @@ struct ord_env {
  * max_rd_atomic @client_depth on every profile (the REP's value on
  * IB/RoCE, the connect's on iWARP, which are the same here).
  */
-static void ord_connect(struct ord_env *o, const char *profile, u8 client_depth,
-			u16 port)
+static void ord_connect_on(struct ord_env *o, const char *profile,
+			   u8 client_depth, u16 port, bool threaded)
 {
 	struct rdma_conn_param cp = { .responder_resources = 1,
 				      .initiator_depth = client_depth };
@@ -56,7 +56,7 @@ static void ord_connect(struct ord_env *o, const char *profile, u8 client_depth,
 
 	memset(o, 0, sizeof(*o));
 	o->iwarp = !strcmp(profile, "siw");
-	cm_env_init(&o->env, profile, false);
+	cm_env_init(&o->env, profile, threaded);
 	for (i = 0; i < 2; i++) {
 		o->buf[i] = malloc(LEN);
 		assert_non_null(o->buf[i]);
@@ -76,6 +76,12 @@ static void ord_connect(struct ord_env *o, const char *profile, u8 client_depth,
 	assert_int_equal(rdma_accept(o->child, &cp), 0);
 	assert_int_equal(cm_wait(++o->n)->ev, RDMA_CM_EVENT_ESTABLISHED);
 	assert_int_equal(cm_wait(++o->n)->ev, RDMA_CM_EVENT_ESTABLISHED);
+}
+
+static void ord_connect(struct ord_env *o, const char *profile, u8 client_depth,
+			u16 port)
+{
+	ord_connect_on(o, profile, client_depth, port, false);
 }
 
 static void ord_fini(struct ord_env *o)
@@ -182,13 +188,13 @@ static void expect_stalled(struct ord_env *o)
 }
 
 /* rxe: initiator depth 0, the READ waits until ERR flushes it. */
-static void test_depth0_rxe_waits_then_flushes(void **s)
+static void depth0_rxe_waits_then_flushes(bool threaded, u16 port)
 {
 	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
 	struct ord_env o;
 	struct ib_cq *cq;
 
-	ord_connect(&o, "rxe", 0, 7600);
+	ord_connect_on(&o, "rxe", 0, port, threaded);
 	cq = o.env.cq[0];
 	post_write_read_write(&o);
 	expect_stalled(&o);
@@ -201,6 +207,17 @@ static void test_depth0_rxe_waits_then_flushes(void **s)
 	/* the server's QP answered and stays up */
 	assert_int_equal(soft_env_state(o.child->qp), IB_QPS_RTS);
 	ord_fini(&o);
+}
+
+static void test_depth0_rxe_waits_then_flushes(void **s)
+{
+	depth0_rxe_waits_then_flushes(false, 7600);
+}
+
+/* The same on a device whose progress threads run the Send Queue. */
+static void test_depth0_rxe_threaded(void **s)
+{
+	depth0_rxe_waits_then_flushes(true, 7604);
 }
 
 /* rxe: a later post does not start the READ either. */
@@ -314,12 +331,12 @@ static void test_depth0_mlx5_runs(void **s)
 }
 
 /* siw: the READ drops the connection; both QPs go to ERR. */
-static void test_depth0_siw_drops(void **s)
+static void depth0_siw_drops(bool threaded, u16 port)
 {
 	struct ib_cq *cq;
 	struct ord_env o;
 
-	ord_connect(&o, "siw", 0, 7620);
+	ord_connect_on(&o, "siw", 0, port, threaded);
 	cq = o.env.cq[0];
 	post_write_read_write(&o);
 	soft_env_expect(cq, WR_WRITE1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
@@ -332,6 +349,16 @@ static void test_depth0_siw_drops(void **s)
 	assert_int_equal(soft_env_state(o.client->qp), IB_QPS_ERR);
 	assert_int_equal(soft_env_state(o.child->qp), IB_QPS_ERR);
 	ord_fini(&o);
+}
+
+static void test_depth0_siw_drops(void **s)
+{
+	depth0_siw_drops(false, 7620);
+}
+
+static void test_depth0_siw_threaded(void **s)
+{
+	depth0_siw_drops(true, 7622);
 }
 
 /* siw: a modify's max_rd_atomic is not siw's ORD (siw_verbs_modify_qp()). */
@@ -406,6 +433,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_depth0_rxe_waits_then_flushes),
+		cmocka_unit_test(test_depth0_rxe_threaded),
 		cmocka_unit_test(test_depth0_rxe_later_post_waits),
 		cmocka_unit_test(test_depth0_rxe_modify_raises),
 		cmocka_unit_test(test_depth1_rxe_modify_lowers),
@@ -414,6 +442,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_depth1_siw),
 		cmocka_unit_test(test_depth0_mlx5_runs),
 		cmocka_unit_test(test_depth0_siw_drops),
+		cmocka_unit_test(test_depth0_siw_threaded),
 		cmocka_unit_test(test_depth1_siw_modify_ignored),
 		cmocka_unit_test(test_server_depth0_rxe_waits),
 	};
