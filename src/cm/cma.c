@@ -59,8 +59,9 @@ enum cm_state {
  * @min_rnr_timer: rdma_set_min_rnr_timer()
  * @xset: bit (1 << enum rdmarw__cm_xopt) for each setter the ULP called,
  *        which a librdmacm id made later takes (rdmarw__cm_xid_options())
- * @resp_res: responder resources of the local QP
- * @init_depth: initiator depth of the local QP
+ * @resp_res: responder resources of the local QP (max_dest_rd_atomic)
+ * @init_depth: initiator depth of the local QP (max_rd_atomic), passed
+ *              unchanged as the kernel's cma.c: 0 stays 0
  * @xid: the librdmacm id behind it (ibv devices), or NULL
  * @xops: the transport of @xid
  */
@@ -282,7 +283,7 @@ static int qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
 	if (p->id.qp) {
 		attr.qp_state = IB_QPS_RTR;
 		attr.dest_qp_num = dest_qpn;
-		attr.max_dest_rd_atomic = p->resp_res ?: 1;
+		attr.max_dest_rd_atomic = p->resp_res;
 		ret = ib_modify_qp(p->id.qp, &attr,
 				   IB_QP_STATE | IB_QP_DEST_QPN |
 					   IB_QP_ACCESS_FLAGS |
@@ -291,7 +292,7 @@ static int qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
 					   IB_QP_MIN_RNR_TIMER);
 		if (!ret) {
 			attr.qp_state = IB_QPS_RTS;
-			attr.max_rd_atomic = p->init_depth ?: 1;
+			attr.max_rd_atomic = p->init_depth;
 			ret = ib_modify_qp(
 				p->id.qp, &attr,
 				IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC |
@@ -1118,6 +1119,16 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 			conn_param->responder_resources;
 		w->ev.param.conn.qp_num = w->dest_qpn;
 		a->answered = true;
+		/*
+		 * IB/RoCE: the requester's QP takes its depths from the REP
+		 * (cm_rep_handler(), then cma_rep_recv() moves the QP with
+		 * no conn_param), swapped to its side; iWARP keeps its own
+		 * (iw_cm passes the connect's ORD/IRD to the device).
+		 */
+		if (!iwarp(a)) {
+			a->init_depth = conn_param->responder_resources;
+			a->resp_res = conn_param->initiator_depth;
+		}
 	}
 	pthread_mutex_unlock(&cm.lock);
 	return 0;

@@ -510,6 +510,32 @@ static void qp_err_barrier(struct soft_qp *qp)
 		exec_run(qp);
 }
 
+/*
+ * The ORD the requester enforces (soft_req.c) from IB_QP_MAX_QP_RD_ATOMIC,
+ * as each profile's driver takes it:
+ * - rxe (rxe_qp_from_attr()): the value of any modify that carries the bit,
+ *   0 included; its requester then never sends a READ (check_init_depth()).
+ * - mlx5 (__mlx5_ib_modify_qp()): log_sra_max is written only for a
+ *   non-zero value and its reset value 0 means 2^0: one READ at a time.
+ * - siw: the ORD is the connection's, set when the QP enters RTS
+ *   (siw_qp_readq_init()); siw_verbs_modify_qp() reads no
+ *   IB_QP_MAX_QP_RD_ATOMIC, so a later modify changes nothing.
+ * The software device runs a READ to its end before the next WR, so any
+ * ORD of 1 or more is the same to it; only 0 matters.
+ */
+static void qp_set_ord(struct soft_qp *qp, enum ib_qp_state cur,
+		       enum ib_qp_state next, u8 max_rd_atomic)
+{
+	enum rdma_protocol proto = qp->dev->profile.protocol;
+
+	if (proto == RDMA_PROTOCOL_IWARP &&
+	    !(cur == IB_QPS_RTR && next == IB_QPS_RTS))
+		return;
+	if (proto == RDMA_PROTOCOL_IB && !max_rd_atomic)
+		max_rd_atomic = 1;
+	soft_store(&qp->ord, max_rd_atomic);
+}
+
 int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			   int mask)
 {
@@ -527,6 +553,8 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	}
 	if (mask & IB_QP_ACCESS_FLAGS)
 		soft_store(&qp->access_flags, attr->qp_access_flags);
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp_set_ord(qp, cur, next, attr->max_rd_atomic);
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
 		qp_reset(qp);
 	} else if (next == IB_QPS_ERR) {

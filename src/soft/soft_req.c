@@ -167,6 +167,33 @@ static enum soft_fault iwarp_terminated(struct soft_qp *qp,
 	return wqe->op->cls == SOFT_OPC_READ ? SOFT_F_FLUSH : SOFT_OK;
 }
 
+/*
+ * A READ on a QP whose ORD is 0 (qp_set_ord() in soft_qp.c).  rxe's
+ * requester takes a read/atomic credit before it sends one
+ * (check_init_depth()); with max_rd_atomic 0 there is none and it waits,
+ * in order, for a credit that never comes: the Send Queue stops at the READ
+ * until a modify raises the ORD (SQD -> RTS resumes it) or the QP goes to
+ * ERR, which flushes it with the rest.  siw's siw_activate_tx() refuses a
+ * READ when "we negotiated not to send READ req's" (-EINVAL); reached
+ * behind other work, the failed SQ processing drops the connection
+ * (siw_sq_resume() -> siw_qp_cm_drop()): the READ flushes and both QPs go
+ * to ERR.  Out of line: the READ path's only extra cost is the test.
+ */
+static __attribute__((noinline, cold)) enum req_ret
+req_no_ord(struct soft_qp *qp, struct soft_send_wqe *wqe)
+{
+	struct soft_qp *peer = qp->peer;
+
+	if (!qp->dev->iwarp)
+		return REQ_STALL;
+	soft_count(&qp->st_wrs, 1);
+	rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);
+	rdmarw__soft_qp_to_err(qp);
+	if (peer && rdmarw__soft_qp_to_err(peer))
+		soft_store(&qp->kick_peer, true);
+	return REQ_DONE;
+}
+
 /* ---- the loop ------------------------------------------------------------ */
 
 static inline __attribute__((always_inline)) enum req_ret
@@ -181,6 +208,8 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 		/* The most common class first (a test, not a jump table). */
 		if (cls == SOFT_OPC_WRITE)
 			fault = req_remote(qp, wqe, SOFT_OPC_WRITE);
+		else if (cls == SOFT_OPC_READ && !soft_load(&qp->ord))
+			return req_no_ord(qp, wqe);
 		else if (cls == SOFT_OPC_READ)
 			fault = req_remote(qp, wqe, SOFT_OPC_READ);
 		else if (cls == SOFT_OPC_SEND)

@@ -580,6 +580,7 @@ struct soft_qp {
 	u32 sig_all;
 	bool exec_busy;
 	bool kick_peer;
+	u8 ord; /* READs the requester may have outstanding (soft_qp_ord()) */
 	int run_req;
 	u64 sq_prod;
 	u64 sq_exec;
