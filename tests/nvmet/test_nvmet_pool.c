@@ -446,15 +446,31 @@ static u64 wrs_now(struct nv_env *e)
 	return st.wrs_executed;
 }
 
+/* The count once it has not moved for 20 ms (bounded: 1 s). */
+static u64 wrs_settled(struct nv_env *e)
+{
+	u64 prev = wrs_now(e), n;
+	int tries;
+
+	for (tries = 0; tries < 50; tries++, prev = n) {
+		usleep(20000);
+		n = wrs_now(e);
+		if (n == prev)
+			break;
+	}
+	return prev;
+}
+
 /*
  * The WRs the target's device executes for one 128 KiB command.  A WR is
  * counted when its executor is done with it, which can be after the host
- * has seen its effect (the response): wait, bounded, for @expect, then a
- * little longer, so that a count above it shows.
+ * has seen its effect (the response): the count is taken once the
+ * commands before have settled, and after the command, wait (bounded) for
+ * @expect, then a little longer, so that a count above it shows.
  */
 static u64 target_wrs(struct nv_env *e, bool write, u8 *buf, u64 expect)
 {
-	u64 before = wrs_now(e), n;
+	u64 before = wrs_settled(e), n;
 	int tries;
 
 	assert_int_equal(nvmeh_rw(e->c, 1, write, 64, 256, buf), 0);
