@@ -72,86 +72,113 @@ struct chain_opts {
 	enum chain_format fmt;
 };
 
-/* The option table: a flag sets a bool, a number (max > 0) a long long. */
+/*
+ * The options, each once, in --help's order: the name, argument, kind,
+ * where it is stored, its range and help for usage() and parse_args().
+ * A flag sets a bool, a number a long long; an entry with only help is a
+ * heading.
+ */
+enum opt_kind { O_HEAD, O_FLAG, O_NUM, O_PROFILE, O_SGL, O_HELP, O_VERSION };
+
 struct chain_opt {
-	const char *name;
+	const char *name, *arg;
+	enum opt_kind kind;
 	size_t field;
 	u64 min, max;
+	const char *help;
+	char short_name;
 };
 
-#define OPT(n, f, lo, hi)                                 \
-	{                                                 \
-		n, offsetof(struct chain_opts, f), lo, hi \
-	}
-#define FLAG(n, f) OPT(n, f, 0, 0)
+#define OFF(f) offsetof(struct chain_opts, f)
 
 static const struct chain_opt chain_opts[] = {
-	FLAG("iommu", iommu),
-	FLAG("bvec", bvec),
-	FLAG("force-mr", force_mr),
-	FLAG("chain-wr", chain_wr),
-	FLAG("post", post),
-	FLAG("absolute", absolute),
-	FLAG("json", json),
-	FLAG("dot", dot),
-	OPT("max-sgl-rd", max_sgl_rd, 0, UINT32_MAX),
-	OPT("max-send-sge", max_send_sge, 0, INT_MAX),
-	OPT("max-sge-rd", max_sge_rd, 0, INT_MAX),
-	OPT("fr-pages", fr_pages, 0, UINT32_MAX),
-	OPT("qp-send-sge", qp_send_sge, 0, UINT32_MAX),
-	OPT("offset", offset, 0, UINT32_MAX),
-	OPT("misalign", misalign, 0, PAGE_SIZE - 1),
-	OPT("gap", gap, 0, CHAIN_MAX_ENTRY),
-	OPT("chain", chain, 1, CHAIN_MAX_ENTRIES),
-	OPT("pool-size", pool_size, 0, 65536),
-	OPT("pool-free", pool_free, 0, 65536),
-	OPT("remote-addr", remote_addr, 0, INT64_MAX),
-	OPT("rkey", rkey, 0, UINT32_MAX),
-	OPT("repeat", repeat, 1, 4096),
+	{ .help = "Device (a software device; every attribute can be overridden):" },
+	{ "profile", "NAME", O_PROFILE, 0, 0, 0, "mlx5, rxe (default) or siw",
+	  'p' },
+	{ "iommu", NULL, O_FLAG, OFF(iommu), 0, 0,
+	  "emulated IOMMU (the IOVA path of --bvec)" },
+	{ "max-sgl-rd", "N", O_NUM, OFF(max_sgl_rd), 0, UINT32_MAX,
+	  "entries above which a READ registers memory" },
+	{ "max-send-sge", "N", O_NUM, OFF(max_send_sge), 0, INT_MAX,
+	  "device SGEs per send WR" },
+	{ "max-sge-rd", "N", O_NUM, OFF(max_sge_rd), 0, INT_MAX,
+	  "device SGEs per RDMA READ" },
+	{ "fr-pages", "N", O_NUM, OFF(fr_pages), 0, UINT32_MAX,
+	  "max_fast_reg_page_list_len" },
+	{ "qp-send-sge", "N", O_NUM, OFF(qp_send_sge), 0, UINT32_MAX,
+	  "the QP's cap.max_send_sge (default: the device's)" },
+	{ .help = "Local buffer:" },
+	{ "sgl", "SPEC", O_SGL, 0, 0, 0,
+	  "entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],\n"
+	  "K/M suffixes (default 4096); e.g. 4096x8, 512,100" },
+	{ "offset", "N", O_NUM, OFF(offset), 0, UINT32_MAX,
+	  "sg_offset (with --bvec: where the iterator starts)" },
+	{ "misalign", "N", O_NUM, OFF(misalign), 0, PAGE_SIZE - 1,
+	  "each entry on its own page, starting N bytes in" },
+	{ "gap", "N", O_NUM, OFF(gap), 0, CHAIN_MAX_ENTRY,
+	  "bytes between entries (default 0: contiguous)" },
+	{ "chain", "N", O_NUM, OFF(chain), 1, CHAIN_MAX_ENTRIES,
+	  "chained scatterlist arrays of N entries each" },
+	{ "bvec", NULL, O_FLAG, OFF(bvec), 0, 0,
+	  "rdma_rw_ctx_init_bvec() with one bio_vec per entry" },
+	{ .help = "R/W API:" },
+	{ "force-mr", NULL, O_FLAG, OFF(force_mr), 0, 0,
+	  "rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)" },
+	{ "pool-size", "N", O_NUM, OFF(pool_size), 0, 65536,
+	  "cap.max_rdma_ctxs, the MR pool's size\n"
+	  "(default: rdma_rw_mr_factor() of the buffer)" },
+	{ "pool-free", "N", O_NUM, OFF(pool_free), 0, 65536,
+	  "take MRs out of the pool first, leaving N free" },
+	{ "remote-addr", "A", O_NUM, OFF(remote_addr), 0, INT64_MAX,
+	  "remote address (default 0x10000000)" },
+	{ "rkey", "K", O_NUM, OFF(rkey), 0, UINT32_MAX,
+	  "remote key (default 0x1234)" },
+	{ "chain-wr", NULL, O_FLAG, OFF(chain_wr), 0, 0,
+	  "append a signaled SEND as chain_wr" },
+	{ "repeat", "N", O_NUM, OFF(repeat), 1, 4096,
+	  "build (and with --post, post) the chain N times" },
+	{ "post", NULL, O_FLAG, OFF(post), 0, 0,
+	  "execute each chain against a peer device and\n"
+	  "verify the bytes (remote buffer registered there)" },
+	{ .help = "Output:" },
+	{ "json", NULL, O_FLAG, OFF(json), 0, 0,
+	  "every field of every WR and SGE, as JSON" },
+	{ "dot", NULL, O_FLAG, OFF(dot), 0, 0,
+	  "a Graphviz digraph of the chain" },
+	{ "absolute", NULL, O_FLAG, OFF(absolute), 0, 0,
+	  "raw addresses and keys instead of buf+0x.., mr0.v1" },
+	{ "help", NULL, O_HELP, 0, 0, 0, "this text", 'h' },
+	{ "version", NULL, O_VERSION, 0, 0, 0,
+	  "the tool's and the library's version" },
 };
 
 #define NR_OPTS (sizeof(chain_opts) / sizeof(chain_opts[0]))
 
+/* The help: each option's names, argument and lines from the table. */
 static void usage(FILE *f)
 {
+	const struct chain_opt *t;
+	const char *h, *nl;
+	char name[24];
+
 	fputs("Usage: rdmarw-chain [options] read|write\n"
-	      "Explain the work requests the R/W API builds for one RDMA READ or WRITE.\n"
-	      "\n"
-	      "Device (a software device; every attribute can be overridden):\n"
-	      "  -p, --profile NAME     mlx5, rxe (default) or siw\n"
-	      "      --iommu            emulated IOMMU (the IOVA path of --bvec)\n"
-	      "      --max-sgl-rd N     entries above which a READ registers memory\n"
-	      "      --max-send-sge N   device SGEs per send WR\n"
-	      "      --max-sge-rd N     device SGEs per RDMA READ\n"
-	      "      --fr-pages N       max_fast_reg_page_list_len\n"
-	      "      --qp-send-sge N    the QP's cap.max_send_sge (default: the device's)\n"
-	      "Local buffer:\n"
-	      "      --sgl SPEC         entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],\n"
-	      "                         K/M suffixes (default 4096); e.g. 4096x8, 512,100\n"
-	      "      --offset N         sg_offset (with --bvec: where the iterator starts)\n"
-	      "      --misalign N       each entry on its own page, starting N bytes in\n"
-	      "      --gap N            bytes between entries (default 0: contiguous)\n"
-	      "      --chain N          chained scatterlist arrays of N entries each\n"
-	      "      --bvec             rdma_rw_ctx_init_bvec() with one bio_vec per entry\n"
-	      "R/W API:\n"
-	      "      --force-mr         rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)\n"
-	      "      --pool-size N      cap.max_rdma_ctxs, the MR pool's size\n"
-	      "                         (default: rdma_rw_mr_factor() of the buffer)\n"
-	      "      --pool-free N      take MRs out of the pool first, leaving N free\n"
-	      "      --remote-addr A    remote address (default 0x10000000)\n"
-	      "      --rkey K           remote key (default 0x1234)\n"
-	      "      --chain-wr         append a signaled SEND as chain_wr\n"
-	      "      --repeat N         build (and with --post, post) the chain N times\n"
-	      "      --post             execute each chain against a peer device and\n"
-	      "                         verify the bytes (remote buffer registered there)\n"
-	      "Output:\n"
-	      "      --json             every field of every WR and SGE, as JSON\n"
-	      "      --dot              a Graphviz digraph of the chain\n"
-	      "      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1\n"
-	      "  -h, --help             this text\n"
-	      "      --version          the tool's and the library's version\n"
-	      "\n"
-	      "Exit status: 0 success; 1 init or post failed; 2 bad arguments.\n",
+	      "Explain the work requests the R/W API builds for one RDMA READ or WRITE.\n\n",
+	      f);
+	for (t = chain_opts; t < chain_opts + NR_OPTS; t++) {
+		if (t->kind == O_HEAD) {
+			fprintf(f, "%s\n", t->help);
+			continue;
+		}
+		snprintf(name, sizeof(name), "--%s%s%s", t->name,
+			 t->arg ? " " : "", t->arg ? t->arg : "");
+		fprintf(f, "  %c%c%c %-18s ", t->short_name ? '-' : ' ',
+			t->short_name ? t->short_name : ' ',
+			t->short_name ? ',' : ' ', name);
+		for (h = t->help; (nl = strchr(h, '\n')); h = nl + 1)
+			fprintf(f, "%.*s\n%25s", (int)(nl - h), h, "");
+		fprintf(f, "%s\n", h);
+	}
+	fputs("\nExit status: 0 success; 1 init or post failed; 2 bad arguments.\n",
 	      f);
 }
 
@@ -196,15 +223,10 @@ static void bad_value(const char *name, const char *arg, const char *why)
 /* Parse the command line; exits for --help, --version and bad arguments. */
 static void parse_args(struct chain_opts *o, int argc, char **argv)
 {
-	struct option lo[NR_OPTS + 5] = {
-		{ "profile", required_argument, NULL, 'p' },
-		{ "sgl", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-	};
+	struct option lo[NR_OPTS + 1] = { { NULL } };
 	const struct chain_opt *t;
 	const char *why;
-	int opt;
+	int opt, n = 0;
 	size_t i;
 	u64 v;
 
@@ -215,26 +237,30 @@ static void parse_args(struct chain_opts *o, int argc, char **argv)
 	o->remote_addr = o->rkey = -1;
 	o->repeat = 1;
 	for (i = 0; i < NR_OPTS; i++)
-		lo[i + 4] =
-			(struct option){ chain_opts[i].name,
-					 chain_opts[i].max ? required_argument :
-							     no_argument,
-					 NULL, 256 + (int)i };
+		if (chain_opts[i].kind != O_HEAD)
+			lo[n++] = (struct option){ chain_opts[i].name,
+						   chain_opts[i].arg ?
+							   required_argument :
+							   no_argument,
+						   NULL, 256 + (int)i };
 	while ((opt = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
-		t = opt >= 256 ? &chain_opts[opt - 256] : NULL;
-		if (opt == 'h') {
+		if (opt == '?')
+			exit(EXIT_BAD_ARGS); /* getopt said which, on one line */
+		for (t = chain_opts; opt < 256 && t->short_name != opt; t++)
+			;
+		if (opt >= 256)
+			t = &chain_opts[opt - 256];
+		if (t->kind == O_HELP) {
 			usage(stdout);
 			exit(0);
-		} else if (opt == 'V') {
+		} else if (t->kind == O_VERSION) {
 			cli_version(CHAIN_TOOL);
-		} else if (opt == '?') {
-			exit(EXIT_BAD_ARGS); /* getopt said which, on one line */
-		} else if (opt == 'p') {
+		} else if (t->kind == O_PROFILE) {
 			o->profile = optarg;
-		} else if (opt == 'S') {
+		} else if (t->kind == O_SGL) {
 			if (!parse_sgl(o, optarg))
 				bad_value("sgl", optarg, NULL);
-		} else if (!t->max) {
+		} else if (t->kind == O_FLAG) {
 			*(bool *)((char *)o + t->field) = true;
 		} else if ((why = cli_parse_u64(optarg, t->min, t->max, &v))) {
 			bad_value(t->name, optarg, why);
