@@ -571,53 +571,51 @@ static const char *cqe_name(const struct chain *c, const struct ib_cqe *cqe)
 
 /* ---- the decision, in words --------------------------------------------- */
 
+/* Write the reason, printf-style, into c->why. */
+#define say_why(c, ...) snprintf((c)->why, sizeof((c)->why), __VA_ARGS__)
+
 /* Why init failed, from the decision (or the tool's own empty iterator). */
 static void explain_error(struct chain *c, const char *rule)
 {
 	const struct rdmarw_rw_decision *d = &c->d;
-	const char *s = NULL;
-	size_t n = sizeof(c->why);
 
 	if (!c->have_d && c->o.bvec && !c->iter.bi_size)
-		snprintf(c->why, n,
-			 "the iterator is empty: --offset %lld of %" PRIu64
-			 " bytes",
-			 c->o.offset, c->bytes);
+		say_why(c,
+			"the iterator is empty: --offset %lld of %" PRIu64
+			" bytes",
+			c->o.offset, c->bytes);
 	else if (!c->have_d)
-		s = "init refused its arguments (see rdma_rw_ctx_init(3))";
+		say_why(c,
+			"init refused its arguments (see rdma_rw_ctx_init(3))");
 	else if (d->why == RDMARW_RW_WHY_OFFSET)
-		snprintf(
-			c->why, n,
+		say_why(c,
 			"sg_offset %lld at or past the end of the list (%" PRIu64
 			" bytes)",
 			c->o.offset, c->bytes);
 	else if (d->why == RDMARW_RW_WHY_BVEC_ITER)
-		s = "the iterator leaves the bio_vec array or meets an empty bio_vec";
+		say_why(c,
+			"the iterator leaves the bio_vec array or meets an empty bio_vec");
 	else if (d->why == RDMARW_RW_WHY_DMA_MAP)
-		s = "the list cannot be DMA-mapped";
+		say_why(c, "the list cannot be DMA-mapped");
 	else if (c->ret == -EAGAIN && d->type == RDMA_RW_MR)
-		snprintf(
-			c->why, n,
+		say_why(c,
 			"registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
 			rule,
 			ib_mr_pool_count(c->h.qp[0], &c->h.qp[0]->rdma_mrs),
 			c->pool_total);
 	else if (d->bad_entry != UINT32_MAX)
-		snprintf(
-			c->why, n,
+		say_why(c,
 			"entry %u does not fit in an MR of up to %u pages with the entries before it (the MR page-list rules)",
 			d->bad_entry + (c->o.nents - c->nr_segs),
 			d->pages_per_mr);
 	else if (d->type == RDMA_RW_IOVA)
-		s = "the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final";
+		say_why(c,
+			"the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
 	else if (c->ret == -ENOMEM)
-		s = "out of memory (context storage or mapping)";
+		say_why(c, "out of memory (context storage or mapping)");
 	else
-		snprintf(c->why, n,
-			 "%s path (%s) failed, see rdma_rw_ctx_init(3)",
-			 names_rw_type(d->type), errno_name(c->ret));
-	if (s)
-		snprintf(c->why, n, "%s", s);
+		say_why(c, "%s path (%s) failed, see rdma_rw_ctx_init(3)",
+			names_rw_type(d->type), errno_name(c->ret));
 }
 
 /* The path and why, from the decision the init recorded. */
@@ -626,7 +624,6 @@ static void explain(struct chain *c)
 	const struct rdmarw_rw_decision *d = &c->d;
 	const char *op = c->o.dir == DMA_TO_DEVICE ? "WRITE" : "READ";
 	u32 sgl_rd = c->h.dev[0]->attrs.max_sgl_rd;
-	size_t n = sizeof(c->why);
 	char rule[64];
 
 	/* the rule that asked for registration, as rdmarw_rw_why names it */
@@ -643,40 +640,38 @@ static void explain(struct chain *c)
 		explain_error(c, rule);
 	else if (d->why >= RDMARW_RW_WHY_IWARP_READ &&
 		 d->why <= RDMARW_RW_WHY_MAX_SGL_RD)
-		snprintf(c->why, n, "%s: %u MR%s of up to %u pages", rule,
-			 d->nr_mrs, d->nr_mrs == 1 ? "" : "s", d->pages_per_mr);
+		say_why(c, "%s: %u MR%s of up to %u pages", rule, d->nr_mrs,
+			d->nr_mrs == 1 ? "" : "s", d->pages_per_mr);
 	else if (d->why == RDMARW_RW_WHY_POOL_EMPTY ||
 		 d->why == RDMARW_RW_WHY_NO_POOL)
-		snprintf(
-			c->why, n,
+		say_why(c,
 			"pool exhausted: fell back to %s (%s) from MR (%s); up to %u SGEs per %s",
 			c->path,
 			d->why == RDMARW_RW_WHY_POOL_EMPTY ? "-EAGAIN" :
 							     "-EOPNOTSUPP",
 			rule, d->max_sge, op);
 	else if (d->why == RDMARW_RW_WHY_ONE_ENTRY)
-		snprintf(c->why, n, "one entry");
+		say_why(c, "one entry");
 	else if (d->why == RDMARW_RW_WHY_ONE_BVEC)
-		snprintf(c->why, n, "the transfer lies within one bio_vec");
+		say_why(c, "the transfer lies within one bio_vec");
 	else if (d->why == RDMARW_RW_WHY_NO_IOVA)
-		snprintf(c->why, n, "%s: one SGE per bio_vec, up to %u per %s",
-			 c->h.dev[0]->iommu ? "no IOVA range" :
-					      "virtual DMA, no IOVA API",
-			 d->max_sge, op);
+		say_why(c, "%s: one SGE per bio_vec, up to %u per %s",
+			c->h.dev[0]->iommu ? "no IOVA range" :
+					     "virtual DMA, no IOVA API",
+			d->max_sge, op);
 	else if (d->why == RDMARW_RW_WHY_IOMMU)
-		snprintf(c->why, n,
-			 "IOMMU: %u bio_vecs linked into one IOVA range",
-			 c->nr_segs);
+		say_why(c, "IOMMU: %u bio_vecs linked into one IOVA range",
+			c->nr_segs);
 	else if (d->why == RDMARW_RW_WHY_ENTRIES &&
 		 c->o.dir == DMA_FROM_DEVICE && sgl_rd)
-		snprintf(c->why, n,
-			 "%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
-			 d->nr_sges, sgl_rd, d->max_sge);
+		say_why(c,
+			"%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
+			d->nr_sges, sgl_rd, d->max_sge);
 	else if (d->why == RDMARW_RW_WHY_ENTRIES)
-		snprintf(c->why, n, "%u entries: up to %u SGEs per %s",
-			 d->nr_sges, d->max_sge, op);
+		say_why(c, "%u entries: up to %u SGEs per %s", d->nr_sges,
+			d->max_sge, op);
 	else
-		snprintf(c->why, n, "reason %u", d->why);
+		say_why(c, "reason %u", d->why);
 }
 
 /* ---- init ---------------------------------------------------------------- */
@@ -711,13 +706,6 @@ static void run_init(struct chain *c)
 	for (i = 0; c->base_keys && i < c->d.nr_mrs; i++)
 		c->base_keys[i] = c->ctx.reg[i].mr->lkey;
 	c->nr_mrs = c->base_keys ? c->d.nr_mrs : 0;
-}
-
-static bool is_rdma(const struct chain *c, const struct ib_send_wr *wr)
-{
-	return wr != &c->send_wr && (wr->opcode == IB_WR_RDMA_WRITE ||
-				     wr->opcode == IB_WR_RDMA_READ ||
-				     wr->opcode == IB_WR_RDMA_READ_WITH_INV);
 }
 
 /* ---- output: one description of each record, walked by every writer ---- */
@@ -890,26 +878,15 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 #define BOOL(c, n, v) field(c, n, K_BOOL, !!(v), NULL, false)
 #define STR(c, n, s) field(c, n, K_STR, 0, s, true)
 
-static bool has_inv(const struct ib_send_wr *wr)
-{
-	return wr->opcode == IB_WR_LOCAL_INV ||
-	       wr->opcode == IB_WR_RDMA_READ_WITH_INV ||
-	       wr->opcode == IB_WR_SEND_WITH_INV;
-}
-
-static bool is_reg(const struct chain *c, const struct ib_send_wr *wr)
-{
-	return wr != &c->send_wr && wr->opcode == IB_WR_REG_MR;
-}
-
 /* A WR's fields: ib_send_wr's, with ib_reg_wr's or ib_rdma_wr's. */
 static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 {
 	const struct ib_reg_wr *r = reg_wr(wr);
+	enum ib_wr_opcode op = wr->opcode;
 	char mr[16];
 	int s;
 
-	F(c, "opcode", K_OPCODE, wr->opcode);
+	F(c, "opcode", K_OPCODE, op);
 	field(c, "num_sge", K_INT, (u64)wr->num_sge, NULL, !wr->sg_list);
 	if (wr->sg_list) {
 		begin(c, "sg_list", '[');
@@ -922,7 +899,7 @@ static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 		}
 		end(c, ']', NULL);
 	}
-	if (is_reg(c, wr)) {
+	if (op == IB_WR_REG_MR) {
 		snprintf(mr, sizeof(mr), "mr%d", mr_of_key(c, r->mr->lkey));
 		STR(c, "mr", mr);
 		F(c, "key", K_LKEY, r->key);
@@ -931,11 +908,13 @@ static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 		NUM(c, "mr_page_size", r->mr->page_size);
 		F(c, "access", K_ACCESS, (u64)r->access);
 	}
-	if (is_rdma(c, wr)) {
+	if (op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_READ ||
+	    op == IB_WR_RDMA_READ_WITH_INV) {
 		F(c, "remote_addr", K_RADDR, rdma_wr(wr)->remote_addr);
 		F(c, "rkey", K_RKEY, rdma_wr(wr)->rkey);
 	}
-	if (has_inv(wr))
+	if (op == IB_WR_LOCAL_INV || op == IB_WR_RDMA_READ_WITH_INV ||
+	    op == IB_WR_SEND_WITH_INV)
 		F(c, "invalidate_rkey", K_LKEY, wr->ex.invalidate_rkey);
 	else
 		TERSE(c, "ex", K_NUM, wr->ex.invalidate_rkey);
@@ -1138,7 +1117,7 @@ static void dot_edges(const struct chain *c, u32 n, u32 i,
 
 	if (i)
 		printf("\tc%u_wr%u -> c%u_wr%u;\n", n, i - 1, n, i);
-	if (is_reg(c, wr))
+	if (wr->opcode == IB_WR_REG_MR)
 		printf("\tc%u_wr%u -> mr%d [style=dotted label=\"registers\"];\n",
 		       n, i, mr_of_key(c, reg_wr(wr)->mr->lkey));
 	if (wr->opcode == IB_WR_LOCAL_INV && inv >= 0)
