@@ -287,7 +287,7 @@ struct chain {
 	struct chain_opts o;
 	struct soft_profile prof;
 	struct two_hosts h;
-	u32 max_rdma_ctxs, pool_pages;
+	u32 pool_pages;
 	int pool_total;
 	struct ib_mr **held;
 	u32 nr_held;
@@ -481,12 +481,12 @@ static bool open_hosts(struct chain *c)
 	ret = two_hosts_side(&c->h, 0, 256, IB_POLL_DIRECT);
 	if (!ret)
 		ret = two_hosts_side(&c->h, 1, 64, IB_POLL_DIRECT);
-	c->max_rdma_ctxs = c->o.pool_size >= 0 ?
-				   (u32)c->o.pool_size :
-				   max(rdma_rw_mr_factor(c->h.dev[0],
-							 CHAIN_PORT, c->pages),
-				       1U);
-	attr[0].cap.max_rdma_ctxs = c->max_rdma_ctxs;
+	attr[0].cap.max_rdma_ctxs =
+		c->o.pool_size >= 0 ?
+			(u32)c->o.pool_size :
+			max(rdma_rw_mr_factor(c->h.dev[0], CHAIN_PORT,
+					      c->pages),
+			    1U);
 	attr[0].cap.max_send_sge = c->o.qp_send_sge >= 0 ?
 					   (u32)c->o.qp_send_sge :
 					   (u32)c->h.dev[0]->attrs.max_send_sge;
@@ -689,18 +689,14 @@ static void run_init(struct chain *c)
 					  c->sgl, c->o.nents, (u32)c->o.offset,
 					  c->raddr, c->rkey, c->o.dir);
 	c->have_d = !rdmarw_rw_ctx_explain(&c->ctx, &c->d);
-	if (c->ret < 0) {
-		explain(c);
-		c->failed = true;
-		return;
-	}
-	c->ctx_live = true;
+	c->ctx_live = c->ret >= 0;
+	c->failed = !c->ctx_live;
 	explain(c);
-	if (c->d.type == RDMA_RW_IOVA) {
+	if (c->ctx_live && c->d.type == RDMA_RW_IOVA) {
 		c->iova_base = c->ctx.iova.state.addr & ~(u64)(PAGE_SIZE - 1);
 		c->iova_len = c->ctx.iova.state.size + PAGE_SIZE;
 	}
-	if (c->d.type != RDMA_RW_MR)
+	if (!c->ctx_live || c->d.type != RDMA_RW_MR)
 		return;
 	c->base_keys = calloc(c->d.nr_mrs, sizeof(*c->base_keys));
 	for (i = 0; c->base_keys && i < c->d.nr_mrs; i++)
@@ -944,7 +940,7 @@ static void describe_head(struct chain *c)
 	NUM(c, "max_read_sge", qp->max_read_sge);
 	NUM(c, "max_write_sge", qp->max_write_sge);
 	NUM(c, "max_send_wr", qp->cap.max_send_wr);
-	NUM(c, "max_rdma_ctxs", c->max_rdma_ctxs);
+	NUM(c, "max_rdma_ctxs", qp->cap.max_rdma_ctxs);
 	BOOL(c, "force_mr", c->force);
 	INT(c, "pool_size", c->pool_total);
 	INT(c, "pool_free_at_init", c->pool_total - (int)c->nr_held);
@@ -1044,8 +1040,6 @@ static const char *verify_data(struct chain *c)
 static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 {
 	const struct ib_cqe *want = c->o.chain_wr ? &c->send_cqe : &c->cqe;
-	const struct ib_send_wr *bad = NULL;
-	struct ib_cq *cqs[2] = { c->h.cq[0], c->h.cq[1] };
 	u32 nr_wc = 0, local = 0, peer = 0;
 	const char *msg;
 	char data[160], id[32];
@@ -1067,7 +1061,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 		fail(c, "ib_post_recv (peer): %s", errno_name(ret));
 		return false;
 	}
-	ret = ib_post_send(c->h.qp[0], wr, &bad);
+	ret = ib_post_send(c->h.qp[0], wr, NULL);
 	snprintf(id, sizeof(id), c->o.fmt == FMT_DOT ? "c%u_post" : "post",
 		 seed);
 	begin(c, id, '{');
@@ -1075,7 +1069,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	STR(c, "errno", ret ? errno_name(ret) : NULL);
 	begin(c, "completions", '[');
 	for (s = 0; s < 2; s++) {
-		while (ib_poll_cq(cqs[s], 1, &wc) > 0 &&
+		while (ib_poll_cq(c->h.cq[s], 1, &wc) > 0 &&
 		       nr_wc++ < CHAIN_MAX_WC) {
 			ok &= wc.status == IB_WC_SUCCESS;
 			local += !s && wc.wr_cqe == want;
