@@ -165,15 +165,13 @@ static void usage(FILE *f)
 	      "Explain the work requests the R/W API builds for one RDMA READ or WRITE.\n\n",
 	      f);
 	for (t = chain_opts; t < chain_opts + NR_OPTS; t++) {
-		if (t->kind == O_HEAD) {
-			fprintf(f, "%s\n", t->help);
-			continue;
+		if (t->kind != O_HEAD) {
+			snprintf(name, sizeof(name), "--%s%s%s", t->name,
+				 t->arg ? " " : "", t->arg ? t->arg : "");
+			fprintf(f, "  %c%c%c %-18s ", t->short_name ? '-' : ' ',
+				t->short_name ? t->short_name : ' ',
+				t->short_name ? ',' : ' ', name);
 		}
-		snprintf(name, sizeof(name), "--%s%s%s", t->name,
-			 t->arg ? " " : "", t->arg ? t->arg : "");
-		fprintf(f, "  %c%c%c %-18s ", t->short_name ? '-' : ' ',
-			t->short_name ? t->short_name : ' ',
-			t->short_name ? ',' : ' ', name);
 		for (h = t->help; (nl = strchr(h, '\n')); h = nl + 1)
 			fprintf(f, "%.*s\n%25s", (int)(nl - h), h, "");
 		fprintf(f, "%s\n", h);
@@ -291,7 +289,6 @@ struct chain {
 	int pool_total;
 	struct ib_mr **held;
 	u32 nr_held;
-	bool force;
 	/* the local buffer, its entries, and what the transfer should move */
 	char *buf;
 	size_t buf_len;
@@ -378,37 +375,28 @@ static bool layout(struct chain *c)
 }
 
 /*
- * One array, or arrays of --chain entries, each but the last with a link
- * slot (sg_chain()) to the next, in one block.
+ * The scatterlist: one array, or arrays of --chain entries, each but the
+ * last with a link slot (sg_chain()) to the next, in one block; and one
+ * bio_vec per entry, with an iterator that starts --offset bytes in.
  */
-static bool build_sgl(struct chain *c)
+static bool build_lists(struct chain *c)
 {
 	u32 per = c->o.chain ? (u32)c->o.chain : c->o.nents, a, i;
 	struct scatterlist *sg;
 
 	c->nr_arrays = (c->o.nents + per - 1) / per;
 	c->sgl = calloc(c->o.nents + c->nr_arrays - 1, sizeof(*c->sgl));
-	if (!c->sgl)
+	c->bvecs = calloc(c->o.nents, sizeof(*c->bvecs));
+	if (!c->sgl || !c->bvecs)
 		return false;
 	sg_init_table(c->sgl, c->o.nents + c->nr_arrays - 1);
 	for (a = 1; a < c->nr_arrays; a++)
 		sg_chain(&c->sgl[(a - 1) * (per + 1)], per + 1,
 			 &c->sgl[a * (per + 1)]);
-	for_each_sg(c->sgl, sg, c->o.nents, i)
+	for_each_sg(c->sgl, sg, c->o.nents, i) {
 		sg_set_buf(sg, c->buf + c->off[i], c->o.len[i]);
-	return true;
-}
-
-/* One bio_vec per entry; the iterator starts --offset bytes in. */
-static bool build_bvecs(struct chain *c)
-{
-	u32 i;
-
-	c->bvecs = calloc(c->o.nents, sizeof(*c->bvecs));
-	if (!c->bvecs)
-		return false;
-	for (i = 0; i < c->o.nents; i++)
 		bvec_set_virt(&c->bvecs[i], c->buf + c->off[i], c->o.len[i]);
+	}
 	c->iter.bi_size = c->bytes > UINT_MAX ? UINT_MAX : (u32)c->bytes;
 	if ((u64)c->o.offset >= c->iter.bi_size)
 		c->iter.bi_size = 0; /* nothing left: init must refuse it */
@@ -941,7 +929,7 @@ static void describe_head(struct chain *c)
 	NUM(c, "max_write_sge", qp->max_write_sge);
 	NUM(c, "max_send_wr", qp->cap.max_send_wr);
 	NUM(c, "max_rdma_ctxs", qp->cap.max_rdma_ctxs);
-	BOOL(c, "force_mr", c->force);
+	BOOL(c, "force_mr", rdma_rw_get_force_mr());
 	INT(c, "pool_size", c->pool_total);
 	INT(c, "pool_free_at_init", c->pool_total - (int)c->nr_held);
 	NUM(c, "pages_per_mr", c->pool_pages);
@@ -1242,12 +1230,10 @@ static int setup(struct chain *c)
 	apply_overrides(c);
 	if (c->o.force_mr)
 		rdma_rw_set_force_mr(true);
-	c->force = rdma_rw_get_force_mr();
 	if (!layout(c))
 		cli_refuse(CHAIN_TOOL, "the buffer layout exceeds 4 GiB");
 	transfer_entries(c);
-	if (!build_sgl(c) || (c->o.bvec && !build_bvecs(c)) || !open_hosts(c) ||
-	    (c->o.post && !open_remote(c)))
+	if (!build_lists(c) || !open_hosts(c) || (c->o.post && !open_remote(c)))
 		return EXIT_FAILURE;
 	setup_send(c);
 	c->raddr = c->o.remote_addr >= 0 ? (u64)c->o.remote_addr :
