@@ -67,7 +67,7 @@ struct chain_opts {
 	long long offset, gap;
 	long long remote_addr, rkey; /* -1: the defaults, or rbuf with --post */
 	enum dma_data_direction dir;
-	u32 *len; /* entry sizes */
+	u32 len[CHAIN_MAX_ENTRIES]; /* entry sizes */
 	u32 nents;
 	enum chain_format fmt;
 };
@@ -183,29 +183,19 @@ static void usage(FILE *f)
 /* "4096x8", "512,4096,100", "4Kx2,100"; no empty item. */
 static bool parse_sgl(struct chain_opts *o, const char *spec)
 {
-	char *copy = strdup(spec), *item = copy, *next, *x;
+	char *copy = strdup(spec), *rest = copy, *item, *size;
 	bool ok = copy != NULL;
-	u64 size, count;
-	u32 *len;
+	u64 n, count;
 
-	for (o->nents = 0; ok && item; item = next) {
-		next = strchr(item, ',');
-		if (next)
-			*next++ = '\0';
-		x = strchr(item, 'x');
-		if (x)
-			*x++ = '\0';
+	for (o->nents = 0; ok && (item = strsep(&rest, ","));) {
+		size = strsep(&item, "x");
 		count = 1;
-		ok = !cli_parse_u64(item, 0, CHAIN_MAX_ENTRY, &size) &&
-		     (!x || !cli_parse_u64(x, 1, CHAIN_MAX_ENTRIES, &count)) &&
+		ok = !cli_parse_u64(size, 0, CHAIN_MAX_ENTRY, &n) &&
+		     (!item ||
+		      !cli_parse_u64(item, 1, CHAIN_MAX_ENTRIES, &count)) &&
 		     count <= CHAIN_MAX_ENTRIES - o->nents;
-		len = ok ? reallocarray(o->len, o->nents + count,
-					sizeof(*len)) :
-			   NULL;
-		ok = len != NULL;
-		o->len = ok ? len : o->len;
 		while (ok && count--)
-			o->len[o->nents++] = (u32)size;
+			o->len[o->nents++] = (u32)n;
 	}
 	free(copy);
 	return ok && o->nents;
@@ -292,7 +282,7 @@ struct chain {
 	/* the local buffer, its entries, and what the transfer should move */
 	char *buf;
 	size_t buf_len;
-	u64 *off;
+	u64 off[CHAIN_MAX_ENTRIES]; /* where each entry starts in buf */
 	struct scatterlist *sgl; /* the arrays, chained, in one block */
 	u32 nr_arrays;
 	struct bio_vec *bvecs;
@@ -350,9 +340,6 @@ static bool layout(struct chain *c)
 	u64 cursor = 0, start;
 	u32 i;
 
-	c->off = calloc(o->nents, sizeof(*c->off));
-	if (!c->off)
-		return false;
 	for (i = 0; i < o->nents; i++) {
 		start = cursor + (i ? (u64)o->gap : 0);
 		if (o->misalign >= 0)
@@ -1278,9 +1265,7 @@ static void teardown(struct chain *c)
 	free(c->copy);
 	free(c->base_keys);
 	free(c->held);
-	free(c->off);
 	free(c->rbuf);
-	free(c->o.len);
 	if (c->buf)
 		munmap(c->buf, c->buf_len);
 }
