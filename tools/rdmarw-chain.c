@@ -688,8 +688,7 @@ static void run_init(struct chain *c)
  * mr0.v1) unless --absolute, when JSON prints them as numbers.
  */
 enum kind {
-	K_NUM, /* u64 */
-	K_INT, /* int, in the low bits */
+	K_NUM, /* a number, signed (an int converted to u64 prints as the int) */
 	K_BOOL,
 	K_STR, /* NULL: JSON null, left out of text and dot */
 	K_ADDR, /* a local address */
@@ -804,9 +803,7 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 	if (k == K_STR)
 		str = s;
 	else if (k == K_NUM)
-		snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	else if (k == K_INT)
-		snprintf(buf, sizeof(buf), "%d", (int)v);
+		snprintf(buf, sizeof(buf), "%lld", (long long)v);
 	else if (k == K_BOOL)
 		str = v ? "true" : "false";
 	else if (k == K_OPCODE)
@@ -826,11 +823,11 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 		c->first = false;
 		return;
 	}
-	if (k == K_INT)
-		jw_int(&c->j, name, (int)v);
+	if (k == K_NUM)
+		jw_int(&c->j, name, (long long)v);
 	else if (k == K_BOOL)
 		jw_bool(&c->j, name, v);
-	else if (k == K_NUM || (c->o.absolute && k >= K_ADDR && k <= K_RKEY))
+	else if (c->o.absolute && k >= K_ADDR && k <= K_RKEY)
 		jw_u64(&c->j, name, v);
 	else if (k >= K_SEND_FLAGS)
 		names_jw_flags(&c->j, name, flags, (int)v);
@@ -845,7 +842,6 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 #define F(c, n, k, v) field(c, n, k, (u64)(v), NULL, false)
 #define TERSE(c, n, k, v) field(c, n, k, (u64)(v), NULL, true)
 #define NUM(c, n, v) field(c, n, K_NUM, (u64)(v), NULL, false)
-#define INT(c, n, v) field(c, n, K_INT, (u64)(unsigned int)(v), NULL, false)
 #define BOOL(c, n, v) field(c, n, K_BOOL, !!(v), NULL, false)
 #define STR(c, n, s) field(c, n, K_STR, 0, s, true)
 
@@ -858,7 +854,7 @@ static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 	int s;
 
 	F(c, "opcode", K_OPCODE, op);
-	field(c, "num_sge", K_INT, (u64)wr->num_sge, NULL, !wr->sg_list);
+	field(c, "num_sge", K_NUM, (u64)wr->num_sge, NULL, !wr->sg_list);
 	if (wr->sg_list) {
 		begin(c, "sg_list", '[');
 		for (s = 0; s < wr->num_sge; s++) {
@@ -905,8 +901,8 @@ static void describe_head(struct chain *c)
 	STR(c, "profile", c->prof.name);
 	STR(c, "protocol", names_protocol(c->h.dev[0]));
 	BOOL(c, "iommu", c->h.dev[0]->iommu);
-	INT(c, "max_send_sge", a->max_send_sge);
-	INT(c, "max_sge_rd", a->max_sge_rd);
+	NUM(c, "max_send_sge", a->max_send_sge);
+	NUM(c, "max_sge_rd", a->max_sge_rd);
 	NUM(c, "max_sgl_rd", a->max_sgl_rd);
 	NUM(c, "max_fast_reg_page_list_len", a->max_fast_reg_page_list_len);
 	end(c, '}', " shape=note");
@@ -917,8 +913,8 @@ static void describe_head(struct chain *c)
 	NUM(c, "max_send_wr", qp->cap.max_send_wr);
 	NUM(c, "max_rdma_ctxs", qp->cap.max_rdma_ctxs);
 	BOOL(c, "force_mr", rdma_rw_get_force_mr());
-	INT(c, "pool_size", c->pool_total);
-	INT(c, "pool_free_at_init", c->pool_total - (int)c->nr_held);
+	NUM(c, "pool_size", c->pool_total);
+	NUM(c, "pool_free_at_init", c->pool_total - (int)c->nr_held);
 	NUM(c, "pages_per_mr", c->pool_pages);
 	end(c, '}', " shape=note");
 	begin(c, "request", '{');
@@ -949,7 +945,7 @@ static void describe_head(struct chain *c)
 	end(c, ']', NULL);
 	end(c, '}', " shape=note");
 	begin(c, "path", '{');
-	INT(c, "ret", c->ret);
+	NUM(c, "ret", c->ret);
 	STR(c, "errno", c->ret < 0 ? errno_name(c->ret) : NULL);
 	STR(c, "type", c->path);
 	NUM(c, "nr_ops", c->ret >= 0 ? c->d.nr_ops : 0);
@@ -1040,7 +1036,7 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 	snprintf(id, sizeof(id), c->o.fmt == FMT_DOT ? "c%u_post" : "post",
 		 seed);
 	begin(c, id, '{');
-	INT(c, "ib_post_send", ret);
+	NUM(c, "ib_post_send", ret);
 	STR(c, "errno", ret ? errno_name(ret) : NULL);
 	begin(c, "completions", '[');
 	for (s = 0; s < 2; s++) {
