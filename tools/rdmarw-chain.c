@@ -1107,10 +1107,8 @@ static void print_chain(struct chain *c, u32 n, const struct ib_send_wr *first)
 		jw_u64(&c->j, "nr_wrs", i);
 		jw_open(&c->j, "wrs", '[');
 	} else if (c->o.fmt == FMT_TEXT) {
-		if (c->o.repeat > 1)
-			printf("chain %u/%lld:", n, c->o.repeat);
-		else
-			printf("chain:");
+		printf(c->o.repeat > 1 ? "chain %u/%lld:" : "chain:", n,
+		       c->o.repeat);
 		for (i = 0, wr = first; wr; wr = wr->next)
 			printf("%s%s", i++ ? " → " : " ",
 			       names_wr_opcode(wr->opcode));
