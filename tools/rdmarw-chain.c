@@ -152,7 +152,7 @@ static const struct chain_opt chain_opts[] = {
 	  "the tool's and the library's version" },
 };
 
-#define NR_OPTS (sizeof(chain_opts) / sizeof(chain_opts[0]))
+#define NR_OPTS ARRAY_SIZE(chain_opts)
 
 /* The help: each option's names, argument and lines from the table. */
 static void usage(FILE *f)
@@ -325,10 +325,7 @@ struct chain {
 
 /* ---- the local buffer --------------------------------------------------- */
 
-static u64 round_up_page(u64 v)
-{
-	return (v + PAGE_SIZE - 1) & ~(u64)(PAGE_SIZE - 1);
-}
+#define round_up_page(v) (DIV_ROUND_UP((u64)(v), PAGE_SIZE) * PAGE_SIZE)
 
 /*
  * Place the entries: contiguous, or each on its own page with --misalign;
@@ -347,8 +344,8 @@ static bool layout(struct chain *c)
 		c->off[i] = start;
 		cursor = start + o->len[i];
 		c->bytes += o->len[i];
-		c->pages += round_up_page(start + (o->len[i] ? o->len[i] : 1)) /
-				    PAGE_SIZE -
+		c->pages += DIV_ROUND_UP(start + (o->len[i] ? o->len[i] : 1),
+					 PAGE_SIZE) -
 			    start / PAGE_SIZE;
 		if (cursor > CHAIN_MAX_LAYOUT)
 			return false;
@@ -371,7 +368,7 @@ static bool build_lists(struct chain *c)
 	u32 per = c->o.chain ? (u32)c->o.chain : c->o.nents, a, i;
 	struct scatterlist *sg;
 
-	c->nr_arrays = (c->o.nents + per - 1) / per;
+	c->nr_arrays = DIV_ROUND_UP(c->o.nents, per);
 	c->sgl = calloc(c->o.nents + c->nr_arrays - 1, sizeof(*c->sgl));
 	c->bvecs = calloc(c->o.nents, sizeof(*c->bvecs));
 	if (!c->sgl || !c->bvecs)
