@@ -66,6 +66,7 @@ refuse rdmarw-chain "bad value for --chain: '0': must be at least 1" --chain 0 w
 refuse rdmarw-chain "bad value for --sgl: '4096x70000'" --sgl 4096x70000 write
 refuse rdmarw-chain "unrecognized option '--bogus'" --bogus read
 refuse rdmarw-chain "option '--rkey' requires an argument" write --rkey
+refuse rdmarw-chain "option '--ch' is ambiguous" --ch write
 
 for t in rdmarw-info rdmarw-perf rdmarw-chain; do
 	v=$("$dir/$t" --version) || { echo "FAIL: $t --version" >&2; fails=$((fails + 1)); }
