@@ -311,7 +311,6 @@ struct chain {
 	char why[192];
 	u32 *base_keys; /* the context's MRs' keys after init */
 	u32 nr_mrs;
-	u64 iova_base, iova_len;
 	struct jw j;
 	int depth; /* output: 0 in a record, 1 in a list */
 	bool first; /* output: nothing yet in this list item */
@@ -664,10 +663,6 @@ static void run_init(struct chain *c)
 	c->ctx_live = c->ret >= 0;
 	c->failed = !c->ctx_live;
 	explain(c);
-	if (c->ctx_live && c->d.type == RDMA_RW_IOVA) {
-		c->iova_base = c->ctx.iova.state.addr & ~(u64)(PAGE_SIZE - 1);
-		c->iova_len = c->ctx.iova.state.size + PAGE_SIZE;
-	}
 	if (!c->ctx_live || c->d.type != RDMA_RW_MR)
 		return;
 	c->base_keys = calloc(c->d.nr_mrs, sizeof(*c->base_keys));
@@ -747,6 +742,7 @@ static void end(struct chain *c, char brace, const char *dot_attrs)
  */
 static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 {
+	const struct dma_iova_state *iova = &c->ctx.iova.state;
 	const struct {
 		const char *name;
 		u64 base, last; /* the offset of the range's last byte */
@@ -756,7 +752,9 @@ static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 		{ "msg", (uintptr_t)c->msg, CHAIN_MSG_LEN, true },
 		{ "rbuf", (uintptr_t)c->rbuf, c->rbuf_len, c->rbuf },
 		{ "rmsg", (uintptr_t)c->rmsg, CHAIN_MSG_LEN, c->o.post },
-		{ "iova", c->iova_base, c->iova_len - 1, c->iova_len },
+		{ "iova", iova->addr & ~(u64)(PAGE_SIZE - 1),
+		  iova->size + PAGE_SIZE - 1,
+		  c->ctx_live && c->d.type == RDMA_RW_IOVA },
 	};
 	u32 key = (u32)v, i = k == K_RADDR ? 2 : 0, to = k == K_RADDR ? 3 : 5;
 	bool rel = !c->o.absolute, lkey = rel && k == K_LKEY;
