@@ -926,6 +926,14 @@ static void reasons(void **state)
 		"path: ret=1 type=MULTI nr_ops=1 nr_mrs=0 nr_wqes=1 reason=9 entries: up to 30 SGEs per READ");
 }
 
+/* --sgl: K suffixes, counts, single sizes; a second --sgl replaces the first. */
+static void sgl_spec(void **state)
+{
+	expect_line(
+		0, ARGS("--sgl", "512", "--sgl", "1Kx2,16", "write"),
+		"request: api=rdma_rw_ctx_init dir=DMA_TO_DEVICE port_num=1 sg_cnt=3 offset=0 remote_addr=0x10000000 rkey=0x00001234 bytes=2064 transfer_bytes=2064 chained_arrays=1 chain_wr=false entries=[addr=buf+0x0 length=1024; addr=buf+0x400 length=1024; addr=buf+0x800 length=16]");
+}
+
 /* Devices the overrides make impossible: exit 1, nothing printed. */
 static void bad_device(void **state)
 {
@@ -1006,6 +1014,7 @@ int main(void)
 		cmocka_unit_test(dot_whole_output),
 		cmocka_unit_test(json_whole_output),
 		cmocka_unit_test(reasons),
+		cmocka_unit_test(sgl_spec),
 		cmocka_unit_test(bad_device),
 	};
 
