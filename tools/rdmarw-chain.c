@@ -185,17 +185,17 @@ static bool parse_sgl(struct chain_opts *o, const char *spec)
 {
 	char *copy = strdup(spec), *rest = copy, *item, *size;
 	bool ok = copy != NULL;
-	u64 n, count;
+	u64 bytes, count;
 
 	for (o->nents = 0; ok && (item = strsep(&rest, ","));) {
-		size = strsep(&item, "x");
+		size = strsep(&item, "x"); /* item: the COUNT, or NULL */
 		count = 1;
-		ok = !cli_parse_u64(size, 0, CHAIN_MAX_ENTRY, &n) &&
+		ok = !cli_parse_u64(size, 0, CHAIN_MAX_ENTRY, &bytes) &&
 		     (!item ||
 		      !cli_parse_u64(item, 1, CHAIN_MAX_ENTRIES, &count)) &&
 		     count <= CHAIN_MAX_ENTRIES - o->nents;
 		while (ok && count--)
-			o->len[o->nents++] = (u32)n;
+			o->len[o->nents++] = (u32)bytes;
 	}
 	free(copy);
 	return ok && o->nents;
