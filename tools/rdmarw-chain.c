@@ -736,9 +736,10 @@ static void end(struct chain *c, char brace, const char *dot_attrs)
 
 /*
  * An address as buf+0x.., msg+, rbuf+, rmsg+ or iova+ (a remote one only
- * as rbuf+); a local key as local_dma_lkey, peer_local_dma_lkey or
- * mr<i>.v<variant since init>, a remote one as rmr; raw with --absolute
- * or when it points at none of them.
+ * as rbuf+); a local key as local_dma_lkey or mr<i>.v<variant since
+ * init>, a remote one as rmr; raw with --absolute or when it points at
+ * none of them.  (Every WR printed is the local QP's: no key of the peer's
+ * PD appears in one.)
  */
 static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 {
@@ -771,8 +772,6 @@ static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 		snprintf(out, NAME_LEN, "0x%" PRIx64, v);
 	else if (lkey && key == c->h.pd[0]->local_dma_lkey)
 		return "local_dma_lkey";
-	else if (lkey && c->o.post && key == c->h.pd[1]->local_dma_lkey)
-		return "peer_local_dma_lkey";
 	else if (lkey && m >= 0)
 		snprintf(out, NAME_LEN, "mr%d.v%u", m,
 			 (key - c->base_keys[m]) & 0xffu);
