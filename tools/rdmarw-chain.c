@@ -502,18 +502,15 @@ static bool open_remote(struct chain *c)
 /* Take MRs out of the pool so that init sees only --pool-free of them. */
 static bool hold_mrs(struct chain *c)
 {
-	u32 want, i;
+	struct ib_qp *qp = c->h.qp[0];
+	u32 want =
+		c->o.pool_free < 0 ? 0 : (u32)(c->pool_total - c->o.pool_free);
 
-	if (c->o.pool_free < 0)
-		return true;
-	want = (u32)(c->pool_total - c->o.pool_free);
-	c->held = calloc(want ? want : 1, sizeof(*c->held));
-	for (i = 0; c->held && i < want; i++, c->nr_held++) {
-		c->held[i] = ib_mr_pool_get(c->h.qp[0], &c->h.qp[0]->rdma_mrs);
-		if (!c->held[i])
-			return false;
-	}
-	return c->held != NULL;
+	c->held = calloc(want + 1, sizeof(*c->held));
+	while (c->held && c->nr_held < want &&
+	       (c->held[c->nr_held] = ib_mr_pool_get(qp, &qp->rdma_mrs)))
+		c->nr_held++;
+	return c->held && c->nr_held == want;
 }
 
 /* ---- names: addresses and keys relative to what they point at ----------- */
