@@ -212,6 +212,7 @@ static void bad_value(const char *name, const char *arg, const char *why)
 static void parse_args(struct chain_opts *o, int argc, char **argv)
 {
 	struct option lo[NR_OPTS + 1] = { { NULL } };
+	char shorts[3 * NR_OPTS + 1] = "", *s = shorts;
 	const struct chain_opt *t;
 	const char *why;
 	int opt, n = 0;
@@ -224,14 +225,18 @@ static void parse_args(struct chain_opts *o, int argc, char **argv)
 	o->qp_send_sge = o->misalign = o->pool_size = o->pool_free = -1;
 	o->remote_addr = o->rkey = -1;
 	o->repeat = 1;
-	for (i = 0; i < NR_OPTS; i++)
-		if (chain_opts[i].kind != O_HEAD)
-			lo[n++] = (struct option){ chain_opts[i].name,
-						   chain_opts[i].arg ?
-							   required_argument :
-							   no_argument,
-						   NULL, 256 + (int)i };
-	while ((opt = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
+	for (i = 0, t = chain_opts; i < NR_OPTS; i++, t++) {
+		if (t->kind == O_HEAD)
+			continue;
+		lo[n++] = (struct option){ t->name,
+					   t->arg ? required_argument :
+						    no_argument,
+					   NULL, 256 + (int)i };
+		if (t->short_name)
+			s += sprintf(s, "%c%s", t->short_name,
+				     t->arg ? ":" : "");
+	}
+	while ((opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		if (opt == '?')
 			exit(EXIT_BAD_ARGS); /* getopt said which, on one line */
 		for (t = chain_opts; opt < 256 && t->short_name != opt; t++)
