@@ -74,9 +74,9 @@ struct chain_opts {
 
 /*
  * The options, each once, in --help's order: the name, argument, kind,
- * where it is stored, its range and help for usage() and parse_args().
- * A flag sets a bool, a number a long long; an entry with only help is a
- * heading.
+ * where it is stored, its range, help and short letter, for usage() and
+ * parse_args().  A flag sets a bool, a number a long long; an entry with
+ * only help is a heading.
  */
 enum opt_kind { O_HEAD, O_FLAG, O_NUM, O_PROFILE, O_SGL, O_HELP, O_VERSION };
 
