@@ -640,6 +640,310 @@ static void dot_output(void **state)
 	free(r.out);
 }
 
+/* ---- exact output of every format (pinned byte for byte) --------------- */
+
+/* --help: every option, from the option table. */
+static void help_text(void **state)
+{
+	EXPECT_RUN(
+		0, ARGS("--help"),
+		"Usage:", "Usage: rdmarw-chain [options] read|write",
+		"Explain the work requests the R/W API builds for one RDMA READ or WRITE.",
+		"",
+		"Device (a software device; every attribute can be overridden):",
+		"  -p, --profile NAME     mlx5, rxe (default) or siw",
+		"      --iommu            emulated IOMMU (the IOVA path of --bvec)",
+		"      --max-sgl-rd N     entries above which a READ registers memory",
+		"      --max-send-sge N   device SGEs per send WR",
+		"      --max-sge-rd N     device SGEs per RDMA READ",
+		"      --fr-pages N       max_fast_reg_page_list_len",
+		"      --qp-send-sge N    the QP's cap.max_send_sge (default: the device's)",
+		"Local buffer:",
+		"      --sgl SPEC         entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],",
+		"                         K/M suffixes (default 4096); e.g. 4096x8, 512,100",
+		"      --offset N         sg_offset (with --bvec: where the iterator starts)",
+		"      --misalign N       each entry on its own page, starting N bytes in",
+		"      --gap N            bytes between entries (default 0: contiguous)",
+		"      --chain N          chained scatterlist arrays of N entries each",
+		"      --bvec             rdma_rw_ctx_init_bvec() with one bio_vec per entry",
+		"R/W API:",
+		"      --force-mr         rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)",
+		"      --pool-size N      cap.max_rdma_ctxs, the MR pool's size",
+		"                         (default: rdma_rw_mr_factor() of the buffer)",
+		"      --pool-free N      take MRs out of the pool first, leaving N free",
+		"      --remote-addr A    remote address (default 0x10000000)",
+		"      --rkey K           remote key (default 0x1234)",
+		"      --chain-wr         append a signaled SEND as chain_wr",
+		"      --repeat N         build (and with --post, post) the chain N times",
+		"      --post             execute each chain against a peer device and",
+		"                         verify the bytes (remote buffer registered there)",
+		"Output:",
+		"      --json             every field of every WR and SGE, as JSON",
+		"      --dot              a Graphviz digraph of the chain",
+		"      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1",
+		"  -h, --help             this text",
+		"      --version          the tool's and the library's version",
+		"",
+		"Exit status: 0 success; 1 init or post failed; 2 bad arguments.");
+}
+
+/* Text: every record of a bio_vec chain posted twice with chain_wr. */
+static void text_whole_output(void **state)
+{
+	EXPECT_RUN(
+		0,
+		ARGS("-p", "rxe", "--bvec", "--sgl", "4096x3", "--offset",
+		     "100", "--repeat", "2", "--post", "--chain-wr", "write"),
+		"device:",
+		"device: profile=rxe protocol=RoCE iommu=false max_send_sge=32 max_sge_rd=32 max_sgl_rd=0 max_fast_reg_page_list_len=512",
+		"qp: max_send_sge=32 max_read_sge=32 max_write_sge=32 max_send_wr=14 max_rdma_ctxs=1 force_mr=false pool_size=0 pool_free_at_init=0 pages_per_mr=0",
+		"request: api=rdma_rw_ctx_init_bvec dir=DMA_TO_DEVICE port_num=1 nr_bvec=3 offset=100 remote_addr=rbuf+0x40 rkey=rmr bytes=12288 transfer_bytes=12188 chained_arrays=0 chain_wr=true bi_size=12188 bi_idx=0 bi_bvec_done=100 entries=[addr=buf+0x0 length=4096; addr=buf+0x1000 length=4096; addr=buf+0x2000 length=4096]",
+		"path: ret=1 type=MULTI nr_ops=1 nr_mrs=0 nr_wqes=1 reason=virtual DMA, no IOVA API: one SGE per bio_vec, up to 32 per WRITE",
+		"chain 1/2: RDMA_WRITE → SEND",
+		"wr0: opcode=RDMA_WRITE num_sge=3 sg_list=[addr=buf+0x64 length=3996 lkey=local_dma_lkey; addr=buf+0x1000 length=4096 lkey=local_dma_lkey; addr=buf+0x2000 length=4096 lkey=local_dma_lkey] remote_addr=rbuf+0x40 rkey=rmr",
+		"wr1: opcode=SEND num_sge=1 sg_list=[addr=msg+0x0 length=64 lkey=local_dma_lkey] send_flags=SIGNALED wr_cqe=send_cqe chain_wr=true",
+		"post: ib_post_send=0 completions=[side=local opcode=IB_WC_SEND status=IB_WC_SUCCESS byte_len=64 wr_cqe=send_cqe; side=peer opcode=IB_WC_RECV status=IB_WC_SUCCESS byte_len=64 wr_cqe=recv_cqe] data_verified=true data=12188 bytes verified and the SEND's payload, bytes outside the transfer unchanged",
+		"chain 2/2: RDMA_WRITE → SEND",
+		"wr0: opcode=RDMA_WRITE num_sge=3 sg_list=[addr=buf+0x64 length=3996 lkey=local_dma_lkey; addr=buf+0x1000 length=4096 lkey=local_dma_lkey; addr=buf+0x2000 length=4096 lkey=local_dma_lkey] remote_addr=rbuf+0x40 rkey=rmr",
+		"wr1: opcode=SEND num_sge=1 sg_list=[addr=msg+0x0 length=64 lkey=local_dma_lkey] send_flags=SIGNALED wr_cqe=send_cqe chain_wr=true",
+		"post: ib_post_send=0 completions=[side=local opcode=IB_WC_SEND status=IB_WC_SUCCESS byte_len=64 wr_cqe=send_cqe; side=peer opcode=IB_WC_RECV status=IB_WC_SUCCESS byte_len=64 wr_cqe=recv_cqe] data_verified=true data=12188 bytes verified and the SEND's payload, bytes outside the transfer unchanged");
+}
+
+/* Dot: the MR, its registration and invalidation, clusters, posts. */
+static void dot_whole_output(void **state)
+{
+	EXPECT_RUN(
+		0,
+		ARGS("-p", "mlx5", "--sgl", "4096x9", "--dot", "--repeat", "2",
+		     "--post", "--chain-wr", "read"),
+		"digraph", "digraph rdma_rw_chain {", "\trankdir=LR;",
+		"\tnode [shape=box fontname=\"monospace\"];",
+		"\tdevice [label=\"device\\nprofile=mlx5\\nprotocol=InfiniBand\\niommu=false\\nmax_send_sge=30\\nmax_sge_rd=30\\nmax_sgl_rd=3\\nmax_fast_reg_page_list_len=65536\" shape=note];",
+		"\tqp [label=\"qp\\nmax_send_sge=30\\nmax_read_sge=30\\nmax_write_sge=30\\nmax_send_wr=34\\nmax_rdma_ctxs=1\\nforce_mr=false\\npool_size=1\\npool_free_at_init=1\\npages_per_mr=256\" shape=note];",
+		"\trequest [label=\"request\\napi=rdma_rw_ctx_init\\ndir=DMA_FROM_DEVICE\\nport_num=1\\nsg_cnt=9\\noffset=0\\nremote_addr=rbuf+0x40\\nrkey=rmr\\nbytes=36864\\ntransfer_bytes=36864\\nchained_arrays=1\\nchain_wr=true\\nentries=[addr=buf+0x0 length=4096; addr=buf+0x1000 length=4096; addr=buf+0x2000 length=4096; addr=buf+0x3000 length=4096; addr=buf+0x4000 length=4096; addr=buf+0x5000 length=4096; addr=buf+0x6000 length=4096; addr=buf+0x7000 length=4096; addr=buf+0x8000 length=4096]\" shape=note];",
+		"\tpath [label=\"path\\nret=2\\ntype=MR\\nnr_ops=1\\nnr_mrs=1\\nnr_wqes=2\\nreason=max_sgl_rd 3 < 9 entries: 1 MR of up to 256 pages\" shape=note];",
+		"\tmr0 [shape=cylinder label=\"mr0\"];",
+		"\tsubgraph cluster_1 {", "\tlabel=\"chain 1/2\";",
+		"\tc1_wr0 [label=\"c1_wr0\\nopcode=REG_MR\\nmr=mr0\\nkey=mr0.v1\\nmr_iova=buf+0x0\\nmr_length=36864\\nmr_page_size=4096\\naccess=LOCAL_WRITE\"];",
+		"\tc1_wr0 -> mr0 [style=dotted label=\"registers\"];",
+		"\tc1_wr1 [label=\"c1_wr1\\nopcode=RDMA_READ\\nnum_sge=1\\nsg_list=[addr=buf+0x0 length=36864 lkey=mr0.v1]\\nremote_addr=rbuf+0x40\\nrkey=rmr\"];",
+		"\tc1_wr0 -> c1_wr1;",
+		"\tc1_wr2 [label=\"c1_wr2\\nopcode=SEND\\nnum_sge=1\\nsg_list=[addr=msg+0x0 length=64 lkey=local_dma_lkey]\\nsend_flags=SIGNALED\\nwr_cqe=send_cqe\\nchain_wr=true\" penwidth=2 style=dashed];",
+		"\tc1_wr1 -> c1_wr2;",
+		"\tc1_wr2_done [shape=ellipse label=\"send_cqe->done\"];",
+		"\tc1_wr2 -> c1_wr2_done [style=dashed label=\"completion\"];",
+		"\t}",
+		"\tc1_post [label=\"c1_post\\nib_post_send=0\\ncompletions=[side=local opcode=IB_WC_SEND status=IB_WC_SUCCESS byte_len=64 wr_cqe=send_cqe; side=peer opcode=IB_WC_RECV status=IB_WC_SUCCESS byte_len=64 wr_cqe=recv_cqe]\\ndata_verified=true\\ndata=36864 bytes verified and the SEND's payload, bytes outside the transfer unchanged\" shape=note];",
+		"\tsubgraph cluster_2 {", "\tlabel=\"chain 2/2\";",
+		"\tc2_wr0 [label=\"c2_wr0\\nopcode=LOCAL_INV\\ninvalidate_rkey=mr0.v1\"];",
+		"\tc2_wr0 -> mr0 [style=dotted label=\"invalidates\"];",
+		"\tc2_wr1 [label=\"c2_wr1\\nopcode=REG_MR\\nmr=mr0\\nkey=mr0.v2\\nmr_iova=buf+0x0\\nmr_length=36864\\nmr_page_size=4096\\naccess=LOCAL_WRITE\"];",
+		"\tc2_wr0 -> c2_wr1;",
+		"\tc2_wr1 -> mr0 [style=dotted label=\"registers\"];",
+		"\tc2_wr2 [label=\"c2_wr2\\nopcode=RDMA_READ\\nnum_sge=1\\nsg_list=[addr=buf+0x0 length=36864 lkey=mr0.v2]\\nremote_addr=rbuf+0x40\\nrkey=rmr\"];",
+		"\tc2_wr1 -> c2_wr2;",
+		"\tc2_wr3 [label=\"c2_wr3\\nopcode=SEND\\nnum_sge=1\\nsg_list=[addr=msg+0x0 length=64 lkey=local_dma_lkey]\\nsend_flags=SIGNALED\\nwr_cqe=send_cqe\\nchain_wr=true\" penwidth=2 style=dashed];",
+		"\tc2_wr2 -> c2_wr3;",
+		"\tc2_wr3_done [shape=ellipse label=\"send_cqe->done\"];",
+		"\tc2_wr3 -> c2_wr3_done [style=dashed label=\"completion\"];",
+		"\t}",
+		"\tc2_post [label=\"c2_post\\nib_post_send=0\\ncompletions=[side=local opcode=IB_WC_SEND status=IB_WC_SUCCESS byte_len=64 wr_cqe=send_cqe; side=peer opcode=IB_WC_RECV status=IB_WC_SUCCESS byte_len=64 wr_cqe=recv_cqe]\\ndata_verified=true\\ndata=36864 bytes verified and the SEND's payload, bytes outside the transfer unchanged\" shape=note];",
+		"}");
+	EXPECT_RUN(
+		1, ARGS("-p", "siw", "--pool-free", "0", "--dot", "read"),
+		"digraph", "digraph rdma_rw_chain {", "\trankdir=LR;",
+		"\tnode [shape=box fontname=\"monospace\"];",
+		"\tdevice [label=\"device\\nprofile=siw\\nprotocol=iWARP\\niommu=false\\nmax_send_sge=6\\nmax_sge_rd=1\\nmax_sgl_rd=0\\nmax_fast_reg_page_list_len=256\" shape=note];",
+		"\tqp [label=\"qp\\nmax_send_sge=6\\nmax_read_sge=1\\nmax_write_sge=6\\nmax_send_wr=10\\nmax_rdma_ctxs=1\\nforce_mr=false\\npool_size=1\\npool_free_at_init=0\\npages_per_mr=256\" shape=note];",
+		"\trequest [label=\"request\\napi=rdma_rw_ctx_init\\ndir=DMA_FROM_DEVICE\\nport_num=1\\nsg_cnt=1\\noffset=0\\nremote_addr=0x10000000\\nrkey=0x00001234\\nbytes=4096\\ntransfer_bytes=4096\\nchained_arrays=1\\nchain_wr=false\\nentries=[addr=buf+0x0 length=4096]\" shape=note];",
+		"\tpath [label=\"path\\nret=-11\\nerrno=-EAGAIN\\ntype=none\\nnr_ops=0\\nnr_mrs=0\\nnr_wqes=0\\nreason=registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr\" shape=note];",
+		"}");
+}
+
+/* JSON: every member, an MR chain with chain_wr, posted; a failure. */
+static void json_whole_output(void **state)
+{
+	EXPECT_RUN(
+		0,
+		ARGS("-p", "siw", "--sgl", "4096x2", "--json", "--chain-wr",
+		     "--post", "read"),
+		"{", "{", "  \"tool\": \"rdmarw-chain\",",
+		"  \"relative\": true,", "  \"device\": {",
+		"    \"profile\": \"siw\",", "    \"protocol\": \"iWARP\",",
+		"    \"iommu\": false,", "    \"max_send_sge\": 6,",
+		"    \"max_sge_rd\": 1,", "    \"max_sgl_rd\": 0,",
+		"    \"max_fast_reg_page_list_len\": 256", "  },",
+		"  \"qp\": {", "    \"max_send_sge\": 6,",
+		"    \"max_read_sge\": 1,", "    \"max_write_sge\": 6,",
+		"    \"max_send_wr\": 13,", "    \"max_rdma_ctxs\": 1,",
+		"    \"force_mr\": false,", "    \"pool_size\": 1,",
+		"    \"pool_free_at_init\": 1,", "    \"pages_per_mr\": 256",
+		"  },", "  \"request\": {",
+		"    \"api\": \"rdma_rw_ctx_init\",",
+		"    \"dir\": \"DMA_FROM_DEVICE\",", "    \"port_num\": 1,",
+		"    \"sg_cnt\": 2,", "    \"offset\": 0,",
+		"    \"remote_addr\": \"rbuf+0x40\",", "    \"rkey\": \"rmr\",",
+		"    \"bytes\": 8192,", "    \"transfer_bytes\": 8192,",
+		"    \"chained_arrays\": 1,", "    \"entries_per_array\": 0,",
+		"    \"chain_wr\": true,", "    \"entries\": [",
+		"      {\"addr\": \"buf+0x0\", \"length\": 4096},",
+		"      {\"addr\": \"buf+0x1000\", \"length\": 4096}", "    ]",
+		"  },", "  \"path\": {", "    \"ret\": 2,",
+		"    \"errno\": null,", "    \"type\": \"MR\",",
+		"    \"nr_ops\": 1,", "    \"nr_mrs\": 1,",
+		"    \"nr_wqes\": 2,",
+		"    \"reason\": \"iWARP READ needs MR: 1 MR of up to 256 pages\"",
+		"  },", "  \"chains\": [", "    {", "      \"call\": 1,",
+		"      \"nr_wrs\": 3,", "      \"wrs\": [", "        {",
+		"          \"index\": 0,", "          \"opcode\": \"REG_MR\",",
+		"          \"opcode_value\": 32,", "          \"num_sge\": 0,",
+		"          \"mr\": \"mr0\",", "          \"key\": \"mr0.v1\",",
+		"          \"mr_iova\": \"buf+0x0\",",
+		"          \"mr_length\": 8192,",
+		"          \"mr_page_size\": 4096,",
+		"          \"access\": [\"LOCAL_WRITE\", \"REMOTE_WRITE\"],",
+		"          \"access_value\": 3,", "          \"ex\": 0,",
+		"          \"send_flags\": [],",
+		"          \"send_flags_value\": 0,",
+		"          \"wr_cqe\": null,", "          \"chain_wr\": false",
+		"        },", "        {", "          \"index\": 1,",
+		"          \"opcode\": \"RDMA_READ_WITH_INV\",",
+		"          \"opcode_value\": 11,", "          \"num_sge\": 1,",
+		"          \"sg_list\": [",
+		"            {\"addr\": \"buf+0x0\", \"length\": 8192, \"lkey\": \"mr0.v1\"}",
+		"          ],", "          \"remote_addr\": \"rbuf+0x40\",",
+		"          \"rkey\": \"rmr\",",
+		"          \"invalidate_rkey\": \"mr0.v1\",",
+		"          \"send_flags\": [],",
+		"          \"send_flags_value\": 0,",
+		"          \"wr_cqe\": null,", "          \"chain_wr\": false",
+		"        },", "        {", "          \"index\": 2,",
+		"          \"opcode\": \"SEND\",",
+		"          \"opcode_value\": 2,", "          \"num_sge\": 1,",
+		"          \"sg_list\": [",
+		"            {\"addr\": \"msg+0x0\", \"length\": 64, \"lkey\": \"local_dma_lkey\"}",
+		"          ],", "          \"ex\": 0,",
+		"          \"send_flags\": [\"SIGNALED\"],",
+		"          \"send_flags_value\": 2,",
+		"          \"wr_cqe\": \"send_cqe\",",
+		"          \"chain_wr\": true", "        }", "      ],",
+		"      \"post\": {", "        \"ib_post_send\": 0,",
+		"        \"errno\": null,", "        \"completions\": [",
+		"          {\"side\": \"local\", \"opcode\": \"IB_WC_SEND\", \"status\": \"IB_WC_SUCCESS\", \"byte_len\": 64, \"wr_cqe\": \"send_cqe\"},",
+		"          {\"side\": \"peer\", \"opcode\": \"IB_WC_RECV\", \"status\": \"IB_WC_SUCCESS\", \"byte_len\": 64, \"wr_cqe\": \"recv_cqe\"}",
+		"        ],", "        \"data_verified\": true,",
+		"        \"data\": \"8192 bytes verified and the SEND's payload, bytes outside the transfer unchanged\"",
+		"      }", "    }", "  ],", "  \"ok\": true", "}");
+	EXPECT_RUN(
+		1, ARGS("-p", "siw", "--pool-free", "0", "--json", "read"), "{",
+		"{", "  \"tool\": \"rdmarw-chain\",", "  \"relative\": true,",
+		"  \"device\": {", "    \"profile\": \"siw\",",
+		"    \"protocol\": \"iWARP\",", "    \"iommu\": false,",
+		"    \"max_send_sge\": 6,", "    \"max_sge_rd\": 1,",
+		"    \"max_sgl_rd\": 0,",
+		"    \"max_fast_reg_page_list_len\": 256", "  },",
+		"  \"qp\": {", "    \"max_send_sge\": 6,",
+		"    \"max_read_sge\": 1,", "    \"max_write_sge\": 6,",
+		"    \"max_send_wr\": 10,", "    \"max_rdma_ctxs\": 1,",
+		"    \"force_mr\": false,", "    \"pool_size\": 1,",
+		"    \"pool_free_at_init\": 0,", "    \"pages_per_mr\": 256",
+		"  },", "  \"request\": {",
+		"    \"api\": \"rdma_rw_ctx_init\",",
+		"    \"dir\": \"DMA_FROM_DEVICE\",", "    \"port_num\": 1,",
+		"    \"sg_cnt\": 1,", "    \"offset\": 0,",
+		"    \"remote_addr\": \"0x10000000\",",
+		"    \"rkey\": \"0x00001234\",", "    \"bytes\": 4096,",
+		"    \"transfer_bytes\": 4096,", "    \"chained_arrays\": 1,",
+		"    \"entries_per_array\": 0,", "    \"chain_wr\": false,",
+		"    \"entries\": [",
+		"      {\"addr\": \"buf+0x0\", \"length\": 4096}", "    ]",
+		"  },", "  \"path\": {", "    \"ret\": -11,",
+		"    \"errno\": \"-EAGAIN\",", "    \"type\": \"none\",",
+		"    \"nr_ops\": 0,", "    \"nr_mrs\": 0,",
+		"    \"nr_wqes\": 0,",
+		"    \"reason\": \"registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr\"",
+		"  },", "  \"chains\": [],", "  \"ok\": false", "}");
+}
+
+/*
+ * The reasons no other case shows: @args must exit with @status and print
+ * @line.
+ */
+static void expect_line(int status, const char *const *args, const char *line)
+{
+	struct result r = run_argv(args);
+
+	assert_int_equal(r.status, status);
+	if (!has_line(r.out, line))
+		fail_msg("no line '%s' in:\n%s", line, r.out);
+	free(r.out);
+}
+
+static void reasons(void **state)
+{
+	expect_line(
+		0,
+		ARGS("-p", "siw", "--bvec", "--sgl", "4096x2", "--offset",
+		     "4096", "write"),
+		"path: ret=1 type=SINGLE nr_ops=1 nr_mrs=0 nr_wqes=1 reason=the transfer lies within one bio_vec");
+	expect_line(
+		0,
+		ARGS("-p", "mlx5", "--sgl", "4096x9", "--pool-size", "0",
+		     "read"),
+		"path: ret=1 type=MULTI nr_ops=1 nr_mrs=0 nr_wqes=1 reason=pool exhausted: fell back to MULTI (-EOPNOTSUPP) from MR (max_sgl_rd 3 < 9 entries); up to 30 SGEs per READ");
+	expect_line(
+		1,
+		ARGS("-p", "mlx5", "--sgl", "4096x9", "--pool-size", "0",
+		     "--force-mr", "read"),
+		"error: rdma_rw_ctx_init: -EOPNOTSUPP: MR path (-EOPNOTSUPP) failed, see rdma_rw_ctx_init(3)");
+	expect_line(
+		1,
+		ARGS("-p", "rxe", "--pool-size", "2", "--pool-free", "1",
+		     "--force-mr", "--sgl", "4096x300", "read"),
+		"error: rdma_rw_ctx_init: -EAGAIN: registration required (force_mr) and the QP's MR pool has 1 of 2 MRs free; no fallback on iWARP or under force_mr");
+	expect_line(
+		1,
+		ARGS("-p", "rxe", "--bvec", "--sgl", "4096x2", "--offset",
+		     "9000", "read"),
+		"error: rdma_rw_ctx_init_bvec: -EINVAL: the iterator is empty: --offset 9000 of 8192 bytes");
+	expect_line(
+		1, ARGS("-p", "rxe", "--bvec", "--sgl", "4096,0,4096", "write"),
+		"error: rdma_rw_ctx_init_bvec: -EINVAL: the iterator leaves the bio_vec array or meets an empty bio_vec");
+	expect_line(
+		1,
+		ARGS("-p", "rxe", "--iommu", "--bvec", "--sgl", "512x3",
+		     "--misalign", "0", "read"),
+		"error: rdma_rw_ctx_init_bvec: -EINVAL: the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
+	expect_line(
+		1,
+		ARGS("-p", "rxe", "--fr-pages", "4", "--force-mr", "--misalign",
+		     "1", "--sgl", "4096x3", "read"),
+		"error: rdma_rw_ctx_init: -EINVAL: entry 1 does not fit in an MR of up to 4 pages with the entries before it (the MR page-list rules)");
+	expect_line(
+		0,
+		ARGS("-p", "mlx5", "--max-sgl-rd", "0", "--sgl", "4096x9",
+		     "read"),
+		"path: ret=1 type=MULTI nr_ops=1 nr_mrs=0 nr_wqes=1 reason=9 entries: up to 30 SGEs per READ");
+}
+
+/* --sgl: K suffixes, counts, single sizes; a second --sgl replaces the first. */
+static void sgl_spec(void **state)
+{
+	expect_line(
+		0, ARGS("--sgl", "512", "--sgl", "1Kx2,16", "write"),
+		"request: api=rdma_rw_ctx_init dir=DMA_TO_DEVICE port_num=1 sg_cnt=3 offset=0 remote_addr=0x10000000 rkey=0x00001234 bytes=2064 transfer_bytes=2064 chained_arrays=1 chain_wr=false entries=[addr=buf+0x0 length=1024; addr=buf+0x400 length=1024; addr=buf+0x800 length=16]");
+}
+
+/* Devices the overrides make impossible: exit 1, nothing printed. */
+static void bad_device(void **state)
+{
+	struct result r = RUN("-p", "rxe", "--max-send-sge", "0", "write");
+
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "");
+	free(r.out);
+}
+
 /* ---- arguments ---------------------------------------------------------- */
 
 static void help_and_bad_args(void **state)
@@ -705,6 +1009,13 @@ int main(void)
 		cmocka_unit_test(json_output),
 		cmocka_unit_test(dot_output),
 		cmocka_unit_test(help_and_bad_args),
+		cmocka_unit_test(help_text),
+		cmocka_unit_test(text_whole_output),
+		cmocka_unit_test(dot_whole_output),
+		cmocka_unit_test(json_whole_output),
+		cmocka_unit_test(reasons),
+		cmocka_unit_test(sgl_spec),
+		cmocka_unit_test(bad_device),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

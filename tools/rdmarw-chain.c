@@ -67,120 +67,135 @@ struct chain_opts {
 	long long offset, gap;
 	long long remote_addr, rkey; /* -1: the defaults, or rbuf with --post */
 	enum dma_data_direction dir;
-	u32 *len; /* entry sizes */
+	u32 len[CHAIN_MAX_ENTRIES]; /* entry sizes */
 	u32 nents;
 	enum chain_format fmt;
 };
 
-/* The option table: a flag sets a bool, a number (max > 0) a long long. */
+/*
+ * The options, each once, in --help's order: the name, argument, kind,
+ * where it is stored, its range, help and short letter, for usage() and
+ * parse_args().  A flag sets a bool, a number a long long; an entry with
+ * only help is a heading.
+ */
+enum opt_kind { O_HEAD, O_FLAG, O_NUM, O_PROFILE, O_SGL, O_HELP, O_VERSION };
+
 struct chain_opt {
-	const char *name;
+	const char *name, *arg;
+	enum opt_kind kind;
 	size_t field;
 	u64 min, max;
+	const char *help;
+	char short_name;
 };
 
-#define OPT(n, f, lo, hi)                                 \
-	{                                                 \
-		n, offsetof(struct chain_opts, f), lo, hi \
-	}
-#define FLAG(n, f) OPT(n, f, 0, 0)
+#define OFF(f) offsetof(struct chain_opts, f)
 
 static const struct chain_opt chain_opts[] = {
-	FLAG("iommu", iommu),
-	FLAG("bvec", bvec),
-	FLAG("force-mr", force_mr),
-	FLAG("chain-wr", chain_wr),
-	FLAG("post", post),
-	FLAG("absolute", absolute),
-	FLAG("json", json),
-	FLAG("dot", dot),
-	OPT("max-sgl-rd", max_sgl_rd, 0, UINT32_MAX),
-	OPT("max-send-sge", max_send_sge, 0, INT_MAX),
-	OPT("max-sge-rd", max_sge_rd, 0, INT_MAX),
-	OPT("fr-pages", fr_pages, 0, UINT32_MAX),
-	OPT("qp-send-sge", qp_send_sge, 0, UINT32_MAX),
-	OPT("offset", offset, 0, UINT32_MAX),
-	OPT("misalign", misalign, 0, PAGE_SIZE - 1),
-	OPT("gap", gap, 0, CHAIN_MAX_ENTRY),
-	OPT("chain", chain, 1, CHAIN_MAX_ENTRIES),
-	OPT("pool-size", pool_size, 0, 65536),
-	OPT("pool-free", pool_free, 0, 65536),
-	OPT("remote-addr", remote_addr, 0, INT64_MAX),
-	OPT("rkey", rkey, 0, UINT32_MAX),
-	OPT("repeat", repeat, 1, 4096),
+	{ .help = "Device (a software device; every attribute can be overridden):" },
+	{ "profile", "NAME", O_PROFILE, 0, 0, 0, "mlx5, rxe (default) or siw",
+	  'p' },
+	{ "iommu", NULL, O_FLAG, OFF(iommu), 0, 0,
+	  "emulated IOMMU (the IOVA path of --bvec)" },
+	{ "max-sgl-rd", "N", O_NUM, OFF(max_sgl_rd), 0, UINT32_MAX,
+	  "entries above which a READ registers memory" },
+	{ "max-send-sge", "N", O_NUM, OFF(max_send_sge), 0, INT_MAX,
+	  "device SGEs per send WR" },
+	{ "max-sge-rd", "N", O_NUM, OFF(max_sge_rd), 0, INT_MAX,
+	  "device SGEs per RDMA READ" },
+	{ "fr-pages", "N", O_NUM, OFF(fr_pages), 0, UINT32_MAX,
+	  "max_fast_reg_page_list_len" },
+	{ "qp-send-sge", "N", O_NUM, OFF(qp_send_sge), 0, UINT32_MAX,
+	  "the QP's cap.max_send_sge (default: the device's)" },
+	{ .help = "Local buffer:" },
+	{ "sgl", "SPEC", O_SGL, 0, 0, 0,
+	  "entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],\n"
+	  "K/M suffixes (default 4096); e.g. 4096x8, 512,100" },
+	{ "offset", "N", O_NUM, OFF(offset), 0, UINT32_MAX,
+	  "sg_offset (with --bvec: where the iterator starts)" },
+	{ "misalign", "N", O_NUM, OFF(misalign), 0, PAGE_SIZE - 1,
+	  "each entry on its own page, starting N bytes in" },
+	{ "gap", "N", O_NUM, OFF(gap), 0, CHAIN_MAX_ENTRY,
+	  "bytes between entries (default 0: contiguous)" },
+	{ "chain", "N", O_NUM, OFF(chain), 1, CHAIN_MAX_ENTRIES,
+	  "chained scatterlist arrays of N entries each" },
+	{ "bvec", NULL, O_FLAG, OFF(bvec), 0, 0,
+	  "rdma_rw_ctx_init_bvec() with one bio_vec per entry" },
+	{ .help = "R/W API:" },
+	{ "force-mr", NULL, O_FLAG, OFF(force_mr), 0, 0,
+	  "rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)" },
+	{ "pool-size", "N", O_NUM, OFF(pool_size), 0, 65536,
+	  "cap.max_rdma_ctxs, the MR pool's size\n"
+	  "(default: rdma_rw_mr_factor() of the buffer)" },
+	{ "pool-free", "N", O_NUM, OFF(pool_free), 0, 65536,
+	  "take MRs out of the pool first, leaving N free" },
+	{ "remote-addr", "A", O_NUM, OFF(remote_addr), 0, INT64_MAX,
+	  "remote address (default 0x10000000)" },
+	{ "rkey", "K", O_NUM, OFF(rkey), 0, UINT32_MAX,
+	  "remote key (default 0x1234)" },
+	{ "chain-wr", NULL, O_FLAG, OFF(chain_wr), 0, 0,
+	  "append a signaled SEND as chain_wr" },
+	{ "repeat", "N", O_NUM, OFF(repeat), 1, 4096,
+	  "build (and with --post, post) the chain N times" },
+	{ "post", NULL, O_FLAG, OFF(post), 0, 0,
+	  "execute each chain against a peer device and\n"
+	  "verify the bytes (remote buffer registered there)" },
+	{ .help = "Output:" },
+	{ "json", NULL, O_FLAG, OFF(json), 0, 0,
+	  "every field of every WR and SGE, as JSON" },
+	{ "dot", NULL, O_FLAG, OFF(dot), 0, 0,
+	  "a Graphviz digraph of the chain" },
+	{ "absolute", NULL, O_FLAG, OFF(absolute), 0, 0,
+	  "raw addresses and keys instead of buf+0x.., mr0.v1" },
+	{ "help", NULL, O_HELP, 0, 0, 0, "this text", 'h' },
+	{ "version", NULL, O_VERSION, 0, 0, 0,
+	  "the tool's and the library's version" },
 };
 
-#define NR_OPTS (sizeof(chain_opts) / sizeof(chain_opts[0]))
+#define NR_OPTS ARRAY_SIZE(chain_opts)
 
+/* The help: each option's names, argument and lines from the table. */
 static void usage(FILE *f)
 {
+	const struct chain_opt *t;
+	const char *h, *nl;
+	char name[24];
+
 	fputs("Usage: rdmarw-chain [options] read|write\n"
-	      "Explain the work requests the R/W API builds for one RDMA READ or WRITE.\n"
-	      "\n"
-	      "Device (a software device; every attribute can be overridden):\n"
-	      "  -p, --profile NAME     mlx5, rxe (default) or siw\n"
-	      "      --iommu            emulated IOMMU (the IOVA path of --bvec)\n"
-	      "      --max-sgl-rd N     entries above which a READ registers memory\n"
-	      "      --max-send-sge N   device SGEs per send WR\n"
-	      "      --max-sge-rd N     device SGEs per RDMA READ\n"
-	      "      --fr-pages N       max_fast_reg_page_list_len\n"
-	      "      --qp-send-sge N    the QP's cap.max_send_sge (default: the device's)\n"
-	      "Local buffer:\n"
-	      "      --sgl SPEC         entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],\n"
-	      "                         K/M suffixes (default 4096); e.g. 4096x8, 512,100\n"
-	      "      --offset N         sg_offset (with --bvec: where the iterator starts)\n"
-	      "      --misalign N       each entry on its own page, starting N bytes in\n"
-	      "      --gap N            bytes between entries (default 0: contiguous)\n"
-	      "      --chain N          chained scatterlist arrays of N entries each\n"
-	      "      --bvec             rdma_rw_ctx_init_bvec() with one bio_vec per entry\n"
-	      "R/W API:\n"
-	      "      --force-mr         rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)\n"
-	      "      --pool-size N      cap.max_rdma_ctxs, the MR pool's size\n"
-	      "                         (default: rdma_rw_mr_factor() of the buffer)\n"
-	      "      --pool-free N      take MRs out of the pool first, leaving N free\n"
-	      "      --remote-addr A    remote address (default 0x10000000)\n"
-	      "      --rkey K           remote key (default 0x1234)\n"
-	      "      --chain-wr         append a signaled SEND as chain_wr\n"
-	      "      --repeat N         build (and with --post, post) the chain N times\n"
-	      "      --post             execute each chain against a peer device and\n"
-	      "                         verify the bytes (remote buffer registered there)\n"
-	      "Output:\n"
-	      "      --json             every field of every WR and SGE, as JSON\n"
-	      "      --dot              a Graphviz digraph of the chain\n"
-	      "      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1\n"
-	      "  -h, --help             this text\n"
-	      "      --version          the tool's and the library's version\n"
-	      "\n"
-	      "Exit status: 0 success; 1 init or post failed; 2 bad arguments.\n",
+	      "Explain the work requests the R/W API builds for one RDMA READ or WRITE.\n\n",
+	      f);
+	for (t = chain_opts; t < chain_opts + NR_OPTS; t++) {
+		if (t->kind != O_HEAD) {
+			snprintf(name, sizeof(name), "--%s%s%s", t->name,
+				 t->arg ? " " : "", t->arg ? t->arg : "");
+			fprintf(f, "  %c%c%c %-18s ", t->short_name ? '-' : ' ',
+				t->short_name ? t->short_name : ' ',
+				t->short_name ? ',' : ' ', name);
+		}
+		for (h = t->help; (nl = strchr(h, '\n')); h = nl + 1)
+			fprintf(f, "%.*s\n%25s", (int)(nl - h), h, "");
+		fprintf(f, "%s\n", h);
+	}
+	fputs("\nExit status: 0 success; 1 init or post failed; 2 bad arguments.\n",
 	      f);
 }
 
 /* "4096x8", "512,4096,100", "4Kx2,100"; no empty item. */
 static bool parse_sgl(struct chain_opts *o, const char *spec)
 {
-	char *copy = strdup(spec), *item = copy, *next, *x;
+	char *copy = strdup(spec), *rest = copy, *item, *size;
 	bool ok = copy != NULL;
-	u64 size, count;
-	u32 *len;
+	u64 bytes, count;
 
-	for (o->nents = 0; ok && item; item = next) {
-		next = strchr(item, ',');
-		if (next)
-			*next++ = '\0';
-		x = strchr(item, 'x');
-		if (x)
-			*x++ = '\0';
+	for (o->nents = 0; ok && (item = strsep(&rest, ","));) {
+		size = strsep(&item, "x"); /* item: the COUNT, or NULL */
 		count = 1;
-		ok = !cli_parse_u64(item, 0, CHAIN_MAX_ENTRY, &size) &&
-		     (!x || !cli_parse_u64(x, 1, CHAIN_MAX_ENTRIES, &count)) &&
+		ok = !cli_parse_u64(size, 0, CHAIN_MAX_ENTRY, &bytes) &&
+		     (!item ||
+		      !cli_parse_u64(item, 1, CHAIN_MAX_ENTRIES, &count)) &&
 		     count <= CHAIN_MAX_ENTRIES - o->nents;
-		len = ok ? reallocarray(o->len, o->nents + count,
-					sizeof(*len)) :
-			   NULL;
-		ok = len != NULL;
-		o->len = ok ? len : o->len;
 		while (ok && count--)
-			o->len[o->nents++] = (u32)size;
+			o->len[o->nents++] = (u32)bytes;
 	}
 	free(copy);
 	return ok && o->nents;
@@ -196,15 +211,11 @@ static void bad_value(const char *name, const char *arg, const char *why)
 /* Parse the command line; exits for --help, --version and bad arguments. */
 static void parse_args(struct chain_opts *o, int argc, char **argv)
 {
-	struct option lo[NR_OPTS + 5] = {
-		{ "profile", required_argument, NULL, 'p' },
-		{ "sgl", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-	};
+	struct option lo[NR_OPTS + 1] = { { NULL } };
+	char shorts[3 * NR_OPTS + 1] = "", *s = shorts;
 	const struct chain_opt *t;
 	const char *why;
-	int opt;
+	int opt, n = 0;
 	size_t i;
 	u64 v;
 
@@ -214,27 +225,35 @@ static void parse_args(struct chain_opts *o, int argc, char **argv)
 	o->qp_send_sge = o->misalign = o->pool_size = o->pool_free = -1;
 	o->remote_addr = o->rkey = -1;
 	o->repeat = 1;
-	for (i = 0; i < NR_OPTS; i++)
-		lo[i + 4] =
-			(struct option){ chain_opts[i].name,
-					 chain_opts[i].max ? required_argument :
-							     no_argument,
-					 NULL, 256 + (int)i };
-	while ((opt = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
-		t = opt >= 256 ? &chain_opts[opt - 256] : NULL;
-		if (opt == 'h') {
+	for (i = 0, t = chain_opts; i < NR_OPTS; i++, t++) {
+		if (t->kind == O_HEAD)
+			continue;
+		lo[n++] = (struct option){ t->name,
+					   t->arg ? required_argument :
+						    no_argument,
+					   NULL, 256 + (int)i };
+		if (t->short_name)
+			s += sprintf(s, "%c%s", t->short_name,
+				     t->arg ? ":" : "");
+	}
+	while ((opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		if (opt == '?')
+			exit(EXIT_BAD_ARGS); /* getopt said which, on one line */
+		for (t = chain_opts; opt < 256 && t->short_name != opt; t++)
+			;
+		if (opt >= 256)
+			t = &chain_opts[opt - 256];
+		if (t->kind == O_HELP) {
 			usage(stdout);
 			exit(0);
-		} else if (opt == 'V') {
+		} else if (t->kind == O_VERSION) {
 			cli_version(CHAIN_TOOL);
-		} else if (opt == '?') {
-			exit(EXIT_BAD_ARGS); /* getopt said which, on one line */
-		} else if (opt == 'p') {
+		} else if (t->kind == O_PROFILE) {
 			o->profile = optarg;
-		} else if (opt == 'S') {
+		} else if (t->kind == O_SGL) {
 			if (!parse_sgl(o, optarg))
 				bad_value("sgl", optarg, NULL);
-		} else if (!t->max) {
+		} else if (t->kind == O_FLAG) {
 			*(bool *)((char *)o + t->field) = true;
 		} else if ((why = cli_parse_u64(optarg, t->min, t->max, &v))) {
 			bad_value(t->name, optarg, why);
@@ -261,15 +280,14 @@ struct chain {
 	struct chain_opts o;
 	struct soft_profile prof;
 	struct two_hosts h;
-	u32 max_rdma_ctxs, pool_pages;
+	u32 pool_pages;
 	int pool_total;
 	struct ib_mr **held;
 	u32 nr_held;
-	bool force;
 	/* the local buffer, its entries, and what the transfer should move */
 	char *buf;
 	size_t buf_len;
-	u64 *off;
+	u64 off[CHAIN_MAX_ENTRIES]; /* where each entry starts in buf */
 	struct scatterlist *sgl; /* the arrays, chained, in one block */
 	u32 nr_arrays;
 	struct bio_vec *bvecs;
@@ -298,7 +316,6 @@ struct chain {
 	char why[192];
 	u32 *base_keys; /* the context's MRs' keys after init */
 	u32 nr_mrs;
-	u64 iova_base, iova_len;
 	struct jw j;
 	int depth; /* output: 0 in a record, 1 in a list */
 	bool first; /* output: nothing yet in this list item */
@@ -312,10 +329,7 @@ struct chain {
 
 /* ---- the local buffer --------------------------------------------------- */
 
-static u64 round_up_page(u64 v)
-{
-	return (v + PAGE_SIZE - 1) & ~(u64)(PAGE_SIZE - 1);
-}
+#define round_up_page(v) (DIV_ROUND_UP((u64)(v), PAGE_SIZE) * PAGE_SIZE)
 
 /*
  * Place the entries: contiguous, or each on its own page with --misalign;
@@ -327,9 +341,6 @@ static bool layout(struct chain *c)
 	u64 cursor = 0, start;
 	u32 i;
 
-	c->off = calloc(o->nents, sizeof(*c->off));
-	if (!c->off)
-		return false;
 	for (i = 0; i < o->nents; i++) {
 		start = cursor + (i ? (u64)o->gap : 0);
 		if (o->misalign >= 0)
@@ -337,8 +348,8 @@ static bool layout(struct chain *c)
 		c->off[i] = start;
 		cursor = start + o->len[i];
 		c->bytes += o->len[i];
-		c->pages += round_up_page(start + (o->len[i] ? o->len[i] : 1)) /
-				    PAGE_SIZE -
+		c->pages += DIV_ROUND_UP(start + (o->len[i] ? o->len[i] : 1),
+					 PAGE_SIZE) -
 			    start / PAGE_SIZE;
 		if (cursor > CHAIN_MAX_LAYOUT)
 			return false;
@@ -352,37 +363,28 @@ static bool layout(struct chain *c)
 }
 
 /*
- * One array, or arrays of --chain entries, each but the last with a link
- * slot (sg_chain()) to the next, in one block.
+ * The scatterlist: one array, or arrays of --chain entries, each but the
+ * last with a link slot (sg_chain()) to the next, in one block; and one
+ * bio_vec per entry, with an iterator that starts --offset bytes in.
  */
-static bool build_sgl(struct chain *c)
+static bool build_lists(struct chain *c)
 {
 	u32 per = c->o.chain ? (u32)c->o.chain : c->o.nents, a, i;
 	struct scatterlist *sg;
 
-	c->nr_arrays = (c->o.nents + per - 1) / per;
+	c->nr_arrays = DIV_ROUND_UP(c->o.nents, per);
 	c->sgl = calloc(c->o.nents + c->nr_arrays - 1, sizeof(*c->sgl));
-	if (!c->sgl)
+	c->bvecs = calloc(c->o.nents, sizeof(*c->bvecs));
+	if (!c->sgl || !c->bvecs)
 		return false;
 	sg_init_table(c->sgl, c->o.nents + c->nr_arrays - 1);
 	for (a = 1; a < c->nr_arrays; a++)
 		sg_chain(&c->sgl[(a - 1) * (per + 1)], per + 1,
 			 &c->sgl[a * (per + 1)]);
-	for_each_sg(c->sgl, sg, c->o.nents, i)
+	for_each_sg(c->sgl, sg, c->o.nents, i) {
 		sg_set_buf(sg, c->buf + c->off[i], c->o.len[i]);
-	return true;
-}
-
-/* One bio_vec per entry; the iterator starts --offset bytes in. */
-static bool build_bvecs(struct chain *c)
-{
-	u32 i;
-
-	c->bvecs = calloc(c->o.nents, sizeof(*c->bvecs));
-	if (!c->bvecs)
-		return false;
-	for (i = 0; i < c->o.nents; i++)
 		bvec_set_virt(&c->bvecs[i], c->buf + c->off[i], c->o.len[i]);
+	}
 	c->iter.bi_size = c->bytes > UINT_MAX ? UINT_MAX : (u32)c->bytes;
 	if ((u64)c->o.offset >= c->iter.bi_size)
 		c->iter.bi_size = 0; /* nothing left: init must refuse it */
@@ -455,12 +457,12 @@ static bool open_hosts(struct chain *c)
 	ret = two_hosts_side(&c->h, 0, 256, IB_POLL_DIRECT);
 	if (!ret)
 		ret = two_hosts_side(&c->h, 1, 64, IB_POLL_DIRECT);
-	c->max_rdma_ctxs = c->o.pool_size >= 0 ?
-				   (u32)c->o.pool_size :
-				   max(rdma_rw_mr_factor(c->h.dev[0],
-							 CHAIN_PORT, c->pages),
-				       1U);
-	attr[0].cap.max_rdma_ctxs = c->max_rdma_ctxs;
+	attr[0].cap.max_rdma_ctxs =
+		c->o.pool_size >= 0 ?
+			(u32)c->o.pool_size :
+			max(rdma_rw_mr_factor(c->h.dev[0], CHAIN_PORT,
+					      c->pages),
+			    1U);
 	attr[0].cap.max_send_sge = c->o.qp_send_sge >= 0 ?
 					   (u32)c->o.qp_send_sge :
 					   (u32)c->h.dev[0]->attrs.max_send_sge;
@@ -505,18 +507,15 @@ static bool open_remote(struct chain *c)
 /* Take MRs out of the pool so that init sees only --pool-free of them. */
 static bool hold_mrs(struct chain *c)
 {
-	u32 want, i;
+	struct ib_qp *qp = c->h.qp[0];
+	u32 want =
+		c->o.pool_free < 0 ? 0 : (u32)(c->pool_total - c->o.pool_free);
 
-	if (c->o.pool_free < 0)
-		return true;
-	want = (u32)(c->pool_total - c->o.pool_free);
-	c->held = calloc(want ? want : 1, sizeof(*c->held));
-	for (i = 0; c->held && i < want; i++, c->nr_held++) {
-		c->held[i] = ib_mr_pool_get(c->h.qp[0], &c->h.qp[0]->rdma_mrs);
-		if (!c->held[i])
-			return false;
-	}
-	return c->held != NULL;
+	c->held = calloc(want + 1, sizeof(*c->held));
+	while (c->held && c->nr_held < want &&
+	       (c->held[c->nr_held] = ib_mr_pool_get(qp, &qp->rdma_mrs)))
+		c->nr_held++;
+	return c->held && c->nr_held == want;
 }
 
 /* ---- names: addresses and keys relative to what they point at ----------- */
@@ -545,53 +544,51 @@ static const char *cqe_name(const struct chain *c, const struct ib_cqe *cqe)
 
 /* ---- the decision, in words --------------------------------------------- */
 
+/* Write the reason, printf-style, into c->why. */
+#define say_why(c, ...) snprintf((c)->why, sizeof((c)->why), __VA_ARGS__)
+
 /* Why init failed, from the decision (or the tool's own empty iterator). */
 static void explain_error(struct chain *c, const char *rule)
 {
 	const struct rdmarw_rw_decision *d = &c->d;
-	const char *s = NULL;
-	size_t n = sizeof(c->why);
 
 	if (!c->have_d && c->o.bvec && !c->iter.bi_size)
-		snprintf(c->why, n,
-			 "the iterator is empty: --offset %lld of %" PRIu64
-			 " bytes",
-			 c->o.offset, c->bytes);
+		say_why(c,
+			"the iterator is empty: --offset %lld of %" PRIu64
+			" bytes",
+			c->o.offset, c->bytes);
 	else if (!c->have_d)
-		s = "init refused its arguments (see rdma_rw_ctx_init(3))";
+		say_why(c,
+			"init refused its arguments (see rdma_rw_ctx_init(3))");
 	else if (d->why == RDMARW_RW_WHY_OFFSET)
-		snprintf(
-			c->why, n,
+		say_why(c,
 			"sg_offset %lld at or past the end of the list (%" PRIu64
 			" bytes)",
 			c->o.offset, c->bytes);
 	else if (d->why == RDMARW_RW_WHY_BVEC_ITER)
-		s = "the iterator leaves the bio_vec array or meets an empty bio_vec";
+		say_why(c,
+			"the iterator leaves the bio_vec array or meets an empty bio_vec");
 	else if (d->why == RDMARW_RW_WHY_DMA_MAP)
-		s = "the list cannot be DMA-mapped";
+		say_why(c, "the list cannot be DMA-mapped");
 	else if (c->ret == -EAGAIN && d->type == RDMA_RW_MR)
-		snprintf(
-			c->why, n,
+		say_why(c,
 			"registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
 			rule,
 			ib_mr_pool_count(c->h.qp[0], &c->h.qp[0]->rdma_mrs),
 			c->pool_total);
 	else if (d->bad_entry != UINT32_MAX)
-		snprintf(
-			c->why, n,
+		say_why(c,
 			"entry %u does not fit in an MR of up to %u pages with the entries before it (the MR page-list rules)",
 			d->bad_entry + (c->o.nents - c->nr_segs),
 			d->pages_per_mr);
 	else if (d->type == RDMA_RW_IOVA)
-		s = "the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final";
+		say_why(c,
+			"the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
 	else if (c->ret == -ENOMEM)
-		s = "out of memory (context storage or mapping)";
+		say_why(c, "out of memory (context storage or mapping)");
 	else
-		snprintf(c->why, n,
-			 "%s path (%s) failed, see rdma_rw_ctx_init(3)",
-			 names_rw_type(d->type), errno_name(c->ret));
-	if (s)
-		snprintf(c->why, n, "%s", s);
+		say_why(c, "%s path (%s) failed, see rdma_rw_ctx_init(3)",
+			names_rw_type(d->type), errno_name(c->ret));
 }
 
 /* The path and why, from the decision the init recorded. */
@@ -600,7 +597,6 @@ static void explain(struct chain *c)
 	const struct rdmarw_rw_decision *d = &c->d;
 	const char *op = c->o.dir == DMA_TO_DEVICE ? "WRITE" : "READ";
 	u32 sgl_rd = c->h.dev[0]->attrs.max_sgl_rd;
-	size_t n = sizeof(c->why);
 	char rule[64];
 
 	/* the rule that asked for registration, as rdmarw_rw_why names it */
@@ -617,40 +613,38 @@ static void explain(struct chain *c)
 		explain_error(c, rule);
 	else if (d->why >= RDMARW_RW_WHY_IWARP_READ &&
 		 d->why <= RDMARW_RW_WHY_MAX_SGL_RD)
-		snprintf(c->why, n, "%s: %u MR%s of up to %u pages", rule,
-			 d->nr_mrs, d->nr_mrs == 1 ? "" : "s", d->pages_per_mr);
+		say_why(c, "%s: %u MR%s of up to %u pages", rule, d->nr_mrs,
+			d->nr_mrs == 1 ? "" : "s", d->pages_per_mr);
 	else if (d->why == RDMARW_RW_WHY_POOL_EMPTY ||
 		 d->why == RDMARW_RW_WHY_NO_POOL)
-		snprintf(
-			c->why, n,
+		say_why(c,
 			"pool exhausted: fell back to %s (%s) from MR (%s); up to %u SGEs per %s",
 			c->path,
 			d->why == RDMARW_RW_WHY_POOL_EMPTY ? "-EAGAIN" :
 							     "-EOPNOTSUPP",
 			rule, d->max_sge, op);
 	else if (d->why == RDMARW_RW_WHY_ONE_ENTRY)
-		snprintf(c->why, n, "one entry");
+		say_why(c, "one entry");
 	else if (d->why == RDMARW_RW_WHY_ONE_BVEC)
-		snprintf(c->why, n, "the transfer lies within one bio_vec");
+		say_why(c, "the transfer lies within one bio_vec");
 	else if (d->why == RDMARW_RW_WHY_NO_IOVA)
-		snprintf(c->why, n, "%s: one SGE per bio_vec, up to %u per %s",
-			 c->h.dev[0]->iommu ? "no IOVA range" :
-					      "virtual DMA, no IOVA API",
-			 d->max_sge, op);
+		say_why(c, "%s: one SGE per bio_vec, up to %u per %s",
+			c->h.dev[0]->iommu ? "no IOVA range" :
+					     "virtual DMA, no IOVA API",
+			d->max_sge, op);
 	else if (d->why == RDMARW_RW_WHY_IOMMU)
-		snprintf(c->why, n,
-			 "IOMMU: %u bio_vecs linked into one IOVA range",
-			 c->nr_segs);
+		say_why(c, "IOMMU: %u bio_vecs linked into one IOVA range",
+			c->nr_segs);
 	else if (d->why == RDMARW_RW_WHY_ENTRIES &&
 		 c->o.dir == DMA_FROM_DEVICE && sgl_rd)
-		snprintf(c->why, n,
-			 "%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
-			 d->nr_sges, sgl_rd, d->max_sge);
+		say_why(c,
+			"%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
+			d->nr_sges, sgl_rd, d->max_sge);
 	else if (d->why == RDMARW_RW_WHY_ENTRIES)
-		snprintf(c->why, n, "%u entries: up to %u SGEs per %s",
-			 d->nr_sges, d->max_sge, op);
+		say_why(c, "%u entries: up to %u SGEs per %s", d->nr_sges,
+			d->max_sge, op);
 	else
-		snprintf(c->why, n, "reason %u", d->why);
+		say_why(c, "reason %u", d->why);
 }
 
 /* ---- init ---------------------------------------------------------------- */
@@ -668,30 +662,15 @@ static void run_init(struct chain *c)
 					  c->sgl, c->o.nents, (u32)c->o.offset,
 					  c->raddr, c->rkey, c->o.dir);
 	c->have_d = !rdmarw_rw_ctx_explain(&c->ctx, &c->d);
-	if (c->ret < 0) {
-		explain(c);
-		c->failed = true;
-		return;
-	}
-	c->ctx_live = true;
+	c->ctx_live = c->ret >= 0;
+	c->failed = !c->ctx_live;
 	explain(c);
-	if (c->d.type == RDMA_RW_IOVA) {
-		c->iova_base = c->ctx.iova.state.addr & ~(u64)(PAGE_SIZE - 1);
-		c->iova_len = c->ctx.iova.state.size + PAGE_SIZE;
-	}
-	if (c->d.type != RDMA_RW_MR)
+	if (!c->ctx_live || c->d.type != RDMA_RW_MR)
 		return;
 	c->base_keys = calloc(c->d.nr_mrs, sizeof(*c->base_keys));
 	for (i = 0; c->base_keys && i < c->d.nr_mrs; i++)
 		c->base_keys[i] = c->ctx.reg[i].mr->lkey;
 	c->nr_mrs = c->base_keys ? c->d.nr_mrs : 0;
-}
-
-static bool is_rdma(const struct chain *c, const struct ib_send_wr *wr)
-{
-	return wr != &c->send_wr && (wr->opcode == IB_WR_RDMA_WRITE ||
-				     wr->opcode == IB_WR_RDMA_READ ||
-				     wr->opcode == IB_WR_RDMA_READ_WITH_INV);
 }
 
 /* ---- output: one description of each record, walked by every writer ---- */
@@ -703,8 +682,7 @@ static bool is_rdma(const struct chain *c, const struct ib_send_wr *wr)
  * mr0.v1) unless --absolute, when JSON prints them as numbers.
  */
 enum kind {
-	K_NUM, /* u64 */
-	K_INT, /* int, in the low bits */
+	K_NUM, /* a number, signed (an int converted to u64 prints as the int) */
 	K_BOOL,
 	K_STR, /* NULL: JSON null, left out of text and dot */
 	K_ADDR, /* a local address */
@@ -760,12 +738,14 @@ static void end(struct chain *c, char brace, const char *dot_attrs)
 
 /*
  * An address as buf+0x.., msg+, rbuf+, rmsg+ or iova+ (a remote one only
- * as rbuf+); a local key as local_dma_lkey, peer_local_dma_lkey or
- * mr<i>.v<variant since init>, a remote one as rmr; raw with --absolute
- * or when it points at none of them.
+ * as rbuf+); a local key as local_dma_lkey or mr<i>.v<variant since
+ * init>, a remote one as rmr; raw with --absolute or when it points at
+ * none of them.  (Every WR printed is the local QP's: no key of the peer's
+ * PD appears in one.)
  */
 static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 {
+	const struct dma_iova_state *iova = &c->ctx.iova.state;
 	const struct {
 		const char *name;
 		u64 base, last; /* the offset of the range's last byte */
@@ -775,7 +755,9 @@ static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 		{ "msg", (uintptr_t)c->msg, CHAIN_MSG_LEN, true },
 		{ "rbuf", (uintptr_t)c->rbuf, c->rbuf_len, c->rbuf },
 		{ "rmsg", (uintptr_t)c->rmsg, CHAIN_MSG_LEN, c->o.post },
-		{ "iova", c->iova_base, c->iova_len - 1, c->iova_len },
+		{ "iova", iova->addr & ~(u64)(PAGE_SIZE - 1),
+		  iova->size + PAGE_SIZE - 1,
+		  c->ctx_live && c->d.type == RDMA_RW_IOVA },
 	};
 	u32 key = (u32)v, i = k == K_RADDR ? 2 : 0, to = k == K_RADDR ? 3 : 5;
 	bool rel = !c->o.absolute, lkey = rel && k == K_LKEY;
@@ -792,8 +774,6 @@ static const char *fmt_ref(const struct chain *c, enum kind k, u64 v, char *out)
 		snprintf(out, NAME_LEN, "0x%" PRIx64, v);
 	else if (lkey && key == c->h.pd[0]->local_dma_lkey)
 		return "local_dma_lkey";
-	else if (lkey && c->o.post && key == c->h.pd[1]->local_dma_lkey)
-		return "peer_local_dma_lkey";
 	else if (lkey && m >= 0)
 		snprintf(out, NAME_LEN, "mr%d.v%u", m,
 			 (key - c->base_keys[m]) & 0xffu);
@@ -819,9 +799,7 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 	if (k == K_STR)
 		str = s;
 	else if (k == K_NUM)
-		snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	else if (k == K_INT)
-		snprintf(buf, sizeof(buf), "%d", (int)v);
+		snprintf(buf, sizeof(buf), "%lld", (long long)v);
 	else if (k == K_BOOL)
 		str = v ? "true" : "false";
 	else if (k == K_OPCODE)
@@ -841,11 +819,11 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 		c->first = false;
 		return;
 	}
-	if (k == K_INT)
-		jw_int(&c->j, name, (int)v);
+	if (k == K_NUM)
+		jw_int(&c->j, name, (long long)v);
 	else if (k == K_BOOL)
 		jw_bool(&c->j, name, v);
-	else if (k == K_NUM || (c->o.absolute && k >= K_ADDR && k <= K_RKEY))
+	else if (c->o.absolute && k >= K_ADDR && k <= K_RKEY)
 		jw_u64(&c->j, name, v);
 	else if (k >= K_SEND_FLAGS)
 		names_jw_flags(&c->j, name, flags, (int)v);
@@ -860,31 +838,19 @@ static void field(struct chain *c, const char *name, enum kind k, u64 v,
 #define F(c, n, k, v) field(c, n, k, (u64)(v), NULL, false)
 #define TERSE(c, n, k, v) field(c, n, k, (u64)(v), NULL, true)
 #define NUM(c, n, v) field(c, n, K_NUM, (u64)(v), NULL, false)
-#define INT(c, n, v) field(c, n, K_INT, (u64)(unsigned int)(v), NULL, false)
 #define BOOL(c, n, v) field(c, n, K_BOOL, !!(v), NULL, false)
 #define STR(c, n, s) field(c, n, K_STR, 0, s, true)
-
-static bool has_inv(const struct ib_send_wr *wr)
-{
-	return wr->opcode == IB_WR_LOCAL_INV ||
-	       wr->opcode == IB_WR_RDMA_READ_WITH_INV ||
-	       wr->opcode == IB_WR_SEND_WITH_INV;
-}
-
-static bool is_reg(const struct chain *c, const struct ib_send_wr *wr)
-{
-	return wr != &c->send_wr && wr->opcode == IB_WR_REG_MR;
-}
 
 /* A WR's fields: ib_send_wr's, with ib_reg_wr's or ib_rdma_wr's. */
 static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 {
 	const struct ib_reg_wr *r = reg_wr(wr);
+	enum ib_wr_opcode op = wr->opcode;
 	char mr[16];
 	int s;
 
-	F(c, "opcode", K_OPCODE, wr->opcode);
-	field(c, "num_sge", K_INT, (u64)wr->num_sge, NULL, !wr->sg_list);
+	F(c, "opcode", K_OPCODE, op);
+	field(c, "num_sge", K_NUM, (u64)wr->num_sge, NULL, !wr->sg_list);
 	if (wr->sg_list) {
 		begin(c, "sg_list", '[');
 		for (s = 0; s < wr->num_sge; s++) {
@@ -896,7 +862,7 @@ static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 		}
 		end(c, ']', NULL);
 	}
-	if (is_reg(c, wr)) {
+	if (op == IB_WR_REG_MR) {
 		snprintf(mr, sizeof(mr), "mr%d", mr_of_key(c, r->mr->lkey));
 		STR(c, "mr", mr);
 		F(c, "key", K_LKEY, r->key);
@@ -905,11 +871,13 @@ static void describe_wr(struct chain *c, const struct ib_send_wr *wr)
 		NUM(c, "mr_page_size", r->mr->page_size);
 		F(c, "access", K_ACCESS, (u64)r->access);
 	}
-	if (is_rdma(c, wr)) {
+	if (op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_READ ||
+	    op == IB_WR_RDMA_READ_WITH_INV) {
 		F(c, "remote_addr", K_RADDR, rdma_wr(wr)->remote_addr);
 		F(c, "rkey", K_RKEY, rdma_wr(wr)->rkey);
 	}
-	if (has_inv(wr))
+	if (op == IB_WR_LOCAL_INV || op == IB_WR_RDMA_READ_WITH_INV ||
+	    op == IB_WR_SEND_WITH_INV)
 		F(c, "invalidate_rkey", K_LKEY, wr->ex.invalidate_rkey);
 	else
 		TERSE(c, "ex", K_NUM, wr->ex.invalidate_rkey);
@@ -929,8 +897,8 @@ static void describe_head(struct chain *c)
 	STR(c, "profile", c->prof.name);
 	STR(c, "protocol", names_protocol(c->h.dev[0]));
 	BOOL(c, "iommu", c->h.dev[0]->iommu);
-	INT(c, "max_send_sge", a->max_send_sge);
-	INT(c, "max_sge_rd", a->max_sge_rd);
+	NUM(c, "max_send_sge", a->max_send_sge);
+	NUM(c, "max_sge_rd", a->max_sge_rd);
 	NUM(c, "max_sgl_rd", a->max_sgl_rd);
 	NUM(c, "max_fast_reg_page_list_len", a->max_fast_reg_page_list_len);
 	end(c, '}', " shape=note");
@@ -939,10 +907,10 @@ static void describe_head(struct chain *c)
 	NUM(c, "max_read_sge", qp->max_read_sge);
 	NUM(c, "max_write_sge", qp->max_write_sge);
 	NUM(c, "max_send_wr", qp->cap.max_send_wr);
-	NUM(c, "max_rdma_ctxs", c->max_rdma_ctxs);
-	BOOL(c, "force_mr", c->force);
-	INT(c, "pool_size", c->pool_total);
-	INT(c, "pool_free_at_init", c->pool_total - (int)c->nr_held);
+	NUM(c, "max_rdma_ctxs", qp->cap.max_rdma_ctxs);
+	BOOL(c, "force_mr", rdma_rw_get_force_mr());
+	NUM(c, "pool_size", c->pool_total);
+	NUM(c, "pool_free_at_init", c->pool_total - (int)c->nr_held);
 	NUM(c, "pages_per_mr", c->pool_pages);
 	end(c, '}', " shape=note");
 	begin(c, "request", '{');
@@ -973,7 +941,7 @@ static void describe_head(struct chain *c)
 	end(c, ']', NULL);
 	end(c, '}', " shape=note");
 	begin(c, "path", '{');
-	INT(c, "ret", c->ret);
+	NUM(c, "ret", c->ret);
 	STR(c, "errno", c->ret < 0 ? errno_name(c->ret) : NULL);
 	STR(c, "type", c->path);
 	NUM(c, "nr_ops", c->ret >= 0 ? c->d.nr_ops : 0);
@@ -1039,8 +1007,6 @@ static const char *verify_data(struct chain *c)
 static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 {
 	const struct ib_cqe *want = c->o.chain_wr ? &c->send_cqe : &c->cqe;
-	const struct ib_send_wr *bad = NULL;
-	struct ib_cq *cqs[2] = { c->h.cq[0], c->h.cq[1] };
 	u32 nr_wc = 0, local = 0, peer = 0;
 	const char *msg;
 	char data[160], id[32];
@@ -1062,15 +1028,15 @@ static bool post_chain(struct chain *c, u32 seed, const struct ib_send_wr *wr)
 		fail(c, "ib_post_recv (peer): %s", errno_name(ret));
 		return false;
 	}
-	ret = ib_post_send(c->h.qp[0], wr, &bad);
+	ret = ib_post_send(c->h.qp[0], wr, NULL);
 	snprintf(id, sizeof(id), c->o.fmt == FMT_DOT ? "c%u_post" : "post",
 		 seed);
 	begin(c, id, '{');
-	INT(c, "ib_post_send", ret);
+	NUM(c, "ib_post_send", ret);
 	STR(c, "errno", ret ? errno_name(ret) : NULL);
 	begin(c, "completions", '[');
 	for (s = 0; s < 2; s++) {
-		while (ib_poll_cq(cqs[s], 1, &wc) > 0 &&
+		while (ib_poll_cq(c->h.cq[s], 1, &wc) > 0 &&
 		       nr_wc++ < CHAIN_MAX_WC) {
 			ok &= wc.status == IB_WC_SUCCESS;
 			local += !s && wc.wr_cqe == want;
@@ -1112,7 +1078,7 @@ static void dot_edges(const struct chain *c, u32 n, u32 i,
 
 	if (i)
 		printf("\tc%u_wr%u -> c%u_wr%u;\n", n, i - 1, n, i);
-	if (is_reg(c, wr))
+	if (wr->opcode == IB_WR_REG_MR)
 		printf("\tc%u_wr%u -> mr%d [style=dotted label=\"registers\"];\n",
 		       n, i, mr_of_key(c, reg_wr(wr)->mr->lkey));
 	if (wr->opcode == IB_WR_LOCAL_INV && inv >= 0)
@@ -1137,10 +1103,8 @@ static void print_chain(struct chain *c, u32 n, const struct ib_send_wr *first)
 		jw_u64(&c->j, "nr_wrs", i);
 		jw_open(&c->j, "wrs", '[');
 	} else if (c->o.fmt == FMT_TEXT) {
-		if (c->o.repeat > 1)
-			printf("chain %u/%lld:", n, c->o.repeat);
-		else
-			printf("chain:");
+		printf(c->o.repeat > 1 ? "chain %u/%lld:" : "chain:", n,
+		       c->o.repeat);
 		for (i = 0, wr = first; wr; wr = wr->next)
 			printf("%s%s", i++ ? " → " : " ",
 			       names_wr_opcode(wr->opcode));
@@ -1243,12 +1207,10 @@ static int setup(struct chain *c)
 	apply_overrides(c);
 	if (c->o.force_mr)
 		rdma_rw_set_force_mr(true);
-	c->force = rdma_rw_get_force_mr();
 	if (!layout(c))
 		cli_refuse(CHAIN_TOOL, "the buffer layout exceeds 4 GiB");
 	transfer_entries(c);
-	if (!build_sgl(c) || (c->o.bvec && !build_bvecs(c)) || !open_hosts(c) ||
-	    (c->o.post && !open_remote(c)))
+	if (!build_lists(c) || !open_hosts(c) || (c->o.post && !open_remote(c)))
 		return EXIT_FAILURE;
 	setup_send(c);
 	c->raddr = c->o.remote_addr >= 0 ? (u64)c->o.remote_addr :
@@ -1293,9 +1255,7 @@ static void teardown(struct chain *c)
 	free(c->copy);
 	free(c->base_keys);
 	free(c->held);
-	free(c->off);
 	free(c->rbuf);
-	free(c->o.len);
 	if (c->buf)
 		munmap(c->buf, c->buf_len);
 }

@@ -56,6 +56,17 @@ refuse rdmarw-info "unrecognized option '--bogus'" --bogus
 refuse rdmarw-chain "bad value for --sgl: '0x'" --sgl 0x write
 refuse rdmarw-chain "bad value for --repeat: '-1'" --repeat -1 write
 refuse rdmarw-chain "give one direction: read or write" sideways
+refuse rdmarw-chain "give one direction: read or write" read write
+refuse rdmarw-chain "--json and --dot exclude each other" --json --dot read
+refuse rdmarw-chain "unknown profile 'nope' (mlx5, rxe, siw)" -p nope read
+refuse rdmarw-chain "--pool-free 2: the pool holds 0 MRs (raise --pool-size)" --pool-free 2 write
+refuse rdmarw-chain "the buffer layout exceeds 4 GiB" --sgl 1Gx5 write
+refuse rdmarw-chain "bad value for --misalign: '4096': above the maximum" --misalign 4096 read
+refuse rdmarw-chain "bad value for --chain: '0': must be at least 1" --chain 0 write
+refuse rdmarw-chain "bad value for --sgl: '4096x70000'" --sgl 4096x70000 write
+refuse rdmarw-chain "unrecognized option '--bogus'" --bogus read
+refuse rdmarw-chain "option '--rkey' requires an argument" write --rkey
+refuse rdmarw-chain "option '--ch' is ambiguous" --ch write
 
 for t in rdmarw-info rdmarw-perf rdmarw-chain; do
 	v=$("$dir/$t" --version) || { echo "FAIL: $t --version" >&2; fails=$((fails + 1)); }
