@@ -31,15 +31,14 @@
 
 #include <cmocka.h>
 
+#include "helpers/ibv_env.h"
+
 #ifdef RDMARW_HAVE_IBV
 #include <rdmarw/ibv.h>
 
 #define WAIT_MS 10000 /* one event (never expected to take this long) */
 #define MAX_EV 16
 #define BUF 8192
-
-static const char *cur_dev;
-static const char *cur_addr;
 
 enum on_request {
 	REQ_ACCEPT,
@@ -88,9 +87,7 @@ struct cm_case {
 	int late;
 	int accept_after_reject;
 	int handler_err;
-	struct ib_device *dev;
-	struct ib_pd *pd, *peer_pd;
-	struct ib_cq *cq, *peer_cq;
+	struct ibv_ends ends;
 	struct ib_mr *peer_mr;
 	u8 *lbuf, *rbuf;
 	const void *req_pdata;
@@ -117,20 +114,9 @@ static void qp_attr(struct cm_case *t, struct ib_cq *cq,
 	};
 }
 
-static void conn_param(struct rdma_conn_param *cp, const void *pd, u8 len)
-{
-	memset(cp, 0, sizeof(*cp));
-	cp->private_data = pd;
-	cp->private_data_len = len;
-	cp->responder_resources = 1;
-	cp->initiator_depth = 1;
-	cp->retry_count = 7;
-	cp->rnr_retry_count = 7;
-}
-
 static bool iwarp(struct cm_case *t)
 {
-	return rdma_protocol_iwarp(t->dev, 1);
+	return rdma_protocol_iwarp(t->ends.dev, 1);
 }
 
 static void log_ev(struct ev_log *l, struct rdma_cm_event *ev)
@@ -159,7 +145,7 @@ static int on_request(struct cm_case *t, struct rdma_cm_id *child)
 	t->kids[t->nkids++] = child;
 	if (!iwarp(t)) {
 		/* over the REP's and the REJ's field: refused, not sent */
-		conn_param(&cp, big, IB_CM_REP_PRIVATE_DATA_SIZE + 1);
+		ibv_conn_param(&cp, big, IB_CM_REP_PRIVATE_DATA_SIZE + 1);
 		t->accept_big = rdma_accept(child, &cp);
 		t->reject_big =
 			rdma_reject(child, big, IB_CM_REJ_PRIVATE_DATA_SIZE + 1,
@@ -172,18 +158,18 @@ static int on_request(struct cm_case *t, struct rdma_cm_id *child)
 		ret = rdma_reject(child, t->rep_pdata, t->rep_len,
 				  t->rej_reason ? t->rej_reason :
 						  IB_CM_REJ_CONSUMER_DEFINED);
-		conn_param(&cp, NULL, 0);
+		ibv_conn_param(&cp, NULL, 0);
 		t->accept_after_reject = rdma_accept(child, &cp);
 		return ret;
 	case REQ_ACCEPT:
 		break;
 	}
-	qp_attr(t, t->peer_cq, &a);
-	ret = rdma_create_qp(child, t->peer_pd, &a);
+	qp_attr(t, t->ends.peer_cq, &a);
+	ret = rdma_create_qp(child, t->ends.peer_pd, &a);
 	if (ret)
 		return ret;
 	t->kid_qps[t->nkids - 1] = child->qp;
-	conn_param(&cp, t->rep_pdata, t->rep_len);
+	ibv_conn_param(&cp, t->rep_pdata, t->rep_len);
 	return rdma_accept(child, &cp);
 }
 
@@ -209,11 +195,11 @@ static int handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		ret = rdma_resolve_route(id, 2000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		qp_attr(t, t->cq, &a);
-		ret = rdma_create_qp(id, t->pd, &a);
+		qp_attr(t, t->ends.cq, &a);
+		ret = rdma_create_qp(id, t->ends.pd, &a);
 		if (!ret)
 			t->cli_qp = id->qp;
-		conn_param(&cp, t->req_pdata, t->req_len);
+		ibv_conn_param(&cp, t->req_pdata, t->req_len);
 		if (!ret)
 			ret = rdma_connect(id, &cp);
 		break;
@@ -300,33 +286,20 @@ static int case_setup(void **state)
 	struct cm_case *t;
 
 	*state = NULL;
-	if (!cur_addr)
-		return 0;
 	t = calloc(1, sizeof(*t));
 	assert_non_null(t);
-	t->dev = ib_device_get_by_name(cur_dev);
-	if (!t->dev) {
+	if (!ibv_ends_open(&t->ends, 32, IB_POLL_DIRECT)) {
 		free(t);
 		return 0;
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
-	t->pd = ib_alloc_pd(t->dev, 0);
-	t->peer_pd = ib_alloc_pd(t->dev, 0);
-	t->cq = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	t->peer_cq = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	assert_false(IS_ERR(t->pd) || IS_ERR(t->peer_pd) || IS_ERR(t->cq) ||
-		     IS_ERR(t->peer_cq));
 	t->lbuf = aligned_alloc(4096, 2 * BUF);
 	t->rbuf = aligned_alloc(4096, BUF);
 	memset(t->lbuf, 0x11, 2 * BUF);
 	memset(t->rbuf, 0x22, BUF);
-	t->peer_mr = ib_reg_user_mr(
-		t->peer_pd, (uintptr_t)t->rbuf, BUF, (uintptr_t)t->rbuf,
-		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			IB_ACCESS_REMOTE_READ);
-	assert_false(IS_ERR(t->peer_mr));
-	assert_int_equal(rdmarw_ibv_declare(t->pd, t->lbuf, 2 * BUF), 0);
+	t->peer_mr = ibv_remote_mr(t->ends.peer_pd, t->rbuf, BUF);
+	assert_int_equal(rdmarw_ibv_declare(t->ends.pd, t->lbuf, 2 * BUF), 0);
 	*state = t;
 	return 0;
 }
@@ -366,10 +339,7 @@ static int case_teardown(void **state)
 	rdma_destroy_id(t->listen_id);
 	destroy_ends(t);
 	assert_int_equal(ib_dereg_mr(t->peer_mr), 0);
-	assert_int_equal(ib_free_cq(t->cq), 0);
-	assert_int_equal(ib_free_cq(t->peer_cq), 0);
-	assert_int_equal(ib_dealloc_pd(t->pd), 0);
-	assert_int_equal(ib_dealloc_pd(t->peer_pd), 0);
+	ibv_ends_close(&t->ends);
 	free(t->lbuf);
 	free(t->rbuf);
 	pthread_mutex_destroy(&t->lock);
@@ -388,9 +358,9 @@ static u16 listen_on(struct cm_case *t)
 	id = rdma_create_id(&init_net, handler, t, RDMA_PS_TCP, IB_QPT_RC);
 	assert_false(IS_ERR(id));
 	t->listen_id = id;
-	sa_of(cur_addr, 0, &sin);
+	sa_of(ibv_lab_addr, 0, &sin);
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), 0);
-	assert_ptr_equal(id->device, t->dev);
+	assert_ptr_equal(id->device, t->ends.dev);
 	assert_int_equal(rdma_listen(id, 4), 0);
 	port = ntohs(
 		((struct sockaddr_in *)&id->route.addr.src_addr)->sin_port);
@@ -409,7 +379,7 @@ static void connect_to(struct cm_case *t, u16 port)
 	pthread_mutex_lock(&t->lock);
 	t->id = id;
 	pthread_mutex_unlock(&t->lock);
-	sa_of(cur_addr, port, &sin);
+	sa_of(ibv_lab_addr, port, &sin);
 	assert_int_equal(
 		rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000), 0);
 }
@@ -442,7 +412,7 @@ static void connect_both(struct cm_case *t)
 					    RDMA_CM_CMA_HDR_SIZE);
 	assert_memory_equal(t->srv.pdata[i], req, sizeof(req));
 	/* the child is on the device the request came on */
-	assert_ptr_equal(t->child->device, t->dev);
+	assert_ptr_equal(t->child->device, t->ends.dev);
 	assert_non_null(t->id->qp);
 	assert_non_null(t->child->qp);
 	assert_int_equal(t->id->qp->state, IB_QPS_RTS);
@@ -479,7 +449,7 @@ static enum ib_wc_status rw_one(struct cm_case *t, u8 *buf, u32 len,
 	assert_true(ret > 0);
 	assert_int_equal(rdma_rw_ctx_post(&ctx, t->id->qp, 1, &d.cqe, NULL), 0);
 	while (!d.calls && time(NULL) < end)
-		ib_process_cq_direct(t->cq, -1);
+		ib_process_cq_direct(t->ends.cq, -1);
 	assert_int_equal(d.calls, 1);
 	rdma_rw_ctx_destroy(&ctx, t->id->qp, 1, &sg, 1, dir);
 	return d.status;
@@ -549,7 +519,8 @@ static void test_reject_with_data(void **state)
 		 * arrives all the same.
 		 */
 		print_message("%s: consumer reject: status %d, %u bytes\n",
-			      cur_dev, t->cli.status[i], t->cli.pdata_len[i]);
+			      ibv_lab_dev, t->cli.status[i],
+			      t->cli.pdata_len[i]);
 		assert_true(t->cli.status[i] == -ECONNRESET ||
 			    t->cli.status[i] == -ECONNREFUSED);
 		assert_int_equal(
@@ -643,7 +614,7 @@ static int bind_twice(struct rdma_cm_id **a, struct rdma_cm_id **b, u16 port,
 		assert_int_equal(rdma_set_reuseaddr(*a, 1), 0);
 		assert_int_equal(rdma_set_reuseaddr(*b, 1), 0);
 	}
-	sa_of(cur_addr, port, &sin);
+	sa_of(ibv_lab_addr, port, &sin);
 	assert_int_equal(rdma_bind_addr(*a, (struct sockaddr *)&sin), 0);
 	return rdma_bind_addr(*b, (struct sockaddr *)&sin);
 }
@@ -667,7 +638,7 @@ static void test_setters_reach_kernel(void **state)
 	a = rdma_create_id(&init_net, quiet_handler, NULL, RDMA_PS_TCP,
 			   IB_QPT_RC);
 	assert_false(IS_ERR(a));
-	sa_of(cur_addr, 0, &sin);
+	sa_of(ibv_lab_addr, 0, &sin);
 	assert_int_equal(rdma_bind_addr(a, (struct sockaddr *)&sin), 0);
 	port = ntohs(((struct sockaddr_in *)&a->route.addr.src_addr)->sin_port);
 	rdma_destroy_id(a);
@@ -709,18 +680,18 @@ static void test_no_listener(void **state)
 	if (i == -2) {
 		/* iWARP: the TCP connection is refused within rdma_connect(),
 		 * which returns the kernel's errno, as it does in the kernel */
-		print_message("%s: no listener: rdma_connect() %d\n", cur_dev,
-			      t->handler_err);
+		print_message("%s: no listener: rdma_connect() %d\n",
+			      ibv_lab_dev, t->handler_err);
 		assert_true(iwarp(t));
 		assert_int_equal(t->handler_err, -ECONNREFUSED);
 		/* the id is back in ROUTE_RESOLVED: a retry gets as far */
-		conn_param(&cp, NULL, 0);
+		ibv_conn_param(&cp, NULL, 0);
 		assert_int_equal(rdma_connect(t->id, &cp), -ECONNREFUSED);
 		assert_int_equal(t->srv.n, 0);
 		return;
 	}
 	assert_true(i >= 0);
-	print_message("%s: no listener: %s, status %d\n", cur_dev,
+	print_message("%s: no listener: %s, status %d\n", ibv_lab_dev,
 		      rdma_event_msg(t->cli.type[i]), t->cli.status[i]);
 	assert_true(t->cli.type[i] == RDMA_CM_EVENT_REJECTED ||
 		    t->cli.type[i] == RDMA_CM_EVENT_UNREACHABLE);
@@ -746,7 +717,7 @@ static void test_states_and_limits(void **state)
 
 	id = rdma_create_id(&init_net, handler, t, RDMA_PS_TCP, IB_QPT_RC);
 	assert_false(IS_ERR(id));
-	conn_param(&cp, NULL, 0);
+	ibv_conn_param(&cp, NULL, 0);
 	/* IDLE: nothing but bind, resolve, listen */
 	assert_int_equal(rdma_connect(id, &cp), -EINVAL);
 	assert_int_equal(rdma_accept(id, &cp), -EINVAL);
@@ -756,9 +727,9 @@ static void test_states_and_limits(void **state)
 	/* an address of no device: the kernel's errno */
 	sa_of("192.0.2.1", 0, &sin);
 	i = rdma_bind_addr(id, (struct sockaddr *)&sin);
-	print_message("%s: bind to 192.0.2.1: %d\n", cur_dev, i);
+	print_message("%s: bind to 192.0.2.1: %d\n", ibv_lab_dev, i);
 	assert_true(i < 0);
-	sa_of(cur_addr, 0, &sin);
+	sa_of(ibv_lab_addr, 0, &sin);
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), 0);
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), -EINVAL);
 	assert_int_equal(rdma_connect(id, &cp), -EINVAL);
@@ -773,9 +744,9 @@ static void test_states_and_limits(void **state)
 	assert_int_equal(rdma_resolve_route(t->id, 100), -EINVAL);
 	id = rdma_create_id(&init_net, handler, t, RDMA_PS_TCP, IB_QPT_RC);
 	assert_false(IS_ERR(id));
-	sa_of(cur_addr, 0, &sin);
+	sa_of(ibv_lab_addr, 0, &sin);
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), 0);
-	assert_int_equal(rdma_create_qp(id, t->pd, NULL), -EINVAL);
+	assert_int_equal(rdma_create_qp(id, t->ends.pd, NULL), -EINVAL);
 	/* no QP and not resolved: connect is refused whatever the data */
 	cp.private_data = big;
 	cp.private_data_len = iwarp(t) ? 255 :
@@ -806,8 +777,8 @@ static void test_pdata_limit(void **state)
 	pthread_mutex_unlock(&t->lock);
 	assert_int_equal(t->srv.n, 0);
 	/* at the limit it goes */
-	conn_param(&cp, big,
-		   IB_CM_REQ_PRIVATE_DATA_SIZE - RDMA_CM_CMA_HDR_SIZE);
+	ibv_conn_param(&cp, big,
+		       IB_CM_REQ_PRIVATE_DATA_SIZE - RDMA_CM_CMA_HDR_SIZE);
 	assert_int_equal(rdma_connect(t->id, &cp), 0);
 	assert_true(wait_ev(t, &t->cli, RDMA_CM_EVENT_ESTABLISHED) >= 0);
 	i = wait_ev(t, &t->srv, RDMA_CM_EVENT_CONNECT_REQUEST);
@@ -835,14 +806,14 @@ static void test_addr_unanswered(void **state)
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 1000);
 	if (ret) {
 		/* the kernel refuses at once (no route): its errno */
-		print_message("%s: resolve 192.0.2.1: %d\n", cur_dev, ret);
+		print_message("%s: resolve 192.0.2.1: %d\n", ibv_lab_dev, ret);
 		assert_true(ret < 0 && ret != -EINVAL);
 		assert_int_equal(t->cli.n, 0);
 		return;
 	}
 	i = wait_end(t, &t->cli);
 	assert_true(i >= 0);
-	print_message("%s: resolve 192.0.2.1: %s, status %d\n", cur_dev,
+	print_message("%s: resolve 192.0.2.1: %s, status %d\n", ibv_lab_dev,
 		      rdma_event_msg(t->cli.type[i]), t->cli.status[i]);
 	assert_true(t->cli.type[i] == RDMA_CM_EVENT_ADDR_ERROR ||
 		    t->cli.type[i] == RDMA_CM_EVENT_UNREACHABLE);
@@ -898,7 +869,7 @@ static void test_destroy_races(void **state)
 	connect_to(t, port);
 	round = wait_end(t, &t->cli);
 	assert_true(round >= 0);
-	print_message("%s: request destroyed: %s, status %d\n", cur_dev,
+	print_message("%s: request destroyed: %s, status %d\n", ibv_lab_dev,
 		      rdma_event_msg(t->cli.type[round]), t->cli.status[round]);
 	assert_true(t->cli.type[round] == RDMA_CM_EVENT_REJECTED ||
 		    t->cli.type[round] == RDMA_CM_EVENT_CONNECT_ERROR ||
@@ -933,43 +904,12 @@ static const struct CMUnitTest tests[] = {
 
 int main(void)
 {
-	static const struct {
-		const char *dev, *env, *group;
-	} devs[] = {
-		{ "rxe0", "LAB_RXE_ADDR", "cm_ibv rxe0" },
-		{ "siw0", "LAB_SIW_ADDR", "cm_ibv siw0" },
-	};
-	unsigned int i;
-	int fails = 0;
-
-	rdmarw_ibv_open_all();
-	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
-		cur_dev = devs[i].dev;
-		cur_addr = getenv(devs[i].env);
-		fails += _cmocka_run_group_tests(
-			devs[i].group, tests, sizeof(tests) / sizeof(tests[0]),
-			NULL, NULL);
-	}
-	if (rdmarw_ibv_close_all()) {
-		fprintf(stderr, "ibv devices still busy at exit\n");
-		fails++;
-	}
-	return fails;
+	return ibv_lab_run("cm_ibv", tests, sizeof(tests) / sizeof(tests[0]));
 }
 
 #else /* !RDMARW_HAVE_IBV */
-
-static void test_no_backend(void **state)
-{
-	skip();
-}
-
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_backend),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return ibv_lab_no_backend();
 }
 #endif /* RDMARW_HAVE_IBV */

@@ -1,12 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* A QP pair on one ibv device, connected through rdma_cm (ibv_env.h). */
+/*
+ * The lab tests' set-up on ibv devices (ibv_env.h): the run on rxe0 and
+ * siw0, each side's PD and CQ, and a QP pair connected through rdma_cm.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
 #include "helpers/ibv_env.h"
+
+static void test_no_backend(void **state)
+{
+	skip();
+}
+
+int ibv_lab_no_backend(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_backend),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
 
 #ifdef RDMARW_HAVE_IBV
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -18,8 +42,74 @@ static void pair_fail(struct ibv_pair *p, int status)
 		p->err = status ? status : -ECONNREFUSED;
 }
 
-static void pair_conn_param(struct rdma_conn_param *cp, const void *priv,
-			    u8 len)
+const char *ibv_lab_dev;
+const char *ibv_lab_addr;
+
+int ibv_lab_run(const char *name, const struct CMUnitTest *tests, size_t n)
+{
+	static const struct {
+		const char *dev, *env;
+	} devs[] = {
+		{ "rxe0", "LAB_RXE_ADDR" },
+		{ "siw0", "LAB_SIW_ADDR" },
+	};
+	char group[64];
+	unsigned int i;
+	int fails = 0;
+
+	rdmarw_ibv_open_all();
+	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+		ibv_lab_dev = devs[i].dev;
+		ibv_lab_addr = getenv(devs[i].env);
+		snprintf(group, sizeof(group), "%s %s", name, ibv_lab_dev);
+		fails += _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+	}
+	if (rdmarw_ibv_close_all()) {
+		fprintf(stderr, "ibv devices still busy at exit\n");
+		fails++;
+	}
+	return fails;
+}
+
+bool ibv_ends_open(struct ibv_ends *e, int cqe, enum ib_poll_context poll_ctx)
+{
+	memset(e, 0, sizeof(*e));
+	if (!ibv_lab_addr)
+		return false;
+	e->dev = ib_device_get_by_name(ibv_lab_dev);
+	if (!e->dev)
+		return false;
+	e->pd = ib_alloc_pd(e->dev, 0);
+	assert_false(IS_ERR(e->pd));
+	e->peer_pd = ib_alloc_pd(e->dev, 0);
+	assert_false(IS_ERR(e->peer_pd));
+	e->cq = ib_alloc_cq(e->dev, NULL, cqe, 0, poll_ctx);
+	assert_false(IS_ERR(e->cq));
+	e->peer_cq = ib_alloc_cq(e->dev, NULL, cqe, 0, IB_POLL_DIRECT);
+	assert_false(IS_ERR(e->peer_cq));
+	return true;
+}
+
+void ibv_ends_close(struct ibv_ends *e)
+{
+	assert_int_equal(ib_free_cq(e->cq), 0);
+	assert_int_equal(ib_free_cq(e->peer_cq), 0);
+	assert_int_equal(ib_dealloc_pd(e->pd), 0);
+	assert_int_equal(ib_dealloc_pd(e->peer_pd), 0);
+}
+
+struct ib_mr *ibv_remote_mr(struct ib_pd *pd, void *buf, size_t len)
+{
+	struct ib_mr *mr;
+
+	mr = ib_reg_user_mr(pd, (uintptr_t)buf, len, (uintptr_t)buf,
+			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+				    IB_ACCESS_REMOTE_READ);
+	assert_false(IS_ERR(mr));
+	return mr;
+}
+
+void ibv_conn_param(struct rdma_conn_param *cp, const void *priv, u8 len)
 {
 	memset(cp, 0, sizeof(*cp));
 	cp->private_data = priv;
@@ -43,7 +133,7 @@ static int pair_request(struct ibv_pair *p, struct rdma_cm_id *child,
 	if (ret)
 		return ret;
 	p->peer_qp = child->qp;
-	pair_conn_param(&cp, p->priv, p->priv_len);
+	ibv_conn_param(&cp, p->priv, p->priv_len);
 	return rdma_accept(child, &cp);
 }
 
@@ -62,7 +152,7 @@ static int pair_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		ret = rdma_create_qp(id, p->pd, p->attr);
 		if (!ret) {
 			p->qp = id->qp;
-			pair_conn_param(&cp, NULL, 0);
+			ibv_conn_param(&cp, NULL, 0);
 			ret = rdma_connect(id, &cp);
 		}
 		break;
@@ -235,7 +325,4 @@ int ibv_pair_destroy(struct ibv_pair *p)
 	memset(p, 0, sizeof(*p));
 	return ret;
 }
-#else
-/* Nothing to build without the backend (a unit must not be empty). */
-extern int rdmarw_tests_no_ibv_env;
 #endif /* RDMARW_HAVE_IBV */
