@@ -222,31 +222,25 @@ out:
 	return 0;
 }
 
-/* The index of the first @type in @l, or -1 after WAIT_MS. */
-static int wait_ev(struct cm_case *t, struct ev_log *l,
-		   enum rdma_cm_event_type type)
-{
-	struct timespec ts;
-	int i, found = -1;
+#define EV_END (-1) /* wait_ev(): an event that ends a connection attempt */
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += WAIT_MS / 1000;
-	pthread_mutex_lock(&t->lock);
-	for (;;) {
-		for (i = 0; i < l->n && found < 0; i++)
-			if (l->type[i] == type)
-				found = i;
-		if (found >= 0 ||
-		    pthread_cond_timedwait(&t->cond, &t->lock, &ts))
-			break;
-	}
-	pthread_mutex_unlock(&t->lock);
-	return found;
+static bool ev_is(enum rdma_cm_event_type type, int want)
+{
+	if (want != EV_END)
+		return type == (enum rdma_cm_event_type)want;
+	return type == RDMA_CM_EVENT_ESTABLISHED ||
+	       type == RDMA_CM_EVENT_REJECTED ||
+	       type == RDMA_CM_EVENT_UNREACHABLE ||
+	       type == RDMA_CM_EVENT_CONNECT_ERROR ||
+	       type == RDMA_CM_EVENT_ADDR_ERROR ||
+	       type == RDMA_CM_EVENT_ROUTE_ERROR;
 }
 
-/* The first event of @l that ends a connection attempt; -2 when a call
- * of a handler failed first (its errno in @handler_err); -1 after WAIT_MS. */
-static int wait_end(struct cm_case *t, struct ev_log *l)
+/* The index of the first event of @l that is @want (an event type, or
+ * EV_END: one that ends a connection attempt); -2 when @want is EV_END and
+ * a call of a handler failed first (its errno in @handler_err); -1 after
+ * WAIT_MS. */
+static int wait_ev(struct cm_case *t, struct ev_log *l, int want)
 {
 	struct timespec ts;
 	int i, found = -1;
@@ -256,14 +250,9 @@ static int wait_end(struct cm_case *t, struct ev_log *l)
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
 		for (i = 0; i < l->n && found < 0; i++)
-			if (l->type[i] == RDMA_CM_EVENT_ESTABLISHED ||
-			    l->type[i] == RDMA_CM_EVENT_REJECTED ||
-			    l->type[i] == RDMA_CM_EVENT_UNREACHABLE ||
-			    l->type[i] == RDMA_CM_EVENT_CONNECT_ERROR ||
-			    l->type[i] == RDMA_CM_EVENT_ADDR_ERROR ||
-			    l->type[i] == RDMA_CM_EVENT_ROUTE_ERROR)
+			if (ev_is(l->type[i], want))
 				found = i;
-		if (found < 0 && t->handler_err)
+		if (found < 0 && want == EV_END && t->handler_err)
 			found = -2;
 		if (found != -1 ||
 		    pthread_cond_timedwait(&t->cond, &t->lock, &ts))
@@ -508,7 +497,7 @@ static void test_reject_with_data(void **state)
 	memcpy(t->rep_pdata, "not-today", 10);
 	t->rep_len = 10;
 	connect_to(t, listen_on(t));
-	i = wait_end(t, &t->cli);
+	i = wait_ev(t, &t->cli, EV_END);
 	assert_true(i >= 0);
 	assert_int_equal(t->cli.type[i], RDMA_CM_EVENT_REJECTED);
 	if (iwarp(t)) {
@@ -566,7 +555,7 @@ static void reject_with(struct cm_case *t, u8 reason, int seen)
 	t->rej_reason = reason;
 	t->rep_len = 0;
 	connect_to(t, listen_on(t));
-	i = wait_end(t, &t->cli);
+	i = wait_ev(t, &t->cli, EV_END);
 	assert_true(i >= 0);
 	assert_int_equal(t->cli.type[i], RDMA_CM_EVENT_REJECTED);
 	assert_int_equal(t->cli.status[i], seen);
@@ -676,7 +665,7 @@ static void test_no_listener(void **state)
 	rdma_destroy_id(t->listen_id); /* nobody listens there now */
 	t->listen_id = NULL;
 	connect_to(t, port);
-	i = wait_end(t, &t->cli);
+	i = wait_ev(t, &t->cli, EV_END);
 	if (i == -2) {
 		/* iWARP: the TCP connection is refused within rdma_connect(),
 		 * which returns the kernel's errno, as it does in the kernel */
@@ -811,7 +800,7 @@ static void test_addr_unanswered(void **state)
 		assert_int_equal(t->cli.n, 0);
 		return;
 	}
-	i = wait_end(t, &t->cli);
+	i = wait_ev(t, &t->cli, EV_END);
 	assert_true(i >= 0);
 	print_message("%s: resolve 192.0.2.1: %s, status %d\n", ibv_lab_dev,
 		      rdma_event_msg(t->cli.type[i]), t->cli.status[i]);
@@ -867,7 +856,7 @@ static void test_destroy_races(void **state)
 	t->handler_err = 0; /* a child's accept may have failed above */
 	pthread_mutex_unlock(&t->lock);
 	connect_to(t, port);
-	round = wait_end(t, &t->cli);
+	round = wait_ev(t, &t->cli, EV_END);
 	assert_true(round >= 0);
 	print_message("%s: request destroyed: %s, status %d\n", ibv_lab_dev,
 		      rdma_event_msg(t->cli.type[round]), t->cli.status[round]);
