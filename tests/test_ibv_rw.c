@@ -78,6 +78,20 @@ static void wait_calls(struct ib_cq *cq, struct done_ctx *d, int n)
 	assert_int_equal(__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE), n);
 }
 
+static bool iwarp(struct ibv_env *e)
+{
+	return rdma_protocol_iwarp(e->ends.dev, 1);
+}
+
+/* Post @ctx with @d's cqe; wait for its one completion. */
+static void post_wait(struct ibv_env *e, struct rdma_rw_ctx *ctx,
+		      struct done_ctx *d)
+{
+	done_init(d);
+	assert_int_equal(rdma_rw_ctx_post(ctx, e->qp, 1, &d->cqe, NULL), 0);
+	wait_calls(e->ends.cq, d, 1);
+}
+
 static void qp_attr(struct ibv_env *e, struct ib_cq *cq,
 		    struct ib_qp_init_attr *a)
 {
@@ -227,7 +241,7 @@ static void test_private_data(void **state)
 
 	n = e->pair.pdata_len;
 	/* InfiniBand and RoCE pad to the CM message's private data size. */
-	if (rdma_protocol_iwarp(e->ends.dev, 1))
+	if (iwarp(e))
 		assert_int_equal(n, sizeof(struct rdmarw_ibv_peer_info));
 	else
 		assert_true(n >= sizeof(struct rdmarw_ibv_peer_info));
@@ -236,7 +250,7 @@ static void test_private_data(void **state)
 	assert_int_equal(rkey, e->remote_mr->rkey);
 	assert_int_equal(len, ARENA);
 	/* The client sent none (InfiniBand and RoCE pad with zeros). */
-	if (rdma_protocol_iwarp(e->ends.dev, 1))
+	if (iwarp(e))
 		assert_int_equal(e->pair.req_pdata_len, 0);
 	else
 		assert_int_equal(e->pair.req_pdata_len,
@@ -279,9 +293,7 @@ static void one_write(struct ibv_env *e, u32 n)
 			       DMA_TO_DEVICE);
 	assert_int_equal(ret, (int)div_up(n, e->qp->max_write_sge));
 	assert_int_equal(ctx.nr_ops, ret);
-	done_init(&d);
-	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
-	wait_calls(e->ends.cq, &d, 1);
+	post_wait(e, &ctx, &d);
 	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
 	assert_int_equal(d.wc.opcode, IB_WC_RDMA_WRITE);
 	assert_ptr_equal(d.wc.qp, e->qp);
@@ -324,9 +336,7 @@ static void one_read(struct ibv_env *e, u32 n)
 			       (uintptr_t)e->remote + 3, e->remote_mr->rkey,
 			       DMA_FROM_DEVICE);
 	assert_int_equal(ret, (int)div_up(n, e->qp->max_read_sge));
-	done_init(&d);
-	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
-	wait_calls(e->ends.cq, &d, 1);
+	post_wait(e, &ctx, &d);
 	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
 	assert_int_equal(d.wc.opcode, IB_WC_RDMA_READ);
 	for (i = 0; i < n; i++) {
@@ -470,9 +480,7 @@ static enum ib_wc_status bad_rkey(struct ibv_env *e,
 					  (uintptr_t)e->remote,
 					  e->remote_mr->rkey ^ 0x80, dir),
 			 1);
-	done_init(&d);
-	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
-	wait_calls(e->ends.cq, &d, 1);
+	post_wait(e, &ctx, &d);
 	rdma_rw_ctx_destroy(&ctx, e->qp, 1, &sg, 1, dir);
 	assert_ptr_equal(d.wc.qp, e->qp);
 	return d.wc.status;
@@ -488,9 +496,7 @@ static void test_remote_access_error(void **state)
 	struct ibv_env *e = env_or_skip(state);
 
 	assert_int_equal(bad_rkey(e, DMA_TO_DEVICE),
-			 rdma_protocol_iwarp(e->ends.dev, 1) ?
-				 IB_WC_SUCCESS :
-				 IB_WC_REM_ACCESS_ERR);
+			 iwarp(e) ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR);
 }
 
 /*
@@ -502,9 +508,7 @@ static void test_remote_access_error_read(void **state)
 	struct ibv_env *e = env_or_skip(state);
 
 	assert_int_equal(bad_rkey(e, DMA_FROM_DEVICE),
-			 rdma_protocol_iwarp(e->ends.dev, 1) ?
-				 IB_WC_WR_FLUSH_ERR :
-				 IB_WC_REM_ACCESS_ERR);
+			 iwarp(e) ? IB_WC_WR_FLUSH_ERR : IB_WC_REM_ACCESS_ERR);
 }
 
 /* On-demand entries are cached, released by forget; declared ones used. */

@@ -238,6 +238,19 @@ static u16 pair_port(const struct sockaddr_storage *ss)
 	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
 }
 
+/* An id of the pair's, and @addr with @port in @ss. */
+static int pair_id(struct ibv_pair *p, const char *addr, u16 port,
+		   struct sockaddr_storage *ss, struct rdma_cm_id **id)
+{
+	int ret = pair_addr(addr, port, ss);
+
+	if (ret)
+		return ret;
+	*id = rdma_create_id(&init_net, pair_handler, p, RDMA_PS_TCP,
+			     IB_QPT_RC);
+	return IS_ERR(*id) ? (int)PTR_ERR(*id) : 0;
+}
+
 int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
 		     struct ib_qp_init_attr *attr, struct ib_pd *peer_pd,
 		     struct ib_qp_init_attr *peer_attr, const void *priv,
@@ -256,14 +269,9 @@ int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
 	p->peer_attr = peer_attr;
 	p->priv = priv;
 	p->priv_len = priv_len;
-	ret = pair_addr(addr, 0, &ss);
+	ret = pair_id(p, addr, 0, &ss, &id);
 	if (ret)
 		goto err;
-	id = rdma_create_id(&init_net, pair_handler, p, RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = (int)PTR_ERR(id);
-		goto err;
-	}
 	p->listen_id = id;
 	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
 	if (!ret)
@@ -271,14 +279,9 @@ int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
 	if (ret)
 		goto err;
 	p->port = pair_port(&id->route.addr.src_addr);
-	ret = pair_addr(addr, p->port, &ss);
+	ret = pair_id(p, addr, p->port, &ss, &id);
 	if (ret)
 		goto err;
-	id = rdma_create_id(&init_net, pair_handler, p, RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = (int)PTR_ERR(id);
-		goto err;
-	}
 	pthread_mutex_lock(&p->lock);
 	p->id = id;
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 5000);
