@@ -408,40 +408,24 @@ static void connect_both(struct cm_case *t)
 	assert_int_equal(t->child->qp->state, IB_QPS_RTS);
 }
 
-struct done {
-	struct ib_cqe cqe;
-	int calls;
-	enum ib_wc_status status;
-};
-
-static void on_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct done *d = container_of(wc->wr_cqe, struct done, cqe);
-
-	d->status = wc->status;
-	d->calls++;
-}
-
 /* One R/W context over the connection; its completion's status. */
 static enum ib_wc_status rw_one(struct cm_case *t, u8 *buf, u32 len,
 				enum dma_data_direction dir)
 {
 	struct rdma_rw_ctx ctx;
 	struct scatterlist sg;
-	struct done d = { .cqe.done = on_done };
-	time_t end = time(NULL) + WAIT_MS / 1000;
+	struct ibv_done d;
 	int ret;
 
 	sg_init_one(&sg, buf, len);
 	ret = rdma_rw_ctx_init(&ctx, t->id->qp, 1, &sg, 1, 0,
 			       (uintptr_t)t->rbuf, t->peer_mr->rkey, dir);
 	assert_true(ret > 0);
+	ibv_done_init(&d);
 	assert_int_equal(rdma_rw_ctx_post(&ctx, t->id->qp, 1, &d.cqe, NULL), 0);
-	while (!d.calls && time(NULL) < end)
-		ib_process_cq_direct(t->ends.cq, -1);
-	assert_int_equal(d.calls, 1);
+	ibv_done_wait(t->ends.cq, &d, 1);
 	rdma_rw_ctx_destroy(&ctx, t->id->qp, 1, &sg, 1, dir);
-	return d.status;
+	return d.wc.status;
 }
 
 static void test_connect_rw(void **state)

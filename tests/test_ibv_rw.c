@@ -19,7 +19,6 @@
 #include <rdmarw/rw.h>
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +29,6 @@
 #ifdef RDMARW_HAVE_IBV
 
 #define ARENA (64 * 1024)
-#define WAIT_S 30 /* give up on a completion after this (never expected) */
-
-struct done_ctx {
-	struct ib_cqe cqe;
-	int calls;
-	struct ib_wc wc;
-};
 
 struct ibv_env {
 	struct ibv_ends ends;
@@ -49,35 +41,6 @@ struct ibv_env {
 	long dma_mapped;
 };
 
-static void on_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct done_ctx *d = container_of(wc->wr_cqe, struct done_ctx, cqe);
-
-	d->wc = *wc;
-	__atomic_add_fetch(&d->calls, 1, __ATOMIC_RELEASE);
-}
-
-static void done_init(struct done_ctx *d)
-{
-	memset(d, 0, sizeof(*d));
-	d->cqe.done = on_done;
-}
-
-/* Process completions until @d was called @n times (or WAIT_S passed). */
-static void wait_calls(struct ib_cq *cq, struct done_ctx *d, int n)
-{
-	time_t end = time(NULL) + WAIT_S;
-
-	while (__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE) < n &&
-	       time(NULL) < end) {
-		if (cq->poll_ctx == IB_POLL_DIRECT)
-			ib_process_cq_direct(cq, -1);
-		else
-			sched_yield();
-	}
-	assert_int_equal(__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE), n);
-}
-
 static bool iwarp(struct ibv_env *e)
 {
 	return rdma_protocol_iwarp(e->ends.dev, 1);
@@ -85,11 +48,11 @@ static bool iwarp(struct ibv_env *e)
 
 /* Post @ctx with @d's cqe; wait for its one completion. */
 static void post_wait(struct ibv_env *e, struct rdma_rw_ctx *ctx,
-		      struct done_ctx *d)
+		      struct ibv_done *d)
 {
-	done_init(d);
+	ibv_done_init(d);
 	assert_int_equal(rdma_rw_ctx_post(ctx, e->qp, 1, &d->cqe, NULL), 0);
-	wait_calls(e->ends.cq, d, 1);
+	ibv_done_wait(e->ends.cq, d, 1);
 }
 
 static void qp_attr(struct ibv_env *e, struct ib_cq *cq,
@@ -280,7 +243,7 @@ static void one_write(struct ibv_env *e, u32 n)
 {
 	struct scatterlist sg[12];
 	struct rdma_rw_ctx ctx;
-	struct done_ctx d;
+	struct ibv_done d;
 	u32 total, i, off = 0;
 	int ret;
 
@@ -324,7 +287,7 @@ static void one_read(struct ibv_env *e, u32 n)
 {
 	struct scatterlist sg[12];
 	struct rdma_rw_ctx ctx;
-	struct done_ctx d;
+	struct ibv_done d;
 	u32 total, i, off = 0;
 	int ret;
 
@@ -370,7 +333,7 @@ static void test_chain_shape(void **state)
 	struct scatterlist sg[12];
 	struct rdma_rw_ctx ctx;
 	struct ib_send_wr *wr;
-	struct done_ctx d;
+	struct ibv_done d;
 	u32 total, left = 12, nr = 0;
 	int ret;
 
@@ -378,7 +341,7 @@ static void test_chain_shape(void **state)
 	ret = rdma_rw_ctx_init(&ctx, e->qp, 1, sg, 12, 0, (uintptr_t)e->remote,
 			       e->remote_mr->rkey, DMA_FROM_DEVICE);
 	assert_true(ret > 0);
-	done_init(&d);
+	ibv_done_init(&d);
 	for (wr = rdma_rw_ctx_wrs(&ctx, e->qp, 1, &d.cqe, NULL); wr;
 	     wr = wr->next) {
 		u32 want =
@@ -415,7 +378,7 @@ static void test_bad_input(void **state)
 	const struct ib_send_wr *bad_wr = NULL;
 	struct scatterlist sg;
 	struct rdma_rw_ctx ctx;
-	struct done_ctx d;
+	struct ibv_done d;
 
 	good.rkey = e->remote_mr->rkey;
 	sg_init_one(&sg, e->local, 16);
@@ -434,14 +397,14 @@ static void test_bad_input(void **state)
 	good.wr.num_sge = (int)e->qp->max_read_sge + 1;
 	assert_int_equal(ib_post_send(e->qp, &good.wr, &bad_wr), -EINVAL);
 	/* A good request before a bad one is posted and completes. */
-	done_init(&d);
+	ibv_done_init(&d);
 	good.wr.opcode = IB_WR_RDMA_WRITE;
 	good.wr.num_sge = 1;
 	good.wr.wr_cqe = &d.cqe;
 	good.wr.next = &bad;
 	assert_int_equal(ib_post_send(e->qp, &good.wr, &bad_wr), -EINVAL);
 	assert_ptr_equal(bad_wr, &bad);
-	wait_calls(e->ends.cq, &d, 1);
+	ibv_done_wait(e->ends.cq, &d, 1);
 	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
 	/* No fast registration through libibverbs. */
 	assert_ptr_equal(ib_alloc_mr(e->ends.pd, IB_MR_TYPE_MEM_REG, 4),
@@ -473,7 +436,7 @@ static enum ib_wc_status bad_rkey(struct ibv_env *e,
 {
 	struct scatterlist sg;
 	struct rdma_rw_ctx ctx;
-	struct done_ctx d;
+	struct ibv_done d;
 
 	sg_init_one(&sg, e->local, 64);
 	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 1, &sg, 1, 0,
@@ -580,7 +543,7 @@ static void test_flush_after_err(void **state)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_sge sge = { (uintptr_t)e->local, 16,
 			      RDMARW_IBV_LOCAL_DMA_LKEY };
-	struct done_ctx ds, dr;
+	struct ibv_done ds, dr;
 	struct ib_send_wr swr = { .sg_list = &sge,
 				  .num_sge = 1,
 				  .opcode = IB_WR_SEND,
@@ -588,14 +551,14 @@ static void test_flush_after_err(void **state)
 	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
 
 	assert_int_equal(ib_modify_qp(e->qp, &attr, IB_QP_STATE), 0);
-	done_init(&ds);
-	done_init(&dr);
+	ibv_done_init(&ds);
+	ibv_done_init(&dr);
 	swr.wr_cqe = &ds.cqe;
 	rwr.wr_cqe = &dr.cqe;
 	assert_int_equal(ib_post_send(e->qp, &swr, NULL), 0);
 	assert_int_equal(ib_post_recv(e->qp, &rwr, NULL), 0);
-	wait_calls(e->ends.cq, &ds, 1);
-	wait_calls(e->ends.cq, &dr, 1);
+	ibv_done_wait(e->ends.cq, &ds, 1);
+	ibv_done_wait(e->ends.cq, &dr, 1);
 	assert_int_equal(ds.wc.status, IB_WC_WR_FLUSH_ERR);
 	assert_int_equal(dr.wc.status, IB_WC_WR_FLUSH_ERR);
 	assert_ptr_equal(ds.wc.qp, e->qp);

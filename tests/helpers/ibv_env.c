@@ -29,12 +29,14 @@ int ibv_lab_no_backend(void)
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define PAIR_WAIT_MS 30000 /* for the whole connection (never expected) */
+#define DONE_WAIT_S 30 /* for a completion (never expected) */
 
 static void pair_fail(struct ibv_pair *p, int status)
 {
@@ -107,6 +109,34 @@ struct ib_mr *ibv_remote_mr(struct ib_pd *pd, void *buf, size_t len)
 				    IB_ACCESS_REMOTE_READ);
 	assert_false(IS_ERR(mr));
 	return mr;
+}
+
+static void done_record(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ibv_done *d = container_of(wc->wr_cqe, struct ibv_done, cqe);
+
+	d->wc = *wc;
+	__atomic_add_fetch(&d->calls, 1, __ATOMIC_RELEASE);
+}
+
+void ibv_done_init(struct ibv_done *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->cqe.done = done_record;
+}
+
+void ibv_done_wait(struct ib_cq *cq, struct ibv_done *d, int n)
+{
+	time_t end = time(NULL) + DONE_WAIT_S;
+
+	while (__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE) < n &&
+	       time(NULL) < end) {
+		if (cq->poll_ctx == IB_POLL_DIRECT)
+			ib_process_cq_direct(cq, -1);
+		else
+			sched_yield();
+	}
+	assert_int_equal(__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE), n);
 }
 
 void ibv_conn_param(struct rdma_conn_param *cp, const void *priv, u8 len)

@@ -101,6 +101,35 @@ void ibv_ends_close(struct ibv_ends *e);
 struct ib_mr *ibv_remote_mr(struct ib_pd *pd, void *buf, size_t len);
 
 /**
+ * struct ibv_done - a cqe that records its completions
+ * @cqe: what a work request carries (wr_cqe)
+ * @calls: how often its done() ran
+ * @wc: the last completion
+ */
+struct ibv_done {
+	struct ib_cqe cqe;
+	int calls;
+	struct ib_wc wc;
+};
+
+/**
+ * ibv_done_init() - zero @d and point its cqe's done() at the recorder
+ * @d: the cqe to post with
+ */
+void ibv_done_init(struct ibv_done *d);
+
+/**
+ * ibv_done_wait() - process completions until @d's done() ran @n times
+ * @cq: the CQ @d's work requests complete on (polled here when it is
+ *      IB_POLL_DIRECT; otherwise its thread calls done())
+ * @d: the cqe
+ * @n: how many calls
+ *
+ * Gives up after 30 s (never expected) and asserts that there were @n.
+ */
+void ibv_done_wait(struct ib_cq *cq, struct ibv_done *d, int n);
+
+/**
  * ibv_conn_param() - the connection parameters the lab tests use
  * @cp: filled
  * @priv: private data, or NULL
