@@ -31,15 +31,14 @@
 
 #include <cmocka.h>
 
+#include "helpers/ibv_env.h"
+
 #ifdef RDMARW_HAVE_IBV
 #include <rdmarw/ibv.h>
 
 #define WAIT_MS 10000 /* one event (never expected to take this long) */
 #define MAX_EV 16
 #define BUF 8192
-
-static const char *cur_dev;
-static const char *cur_addr;
 
 enum on_request {
 	REQ_ACCEPT,
@@ -88,9 +87,7 @@ struct cm_case {
 	int late;
 	int accept_after_reject;
 	int handler_err;
-	struct ib_device *dev;
-	struct ib_pd *pd, *peer_pd;
-	struct ib_cq *cq, *peer_cq;
+	struct ibv_ends ends;
 	struct ib_mr *peer_mr;
 	u8 *lbuf, *rbuf;
 	const void *req_pdata;
@@ -117,20 +114,9 @@ static void qp_attr(struct cm_case *t, struct ib_cq *cq,
 	};
 }
 
-static void conn_param(struct rdma_conn_param *cp, const void *pd, u8 len)
-{
-	memset(cp, 0, sizeof(*cp));
-	cp->private_data = pd;
-	cp->private_data_len = len;
-	cp->responder_resources = 1;
-	cp->initiator_depth = 1;
-	cp->retry_count = 7;
-	cp->rnr_retry_count = 7;
-}
-
 static bool iwarp(struct cm_case *t)
 {
-	return rdma_protocol_iwarp(t->dev, 1);
+	return rdma_protocol_iwarp(t->ends.dev, 1);
 }
 
 static void log_ev(struct ev_log *l, struct rdma_cm_event *ev)
@@ -159,7 +145,7 @@ static int on_request(struct cm_case *t, struct rdma_cm_id *child)
 	t->kids[t->nkids++] = child;
 	if (!iwarp(t)) {
 		/* over the REP's and the REJ's field: refused, not sent */
-		conn_param(&cp, big, IB_CM_REP_PRIVATE_DATA_SIZE + 1);
+		ibv_conn_param(&cp, big, IB_CM_REP_PRIVATE_DATA_SIZE + 1);
 		t->accept_big = rdma_accept(child, &cp);
 		t->reject_big =
 			rdma_reject(child, big, IB_CM_REJ_PRIVATE_DATA_SIZE + 1,
@@ -172,18 +158,18 @@ static int on_request(struct cm_case *t, struct rdma_cm_id *child)
 		ret = rdma_reject(child, t->rep_pdata, t->rep_len,
 				  t->rej_reason ? t->rej_reason :
 						  IB_CM_REJ_CONSUMER_DEFINED);
-		conn_param(&cp, NULL, 0);
+		ibv_conn_param(&cp, NULL, 0);
 		t->accept_after_reject = rdma_accept(child, &cp);
 		return ret;
 	case REQ_ACCEPT:
 		break;
 	}
-	qp_attr(t, t->peer_cq, &a);
-	ret = rdma_create_qp(child, t->peer_pd, &a);
+	qp_attr(t, t->ends.peer_cq, &a);
+	ret = rdma_create_qp(child, t->ends.peer_pd, &a);
 	if (ret)
 		return ret;
 	t->kid_qps[t->nkids - 1] = child->qp;
-	conn_param(&cp, t->rep_pdata, t->rep_len);
+	ibv_conn_param(&cp, t->rep_pdata, t->rep_len);
 	return rdma_accept(child, &cp);
 }
 
@@ -209,11 +195,11 @@ static int handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		ret = rdma_resolve_route(id, 2000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		qp_attr(t, t->cq, &a);
-		ret = rdma_create_qp(id, t->pd, &a);
+		qp_attr(t, t->ends.cq, &a);
+		ret = rdma_create_qp(id, t->ends.pd, &a);
 		if (!ret)
 			t->cli_qp = id->qp;
-		conn_param(&cp, t->req_pdata, t->req_len);
+		ibv_conn_param(&cp, t->req_pdata, t->req_len);
 		if (!ret)
 			ret = rdma_connect(id, &cp);
 		break;
@@ -236,31 +222,25 @@ out:
 	return 0;
 }
 
-/* The index of the first @type in @l, or -1 after WAIT_MS. */
-static int wait_ev(struct cm_case *t, struct ev_log *l,
-		   enum rdma_cm_event_type type)
-{
-	struct timespec ts;
-	int i, found = -1;
+#define EV_END (-1) /* wait_ev(): an event that ends a connection attempt */
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += WAIT_MS / 1000;
-	pthread_mutex_lock(&t->lock);
-	for (;;) {
-		for (i = 0; i < l->n && found < 0; i++)
-			if (l->type[i] == type)
-				found = i;
-		if (found >= 0 ||
-		    pthread_cond_timedwait(&t->cond, &t->lock, &ts))
-			break;
-	}
-	pthread_mutex_unlock(&t->lock);
-	return found;
+static bool ev_is(enum rdma_cm_event_type type, int want)
+{
+	if (want != EV_END)
+		return type == (enum rdma_cm_event_type)want;
+	return type == RDMA_CM_EVENT_ESTABLISHED ||
+	       type == RDMA_CM_EVENT_REJECTED ||
+	       type == RDMA_CM_EVENT_UNREACHABLE ||
+	       type == RDMA_CM_EVENT_CONNECT_ERROR ||
+	       type == RDMA_CM_EVENT_ADDR_ERROR ||
+	       type == RDMA_CM_EVENT_ROUTE_ERROR;
 }
 
-/* The first event of @l that ends a connection attempt; -2 when a call
- * of a handler failed first (its errno in @handler_err); -1 after WAIT_MS. */
-static int wait_end(struct cm_case *t, struct ev_log *l)
+/* The index of the first event of @l that is @want (an event type, or
+ * EV_END: one that ends a connection attempt); -2 when @want is EV_END and
+ * a call of a handler failed first (its errno in @handler_err); -1 after
+ * WAIT_MS. */
+static int wait_ev(struct cm_case *t, struct ev_log *l, int want)
 {
 	struct timespec ts;
 	int i, found = -1;
@@ -270,14 +250,9 @@ static int wait_end(struct cm_case *t, struct ev_log *l)
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
 		for (i = 0; i < l->n && found < 0; i++)
-			if (l->type[i] == RDMA_CM_EVENT_ESTABLISHED ||
-			    l->type[i] == RDMA_CM_EVENT_REJECTED ||
-			    l->type[i] == RDMA_CM_EVENT_UNREACHABLE ||
-			    l->type[i] == RDMA_CM_EVENT_CONNECT_ERROR ||
-			    l->type[i] == RDMA_CM_EVENT_ADDR_ERROR ||
-			    l->type[i] == RDMA_CM_EVENT_ROUTE_ERROR)
+			if (ev_is(l->type[i], want))
 				found = i;
-		if (found < 0 && t->handler_err)
+		if (found < 0 && want == EV_END && t->handler_err)
 			found = -2;
 		if (found != -1 ||
 		    pthread_cond_timedwait(&t->cond, &t->lock, &ts))
@@ -300,33 +275,20 @@ static int case_setup(void **state)
 	struct cm_case *t;
 
 	*state = NULL;
-	if (!cur_addr)
-		return 0;
 	t = calloc(1, sizeof(*t));
 	assert_non_null(t);
-	t->dev = ib_device_get_by_name(cur_dev);
-	if (!t->dev) {
+	if (!ibv_ends_open(&t->ends, 32, IB_POLL_DIRECT)) {
 		free(t);
 		return 0;
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
-	t->pd = ib_alloc_pd(t->dev, 0);
-	t->peer_pd = ib_alloc_pd(t->dev, 0);
-	t->cq = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	t->peer_cq = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	assert_false(IS_ERR(t->pd) || IS_ERR(t->peer_pd) || IS_ERR(t->cq) ||
-		     IS_ERR(t->peer_cq));
 	t->lbuf = aligned_alloc(4096, 2 * BUF);
 	t->rbuf = aligned_alloc(4096, BUF);
 	memset(t->lbuf, 0x11, 2 * BUF);
 	memset(t->rbuf, 0x22, BUF);
-	t->peer_mr = ib_reg_user_mr(
-		t->peer_pd, (uintptr_t)t->rbuf, BUF, (uintptr_t)t->rbuf,
-		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			IB_ACCESS_REMOTE_READ);
-	assert_false(IS_ERR(t->peer_mr));
-	assert_int_equal(rdmarw_ibv_declare(t->pd, t->lbuf, 2 * BUF), 0);
+	t->peer_mr = ibv_remote_mr(t->ends.peer_pd, t->rbuf, BUF);
+	assert_int_equal(rdmarw_ibv_declare(t->ends.pd, t->lbuf, 2 * BUF), 0);
 	*state = t;
 	return 0;
 }
@@ -366,10 +328,7 @@ static int case_teardown(void **state)
 	rdma_destroy_id(t->listen_id);
 	destroy_ends(t);
 	assert_int_equal(ib_dereg_mr(t->peer_mr), 0);
-	assert_int_equal(ib_free_cq(t->cq), 0);
-	assert_int_equal(ib_free_cq(t->peer_cq), 0);
-	assert_int_equal(ib_dealloc_pd(t->pd), 0);
-	assert_int_equal(ib_dealloc_pd(t->peer_pd), 0);
+	ibv_ends_close(&t->ends);
 	free(t->lbuf);
 	free(t->rbuf);
 	pthread_mutex_destroy(&t->lock);
@@ -388,9 +347,9 @@ static u16 listen_on(struct cm_case *t)
 	id = rdma_create_id(&init_net, handler, t, RDMA_PS_TCP, IB_QPT_RC);
 	assert_false(IS_ERR(id));
 	t->listen_id = id;
-	sa_of(cur_addr, 0, &sin);
+	sa_of(ibv_lab_addr, 0, &sin);
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), 0);
-	assert_ptr_equal(id->device, t->dev);
+	assert_ptr_equal(id->device, t->ends.dev);
 	assert_int_equal(rdma_listen(id, 4), 0);
 	port = ntohs(
 		((struct sockaddr_in *)&id->route.addr.src_addr)->sin_port);
@@ -409,7 +368,7 @@ static void connect_to(struct cm_case *t, u16 port)
 	pthread_mutex_lock(&t->lock);
 	t->id = id;
 	pthread_mutex_unlock(&t->lock);
-	sa_of(cur_addr, port, &sin);
+	sa_of(ibv_lab_addr, port, &sin);
 	assert_int_equal(
 		rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000), 0);
 }
@@ -442,25 +401,11 @@ static void connect_both(struct cm_case *t)
 					    RDMA_CM_CMA_HDR_SIZE);
 	assert_memory_equal(t->srv.pdata[i], req, sizeof(req));
 	/* the child is on the device the request came on */
-	assert_ptr_equal(t->child->device, t->dev);
+	assert_ptr_equal(t->child->device, t->ends.dev);
 	assert_non_null(t->id->qp);
 	assert_non_null(t->child->qp);
 	assert_int_equal(t->id->qp->state, IB_QPS_RTS);
 	assert_int_equal(t->child->qp->state, IB_QPS_RTS);
-}
-
-struct done {
-	struct ib_cqe cqe;
-	int calls;
-	enum ib_wc_status status;
-};
-
-static void on_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct done *d = container_of(wc->wr_cqe, struct done, cqe);
-
-	d->status = wc->status;
-	d->calls++;
 }
 
 /* One R/W context over the connection; its completion's status. */
@@ -469,20 +414,18 @@ static enum ib_wc_status rw_one(struct cm_case *t, u8 *buf, u32 len,
 {
 	struct rdma_rw_ctx ctx;
 	struct scatterlist sg;
-	struct done d = { .cqe.done = on_done };
-	time_t end = time(NULL) + WAIT_MS / 1000;
+	struct ibv_done d;
 	int ret;
 
 	sg_init_one(&sg, buf, len);
 	ret = rdma_rw_ctx_init(&ctx, t->id->qp, 1, &sg, 1, 0,
 			       (uintptr_t)t->rbuf, t->peer_mr->rkey, dir);
 	assert_true(ret > 0);
+	ibv_done_init(&d);
 	assert_int_equal(rdma_rw_ctx_post(&ctx, t->id->qp, 1, &d.cqe, NULL), 0);
-	while (!d.calls && time(NULL) < end)
-		ib_process_cq_direct(t->cq, -1);
-	assert_int_equal(d.calls, 1);
+	ibv_done_wait(t->ends.cq, &d, 1);
 	rdma_rw_ctx_destroy(&ctx, t->id->qp, 1, &sg, 1, dir);
-	return d.status;
+	return d.wc.status;
 }
 
 static void test_connect_rw(void **state)
@@ -538,7 +481,7 @@ static void test_reject_with_data(void **state)
 	memcpy(t->rep_pdata, "not-today", 10);
 	t->rep_len = 10;
 	connect_to(t, listen_on(t));
-	i = wait_end(t, &t->cli);
+	i = wait_ev(t, &t->cli, EV_END);
 	assert_true(i >= 0);
 	assert_int_equal(t->cli.type[i], RDMA_CM_EVENT_REJECTED);
 	if (iwarp(t)) {
@@ -549,7 +492,8 @@ static void test_reject_with_data(void **state)
 		 * arrives all the same.
 		 */
 		print_message("%s: consumer reject: status %d, %u bytes\n",
-			      cur_dev, t->cli.status[i], t->cli.pdata_len[i]);
+			      ibv_lab_dev, t->cli.status[i],
+			      t->cli.pdata_len[i]);
 		assert_true(t->cli.status[i] == -ECONNRESET ||
 			    t->cli.status[i] == -ECONNREFUSED);
 		assert_int_equal(
@@ -595,7 +539,7 @@ static void reject_with(struct cm_case *t, u8 reason, int seen)
 	t->rej_reason = reason;
 	t->rep_len = 0;
 	connect_to(t, listen_on(t));
-	i = wait_end(t, &t->cli);
+	i = wait_ev(t, &t->cli, EV_END);
 	assert_true(i >= 0);
 	assert_int_equal(t->cli.type[i], RDMA_CM_EVENT_REJECTED);
 	assert_int_equal(t->cli.status[i], seen);
@@ -643,7 +587,7 @@ static int bind_twice(struct rdma_cm_id **a, struct rdma_cm_id **b, u16 port,
 		assert_int_equal(rdma_set_reuseaddr(*a, 1), 0);
 		assert_int_equal(rdma_set_reuseaddr(*b, 1), 0);
 	}
-	sa_of(cur_addr, port, &sin);
+	sa_of(ibv_lab_addr, port, &sin);
 	assert_int_equal(rdma_bind_addr(*a, (struct sockaddr *)&sin), 0);
 	return rdma_bind_addr(*b, (struct sockaddr *)&sin);
 }
@@ -667,7 +611,7 @@ static void test_setters_reach_kernel(void **state)
 	a = rdma_create_id(&init_net, quiet_handler, NULL, RDMA_PS_TCP,
 			   IB_QPT_RC);
 	assert_false(IS_ERR(a));
-	sa_of(cur_addr, 0, &sin);
+	sa_of(ibv_lab_addr, 0, &sin);
 	assert_int_equal(rdma_bind_addr(a, (struct sockaddr *)&sin), 0);
 	port = ntohs(((struct sockaddr_in *)&a->route.addr.src_addr)->sin_port);
 	rdma_destroy_id(a);
@@ -705,22 +649,22 @@ static void test_no_listener(void **state)
 	rdma_destroy_id(t->listen_id); /* nobody listens there now */
 	t->listen_id = NULL;
 	connect_to(t, port);
-	i = wait_end(t, &t->cli);
+	i = wait_ev(t, &t->cli, EV_END);
 	if (i == -2) {
 		/* iWARP: the TCP connection is refused within rdma_connect(),
 		 * which returns the kernel's errno, as it does in the kernel */
-		print_message("%s: no listener: rdma_connect() %d\n", cur_dev,
-			      t->handler_err);
+		print_message("%s: no listener: rdma_connect() %d\n",
+			      ibv_lab_dev, t->handler_err);
 		assert_true(iwarp(t));
 		assert_int_equal(t->handler_err, -ECONNREFUSED);
 		/* the id is back in ROUTE_RESOLVED: a retry gets as far */
-		conn_param(&cp, NULL, 0);
+		ibv_conn_param(&cp, NULL, 0);
 		assert_int_equal(rdma_connect(t->id, &cp), -ECONNREFUSED);
 		assert_int_equal(t->srv.n, 0);
 		return;
 	}
 	assert_true(i >= 0);
-	print_message("%s: no listener: %s, status %d\n", cur_dev,
+	print_message("%s: no listener: %s, status %d\n", ibv_lab_dev,
 		      rdma_event_msg(t->cli.type[i]), t->cli.status[i]);
 	assert_true(t->cli.type[i] == RDMA_CM_EVENT_REJECTED ||
 		    t->cli.type[i] == RDMA_CM_EVENT_UNREACHABLE);
@@ -746,7 +690,7 @@ static void test_states_and_limits(void **state)
 
 	id = rdma_create_id(&init_net, handler, t, RDMA_PS_TCP, IB_QPT_RC);
 	assert_false(IS_ERR(id));
-	conn_param(&cp, NULL, 0);
+	ibv_conn_param(&cp, NULL, 0);
 	/* IDLE: nothing but bind, resolve, listen */
 	assert_int_equal(rdma_connect(id, &cp), -EINVAL);
 	assert_int_equal(rdma_accept(id, &cp), -EINVAL);
@@ -756,9 +700,9 @@ static void test_states_and_limits(void **state)
 	/* an address of no device: the kernel's errno */
 	sa_of("192.0.2.1", 0, &sin);
 	i = rdma_bind_addr(id, (struct sockaddr *)&sin);
-	print_message("%s: bind to 192.0.2.1: %d\n", cur_dev, i);
+	print_message("%s: bind to 192.0.2.1: %d\n", ibv_lab_dev, i);
 	assert_true(i < 0);
-	sa_of(cur_addr, 0, &sin);
+	sa_of(ibv_lab_addr, 0, &sin);
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), 0);
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), -EINVAL);
 	assert_int_equal(rdma_connect(id, &cp), -EINVAL);
@@ -773,9 +717,9 @@ static void test_states_and_limits(void **state)
 	assert_int_equal(rdma_resolve_route(t->id, 100), -EINVAL);
 	id = rdma_create_id(&init_net, handler, t, RDMA_PS_TCP, IB_QPT_RC);
 	assert_false(IS_ERR(id));
-	sa_of(cur_addr, 0, &sin);
+	sa_of(ibv_lab_addr, 0, &sin);
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), 0);
-	assert_int_equal(rdma_create_qp(id, t->pd, NULL), -EINVAL);
+	assert_int_equal(rdma_create_qp(id, t->ends.pd, NULL), -EINVAL);
 	/* no QP and not resolved: connect is refused whatever the data */
 	cp.private_data = big;
 	cp.private_data_len = iwarp(t) ? 255 :
@@ -806,8 +750,8 @@ static void test_pdata_limit(void **state)
 	pthread_mutex_unlock(&t->lock);
 	assert_int_equal(t->srv.n, 0);
 	/* at the limit it goes */
-	conn_param(&cp, big,
-		   IB_CM_REQ_PRIVATE_DATA_SIZE - RDMA_CM_CMA_HDR_SIZE);
+	ibv_conn_param(&cp, big,
+		       IB_CM_REQ_PRIVATE_DATA_SIZE - RDMA_CM_CMA_HDR_SIZE);
 	assert_int_equal(rdma_connect(t->id, &cp), 0);
 	assert_true(wait_ev(t, &t->cli, RDMA_CM_EVENT_ESTABLISHED) >= 0);
 	i = wait_ev(t, &t->srv, RDMA_CM_EVENT_CONNECT_REQUEST);
@@ -835,14 +779,14 @@ static void test_addr_unanswered(void **state)
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 1000);
 	if (ret) {
 		/* the kernel refuses at once (no route): its errno */
-		print_message("%s: resolve 192.0.2.1: %d\n", cur_dev, ret);
+		print_message("%s: resolve 192.0.2.1: %d\n", ibv_lab_dev, ret);
 		assert_true(ret < 0 && ret != -EINVAL);
 		assert_int_equal(t->cli.n, 0);
 		return;
 	}
-	i = wait_end(t, &t->cli);
+	i = wait_ev(t, &t->cli, EV_END);
 	assert_true(i >= 0);
-	print_message("%s: resolve 192.0.2.1: %s, status %d\n", cur_dev,
+	print_message("%s: resolve 192.0.2.1: %s, status %d\n", ibv_lab_dev,
 		      rdma_event_msg(t->cli.type[i]), t->cli.status[i]);
 	assert_true(t->cli.type[i] == RDMA_CM_EVENT_ADDR_ERROR ||
 		    t->cli.type[i] == RDMA_CM_EVENT_UNREACHABLE);
@@ -896,9 +840,9 @@ static void test_destroy_races(void **state)
 	t->handler_err = 0; /* a child's accept may have failed above */
 	pthread_mutex_unlock(&t->lock);
 	connect_to(t, port);
-	round = wait_end(t, &t->cli);
+	round = wait_ev(t, &t->cli, EV_END);
 	assert_true(round >= 0);
-	print_message("%s: request destroyed: %s, status %d\n", cur_dev,
+	print_message("%s: request destroyed: %s, status %d\n", ibv_lab_dev,
 		      rdma_event_msg(t->cli.type[round]), t->cli.status[round]);
 	assert_true(t->cli.type[round] == RDMA_CM_EVENT_REJECTED ||
 		    t->cli.type[round] == RDMA_CM_EVENT_CONNECT_ERROR ||
@@ -933,43 +877,12 @@ static const struct CMUnitTest tests[] = {
 
 int main(void)
 {
-	static const struct {
-		const char *dev, *env, *group;
-	} devs[] = {
-		{ "rxe0", "LAB_RXE_ADDR", "cm_ibv rxe0" },
-		{ "siw0", "LAB_SIW_ADDR", "cm_ibv siw0" },
-	};
-	unsigned int i;
-	int fails = 0;
-
-	rdmarw_ibv_open_all();
-	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
-		cur_dev = devs[i].dev;
-		cur_addr = getenv(devs[i].env);
-		fails += _cmocka_run_group_tests(
-			devs[i].group, tests, sizeof(tests) / sizeof(tests[0]),
-			NULL, NULL);
-	}
-	if (rdmarw_ibv_close_all()) {
-		fprintf(stderr, "ibv devices still busy at exit\n");
-		fails++;
-	}
-	return fails;
+	return ibv_lab_run("cm_ibv", tests, sizeof(tests) / sizeof(tests[0]));
 }
 
 #else /* !RDMARW_HAVE_IBV */
-
-static void test_no_backend(void **state)
-{
-	skip();
-}
-
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_backend),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return ibv_lab_no_backend();
 }
 #endif /* RDMARW_HAVE_IBV */

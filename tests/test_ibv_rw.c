@@ -19,28 +19,19 @@
 #include <rdmarw/rw.h>
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#ifdef RDMARW_HAVE_IBV
 #include "helpers/ibv_env.h"
 
-#define ARENA (64 * 1024)
-#define WAIT_S 30 /* give up on a completion after this (never expected) */
+#ifdef RDMARW_HAVE_IBV
 
-struct done_ctx {
-	struct ib_cqe cqe;
-	int calls;
-	struct ib_wc wc;
-};
+#define ARENA (64 * 1024)
 
 struct ibv_env {
-	struct ib_device *dev;
-	struct ib_pd *pd, *peer_pd;
-	struct ib_cq *cq, *peer_cq;
+	struct ibv_ends ends;
 	struct ibv_pair pair;
 	struct ib_qp *qp, *peer_qp;
 	u8 *local, *remote;
@@ -50,36 +41,18 @@ struct ibv_env {
 	long dma_mapped;
 };
 
-static const char *cur_dev;
-static const char *cur_addr;
-
-static void on_done(struct ib_cq *cq, struct ib_wc *wc)
+static bool iwarp(struct ibv_env *e)
 {
-	struct done_ctx *d = container_of(wc->wr_cqe, struct done_ctx, cqe);
-
-	d->wc = *wc;
-	__atomic_add_fetch(&d->calls, 1, __ATOMIC_RELEASE);
+	return rdma_protocol_iwarp(e->ends.dev, 1);
 }
 
-static void done_init(struct done_ctx *d)
+/* Post @ctx with @d's cqe; wait for its one completion. */
+static void post_wait(struct ibv_env *e, struct rdma_rw_ctx *ctx,
+		      struct ibv_done *d)
 {
-	memset(d, 0, sizeof(*d));
-	d->cqe.done = on_done;
-}
-
-/* Process completions until @d was called @n times (or WAIT_S passed). */
-static void wait_calls(struct ib_cq *cq, struct done_ctx *d, int n)
-{
-	time_t end = time(NULL) + WAIT_S;
-
-	while (__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE) < n &&
-	       time(NULL) < end) {
-		if (cq->poll_ctx == IB_POLL_DIRECT)
-			ib_process_cq_direct(cq, -1);
-		else
-			sched_yield();
-	}
-	assert_int_equal(__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE), n);
+	ibv_done_init(d);
+	assert_int_equal(rdma_rw_ctx_post(ctx, e->qp, 1, &d->cqe, NULL), 0);
+	ibv_done_wait(e->ends.cq, d, 1);
 }
 
 static void qp_attr(struct ibv_env *e, struct ib_cq *cq,
@@ -90,7 +63,7 @@ static void qp_attr(struct ibv_env *e, struct ib_cq *cq,
 		.recv_cq = cq,
 		.cap = { .max_send_wr = 64,
 			 .max_recv_wr = 8,
-			 .max_send_sge = (u32)e->dev->attrs.max_send_sge,
+			 .max_send_sge = (u32)e->ends.dev->attrs.max_send_sge,
 			 .max_recv_sge = 1,
 			 .max_rdma_ctxs = 8 },
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
@@ -113,10 +86,10 @@ static int connect_pair(struct ibv_env *e)
 	struct ib_qp_init_attr a, pa;
 	int ret;
 
-	qp_attr(e, e->cq, &a);
-	qp_attr(e, e->peer_cq, &pa);
-	ret = ibv_pair_connect(&e->pair, cur_addr, e->pd, &a, e->peer_pd, &pa,
-			       &e->sent, sizeof(e->sent));
+	qp_attr(e, e->ends.cq, &a);
+	qp_attr(e, e->ends.peer_cq, &pa);
+	ret = ibv_pair_connect(&e->pair, ibv_lab_addr, e->ends.pd, &a,
+			       e->ends.peer_pd, &pa, &e->sent, sizeof(e->sent));
 	if (ret)
 		return ret;
 	e->qp = e->pair.qp;
@@ -129,39 +102,24 @@ static int env_up(void **state, enum ib_poll_context ctx)
 	struct ibv_env *e;
 
 	*state = NULL;
-	if (!cur_addr)
-		return 0;
 	e = calloc(1, sizeof(*e));
-	e->dev = ib_device_get_by_name(cur_dev);
-	if (!e->dev) {
+	if (!ibv_ends_open(&e->ends, 128, ctx)) {
 		free(e);
 		return 0; /* absent: the test skips */
 	}
 	e->poll_ctx = ctx;
-	e->dma_mapped = rdmarw_dma_mapped(e->dev);
+	e->dma_mapped = rdmarw_dma_mapped(e->ends.dev);
 	e->local = aligned_alloc(4096, ARENA);
 	e->remote = aligned_alloc(4096, ARENA);
 	memset(e->local, 0xa5, ARENA);
 	memset(e->remote, 0x5a, ARENA);
-	e->pd = ib_alloc_pd(e->dev, 0);
-	e->peer_pd = ib_alloc_pd(e->dev, 0);
-	e->cq = ib_alloc_cq(e->dev, NULL, 128, 0, ctx);
-	e->peer_cq = ib_alloc_cq(e->dev, NULL, 128, 0, IB_POLL_DIRECT);
-	if (IS_ERR(e->pd) || IS_ERR(e->peer_pd) || IS_ERR(e->cq) ||
-	    IS_ERR(e->peer_cq))
-		return -1;
-	e->remote_mr = ib_reg_user_mr(
-		e->peer_pd, (uintptr_t)e->remote, ARENA, (uintptr_t)e->remote,
-		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			IB_ACCESS_REMOTE_READ);
-	if (IS_ERR(e->remote_mr))
-		return -1;
+	e->remote_mr = ibv_remote_mr(e->ends.peer_pd, e->remote, ARENA);
 	rdmarw_ibv_peer_info_set(&e->sent, (uintptr_t)e->remote,
 				 e->remote_mr->rkey, ARENA);
 	*state = e;
 	double t0 = now_s();
 	if (connect_pair(e)) {
-		fprintf(stderr, "connect on %s failed\n", cur_dev);
+		fprintf(stderr, "connect on %s failed\n", ibv_lab_dev);
 		return -1;
 	}
 	if (getenv("IBV_TEST_TIMES"))
@@ -188,11 +146,8 @@ static int teardown(void **state)
 		return 0;
 	assert_int_equal(ibv_pair_destroy(&e->pair), 0);
 	assert_int_equal(ib_dereg_mr(e->remote_mr), 0);
-	assert_int_equal(ib_free_cq(e->cq), 0);
-	assert_int_equal(ib_free_cq(e->peer_cq), 0);
-	assert_int_equal(ib_dealloc_pd(e->pd), 0);
-	assert_int_equal(ib_dealloc_pd(e->peer_pd), 0);
-	assert_int_equal(rdmarw_dma_mapped(e->dev), e->dma_mapped);
+	ibv_ends_close(&e->ends);
+	assert_int_equal(rdmarw_dma_mapped(e->ends.dev), e->dma_mapped);
 	free(e->local);
 	free(e->remote);
 	free(e);
@@ -213,8 +168,8 @@ static struct ibv_env *env_or_skip(void **state)
 static void test_attrs(void **state)
 {
 	struct ibv_env *e = env_or_skip(state);
-	struct ib_device *dev = e->dev;
-	bool iwarp = !strncmp(cur_dev, "siw", 3);
+	struct ib_device *dev = e->ends.dev;
+	bool iwarp = !strncmp(ibv_lab_dev, "siw", 3);
 
 	assert_true(rdmarw_ibv_is_ibv(dev));
 	assert_int_equal(rdma_protocol_iwarp(dev, 1), iwarp);
@@ -222,7 +177,7 @@ static void test_attrs(void **state)
 	assert_false(dev->attrs.device_cap_flags &
 		     IB_DEVICE_MEM_MGT_EXTENSIONS);
 	assert_int_equal(dev->local_dma_lkey, RDMARW_IBV_LOCAL_DMA_LKEY);
-	assert_int_equal(e->pd->local_dma_lkey, RDMARW_IBV_LOCAL_DMA_LKEY);
+	assert_int_equal(e->ends.pd->local_dma_lkey, RDMARW_IBV_LOCAL_DMA_LKEY);
 	assert_true(ib_uses_virt_dma(dev));
 	if (iwarp)
 		assert_int_equal(dev->attrs.max_sge_rd, 1);
@@ -249,7 +204,7 @@ static void test_private_data(void **state)
 
 	n = e->pair.pdata_len;
 	/* InfiniBand and RoCE pad to the CM message's private data size. */
-	if (rdma_protocol_iwarp(e->dev, 1))
+	if (iwarp(e))
 		assert_int_equal(n, sizeof(struct rdmarw_ibv_peer_info));
 	else
 		assert_true(n >= sizeof(struct rdmarw_ibv_peer_info));
@@ -258,7 +213,7 @@ static void test_private_data(void **state)
 	assert_int_equal(rkey, e->remote_mr->rkey);
 	assert_int_equal(len, ARENA);
 	/* The client sent none (InfiniBand and RoCE pad with zeros). */
-	if (rdma_protocol_iwarp(e->dev, 1))
+	if (iwarp(e))
 		assert_int_equal(e->pair.req_pdata_len, 0);
 	else
 		assert_int_equal(e->pair.req_pdata_len,
@@ -288,7 +243,7 @@ static void one_write(struct ibv_env *e, u32 n)
 {
 	struct scatterlist sg[12];
 	struct rdma_rw_ctx ctx;
-	struct done_ctx d;
+	struct ibv_done d;
 	u32 total, i, off = 0;
 	int ret;
 
@@ -301,9 +256,7 @@ static void one_write(struct ibv_env *e, u32 n)
 			       DMA_TO_DEVICE);
 	assert_int_equal(ret, (int)div_up(n, e->qp->max_write_sge));
 	assert_int_equal(ctx.nr_ops, ret);
-	done_init(&d);
-	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
-	wait_calls(e->cq, &d, 1);
+	post_wait(e, &ctx, &d);
 	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
 	assert_int_equal(d.wc.opcode, IB_WC_RDMA_WRITE);
 	assert_ptr_equal(d.wc.qp, e->qp);
@@ -334,7 +287,7 @@ static void one_read(struct ibv_env *e, u32 n)
 {
 	struct scatterlist sg[12];
 	struct rdma_rw_ctx ctx;
-	struct done_ctx d;
+	struct ibv_done d;
 	u32 total, i, off = 0;
 	int ret;
 
@@ -346,9 +299,7 @@ static void one_read(struct ibv_env *e, u32 n)
 			       (uintptr_t)e->remote + 3, e->remote_mr->rkey,
 			       DMA_FROM_DEVICE);
 	assert_int_equal(ret, (int)div_up(n, e->qp->max_read_sge));
-	done_init(&d);
-	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
-	wait_calls(e->cq, &d, 1);
+	post_wait(e, &ctx, &d);
 	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
 	assert_int_equal(d.wc.opcode, IB_WC_RDMA_READ);
 	for (i = 0; i < n; i++) {
@@ -382,7 +333,7 @@ static void test_chain_shape(void **state)
 	struct scatterlist sg[12];
 	struct rdma_rw_ctx ctx;
 	struct ib_send_wr *wr;
-	struct done_ctx d;
+	struct ibv_done d;
 	u32 total, left = 12, nr = 0;
 	int ret;
 
@@ -390,7 +341,7 @@ static void test_chain_shape(void **state)
 	ret = rdma_rw_ctx_init(&ctx, e->qp, 1, sg, 12, 0, (uintptr_t)e->remote,
 			       e->remote_mr->rkey, DMA_FROM_DEVICE);
 	assert_true(ret > 0);
-	done_init(&d);
+	ibv_done_init(&d);
 	for (wr = rdma_rw_ctx_wrs(&ctx, e->qp, 1, &d.cqe, NULL); wr;
 	     wr = wr->next) {
 		u32 want =
@@ -427,7 +378,7 @@ static void test_bad_input(void **state)
 	const struct ib_send_wr *bad_wr = NULL;
 	struct scatterlist sg;
 	struct rdma_rw_ctx ctx;
-	struct done_ctx d;
+	struct ibv_done d;
 
 	good.rkey = e->remote_mr->rkey;
 	sg_init_one(&sg, e->local, 16);
@@ -446,35 +397,35 @@ static void test_bad_input(void **state)
 	good.wr.num_sge = (int)e->qp->max_read_sge + 1;
 	assert_int_equal(ib_post_send(e->qp, &good.wr, &bad_wr), -EINVAL);
 	/* A good request before a bad one is posted and completes. */
-	done_init(&d);
+	ibv_done_init(&d);
 	good.wr.opcode = IB_WR_RDMA_WRITE;
 	good.wr.num_sge = 1;
 	good.wr.wr_cqe = &d.cqe;
 	good.wr.next = &bad;
 	assert_int_equal(ib_post_send(e->qp, &good.wr, &bad_wr), -EINVAL);
 	assert_ptr_equal(bad_wr, &bad);
-	wait_calls(e->cq, &d, 1);
+	ibv_done_wait(e->ends.cq, &d, 1);
 	assert_int_equal(d.wc.status, IB_WC_SUCCESS);
 	/* No fast registration through libibverbs. */
-	assert_ptr_equal(ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG, 4),
+	assert_ptr_equal(ib_alloc_mr(e->ends.pd, IB_MR_TYPE_MEM_REG, 4),
 			 ERR_PTR(-EOPNOTSUPP));
 	assert_ptr_equal(rdmarw_ibv_open("nosuchdev9"), ERR_PTR(-ENODEV));
 	assert_ptr_equal(rdmarw_ibv_open(NULL), ERR_PTR(-EINVAL));
-	assert_ptr_equal(rdmarw_ibv_open(cur_dev), e->dev);
-	assert_int_equal(rdmarw_ibv_declare(e->pd, NULL, 8), -EINVAL);
-	assert_int_equal(rdmarw_ibv_declare(e->pd, e->local, 0), -EINVAL);
+	assert_ptr_equal(rdmarw_ibv_open(ibv_lab_dev), e->ends.dev);
+	assert_int_equal(rdmarw_ibv_declare(e->ends.pd, NULL, 8), -EINVAL);
+	assert_int_equal(rdmarw_ibv_declare(e->ends.pd, e->local, 0), -EINVAL);
 	assert_int_equal(rdmarw_ibv_declare(NULL, e->local, 8), -EINVAL);
 	assert_int_equal(rdmarw_ibv_forget(NULL, e->local, 8), -EINVAL);
-	assert_int_equal(rdma_create_qp(e->pair.id, e->pd, NULL), -EINVAL);
+	assert_int_equal(rdma_create_qp(e->pair.id, e->ends.pd, NULL), -EINVAL);
 	/* The id has its QP already. */
-	assert_int_equal(rdma_create_qp(e->pair.id, e->pd,
+	assert_int_equal(rdma_create_qp(e->pair.id, e->ends.pd,
 					&(struct ib_qp_init_attr){ 0 }),
 			 -EINVAL);
 	/* No PD. */
 	assert_int_equal(rdma_create_qp(e->pair.id, NULL,
 					&(struct ib_qp_init_attr){ 0 }),
 			 -EINVAL);
-	assert_int_equal(rdmarw_ibv_close(e->dev), -EBUSY);
+	assert_int_equal(rdmarw_ibv_close(e->ends.dev), -EBUSY);
 	assert_int_equal(rdmarw_ibv_peer_info_get(NULL, NULL, NULL, NULL),
 			 -EINVAL);
 }
@@ -485,16 +436,14 @@ static enum ib_wc_status bad_rkey(struct ibv_env *e,
 {
 	struct scatterlist sg;
 	struct rdma_rw_ctx ctx;
-	struct done_ctx d;
+	struct ibv_done d;
 
 	sg_init_one(&sg, e->local, 64);
 	assert_int_equal(rdma_rw_ctx_init(&ctx, e->qp, 1, &sg, 1, 0,
 					  (uintptr_t)e->remote,
 					  e->remote_mr->rkey ^ 0x80, dir),
 			 1);
-	done_init(&d);
-	assert_int_equal(rdma_rw_ctx_post(&ctx, e->qp, 1, &d.cqe, NULL), 0);
-	wait_calls(e->cq, &d, 1);
+	post_wait(e, &ctx, &d);
 	rdma_rw_ctx_destroy(&ctx, e->qp, 1, &sg, 1, dir);
 	assert_ptr_equal(d.wc.qp, e->qp);
 	return d.wc.status;
@@ -510,8 +459,7 @@ static void test_remote_access_error(void **state)
 	struct ibv_env *e = env_or_skip(state);
 
 	assert_int_equal(bad_rkey(e, DMA_TO_DEVICE),
-			 rdma_protocol_iwarp(e->dev, 1) ? IB_WC_SUCCESS :
-							  IB_WC_REM_ACCESS_ERR);
+			 iwarp(e) ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR);
 }
 
 /*
@@ -523,8 +471,7 @@ static void test_remote_access_error_read(void **state)
 	struct ibv_env *e = env_or_skip(state);
 
 	assert_int_equal(bad_rkey(e, DMA_FROM_DEVICE),
-			 rdma_protocol_iwarp(e->dev, 1) ? IB_WC_WR_FLUSH_ERR :
-							  IB_WC_REM_ACCESS_ERR);
+			 iwarp(e) ? IB_WC_WR_FLUSH_ERR : IB_WC_REM_ACCESS_ERR);
 }
 
 /* On-demand entries are cached, released by forget; declared ones used. */
@@ -533,23 +480,23 @@ static void test_registration_map(void **state)
 	struct ibv_env *e = env_or_skip(state);
 	int cached = -1;
 
-	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 0);
+	assert_int_equal(rdmarw_ibv_map_entries(e->ends.pd, &cached), 0);
 	assert_int_equal(cached, 0);
 	one_write(e, 2);
-	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 2);
+	assert_int_equal(rdmarw_ibv_map_entries(e->ends.pd, &cached), 2);
 	assert_int_equal(cached, 2);
 	one_write(e, 2); /* same pages: found in the cache */
-	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 2);
-	assert_int_equal(rdmarw_ibv_forget(e->pd, e->local, ARENA), 2);
-	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 0);
-	assert_int_equal(rdmarw_ibv_declare(e->pd, e->local, ARENA), 0);
+	assert_int_equal(rdmarw_ibv_map_entries(e->ends.pd, &cached), 2);
+	assert_int_equal(rdmarw_ibv_forget(e->ends.pd, e->local, ARENA), 2);
+	assert_int_equal(rdmarw_ibv_map_entries(e->ends.pd, &cached), 0);
+	assert_int_equal(rdmarw_ibv_declare(e->ends.pd, e->local, ARENA), 0);
 	one_write(e, 3);
 	one_read(e, 3);
-	assert_int_equal(rdmarw_ibv_map_entries(e->pd, &cached), 1);
+	assert_int_equal(rdmarw_ibv_map_entries(e->ends.pd, &cached), 1);
 	assert_int_equal(cached, 0);
 	/* A full cache refuses a new entry instead of evicting one. */
-	assert_int_equal(rdmarw_ibv_forget(e->pd, e->local, ARENA), 1);
-	assert_int_equal(rdmarw_ibv_cache_limit(e->pd, 1), 1);
+	assert_int_equal(rdmarw_ibv_forget(e->ends.pd, e->local, ARENA), 1);
+	assert_int_equal(rdmarw_ibv_cache_limit(e->ends.pd, 1), 1);
 	{
 		struct ib_sge sge[2] = {
 			{ (uintptr_t)e->local, 8, RDMARW_IBV_LOCAL_DMA_LKEY },
@@ -571,7 +518,7 @@ static void test_registration_map(void **state)
 			assert_ptr_equal(bad_wr, &w.wr);
 		}
 	}
-	assert_int_equal(rdmarw_ibv_cache_limit(e->pd, 0), 1);
+	assert_int_equal(rdmarw_ibv_cache_limit(e->ends.pd, 0), 1);
 }
 
 /* A CQ with its own thread: done() runs there after the device's event. */
@@ -579,7 +526,7 @@ static void test_threaded_cq(void **state)
 {
 	struct ibv_env *e = env_or_skip(state);
 
-	assert_int_equal(e->cq->poll_ctx, IB_POLL_WORKQUEUE);
+	assert_int_equal(e->ends.cq->poll_ctx, IB_POLL_WORKQUEUE);
 	one_write(e, 3);
 	one_read(e, 2);
 }
@@ -596,7 +543,7 @@ static void test_flush_after_err(void **state)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_sge sge = { (uintptr_t)e->local, 16,
 			      RDMARW_IBV_LOCAL_DMA_LKEY };
-	struct done_ctx ds, dr;
+	struct ibv_done ds, dr;
 	struct ib_send_wr swr = { .sg_list = &sge,
 				  .num_sge = 1,
 				  .opcode = IB_WR_SEND,
@@ -604,14 +551,14 @@ static void test_flush_after_err(void **state)
 	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
 
 	assert_int_equal(ib_modify_qp(e->qp, &attr, IB_QP_STATE), 0);
-	done_init(&ds);
-	done_init(&dr);
+	ibv_done_init(&ds);
+	ibv_done_init(&dr);
 	swr.wr_cqe = &ds.cqe;
 	rwr.wr_cqe = &dr.cqe;
 	assert_int_equal(ib_post_send(e->qp, &swr, NULL), 0);
 	assert_int_equal(ib_post_recv(e->qp, &rwr, NULL), 0);
-	wait_calls(e->cq, &ds, 1);
-	wait_calls(e->cq, &dr, 1);
+	ibv_done_wait(e->ends.cq, &ds, 1);
+	ibv_done_wait(e->ends.cq, &dr, 1);
 	assert_int_equal(ds.wc.status, IB_WC_WR_FLUSH_ERR);
 	assert_int_equal(dr.wc.status, IB_WC_WR_FLUSH_ERR);
 	assert_ptr_equal(ds.wc.qp, e->qp);
@@ -640,43 +587,12 @@ static const struct CMUnitTest tests[] = {
 
 int main(void)
 {
-	static const struct {
-		const char *dev, *env, *group;
-	} devs[] = {
-		{ "rxe0", "LAB_RXE_ADDR", "ibv_rw rxe0" },
-		{ "siw0", "LAB_SIW_ADDR", "ibv_rw siw0" },
-	};
-	unsigned int i;
-	int fails = 0;
-
-	rdmarw_ibv_open_all();
-	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
-		cur_dev = devs[i].dev;
-		cur_addr = getenv(devs[i].env);
-		fails += _cmocka_run_group_tests(
-			devs[i].group, tests, sizeof(tests) / sizeof(tests[0]),
-			NULL, NULL);
-	}
-	if (rdmarw_ibv_close_all()) {
-		fprintf(stderr, "ibv devices still busy at exit\n");
-		fails++;
-	}
-	return fails;
+	return ibv_lab_run("ibv_rw", tests, sizeof(tests) / sizeof(tests[0]));
 }
 
 #else /* !RDMARW_HAVE_IBV */
-
-static void test_no_backend(void **state)
-{
-	skip();
-}
-
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_backend),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return ibv_lab_no_backend();
 }
 #endif

@@ -24,15 +24,13 @@
 #include <string.h>
 #include <time.h>
 
-#ifdef RDMARW_HAVE_IBV
 #include "helpers/ibv_env.h"
+
+#ifdef RDMARW_HAVE_IBV
 
 #define SLOT 256
 #define NMSG 4
 #define WAIT_S 30
-
-static const char *cur_dev;
-static const char *cur_addr;
 
 static void poll_one(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -88,6 +86,7 @@ static void srq_sends(void **state)
 				       .srq_context = &se,
 				       .attr = { .max_wr = 16, .max_sge = 1 } };
 	struct ib_qp_init_attr a, pa;
+	struct ibv_ends ends;
 	struct ib_device *dev;
 	struct ib_pd *pd, *peer_pd;
 	struct ib_cq *cq, *peer_cq;
@@ -99,23 +98,17 @@ static void srq_sends(void **state)
 	struct ib_wc wc;
 	int i, ret;
 
-	if (!cur_addr)
+	if (!ibv_ends_open(&ends, 64, IB_POLL_DIRECT))
 		skip();
-	dev = ib_device_get_by_name(cur_dev);
-	if (!dev)
-		skip();
+	dev = ends.dev;
+	pd = ends.pd;
+	peer_pd = ends.peer_pd;
+	cq = ends.cq;
+	peer_cq = ends.peer_cq;
 	buf = calloc(NMSG, SLOT);
 	peer_buf = calloc(NMSG, SLOT);
 	assert_non_null(buf);
 	assert_non_null(peer_buf);
-	pd = ib_alloc_pd(dev, 0);
-	peer_pd = ib_alloc_pd(dev, 0);
-	assert_false(IS_ERR(pd));
-	assert_false(IS_ERR(peer_pd));
-	cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT);
-	peer_cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT);
-	assert_false(IS_ERR(cq));
-	assert_false(IS_ERR(peer_cq));
 	mr = ib_reg_user_mr(pd, (uintptr_t)buf, NMSG * SLOT, (uintptr_t)buf,
 			    IB_ACCESS_LOCAL_WRITE);
 	peer_mr = ib_reg_user_mr(peer_pd, (uintptr_t)peer_buf, NMSG * SLOT,
@@ -164,8 +157,8 @@ static void srq_sends(void **state)
 	pthread_mutex_unlock(&se.lock);
 	attr.srq_limit = NMSG;
 	assert_int_equal(ib_modify_srq(srq, &attr, IB_SRQ_LIMIT), 0);
-	assert_int_equal(ibv_pair_connect(&pair, cur_addr, pd, &a, peer_pd, &pa,
-					  NULL, 0),
+	assert_int_equal(ibv_pair_connect(&pair, ibv_lab_addr, pd, &a, peer_pd,
+					  &pa, NULL, 0),
 			 0);
 	assert_ptr_equal(pair.peer_qp->srq, srq);
 	assert_int_equal(ib_destroy_srq(srq), -EBUSY);
@@ -221,56 +214,23 @@ static void srq_sends(void **state)
 	assert_int_equal(ib_destroy_srq(srq), 0);
 	assert_int_equal(ib_dereg_mr(mr), 0);
 	assert_int_equal(ib_dereg_mr(peer_mr), 0);
-	assert_int_equal(ib_free_cq(cq), 0);
-	assert_int_equal(ib_free_cq(peer_cq), 0);
-	assert_int_equal(ib_dealloc_pd(pd), 0);
-	assert_int_equal(ib_dealloc_pd(peer_pd), 0);
+	ibv_ends_close(&ends);
 	free(buf);
 	free(peer_buf);
 }
 
 int main(void)
 {
-	static const struct {
-		const char *dev, *env, *group;
-	} devs[] = {
-		{ "rxe0", "LAB_RXE_ADDR", "ibv_srq rxe0" },
-		{ "siw0", "LAB_SIW_ADDR", "ibv_srq siw0" },
-	};
-	const struct CMUnitTest tests[] = {
+	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(srq_sends),
 	};
-	unsigned int i;
-	int fails = 0;
 
-	rdmarw_ibv_open_all();
-	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
-		cur_dev = devs[i].dev;
-		cur_addr = getenv(devs[i].env);
-		fails += _cmocka_run_group_tests(
-			devs[i].group, tests, sizeof(tests) / sizeof(tests[0]),
-			NULL, NULL);
-	}
-	if (rdmarw_ibv_close_all()) {
-		fprintf(stderr, "ibv devices still busy at exit\n");
-		fails++;
-	}
-	return fails;
+	return ibv_lab_run("ibv_srq", tests, sizeof(tests) / sizeof(tests[0]));
 }
 
 #else /* !RDMARW_HAVE_IBV */
-
-static void test_no_backend(void **state)
-{
-	skip();
-}
-
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_backend),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return ibv_lab_no_backend();
 }
 #endif

@@ -1,16 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* A QP pair on one ibv device, connected through rdma_cm (ibv_env.h). */
+/*
+ * The lab tests' set-up on ibv devices (ibv_env.h): the run on rxe0 and
+ * siw0, each side's PD and CQ, and a QP pair connected through rdma_cm.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
 #include "helpers/ibv_env.h"
+
+static void test_no_backend(void **state)
+{
+	skip();
+}
+
+int ibv_lab_no_backend(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_backend),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
 
 #ifdef RDMARW_HAVE_IBV
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define PAIR_WAIT_MS 30000 /* for the whole connection (never expected) */
+#define DONE_WAIT_S 30 /* for a completion (never expected) */
 
 static void pair_fail(struct ibv_pair *p, int status)
 {
@@ -18,8 +44,102 @@ static void pair_fail(struct ibv_pair *p, int status)
 		p->err = status ? status : -ECONNREFUSED;
 }
 
-static void pair_conn_param(struct rdma_conn_param *cp, const void *priv,
-			    u8 len)
+const char *ibv_lab_dev;
+const char *ibv_lab_addr;
+
+int ibv_lab_run(const char *name, const struct CMUnitTest *tests, size_t n)
+{
+	static const struct {
+		const char *dev, *env;
+	} devs[] = {
+		{ "rxe0", "LAB_RXE_ADDR" },
+		{ "siw0", "LAB_SIW_ADDR" },
+	};
+	char group[64];
+	unsigned int i;
+	int fails = 0;
+
+	rdmarw_ibv_open_all();
+	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+		ibv_lab_dev = devs[i].dev;
+		ibv_lab_addr = getenv(devs[i].env);
+		snprintf(group, sizeof(group), "%s %s", name, ibv_lab_dev);
+		fails += _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+	}
+	if (rdmarw_ibv_close_all()) {
+		fprintf(stderr, "ibv devices still busy at exit\n");
+		fails++;
+	}
+	return fails;
+}
+
+bool ibv_ends_open(struct ibv_ends *e, int cqe, enum ib_poll_context poll_ctx)
+{
+	memset(e, 0, sizeof(*e));
+	if (!ibv_lab_addr)
+		return false;
+	e->dev = ib_device_get_by_name(ibv_lab_dev);
+	if (!e->dev)
+		return false;
+	e->pd = ib_alloc_pd(e->dev, 0);
+	assert_false(IS_ERR(e->pd));
+	e->peer_pd = ib_alloc_pd(e->dev, 0);
+	assert_false(IS_ERR(e->peer_pd));
+	e->cq = ib_alloc_cq(e->dev, NULL, cqe, 0, poll_ctx);
+	assert_false(IS_ERR(e->cq));
+	e->peer_cq = ib_alloc_cq(e->dev, NULL, cqe, 0, IB_POLL_DIRECT);
+	assert_false(IS_ERR(e->peer_cq));
+	return true;
+}
+
+void ibv_ends_close(struct ibv_ends *e)
+{
+	assert_int_equal(ib_free_cq(e->cq), 0);
+	assert_int_equal(ib_free_cq(e->peer_cq), 0);
+	assert_int_equal(ib_dealloc_pd(e->pd), 0);
+	assert_int_equal(ib_dealloc_pd(e->peer_pd), 0);
+}
+
+struct ib_mr *ibv_remote_mr(struct ib_pd *pd, void *buf, size_t len)
+{
+	struct ib_mr *mr;
+
+	mr = ib_reg_user_mr(pd, (uintptr_t)buf, len, (uintptr_t)buf,
+			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+				    IB_ACCESS_REMOTE_READ);
+	assert_false(IS_ERR(mr));
+	return mr;
+}
+
+static void done_record(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ibv_done *d = container_of(wc->wr_cqe, struct ibv_done, cqe);
+
+	d->wc = *wc;
+	__atomic_add_fetch(&d->calls, 1, __ATOMIC_RELEASE);
+}
+
+void ibv_done_init(struct ibv_done *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->cqe.done = done_record;
+}
+
+void ibv_done_wait(struct ib_cq *cq, struct ibv_done *d, int n)
+{
+	time_t end = time(NULL) + DONE_WAIT_S;
+
+	while (__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE) < n &&
+	       time(NULL) < end) {
+		if (cq->poll_ctx == IB_POLL_DIRECT)
+			ib_process_cq_direct(cq, -1);
+		else
+			sched_yield();
+	}
+	assert_int_equal(__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE), n);
+}
+
+void ibv_conn_param(struct rdma_conn_param *cp, const void *priv, u8 len)
 {
 	memset(cp, 0, sizeof(*cp));
 	cp->private_data = priv;
@@ -43,7 +163,7 @@ static int pair_request(struct ibv_pair *p, struct rdma_cm_id *child,
 	if (ret)
 		return ret;
 	p->peer_qp = child->qp;
-	pair_conn_param(&cp, p->priv, p->priv_len);
+	ibv_conn_param(&cp, p->priv, p->priv_len);
 	return rdma_accept(child, &cp);
 }
 
@@ -62,7 +182,7 @@ static int pair_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		ret = rdma_create_qp(id, p->pd, p->attr);
 		if (!ret) {
 			p->qp = id->qp;
-			pair_conn_param(&cp, NULL, 0);
+			ibv_conn_param(&cp, NULL, 0);
 			ret = rdma_connect(id, &cp);
 		}
 		break;
@@ -148,6 +268,19 @@ static u16 pair_port(const struct sockaddr_storage *ss)
 	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
 }
 
+/* An id of the pair's, and @addr with @port in @ss. */
+static int pair_id(struct ibv_pair *p, const char *addr, u16 port,
+		   struct sockaddr_storage *ss, struct rdma_cm_id **id)
+{
+	int ret = pair_addr(addr, port, ss);
+
+	if (ret)
+		return ret;
+	*id = rdma_create_id(&init_net, pair_handler, p, RDMA_PS_TCP,
+			     IB_QPT_RC);
+	return IS_ERR(*id) ? (int)PTR_ERR(*id) : 0;
+}
+
 int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
 		     struct ib_qp_init_attr *attr, struct ib_pd *peer_pd,
 		     struct ib_qp_init_attr *peer_attr, const void *priv,
@@ -166,14 +299,9 @@ int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
 	p->peer_attr = peer_attr;
 	p->priv = priv;
 	p->priv_len = priv_len;
-	ret = pair_addr(addr, 0, &ss);
+	ret = pair_id(p, addr, 0, &ss, &id);
 	if (ret)
 		goto err;
-	id = rdma_create_id(&init_net, pair_handler, p, RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = (int)PTR_ERR(id);
-		goto err;
-	}
 	p->listen_id = id;
 	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
 	if (!ret)
@@ -181,14 +309,9 @@ int ibv_pair_connect(struct ibv_pair *p, const char *addr, struct ib_pd *pd,
 	if (ret)
 		goto err;
 	p->port = pair_port(&id->route.addr.src_addr);
-	ret = pair_addr(addr, p->port, &ss);
+	ret = pair_id(p, addr, p->port, &ss, &id);
 	if (ret)
 		goto err;
-	id = rdma_create_id(&init_net, pair_handler, p, RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = (int)PTR_ERR(id);
-		goto err;
-	}
 	pthread_mutex_lock(&p->lock);
 	p->id = id;
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 5000);
@@ -235,7 +358,4 @@ int ibv_pair_destroy(struct ibv_pair *p)
 	memset(p, 0, sizeof(*p));
 	return ret;
 }
-#else
-/* Nothing to build without the backend (a unit must not be empty). */
-extern int rdmarw_tests_no_ibv_env;
 #endif /* RDMARW_HAVE_IBV */

@@ -17,13 +17,7 @@ fails=0
 # size:iterations; each run takes about a second under emulation
 SIZES=${RDMARW_BENCH_SIZES:-4096:1500 65536:600 1048576:60}
 DEPTH=128
-
-addr_of() {
-	case $1 in
-	rxe*) echo "$LAB_RXE_ADDR" ;;
-	siw*) echo "$LAB_SIW_ADDR" ;;
-	esac
-}
+. "${0%/*}/lib.sh"
 
 # perftest OP DEV ADDR SIZE ITERS: the client's BW average.
 perftest() {
@@ -46,21 +40,10 @@ rdmarw() {
 	sed -n 's/.*"bw_avg_mib":\([0-9.]*\).*/\1/p' /tmp/rw.log | head -n 1
 }
 
-# The median of the measurements that gave a figure (perftest now and
-# then prints a BW average of 0.00: such a run does not count).
-median() {
-	tr ' ' '\n' | awk '$1 > 0' | sort -n | awk '{ v[NR] = $1 }
-		END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
-}
-
-valid() {
-	tr ' ' '\n' | awk '$1 > 0' | wc -l
-}
-
 printf '%-5s %-5s %8s %6s %12s %12s %6s %5s\n' dev op bytes iters \
 	"perftest" "rdmarw-perf" ratio runs
 for dev in $devs; do
-	addr=$(addr_of "$dev")
+	addr=$(lab_addr "$dev")
 	for op in write read; do
 		for si in $SIZES; do
 			size=${si%%:*}
@@ -73,6 +56,9 @@ for dev in $devs; do
 				rw="$rw $(rdmarw $op "$dev" "$addr" "$size" "$iters")"
 				k=$((k + 1))
 			done
+			# lib.sh's valid and median: a run without a figure
+			# (perftest now and then prints a BW average of 0.00)
+			# does not count
 			ptn=$(echo "$pt" | valid)
 			rwn=$(echo "$rw" | valid)
 			# a figure needs most of its runs

@@ -34,6 +34,7 @@ work=/tmp/nvmeof-bench
 fails=0
 tpid=
 mkdir -p "$work"
+. "${0%/*}/lib.sh"
 
 say() { echo "nvmeof-bench: $*"; }
 
@@ -73,37 +74,19 @@ kernel_down() {
 
 rdmarw_up() {
 	: >"$work/target.log"
-	"$target" --addr "$1" --port $RW_PORT --ram $RAM \
-		>>"$work/target.log" 2>&1 &
-	tpid=$!
-	for _ in $(seq 150); do
-		grep -q "serving" "$work/target.log" && return 0
-		kill -0 "$tpid" 2>/dev/null || break
-		sleep 0.2
-	done
-	say "rdmarw-nvmet did not start:"
-	cat "$work/target.log"
-	return 1
-}
-
-rdmarw_down() {
-	[ -n "$tpid" ] || return 0
-	kill "$tpid" 2>/dev/null
-	wait "$tpid"
-	tpid=
+	nvmet_start "$target" "$work/target.log" --addr "$1" --port $RW_PORT \
+		--ram $RAM
 }
 
 cleanup() {
 	nvme disconnect -n $K_NQN >/dev/null 2>&1
 	nvme disconnect -n $RW_NQN >/dev/null 2>&1
-	rdmarw_down
+	nvmet_stop
 	kernel_down
 }
 # At the very end brd goes too (its pages are the guest's RAM).
 trap 'cleanup; rmmod brd 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
-
-. "${0%/*}/nvme_ns.sh"
 
 # run NQN PORT RW BS: connect, one fio run, disconnect; prints the figure
 # (IOPS for randread, MiB/s otherwise) or nothing.
@@ -119,27 +102,16 @@ run() {
 			--runtime="$RUNTIME" --ramp_time="$RAMP" \
 			--output-format=terse --terse-version=3 \
 			>"$work/fio.log" 2>&1 || cat "$work/fio.log" >&2
-		# terse v3: 7 read KiB/s, 8 read IOPS; 48 write KiB/s
 		case $rw in
 		randread) f=8 ;;
 		read) f=7 ;;
 		write) f=48 ;;
 		esac
-		grep -v '^fio:' "$work/fio.log" | grep ';' | tail -1 |
-			cut -d';' -f$f | awk -v f=$f '$1 > 0 {
+		fio_field "$work/fio.log" $f | awk -v f=$f '$1 > 0 {
 				if (f == 8) printf "%d\n", $1;
 				else printf "%.1f\n", $1 / 1024 }'
 	fi
 	nvme disconnect -n "$nqn" >/dev/null 2>&1
-}
-
-median() {
-	tr ' ' '\n' | awk '$1 > 0' | sort -n | awk '{ v[NR] = $1 }
-		END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
-}
-
-valid() {
-	tr ' ' '\n' | awk '$1 > 0' | wc -l
 }
 
 # figure NAME RW BS UNIT
@@ -169,15 +141,11 @@ figure() {
 printf '%-5s %-18s %-5s %10s %10s %6s %5s\n' dev figure unit kernel \
 	rdmarw ratio runs >"$work/table"
 for name in $devs; do
-	case $name in
-	rxe0) addr=${LAB_RXE_ADDR:-10.11.12.1} ;;
-	siw0) addr=${LAB_SIW_ADDR:-10.11.13.1} ;;
-	*)
+	addr=$(lab_addr "$name") || {
 		say "unknown device $name"
 		fails=$((fails + 1))
 		continue
-		;;
-	esac
+	}
 	say "=== $name ($addr): kernel nvmet-rdma port $K_PORT on /dev/ram0," \
 		"rdmarw-nvmet port $RW_PORT --ram $RAM; fio ${RUNTIME}s + ${RAMP}s ramp"
 	if ! kernel_up "$addr" || ! rdmarw_up "$addr"; then

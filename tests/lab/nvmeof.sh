@@ -25,6 +25,7 @@ failed=0
 tpid=
 work=/tmp/nvmeof
 mkdir -p "$work" /mnt/nvmeof
+. "${0%/*}/lib.sh"
 
 say() { echo "nvmeof: $*"; }
 bad() {
@@ -37,32 +38,11 @@ bad() {
 	dmesg | grep -i nvme | tail -15
 }
 
+# The target on $addr, ready when it says so (at most 30 s).
 start_target() {
-	local n
-
-	n=$(grep -c "serving" "$work/target.log")
-	"$target" --addr "$addr" --port $PORT -v "$@" >>"$work/target.log" 2>&1 &
-	tpid=$!
-	# Ready when it says so (at most 30 s).
-	for _ in $(seq 150); do
-		[ "$(grep -c "serving" "$work/target.log")" -gt "$n" ] &&
-			return 0
-		kill -0 "$tpid" 2>/dev/null || break
-		sleep 0.2
-	done
-	say "target did not start:"
-	cat "$work/target.log"
-	return 1
+	nvmet_start "$target" "$work/target.log" --addr "$addr" --port $PORT \
+		-v "$@"
 }
-
-stop_target() {
-	[ -n "$tpid" ] || return 0
-	kill "$tpid" 2>/dev/null
-	wait "$tpid"
-	tpid=
-}
-
-. "${0%/*}/nvme_ns.sh"
 
 connect() {
 	nvme connect -t rdma -a "$addr" -s $PORT -n $NQN "$@" >/dev/null ||
@@ -97,9 +77,8 @@ fio_verify() {
 		cat "$work/fio-v.log"
 		return 1
 	}
-	# terse v3: field 6 is the bytes read, field 47 the bytes written.
-	say "fio $1: wrote $(cut -d';' -f47 "$work/fio-w.log" | tail -1) KiB," \
-		"verified $(cut -d';' -f6 "$work/fio-v.log" | tail -1) KiB"
+	say "fio $1: wrote $(fio_field "$work/fio-w.log" 47) KiB," \
+		"verified $(fio_field "$work/fio-v.log" 6) KiB"
 }
 
 discover() {
@@ -194,14 +173,10 @@ step() {
 }
 
 for name in "$@"; do
-	case $name in
-	rxe0) addr=${LAB_RXE_ADDR:-10.11.12.1} ;;
-	siw0) addr=${LAB_SIW_ADDR:-10.11.13.1} ;;
-	*)
+	addr=$(lab_addr "$name") || {
 		bad "unknown device $name"
 		continue
-		;;
-	esac
+	}
 	: >"$work/target.log"
 	say "=== $name ($addr port $PORT)"
 	if ! step "target starts" start_target --ram 64M; then
@@ -216,9 +191,9 @@ for name in "$@"; do
 			step "ext4: files intact after the reconnect" ext4_again
 		step "disconnect again" disconnect
 	fi
-	stop_target
+	nvmet_stop
 	step "kill -9 during I/O, restart on the file" kill_restart
-	stop_target
+	nvmet_stop
 	nvme disconnect -n $NQN >/dev/null 2>&1
 done
 say "$failed failed"
