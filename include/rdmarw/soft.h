@@ -143,7 +143,9 @@ int soft_qp_connect(struct ib_qp *a, struct ib_qp *b);
  * @qps: QPs
  * @mrs: MRs (all kinds)
  * @iova_ranges: IOVA ranges of the emulated IOMMU not yet destroyed
- * @wrs_executed: send work requests executed (successfully or not)
+ * @wrs_executed: send work requests executed (successfully or not); a WR
+ *                is counted when its executor is done with it, which can be
+ *                after its completion or the peer's has been polled
  * @bytes_moved: payload bytes placed by SEND, WRITE and READ
  * @rnr_stalls: times a SEND or WRITE_WITH_IMM waited for a receive
  * @cq_overflows: completions lost because a CQ was full
