@@ -187,23 +187,32 @@ static void expect_stalled(struct ord_env *o)
 	assert_int_equal(soft_env_state(o->client->qp), IB_QPS_RTS);
 }
 
+/*
+ * The READ and the WRITE behind it flushed, nothing else on the client's
+ * CQ, and neither the READ's sink nor the second WRITE's target touched.
+ */
+static void expect_read_flushed(struct ord_env *o)
+{
+	struct ib_cq *cq = o->env.cq[0];
+
+	soft_env_expect(cq, WR_READ, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_READ);
+	soft_env_expect(cq, WR_WRITE2, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
+	soft_env_expect_empty(cq);
+	assert_false(read_landed(o));
+	assert_int_equal(o->buf[1][LEN / 2], 0x11);
+}
+
 /* rxe: initiator depth 0, the READ waits until ERR flushes it. */
 static void depth0_rxe_waits_then_flushes(bool threaded, u16 port)
 {
 	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
 	struct ord_env o;
-	struct ib_cq *cq;
 
 	ord_connect_on(&o, "rxe", 0, port, threaded);
-	cq = o.env.cq[0];
 	post_write_read_write(&o);
 	expect_stalled(&o);
 	assert_int_equal(ib_modify_qp(o.client->qp, &err, IB_QP_STATE), 0);
-	soft_env_expect(cq, WR_READ, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_READ);
-	soft_env_expect(cq, WR_WRITE2, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
-	soft_env_expect_empty(cq);
-	assert_false(read_landed(&o));
-	assert_int_equal(o.buf[1][LEN / 2], 0x11);
+	expect_read_flushed(&o);
 	/* the server's QP answered and stays up */
 	assert_int_equal(soft_env_state(o.child->qp), IB_QPS_RTS);
 	ord_fini(&o);
@@ -333,19 +342,14 @@ static void test_depth0_mlx5_runs(void **s)
 /* siw: the READ drops the connection; both QPs go to ERR. */
 static void depth0_siw_drops(bool threaded, u16 port)
 {
-	struct ib_cq *cq;
 	struct ord_env o;
 
 	ord_connect_on(&o, "siw", 0, port, threaded);
-	cq = o.env.cq[0];
 	post_write_read_write(&o);
-	soft_env_expect(cq, WR_WRITE1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
-	soft_env_expect(cq, WR_READ, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_READ);
-	soft_env_expect(cq, WR_WRITE2, IB_WC_WR_FLUSH_ERR, IB_WC_RDMA_WRITE);
-	soft_env_expect_empty(cq);
+	soft_env_expect(o.env.cq[0], WR_WRITE1, IB_WC_SUCCESS,
+			IB_WC_RDMA_WRITE);
+	expect_read_flushed(&o);
 	assert_memory_equal(o.buf[1], o.buf[0], LEN / 4);
-	assert_false(read_landed(&o));
-	assert_int_equal(o.buf[1][LEN / 2], 0x11);
 	assert_int_equal(soft_env_state(o.client->qp), IB_QPS_ERR);
 	assert_int_equal(soft_env_state(o.child->qp), IB_QPS_ERR);
 	ord_fini(&o);
