@@ -6,7 +6,9 @@
  * profile; the counts it reports (WRs, MRs, WQEs, SGEs, bytes) are
  * compared with the chain rdma_rw_ctx_wrs() then builds, which is posted
  * and must complete; the signature path (SIG_MR, PI) on mlx5 the same way.
- * NULL, never initialised, destroyed and copied
+ * rdmarw_rw_ctx_reason() words each decision in one line that fits its
+ * bound (exact texts on mlx5 and siw).  NULL, never initialised, destroyed
+ * and copied
  * contexts are refused with -EINVAL, and post and destroy refuse a
  * context whose init failed.
  */
@@ -151,6 +153,26 @@ static void check_chain(struct rw_env *e, struct io *io,
 }
 
 /*
+ * The decision in words: one line that fits RDMARW_RW_REASON_LEN, and a
+ * buffer one byte short is refused with -ENOSPC holding the text's start.
+ */
+static void check_reason(struct io *io, const char *want)
+{
+	char text[RDMARW_RW_REASON_LEN], shorter[RDMARW_RW_REASON_LEN];
+	int len = rdmarw_rw_ctx_reason(&io->ctx, text, sizeof(text));
+
+	assert_true(len > 0 && (size_t)len == strlen(text));
+	assert_null(strchr(text, '\n'));
+	if (want && strcmp(text, want))
+		fail_msg("reason \"%s\", expected \"%s\"", text, want);
+	assert_int_equal(rdmarw_rw_ctx_reason(&io->ctx, shorter, (size_t)len),
+			 -ENOSPC);
+	assert_int_equal(strlen(shorter), len - 1);
+	assert_memory_equal(shorter, text, (size_t)len - 1);
+	assert_int_equal(rdmarw_rw_ctx_reason(&io->ctx, NULL, 8), -EINVAL);
+}
+
+/*
  * Init returned a WQE count: the decision must be @type for @why, agree
  * with the return value and with two chains posted one after the other
  * (the second retires the first one's registrations where it must).
@@ -178,6 +200,7 @@ static void expect_path(struct rw_env *e, struct io *io, u8 type, u8 why,
 		assert_true(d.pages_per_mr > 0 && d.nr_mrs == d.nr_ops);
 	else
 		assert_true(d.pages_per_mr == 0 && d.nr_mrs == 0);
+	check_reason(io, NULL);
 	check_chain(e, io, &d);
 	/* the next chain: a LOCAL_INV where the MR is still registered */
 	assert_int_equal(rdmarw_rw_ctx_explain(&io->ctx, &d), 0);
@@ -203,6 +226,7 @@ static void expect_failure(struct rw_env *e, struct io *io, int err, u8 type,
 			 e->profile->label, d.type, d.why, type, why);
 	assert_int_equal(d.bad_entry, bad_entry);
 	assert_int_equal(d.nr_ops + d.nr_wqes + d.nr_mrs, 0);
+	check_reason(io, NULL);
 	rw_done_init(&done);
 	assert_null(rdma_rw_ctx_wrs(&io->ctx, e->qp, 1, &done.cqe, NULL));
 	assert_int_equal(rdma_rw_ctx_post(&io->ctx, e->qp, 1, &done.cqe, NULL),
@@ -513,13 +537,68 @@ static void refused(void **state)
 	rw_env_teardown(&e);
 }
 
+/* The words for each path and failure, on mlx5 and siw. */
+static void reason_texts(void **state)
+{
+	struct ib_mr *held[64];
+	struct rw_env e;
+	struct io io;
+	u32 n;
+
+	(void)state;
+	rw_skip_on_device();
+	setup(&e, &rw_profiles[0]); /* mlx5: max_sgl_rd 3, 30 SGEs */
+	init_io(&e, &io, 1, 4096, 0, 0, DMA_TO_DEVICE);
+	check_reason(&io, "one entry");
+	destroy_io(&e, &io);
+	init_io(&e, &io, 31, 4096, 0, 0, DMA_TO_DEVICE);
+	check_reason(&io, "31 entries: up to 30 SGEs per WRITE");
+	destroy_io(&e, &io);
+	init_io(&e, &io, 3, 4096, 0, 0, DMA_FROM_DEVICE);
+	check_reason(&io, "3 entries <= max_sgl_rd 3: up to 30 SGEs per READ");
+	destroy_io(&e, &io);
+	init_io(&e, &io, 9, 4096, 0, 0, DMA_FROM_DEVICE);
+	check_reason(&io,
+		     "READ of more than max_sgl_rd 3 entries: 1 MR of up to 256 pages");
+	destroy_io(&e, &io);
+	n = take_pool(&e, held, 64);
+	init_io(&e, &io, 9, 4096, 0, 0, DMA_FROM_DEVICE);
+	check_reason(&io,
+		     "the QP's MR pool ran out: fell back to MULTI from MR (READ of more than max_sgl_rd 3 entries); up to 30 SGEs per READ");
+	destroy_io(&e, &io);
+	give_back(&e, held, n);
+	init_io(&e, &io, 2, 4096, 0, 8192, DMA_TO_DEVICE);
+	check_reason(&io, "sg_offset at or past the end of the list");
+	rw_env_teardown(&e);
+
+	setup(&e, &rw_profiles[2]); /* siw: every READ registers */
+	init_io(&e, &io, 2, 4096, 0, 0, DMA_FROM_DEVICE);
+	check_reason(&io, "iWARP READ needs MR: 1 MR of up to 256 pages");
+	destroy_io(&e, &io);
+	/* the offset starts in entry 1: "entry 1 after the offset" is entry 2 */
+	init_io(&e, &io, 4, 512, 4096, 512 + 100, DMA_FROM_DEVICE);
+	check_reason(&io,
+		     "entry 1 after the offset does not fit in an MR of up to 256 pages with the entries before it (the MR page-list rules)");
+	n = take_pool(&e, held, 64);
+	init_io(&e, &io, 2, 4096, 0, 0, DMA_FROM_DEVICE);
+	check_reason(&io,
+		     "registration required (iWARP READ needs MR) and the QP's MR pool ran out; no fallback on iWARP or under force_mr");
+	give_back(&e, held, n);
+	rdma_rw_set_force_mr(true);
+	init_io(&e, &io, 3, 4096, 0, 0, DMA_TO_DEVICE);
+	check_reason(&io, "force_mr: 1 MR of up to 256 pages");
+	destroy_io(&e, &io);
+	rdma_rw_set_force_mr(false);
+	rw_env_teardown(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sgl_paths),  cmocka_unit_test(pool_empty),
 		cmocka_unit_test(force_mr),   cmocka_unit_test(mr_layout),
 		cmocka_unit_test(bvec_paths), cmocka_unit_test(sig_path),
-		cmocka_unit_test(refused),
+		cmocka_unit_test(refused),    cmocka_unit_test(reason_texts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -256,7 +256,7 @@ static void mlx5_read_above_sgl_rd(void **state)
 {
 	EXPECT_RUN(
 		0, ARGS("-p", "mlx5", "--sgl", "4096x9", "read"), "path:",
-		"path: ret=2 type=MR nr_ops=1 nr_mrs=1 nr_wqes=2 reason=max_sgl_rd 3 < 9 entries: 1 MR of up to 256 pages",
+		"path: ret=2 type=MR nr_ops=1 nr_mrs=1 nr_wqes=2 reason=READ of more than max_sgl_rd 3 entries: 1 MR of up to 256 pages",
 		"chain: REG_MR → RDMA_READ",
 		"wr0: opcode=REG_MR mr=mr0 key=mr0.v1 mr_iova=buf+0x0 mr_length=36864 mr_page_size=4096 access=LOCAL_WRITE",
 		"wr1: opcode=RDMA_READ num_sge=1 sg_list=[addr=buf+0x0 length=36864 lkey=mr0.v1] remote_addr=0x10000000 rkey=0x00001234 send_flags=SIGNALED wr_cqe=cqe");
@@ -286,7 +286,7 @@ static void mlx5_read_pool_empty_falls_back(void **state)
 		r.out, " pool_size=1 pool_free_at_init=0 pages_per_mr=256\n"));
 	EXPECT_TAIL(
 		r.out, "path:",
-		"path: ret=1 type=MULTI nr_ops=1 nr_mrs=0 nr_wqes=1 reason=pool exhausted: fell back to MULTI (-EAGAIN) from MR (max_sgl_rd 3 < 9 entries); up to 30 SGEs per READ",
+		"path: ret=1 type=MULTI nr_ops=1 nr_mrs=0 nr_wqes=1 reason=the QP's MR pool ran out: fell back to MULTI from MR (READ of more than max_sgl_rd 3 entries); up to 30 SGEs per READ",
 		"chain: RDMA_READ", wr0);
 	free(r.out);
 }
@@ -299,8 +299,8 @@ static void siw_read_pool_empty_fails(void **state)
 		ARGS("-p", "siw", "--sgl", "4096x2", "--pool-free", "0",
 		     "read"),
 		"path:",
-		"path: ret=-11 errno=-EAGAIN type=none nr_ops=0 nr_mrs=0 nr_wqes=0 reason=registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr",
-		"error: rdma_rw_ctx_init: -EAGAIN: registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr");
+		"path: ret=-11 errno=-EAGAIN type=none nr_ops=0 nr_mrs=0 nr_wqes=0 reason=registration required (iWARP READ needs MR) and the QP's MR pool ran out; no fallback on iWARP or under force_mr",
+		"error: rdma_rw_ctx_init: -EAGAIN: registration required (iWARP READ needs MR) and the QP's MR pool ran out; no fallback on iWARP or under force_mr");
 }
 
 static void force_mr_write(void **state)
@@ -408,7 +408,7 @@ static void bvec_iova(void **state)
 		ARGS("-p", "rxe", "--iommu", "--bvec", "--sgl", "4096x3",
 		     "--offset", "10", "--post", "write"),
 		"path:",
-		"path: ret=1 type=IOVA nr_ops=1 nr_mrs=0 nr_wqes=1 reason=IOMMU: 3 bio_vecs linked into one IOVA range",
+		"path: ret=1 type=IOVA nr_ops=1 nr_mrs=0 nr_wqes=1 reason=IOMMU: the bio_vecs linked into one IOVA range of 12278 bytes",
 		"chain: RDMA_WRITE",
 		"wr0: opcode=RDMA_WRITE num_sge=1 sg_list=[addr=iova+0xa length=12278 lkey=local_dma_lkey] remote_addr=rbuf+0x40 rkey=rmr send_flags=SIGNALED wr_cqe=cqe",
 		"post: ib_post_send=0 completions=[side=local opcode=IB_WC_RDMA_WRITE status=IB_WC_SUCCESS byte_len=12278 wr_cqe=cqe] data_verified=true data=12278 bytes verified, bytes outside the transfer unchanged");
@@ -431,8 +431,8 @@ static void offset_past_end(void **state)
 	EXPECT_RUN(
 		1, ARGS("--sgl", "4096x2", "--offset", "8192", "write"),
 		"path:",
-		"path: ret=-22 errno=-EINVAL type=none nr_ops=0 nr_mrs=0 nr_wqes=0 reason=sg_offset 8192 at or past the end of the list (8192 bytes)",
-		"error: rdma_rw_ctx_init: -EINVAL: sg_offset 8192 at or past the end of the list (8192 bytes)");
+		"path: ret=-22 errno=-EINVAL type=none nr_ops=0 nr_mrs=0 nr_wqes=0 reason=sg_offset at or past the end of the list",
+		"error: rdma_rw_ctx_init: -EINVAL: sg_offset at or past the end of the list");
 }
 
 static void mr_page_rules(void **state)
@@ -446,7 +446,7 @@ static void mr_page_rules(void **state)
 		" bytes=2048 transfer_bytes=2048 chained_arrays=1 chain_wr=false entries=[addr=buf+0x0 length=512; addr=buf+0x1000 length=512; addr=buf+0x2000 length=512; addr=buf+0x3000 length=512]\n"));
 	assert_true(has_line(
 		r.out,
-		"error: rdma_rw_ctx_init: -EINVAL: entry 1 does not fit in an MR of up to 256 pages with the entries before it (the MR page-list rules)"));
+		"error: rdma_rw_ctx_init: -EINVAL: entry 1 after the offset does not fit in an MR of up to 256 pages with the entries before it (the MR page-list rules)"));
 	free(r.out);
 }
 
@@ -721,7 +721,7 @@ static void dot_whole_output(void **state)
 		"\tdevice [label=\"device\\nprofile=mlx5\\nprotocol=InfiniBand\\niommu=false\\nmax_send_sge=30\\nmax_sge_rd=30\\nmax_sgl_rd=3\\nmax_fast_reg_page_list_len=65536\" shape=note];",
 		"\tqp [label=\"qp\\nmax_send_sge=30\\nmax_read_sge=30\\nmax_write_sge=30\\nmax_send_wr=34\\nmax_rdma_ctxs=1\\nforce_mr=false\\npool_size=1\\npool_free_at_init=1\\npages_per_mr=256\" shape=note];",
 		"\trequest [label=\"request\\napi=rdma_rw_ctx_init\\ndir=DMA_FROM_DEVICE\\nport_num=1\\nsg_cnt=9\\noffset=0\\nremote_addr=rbuf+0x40\\nrkey=rmr\\nbytes=36864\\ntransfer_bytes=36864\\nchained_arrays=1\\nchain_wr=true\\nentries=[addr=buf+0x0 length=4096; addr=buf+0x1000 length=4096; addr=buf+0x2000 length=4096; addr=buf+0x3000 length=4096; addr=buf+0x4000 length=4096; addr=buf+0x5000 length=4096; addr=buf+0x6000 length=4096; addr=buf+0x7000 length=4096; addr=buf+0x8000 length=4096]\" shape=note];",
-		"\tpath [label=\"path\\nret=2\\ntype=MR\\nnr_ops=1\\nnr_mrs=1\\nnr_wqes=2\\nreason=max_sgl_rd 3 < 9 entries: 1 MR of up to 256 pages\" shape=note];",
+		"\tpath [label=\"path\\nret=2\\ntype=MR\\nnr_ops=1\\nnr_mrs=1\\nnr_wqes=2\\nreason=READ of more than max_sgl_rd 3 entries: 1 MR of up to 256 pages\" shape=note];",
 		"\tmr0 [shape=cylinder label=\"mr0\"];",
 		"\tsubgraph cluster_1 {", "\tlabel=\"chain 1/2\";",
 		"\tc1_wr0 [label=\"c1_wr0\\nopcode=REG_MR\\nmr=mr0\\nkey=mr0.v1\\nmr_iova=buf+0x0\\nmr_length=36864\\nmr_page_size=4096\\naccess=LOCAL_WRITE\"];",
@@ -756,7 +756,7 @@ static void dot_whole_output(void **state)
 		"\tdevice [label=\"device\\nprofile=siw\\nprotocol=iWARP\\niommu=false\\nmax_send_sge=6\\nmax_sge_rd=1\\nmax_sgl_rd=0\\nmax_fast_reg_page_list_len=256\" shape=note];",
 		"\tqp [label=\"qp\\nmax_send_sge=6\\nmax_read_sge=1\\nmax_write_sge=6\\nmax_send_wr=10\\nmax_rdma_ctxs=1\\nforce_mr=false\\npool_size=1\\npool_free_at_init=0\\npages_per_mr=256\" shape=note];",
 		"\trequest [label=\"request\\napi=rdma_rw_ctx_init\\ndir=DMA_FROM_DEVICE\\nport_num=1\\nsg_cnt=1\\noffset=0\\nremote_addr=0x10000000\\nrkey=0x00001234\\nbytes=4096\\ntransfer_bytes=4096\\nchained_arrays=1\\nchain_wr=false\\nentries=[addr=buf+0x0 length=4096]\" shape=note];",
-		"\tpath [label=\"path\\nret=-11\\nerrno=-EAGAIN\\ntype=none\\nnr_ops=0\\nnr_mrs=0\\nnr_wqes=0\\nreason=registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr\" shape=note];",
+		"\tpath [label=\"path\\nret=-11\\nerrno=-EAGAIN\\ntype=none\\nnr_ops=0\\nnr_mrs=0\\nnr_wqes=0\\nreason=registration required (iWARP READ needs MR) and the QP's MR pool ran out; no fallback on iWARP or under force_mr\" shape=note];",
 		"}");
 }
 
@@ -861,7 +861,7 @@ static void json_whole_output(void **state)
 		"    \"errno\": \"-EAGAIN\",", "    \"type\": \"none\",",
 		"    \"nr_ops\": 0,", "    \"nr_mrs\": 0,",
 		"    \"nr_wqes\": 0,",
-		"    \"reason\": \"registration required (iWARP READ needs MR) and the QP's MR pool has 0 of 1 MRs free; no fallback on iWARP or under force_mr\"",
+		"    \"reason\": \"registration required (iWARP READ needs MR) and the QP's MR pool ran out; no fallback on iWARP or under force_mr\"",
 		"  },", "  \"chains\": [],", "  \"ok\": false", "}");
 }
 
@@ -890,17 +890,17 @@ static void reasons(void **state)
 		0,
 		ARGS("-p", "mlx5", "--sgl", "4096x9", "--pool-size", "0",
 		     "read"),
-		"path: ret=1 type=MULTI nr_ops=1 nr_mrs=0 nr_wqes=1 reason=pool exhausted: fell back to MULTI (-EOPNOTSUPP) from MR (max_sgl_rd 3 < 9 entries); up to 30 SGEs per READ");
+		"path: ret=1 type=MULTI nr_ops=1 nr_mrs=0 nr_wqes=1 reason=the QP has no MR pool: fell back to MULTI from MR (READ of more than max_sgl_rd 3 entries); up to 30 SGEs per READ");
 	expect_line(
 		1,
 		ARGS("-p", "mlx5", "--sgl", "4096x9", "--pool-size", "0",
 		     "--force-mr", "read"),
-		"error: rdma_rw_ctx_init: -EOPNOTSUPP: MR path (-EOPNOTSUPP) failed, see rdma_rw_ctx_init(3)");
+		"error: rdma_rw_ctx_init: -EOPNOTSUPP: registration required (force_mr) and the QP has no MR pool; no fallback on iWARP or under force_mr");
 	expect_line(
 		1,
 		ARGS("-p", "rxe", "--pool-size", "2", "--pool-free", "1",
 		     "--force-mr", "--sgl", "4096x300", "read"),
-		"error: rdma_rw_ctx_init: -EAGAIN: registration required (force_mr) and the QP's MR pool has 1 of 2 MRs free; no fallback on iWARP or under force_mr");
+		"error: rdma_rw_ctx_init: -EAGAIN: registration required (force_mr) and the QP's MR pool ran out; no fallback on iWARP or under force_mr");
 	expect_line(
 		1,
 		ARGS("-p", "rxe", "--bvec", "--sgl", "4096x2", "--offset",
@@ -918,7 +918,7 @@ static void reasons(void **state)
 		1,
 		ARGS("-p", "rxe", "--fr-pages", "4", "--force-mr", "--misalign",
 		     "1", "--sgl", "4096x3", "read"),
-		"error: rdma_rw_ctx_init: -EINVAL: entry 1 does not fit in an MR of up to 4 pages with the entries before it (the MR page-list rules)");
+		"error: rdma_rw_ctx_init: -EINVAL: entry 1 after the offset does not fit in an MR of up to 4 pages with the entries before it (the MR page-list rules)");
 	expect_line(
 		0,
 		ARGS("-p", "mlx5", "--max-sgl-rd", "0", "--sgl", "4096x9",

@@ -294,7 +294,6 @@ struct chain {
 	struct bvec_iter iter;
 	u64 bytes, xfer;
 	u32 pages; /* the entries span: what a ULP gives rdma_rw_mr_factor() */
-	u32 nr_segs; /* entries the transfer touches */
 	/* the SEND appended as chain_wr, and the peer's side of --post */
 	char msg[CHAIN_MSG_LEN], rmsg[CHAIN_MSG_LEN];
 	char *rbuf, *copy; /* copy: the transfer's bytes */
@@ -313,7 +312,7 @@ struct chain {
 	struct rdmarw_rw_decision d;
 	bool have_d;
 	const char *path;
-	char why[192];
+	char why[RDMARW_RW_REASON_LEN];
 	u32 *base_keys; /* the context's MRs' keys after init */
 	u32 nr_mrs;
 	struct jw j;
@@ -391,24 +390,6 @@ static bool build_lists(struct chain *c)
 	else
 		bvec_iter_advance(c->bvecs, &c->iter, (u32)c->o.offset);
 	return true;
-}
-
-/*
- * The entries the transfer touches, which the reasons count: a
- * scatterlist skips every entry the offset covers; an iterator stops as
- * soon as its bytes are used up.
- */
-static void transfer_entries(struct chain *c)
-{
-	u64 skip = (u64)c->o.offset, rem;
-	u32 i = 0;
-
-	c->xfer = c->bytes > skip ? c->bytes - skip : 0;
-	while (i < c->o.nents && skip >= c->o.len[i] && (skip || !c->o.bvec))
-		skip -= c->o.len[i++];
-	for (rem = c->xfer; i < c->o.nents && (rem || !c->o.bvec);
-	     i++, skip = 0, c->nr_segs++)
-		rem -= min(rem, c->o.len[i] - skip);
 }
 
 /* ---- devices ------------------------------------------------------------ */
@@ -544,107 +525,22 @@ static const char *cqe_name(const struct chain *c, const struct ib_cqe *cqe)
 
 /* ---- the decision, in words --------------------------------------------- */
 
-/* Write the reason, printf-style, into c->why. */
-#define say_why(c, ...) snprintf((c)->why, sizeof((c)->why), __VA_ARGS__)
-
-/* Why init failed, from the decision (or the tool's own empty iterator). */
-static void explain_error(struct chain *c, const char *rule)
-{
-	const struct rdmarw_rw_decision *d = &c->d;
-
-	if (!c->have_d && c->o.bvec && !c->iter.bi_size)
-		say_why(c,
-			"the iterator is empty: --offset %lld of %" PRIu64
-			" bytes",
-			c->o.offset, c->bytes);
-	else if (!c->have_d)
-		say_why(c,
-			"init refused its arguments (see rdma_rw_ctx_init(3))");
-	else if (d->why == RDMARW_RW_WHY_OFFSET)
-		say_why(c,
-			"sg_offset %lld at or past the end of the list (%" PRIu64
-			" bytes)",
-			c->o.offset, c->bytes);
-	else if (d->why == RDMARW_RW_WHY_BVEC_ITER)
-		say_why(c,
-			"the iterator leaves the bio_vec array or meets an empty bio_vec");
-	else if (d->why == RDMARW_RW_WHY_DMA_MAP)
-		say_why(c, "the list cannot be DMA-mapped");
-	else if (c->ret == -EAGAIN && d->type == RDMA_RW_MR)
-		say_why(c,
-			"registration required (%s) and the QP's MR pool has %d of %d MRs free; no fallback on iWARP or under force_mr",
-			rule,
-			ib_mr_pool_count(c->h.qp[0], &c->h.qp[0]->rdma_mrs),
-			c->pool_total);
-	else if (d->bad_entry != UINT32_MAX)
-		say_why(c,
-			"entry %u does not fit in an MR of up to %u pages with the entries before it (the MR page-list rules)",
-			d->bad_entry + (c->o.nents - c->nr_segs),
-			d->pages_per_mr);
-	else if (d->type == RDMA_RW_IOVA)
-		say_why(c,
-			"the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
-	else if (c->ret == -ENOMEM)
-		say_why(c, "out of memory (context storage or mapping)");
-	else
-		say_why(c, "%s path (%s) failed, see rdma_rw_ctx_init(3)",
-			names_rw_type(d->type), errno_name(c->ret));
-}
-
-/* The path and why, from the decision the init recorded. */
+/* The library's words for the decision; an init that refused its
+ * arguments (or the tool's own empty iterator) recorded none. */
 static void explain(struct chain *c)
 {
-	const struct rdmarw_rw_decision *d = &c->d;
-	const char *op = c->o.dir == DMA_TO_DEVICE ? "WRITE" : "READ";
-	u32 sgl_rd = c->h.dev[0]->attrs.max_sgl_rd;
-	char rule[64];
-
-	/* the rule that asked for registration, as rdmarw_rw_why names it */
-	snprintf(rule, sizeof(rule), "max_sgl_rd %u < %u entries", sgl_rd,
-		 c->nr_segs);
-	if (d->why == RDMARW_RW_WHY_IWARP_READ ||
-	    d->why == RDMARW_RW_WHY_FORCE_MR)
-		snprintf(rule, sizeof(rule), "%s",
-			 d->why == RDMARW_RW_WHY_FORCE_MR ?
-				 "force_mr" :
-				 "iWARP READ needs MR");
-	c->path = c->ret < 0 ? "none" : names_rw_type(d->type);
-	if (c->ret < 0)
-		explain_error(c, rule);
-	else if (d->why >= RDMARW_RW_WHY_IWARP_READ &&
-		 d->why <= RDMARW_RW_WHY_MAX_SGL_RD)
-		say_why(c, "%s: %u MR%s of up to %u pages", rule, d->nr_mrs,
-			d->nr_mrs == 1 ? "" : "s", d->pages_per_mr);
-	else if (d->why == RDMARW_RW_WHY_POOL_EMPTY ||
-		 d->why == RDMARW_RW_WHY_NO_POOL)
-		say_why(c,
-			"pool exhausted: fell back to %s (%s) from MR (%s); up to %u SGEs per %s",
-			c->path,
-			d->why == RDMARW_RW_WHY_POOL_EMPTY ? "-EAGAIN" :
-							     "-EOPNOTSUPP",
-			rule, d->max_sge, op);
-	else if (d->why == RDMARW_RW_WHY_ONE_ENTRY)
-		say_why(c, "one entry");
-	else if (d->why == RDMARW_RW_WHY_ONE_BVEC)
-		say_why(c, "the transfer lies within one bio_vec");
-	else if (d->why == RDMARW_RW_WHY_NO_IOVA)
-		say_why(c, "%s: one SGE per bio_vec, up to %u per %s",
-			c->h.dev[0]->iommu ? "no IOVA range" :
-					     "virtual DMA, no IOVA API",
-			d->max_sge, op);
-	else if (d->why == RDMARW_RW_WHY_IOMMU)
-		say_why(c, "IOMMU: %u bio_vecs linked into one IOVA range",
-			c->nr_segs);
-	else if (d->why == RDMARW_RW_WHY_ENTRIES &&
-		 c->o.dir == DMA_FROM_DEVICE && sgl_rd)
-		say_why(c,
-			"%u entries <= max_sgl_rd %u: up to %u SGEs per READ",
-			d->nr_sges, sgl_rd, d->max_sge);
-	else if (d->why == RDMARW_RW_WHY_ENTRIES)
-		say_why(c, "%u entries: up to %u SGEs per %s", d->nr_sges,
-			d->max_sge, op);
+	c->path = c->ret < 0 ? "none" : names_rw_type(c->d.type);
+	if (c->have_d &&
+	    rdmarw_rw_ctx_reason(&c->ctx, c->why, sizeof(c->why)) >= 0)
+		return;
+	if (c->o.bvec && !c->iter.bi_size)
+		snprintf(c->why, sizeof(c->why),
+			 "the iterator is empty: --offset %lld of %" PRIu64
+			 " bytes",
+			 c->o.offset, c->bytes);
 	else
-		say_why(c, "reason %u", d->why);
+		snprintf(c->why, sizeof(c->why),
+			 "init refused its arguments (see rdma_rw_ctx_init(3))");
 }
 
 /* ---- init ---------------------------------------------------------------- */
@@ -1209,7 +1105,7 @@ static int setup(struct chain *c)
 		rdma_rw_set_force_mr(true);
 	if (!layout(c))
 		cli_refuse(CHAIN_TOOL, "the buffer layout exceeds 4 GiB");
-	transfer_entries(c);
+	c->xfer = c->bytes > (u64)c->o.offset ? c->bytes - (u64)c->o.offset : 0;
 	if (!build_lists(c) || !open_hosts(c) || (c->o.post && !open_remote(c)))
 		return EXIT_FAILURE;
 	setup_send(c);

@@ -427,6 +427,32 @@ struct rdmarw_rw_decision {
 int rdmarw_rw_ctx_explain(const struct rdma_rw_ctx *ctx,
 			  struct rdmarw_rw_decision *out);
 
+/* Bytes that hold every text rdmarw_rw_ctx_reason() writes, with its NUL. */
+#define RDMARW_RW_REASON_LEN 192
+
+/**
+ * rdmarw_rw_ctx_reason() - the decision an init made for a context, in words
+ * @ctx: as for rdmarw_rw_ctx_explain()
+ * @buf: where the text goes, NUL-terminated
+ * @size: bytes at @buf; %RDMARW_RW_REASON_LEN always suffices
+ *
+ * Words the decision rdmarw_rw_ctx_explain() reports, with the device and
+ * QP limits that made it (rdmarw extension; tools print it, as
+ * rdmarw-chain does): "one entry", "9 entries: up to 30 SGEs per READ",
+ * "iWARP READ needs MR: 1 MR of up to 256 pages", "sg_offset at or past
+ * the end of the list"...  The text is one line and names the rule, not
+ * the path or the errno, which the decision carries.  No rule is
+ * evaluated a second time: the path and the reason are the init's, the
+ * limits are the QP's and the device's now.
+ *
+ * Return: the text's length (without the NUL); -EINVAL as for
+ * rdmarw_rw_ctx_explain(), or for a NULL @buf; -ENOSPC when @size is too
+ * small, with as much of the text as fits in @buf (never a silent
+ * truncation).
+ */
+int rdmarw_rw_ctx_reason(const struct rdma_rw_ctx *ctx, char *buf,
+			 size_t size);
+
 /**
  * rdma_rw_ctx_destroy() - release a context from rdma_rw_ctx_init()
  * @ctx: the context; call once its WRs have completed
