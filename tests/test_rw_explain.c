@@ -558,13 +558,15 @@ static void reason_texts(void **state)
 	check_reason(&io, "3 entries <= max_sgl_rd 3: up to 30 SGEs per READ");
 	destroy_io(&e, &io);
 	init_io(&e, &io, 9, 4096, 0, 0, DMA_FROM_DEVICE);
-	check_reason(&io,
-		     "READ of more than max_sgl_rd 3 entries: 1 MR of up to 256 pages");
+	check_reason(
+		&io,
+		"READ of more than max_sgl_rd 3 entries: 1 MR of up to 256 pages");
 	destroy_io(&e, &io);
 	n = take_pool(&e, held, 64);
 	init_io(&e, &io, 9, 4096, 0, 0, DMA_FROM_DEVICE);
-	check_reason(&io,
-		     "the QP's MR pool ran out: fell back to MULTI from MR (READ of more than max_sgl_rd 3 entries); up to 30 SGEs per READ");
+	check_reason(
+		&io,
+		"the QP's MR pool ran out: fell back to MULTI from MR (READ of more than max_sgl_rd 3 entries); up to 30 SGEs per READ");
 	destroy_io(&e, &io);
 	give_back(&e, held, n);
 	init_io(&e, &io, 2, 4096, 0, 8192, DMA_TO_DEVICE);
@@ -577,12 +579,14 @@ static void reason_texts(void **state)
 	destroy_io(&e, &io);
 	/* the offset starts in entry 1: "entry 1 after the offset" is entry 2 */
 	init_io(&e, &io, 4, 512, 4096, 512 + 100, DMA_FROM_DEVICE);
-	check_reason(&io,
-		     "entry 1 after the offset does not fit in an MR of up to 256 pages with the entries before it (the MR page-list rules)");
+	check_reason(
+		&io,
+		"entry 1 after the offset does not fit in an MR of up to 256 pages with the entries before it (the MR page-list rules)");
 	n = take_pool(&e, held, 64);
 	init_io(&e, &io, 2, 4096, 0, 0, DMA_FROM_DEVICE);
-	check_reason(&io,
-		     "registration required (iWARP READ needs MR) and the QP's MR pool ran out; no fallback on iWARP or under force_mr");
+	check_reason(
+		&io,
+		"registration required (iWARP READ needs MR) and the QP's MR pool ran out; no fallback on iWARP or under force_mr");
 	give_back(&e, held, n);
 	rdma_rw_set_force_mr(true);
 	init_io(&e, &io, 3, 4096, 0, 0, DMA_TO_DEVICE);

@@ -539,8 +539,9 @@ static void explain(struct chain *c)
 			 " bytes",
 			 c->o.offset, c->bytes);
 	else
-		snprintf(c->why, sizeof(c->why),
-			 "init refused its arguments (see rdma_rw_ctx_init(3))");
+		snprintf(
+			c->why, sizeof(c->why),
+			"init refused its arguments (see rdma_rw_ctx_init(3))");
 }
 
 /* ---- init ---------------------------------------------------------------- */

@@ -450,8 +450,7 @@ int rdmarw_rw_ctx_explain(const struct rdma_rw_ctx *ctx,
  * small, with as much of the text as fits in @buf (never a silent
  * truncation).
  */
-int rdmarw_rw_ctx_reason(const struct rdma_rw_ctx *ctx, char *buf,
-			 size_t size);
+int rdmarw_rw_ctx_reason(const struct rdma_rw_ctx *ctx, char *buf, size_t size);
 
 /**
  * rdma_rw_ctx_destroy() - release a context from rdma_rw_ctx_init()

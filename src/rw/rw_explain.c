@@ -127,8 +127,10 @@ say(struct reason_buf *b, const char *fmt, ...)
 static const char *type_name(u8 type)
 {
 	static const char *const names[] = {
-		[RDMA_RW_SINGLE_WR] = "SINGLE", [RDMA_RW_MULTI_WR] = "MULTI",
-		[RDMA_RW_MR] = "MR",		[RDMA_RW_SIG_MR] = "SIG_MR",
+		[RDMA_RW_SINGLE_WR] = "SINGLE",
+		[RDMA_RW_MULTI_WR] = "MULTI",
+		[RDMA_RW_MR] = "MR",
+		[RDMA_RW_SIG_MR] = "SIG_MR",
 		[RDMA_RW_IOVA] = "IOVA",
 	};
 
@@ -157,7 +159,8 @@ static void say_failure(struct reason_buf *b,
 		say(b, "sg_offset at or past the end of the list");
 		return;
 	case RDMARW_RW_WHY_BVEC_ITER:
-		say(b, "the iterator leaves the bio_vec array or meets an empty bio_vec");
+		say(b,
+		    "the iterator leaves the bio_vec array or meets an empty bio_vec");
 		return;
 	case RDMARW_RW_WHY_DMA_MAP:
 		say(b, "the list cannot be DMA-mapped");
@@ -173,10 +176,12 @@ static void say_failure(struct reason_buf *b,
 		    d->error == -EAGAIN ? "the QP's MR pool ran out" :
 					  "the QP has no MR pool");
 	} else if (d->bad_entry != UINT32_MAX) {
-		say(b, "entry %u after the offset does not fit in an MR of up to %u pages with the entries before it (the MR page-list rules)",
+		say(b,
+		    "entry %u after the offset does not fit in an MR of up to %u pages with the entries before it (the MR page-list rules)",
 		    d->bad_entry, d->pages_per_mr);
 	} else if (d->type == RDMA_RW_IOVA) {
-		say(b, "the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
+		say(b,
+		    "the IOMMU cannot link the bio_vecs into one IOVA range; a failed link is final");
 	} else if (d->error == -ENOMEM) {
 		say(b, "out of memory (context storage or mapping)");
 	} else {
@@ -210,7 +215,8 @@ static void say_path(struct reason_buf *b, const struct rdmarw_rw_decision *d,
 		    d->max_sge, op);
 		break;
 	case RDMARW_RW_WHY_IOMMU:
-		say(b, "IOMMU: the bio_vecs linked into one IOVA range of %llu bytes",
+		say(b,
+		    "IOMMU: the bio_vecs linked into one IOVA range of %llu bytes",
 		    (unsigned long long)d->length);
 		break;
 	case RDMARW_RW_WHY_IWARP_READ:
@@ -231,7 +237,8 @@ static void say_path(struct reason_buf *b, const struct rdmarw_rw_decision *d,
 		say(b, "); up to %u SGEs per %s", d->max_sge, op);
 		break;
 	case RDMARW_RW_WHY_PI:
-		say(b, "protection information: %u integrity MR of up to %u pages",
+		say(b,
+		    "protection information: %u integrity MR of up to %u pages",
 		    d->nr_mrs, d->pages_per_mr);
 		break;
 	default:
