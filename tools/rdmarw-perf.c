@@ -16,6 +16,7 @@
  * ib_check_mr_status() after each completion as a target does.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -1051,8 +1052,8 @@ static u64 parse_size(const char *opt, const char *s)
 	const char *why;
 	u64 v;
 
-	why = cli_parse_u64(s, 1, PERF_MAX_SIZE, &v);
-	if (why && !strcmp(why, "above the maximum"))
+	why = cli_parse_u64(s, 1, ULLONG_MAX, &v);
+	if (!why && v > PERF_MAX_SIZE)
 		cli_refuse(PERF_TOOL,
 			   "%s '%s': larger than 1G, the largest "
 			   "buffer rdmarw-perf maps",
