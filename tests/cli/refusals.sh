@@ -38,13 +38,18 @@ refuse rdmarw-perf "-p/--profile 'foo': not a software profile" -p foo
 refuse rdmarw-perf "-s/--size '99G': larger than 1G" -s 99G
 refuse rdmarw-perf "-s/--size '4X': not a number" --size 4X
 refuse rdmarw-perf "-e/--sge '0': must be at least 1" -e 0
+refuse rdmarw-perf "-e/--sge '1025': must be at most 1024" -e 1025
+refuse rdmarw-perf "-D/--duration '3601': must be at most 3600 seconds" -D 3601
+refuse rdmarw-perf "-P/--pi '1000': the interval is 512 or 4096" --pi=1000
+refuse rdmarw-perf "-P/--pi '256': must be at least 512" -P256
+refuse rdmarw-perf "-a/--sweep '2X:4': MIN '2X': not a number" --sweep=2X:4
 refuse rdmarw-perf "-c/--ctxs '-3': negative" -c -3
 refuse rdmarw-perf "unexpected argument '2:64K'" -a 2:64K
 refuse rdmarw-perf "-a/--sweep '64K:2': MIN is above MAX" --sweep=64K:2
 refuse rdmarw-perf "unrecognized option '--bogus'" --bogus
 refuse rdmarw-perf "2097152 bytes do not split into 1 to 1024 entries" -s 2M -E 1K
-refuse rdmarw-perf "-t/--threads '0': must be at least 1 (1 to 64" -t 0
-refuse rdmarw-perf "-t/--threads '65': must be at most 64 (1 to 64" -t 65
+refuse rdmarw-perf "-t/--threads '0': must be at least 1" -t 0
+refuse rdmarw-perf "-t/--threads '65': must be at most 64" -t 65
 refuse rdmarw-perf "-t/--threads '100000': must be at most 64" --threads 100000
 refuse rdmarw-perf "-t/--threads 'x': not a number" -t x
 refuse rdmarw-perf "-t/--threads: not with -C/--ctl" -t 2 --ctl
