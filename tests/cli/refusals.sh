@@ -56,7 +56,7 @@ refuse rdmarw-perf "-t/--threads: not with -C/--ctl" -t 2 --ctl
 refuse rdmarw-perf "-t/--threads: not with -P/--pi" -t 2 -p mlx5 --pi
 refuse rdmarw-perf "-t/--threads: not with -n/--iters" -t 4 -n 100
 refuse rdmarw-perf "-t/--threads: needs the software device" -t 2 -R rxe0 -A 10.0.0.1
-refuse rdmarw-info "-d mlx5_nope: no such device" -d mlx5_nope
+refuse rdmarw-info "-d/--ib-dev 'mlx5_nope': no such device" -d mlx5_nope
 refuse rdmarw-info "unexpected argument 'x'" x
 refuse rdmarw-info "unrecognized option '--bogus'" --bogus
 refuse rdmarw-chain "--sgl '0x': COUNT '': empty value" --sgl 0x write
