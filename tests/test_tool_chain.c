@@ -682,7 +682,7 @@ static void help_text(void **state)
 		"      --dot              a Graphviz digraph of the chain",
 		"      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1",
 		"  -h, --help             this text",
-		"      --version          the tool's and the library's version",
+		"  -V, --version          the tool's and the library's version",
 		"",
 		"Exit status: 0 success; 1 init or post failed; 2 bad arguments.");
 }

@@ -20,7 +20,6 @@
  * the devices cannot be set up), 2 for bad arguments.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stddef.h>
@@ -37,6 +36,7 @@
 #include "cli.h"
 #include "json.h"
 #include "names.h"
+#include "opts.h"
 #include "two_hosts.h"
 
 #define CHAIN_MAX_ENTRIES 65536U
@@ -72,152 +72,142 @@ struct chain_opts {
 	enum chain_format fmt;
 };
 
-/*
- * The options, each once, in --help's order: the name, argument, kind,
- * where it is stored, its range, help and short letter, for usage() and
- * parse_args().  A flag sets a bool, a number a long long; an entry with
- * only help is a heading.
- */
-enum opt_kind { O_HEAD, O_FLAG, O_NUM, O_PROFILE, O_SGL, O_HELP, O_VERSION };
-
-struct chain_opt {
-	const char *name, *arg;
-	enum opt_kind kind;
-	size_t field;
-	u64 min, max;
-	const char *help;
-	char short_name;
-};
-
-#define OFF(f) offsetof(struct chain_opts, f)
-
-static const struct chain_opt chain_opts[] = {
-	{ .help = "Device (a software device; every attribute can be overridden):" },
-	{ "profile", "NAME", O_PROFILE, 0, 0, 0, "mlx5, rxe (default) or siw",
-	  'p' },
-	{ "iommu", NULL, O_FLAG, OFF(iommu), 0, 0,
-	  "emulated IOMMU (the IOVA path of --bvec)" },
-	{ "max-sgl-rd", "N", O_NUM, OFF(max_sgl_rd), 0, UINT32_MAX,
-	  "entries above which a READ registers memory" },
-	{ "max-send-sge", "N", O_NUM, OFF(max_send_sge), 0, INT_MAX,
-	  "device SGEs per send WR" },
-	{ "max-sge-rd", "N", O_NUM, OFF(max_sge_rd), 0, INT_MAX,
-	  "device SGEs per RDMA READ" },
-	{ "fr-pages", "N", O_NUM, OFF(fr_pages), 0, UINT32_MAX,
-	  "max_fast_reg_page_list_len" },
-	{ "qp-send-sge", "N", O_NUM, OFF(qp_send_sge), 0, UINT32_MAX,
-	  "the QP's cap.max_send_sge (default: the device's)" },
-	{ .help = "Local buffer:" },
-	{ "sgl", "SPEC", O_SGL, 0, 0, 0,
-	  "entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],\n"
-	  "K/M suffixes (default 4096); e.g. 4096x8, 512,100" },
-	{ "offset", "N", O_NUM, OFF(offset), 0, UINT32_MAX,
-	  "sg_offset (with --bvec: where the iterator starts)" },
-	{ "misalign", "N", O_NUM, OFF(misalign), 0, PAGE_SIZE - 1,
-	  "each entry on its own page, starting N bytes in" },
-	{ "gap", "N", O_NUM, OFF(gap), 0, CHAIN_MAX_ENTRY,
-	  "bytes between entries (default 0: contiguous)" },
-	{ "chain", "N", O_NUM, OFF(chain), 1, CHAIN_MAX_ENTRIES,
-	  "chained scatterlist arrays of N entries each" },
-	{ "bvec", NULL, O_FLAG, OFF(bvec), 0, 0,
-	  "rdma_rw_ctx_init_bvec() with one bio_vec per entry" },
-	{ .help = "R/W API:" },
-	{ "force-mr", NULL, O_FLAG, OFF(force_mr), 0, 0,
-	  "rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)" },
-	{ "pool-size", "N", O_NUM, OFF(pool_size), 0, 65536,
-	  "cap.max_rdma_ctxs, the MR pool's size\n"
-	  "(default: rdma_rw_mr_factor() of the buffer)" },
-	{ "pool-free", "N", O_NUM, OFF(pool_free), 0, 65536,
-	  "take MRs out of the pool first, leaving N free" },
-	{ "remote-addr", "A", O_NUM, OFF(remote_addr), 0, INT64_MAX,
-	  "remote address (default 0x10000000)" },
-	{ "rkey", "K", O_NUM, OFF(rkey), 0, UINT32_MAX,
-	  "remote key (default 0x1234)" },
-	{ "chain-wr", NULL, O_FLAG, OFF(chain_wr), 0, 0,
-	  "append a signaled SEND as chain_wr" },
-	{ "repeat", "N", O_NUM, OFF(repeat), 1, 4096,
-	  "build (and with --post, post) the chain N times" },
-	{ "post", NULL, O_FLAG, OFF(post), 0, 0,
-	  "execute each chain against a peer device and\n"
-	  "verify the bytes (remote buffer registered there)" },
-	{ .help = "Output:" },
-	{ "json", NULL, O_FLAG, OFF(json), 0, 0,
-	  "every field of every WR and SGE, as JSON" },
-	{ "dot", NULL, O_FLAG, OFF(dot), 0, 0,
-	  "a Graphviz digraph of the chain" },
-	{ "absolute", NULL, O_FLAG, OFF(absolute), 0, 0,
-	  "raw addresses and keys instead of buf+0x.., mr0.v1" },
-	{ "help", NULL, O_HELP, 0, 0, 0, "this text", 'h' },
-	{ "version", NULL, O_VERSION, 0, 0, 0,
-	  "the tool's and the library's version" },
-};
-
-#define NR_OPTS ARRAY_SIZE(chain_opts)
-
-/* The help: each option's names, argument and lines from the table. */
-static void usage(FILE *f)
+/* -p/--profile: one of the software device's profiles. */
+static const char *set_profile(void *opts, const char *name)
 {
-	const struct chain_opt *t;
-	const char *h, *nl;
-	char name[24];
+	struct soft_profile p;
 
-	fputs("Usage: rdmarw-chain [options] read|write\n"
-	      "Explain the work requests the R/W API builds for one RDMA READ or WRITE.\n\n",
-	      f);
-	for (t = chain_opts; t < chain_opts + NR_OPTS; t++) {
-		if (t->kind != O_HEAD) {
-			snprintf(name, sizeof(name), "--%s%s%s", t->name,
-				 t->arg ? " " : "", t->arg ? t->arg : "");
-			fprintf(f, "  %c%c%c %-18s ", t->short_name ? '-' : ' ',
-				t->short_name ? t->short_name : ' ',
-				t->short_name ? ',' : ' ', name);
-		}
-		for (h = t->help; (nl = strchr(h, '\n')); h = nl + 1)
-			fprintf(f, "%.*s\n%25s", (int)(nl - h), h, "");
-		fprintf(f, "%s\n", h);
-	}
-	fputs("\nExit status: 0 success; 1 init or post failed; 2 bad arguments.\n",
-	      f);
+	((struct chain_opts *)opts)->profile = name;
+	return soft_profile_get(name, &p) ?
+		       "not a software profile (mlx5, rxe or siw)" :
+		       NULL;
 }
 
-/* "4096x8", "512,4096,100", "4Kx2,100"; no empty item. */
-static bool parse_sgl(struct chain_opts *o, const char *spec)
+/* One part of an --sgl item, its SIZE or COUNT: NULL, or why not. */
+static const char *sgl_part(const char *what, const char *s, u64 min, u64 max,
+			    u64 *v)
 {
+	static char why[96];
+	const char *bad = cli_parse_u64(s, min, max, v);
+
+	if (!bad)
+		return NULL;
+	snprintf(why, sizeof(why), "%s '%s': %s", what, s, bad);
+	return why;
+}
+
+/* --sgl: "4096x8", "512,4096,100", "4Kx2,100"; no empty item. */
+static const char *parse_sgl(void *opts, const char *spec)
+{
+	struct chain_opts *o = opts;
 	char *copy = strdup(spec), *rest = copy, *item, *size;
-	bool ok = copy != NULL;
+	const char *bad = NULL;
 	u64 bytes, count;
 
-	for (o->nents = 0; ok && (item = strsep(&rest, ","));) {
+	if (!copy)
+		return "out of memory";
+	for (o->nents = 0; !bad && (item = strsep(&rest, ","));) {
 		size = strsep(&item, "x"); /* item: the COUNT, or NULL */
 		count = 1;
-		ok = !cli_parse_u64(size, 0, CHAIN_MAX_ENTRY, &bytes) &&
-		     (!item ||
-		      !cli_parse_u64(item, 1, CHAIN_MAX_ENTRIES, &count)) &&
-		     count <= CHAIN_MAX_ENTRIES - o->nents;
-		while (ok && count--)
+		bad = sgl_part("SIZE", size, 0, CHAIN_MAX_ENTRY, &bytes);
+		if (!bad && item)
+			bad = sgl_part("COUNT", item, 1, CHAIN_MAX_ENTRIES,
+				       &count);
+		if (!bad && count > CHAIN_MAX_ENTRIES - o->nents)
+			bad = "more than 65536 entries";
+		while (!bad && count--)
 			o->len[o->nents++] = (u32)bytes;
 	}
 	free(copy);
-	return ok && o->nents;
+	return bad;
 }
 
-/* Refuse a bad value on one line and exit 2; @why may be NULL. */
-static void bad_value(const char *name, const char *arg, const char *why)
-{
-	cli_refuse(CHAIN_TOOL, "bad value for --%s: '%s'%s%s", name, arg,
-		   why ? ": " : "", why ? why : "");
-}
+#define AT(f) CLI_FIELD(struct chain_opts, f)
 
-/* Parse the command line; exits for --help, --version and bad arguments. */
+/* The options, each once, in --help's order (tools/common/opts.h). */
+static const struct cli_opt chain_opts[] = {
+	{ .help = "Device (a software device; every attribute can be overridden):" },
+	{ "profile", 'p', CLI_CALL, "NAME", "mlx5, rxe (default) or siw",
+	  .call = set_profile },
+	{ "iommu", 0, CLI_FLAG, NULL,
+	  "emulated IOMMU (the IOVA path of --bvec)", AT(iommu) },
+	{ "max-sgl-rd", 0, CLI_NUM, "N",
+	  "entries above which a READ registers memory", AT(max_sgl_rd),
+	  CLI_RANGE(0, UINT32_MAX) },
+	{ "max-send-sge", 0, CLI_NUM, "N", "device SGEs per send WR",
+	  AT(max_send_sge), CLI_RANGE(0, INT_MAX) },
+	{ "max-sge-rd", 0, CLI_NUM, "N", "device SGEs per RDMA READ",
+	  AT(max_sge_rd), CLI_RANGE(0, INT_MAX) },
+	{ "fr-pages", 0, CLI_NUM, "N", "max_fast_reg_page_list_len",
+	  AT(fr_pages), CLI_RANGE(0, UINT32_MAX) },
+	{ "qp-send-sge", 0, CLI_NUM, "N",
+	  "the QP's cap.max_send_sge (default: the device's)", AT(qp_send_sge),
+	  CLI_RANGE(0, UINT32_MAX) },
+	{ .help = "Local buffer:" },
+	{ "sgl", 0, CLI_CALL, "SPEC",
+	  "entry sizes: SIZE[xCOUNT][,SIZE[xCOUNT]...],\n"
+	  "K/M suffixes (default 4096); e.g. 4096x8, 512,100",
+	  .call = parse_sgl },
+	{ "offset", 0, CLI_NUM, "N",
+	  "sg_offset (with --bvec: where the iterator starts)", AT(offset),
+	  CLI_RANGE(0, UINT32_MAX) },
+	{ "misalign", 0, CLI_NUM, "N",
+	  "each entry on its own page, starting N bytes in", AT(misalign),
+	  CLI_RANGE(0, PAGE_SIZE - 1) },
+	{ "gap", 0, CLI_NUM, "N",
+	  "bytes between entries (default 0: contiguous)", AT(gap),
+	  CLI_RANGE(0, CHAIN_MAX_ENTRY) },
+	{ "chain", 0, CLI_NUM, "N",
+	  "chained scatterlist arrays of N entries each", AT(chain),
+	  CLI_RANGE(1, CHAIN_MAX_ENTRIES) },
+	{ "bvec", 0, CLI_FLAG, NULL,
+	  "rdma_rw_ctx_init_bvec() with one bio_vec per entry", AT(bvec) },
+	{ .help = "R/W API:" },
+	{ "force-mr", 0, CLI_FLAG, NULL,
+	  "rdma_rw_set_force_mr(true) (also RDMARW_FORCE_MR=1)", AT(force_mr) },
+	{ "pool-size", 0, CLI_NUM, "N",
+	  "cap.max_rdma_ctxs, the MR pool's size\n"
+	  "(default: rdma_rw_mr_factor() of the buffer)",
+	  AT(pool_size), CLI_RANGE(0, 65536) },
+	{ "pool-free", 0, CLI_NUM, "N",
+	  "take MRs out of the pool first, leaving N free", AT(pool_free),
+	  CLI_RANGE(0, 65536) },
+	{ "remote-addr", 0, CLI_NUM, "A", "remote address (default 0x10000000)",
+	  AT(remote_addr), CLI_RANGE(0, INT64_MAX) },
+	{ "rkey", 0, CLI_NUM, "K", "remote key (default 0x1234)", AT(rkey),
+	  CLI_RANGE(0, UINT32_MAX) },
+	{ "chain-wr", 0, CLI_FLAG, NULL, "append a signaled SEND as chain_wr",
+	  AT(chain_wr) },
+	{ "repeat", 0, CLI_NUM, "N",
+	  "build (and with --post, post) the chain N times", AT(repeat),
+	  CLI_RANGE(1, 4096) },
+	{ "post", 0, CLI_FLAG, NULL,
+	  "execute each chain against a peer device and\n"
+	  "verify the bytes (remote buffer registered there)",
+	  AT(post) },
+	{ .help = "Output:" },
+	{ "json", 0, CLI_FLAG, NULL, "every field of every WR and SGE, as JSON",
+	  AT(json) },
+	{ "dot", 0, CLI_FLAG, NULL, "a Graphviz digraph of the chain",
+	  AT(dot) },
+	{ "absolute", 0, CLI_FLAG, NULL,
+	  "raw addresses and keys instead of buf+0x.., mr0.v1", AT(absolute) },
+};
+
+static const struct cli_tool chain_cli = {
+	.name = CHAIN_TOOL,
+	.synopsis = "[options] read|write",
+	.about =
+		"Explain the work requests the R/W API builds for one RDMA READ or WRITE.",
+	.epilog =
+		"Exit status: 0 success; 1 init or post failed; 2 bad arguments.\n",
+	CLI_OPTS(chain_opts),
+};
+
+/* The options, then one direction; exits for --help, --version, refusals. */
 static void parse_args(struct chain_opts *o, int argc, char **argv)
 {
-	struct option lo[NR_OPTS + 1] = { { NULL } };
-	char shorts[3 * NR_OPTS + 1] = "", *s = shorts;
-	const struct chain_opt *t;
-	const char *why;
-	int opt, n = 0;
-	size_t i;
-	u64 v;
+	int i;
 
 	memset(o, 0, sizeof(*o));
 	o->profile = "rxe";
@@ -225,52 +215,17 @@ static void parse_args(struct chain_opts *o, int argc, char **argv)
 	o->qp_send_sge = o->misalign = o->pool_size = o->pool_free = -1;
 	o->remote_addr = o->rkey = -1;
 	o->repeat = 1;
-	for (i = 0, t = chain_opts; i < NR_OPTS; i++, t++) {
-		if (t->kind == O_HEAD)
-			continue;
-		lo[n++] = (struct option){ t->name,
-					   t->arg ? required_argument :
-						    no_argument,
-					   NULL, 256 + (int)i };
-		if (t->short_name)
-			s += sprintf(s, "%c%s", t->short_name,
-				     t->arg ? ":" : "");
-	}
-	while ((opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
-		if (opt == '?')
-			exit(EXIT_BAD_ARGS); /* getopt said which, on one line */
-		for (t = chain_opts; opt < 256 && t->short_name != opt; t++)
-			;
-		if (opt >= 256)
-			t = &chain_opts[opt - 256];
-		if (t->kind == O_HELP) {
-			usage(stdout);
-			exit(0);
-		} else if (t->kind == O_VERSION) {
-			cli_version(CHAIN_TOOL);
-		} else if (t->kind == O_PROFILE) {
-			o->profile = optarg;
-		} else if (t->kind == O_SGL) {
-			if (!parse_sgl(o, optarg))
-				bad_value("sgl", optarg, NULL);
-		} else if (t->kind == O_FLAG) {
-			*(bool *)((char *)o + t->field) = true;
-		} else if ((why = cli_parse_u64(optarg, t->min, t->max, &v))) {
-			bad_value(t->name, optarg, why);
-		} else {
-			*(long long *)((char *)o + t->field) = (long long)v;
-		}
-	}
+	i = cli_opts_parse(&chain_cli, o, argc, argv);
 	if (o->json && o->dot)
 		cli_refuse(CHAIN_TOOL, "--json and --dot exclude each other");
 	o->fmt = o->json ? FMT_JSON : o->dot ? FMT_DOT : FMT_TEXT;
-	if (optind == argc - 1 && !strcmp(argv[optind], "read"))
+	if (i == argc - 1 && !strcmp(argv[i], "read"))
 		o->dir = DMA_FROM_DEVICE;
-	else if (optind == argc - 1 && !strcmp(argv[optind], "write"))
+	else if (i == argc - 1 && !strcmp(argv[i], "write"))
 		o->dir = DMA_TO_DEVICE;
 	else
 		cli_refuse(CHAIN_TOOL, "give one direction: read or write");
-	if (!o->nents && !parse_sgl(o, "4096"))
+	if (!o->nents && parse_sgl(o, "4096"))
 		exit(EXIT_FAILURE);
 }
 

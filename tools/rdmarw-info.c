@@ -14,9 +14,9 @@
 
 #include "cli.h"
 #include "json.h"
+#include "opts.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -171,18 +171,22 @@ static int print_one(struct ib_device *dev, void *arg)
 	return 0;
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: rdmarw-info [-d NAME] [-v] [--json]\n"
-		"List RDMA devices and the attributes the R/W API "
-		"uses.\n"
-		"  -d, --ib-dev=NAME  this device only\n"
-		"  -v, --verbose      every attribute (the JSON has all)\n"
-		"  -j, --json         JSON instead of text\n"
-		"      --version      the tool's and the library's version\n"
-		"  -h, --help         this text\n");
-}
+#define AT(f) CLI_FIELD(struct info_ctx, f)
+
+/* The options, each once, in --help's order (tools/common/opts.h). */
+static const struct cli_opt info_opts[] = {
+	{ "ib-dev", 'd', CLI_STR, "NAME", "this device only", AT(device) },
+	{ "verbose", 'v', CLI_FLAG, NULL, "every attribute (the JSON has all)",
+	  AT(verbose) },
+	{ "json", 'j', CLI_FLAG, NULL, "JSON instead of text", AT(json) },
+};
+
+static const struct cli_tool info_cli = {
+	.name = "rdmarw-info",
+	.synopsis = "[-d NAME] [-v] [--json]",
+	.about = "List RDMA devices and the attributes the R/W API uses.",
+	CLI_OPTS(info_opts),
+};
 
 static int create_devices(struct soft_fabric *fabric, struct ib_device **devs)
 {
@@ -210,38 +214,13 @@ int main(int argc, char **argv)
 {
 	struct ib_device *devs[NPROFILES] = { 0 };
 	struct info_ctx ctx = { 0 };
-	static const struct option opts[] = {
-		{ "ib-dev", 1, NULL, 'd' },  { "verbose", 0, NULL, 'v' },
-		{ "json", 0, NULL, 'j' },    { "help", 0, NULL, 'h' },
-		{ "version", 0, NULL, 'V' }, { NULL, 0, NULL, 0 },
-	};
 	struct soft_fabric *fabric;
-	int c, ret;
+	int i, ret;
 	size_t d;
 
-	while ((c = getopt_long(argc, argv, "d:vjhV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			ctx.device = optarg;
-			break;
-		case 'v':
-			ctx.verbose = true;
-			break;
-		case 'j':
-			ctx.json = true;
-			break;
-		case 'V':
-			cli_version("rdmarw-info");
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return 2; /* getopt named the option */
-		}
-	}
-	if (optind < argc)
-		cli_refuse("rdmarw-info", "unexpected argument '%s'",
-			   argv[optind]);
+	i = cli_opts_parse(&info_cli, &ctx, argc, argv);
+	if (i < argc)
+		cli_refuse("rdmarw-info", "unexpected argument '%s'", argv[i]);
 	fabric = soft_fabric_create();
 	if (IS_ERR(fabric)) {
 		fprintf(stderr, "rdmarw-info: no fabric: %s\n",
@@ -266,9 +245,9 @@ int main(int argc, char **argv)
 			jw_close(&ctx.jw, '}');
 		}
 		if (ctx.device && !ctx.count) {
-			fprintf(stderr,
-				"rdmarw-info: -d %s: no such device "
-				"(rdmarw-info lists them)\n",
+			cli_warn(
+				"rdmarw-info",
+				"-d/--ib-dev '%s': no such device (rdmarw-info lists them)",
 				ctx.device);
 			ret = -ENODEV;
 		}

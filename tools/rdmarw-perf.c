@@ -16,7 +16,7 @@
  * ib_check_mr_status() after each completion as a target does.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <math.h>
@@ -32,6 +32,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "opts.h"
 #include "perf_ibv.h"
 #include "two_hosts.h"
 
@@ -1045,132 +1046,180 @@ static void print_result(const struct perf_opts *o, struct jw *j,
 #define PERF_MAX_SIZE (1ULL << 30) /* the largest buffer mapped */
 #define PERF_TOOL "rdmarw-perf"
 
-/* A size of 1 B to 1 GiB: the one-line reason otherwise. */
-static u64 parse_size(const char *opt, const char *s)
+/*
+ * A size of 1 B to 1 GiB into @v: NULL, or why not; @part names the part
+ * of the option's value @s is (NULL: the whole value).
+ */
+static const char *parse_size(const char *part, const char *s, u64 *v)
+{
+	static char why[128];
+	const char *bad = cli_parse_u64(s, 1, ULLONG_MAX, v);
+
+	if (!bad && *v > PERF_MAX_SIZE)
+		bad = "larger than 1G, the largest buffer rdmarw-perf maps";
+	if (!bad || !part)
+		return bad;
+	snprintf(why, sizeof(why), "%s '%s': %s", part, s, bad);
+	return why;
+}
+
+static const char *set_size(void *opts, const char *v)
+{
+	struct perf_opts *o = opts;
+	const char *why = parse_size(NULL, v, &o->size_min);
+
+	o->size_max = o->size_min;
+	return why;
+}
+
+static const char *set_entry(void *opts, const char *v)
 {
 	const char *why;
-	u64 v;
+	u64 x;
 
-	why = cli_parse_u64(s, 1, PERF_MAX_SIZE, &v);
-	if (why && !strcmp(why, "above the maximum"))
-		cli_refuse(PERF_TOOL,
-			   "%s '%s': larger than 1G, the largest "
-			   "buffer rdmarw-perf maps",
-			   opt, s);
-	if (why)
-		cli_refuse(PERF_TOOL, "%s '%s': %s", opt, s, why);
-	return v;
+	why = parse_size(NULL, v, &x);
+	((struct perf_opts *)opts)->entry = (u32)x;
+	return why;
 }
 
-static void usage(FILE *f)
+/* -a/--sweep[=MIN:MAX], perftest's --all: sizes in powers of two. */
+static const char *set_sweep(void *opts, const char *v)
 {
-	fprintf(f,
-		"usage: rdmarw-perf [options]\n"
-		"  -d, --dir=read|write|both  direction (default both)\n"
-		"  -s, --size=N[K|M]          one message size (default 64K)\n"
-		"  -a, --sweep[=MIN:MAX]      sizes in powers of two (default 2:8M;\n"
-		"      --all                  perftest's name for --sweep)\n"
-		"  -e, --sge=N                entries per transfer (default 1)\n"
-		"  -E, --entry=N[K]           entries of N bytes (entries = size/N)\n"
-		"  -g, --gap=N                bytes between entries (default 0)\n"
-		"  -o, --offset=N             offset of the first entry (default 0)\n"
-		"  -c, --ctxs=N               contexts in flight (default 16)\n"
-		"  -n, --iters=N              I/Os per size (default: by duration)\n"
-		"  -D, --duration=SECS        seconds per size (default 0.5)\n"
-		"  -p, --profile=mlx5|rxe|siw software device profile (default rxe)\n"
-		"  -I, --iommu                the profile with its emulated IOMMU\n"
-		"  -T, --threaded             devices run WRs on progress threads\n"
-		"  -f, --force-mr             register memory for every I/O\n"
-		"  -b, --bvec                 bio_vec input (rdma_rw_ctx_init_bvec)\n"
-		"  -P, --pi[=512|4096]        signature I/O: T10-DIF on the wire\n"
-		"                             every N bytes (default 512), none in\n"
-		"                             memory; needs -p mlx5; sizes are\n"
-		"                             multiples of N\n"
-		"  -C, --ctl                  control path per path: SINGLE, MULTI\n"
-		"                             per SGE, MR per MR (nothing posted)\n"
-		"  -j, --json                 JSON array instead of the table\n"
-		"  -q, --quiet                no progress line\n"
-		"      --report_gbits         BW in Gb/s instead of MiB/s\n"
-		"      --version              the tool's and the library's version\n"
-		"  -R, --ib-dev=NAME          an ibv device (rxe0, siw0, mlx5_0...)\n"
-		"                             instead: two QPs on it connected\n"
-		"                             through rdma_cm in this process\n"
-		"  -A, --addr=IP              with -R: the device's rdma_cm address\n"
-		"  -t, --threads=N            N pairs on N pinned threads (1..64),\n"
-		"                             beside thread 0 alone: the scaling,\n"
-		"                             fairness and memcpy on N threads;\n"
-		"                             software device, I/O table only\n"
-		"An MR maps at most 256 pages (fewer on some profiles) and one\n"
-		"per entry group: with --force-mr, large messages need --entry=4K.\n"
-		"Without --device: two software devices of one fabric, connected in\n"
-		"this process.  --pi needs the software device.\n");
-}
-
-static void set_dir(struct perf_opts *o, const char *v)
-{
-	o->write = !strcmp(v, "write") || !strcmp(v, "both");
-	o->read = !strcmp(v, "read") || !strcmp(v, "both");
-	if (!o->write && !o->read)
-		cli_refuse(PERF_TOOL,
-			   "-d/--dir '%s': the direction is read, "
-			   "write or both (an ibv device is -R/--ib-dev)",
-			   v);
-}
-
-static void set_sweep(struct perf_opts *o, const char *v)
-{
-	const char *colon = v ? strchr(v, ':') : NULL;
+	const char *colon = v ? strchr(v, ':') : NULL, *why;
+	struct perf_opts *o = opts;
 	char lo[32];
 
 	o->size_min = 2;
 	o->size_max = 8ULL << 20;
 	if (!v)
-		return;
+		return NULL;
 	if (!colon || (size_t)(colon - v) >= sizeof(lo))
-		cli_refuse(PERF_TOOL, "-a/--sweep '%s': give MIN:MAX, as 2:64K",
-			   v);
+		return "give MIN:MAX, as 2:64K";
 	memcpy(lo, v, (size_t)(colon - v));
 	lo[colon - v] = '\0';
-	o->size_min = parse_size("-a/--sweep", lo);
-	o->size_max = parse_size("-a/--sweep", colon + 1);
-	if (o->size_min > o->size_max)
-		cli_refuse(PERF_TOOL, "-a/--sweep '%s': MIN is above MAX", v);
+	why = parse_size("MIN", lo, &o->size_min);
+	if (!why)
+		why = parse_size("MAX", colon + 1, &o->size_max);
+	if (!why && o->size_min > o->size_max)
+		why = "MIN is above MAX";
+	return why;
 }
 
-static u32 parse_u32(const char *opt, const char *v, u32 min, u32 max)
+static const char *set_dir(void *opts, const char *v)
 {
-	const char *why;
-	u64 x;
+	struct perf_opts *o = opts;
 
-	why = cli_parse_u64(v, min, max, &x);
-	if (why)
-		cli_refuse(PERF_TOOL, "%s '%s': %s (%u..%u)", opt, v, why, min,
-			   max);
-	return (u32)x;
+	o->write = !strcmp(v, "write") || !strcmp(v, "both");
+	o->read = !strcmp(v, "read") || !strcmp(v, "both");
+	if (!o->write && !o->read)
+		return "the direction is read, write or both (an ibv device is -R/--ib-dev)";
+	return NULL;
 }
 
-static u32 parse_entry(const char *v)
-{
-	return (u32)parse_size("-E/--entry", v);
-}
-
-static void set_profile(struct perf_opts *o, const char *v)
+static const char *set_profile(void *opts, const char *v)
 {
 	struct soft_profile p;
 
+	((struct perf_opts *)opts)->profile = v;
 	if (soft_profile_get(v, &p))
-		cli_refuse(PERF_TOOL,
-			   "-p/--profile '%s': not a software "
-			   "profile (mlx5, rxe or siw; an ibv device is "
-			   "-R/--ib-dev)",
-			   v);
-	o->profile = v;
+		return "not a software profile (mlx5, rxe or siw; an ibv device is -R/--ib-dev)";
+	return NULL;
 }
 
+/* -P/--pi[=N]: signature I/O, a T10-DIF interval of 512 or 4096 bytes. */
+static const char *set_pi(void *opts, const char *v)
+{
+	const char *why = NULL;
+	u64 x = 512;
+
+	if (v)
+		why = cli_parse_u64(v, 512, 4096, &x);
+	if (!why && x != 512 && x != 4096)
+		why = "the interval is 512 or 4096";
+	((struct perf_opts *)opts)->pi = (u32)x;
+	return why;
+}
+
+#define AT(f) CLI_FIELD(struct perf_opts, f)
+
+/* The options, each once, in --help's order (tools/common/opts.h). */
+static const struct cli_opt perf_table[] = {
+	{ "dir", 'd', CLI_CALL, "DIR", "read, write or both (default both)",
+	  .call = set_dir },
+	{ "size", 's', CLI_CALL, "N", "one message size (default 64K)",
+	  .call = set_size },
+	{ "sweep", 'a', CLI_CALL, "MIN:MAX",
+	  "sizes in powers of two (default 2:8M)", .arg_optional = true,
+	  .alias = "all", .call = set_sweep },
+	{ "sge", 'e', CLI_NUM, "N", "entries per transfer (default 1)", AT(sge),
+	  CLI_RANGE(1, PERF_MAX_SGE) },
+	{ "entry", 'E', CLI_CALL, "N", "entries of N bytes (entries = size/N)",
+	  .call = set_entry },
+	{ "gap", 'g', CLI_NUM, "N", "bytes between entries (default 0)",
+	  AT(gap), CLI_RANGE(0, 1U << 20) },
+	{ "offset", 'o', CLI_NUM, "N", "offset of the first entry (default 0)",
+	  AT(offset), CLI_RANGE(0, 1U << 20) },
+	{ "ctxs", 'c', CLI_NUM, "N", "contexts in flight (default 16)",
+	  AT(ctxs), CLI_RANGE(1, PERF_MAX_CTXS) },
+	{ "iters", 'n', CLI_NUM, "N", "I/Os per size (default: by duration)",
+	  AT(iters), CLI_RANGE(1, 1ULL << 40) },
+	{ "duration", 'D', CLI_SECONDS, "SECS",
+	  "seconds per size (default 0.5)", AT(duration), CLI_RANGE(0, 3600) },
+	{ "profile", 'p', CLI_CALL, "NAME",
+	  "software device profile: mlx5, rxe (default) or siw",
+	  .call = set_profile },
+	{ "iommu", 'I', CLI_FLAG, NULL, "the profile with its emulated IOMMU",
+	  AT(iommu) },
+	{ "threaded", 'T', CLI_FLAG, NULL,
+	  "devices run WRs on progress threads", AT(threaded) },
+	{ "force-mr", 'f', CLI_FLAG, NULL, "register memory for every I/O",
+	  AT(force_mr) },
+	{ "bvec", 'b', CLI_FLAG, NULL, "bio_vec input (rdma_rw_ctx_init_bvec)",
+	  AT(bvec) },
+	{ "pi", 'P', CLI_CALL, "N",
+	  "signature I/O: T10-DIF on the wire every N bytes\n"
+	  "(512, the default, or 4096), none in memory;\n"
+	  "needs -p mlx5; sizes are multiples of N",
+	  .arg_optional = true, .call = set_pi },
+	{ "ctl", 'C', CLI_FLAG, NULL,
+	  "control path per path: SINGLE, MULTI per SGE,\n"
+	  "MR per MR (nothing posted)",
+	  AT(ctl) },
+	{ "json", 'j', CLI_FLAG, NULL, "JSON array instead of the table",
+	  AT(json) },
+	{ "quiet", 'q', CLI_FLAG, NULL, "no progress line", AT(quiet) },
+	{ "report_gbits", 0, CLI_FLAG, NULL, "BW in Gb/s instead of MiB/s",
+	  AT(gbits) },
+	{ "ib-dev", 'R', CLI_STR, "NAME",
+	  "an ibv device (rxe0, siw0, mlx5_0...) instead:\n"
+	  "two QPs on it connected through rdma_cm in this\n"
+	  "process",
+	  AT(device), .alias = "device" },
+	{ "addr", 'A', CLI_STR, "IP", "with -R: the device's rdma_cm address",
+	  AT(addr) },
+	{ "threads", 't', CLI_NUM, "N",
+	  "N pairs on N pinned threads (1..64), beside\n"
+	  "thread 0 alone: the scaling, fairness and memcpy\n"
+	  "on N threads; software device, I/O table only",
+	  AT(threads), CLI_RANGE(1, PERF_MAX_THREADS) },
+};
+
+static const struct cli_tool perf_cli = {
+	.name = PERF_TOOL,
+	.synopsis = "[options]",
+	.about =
+		"RDMA READ/WRITE through the R/W API, next to memcpy and the control path.",
+	.epilog =
+		"An MR maps at most 256 pages (fewer on some profiles) and one\n"
+		"per entry group: with --force-mr, large messages need --entry=4K.\n"
+		"Without -R/--ib-dev: two software devices of one fabric, connected\n"
+		"in this process.  --pi needs the software device.\n",
+	CLI_OPTS(perf_table),
+};
+
 /*
- * --pi: an interval of 512 or 4096 bytes, sizes that are whole intervals,
- * scatterlist input (there is no bio_vec signature call), and the I/O
- * table only.
+ * --pi: sizes that are whole intervals, scatterlist input (there is no
+ * bio_vec signature call), and the I/O table only.
  */
 static void check_pi(const struct perf_opts *o)
 {
@@ -1178,18 +1227,14 @@ static void check_pi(const struct perf_opts *o)
 
 	if (!o->pi)
 		return;
-	if (o->pi != 512 && o->pi != 4096)
-		why = "the interval is 512 or 4096";
-	else if (o->size_min % o->pi)
+	if (o->size_min % o->pi)
 		why = "sizes must be multiples of the interval";
 	else if (o->bvec)
 		why = "no bio_vec input";
 	else if (o->ctl)
 		why = "not with --ctl";
-	if (why) {
-		fprintf(stderr, "rdmarw-perf: --pi: %s\n", why);
-		exit(2);
-	}
+	if (why)
+		cli_refuse(PERF_TOOL, "-P/--pi: %s", why);
 }
 
 /*
@@ -1216,42 +1261,10 @@ static void check_threads(const struct perf_opts *o)
 		cli_refuse(PERF_TOOL, "-t/--threads: %s", why);
 }
 
+/* The options (no positional argument), then the checks that span them. */
 static void parse_opts(int argc, char **argv, struct perf_opts *o)
 {
-	static const struct option lo[] = {
-		{ "dir", 1, NULL, 'd' },
-		{ "size", 1, NULL, 's' },
-		{ "sweep", 2, NULL, 'a' },
-		{ "sge", 1, NULL, 'e' },
-		{ "entry", 1, NULL, 'E' },
-		{ "gap", 1, NULL, 'g' },
-		{ "offset", 1, NULL, 'o' },
-		{ "ctxs", 1, NULL, 'c' },
-		{ "iters", 1, NULL, 'n' },
-		{ "duration", 1, NULL, 'D' },
-		{ "profile", 1, NULL, 'p' },
-		{ "iommu", 0, NULL, 'I' },
-		{ "threaded", 0, NULL, 'T' },
-		{ "force-mr", 0, NULL, 'f' },
-		{ "bvec", 0, NULL, 'b' },
-		{ "ctl", 0, NULL, 'C' },
-		{ "json", 0, NULL, 'j' },
-		{ "quiet", 0, NULL, 'q' },
-		{ "pi", 2, NULL, 'P' },
-		{ "help", 0, NULL, 'h' },
-		{ "device", 1, NULL, 'R' },
-		{ "addr", 1, NULL, 'A' },
-		{ "version", 0, NULL, 'V' },
-		{ "threads", 1, NULL, 't' },
-		/* perftest's names for the same things */
-		{ "all", 0, NULL, 'a' },
-		{ "ib-dev", 1, NULL, 'R' },
-		{ "report_gbits", 0, NULL, 'G' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *why;
-	u64 v;
-	int c;
+	int i;
 
 	*o = (struct perf_opts){ .write = true,
 				 .read = true,
@@ -1259,115 +1272,16 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 				 .size_max = 65536,
 				 .sge = 1,
 				 .ctxs = 16,
-				 .duration = 0.5,
 				 .profile = "rxe" };
-	while ((c = getopt_long(argc, argv,
-				"d:s:a::e:E:g:o:c:n:D:p:ITfbP::CjqhR:A:Vt:", lo,
-				NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			set_dir(o, optarg);
-			break;
-		case 's':
-			o->size_min = o->size_max =
-				parse_size("-s/--size", optarg);
-			break;
-		case 'a':
-			set_sweep(o, optarg);
-			break;
-		case 'e':
-			o->sge = parse_u32("-e/--sge", optarg, 1, PERF_MAX_SGE);
-			break;
-		case 'E':
-			o->entry = parse_entry(optarg);
-			break;
-		case 'g':
-			o->gap = parse_u32("-g/--gap", optarg, 0, 1U << 20);
-			break;
-		case 'o':
-			o->offset =
-				parse_u32("-o/--offset", optarg, 0, 1U << 20);
-			break;
-		case 'c':
-			o->ctxs = parse_u32("-c/--ctxs", optarg, 1,
-					    PERF_MAX_CTXS);
-			break;
-		case 'n':
-			why = cli_parse_u64(optarg, 1, 1ULL << 40, &o->iters);
-			if (why)
-				cli_refuse(PERF_TOOL, "-n/--iters '%s': %s",
-					   optarg, why);
-			break;
-		case 'D':
-			o->duration_set = true;
-			why = cli_parse_seconds(optarg, 3600, &o->duration);
-			if (why)
-				cli_refuse(
-					PERF_TOOL,
-					"-D/--duration '%s': %s (up to 3600)",
-					optarg, why);
-			break;
-		case 'p':
-			set_profile(o, optarg);
-			break;
-		case 'I':
-			o->iommu = true;
-			break;
-		case 'T':
-			o->threaded = true;
-			break;
-		case 'f':
-			o->force_mr = true;
-			break;
-		case 'b':
-			o->bvec = true;
-			break;
-		case 'P':
-			o->pi = optarg ? parse_u32("-P/--pi", optarg, 512,
-						   4096) :
-					 512;
-			break;
-		case 'C':
-			o->ctl = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'R':
-			o->device = optarg;
-			break;
-		case 'A':
-			o->addr = optarg;
-			break;
-		case 'G':
-			o->gbits = true;
-			break;
-		case 't':
-			why = cli_parse_u64(optarg, 1, PERF_MAX_THREADS, &v);
-			if (why)
-				cli_refuse(PERF_TOOL,
-					   "-t/--threads '%s': %s (1 to %u "
-					   "pairs on as many threads)",
-					   optarg, why, PERF_MAX_THREADS);
-			o->threads = (u32)v;
-			break;
-		case 'V':
-			cli_version(PERF_TOOL);
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			exit(2); /* getopt said which option, on one line */
-		}
-	}
-	if (optind < argc)
+	i = cli_opts_parse(&perf_cli, o, argc, argv);
+	if (i < argc)
 		cli_refuse(PERF_TOOL,
 			   "unexpected argument '%s' (a sweep's "
-			   "range is -a MIN:MAX or --sweep=MIN:MAX)",
-			   argv[optind]);
+			   "range is -aMIN:MAX or --sweep=MIN:MAX)",
+			   argv[i]);
+	o->duration_set = o->duration > 0; /* -D refuses 0 */
+	if (!o->duration_set)
+		o->duration = 0.5;
 	if (o->device && !o->addr)
 		cli_refuse(PERF_TOOL,
 			   "-R/--ib-dev %s needs -A/--addr, the "

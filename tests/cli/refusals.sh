@@ -13,7 +13,8 @@ trap 'rm -f "$out" "$err"' EXIT
 refuse() {
 	tool=$1 want=$2
 	shift 2
-	"$dir/$tool" "$@" >"$out" 2>"$err" </dev/null
+	# a refusal is immediate: a value let through must not run for long
+	timeout 20 "$dir/$tool" "$@" >"$out" 2>"$err" </dev/null
 	rc=$?
 	lines=$(wc -l <"$err")
 	if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$out" ] ||
@@ -37,33 +38,41 @@ refuse rdmarw-perf "-p/--profile 'foo': not a software profile" -p foo
 refuse rdmarw-perf "-s/--size '99G': larger than 1G" -s 99G
 refuse rdmarw-perf "-s/--size '4X': not a number" --size 4X
 refuse rdmarw-perf "-e/--sge '0': must be at least 1" -e 0
+refuse rdmarw-perf "-e/--sge '1025': must be at most 1024" -e 1025
+refuse rdmarw-perf "-D/--duration '3601': must be at most 3600 seconds" -D 3601
+refuse rdmarw-perf "-P/--pi '1000': the interval is 512 or 4096" --pi=1000
+refuse rdmarw-perf "-P/--pi '256': must be at least 512" -P256
+refuse rdmarw-perf "-a/--sweep '2X:4': MIN '2X': not a number" --sweep=2X:4
 refuse rdmarw-perf "-c/--ctxs '-3': negative" -c -3
 refuse rdmarw-perf "unexpected argument '2:64K'" -a 2:64K
 refuse rdmarw-perf "-a/--sweep '64K:2': MIN is above MAX" --sweep=64K:2
 refuse rdmarw-perf "unrecognized option '--bogus'" --bogus
 refuse rdmarw-perf "2097152 bytes do not split into 1 to 1024 entries" -s 2M -E 1K
-refuse rdmarw-perf "-t/--threads '0': must be at least 1 (1 to 64" -t 0
-refuse rdmarw-perf "-t/--threads '65': above the maximum (1 to 64" -t 65
-refuse rdmarw-perf "-t/--threads '100000': above the maximum" --threads 100000
+refuse rdmarw-perf "-t/--threads '0': must be at least 1" -t 0
+refuse rdmarw-perf "-t/--threads '65': must be at most 64" -t 65
+refuse rdmarw-perf "-t/--threads '100000': must be at most 64" --threads 100000
 refuse rdmarw-perf "-t/--threads 'x': not a number" -t x
 refuse rdmarw-perf "-t/--threads: not with -C/--ctl" -t 2 --ctl
 refuse rdmarw-perf "-t/--threads: not with -P/--pi" -t 2 -p mlx5 --pi
 refuse rdmarw-perf "-t/--threads: not with -n/--iters" -t 4 -n 100
 refuse rdmarw-perf "-t/--threads: needs the software device" -t 2 -R rxe0 -A 10.0.0.1
-refuse rdmarw-info "-d mlx5_nope: no such device" -d mlx5_nope
+refuse rdmarw-info "-d/--ib-dev 'mlx5_nope': no such device" -d mlx5_nope
 refuse rdmarw-info "unexpected argument 'x'" x
 refuse rdmarw-info "unrecognized option '--bogus'" --bogus
-refuse rdmarw-chain "bad value for --sgl: '0x'" --sgl 0x write
-refuse rdmarw-chain "bad value for --repeat: '-1'" --repeat -1 write
+refuse rdmarw-chain "--sgl '0x': COUNT '': empty value" --sgl 0x write
+refuse rdmarw-chain "--repeat '-1': negative numbers are refused" --repeat -1 write
 refuse rdmarw-chain "give one direction: read or write" sideways
 refuse rdmarw-chain "give one direction: read or write" read write
 refuse rdmarw-chain "--json and --dot exclude each other" --json --dot read
-refuse rdmarw-chain "unknown profile 'nope' (mlx5, rxe, siw)" -p nope read
+refuse rdmarw-chain "-p/--profile 'nope': not a software profile (mlx5, rxe or siw)" -p nope read
 refuse rdmarw-chain "--pool-free 2: the pool holds 0 MRs (raise --pool-size)" --pool-free 2 write
 refuse rdmarw-chain "the buffer layout exceeds 4 GiB" --sgl 1Gx5 write
-refuse rdmarw-chain "bad value for --misalign: '4096': above the maximum" --misalign 4096 read
-refuse rdmarw-chain "bad value for --chain: '0': must be at least 1" --chain 0 write
-refuse rdmarw-chain "bad value for --sgl: '4096x70000'" --sgl 4096x70000 write
+refuse rdmarw-chain "--misalign '4096': must be at most 4095" --misalign 4096 read
+refuse rdmarw-chain "--chain '0': must be at least 1" --chain 0 write
+refuse rdmarw-chain "--sgl '4096x70000': COUNT '70000': must be at most 65536" --sgl 4096x70000 write
+refuse rdmarw-chain "--sgl '4096,': SIZE '': empty value" --sgl 4096, write
+refuse rdmarw-chain "--sgl '4096x40000,512x40000': more than 65536 entries" --sgl 4096x40000,512x40000 write
+refuse rdmarw-chain "--rkey '0x100000000': must be at most 4294967295" --rkey 0x100000000 write
 refuse rdmarw-chain "unrecognized option '--bogus'" --bogus read
 refuse rdmarw-chain "option '--rkey' requires an argument" write --rkey
 refuse rdmarw-chain "option '--ch' is ambiguous" --ch write

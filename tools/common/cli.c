@@ -15,6 +15,7 @@
 
 const char *cli_parse_u64(const char *s, u64 min, u64 max, u64 *out)
 {
+	static char range[48];
 	unsigned long long v;
 	unsigned int shift = 0;
 	char *end;
@@ -55,16 +56,19 @@ const char *cli_parse_u64(const char *s, u64 min, u64 max, u64 *out)
 	if (shift && v > ULLONG_MAX >> shift)
 		return "too large";
 	v <<= shift;
-	if (v < min)
-		return min == 1 ? "must be at least 1" : "below the minimum";
-	if (v > max)
-		return "above the maximum";
+	if (v < min || v > max) {
+		snprintf(range, sizeof(range), "must be at %s %llu",
+			 v < min ? "least" : "most",
+			 (unsigned long long)(v < min ? min : max));
+		return range;
+	}
 	*out = v;
 	return NULL;
 }
 
 const char *cli_parse_seconds(const char *s, double max, double *out)
 {
+	static char range[48];
 	char *end;
 	double v;
 
@@ -78,8 +82,11 @@ const char *cli_parse_seconds(const char *s, double max, double *out)
 		return "not a number of seconds";
 	if (!(v > 0))
 		return "must be more than 0 seconds";
-	if (v > max)
-		return "above the maximum";
+	if (v > max) {
+		snprintf(range, sizeof(range), "must be at most %g seconds",
+			 max);
+		return range;
+	}
 	*out = v;
 	return NULL;
 }

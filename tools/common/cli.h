@@ -17,8 +17,9 @@
  * @max: the largest value accepted
  * @out: the value, set only on success
  *
- * Return: NULL on success, or a static reason for the refusal ("not a
- * number", "negative numbers are refused", "below the minimum", ...).
+ * Return: NULL on success, or the reason for the refusal ("not a
+ * number", "negative numbers are refused", "must be at least 1", "must be
+ * at most 4096", ...), a string that lives until the next call.
  */
 const char *cli_parse_u64(const char *s, u64 min, u64 max, u64 *out);
 
@@ -28,7 +29,8 @@ const char *cli_parse_u64(const char *s, u64 min, u64 max, u64 *out);
  * @max: the largest value accepted
  * @out: the value, set only on success
  *
- * Return: NULL on success, or a static reason for the refusal.
+ * Return: NULL on success, or the reason for the refusal ("must be at
+ * most 3600 seconds", ...), a string that lives until the next call.
  */
 const char *cli_parse_seconds(const char *s, double max, double *out);
 
