@@ -1054,8 +1054,7 @@ static void setup_send(struct chain *c)
 static int setup(struct chain *c)
 {
 	if (soft_profile_get(c->o.profile, &c->prof))
-		cli_refuse(CHAIN_TOOL, "unknown profile '%s' (mlx5, rxe, siw)",
-			   c->o.profile);
+		return EXIT_BAD_ARGS; /* -p/--profile refused it already */
 	apply_overrides(c);
 	if (c->o.force_mr)
 		rdma_rw_set_force_mr(true);
