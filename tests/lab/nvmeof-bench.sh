@@ -191,7 +191,7 @@ io_started() {
 # each CPU's time (user, system, irq+softirq, idle).
 prof_cpu() {
 	awk 'NR == FNR { for (i = 2; i <= 9; i++) v[$1, i] = $i; next }
-	     { t = 0; for (i = 2; i <= 9; i++) { d[i] = $i - v[$1, i]; t += d[i] }
+	     /^cpu/ { t = 0; for (i = 2; i <= 9; i++) { d[i] = $i - v[$1, i]; t += d[i] }
 	       if (t > 0) printf "%-5s user %5.1f%%  system %5.1f%%  irq+softirq %5.1f%%  idle %5.1f%%\n",
 		 $1, 100 * (d[2] + d[3]) / t, 100 * d[4] / t,
 		 100 * (d[7] + d[8]) / t, 100 * (d[5] + d[6]) / t }' "$1" "$2"
