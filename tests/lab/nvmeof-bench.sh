@@ -169,9 +169,10 @@ prof_tasks() {
 }
 
 # io_started: wait (at most 60 s) until the nvme block devices have
-# completed more I/Os than when called (fio under TCG takes seconds to
-# start).  All of them: the namespace's multipath node counts nothing, its
-# path (nvmeXcYnZ) does.
+# completed 100 I/Os more than when called (fio under TCG takes seconds to
+# start; the partition scan after the connect reads a few blocks).  All of
+# them: the namespace's multipath node counts nothing, its path
+# (nvmeXcYnZ) does.
 nvme_ios() {
 	cat /sys/block/nvme*/stat 2>/dev/null | awk '{ n += $1 + $5 } END { print n + 0 }'
 }
@@ -181,7 +182,7 @@ io_started() {
 
 	n0=$(nvme_ios)
 	for _ in $(seq 300); do
-		[ "$(nvme_ios)" != "$n0" ] && return 0
+		[ "$(nvme_ios)" -ge $((n0 + 100)) ] && return 0
 		sleep 0.2
 	done
 	return 1
