@@ -105,18 +105,27 @@ struct nvmet_rdma_cmd {
  * Except on an iWARP device through libibverbs (reg_per_cmd): there an RDMA
  * READ's sink must be remotely writable, so a registration of the whole
  * arena would let a peer that learns its key write into every command's
- * pages, at any time, for the queue's life.  There each command's pages
- * are registered when it gets them (outside any lock) and the registration
- * dropped when it gives them back: remotely writable for that command's
- * life only, as the per-command buffers were, at one ibv_reg_mr() and one
- * ibv_dereg_mr() per command (the kernel's rw.c registers and invalidates
- * an MR per I/O on iWARP).
+ * pages, at any time, for the queue's life.  There each host write's pages
+ * (the sinks of its RDMA READs, whose key goes to the host in the READ
+ * request) are registered when it gets them (outside any lock) and the
+ * registration dropped when it gives them back: remotely writable for that
+ * command's life only, at one ibv_reg_mr() and one ibv_dereg_mr() per
+ * command (the kernel's rw.c registers and invalidates an MR per READ on
+ * iWARP).  The commands that only send data (host reads: RDMA WRITE
+ * sources, whose key never leaves the target, as the command buffers' and
+ * responses') take their pages from a second arena of the same size,
+ * registered once (rpool): the registration per command had cost a fifth
+ * of the queue thread's time in 4 KiB random reads over the lab's siw0
+ * (bench/README.md).  That doubles the pinned data pages on such a queue.
+ * If registering rpool fails, its npages stays 0 and the reads take pages
+ * from the first pool, registered per command, as before.
  */
 struct nvmet_rdma_pool {
 	spinlock_t lock; /* map */
 	void *base;
 	u64 *map; /* a set bit: the page is taken */
 	u32 npages;
+	bool declared; /* registered once, whole */
 };
 
 /* What a request does next (a wait list retries it there). */
@@ -146,6 +155,7 @@ struct nvmet_rdma_rsp {
 	u64 remote_addr;
 	u32 rkey;
 	void *data; /* keyed data buffer: pages of the queue's pool */
+	struct nvmet_rdma_pool *data_pool; /* which pool @data is from */
 	u32 pages; /* pages taken (0: none) */
 	/*
 	 * @data as one entry: a run of the pool is contiguous, so a command's
@@ -198,6 +208,7 @@ struct nvmet_rdma_queue {
 	struct list_head rsp_data_wait_list; /* for data pages */
 	bool data_wait_busy; /* someone runs rsp_data_wait_list */
 	struct nvmet_rdma_pool pool;
+	struct nvmet_rdma_pool rpool; /* reg_per_cmd: host reads' pages */
 	atomic_t inflight; /* rsps taken and not yet put */
 	u16 host_qid;
 	int recv_queue_size;
@@ -257,6 +268,19 @@ static u8 nvmet_rdma_pick_mdts(struct ib_device *dev, u32 port_num,
 	return (u8)mdts;
 }
 
+/*
+ * RDMARW_NVMET_REG_PER_CMD=1 makes any device register host writes' pages
+ * per command, as an iWARP device through libibverbs does (struct
+ * nvmet_rdma_pool), so that the tests run the two pools on the software
+ * device, where registering is a no-op.
+ */
+static bool nvmet_rdma_force_reg_per_cmd(void)
+{
+	const char *v = getenv("RDMARW_NVMET_REG_PER_CMD");
+
+	return v && !strcmp(v, "1");
+}
+
 static struct nvmet_rdma_device *
 nvmet_rdma_find_get_device(struct nvmet_rdma_transport *tr,
 			   struct rdma_cm_id *cm_id)
@@ -287,9 +311,10 @@ nvmet_rdma_find_get_device(struct nvmet_rdma_transport *tr,
 					  &tr->tgt->port);
 	ndev->send_inv = ndev->device->attrs.device_cap_flags &
 			 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	ndev->reg_per_cmd = nvmet_rdma_force_reg_per_cmd();
 #ifdef RDMARW_HAVE_IBV
-	ndev->reg_per_cmd = rdmarw_ibv_is_ibv(ndev->device) &&
-			    rdma_protocol_iwarp(ndev->device, cm_id->port_num);
+	ndev->reg_per_cmd |= rdmarw_ibv_is_ibv(ndev->device) &&
+			     rdma_protocol_iwarp(ndev->device, cm_id->port_num);
 #endif
 	WRITE_ONCE(tr->tgt->mdts, ndev->mdts);
 	kref_init(&ndev->ref);
@@ -406,10 +431,11 @@ static u32 nvmet_rdma_pool_pages(const struct nvmet_rdma_queue *queue)
 	return max(depth * per_cmd + depth * per_cmd / 4, max_cmd);
 }
 
-static int nvmet_rdma_alloc_pool(struct nvmet_rdma_queue *queue)
+/* @n pages for @pool, registered whole when @declare. */
+static int nvmet_rdma_pool_init(struct nvmet_rdma_queue *queue,
+				struct nvmet_rdma_pool *pool, u32 n,
+				bool declare)
 {
-	struct nvmet_rdma_pool *pool = &queue->pool;
-	u32 n = nvmet_rdma_pool_pages(queue);
 	int ret;
 
 	spin_lock_init(&pool->lock);
@@ -418,21 +444,23 @@ static int nvmet_rdma_alloc_pool(struct nvmet_rdma_queue *queue)
 	if (!pool->base || !pool->map)
 		return -ENOMEM;
 	pool->npages = n;
-	if (queue->dev->reg_per_cmd)
-		return 0; /* per command: see struct nvmet_rdma_pool */
+	if (!declare)
+		return 0;
 	ret = nvmet_rdma_declare(queue->dev, pool->base, (size_t)n * PAGE_SIZE);
 	if (ret) {
 		nvmet_err("q%u: registering %u KiB of data buffers: %d",
 			  queue->host_qid, n * ((u32)PAGE_SIZE / 1024), ret);
-		pool->npages = 0; /* nothing to forget */
+		pool->npages = 0; /* no pages to take */
+		return ret;
 	}
-	return ret;
+	pool->declared = true;
+	return 0;
 }
 
-static void nvmet_rdma_free_pool(struct nvmet_rdma_queue *queue)
+static void nvmet_rdma_pool_release(struct nvmet_rdma_queue *queue,
+				    struct nvmet_rdma_pool *pool)
 {
-	struct nvmet_rdma_pool *pool = &queue->pool;
-
+	/* declared whole, or per command: anything left is released too */
 	if (queue->dev && pool->npages)
 		nvmet_rdma_forget(queue->dev, pool->base,
 				  (size_t)pool->npages * PAGE_SIZE);
@@ -441,13 +469,52 @@ static void nvmet_rdma_free_pool(struct nvmet_rdma_queue *queue)
 	memset(pool, 0, sizeof(*pool));
 }
 
+static int nvmet_rdma_alloc_pool(struct nvmet_rdma_queue *queue)
+{
+	u32 n = nvmet_rdma_pool_pages(queue);
+	int ret;
+
+	if (!queue->dev->reg_per_cmd)
+		return nvmet_rdma_pool_init(queue, &queue->pool, n, true);
+	/* per command: see struct nvmet_rdma_pool */
+	ret = nvmet_rdma_pool_init(queue, &queue->pool, n, false);
+	if (ret)
+		return ret;
+	ret = nvmet_rdma_pool_init(queue, &queue->rpool, n, true);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) /* refused: the reads register per command too */
+		nvmet_rdma_pool_release(queue, &queue->rpool);
+	return 0;
+}
+
+static void nvmet_rdma_free_pool(struct nvmet_rdma_queue *queue)
+{
+	nvmet_rdma_pool_release(queue, &queue->pool);
+	nvmet_rdma_pool_release(queue, &queue->rpool);
+}
+
+/*
+ * The pool @rsp takes its pages from: rpool for what only sends data on a
+ * reg_per_cmd device whose rpool is registered (struct nvmet_rdma_pool).
+ */
+static struct nvmet_rdma_pool *
+nvmet_rdma_rsp_pool(const struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+
+	if (queue->rpool.npages && rsp->step != NVMET_RDMA_FETCH)
+		return &queue->rpool;
+	return &queue->pool;
+}
+
 /*
  * Give @rsp the pages for its req.data_len bytes (nothing for none):
  * false when the pool has no run that long now (the request waits).
  */
 static bool nvmet_rdma_get_data(struct nvmet_rdma_rsp *rsp)
 {
-	struct nvmet_rdma_pool *pool = &rsp->queue->pool;
+	struct nvmet_rdma_pool *pool = nvmet_rdma_rsp_pool(rsp);
 	u32 len = rsp->req.data_len;
 	u32 nents = DIV_ROUND_UP(len, (u32)PAGE_SIZE);
 	int first;
@@ -462,6 +529,7 @@ static bool nvmet_rdma_get_data(struct nvmet_rdma_rsp *rsp)
 	if (first < 0)
 		return false;
 	rsp->pages = nents;
+	rsp->data_pool = pool;
 	rsp->data = (char *)pool->base + (size_t)first * PAGE_SIZE;
 	sg_init_one(&rsp->data_sg, rsp->data, len);
 	rsp->sgl = &rsp->data_sg;
@@ -473,7 +541,7 @@ static bool nvmet_rdma_get_data(struct nvmet_rdma_rsp *rsp)
 /* Give @rsp's pages back (once: a request without pages has none). */
 static void nvmet_rdma_put_data(struct nvmet_rdma_rsp *rsp)
 {
-	struct nvmet_rdma_pool *pool = &rsp->queue->pool;
+	struct nvmet_rdma_pool *pool = rsp->data_pool;
 	u32 first;
 
 	if (!rsp->pages)
@@ -488,6 +556,7 @@ static void nvmet_rdma_put_data(struct nvmet_rdma_rsp *rsp)
 	spin_unlock(&pool->lock);
 	rsp->sgl = NULL;
 	rsp->data = NULL;
+	rsp->data_pool = NULL;
 	rsp->pages = 0;
 	rsp->sg_cnt = 0;
 }
@@ -618,6 +687,7 @@ static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
 	rsp->posted_send = false;
 	rsp->step = NVMET_RDMA_RESPOND;
 	rsp->data = NULL;
+	rsp->data_pool = NULL;
 	rsp->pages = 0;
 	rsp->sgl = NULL;
 	rsp->sg_cnt = 0;
@@ -908,7 +978,7 @@ static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
 /* A command's data pages are there: fetch (host write) or execute. */
 static void nvmet_rdma_data_ready(struct nvmet_rdma_rsp *rsp)
 {
-	if (rsp->queue->dev->reg_per_cmd) {
+	if (rsp->queue->dev->reg_per_cmd && !rsp->data_pool->declared) {
 		if (nvmet_rdma_declare(rsp->queue->dev, rsp->data,
 				       (size_t)rsp->pages * PAGE_SIZE)) {
 			nvmet_log("q%u: registering %u pages of data failed",

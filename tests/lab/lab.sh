@@ -26,10 +26,14 @@
 # Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
 #              RDMARW_LAB_TIMEOUT (seconds per guest run, default 600,
 #              1500 for bench),
-#              RDMARW_LAB_BENCH (bench's parts, default "perf nvmeof"),
+#              RDMARW_LAB_BENCH (bench's parts, default "perf nvmeof";
+#              "nvmeof-prof": perf profiles of both NVMe-oF targets,
+#              NVMEOF_BENCH_PROF the cases, see nvmeof-bench.sh),
 #              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages),
 #              RDMARW_LAB_BINS (more host binaries whose libraries the
-#              guest needs; those in build-lab/ are looked at anyway).
+#              guest needs; those in build-lab/ are looked at anyway),
+#              RDMARW_LAB_PERF=1 (put the host's perf, linux-perf, into the
+#              initramfs; RDMARW_LAB_BENCH=nvmeof-prof sets it).
 # The exit status of `run` is the command's; 124 if the guest timed out,
 # 125 if the guest ended without reporting a status.
 set -euo pipefail
@@ -74,6 +78,11 @@ ARCH_LIB=/usr/lib/x86_64-linux-gnu
 EXTRA_LIBS="$ARCH_LIB/libibverbs/librxe-rdmav34.so
 $ARCH_LIB/libibverbs/libsiw-rdmav34.so $ARCH_LIB/libgcc_s.so.1
 $ARCH_LIB/libcmocka.so.0 $ARCH_LIB/libasan.so.8 $ARCH_LIB/libubsan.so.1"
+# RDMARW_LAB_PERF=1: the host's perf (linux-perf, the same 6.1 series as
+# the guest's kernel) and its libraries; the image is cached apart
+# (initramfs-perf-*), so images with and without perf do not evict each
+# other.
+PERF_BIN=/usr/bin/perf
 
 log() { printf 'lab: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -228,17 +237,32 @@ initramfs_inputs_hash() {
 	{
 		echo "$MODULES $PARAM_MODULES $PROGRAMS $EXTRA_LIBS $(project_libs)"
 		echo "$NVME_PKGS $NVME_PROGRAMS"
+		[ "${RDMARW_LAB_PERF:-0}" = 1 ] && sha256sum "$(perf_real)"
 		cat "$LAB_DIR/init.sh"
 		sha256sum "$CACHE/$1/siw.ko"
 	} | sha256sum | cut -c1-16
 }
 
+# The perf binary itself: Debian's /usr/bin/perf may be a wrapper script
+# that execs perf_<version>; take the ELF it runs.
+perf_real() {
+	local f
+
+	f=$(readlink -f "$PERF_BIN")
+	if ! head -c 4 "$f" | grep -q ELF; then
+		f=$(ls /usr/bin/perf_* 2>/dev/null | sort -V | tail -1)
+	fi
+	[ -n "$f" ] && [ -e "$f" ] || die "no perf binary (apt-get install linux-perf)"
+	echo "$f"
+}
+
 build_initramfs() {
 	local kver=$1 hash img dst mods=$CACHE/$1/root/lib/modules/$1
-	local m f
+	local m f kind=""
 
+	[ "${RDMARW_LAB_PERF:-0}" = 1 ] && kind=perf-
 	hash=$(initramfs_inputs_hash "$kver")
-	img=$CACHE/$kver/initramfs-$hash.cpio.gz
+	img=$CACHE/$kver/initramfs-$kind$hash.cpio.gz
 	INITRAMFS=$img
 	[ -e "$img" ] && return 0
 	log "building the initramfs"
@@ -270,6 +294,11 @@ build_initramfs() {
 	for f in $PROGRAMS $EXTRA_LIBS $(project_libs); do
 		[ -e "$f" ] && put_with_libs "$f" "$dst"
 	done
+	if [ -n "$kind" ]; then
+		f=$(perf_real)
+		put_with_libs "$f" "$dst"
+		[ "$f" = /usr/bin/perf ] || cp "$dst$f" "$dst/usr/bin/perf"
+	fi
 	mkdir -p "$dst/etc/libibverbs.d"
 	cp /etc/libibverbs.d/rxe.driver /etc/libibverbs.d/siw.driver \
 		"$dst/etc/libibverbs.d/"
@@ -279,9 +308,15 @@ build_initramfs() {
 	(cd "$dst" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.tmp"
 	mv "$img.tmp" "$img"
 	rm -rf "$dst"
-	# Older images of this kernel are stale now.
-	find "$CACHE/$kver" -maxdepth 1 -name 'initramfs-*.cpio.gz' \
-		! -name "initramfs-$hash.cpio.gz" -delete
+	# Older images of this kernel and kind are stale now.
+	if [ -n "$kind" ]; then
+		find "$CACHE/$kver" -maxdepth 1 -name 'initramfs-perf-*.cpio.gz' \
+			! -name "initramfs-$kind$hash.cpio.gz" -delete
+	else
+		find "$CACHE/$kver" -maxdepth 1 -name 'initramfs-*.cpio.gz' \
+			! -name 'initramfs-perf-*' \
+			! -name "initramfs-$hash.cpio.gz" -delete
+	fi
 }
 
 # The project's lab programs, in build-lab/ (shared with the guest): the
@@ -375,6 +410,9 @@ check)
 bench)
 	need_host_pkgs
 	build_lab
+	case " ${RDMARW_LAB_BENCH:-} " in
+	*" nvmeof-prof "*) export RDMARW_LAB_PERF=1 ;;
+	esac
 	prepare
 	# both parts, three rounds: about 2 min 20 s + 9 min under TCG
 	TIMEOUT=${RDMARW_LAB_TIMEOUT:-1500}
@@ -387,6 +425,12 @@ bench)
 	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in
 	*" nvmeof "*)
 		cmd="$cmd; sh tests/lab/nvmeof-bench.sh build-lab ${2:-3} || rc=\$((rc + \$?))"
+		;;
+	esac
+	# perf record of one fio run per target (nvmeof-bench.sh, PROF).
+	case " ${RDMARW_LAB_BENCH:-} " in
+	*" nvmeof-prof "*)
+		cmd="$cmd; NVMEOF_BENCH_PROF=\"${NVMEOF_BENCH_PROF:-rxe0:read:128k siw0:randread:4k}\" sh tests/lab/nvmeof-bench.sh build-lab 1 || rc=\$((rc + \$?))"
 		;;
 	esac
 	run_guest "$cmd; exit \$rc"

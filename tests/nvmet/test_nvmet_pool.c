@@ -16,7 +16,10 @@
  * - teardown with commands waiting for pages: the first write's RDMA READ
  *   stalls holding the whole pool, the commands behind it wait; the host
  *   goes away (or the target stops) and everything is released once, with
- *   nothing left on the devices (and, under ASan, nothing leaked).
+ *   nothing left on the devices (and, under ASan, nothing leaked);
+ * - the last two with the two pools of an iWARP device through
+ *   libibverbs (RDMARW_NVMET_REG_PER_CMD=1): host writes' pages registered
+ *   per command, host reads' from a pool registered once.
  */
 #include "nv_io.h"
 
@@ -340,6 +343,20 @@ static void test_exhaust_mlx5(void **state)
 	exhaust_case("mlx5", false);
 }
 
+/*
+ * As on iWARP through libibverbs (RDMARW_NVMET_REG_PER_CMD): host writes
+ * take pages from the pool registered per command, host reads from the
+ * second pool, registered once; both run out and are waited for, and
+ * every page goes back to the pool it came from (the bytes match and the
+ * target drains).
+ */
+static void test_exhaust_reg_per_cmd(void **state)
+{
+	setenv("RDMARW_NVMET_REG_PER_CMD", "1", 1);
+	exhaust_case("siw", true);
+	unsetenv("RDMARW_NVMET_REG_PER_CMD");
+}
+
 #define WAITERS 6
 
 /*
@@ -426,6 +443,15 @@ static void test_waiters_target_stop_rxe(void **state)
 static void test_waiters_host_gone_mlx5(void **state)
 {
 	waiters_case("mlx5", false);
+}
+
+/* The same with the two pools of RDMARW_NVMET_REG_PER_CMD. */
+static void test_waiters_reg_per_cmd(void **state)
+{
+	setenv("RDMARW_NVMET_REG_PER_CMD", "1", 1);
+	waiters_case("rxe", false);
+	waiters_case("rxe", true);
+	unsetenv("RDMARW_NVMET_REG_PER_CMD");
 }
 
 /*
@@ -519,11 +545,15 @@ int main(void)
 		cmocka_unit_test_teardown(test_exhaust_rxe, nv_teardown),
 		cmocka_unit_test_teardown(test_exhaust_siw_keyed, nv_teardown),
 		cmocka_unit_test_teardown(test_exhaust_mlx5, nv_teardown),
+		cmocka_unit_test_teardown(test_exhaust_reg_per_cmd,
+					  nv_teardown),
 		cmocka_unit_test_teardown(test_waiters_host_gone_rxe,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_waiters_target_stop_rxe,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_waiters_host_gone_mlx5,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_waiters_reg_per_cmd,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_one_wr_rxe, nv_teardown),
 	};
