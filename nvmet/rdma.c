@@ -112,9 +112,10 @@ struct nvmet_rdma_cmd {
  * command's life only, at one ibv_reg_mr() and one ibv_dereg_mr() per
  * command (the kernel's rw.c registers and invalidates an MR per READ on
  * iWARP).  The commands that only send data (host reads: RDMA WRITE
- * sources, whose key never leaves the target, as the command buffers' and
- * responses') take their pages from a second arena of the same size,
- * registered once (rpool): the registration per command had cost a fifth
+ * sources) take their pages from a second arena of the same size,
+ * registered once for local access only, as the command buffers and the
+ * responses are (nvmet_rdma_declare()): no peer reaches them whatever key
+ * it tries (rpool).  The registration per command had cost a fifth
  * of the queue thread's time in 4 KiB random reads over the lab's siw0
  * (bench/README.md).  That doubles the pinned data pages on such a queue.
  * If registering rpool fails, its npages stays 0 and the reads take pages
@@ -349,14 +350,18 @@ static void nvmet_rdma_put_device(struct nvmet_rdma_device *ndev)
 /*
  * On a libibverbs device, memory reached through the local DMA key is
  * registered on demand and must be forgotten before it is freed (ibv.h);
- * the queue's long-lived buffers are declared up front instead.
+ * the queue's long-lived buffers are declared up front instead.  @local:
+ * the memory is never an RDMA READ's sink (receive buffers, responses,
+ * what only host reads send), so it is registered for local access only
+ * and no peer reaches it, on iWARP either (rdmarw_ibv_declare_local()).
  */
 static int nvmet_rdma_declare(struct nvmet_rdma_device *ndev, void *p,
-			      size_t len)
+			      size_t len, bool local)
 {
 #ifdef RDMARW_HAVE_IBV
 	if (p && len && rdmarw_ibv_is_ibv(ndev->device))
-		return rdmarw_ibv_declare(ndev->pd, p, len);
+		return local ? rdmarw_ibv_declare_local(ndev->pd, p, len) :
+			       rdmarw_ibv_declare(ndev->pd, p, len);
 #endif
 	return 0;
 }
@@ -446,7 +451,9 @@ static int nvmet_rdma_pool_init(struct nvmet_rdma_queue *queue,
 	pool->npages = n;
 	if (!declare)
 		return 0;
-	ret = nvmet_rdma_declare(queue->dev, pool->base, (size_t)n * PAGE_SIZE);
+	/* rpool only sends (host reads): local access only */
+	ret = nvmet_rdma_declare(queue->dev, pool->base, (size_t)n * PAGE_SIZE,
+				 pool == &queue->rpool);
 	if (ret) {
 		nvmet_err("q%u: registering %u KiB of data buffers: %d",
 			  queue->host_qid, n * ((u32)PAGE_SIZE / 1024), ret);
@@ -599,7 +606,8 @@ static int nvmet_rdma_alloc_cmds(struct nvmet_rdma_queue *queue)
 		return -ENOMEM;
 	nvmet_rdma_declare(queue->dev, queue->cmd_bufs,
 			   (size_t)queue->cmd_buf_size *
-				   (size_t)queue->recv_queue_size);
+				   (size_t)queue->recv_queue_size,
+			   true);
 	for (i = 0; i < queue->recv_queue_size; i++) {
 		struct nvmet_rdma_cmd *c = &queue->cmds[i];
 
@@ -647,7 +655,7 @@ static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue)
 	if (!queue->rsps)
 		return -ENOMEM;
 	nvmet_rdma_declare(queue->dev, queue->rsps,
-			   (size_t)nr * sizeof(*queue->rsps));
+			   (size_t)nr * sizeof(*queue->rsps), true);
 	for (i = 0; i < nr; i++) {
 		nvmet_rdma_init_rsp(queue, &queue->rsps[i]);
 		list_add_tail(&queue->rsps[i].free_list, &queue->free_rsps);
@@ -980,7 +988,7 @@ static void nvmet_rdma_data_ready(struct nvmet_rdma_rsp *rsp)
 {
 	if (rsp->queue->dev->reg_per_cmd && !rsp->data_pool->declared) {
 		if (nvmet_rdma_declare(rsp->queue->dev, rsp->data,
-				       (size_t)rsp->pages * PAGE_SIZE)) {
+				       (size_t)rsp->pages * PAGE_SIZE, false)) {
 			nvmet_log("q%u: registering %u pages of data failed",
 				  rsp->queue->host_qid, rsp->pages);
 			nvmet_req_complete(&rsp->req, NVME_SC_INTERNAL);

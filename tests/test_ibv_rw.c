@@ -28,6 +28,8 @@
 
 #ifdef RDMARW_HAVE_IBV
 
+#include "ibv/ibv_key.h" /* the map's keys, for the attack test */
+
 #define ARENA (64 * 1024)
 
 struct ibv_env {
@@ -566,6 +568,108 @@ static void test_flush_after_err(void **state)
 	ib_drain_qp(e->qp);
 }
 
+/*
+ * The key a peer would guess for @p: its registration's lkey (the value
+ * siw uses as the rkey too; rxe answers remote access with it only for a
+ * remotely accessible registration).
+ */
+static u32 map_key(struct ib_pd *pd, const void *p)
+{
+	u32 key = 0;
+
+	assert_int_equal(rdmarw__ibv_map_key(pd, p, &key), 0);
+	return key;
+}
+
+/*
+ * A peer's WRITE of 64 bytes of 0x77 into @victim with @rkey, and a READ
+ * of the legitimate remote buffer behind it: the two statuses.
+ */
+static void attack(struct ibv_env *e, u8 *victim, u32 rkey,
+		   enum ib_wc_status *w, enum ib_wc_status *r)
+{
+	struct ib_sge ws = { (uintptr_t)e->local, 64,
+			     RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct ib_sge rs = { (uintptr_t)e->local + 4096, 64,
+			     RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct ibv_done dw, dr;
+	struct ib_rdma_wr read = {
+		.wr = { .opcode = IB_WR_RDMA_READ,
+			.sg_list = &rs,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+			.wr_cqe = &dr.cqe },
+		.remote_addr = (uintptr_t)e->remote,
+		.rkey = e->remote_mr->rkey,
+	};
+	struct ib_rdma_wr write = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &ws,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+			.wr_cqe = &dw.cqe,
+			.next = &read.wr },
+		.remote_addr = (uintptr_t)victim,
+		.rkey = rkey,
+	};
+
+	ibv_done_init(&dw);
+	ibv_done_init(&dr);
+	memset(e->local, 0x77, 64);
+	assert_int_equal(ib_post_send(e->qp, &write.wr, NULL), 0);
+	ibv_done_wait(e->ends.cq, &dw, 1);
+	ibv_done_wait(e->ends.cq, &dr, 1);
+	*w = dw.wc.status;
+	*r = dr.wc.status;
+}
+
+/*
+ * A peer that guesses the key of memory declared local-only reaches
+ * nothing: its WRITE moves no byte and fails the connection (RoCE: remote
+ * access error; iWARP acknowledges no WRITE, its responder terminates and
+ * the READ behind is flushed).  On iWARP memory declared with
+ * rdmarw_ibv_declare() is remotely writable (a READ's sink must be): the
+ * same WRITE with that region's key lands, which shows the key is right.
+ */
+static void test_declare_local(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	u8 *open = aligned_alloc(4096, 4096),
+	   *closed = aligned_alloc(4096, 4096);
+	enum ib_wc_status w, r;
+	int i;
+
+	assert_non_null(open);
+	assert_non_null(closed);
+	memset(open, 0x11, 4096);
+	memset(closed, 0x11, 4096);
+	assert_int_equal(rdmarw_ibv_declare_local(NULL, closed, 4096), -EINVAL);
+	assert_int_equal(rdmarw_ibv_declare_local(e->ends.peer_pd, NULL, 8),
+			 -EINVAL);
+	assert_int_equal(rdmarw_ibv_declare_local(e->ends.peer_pd, closed, 0),
+			 -EINVAL);
+	assert_int_equal(rdmarw_ibv_declare(e->ends.peer_pd, open, 4096), 0);
+	assert_int_equal(
+		rdmarw_ibv_declare_local(e->ends.peer_pd, closed, 4096), 0);
+	if (iwarp(e)) {
+		attack(e, open, map_key(e->ends.peer_pd, open), &w, &r);
+		assert_int_equal(w, IB_WC_SUCCESS);
+		assert_int_equal(r, IB_WC_SUCCESS);
+		assert_int_equal(open[0], 0x77);
+		assert_int_equal(open[63], 0x77);
+		assert_int_equal(open[64], 0x11);
+	}
+	attack(e, closed, map_key(e->ends.peer_pd, closed), &w, &r);
+	assert_int_equal(w, iwarp(e) ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR);
+	assert_int_equal(r, IB_WC_WR_FLUSH_ERR);
+	for (i = 0; i < 4096; i++)
+		assert_int_equal(closed[i], 0x11);
+	assert_int_equal(rdmarw_ibv_forget(e->ends.peer_pd, open, 4096), 1);
+	assert_int_equal(rdmarw_ibv_forget(e->ends.peer_pd, closed, 4096), 1);
+	free(open);
+	free(closed);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
@@ -578,6 +682,7 @@ static const struct CMUnitTest tests[] = {
 	T(test_remote_access_error),
 	T(test_remote_access_error_read),
 	T(test_registration_map),
+	T(test_declare_local),
 	cmocka_unit_test_setup_teardown(test_threaded_cq, setup_threaded,
 					teardown),
 	T(test_flush_after_err),

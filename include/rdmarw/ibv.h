@@ -133,6 +133,24 @@ int rdmarw_ibv_describe(const struct ib_device *dev, char *buf, size_t len);
 int rdmarw_ibv_declare(struct ib_pd *pd, void *addr, size_t len);
 
 /**
+ * rdmarw_ibv_declare_local() - register, up front, a region no peer may reach
+ * @pd: a PD of an ibv device
+ * @addr: first byte
+ * @len: bytes (> 0)
+ *
+ * As rdmarw_ibv_declare(), but the registration grants local access only
+ * (local write) on every device, iWARP included: what the kernel's local
+ * DMA key grants.  For memory that is never the sink of an RDMA READ:
+ * receive buffers, SEND and RDMA WRITE sources.  On iWARP the map's other
+ * registrations are remotely writable (a READ's sink must be); a region
+ * declared here is not, so a peer that guesses its key reaches nothing.
+ * An RDMA READ into it on an iWARP device may fail.
+ *
+ * Return: as rdmarw_ibv_declare().
+ */
+int rdmarw_ibv_declare_local(struct ib_pd *pd, void *addr, size_t len);
+
+/**
  * rdmarw_ibv_forget() - release every map entry overlapping a range
  * @pd: a PD of an ibv device
  * @addr: first byte

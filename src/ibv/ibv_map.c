@@ -9,6 +9,7 @@
  * (include/rdmarw/ibv.h says why there is no silent eviction).
  */
 #include "ibv/ibv_loc.h"
+#include "ibv/ibv_key.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -51,15 +52,14 @@ void rdmarw__ibv_map_release(struct ibv_pd_priv *ipd)
 }
 
 static int entry_new(struct ibv_pd_priv *ipd, uintptr_t start, uintptr_t end,
-		     bool declared, struct ibv_map_entry **out)
+		     bool declared, int access, struct ibv_map_entry **out)
 {
 	struct ibv_map_entry *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return -ENOMEM;
 	errno = 0;
-	e->mr = ibv_reg_mr(ipd->pd, (void *)start, end - start,
-			   ipd->map_access);
+	e->mr = ibv_reg_mr(ipd->pd, (void *)start, end - start, access);
 	if (!e->mr) {
 		int err = errno ? errno : ENOMEM;
 
@@ -115,7 +115,7 @@ int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len, u32 *lkey)
 		else
 			ret = entry_new(ipd, start & ~(page - 1),
 					(end + page - 1) & ~(page - 1), false,
-					&e);
+					ipd->map_access, &e);
 	}
 	if (!ret)
 		*lkey = e->mr->lkey;
@@ -130,7 +130,8 @@ static struct ibv_pd_priv *ibv_pd_of(struct ib_pd *pd)
 	return to_ipd(pd);
 }
 
-int rdmarw_ibv_declare(struct ib_pd *pd, void *addr, size_t len)
+/* A declared region, with the map's access or local write only. */
+static int declare(struct ib_pd *pd, void *addr, size_t len, bool local)
 {
 	struct ibv_pd_priv *ipd = ibv_pd_of(pd);
 	uintptr_t start = (uintptr_t)addr;
@@ -140,9 +141,20 @@ int rdmarw_ibv_declare(struct ib_pd *pd, void *addr, size_t len)
 	if (!ipd || !addr || !len || start + len < start)
 		return -EINVAL;
 	pthread_mutex_lock(&ipd->map_lock);
-	ret = entry_new(ipd, start, start + len, true, &e);
+	ret = entry_new(ipd, start, start + len, true,
+			local ? IBV_ACCESS_LOCAL_WRITE : ipd->map_access, &e);
 	pthread_mutex_unlock(&ipd->map_lock);
 	return ret;
+}
+
+int rdmarw_ibv_declare(struct ib_pd *pd, void *addr, size_t len)
+{
+	return declare(pd, addr, len, false);
+}
+
+int rdmarw_ibv_declare_local(struct ib_pd *pd, void *addr, size_t len)
+{
+	return declare(pd, addr, len, true);
 }
 
 int rdmarw_ibv_forget(struct ib_pd *pd, const void *addr, size_t len)
@@ -201,6 +213,27 @@ int rdmarw_ibv_map_entries(struct ib_pd *pd, int *cached)
 	ret = (int)(ipd->nr_cached + ipd->nr_declared);
 	if (cached)
 		*cached = (int)ipd->nr_cached;
+	pthread_mutex_unlock(&ipd->map_lock);
+	return ret;
+}
+
+int rdmarw__ibv_map_key(struct ib_pd *pd, const void *addr, u32 *key)
+{
+	struct ibv_pd_priv *ipd = ibv_pd_of(pd);
+	uintptr_t a = (uintptr_t)addr;
+	struct ibv_map_entry *e;
+	int ret = -ENOENT;
+
+	if (!ipd || !key)
+		return -EINVAL;
+	pthread_mutex_lock(&ipd->map_lock);
+	for (e = ipd->map; e; e = e->next) {
+		if (e->start <= a && a < e->end) {
+			*key = e->mr->lkey;
+			ret = 0;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&ipd->map_lock);
 	return ret;
 }

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * White-box access to a PD's registration map for the lab tests, without
+ * libibverbs' and librdmacm's headers (which clash with rdmarw's own
+ * <rdmarw/rdma_cm.h> in a test).
+ */
+#ifndef RDMARW_IBV_KEY_H
+#define RDMARW_IBV_KEY_H
+
+#include <rdmarw/ib_verbs.h>
+
+/**
+ * rdmarw__ibv_map_key() - the key of the map's registration covering a byte
+ * @pd: a PD of an ibv device
+ * @addr: the byte
+ * @key: the registration's lkey (on siw its rkey too; rxe gives a
+ *       registration without remote access an rkey of 0)
+ *
+ * Return: 0, -EINVAL for a PD of another provider, -ENOENT when no
+ * registration covers @addr (none is made).
+ */
+int rdmarw__ibv_map_key(struct ib_pd *pd, const void *addr, u32 *key);
+
+#endif /* RDMARW_IBV_KEY_H */
