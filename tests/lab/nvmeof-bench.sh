@@ -104,17 +104,21 @@ cleanup() {
 trap 'cleanup; rmmod brd 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
-# run NQN PORT RW BS: connect, one fio run, disconnect; prints the figure
-# (IOPS for randread, MiB/s otherwise) or nothing.
+# run NQN PORT RW BS [JOBS]: connect, one fio run (JOBS jobs, default 1,
+# each pinned to its own CPU, so each submits on its own I/O queue),
+# disconnect; prints the figure (IOPS for randread, MiB/s otherwise; all
+# jobs together) or nothing.
 run() {
-	local nqn=$1 port=$2 rw=$3 bs=$4 dev f
+	local nqn=$1 port=$2 rw=$3 bs=$4 jobs=${5:-1} dev f
 
 	nvme connect -t rdma -a "$addr" -s "$port" -n "$nqn" >/dev/null 2>&1 ||
 		return 0
 	if dev=$(nvme_ns_dev "$nqn"); then
 		timeout $((RUNTIME + RAMP + 60)) fio --name=b --filename="/dev/$dev" \
 			--ioengine=libaio --direct=1 --rw="$rw" --bs="$bs" \
-			--iodepth=32 --numjobs=1 --time_based \
+			--iodepth=32 --numjobs="$jobs" --group_reporting \
+			--cpus_allowed=0-$((jobs - 1)) \
+			--cpus_allowed_policy=split --time_based \
 			--runtime="$RUNTIME" --ramp_time="$RAMP" \
 			--output-format=terse --terse-version=3 \
 			>"$work/fio.log" 2>&1 || cat "$work/fio.log" >&2
@@ -130,13 +134,13 @@ run() {
 	nvme disconnect -n "$nqn" >/dev/null 2>&1
 }
 
-# figure NAME RW BS UNIT
+# figure NAME RW BS UNIT [JOBS]
 figure() {
 	local k="" r="" i=0 km rwm kn rn ratio
 
 	while [ $i -lt "$rounds" ]; do
-		k="$k $(run $K_NQN $K_PORT "$2" "$3")"
-		r="$r $(run $RW_NQN $RW_PORT "$2" "$3")"
+		k="$k $(run $K_NQN $K_PORT "$2" "$3" "${5:-1}")"
+		r="$r $(run $RW_NQN $RW_PORT "$2" "$3" "${5:-1}")"
 		i=$((i + 1))
 	done
 	kn=$(echo "$k" | valid)
@@ -316,6 +320,8 @@ for name in $devs; do
 	figure "randread-4k-qd32" randread 4k IOPS
 	figure "read-128k-qd32" read 128k MiB/s
 	figure "write-128k-qd32" write 128k MiB/s
+	# two jobs on two CPUs: two I/O queues, each with its own QP
+	figure "read-128k-qd32-2jobs" read 128k MiB/s 2
 	cleanup
 done
 cat "$work/table"
