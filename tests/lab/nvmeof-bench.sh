@@ -109,7 +109,11 @@ trap 'exit 130' INT TERM
 # disconnect; prints the figure (IOPS for randread, MiB/s otherwise; all
 # jobs together) or nothing.
 run() {
-	local nqn=$1 port=$2 rw=$3 bs=$4 jobs=${5:-1} dev f
+	local nqn=$1 port=$2 rw=$3 bs=$4 jobs=${5:-1} dev f pin=""
+
+	# one job runs where the scheduler puts it, as before the two-job figure
+	[ "$jobs" -gt 1 ] &&
+		pin="--cpus_allowed=0-$((jobs - 1)) --cpus_allowed_policy=split"
 
 	nvme connect -t rdma -a "$addr" -s "$port" -n "$nqn" >/dev/null 2>&1 ||
 		return 0
@@ -117,8 +121,7 @@ run() {
 		timeout $((RUNTIME + RAMP + 60)) fio --name=b --filename="/dev/$dev" \
 			--ioengine=libaio --direct=1 --rw="$rw" --bs="$bs" \
 			--iodepth=32 --numjobs="$jobs" --group_reporting \
-			--cpus_allowed=0-$((jobs - 1)) \
-			--cpus_allowed_policy=split --time_based \
+			$pin --time_based \
 			--runtime="$RUNTIME" --ramp_time="$RAMP" \
 			--output-format=terse --terse-version=3 \
 			>"$work/fio.log" 2>&1 || cat "$work/fio.log" >&2
