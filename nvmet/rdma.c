@@ -593,7 +593,7 @@ static void nvmet_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 
 static int nvmet_rdma_alloc_cmds(struct nvmet_rdma_queue *queue)
 {
-	int i;
+	int i, ret;
 
 	queue->cmd_buf_size = (u32)ALIGN(
 		sizeof(struct nvme_command) + queue->inline_data_size, 64);
@@ -604,10 +604,16 @@ static int nvmet_rdma_alloc_cmds(struct nvmet_rdma_queue *queue)
 					  (size_t)queue->recv_queue_size);
 	if (!queue->cmds || !queue->cmd_bufs)
 		return -ENOMEM;
-	nvmet_rdma_declare(queue->dev, queue->cmd_bufs,
-			   (size_t)queue->cmd_buf_size *
-				   (size_t)queue->recv_queue_size,
-			   true);
+	/*
+	 * Refused: the queue is rejected.  Going on would register the
+	 * receive buffers on demand, remotely writable on iWARP.
+	 */
+	ret = nvmet_rdma_declare(queue->dev, queue->cmd_bufs,
+				 (size_t)queue->cmd_buf_size *
+					 (size_t)queue->recv_queue_size,
+				 true);
+	if (ret)
+		return ret;
 	for (i = 0; i < queue->recv_queue_size; i++) {
 		struct nvmet_rdma_cmd *c = &queue->cmds[i];
 
@@ -649,13 +655,17 @@ static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue)
 {
 	/* recv_queue_size is at most NVMET_MAX_QUEUE_SIZE (Connect) */
 	u32 i, nr = 2 * (u32)queue->recv_queue_size;
+	int ret;
 
 	queue->nr_rsps = (int)nr;
 	queue->rsps = calloc((size_t)nr, sizeof(*queue->rsps));
 	if (!queue->rsps)
 		return -ENOMEM;
-	nvmet_rdma_declare(queue->dev, queue->rsps,
-			   (size_t)nr * sizeof(*queue->rsps), true);
+	/* as the receive buffers': refused, the queue is rejected */
+	ret = nvmet_rdma_declare(queue->dev, queue->rsps,
+				 (size_t)nr * sizeof(*queue->rsps), true);
+	if (ret)
+		return ret;
 	for (i = 0; i < nr; i++) {
 		nvmet_rdma_init_rsp(queue, &queue->rsps[i]);
 		list_add_tail(&queue->rsps[i].free_list, &queue->free_rsps);
@@ -986,9 +996,11 @@ static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
 /* A command's data pages are there: fetch (host write) or execute. */
 static void nvmet_rdma_data_ready(struct nvmet_rdma_rsp *rsp)
 {
+	/* only a host write's pages are an RDMA READ's sink */
 	if (rsp->queue->dev->reg_per_cmd && !rsp->data_pool->declared) {
 		if (nvmet_rdma_declare(rsp->queue->dev, rsp->data,
-				       (size_t)rsp->pages * PAGE_SIZE, false)) {
+				       (size_t)rsp->pages * PAGE_SIZE,
+				       rsp->step != NVMET_RDMA_FETCH)) {
 			nvmet_log("q%u: registering %u pages of data failed",
 				  rsp->queue->host_qid, rsp->pages);
 			nvmet_req_complete(&rsp->req, NVME_SC_INTERNAL);

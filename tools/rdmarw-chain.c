@@ -484,10 +484,16 @@ static const char *cqe_name(const struct chain *c, const struct ib_cqe *cqe)
  * arguments (or the tool's own empty iterator) recorded none. */
 static void explain(struct chain *c)
 {
+	int ret;
+
 	c->path = c->ret < 0 ? "none" : names_rw_type(c->d.type);
-	if (c->have_d &&
-	    rdmarw_rw_ctx_reason(&c->ctx, c->why, sizeof(c->why)) >= 0)
+	if (c->have_d) {
+		/* RDMARW_RW_REASON_LEN holds every text: an error is a bug */
+		ret = rdmarw_rw_ctx_reason(&c->ctx, c->why, sizeof(c->why));
+		if (ret < 0)
+			fail(c, "rdmarw_rw_ctx_reason: %s", errno_name(ret));
 		return;
+	}
 	if (c->o.bvec && !c->iter.bi_size)
 		snprintf(c->why, sizeof(c->why),
 			 "the iterator is empty: --offset %lld of %" PRIu64
