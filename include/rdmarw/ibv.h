@@ -144,7 +144,10 @@ int rdmarw_ibv_declare(struct ib_pd *pd, void *addr, size_t len);
  * receive buffers, SEND and RDMA WRITE sources.  On iWARP the map's other
  * registrations are remotely writable (a READ's sink must be); a region
  * declared here is not, so a peer that guesses its key reaches nothing.
- * An RDMA READ into it on an iWARP device may fail.
+ * An RDMA READ into it on an iWARP device may fail.  Declare it before
+ * any SGE reaches it through the local DMA key, or rdmarw_ibv_forget() it
+ * first: an on-demand registration made earlier stays (remotely writable
+ * on iWARP) until forgotten, and is not checked for here.
  *
  * Return: as rdmarw_ibv_declare().
  */
