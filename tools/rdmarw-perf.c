@@ -44,6 +44,7 @@
 #define PERF_CTL_BATCHES 7U /* control path: median of this many batches */
 #define PERF_MAX_THREADS 64U /* -t: QP pairs on threads, at most */
 #define PERF_MT_ROUNDS 3U /* -t: the four phases alternate this many times */
+#define PERF_UNTIL_DEADLINE (1ULL << 62) /* I/Os of a round run until -D */
 
 struct perf_opts {
 	bool write;
@@ -249,10 +250,12 @@ static void progress_show(const char *what, u64 bytes, u64 done, u64 total)
 		return;
 	progress.last = t;
 	progress.shown = true;
-	fprintf(stderr, "\r\033[K  [%u/%u] %s %llu B: %llu/%llu, %.1f s",
-		progress.done + 1, progress.total, what,
-		(unsigned long long)bytes, (unsigned long long)done,
-		(unsigned long long)total, t - progress.t0);
+	fprintf(stderr, "\r\033[K  [%u/%u] %s %llu B: %llu", progress.done + 1,
+		progress.total, what, (unsigned long long)bytes,
+		(unsigned long long)done);
+	if (total) /* 0: the I/O runs until -D */
+		fprintf(stderr, "/%llu", (unsigned long long)total);
+	fprintf(stderr, ", %.1f s", t - progress.t0);
 }
 
 /* ---- the two hosts ---------------------------------------------------- */
@@ -733,29 +736,12 @@ static int run_ios(struct perf_run *r, u64 iters, double *secs)
 		if (!(spins & 63))
 			progress_show(dir_name(r->dir), r->shape->bytes,
 				      r->shown_base + r->completed,
-				      r->shown_total ? r->shown_total : iters);
+				      r->shown_total ? r->shown_total :
+				      iters == PERF_UNTIL_DEADLINE ? 0 :
+								     iters);
 	}
 	*secs = now_s() - t0;
 	return r->error;
-}
-
-/* How many I/Os fit the time budget: time a short pilot run. */
-static u64 pick_iters(struct perf_run *r)
-{
-	double secs;
-	u64 pilot = PERF_MIN_ITERS, n;
-
-	if (r->o->iters)
-		return r->o->iters;
-	for (;;) {
-		if (run_ios(r, pilot, &secs))
-			return 0;
-		if (secs > 0.02 || pilot >= (1ULL << 30))
-			break;
-		pilot *= 4;
-	}
-	n = (u64)((double)pilot * r->o->duration / (secs > 1e-9 ? secs : 1e-9));
-	return n < PERF_MIN_ITERS ? PERF_MIN_ITERS : n;
 }
 
 /*
@@ -862,41 +848,52 @@ static void spread(double *lo, double *hi, double a, double b)
 		*hi = v;
 }
 
+/*
+ * Without -n, each round runs I/O until its share of -D (what is left of
+ * it, over the rounds left): the I/O of one size takes -D seconds, however
+ * fast or slow the rounds go.  With -n, the rounds share the -n I/Os, and
+ * -D, when given, is a limit on their time.  An iteration count fixed from
+ * a short pilot run (before 0.1.0) gave -D 1 anywhere from 0.64 to 1.0 s:
+ * the pilot's 20 ms ran cold and slower than the rounds.
+ */
 static int measure(struct perf_run *r, struct perf_result *res)
 {
-	u64 iters, done = 0, each;
+	const struct perf_opts *o = r->o;
+	u64 iters = o->iters ? o->iters : PERF_UNTIL_DEADLINE, done = 0, each;
 	double secs, cpu, mcpy, mcpu;
 	unsigned int k;
 	int ret;
 
-	r->deadline = INFINITY;
-	r->clock_mask = 63;
-	iters = pick_iters(r);
-	if (!iters)
-		return r->error ? r->error : -EIO;
 	r->peak_bps = 0;
 	r->win_mask = window_mask(r->shape->bytes);
+	/* large I/Os: the deadline is looked at after every poll */
+	r->clock_mask = r->shape->bytes >= 65536 ? 0 : 63;
 	res->secs = res->memcpy_secs = 0;
-	r->shown_total = iters;
+	r->shown_total = o->iters;
 	res->cpu_secs = res->memcpy_cpu_secs = 0;
 	res->ratio_min = res->ratio_max = NAN;
 	res->cpu_ratio_min = res->cpu_ratio_max = NAN;
 	for (k = 0; k < PERF_ROUNDS && done < iters; k++) {
-		each = (iters - done) / (PERF_ROUNDS - k);
+		each = o->iters ? (iters - done) / (PERF_ROUNDS - k) :
+				  PERF_UNTIL_DEADLINE;
 		if (!each)
 			each = iters - done;
 		r->shown_base = done;
-		/* -D: the I/O rounds of one size take at most that long */
-		r->deadline = r->o->duration_set ?
-				      now_s() + r->o->duration - res->secs :
-				      INFINITY;
+		if (!o->iters)
+			r->deadline = now_s() + (o->duration - res->secs) /
+							(PERF_ROUNDS - k);
+		else if (o->duration_set) /* -D: a limit on the -n I/Os */
+			r->deadline = now_s() + o->duration - res->secs;
+		else
+			r->deadline = INFINITY;
 		cpu = cpu_s();
 		ret = run_ios(r, each, &secs);
 		if (ret)
 			return ret;
 		if (r->completed < each) { /* stopped at the deadline */
 			each = r->completed;
-			iters = done + each;
+			if (o->iters)
+				iters = done + each;
 		}
 		cpu = cpu_s() - cpu;
 		res->cpu_secs += cpu;
@@ -910,6 +907,9 @@ static int measure(struct perf_run *r, struct perf_result *res)
 		spread(&res->cpu_ratio_min, &res->cpu_ratio_max, mcpu, cpu);
 		done += each;
 	}
+	iters = done;
+	if (!iters)
+		return -ETIME;
 	res->op = dir_name(r->dir);
 	res->bytes = r->shape->bytes;
 	res->iters = iters;
@@ -1342,6 +1342,7 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 			      .shape = &shape,
 			      .dir = dir,
 			      .slots = slots,
+			      .deadline = INFINITY,
 			      .clock_mask = 63 };
 	struct perf_result res;
 	u32 i;
