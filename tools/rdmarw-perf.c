@@ -1309,9 +1309,9 @@ static const struct cli_tool perf_cli = {
 		"An MR maps at most 256 pages (fewer on some profiles) and one\n"
 		"per entry group: with --force-mr, large messages need "
 		"--entry=4K.\n"
-		"Short letters before 0.1.0 (-d direction, -p profile, -t "
-		"threads, -c ctxs,\n-q quiet, -b bvec, -I iommu, -R/-A ibv "
-		"device...): rdmarw-perf(1), MIGRATION.\n",
+		"The letters are perftest's: the old -d direction, -p profile, "
+		"-t threads,\n-c ctxs, -q quiet, -b bvec, -I iommu, -R/-A ibv "
+		"device... are in\nrdmarw-perf(1), MIGRATION.\n",
 	CLI_OPTS(perf_table),
 };
 
