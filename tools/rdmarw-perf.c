@@ -1490,6 +1490,15 @@ static void pick_mode(struct perf_opts *o)
 			   o->host ? "the client is given a HOST, not the "
 				     "server" :
 				     "not with --addr (both ends here)");
+	if (o->server && o->profile_set)
+		cli_refuse(PERF_TOOL,
+			   "--server listens on ibv devices: the software "
+			   "device's connection manager does not reach other "
+			   "processes (--profile %s HOST runs both ends here)",
+			   o->profile);
+	if (o->lat && o->bidir)
+		cli_refuse(PERF_TOOL, "-b/--bidirectional: not with --lat (a "
+				      "round trip goes both ways)");
 	if (o->host && o->addr)
 		cli_refuse(PERF_TOOL,
 			   "--addr (both ends in this process) and a HOST "

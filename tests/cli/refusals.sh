@@ -84,6 +84,8 @@ refuse rdmarw-perf "--ctl: not in a client/server run" --ctl --lat
 refuse rdmarw-perf "--sge: not in a client/server run" --sge 4 --profile siw 10.0.0.2
 refuse rdmarw-perf "-q/--qp: not in a client/server run" -q 2 --lat
 refuse rdmarw-perf "--json and --csv: both on stdout" --json --csv
+refuse rdmarw-perf "--server listens on ibv devices" --server --profile siw
+refuse rdmarw-perf "-b/--bidirectional: not with --lat" -b --lat
 refuse rdmarw-info "-d/--ib-dev 'mlx5_nope': no such device" -d mlx5_nope
 refuse rdmarw-info "unexpected argument 'x'" x
 refuse rdmarw-info "unrecognized option '--bogus'" --bogus
