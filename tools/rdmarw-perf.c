@@ -14,6 +14,11 @@
  * rdma_rw_ctx_destroy_signature() on an integrity QP: T10-DIF on the wire,
  * none in memory (a WRITE inserts PI, a READ checks and strips it), with
  * ib_check_mr_status() after each completion as a target does.
+ *
+ * This file is the local run (both ends in this process, -q QP pairs on
+ * one thread, --threads pairs on threads) and the options; a client and a
+ * server over rdma_cm are tools/perf/cs.c's, their latency loops
+ * tools/perf/lat.c's, and every record goes out through tools/perf/out.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -1920,12 +1925,12 @@ out:
 	return ret;
 }
 
-/* ---- -t: QP pairs on threads ------------------------------------------- */
+/* ---- --threads: QP pairs on threads ------------------------------------ */
 
 /*
- * --threads N: N pairs, each with its own PDs, CQs, QPs, buffers, MR, slots and
- * shape, each driven by its own thread pinned to a core (round-robin over
- * the process's affinity set).  A phase is one kind of work (I/O or the
+ * --threads N: N pairs, each with its own PDs, CQs, QPs, buffers, MR,
+ * slots and shape, each driven by its own thread pinned to a core
+ * (round-robin over the process's affinity set).  A phase is one kind of work (I/O or the
  * memcpy baseline) on the first @active threads: they leave a barrier
  * together and start nothing after one deadline, so every thread is
  * measured over the same interval.  Each thread writes only its own
