@@ -4,8 +4,9 @@
  * function with a level.  By default messages at RDMARW_LOG_WARN and above
  * are written to stderr, one line each prefixed "rdmarw: ", as libibverbs
  * writes its warnings; the environment variable RDMARW_LOG_LEVEL (read
- * once, at the first message or call here) sets the level: "none", "err",
- * "warn", "info", "debug", or 0 to 4.  A program that installs a callback
+ * once, when the library is loaded) sets the level: "none", "err", "warn",
+ * "info", "debug", or 0 to 4; any other value is reported once on stderr
+ * and taken as "warn".  A program that installs a callback
  * with rdmarw_set_log_fn() receives every message that passes the level
  * instead, and nothing is written to stderr.
  *
