@@ -662,8 +662,10 @@ void rdma_rw_cleanup_mrs(struct ib_qp *qp);
  *         (ib_core.force_mr; rw.c is part of ib_core) does
  *
  * Affects QPs created afterwards (their MR pools) and every context
- * initialised afterwards.  The environment variable RDMARW_FORCE_MR=1 sets
- * it at start-up.
+ * initialised afterwards.
+ *
+ * Environment: RDMARW_FORCE_MR set to 1, y, Y or true when the library is
+ * loaded forces MR use until this call changes it.
  */
 void rdma_rw_set_force_mr(bool force);
 
@@ -671,6 +673,8 @@ void rdma_rw_set_force_mr(bool force);
  * rdma_rw_get_force_mr() - is MR use forced
  *
  * Return: the current setting.
+ *
+ * Environment: RDMARW_FORCE_MR, as for rdma_rw_set_force_mr().
  */
 bool rdma_rw_get_force_mr(void);
 
