@@ -68,7 +68,7 @@ new_root() { # DIR
 		dpkg-query -s "$p" >>"$admin/status"
 		echo >>"$admin/status"
 		for l in /var/lib/dpkg/info/"$p".list /var/lib/dpkg/info/"$p":*.list; do
-			[ -f "$l" ] && cp "$l" "$admin/info/"
+			if [ -f "$l" ]; then cp "$l" "$admin/info/"; fi
 		done
 	done
 }
@@ -91,6 +91,7 @@ step "installed beside $beside in a scratch root (its database: $n paths)"
 # ... and the same check refuses a clash: librdmarw-dev with one page in
 # section 3 again.
 clash=$work/clash
+mkdir -p "$clash"
 dpkg-deb -R "$(deb_of librdmarw-dev)" "$clash/pkg"
 m3=$clash/pkg/usr/share/man/man3
 mv "$m3/rdma_create_id.3rdmarw.gz" "$m3/rdma_create_id.3.gz"
@@ -114,8 +115,9 @@ for page in "$man3"/*.3rdmarw.gz; do
 	theirs=$(ls /usr/share/man/man3/"$name".3*.gz 2>/dev/null | head -1)
 	[ -n "$theirs" ] || continue
 	shared=$((shared + 1))
+	want=$(MANPATH=/usr/share/man man -w "$name")
 	got=$(MANPATH=$mp man -w "$name")
-	[ "$got" = "$theirs" ] || fail "man $name gives $got, not $theirs"
+	[ "$got" = "$want" ] || fail "man $name gives $got, not $want ($theirs)"
 	got=$(MANPATH=$mp man -w 3rdmarw "$name")
 	[ "$got" = "$page" ] || fail "man 3rdmarw $name gives $got"
 done
