@@ -122,8 +122,13 @@ for page in "$man3"/*.3rdmarw.gz; do
 	[ "$got" = "$page" ] || fail "man 3rdmarw $name gives $got"
 done
 [ "$shared" -gt 0 ] || fail "no name of ours is documented by $beside: is manpages-dev there?"
-ls "$man3" | grep -v '\.3rdmarw\.gz$' && fail "section-3 pages outside 3rdmarw (above)"
-ls "$man3" | grep '^rdmarw__' && fail "pages of internal names (above)"
+for page in "$man3"/*; do
+	case $(basename "$page") in
+	rdmarw__*) fail "$page: a page of an internal name" ;;
+	*.3rdmarw.gz) ;;
+	*) fail "$page: a section-3 page outside 3rdmarw" ;;
+	esac
+done
 step "man: $shared names that $beside also document show their page; 'man 3rdmarw NAME' shows ours"
 
 # 4. lintian
@@ -195,7 +200,7 @@ for cc in "gcc -std=c11" "clang -std=c11" "g++ -std=c++17 -x c++" \
 	needs "$bin" librdmarw.so.0 || fail "README example ($1) is not linked with librdmarw.so.0"
 	"$bin" >"$bin.out" || fail "README example ($1) failed: $(cat "$bin.out")"
 	# as rdmarw(7) documents: librdmarw.a, the dependencies shared
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086,SC2046
 	$cc -pedantic -Wall -Wextra -Werror $cflags -I"$ex" "$ex/readme.c" \
 		-x none -Wl,-Bstatic $libs -Wl,-Bdynamic \
 		$(pkg-config --libs libisal libibverbs librdmacm) -pthread \
