@@ -61,6 +61,22 @@ static void gate_wait_entered(struct gate *g, int n)
 	pthread_mutex_unlock(&g->m);
 }
 
+/* Wait (at most @sec seconds) until a @done went through @g. */
+static bool gate_wait_left(struct gate *g, int sec)
+{
+	struct timespec ts;
+	bool left;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += sec;
+	pthread_mutex_lock(&g->m);
+	while (!g->left && !pthread_cond_timedwait(&g->c, &g->m, &ts))
+		;
+	left = g->left;
+	pthread_mutex_unlock(&g->m);
+	return left;
+}
+
 static void gate_open(struct gate *g)
 {
 	pthread_mutex_lock(&g->m);
@@ -114,10 +130,8 @@ static void test_late_local_inv(void **state)
 	unsigned int drain_ms = rdmarw_get_drain_timeout();
 	struct soft_fault_stats fs;
 	struct nvmeh_stats hs;
-	struct timespec ts = { 0, 1000 * 1000 };
 	struct ib_qp *qp;
 	u8 w[4096], r[4096];
-	int i;
 
 	nv_env_init(&e, "rxe", &(struct nv_cfg){ .nr_io_queues = 1 });
 	gate_init(&gate_z);
@@ -158,8 +172,7 @@ static void test_late_local_inv(void **state)
 	 */
 	rdmarw_set_drain_timeout(50);
 	assert_int_equal(nvmeh_ctrl_reset(e.c), 0);
-	for (i = 0; i < 5000 && !gate_a.left; i++)
-		nanosleep(&ts, NULL);
+	assert_true(gate_wait_left(&gate_a, 10));
 	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
 	rdmarw_set_drain_timeout(drain_ms);
 	/* the target's answer had arrived: B ends with it */
