@@ -267,6 +267,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct nvmeh_rsp *rsp = container_of(wc->wr_cqe, struct nvmeh_rsp, cqe);
 	struct nvmeh_queue *q = rsp->q;
 	struct nvmeh_slot *slot = NULL;
+	struct ib_mr *mr = NULL;
 	u16 cid, tag;
 
 	(void)cq;
@@ -288,6 +289,9 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		slot = &q->slots[tag];
 		memcpy(slot->cqe, rsp->buf, NVMEH_CQE_SIZE);
 		slot->got_rsp = true;
+		/* the request's MR while the response holds its reference
+		 * (a teardown whose drain failed may end the request now) */
+		mr = slot->mr;
 	}
 	mutex_unlock(&q->lock);
 	if (!slot) {
@@ -298,9 +302,9 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (nvmeh_post_recv(rsp))
 		nvmeh_error_recovery(q->ctrl);
-	if (slot->mr) {
+	if (mr) {
 		if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
-			if (wc->ex.invalidate_rkey != slot->mr->rkey)
+			if (wc->ex.invalidate_rkey != mr->rkey)
 				nvmeh_error_recovery(q->ctrl);
 			else
 				nvmeh_stat_add(q->ctrl,
@@ -312,7 +316,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				.wr_cqe = &slot->inv_cqe,
 				.opcode = IB_WR_LOCAL_INV,
 				.send_flags = IB_SEND_SIGNALED,
-				.ex.invalidate_rkey = slot->mr->rkey,
+				.ex.invalidate_rkey = mr->rkey,
 			};
 			nvmeh_stat_add(q->ctrl, &q->ctrl->stats.local_invs);
 			if (!ib_post_send(q->qp, &slot->inv_wr, &bad))
