@@ -207,7 +207,8 @@ struct rdmarw_dma_stripe {
  *            such work requests before they complete (they are signalled
  *            to the device, their completions kept from the caller), so a
  *            completion frees the buffers as verbs promise; off only with
- *            RDMARW_TX_ZCOPY=allow (docs/deviations.md)
+ *            RDMARW_TX_ZCOPY=allow (docs/deviations.md).  Each QP follows
+ *            the value it saw when it was created
  */
 struct ib_device {
 	char name[IB_DEVICE_NAME_MAX];
