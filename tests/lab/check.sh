@@ -22,11 +22,13 @@ part() {
 	shift
 	echo "=== [$kernel] $1"
 	shift
+	t0=$(date +%s)
 	if "$@"; then
 		passed=$((passed + 1))
+		echo "=== [$kernel] passed in $(($(date +%s) - t0)) s"
 	else
 		failed=$((failed + 1))
-		echo "=== [$kernel] FAILED: $*"
+		echo "=== [$kernel] FAILED in $(($(date +%s) - t0)) s: $*"
 	fi
 }
 
