@@ -8,12 +8,13 @@
 #
 #   bench/callgrind.sh [PERF_BINARY...]        (default build/tools/rdmarw-perf)
 #
-# PERF_ARGS (default "-q -s 64 -d write"), N1 (20000) and N2 (40000) choose
-# the shape.  Each binary is measured in turn, in the same minutes; one line
-# per binary: "BINARY  INSTRUCTIONS_PER_IO".
+# PERF_ARGS (default "--quiet -s 64 --dir write": long options, which
+# binaries before and after the perftest letters both take), N1 (20000) and
+# N2 (40000) choose the shape.  Each binary is measured in turn, in the
+# same minutes; one line per binary: "BINARY  INSTRUCTIONS_PER_IO".
 set -eu
 
-PERF_ARGS=${PERF_ARGS:--q -s 64 -d write}
+PERF_ARGS=${PERF_ARGS:---quiet -s 64 --dir write}
 N1=${N1:-20000}
 N2=${N2:-40000}
 [ $# -gt 0 ] || set -- build/tools/rdmarw-perf

@@ -71,16 +71,17 @@ csv="$out/rdmarw.csv"
 keys="op,bytes,iters,bw_peak_mib,bw_avg_mib,mpps,ns_per_io,memcpy_mib,ratio,ctl_ns,path,cpu_ns_per_io,cpu_ratio"
 keys="$keys,ratio_min,ratio_max,cpu_ratio_min,cpu_ratio_max"
 echo "$keys" >"$csv"
-"$perf" -q -j -p "$PROFILE" -e "$SGE" -c "$CTXS" -D "$DURATION" \
-	--sweep="2:$MAX" | json_csv "$keys" >>"$csv"
+"$perf" --quiet --json --profile "$PROFILE" --sge "$SGE" --ctxs "$CTXS" \
+	-D "$DURATION" --sweep="2:$MAX" | json_csv "$keys" >>"$csv"
 
 # 2. The control path per path (init + wrs + destroy, nothing posted).
 ctl="$out/ctl.csv"
 ckeys="what,path,nents,sge_len,wrs,mrs,ns_per_io,ns_per_io_min,ns_per_sge,ns_per_mr"
 echo "$ckeys" >"$ctl"
-"$perf" -q -j --ctl -p "$PROFILE" -D "$DURATION" | grep '"mode":"ctl"' |
+"$perf" --quiet --json --ctl --profile "$PROFILE" -D "$DURATION" |
+	grep '"mode":"ctl"' |
 	json_csv "$ckeys" >>"$ctl"
-ctl_sum=$("$perf" -q --ctl -p "$PROFILE" -D "$DURATION" | tail -1)
+ctl_sum=$("$perf" --quiet --ctl --profile "$PROFILE" -D "$DURATION" | tail -1)
 
 # 3. ucx_perftest over shared memory, two processes, the same sizes.
 ucsv="$out/ucx.csv"

@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Issue 16's scaling matrix in one run: rdmarw-perf -t N (N independent QP
-# pairs on N pinned threads) for 1, 2, 4 and 8 threads, 64 B, 64 KiB and
-# 1 MiB WRITEs, with the software device inline and threaded (-T).  Each
-# invocation measures its own one-thread reference and memcpy on one and on
-# N threads in the same minutes (bench/README.md, "Scaling across cores").
+# Issue 16's scaling matrix in one run: rdmarw-perf --threads N (N
+# independent QP pairs on N pinned threads) for 1, 2, 4 and 8 threads, 64 B,
+# 64 KiB and 1 MiB WRITEs, with the software device inline and threaded
+# (--threaded).  Each invocation measures its own one-thread reference and
+# memcpy on one and on N threads in the same minutes (bench/README.md, "Scaling across cores").
 #
 #   bench/scaling.sh [PERF_BINARY]     (default build/tools/rdmarw-perf)
 #
@@ -33,13 +33,14 @@ printf '%-8s %6s %3s %12s %8s %6s %8s %6s\n' mode size thr 'MiB/s sum' scaling \
 	fair 'memcpy' 'fair'
 for mode in inline threaded; do
 	flag=
-	[ $mode = threaded ] && flag=-T
+	[ $mode = threaded ] && flag=--threaded
 	for s in $SIZES; do
 		for t in $THREADS; do
 			# The summary row: OP BYTES THREADS BW Mpps BW-one
 			# SCALING FAIR MEMCPY-BW MEMCPY-SCALING MEMCPY-FAIR.
-			# shellcheck disable=SC2086 # $flag is empty or -T
-			"$PERF" -q -p "$PROFILE" -t "$t" -d "$DIR" -s "$s" \
+			# shellcheck disable=SC2086 # $flag: empty or --threaded
+			"$PERF" --quiet --profile "$PROFILE" --threads "$t" \
+				--dir "$DIR" -s "$s" \
 				-D "$DURATION" $flag |
 				awk -v mode=$mode -v s="$s" -v t="$t" '
 				$1 ~ /^(READ|WRITE)$/ && $3 == t {

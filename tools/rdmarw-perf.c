@@ -14,6 +14,11 @@
  * rdma_rw_ctx_destroy_signature() on an integrity QP: T10-DIF on the wire,
  * none in memory (a WRITE inserts PI, a READ checks and strips it), with
  * ib_check_mr_status() after each completion as a target does.
+ *
+ * This file is the local run (both ends in this process, -q QP pairs on
+ * one thread, --threads pairs on threads) and the options; a client and a
+ * server over rdma_cm are tools/perf/cs.c's, their latency loops
+ * tools/perf/lat.c's, and every record goes out through tools/perf/out.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,6 +38,7 @@
 #include "cli.h"
 #include "json.h"
 #include "opts.h"
+#include "perf.h"
 #include "perf_ibv.h"
 #include "two_hosts.h"
 
@@ -42,36 +48,10 @@
 #define PERF_ROUNDS 5U /* I/O and memcpy alternate this many times */
 #define PERF_WINDOW 1e-3 /* seconds: the shortest window for BW peak */
 #define PERF_CTL_BATCHES 7U /* control path: median of this many batches */
-#define PERF_MAX_THREADS 64U /* -t: QP pairs on threads, at most */
-#define PERF_MT_ROUNDS 3U /* -t: the four phases alternate this many times */
-
-struct perf_opts {
-	bool write;
-	bool read;
-	u64 size_min;
-	u64 size_max;
-	u32 sge;
-	u32 entry;
-	u32 gap;
-	u32 offset;
-	u32 ctxs;
-	u64 iters;
-	double duration;
-	const char *profile;
-	const char *device; /* an ibv device instead of the software one */
-	const char *addr; /* its rdma_cm address */
-	bool iommu;
-	bool threaded;
-	bool force_mr;
-	bool bvec;
-	u32 pi; /* --pi: T10-DIF interval in bytes, 0 without PI */
-	bool ctl;
-	bool json;
-	bool quiet;
-	bool gbits; /* --report_gbits: BW in Gb/s (10^9 bits), as perftest */
-	bool duration_set; /* -D given: a limit on each size's I/O time */
-	u32 threads; /* -t: QP pairs on as many threads, 0 without -t */
-};
+#define PERF_MAX_QPS 64U /* -q, at most */
+#define PERF_MAX_THREADS 64U /* --threads: QP pairs on threads, at most */
+#define PERF_MT_ROUNDS 3U /* --threads: the four phases alternate this often */
+#define PERF_UNTIL_DEADLINE (1ULL << 62) /* I/Os of a round run until -D */
 
 struct perf_env {
 	struct soft_fabric *fabric;
@@ -79,6 +59,9 @@ struct perf_env {
 	struct ib_pd *lpd, *rpd;
 	struct ib_cq *lcq, *rcq;
 	struct ib_qp *lqp, *rqp;
+	/* -q: the pairs, [0] being lqp and rqp; nqps of each */
+	struct ib_qp *lqps[PERF_MAX_QPS], *rqps[PERF_MAX_QPS];
+	u32 nqps;
 	struct ib_qp *ctl_qp; /* control-path timing only: never posted */
 	struct ib_mr *rmr;
 	char *lbuf, *rbuf;
@@ -87,7 +70,7 @@ struct perf_env {
 	size_t pibuf_len;
 	struct perf_ibv *ibv; /* --device: the pair on it */
 	struct two_hosts hosts; /* otherwise: the software pair */
-	bool shared_devs; /* -t: fabric and devices are another env's */
+	bool shared_devs; /* --threads: fabric and devices are another env's */
 };
 
 /* One transfer's shape: entries of the local buffer and the remote range. */
@@ -114,6 +97,7 @@ struct perf_slot {
 	 */
 	struct scatterlist psg;
 	struct perf_run *run;
+	struct ib_qp *qp; /* -q: the slots take the QPs in turn */
 };
 
 struct perf_run {
@@ -123,8 +107,8 @@ struct perf_run {
 	enum dma_data_direction dir;
 	struct ib_sig_attrs sig; /* --pi: memory NONE, wire T10-DIF */
 	struct perf_slot *slots;
+	u32 nslots; /* -t times -q */
 	/* the plain path's arguments, at hand in its completion handler */
-	struct ib_qp *qp;
 	u64 raddr;
 	u32 rkey, nents;
 	u64 posted, completed, target;
@@ -165,23 +149,6 @@ static struct {
 	unsigned int done, total;
 	bool shown;
 } progress;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* CPU time of this thread: what the I/O costs, preemption left out. */
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what, long err)
 {
@@ -243,16 +210,18 @@ static void progress_clear(void)
 
 static void progress_show(const char *what, u64 bytes, u64 done, u64 total)
 {
-	double t = now_s();
+	double t = perf_now();
 
 	if (!progress.on || t - progress.t0 < 2.0 || t - progress.last < 0.25)
 		return;
 	progress.last = t;
 	progress.shown = true;
-	fprintf(stderr, "\r\033[K  [%u/%u] %s %llu B: %llu/%llu, %.1f s",
-		progress.done + 1, progress.total, what,
-		(unsigned long long)bytes, (unsigned long long)done,
-		(unsigned long long)total, t - progress.t0);
+	fprintf(stderr, "\r\033[K  [%u/%u] %s %llu B: %llu", progress.done + 1,
+		progress.total, what, (unsigned long long)bytes,
+		(unsigned long long)done);
+	if (total) /* 0: the I/O runs until -D */
+		fprintf(stderr, "/%llu", (unsigned long long)total);
+	fprintf(stderr, ", %.1f s", t - progress.t0);
 }
 
 /* ---- the two hosts ---------------------------------------------------- */
@@ -387,12 +356,47 @@ static void env_open_ibv(struct perf_env *e, const struct perf_opts *o,
 	e->rcq = e->ibv->peer_cq;
 	e->lqp = e->ibv->qp;
 	e->rqp = e->ibv->peer_qp;
+	e->lqps[0] = e->lqp;
+	e->rqps[0] = e->rqp;
+	e->nqps = 1;
 	e->ctl_qp =
 		make_qp(e->lpd, e->lcq, 8, attr.cap.max_send_sge, 16, false);
 }
 
 /*
- * The pair, its CQs, buffers and MR.  @base: NULL, or (-t) an env whose
+ * -q: the pairs after the first, on the same PDs and CQs, each connected
+ * as two_hosts_qps() connects the first.
+ */
+static void env_more_qps(struct perf_env *e, const struct perf_opts *o,
+			 struct ib_qp_init_attr *attr)
+{
+	struct ib_qp *qp;
+	int side, ret;
+	u32 i;
+
+	e->lqps[0] = e->lqp;
+	e->rqps[0] = e->rqp;
+	for (e->nqps = 1; e->nqps < o->qps; e->nqps++) {
+		i = e->nqps;
+		for (side = 0; side < 2; side++) {
+			attr[side].send_cq = attr[side].recv_cq =
+				e->hosts.cq[side];
+			qp = ib_create_qp(e->hosts.pd[side], &attr[side]);
+			if (IS_ERR(qp))
+				qp_failed(PTR_ERR(qp), o->pi && !side);
+			if (side)
+				e->rqps[i] = qp;
+			else
+				e->lqps[i] = qp;
+		}
+		ret = soft_qp_connect(e->lqps[i], e->rqps[i]);
+		if (ret)
+			die("soft_qp_connect", ret);
+	}
+}
+
+/*
+ * The pair, its CQs, buffers and MR.  @base: NULL, or (--threads) an env whose
  * fabric and devices this one's PDs, CQs and QPs go on; nothing else is
  * shared.
  */
@@ -418,10 +422,12 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 	}
 	rdma_rw_set_force_mr(o->force_mr);
 	mrs = mrs_per_io(e->ldev, lbuf_len);
-	ret = two_hosts_side(&e->hosts, 0, (int)(4 * o->ctxs * mrs + 64),
+	ret = two_hosts_side(&e->hosts, 0,
+			     (int)(4 * o->ctxs * o->qps * mrs + 64),
 			     IB_POLL_DIRECT);
 	if (!ret)
-		ret = two_hosts_side(&e->hosts, 1, 64, IB_POLL_DIRECT);
+		ret = two_hosts_side(&e->hosts, 1, (int)(16 * o->qps + 48),
+				     IB_POLL_DIRECT);
 	if (ret)
 		die(e->hosts.failed, ret);
 	e->lpd = e->hosts.pd[0];
@@ -437,6 +443,7 @@ static void env_open(struct perf_env *e, const struct perf_opts *o,
 		qp_failed(ret, o->pi != 0 && !e->hosts.qp[0]);
 	e->lqp = e->hosts.qp[0];
 	e->rqp = e->hosts.qp[1];
+	env_more_qps(e, o, attr);
 	/* --ctl registers up to 8 MRs per context, forced or not */
 	rdma_rw_set_force_mr(true);
 	e->ctl_qp = make_qp(e->lpd, e->lcq, mrs > 8 ? mrs : 8, max_sge, 16,
@@ -466,8 +473,14 @@ buffers:
 
 static void env_close(struct perf_env *e)
 {
+	u32 i;
+
 	ib_dereg_mr(e->rmr);
 	ib_destroy_qp(e->ctl_qp);
+	for (i = 1; i < e->nqps; i++) {
+		ib_destroy_qp(e->lqps[i]);
+		ib_destroy_qp(e->rqps[i]);
+	}
 	if (e->ibv) {
 		perf_ibv_close(e->ibv);
 		free(e->ibv);
@@ -581,15 +594,15 @@ static void io_destroy(struct perf_run *r, struct perf_slot *sl,
 
 static void io_start(struct perf_run *r, struct perf_slot *sl)
 {
-	int ret = io_init(r, sl, r->env->lqp);
+	int ret = io_init(r, sl, sl->qp);
 
 	if (ret < 0) {
 		r->error = ret;
 		return;
 	}
-	ret = rdma_rw_ctx_post(&sl->ctx, r->env->lqp, 1, &sl->cqe, NULL);
+	ret = rdma_rw_ctx_post(&sl->ctx, sl->qp, 1, &sl->cqe, NULL);
 	if (ret) {
-		io_destroy(r, sl, r->env->lqp);
+		io_destroy(r, sl, sl->qp);
 		r->error = ret;
 		return;
 	}
@@ -607,7 +620,7 @@ static void account_window(struct perf_run *r)
 
 	if (++r->win_done & r->win_mask)
 		return;
-	t = now_s();
+	t = perf_now();
 	dt = t - r->win_start;
 	if (dt < PERF_WINDOW)
 		return;
@@ -658,7 +671,7 @@ static void io_done_sg(struct ib_cq *cq, struct ib_wc *wc)
 	int ret;
 
 	(void)cq;
-	rdma_rw_ctx_destroy(&sl->ctx, r->qp, 1, sl->sgl, r->nents, r->dir);
+	rdma_rw_ctx_destroy(&sl->ctx, sl->qp, 1, sl->sgl, r->nents, r->dir);
 	if (wc->status != IB_WC_SUCCESS) {
 		io_failed(r, wc);
 		return;
@@ -667,15 +680,15 @@ static void io_done_sg(struct ib_cq *cq, struct ib_wc *wc)
 	account_window(r);
 	if (r->posted == r->target || r->error)
 		return;
-	ret = rdma_rw_ctx_init(&sl->ctx, r->qp, 1, sl->sgl, r->nents, 0,
+	ret = rdma_rw_ctx_init(&sl->ctx, sl->qp, 1, sl->sgl, r->nents, 0,
 			       r->raddr, r->rkey, r->dir);
 	if (ret < 0) {
 		r->error = ret;
 		return;
 	}
-	ret = rdma_rw_ctx_post(&sl->ctx, r->qp, 1, &sl->cqe, NULL);
+	ret = rdma_rw_ctx_post(&sl->ctx, sl->qp, 1, &sl->cqe, NULL);
 	if (ret) {
-		rdma_rw_ctx_destroy(&sl->ctx, r->qp, 1, sl->sgl, r->nents,
+		rdma_rw_ctx_destroy(&sl->ctx, sl->qp, 1, sl->sgl, r->nents,
 				    r->dir);
 		r->error = ret;
 		return;
@@ -691,7 +704,7 @@ static void io_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (r->o->pi && wc->status == IB_WC_SUCCESS)
 		pi = pi_status(sl);
-	io_destroy(r, sl, r->env->lqp);
+	io_destroy(r, sl, sl->qp);
 	if (pi) {
 		r->error = pi;
 		return;
@@ -715,47 +728,30 @@ static const char *dir_name(enum dma_data_direction dir)
 
 static int run_ios(struct perf_run *r, u64 iters, double *secs)
 {
-	u32 i, n = r->o->ctxs, spins = 0;
+	u32 i, n = r->nslots, spins = 0;
 	double t0;
 
 	r->posted = r->completed = 0;
 	r->target = iters;
 	r->error = 0;
 	r->win_done = 0;
-	t0 = r->win_start = now_s();
+	t0 = r->win_start = perf_now();
 	for (i = 0; i < n && r->posted < iters && !r->error; i++)
 		io_start(r, &r->slots[i]);
 	while (r->completed < r->posted && !r->error) {
 		if (ib_process_cq_direct(r->env->lcq, 64) < 0)
 			return -EIO;
-		if (!(++spins & r->clock_mask) && now_s() > r->deadline)
+		if (!(++spins & r->clock_mask) && perf_now() > r->deadline)
 			r->target = r->posted; /* -D: the rest is not started */
 		if (!(spins & 63))
 			progress_show(dir_name(r->dir), r->shape->bytes,
 				      r->shown_base + r->completed,
-				      r->shown_total ? r->shown_total : iters);
+				      r->shown_total ? r->shown_total :
+				      iters == PERF_UNTIL_DEADLINE ? 0 :
+								     iters);
 	}
-	*secs = now_s() - t0;
+	*secs = perf_now() - t0;
 	return r->error;
-}
-
-/* How many I/Os fit the time budget: time a short pilot run. */
-static u64 pick_iters(struct perf_run *r)
-{
-	double secs;
-	u64 pilot = PERF_MIN_ITERS, n;
-
-	if (r->o->iters)
-		return r->o->iters;
-	for (;;) {
-		if (run_ios(r, pilot, &secs))
-			return 0;
-		if (secs > 0.02 || pilot >= (1ULL << 30))
-			break;
-		pilot *= 4;
-	}
-	n = (u64)((double)pilot * r->o->duration / (secs > 1e-9 ? secs : 1e-9));
-	return n < PERF_MIN_ITERS ? PERF_MIN_ITERS : n;
 }
 
 /*
@@ -772,7 +768,7 @@ static double memcpy_secs(struct perf_run *r, u64 iters)
 	u64 n;
 	u32 i;
 
-	t0 = now_s();
+	t0 = perf_now();
 	for (n = 0; n < iters; n++) {
 		u64 roff = 0;
 
@@ -785,7 +781,7 @@ static double memcpy_secs(struct perf_run *r, u64 iters)
 		}
 		__asm__ volatile("" ::: "memory");
 	}
-	return now_s() - t0;
+	return perf_now() - t0;
 }
 
 /*
@@ -801,14 +797,14 @@ static double control_ns(struct perf_run *r, u64 iters)
 	double t0;
 	u64 n;
 
-	t0 = now_s();
+	t0 = perf_now();
 	for (n = 0; n < iters; n++) {
 		if (io_init(r, sl, qp) < 0)
 			return NAN;
 		rdma_rw_ctx_wrs(&sl->ctx, qp, 1, &sl->cqe, NULL);
 		io_destroy(r, sl, qp);
 	}
-	return (now_s() - t0) * 1e9 / (double)iters;
+	return (perf_now() - t0) * 1e9 / (double)iters;
 }
 
 static const char *path_name(const struct rdma_rw_ctx *ctx)
@@ -862,54 +858,68 @@ static void spread(double *lo, double *hi, double a, double b)
 		*hi = v;
 }
 
+/*
+ * Without -n, each round runs I/O until its share of -D (what is left of
+ * it, over the rounds left): the I/O of one size takes -D seconds, however
+ * fast or slow the rounds go.  With -n, the rounds share the -n I/Os, and
+ * -D, when given, is a limit on their time.  An iteration count fixed from
+ * a short pilot run (before 0.1.0) gave -D 1 anywhere from 0.64 to 1.0 s:
+ * the pilot's 20 ms ran cold and slower than the rounds.
+ */
 static int measure(struct perf_run *r, struct perf_result *res)
 {
-	u64 iters, done = 0, each;
+	const struct perf_opts *o = r->o;
+	u64 iters = o->iters ? o->iters : PERF_UNTIL_DEADLINE, done = 0, each;
 	double secs, cpu, mcpy, mcpu;
 	unsigned int k;
 	int ret;
 
-	r->deadline = INFINITY;
-	r->clock_mask = 63;
-	iters = pick_iters(r);
-	if (!iters)
-		return r->error ? r->error : -EIO;
 	r->peak_bps = 0;
 	r->win_mask = window_mask(r->shape->bytes);
+	/* large I/Os: the deadline is looked at after every poll */
+	r->clock_mask = r->shape->bytes >= 65536 ? 0 : 63;
 	res->secs = res->memcpy_secs = 0;
-	r->shown_total = iters;
+	r->shown_total = o->iters;
 	res->cpu_secs = res->memcpy_cpu_secs = 0;
 	res->ratio_min = res->ratio_max = NAN;
 	res->cpu_ratio_min = res->cpu_ratio_max = NAN;
 	for (k = 0; k < PERF_ROUNDS && done < iters; k++) {
-		each = (iters - done) / (PERF_ROUNDS - k);
+		each = o->iters ? (iters - done) / (PERF_ROUNDS - k) :
+				  PERF_UNTIL_DEADLINE;
 		if (!each)
 			each = iters - done;
 		r->shown_base = done;
-		/* -D: the I/O rounds of one size take at most that long */
-		r->deadline = r->o->duration_set ?
-				      now_s() + r->o->duration - res->secs :
-				      INFINITY;
-		cpu = cpu_s();
+		if (!o->iters)
+			r->deadline = perf_now() + (o->duration - res->secs) /
+							   (PERF_ROUNDS - k);
+		else if (o->duration_set) /* -D: a limit on the -n I/Os */
+			r->deadline = perf_now() + o->duration - res->secs;
+		else
+			r->deadline = INFINITY;
+		cpu = perf_cpu();
 		ret = run_ios(r, each, &secs);
 		if (ret)
 			return ret;
 		if (r->completed < each) { /* stopped at the deadline */
 			each = r->completed;
-			iters = done + each;
+			if (o->iters)
+				iters = done + each;
 		}
-		cpu = cpu_s() - cpu;
+		cpu = perf_cpu() - cpu;
 		res->cpu_secs += cpu;
 		res->secs += secs;
-		mcpu = cpu_s();
+		mcpu = perf_cpu();
 		mcpy = memcpy_secs(r, each);
-		mcpu = cpu_s() - mcpu;
+		mcpu = perf_cpu() - mcpu;
 		res->memcpy_secs += mcpy;
 		res->memcpy_cpu_secs += mcpu;
 		spread(&res->ratio_min, &res->ratio_max, mcpy, secs);
 		spread(&res->cpu_ratio_min, &res->cpu_ratio_max, mcpu, cpu);
 		done += each;
 	}
+	iters = done;
+	if (!iters)
+		return -ETIME;
 	res->op = dir_name(r->dir);
 	res->bytes = r->shape->bytes;
 	res->iters = iters;
@@ -929,7 +939,7 @@ static int measure(struct perf_run *r, struct perf_result *res)
 
 static void print_header(const struct perf_opts *o)
 {
-	if (o->json)
+	if (!perf_out_table())
 		return;
 	if (o->device)
 		printf("# rdmarw-perf: device %s (ibv, at %s), ", o->device,
@@ -942,8 +952,10 @@ static void print_header(const struct perf_opts *o)
 		printf("%u-byte entries", o->entry);
 	else
 		printf("%u SGE per I/O", o->sge);
-	printf(", gap %u, offset %u, %u in flight%s%s", o->gap, o->offset,
-	       o->ctxs, o->force_mr ? ", force_mr" : "",
+	printf(", gap %u, offset %u, %u in flight", o->gap, o->offset, o->ctxs);
+	if (o->qps > 1)
+		printf(" on each of %u QPs", o->qps);
+	printf("%s%s", o->force_mr ? ", force_mr" : "",
 	       o->bvec ? ", bio_vec input" : "");
 	if (o->pi)
 		printf(", PI: T10-DIF every %u B on the wire (WRITE inserts, "
@@ -973,78 +985,57 @@ static void print_header(const struct perf_opts *o)
 	       o->gbits ? "[Gb/s]" : "[MiB/s]", "", "", "ratio", "", "");
 }
 
-/* The options every --json record ends with. */
-static void print_json_opts(struct jw *j, const struct perf_opts *o)
+static void print_result(const struct perf_opts *o, const struct perf_result *x,
+			 u32 nents)
 {
-	if (o->device)
-		jw_str(j, "device", o->device);
-	jw_str(j, "profile", o->profile);
-	jw_bool(j, "iommu", o->iommu);
-	jw_bool(j, "threaded", o->threaded);
-	jw_u64(j, "sge", o->sge);
-	jw_u64(j, "entry", o->entry);
-	jw_u64(j, "gap", o->gap);
-	jw_u64(j, "offset", o->offset);
-	jw_u64(j, "ctxs", o->ctxs);
-	jw_bool(j, "force_mr", o->force_mr);
-	jw_bool(j, "bvec", o->bvec);
-	jw_u64(j, "pi", o->pi);
-}
-
-static void print_result(const struct perf_opts *o, struct jw *j,
-			 const struct perf_result *x, u32 nents)
-{
-	const double mib = o->json || !o->gbits ? 1024.0 * 1024.0 : 1e9 / 8;
+	const double mib = 1024.0 * 1024.0, unit = o->gbits ? 1e9 / 8 : mib;
 	double ratio = x->memcpy_bps > 0 ? x->bw_avg / x->memcpy_bps : 0;
 	double cpu_ns = x->cpu_secs * 1e9 / (double)x->iters;
 	double cpu_ratio =
 		x->cpu_secs > 0 ? x->memcpy_cpu_secs / x->cpu_secs : 0;
+	struct perf_rec rec;
 
 	progress_clear();
-	if (o->json) {
-		jw_open(j, NULL, '{');
-		jw_str(j, "mode", "io");
-		jw_str(j, "op", x->op);
-		jw_u64(j, "bytes", x->bytes);
-		jw_u64(j, "nents", nents);
-		jw_u64(j, "iters", x->iters);
-		jw_fixed(j, "secs", x->secs, 6);
-		jw_fixed(j, "bw_peak_mib", x->bw_peak / mib, 2);
-		jw_fixed(j, "bw_avg_mib", x->bw_avg / mib, 2);
-		jw_fixed(j, "mpps", x->mpps, 4);
-		jw_fixed(j, "ns_per_io", x->secs * 1e9 / (double)x->iters, 2);
-		jw_fixed(j, "memcpy_mib", x->memcpy_bps / mib, 2);
-		jw_fixed(j, "memcpy_secs", x->memcpy_secs, 6);
-		jw_fixed(j, "ratio", ratio, 4);
-		jw_str(j, "path", x->path);
-		jw_fixed(j, "cpu_secs", x->cpu_secs, 6);
-		jw_fixed(j, "cpu_ns_per_io", cpu_ns, 2);
-		jw_fixed(j, "cpu_mpps", cpu_ns > 0 ? 1e3 / cpu_ns : 0, 4);
-		jw_fixed(j, "memcpy_cpu_secs", x->memcpy_cpu_secs, 6);
-		jw_fixed(j, "cpu_ratio", cpu_ratio, 4);
-		jw_fixed(j, "ratio_min", x->ratio_min, 4);
-		jw_fixed(j, "ratio_max", x->ratio_max, 4);
-		jw_fixed(j, "cpu_ratio_min", x->cpu_ratio_min, 4);
-		jw_fixed(j, "cpu_ratio_max", x->cpu_ratio_max, 4);
-		jw_double(j, "ctl_ns", x->ctl_ns);
-		print_json_opts(j, o);
-		jw_close(j, '}');
-		fflush(stdout);
+	perf_rec_init(&rec, "io");
+	rec_str(&rec, "op", x->op);
+	rec_u64(&rec, "bytes", x->bytes);
+	rec_u64(&rec, "nents", nents);
+	rec_u64(&rec, "iters", x->iters);
+	rec_fixed(&rec, "secs", x->secs, 6);
+	rec_fixed(&rec, "bw_peak_mib", x->bw_peak / mib, 2);
+	rec_fixed(&rec, "bw_avg_mib", x->bw_avg / mib, 2);
+	rec_fixed(&rec, "mpps", x->mpps, 4);
+	rec_fixed(&rec, "ns_per_io", x->secs * 1e9 / (double)x->iters, 2);
+	rec_fixed(&rec, "memcpy_mib", x->memcpy_bps / mib, 2);
+	rec_fixed(&rec, "memcpy_secs", x->memcpy_secs, 6);
+	rec_fixed(&rec, "ratio", ratio, 4);
+	rec_str(&rec, "path", x->path);
+	rec_fixed(&rec, "cpu_secs", x->cpu_secs, 6);
+	rec_fixed(&rec, "cpu_ns_per_io", cpu_ns, 2);
+	rec_fixed(&rec, "cpu_mpps", cpu_ns > 0 ? 1e3 / cpu_ns : 0, 4);
+	rec_fixed(&rec, "memcpy_cpu_secs", x->memcpy_cpu_secs, 6);
+	rec_fixed(&rec, "cpu_ratio", cpu_ratio, 4);
+	rec_fixed(&rec, "ratio_min", x->ratio_min, 4);
+	rec_fixed(&rec, "ratio_max", x->ratio_max, 4);
+	rec_fixed(&rec, "cpu_ratio_min", x->cpu_ratio_min, 4);
+	rec_fixed(&rec, "cpu_ratio_max", x->cpu_ratio_max, 4);
+	rec_double(&rec, "ctl_ns", x->ctl_ns);
+	perf_rec_emit(&rec, o, "local", NULL);
+	if (!perf_out_table())
 		return;
-	}
 	printf("%-6s %10llu %10llu %12.2f %12.2f %9.4f %12.2f %7.3f %9.1f %7.3f "
 	       "%9.1f %-6s\n",
 	       x->op, (unsigned long long)x->bytes,
-	       (unsigned long long)x->iters, x->bw_peak / mib, x->bw_avg / mib,
-	       x->mpps, x->memcpy_bps / mib, ratio, cpu_ns, cpu_ratio,
-	       x->ctl_ns, x->path);
+	       (unsigned long long)x->iters, x->bw_peak / unit,
+	       x->bw_avg / unit, x->mpps, x->memcpy_bps / unit, ratio, cpu_ns,
+	       cpu_ratio, x->ctl_ns, x->path);
 	fflush(stdout);
 }
 
 /* ---- options ---------------------------------------------------------- */
 
 #define PERF_MAX_SIZE (1ULL << 30) /* the largest buffer mapped */
-#define PERF_TOOL "rdmarw-perf"
+#define PERF_MAX_IN_FLIGHT 4096U /* -t times -q, at most */
 
 /*
  * A size of 1 B to 1 GiB into @v: NULL, or why not; @part names the part
@@ -1082,7 +1073,7 @@ static const char *set_entry(void *opts, const char *v)
 	return why;
 }
 
-/* -a/--sweep[=MIN:MAX], perftest's --all: sizes in powers of two. */
+/* -a/--all[=MIN:MAX], perftest's --all: sizes in powers of two. */
 static const char *set_sweep(void *opts, const char *v)
 {
 	const char *colon = v ? strchr(v, ':') : NULL, *why;
@@ -1105,28 +1096,48 @@ static const char *set_sweep(void *opts, const char *v)
 	return why;
 }
 
+/* --dir: read, write, send or both (read and write), or a list of them. */
 static const char *set_dir(void *opts, const char *v)
 {
 	struct perf_opts *o = opts;
+	const char *p = v;
+	size_t n;
 
-	o->write = !strcmp(v, "write") || !strcmp(v, "both");
-	o->read = !strcmp(v, "read") || !strcmp(v, "both");
-	if (!o->write && !o->read)
-		return "the direction is read, write or both (an ibv device is -R/--ib-dev)";
+	o->write = o->read = o->send = false;
+	do {
+		n = strcspn(p, ",");
+		if (n == 5 && !strncmp(p, "write", 5)) {
+			o->write = true;
+		} else if (n == 4 && !strncmp(p, "read", 4)) {
+			o->read = true;
+		} else if (n == 4 && !strncmp(p, "send", 4)) {
+			o->send = true;
+		} else if (n == 4 && !strncmp(p, "both", 4)) {
+			o->write = o->read = true;
+		} else {
+			return "the direction is read, write, send or both "
+			       "(read and write), or a list: write,send "
+			       "(a device is -d/--ib-dev)";
+		}
+		p += n;
+	} while (*p++ == ',');
 	return NULL;
 }
 
 static const char *set_profile(void *opts, const char *v)
 {
+	struct perf_opts *o = opts;
 	struct soft_profile p;
 
-	((struct perf_opts *)opts)->profile = v;
+	o->profile = v;
+	o->profile_set = true;
 	if (soft_profile_get(v, &p))
-		return "not a software profile (mlx5, rxe or siw; an ibv device is -R/--ib-dev)";
+		return "not a software profile (mlx5, rxe or siw; an ibv "
+		       "device is -d/--ib-dev)";
 	return NULL;
 }
 
-/* -P/--pi[=N]: signature I/O, a T10-DIF interval of 512 or 4096 bytes. */
+/* --pi[=N]: signature I/O, a T10-DIF interval of 512 or 4096 bytes. */
 static const char *set_pi(void *opts, const char *v)
 {
 	const char *why = NULL;
@@ -1140,80 +1151,172 @@ static const char *set_pi(void *opts, const char *v)
 	return why;
 }
 
+/* -c: perftest's connection type; the R/W API runs on RC QPs. */
+static const char *set_conn(void *opts, const char *v)
+{
+	(void)opts;
+	if (strcasecmp(v, "RC"))
+		return "the R/W API runs on RC QPs only (perftest's UC, UD, "
+		       "XRC, DC, SRD and RawEth have no RDMA READ)";
+	return NULL;
+}
+
+/* -I: perftest's inline size; rdmarw posts no inline data. */
+static const char *set_inline(void *opts, const char *v)
+{
+	u64 x;
+	const char *why = cli_parse_u64(v, 0, 1U << 20, &x);
+
+	(void)opts;
+	if (!why && x)
+		why = "rdmarw has no inline data (max_inline_data is 0): "
+		      "only 0";
+	return why;
+}
+
+/* -i: perftest's device port; rdmarw's QPs are on port 1. */
+static const char *set_ib_port(void *opts, const char *v)
+{
+	u64 x;
+	const char *why = cli_parse_u64(v, 1, 255, &x);
+
+	((struct perf_opts *)opts)->ib_port = 1;
+	if (!why && x != 1)
+		why = "rdmarw-perf's QPs are on port 1";
+	return why;
+}
+
 #define AT(f) CLI_FIELD(struct perf_opts, f)
 
-/* The options, each once, in --help's order (tools/common/opts.h). */
+/*
+ * The options, each once, in --help's order (tools/common/opts.h).
+ * Perftest's letters mean what they mean in perftest (every letter of the
+ * alphabet but G and Y is one of perftest's): rdmarw-perf's own options
+ * have long names only.
+ */
 static const struct cli_opt perf_table[] = {
-	{ "dir", 'd', CLI_CALL, "DIR", "read, write or both (default both)",
-	  .call = set_dir },
+	{ NULL, 0, CLI_HEAD, NULL, "perftest's options, as ib_write_bw's:" },
+	{ "ib-dev", 'd', CLI_STR, "NAME",
+	  "an ibv device (rxe0, siw0, mlx5_0...): without\n"
+	  "HOST, listen on it; with HOST, connect from it;\n"
+	  "with --addr, both ends on it in this process",
+	  AT(device), .alias = "device" },
+	{ "port", 'p', CLI_NUM, "N",
+	  "the server's rdma_cm port (default 18515)", AT(port),
+	  CLI_RANGE(1, 65535) },
+	{ "ib-port", 'i', CLI_CALL, "N", "the device's port: 1",
+	  .call = set_ib_port },
 	{ "size", 's', CLI_CALL, "N", "one message size (default 64K)",
 	  .call = set_size },
 	{ "sweep", 'a', CLI_CALL, "MIN:MAX",
 	  "sizes in powers of two (default 2:8M)", .arg_optional = true,
 	  .alias = "all", .call = set_sweep },
-	{ "sge", 'e', CLI_NUM, "N", "entries per transfer (default 1)", AT(sge),
-	  CLI_RANGE(1, PERF_MAX_SGE) },
-	{ "entry", 'E', CLI_CALL, "N", "entries of N bytes (entries = size/N)",
-	  .call = set_entry },
-	{ "gap", 'g', CLI_NUM, "N", "bytes between entries (default 0)",
-	  AT(gap), CLI_RANGE(0, 1U << 20) },
-	{ "offset", 'o', CLI_NUM, "N", "offset of the first entry (default 0)",
-	  AT(offset), CLI_RANGE(0, 1U << 20) },
-	{ "ctxs", 'c', CLI_NUM, "N", "contexts in flight (default 16)",
-	  AT(ctxs), CLI_RANGE(1, PERF_MAX_CTXS) },
 	{ "iters", 'n', CLI_NUM, "N", "I/Os per size (default: by duration)",
 	  AT(iters), CLI_RANGE(1, 1ULL << 40) },
 	{ "duration", 'D', CLI_SECONDS, "SECS",
-	  "seconds per size (default 0.5)", AT(duration), CLI_RANGE(0, 3600) },
-	{ "profile", 'p', CLI_CALL, "NAME",
+	  "seconds of I/O per size (default 0.5); with -n,\n"
+	  "a limit",
+	  AT(duration), CLI_RANGE(0, 3600) },
+	{ "ctxs", 't', CLI_NUM, "N",
+	  "tx depth: R/W contexts (or SENDs) in flight per QP\n"
+	  "(default 16)",
+	  AT(ctxs), CLI_RANGE(1, PERF_MAX_CTXS), .alias = "tx-depth" },
+	{ "qp", 'q', CLI_NUM, "N",
+	  "QPs, driven by one thread (default 1); the\n"
+	  "software device in this process",
+	  AT(qps), CLI_RANGE(1, PERF_MAX_QPS) },
+	{ "connection", 'c', CLI_CALL, "RC", "the connection type: RC",
+	  .call = set_conn },
+	{ "bidirectional", 'b', CLI_FLAG, NULL,
+	  "both ends run the test at once (client/server)", AT(bidir) },
+	{ "inline_size", 'I', CLI_CALL, "N", "inline bytes: 0",
+	  .call = set_inline },
+	{ "CPU-freq", 'F', CLI_FLAG, NULL,
+	  "accepted (rdmarw-perf reads no CPU frequency)", AT(cpu_freq) },
+	{ "rdma_cm", 'R', CLI_FLAG, NULL,
+	  "accepted (connections always use rdma_cm)", AT(rdma_cm) },
+	{ "report_gbits", 0, CLI_FLAG, NULL, "BW in Gb/s instead of MiB/s",
+	  AT(gbits) },
+	{ "out_json", 0, CLI_FLAG, NULL,
+	  "the JSON records into perftest_out.json too", AT(out_json) },
+	{ "out_json_file", 0, CLI_STR, "FILE", "the JSON records into FILE too",
+	  AT(json_file) },
+	{ NULL, 0, CLI_HEAD, NULL, "\nrdmarw-perf's own:" },
+	{ "dir", 0, CLI_CALL, "OPS",
+	  "read, write, send or both (read and write, the\n"
+	  "default), or a list: write,read,send",
+	  .call = set_dir },
+	{ "lat", 0, CLI_FLAG, NULL,
+	  "latency: ping-pong round trips (client/server),\n"
+	  "as ib_write_lat, ib_read_lat and ib_send_lat",
+	  AT(lat) },
+	{ "server", 0, CLI_FLAG, NULL,
+	  "listen on every ibv device (-d: on that one)", AT(server) },
+	{ "addr", 0, CLI_STR, "IP",
+	  "with -d: both ends on it in this process, the\n"
+	  "listener at this rdma_cm address",
+	  AT(addr) },
+	{ "profile", 0, CLI_CALL, "NAME",
 	  "software device profile: mlx5, rxe (default) or siw",
 	  .call = set_profile },
-	{ "iommu", 'I', CLI_FLAG, NULL, "the profile with its emulated IOMMU",
+	{ "sge", 0, CLI_NUM, "N", "entries per transfer (default 1)", AT(sge),
+	  CLI_RANGE(1, PERF_MAX_SGE) },
+	{ "entry", 0, CLI_CALL, "N", "entries of N bytes (entries = size/N)",
+	  .call = set_entry },
+	{ "gap", 0, CLI_NUM, "N", "bytes between entries (default 0)", AT(gap),
+	  CLI_RANGE(0, 1U << 20) },
+	{ "offset", 0, CLI_NUM, "N", "offset of the first entry (default 0)",
+	  AT(offset), CLI_RANGE(0, 1U << 20) },
+	{ "iommu", 0, CLI_FLAG, NULL, "the profile with its emulated IOMMU",
 	  AT(iommu) },
-	{ "threaded", 'T', CLI_FLAG, NULL,
-	  "devices run WRs on progress threads", AT(threaded) },
-	{ "force-mr", 'f', CLI_FLAG, NULL, "register memory for every I/O",
+	{ "threaded", 0, CLI_FLAG, NULL, "devices run WRs on progress threads",
+	  AT(threaded) },
+	{ "force-mr", 0, CLI_FLAG, NULL, "register memory for every I/O",
 	  AT(force_mr) },
-	{ "bvec", 'b', CLI_FLAG, NULL, "bio_vec input (rdma_rw_ctx_init_bvec)",
+	{ "bvec", 0, CLI_FLAG, NULL, "bio_vec input (rdma_rw_ctx_init_bvec)",
 	  AT(bvec) },
-	{ "pi", 'P', CLI_CALL, "N",
+	{ "pi", 0, CLI_CALL, "N",
 	  "signature I/O: T10-DIF on the wire every N bytes\n"
 	  "(512, the default, or 4096), none in memory;\n"
-	  "needs -p mlx5; sizes are multiples of N",
+	  "needs --profile mlx5; sizes are multiples of N",
 	  .arg_optional = true, .call = set_pi },
-	{ "ctl", 'C', CLI_FLAG, NULL,
+	{ "ctl", 0, CLI_FLAG, NULL,
 	  "control path per path: SINGLE, MULTI per SGE,\n"
 	  "MR per MR (nothing posted)",
 	  AT(ctl) },
-	{ "json", 'j', CLI_FLAG, NULL, "JSON array instead of the table",
-	  AT(json) },
-	{ "quiet", 'q', CLI_FLAG, NULL, "no progress line", AT(quiet) },
-	{ "report_gbits", 0, CLI_FLAG, NULL, "BW in Gb/s instead of MiB/s",
-	  AT(gbits) },
-	{ "ib-dev", 'R', CLI_STR, "NAME",
-	  "an ibv device (rxe0, siw0, mlx5_0...) instead:\n"
-	  "two QPs on it connected through rdma_cm in this\n"
-	  "process",
-	  AT(device), .alias = "device" },
-	{ "addr", 'A', CLI_STR, "IP", "with -R: the device's rdma_cm address",
-	  AT(addr) },
-	{ "threads", 't', CLI_NUM, "N",
+	{ "threads", 0, CLI_NUM, "N",
 	  "N pairs on N pinned threads (1..64), beside\n"
 	  "thread 0 alone: the scaling, fairness and memcpy\n"
 	  "on N threads; software device, I/O table only",
 	  AT(threads), CLI_RANGE(1, PERF_MAX_THREADS) },
+	{ "json", 0, CLI_FLAG, NULL, "JSON array instead of the table",
+	  AT(json) },
+	{ "csv", 0, CLI_FLAG, NULL, "CSV instead of the table", AT(csv) },
+	{ "quiet", 0, CLI_FLAG, NULL, "no progress line", AT(quiet) },
 };
 
 static const struct cli_tool perf_cli = {
 	.name = PERF_TOOL,
-	.synopsis = "[options]",
-	.about =
-		"RDMA READ/WRITE through the R/W API, next to memcpy and the control path.",
+	.synopsis = "[options] [HOST]",
+	.about = "RDMA READ/WRITE through the R/W API, next to memcpy and the "
+		 "control path;\nSEND, bandwidth and latency between a client "
+		 "and a server, as perftest.",
 	.epilog =
+		"Without HOST and -d: two software devices of one fabric in "
+		"this process,\nwith memcpy beside (--lat, --dir send and -b: "
+		"a client and a server, each\non its own software device and "
+		"thread: the software device's connection\nmanager does not "
+		"reach other processes).  -d NAME: listen on that ibv\n"
+		"device (the server); -d NAME HOST, or HOST: connect to the "
+		"server (the\nclient, which decides the tests); --profile P "
+		"HOST: the server on a second\nsoftware device at HOST, in "
+		"this process.\n"
 		"An MR maps at most 256 pages (fewer on some profiles) and one\n"
-		"per entry group: with --force-mr, large messages need --entry=4K.\n"
-		"Without -R/--ib-dev: two software devices of one fabric, connected\n"
-		"in this process.  --pi needs the software device.\n",
+		"per entry group: with --force-mr, large messages need "
+		"--entry=4K.\n"
+		"The letters are perftest's: the old -d direction, -p profile, "
+		"-t threads,\n-c ctxs, -q quiet, -b bvec, -I iommu, -R/-A ibv "
+		"device... are in\nrdmarw-perf(1), MIGRATION.\n",
 	CLI_OPTS(perf_table),
 };
 
@@ -1233,14 +1336,16 @@ static void check_pi(const struct perf_opts *o)
 		why = "no bio_vec input";
 	else if (o->ctl)
 		why = "not with --ctl";
+	else if (o->device)
+		why = "needs the software device, not -d/--ib-dev";
 	if (why)
-		cli_refuse(PERF_TOOL, "-P/--pi: %s", why);
+		cli_refuse(PERF_TOOL, "--pi: %s", why);
 }
 
 /*
- * -t: the software device only (one pair per thread on an ibv device is
- * not built), and the I/O table only: --ctl and --pi are one-thread
- * measures, and -n would give the threads different intervals.
+ * --threads: the software device only (one pair per thread on an ibv
+ * device is not built), and the I/O table only: --ctl and --pi are
+ * one-thread measures, and -n would give the threads different intervals.
  */
 static void check_threads(const struct perf_opts *o)
 {
@@ -1249,53 +1354,247 @@ static void check_threads(const struct perf_opts *o)
 	if (!o->threads)
 		return;
 	if (o->device)
-		why = "needs the software device, not -R/--ib-dev";
+		why = "needs the software device, not -d/--ib-dev";
 	else if (o->ctl)
-		why = "not with -C/--ctl";
+		why = "not with --ctl";
 	else if (o->pi)
-		why = "not with -P/--pi";
+		why = "not with --pi";
 	else if (o->iters)
 		why = "not with -n/--iters (every thread runs the same "
 		      "interval: -D/--duration)";
+	else if (o->qps > 1)
+		why = "not with -q/--qp (a QP pair per thread)";
 	if (why)
-		cli_refuse(PERF_TOOL, "-t/--threads: %s", why);
+		cli_refuse(PERF_TOOL, "--threads: %s", why);
 }
 
-/* The options (no positional argument), then the checks that span them. */
-static void parse_opts(int argc, char **argv, struct perf_opts *o)
+/* The row of the table the command-line word @w is, if it is an option. */
+static const struct cli_opt *row_of(const char *w)
 {
+	const struct cli_opt *t;
+	size_t n;
+
+	if (w[0] != '-' || !w[1])
+		return NULL;
+	for (t = perf_table;
+	     t < perf_table + sizeof(perf_table) / sizeof(perf_table[0]); t++) {
+		if (t->kind == CLI_HEAD)
+			continue;
+		if (w[1] != '-') { /* a cluster: its last letter */
+			if (t->short_name == w[strlen(w) - 1])
+				return t;
+			continue;
+		}
+		n = strcspn(w + 2, "=");
+		if ((strlen(t->name) == n && !strncmp(t->name, w + 2, n)) ||
+		    (t->alias && strlen(t->alias) == n &&
+		     !strncmp(t->alias, w + 2, n)))
+			return t;
+	}
+	return NULL;
+}
+
+/* "-s/--size" or "--json" for row @t. */
+static const char *row_name(const struct cli_opt *t)
+{
+	static char s[64];
+
+	if (t->short_name)
+		snprintf(s, sizeof(s), "-%c/--%s", t->short_name, t->name);
+	else
+		snprintf(s, sizeof(s), "--%s", t->name);
+	return s;
+}
+
+/* A number, a size or a MIN:MAX range: an option's value, not a HOST. */
+static bool looks_like_value(const char *w)
+{
+	const char *colon = strchr(w, ':');
+	char lo[32];
+	u64 v;
+
+	if (!colon)
+		return !cli_parse_u64(w, 0, ULLONG_MAX, &v);
+	if ((size_t)(colon - w) >= sizeof(lo))
+		return false;
+	memcpy(lo, w, (size_t)(colon - w));
+	lo[colon - w] = '\0';
+	return !cli_parse_u64(lo, 0, ULLONG_MAX, &v) &&
+	       !cli_parse_u64(colon + 1, 0, ULLONG_MAX, &v);
+}
+
+/*
+ * A positional word @w (argv[@at] before getopt moved it) that is no HOST:
+ * refuse it, naming the option it was probably meant for.
+ */
+static void refuse_stray(char **orig, int at, const char *w)
+{
+	const struct cli_opt *t = NULL;
+	char attached[64] = "";
 	int i;
 
+	for (i = at - 1; i > 0 && !t; i--)
+		t = row_of(orig[i]);
+	/* t is orig[i + 1]'s row: right before @w, or further */
+	if (t && i + 2 == at && t->arg_optional) {
+		if (t->short_name)
+			snprintf(attached, sizeof(attached), "-%c%s or ",
+				 t->short_name, w);
+		cli_refuse(PERF_TOOL,
+			   "%s '%s': give the value attached, as %s--%s=%s",
+			   row_name(t), w, attached, t->name, w);
+	}
+	if (t && i + 2 == at && !t->arg)
+		cli_refuse(PERF_TOOL,
+			   "%s takes no value: unexpected argument '%s'",
+			   row_name(t), w);
+	if (t)
+		cli_refuse(PERF_TOOL,
+			   "unexpected argument '%s' after %s, which takes "
+			   "one value (a HOST is an address or a name)",
+			   w, row_name(t));
+	cli_refuse(PERF_TOOL,
+		   "unexpected argument '%s': a HOST is an address or a "
+		   "name, not a number",
+		   w);
+}
+
+/* The positional words: one HOST at most, and no stray values. */
+static void parse_host(int argc, char **argv, char **orig, int first,
+		       struct perf_opts *o)
+{
+	int i, at;
+
+	for (i = first; i < argc; i++) {
+		for (at = 1; at < argc && orig[at] != argv[i]; at++)
+			;
+		if (looks_like_value(argv[i]))
+			refuse_stray(orig, at, argv[i]);
+		if (o->host)
+			cli_refuse(PERF_TOOL,
+				   "unexpected argument '%s': one HOST "
+				   "only ('%s')",
+				   argv[i], o->host);
+		o->host = argv[i];
+	}
+}
+
+/*
+ * Where the ends are (enum perf_mode), from -d, --addr, --server and
+ * HOST; what only a client and a server measure (--lat, --dir send, -b)
+ * takes the software device's in-process pair.
+ */
+static void pick_mode(struct perf_opts *o)
+{
+	bool cs_only = o->lat || o->send || o->bidir;
+
+	if (o->addr && !o->device)
+		cli_refuse(PERF_TOOL, "--addr needs -d/--ib-dev");
+	if (o->server && (o->host || o->addr))
+		cli_refuse(PERF_TOOL, "--server: %s",
+			   o->host ? "the client is given a HOST, not the "
+				     "server" :
+				     "not with --addr (both ends here)");
+	if (o->server && o->profile_set)
+		cli_refuse(PERF_TOOL,
+			   "--server listens on ibv devices: the software "
+			   "device's connection manager does not reach other "
+			   "processes (--profile %s HOST runs both ends here)",
+			   o->profile);
+	if (o->lat && o->bidir)
+		cli_refuse(PERF_TOOL, "-b/--bidirectional: not with --lat (a "
+				      "round trip goes both ways)");
+	if (o->host && o->addr)
+		cli_refuse(PERF_TOOL,
+			   "--addr (both ends in this process) and a HOST "
+			   "(a server elsewhere) exclude each other");
+	if (o->host)
+		o->mode = o->device || !o->profile_set ? PERF_CLIENT :
+							 PERF_SOFT_CS;
+	else if (o->server || (o->device && !o->addr))
+		o->mode = PERF_SERVER;
+	else if (!o->device && cs_only)
+		o->mode = PERF_SOFT_CS;
+	else
+		o->mode = PERF_LOCAL;
+	if (o->mode == PERF_LOCAL && cs_only)
+		cli_refuse(
+			PERF_TOOL,
+			"%s needs a client and a server (leave --addr out to "
+			"listen on -d, give a HOST to connect)",
+			o->lat	? "--lat" :
+			o->send ? "--dir send" :
+				  "-b/--bidirectional");
+}
+
+/* What a client/server run does not take (it measures the wire). */
+static void check_cs(const struct perf_opts *o)
+{
+	const char *what = o->ctl		    ? "--ctl" :
+			   o->threads		    ? "--threads" :
+			   o->pi		    ? "--pi" :
+			   o->bvec		    ? "--bvec" :
+			   o->sge > 1		    ? "--sge" :
+			   o->entry		    ? "--entry" :
+			   o->gap		    ? "--gap" :
+			   o->offset		    ? "--offset" :
+			   o->qps > 1		    ? "-q/--qp" :
+			   o->device && o->iommu    ? "--iommu" :
+			   o->device && o->threaded ? "--threaded" :
+						      NULL;
+
+	if (o->mode == PERF_LOCAL || !what)
+		return;
+	cli_refuse(PERF_TOOL, "%s: not in a client/server run%s", what,
+		   o->qps > 1 && !strcmp(what, "-q/--qp") ?
+			   " (one QP per connection)" :
+			   "");
+}
+
+/* The options and HOST, then the checks that span them. */
+static void parse_opts(int argc, char **argv, struct perf_opts *o)
+{
+	char **orig = malloc(sizeof(*orig) * ((size_t)argc + 1));
+	int i;
+
+	if (!orig)
+		die("malloc", -ENOMEM);
+	memcpy(orig, argv, sizeof(*orig) * ((size_t)argc + 1));
 	*o = (struct perf_opts){ .write = true,
 				 .read = true,
 				 .size_min = 65536,
 				 .size_max = 65536,
 				 .sge = 1,
 				 .ctxs = 16,
+				 .qps = 1,
+				 .port = PERF_DEFAULT_PORT,
+				 .ib_port = 1,
 				 .profile = "rxe" };
 	i = cli_opts_parse(&perf_cli, o, argc, argv);
-	if (i < argc)
-		cli_refuse(PERF_TOOL,
-			   "unexpected argument '%s' (a sweep's "
-			   "range is -aMIN:MAX or --sweep=MIN:MAX)",
-			   argv[i]);
+	parse_host(argc, argv, orig, i, o);
+	free(orig);
 	o->duration_set = o->duration > 0; /* -D refuses 0 */
 	if (!o->duration_set)
 		o->duration = 0.5;
-	if (o->device && !o->addr)
-		cli_refuse(PERF_TOOL,
-			   "-R/--ib-dev %s needs -A/--addr, the "
-			   "device's rdma_cm address",
-			   o->device);
-	if (o->addr && !o->device)
-		cli_refuse(PERF_TOOL, "-A/--addr needs -R/--ib-dev");
-	if (o->device && o->pi)
-		cli_refuse(PERF_TOOL, "-P/--pi needs the software device, "
-				      "not -R/--ib-dev");
+	if (!o->write && !o->read && !o->send)
+		o->write = o->read = true;
+	if (o->json && o->csv)
+		cli_refuse(PERF_TOOL, "--json and --csv: both on stdout "
+				      "(--out_json_file=FILE puts JSON in a "
+				      "file beside the CSV)");
 	if (o->size_min > o->size_max)
 		cli_refuse(PERF_TOOL, "the smallest size is above the largest");
+	if ((u64)o->ctxs * o->qps > PERF_MAX_IN_FLIGHT)
+		cli_refuse(PERF_TOOL,
+			   "-t/--ctxs %u times -q/--qp %u: more than %u in "
+			   "flight",
+			   o->ctxs, o->qps, PERF_MAX_IN_FLIGHT);
+	if (o->qps > 1 && o->device)
+		cli_refuse(PERF_TOOL, "-q/--qp: one QP pair on an ibv device");
+	pick_mode(o);
 	check_pi(o);
 	check_threads(o);
+	check_cs(o);
 }
 
 /* ---- the I/O table ---------------------------------------------------- */
@@ -1334,7 +1633,7 @@ static int pi_prepare(struct perf_run *r)
 
 static int run_size(struct perf_env *e, const struct perf_opts *o,
 		    struct perf_slot *slots, u64 bytes,
-		    enum dma_data_direction dir, struct jw *j)
+		    enum dma_data_direction dir)
 {
 	static struct perf_shape shape;
 	struct perf_run r = { .env = e,
@@ -1342,6 +1641,7 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 			      .shape = &shape,
 			      .dir = dir,
 			      .slots = slots,
+			      .deadline = INFINITY,
 			      .clock_mask = 63 };
 	struct perf_result res;
 	u32 i;
@@ -1351,12 +1651,13 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 			  o->offset);
 	if (ret)
 		return ret;
-	r.qp = e->lqp;
 	r.raddr = (u64)(uintptr_t)e->rbuf;
 	r.rkey = e->rmr->rkey;
 	r.nents = shape.nents;
-	for (i = 0; i < o->ctxs; i++) {
+	r.nslots = o->ctxs * e->nqps;
+	for (i = 0; i < r.nslots; i++) {
 		slots[i].run = &r;
+		slots[i].qp = e->lqps[i % e->nqps];
 		slots[i].cqe.done = o->pi || o->bvec ? io_done : io_done_sg;
 		slot_fill(&slots[i], &shape, e->lbuf);
 		if (o->pi)
@@ -1373,7 +1674,7 @@ static int run_size(struct perf_env *e, const struct perf_opts *o,
 			strerror(-ret));
 		return ret;
 	}
-	print_result(o, j, &res, shape.nents);
+	print_result(o, &res, shape.nents);
 	return 0;
 }
 
@@ -1393,29 +1694,23 @@ static unsigned int count_sizes(const struct perf_opts *o)
 static int run_table(struct perf_env *env, const struct perf_opts *o,
 		     struct perf_slot *slots)
 {
-	struct jw j = { .compact = true };
 	u64 size;
 	int ret = 0;
 
 	progress.total = count_sizes(o);
 	print_header(o);
-	if (o->json)
-		jw_open(&j, NULL, '[');
 	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
 		if (o->write) {
-			ret = run_size(env, o, slots, size, DMA_TO_DEVICE, &j);
+			ret = run_size(env, o, slots, size, DMA_TO_DEVICE);
 			progress.done++;
 		}
 		if (o->read && !ret) {
-			ret = run_size(env, o, slots, size, DMA_FROM_DEVICE,
-				       &j);
+			ret = run_size(env, o, slots, size, DMA_FROM_DEVICE);
 			progress.done++;
 		}
 		if (size > o->size_max / 2)
 			break;
 	}
-	if (o->json)
-		jw_close(&j, ']');
 	return ret;
 }
 
@@ -1450,10 +1745,10 @@ static int ctl_measure(struct perf_run *r, struct ctl_point *p, double secs)
 	rdma_rw_set_force_mr(p->force);
 	/* size a batch to secs / PERF_CTL_BATCHES */
 	for (;;) {
-		t0 = now_s();
+		t0 = perf_now();
 		if (isnan(control_ns(r, batch)))
 			return -EINVAL;
-		if (now_s() - t0 > secs / PERF_CTL_BATCHES / 4 ||
+		if (perf_now() - t0 > secs / PERF_CTL_BATCHES / 4 ||
 		    batch >= (1ULL << 28))
 			break;
 		batch *= 4;
@@ -1476,30 +1771,29 @@ static int ctl_measure(struct perf_run *r, struct ctl_point *p, double secs)
 	return 0;
 }
 
-static void ctl_print(const struct perf_opts *o, struct jw *j,
-		      const struct ctl_point *p)
+static void ctl_print(const struct perf_opts *o, const struct ctl_point *p)
 {
 	double per_sge = p->ns / p->nents;
 	double per_mr = p->mrs ? p->ns / p->mrs : 0;
+	struct perf_rec rec;
 
 	progress_clear();
-	if (o->json) {
-		jw_open(j, NULL, '{');
-		jw_str(j, "mode", "ctl");
-		jw_str(j, "what", p->what);
-		jw_str(j, "path", p->path);
-		jw_u64(j, "nents", p->nents);
-		jw_u64(j, "sge_len", p->entry);
-		jw_u64(j, "mrs", p->mrs);
-		jw_u64(j, "wrs", p->wrs);
-		jw_fixed(j, "ns_per_io", p->ns, 2);
-		jw_fixed(j, "ns_per_io_min", p->ns_min, 2);
-		jw_fixed(j, "ns_per_sge", per_sge, 3);
-		jw_fixed(j, "ns_per_mr", per_mr, 2);
-		print_json_opts(j, o);
-		jw_close(j, '}');
-		return;
+	perf_rec_init(&rec, "ctl");
+	{
+		rec_str(&rec, "what", p->what);
+		rec_str(&rec, "path", p->path);
+		rec_u64(&rec, "nents", p->nents);
+		rec_u64(&rec, "sge_len", p->entry);
+		rec_u64(&rec, "mrs", p->mrs);
+		rec_u64(&rec, "wrs", p->wrs);
+		rec_fixed(&rec, "ns_per_io", p->ns, 2);
+		rec_fixed(&rec, "ns_per_io_min", p->ns_min, 2);
+		rec_fixed(&rec, "ns_per_sge", per_sge, 3);
+		rec_fixed(&rec, "ns_per_mr", per_mr, 2);
 	}
+	perf_rec_emit(&rec, o, "local", NULL);
+	if (!perf_out_table())
+		return;
 	printf("%-14s %-6s %6u %8u %4u %4u %10.1f %10.1f %9.2f ", p->what,
 	       p->path, p->nents, p->entry, p->wrs, p->mrs, p->ns, p->ns_min,
 	       per_sge);
@@ -1561,13 +1855,13 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 			      .slots = slots };
 	struct ctl_point p[16];
 	unsigned int n, i, nmulti = 0, first_multi = 0, small = 0, big = 0;
-	struct jw j = { .compact = true };
+	struct perf_rec rec;
 	double slope;
 	int ret = 0;
 
 	n = ctl_points(env, p);
 	progress.total = n;
-	if (!o->json) {
+	if (perf_out_table()) {
 		printf("# rdmarw-perf --ctl: %s on profile %s%s%s: "
 		       "rdma_rw_ctx_init%s + rdma_rw_ctx_wrs + destroy, nothing "
 		       "posted\n# median (and min) of %u batches; targets: SINGLE "
@@ -1578,8 +1872,6 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		printf("%-14s %-6s %6s %8s %4s %4s %10s %10s %9s %9s\n",
 		       "shape", "path", "#SGE", "SGE len", "WRs", "MRs",
 		       "ns/IO", "min", "ns/SGE", "ns/MR");
-	} else {
-		jw_open(&j, NULL, '[');
 	}
 	for (i = 0; i < n && !ret; i++) {
 		u64 bytes = (u64)p[i].nents * p[i].entry;
@@ -1592,7 +1884,7 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 		progress.done++;
 		if (ret)
 			break;
-		ctl_print(o, &j, &p[i]);
+		ctl_print(o, &p[i]);
 		if (!strcmp(p[i].what, "multi") &&
 		    !strcmp(p[i].path, "multi")) {
 			if (!nmulti)
@@ -1608,18 +1900,17 @@ static int run_ctl(struct perf_env *env, const struct perf_opts *o,
 	if (ret)
 		goto out;
 	slope = nmulti >= 2 ? ctl_slope(&p[first_multi], nmulti) : NAN;
-	if (o->json) {
-		jw_open(&j, NULL, '{');
-		jw_str(&j, "mode", "ctl_summary");
-		jw_double(&j, "single_ns", p[0].ns);
-		jw_double(&j, "multi_ns_per_sge", slope);
-		jw_double(&j, "mr_ns_per_mr_small",
-			  small ? p[small].ns / p[small].mrs : NAN);
-		jw_double(&j, "mr_ns_per_mr_full",
-			  big ? p[big].ns / p[big].mrs : NAN);
-		jw_close(&j, '}');
-		jw_close(&j, ']');
-	} else {
+	perf_rec_init(&rec, "ctl_summary");
+	{
+		rec_double(&rec, "single_ns", p[0].ns);
+		rec_double(&rec, "multi_ns_per_sge", slope);
+		rec_double(&rec, "mr_ns_per_mr_small",
+			   small ? p[small].ns / p[small].mrs : NAN);
+		rec_double(&rec, "mr_ns_per_mr_full",
+			   big ? p[big].ns / p[big].mrs : NAN);
+	}
+	perf_rec_emit(&rec, o, "local", NULL);
+	if (perf_out_table()) {
 		printf("# SINGLE %.1f ns/IO; MULTI %.2f ns per SGE (slope over "
 		       "%u shapes); MR %.1f ns/MR (one page), %.1f ns/MR (%u "
 		       "MRs of %u entries)\n",
@@ -1634,12 +1925,12 @@ out:
 	return ret;
 }
 
-/* ---- -t: QP pairs on threads ------------------------------------------- */
+/* ---- --threads: QP pairs on threads ------------------------------------ */
 
 /*
- * -t N: N pairs, each with its own PDs, CQs, QPs, buffers, MR, slots and
- * shape, each driven by its own thread pinned to a core (round-robin over
- * the process's affinity set).  A phase is one kind of work (I/O or the
+ * --threads N: N pairs, each with its own PDs, CQs, QPs, buffers, MR,
+ * slots and shape, each driven by its own thread pinned to a core
+ * (round-robin over the process's affinity set).  A phase is one kind of work (I/O or the
  * memcpy baseline) on the first @active threads: they leave a barrier
  * together and start nothing after one deadline, so every thread is
  * measured over the same interval.  Each thread writes only its own
@@ -1691,14 +1982,14 @@ static void thr_memcpy(struct perf_thr *t, double deadline,
 		       enum perf_mt_kind kind)
 {
 	u64 batch = (1U << 20) / t->shape->bytes, n = 0;
-	double t0 = now_s(), t1;
+	double t0 = perf_now(), t1;
 
 	if (!batch)
 		batch = 1;
 	do {
 		memcpy_secs(&t->run, batch);
 		n += batch;
-		t1 = now_s();
+		t1 = perf_now();
 	} while (t1 < deadline);
 	t->done[kind] += n;
 	t->secs[kind] += t1 - t0;
@@ -1742,7 +2033,7 @@ static int mt_phase(struct perf_mt *mt, enum perf_mt_kind kind, double secs)
 	mt->phase = kind == MT_IO1 || kind == MT_ION ? PHASE_IO : PHASE_MEMCPY;
 	mt->kind = kind;
 	mt->active = kind == MT_IO1 || kind == MT_MC1 ? 1 : mt->n;
-	mt->deadline = now_s() + secs;
+	mt->deadline = perf_now() + secs;
 	pthread_barrier_wait(&mt->start);
 	pthread_barrier_wait(&mt->end);
 	for (i = 0; i < mt->active; i++)
@@ -1800,7 +2091,7 @@ static int mt_prepare(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
 					.shape = t->shape,
 					.dir = dir,
 					.slots = t->slots,
-					.qp = t->env.lqp,
+					.nslots = o->ctxs,
 					.raddr = (u64)(uintptr_t)t->env.rbuf,
 					.rkey = t->env.rmr->rkey,
 					.nents = t->shape->nents,
@@ -1808,6 +2099,7 @@ static int mt_prepare(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
 					.win_mask = ~0U };
 		for (k = 0; k < o->ctxs; k++) {
 			t->slots[k].run = r;
+			t->slots[k].qp = t->env.lqp;
 			t->slots[k].cqe.done = o->bvec ? io_done : io_done_sg;
 			slot_fill(&t->slots[k], t->shape, t->env.lbuf);
 		}
@@ -1825,58 +2117,58 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : NAN;
 }
 
-static void mt_print(const struct perf_opts *o, struct jw *j,
-		     const struct perf_mt *mt, u64 bytes,
-		     enum dma_data_direction dir, const struct perf_mt_sum *io1,
+static void mt_print(const struct perf_opts *o, const struct perf_mt *mt,
+		     u64 bytes, enum dma_data_direction dir,
+		     const struct perf_mt_sum *io1,
 		     const struct perf_mt_sum *ion,
 		     const struct perf_mt_sum *mc1,
 		     const struct perf_mt_sum *mcn)
 {
+	struct perf_rec rec;
 	u32 i;
 
-	if (o->json) {
+	{
 		for (i = 0; i < mt->n; i++) {
 			const struct perf_thr *t = &mt->thr[i];
 			double pps = thr_pps(t, MT_ION);
 
-			jw_open(j, NULL, '{');
-			jw_str(j, "mode", "thread");
-			jw_str(j, "op", dir_name(dir));
-			jw_u64(j, "bytes", bytes);
-			jw_u64(j, "thread", i);
-			jw_int(j, "cpu", t->cpu);
-			jw_u64(j, "iters", t->done[MT_ION]);
-			jw_fixed(j, "secs", t->secs[MT_ION], 6);
-			jw_fixed(j, "bw_mib", pps * (double)bytes / (1 << 20),
-				 2);
-			jw_fixed(j, "mpps", pps / 1e6, 6);
-			jw_fixed(j, "memcpy_mib",
-				 thr_pps(t, MT_MCN) * (double)bytes / (1 << 20),
-				 2);
-			jw_close(j, '}');
+			perf_rec_init(&rec, "thread");
+			rec_str(&rec, "op", dir_name(dir));
+			rec_u64(&rec, "bytes", bytes);
+			rec_u64(&rec, "thread", i);
+			rec_int(&rec, "cpu", t->cpu);
+			rec_u64(&rec, "iters", t->done[MT_ION]);
+			rec_fixed(&rec, "secs", t->secs[MT_ION], 6);
+			rec_fixed(&rec, "bw_mib",
+				  pps * (double)bytes / (1 << 20), 2);
+			rec_fixed(&rec, "mpps", pps / 1e6, 6);
+			rec_fixed(&rec, "memcpy_mib",
+				  thr_pps(t, MT_MCN) * (double)bytes /
+					  (1 << 20),
+				  2);
+			perf_rec_emit(&rec, o, "local", NULL);
 		}
-		jw_open(j, NULL, '{');
-		jw_str(j, "mode", "threads");
-		jw_str(j, "op", dir_name(dir));
-		jw_u64(j, "bytes", bytes);
-		jw_u64(j, "threads", mt->n);
-		jw_fixed(j, "bw_sum_mib", ion->bps / (1 << 20), 2);
-		jw_fixed(j, "mpps_sum", ion->pps / 1e6, 6);
-		jw_fixed(j, "one_bw_mib", io1->bps / (1 << 20), 2);
-		jw_double(j, "scaling", ratio(ion->bps, io1->bps));
-		jw_fixed(j, "min_bw_mib", ion->min_bps / (1 << 20), 2);
-		jw_fixed(j, "max_bw_mib", ion->max_bps / (1 << 20), 2);
-		jw_double(j, "fairness", ratio(ion->min_bps, ion->max_bps));
-		jw_fixed(j, "memcpy_sum_mib", mcn->bps / (1 << 20), 2);
-		jw_fixed(j, "memcpy_one_mib", mc1->bps / (1 << 20), 2);
-		jw_double(j, "memcpy_scaling", ratio(mcn->bps, mc1->bps));
-		jw_double(j, "memcpy_fairness",
-			  ratio(mcn->min_bps, mcn->max_bps));
-		jw_double(j, "ratio", ratio(ion->bps, mcn->bps));
-		print_json_opts(j, o);
-		jw_close(j, '}');
-		return;
+		perf_rec_init(&rec, "threads");
+		rec_str(&rec, "op", dir_name(dir));
+		rec_u64(&rec, "bytes", bytes);
+		rec_u64(&rec, "threads", mt->n);
+		rec_fixed(&rec, "bw_sum_mib", ion->bps / (1 << 20), 2);
+		rec_fixed(&rec, "mpps_sum", ion->pps / 1e6, 6);
+		rec_fixed(&rec, "one_bw_mib", io1->bps / (1 << 20), 2);
+		rec_double(&rec, "scaling", ratio(ion->bps, io1->bps));
+		rec_fixed(&rec, "min_bw_mib", ion->min_bps / (1 << 20), 2);
+		rec_fixed(&rec, "max_bw_mib", ion->max_bps / (1 << 20), 2);
+		rec_double(&rec, "fairness", ratio(ion->min_bps, ion->max_bps));
+		rec_fixed(&rec, "memcpy_sum_mib", mcn->bps / (1 << 20), 2);
+		rec_fixed(&rec, "memcpy_one_mib", mc1->bps / (1 << 20), 2);
+		rec_double(&rec, "memcpy_scaling", ratio(mcn->bps, mc1->bps));
+		rec_double(&rec, "memcpy_fairness",
+			   ratio(mcn->min_bps, mcn->max_bps));
+		rec_double(&rec, "ratio", ratio(ion->bps, mcn->bps));
+		perf_rec_emit(&rec, o, "local", NULL);
 	}
+	if (!perf_out_table())
+		return;
 	for (i = 0; i < mt->n; i++) {
 		const struct perf_thr *t = &mt->thr[i];
 		double pps = thr_pps(t, MT_ION);
@@ -1903,7 +2195,7 @@ static void mt_print(const struct perf_opts *o, struct jw *j,
  * figures of each kind over its rounds.
  */
 static int mt_size(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
-		   enum dma_data_direction dir, struct jw *j)
+		   enum dma_data_direction dir)
 {
 	static const enum perf_mt_kind order[MT_KINDS] = { MT_IO1, MT_MC1,
 							   MT_MCN, MT_ION };
@@ -1917,8 +2209,9 @@ static int mt_size(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
 		for (k = 0; k < MT_KINDS && !ret; k++)
 			ret = mt_phase(mt, order[k], d);
 	if (ret) {
-		fprintf(stderr, "rdmarw-perf: -t %u: %s %llu bytes: %s\n",
-			mt->n, dir_name(dir), (unsigned long long)bytes,
+		fprintf(stderr,
+			"rdmarw-perf: --threads %u: %s %llu bytes: %s\n", mt->n,
+			dir_name(dir), (unsigned long long)bytes,
 			strerror(-ret));
 		return ret;
 	}
@@ -1926,7 +2219,7 @@ static int mt_size(struct perf_mt *mt, const struct perf_opts *o, u64 bytes,
 	mt_sum(mt, MT_MC1, &mc1);
 	mt_sum(mt, MT_MCN, &mcn);
 	mt_sum(mt, MT_ION, &ion);
-	mt_print(o, j, mt, bytes, dir, &io1, &ion, &mc1, &mcn);
+	mt_print(o, mt, bytes, dir, &io1, &ion, &mc1, &mcn);
 	return 0;
 }
 
@@ -1947,9 +2240,9 @@ static u32 mt_cpus(int *cpus)
 
 static void mt_header(const struct perf_opts *o, u32 ncpus)
 {
-	if (o->json)
+	if (!perf_out_table())
 		return;
-	printf("# rdmarw-perf -t %u: profile %s%s%s, %u in flight per pair, "
+	printf("# rdmarw-perf --threads %u: profile %s%s%s, %u in flight per pair, "
 	       "%u pairs on %u threads pinned round-robin over %u cores\n",
 	       o->threads, o->profile, o->iommu ? "+iommu" : "",
 	       o->threaded ? "+threaded" : "", o->ctxs, o->threads, o->threads,
@@ -1974,7 +2267,6 @@ static int run_threads(const struct perf_opts *o, size_t lbuf, size_t rbuf,
 		       u32 nents)
 {
 	static int cpus[CPU_SETSIZE];
-	struct jw j = { .compact = true };
 	struct perf_env base = { 0 };
 	struct perf_mt mt = { .n = o->threads };
 	cpu_set_t set;
@@ -2018,18 +2310,14 @@ static int run_threads(const struct perf_opts *o, size_t lbuf, size_t rbuf,
 			die("pthread_setaffinity_np", -ret);
 	}
 	mt_header(o, ncpus);
-	if (o->json)
-		jw_open(&j, NULL, '[');
 	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
 		if (o->write)
-			ret = mt_size(&mt, o, size, DMA_TO_DEVICE, &j);
+			ret = mt_size(&mt, o, size, DMA_TO_DEVICE);
 		if (o->read && !ret)
-			ret = mt_size(&mt, o, size, DMA_FROM_DEVICE, &j);
+			ret = mt_size(&mt, o, size, DMA_FROM_DEVICE);
 		if (size > o->size_max / 2)
 			break;
 	}
-	if (o->json)
-		jw_close(&j, ']');
 	mt.phase = PHASE_QUIT;
 	pthread_barrier_wait(&mt.start);
 	for (i = 0; i < mt.n; i++)
@@ -2058,11 +2346,17 @@ int main(int argc, char **argv)
 	int ret;
 
 	parse_opts(argc, argv, &o);
+	perf_out_open(&o, argc, argv);
+	if (o.mode != PERF_LOCAL) {
+		ret = perf_cs_run(&o);
+		perf_out_close();
+		return ret;
+	}
 	if (shape_build(&probe, o.size_max, shape_nents(&o, o.size_max), o.gap,
 			o.offset))
 		cli_refuse(PERF_TOOL,
 			   "%llu bytes do not split into 1 to %u "
-			   "entries of 1 byte to 4G (-e/--sge, -E/--entry)",
+			   "entries of 1 byte to 4G (--sge, --entry)",
 			   (unsigned long long)o.size_max, PERF_MAX_SGE);
 	lbuf = shape_span(&probe) + PAGE_SIZE;
 	rbuf = o.size_max;
@@ -2074,15 +2368,19 @@ int main(int argc, char **argv)
 						       (4U << 20) + PAGE_SIZE;
 		rbuf = rbuf > (4U << 20) ? rbuf : (4U << 20);
 	}
-	if (o.threads)
-		return run_threads(&o, lbuf, rbuf, probe.nents) ? 1 : 0;
+	if (o.threads) {
+		ret = run_threads(&o, lbuf, rbuf, probe.nents);
+		perf_out_close();
+		return ret ? 1 : 0;
+	}
 	env_open(&env, &o, lbuf, rbuf, probe.nents, NULL);
-	slots = slots_alloc(o.ctxs, o.ctl ? PERF_MAX_SGE : probe.nents);
+	slots = slots_alloc(o.ctxs * o.qps, o.ctl ? PERF_MAX_SGE : probe.nents);
 	progress.on = !o.quiet && isatty(2);
-	progress.t0 = progress.last = now_s();
+	progress.t0 = progress.last = perf_now();
 	ret = o.ctl ? run_ctl(&env, &o, slots) : run_table(&env, &o, slots);
 	progress_clear();
 	slots_free(slots);
 	env_close(&env);
+	perf_out_close();
 	return ret ? 1 : 0;
 }

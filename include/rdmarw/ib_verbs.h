@@ -199,6 +199,15 @@ struct rdmarw_dma_stripe {
  *                    per vector
  * @cq_pools: the shared CQs of ib_cq_pool_get(), per poll context; created
  *            on first use, freed at device removal (under @lock)
+ * @rdmarw_tx_zcopy_min: set by the provider: the device transmits an
+ *            unsignalled SEND or WRITE of at least this many bytes from
+ *            its pages after completing it (the kernel's siw and the
+ *            software device's iWARP profiles: 4096); 0: never
+ * @rdmarw_tx_guard: set at registration: rdmarw asks the device to copy
+ *            such work requests before they complete (they are signalled
+ *            to the device, their completions kept from the caller), so a
+ *            completion frees the buffers as verbs promise; off only with
+ *            RDMARW_TX_ZCOPY=allow (docs/deviations.md)
  */
 struct ib_device {
 	char name[IB_DEVICE_NAME_MAX];
@@ -216,6 +225,8 @@ struct ib_device {
 	void *provider_data;
 	int num_comp_vectors;
 	struct rdmarw_cq_pools *cq_pools;
+	u32 rdmarw_tx_zcopy_min;
+	bool rdmarw_tx_guard;
 };
 
 /**

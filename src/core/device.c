@@ -69,6 +69,31 @@ static int pick_name(struct ib_device *dev, const char *fmt)
 	return -ENFILE;
 }
 
+/*
+ * RDMARW_TX_ZCOPY (read once): "allow" lets a zero-copy device complete
+ * unsignalled sends before it has read their pages, as the kernel's siw
+ * does for kernel ULPs (tests reproduce the defect with it, benchmarks
+ * measure the guard's cost); unset or "guard": rdmarw_tx_guard.
+ */
+static bool tx_zcopy_allowed(void)
+{
+	static int allowed = -1;
+	int v = __atomic_load_n(&allowed, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		const char *env = getenv("RDMARW_TX_ZCOPY");
+
+		v = env && !strcmp(env, "allow");
+		if (env && *env && !v && strcmp(env, "guard"))
+			rdmarw__log(
+				RDMARW_LOG_WARN,
+				"RDMARW_TX_ZCOPY='%s' is neither 'guard' nor 'allow': guarding",
+				env);
+		__atomic_store_n(&allowed, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
 int rdmarw__register_device(struct ib_device *dev, const char *name)
 {
 	int ret;
@@ -77,6 +102,7 @@ int rdmarw__register_device(struct ib_device *dev, const char *name)
 	    strchr(name, '%') != strrchr(name, '%') ||
 	    (strchr(name, '%') && !strstr(name, "%d")))
 		return -EINVAL;
+	dev->rdmarw_tx_guard = dev->rdmarw_tx_zcopy_min && !tx_zcopy_allowed();
 	pthread_mutex_lock(&registry_lock);
 	ret = pick_name(dev, name);
 	if (!ret) {

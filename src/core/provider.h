@@ -206,4 +206,35 @@ extern void (*rdmarw__qp_move_test_hook)(struct ib_qp *qp,
 /* Whether @qp has an MR pool for R/W registrations (taken or free MRs). */
 bool rdmarw__qp_has_mr_pool(struct ib_qp *qp);
 
+/*
+ * The one rule of zero-copy transmit, as siw_qp_prepare_tx() decides it:
+ * on a device with rdmarw_tx_zcopy_min, an unsignalled, non-inline SEND or
+ * WRITE of at least that many bytes goes out from its own pages, and its
+ * completion -- or a later WQE's -- means TCP took the pages, not that it
+ * has read them.  A signalled one is copied into the socket first.
+ * @len: the WR's payload bytes.  Providers ask this (with
+ * rdmarw_tx_guard: signal it to the device and keep its completion from
+ * the caller; the software device: model the late read when unguarded).
+ */
+static inline bool rdmarw__tx_zcopy(const struct ib_qp *qp,
+				    const struct ib_send_wr *wr, u64 len)
+{
+	u32 min = qp->device->rdmarw_tx_zcopy_min;
+
+	if (__builtin_expect(!min, 1) || len < min ||
+	    (wr->send_flags & (IB_SEND_SIGNALED | IB_SEND_INLINE)) ||
+	    qp->sq_sig_type == IB_SIGNAL_ALL_WR)
+		return false;
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+		return true;
+	default:
+		return false;
+	}
+}
+
 #endif /* RDMARW_PROVIDER_H */

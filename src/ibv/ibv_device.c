@@ -186,6 +186,25 @@ static enum rdma_protocol port_protocol(struct ibv_context *ctx,
 	 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_RC_IP_CSUM |                 \
 	 IB_DEVICE_RAW_IP_CSUM | IB_DEVICE_MANAGED_FLOW_STEERING)
 
+/* siw's vendor id ("bmt", SIW_VENDOR_ID) */
+#define IBV_SIW_VENDOR_ID 0x626d74
+
+/*
+ * The kernel's siw sends an unsignalled WQE of at least a page from the
+ * user's pages and completes it once TCP holds them (siw_qp_prepare_tx(),
+ * SENDPAGE_THRESH = PAGE_SIZE): rdmarw__tx_zcopy()'s rule.  Hardware
+ * iWARP devices complete from their own copy or after the ACK.
+ */
+static u32 tx_zcopy_min(const struct ib_device *dev)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (dev->attrs.vendor_id != IBV_SIW_VENDOR_ID ||
+	    !rdma_protocol_iwarp(dev, 1))
+		return 0;
+	return page > 0 ? (u32)page : 4096;
+}
+
 static void fill_attrs(struct ib_device_attr *a,
 		       const struct ibv_device_attr_ex *x)
 {
@@ -300,6 +319,7 @@ static struct ib_device *open_locked(const char *name)
 		dev->ibdev.local_dma_lkey = RDMARW_IBV_LOCAL_DMA_LKEY;
 		dev->ibdev.virt_dma = true;
 		dev->ibdev.provider_data = dev->ctx;
+		dev->ibdev.rdmarw_tx_zcopy_min = tx_zcopy_min(&dev->ibdev);
 		ret = rdmarw__register_device(&dev->ibdev, name);
 	}
 	if (ret) {

@@ -143,6 +143,12 @@ static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
  * @ibqp: the core QP (first member)
  * @qp: the ibv QP
  * @cmid: the librdmacm id it was given to (rdma_create_qp()), or NULL
+ * @zc_ids: on a device with rdmarw_tx_guard, @zc_n slots (twice the Send
+ *          Queue) of the caller's wr_id of each WR signalled only so the
+ *          device copies it; the WR's ibv wr_id is its slot's address, so
+ *          its completion is known, dropped when it succeeded and given
+ *          back its wr_id when it failed
+ * @zc_next: the next slot (under @send_lock)
  * @entry: link in the device's QP list
  * @send_lock: serialises translation and posting on the Send Queue
  * @recv_lock: same for the Receive Queue
@@ -166,6 +172,9 @@ struct ibv_qp_priv {
 	struct ibv_sge *rsge;
 	struct ibv_flushq sflush;
 	struct ibv_flushq rflush;
+	u64 *zc_ids;
+	u32 zc_n;
+	u32 zc_next;
 };
 static_assert(offsetof(struct ibv_qp_priv, ibqp) == 0, "core first");
 

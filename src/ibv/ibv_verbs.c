@@ -120,6 +120,20 @@ static void stop_events(struct ibv_cq_priv *icq, bool joined)
 	close(icq->kick_fd);
 }
 
+/*
+ * With rdmarw_tx_guard, WRs the caller left unsignalled may complete on
+ * the device too (zc_signal()): a CQ sized for the caller's completions
+ * gets as many again, within the device's limit.
+ */
+static int cq_entries(const struct ib_device *dev, unsigned int cqe)
+{
+	u64 n = dev->rdmarw_tx_guard ? 2 * (u64)cqe : cqe;
+
+	if (n > (u64)dev->attrs.max_cqe)
+		n = (u64)dev->attrs.max_cqe;
+	return (int)(n > cqe ? n : cqe);
+}
+
 static int ibv_create_cq_op(struct ib_cq *ibcq,
 			    const struct ib_cq_init_attr *attr)
 {
@@ -137,7 +151,7 @@ static int ibv_create_cq_op(struct ib_cq *ibcq,
 			goto err_lock;
 	}
 	icq->cq = ibv_create_cq(
-		ctx, (int)attr->cqe, icq, icq->channel,
+		ctx, cq_entries(ibcq->device, attr->cqe), icq, icq->channel,
 		(int)(attr->comp_vector % (u32)(ctx->num_comp_vectors ?
 							ctx->num_comp_vectors :
 							1)));
@@ -232,6 +246,29 @@ static void wc_to_ib(struct ibv_cq_priv *icq, const struct ibv_wc *w,
 	wc->port_num = wc->qp ? wc->qp->port : 1;
 }
 
+/*
+ * A completion of a WR that was signalled only so that the device copies
+ * it (rdmarw__tx_zcopy()): the caller asked for none, so a success is
+ * dropped (true); a failure is the caller's, with its own wr_id.
+ */
+static bool zc_drop(struct ib_wc *wc)
+{
+	struct ibv_qp_priv *iqp;
+	u64 *slot;
+
+	if (!wc->qp || !wc->qp->device->rdmarw_tx_guard)
+		return false;
+	iqp = to_iqp(wc->qp);
+	slot = (u64 *)(uintptr_t)wc->wr_id;
+	if (!iqp->zc_ids || slot < iqp->zc_ids ||
+	    slot >= iqp->zc_ids + iqp->zc_n)
+		return false;
+	if (wc->status == IB_WC_SUCCESS)
+		return true;
+	wc->wr_id = *slot;
+	return false;
+}
+
 static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct ibv_cq_priv *icq = to_icq(ibcq);
@@ -240,7 +277,8 @@ static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 
 	pthread_mutex_lock(&icq->lock);
 	if (icq->stashed && num_entries > 0) {
-		wc_to_ib(icq, &icq->stash, &wc[done++]);
+		wc_to_ib(icq, &icq->stash, &wc[done]);
+		done += !zc_drop(&wc[done]);
 		icq->stashed = false;
 	}
 	while (done < num_entries) {
@@ -251,8 +289,10 @@ static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		n = ibv_poll_cq(icq->cq, want, w);
 		if (n <= 0)
 			break;
-		for (i = 0; i < n; i++)
-			wc_to_ib(icq, &w[i], &wc[done++]);
+		for (i = 0; i < n; i++) {
+			wc_to_ib(icq, &w[i], &wc[done]);
+			done += !zc_drop(&wc[done]);
+		}
 		if (n < want)
 			break;
 	}
@@ -342,6 +382,12 @@ static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 	ibqp->cap = a->cap;
 	ibqp->qp_num = iqp->qp->qp_num;
 	ret = alloc_sges(iqp);
+	if (!ret && ibqp->device->rdmarw_tx_guard) {
+		iqp->zc_n = 2 * ia.cap.max_send_wr;
+		iqp->zc_ids = calloc(iqp->zc_n, sizeof(*iqp->zc_ids));
+		if (!iqp->zc_ids)
+			ret = -ENOMEM;
+	}
 	if (!ret)
 		ret = rdmarw__ibv_flushq_init(&iqp->sflush, to_icq(a->send_cq),
 					      a->cap.max_send_wr);
@@ -351,6 +397,7 @@ static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 	if (ret) {
 		rdmarw__ibv_flushq_fini(&iqp->sflush);
 		rdmarw__ibv_flushq_fini(&iqp->rflush);
+		free(iqp->zc_ids);
 		free(iqp->ssge);
 		free(iqp->rsge);
 		ibv_destroy_qp(iqp->qp);
@@ -384,6 +431,7 @@ static void ibv_destroy_qp_op(struct ib_qp *ibqp)
 	ibv_destroy_qp(iqp->qp);
 	rdmarw__ibv_flushq_fini(&iqp->sflush);
 	rdmarw__ibv_flushq_fini(&iqp->rflush);
+	free(iqp->zc_ids);
 	free(iqp->ssge);
 	free(iqp->rsge);
 	pthread_mutex_destroy(&iqp->send_lock);
@@ -445,6 +493,29 @@ static bool opcode_ok(enum ib_wr_opcode op)
 	}
 }
 
+/*
+ * rdmarw_tx_guard (siw): a WR the device would send from its pages after
+ * completing it is signalled, so the device copies it before it completes
+ * (siw_qp_prepare_tx()); its ibv wr_id becomes a slot that keeps the
+ * caller's (zc_drop()).  Under send_lock.
+ */
+static void zc_signal(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
+		      const struct ib_send_wr *wr)
+{
+	u64 len = 0, *slot;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (!rdmarw__tx_zcopy(&iqp->ibqp, wr, len))
+		return;
+	slot = &iqp->zc_ids[iqp->zc_next];
+	iqp->zc_next = iqp->zc_next + 1 == iqp->zc_n ? 0 : iqp->zc_next + 1;
+	*slot = wr->wr_id;
+	o->wr_id = (u64)(uintptr_t)slot;
+	o->send_flags |= IBV_SEND_SIGNALED;
+}
+
 static int send_wr_to_ibv(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
 			  struct ibv_sge *sges, const struct ib_send_wr *wr)
 {
@@ -481,6 +552,8 @@ static int send_wr_to_ibv(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
 		o->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		o->wr.rdma.rkey = rdma_wr(wr)->rkey;
 	}
+	if (__builtin_expect(qp->device->rdmarw_tx_guard, 0))
+		zc_signal(iqp, o, wr);
 	return copy_sges(iqp, sges, wr->sg_list, wr->num_sge);
 }
 

@@ -143,6 +143,31 @@ poll_help(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
 }
 
 /*
+ * An empty CQ (lock held, dropped): a threaded device's poller helps
+ * (poll_help()); on an iWARP profile whose zero-copy WQEs are held
+ * (soft_zcopy.c), they go out -- the completion was seen -- and the CQ is
+ * looked at once more.
+ */
+static __attribute__((noinline)) int
+poll_empty(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
+{
+	struct soft_fabric *f = to_sdev(cq->ibcq.device)->fabric;
+	int n = 0;
+
+	if (soft_load(&cq->help) != NULL)
+		n = poll_help(cq, num_entries, wc);
+	else
+		soft_spin_unlock(&cq->lock);
+	if (n || !soft_load(&f->zc_due))
+		return n;
+	rdmarw__soft_zc_run_due(f);
+	soft_spin_lock(&cq->lock);
+	n = take(cq, num_entries, wc);
+	soft_spin_unlock(&cq->lock);
+	return n;
+}
+
+/*
  * On a threaded device, a poller that finds the CQ empty runs the pending
  * work of the QP the CQ helps (soft_task.c) and looks once more.  On an
  * inline device @help is NULL.
@@ -154,8 +179,8 @@ int rdmarw__soft_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 
 	soft_spin_lock(&cq->lock);
 	n = take(cq, num_entries, wc);
-	if (__builtin_expect(!n && soft_load(&cq->help) != NULL, 0))
-		return poll_help(cq, num_entries, wc);
+	if (__builtin_expect(!n, 0))
+		return poll_empty(cq, num_entries, wc);
 	soft_spin_unlock(&cq->lock);
 	return n;
 }
@@ -174,6 +199,10 @@ int rdmarw__soft_req_notify_cq(struct ib_cq *ibcq,
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)
 		ret = 1;
 	soft_spin_unlock(&cq->lock);
+	/* Armed after its completions were seen: held WQEs go out. */
+	if (__builtin_expect(soft_load(&to_sdev(ibcq->device)->fabric->zc_due),
+			     0))
+		rdmarw__soft_zc_run_due(to_sdev(ibcq->device)->fabric);
 	return ret;
 }
 

@@ -120,6 +120,9 @@ static struct soft_dev *sdev_alloc(struct soft_fabric *fabric,
 	dev->local_dma_lkey = SOFT_LOCAL_DMA_LKEY;
 	dev->iommu = profile->iommu;
 	dev->virt_dma = !profile->iommu;
+	/* iWARP profiles send as the kernel's siw: large unsignalled WQEs
+	 * from their pages (soft_zcopy.c; SENDPAGE_THRESH = PAGE_SIZE) */
+	dev->rdmarw_tx_zcopy_min = sdev->iwarp ? SZ_4K : 0;
 	dev->provider_data = sdev;
 	return sdev;
 }

@@ -159,6 +159,32 @@ void rdmarw__soft_stats_fold(struct soft_qp *qp);
 
 /* Execute posted WQEs until the queue is empty or stalls (executor role). */
 void rdmarw__soft_requester(struct soft_qp *qp);
+/*
+ * Send a WQE held by the zero-copy model (soft_zcopy.c) to the peer now,
+ * its payload from @snap (copied when it completed) or, when @wqe->zcopy,
+ * from its sources as they are now.  Executor role.  Return: its fault (the
+ * caller moves the QP to ERR: the WQE has completed already).
+ */
+enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
+					struct soft_send_wqe *wqe, u8 *snap);
+
+/* ---- soft_zcopy.c (siw's zero-copy transmit, iWARP profiles) -------- */
+
+/* At QP creation on a device with rdmarw_tx_zcopy_min: 0 or -ENOMEM. */
+int rdmarw__soft_zc_init(struct soft_qp *qp);
+void rdmarw__soft_zc_fini(struct soft_qp *qp);
+/* The requester, for a SEND or WRITE that must wait behind held WQEs or
+ * is zero-copy itself: hold it (it then completes as sent).  SOFT_OK, or
+ * the local protection fault of a payload that cannot be copied. */
+enum soft_fault rdmarw__soft_zc_hold(struct soft_qp *qp,
+				     struct soft_send_wqe *wqe);
+/* Send what is held, oldest first (executor role). */
+void rdmarw__soft_zc_flush(struct soft_qp *qp);
+/* Forget what is held (reset, destroy; nobody runs the executor). */
+void rdmarw__soft_zc_drop(struct soft_qp *qp);
+/* A poller found a CQ empty or armed it: held WQEs of the fabric's QPs go
+ * out (the wire between its devices is the fabric). */
+void rdmarw__soft_zc_run_due(struct soft_fabric *f);
 
 /* ---- soft_resp.c (responder) ---------------------------------------- */
 

@@ -326,6 +326,9 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 	if (ret)
 		goto err_count;
 	qp->dev = sdev;
+	ret = rdmarw__soft_zc_init(qp);
+	if (ret)
+		goto err_arrays;
 	INIT_LIST_HEAD(&qp->task_entry);
 	rdmarw__soft_task_join(qp);
 	/* Its own cache line: no other QP's reader shares it. */
@@ -348,6 +351,7 @@ err_reader:
 	soft_br_del(&f->mem_lock, qp->mem_rd);
 	free(qp->mem_rd);
 err_arrays:
+	rdmarw__soft_zc_fini(qp);
 	qp_free_arrays(qp);
 err_count:
 	soft_sub(&sdev->stats.qps, 1);
@@ -357,6 +361,7 @@ err_count:
 /* Drop WQEs that will never execute. */
 static void sq_drop_pending(struct soft_qp *qp)
 {
+	rdmarw__soft_zc_drop(qp);
 	soft_spin_lock(&qp->sq_lock);
 	qp->sq_exec = qp->sq_prod;
 	soft_store(&qp->sq_done, qp->sq_prod);
@@ -446,6 +451,7 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 	/* Nobody runs its executor now: its indicator is outside any section. */
 	soft_br_del(&qp->dev->fabric->mem_lock, qp->mem_rd);
 	free(qp->mem_rd);
+	rdmarw__soft_zc_fini(qp);
 	qp_free_arrays(qp);
 	soft_sub(&qp->dev->stats.qps, 1);
 }
@@ -689,6 +695,10 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 	else if (wr->num_sge)
 		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
 	w->length = len;
+	/* siw's zero copy, modelled only where rdmarw does not guard it */
+	w->zcopy = __builtin_expect(qp->zc != NULL, 0) &&
+		   !qp->ibqp.device->rdmarw_tx_guard &&
+		   rdmarw__tx_zcopy(&qp->ibqp, wr, len);
 	w->ex = wr->ex.invalidate_rkey;
 	if (op->cls == SOFT_OPC_WRITE || op->cls == SOFT_OPC_READ) {
 		w->remote_addr = rdma_wr(wr)->remote_addr;

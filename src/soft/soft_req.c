@@ -149,6 +149,45 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 	return req_remote_tail(qp, wqe, &pkt, cls);
 }
 
+enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
+					struct soft_send_wqe *wqe, u8 *snap)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	enum soft_op_class cls = wqe->op->cls;
+	struct soft_region rg;
+	struct soft_pkt pkt;
+
+	if (!qp->peer)
+		return SOFT_F_RETRY_EXC;
+	pkt.req = qp;
+	pkt.wqe = wqe;
+	pkt.outcome = 0;
+	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
+	if (!wqe->zcopy) {
+		rg = (struct soft_region){ .dev = qp->dev,
+					   .addr = (u64)(uintptr_t)snap,
+					   .len = wqe->length,
+					   .cpu = snap };
+		pkt.src = &rg;
+		pkt.nsrc = 1;
+	} else if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
+				  0, qp->req_rg, &pkt.nsrc)) {
+		soft_br_read_unlock(qp->mem_rd);
+		return SOFT_F_LOC_PROT;
+	} else {
+		pkt.src = qp->req_rg;
+	}
+	if (cls == SOFT_OPC_WRITE)
+		rdmarw__soft_resp_write(qp->peer, &pkt);
+	else
+		rdmarw__soft_resp_send(qp->peer, &pkt);
+	if (!pkt.outcome) {
+		soft_br_read_unlock(qp->mem_rd);
+		return SOFT_OK;
+	}
+	return req_remote_tail(qp, wqe, &pkt, cls);
+}
+
 /*
  * What an iWARP requester sees of a remote access error (or of a SEND
  * that found no receive): nothing but the TERMINATE that moves its QP to
@@ -205,8 +244,13 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	if (!fault && !stall) {
 		enum soft_op_class cls = wqe->op->cls;
 
+		/* siw's zero copy, unguarded: handed to TCP (soft_zcopy.c) */
+		if (__builtin_expect(qp->zc != NULL, 0) &&
+		    (cls == SOFT_OPC_WRITE || cls == SOFT_OPC_SEND) &&
+		    (wqe->zcopy || qp->zc->count))
+			fault = rdmarw__soft_zc_hold(qp, wqe);
 		/* The most common class first (a test, not a jump table). */
-		if (cls == SOFT_OPC_WRITE)
+		else if (cls == SOFT_OPC_WRITE)
 			fault = req_remote(qp, wqe, SOFT_OPC_WRITE);
 		else if (cls == SOFT_OPC_READ && !soft_load(&qp->ord))
 			return req_no_ord(qp, wqe);
@@ -242,6 +286,9 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 inline __attribute__((always_inline)) void
 rdmarw__soft_requester(struct soft_qp *qp)
 {
+	/* What the zero-copy model held goes out before anything new. */
+	if (__builtin_expect(qp->zc != NULL, 0) && qp->zc->count)
+		rdmarw__soft_zc_flush(qp);
 	for (;;) {
 		struct soft_send_wqe *wqe;
 		enum ib_qp_state state;
@@ -249,6 +296,11 @@ rdmarw__soft_requester(struct soft_qp *qp)
 		if (qp->sq_exec == soft_load(&qp->sq_prod))
 			return;
 		wqe = &qp->sq[qp->sq_exec & qp->sq_mask];
+		/* A READ or local operation waits for what went before. */
+		if (__builtin_expect(qp->zc != NULL, 0) && qp->zc->count &&
+		    wqe->op->cls != SOFT_OPC_WRITE &&
+		    wqe->op->cls != SOFT_OPC_SEND)
+			rdmarw__soft_zc_flush(qp);
 		state = soft_qp_state(qp);
 		if (state == IB_QPS_ERR) {
 			rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);

@@ -130,6 +130,7 @@ struct soft_fabric {
 	struct list_head qps;
 	u32 next_qpn;
 	u32 qpn_last;
+	int zc_due;
 };
 
 /* QP numbers: 24 bits; 0 and 1 are the special QPs, rxe starts at 0x11. */
@@ -485,6 +486,7 @@ struct soft_send_wqe {
 	u64 reg_serial;
 	u32 reg_key;
 	int reg_access;
+	bool zcopy;
 };
 
 /**
@@ -499,6 +501,39 @@ struct soft_recv_wqe {
 	u32 num_sge;
 	struct ib_sge *sge;
 	u64 length;
+};
+
+/**
+ * struct soft_zc_rec - a WQE that completed but has not gone out yet
+ * @wqe: a copy (its Send Queue slot is free once its completion is polled);
+ *       @wqe.sge points at the record's own SGEs
+ * @snap: the payload as it was when the WQE completed (a signalled or short
+ *        WQE: siw copies it into the socket); NULL when @wqe.zcopy: the
+ *        bytes are read from the sources when it goes out
+ */
+struct soft_zc_rec {
+	struct soft_send_wqe wqe;
+	u8 *snap;
+};
+
+/**
+ * struct soft_zc - siw's zero-copy transmit on one QP (soft_zcopy.c)
+ * @rec: @n records, a ring from @first, @count held
+ * @sges: @max_sge SGEs per record
+ * @n: records (the Send Queue's depth)
+ * @max_sge: SGEs per record
+ * @first: the oldest record
+ * @count: records held
+ * @late: zero-copy WQEs whose sources were read after their completion
+ */
+struct soft_zc {
+	struct soft_zc_rec *rec;
+	struct ib_sge *sges;
+	u32 n;
+	u32 max_sge;
+	u32 first;
+	u32 count;
+	u64 late;
 };
 
 /**
@@ -557,6 +592,10 @@ struct soft_recv_wqe {
  * @st_wrs: requester: WRs it executed (its device's wrs_executed)
  * @st_comp_bytes: completer: READ response bytes it placed
  * @st_resp_bytes: responder: SEND and WRITE bytes it placed
+ * @zc: iWARP profiles: siw's zero-copy transmit, modelled (soft_zcopy.c);
+ *      NULL elsewhere (executor only)
+ * @zc_due: @zc holds WQEs that went out but have not reached the peer
+ *          (written by the executor, read by pollers)
  *
  * Each role counts in its own counter, bytes in its own device's memory.
  * A counter has one writer (soft_count()): the requester and the
@@ -591,6 +630,8 @@ struct soft_qp {
 	u64 st_comp_bytes;
 	u64 st_resp_bytes;
 	struct soft_fault_state fault;
+	struct soft_zc *zc;
+	int zc_due;
 
 	struct list_head fabric_entry;
 	struct soft_task *task;

@@ -35,8 +35,8 @@ perftest() {
 
 # rdmarw OP DEV ADDR SIZE ITERS: rdmarw-perf's BW average.
 rdmarw() {
-	timeout 60 "$perf" -R "$2" -A "$3" -d "$1" -s "$4" -n "$5" \
-		-c $DEPTH -q -j >/tmp/rw.log 2>&1
+	timeout 60 "$perf" --ib-dev "$2" --addr "$3" --dir "$1" -s "$4" \
+		-n "$5" --ctxs $DEPTH --quiet --json >/tmp/rw.log 2>&1
 	sed -n 's/.*"bw_avg_mib":\([0-9.]*\).*/\1/p' /tmp/rw.log | head -n 1
 }
 

@@ -9,22 +9,28 @@
 #include <math.h>
 #include <stdio.h>
 
+/* Where @j writes: its file, stdout without one. */
+static FILE *out(const struct jw *j)
+{
+	return j->out ? j->out : stdout;
+}
+
 void jw_key(struct jw *j, const char *key)
 {
 	if (j->inline_depth && j->depth >= j->inline_depth)
-		fputs(j->first ? "" : j->compact ? "," : ", ", stdout);
+		fputs(j->first ? "" : j->compact ? "," : ", ", out(j));
 	else if (j->depth)
-		printf("%s\n%*s", j->first ? "" : ",",
-		       j->compact ? 0 : 2 * j->depth, "");
+		fprintf(out(j), "%s\n%*s", j->first ? "" : ",",
+			j->compact ? 0 : 2 * j->depth, "");
 	j->first = false;
 	if (key)
-		printf(j->compact ? "\"%s\":" : "\"%s\": ", key);
+		fprintf(out(j), j->compact ? "\"%s\":" : "\"%s\": ", key);
 }
 
 void jw_open(struct jw *j, const char *key, char brace)
 {
 	jw_key(j, key);
-	putchar(brace);
+	fputc(brace, out(j));
 	j->depth++;
 	j->first = true;
 	/* compact: a member of the outermost container is one line */
@@ -48,57 +54,57 @@ void jw_close(struct jw *j, char brace)
 		j->inline_depth = 0;
 	j->depth--;
 	if (!j->first && !in_line)
-		printf("\n%*s", 2 * j->depth, "");
-	putchar(brace);
+		fprintf(out(j), "\n%*s", 2 * j->depth, "");
+	fputc(brace, out(j));
 	j->first = false;
 	if (!j->depth)
-		putchar('\n');
+		fputc('\n', out(j));
 }
 
 void jw_str(struct jw *j, const char *key, const char *v)
 {
 	jw_key(j, key);
 	if (!v) {
-		fputs("null", stdout);
+		fputs("null", out(j));
 		return;
 	}
-	putchar('"');
+	fputc('"', out(j));
 	for (; *v; v++) {
 		if (*v == '"' || *v == '\\')
-			printf("\\%c", *v);
+			fprintf(out(j), "\\%c", *v);
 		else if ((unsigned char)*v < 0x20)
-			printf("\\u%04x", *v);
+			fprintf(out(j), "\\u%04x", *v);
 		else
-			putchar(*v);
+			fputc(*v, out(j));
 	}
-	putchar('"');
+	fputc('"', out(j));
 }
 
 void jw_u64(struct jw *j, const char *key, u64 v)
 {
 	jw_key(j, key);
-	printf("%" PRIu64, v);
+	fprintf(out(j), "%" PRIu64, v);
 }
 
 void jw_int(struct jw *j, const char *key, long long v)
 {
 	jw_key(j, key);
-	printf("%lld", v);
+	fprintf(out(j), "%lld", v);
 }
 
 void jw_bool(struct jw *j, const char *key, bool v)
 {
 	jw_key(j, key);
-	fputs(v ? "true" : "false", stdout);
+	fputs(v ? "true" : "false", out(j));
 }
 
 void jw_fixed(struct jw *j, const char *key, double v, int decimals)
 {
 	jw_key(j, key);
 	if (isfinite(v))
-		printf("%.*f", decimals, v);
+		fprintf(out(j), "%.*f", decimals, v);
 	else
-		fputs("null", stdout);
+		fputs("null", out(j));
 }
 
 void jw_double(struct jw *j, const char *key, double v)

@@ -5,12 +5,15 @@
  * line, strings escaped; written to stdout.  In compact mode (for records,
  * as rdmarw-perf writes them) the outermost container holds one member per
  * line without indent, and everything inside it is on that line without
- * spaces: "[", then {"key":1,"other":"x"}, per line, then "]".
+ * spaces: "[", then {"key":1,"other":"x"}, per line, then "]".  A writer
+ * with a file writes there instead (rdmarw-perf's --out_json_file).
  */
 #ifndef RDMARW_TOOLS_JSON_H
 #define RDMARW_TOOLS_JSON_H
 
 #include <rdmarw/compat.h>
+
+#include <stdio.h>
 
 /**
  * struct jw - the writer's state; zero it before the first jw_open()
@@ -18,12 +21,14 @@
  * @inline_depth: from this depth on, containers stay on one line (0: none)
  * @first: nothing written yet in the innermost container
  * @compact: set before the first jw_open(): one record per line, no spaces
+ * @out: where to write; NULL: stdout
  */
 struct jw {
 	int depth;
 	int inline_depth;
 	bool first;
 	bool compact;
+	FILE *out;
 };
 
 /**
