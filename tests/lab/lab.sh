@@ -440,7 +440,7 @@ boot_guest() {
 	run=$(mktemp -d "$CACHE/run.XXXXXX")
 	out=$run/console.log
 	printf '%s\n' "$*" >"$run/cmd.sh"
-	append="console=ttyS0 panic=-1 lab.share=$REPO"
+	append="console=ttyS0 panic=-1 lab.share=$REPO ${RDMARW_LAB_APPEND:-}"
 	[ "${RDMARW_LAB_VERBOSE:-0}" = 1 ] || append="$append quiet loglevel=3"
 	set +e
 	timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 \
