@@ -21,9 +21,13 @@ has librdmarw-dev 'include/rdmarw/rw\.h$' 'include/rdmarw/version\.h$' \
 	'librdmarw\.so$' 'librdmarw\.a$' 'pkgconfig/rdmarw\.pc$' \
 	'cmake/rdmarw/rdmarwConfig\.cmake$' \
 	'cmake/rdmarw/rdmarwConfigVersion\.cmake$' \
-	'man3/rdma_rw_ctx_init\.3\.gz$' 'man7/rdmarw\.7\.gz$'
+	'man3/rdma_rw_ctx_init\.3rdmarw\.gz$' 'man7/rdmarw\.7\.gz$'
 has rdmarw-tools 'bin/rdmarw-info$' 'bin/rdmarw-perf$' 'bin/rdmarw-chain$' \
+	'bin/rdmarw-nvmet$' \
 	'man1/rdmarw-info\.1\.gz$' 'man1/rdmarw-perf\.1\.gz$' \
-	'man1/rdmarw-chain\.1\.gz$'
+	'man1/rdmarw-chain\.1\.gz$' 'man1/rdmarw-nvmet\.1\.gz$'
+for p in librdmarw0 librdmarw-dev rdmarw-tools; do
+	has $p "doc/$p/README\.md" "doc/$p/changelog\.gz\$"
+done
 [ "$fails" -eq 0 ] && echo "make deb: librdmarw0, librdmarw-dev, rdmarw-tools hold their files"
 exit $((fails != 0))

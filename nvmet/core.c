@@ -134,15 +134,21 @@ bool nvmet_check_transfer_len(struct nvmet_req *req, u32 len)
 	return true;
 }
 
-/* ... or at most it (admin commands with a host-chosen length). */
+/*
+ * ... or at least it: the command uses @len bytes and the SGL may describe
+ * more (the kernel's nvmet_check_data_len_lte()).  Dataset Management needs
+ * this: the Linux host always sends a page of ranges (NVME_DSM_MAX_RANGES
+ * of them) whatever the number of ranges says.  Only @len bytes are used;
+ * the transport has bounded the SGL (MDTS, the in-capsule size).
+ */
 bool nvmet_check_data_len_lte(struct nvmet_req *req, u32 len)
 {
-	if (unlikely(req->data_len > len)) {
+	if (unlikely(len > req->data_len)) {
 		req->error_loc = offsetof(struct nvme_common_command, dptr);
 		nvmet_req_complete(req, NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
 		return false;
 	}
-	req->transfer_len = req->data_len;
+	req->transfer_len = len;
 	return true;
 }
 

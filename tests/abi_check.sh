@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The shared library's ABI is the public headers' API, and nothing else:
-# every symbol librdmarw.so exports is a function declared in
-# include/rdmarw/*.h, every declared function is exported, each in the
+# every symbol librdmarw.so exports is a function (or variable) declared in
+# include/rdmarw/*.h, every declared one is exported, each in the
 # version node RDMARW_1.0 (src/rdmarw.map), and the map lists exactly the
 # declared functions.  The declarations come from the compiler (-aux-info),
 # not from a parse of the headers.
@@ -23,6 +23,10 @@ done >"$tmp/all.c"
 grep "/include/rdmarw/" "$tmp/all.aux" | sort -u | grep -v '\*/ static ' |
 	sed -E 's/^.*\*\/ extern [^(]*[ *]([A-Za-z_][A-Za-z0-9_]*) \(.*/\1/' |
 	sort -u >"$tmp/declared"
+# Variables ("extern struct net init_net;"), which -aux-info does not list.
+sed -n 's/^extern [^()]*[ *]\([A-Za-z_][A-Za-z0-9_]*\);$/\1/p' \
+	"$inc"/rdmarw/*.h >>"$tmp/declared"
+sort -u -o "$tmp/declared" "$tmp/declared"
 nm -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' | sort -u \
 	>"$tmp/exported_v"
 sed 's/@.*//' "$tmp/exported_v" | sort -u >"$tmp/exported"
@@ -50,4 +54,4 @@ report "exported without the version node RDMARW_1.0" "$tmp/x"
 comm -3 "$tmp/declared" "$tmp/mapped" >"$tmp/x"
 report "src/rdmarw.map differs from the declarations (<: declared only, >: map only)" "$tmp/x"
 [ $fail = 0 ] || exit 1
-echo "ABI ok: $(wc -l <"$tmp/declared") functions, all in RDMARW_1.0"
+echo "ABI ok: $(wc -l <"$tmp/declared") functions and variables, all in RDMARW_1.0"

@@ -4,7 +4,8 @@
  * mutex.h, completion.h) between threads: mutual exclusion under
  * contention, the kernel's trylock convention, complete() waking exactly
  * one waiter per call, complete_all() every waiter, and the jiffies
- * timeout.  Every wait in the test is bounded.  Runs under ThreadSanitizer
+ * timeout, also one too large for the clock (it waits, it does not expire
+ * at once).  Every wait in the test is bounded.  Runs under ThreadSanitizer
  * (TSAN_TESTS).
  */
 #include <stdarg.h>
@@ -242,6 +243,29 @@ static void timeout_in_jiffies(void **state)
 	assert_true(wait_for_completion_timeout(&comp, 0) > 0);
 }
 
+static void *complete_later(void *arg)
+{
+	sleep_ms(50);
+	complete(arg);
+	return NULL;
+}
+
+static void huge_timeout_waits(void **state)
+{
+	unsigned long huge = (unsigned long)MAX_SCHEDULE_TIMEOUT - 1;
+	long long t0;
+	pthread_t t;
+
+	(void)state;
+	init_completion(&comp);
+	t0 = now_ms();
+	assert_int_equal(pthread_create(&t, NULL, complete_later, &comp), 0);
+	/* its deadline overflowed: the wait spun holding the lock */
+	assert_true(wait_for_completion_timeout(&comp, huge) > 0);
+	assert_true(now_ms() - t0 >= 50);
+	pthread_join(t, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +275,7 @@ int main(void)
 		cmocka_unit_test(complete_wakes_one_per_call),
 		cmocka_unit_test(complete_all_releases_everyone),
 		cmocka_unit_test(timeout_in_jiffies),
+		cmocka_unit_test(huge_timeout_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,8 +6,12 @@
  * delayed work fires after its delay and not before, mod_delayed_work()
  * moves it, cancel_delayed_work() stops it, a self-requeuing keep-alive
  * timer is stopped by cancel_delayed_work_sync(), system_wq runs
- * schedule_work() items.  Every wait is bounded (completions with
- * timeouts).  Runs under ThreadSanitizer (TSAN_TESTS).
+ * schedule_work() items.  Misuse the kernel would deadlock on (destroying,
+ * flushing or synchronously cancelling from inside the queue's own item,
+ * destroying system_wq, queueing from outside on a queue being destroyed)
+ * is refused with one warning per kind, and the queue still works.  Every
+ * wait is bounded (completions with timeouts).  Runs under
+ * ThreadSanitizer (TSAN_TESTS).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,11 +19,15 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <rdmarw/atomic.h>
 #include <rdmarw/completion.h>
 #include <rdmarw/kernel.h>
+#include <rdmarw/log.h>
 #include <rdmarw/workqueue.h>
 
 #define BOUND msecs_to_jiffies(5000)
@@ -290,6 +298,270 @@ static void system_wq_runs_schedule_work(void **state)
 	assert_ptr_equal(system_wq, rdmarw_system_wq());
 }
 
+/* The library's messages, kept to count the warnings of each kind. */
+static pthread_mutex_t msgs_lock = PTHREAD_MUTEX_INITIALIZER;
+static char msgs[32][160];
+static int nmsgs;
+
+static void keep_msg(enum rdmarw_log_level level, const char *msg, void *arg)
+{
+	(void)level;
+	(void)arg;
+	pthread_mutex_lock(&msgs_lock);
+	if (nmsgs < 32)
+		snprintf(msgs[nmsgs++], sizeof(msgs[0]), "%s", msg);
+	pthread_mutex_unlock(&msgs_lock);
+}
+
+static int msgs_with(const char *what)
+{
+	int i, n = 0;
+
+	pthread_mutex_lock(&msgs_lock);
+	for (i = 0; i < nmsgs; i++)
+		n += strstr(msgs[i], what) != NULL;
+	pthread_mutex_unlock(&msgs_lock);
+	return n;
+}
+
+enum misuse_op {
+	DESTROY_OWN,
+	FLUSH_OWN_QUEUE,
+	FLUSH_SELF,
+	FLUSH_PENDING_OTHER, /* behind the caller on its one-worker queue */
+	CANCEL_SELF_SYNC, /* after requeueing itself */
+	CANCEL_DELAYED_SELF_SYNC, /* after rearming itself */
+	FLUSH_DELAYED_SELF,
+};
+
+struct misuse {
+	struct work_struct work;
+	struct delayed_work dwork;
+	struct workqueue_struct *wq;
+	enum misuse_op op;
+	struct job *other;
+	bool ret;
+	atomic_t runs;
+	struct completion done;
+};
+
+static void misuse_do(struct misuse *m)
+{
+	atomic_inc(&m->runs);
+	if (atomic_read(&m->runs) > 1) /* a requeued run that must not be */
+		goto out;
+	switch (m->op) {
+	case DESTROY_OWN:
+		destroy_workqueue(m->wq);
+		break;
+	case FLUSH_OWN_QUEUE:
+		flush_workqueue(m->wq);
+		m->ret = false; /* returned */
+		break;
+	case FLUSH_SELF:
+		m->ret = flush_work(&m->work);
+		break;
+	case FLUSH_PENDING_OTHER:
+		assert_true(queue_work(m->wq, &m->other->work));
+		m->ret = flush_work(&m->other->work);
+		/* it has not run: it waits for this item */
+		assert_int_equal(atomic_read(&m->other->runs), 0);
+		break;
+	case CANCEL_SELF_SYNC:
+		assert_true(queue_work(m->wq, &m->work));
+		m->ret = cancel_work_sync(&m->work);
+		break;
+	case CANCEL_DELAYED_SELF_SYNC:
+		assert_true(queue_delayed_work(m->wq, &m->dwork,
+					       msecs_to_jiffies(60000)));
+		m->ret = cancel_delayed_work_sync(&m->dwork);
+		break;
+	case FLUSH_DELAYED_SELF:
+		m->ret = flush_delayed_work(&m->dwork);
+		break;
+	}
+out:
+	complete(&m->done);
+}
+
+static void misuse_fn(struct work_struct *w)
+{
+	misuse_do(container_of(w, struct misuse, work));
+}
+
+static void misuse_dfn(struct work_struct *w)
+{
+	misuse_do(container_of(to_delayed_work(w), struct misuse, dwork));
+}
+
+/* Run @op in an item of @wq, @times times in a row; whether each returned. */
+static bool run_misuse(struct workqueue_struct *wq, enum misuse_op op,
+		       struct job *other, int times, struct misuse *m)
+{
+	bool delayed =
+		op == CANCEL_DELAYED_SELF_SYNC || op == FLUSH_DELAYED_SELF;
+
+	memset(m, 0, sizeof(*m));
+	m->wq = wq;
+	m->op = op;
+	m->other = other;
+	init_completion(&m->done);
+	INIT_WORK(&m->work, misuse_fn);
+	INIT_DELAYED_WORK(&m->dwork, misuse_dfn);
+	while (times--) {
+		atomic_set(&m->runs, 0);
+		m->ret = true;
+		if (delayed)
+			assert_true(queue_delayed_work(wq, &m->dwork, 0));
+		else
+			assert_true(queue_work(wq, &m->work));
+		if (!wait_for_completion_timeout(&m->done, BOUND))
+			return false; /* deadlocked: the queue is lost */
+	}
+	return true;
+}
+
+static void destroy_from_own_item_is_refused(void **state)
+{
+	struct workqueue_struct *wq = alloc_workqueue("selfdestroy", 0, 2);
+	struct misuse m;
+	struct job j;
+
+	(void)state;
+	assert_true(run_misuse(wq, DESTROY_OWN, NULL, 2, &m));
+	assert_int_equal(msgs_with("destroy_workqueue(selfdestroy) from one "
+				   "of its own work items: refused"),
+			 1);
+	/* the queue is whole: it runs an item, then is destroyed */
+	job_init(&j);
+	INIT_WORK(&j.work, count_fn);
+	assert_true(queue_work(wq, &j.work));
+	assert_true(wait_for_completion_timeout(&j.done, BOUND));
+	destroy_workqueue(wq);
+}
+
+static void self_waits_are_refused(void **state)
+{
+	static const struct {
+		enum misuse_op op;
+		const char *what;
+	} cases[] = {
+		{ FLUSH_OWN_QUEUE,
+		  "flush_workqueue() from a work item of ord1" },
+		{ FLUSH_SELF, "flush_work() from a work item of ord1" },
+		{ CANCEL_SELF_SYNC, "cancel_work_sync() from a work item" },
+		{ CANCEL_DELAYED_SELF_SYNC,
+		  "cancel_delayed_work_sync() from a work item" },
+		{ FLUSH_DELAYED_SELF, "flush_delayed_work() from a work item" },
+	};
+	struct workqueue_struct *wq = alloc_ordered_workqueue("ord1", 0);
+	unsigned long warns = rdmarw_warn_count();
+	struct misuse m;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		assert_true(run_misuse(wq, cases[i].op, NULL, 2, &m));
+		assert_int_equal(msgs_with(cases[i].what), 1);
+		flush_workqueue(wq);
+		/* nothing ran again: the cancels took what was pending */
+		assert_int_equal(atomic_read(&m.runs), 1);
+		if (cases[i].op == CANCEL_SELF_SYNC ||
+		    cases[i].op == CANCEL_DELAYED_SELF_SYNC)
+			assert_true(m.ret);
+		else
+			assert_false(m.ret);
+	}
+	/* no delayed work was left armed */
+	destroy_workqueue(wq);
+	assert_int_equal(rdmarw_warn_count(), warns);
+}
+
+static void flush_of_item_behind_caller_is_refused(void **state)
+{
+	struct workqueue_struct *wq = alloc_ordered_workqueue("ord2", 0);
+	struct misuse m;
+	struct job j;
+
+	(void)state;
+	job_init(&j);
+	INIT_WORK(&j.work, count_fn);
+	assert_true(run_misuse(wq, FLUSH_PENDING_OTHER, &j, 1, &m));
+	assert_false(m.ret);
+	assert_int_equal(
+		msgs_with("flush_work() from a work item of ord2 would "
+			  "wait for itself (the item is queued "
+			  "behind it"),
+		1);
+	/* the other item runs once the caller returned */
+	assert_true(wait_for_completion_timeout(&j.done, BOUND));
+	destroy_workqueue(wq);
+}
+
+struct destroyer {
+	struct workqueue_struct *wq;
+	pthread_t thread;
+};
+
+static void *destroy_thread(void *p)
+{
+	struct destroyer *d = p;
+
+	destroy_workqueue(d->wq);
+	return NULL;
+}
+
+static void queue_while_destroyed_is_refused(void **state)
+{
+	struct destroyer d = { alloc_workqueue("dying", 0, 2) };
+	struct delayed_work dw;
+	long long deadline;
+	struct job b, c;
+	bool refused = false;
+
+	(void)state;
+	job_init(&b);
+	job_init(&c);
+	INIT_WORK(&b.work, blocking_fn);
+	INIT_WORK(&c.work, count_fn);
+	INIT_DELAYED_WORK(&dw, delayed_fn);
+	/* b holds one worker, so the destroy waits for it */
+	assert_true(queue_work(d.wq, &b.work));
+	assert_true(wait_for_completion_timeout(&b.started, BOUND));
+	assert_int_equal(pthread_create(&d.thread, NULL, destroy_thread, &d),
+			 0);
+	/* until the destroy has begun, c is queued and run by the other */
+	deadline = now_ms() + 5000;
+	while (!refused && now_ms() < deadline) {
+		refused = !queue_work(d.wq, &c.work);
+		if (!refused)
+			assert_true(
+				wait_for_completion_timeout(&c.done, BOUND));
+	}
+	assert_true(refused);
+	assert_false(queue_delayed_work(d.wq, &dw, 10));
+	assert_int_equal(msgs_with("queue_work() on dying while "
+				   "destroy_workqueue() empties it: refused"),
+			 1);
+	complete(&b.release);
+	assert_int_equal(pthread_join(d.thread, NULL), 0);
+	assert_true(completion_done(&b.done));
+	assert_false(c.work.pending);
+}
+
+static void destroying_system_wq_is_refused(void **state)
+{
+	struct job j;
+
+	(void)state;
+	destroy_workqueue(system_wq);
+	assert_int_equal(msgs_with("destroy_workqueue(system_wq): refused"), 1);
+	job_init(&j);
+	INIT_WORK(&j.work, count_fn);
+	assert_true(schedule_work(&j.work));
+	assert_true(wait_for_completion_timeout(&j.done, BOUND));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,7 +572,14 @@ int main(void)
 		cmocka_unit_test(delayed_work_fires_after_delay),
 		cmocka_unit_test(keep_alive_timer_stops),
 		cmocka_unit_test(system_wq_runs_schedule_work),
+		cmocka_unit_test(destroy_from_own_item_is_refused),
+		cmocka_unit_test(self_waits_are_refused),
+		cmocka_unit_test(flush_of_item_behind_caller_is_refused),
+		cmocka_unit_test(queue_while_destroyed_is_refused),
+		cmocka_unit_test(destroying_system_wq_is_refused),
 	};
+
+	rdmarw_set_log_fn(keep_msg, NULL);
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,6 +198,93 @@ static void test_drain_rq(void **state)
 	soft_pair_fini(&p);
 }
 
+/*
+ * A done() run by the CQ's own thread may not wait for that CQ nor free it:
+ * ib_drain_qp() would wait for a completion only this thread delivers (it
+ * timed out after the drain bound), ib_free_cq() would join the thread from
+ * itself.  Both refuse with -EDEADLK and one warning; the QP and CQ are
+ * then torn down from outside as usual.
+ */
+struct self_wait {
+	struct ib_cqe cqe;
+	struct ib_qp *qp;
+	int drain_ret;
+	int destroy_ret;
+	int free_ret;
+	int done;
+};
+
+static void wait_in_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct self_wait *s = container_of(wc->wr_cqe, struct self_wait, cqe);
+
+	if (s->done)
+		return; /* the flushed marker's completion, if any */
+	s->drain_ret = ib_drain_qp(s->qp);
+	s->destroy_ret = ib_destroy_qp(s->qp);
+	s->free_ret = ib_free_cq(cq);
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+}
+
+#define CAP                                                            \
+	{                                                              \
+		.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, \
+		.max_recv_sge = 1                                      \
+	}
+
+static void test_self_wait_refused(void **state)
+{
+	struct soft_profile prof;
+	struct two_hosts h = { 0 };
+	struct self_wait s = { .cqe.done = wait_in_done };
+	static u8 buf[2][64];
+	struct ib_mr *mr[2];
+	struct ib_sge sge;
+	struct ib_rdma_wr wr;
+	double start;
+	int i;
+
+	(void)state;
+	assert_int_equal(soft_profile_get("rxe", &prof), 0);
+	assert_int_equal(two_hosts_open(&h,
+					&(struct two_hosts_cfg){
+						.profile = &prof,
+						.cq_thread = { true, false },
+						.attr = { { .cap = CAP },
+							  { .cap = CAP } } }),
+			 0);
+	for (i = 0; i < 2; i++) {
+		mr[i] = ib_reg_user_mr(h.pd[i], (u64)(uintptr_t)buf[i], 64,
+				       (u64)(uintptr_t)buf[i],
+				       SOFT_PAIR_ACCESS);
+		assert_false(IS_ERR(mr[i]));
+	}
+	s.qp = h.qp[0];
+	sge = (struct ib_sge){ .addr = (u64)(uintptr_t)buf[0],
+			       .length = 64,
+			       .lkey = mr[0]->lkey };
+	wr = (struct ib_rdma_wr){
+		.wr = { .wr_cqe = &s.cqe,
+			.opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = (u64)(uintptr_t)buf[1],
+		.rkey = mr[1]->rkey,
+	};
+	assert_int_equal(ib_post_send(h.qp[0], &wr.wr, NULL), 0);
+	start = now();
+	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE))
+		assert_true(now() - start < 30.0); /* hang guard only */
+	assert_int_equal(s.drain_ret, -EDEADLK);
+	assert_int_equal(s.destroy_ret, 0);
+	assert_int_equal(s.free_ret, -EDEADLK);
+	h.qp[0] = NULL; /* destroyed in the done() */
+	for (i = 0; i < 2; i++)
+		assert_int_equal(ib_dereg_mr(mr[i]), 0);
+	assert_int_equal(two_hosts_close(&h), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_drain_late_completion),
 		cmocka_unit_test(test_drain_rq),
 		cmocka_unit_test(test_drain_lost_marker),
+		cmocka_unit_test(test_self_wait_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

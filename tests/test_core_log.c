@@ -5,6 +5,8 @@
  * RDMARW_LOG_LEVEL: CTest runs this program a second time as
  * test_core_log_env with RDMARW_LOG_LEVEL=err), and without a callback
  * they go to stderr as one prefixed line; with one, nothing goes to stderr.
+ * A value of RDMARW_LOG_LEVEL that names no level is reported once on
+ * stderr and taken as warn (this program run again with such a value).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rdmarw/log.h>
@@ -159,7 +162,63 @@ static void stderr_only_without_callback(void **state)
 	assert_int_equal(quiet_seen.calls, 1);
 }
 
-int main(void)
+/* The child of bad_env_reported_once: the level, three more reads, a warning. */
+static int bad_env_child(void)
+{
+	int level = rdmarw_get_log_level();
+
+	rdmarw_get_log_level();
+	rdmarw__log(RDMARW_LOG_INFO, "an info line");
+	rdmarw__log(RDMARW_LOG_WARN, "a warning");
+	return level == RDMARW_LOG_WARN ? 0 : 10 + level;
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (hay = strstr(hay, needle); hay; hay = strstr(hay + 1, needle))
+		n++;
+	return n;
+}
+
+static void bad_env_reported_once(void **state)
+{
+	char out[1024];
+	int fds[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		setenv("RDMARW_LOG_LEVEL", "loud", 1);
+		execl("/proc/self/exe", "test_core_log", "bad-env-child",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(count_of(out, "RDMARW_LOG_LEVEL='loud'"), 1);
+	assert_int_equal(count_of(out, "\n"), 2);
+	assert_non_null(strstr(out, "rdmarw: WARNING: RDMARW_LOG_LEVEL='loud' "
+				    "is none of none, err, warn, info, "
+				    "debug, 0-4: using warn\n"));
+	assert_non_null(strstr(out, "rdmarw: WARNING: a warning\n"));
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(env_level_is_default),
@@ -167,7 +226,11 @@ int main(void)
 		cmocka_unit_test(callback_gets_library_warning),
 		cmocka_unit_test(levels_filter),
 		cmocka_unit_test(stderr_only_without_callback),
+		cmocka_unit_test(bad_env_reported_once),
 	};
+
+	if (argc == 2 && !strcmp(argv[1], "bad-env-child"))
+		return bad_env_child();
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

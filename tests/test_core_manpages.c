@@ -6,7 +6,9 @@
  *
  * The list of public functions is found here independently of kdoc2man (a
  * line-based scan of the headers), so a parser bug in the converter that
- * drops a declaration shows up as a missing page.
+ * drops a declaration shows up as a missing page.  The build's pages are in
+ * section 3rdmarw (docs/CMakeLists.txt); internal rdmarw__ names get none,
+ * documented or not.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,6 +34,7 @@
 
 static char src_dir[PATH_MAX]; /* the project's source tree */
 static char man_dir[PATH_MAX]; /* <build>/docs/man3 */
+#define SECTION "3rdmarw" /* the build's pages: NAME.3rdmarw */
 static char kdoc2man[PATH_MAX]; /* <build>/docs/kdoc2man */
 static char tmp_dir[PATH_MAX];
 
@@ -216,12 +219,12 @@ static void check_function_page(const struct fn *fn)
 	char *page;
 	const char *p;
 
-	fmt(path, "%s/%s.3", man_dir, fn->name);
+	fmt(path, "%s/%s." SECTION, man_dir, fn->name);
 	page = read_all(path);
 	if (!page)
 		fail_msg("%s (from %s) has no man page %s", fn->name,
 			 fn->header, path);
-	fmt(want, "\n.TH \"%s\" 3 ", fn->name);
+	fmt(want, "\n.TH \"%s\" " SECTION " ", fn->name);
 	p = find_after(page, want, path);
 	p = find_after(p, "\n.SH NAME\n", path);
 	fmt(want, "%s \\- ", fn->name);
@@ -269,8 +272,14 @@ static void list_pages(struct pages *pg)
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 
-		if (n < 3 || strcmp(de->d_name + n - 2, ".3"))
+		if (de->d_name[0] == '.')
 			continue;
+		/* every page is in the section, none of an internal name */
+		if (n < sizeof(SECTION) + 1 ||
+		    strcmp(de->d_name + n - sizeof(SECTION), "." SECTION))
+			fail_msg("%s: not a ." SECTION " page", de->d_name);
+		if (!strncmp(de->d_name, "rdmarw__", 8))
+			fail_msg("%s: a page of an internal name", de->d_name);
 		assert_true(pg->n < 1024 && n < 128);
 		strcpy(pg->names[pg->n++], de->d_name);
 	}
@@ -293,7 +302,7 @@ static void every_page_is_well_formed(void **state)
 		page = read_all(path);
 		assert_non_null(page);
 		p = find_after(page, "\n.TH \"", path);
-		p = find_after(p, "\" 3 ", path);
+		p = find_after(p, "\" " SECTION " ", path);
 		p = find_after(p, "\n.SH NAME\n", path);
 		find_after(p, " \\- ", path);
 		p = find_after(p, "\n.SH SYNOPSIS\n.nf\n", path);
@@ -579,8 +588,9 @@ static void converter_renders_valid_kernel_doc(void **state)
 	fmt(path, "%s/struct_ex_obj.3", dir);
 	page = read_all(path);
 	assert_non_null(page);
-	assert_non_null(strstr(page, "\n.SH NAME\nstruct ex_obj \\- an "
-				     "object\n"));
+	/* whatis(1) parses "struct_ex_obj, ex_obj", not "struct ex_obj" */
+	assert_non_null(strstr(page, "\n.SH NAME\nstruct_ex_obj, ex_obj \\- "
+				     "an object\n"));
 	assert_non_null(strstr(page, "\nstruct ex_obj {\n    int a;\n"
 				     "    void (*cb)(int x);\n};\n"));
 	assert_non_null(strstr(page, "\n.SH MEMBERS\n.TP\n.I \"a\"\nfirst\n"));
@@ -594,6 +604,43 @@ static void converter_renders_valid_kernel_doc(void **state)
 	free(page);
 }
 
+/* -S: the section in the file name, .TH and SEE ALSO; Environment; no
+ * page for a documented internal name. */
+static void converter_section_environment_internal(void **state)
+{
+	static const char text[] =
+		"/**\n * ex_a() - a\n *\n * Environment: EX_VAR sets it.\n"
+		" */\nvoid ex_a(void);\n"
+		"/**\n * rdmarw__ex() - internal\n */\nvoid rdmarw__ex(void);\n"
+		"/**\n * ex_b() - b, unlike ex_a()\n */\nvoid ex_b(void);\n";
+	char dir[PATH_MAX], opts[PATH_MAX + 16], path[PATH_MAX];
+	char *out, *err, *page;
+
+	fmt(dir, "%s/man3x", tmp_dir);
+	fmt(opts, "-l -S 3ex -o '%s'", dir);
+	if (convert(text, opts, &out, &err))
+		fail_msg("kdoc2man failed:\n%s", err);
+	assert_string_equal(out, "ex_a\nex_b\n");
+	free(out);
+	free(err);
+	fmt(path, "%s/rdmarw__ex.3ex", dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	fmt(path, "%s/ex_a.3", dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	fmt(path, "%s/ex_b.3ex", dir);
+	page = read_all(path);
+	assert_non_null(page);
+	assert_non_null(strstr(page, "\n.TH \"ex_b\" 3ex \"\" "));
+	assert_non_null(strstr(page, "\n.SH SEE ALSO\n.BR \"ex_a\" (3ex)\n"));
+	free(page);
+	fmt(path, "%s/ex_a.3ex", dir);
+	page = read_all(path);
+	assert_non_null(page);
+	assert_non_null(strstr(page, "\n.SH RETURN\nNothing.\n"
+				     ".SH ENVIRONMENT\nEX_VAR sets it.\n"));
+	free(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +651,7 @@ int main(void)
 		cmocka_unit_test(
 			converter_accepts_internal_and_undocumented_types),
 		cmocka_unit_test(converter_renders_valid_kernel_doc),
+		cmocka_unit_test(converter_section_environment_internal),
 	};
 
 	return cmocka_run_group_tests(tests, find_paths, remove_tmp);

@@ -34,6 +34,11 @@
 #define OLD 0xa5
 #define NEW 0x5a
 
+#define ACCESS SOFT_PAIR_ACCESS
+
+/* soft_pair's layout, built step by step: the guard is taken off (as
+ * RDMARW_TX_ZCOPY=allow would) between the devices and the QPs, which
+ * follow the value they see when they are created. */
 struct zc {
 	struct soft_pair p;
 };
@@ -41,14 +46,38 @@ struct zc {
 static void zc_init(struct zc *z, const char *profile, bool threaded,
 		    bool guard)
 {
-	soft_pair_init(&z->p,
-		       &(struct soft_env_cfg){ .profile = profile,
-					       .threaded = threaded },
-		       LEN, 0);
-	/* Set at registration; a test may take it off before any QP posts. */
-	z->p.env.dev[0]->rdmarw_tx_guard = guard;
-	memset(z->p.buf[0], OLD, LEN);
-	memset(z->p.buf[1], 0, LEN);
+	struct soft_pair *p = &z->p;
+	struct ib_qp_init_attr attr[2];
+	int i;
+
+	memset(z, 0, sizeof(*z));
+	assert_int_equal(soft_profile_get(profile, &p->env.profile), 0);
+	p->env.profile.threaded = threaded;
+	assert_int_equal(
+		two_hosts_devices(&p->env.hosts, &p->env.profile, NULL, false),
+		0);
+	p->env.dev[0]->rdmarw_tx_guard = guard;
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(
+			two_hosts_side(&p->env.hosts, i, 256, IB_POLL_DIRECT),
+			0);
+		attr[i] = (struct ib_qp_init_attr){
+			.sq_sig_type = IB_SIGNAL_REQ_WR,
+			.cap = { .max_send_wr = 16,
+				 .max_recv_wr = 16,
+				 .max_send_sge = 1,
+				 .max_recv_sge = 1 },
+		};
+	}
+	assert_int_equal(two_hosts_qps(&p->env.hosts, attr, true), 0);
+	p->len = LEN;
+	for (i = 0; i < 2; i++) {
+		p->buf[i] = aligned_alloc(PG, LEN);
+		assert_non_null(p->buf[i]);
+		p->mr[i] = soft_env_reg(&p->env, i, p->buf[i], LEN, ACCESS);
+	}
+	memset(p->buf[0], OLD, LEN);
+	memset(p->buf[1], 0, LEN);
 }
 
 static void zc_fini(struct zc *z)

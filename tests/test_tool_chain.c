@@ -681,6 +681,8 @@ static void help_text(void **state)
 		"      --json             every field of every WR and SGE, as JSON",
 		"      --dot              a Graphviz digraph of the chain",
 		"      --absolute         raw addresses and keys instead of buf+0x.., mr0.v1",
+		"  -v, --verbose          the library's messages: -v info, -vv debug",
+		"                         (RDMARW_LOG_LEVEL)",
 		"  -h, --help             this text",
 		"  -V, --version          the tool's and the library's version",
 		"",

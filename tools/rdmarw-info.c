@@ -176,7 +176,9 @@ static int print_one(struct ib_device *dev, void *arg)
 /* The options, each once, in --help's order (tools/common/opts.h). */
 static const struct cli_opt info_opts[] = {
 	{ "ib-dev", 'd', CLI_STR, "NAME", "this device only", AT(device) },
-	{ "verbose", 'v', CLI_FLAG, NULL, "every attribute (the JSON has all)",
+	{ "verbose", 'v', CLI_FLAG, NULL,
+	  "every attribute (the JSON has all), and the\n"
+	  "library's info messages (-vv: debug)",
 	  AT(verbose) },
 	{ "json", 'j', CLI_FLAG, NULL, "JSON instead of text", AT(json) },
 };

@@ -207,7 +207,8 @@ struct rdmarw_dma_stripe {
  *            such work requests before they complete (they are signalled
  *            to the device, their completions kept from the caller), so a
  *            completion frees the buffers as verbs promise; off only with
- *            RDMARW_TX_ZCOPY=allow (docs/deviations.md)
+ *            RDMARW_TX_ZCOPY=allow (docs/deviations.md).  Each QP follows
+ *            the value it saw when it was created
  */
 struct ib_device {
 	char name[IB_DEVICE_NAME_MAX];
@@ -568,7 +569,9 @@ struct ib_cq *ib_alloc_cq(struct ib_device *dev, void *cq_context, int nr_cqe,
  *
  * Return: 0, -EINVAL for NULL, an ERR_PTR or a CQ of a pool
  * (ib_cq_pool_get(): give it back with ib_cq_pool_put()), -EBUSY while QPs
- * use it.  (The kernel returns void and warns; rdmarw refuses instead.)
+ * use it, -EDEADLK (with one warning) when called from a done() that the
+ * CQ's own thread runs.  (The kernel returns void and warns; rdmarw refuses
+ * instead.)
  */
 int ib_free_cq(struct ib_cq *cq);
 
@@ -1293,8 +1296,10 @@ int ib_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *recv_wr,
  * slots wait for a signaled completion, or completions lost when the CQ
  * overflowed), or when the marker cannot be allocated; -ETIMEDOUT when the
  * marker was posted but its completion did not arrive before the bound
- * (lost to a CQ overflow, or a CQ that nobody processes).  After an error
- * the QP is in ERR and some completions may never come: destroy it.
+ * (lost to a CQ overflow, or a CQ that nobody processes); -EDEADLK (with one
+ * warning, nothing posted) when called from a done() that the thread of the
+ * queue's CQ runs: that thread would wait for itself.  After an error the
+ * QP is in ERR and some completions may never come: destroy it.
  */
 int ib_drain_sq(struct ib_qp *qp);
 

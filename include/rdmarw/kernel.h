@@ -29,10 +29,11 @@ extern "C" {
  * @line: line of the call site
  * @expr: text of the condition
  *
- * The backend of WARN_ON() and WARN_ON_ONCE().  Prints
- * "rdmarw: WARNING: at FILE:LINE: EXPR" on stderr, as the library's other
- * warnings, and counts the warning (rdmarw_warn_count()) even when @once
- * suppresses the message.
+ * The backend of WARN_ON() and WARN_ON_ONCE().  Emits "at FILE:LINE: EXPR"
+ * at %RDMARW_LOG_WARN through the library's log, as its other warnings (by
+ * default the line "rdmarw: WARNING: at FILE:LINE: EXPR" on stderr), and
+ * counts the warning (rdmarw_warn_count()) even when @once or the log
+ * level suppresses the message.
  *
  * Context: any thread.
  * Return: @cond, so that the macro can be used in an if.

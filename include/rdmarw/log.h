@@ -4,8 +4,9 @@
  * function with a level.  By default messages at RDMARW_LOG_WARN and above
  * are written to stderr, one line each prefixed "rdmarw: ", as libibverbs
  * writes its warnings; the environment variable RDMARW_LOG_LEVEL (read
- * once, at the first message or call here) sets the level: "none", "err",
- * "warn", "info", "debug", or 0 to 4.  A program that installs a callback
+ * once, when the library is loaded) sets the level: "none", "err", "warn",
+ * "info", "debug", or 0 to 4; any other value is reported once on stderr
+ * and taken as "warn".  A program that installs a callback
  * with rdmarw_set_log_fn() receives every message that passes the level
  * instead, and nothing is written to stderr.
  *
@@ -54,6 +55,8 @@ typedef void (*rdmarw_log_fn)(enum rdmarw_log_level level, const char *msg,
  *
  * Messages filtered out by the level (rdmarw_set_log_level(),
  * RDMARW_LOG_LEVEL) do not reach @fn.
+ *
+ * Environment: RDMARW_LOG_LEVEL, as for rdmarw_get_log_level().
  */
 void rdmarw_set_log_fn(rdmarw_log_fn fn, void *arg);
 
@@ -62,6 +65,8 @@ void rdmarw_set_log_fn(rdmarw_log_fn fn, void *arg);
  * @level: %RDMARW_LOG_NONE (silence) .. %RDMARW_LOG_DEBUG
  *
  * Overrides RDMARW_LOG_LEVEL.
+ *
+ * Environment: RDMARW_LOG_LEVEL is what this call overrides.
  *
  * Return: 0, -EINVAL for a value outside the enum (the level is unchanged).
  */
@@ -72,6 +77,11 @@ int rdmarw_set_log_level(enum rdmarw_log_level level);
  *
  * Return: the level set by rdmarw_set_log_level(), else the one from
  * RDMARW_LOG_LEVEL, else %RDMARW_LOG_WARN.
+ *
+ * Environment: RDMARW_LOG_LEVEL, read once when the library is loaded:
+ * "none", "err", "warn", "info", "debug" (any case) or 0 to 4.  Any other
+ * value is reported once on stderr and taken as "warn".  The tools'
+ * -v/--verbose raise it (-v info, -vv debug).
  */
 enum rdmarw_log_level rdmarw_get_log_level(void);
 

@@ -141,6 +141,49 @@ struct rdma_rw_reg_ctx {
 	struct sg_table sgt;
 };
 
+/*
+ * The members of struct rdma_rw_ctx's union have named types here, where
+ * the kernel's are anonymous: C++ accepts no anonymous type inside an
+ * anonymous union (clang++ -pedantic: "an extension").  The layout and the
+ * member names (ctx->single.sge, ctx->map.wrs) are the kernel's.
+ */
+
+/**
+ * struct rdmarw_rw_single - an R/W context's one SGE and WR
+ * @sge: the SGE
+ * @wr: the WR
+ */
+struct rdmarw_rw_single {
+	struct ib_sge sge;
+	struct ib_rdma_wr wr;
+};
+
+/**
+ * struct rdmarw_rw_map - an R/W context's WRs without registration
+ * @sges: the SGEs of all WRs, in order
+ * @wrs: the context's WRs
+ * @nr_sges: SGEs in @sges
+ */
+struct rdmarw_rw_map {
+	struct ib_sge *sges;
+	struct ib_rdma_wr *wrs;
+	u32 nr_sges;
+};
+
+/**
+ * struct rdmarw_rw_iova - an R/W context's IOVA range and its WR
+ * @state: the IOVA range
+ * @sge: the SGE covering the whole range
+ * @wr: the WR
+ * @mapped_len: bytes linked into the range
+ */
+struct rdmarw_rw_iova {
+	struct dma_iova_state state;
+	struct ib_sge sge;
+	struct ib_rdma_wr wr;
+	size_t mapped_len;
+};
+
 /**
  * struct rdma_rw_ctx - an RDMA READ/WRITE context (kernel shape)
  * @nr_ops: RDMA READ/WRITE WRs, not counting LOCAL_INV and REG_MR WRs
@@ -192,22 +235,10 @@ struct rdma_rw_ctx {
 	const void *rdmarw_mem;
 	u32 rdmarw_nents;
 	union {
-		struct {
-			struct ib_sge sge;
-			struct ib_rdma_wr wr;
-		} single;
-		struct {
-			struct ib_sge *sges;
-			struct ib_rdma_wr *wrs;
-			u32 nr_sges;
-		} map;
+		struct rdmarw_rw_single single;
+		struct rdmarw_rw_map map;
 		struct rdma_rw_reg_ctx *reg;
-		struct {
-			struct dma_iova_state state;
-			struct ib_sge sge;
-			struct ib_rdma_wr wr;
-			size_t mapped_len;
-		} iova;
+		struct rdmarw_rw_iova iova;
 	};
 };
 
@@ -662,8 +693,10 @@ void rdma_rw_cleanup_mrs(struct ib_qp *qp);
  *         (ib_core.force_mr; rw.c is part of ib_core) does
  *
  * Affects QPs created afterwards (their MR pools) and every context
- * initialised afterwards.  The environment variable RDMARW_FORCE_MR=1 sets
- * it at start-up.
+ * initialised afterwards.
+ *
+ * Environment: RDMARW_FORCE_MR set to 1, y, Y or true when the library is
+ * loaded forces MR use until this call changes it.
  */
 void rdma_rw_set_force_mr(bool force);
 
@@ -671,6 +704,8 @@ void rdma_rw_set_force_mr(bool force);
  * rdma_rw_get_force_mr() - is MR use forced
  *
  * Return: the current setting.
+ *
+ * Environment: RDMARW_FORCE_MR, as for rdma_rw_set_force_mr().
  */
 bool rdma_rw_get_force_mr(void);
 

@@ -77,6 +77,12 @@ int soft_profile_get(const char *name, struct soft_profile *out);
  * soft_fabric_create() - create an empty fabric
  *
  * Return: the fabric, or ERR_PTR(-ENOMEM).
+ *
+ * Environment: RDMARW_SOFT_MEMBARRIER set (to anything; ignored in a
+ * set-user-ID program) when the first fabric is created makes the fabrics'
+ * memory-key lock give its readers their barrier with membarrier(2), where
+ * the kernel allows it, instead of a fence on each reader
+ * (docs/soft-device.md).
  */
 struct soft_fabric *soft_fabric_create(void);
 

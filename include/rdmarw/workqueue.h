@@ -130,7 +130,10 @@ struct workqueue_struct *alloc_workqueue(const char *fmt, unsigned int flags,
  * @wq: the queue; no one may queue on it any more
  *
  * Items already queued run first.  Timers still armed are cancelled with
- * a warning (the kernel requires none).
+ * a warning (the kernel requires none).  Called from one of @wq's own work
+ * items, or on system_wq, it is refused with a warning and does nothing
+ * (the kernel deadlocks); queueing on @wq from outside while it runs is
+ * refused too.
  */
 void destroy_workqueue(struct workqueue_struct *wq);
 
@@ -171,7 +174,9 @@ bool mod_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
  * @work: the item
  *
  * A pending delayed item's timer is not waited for (see
- * flush_delayed_work()).
+ * flush_delayed_work()).  Called from @work itself, or from another item
+ * of a one-worker queue on which @work is pending, it would wait for
+ * itself: it warns and returns false without waiting.
  *
  * Return: true when it had to wait.
  */
@@ -188,6 +193,9 @@ bool flush_delayed_work(struct delayed_work *dwork);
 /**
  * cancel_work_sync() - cancel a work item and wait for it to stop running
  * @work: the item
+ *
+ * Called from @work itself, it cancels what is pending, warns, and does
+ * not wait for its caller.
  *
  * Return: true when it was pending (and will not run).
  */
@@ -214,6 +222,7 @@ bool cancel_delayed_work_sync(struct delayed_work *dwork);
  * @wq: the queue
  *
  * Items that requeue themselves keep it waiting; armed timers do not.
+ * Called from one of @wq's own items, it warns and returns at once.
  */
 void flush_workqueue(struct workqueue_struct *wq);
 

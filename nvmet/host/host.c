@@ -46,6 +46,14 @@ enum nvmeh_cstate {
 
 struct nvmeh_queue;
 
+/*
+ * A command slot.  Its request ends once, when @ref goes to zero
+ * (nvme_rdma's req->ref): the SEND holds a reference until its completion,
+ * the response holds one until it arrives, and hands it to the LOCAL_INV
+ * it posts when the target did not invalidate the MR.  A queue's teardown
+ * drops the reference of a response that can no longer come
+ * (@rsp_cancelled).
+ */
 struct nvmeh_slot {
 	struct nvmeh_queue *q;
 	struct nvmeh_request *rq;
@@ -53,6 +61,7 @@ struct nvmeh_slot {
 	u8 gen;
 	bool busy;
 	bool got_rsp;
+	bool rsp_cancelled; /* the teardown dropped the response's reference */
 	u64 deadline; /* ms (CLOCK_MONOTONIC) after which it has timed out */
 	atomic_t ref;
 	struct ib_mr *mr;
@@ -180,15 +189,32 @@ static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 	mutex_lock(&q->lock);
 	slot->busy = false;
 	slot->got_rsp = false;
+	slot->rsp_cancelled = false;
 	slot->rq = NULL;
 	q->inflight--;
 	mutex_unlock(&q->lock);
 	rq->done(rq);
 }
 
+/*
+ * Drop a reference; the last one ends the request.  A slot whose count
+ * nvmeh_slot_abort() took to zero goes below it here and ends nothing.
+ */
 static void nvmeh_slot_put(struct nvmeh_slot *slot)
 {
 	if (atomic_dec_and_test(&slot->ref))
+		nvmeh_slot_finish(slot);
+}
+
+/*
+ * End the request now, whatever references are left, unless it has ended
+ * already: taking the count to zero in one exchange decides between this
+ * and a completion's nvmeh_slot_put() (the blk-mq state change that makes
+ * nvme_cancel_request() and a late completion end a request once).
+ */
+static void nvmeh_slot_abort(struct nvmeh_slot *slot)
+{
+	if (atomic_xchg(&slot->ref, 0) > 0)
 		nvmeh_slot_finish(slot);
 }
 
@@ -241,6 +267,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct nvmeh_rsp *rsp = container_of(wc->wr_cqe, struct nvmeh_rsp, cqe);
 	struct nvmeh_queue *q = rsp->q;
 	struct nvmeh_slot *slot = NULL;
+	struct ib_mr *mr = NULL;
 	u16 cid, tag;
 
 	(void)cq;
@@ -257,10 +284,14 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	tag = cid & 0xfff;
 	mutex_lock(&q->lock);
 	if (tag < q->nslots && q->slots[tag].busy &&
-	    q->slots[tag].gen == cid >> 12 && !q->slots[tag].got_rsp) {
+	    q->slots[tag].gen == cid >> 12 && !q->slots[tag].got_rsp &&
+	    !q->slots[tag].rsp_cancelled) {
 		slot = &q->slots[tag];
 		memcpy(slot->cqe, rsp->buf, NVMEH_CQE_SIZE);
 		slot->got_rsp = true;
+		/* the request's MR while the response holds its reference
+		 * (a teardown whose drain failed may end the request now) */
+		mr = slot->mr;
 	}
 	mutex_unlock(&q->lock);
 	if (!slot) {
@@ -271,9 +302,9 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (nvmeh_post_recv(rsp))
 		nvmeh_error_recovery(q->ctrl);
-	if (slot->mr) {
+	if (mr) {
 		if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
-			if (wc->ex.invalidate_rkey != slot->mr->rkey)
+			if (wc->ex.invalidate_rkey != mr->rkey)
 				nvmeh_error_recovery(q->ctrl);
 			else
 				nvmeh_stat_add(q->ctrl,
@@ -285,7 +316,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				.wr_cqe = &slot->inv_cqe,
 				.opcode = IB_WR_LOCAL_INV,
 				.send_flags = IB_SEND_SIGNALED,
-				.ex.invalidate_rkey = slot->mr->rkey,
+				.ex.invalidate_rkey = mr->rkey,
 			};
 			nvmeh_stat_add(q->ctrl, &q->ctrl->stats.local_invs);
 			if (!ib_post_send(q->qp, &slot->inv_wr, &bad))
@@ -342,9 +373,50 @@ static int nvmeh_cm_wait(struct nvmeh_queue *q, enum rdma_cm_event_type want)
 	return q->cm_status < 0 ? q->cm_status : -ECONNRESET;
 }
 
-static void nvmeh_queue_teardown(struct nvmeh_queue *q)
+/*
+ * End the requests of a queue whose QP is drained: nvme_rdma's
+ * nvme_cancel_tagset() after its queues are stopped.  No response comes
+ * any more, so the teardown drops the reference each request still holds
+ * for its response; a request whose SEND or LOCAL_INV has completed (as
+ * the drains make sure) ends there, with -ECONNABORTED.  If a drain
+ * failed (it ran out of time: completions not processed yet), a request
+ * may still hold other references: it ends here too, once; its
+ * completions, when they come, end nothing.
+ */
+static void nvmeh_cancel_slots(struct nvmeh_queue *q, bool drained)
 {
 	u32 i;
+
+	for (i = 0; i < q->nslots; i++) {
+		struct nvmeh_slot *slot = &q->slots[i];
+		bool cancel;
+
+		mutex_lock(&q->lock);
+		cancel = slot->busy && !slot->got_rsp && !slot->rsp_cancelled;
+		if (cancel)
+			slot->rsp_cancelled = true;
+		mutex_unlock(&q->lock);
+		if (cancel)
+			nvmeh_slot_put(slot);
+	}
+	for (i = 0; i < q->nslots; i++) {
+		struct nvmeh_slot *slot = &q->slots[i];
+		bool busy;
+
+		mutex_lock(&q->lock);
+		busy = slot->busy;
+		mutex_unlock(&q->lock);
+		if (!busy)
+			continue;
+		/* a drain that succeeded leaves none */
+		WARN_ON_ONCE(drained);
+		nvmeh_slot_abort(slot);
+	}
+}
+
+static void nvmeh_queue_teardown(struct nvmeh_queue *q)
+{
+	bool drained = true;
 
 	mutex_lock(&q->lock);
 	q->state = Q_DOWN;
@@ -353,15 +425,16 @@ static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 		rdma_disconnect(q->cm_id);
 		q->connected = false;
 	}
-	if (q->qp)
-		ib_drain_qp(q->qp);
-	/* No completion runs for this queue any more: fail what is left. */
-	for (i = 0; i < q->nslots; i++) {
-		struct nvmeh_slot *slot = &q->slots[i];
-
-		if (slot->busy)
-			nvmeh_slot_finish(slot);
+	if (q->qp) {
+		/*
+		 * A response processed while the Receive Queue drains can
+		 * post a LOCAL_INV behind the Send Queue's marker: drain the
+		 * Send Queue again for it.
+		 */
+		drained = !ib_drain_qp(q->qp);
+		drained = !ib_drain_sq(q->qp) && drained;
 	}
+	nvmeh_cancel_slots(q, drained);
 	if (q->pool) {
 		ib_mr_pool_destroy(q->qp, &q->qp->rdma_mrs);
 		q->pool = false;
@@ -653,6 +726,7 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	rq->cid = (u16)(slot->gen << 12 | slot->tag);
 	slot->rq = rq;
 	slot->got_rsp = false;
+	slot->rsp_cancelled = false;
 	slot->send_wr = (struct ib_send_wr){
 		.wr_cqe = &slot->send_cqe,
 		.sg_list = slot->sge,

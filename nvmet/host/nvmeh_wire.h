@@ -23,6 +23,7 @@ enum {
 	NVMEH_OP_FLUSH = 0x00,
 	NVMEH_OP_WRITE = 0x01,
 	NVMEH_OP_READ = 0x02,
+	NVMEH_OP_DSM = 0x09,
 	NVMEH_ADMIN_GET_LOG_PAGE = 0x02,
 	NVMEH_ADMIN_IDENTIFY = 0x06,
 	NVMEH_ADMIN_SET_FEATURES = 0x09,
@@ -58,6 +59,15 @@ enum {
 #define NVMEH_CSTS_SHST_CMPLT (0x2u << 2)
 
 #define NVMEH_FEAT_NUM_QUEUES 0x07
+
+/*
+ * Dataset Management: cdw10 bits 7:0 hold the number of ranges minus one,
+ * cdw11 the attributes; each range is 16 bytes (context attributes, LBA
+ * count, starting LBA), at most 256 of them.
+ */
+#define NVMEH_DSM_AD (1u << 2)
+#define NVMEH_DSM_RANGE_SIZE 16
+#define NVMEH_DSM_MAX_RANGES 256
 
 /* SQE byte 1: PSDT = SGL for data. */
 #define NVMEH_SQE_FLAG_SGL 0x40

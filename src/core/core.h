@@ -21,6 +21,10 @@
 void rdmarw__device_get(struct ib_device *dev);
 void rdmarw__device_put(struct ib_device *dev);
 
+/* Is this thread delivering @cq's completions from its CQ thread (a done()
+ * of @cq is running)?  It must then not free @cq nor wait for it. */
+bool rdmarw__cq_self(const struct ib_cq *cq);
+
 #include <rdmarw/rw.h> /* ib_create_qp() calls the R/W sizing, as the kernel does */
 
 #endif /* RDMARW_CORE_H */

@@ -43,13 +43,26 @@ static void cq_thread_wake(struct ib_cq *cq, void *ctx)
 	pthread_mutex_unlock(&cq->wait_lock);
 }
 
+/* The CQ whose completions this thread is delivering from its CQ thread
+ * (NULL elsewhere): what it must not wait for or free (rdmarw__cq_self()). */
+static __thread const struct ib_cq *cq_serving;
+
+bool rdmarw__cq_self(const struct ib_cq *cq)
+{
+	return cq && cq_serving == cq;
+}
+
 /* The kernel's ib_cq_poll_work(): process, re-arm, and go again on a miss. */
 static void cq_poll_work(struct ib_cq *cq)
 {
+	const struct ib_cq *outer = cq_serving;
+
+	cq_serving = cq;
 	do {
 		process_batch(cq, cq->wc, IB_POLL_BATCH, -1);
 	} while (cq->device->ops->req_notify_cq(
 			 cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) > 0);
+	cq_serving = outer;
 }
 
 /* The comp_handler of a CQ whose provider has a thread for it. */
@@ -171,6 +184,15 @@ int ib_free_cq(struct ib_cq *cq)
 		return -EINVAL;
 	if (rdmarw__read(&cq->usecnt))
 		return -EBUSY;
+	if (rdmarw__cq_self(cq)) {
+		static bool warned;
+
+		/* its thread would join itself, then run on freed memory */
+		rdmarw__warn_once(
+			&warned,
+			"ib_free_cq() from a done() of the same CQ: refused");
+		return -EDEADLK;
+	}
 	dev = cq->device;
 	if (cq->poll_ctx != IB_POLL_DIRECT &&
 	    cq->comp_handler != cq_handler_work)

@@ -176,9 +176,19 @@ static int drain_queue(struct ib_qp *qp, enum drain_queue q)
 {
 	struct ib_cq *cq = q == DRAIN_SQ ? qp->send_cq : qp->recv_cq;
 	u64 start = now_ms(), limit = rdmarw_get_drain_timeout();
-	struct drain_marker *m = marker_new(qp);
+	struct drain_marker *m;
 	int ret;
 
+	if (rdmarw__cq_self(cq)) {
+		static bool warned;
+
+		/* the marker's completion would wait for this very thread */
+		rdmarw__warn_once(
+			&warned,
+			"ib_drain_*() from a done() of the QP's CQ thread: refused");
+		return -EDEADLK;
+	}
+	m = marker_new(qp);
 	if (!m)
 		return -ENOMEM;
 	for (;;) {

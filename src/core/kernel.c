@@ -3,8 +3,11 @@
  * Library side of the kernel primitives: the WARN/BUG reporting path and
  * struct completion.
  */
+#include "core/core.h"
+
 #include <rdmarw/completion.h>
 #include <rdmarw/kernel.h>
+#include <rdmarw/log.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -59,10 +62,10 @@ int rdmarw_warn(int cond, int once, const char *file, int line,
 	warn_total++;
 	if (once)
 		print = warn_site_first(file, line);
-	if (print)
-		fprintf(stderr, "rdmarw: WARNING: at %s:%d: %s\n", file, line,
-			expr);
 	pthread_mutex_unlock(&warn_lock);
+	/* through the log (level, callback), with no lock held */
+	if (print)
+		rdmarw__log(RDMARW_LOG_WARN, "at %s:%d: %s", file, line, expr);
 	return cond;
 }
 
@@ -154,7 +157,10 @@ unsigned long wait_for_completion_timeout(struct completion *x,
 		wait_for_completion(x);
 		return timeout;
 	}
-	end = now_ms() + (long long)timeout;
+	/* a bound past the clock's range waits as long as the clock goes */
+	end = now_ms();
+	end = end > LLONG_MAX - (long long)timeout ? LLONG_MAX :
+						     end + (long long)timeout;
 	dl.tv_sec = (time_t)(end / 1000);
 	dl.tv_nsec = (long)(end % 1000) * 1000000;
 	pthread_mutex_lock(&x->lock);

@@ -212,20 +212,21 @@ bool rdmarw__qp_has_mr_pool(struct ib_qp *qp);
  * WRITE of at least that many bytes goes out from its own pages, and its
  * completion -- or a later WQE's -- means TCP took the pages, not that it
  * has read them.  A signalled one is copied into the socket first.
- * @len: the WR's payload bytes.  Providers ask this (with
+ * @send_flags: the WR's, with IB_SEND_SIGNALED or-ed in on a QP that
+ * signals every WR; @len: its payload bytes.  Providers ask this (with
  * rdmarw_tx_guard: signal it to the device and keep its completion from
  * the caller; the software device: model the late read when unguarded).
  */
-static inline bool rdmarw__tx_zcopy(const struct ib_qp *qp,
-				    const struct ib_send_wr *wr, u64 len)
+static inline bool rdmarw__tx_zcopy(const struct ib_device *dev,
+				    enum ib_wr_opcode opcode, int send_flags,
+				    u64 len)
 {
-	u32 min = qp->device->rdmarw_tx_zcopy_min;
+	u32 min = dev->rdmarw_tx_zcopy_min;
 
 	if (__builtin_expect(!min, 1) || len < min ||
-	    (wr->send_flags & (IB_SEND_SIGNALED | IB_SEND_INLINE)) ||
-	    qp->sq_sig_type == IB_SIGNAL_ALL_WR)
+	    (send_flags & (IB_SEND_SIGNALED | IB_SEND_INLINE)))
 		return false;
-	switch (wr->opcode) {
+	switch (opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_SEND:

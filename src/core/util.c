@@ -99,43 +99,71 @@ const char *ib_wr_opcode_str(enum ib_wr_opcode opcode)
 
 /*
  * The log.  The level comes from rdmarw_set_log_level(), else from
- * RDMARW_LOG_LEVEL (read once), else RDMARW_LOG_WARN.  -1: not decided yet.
+ * RDMARW_LOG_LEVEL (read once, when the library is loaded), else
+ * RDMARW_LOG_WARN.  -1: not decided yet.
  */
 static int log_level = -1;
 static rdmarw_log_fn log_fn;
 static void *log_arg;
 
-static int log_level_from_env(void)
+static const char *const log_level_names[] = { "none", "err", "warn", "info",
+					       "debug" };
+
+/*
+ * The level RDMARW_LOG_LEVEL names.  A value that names none is taken as
+ * the default, and *@bad points at it so that the caller can say so once
+ * the level is settled.
+ */
+static int log_level_from_env(const char **bad)
 {
-	static const char *const names[] = { "none", "err", "warn", "info",
-					     "debug" };
 	const char *env = getenv("RDMARW_LOG_LEVEL");
 	size_t i;
 
+	*bad = NULL;
 	if (!env || !*env)
 		return RDMARW_LOG_WARN;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcasecmp(env, names[i]) ||
+	for (i = 0; i < ARRAY_SIZE(log_level_names); i++)
+		if (!strcasecmp(env, log_level_names[i]) ||
 		    (env[0] == (char)('0' + i) && !env[1]))
 			return (int)i;
+	*bad = env;
 	return RDMARW_LOG_WARN;
 }
 
 enum rdmarw_log_level rdmarw_get_log_level(void)
 {
+	static bool bad_env_warned;
 	int level = __atomic_load_n(&log_level, __ATOMIC_RELAXED);
+	const char *bad;
 
 	if (level < 0) {
 		int unset = -1;
 
-		level = log_level_from_env();
+		level = log_level_from_env(&bad);
 		/* a concurrent rdmarw_set_log_level() wins */
 		if (!__atomic_compare_exchange_n(&log_level, &unset, level,
 						 false, __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 			level = unset;
+		/* the level is settled: the message cannot come back here */
+		if (bad)
+			rdmarw__warn_once(&bad_env_warned,
+					  "RDMARW_LOG_LEVEL='%.32s' is none of "
+					  "none, err, warn, info, debug, 0-4: "
+					  "using warn",
+					  bad);
 	}
 	return (enum rdmarw_log_level)level;
+}
+
+/*
+ * Settle the level when the library is loaded, so that a value of
+ * RDMARW_LOG_LEVEL that names no level is reported even by a program
+ * that never gets a message.
+ */
+__attribute__((constructor)) static void log_level_at_load(void)
+{
+	rdmarw_get_log_level();
 }
 
 int rdmarw_set_log_level(enum rdmarw_log_level level)

@@ -5,7 +5,14 @@
  * moves expired timers to the run list, takes the first item no other
  * worker is running (non-reentrance), runs it unlocked, and broadcasts
  * "idle" after each item so that flushes and cancels can re-check.
+ *
+ * A wait that only the waiting worker could end (destroying, flushing or
+ * synchronously cancelling from inside one of the queue's own items, which
+ * the kernel's lockdep reports and which then deadlocks) is refused with
+ * one warning per kind, and the call returns without waiting or freeing.
  */
+#include "core/core.h"
+
 #include <rdmarw/kernel.h>
 #include <rdmarw/workqueue.h>
 
@@ -30,6 +37,12 @@ struct workqueue_struct {
 	struct work_struct **running; /* per worker, under lock */
 	bool stop;
 };
+
+/* The queue and the item this thread runs, when it is a worker. */
+static __thread struct workqueue_struct *cur_wq;
+static __thread const struct work_struct *cur_work;
+
+static struct workqueue_struct *system_wq_ptr;
 
 struct worker_arg {
 	struct workqueue_struct *wq;
@@ -104,6 +117,7 @@ static void *worker(void *p)
 	int me = arg->idx;
 
 	free(arg);
+	cur_wq = wq;
 	pthread_mutex_lock(&wq->lock);
 	for (;;) {
 		struct work_struct *w, *found = NULL;
@@ -120,7 +134,9 @@ static void *worker(void *p)
 			found->pending = false;
 			wq->running[me] = found;
 			pthread_mutex_unlock(&wq->lock);
+			cur_work = found;
 			found->func(found); /* may free or requeue it */
+			cur_work = NULL;
 			pthread_mutex_lock(&wq->lock);
 			wq->running[me] = NULL;
 			pthread_cond_broadcast(&wq->idle);
@@ -192,11 +208,27 @@ fail:
 
 void destroy_workqueue(struct workqueue_struct *wq)
 {
+	static bool own_warned, system_warned;
 	struct delayed_work *d, *n;
 	int i;
 
 	if (!wq)
 		return;
+	/* a worker would join itself, then run on in the freed queue */
+	if (wq == cur_wq) {
+		rdmarw__warn_once(&own_warned,
+				  "destroy_workqueue(%s) from one of its own "
+				  "work items: refused, the queue is left as "
+				  "it is",
+				  wq->name);
+		return;
+	}
+	if (wq == __atomic_load_n(&system_wq_ptr, __ATOMIC_ACQUIRE)) {
+		rdmarw__warn_once(&system_warned,
+				  "destroy_workqueue(system_wq): refused, the "
+				  "shared queue lives as long as the process");
+		return;
+	}
 	pthread_mutex_lock(&wq->lock);
 	list_for_each_entry_safe(d, n, &wq->timers, timer) {
 		WARN_ON_ONCE("destroy_workqueue() with a delayed work armed");
@@ -216,12 +248,32 @@ void destroy_workqueue(struct workqueue_struct *wq)
 	free(wq);
 }
 
+/*
+ * Under wq->lock: whether queueing on @wq must be refused because
+ * destroy_workqueue() is emptying it.  Its own items may still queue
+ * items to run at once (the kernel's chained work); anything else would
+ * be left on the list of a freed queue, or on an armed timer.
+ */
+static bool queue_refused(struct workqueue_struct *wq, bool timer,
+			  const char *what)
+{
+	static bool warned;
+
+	if (!wq->stop || (wq == cur_wq && !timer))
+		return false;
+	rdmarw__warn_once(&warned,
+			  "%s() on %s while destroy_workqueue() empties it: "
+			  "refused",
+			  what, wq->name);
+	return true;
+}
+
 bool queue_work(struct workqueue_struct *wq, struct work_struct *work)
 {
 	bool ret = false;
 
 	pthread_mutex_lock(&wq->lock);
-	if (!work->pending) {
+	if (!work->pending && !queue_refused(wq, false, "queue_work")) {
 		work->pending = true;
 		__atomic_store_n(&work->wq, wq, __ATOMIC_RELEASE);
 		list_add_tail(&work->entry, &wq->works);
@@ -271,7 +323,8 @@ bool queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
 	bool ret = false;
 
 	pthread_mutex_lock(&wq->lock);
-	if (!dwork->timer_armed && !dwork->work.pending) {
+	if (!dwork->timer_armed && !dwork->work.pending &&
+	    !queue_refused(wq, delay, "queue_delayed_work")) {
 		dwork_queue(wq, dwork, delay);
 		ret = true;
 	}
@@ -282,24 +335,68 @@ bool queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
 bool mod_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
 		      unsigned long delay)
 {
-	bool was;
+	bool was = false;
 
 	pthread_mutex_lock(&wq->lock);
-	was = dwork_unqueue(dwork);
-	dwork_queue(wq, dwork, delay);
+	if (!queue_refused(wq, delay, "mod_delayed_work")) {
+		was = dwork_unqueue(dwork);
+		dwork_queue(wq, dwork, delay);
+	}
 	pthread_mutex_unlock(&wq->lock);
 	return was;
 }
 
+/* Why waiting for an item would wait for the calling worker itself. */
+enum self_wait {
+	SELF_WAIT_NONE,
+	SELF_WAIT_ITSELF, /* the item is the one this worker runs */
+	SELF_WAIT_BEHIND, /* pending on this worker's one-worker queue */
+};
+
+/* Under wq->lock. */
+static enum self_wait self_wait(struct workqueue_struct *wq,
+				const struct work_struct *work)
+{
+	if (wq != cur_wq)
+		return SELF_WAIT_NONE;
+	if (work == cur_work)
+		return SELF_WAIT_ITSELF;
+	if (work->pending && wq->nthreads == 1)
+		return SELF_WAIT_BEHIND;
+	return SELF_WAIT_NONE;
+}
+
+/* One warning per call site and kind: @warned has one flag per kind. */
+static void warn_self_wait(bool warned[3], enum self_wait why, const char *what,
+			   struct workqueue_struct *wq)
+{
+	rdmarw__warn_once(&warned[why],
+			  "%s() from a work item of %s would wait for "
+			  "itself%s: refused, not waited for",
+			  what, wq->name,
+			  why == SELF_WAIT_BEHIND ?
+				  " (the item is queued behind it on the "
+				  "queue's one worker)" :
+				  "");
+}
+
 bool flush_work(struct work_struct *work)
 {
+	static bool warned[3];
 	struct workqueue_struct *wq =
 		__atomic_load_n(&work->wq, __ATOMIC_ACQUIRE);
+	enum self_wait why;
 	bool waited = false;
 
 	if (!wq)
 		return false;
 	pthread_mutex_lock(&wq->lock);
+	why = self_wait(wq, work);
+	if (why) {
+		pthread_mutex_unlock(&wq->lock);
+		warn_self_wait(warned, why, "flush_work", wq);
+		return false;
+	}
 	while (work->pending || work_running(wq, work)) {
 		waited = true;
 		pthread_cond_wait(&wq->idle, &wq->lock);
@@ -310,13 +407,24 @@ bool flush_work(struct work_struct *work)
 
 bool flush_delayed_work(struct delayed_work *dwork)
 {
+	static bool warned[3];
 	struct workqueue_struct *wq =
 		__atomic_load_n(&dwork->work.wq, __ATOMIC_ACQUIRE);
+	enum self_wait why;
 	bool armed;
 
 	if (!wq)
 		return false;
 	pthread_mutex_lock(&wq->lock);
+	why = self_wait(wq, &dwork->work);
+	/* an armed timer would become pending on this one-worker queue */
+	if (!why && dwork->timer_armed && wq == cur_wq && wq->nthreads == 1)
+		why = SELF_WAIT_BEHIND;
+	if (why) {
+		pthread_mutex_unlock(&wq->lock);
+		warn_self_wait(warned, why, "flush_delayed_work", wq);
+		return false;
+	}
 	armed = dwork->timer_armed;
 	if (armed) {
 		list_del_init(&dwork->timer);
@@ -330,12 +438,18 @@ bool flush_delayed_work(struct delayed_work *dwork)
 	return flush_work(&dwork->work) || armed;
 }
 
-/* Cancel under the lock; with @sync, then wait until it is not running. */
+/*
+ * Cancel under the lock; with @sync, then wait until it is not running
+ * (unless the caller is the item: what is pending is cancelled, and the
+ * caller's own run is not waited for).
+ */
 static bool cancel_common(struct work_struct *work, struct delayed_work *dwork,
 			  bool sync)
 {
+	static bool warned[2][3];
 	struct workqueue_struct *wq =
 		__atomic_load_n(&work->wq, __ATOMIC_ACQUIRE);
+	enum self_wait why = SELF_WAIT_NONE;
 	bool was;
 
 	if (!wq)
@@ -349,6 +463,17 @@ static bool cancel_common(struct work_struct *work, struct delayed_work *dwork,
 			list_del_init(&work->entry);
 			work->pending = false;
 		}
+	}
+	/* what was pending is gone: only the caller's own run is left */
+	if (sync)
+		why = self_wait(wq, work);
+	if (why) {
+		pthread_mutex_unlock(&wq->lock);
+		warn_self_wait(warned[!!dwork], why,
+			       dwork ? "cancel_delayed_work_sync" :
+				       "cancel_work_sync",
+			       wq);
+		return was;
 	}
 	while (sync && work_running(wq, work))
 		pthread_cond_wait(&wq->idle, &wq->lock);
@@ -373,6 +498,12 @@ bool cancel_delayed_work_sync(struct delayed_work *dwork)
 
 void flush_workqueue(struct workqueue_struct *wq)
 {
+	static bool warned[3];
+
+	if (wq == cur_wq) {
+		warn_self_wait(warned, SELF_WAIT_ITSELF, "flush_workqueue", wq);
+		return;
+	}
 	pthread_mutex_lock(&wq->lock);
 	for (;;) {
 		bool busy = !list_empty(&wq->works);
@@ -386,12 +517,12 @@ void flush_workqueue(struct workqueue_struct *wq)
 	pthread_mutex_unlock(&wq->lock);
 }
 
-static struct workqueue_struct *system_wq_ptr;
 static pthread_once_t system_wq_once = PTHREAD_ONCE_INIT;
 
 static void system_wq_create(void)
 {
-	system_wq_ptr = alloc_workqueue("events", 0, 0);
+	__atomic_store_n(&system_wq_ptr, alloc_workqueue("events", 0, 0),
+			 __ATOMIC_RELEASE);
 }
 
 struct workqueue_struct *rdmarw_system_wq(void)

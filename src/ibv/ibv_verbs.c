@@ -256,7 +256,7 @@ static bool zc_drop(struct ib_wc *wc)
 	struct ibv_qp_priv *iqp;
 	u64 *slot;
 
-	if (!wc->qp || !wc->qp->device->rdmarw_tx_guard)
+	if (!wc->qp)
 		return false;
 	iqp = to_iqp(wc->qp);
 	slot = (u64 *)(uintptr_t)wc->wr_id;
@@ -507,7 +507,13 @@ static void zc_signal(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
 
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if (!rdmarw__tx_zcopy(&iqp->ibqp, wr, len))
+	if (!rdmarw__tx_zcopy(
+		    iqp->ibqp.device, wr->opcode,
+		    wr->send_flags |
+			    (iqp->ibqp.sq_sig_type == IB_SIGNAL_ALL_WR ?
+				     IB_SEND_SIGNALED :
+				     0),
+		    len))
 		return;
 	slot = &iqp->zc_ids[iqp->zc_next];
 	iqp->zc_next = iqp->zc_next + 1 == iqp->zc_n ? 0 : iqp->zc_next + 1;
@@ -552,7 +558,7 @@ static int send_wr_to_ibv(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
 		o->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		o->wr.rdma.rkey = rdma_wr(wr)->rkey;
 	}
-	if (__builtin_expect(qp->device->rdmarw_tx_guard, 0))
+	if (__builtin_expect(iqp->zc_ids != NULL, 0)) /* guarded at creation */
 		zc_signal(iqp, o, wr);
 	return copy_sges(iqp, sges, wr->sg_list, wr->num_sge);
 }

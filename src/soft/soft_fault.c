@@ -40,7 +40,7 @@ static void fs_unlock(struct soft_fault_state *s)
 /* Recompute the hooks' flag (lock held). */
 static void fs_update_on(struct soft_fault_state *s)
 {
-	int on = s->nr_live || s->sq_depth || s->stalled;
+	int on = s->nr_live || s->sq_depth || s->stalled || s->zc;
 
 	__atomic_store_n(&s->on, on, __ATOMIC_RELEASE);
 }
@@ -202,8 +202,32 @@ static bool exec_first_time(struct soft_fault_state *s, u64 seq)
 	return true;
 }
 
+void rdmarw__soft_fault_zc(struct soft_qp *qp)
+{
+	struct soft_fault_state *s = &qp->fault;
+
+	fs_lock(s);
+	s->zc = true;
+	fs_update_on(s);
+	fs_unlock(s);
+}
+
+static enum soft_fault exec_rules(struct soft_qp *qp, struct soft_send_wqe *wqe,
+				  bool *stall);
+
+/* The rules, then (unguarded iWARP) siw's zero-copy model (soft_zcopy.c). */
 enum soft_fault rdmarw__soft_fault_exec(struct soft_qp *qp,
 					struct soft_send_wqe *wqe, bool *stall)
+{
+	enum soft_fault f = exec_rules(qp, wqe, stall);
+
+	if (f != SOFT_OK || *stall || !qp->zc_model)
+		return f;
+	return rdmarw__soft_zc_exec(qp, wqe);
+}
+
+static enum soft_fault exec_rules(struct soft_qp *qp, struct soft_send_wqe *wqe,
+				  bool *stall)
 {
 	struct soft_fault_state *s = &qp->fault;
 	struct soft_fault_slot sl;

@@ -148,6 +148,9 @@ bool rdmarw__soft_qp_to_err(struct soft_qp *qp);
 void rdmarw__soft_qp_kick(struct soft_qp *qp);
 /* Execute the Send Queue in this thread (unless another thread does). */
 void rdmarw__soft_qp_run(struct soft_qp *qp);
+/* Under the executor role (unless another thread has it): what siw's
+ * zero-copy model holds goes out (soft_zcopy.c), then any posted work. */
+void rdmarw__soft_qp_zc_flush(struct soft_qp *qp);
 /*
  * Move @qp's counters into its device's counters (the QP is going).  Call
  * with fabric->lock and the QP's executor role held, once no QP names it
@@ -172,11 +175,19 @@ enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
 
 /* At QP creation on a device with rdmarw_tx_zcopy_min: 0 or -ENOMEM. */
 int rdmarw__soft_zc_init(struct soft_qp *qp);
+/* soft_fault.c: the per-WQE hook of @qp stays on for the model. */
+void rdmarw__soft_fault_zc(struct soft_qp *qp);
 void rdmarw__soft_zc_fini(struct soft_qp *qp);
 /* The requester, for a SEND or WRITE that must wait behind held WQEs or
  * is zero-copy itself: hold it (it then completes as sent).  SOFT_OK, or
  * the local protection fault of a payload that cannot be copied. */
 enum soft_fault rdmarw__soft_zc_hold(struct soft_qp *qp,
+				     struct soft_send_wqe *wqe);
+/* The requester's hook (through rdmarw__soft_fault_exec(), the QP's fault
+ * flag is on): a SEND or WRITE that is zero-copy or finds WQEs held is held
+ * (SOFT_F_HELD, or the hold's fault); anything else first lets what is held
+ * go out and then executes (SOFT_OK). */
+enum soft_fault rdmarw__soft_zc_exec(struct soft_qp *qp,
 				     struct soft_send_wqe *wqe);
 /* Send what is held, oldest first (executor role). */
 void rdmarw__soft_zc_flush(struct soft_qp *qp);
@@ -198,6 +209,8 @@ void rdmarw__soft_zc_run_due(struct soft_fabric *f);
 void rdmarw__soft_resp_write(struct soft_qp *resp, struct soft_pkt *pkt);
 void rdmarw__soft_resp_read(struct soft_qp *resp, struct soft_pkt *pkt);
 void rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
+/* The same for a SEND or WRITE the zero-copy model held (soft_zcopy.c). */
+void rdmarw__soft_resp_late(struct soft_qp *resp, struct soft_pkt *pkt);
 /* The responder's second half when pkt->finish: invalidate, complete the
  * receive, move to ERR (no mem_lock held). */
 void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);

@@ -145,6 +145,25 @@ void rdmarw__soft_qp_run(struct soft_qp *qp)
 		exec_run(qp);
 }
 
+void rdmarw__soft_qp_zc_flush(struct soft_qp *qp)
+{
+	struct exec_frame me = { .qp = qp, .up = exec_top };
+	bool mine;
+
+	soft_spin_lock(&qp->sq_lock);
+	mine = exec_claim_locked(qp);
+	soft_spin_unlock(&qp->sq_lock);
+	if (!mine)
+		return; /* its executor runs; a later poll sends what it holds */
+	exec_top = &me;
+	rdmarw__soft_zc_flush(qp);
+	exec_top = me.up;
+	if (exec_again(qp))
+		exec_run(qp); /* posted meanwhile: run it, then let go */
+	else if (soft_load(&qp->kick_peer))
+		rdmarw__soft_qp_kick(qp);
+}
+
 void rdmarw__soft_qp_kick(struct soft_qp *qp)
 {
 	struct soft_fabric *f = qp->dev->fabric;
@@ -695,10 +714,6 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 	else if (wr->num_sge)
 		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
 	w->length = len;
-	/* siw's zero copy, modelled only where rdmarw does not guard it */
-	w->zcopy = __builtin_expect(qp->zc != NULL, 0) &&
-		   !qp->ibqp.device->rdmarw_tx_guard &&
-		   rdmarw__tx_zcopy(&qp->ibqp, wr, len);
 	w->ex = wr->ex.invalidate_rkey;
 	if (op->cls == SOFT_OPC_WRITE || op->cls == SOFT_OPC_READ) {
 		w->remote_addr = rdma_wr(wr)->remote_addr;

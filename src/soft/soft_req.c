@@ -177,10 +177,7 @@ enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
 	} else {
 		pkt.src = qp->req_rg;
 	}
-	if (cls == SOFT_OPC_WRITE)
-		rdmarw__soft_resp_write(qp->peer, &pkt);
-	else
-		rdmarw__soft_resp_send(qp->peer, &pkt);
+	rdmarw__soft_resp_late(qp->peer, &pkt);
 	if (!pkt.outcome) {
 		soft_br_read_unlock(qp->mem_rd);
 		return SOFT_OK;
@@ -244,13 +241,8 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	if (!fault && !stall) {
 		enum soft_op_class cls = wqe->op->cls;
 
-		/* siw's zero copy, unguarded: handed to TCP (soft_zcopy.c) */
-		if (__builtin_expect(qp->zc != NULL, 0) &&
-		    (cls == SOFT_OPC_WRITE || cls == SOFT_OPC_SEND) &&
-		    (wqe->zcopy || qp->zc->count))
-			fault = rdmarw__soft_zc_hold(qp, wqe);
 		/* The most common class first (a test, not a jump table). */
-		else if (cls == SOFT_OPC_WRITE)
+		if (cls == SOFT_OPC_WRITE)
 			fault = req_remote(qp, wqe, SOFT_OPC_WRITE);
 		else if (cls == SOFT_OPC_READ && !soft_load(&qp->ord))
 			return req_no_ord(qp, wqe);
@@ -269,7 +261,9 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	if (stall)
 		return REQ_STALL;
 	soft_count(&qp->st_wrs, 1);
-	if (__builtin_expect(!fault && !term, 1)) {
+	/* SOFT_F_HELD: siw's zero-copy model (soft_zcopy.c) holds it: sent, as
+	 * siw sees it.  One call of the completer: it stays inlined. */
+	if (__builtin_expect((!fault && !term) || fault == SOFT_F_HELD, 1)) {
 		rdmarw__soft_comp_send_ok(qp, wqe);
 		return REQ_DONE;
 	}
@@ -286,9 +280,6 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 inline __attribute__((always_inline)) void
 rdmarw__soft_requester(struct soft_qp *qp)
 {
-	/* What the zero-copy model held goes out before anything new. */
-	if (__builtin_expect(qp->zc != NULL, 0) && qp->zc->count)
-		rdmarw__soft_zc_flush(qp);
 	for (;;) {
 		struct soft_send_wqe *wqe;
 		enum ib_qp_state state;
@@ -296,11 +287,6 @@ rdmarw__soft_requester(struct soft_qp *qp)
 		if (qp->sq_exec == soft_load(&qp->sq_prod))
 			return;
 		wqe = &qp->sq[qp->sq_exec & qp->sq_mask];
-		/* A READ or local operation waits for what went before. */
-		if (__builtin_expect(qp->zc != NULL, 0) && qp->zc->count &&
-		    wqe->op->cls != SOFT_OPC_WRITE &&
-		    wqe->op->cls != SOFT_OPC_SEND)
-			rdmarw__soft_zc_flush(qp);
 		state = soft_qp_state(qp);
 		if (state == IB_QPS_ERR) {
 			rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);

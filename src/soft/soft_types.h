@@ -94,6 +94,7 @@ struct soft_fault_slot {
  */
 struct soft_fault_state {
 	int on;
+	bool zc;
 	struct soft_spin lock;
 	struct soft_fault_slot slots[SOFT_FAULT_MAX_RULES];
 	u32 nr_live;
@@ -619,7 +620,9 @@ struct soft_qp {
 	u32 sig_all;
 	bool exec_busy;
 	bool kick_peer;
+	bool zc_model; /* unguarded iWARP: siw's zero copy, modelled (@zc) */
 	u8 ord; /* READs the requester may have outstanding (soft_qp_ord()) */
+	u32 zc_held; /* WQEs @zc holds (executor only) */
 	int run_req;
 	u64 sq_prod;
 	u64 sq_exec;
@@ -704,6 +707,9 @@ enum soft_fault {
 	/* Not a completion: the responder found no receive (RNR); the
 	 * requester waits.  It never reaches rdmarw__soft_status(). */
 	SOFT_F_RNR = SOFT_F_NR,
+	/* Not a completion either: siw's zero-copy model held the WQE
+	 * (soft_zcopy.c); it completes as sent. */
+	SOFT_F_HELD,
 };
 
 /**

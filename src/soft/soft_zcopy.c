@@ -14,11 +14,12 @@
  * complete when they are "handed to TCP" -- held here -- and reach the peer
  * later, in order: a zero-copy one with its sources read then, any other
  * with the payload copied when it was held (siw copies those into the
- * socket).  They go out when the QP's executor next runs (a post, a kick),
- * before a READ or local operation, when the ring is full, and when a
- * poller finds a CQ of the device empty or arms it: after the completion
- * was seen, as on the wire.  With rdmarw_tx_guard (the default) no WQE is
- * zero-copy and nothing is ever held.
+ * socket).  They go out before a READ or local operation, when the ring is
+ * full, and when a poller of the fabric finds its CQ empty or arms it:
+ * after the completion was seen, as on the wire.  The requester reaches the
+ * model through its per-WQE hook (the QP's fault flag stays on), so the
+ * fast path pays nothing.  With rdmarw_tx_guard (the default, read when a
+ * QP is created) no WQE is zero-copy and nothing is modelled.
  */
 #include "soft/soft_access.h"
 #include "soft/soft_resp.h"
@@ -30,7 +31,9 @@ int rdmarw__soft_zc_init(struct soft_qp *qp)
 	struct soft_zc *zc;
 	u32 i;
 
-	if (!qp->ibqp.device->rdmarw_tx_zcopy_min)
+	/* Guarded (the default), no WQE is ever zero-copy: nothing to model. */
+	if (!qp->ibqp.device->rdmarw_tx_zcopy_min ||
+	    qp->ibqp.device->rdmarw_tx_guard)
 		return 0;
 	zc = calloc(1, sizeof(*zc));
 	if (!zc)
@@ -48,6 +51,8 @@ int rdmarw__soft_zc_init(struct soft_qp *qp)
 	for (i = 0; i < zc->n; i++)
 		zc->rec[i].wqe.sge = &zc->sges[(size_t)i * zc->max_sge];
 	qp->zc = zc;
+	qp->zc_model = true;
+	rdmarw__soft_fault_zc(qp);
 	return 0;
 }
 
@@ -62,6 +67,7 @@ void rdmarw__soft_zc_fini(struct soft_qp *qp)
 	free(zc->sges);
 	free(zc);
 	qp->zc = NULL;
+	qp->zc_model = false;
 }
 
 static void zc_set_due(struct soft_qp *qp, bool due)
@@ -128,8 +134,29 @@ enum soft_fault rdmarw__soft_zc_hold(struct soft_qp *qp,
 	r->wqe.sge = sge;
 	memcpy(sge, wqe->sge, wqe->num_sge * sizeof(*sge));
 	r->snap = snap;
-	zc->count++;
+	qp->zc_held = ++zc->count;
 	zc_set_due(qp, true);
+	return SOFT_OK;
+}
+
+enum soft_fault rdmarw__soft_zc_exec(struct soft_qp *qp,
+				     struct soft_send_wqe *wqe)
+{
+	enum soft_op_class cls = wqe->op->cls;
+	enum soft_fault fault;
+
+	/* the guard is off on this QP (rdmarw__soft_zc_init()) */
+	wqe->zcopy = rdmarw__tx_zcopy(qp->ibqp.device, wqe->opcode,
+				      wqe->signaled ? IB_SEND_SIGNALED : 0,
+				      wqe->length);
+	if (cls == SOFT_OPC_WRITE || cls == SOFT_OPC_SEND) {
+		if (!wqe->zcopy && !qp->zc_held)
+			return SOFT_OK;
+		fault = rdmarw__soft_zc_hold(qp, wqe);
+		return fault ? fault : SOFT_F_HELD;
+	}
+	if (qp->zc_held) /* a READ or local operation waits */
+		rdmarw__soft_zc_flush(qp);
 	return SOFT_OK;
 }
 
@@ -151,7 +178,7 @@ void rdmarw__soft_zc_flush(struct soft_qp *qp)
 		free(r->snap);
 		r->snap = NULL;
 		zc->first = (zc->first + 1) % zc->n;
-		zc->count--;
+		qp->zc_held = --zc->count;
 		if (fault)
 			rdmarw__soft_qp_to_err(qp);
 	}
@@ -171,6 +198,7 @@ void rdmarw__soft_zc_drop(struct soft_qp *qp)
 		zc->count--;
 	}
 	zc->first = 0;
+	qp->zc_held = 0;
 	zc_set_due(qp, false);
 }
 
@@ -194,7 +222,7 @@ void rdmarw__soft_zc_run_due(struct soft_fabric *f)
 	}
 	soft_mutex_unlock(&f->lock);
 	for (i = 0; i < n; i++)
-		rdmarw__soft_qp_run(run[i]);
+		rdmarw__soft_qp_zc_flush(run[i]);
 	if (!n)
 		return;
 	soft_mutex_lock(&f->lock);

@@ -25,8 +25,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NV_PORT 4420
 #define NV_NQN "nqn.2026-01.io.rdmarw:test"
@@ -44,6 +46,8 @@
  * @io_timeout_ms: host command timeout (default 2000)
  * @kato_ms: keep-alive (default 0: none)
  * @no_connect: do not create the host controller
+ * @file_backend: namespace 1 is a file (created under $TMPDIR or /tmp,
+ *                removed by nv_env_fini()) instead of the target's RAM
  */
 struct nv_cfg {
 	bool threaded;
@@ -57,6 +61,7 @@ struct nv_cfg {
 	unsigned int io_timeout_ms;
 	unsigned int kato_ms;
 	bool no_connect;
+	bool file_backend;
 	/* The target device's SGE limits (0: the profile's). */
 	int tdev_max_sge_rd;
 	int tdev_max_send_sge;
@@ -70,6 +75,7 @@ struct nv_env {
 	struct nvmeh_opts o;
 	struct nvmeh_ctrl *c;
 	u64 ns_size;
+	char path[256]; /* the file backend's, "" for none */
 };
 
 /*
@@ -97,6 +103,8 @@ static inline int nv_teardown(void **state)
 		soft_device_destroy(e->tdev);
 	if (!IS_ERR_OR_NULL(e->fab))
 		soft_fabric_destroy(e->fab);
+	if (e->path[0])
+		unlink(e->path);
 	memset(e, 0, sizeof(*e));
 	return 0;
 }
@@ -120,6 +128,19 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 	to.subnqn = NV_NQN;
 	to.ns[0].type = NVMET_BACKEND_RAM;
 	to.ns[0].size = e->ns_size;
+	if (cfg->file_backend) {
+		const char *dir = getenv("TMPDIR");
+		int fd;
+
+		snprintf(e->path, sizeof(e->path), "%s/nvmet-test-XXXXXX",
+			 dir && dir[0] ? dir : "/tmp");
+		fd = mkstemp(e->path);
+		if (fd < 0)
+			fail_msg("mkstemp %s: %s", e->path, strerror(errno));
+		close(fd);
+		to.ns[0].type = NVMET_BACKEND_FILE;
+		to.ns[0].path = e->path;
+	}
 	to.mdts_max = cfg->mdts_max;
 	to.inline_data_size = cfg->inline_size;
 	to.data_buf_size = cfg->data_buf_size;
@@ -188,6 +209,8 @@ static inline void nv_env_fini(struct nv_env *e)
 	e->tdev = NULL;
 	assert_int_equal(soft_fabric_destroy(e->fab), 0);
 	e->fab = NULL;
+	if (e->path[0])
+		unlink(e->path);
 	memset(e, 0, sizeof(*e));
 	nv_cur = NULL;
 }

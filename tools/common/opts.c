@@ -4,6 +4,8 @@
 
 #include "cli.h"
 
+#include <rdmarw/log.h>
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,22 @@ static const struct cli_opt cli_help = { "help", 'h', CLI_FLAG, NULL,
 static const struct cli_opt cli_ver = {
 	"version", 'V', CLI_FLAG, NULL, "the tool's and the library's version"
 };
+static const struct cli_opt cli_verbose = {
+	"verbose", 'v', CLI_FLAG, NULL,
+	"the library's messages: -v info, -vv debug\n(RDMARW_LOG_LEVEL)"
+};
+
+/* The tool's own -v/--verbose row (it also raises the log level), or NULL. */
+static const struct cli_opt *verbose_row(const struct cli_tool *tool)
+{
+	size_t i;
+
+	for (i = 0; i < tool->nr_opts; i++)
+		if (tool->opts[i].name &&
+		    !strcmp(tool->opts[i].name, cli_verbose.name))
+			return &tool->opts[i];
+	return NULL;
+}
 
 /* A mistake in a tool's table: say which row and stop. */
 static void table_error(const struct cli_tool *tool, const struct cli_opt *t,
@@ -55,6 +73,9 @@ static void check_row(const struct cli_tool *tool, const struct cli_opt *t)
 		table_error(tool, t, "the argument does not fit the option");
 	if (t->short_name == 'h' || t->short_name == 'V')
 		table_error(tool, t, "-h and -V are --help and --version");
+	if ((t->short_name == 'v') != !strcmp(t->name, cli_verbose.name) ||
+	    (t->short_name == 'v' && t->kind != CLI_FLAG))
+		table_error(tool, t, "-v is --verbose, a flag");
 }
 
 /* getopt_long()'s lists: every row's long name and alias, its letter. */
@@ -88,8 +109,11 @@ static void build_lists(const struct cli_tool *tool, struct option *lo,
 	}
 	lo[n++] = (struct option){ cli_help.name, no_argument, NULL, 'h' };
 	lo[n++] = (struct option){ cli_ver.name, no_argument, NULL, 'V' };
+	if (!verbose_row(tool))
+		lo[n++] = (struct option){ cli_verbose.name, no_argument, NULL,
+					   'v' };
 	lo[n] = (struct option){ NULL, 0, NULL, 0 };
-	strcpy(shorts, "hV");
+	strcpy(shorts, verbose_row(tool) ? "hV" : "hVv");
 }
 
 /* One option's lines of --help: its names and argument, then the text. */
@@ -137,6 +161,8 @@ static void usage(FILE *f, const struct cli_tool *tool)
 		snprintf(same, sizeof(same), "the same as --%s", t->name);
 		usage_opt(f, t, t->alias, same);
 	}
+	if (!verbose_row(tool))
+		usage_opt(f, &cli_verbose, cli_verbose.name, cli_verbose.help);
 	usage_opt(f, &cli_help, cli_help.name, cli_help.help);
 	usage_opt(f, &cli_ver, cli_ver.name, cli_ver.help);
 	if (tool->epilog)
@@ -194,11 +220,27 @@ static void apply(const struct cli_tool *tool, const struct cli_opt *t,
 		refuse(tool, t, arg, why);
 }
 
+/*
+ * -v/--verbose, each time given, raises the library's log level a step
+ * above the default (warn): -v info, -vv debug.  A more verbose
+ * RDMARW_LOG_LEVEL is kept.
+ */
+static void raise_log_level(unsigned int verbose)
+{
+	int want = RDMARW_LOG_WARN + (int)verbose;
+
+	if (want > RDMARW_LOG_DEBUG)
+		want = RDMARW_LOG_DEBUG;
+	if ((int)rdmarw_get_log_level() < want)
+		rdmarw_set_log_level((enum rdmarw_log_level)want);
+}
+
 int cli_opts_parse(const struct cli_tool *tool, void *opts, int argc,
 		   char **argv)
 {
-	struct option lo[2 * CLI_MAX_OPTS + 3];
-	char shorts[3 * CLI_MAX_OPTS + 3];
+	struct option lo[2 * CLI_MAX_OPTS + 4];
+	char shorts[3 * CLI_MAX_OPTS + 4];
+	unsigned int verbose = 0;
 	const struct cli_opt *t;
 	int c;
 
@@ -212,6 +254,12 @@ int cli_opts_parse(const struct cli_tool *tool, void *opts, int argc,
 			cli_version(tool->name);
 		if (c == '?')
 			exit(2); /* getopt said what, on one line */
+		if (c == 'v' ||
+		    (c >= CLI_VAL && tool->opts[c - CLI_VAL].name &&
+		     !strcmp(tool->opts[c - CLI_VAL].name, cli_verbose.name)))
+			verbose++;
+		if (c == 'v' && !verbose_row(tool))
+			continue;
 		if (c >= CLI_VAL) {
 			t = &tool->opts[c - CLI_VAL];
 		} else {
@@ -220,5 +268,7 @@ int cli_opts_parse(const struct cli_tool *tool, void *opts, int argc,
 		}
 		apply(tool, t, opts, optarg);
 	}
+	if (verbose)
+		raise_log_level(verbose);
 	return optind;
 }

@@ -13,6 +13,12 @@
  * ambiguous abbreviation) are left as getopt prints them; all of these
  * exit with status 2.  Checks that span options, and the positional
  * arguments, stay in the tool.
+ *
+ * -v/--verbose is the engine's too, in every tool: each -v raises the
+ * library's log level a step above warn (-v info, -vv debug; a more
+ * verbose RDMARW_LOG_LEVEL is kept).  A tool that has more to say with it
+ * declares its own "verbose" row (a CLI_FLAG on 'v'), which then also
+ * raises the level; no other row may use the letter v.
  */
 #ifndef RDMARW_TOOLS_OPTS_H
 #define RDMARW_TOOLS_OPTS_H
@@ -89,7 +95,8 @@ struct cli_opt {
  * @opts: the options, in --help's order
  * @nr_opts: how many rows @opts has
  *
- * The engine adds -h/--help and -V/--version after the last row.
+ * The engine adds -v/--verbose (unless the table has it), -h/--help and
+ * -V/--version after the last row.
  */
 struct cli_tool {
 	const char *name;

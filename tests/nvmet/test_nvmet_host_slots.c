@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The in-process host's request lifetime at a queue's teardown: a request
+ * ends once, when its last outstanding piece of work (its SEND, the
+ * response, the LOCAL_INV posted for an MR the target did not invalidate)
+ * is gone, whether that is a completion or the teardown.
+ *
+ * The case fuzz_nvmet_capsule found (issue 26, item 6): a request whose
+ * response has arrived waits for its LOCAL_INV; the queue is torn down
+ * while the LOCAL_INV's completion has not been processed yet (here: the
+ * queue's CQ thread is held in another request's @done, so the drain runs
+ * out of time).  The teardown ended the request, and the LOCAL_INV's
+ * completion, processed afterwards, ended it again: a NULL dereference
+ * (the slot's request was already gone) or a second @done.
+ */
+#include "nvmet_env.h"
+
+#include <pthread.h>
+
+struct gate {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	bool open;
+	int entered; /* @done calls that reached the gate */
+	bool left; /* one went through */
+};
+
+static struct gate gate_z, gate_a;
+static int done_b;
+static struct nvmeh_request rq_z, rq_a, rq_b;
+
+static void gate_init(struct gate *g)
+{
+	pthread_mutex_init(&g->m, NULL);
+	pthread_cond_init(&g->c, NULL);
+	g->open = false;
+	g->entered = 0;
+	g->left = false;
+}
+
+/* A request's @done: count, then wait for the gate (on the CQ thread). */
+static void gated_done(struct nvmeh_request *rq)
+{
+	struct gate *g = rq->priv;
+
+	pthread_mutex_lock(&g->m);
+	g->entered++;
+	pthread_cond_broadcast(&g->c);
+	while (!g->open)
+		pthread_cond_wait(&g->c, &g->m);
+	g->left = true;
+	pthread_cond_broadcast(&g->c);
+	pthread_mutex_unlock(&g->m);
+}
+
+static void gate_wait_entered(struct gate *g, int n)
+{
+	pthread_mutex_lock(&g->m);
+	while (g->entered < n)
+		pthread_cond_wait(&g->c, &g->m);
+	pthread_mutex_unlock(&g->m);
+}
+
+/* Wait (at most @sec seconds) until a @done went through @g. */
+static bool gate_wait_left(struct gate *g, int sec)
+{
+	struct timespec ts;
+	bool left;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += sec;
+	pthread_mutex_lock(&g->m);
+	while (!g->left && !pthread_cond_timedwait(&g->c, &g->m, &ts))
+		;
+	left = g->left;
+	pthread_mutex_unlock(&g->m);
+	return left;
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->m);
+	g->open = true;
+	pthread_cond_broadcast(&g->c);
+	pthread_mutex_unlock(&g->m);
+}
+
+/*
+ * B's @done, on the thread tearing the queue down, before it destroys the
+ * QP (which would drop the completions still queued): let the CQ thread
+ * go on, and give it the time to process what waits in the CQ.
+ */
+static void b_done(struct nvmeh_request *rq)
+{
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+	(void)rq;
+	if (__atomic_add_fetch(&done_b, 1, __ATOMIC_SEQ_CST) != 1)
+		return;
+	gate_open(&gate_a);
+	pthread_mutex_lock(&gate_a.m);
+	while (!gate_a.left)
+		pthread_cond_wait(&gate_a.c, &gate_a.m);
+	pthread_mutex_unlock(&gate_a.m);
+	nanosleep(&ts, NULL);
+}
+
+static void read_rq(struct nvmeh_request *rq, u32 nsid, void *buf,
+		    void (*done)(struct nvmeh_request *), void *priv)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_READ;
+	nvmeh_put32(rq->sqe + NVMEH_SQE_NSID, nsid);
+	nvmeh_put32(rq->sqe + NVMEH_SQE_CDW12, 8 - 1);
+	rq->data = buf;
+	rq->data_len = 4096;
+	rq->done = done;
+	rq->priv = priv;
+}
+
+static void test_late_local_inv(void **state)
+{
+	static struct nv_env e;
+	static u8 bz[4096], ba[4096], bb[4096];
+	struct soft_fault_rule stall = {
+		.type = SOFT_FAULT_STALL,
+		.nth = 1,
+		.opcodes = 1ull << IB_WR_LOCAL_INV,
+	};
+	unsigned int drain_ms = rdmarw_get_drain_timeout();
+	struct soft_fault_stats fs;
+	struct nvmeh_stats hs;
+	struct ib_qp *qp;
+	u8 w[4096], r[4096];
+
+	nv_env_init(&e, "rxe", &(struct nv_cfg){ .nr_io_queues = 1 });
+	gate_init(&gate_z);
+	gate_init(&gate_a);
+	done_b = 0;
+	qp = nvmeh_ctrl_qp(e.c, 1);
+	assert_non_null(qp);
+	assert_int_equal(soft_fault_arm_qp(qp, &stall), 0);
+
+	/* Z holds queue 1's CQ thread in its @done */
+	read_rq(&rq_z, 1, bz, gated_done, &gate_z);
+	assert_int_equal(nvmeh_submit(e.c, 1, &rq_z), 0);
+	gate_wait_entered(&gate_z, 1);
+	/*
+	 * B: a read of namespace 2, refused before its data is mapped, so
+	 * answered with a plain SEND: the host invalidates its MR itself
+	 * (the LOCAL_INV stalls).  A: a read answered after B's, whose
+	 * @done holds the CQ thread again.
+	 */
+	read_rq(&rq_b, 2, bb, b_done, NULL);
+	assert_int_equal(nvmeh_submit(e.c, 1, &rq_b), 0);
+	read_rq(&rq_a, 1, ba, gated_done, &gate_a);
+	assert_int_equal(nvmeh_submit(e.c, 1, &rq_a), 0);
+	gate_open(&gate_z);
+	gate_wait_entered(&gate_a, 1);
+	assert_int_equal(rq_a.error, 0);
+	assert_int_equal(rq_a.status, 0);
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.local_invs, 1);
+	assert_int_equal(soft_fault_qp_stats(qp, &fs), 0);
+	assert_true(fs.stalled);
+	assert_int_equal(__atomic_load_n(&done_b, __ATOMIC_SEQ_CST), 0);
+
+	/*
+	 * Tear the queues down while the CQ thread is held: the drain runs
+	 * out of time, the LOCAL_INV's flush waits in the CQ.  B must end,
+	 * once; its @done lets the CQ thread go on and process that flush.
+	 */
+	rdmarw_set_drain_timeout(50);
+	assert_int_equal(nvmeh_ctrl_reset(e.c), 0);
+	assert_true(gate_wait_left(&gate_a, 10));
+	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
+	rdmarw_set_drain_timeout(drain_ms);
+	/* the target's answer had arrived: B ends with it */
+	assert_int_equal(__atomic_load_n(&done_b, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(rq_b.error, 0);
+	assert_int_equal(rq_b.status, NVMEH_SC_INVALID_NS | NVMEH_SC_DNR);
+	assert_int_equal(gate_z.entered, 1);
+	assert_int_equal(gate_a.entered, 1);
+
+	/* the new queue serves */
+	nv_fill(w, sizeof(w), 9);
+	assert_int_equal(nvmeh_rw(e.c, 1, true, 16, 8, w), 0);
+	assert_int_equal(nvmeh_rw(e.c, 1, false, 16, 8, r), 0);
+	assert_memory_equal(w, r, sizeof(w));
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.resets, 1);
+	assert_int_equal(hs.reconnects, 1);
+	nv_env_fini(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_late_local_inv, nv_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
