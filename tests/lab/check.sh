@@ -6,42 +6,54 @@
 # and siw0, krping (examples/krping) over both, rping interop both ways, and
 # the kernel's NVMe-oF host against rdmarw-nvmet (nvmeof.sh).
 # Usage: sh tests/lab/check.sh BUILD_DIR.  Exit status: failed parts.
+# RDMARW_LAB_PARTS names the parts to run (default all: smoke info ibv srq
+# cm conformance krping interop nvmeof); lab.sh sets it per kernel
+# (RDMARW_LAB_KERNELS="6.1 6.12:nvmeof").
 build=${1:-build-lab}
 passed=0
 failed=0
+kernel=$(uname -r)
 
 part() {
-	echo "=== $1"
+	case " ${RDMARW_LAB_PARTS:-$1} " in
+	*" $1 "*) ;;
+	*) return 0 ;;
+	esac
 	shift
+	echo "=== [$kernel] $1"
+	shift
+	t0=$(date +%s)
 	if "$@"; then
 		passed=$((passed + 1))
+		echo "=== [$kernel] passed in $(($(date +%s) - t0)) s"
 	else
 		failed=$((failed + 1))
-		echo "=== FAILED: $*"
+		echo "=== [$kernel] FAILED in $(($(date +%s) - t0)) s: $*"
 	fi
 }
 
-part "smoke: devices and stock rping" sh tests/lab/smoke.sh
+part smoke "smoke: devices and stock rping" sh tests/lab/smoke.sh
 # rdmarw-info lists the ibv devices next to the software ones.
 info() {
 	"$build/tools/rdmarw-info" >/tmp/info.log || return 1
 	grep -E '^(rxe0|siw0) ' /tmp/info.log
 	grep -q '^rxe0 (ibv)' /tmp/info.log && grep -q '^siw0 (ibv)' /tmp/info.log
 }
-part "rdmarw-info: rxe0 and siw0 listed" info
-part "ibv backend: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
-part "ibv backend: SRQs (test_ibv_srq) on rxe0 and siw0" "$build/tests/test_ibv_srq"
-part "rdma_cm over librdmacm: test_cm_ibv on rxe0 and siw0" \
+part info "rdmarw-info: rxe0 and siw0 listed" info
+part ibv "ibv backend: test_ibv_rw on rxe0 and siw0" "$build/tests/test_ibv_rw"
+part srq "ibv backend: SRQs (test_ibv_srq) on rxe0 and siw0" "$build/tests/test_ibv_srq"
+part cm "rdma_cm over librdmacm: test_cm_ibv on rxe0 and siw0" \
 	"$build/tests/test_cm_ibv"
-part "conformance: tests/test_rw_*.c on rxe0 and siw0" \
+part conformance "conformance: tests/test_rw_*.c on rxe0 and siw0" \
 	sh tests/lab/conformance.sh "$build" rxe0 siw0
-part "examples/krping: server and client over rxe0 and siw0" \
+part krping "examples/krping: server and client over rxe0 and siw0" \
 	sh tests/lab/krping.sh "$build"
-part "interop: rping-server/-client against stock rping" \
+part interop "interop: rping-server/-client against stock rping" \
 	sh tests/lab/interop.sh "$build"
-# RDMARW_LAB_NVMEOF names the devices (default both: "rxe0 siw0").
+# RDMARW_LAB_NVMEOF names the devices (default both: "rxe0 siw0"), and
+# "full" there runs three rounds of the fio checks (nvmeof.sh).
 # shellcheck disable=SC2086
-part "nvmeof: the kernel's NVMe-oF host against rdmarw-nvmet" \
+part nvmeof "nvmeof: the kernel's NVMe-oF host against rdmarw-nvmet" \
 	sh tests/lab/nvmeof.sh "$build" ${RDMARW_LAB_NVMEOF:-rxe0 siw0}
-echo "lab: $passed passed, $failed failed"
+echo "lab: [$kernel] $passed passed, $failed failed"
 exit $failed

@@ -22,10 +22,10 @@ fail() {
 	poweroff -f
 }
 
+# In dependency order (lab.sh: modprobe --show-depends), siw.ko among them.
 for m in $(cat /lab/modules); do
 	insmod "/lab/ko/$m.ko" || fail "insmod $m"
 done
-insmod /lab/ko/siw.ko 2>/dev/null || fail "insmod siw"
 # The kernel NVMe-oF target's namespace (make lab-bench): one 128 MiB ramdisk.
 insmod /lab/ko/brd.ko rd_nr=1 rd_size=131072 || fail "insmod brd"
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
@@ -57,6 +57,8 @@ ulimit -l unlimited
 export RDMARW_LAB=1 LAB_RXE_ADDR=10.11.12.1 LAB_SIW_ADDR=10.11.13.1
 
 cd "$share" || fail "cd $share"
+# The host tells a boot that died before this line from a failed command.
+echo "RDMARW-LAB-START"
 sh /lab/run/cmd.sh
 rc=$?
 sync

@@ -2,40 +2,79 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Runs in the lab's guest (check.sh): the Linux kernel's NVMe-oF host
-# (nvme-rdma, nvme-cli, fio, ext4) against rdmarw-nvmet, on each device:
-#   discover and connect; fio random writes then a verify pass with crc32c
-#   (4 KiB and 128 KiB, depth 32, 4 jobs on their own regions); mkfs.ext4,
-#   files checksummed after a remount and again after a disconnect and a
-#   reconnect; then, on a file backend, the target killed (SIGKILL) while a
-#   fio job writes and restarted on the same file: the host reconnects, the
-#   job ends without an error and every block written before and across the
-#   restart verifies.
-# Usage: sh tests/lab/nvmeof.sh BUILD_DIR [rxe0|siw0]...
+# (nvme-rdma, nvme-cli, fio, ext4, util-linux) against rdmarw-nvmet, on each
+# device, every result line naming the kernel and the device:
+#   discover and connect;
+#   fio random writes, then a verify-only pass, crc32c (fio's header holds
+#   the block's offset, so a block carrying another block's data is caught:
+#   "verify: bad header offset"): 4 KiB and 128 KiB, depth 32, 2 and 4 jobs
+#   on regions of their own; the bad blocks are counted, each write pass
+#   has its own seed (so data of an earlier round cannot verify);
+#   blkdiscard beside a written region (util-linux's), no failed DISCARD in
+#   the host's log, the region still verifies;
+#   mkfs.ext4, files checksummed, e2fsck after the unmount, fstrim
+#   (util-linux's: the host's log must show no failed DISCARD, fstrim's
+#   word is not enough), checksums and e2fsck again; a disconnect, a
+#   reconnect, the checksums and e2fsck again;
+#   on a file backend, the target killed (SIGKILL) while fio writes and
+#   restarted on the same file: the host reconnects, the job ends without
+#   an error and every block written before and across the restart
+#   verifies.
+# Usage: sh tests/lab/nvmeof.sh BUILD_DIR [rxe0|siw0|full]...
+#   "full": three rounds of the fio checks (NVMEOF_ROUNDS overrides; the
+#   default is one).  NVMEOF_SCALE (1 to 4, default 1) multiplies the fio
+#   checks' regions: 4 KiB: 2 jobs of 8 MiB, 4 of 4 MiB (4096 blocks);
+#   128 KiB: 2 of 16 MiB, 4 of 8 MiB (256 blocks).
 # Exit status: the number of failed steps.
 build=${1:-build-lab}
 shift
-[ $# -gt 0 ] || set -- rxe0 siw0
+devs=
+rounds=${NVMEOF_ROUNDS:-1}
+scale=${NVMEOF_SCALE:-1}
+for w in "$@"; do
+	case $w in
+	full) rounds=${NVMEOF_ROUNDS:-3} ;;
+	*) devs="$devs $w" ;;
+	esac
+done
+[ -n "$devs" ] || devs="rxe0 siw0"
 target=$build/nvmet/rdmarw-nvmet
 NQN=nqn.2026-01.io.rdmarw:nvmet
 PORT=4421
+# verify_fatal=0: every bad block is reported (one "verify:" line each),
+# and fio still exits 0; the lines are counted.
 FIO="fio --ioengine=libaio --direct=1 --group_reporting --output-format=terse
---terse-version=3 --verify=crc32c --verify_fatal=1 --randrepeat=1
---verify_state_save=0"
+--terse-version=3 --verify=crc32c --verify_fatal=0 --verify_state_save=0"
+# Busybox has applets of these names (mke2fs, fstrim, blkdiscard): the
+# real ones, by path.
+MKFS=/usr/sbin/mkfs.ext4
+E2FSCK=/usr/sbin/e2fsck
+BLKDISCARD=/usr/sbin/blkdiscard
+FSTRIM=/usr/sbin/fstrim
+kernel=$(uname -r)
 failed=0
 tpid=
+seed=0
 work=/tmp/nvmeof
 mkdir -p "$work" /mnt/nvmeof
+: >"$work/results"
 . "${0%/*}/lib.sh"
 
-say() { echo "nvmeof: $*"; }
+say() { echo "nvmeof [$kernel $name]: $*"; }
 bad() {
 	say "FAILED: $*"
 	failed=$((failed + 1))
 	say "the target's last messages:"
 	grep -v "accepted\|I/O queue\|releasing\|timewait" "$work/target.log" |
-		tail -15
+		tail -8
 	say "the host's:"
-	dmesg | grep -i nvme | tail -15
+	dmesg | grep -i nvme | tail -8
+}
+
+# result WHAT...: a line for the summary at the end.
+result() {
+	say "result: $*"
+	echo "kernel=$kernel dev=$name $*" >>"$work/results"
 }
 
 # The target on $addr, ready when it says so (at most 30 s).
@@ -61,24 +100,66 @@ disconnect() {
 	return 1
 }
 
-# fio random writes on 4 regions, then a separate verify-only pass.
-# $1 block size, $2 bytes per job.
-fio_verify() {
-	local args="--name=v$1 --filename=/dev/$dev --rw=randwrite --bs=$1
---iodepth=32 --numjobs=4 --size=$2 --offset_increment=$2"
+# The host's log from line $1 on: a failed command (a DISCARD refused with
+# an NVMe status, an I/O error) fails the step; prints what it found.
+host_log_clean() {
+	dmesg | tail -n +"$(($1 + 1))" >"$work/dmesg.new"
+	! grep -E "I/O Error|I/O error|critical .*error|error, dev|\(DISCARD\)|Dataset Management" \
+		"$work/dmesg.new"
+}
 
+host_log_lines() {
+	dmesg | wc -l
+}
+
+# verify_pass LOG KIB: the verify pass's output in LOG: the bad blocks
+# (fio's "verify: bad header offset X, wanted Y" and "crc32c: verify
+# failed" lines) in $nbad, the first ones printed; fails when there is
+# any, or when fio read other than KIB KiB.
+verify_pass() {
+	local kib
+
+	nbad=$(grep -cE "verify: |: verify failed" "$1")
+	kib=$(fio_field "$1" 6)
+	if [ "$nbad" != 0 ]; then
+		grep -E "verify: |: verify failed" "$1" | head -3
+		return 1
+	fi
+	[ "$kib" = "$2" ] || {
+		say "the verify pass read ${kib:-no} KiB, not $2"
+		tail -20 "$1"
+		return 1
+	}
+}
+
+# fio_verify BS JOBS MIB ROUND: JOBS jobs of random writes of BS, MIB MiB
+# each on a region of its own, depth 32, then the same jobs' verify-only
+# pass; one result line with the bad blocks.
+fio_verify() {
+	local bs=$1 jobs=$2 size=$3M round=$4 args rc=0 blocks
+	local bsb
+
+	seed=$((seed + 1))
+	case $bs in
+	*k) bsb=$((${bs%k} * 1024)) ;;
+	*) bsb=$bs ;;
+	esac
+	blocks=$(($3 * 1048576 * jobs / bsb))
+	args="--name=v$bs --filename=/dev/$dev --rw=randwrite --bs=$bs
+--iodepth=32 --numjobs=$jobs --size=$size --offset_increment=$size
+--randseed=$((seed * 7919 + ${kseed:-0}))"
 	# shellcheck disable=SC2086
-	timeout 180 $FIO $args --do_verify=0 >"$work/fio-w.log" 2>&1 || {
-		cat "$work/fio-w.log"
+	timeout 300 $FIO $args --do_verify=0 >"$work/fio-w.log" 2>&1 || {
+		tail -20 "$work/fio-w.log"
+		result "check=fio bs=$bs jobs=$jobs round=$round write-failed"
 		return 1
 	}
 	# shellcheck disable=SC2086
-	timeout 180 $FIO $args --verify_only=1 >"$work/fio-v.log" 2>&1 || {
-		cat "$work/fio-v.log"
-		return 1
-	}
-	say "fio $1: wrote $(fio_field "$work/fio-w.log" 47) KiB," \
-		"verified $(fio_field "$work/fio-v.log" 6) KiB"
+	timeout 300 $FIO $args --verify_only=1 >"$work/fio-v.log" 2>&1 || rc=$?
+	verify_pass "$work/fio-v.log" $(($3 * 1024 * jobs)) || rc=1
+	result "check=fio bs=$bs jobs=$jobs round=$round blocks=$blocks" \
+		"bad=$nbad"
+	return $rc
 }
 
 discover() {
@@ -87,10 +168,51 @@ discover() {
 		grep -q "trsvcid: *$PORT" "$work/disc.log"
 }
 
-ext4_files() {
-	local i
+# blkdiscard (util-linux) of 256 KiB right after an 8 MiB region fio wrote,
+# then of everything from 16 MiB on (as many Dataset Management commands as
+# the host makes of it): both succeed, the host's log shows no failed
+# command, the region verifies.
+discard_raw() {
+	local n0 rc=0
+	local args="--name=keep --filename=/dev/$dev --rw=write --bs=64k
+--iodepth=8 --size=8M"
 
-	mkfs.ext4 -q -F "/dev/$dev" || return 1
+	seed=$((seed + 1))
+	args="$args --randseed=$((seed * 7919 + ${kseed:-0}))"
+	# shellcheck disable=SC2086
+	$FIO $args --do_verify=0 >"$work/fio-w.log" 2>&1 || {
+		tail -20 "$work/fio-w.log"
+		return 1
+	}
+	n0=$(host_log_lines)
+	$BLKDISCARD -o 8M -l 256K "/dev/$dev" || rc=1
+	$BLKDISCARD -o 16M "/dev/$dev" || rc=1
+	host_log_clean "$n0" || rc=1
+	# shellcheck disable=SC2086
+	$FIO $args --verify_only=1 >"$work/fio-v.log" 2>&1 || rc=1
+	verify_pass "$work/fio-v.log" 8192 || rc=1
+	result "check=blkdiscard bad=$nbad status=$([ $rc = 0 ] && echo ok || echo FAILED)"
+	return $rc
+}
+
+# e2fsck -f -n: a clean file system exits 0.
+fsck_clean() {
+	$E2FSCK -f -n "/dev/$dev" >"$work/fsck.log" 2>&1 || {
+		cat "$work/fsck.log"
+		return 1
+	}
+}
+
+# mkfs.ext4 (it discards the whole device first and says nothing when that
+# fails: mkfs_discard says what the host's log said), files checksummed,
+# e2fsck after the unmount, the checksums after a mount, e2fsck again.
+ext4_files() {
+	local i n0
+
+	n0=$(host_log_lines)
+	$MKFS -q -F "/dev/$dev" || return 1
+	mkfs_discard=ok
+	host_log_clean "$n0" || mkfs_discard=FAILED
 	mount "/dev/$dev" /mnt/nvmeof || return 1
 	for i in 1 2 3 4; do
 		dd if=/dev/urandom of=/mnt/nvmeof/f$i bs=64k count=$((i * 8)) \
@@ -98,26 +220,58 @@ ext4_files() {
 	done
 	(cd /mnt/nvmeof && sha256sum f1 f2 f3 f4) >"$work/sums"
 	umount /mnt/nvmeof || return 1
+	fsck_clean || return 1
 	mount "/dev/$dev" /mnt/nvmeof || return 1
 	(cd /mnt/nvmeof && sha256sum -c "$work/sums") || return 1
-	umount /mnt/nvmeof
+	umount /mnt/nvmeof || return 1
+	fsck_clean
+}
+
+# fstrim (util-linux) on the mounted file system: it trims some bytes (ext4
+# counts none when the discards fail, and fstrim exits 0 all the same), the
+# host's log shows no failed DISCARD; the files and the file system are
+# intact after it.
+ext4_fstrim() {
+	local n0 rc=0 bytes
+
+	mount "/dev/$dev" /mnt/nvmeof || return 1
+	# The free blocks of a deleted file are trimmed too.
+	dd if=/dev/urandom of=/mnt/nvmeof/gone bs=64k count=16 2>/dev/null &&
+		sync && rm /mnt/nvmeof/gone && sync || return 1
+	n0=$(host_log_lines)
+	$FSTRIM -v /mnt/nvmeof >"$work/fstrim.log" 2>&1 || rc=1
+	cat "$work/fstrim.log"
+	# "/mnt/nvmeof: 60.5 MiB (63438848 bytes) trimmed"
+	bytes=$(sed -n 's/.*(\([0-9]*\) bytes) trimmed.*/\1/p' "$work/fstrim.log")
+	[ "${bytes:-0}" -gt 0 ] || rc=1
+	host_log_clean "$n0" || rc=1
+	(cd /mnt/nvmeof && sha256sum -c "$work/sums" >/dev/null) || rc=1
+	umount /mnt/nvmeof || return 1
+	fsck_clean || rc=1
+	result "check=fstrim bytes=${bytes:-0} status=$([ $rc = 0 ] && echo ok || echo FAILED)"
+	return $rc
 }
 
 # After a reconnect: the files of ext4_files are still there, byte for byte.
 ext4_again() {
 	mount "/dev/$dev" /mnt/nvmeof || return 1
 	(cd /mnt/nvmeof && sha256sum -c "$work/sums") || return 1
-	umount /mnt/nvmeof
+	umount /mnt/nvmeof || return 1
+	fsck_clean
 }
 
 # The target killed during I/O and restarted on its file.
 kill_restart() {
-	local img=$work/ns.img fpid rc
+	local img=$work/ns.img fpid rc bad1 bad2
 	local pre="--name=pre --filename=/dev/$dev --rw=write --bs=64k
 --iodepth=8 --size=16M"
 	local dur="--name=dur --filename=/dev/$dev --rw=randwrite --bs=4k
 --iodepth=32 --numjobs=2 --size=24M --offset=16M --offset_increment=24M"
 
+	seed=$((seed + 1))
+	pre="$pre --randseed=$((seed * 7919 + ${kseed:-0}))"
+	seed=$((seed + 1))
+	dur="$dur --randseed=$((seed * 7919 + ${kseed:-0}))"
 	rm -f "$img"
 	start_target --file-size 64M --file "$img" || return 1
 	# Queued I/O waits for the path; the host retries every second.
@@ -146,55 +300,82 @@ kill_restart() {
 		return 1
 	}
 	say "writer done after the restart"
+	rc=0
 	# shellcheck disable=SC2086
-	$FIO $pre --verify_only=1 >"$work/fio-v.log" 2>&1 || {
-		cat "$work/fio-v.log"
-		return 1
-	}
+	$FIO $pre --verify_only=1 >"$work/fio-v.log" 2>&1 || rc=1
+	verify_pass "$work/fio-v.log" 16384 || rc=1
+	bad1=$nbad
 	# shellcheck disable=SC2086
-	$FIO $dur --verify_only=1 >"$work/fio-v.log" 2>&1 || {
-		cat "$work/fio-v.log"
-		return 1
-	}
+	$FIO $dur --verify_only=1 >"$work/fio-v.log" 2>&1 || rc=1
+	verify_pass "$work/fio-v.log" 49152 || rc=1
+	bad2=$nbad
+	result "check=kill-restart blocks=$((256 + 12288)) bad=$((bad1 + bad2))"
+	[ $rc = 0 ] || return 1
 	say "all acknowledged blocks verify after the restart"
 	disconnect
 }
 
+# step WHAT CMD...: CMD's outcome, and how long it took.
 step() {
-	local what=$1
+	local what=$1 t0=$(date +%s)
 
 	shift
 	if "$@"; then
-		say "ok: $what ($name)"
+		say "ok: $what ($(($(date +%s) - t0)) s)"
 	else
-		bad "$what ($name)"
+		bad "$what ($(($(date +%s) - t0)) s)"
 		return 1
 	fi
 }
 
-for name in "$@"; do
+# A seed of its own for each boot (and so each kernel): a block of an
+# earlier run cannot verify either.
+kseed=$(($(date +%s) % 100000))
+for name in $devs; do
 	addr=$(lab_addr "$name") || {
 		bad "unknown device $name"
 		continue
 	}
 	: >"$work/target.log"
-	say "=== $name ($addr port $PORT)"
-	if ! step "target starts" start_target --ram 64M; then
+	say "=== $name ($addr port $PORT), $rounds round(s), scale $scale"
+	if ! step "target starts" start_target --ram 128M; then
 		continue
 	fi
 	if step "discover" discover && step "connect" connect; then
-		step "fio 4k randwrite + verify, qd32 x4" fio_verify 4k 4M
-		step "fio 128k randwrite + verify, qd32 x4" fio_verify 128k 8M
-		step "ext4: files checksummed after a remount" ext4_files
+		r=1
+		while [ $r -le "$rounds" ]; do
+			step "fio 4k randwrite + verify, qd32 x2, round $r" \
+				fio_verify 4k 2 $((8 * scale)) $r
+			step "fio 4k randwrite + verify, qd32 x4, round $r" \
+				fio_verify 4k 4 $((4 * scale)) $r
+			step "fio 128k randwrite + verify, qd32 x2, round $r" \
+				fio_verify 128k 2 $((16 * scale)) $r
+			step "fio 128k randwrite + verify, qd32 x4, round $r" \
+				fio_verify 128k 4 $((8 * scale)) $r
+			r=$((r + 1))
+		done
+		step "blkdiscard beside a written region" discard_raw
+		mkfs_discard=
+		if step "ext4: files checksummed and e2fsck after a remount" \
+			ext4_files; then
+			result "check=mkfs-discard status=$mkfs_discard"
+			step "mkfs.ext4's discard of the device" \
+				test "$mkfs_discard" = ok
+			step "ext4: fstrim, then the files and e2fsck" ext4_fstrim
+		fi
 		step "disconnect" disconnect &&
 			step "reconnect" connect &&
-			step "ext4: files intact after the reconnect" ext4_again
+			step "ext4: files intact and e2fsck after the reconnect" \
+				ext4_again
 		step "disconnect again" disconnect
 	fi
 	nvmet_stop
-	step "kill -9 during I/O, restart on the file" kill_restart
+	step "kill -9 during I/O, restart on the file, verify" kill_restart
 	nvmet_stop
 	nvme disconnect -n $NQN >/dev/null 2>&1
 done
+name=all
+say "summary:"
+sed 's/^/nvmeof-result: /' "$work/results"
 say "$failed failed"
 exit $failed
