@@ -42,6 +42,8 @@ LAB_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$LAB_DIR/../.." && pwd)
 CACHE=${RDMARW_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmarw-lab}
 TIMEOUT=${RDMARW_LAB_TIMEOUT:-600}
+# Seconds a boot may take to reach the command (3 to 60 s seen under TCG).
+BOOT_TIMEOUT=${RDMARW_LAB_BOOT_TIMEOUT:-240}
 MARK=RDMARW-LAB-EXIT
 START_MARK=RDMARW-LAB-START
 
@@ -431,6 +433,21 @@ console_filter() {
 		-e "/^$START_MARK\$/d" -e '/^$/d' -e '/reboot: Power down/d'
 }
 
+# boot_watch RUN: a boot that has not reached the command after
+# BOOT_TIMEOUT seconds is stopped (qemu's pid in RUN/qemu.pid; RUN/boot-hung
+# says so): under TCG a boot now and then hangs, silently, before init runs.
+boot_watch() {
+	local run=$1 pid
+
+	for _ in $(seq "$BOOT_TIMEOUT"); do
+		sleep 1
+		grep -q "^$START_MARK" "$run/console.log" 2>/dev/null && return 0
+	done
+	pid=$(cat "$run/qemu.pid" 2>/dev/null) || return 0
+	touch "$run/boot-hung"
+	kill "$pid" 2>/dev/null || true
+}
+
 # Boot the guest once and run "$*" inside; prints the guest's output.
 # Returns the command's status; 124 when the guest timed out, 125 when it
 # gave none, 126 when it died before the command started (its boot).
@@ -442,18 +459,27 @@ boot_guest() {
 	printf '%s\n' "$*" >"$run/cmd.sh"
 	append="console=ttyS0 panic=-1 lab.share=$REPO ${RDMARW_LAB_APPEND:-}"
 	[ "${RDMARW_LAB_VERBOSE:-0}" = 1 ] || append="$append quiet loglevel=3"
+	: >"$out"
+	boot_watch "$run" &
+	watch=$!
 	set +e
 	timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 \
 		-machine q35 -cpu max -smp 2 -m 2G -nodefaults -nographic \
-		-no-reboot -serial stdio \
+		-no-reboot -serial stdio -pidfile "$run/qemu.pid" \
 		-kernel "$CACHE/$KVER/root/boot/vmlinuz-$KVER" \
 		-initrd "$INITRAMFS" -append "$append" \
 		-virtfs "local,path=$REPO,mount_tag=repo,security_model=none,multidevs=remap" \
 		-virtfs "local,path=$run,mount_tag=run,security_model=none,readonly=on" \
-		</dev/null 2>&1 | tr -d '\r' | tee "$out" | console_filter
+		</dev/null 2>&1 | tr -d '\r' | tee -a "$out" | console_filter
 	rc=${PIPESTATUS[0]}
 	set -e
-	if [ "$rc" = 124 ]; then
+	kill "$watch" 2>/dev/null || true
+	wait "$watch" 2>/dev/null || true
+	if [ -e "$run/boot-hung" ]; then
+		log "the guest did not reach its command in ${BOOT_TIMEOUT}s: stopped"
+		tail -5 "$out" >&2
+		rc=126
+	elif [ "$rc" = 124 ]; then
 		log "guest timed out after ${TIMEOUT}s"
 	elif grep -q "^$MARK=" "$out"; then
 		rc=$(sed -n "s/^$MARK=\([0-9]*\).*/\1/p" "$out" | tail -1)
@@ -470,8 +496,8 @@ boot_guest() {
 }
 
 # run_guest CMD: boot_guest, booted again (up to 3 boots) when a boot died
-# before the command started: TCG boots now and then end in an early
-# "Oops: int3"; that is no result of the command.
+# or hung before the command started: TCG boots now and then end in an
+# early "Oops: int3", or hang; that is no result of the command.
 run_guest() {
 	local n rc
 
