@@ -433,7 +433,8 @@ console_filter() {
 		-e "/^$START_MARK\$/d" -e '/^$/d' -e '/reboot: Power down/d'
 }
 
-# boot_watch RUN: a boot that has not reached the command after
+# boot_watch RUN: a boot that has not reached the command (the marker
+# comes after the firmware's screen codes, on the same line) after
 # BOOT_TIMEOUT seconds is stopped (qemu's pid in RUN/qemu.pid; RUN/boot-hung
 # says so): under TCG a boot now and then hangs, silently, before init runs.
 boot_watch() {
@@ -441,7 +442,7 @@ boot_watch() {
 
 	for _ in $(seq "$BOOT_TIMEOUT"); do
 		sleep 1
-		grep -q "^$START_MARK" "$run/console.log" 2>/dev/null && return 0
+		grep -aq "$START_MARK" "$run/console.log" 2>/dev/null && return 0
 	done
 	pid=$(cat "$run/qemu.pid" 2>/dev/null) || return 0
 	touch "$run/boot-hung"
@@ -470,7 +471,9 @@ boot_guest() {
 		-initrd "$INITRAMFS" -append "$append" \
 		-virtfs "local,path=$REPO,mount_tag=repo,security_model=none,multidevs=remap" \
 		-virtfs "local,path=$run,mount_tag=run,security_model=none,readonly=on" \
-		</dev/null 2>&1 | tr -d '\r' | tee -a "$out" | console_filter
+		</dev/null 2>&1 | sed -u 's/\r//g' | tee -a "$out" | console_filter
+	# (sed -u, not tr: tr holds a quiet boot's few lines in its buffer,
+	# and boot_watch would not see the command start.)
 	rc=${PIPESTATUS[0]}
 	set -e
 	kill "$watch" 2>/dev/null || true
@@ -483,7 +486,7 @@ boot_guest() {
 		log "guest timed out after ${TIMEOUT}s"
 	elif grep -q "^$MARK=" "$out"; then
 		rc=$(sed -n "s/^$MARK=\([0-9]*\).*/\1/p" "$out" | tail -1)
-	elif ! grep -q "^$START_MARK\$" "$out"; then
+	elif ! grep -aq "$START_MARK\$" "$out"; then
 		log "the guest died during its boot (qemu status $rc):"
 		grep -a -m3 -i 'oops\|panic\|BUG' "$out" >&2 || tail -5 "$out" >&2
 		rc=126
