@@ -1,41 +1,56 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# The RDMA lab: boots Debian's own kernel under qemu (TCG, no KVM) with the
-# kernel's soft-RoCE (rxe0 on dummy0) and soft-iWARP (siw0 on dummy1) and
-# runs one command inside.  The repository is shared into the guest at its
-# host path (virtio-9p), so freshly built binaries run without rebuilding
-# anything.  Everything fetched or built is cached outside the repository.
+# The RDMA lab: boots Debian's own kernels under qemu (TCG, no KVM) with
+# the kernel's soft-RoCE (rxe0 on dummy0) and soft-iWARP (siw0 on dummy1)
+# and runs one command inside.  The repository is shared into the guest at
+# its host path (virtio-9p), so freshly built binaries run without
+# rebuilding anything.  Everything fetched or built is cached outside the
+# repository, per kernel version.
 #
 # Usage: tests/lab/lab.sh prepare          fetch, build siw.ko, the initramfs
 #        tests/lab/lab.sh run CMD...       run the shell command CMD (from the
 #                                          repository root) in the guest
 #        tests/lab/lab.sh smoke            ibv_devinfo and stock rping on both
-#        tests/lab/lab.sh check            build, then smoke + the ibv
-#                                          backend's test + the rdma_cm
-#                                          test + the R/W
+#        tests/lab/lab.sh check            build, then, in each kernel, smoke
+#                                          + the ibv backend's tests + the
+#                                          rdma_cm test + the R/W
 #                                          conformance suite on rxe0 and
-#                                          siw0 + rping interop
-#                                          (what `make lab` runs)
+#                                          siw0 + krping + rping interop +
+#                                          the kernel's NVMe-oF host against
+#                                          rdmarw-nvmet (what `make lab`
+#                                          runs)
 #        tests/lab/lab.sh bench [ROUNDS]   build, then rdmarw-perf against
 #                                          perftest, and rdmarw-nvmet
 #                                          against the kernel's
 #                                          nvmet-rdma, on rxe0 and siw0
 #                                          (what `make lab-bench` runs)
 #        tests/lab/lab.sh clean            drop the cache
-# Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
+# Environment: RDMARW_LAB_KERNELS (default "6.1 6.12": the Debian kernel
+#              series `check` boots, in order; SERIES:PART,... runs only
+#              those parts of check.sh there, e.g. "6.1 6.12:nvmeof";
+#              prepare, run, smoke and bench boot the first one),
+#              RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
 #              RDMARW_LAB_TIMEOUT (seconds per guest run, default 600,
-#              1500 for bench),
+#              1200 for check, 1500 for bench),
+#              RDMARW_LAB_BOOT_TIMEOUT (seconds a boot may take to reach
+#              the command, default 240; then it is booted again),
+#              RDMARW_LAB_NVMEOF (check: nvmeof.sh's devices, and "full"
+#              for three rounds; NVMEOF_ROUNDS and NVMEOF_SCALE are handed
+#              to the guest too),
 #              RDMARW_LAB_BENCH (bench's parts, default "perf nvmeof";
 #              "nvmeof-prof": perf profiles of both NVMe-oF targets,
 #              NVMEOF_BENCH_PROF the cases, see nvmeof-bench.sh),
 #              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages),
+#              RDMARW_LAB_APPEND (more words for the kernel's command line),
 #              RDMARW_LAB_BINS (more host binaries whose libraries the
 #              guest needs; those in build-lab/ are looked at anyway),
 #              RDMARW_LAB_PERF=1 (put the host's perf, linux-perf, into the
 #              initramfs; RDMARW_LAB_BENCH=nvmeof-prof sets it).
 # The exit status of `run` is the command's; 124 if the guest timed out,
-# 125 if the guest ended without reporting a status.
+# 125 if the guest ended without reporting a status (or three boots died
+# before the command).  `check` exits with the sum of the kernels' failed
+# parts.
 set -euo pipefail
 
 LAB_DIR=$(cd "$(dirname "$0")" && pwd)
