@@ -110,7 +110,10 @@ test-fuzz: deps
 		echo "fuzz_$$t: $$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' build-fuzz/fuzz_$$t.log), 0 crashes"; \
 	done
 
-# The RDMA lab (tests/lab/README.md): the kernel's rxe and siw under qemu.
+# The RDMA lab (tests/lab/README.md): the kernel's rxe and siw under qemu,
+# in Debian's 6.1 and 6.12 kernels one after the other
+# (RDMARW_LAB_KERNELS="6.1 6.12", RDMARW_LAB_NVMEOF=full: three rounds of
+# the NVMe-oF integrity checks).
 lab:
 	tests/lab/lab.sh check
 

@@ -1,47 +1,64 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# The RDMA lab: boots Debian's own kernel under qemu (TCG, no KVM) with the
-# kernel's soft-RoCE (rxe0 on dummy0) and soft-iWARP (siw0 on dummy1) and
-# runs one command inside.  The repository is shared into the guest at its
-# host path (virtio-9p), so freshly built binaries run without rebuilding
-# anything.  Everything fetched or built is cached outside the repository.
+# The RDMA lab: boots Debian's own kernels under qemu (TCG, no KVM) with
+# the kernel's soft-RoCE (rxe0 on dummy0) and soft-iWARP (siw0 on dummy1)
+# and runs one command inside.  The repository is shared into the guest at
+# its host path (virtio-9p), so freshly built binaries run without
+# rebuilding anything.  Everything fetched or built is cached outside the
+# repository, per kernel version.
 #
 # Usage: tests/lab/lab.sh prepare          fetch, build siw.ko, the initramfs
 #        tests/lab/lab.sh run CMD...       run the shell command CMD (from the
 #                                          repository root) in the guest
 #        tests/lab/lab.sh smoke            ibv_devinfo and stock rping on both
-#        tests/lab/lab.sh check            build, then smoke + the ibv
-#                                          backend's test + the rdma_cm
-#                                          test + the R/W
+#        tests/lab/lab.sh check            build, then, in each kernel, smoke
+#                                          + the ibv backend's tests + the
+#                                          rdma_cm test + the R/W
 #                                          conformance suite on rxe0 and
-#                                          siw0 + rping interop
-#                                          (what `make lab` runs)
+#                                          siw0 + krping + rping interop +
+#                                          the kernel's NVMe-oF host against
+#                                          rdmarw-nvmet (what `make lab`
+#                                          runs)
 #        tests/lab/lab.sh bench [ROUNDS]   build, then rdmarw-perf against
 #                                          perftest, and rdmarw-nvmet
 #                                          against the kernel's
 #                                          nvmet-rdma, on rxe0 and siw0
 #                                          (what `make lab-bench` runs)
 #        tests/lab/lab.sh clean            drop the cache
-# Environment: RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
+# Environment: RDMARW_LAB_KERNELS (default "6.1 6.12": the Debian kernel
+#              series `check` boots, in order; SERIES:PART,... runs only
+#              those parts of check.sh there, e.g. "6.1 6.12:nvmeof";
+#              prepare, run, smoke and bench boot the first one),
+#              RDMARW_LAB_CACHE (default ~/.cache/rdmarw-lab),
 #              RDMARW_LAB_TIMEOUT (seconds per guest run, default 600,
-#              1500 for bench),
+#              1200 for check, 1500 for bench),
+#              RDMARW_LAB_BOOT_TIMEOUT (seconds a boot may take to reach
+#              the command, default 240; then it is booted again),
+#              RDMARW_LAB_NVMEOF (check: nvmeof.sh's devices, and "full"
+#              for three rounds; NVMEOF_ROUNDS and NVMEOF_SCALE are handed
+#              to the guest too),
 #              RDMARW_LAB_BENCH (bench's parts, default "perf nvmeof";
 #              "nvmeof-prof": perf profiles of both NVMe-oF targets,
 #              NVMEOF_BENCH_PROF the cases, see nvmeof-bench.sh),
 #              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages),
+#              RDMARW_LAB_APPEND (more words for the kernel's command line),
 #              RDMARW_LAB_BINS (more host binaries whose libraries the
 #              guest needs; those in build-lab/ are looked at anyway),
 #              RDMARW_LAB_PERF=1 (put the host's perf, linux-perf, into the
 #              initramfs; RDMARW_LAB_BENCH=nvmeof-prof sets it).
 # The exit status of `run` is the command's; 124 if the guest timed out,
-# 125 if the guest ended without reporting a status.
+# 125 if the guest ended without reporting a status (or three boots died
+# before the command).  `check` exits with the sum of the kernels' failed
+# parts.
 set -euo pipefail
 
 LAB_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$LAB_DIR/../.." && pwd)
 CACHE=${RDMARW_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmarw-lab}
 TIMEOUT=${RDMARW_LAB_TIMEOUT:-600}
+# Seconds a boot may take to reach the command (3 to 60 s seen under TCG).
+BOOT_TIMEOUT=${RDMARW_LAB_BOOT_TIMEOUT:-240}
 MARK=RDMARW-LAB-EXIT
 START_MARK=RDMARW-LAB-START
 
@@ -431,6 +448,22 @@ console_filter() {
 		-e "/^$START_MARK\$/d" -e '/^$/d' -e '/reboot: Power down/d'
 }
 
+# boot_watch RUN: a boot that has not reached the command (the marker
+# comes after the firmware's screen codes, on the same line) after
+# BOOT_TIMEOUT seconds is stopped (qemu's pid in RUN/qemu.pid; RUN/boot-hung
+# says so): under TCG a boot now and then hangs, silently, before init runs.
+boot_watch() {
+	local run=$1 pid
+
+	for _ in $(seq "$BOOT_TIMEOUT"); do
+		sleep 1
+		grep -aq "$START_MARK" "$run/console.log" 2>/dev/null && return 0
+	done
+	pid=$(cat "$run/qemu.pid" 2>/dev/null) || return 0
+	touch "$run/boot-hung"
+	kill "$pid" 2>/dev/null || true
+}
+
 # Boot the guest once and run "$*" inside; prints the guest's output.
 # Returns the command's status; 124 when the guest timed out, 125 when it
 # gave none, 126 when it died before the command started (its boot).
@@ -442,22 +475,33 @@ boot_guest() {
 	printf '%s\n' "$*" >"$run/cmd.sh"
 	append="console=ttyS0 panic=-1 lab.share=$REPO ${RDMARW_LAB_APPEND:-}"
 	[ "${RDMARW_LAB_VERBOSE:-0}" = 1 ] || append="$append quiet loglevel=3"
+	: >"$out"
+	boot_watch "$run" &
+	watch=$!
 	set +e
 	timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 \
 		-machine q35 -cpu max -smp 2 -m 2G -nodefaults -nographic \
-		-no-reboot -serial stdio \
+		-no-reboot -serial stdio -pidfile "$run/qemu.pid" \
 		-kernel "$CACHE/$KVER/root/boot/vmlinuz-$KVER" \
 		-initrd "$INITRAMFS" -append "$append" \
 		-virtfs "local,path=$REPO,mount_tag=repo,security_model=none,multidevs=remap" \
 		-virtfs "local,path=$run,mount_tag=run,security_model=none,readonly=on" \
-		</dev/null 2>&1 | tr -d '\r' | tee "$out" | console_filter
+		</dev/null 2>&1 | sed -u 's/\r//g' | tee -a "$out" | console_filter
+	# (sed -u, not tr: tr holds a quiet boot's few lines in its buffer,
+	# and boot_watch would not see the command start.)
 	rc=${PIPESTATUS[0]}
 	set -e
-	if [ "$rc" = 124 ]; then
+	kill "$watch" 2>/dev/null || true
+	wait "$watch" 2>/dev/null || true
+	if [ -e "$run/boot-hung" ]; then
+		log "the guest did not reach its command in ${BOOT_TIMEOUT}s: stopped"
+		tail -5 "$out" >&2
+		rc=126
+	elif [ "$rc" = 124 ]; then
 		log "guest timed out after ${TIMEOUT}s"
 	elif grep -q "^$MARK=" "$out"; then
 		rc=$(sed -n "s/^$MARK=\([0-9]*\).*/\1/p" "$out" | tail -1)
-	elif ! grep -q "^$START_MARK\$" "$out"; then
+	elif ! grep -aq "$START_MARK\$" "$out"; then
 		log "the guest died during its boot (qemu status $rc):"
 		grep -a -m3 -i 'oops\|panic\|BUG' "$out" >&2 || tail -5 "$out" >&2
 		rc=126
@@ -470,8 +514,8 @@ boot_guest() {
 }
 
 # run_guest CMD: boot_guest, booted again (up to 3 boots) when a boot died
-# before the command started: TCG boots now and then end in an early
-# "Oops: int3"; that is no result of the command.
+# or hung before the command started: TCG boots now and then end in an
+# early "Oops: int3", or hang; that is no result of the command.
 run_guest() {
 	local n rc
 
