@@ -7,7 +7,7 @@
 # the kernel's NVMe-oF host against rdmarw-nvmet (nvmeof.sh).
 # Usage: sh tests/lab/check.sh BUILD_DIR.  Exit status: failed parts.
 # RDMARW_LAB_PARTS names the parts to run (default all: smoke info ibv srq
-# cm conformance krping interop nvmeof); lab.sh sets it per kernel
+# cm conformance krping interop perf nvmeof); lab.sh sets it per kernel
 # (RDMARW_LAB_KERNELS="6.1 6.12:nvmeof").
 build=${1:-build-lab}
 passed=0
@@ -50,6 +50,15 @@ part krping "examples/krping: server and client over rxe0 and siw0" \
 	sh tests/lab/krping.sh "$build"
 part interop "interop: rping-server/-client against stock rping" \
 	sh tests/lab/interop.sh "$build"
+# rdmarw-perf's server and client as two processes on each device
+# (tests/cli/perf_cs.sh: latency percentiles ordered, every end's JSON).
+perf_cs() {
+	RDMARW_TEST_DEVICE=rxe0 RDMARW_TEST_ADDR=$LAB_RXE_ADDR \
+		sh tests/cli/perf_cs.sh "$build/tools/rdmarw-perf" || return 1
+	RDMARW_TEST_DEVICE=siw0 RDMARW_TEST_ADDR=$LAB_SIW_ADDR \
+		sh tests/cli/perf_cs.sh "$build/tools/rdmarw-perf"
+}
+part perf "rdmarw-perf: server and client processes on rxe0 and siw0" perf_cs
 # RDMARW_LAB_NVMEOF names the devices (default both: "rxe0 siw0"), and
 # "full" there runs three rounds of the fio checks (nvmeof.sh).
 # shellcheck disable=SC2086
