@@ -754,6 +754,122 @@ static void test_tx_guard(void **state)
 	}
 }
 
+/*
+ * The QP destroyed with the guard's WRs still to be polled (no drain):
+ * their completions, polled after the QP is gone, are still the guard's.
+ * A success is dropped, a flush comes back with the caller's wr_id; no
+ * slot address ever reaches the caller as a wr_id.
+ */
+static void test_tx_guard_undrained(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	struct ib_rdma_wr w[8];
+	struct ib_sge sge[8];
+	const struct ib_send_wr *bad = NULL;
+	struct ib_wc wc[8];
+	double until;
+	int i, n;
+
+	for (i = 0; i < 8; i++) {
+		sge[i] =
+			(struct ib_sge){ .addr = (uintptr_t)e->local + i * 8192,
+					 .length = 8192,
+					 .lkey = RDMARW_IBV_LOCAL_DMA_LKEY };
+		w[i] = (struct ib_rdma_wr){
+			.wr = { .wr_id = 0x100 + (u64)i,
+				.next = i < 7 ? &w[i + 1].wr : NULL,
+				.sg_list = &sge[i],
+				.num_sge = 1,
+				.opcode = IB_WR_RDMA_WRITE },
+			.remote_addr = (uintptr_t)e->remote + i * 8192,
+			.rkey = e->remote_mr->rkey,
+		};
+	}
+	assert_int_equal(ib_post_send(e->qp, &w[0].wr, &bad), 0);
+	rdma_destroy_qp(e->pair.id);
+	e->qp = e->pair.qp = NULL;
+	until = now_s() + 0.5;
+	while (now_s() < until) {
+		n = ib_poll_cq(e->ends.cq, 8, wc);
+		assert_true(n >= 0);
+		for (i = 0; i < n; i++) {
+			assert_in_range(wc[i].wr_id, 0x100, 0x107);
+			assert_int_not_equal(wc[i].status, IB_WC_SUCCESS);
+		}
+	}
+}
+
+/*
+ * Post @n (at most ARENA / 8 KiB) unsignalled 8 KiB WRITEs of byte @v;
+ * 0 or the post's error.
+ */
+static int post_writes(struct ibv_env *e, int n, u8 v)
+{
+	struct ib_rdma_wr w[ARENA / 8192];
+	struct ib_sge sge[ARENA / 8192];
+	const struct ib_send_wr *bad = NULL;
+	int i;
+
+	memset(e->local, v, 8192);
+	for (i = 0; i < n; i++) {
+		sge[i] = (struct ib_sge){ .addr = (uintptr_t)e->local,
+					  .length = 8192,
+					  .lkey = RDMARW_IBV_LOCAL_DMA_LKEY };
+		w[i] = (struct ib_rdma_wr){
+			.wr = { .wr_id = 0x200 + (u64)i,
+				.next = i < n - 1 ? &w[i + 1].wr : NULL,
+				.sg_list = &sge[i],
+				.num_sge = 1,
+				.opcode = IB_WR_RDMA_WRITE },
+			.remote_addr = (uintptr_t)e->remote + (u64)i * 8192,
+			.rkey = e->remote_mr->rkey,
+		};
+	}
+	return ib_post_send(e->qp, &w[0].wr, &bad);
+}
+
+/* The bytes of post_writes(e, n, v) landed (bounded wait). */
+static void writes_landed(struct ibv_env *e, int n, u8 v)
+{
+	double until = now_s() + 5;
+	u8 *last = &e->remote[(n - 1) * 8192 + 8191];
+
+	while (__atomic_load_n(last, __ATOMIC_ACQUIRE) != v && now_s() < until)
+		sched_yield();
+	assert_int_equal(*last, v);
+}
+
+/*
+ * The guard keeps the caller's wr_id of each such WR in a slot until its
+ * completion is polled, twice the Send Queue of them.  With every slot
+ * waiting, the next such WR is refused as on a full queue (-ENOMEM)
+ * instead of overwriting one; polling frees them (and reports nothing).
+ */
+static void test_tx_guard_full(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	u32 slots = 2 * e->qp->cap.max_send_wr;
+	struct ib_wc wc[8];
+	u32 posted = 0;
+	int batch = 0;
+
+	if (!iwarp(e))
+		skip();
+	while (posted < slots) {
+		int n = slots - posted < ARENA / 8192 ? (int)(slots - posted) :
+							ARENA / 8192;
+
+		assert_int_equal(post_writes(e, n, (u8)(0x40 + batch)), 0);
+		writes_landed(e, n, (u8)(0x40 + batch));
+		posted += (u32)n;
+		batch++;
+	}
+	assert_int_equal(post_writes(e, 1, 0x7e), -ENOMEM);
+	assert_int_equal(ib_poll_cq(e->ends.cq, 8, wc), 0);
+	assert_int_equal(post_writes(e, 1, 0x7f), 0);
+	writes_landed(e, 1, 0x7f);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 static const struct CMUnitTest tests[] = {
@@ -768,6 +884,8 @@ static const struct CMUnitTest tests[] = {
 	T(test_registration_map),
 	T(test_declare_local),
 	T(test_tx_guard),
+	T(test_tx_guard_full),
+	T(test_tx_guard_undrained),
 	cmocka_unit_test_setup_teardown(test_threaded_cq, setup_threaded,
 					teardown),
 	T(test_flush_after_err),

@@ -108,6 +108,34 @@ struct ibv_flushq {
 };
 
 /**
+ * struct ibv_zc_ring - the caller's wr_ids of a QP's WRs signalled only so
+ * that the device copies them (rdmarw_tx_guard, zc_signal())
+ * @entry: link in the send CQ's @zc_retired list once parked
+ * @qp_num: the QP's number, to know its completions after it is gone
+ * @n: number of @ids (twice the Send Queue)
+ * @next: the next slot (under the QP's send_lock)
+ * @out: WRs posted through a slot whose completion was not yet polled
+ *       (atomic: posting counts up, polling down)
+ * @dead: the QP was destroyed; the last completion polled frees the ring
+ * @ids: the slots; such a WR's ibv wr_id is its slot's address, so its
+ *       completion is known: dropped when it succeeded, given back the
+ *       caller's wr_id when it failed
+ *
+ * A QP destroyed before its completions were polled (no drain) parks its
+ * ring on the send CQ until they are, or until the CQ goes, so that no
+ * slot address ever reaches the caller as a wr_id.
+ */
+struct ibv_zc_ring {
+	struct list_head entry;
+	u32 qp_num;
+	u32 n;
+	u32 next;
+	u32 out;
+	bool dead;
+	u64 ids[];
+};
+
+/**
  * struct ibv_cq_priv - an ibv CQ
  * @ibcq: the core CQ (first member)
  * @cq: the ibv CQ
@@ -116,12 +144,14 @@ struct ibv_flushq {
  * @thread: waits for completion events and calls comp_handler
  * @kick_fd: eventfd that wakes @thread for completions made here (-1:
  *	not thread-polled)
- * @lock: protects @stash and @flushing
+ * @lock: protects @stash, @flushing and @zc_retired
  * @stash: one completion taken to answer IB_CQ_REPORT_MISSED_EVENTS
  * @stashed: @stash holds a completion
  * @last_qp: QP of the last completion (lookup cache)
  * @flushing: struct ibv_flushq.entry of the queues with completions made
  *	here (ibv_flush.c), oldest first
+ * @zc_retired: struct ibv_zc_ring.entry of destroyed QPs' rings whose
+ *	completions were not all polled
  */
 struct ibv_cq_priv {
 	struct ib_cq ibcq;
@@ -135,6 +165,7 @@ struct ibv_cq_priv {
 	bool stashed;
 	struct ib_qp *last_qp;
 	struct list_head flushing;
+	struct list_head zc_retired;
 };
 static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
 
@@ -143,12 +174,8 @@ static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
  * @ibqp: the core QP (first member)
  * @qp: the ibv QP
  * @cmid: the librdmacm id it was given to (rdma_create_qp()), or NULL
- * @zc_ids: on a device with rdmarw_tx_guard, @zc_n slots (twice the Send
- *          Queue) of the caller's wr_id of each WR signalled only so the
- *          device copies it; the WR's ibv wr_id is its slot's address, so
- *          its completion is known, dropped when it succeeded and given
- *          back its wr_id when it failed
- * @zc_next: the next slot (under @send_lock)
+ * @zc: on a device with rdmarw_tx_guard, the slots of the WRs signalled
+ *      only so that the device copies them (struct ibv_zc_ring)
  * @entry: link in the device's QP list
  * @send_lock: serialises translation and posting on the Send Queue
  * @recv_lock: same for the Receive Queue
@@ -172,9 +199,7 @@ struct ibv_qp_priv {
 	struct ibv_sge *rsge;
 	struct ibv_flushq sflush;
 	struct ibv_flushq rflush;
-	u64 *zc_ids;
-	u32 zc_n;
-	u32 zc_next;
+	struct ibv_zc_ring *zc;
 };
 static_assert(offsetof(struct ibv_qp_priv, ibqp) == 0, "core first");
 

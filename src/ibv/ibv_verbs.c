@@ -144,6 +144,7 @@ static int ibv_create_cq_op(struct ib_cq *ibcq,
 	icq->stop_fd = -1;
 	icq->kick_fd = -1;
 	INIT_LIST_HEAD(&icq->flushing);
+	INIT_LIST_HEAD(&icq->zc_retired);
 	pthread_mutex_init(&icq->lock, NULL);
 	if (ibcq->poll_ctx != IB_POLL_DIRECT) {
 		ret = start_events(icq, ctx);
@@ -180,8 +181,11 @@ err_lock:
 static void ibv_destroy_cq_op(struct ib_cq *ibcq)
 {
 	struct ibv_cq_priv *icq = to_icq(ibcq);
+	struct ibv_zc_ring *zc, *tmp;
 
 	stop_events(icq, true);
+	list_for_each_entry_safe(zc, tmp, &icq->zc_retired, entry)
+		free(zc);
 	ibv_destroy_cq(icq->cq);
 	if (icq->channel)
 		ibv_destroy_comp_channel(icq->channel);
@@ -246,27 +250,45 @@ static void wc_to_ib(struct ibv_cq_priv *icq, const struct ibv_wc *w,
 	wc->port_num = wc->qp ? wc->qp->port : 1;
 }
 
+/* The ring of a QP that is gone, for its completions still in the CQ. */
+static struct ibv_zc_ring *zc_retired(struct ibv_cq_priv *icq, u32 qp_num,
+				      const u64 *slot)
+{
+	struct ibv_zc_ring *zc;
+
+	list_for_each_entry(zc, &icq->zc_retired,
+			    entry) if (zc->qp_num == qp_num &&
+				       slot >= zc->ids &&
+				       slot < zc->ids + zc->n) return zc;
+	return NULL;
+}
+
 /*
  * A completion of a WR that was signalled only so that the device copies
  * it (rdmarw__tx_zcopy()): the caller asked for none, so a success is
- * dropped (true); a failure is the caller's, with its own wr_id.
+ * dropped (true); a failure is the caller's, with its own wr_id.  Also
+ * for a QP destroyed before this was polled (its ring is parked on the
+ * CQ).  Under icq->lock.
  */
-static bool zc_drop(struct ib_wc *wc)
+static bool zc_drop(struct ibv_cq_priv *icq, u32 qp_num, struct ib_wc *wc)
 {
-	struct ibv_qp_priv *iqp;
-	u64 *slot;
+	struct ibv_zc_ring *zc = wc->qp ? to_iqp(wc->qp)->zc : NULL;
+	u64 *slot = (u64 *)(uintptr_t)wc->wr_id;
+	bool drop;
 
-	if (!wc->qp)
+	if (zc && (slot < zc->ids || slot >= zc->ids + zc->n))
+		zc = NULL;
+	if (!zc && (list_empty(&icq->zc_retired) ||
+		    !(zc = zc_retired(icq, qp_num, slot))))
 		return false;
-	iqp = to_iqp(wc->qp);
-	slot = (u64 *)(uintptr_t)wc->wr_id;
-	if (!iqp->zc_ids || slot < iqp->zc_ids ||
-	    slot >= iqp->zc_ids + iqp->zc_n)
-		return false;
-	if (wc->status == IB_WC_SUCCESS)
-		return true;
-	wc->wr_id = *slot;
-	return false;
+	drop = wc->status == IB_WC_SUCCESS;
+	if (!drop)
+		wc->wr_id = *slot;
+	if (!__atomic_sub_fetch(&zc->out, 1, __ATOMIC_RELAXED) && zc->dead) {
+		list_del(&zc->entry);
+		free(zc);
+	}
+	return drop;
 }
 
 static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
@@ -278,7 +300,7 @@ static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	pthread_mutex_lock(&icq->lock);
 	if (icq->stashed && num_entries > 0) {
 		wc_to_ib(icq, &icq->stash, &wc[done]);
-		done += !zc_drop(&wc[done]);
+		done += !zc_drop(icq, icq->stash.qp_num, &wc[done]);
 		icq->stashed = false;
 	}
 	while (done < num_entries) {
@@ -291,7 +313,7 @@ static int ibv_poll_cq_op(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			break;
 		for (i = 0; i < n; i++) {
 			wc_to_ib(icq, &w[i], &wc[done]);
-			done += !zc_drop(&wc[done]);
+			done += !zc_drop(icq, w[i].qp_num, &wc[done]);
 		}
 		if (n < want)
 			break;
@@ -383,10 +405,16 @@ static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 	ibqp->qp_num = iqp->qp->qp_num;
 	ret = alloc_sges(iqp);
 	if (!ret && ibqp->device->rdmarw_tx_guard) {
-		iqp->zc_n = 2 * ia.cap.max_send_wr;
-		iqp->zc_ids = calloc(iqp->zc_n, sizeof(*iqp->zc_ids));
-		if (!iqp->zc_ids)
+		u32 n = 2 * ia.cap.max_send_wr;
+
+		iqp->zc = calloc(1, sizeof(*iqp->zc) + n * sizeof(u64));
+		if (iqp->zc) {
+			INIT_LIST_HEAD(&iqp->zc->entry);
+			iqp->zc->qp_num = ibqp->qp_num;
+			iqp->zc->n = n;
+		} else {
 			ret = -ENOMEM;
+		}
 	}
 	if (!ret)
 		ret = rdmarw__ibv_flushq_init(&iqp->sflush, to_icq(a->send_cq),
@@ -397,7 +425,7 @@ static int ibv_create_qp_op(struct ib_qp *ibqp, struct ib_qp_init_attr *a)
 	if (ret) {
 		rdmarw__ibv_flushq_fini(&iqp->sflush);
 		rdmarw__ibv_flushq_fini(&iqp->rflush);
-		free(iqp->zc_ids);
+		free(iqp->zc);
 		free(iqp->ssge);
 		free(iqp->rsge);
 		ibv_destroy_qp(iqp->qp);
@@ -417,7 +445,14 @@ static void ibv_destroy_qp_op(struct ib_qp *ibqp)
 	struct ibv_dev *dev = to_idev(ibqp->device);
 	struct ibv_cq_priv *scq = to_icq(ibqp->send_cq);
 	struct ibv_cq_priv *rcq = to_icq(ibqp->recv_cq);
+	struct ibv_zc_ring *zc = iqp->zc;
 
+	/* Parked before the QP can no longer be found by its number. */
+	if (zc) {
+		pthread_mutex_lock(&scq->lock);
+		list_add_tail(&zc->entry, &scq->zc_retired);
+		pthread_mutex_unlock(&scq->lock);
+	}
 	pthread_mutex_lock(&dev->qps_lock);
 	list_del(&iqp->entry);
 	pthread_mutex_unlock(&dev->qps_lock);
@@ -431,7 +466,15 @@ static void ibv_destroy_qp_op(struct ib_qp *ibqp)
 	ibv_destroy_qp(iqp->qp);
 	rdmarw__ibv_flushq_fini(&iqp->sflush);
 	rdmarw__ibv_flushq_fini(&iqp->rflush);
-	free(iqp->zc_ids);
+	if (zc) {
+		pthread_mutex_lock(&scq->lock);
+		zc->dead = true;
+		if (!__atomic_load_n(&zc->out, __ATOMIC_RELAXED)) {
+			list_del(&zc->entry);
+			free(zc);
+		}
+		pthread_mutex_unlock(&scq->lock);
+	}
 	free(iqp->ssge);
 	free(iqp->rsge);
 	pthread_mutex_destroy(&iqp->send_lock);
@@ -497,11 +540,13 @@ static bool opcode_ok(enum ib_wr_opcode op)
  * rdmarw_tx_guard (siw): a WR the device would send from its pages after
  * completing it is signalled, so the device copies it before it completes
  * (siw_qp_prepare_tx()); its ibv wr_id becomes a slot that keeps the
- * caller's (zc_drop()).  Under send_lock.
+ * caller's (zc_drop()).  -ENOMEM, as a full Send Queue, when every slot
+ * still waits for its completion to be polled.  Under send_lock.
  */
-static void zc_signal(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
-		      const struct ib_send_wr *wr)
+static int zc_signal(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
+		     const struct ib_send_wr *wr)
 {
+	struct ibv_zc_ring *zc = iqp->zc;
 	u64 len = 0, *slot;
 	int i;
 
@@ -514,12 +559,17 @@ static void zc_signal(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
 				     IB_SEND_SIGNALED :
 				     0),
 		    len))
-		return;
-	slot = &iqp->zc_ids[iqp->zc_next];
-	iqp->zc_next = iqp->zc_next + 1 == iqp->zc_n ? 0 : iqp->zc_next + 1;
+		return 0;
+	/* Every slot waits for its completion: the queue is full. */
+	if (__atomic_load_n(&zc->out, __ATOMIC_RELAXED) >= zc->n)
+		return -ENOMEM;
+	slot = &zc->ids[zc->next];
+	zc->next = zc->next + 1 == zc->n ? 0 : zc->next + 1;
+	__atomic_add_fetch(&zc->out, 1, __ATOMIC_RELAXED);
 	*slot = wr->wr_id;
 	o->wr_id = (u64)(uintptr_t)slot;
 	o->send_flags |= IBV_SEND_SIGNALED;
+	return 0;
 }
 
 static int send_wr_to_ibv(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
@@ -528,6 +578,7 @@ static int send_wr_to_ibv(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
 	const struct ib_qp *qp = &iqp->ibqp;
 	u32 max = wr->opcode == IB_WR_RDMA_READ ? qp->max_read_sge :
 						  qp->cap.max_send_sge;
+	int ret;
 
 	if (!opcode_ok(wr->opcode) || wr->num_sge < 0 ||
 	    (u32)wr->num_sge > max || (wr->num_sge && !wr->sg_list))
@@ -558,9 +609,10 @@ static int send_wr_to_ibv(struct ibv_qp_priv *iqp, struct ibv_send_wr *o,
 		o->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		o->wr.rdma.rkey = rdma_wr(wr)->rkey;
 	}
-	if (__builtin_expect(iqp->zc_ids != NULL, 0)) /* guarded at creation */
-		zc_signal(iqp, o, wr);
-	return copy_sges(iqp, sges, wr->sg_list, wr->num_sge);
+	ret = copy_sges(iqp, sges, wr->sg_list, wr->num_sge);
+	if (!ret && __builtin_expect(iqp->zc != NULL, 0)) /* guarded */
+		ret = zc_signal(iqp, o, wr);
+	return ret;
 }
 
 static bool can_post_send(const struct ib_qp *qp)
@@ -572,6 +624,25 @@ static bool can_post_send(const struct ib_qp *qp)
 }
 
 /* Post one translated batch; on failure point *bad at the ib request. */
+/*
+ * WRs [from, to) were not posted: their slots, the last ones taken, will
+ * see no completion and are given back.  Under send_lock.
+ */
+static void zc_unpost(struct ibv_qp_priv *iqp, const struct ibv_send_wr *from,
+		      const struct ibv_send_wr *to)
+{
+	struct ibv_zc_ring *zc = iqp->zc;
+
+	for (; from < to; from++) {
+		const u64 *slot = (const u64 *)(uintptr_t)from->wr_id;
+
+		if (slot < zc->ids || slot >= zc->ids + zc->n)
+			continue;
+		__atomic_sub_fetch(&zc->out, 1, __ATOMIC_RELAXED);
+		zc->next = zc->next ? zc->next - 1 : zc->n - 1;
+	}
+}
+
 static int post_send_batch(struct ibv_qp_priv *iqp, int n,
 			   const struct ib_send_wr **batch,
 			   const struct ib_send_wr **bad_wr)
@@ -583,6 +654,8 @@ static int post_send_batch(struct ibv_qp_priv *iqp, int n,
 	ret = ibv_post_send(iqp->qp, iqp->swr, &bad);
 	if (!ret)
 		return 0;
+	if (iqp->zc)
+		zc_unpost(iqp, bad ? bad : iqp->swr, &iqp->swr[n]);
 	*bad_wr = bad ? batch[bad - iqp->swr] : batch[0];
 	return ret == ENOMEM ? -ENOMEM : -ret;
 }
