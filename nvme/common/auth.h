@@ -71,5 +71,51 @@ uint32_t nvme_auth_get_seqnum(void);
 int nvme_auth_hash(uint8_t hmac_id, const void *data, size_t len, uint8_t *out);
 int nvme_auth_hmac(uint8_t hmac_id, const uint8_t *key, size_t key_len,
 		   const void *data, size_t len, uint8_t *out);
+int nvme_auth_augmented_challenge(uint8_t hmac_id, const uint8_t *skey,
+				  size_t skey_len, const uint8_t *challenge,
+				  uint8_t *aug, size_t hlen);
+
+/**
+ * struct nvme_auth_resp_args - what a DH-HMAC-CHAP response covers
+ * @hmac_id: the hash of the transaction (NVME_AUTH_HASH_*)
+ * @key: the transformed key of the side that answers
+ * @challenge: the challenge as hashed (C1 or C2, or its augmented form
+ *	with a DH group): nvme_auth_hmac_hash_len(@hmac_id) bytes
+ * @seqnum: S1 (host response) or S2 (controller response)
+ * @tid: the transaction identifier
+ * @hostnqn: the host NQN
+ * @subsysnqn: the subsystem NQN
+ */
+struct nvme_auth_resp_args {
+	uint8_t hmac_id;
+	const struct nvme_dhchap_key *key;
+	const uint8_t *challenge;
+	uint32_t seqnum;
+	uint16_t tid;
+	const char *hostnqn;
+	const char *subsysnqn;
+};
+
+int nvme_auth_host_response(const struct nvme_auth_resp_args *a, uint8_t *out);
+int nvme_auth_ctrl_response(const struct nvme_auth_resp_args *a, uint8_t *out);
+
+struct evp_pkey_st;
+
+/**
+ * struct nvme_auth_dh - an ephemeral Diffie-Hellman key pair
+ * @dhgid: its group (NVME_AUTH_DHGROUP_*, never NULL)
+ * @pkey: libcrypto's key; NULL when none
+ */
+struct nvme_auth_dh {
+	uint8_t dhgid;
+	struct evp_pkey_st *pkey;
+};
+
+int nvme_auth_dh_generate(struct nvme_auth_dh *dh, uint8_t dhgid);
+int nvme_auth_dh_public(const struct nvme_auth_dh *dh, uint8_t *out,
+			size_t len);
+int nvme_auth_dh_shared(const struct nvme_auth_dh *dh, const uint8_t *peer,
+			size_t peer_len, uint8_t *out, size_t len);
+void nvme_auth_dh_free(struct nvme_auth_dh *dh);
 
 #endif /* RDMARW_NVME_AUTH_H */
