@@ -118,4 +118,115 @@ int nvme_auth_dh_shared(const struct nvme_auth_dh *dh, const uint8_t *peer,
 			size_t peer_len, uint8_t *out, size_t len);
 void nvme_auth_dh_free(struct nvme_auth_dh *dh);
 
+/* The outcome of an engine's transaction. */
+enum nvme_auth_status {
+	NVME_AUTH_IN_PROGRESS = 0,
+	NVME_AUTH_SUCCESS = 1,
+	NVME_AUTH_FAILED = 2,
+};
+
+/**
+ * struct nvme_auth_params - what an engine is set up with
+ * @hostnqn: the host NQN (the Connect's)
+ * @subsysnqn: the subsystem NQN (the Connect's)
+ * @host_secret: the host's DHHC-1 key (required)
+ * @ctrl_secret: the controller's DHHC-1 key: the host asks the controller
+ *	to authenticate itself with it (bidirectional); the controller
+ *	answers with it when asked.  NULL: unidirectional only.
+ * @hash_id: controller only: the hash it prefers (NVME_AUTH_HASH_*, 0 for
+ *	SHA-256), as the kernel target's dhchap_hash
+ * @dhgroup_id: controller only: the DH group it prefers
+ *	(NVME_AUTH_DHGROUP_*; 0 is the NULL group), as dhchap_dhgroup
+ * @transaction: host only: the T_ID of its first transaction (each later
+ *	nvme_auth_host_negotiate() takes the next)
+ */
+struct nvme_auth_params {
+	const char *hostnqn;
+	const char *subsysnqn;
+	const char *host_secret;
+	const char *ctrl_secret;
+	uint8_t hash_id;
+	uint8_t dhgroup_id;
+	uint16_t transaction;
+};
+
+/**
+ * struct nvme_auth_host - the host's side of DH-HMAC-CHAP on one queue
+ *
+ * Fields are private to auth_host.c; read the outcome with
+ * nvme_auth_host_status().
+ */
+struct nvme_auth_host {
+	char hostnqn[NVME_AUTH_NQN_MAX + 1];
+	char subsysnqn[NVME_AUTH_NQN_MAX + 1];
+	struct nvme_dhchap_key host_key;
+	struct nvme_dhchap_key ctrl_key;
+	bool bidirectional;
+	uint16_t next_tid;
+	uint8_t step;
+	uint8_t status;
+	uint8_t reason;
+	uint16_t tid;
+	uint8_t hash_id;
+	uint8_t hl;
+	uint8_t dhgid;
+	uint32_t s1;
+	uint32_t s2;
+	uint8_t c1[NVME_AUTH_MAX_DIGEST_SIZE];
+	uint8_t c2[NVME_AUTH_MAX_DIGEST_SIZE];
+	size_t skey_len;
+	uint8_t skey[NVME_AUTH_MAX_DH_SIZE];
+};
+
+int nvme_auth_host_init(struct nvme_auth_host *h,
+			const struct nvme_auth_params *p);
+ssize_t nvme_auth_host_negotiate(struct nvme_auth_host *h, void *out,
+				 size_t size);
+ssize_t nvme_auth_host_recv(struct nvme_auth_host *h, const void *msg,
+			    size_t len, void *out, size_t size);
+enum nvme_auth_status nvme_auth_host_status(const struct nvme_auth_host *h,
+					    uint8_t *reason);
+void nvme_auth_host_clear(struct nvme_auth_host *h);
+
+/**
+ * struct nvme_auth_ctrl - the controller's side of DH-HMAC-CHAP on a queue
+ *
+ * Fields are private to auth_ctrl.c; read the outcome with
+ * nvme_auth_ctrl_status() and nvme_auth_ctrl_authenticated().
+ */
+struct nvme_auth_ctrl {
+	char hostnqn[NVME_AUTH_NQN_MAX + 1];
+	char subsysnqn[NVME_AUTH_NQN_MAX + 1];
+	struct nvme_dhchap_key host_key;
+	struct nvme_dhchap_key ctrl_key;
+	bool has_ctrl_key;
+	uint8_t conf_hash;
+	uint8_t conf_dhgid;
+	uint8_t step;
+	uint8_t status;
+	uint8_t reason;
+	bool authenticated;
+	bool bidirectional;
+	uint16_t tid;
+	uint8_t hash_id;
+	uint8_t hl;
+	uint8_t dhgid;
+	uint32_t s1;
+	uint32_t s2;
+	uint8_t c1[NVME_AUTH_MAX_DIGEST_SIZE];
+	uint8_t c2[NVME_AUTH_MAX_DIGEST_SIZE];
+	struct nvme_auth_dh dh;
+	size_t skey_len;
+	uint8_t skey[NVME_AUTH_MAX_DH_SIZE];
+};
+
+int nvme_auth_ctrl_init(struct nvme_auth_ctrl *c,
+			const struct nvme_auth_params *p);
+int nvme_auth_ctrl_send(struct nvme_auth_ctrl *c, const void *msg, size_t tl);
+ssize_t nvme_auth_ctrl_receive(struct nvme_auth_ctrl *c, void *out, size_t al);
+enum nvme_auth_status nvme_auth_ctrl_status(const struct nvme_auth_ctrl *c,
+					    uint8_t *reason);
+bool nvme_auth_ctrl_authenticated(const struct nvme_auth_ctrl *c);
+void nvme_auth_ctrl_clear(struct nvme_auth_ctrl *c);
+
 #endif /* RDMARW_NVME_AUTH_H */
