@@ -492,6 +492,38 @@ static void test_negotiate(void **state)
 	assert_int_equal(h, NVME_AUTH_HASH_SHA384);
 }
 
+/* The Negotiate byte for byte as the kernel's host builds it. */
+static void test_negotiate_bytes(void **state)
+{
+	struct cfg cf = { 1, -1, 1, -1, NVME_AUTH_HASH_SHA256, 0 };
+	uint8_t out[NVME_AUTH_MAX_MSG], want[72] = {
+		[0] = NVME_AUTH_COMMON_MESSAGES,
+		[1] = NVME_AUTH_DHCHAP_MESSAGE_NEGOTIATE,
+		[4] = 7, /* T_ID */
+		[6] = NVME_AUTH_SECP_NOSC,
+		[7] = 1, /* napd */
+		[8] = NVME_AUTH_DHCHAP_AUTH_ID,
+		[10] = 3, /* halen */
+		[11] = 6, /* dhlen */
+		[12] = 1,
+		[13] = 2,
+		[14] = 3,
+		[42] = 0,
+		[43] = 1,
+		[44] = 2,
+		[45] = 3,
+		[46] = 4,
+		[47] = 5,
+	};
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, &cf);
+	assert_int_equal(nvme_auth_host_negotiate(&p.h, out, sizeof(out)), 72);
+	assert_memory_equal(out, want, sizeof(want));
+	pair_clear(&p);
+}
+
 /* Challenges a hostile controller could send; the host's verdicts. */
 struct forged {
 	size_t off;
@@ -738,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_lengths),
 		cmocka_unit_test(test_host_reads_al),
 		cmocka_unit_test(test_negotiate),
+		cmocka_unit_test(test_negotiate_bytes),
 		cmocka_unit_test(test_forged_challenge),
 		cmocka_unit_test(test_ctrl_skips_proof),
 		cmocka_unit_test(test_failure1_tid),
