@@ -587,6 +587,12 @@ static void test_forged_challenge(void **state)
 		/* Failure2 (8 bytes) reached the controller, or nothing */
 		assert_int_equal(p.len[M_SUCCESS2], v[i].failure2 ? 8 : 0);
 		assert_false(nvme_auth_ctrl_authenticated(&p.c));
+		if (v[i].failure2) {
+			/* the controller takes the host's reason */
+			assert_int_equal(nvme_auth_ctrl_status(&p.c, &r),
+					 NVME_AUTH_FAILED);
+			assert_int_equal(r, v[i].reason);
+		}
 		pair_clear(&p);
 	}
 }
