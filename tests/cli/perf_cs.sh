@@ -44,7 +44,9 @@ run() {
 	fi
 }
 
-# the software device: client and server in this process
+# the software device: client and server in this process (ctest runs
+# these; the lab's guest, where every CPU cycle is emulated, skips them)
+[ -n "${RDMARW_LAB:-}" ] || {
 run soft_lat --lat -n 300 -s 64 --dir write,read,send &&
 	check soft_lat lat:WRITE,READ,SEND "$out"
 run soft_lat_siw --lat -n 100 -s 4K --dir write,send --profile siw 10.7.0.2 &&
@@ -67,13 +69,14 @@ if ! timeout 60 "$perf" --lat -n 50 -s 8 >"$out" 2>"$err" ||
 	sed 's/^/  | /' "$out" "$err" >&2
 	fails=$((fails + 1))
 fi
+}
 
 # two processes on an ibv device
 dev=${RDMARW_TEST_DEVICE:-} addr=${RDMARW_TEST_ADDR:-}
 if [ -n "$dev" ] && [ -n "$addr" ]; then
 	port=$((20000 + $$ % 20000))
-	for t in "--lat -n 500 -s 64 --dir write,read,send" \
-		 "-n 2000 -s 64K --dir write,read,send" "-b -n 500 -s 4K"; do
+	for t in "--lat -n 50 -s 64 --dir write,read,send" \
+		 "-n 100 -s 64K --dir write,read,send" "-b -n 100 -s 4K"; do
 		timeout 60 "$perf" -d "$dev" -p $port --json >"$srv" 2>"$err" &
 		spid=$!
 		sleep 1
