@@ -141,12 +141,27 @@ int rdmarw__register_device(struct ib_device *dev, const char *name);
  * rdmarw__unregister_device() - remove a device from the registry
  * @dev: the device
  *
- * Frees the device's CQ pools first (ib_cq_pool_get()).
+ * As the kernel's disable_device(): the device leaves the lookups, every
+ * client the device was added to gets its remove, in the reverse order of
+ * the clients' registration (a client destroys its objects on the device
+ * there), then the device's CQ pools are freed (ib_cq_pool_get()).  If the
+ * device is still in use after that, it is registered again, as it was,
+ * and the clients get their add again (the kernel cannot fail here).
  *
- * Return: 0, -EBUSY while PDs or CQs exist on it, or while entries of a
- * pool CQ are reserved or a QP uses one.
+ * Return: 0 (also for a device that is not registered), -EBUSY while PDs,
+ * CQs (or what else holds a reference) are on it once the clients were told,
+ * while entries of a pool CQ are reserved or a QP uses one, or while
+ * another unregistration of @dev runs (a client's remove unregistering the
+ * device it is told of); -EINVAL for NULL.
  */
 int rdmarw__unregister_device(struct ib_device *dev);
+
+/*
+ * A reference that makes rdmarw__unregister_device() refuse (-EBUSY): PDs
+ * and CQs on the device hold one.
+ */
+void rdmarw__device_get(struct ib_device *dev);
+void rdmarw__device_put(struct ib_device *dev);
 
 /* struct ib_qp's mr_lock is opaque storage for a pthread_spinlock_t. */
 _Static_assert(sizeof(struct rdmarw_spinlock) == sizeof(pthread_spinlock_t) &&
