@@ -5,7 +5,7 @@
  * device's side (cm_soft.c).
  *
  * Lock order: cm.lock (every id, the event queue, the listeners) ->
- * cm_soft's address lock.  No lock of the CM is held while a handler runs
+ * cm_soft's address lock, a device's client data lock.  No lock of the CM is held while a handler runs
  * or while a QP is modified.
  */
 #ifndef RDMARW_CM_H
@@ -43,6 +43,8 @@ enum rdmarw__cm_verdict {
  * @pdata_max: private data a message carries on @dev (ULP bytes)
  * @pdata_wire: bytes the peer sees on @dev (IB pads to the field's size;
  *              0: exactly what was sent)
+ * @forget: optional: the CM lets go of @dev (the core removes it): drop
+ *          what the transport keeps for it
  * @x_bind: librdmacm transports only (the others leave every x_ op NULL):
  *          a librdmacm id for @owner bound to @addr (cm_ibv.h)
  * @x_resolve_addr: start resolving @dst (a new librdmacm id if *@x is NULL)
@@ -77,6 +79,7 @@ struct rdmarw__cm_ops {
 					     int *reason);
 	u32 (*pdata_max)(struct ib_device *dev, enum rdmarw__cm_msg msg);
 	u32 (*pdata_wire)(struct ib_device *dev, enum rdmarw__cm_msg msg);
+	void (*forget)(struct ib_device *dev);
 	int (*x_bind)(struct rdmarw__cm_xid **x, void *owner, int ps,
 		      const struct sockaddr *addr, struct ib_device **dev,
 		      struct sockaddr_storage *bound);
@@ -108,11 +111,6 @@ extern const struct rdmarw__cm_ops rdmarw__cm_ibv_ops;
 
 /* Tear down every connection of @dev as a link failure (soft.h). */
 int rdmarw__cm_link_down(struct ib_device *dev);
-/* @dev is being destroyed: DEVICE_REMOVAL to its ids; -EBUSY while ids
- * are still bound to it once their handlers have run. */
-int rdmarw__cm_device_removal(struct ib_device *dev);
-/* cm_soft.c: forget @dev's addresses and faults. */
-void rdmarw__cm_soft_forget(struct ib_device *dev);
 
 /* Whether two addresses of one family are the same host address (the
  * port is not compared).  The one comparison of the CM and its devices. */

@@ -135,7 +135,8 @@ int soft_device_del_addr(struct ib_device *dev, const struct sockaddr *addr)
 	return ret;
 }
 
-void rdmarw__cm_soft_forget(struct ib_device *dev)
+/* The CM lets go of @dev: forget its addresses and faults. */
+static void soft_forget(struct ib_device *dev)
 {
 	struct cm_soft_addr *a, *an;
 	struct cm_soft_rule *r, *rn;
@@ -340,4 +341,5 @@ const struct rdmarw__cm_ops rdmarw__cm_soft_ops = {
 	.req_fault = soft_req_fault,
 	.pdata_max = soft_pdata_max,
 	.pdata_wire = soft_pdata_wire,
+	.forget = soft_forget,
 };

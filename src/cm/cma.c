@@ -149,15 +149,41 @@ static struct cm_id_priv *to_priv(struct rdma_cm_id *id)
 	return container_of(id, struct cm_id_priv, id);
 }
 
-static const struct rdmarw__cm_ops *ops_of(const struct ib_device *dev)
-{
-	size_t i;
+/**
+ * struct cm_device - a device the CM serves (the kernel's struct cma_device)
+ * @ops: the transport that owns it
+ *
+ * Made by the CM's client when the core adds the device, freed when the
+ * core removes it: a device without one is not the CM's (yet, or any more).
+ */
+struct cm_device {
+	const struct rdmarw__cm_ops *ops;
+};
 
-	for (i = 0; dev && i < sizeof(cm_transports) / sizeof(cm_transports[0]);
-	     i++)
-		if (cm_transports[i]->owns(dev))
-			return cm_transports[i];
-	return NULL;
+static struct ib_client cm_client;
+
+/* The transport of @dev, or NULL when the CM does not serve it. */
+static const struct rdmarw__cm_ops *ops_of(struct ib_device *dev)
+{
+	struct cm_device *cd = dev ? ib_get_client_data(dev, &cm_client) : NULL;
+
+	return cd ? cd->ops : NULL;
+}
+
+/*
+ * Point @p at @dev (cm.lock held).  An id holds its device, as the
+ * kernel's holds its cma_device: the device's unregistration is refused
+ * while ids are bound to it.
+ */
+static void set_device(struct cm_id_priv *p, struct ib_device *dev)
+{
+	if (dev)
+		rdmarw__device_get(dev);
+	if (p->id.device)
+		rdmarw__device_put(p->id.device);
+	p->id.device = dev;
+	p->id.port_num = dev ? 1 : 0;
+	p->ops = ops_of(dev);
 }
 
 /* The librdmacm transport, if the kernel's CM is there to talk to. */
@@ -558,9 +584,7 @@ static int bind_x(struct cm_id_priv *p, const struct rdmarw__cm_ops *xt,
 		return -EADDRNOTAVAIL;
 	}
 	p->id.route.addr.src_addr = bound;
-	p->id.device = dev;
-	p->id.port_num = 1;
-	p->ops = ops_of(dev);
+	set_device(p, dev);
 	p->state = CM_ADDR_BOUND;
 	return 0;
 }
@@ -586,6 +610,8 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss,
 		     i++)
 			dev = cm_transports[i]->bind(
 				(const struct sockaddr *)ss);
+		if (dev && !ops_of(dev))
+			dev = NULL; /* the CM does not serve it */
 		if (!dev && (xt = x_transport()))
 			return bind_x(p, xt, ss);
 		if (!dev)
@@ -606,9 +632,7 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss,
 		return -EADDRINUSE;
 	}
 	if (dev) {
-		p->id.device = dev;
-		p->id.port_num = 1;
-		p->ops = ops_of(dev);
+		set_device(p, dev);
 	} else if (want_x && (xt = x_transport()) &&
 		   !xt->x_bind(
 			   &p->xid, p, p->id.ps,
@@ -718,6 +742,7 @@ static void destroy_locked(struct cm_id_priv *p)
 		}
 	break_peer(p);
 	detach_xid(p);
+	set_device(p, NULL);
 	list_del(&p->entry);
 	pthread_mutex_destroy(&p->qp_lock);
 	free(p);
@@ -817,6 +842,10 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		if (!status) /* asked once: a rule counts each call */
 			status = cm_transports[i]->addr_fault(src_dev);
 	}
+	if (!status && !ops_of(src_dev))
+		status = -EHOSTUNREACH; /* a device the CM does not serve */
+	if (!status && !ops_of(dst_dev))
+		dst_dev = NULL; /* the connect finds nobody */
 	xt = p->xops ? p->xops : x_transport();
 	if (status && xt && (!p->ops || p->ops == xt)) {
 		/* librdmacm's turn: ADDR_RESOLVED or ADDR_ERROR comes from
@@ -842,9 +871,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 	if (!p->id.device) {
 		sa_set_port(&src, sa_port(&p->id.route.addr.src_addr));
 		p->id.route.addr.src_addr = src;
-		p->id.device = src_dev;
-		p->id.port_num = 1;
-		p->ops = ops_of(src_dev);
+		set_device(p, src_dev);
 	}
 	p->dst_dev = dst_dev;
 	p->state = CM_ADDR_RESOLVED;
@@ -1000,13 +1027,11 @@ static int connect_locked(struct cm_id_priv *a, struct rdma_conn_param *cp)
 	c->id.context = l->id.context;
 	c->id.ps = l->id.ps;
 	c->id.qp_type = l->id.qp_type;
-	c->id.device = a->dst_dev;
-	c->id.port_num = 1;
+	set_device(c, a->dst_dev);
 	c->id.route.addr.src_addr = a->id.route.addr.dst_addr;
 	c->id.route.addr.dst_addr = a->id.route.addr.src_addr;
 	c->id.route.addr.dev_addr.net = &init_net;
 	c->id.route.num_pri_alt_paths = 1;
-	c->ops = ops_of(a->dst_dev);
 	c->state = CM_CONNECT;
 	c->is_child = true;
 	c->listener = l;
@@ -1277,11 +1302,38 @@ static bool dev_busy(struct ib_device *dev)
 	return false;
 }
 
-int rdmarw__cm_device_removal(struct ib_device *dev)
+/*
+ * The CM's client (the kernel's cma_client): a device the core adds gets a
+ * struct cm_device when a transport owns it; at its removal every id bound
+ * to it gets DEVICE_REMOVAL, and the removal waits until their handlers
+ * have run (unless it is made from a handler).  Ids still bound after that
+ * hold the device: the core then refuses its unregistration (-EBUSY).
+ */
+static int cm_add_one(struct ib_device *dev)
 {
+	const struct rdmarw__cm_ops *ops = NULL;
+	struct cm_device *cd;
+	size_t i;
+
+	for (i = 0;
+	     !ops && i < sizeof(cm_transports) / sizeof(cm_transports[0]); i++)
+		if (cm_transports[i]->owns(dev))
+			ops = cm_transports[i];
+	if (!ops)
+		return -EOPNOTSUPP;
+	cd = calloc(1, sizeof(*cd));
+	if (!cd)
+		return -ENOMEM;
+	cd->ops = ops;
+	ib_set_client_data(dev, &cm_client, cd);
+	return 0;
+}
+
+static void cm_remove_one(struct ib_device *dev, void *client_data)
+{
+	struct cm_device *cd = client_data;
 	struct cm_id_priv *p, *n;
 	struct cm_work *w;
-	int ret = 0;
 
 	pthread_mutex_lock(&cm.lock);
 	list_for_each_entry_safe(p, n, &cm.ids, entry) {
@@ -1296,14 +1348,28 @@ int rdmarw__cm_device_removal(struct ib_device *dev)
 	}
 	while (!in_cm_thread() && dev_busy(dev))
 		pthread_cond_wait(&cm.cond, &cm.lock);
-	list_for_each_entry_safe(p, n, &cm.ids, entry) {
+	list_for_each_entry_safe(p, n, &cm.ids, entry)
 		if (p->dst_dev == dev)
 			p->dst_dev = NULL; /* a later connect is unreachable */
-		if (p->id.device == dev)
-			ret = -EBUSY;
-	}
 	pthread_mutex_unlock(&cm.lock);
-	return ret;
+	if (cd && cd->ops->forget)
+		cd->ops->forget(dev);
+	free(cd);
+}
+
+static struct ib_client cm_client = {
+	.name = "cma",
+	.add = cm_add_one,
+	.remove = cm_remove_one,
+};
+
+/* The kernel's cma_init(): the CM is a client from the library's load. */
+static void cm_init(void) __attribute__((constructor));
+static void cm_init(void)
+{
+	if (ib_register_client(&cm_client))
+		rdmarw__log(RDMARW_LOG_ERR,
+			    "the connection manager could not register");
 }
 
 /* ---- events from librdmacm (cm_ibv.h) --------------------------------- */
@@ -1321,13 +1387,11 @@ static struct cm_id_priv *x_child(struct cm_id_priv *l,
 	c->id.ps = l->id.ps;
 	c->id.qp_type = l->id.qp_type;
 	/* the device the request came on (its librdmacm verbs context) */
-	c->id.device = e->dev;
-	c->id.port_num = 1;
+	set_device(c, e->dev);
 	c->id.route.addr.src_addr = e->src;
 	c->id.route.addr.dst_addr = e->dst;
 	c->id.route.addr.dev_addr.net = &init_net;
 	c->id.route.num_pri_alt_paths = 1;
-	c->ops = ops_of(e->dev);
 	c->xops = l->xops;
 	c->xid = e->child;
 	e->child->owner = c;
@@ -1363,9 +1427,7 @@ bool rdmarw__cm_xid_event(struct rdmarw__cm_xid *x,
 			status = -ENODEV;
 			break;
 		}
-		p->id.device = e->dev;
-		p->id.port_num = 1;
-		p->ops = ops_of(e->dev);
+		set_device(p, e->dev);
 		p->id.route.addr.src_addr = e->src;
 		p->state = CM_ADDR_RESOLVED;
 		break;

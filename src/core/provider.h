@@ -149,7 +149,7 @@ int rdmarw__register_device(struct ib_device *dev, const char *name);
  * and the clients get their add again (the kernel cannot fail here).
  *
  * Return: 0 (also for a device that is not registered), -EBUSY while PDs,
- * CQs (or what else holds a reference) are on it once the clients were told,
+ * CQs or connection manager ids are on it once the clients were told,
  * while entries of a pool CQ are reserved or a QP uses one, or while
  * another unregistration of @dev runs (a client's remove unregistering the
  * device it is told of); -EINVAL for NULL.
@@ -157,8 +157,8 @@ int rdmarw__register_device(struct ib_device *dev, const char *name);
 int rdmarw__unregister_device(struct ib_device *dev);
 
 /*
- * A reference that makes rdmarw__unregister_device() refuse (-EBUSY): PDs
- * and CQs on the device hold one.
+ * A reference that makes rdmarw__unregister_device() refuse (-EBUSY): PDs,
+ * CQs and the connection manager's ids on the device hold one.
  */
 void rdmarw__device_get(struct ib_device *dev);
 void rdmarw__device_put(struct ib_device *dev);

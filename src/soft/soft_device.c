@@ -4,7 +4,6 @@
  * devices.
  */
 #include "soft/soft_access.h"
-#include "cm/cm.h"
 
 #include <stdio.h>
 #include <sys/random.h>
@@ -180,13 +179,10 @@ int soft_device_destroy(struct ib_device *dev)
 	if (!soft_device_is_soft(dev))
 		return -EINVAL;
 	sdev = to_sdev(dev);
-	ret = rdmarw__cm_device_removal(dev);
-	if (ret)
-		return ret;
+	/* the core tells its clients (the CM: DEVICE_REMOVAL to its ids) */
 	ret = rdmarw__unregister_device(dev);
 	if (ret)
 		return ret;
-	rdmarw__cm_soft_forget(dev);
 	rdmarw__soft_task_stop(sdev);
 	soft_mutex_lock(&sdev->fabric->lock);
 	list_del_init(&sdev->fabric_entry);
