@@ -504,7 +504,8 @@ static void test_device_removal(void **s)
  * The CM is a client of the device core: a ULP's client registered after
  * it is told of a device's removal first (reverse order, as the kernel's
  * clients).  Its remove destroys its listener, so the CM then finds no id:
- * no DEVICE_REMOVAL, and the device goes in one call.
+ * no DEVICE_REMOVAL, and the device goes in one call.  Meanwhile the
+ * device answers to none of its addresses.
  */
 static struct ib_device *ulp_dev;
 static struct rdma_cm_id *ulp_listener;
@@ -545,6 +546,7 @@ static void test_ulp_client_told_first(void **s)
 	assert_ptr_equal(ulp_listener->device, ulp_dev);
 	assert_int_equal(soft_device_destroy(ulp_dev), 0);
 	assert_null(ulp_listener);
+	assert_int_equal(ulp_bind_ret, -EADDRNOTAVAIL);
 	assert_int_equal(cm_settle(), 0);
 	ib_unregister_client(&ulp_client);
 	assert_int_equal(soft_fabric_destroy(f), 0);

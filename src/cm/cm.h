@@ -5,7 +5,8 @@
  * device's side (cm_soft.c).
  *
  * Lock order: cm.lock (every id, the event queue, the listeners) ->
- * cm_soft's address lock, a device's client data lock.  No lock of the CM is held while a handler runs
+ * cm_soft's fault lock, the core's registry lock (the devices' addresses)
+ * and a device's client data lock.  No lock of the CM is held while a handler runs
  * or while a QP is modified.
  */
 #ifndef RDMARW_CM_H
@@ -60,8 +61,8 @@ enum rdmarw__cm_verdict {
  * @x_set_option: pass a setter's value to the librdmacm id (cm.lock held;
  *                the kernel's errno when it refuses it in the id's state)
  *
- * The software device's table (cm_soft.c) answers from its per-fabric
- * address space; the connection itself is made in-process by the core,
+ * The software device's table (cm_soft.c) answers from the devices'
+ * addresses (rdmarw__device_addr_walk(), one address space per fabric); the connection itself is made in-process by the core,
  * which moves both QPs with ib_modify_qp().  A librdmacm backend adds a
  * table whose connect/accept/... are librdmacm's calls and whose events
  * come from its event channel (docs/architecture.md).
@@ -111,11 +112,6 @@ extern const struct rdmarw__cm_ops rdmarw__cm_ibv_ops;
 
 /* Tear down every connection of @dev as a link failure (soft.h). */
 int rdmarw__cm_link_down(struct ib_device *dev);
-
-/* Whether two addresses of one family are the same host address (the
- * port is not compared).  The one comparison of the CM and its devices. */
-bool rdmarw__cm_same_addr(const struct sockaddr_storage *a,
-			  const struct sockaddr_storage *b);
 
 /* The consumer's part of an IB CM message's private data (IB and RoCE,
  * software or real): the REQ less the CMA header, the REP, the REJ. */

@@ -1,27 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The connection manager's software-device side: the address space of each
- * fabric (soft_device_add_addr()), the CM fault rules, and the transport
- * table that gives each profile its private-data limits.
+ * The connection manager's software-device side: addresses looked up in
+ * each fabric's address space (the devices' own tables, soft_device.c), the
+ * CM fault rules, and the transport table that gives each profile its
+ * private-data limits.
  */
 #include "cm/cm.h"
 #include "soft/soft_loc.h"
 
 #include <netinet/in.h>
-
-/**
- * struct cm_soft_addr - an address a device answers to
- * @entry: cm_soft.addrs
- * @dev: the device
- * @fabric: its fabric (the address space)
- * @ss: the address (port 0)
- */
-struct cm_soft_addr {
-	struct list_head entry;
-	struct ib_device *dev;
-	struct soft_fabric *fabric;
-	struct sockaddr_storage ss;
-};
 
 /**
  * struct cm_soft_rule - an armed CM fault rule
@@ -39,120 +26,61 @@ struct cm_soft_rule {
 
 static struct {
 	pthread_mutex_t lock;
-	struct list_head addrs;
 	struct list_head rules;
 } cm_soft = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.addrs = LIST_HEAD_INIT(cm_soft.addrs),
 	.rules = LIST_HEAD_INIT(cm_soft.rules),
 };
 
-/* @addr as a port-0 sockaddr_storage; false for a bad family. */
-static int addr_key(const struct sockaddr *addr, struct sockaddr_storage *ss)
+/*
+ * ---- addresses: read from the devices (rdmarw__device_addr_walk()) -------
+ * A software device's addresses live in its fabric's address space
+ * (soft_device_add_addr(), soft_device.c).
+ */
+
+/**
+ * struct addr_query - a walk over the devices' addresses
+ * @ss: the address looked for (port 0)
+ * @space: the fabric to look in, or NULL for any
+ * @not_dev: if set, look instead for the first address of @space of
+ *           another device than this one, in @family (a source)
+ * @family: see @not_dev
+ * @dev: the device found
+ * @found: its address
+ * @found_space: its fabric
+ */
+struct addr_query {
+	const struct sockaddr_storage *ss;
+	const void *space;
+	struct ib_device *not_dev;
+	sa_family_t family;
+	struct ib_device *dev;
+	struct sockaddr_storage found;
+	const void *found_space;
+};
+
+static int addr_match(struct ib_device *dev, const void *space,
+		      const struct sockaddr_storage *ss, void *arg)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (addr->sa_family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct addr_query *q = arg;
 
-		memcpy(in, addr, sizeof(*in));
-		in->sin_port = 0;
-		return in->sin_addr.s_addr == htonl(INADDR_ANY) ? -EINVAL : 0;
-	}
-	if (addr->sa_family == AF_INET6) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-		memcpy(in6, addr, sizeof(*in6));
-		in6->sin6_port = 0;
-		in6->sin6_flowinfo = 0;
-		in6->sin6_scope_id = 0;
-		return IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr) ? -EINVAL : 0;
-	}
-	return -EAFNOSUPPORT;
+	if (!soft_device_is_soft(dev) || (q->space && space != q->space))
+		return 0;
+	if (q->not_dev ? dev == q->not_dev || ss->ss_family != q->family :
+			 !rdmarw__same_addr(ss, q->ss))
+		return 0;
+	q->dev = dev;
+	q->found = *ss;
+	q->found_space = space;
+	return 1;
 }
 
-/* The entry for @ss on @fabric (NULL: any fabric); cm_soft.lock held. */
-static struct cm_soft_addr *addr_find(struct soft_fabric *fabric,
-				      const struct sockaddr_storage *ss)
+/* The software device that answers @q (NULL: none). */
+static struct ib_device *addr_find(struct addr_query *q)
 {
-	struct cm_soft_addr *a, *n;
-
-	list_for_each_entry_safe(a, n, &cm_soft.addrs, entry)
-		if ((!fabric || a->fabric == fabric) &&
-		    rdmarw__cm_same_addr(&a->ss, ss))
-			return a;
-	return NULL;
-}
-
-int soft_device_add_addr(struct ib_device *dev, const struct sockaddr *addr)
-{
-	struct sockaddr_storage ss;
-	struct cm_soft_addr *a;
-	int ret;
-
-	if (!soft_device_is_soft(dev) || !addr)
-		return -EINVAL;
-	ret = addr_key(addr, &ss);
-	if (ret)
-		return ret;
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	a->dev = dev;
-	a->fabric = to_sdev(dev)->fabric;
-	a->ss = ss;
-	pthread_mutex_lock(&cm_soft.lock);
-	if (addr_find(a->fabric, &ss)) {
-		pthread_mutex_unlock(&cm_soft.lock);
-		free(a);
-		return -EADDRINUSE;
-	}
-	list_add_tail(&a->entry, &cm_soft.addrs);
-	pthread_mutex_unlock(&cm_soft.lock);
-	return 0;
-}
-
-int soft_device_del_addr(struct ib_device *dev, const struct sockaddr *addr)
-{
-	struct sockaddr_storage ss;
-	struct cm_soft_addr *a;
-	int ret;
-
-	if (!soft_device_is_soft(dev) || !addr)
-		return -EINVAL;
-	ret = addr_key(addr, &ss);
-	if (ret)
-		return -EADDRNOTAVAIL;
-	pthread_mutex_lock(&cm_soft.lock);
-	a = addr_find(to_sdev(dev)->fabric, &ss);
-	if (a && a->dev == dev) {
-		list_del(&a->entry);
-		free(a);
-		ret = 0;
-	} else {
-		ret = -EADDRNOTAVAIL;
-	}
-	pthread_mutex_unlock(&cm_soft.lock);
-	return ret;
-}
-
-/* The CM lets go of @dev: forget its addresses and faults. */
-static void soft_forget(struct ib_device *dev)
-{
-	struct cm_soft_addr *a, *an;
-	struct cm_soft_rule *r, *rn;
-
-	pthread_mutex_lock(&cm_soft.lock);
-	list_for_each_entry_safe(a, an, &cm_soft.addrs, entry)
-		if (a->dev == dev) {
-			list_del(&a->entry);
-			free(a);
-		}
-	list_for_each_entry_safe(r, rn, &cm_soft.rules, entry)
-		if (r->dev == dev) {
-			list_del(&r->entry);
-			free(r);
-		}
-	pthread_mutex_unlock(&cm_soft.lock);
+	q->dev = NULL;
+	rdmarw__device_addr_walk(addr_match, q);
+	return q->dev;
 }
 
 /* ---- faults ------------------------------------------------------------- */
@@ -183,6 +111,20 @@ int soft_cm_fault_arm(struct ib_device *dev, const struct soft_cm_fault *fault)
 		return -ENOSPC;
 	}
 	return 0;
+}
+
+/* Drop @dev's rules. */
+static void soft_forget(struct ib_device *dev)
+{
+	struct cm_soft_rule *r, *n;
+
+	pthread_mutex_lock(&cm_soft.lock);
+	list_for_each_entry_safe(r, n, &cm_soft.rules, entry)
+		if (r->dev == dev) {
+			list_del(&r->entry);
+			free(r);
+		}
+	pthread_mutex_unlock(&cm_soft.lock);
 }
 
 int soft_cm_fault_clear(struct ib_device *dev)
@@ -246,16 +188,11 @@ static bool soft_owns(const struct ib_device *dev)
 static struct ib_device *soft_bind(const struct sockaddr *addr)
 {
 	struct sockaddr_storage ss;
-	struct cm_soft_addr *a;
-	struct ib_device *dev;
+	struct addr_query q = { .ss = &ss };
 
-	if (addr_key(addr, &ss))
+	if (rdmarw__addr_key(addr, &ss))
 		return NULL;
-	pthread_mutex_lock(&cm_soft.lock);
-	a = addr_find(NULL, &ss);
-	dev = a ? a->dev : NULL;
-	pthread_mutex_unlock(&cm_soft.lock);
-	return dev;
+	return addr_find(&q);
 }
 
 static int soft_resolve(struct ib_device *src_dev, const struct sockaddr *dst,
@@ -263,32 +200,35 @@ static int soft_resolve(struct ib_device *src_dev, const struct sockaddr *dst,
 			struct sockaddr_storage *src_addr,
 			struct ib_device **dst_out)
 {
-	struct cm_soft_addr *d, *a, *n, *src = NULL;
 	struct sockaddr_storage ss;
+	struct addr_query q = { .ss = &ss };
+	struct addr_query src = { .ss = &ss };
+	struct ib_device *d;
 
-	if (addr_key(dst, &ss))
+	if (rdmarw__addr_key(dst, &ss))
 		return -EHOSTUNREACH;
 	if (src_dev && !soft_device_is_soft(src_dev))
 		return -EHOSTUNREACH;
-	pthread_mutex_lock(&cm_soft.lock);
-	d = addr_find(src_dev ? to_sdev(src_dev)->fabric : NULL, &ss);
-	if (d && !src_dev) {
-		/* another device of the fabric, else loopback */
-		list_for_each_entry_safe(a, n, &cm_soft.addrs, entry)
-			if (!src && a->fabric == d->fabric &&
-			    a->dev != d->dev && a->ss.ss_family == ss.ss_family)
-				src = a;
-		if (!src)
-			src = d;
-		*src_addr = src->ss;
-		*src_out = src->dev;
-	} else if (d) {
+	q.space = src_dev ? to_sdev(src_dev)->fabric : NULL;
+	d = addr_find(&q);
+	if (!d)
+		return -EHOSTUNREACH;
+	if (src_dev) {
 		*src_out = src_dev;
+	} else {
+		/* another device of the fabric, else loopback */
+		src.space = q.found_space;
+		src.not_dev = d;
+		src.family = ss.ss_family;
+		if (!addr_find(&src)) {
+			src.dev = d;
+			src.found = q.found;
+		}
+		*src_addr = src.found;
+		*src_out = src.dev;
 	}
-	if (d)
-		*dst_out = d->dev;
-	pthread_mutex_unlock(&cm_soft.lock);
-	return d ? 0 : -EHOSTUNREACH;
+	*dst_out = d;
+	return 0;
 }
 
 static int soft_addr_fault(struct ib_device *dev)

@@ -506,19 +506,6 @@ u32 rdmarw__cm_ib_pdata_size(enum rdmarw__cm_msg msg)
 	return 0;
 }
 
-bool rdmarw__cm_same_addr(const struct sockaddr_storage *a,
-			  const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr,
-		       sizeof(struct in6_addr));
-}
-
 static bool sa_copy(struct sockaddr_storage *dst, const struct sockaddr *src)
 {
 	memset(dst, 0, sizeof(*dst));
@@ -543,7 +530,7 @@ static bool addr_overlap(struct cm_id_priv *p, struct cm_id_priv *q)
 
 		return sa_any(&six->id.route.addr.src_addr) && !six->afonly;
 	}
-	return sa_any(a) || sa_any(b) || rdmarw__cm_same_addr(a, b);
+	return sa_any(a) || sa_any(b) || rdmarw__same_addr(a, b);
 }
 
 /* Another id bound to @p's address and port that @p may not share with. */
@@ -949,7 +936,7 @@ static struct cm_id_priv *find_listener(const struct sockaddr_storage *dst,
 		    sa_port(a) != sa_port(dst))
 			continue;
 		if (a->ss_family == dst->ss_family &&
-		    rdmarw__cm_same_addr(a, dst) && q->id.device == dev)
+		    rdmarw__same_addr(a, dst) && q->id.device == dev)
 			return q;
 		if (sa_any(a) && (a->ss_family == dst->ss_family ||
 				  (a->ss_family == AF_INET6 && !q->afonly)))

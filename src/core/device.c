@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The device registry, its clients (struct ib_client), and the
- * port/protocol queries.
+ * The device registry, its clients (struct ib_client), the devices'
+ * addresses, and the port/protocol queries.
  */
 #include "core/core.h"
 #include "core/cq_pool.h"
 
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
 /*
  * The registry: devices and clients, in registration order.  registry_lock
- * guards both lists, the client slots, each device's state and pins; it is never held while a client's callback runs.  Lock order:
+ * guards both lists, the client slots, each device's state, pins and
+ * addresses; it is never held while a client's callback runs.  Lock order:
  * a device's cb_lock -> registry_lock -> a device's data_lock.
  */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -40,6 +42,18 @@ struct client_ctx {
 };
 
 /**
+ * struct dev_addr - an address of a device
+ * @entry: rdmarw_dev_core.addrs
+ * @space: the address space
+ * @ss: the address (rdmarw__addr_key())
+ */
+struct dev_addr {
+	struct list_head entry;
+	const void *space;
+	struct sockaddr_storage ss;
+};
+
+/**
  * struct rdmarw_dev_core - the core's private part of a device
  * @cb_lock: held while a client's add or remove runs for the device, so
  *           that one runs at a time and each add is matched by one remove
@@ -48,6 +62,7 @@ struct client_ctx {
  * @state: enum dev_state (registry_lock)
  * @seq: registration order (registry_lock)
  * @pins: walkers that hold the device between two lookups (registry_lock)
+ * @addrs: struct dev_addr (registry_lock)
  */
 struct rdmarw_dev_core {
 	pthread_mutex_t cb_lock;
@@ -56,6 +71,7 @@ struct rdmarw_dev_core {
 	enum dev_state state;
 	unsigned long long seq;
 	unsigned int pins;
+	struct list_head addrs;
 };
 
 struct ib_device *rdmarw__alloc_device(size_t size,
@@ -75,6 +91,7 @@ struct ib_device *rdmarw__alloc_device(size_t size,
 	}
 	pthread_mutex_init(&dev->core->cb_lock, NULL);
 	pthread_mutex_init(&dev->core->data_lock, NULL);
+	INIT_LIST_HEAD(&dev->core->addrs);
 	dev->ops = ops;
 	dev->phys_port_cnt = 1;
 	dev->virt_dma = true;
@@ -85,8 +102,12 @@ struct ib_device *rdmarw__alloc_device(size_t size,
 
 void rdmarw__free_device(struct ib_device *dev)
 {
+	struct dev_addr *a, *n;
+
 	if (!dev)
 		return;
+	list_for_each_entry_safe(a, n, &dev->core->addrs, entry)
+		free(a);
 	pthread_mutex_destroy(&dev->core->data_lock);
 	pthread_mutex_destroy(&dev->core->cb_lock);
 	free(dev->core);
@@ -519,6 +540,126 @@ int ib_device_foreach(int (*fn)(struct ib_device *dev, void *arg), void *arg)
 		if (ret)
 			break;
 	}
+	pthread_mutex_unlock(&registry_lock);
+	return ret;
+}
+
+/* ---- addresses ----------------------------------------------------------- */
+
+int rdmarw__addr_key(const struct sockaddr *addr, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (addr->sa_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		memcpy(in, addr, sizeof(*in));
+		in->sin_port = 0;
+		return in->sin_addr.s_addr == htonl(INADDR_ANY) ? -EINVAL : 0;
+	}
+	if (addr->sa_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		memcpy(in6, addr, sizeof(*in6));
+		in6->sin6_port = 0;
+		in6->sin6_flowinfo = 0;
+		in6->sin6_scope_id = 0;
+		return IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr) ? -EINVAL : 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+bool rdmarw__same_addr(const struct sockaddr_storage *a,
+		       const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr,
+		       sizeof(struct in6_addr));
+}
+
+/* @dev's entry for @ss in @space (registry_lock held). */
+static struct dev_addr *addr_find(struct ib_device *dev, const void *space,
+				  const struct sockaddr_storage *ss)
+{
+	struct dev_addr *a, *n;
+
+	list_for_each_entry_safe(a, n, &dev->core->addrs, entry)
+		if (a->space == space && rdmarw__same_addr(&a->ss, ss))
+			return a;
+	return NULL;
+}
+
+int rdmarw__device_add_addr(struct ib_device *dev, const void *space,
+			    const struct sockaddr *addr)
+{
+	struct ib_device *d, *n;
+	struct dev_addr *a;
+	int ret;
+
+	if (!dev || !dev->core || !addr)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	ret = rdmarw__addr_key(addr, &a->ss);
+	a->space = space;
+	pthread_mutex_lock(&registry_lock);
+	list_for_each_entry_safe(d, n, &registry, list)
+		if (!ret && addr_find(d, space, &a->ss))
+			ret = -EADDRINUSE;
+	if (!ret && list_empty(&dev->list))
+		ret = -EINVAL; /* not registered */
+	if (!ret)
+		list_add_tail(&a->entry, &dev->core->addrs);
+	pthread_mutex_unlock(&registry_lock);
+	if (ret)
+		free(a);
+	return ret;
+}
+
+int rdmarw__device_del_addr(struct ib_device *dev, const void *space,
+			    const struct sockaddr *addr)
+{
+	struct sockaddr_storage ss;
+	struct dev_addr *a;
+
+	if (!dev || !dev->core || !addr || rdmarw__addr_key(addr, &ss))
+		return -EADDRNOTAVAIL;
+	pthread_mutex_lock(&registry_lock);
+	a = addr_find(dev, space, &ss);
+	if (a)
+		list_del(&a->entry);
+	pthread_mutex_unlock(&registry_lock);
+	if (!a)
+		return -EADDRNOTAVAIL;
+	free(a);
+	return 0;
+}
+
+int rdmarw__device_addr_walk(int (*fn)(struct ib_device *dev, const void *space,
+				       const struct sockaddr_storage *ss,
+				       void *arg),
+			     void *arg)
+{
+	struct ib_device *dev, *n;
+	struct dev_addr *a, *an;
+	int ret = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	list_for_each_entry_safe(dev, n, &registry, list) {
+		if (dev->core->state != DEV_LIVE)
+			continue;
+		list_for_each_entry_safe(a, an, &dev->core->addrs, entry) {
+			ret = fn(dev, a->space, &a->ss, arg);
+			if (ret)
+				goto out;
+		}
+	}
+out:
 	pthread_mutex_unlock(&registry_lock);
 	return ret;
 }

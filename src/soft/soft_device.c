@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Fabrics and software devices, and the progress thread of threaded
- * devices.
+ * Fabrics and software devices (and their addresses), and the progress
+ * thread of threaded devices.
  */
 #include "soft/soft_access.h"
 
@@ -189,6 +189,24 @@ int soft_device_destroy(struct ib_device *dev)
 	soft_mutex_unlock(&sdev->fabric->lock);
 	sdev_free(sdev);
 	return 0;
+}
+
+/*
+ * A device's addresses are the device's (the core keeps them, freed with
+ * the device); a fabric is their address space.
+ */
+int soft_device_add_addr(struct ib_device *dev, const struct sockaddr *addr)
+{
+	if (!soft_device_is_soft(dev) || !addr)
+		return -EINVAL;
+	return rdmarw__device_add_addr(dev, to_sdev(dev)->fabric, addr);
+}
+
+int soft_device_del_addr(struct ib_device *dev, const struct sockaddr *addr)
+{
+	if (!soft_device_is_soft(dev) || !addr)
+		return -EINVAL;
+	return rdmarw__device_del_addr(dev, to_sdev(dev)->fabric, addr);
 }
 
 int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
