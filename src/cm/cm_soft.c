@@ -272,14 +272,183 @@ static u32 soft_pdata_max(struct ib_device *dev, enum rdmarw__cm_msg msg)
 				 soft_pdata_wire(dev, msg);
 }
 
+/*
+ * ---- the in-process exchange --------------------------------------------
+ * Both ends of a connection are ids of this process on devices of one
+ * fabric: the REQ is the listener's child and its CONNECT_REQUEST, the REP
+ * an ESTABLISHED queued to the requester (whose QP the CM thread moves to
+ * RTS first), the RTU the child's ESTABLISHED, a REJ or DREQ an event
+ * queued to the peer.  Every function runs with cm.lock held.
+ */
+
+/* Address and route resolution are immediate: the fabric is known. */
+static int soft_resolve_route(struct cm_id_priv *p, unsigned long timeout_ms)
+{
+	p->state = CM_ROUTE_RESOLVED;
+	p->id.route.num_pri_alt_paths = 1;
+	rdmarw__cm_queue_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	return 0;
+}
+
+/* The requester's side gets a reply at once (@status, its reason). */
+static void soft_refused(struct cm_id_priv *a, enum rdma_cm_event_type type,
+			 int status)
+{
+	struct cm_work *w = rdmarw__cm_queue_event(a, type, status);
+
+	if (type == RDMA_CM_EVENT_REJECTED)
+		rdmarw__cm_work_pdata(w, NULL, 0,
+				      rdmarw__cm_pdata_wire(a, RDMARW_CM_REJ));
+	a->answered = true;
+}
+
+static int soft_connect(struct cm_id_priv *a, const struct rdma_conn_param *cp)
+{
+	struct cm_id_priv *l, *c = NULL;
+	struct cm_work *w;
+	int reason = 0;
+	bool iw = rdmarw__cm_iwarp(a);
+
+	if (!a->dst_dev) {
+		soft_refused(a, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		return 0;
+	}
+	switch (soft_req_fault(a->id.device, &reason)) {
+	case RDMARW_CM_LOST:
+		soft_refused(a, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		return 0;
+	case RDMARW_CM_REJECT:
+		soft_refused(a, RDMA_CM_EVENT_REJECTED,
+			     iw ? -ECONNREFUSED : reason);
+		return 0;
+	case RDMARW_CM_DELIVER:
+		break;
+	}
+	l = rdmarw__cm_find_listener(&a->id.route.addr.dst_addr, a->dst_dev);
+	if (l)
+		c = rdmarw__cm_new_child(l, a->dst_dev,
+					 &a->id.route.addr.dst_addr,
+					 &a->id.route.addr.src_addr);
+	if (!c) {
+		soft_refused(a, RDMA_CM_EVENT_REJECTED,
+			     iw ? -ECONNREFUSED : IB_CM_REJ_INVALID_SERVICE_ID);
+		return 0;
+	}
+	c->peer = a;
+	a->peer = c;
+	w = rdmarw__cm_queue_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	rdmarw__cm_work_pdata(w, cp->private_data, cp->private_data_len,
+			      rdmarw__cm_pdata_wire(a, RDMARW_CM_REQ));
+	if (w) {
+		w->ev.param.conn.responder_resources = cp->initiator_depth;
+		w->ev.param.conn.initiator_depth = cp->responder_resources;
+		w->ev.param.conn.qp_num = a->id.qp->qp_num;
+	}
+	return 0;
+}
+
+/* The REP: the requester's QP goes to RTS in the CM thread (cm.lock held,
+ * dropped while the child's QP moves). */
+static int soft_accept(struct cm_id_priv *c, const struct rdma_conn_param *cp)
+{
+	struct cm_id_priv *a = c->peer;
+	struct cm_work *w;
+	u32 dest_qpn;
+	int ret;
+
+	if (!a)
+		return -ECONNRESET;
+	c->answered = true;
+	c->resp_res = cp->responder_resources;
+	c->init_depth = cp->initiator_depth;
+	pthread_mutex_lock(&a->qp_lock);
+	dest_qpn = a->id.qp ? a->id.qp->qp_num : 0;
+	pthread_mutex_unlock(&a->qp_lock);
+	rdmarw__cm_unlock();
+	ret = rdmarw__cm_qp_to_rts(c, dest_qpn);
+	rdmarw__cm_lock();
+	a = c->peer;
+	if (ret || !a) {
+		if (a)
+			rdmarw__cm_break_peer(
+				c); /* the requester sees a reject */
+		rdmarw__cm_unlock();
+		rdmarw__cm_qp_to_err(c);
+		rdmarw__cm_lock();
+		return ret ?: -ECONNRESET;
+	}
+	w = rdmarw__cm_queue_event(a, RDMA_CM_EVENT_ESTABLISHED, 0);
+	if (!w)
+		return 0;
+	w->action = CM_ACT_RTS;
+	pthread_mutex_lock(&c->qp_lock);
+	w->dest_qpn = c->id.qp->qp_num;
+	pthread_mutex_unlock(&c->qp_lock);
+	rdmarw__cm_work_pdata(w, cp->private_data, cp->private_data_len,
+			      rdmarw__cm_pdata_wire(c, RDMARW_CM_REP));
+	w->ev.param.conn.responder_resources = cp->initiator_depth;
+	w->ev.param.conn.initiator_depth = cp->responder_resources;
+	w->ev.param.conn.qp_num = w->dest_qpn;
+	a->answered = true;
+	/*
+	 * IB/RoCE: the requester's QP takes its depths from the REP
+	 * (cm_rep_handler(), then cma_rep_recv() moves the QP with no
+	 * conn_param), swapped to its side; iWARP keeps its own (iw_cm passes
+	 * the connect's ORD/IRD to the device).
+	 */
+	if (!rdmarw__cm_iwarp(a)) {
+		a->init_depth = cp->responder_resources;
+		a->resp_res = cp->initiator_depth;
+	}
+	return 0;
+}
+
+static int soft_reject(struct cm_id_priv *c, const void *pdata, u8 len,
+		       u8 reason)
+{
+	struct cm_id_priv *a = c->peer;
+	struct cm_work *w;
+
+	c->answered = true;
+	if (!a)
+		return 0;
+	a->peer = NULL;
+	c->peer = NULL;
+	a->answered = true;
+	w = rdmarw__cm_queue_event(a, RDMA_CM_EVENT_REJECTED,
+				   rdmarw__cm_iwarp(a) ? -ECONNREFUSED :
+							 reason);
+	rdmarw__cm_work_pdata(w, pdata, len,
+			      rdmarw__cm_pdata_wire(c, RDMARW_CM_REJ));
+	return 0;
+}
+
+/* The DREQ: the peer hears first; the caller's QP goes to ERR. */
+static int soft_disconnect(struct cm_id_priv *p, bool was_up, bool *qp_err)
+{
+	if (was_up) {
+		rdmarw__cm_break_peer(p);
+		rdmarw__cm_queue_event(p, RDMA_CM_EVENT_DISCONNECTED, 0);
+		if (!rdmarw__cm_iwarp(p))
+			rdmarw__cm_queue_event(p, RDMA_CM_EVENT_TIMEWAIT_EXIT,
+					       0);
+	}
+	*qp_err = true;
+	return 0;
+}
+
 const struct rdmarw__cm_ops rdmarw__cm_soft_ops = {
 	.name = "soft",
 	.owns = soft_owns,
 	.bind = soft_bind,
 	.resolve = soft_resolve,
 	.addr_fault = soft_addr_fault,
-	.req_fault = soft_req_fault,
 	.pdata_max = soft_pdata_max,
 	.pdata_wire = soft_pdata_wire,
 	.forget = soft_forget,
+	.resolve_route = soft_resolve_route,
+	.connect = soft_connect,
+	.accept = soft_accept,
+	.reject = soft_reject,
+	.disconnect = soft_disconnect,
 };
