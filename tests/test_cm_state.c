@@ -501,6 +501,58 @@ static void test_device_removal(void **s)
 }
 
 /*
+ * The CM is a client of the device core: a ULP's client registered after
+ * it is told of a device's removal first (reverse order, as the kernel's
+ * clients).  Its remove destroys its listener, so the CM then finds no id:
+ * no DEVICE_REMOVAL, and the device goes in one call.  Meanwhile the
+ * device answers to none of its addresses.
+ */
+static struct ib_device *ulp_dev;
+static struct rdma_cm_id *ulp_listener;
+static int ulp_bind_ret = 1;
+
+static void ulp_remove(struct ib_device *dev, void *data)
+{
+	struct sockaddr_in addr = cm_in4("10.3.0.1", 7487);
+	struct rdma_cm_id *id;
+
+	if (dev != ulp_dev)
+		return;
+	id = cm_id(NULL);
+	ulp_bind_ret = rdma_bind_addr(id, SA(addr));
+	rdma_destroy_id(id);
+	rdma_destroy_id(ulp_listener);
+	ulp_listener = NULL;
+}
+
+static struct ib_client ulp_client = { .name = "ulp", .remove = ulp_remove };
+
+static void test_ulp_client_told_first(void **s)
+{
+	struct sockaddr_in addr = cm_in4("10.3.0.1", 7486);
+	struct soft_profile prof;
+	struct soft_fabric *f;
+
+	cm_log_reset();
+	f = soft_fabric_create();
+	assert_int_equal(soft_profile_get("rxe", &prof), 0);
+	ulp_dev = soft_device_create(f, NULL, &prof);
+	assert_false(IS_ERR(ulp_dev));
+	assert_int_equal(soft_device_add_addr(ulp_dev, SA(addr)), 0);
+	assert_int_equal(ib_register_client(&ulp_client), 0);
+	ulp_listener = cm_id(&ctx);
+	assert_int_equal(rdma_bind_addr(ulp_listener, SA(addr)), 0);
+	assert_int_equal(rdma_listen(ulp_listener, 1), 0);
+	assert_ptr_equal(ulp_listener->device, ulp_dev);
+	assert_int_equal(soft_device_destroy(ulp_dev), 0);
+	assert_null(ulp_listener);
+	assert_int_equal(ulp_bind_ret, -EADDRNOTAVAIL);
+	assert_int_equal(cm_settle(), 0);
+	ib_unregister_client(&ulp_client);
+	assert_int_equal(soft_fabric_destroy(f), 0);
+}
+
+/*
  * rdma_destroy_id() from the test thread while the id's handler runs: the
  * call waits for the handler, and an event the handler queues meanwhile is
  * never delivered.
@@ -557,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_handler_destroys),
 		cmocka_unit_test(test_listener_destroyed),
 		cmocka_unit_test(test_device_removal),
+		cmocka_unit_test(test_ulp_client_told_first),
 		cmocka_unit_test(test_destroy_while_in_handler),
 	};
 

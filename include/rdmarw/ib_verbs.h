@@ -39,6 +39,7 @@ struct ib_sig_attrs;
 struct ib_device_ops;
 struct rdmarw_rw_cache;
 struct rdmarw_cq_pools;
+struct rdmarw_dev_core;
 struct ib_srq;
 
 /**
@@ -209,6 +210,7 @@ struct rdmarw_dma_stripe {
  *            completion frees the buffers as verbs promise; off only with
  *            RDMARW_TX_ZCOPY=allow (docs/deviations.md).  Each QP follows
  *            the value it saw when it was created
+ * @core: the core's private part (clients, addresses); do not touch
  */
 struct ib_device {
 	char name[IB_DEVICE_NAME_MAX];
@@ -228,6 +230,7 @@ struct ib_device {
 	struct rdmarw_cq_pools *cq_pools;
 	u32 rdmarw_tx_zcopy_min;
 	bool rdmarw_tx_guard;
+	struct rdmarw_dev_core *core;
 };
 
 /**
@@ -303,6 +306,85 @@ bool ib_uses_virt_dma(const struct ib_device *dev);
  * Return: the device, or NULL if none has that name.
  */
 struct ib_device *ib_device_get_by_name(const char *name);
+
+/**
+ * struct ib_client - a user of devices told when they come and go
+ * @name: the client's name, for messages (required)
+ * @add: called for each device once the device is registered, and for
+ *       every device already registered when the client registers; a
+ *       non-zero return (-EOPNOTSUPP: not interested) means the client
+ *       does not use that device and gets no @remove for it.  May be NULL
+ * @remove: called for each device @add accepted, when the device is
+ *          unregistered (before its resources go: the client destroys
+ *          its objects on it here) or when the client unregisters;
+ *          @client_data is what ib_set_client_data() stored.  May be NULL
+ * @list: the core's (registration order); do not touch
+ * @client_id: the core's; do not touch
+ * @rdmarw_seq: the core's; do not touch
+ * @rdmarw_going: the core's; do not touch
+ *
+ * The kernel's struct ib_client, without its netlink and rename hooks.
+ * Clients are told of a device in registration order (@add) and in the
+ * reverse order (@remove).  The callbacks run one at a time per device,
+ * with no lock held that verbs, device lookups or ib_get_client_data()
+ * take; they must not register or unregister a client, nor wait for a
+ * thread that does.
+ */
+struct ib_client {
+	const char *name;
+	int (*add)(struct ib_device *ibdev);
+	void (*remove)(struct ib_device *ibdev, void *client_data);
+	struct list_head list;
+	u32 client_id;
+	unsigned long long rdmarw_seq;
+	bool rdmarw_going;
+};
+
+/**
+ * ib_register_client() - register a client of the device core
+ * @client: the client; its memory stays the caller's and must live until
+ *          ib_unregister_client() returns
+ *
+ * The client's @add is called for every device already registered, in
+ * registration order, before this returns; devices registered later are
+ * added as they come.  At most 64 clients are registered at once.
+ *
+ * Return: 0, -EINVAL for a NULL @client or a NULL name, -EEXIST if
+ * @client is registered already, -ENOSPC when 64 clients are.
+ */
+int ib_register_client(struct ib_client *client);
+
+/**
+ * ib_unregister_client() - unregister a client
+ * @client: a registered client (anything else is warned about and left)
+ *
+ * Calls @remove for every device the client was added to.  A full fence:
+ * once it returns no callback of @client runs or will run.
+ */
+void ib_unregister_client(struct ib_client *client);
+
+/**
+ * ib_set_client_data() - store a client's pointer for a device
+ * @device: a device the client was added to (from its @add on, until its
+ *          @remove returns)
+ * @client: the client
+ * @data: the pointer
+ *
+ * Outside that window, or for bad arguments, nothing is stored and a
+ * warning is logged once (the kernel's WARN).
+ */
+void ib_set_client_data(struct ib_device *device, struct ib_client *client,
+			void *data);
+
+/**
+ * ib_get_client_data() - a client's pointer for a device
+ * @device: the device
+ * @client: the client
+ *
+ * Return: what ib_set_client_data() stored (NULL before that), or NULL
+ * when @client is not added to @device or an argument is NULL.
+ */
+void *ib_get_client_data(struct ib_device *device, struct ib_client *client);
 
 /**
  * ib_device_foreach() - visit every registered device

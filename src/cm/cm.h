@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The connection manager's private header: the per-device-type transport
- * table and the calls between the CM core (cma.c) and the software
- * device's side (cm_soft.c).
+ * The connection manager's private header: the ids, the per-device-type
+ * transport table (each table is one exchange: cm_soft.c in-process,
+ * cm_ibv.c through librdmacm) and the CM core's (cma.c) services to the
+ * tables.
  *
  * Lock order: cm.lock (every id, the event queue, the listeners) ->
- * cm_soft's address lock.  No lock of the CM is held while a handler runs
- * or while a QP is modified.
+ * cm_soft's fault lock, the core's registry lock (the devices' addresses)
+ * and a device's client data lock.  No lock of the CM is held while a
+ * handler runs or while a QP is modified.
  */
 #ifndef RDMARW_CM_H
 #define RDMARW_CM_H
@@ -15,6 +17,109 @@
 
 #include <rdmarw/rdma_cm.h>
 #include <rdmarw/version.h>
+
+struct rdmarw__cm_ops;
+
+/* ---- the CM's ids, shared by cma.c and the transports' exchanges ------ */
+
+/* The kernel's enum rdma_cm_state. */
+enum cm_state {
+	CM_IDLE,
+	CM_ADDR_QUERY,
+	CM_ADDR_RESOLVED,
+	CM_ROUTE_QUERY,
+	CM_ROUTE_RESOLVED,
+	CM_CONNECT,
+	CM_DISCONNECT,
+	CM_ADDR_BOUND,
+	CM_LISTEN,
+	CM_DEVICE_REMOVAL,
+	CM_DESTROYING,
+};
+
+/**
+ * struct cm_id_priv - an id and what the CM knows of it
+ * @id: the public part (first)
+ * @entry: cm.ids
+ * @state: enum cm_state
+ * @ops: the transport of @id.device (NULL while unbound)
+ * @dst_dev: the device that answers to the destination address
+ * @peer: the other end of a connection being set up or up (both point at
+ *        each other, or neither)
+ * @listener: a child: the listener it came from, while its request is
+ *            not delivered
+ * @qp_lock: @id.qp
+ * @is_child: made by a connection request
+ * @answered: a child accepted or rejected; an active id that got a reply
+ * @established: both QPs are in RTS
+ * @in_handler: the CM thread runs its handler
+ * @destroy_pending: destroy when the handler returns
+ * @destroy_waiter: a thread in rdma_destroy_id() waits for the handler
+ *                  and destroys the id itself (the CM thread must not)
+ * @reuseaddr: rdma_set_reuseaddr()
+ * @afonly: rdma_set_afonly()
+ * @tos: rdma_set_service_type()
+ * @ack_timeout: rdma_set_ack_timeout()
+ * @min_rnr_timer: rdma_set_min_rnr_timer()
+ * @xset: bit (1 << enum rdmarw__cm_xopt) for each setter the ULP called,
+ *        which a librdmacm id made later takes (rdmarw__cm_xid_options())
+ * @resp_res: responder resources of the local QP (max_dest_rd_atomic)
+ * @init_depth: initiator depth of the local QP (max_rd_atomic), passed
+ *              unchanged as the kernel's cma.c: 0 stays 0
+ * @xid: the librdmacm id behind it (ibv devices), or NULL
+ * @xops: the transport of @xid
+ */
+struct cm_id_priv {
+	struct rdma_cm_id id;
+	struct list_head entry;
+	enum cm_state state;
+	const struct rdmarw__cm_ops *ops;
+	struct ib_device *dst_dev;
+	struct cm_id_priv *peer;
+	struct cm_id_priv *listener;
+	pthread_mutex_t qp_lock;
+	bool is_child;
+	bool answered;
+	bool established;
+	bool in_handler;
+	bool destroy_pending;
+	bool destroy_waiter;
+	bool reuseaddr;
+	bool afonly;
+	int tos;
+	u8 ack_timeout;
+	u8 min_rnr_timer;
+	unsigned int xset;
+	u8 resp_res;
+	u8 init_depth;
+	struct rdmarw__cm_xid *xid;
+	const struct rdmarw__cm_ops *xops;
+};
+
+/* What the CM thread does to the id's QP before calling the handler. */
+enum cm_action {
+	CM_ACT_NONE,
+	CM_ACT_RTS, /* REP arrived: QP to RTR and RTS, then RTU to peer */
+	CM_ACT_ERR, /* the connection is gone: QP to ERR */
+};
+
+/**
+ * struct cm_work - an event waiting for the CM thread
+ * @entry: cm.queue
+ * @id: the id whose handler gets it
+ * @action: enum cm_action
+ * @dest_qpn: CM_ACT_RTS: the peer's QP number
+ * @ev: the event
+ * @pdata: its private data
+ */
+struct cm_work {
+	struct list_head entry;
+	struct cm_id_priv *id;
+	enum cm_action action;
+	u32 dest_qpn;
+	struct rdma_cm_event ev;
+	u8 pdata[RDMA_MAX_PRIVATE_DATA];
+};
 
 /* The messages whose private data a transport limits. */
 enum rdmarw__cm_msg {
@@ -39,27 +144,33 @@ enum rdmarw__cm_verdict {
  * @resolve: the device that reaches @dst from @src_dev (NULL: unbound),
  *           and the source device and address to use; 0 or -EHOSTUNREACH
  * @addr_fault: resolution from @dev must fail (0, or the event status)
- * @req_fault: a request sent from @dev: deliver, reject (*@reason) or lose
  * @pdata_max: private data a message carries on @dev (ULP bytes)
  * @pdata_wire: bytes the peer sees on @dev (IB pads to the field's size;
  *              0: exactly what was sent)
- * @x_bind: librdmacm transports only (the others leave every x_ op NULL):
- *          a librdmacm id for @owner bound to @addr (cm_ibv.h)
+ * @forget: optional: the CM lets go of @dev (the core removes it): drop
+ *          what the transport keeps for it
+ * @resolve_route: the exchange (cm.lock held, for the id's state the CM
+ *                 checked): find the route of an ADDR_RESOLVED id (state
+ *                 and event, or ROUTE_QUERY until the event comes)
+ * @connect: send the REQ (or MPA request) of a CONNECT id with a QP
+ * @accept: answer a child's request (may drop cm.lock meanwhile with
+ *          rdmarw__cm_unlock(); holds it again on return)
+ * @reject: refuse a child's request, with private data and the IB reason
+ * @disconnect: the DREQ of an established (@was_up) or disconnected id;
+ *              *@qp_err: the CM moves the id's QP to ERR afterwards
+ * @x_available: librdmacm transports only (the others leave every x_ op
+ *               NULL): can librdmacm be used here (its event channel)
+ * @x_bind: a librdmacm id for @owner bound to @addr (cm_ibv.h)
  * @x_resolve_addr: start resolving @dst (a new librdmacm id if *@x is NULL)
- * @x_resolve_route: start resolving the route
  * @x_listen: listen
- * @x_connect: send the REQ (or MPA request)
- * @x_accept: answer a request (the QP goes to RTR/RTS on IB)
- * @x_reject: refuse a request, with private data and the IB CM reason
- * @x_disconnect: DREQ (the QP goes to ERR)
  * @x_attach_qp: give a new QP to the id (it moves to INIT)
  * @x_set_qp: point the id at a QP again, or at none
  * @x_destroy: destroy the librdmacm id (no lock of the CM held)
  * @x_set_option: pass a setter's value to the librdmacm id (cm.lock held;
  *                the kernel's errno when it refuses it in the id's state)
  *
- * The software device's table (cm_soft.c) answers from its per-fabric
- * address space; the connection itself is made in-process by the core,
+ * The software device's table (cm_soft.c) answers from the devices'
+ * addresses (rdmarw__device_addr_walk(), one address space per fabric); the connection itself is made in-process by the core,
  * which moves both QPs with ib_modify_qp().  A librdmacm backend adds a
  * table whose connect/accept/... are librdmacm's calls and whose events
  * come from its event channel (docs/architecture.md).
@@ -73,10 +184,16 @@ struct rdmarw__cm_ops {
 		       struct sockaddr_storage *src_addr,
 		       struct ib_device **dst_out);
 	int (*addr_fault)(struct ib_device *dev);
-	enum rdmarw__cm_verdict (*req_fault)(struct ib_device *dev,
-					     int *reason);
 	u32 (*pdata_max)(struct ib_device *dev, enum rdmarw__cm_msg msg);
 	u32 (*pdata_wire)(struct ib_device *dev, enum rdmarw__cm_msg msg);
+	void (*forget)(struct ib_device *dev);
+	int (*resolve_route)(struct cm_id_priv *p, unsigned long timeout_ms);
+	int (*connect)(struct cm_id_priv *a, const struct rdma_conn_param *cp);
+	int (*accept)(struct cm_id_priv *c, const struct rdma_conn_param *cp);
+	int (*reject)(struct cm_id_priv *c, const void *pdata, u8 len,
+		      u8 reason);
+	int (*disconnect)(struct cm_id_priv *p, bool was_up, bool *qp_err);
+	bool (*x_available)(void);
 	int (*x_bind)(struct rdmarw__cm_xid **x, void *owner, int ps,
 		      const struct sockaddr *addr, struct ib_device **dev,
 		      struct sockaddr_storage *bound);
@@ -84,22 +201,44 @@ struct rdmarw__cm_ops {
 			      const struct sockaddr *src,
 			      const struct sockaddr *dst,
 			      unsigned long timeout_ms);
-	int (*x_resolve_route)(struct rdmarw__cm_xid *x,
-			       unsigned long timeout_ms);
 	int (*x_listen)(struct rdmarw__cm_xid *x, int backlog);
-	int (*x_connect)(struct rdmarw__cm_xid *x,
-			 const struct rdma_conn_param *p);
-	int (*x_accept)(struct rdmarw__cm_xid *x,
-			const struct rdma_conn_param *p);
-	int (*x_reject)(struct rdmarw__cm_xid *x, const void *pdata, u8 len,
-			u8 reason);
-	int (*x_disconnect)(struct rdmarw__cm_xid *x);
 	int (*x_attach_qp)(struct rdmarw__cm_xid *x, struct ib_qp *qp);
 	void (*x_set_qp)(struct rdmarw__cm_xid *x, struct ib_qp *qp);
 	void (*x_destroy)(struct rdmarw__cm_xid *x);
 	int (*x_set_option)(struct rdmarw__cm_xid *x, enum rdmarw__cm_xopt opt,
 			    int val);
 };
+
+/*
+ * ---- cma.c's services to the transports' exchanges (cm.lock held) -----
+ */
+/* Queue @type for @p's handler (NULL: lost, as under memory pressure). */
+struct cm_work *rdmarw__cm_queue_event(struct cm_id_priv *p,
+				       enum rdma_cm_event_type type,
+				       int status);
+/* Copy private data into @w, padded to @wire bytes when non-zero. */
+void rdmarw__cm_work_pdata(struct cm_work *w, const void *data, u32 len,
+			   u32 wire);
+/* Break @p's connection: tell the peer what it means. */
+void rdmarw__cm_break_peer(struct cm_id_priv *p);
+/* @p's QP to ERR, or to RTR and RTS towards @dest_qpn (no cm.lock held). */
+void rdmarw__cm_qp_to_err(struct cm_id_priv *p);
+int rdmarw__cm_qp_to_rts(struct cm_id_priv *p, u32 dest_qpn);
+/* Is @p's port iWARP? */
+bool rdmarw__cm_iwarp(struct cm_id_priv *p);
+/* The listener for a request to @dst on @dev, or NULL. */
+struct cm_id_priv *rdmarw__cm_find_listener(const struct sockaddr_storage *dst,
+					    struct ib_device *dev);
+/* A request's child of listener @l on @dev (CONNECT, on cm.ids). */
+struct cm_id_priv *rdmarw__cm_new_child(struct cm_id_priv *l,
+					struct ib_device *dev,
+					const struct sockaddr_storage *src,
+					const struct sockaddr_storage *dst);
+/* Private data bytes the peer sees for @msg on @p's device. */
+u32 rdmarw__cm_pdata_wire(struct cm_id_priv *p, enum rdmarw__cm_msg msg);
+/* Drop and take cm.lock again (an exchange that moves a QP). */
+void rdmarw__cm_unlock(void);
+void rdmarw__cm_lock(void);
 
 extern const struct rdmarw__cm_ops rdmarw__cm_soft_ops;
 #ifdef RDMARW_HAVE_IBV
@@ -108,16 +247,6 @@ extern const struct rdmarw__cm_ops rdmarw__cm_ibv_ops;
 
 /* Tear down every connection of @dev as a link failure (soft.h). */
 int rdmarw__cm_link_down(struct ib_device *dev);
-/* @dev is being destroyed: DEVICE_REMOVAL to its ids; -EBUSY while ids
- * are still bound to it once their handlers have run. */
-int rdmarw__cm_device_removal(struct ib_device *dev);
-/* cm_soft.c: forget @dev's addresses and faults. */
-void rdmarw__cm_soft_forget(struct ib_device *dev);
-
-/* Whether two addresses of one family are the same host address (the
- * port is not compared).  The one comparison of the CM and its devices. */
-bool rdmarw__cm_same_addr(const struct sockaddr_storage *a,
-			  const struct sockaddr_storage *b);
 
 /* The consumer's part of an IB CM message's private data (IB and RoCE,
  * software or real): the REQ less the CMA header, the REP, the REJ. */

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The connection manager: ids, their states, the CM thread that calls the
- * handlers, and the in-process exchange of REQ/REP/RTU/REJ/DREQ between ids
- * on devices whose transport table (cm.h) says they reach each other.
+ * The connection manager: ids, their states, the checks of every call and
+ * their errnos, the CM thread that calls the handlers, and the CM's client
+ * of the device core.  What a connection's messages are and how they travel
+ * is the transport table's of the id's device (cm.h): the in-process
+ * exchange (cm_soft.c) or librdmacm (cm_ibv.c).
  *
  * Every id is on cm.ids under cm.lock, which guards every field of every
  * id except id.qp (each id's qp_lock: the CM thread moves a QP to ERR
@@ -18,104 +20,6 @@
 #include <string.h>
 
 struct net init_net;
-
-enum cm_state {
-	CM_IDLE,
-	CM_ADDR_QUERY,
-	CM_ADDR_RESOLVED,
-	CM_ROUTE_QUERY,
-	CM_ROUTE_RESOLVED,
-	CM_CONNECT,
-	CM_DISCONNECT,
-	CM_ADDR_BOUND,
-	CM_LISTEN,
-	CM_DEVICE_REMOVAL,
-	CM_DESTROYING,
-};
-
-/**
- * struct cm_id_priv - an id and what the CM knows of it
- * @id: the public part (first)
- * @entry: cm.ids
- * @state: enum cm_state
- * @ops: the transport of @id.device (NULL while unbound)
- * @dst_dev: the device that answers to the destination address
- * @peer: the other end of a connection being set up or up (both point at
- *        each other, or neither)
- * @listener: a child: the listener it came from, while its request is
- *            not delivered
- * @qp_lock: @id.qp
- * @is_child: made by a connection request
- * @answered: a child accepted or rejected; an active id that got a reply
- * @established: both QPs are in RTS
- * @in_handler: the CM thread runs its handler
- * @destroy_pending: destroy when the handler returns
- * @destroy_waiter: a thread in rdma_destroy_id() waits for the handler
- *                  and destroys the id itself (the CM thread must not)
- * @reuseaddr: rdma_set_reuseaddr()
- * @afonly: rdma_set_afonly()
- * @tos: rdma_set_service_type()
- * @ack_timeout: rdma_set_ack_timeout()
- * @min_rnr_timer: rdma_set_min_rnr_timer()
- * @xset: bit (1 << enum rdmarw__cm_xopt) for each setter the ULP called,
- *        which a librdmacm id made later takes (rdmarw__cm_xid_options())
- * @resp_res: responder resources of the local QP (max_dest_rd_atomic)
- * @init_depth: initiator depth of the local QP (max_rd_atomic), passed
- *              unchanged as the kernel's cma.c: 0 stays 0
- * @xid: the librdmacm id behind it (ibv devices), or NULL
- * @xops: the transport of @xid
- */
-struct cm_id_priv {
-	struct rdma_cm_id id;
-	struct list_head entry;
-	enum cm_state state;
-	const struct rdmarw__cm_ops *ops;
-	struct ib_device *dst_dev;
-	struct cm_id_priv *peer;
-	struct cm_id_priv *listener;
-	pthread_mutex_t qp_lock;
-	bool is_child;
-	bool answered;
-	bool established;
-	bool in_handler;
-	bool destroy_pending;
-	bool destroy_waiter;
-	bool reuseaddr;
-	bool afonly;
-	int tos;
-	u8 ack_timeout;
-	u8 min_rnr_timer;
-	unsigned int xset;
-	u8 resp_res;
-	u8 init_depth;
-	struct rdmarw__cm_xid *xid;
-	const struct rdmarw__cm_ops *xops;
-};
-
-/* What the CM thread does to the id's QP before calling the handler. */
-enum cm_action {
-	CM_ACT_NONE,
-	CM_ACT_RTS, /* REP arrived: QP to RTR and RTS, then RTU to peer */
-	CM_ACT_ERR, /* the connection is gone: QP to ERR */
-};
-
-/**
- * struct cm_work - an event waiting for the CM thread
- * @entry: cm.queue
- * @id: the id whose handler gets it
- * @action: enum cm_action
- * @dest_qpn: CM_ACT_RTS: the peer's QP number
- * @ev: the event
- * @pdata: its private data
- */
-struct cm_work {
-	struct list_head entry;
-	struct cm_id_priv *id;
-	enum cm_action action;
-	u32 dest_qpn;
-	struct rdma_cm_event ev;
-	u8 pdata[RDMA_MAX_PRIVATE_DATA];
-};
 
 static struct {
 	pthread_mutex_t lock;
@@ -149,25 +53,75 @@ static struct cm_id_priv *to_priv(struct rdma_cm_id *id)
 	return container_of(id, struct cm_id_priv, id);
 }
 
-static const struct rdmarw__cm_ops *ops_of(const struct ib_device *dev)
-{
-	size_t i;
+/**
+ * struct cm_device - a device the CM serves (the kernel's struct cma_device)
+ * @ops: the transport that owns it
+ *
+ * Made by the CM's client when the core adds the device, freed when the
+ * core removes it: a device without one is not the CM's (yet, or any more).
+ */
+struct cm_device {
+	const struct rdmarw__cm_ops *ops;
+};
 
-	for (i = 0; dev && i < sizeof(cm_transports) / sizeof(cm_transports[0]);
-	     i++)
-		if (cm_transports[i]->owns(dev))
-			return cm_transports[i];
-	return NULL;
+static struct ib_client cm_client;
+
+/* The transport of @dev, or NULL when the CM does not serve it. */
+static const struct rdmarw__cm_ops *ops_of(struct ib_device *dev)
+{
+	struct cm_device *cd = dev ? ib_get_client_data(dev, &cm_client) : NULL;
+
+	return cd ? cd->ops : NULL;
+}
+
+/*
+ * Point @p at @dev (cm.lock held).  An id holds its device, as the
+ * kernel's holds its cma_device: the device's unregistration is refused
+ * while ids are bound to it.
+ */
+static void set_device(struct cm_id_priv *p, struct ib_device *dev)
+{
+	if (dev)
+		rdmarw__device_get(dev);
+	if (p->id.device)
+		rdmarw__device_put(p->id.device);
+	p->id.device = dev;
+	p->id.port_num = dev ? 1 : 0;
+	p->ops = ops_of(dev);
+}
+
+/*
+ * The table that makes @p's exchange (connect, accept, reject, disconnect,
+ * route): librdmacm's when a librdmacm id serves the id's device, else the
+ * device's own (NULL while unbound).
+ */
+static const struct rdmarw__cm_ops *exch(struct cm_id_priv *p)
+{
+	return p->xid && p->ops == p->xops ? p->xops : p->ops;
 }
 
 /* The librdmacm transport, if the kernel's CM is there to talk to. */
 static const struct rdmarw__cm_ops *x_transport(void)
 {
-#ifdef RDMARW_HAVE_IBV
-	if (rdmarw__xid_available())
-		return &rdmarw__cm_ibv_ops;
-#endif
+	size_t i;
+
+	for (i = 0; i < sizeof(cm_transports) / sizeof(cm_transports[0]); i++)
+		if (cm_transports[i]->x_available &&
+		    cm_transports[i]->x_available())
+			return cm_transports[i];
 	return NULL;
+}
+
+/* Destroy a detached librdmacm id through the table that has them. */
+static void destroy_xid(struct rdmarw__cm_xid *x)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cm_transports) / sizeof(cm_transports[0]); i++)
+		if (cm_transports[i]->x_destroy) {
+			cm_transports[i]->x_destroy(x);
+			return;
+		}
 }
 
 /* Cut @p from its librdmacm id, destroyed by cm_unlock() (cm.lock held):
@@ -192,9 +146,7 @@ static void cm_unlock(void)
 	pthread_mutex_unlock(&cm.lock);
 	for (; x; x = next) {
 		next = x->reap;
-#ifdef RDMARW_HAVE_IBV
-		rdmarw__cm_ibv_ops.x_destroy(x);
-#endif
+		destroy_xid(x);
 	}
 }
 
@@ -214,7 +166,7 @@ static bool id_live(struct cm_id_priv *p)
 	return false;
 }
 
-static bool iwarp(struct cm_id_priv *p)
+bool rdmarw__cm_iwarp(struct cm_id_priv *p)
 {
 	return p->id.device &&
 	       rdma_protocol_iwarp(p->id.device, p->id.port_num ?: 1);
@@ -222,8 +174,8 @@ static bool iwarp(struct cm_id_priv *p)
 
 /* ---- the event queue and the CM thread ---------------------------------- */
 
-static struct cm_work *queue_event(struct cm_id_priv *p,
-				   enum rdma_cm_event_type type, int status)
+struct cm_work *rdmarw__cm_queue_event(struct cm_id_priv *p,
+				       enum rdma_cm_event_type type, int status)
 {
 	struct cm_work *w = calloc(1, sizeof(*w));
 
@@ -238,7 +190,8 @@ static struct cm_work *queue_event(struct cm_id_priv *p,
 }
 
 /* Copy private data, padded to the wire's field on IB (@wire nonzero). */
-static void work_pdata(struct cm_work *w, const void *data, u32 len, u32 wire)
+void rdmarw__cm_work_pdata(struct cm_work *w, const void *data, u32 len,
+			   u32 wire)
 {
 	if (!w)
 		return;
@@ -261,7 +214,7 @@ static void drop_events(struct cm_id_priv *p)
 		}
 }
 
-static void qp_to_err(struct cm_id_priv *p)
+void rdmarw__cm_qp_to_err(struct cm_id_priv *p)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
@@ -271,13 +224,13 @@ static void qp_to_err(struct cm_id_priv *p)
 	pthread_mutex_unlock(&p->qp_lock);
 }
 
-static int qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
+int rdmarw__cm_qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
 {
 	struct ib_qp_attr attr = { 0 };
 	int ret = -EINVAL;
 
 	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE;
-	if (p->resp_res || iwarp(p))
+	if (p->resp_res || rdmarw__cm_iwarp(p))
 		attr.qp_access_flags |= IB_ACCESS_REMOTE_READ;
 	pthread_mutex_lock(&p->qp_lock);
 	if (p->id.qp) {
@@ -339,12 +292,12 @@ static bool work_rts(struct cm_work *w)
 	int ret;
 
 	pthread_mutex_unlock(&cm.lock);
-	ret = qp_to_rts(a, w->dest_qpn);
+	ret = rdmarw__cm_qp_to_rts(a, w->dest_qpn);
 	pthread_mutex_lock(&cm.lock);
 	c = a->peer;
 	if (a->state != CM_CONNECT || !c) {
 		/* torn down meanwhile: the teardown queued what it meant */
-		qp_to_err(a);
+		rdmarw__cm_qp_to_err(a);
 		return false;
 	}
 	if (ret) {
@@ -353,14 +306,15 @@ static bool work_rts(struct cm_work *w)
 		w->ev.param.conn.private_data_len = 0;
 		a->peer = NULL;
 		c->peer = NULL;
-		w = queue_event(c, RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET);
+		w = rdmarw__cm_queue_event(c, RDMA_CM_EVENT_CONNECT_ERROR,
+					   -ECONNRESET);
 		if (w)
 			w->action = CM_ACT_ERR;
 		return true;
 	}
 	a->established = true;
 	c->established = true;
-	queue_event(c, RDMA_CM_EVENT_ESTABLISHED, 0); /* the RTU */
+	rdmarw__cm_queue_event(c, RDMA_CM_EVENT_ESTABLISHED, 0); /* the RTU */
 	return true;
 }
 
@@ -385,7 +339,7 @@ static void *cm_main(void *arg)
 			goto done;
 		if (w->action == CM_ACT_ERR) {
 			pthread_mutex_unlock(&cm.lock);
-			qp_to_err(p);
+			rdmarw__cm_qp_to_err(p);
 			pthread_mutex_lock(&cm.lock);
 		}
 		if (w->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST)
@@ -480,19 +434,6 @@ u32 rdmarw__cm_ib_pdata_size(enum rdmarw__cm_msg msg)
 	return 0;
 }
 
-bool rdmarw__cm_same_addr(const struct sockaddr_storage *a,
-			  const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr,
-		       sizeof(struct in6_addr));
-}
-
 static bool sa_copy(struct sockaddr_storage *dst, const struct sockaddr *src)
 {
 	memset(dst, 0, sizeof(*dst));
@@ -517,7 +458,7 @@ static bool addr_overlap(struct cm_id_priv *p, struct cm_id_priv *q)
 
 		return sa_any(&six->id.route.addr.src_addr) && !six->afonly;
 	}
-	return sa_any(a) || sa_any(b) || rdmarw__cm_same_addr(a, b);
+	return sa_any(a) || sa_any(b) || rdmarw__same_addr(a, b);
 }
 
 /* Another id bound to @p's address and port that @p may not share with. */
@@ -558,9 +499,7 @@ static int bind_x(struct cm_id_priv *p, const struct rdmarw__cm_ops *xt,
 		return -EADDRNOTAVAIL;
 	}
 	p->id.route.addr.src_addr = bound;
-	p->id.device = dev;
-	p->id.port_num = 1;
-	p->ops = ops_of(dev);
+	set_device(p, dev);
 	p->state = CM_ADDR_BOUND;
 	return 0;
 }
@@ -586,6 +525,8 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss,
 		     i++)
 			dev = cm_transports[i]->bind(
 				(const struct sockaddr *)ss);
+		if (dev && !ops_of(dev))
+			dev = NULL; /* the CM does not serve it */
 		if (!dev && (xt = x_transport()))
 			return bind_x(p, xt, ss);
 		if (!dev)
@@ -606,9 +547,7 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss,
 		return -EADDRINUSE;
 	}
 	if (dev) {
-		p->id.device = dev;
-		p->id.port_num = 1;
-		p->ops = ops_of(dev);
+		set_device(p, dev);
 	} else if (want_x && (xt = x_transport()) &&
 		   !xt->x_bind(
 			   &p->xid, p, p->id.ps,
@@ -618,6 +557,42 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss,
 	}
 	p->state = CM_ADDR_BOUND;
 	return 0;
+}
+
+struct cm_id_priv *rdmarw__cm_new_child(struct cm_id_priv *l,
+					struct ib_device *dev,
+					const struct sockaddr_storage *src,
+					const struct sockaddr_storage *dst)
+{
+	struct cm_id_priv *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->id.event_handler = l->id.event_handler;
+	c->id.context = l->id.context;
+	c->id.ps = l->id.ps;
+	c->id.qp_type = l->id.qp_type;
+	set_device(c, dev);
+	c->id.route.addr.src_addr = *src;
+	c->id.route.addr.dst_addr = *dst;
+	c->id.route.addr.dev_addr.net = &init_net;
+	c->id.route.num_pri_alt_paths = 1;
+	c->state = CM_CONNECT;
+	c->is_child = true;
+	c->listener = l;
+	pthread_mutex_init(&c->qp_lock, NULL);
+	list_add_tail(&c->entry, &cm.ids);
+	return c;
+}
+
+void rdmarw__cm_lock(void)
+{
+	pthread_mutex_lock(&cm.lock);
+}
+
+void rdmarw__cm_unlock(void)
+{
+	pthread_mutex_unlock(&cm.lock);
 }
 
 /* ---- ids ---------------------------------------------------------------- */
@@ -661,7 +636,7 @@ struct rdma_cm_id *rdma_create_id(struct net *net,
 }
 
 /* Break @p's connection (cm.lock held): tell the peer what it means. */
-static void break_peer(struct cm_id_priv *p)
+void rdmarw__cm_break_peer(struct cm_id_priv *p)
 {
 	struct cm_id_priv *q = p->peer;
 	struct cm_work *w;
@@ -673,30 +648,32 @@ static void break_peer(struct cm_id_priv *p)
 	if (p->established) {
 		if (q->state == CM_CONNECT)
 			q->state = CM_DISCONNECT;
-		w = queue_event(q, RDMA_CM_EVENT_DISCONNECTED, 0);
+		w = rdmarw__cm_queue_event(q, RDMA_CM_EVENT_DISCONNECTED, 0);
 		if (w)
 			w->action = CM_ACT_ERR;
-		if (!iwarp(q))
-			queue_event(q, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+		if (!rdmarw__cm_iwarp(q))
+			rdmarw__cm_queue_event(q, RDMA_CM_EVENT_TIMEWAIT_EXIT,
+					       0);
 	} else if (p->is_child) {
 		/* an unanswered (or accepted, not yet established) child */
-		if (iwarp(q))
-			w = queue_event(q, RDMA_CM_EVENT_REJECTED,
-					-ECONNREFUSED);
+		if (rdmarw__cm_iwarp(q))
+			w = rdmarw__cm_queue_event(q, RDMA_CM_EVENT_REJECTED,
+						   -ECONNREFUSED);
 		else
-			w = queue_event(q, RDMA_CM_EVENT_REJECTED,
-					IB_CM_REJ_CONSUMER_DEFINED);
-		work_pdata(w, NULL, 0,
-			   iwarp(q) ? 0 : IB_CM_REJ_PRIVATE_DATA_SIZE);
+			w = rdmarw__cm_queue_event(q, RDMA_CM_EVENT_REJECTED,
+						   IB_CM_REJ_CONSUMER_DEFINED);
+		rdmarw__cm_work_pdata(
+			w, NULL, 0,
+			rdmarw__cm_iwarp(q) ? 0 : IB_CM_REJ_PRIVATE_DATA_SIZE);
 		q->answered = true;
 	} else {
 		/* the requester went away before the connection was up */
-		if (iwarp(q))
-			w = queue_event(q, RDMA_CM_EVENT_CONNECT_ERROR,
-					-ECONNRESET);
+		if (rdmarw__cm_iwarp(q))
+			w = rdmarw__cm_queue_event(
+				q, RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET);
 		else
-			w = queue_event(q, RDMA_CM_EVENT_REJECTED,
-					IB_CM_REJ_TIMEOUT);
+			w = rdmarw__cm_queue_event(q, RDMA_CM_EVENT_REJECTED,
+						   IB_CM_REJ_TIMEOUT);
 		if (w)
 			w->action = CM_ACT_ERR;
 		q->answered = true;
@@ -716,8 +693,9 @@ static void destroy_locked(struct cm_id_priv *p)
 			q->listener = NULL;
 			destroy_locked(q);
 		}
-	break_peer(p);
+	rdmarw__cm_break_peer(p);
 	detach_xid(p);
+	set_device(p, NULL);
 	list_del(&p->entry);
 	pthread_mutex_destroy(&p->qp_lock);
 	free(p);
@@ -817,6 +795,10 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		if (!status) /* asked once: a rule counts each call */
 			status = cm_transports[i]->addr_fault(src_dev);
 	}
+	if (!status && !ops_of(src_dev))
+		status = -EHOSTUNREACH; /* a device the CM does not serve */
+	if (!status && !ops_of(dst_dev))
+		dst_dev = NULL; /* the connect finds nobody */
 	xt = p->xops ? p->xops : x_transport();
 	if (status && xt && (!p->ops || p->ops == xt)) {
 		/* librdmacm's turn: ADDR_RESOLVED or ADDR_ERROR comes from
@@ -836,19 +818,17 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		goto out;
 	}
 	if (status) {
-		queue_event(p, RDMA_CM_EVENT_ADDR_ERROR, status);
+		rdmarw__cm_queue_event(p, RDMA_CM_EVENT_ADDR_ERROR, status);
 		goto out; /* stays bound, as the kernel's ADDR_QUERY -> BOUND */
 	}
 	if (!p->id.device) {
 		sa_set_port(&src, sa_port(&p->id.route.addr.src_addr));
 		p->id.route.addr.src_addr = src;
-		p->id.device = src_dev;
-		p->id.port_num = 1;
-		p->ops = ops_of(src_dev);
+		set_device(p, src_dev);
 	}
 	p->dst_dev = dst_dev;
 	p->state = CM_ADDR_RESOLVED;
-	queue_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	rdmarw__cm_queue_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 out:
 	pthread_mutex_unlock(&cm.lock);
 	return ret;
@@ -856,6 +836,7 @@ out:
 
 int rdma_resolve_route(struct rdma_cm_id *id, unsigned long timeout_ms)
 {
+	const struct rdmarw__cm_ops *t;
 	struct cm_id_priv *p;
 	int ret = -EINVAL;
 
@@ -863,16 +844,9 @@ int rdma_resolve_route(struct rdma_cm_id *id, unsigned long timeout_ms)
 		return -EINVAL;
 	p = to_priv(id);
 	pthread_mutex_lock(&cm.lock);
-	if (p->state == CM_ADDR_RESOLVED && p->xid && p->ops == p->xops) {
-		ret = p->xops->x_resolve_route(p->xid, timeout_ms);
-		if (!ret)
-			p->state = CM_ROUTE_QUERY;
-	} else if (p->state == CM_ADDR_RESOLVED) {
-		p->state = CM_ROUTE_RESOLVED;
-		p->id.route.num_pri_alt_paths = 1;
-		queue_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
-		ret = 0;
-	}
+	t = exch(p);
+	if (p->state == CM_ADDR_RESOLVED && t)
+		ret = t->resolve_route(p, timeout_ms);
 	pthread_mutex_unlock(&cm.lock);
 	return ret;
 }
@@ -910,8 +884,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 }
 
 /* The listener for a request to @dst on @dev (cm.lock held). */
-static struct cm_id_priv *find_listener(const struct sockaddr_storage *dst,
-					struct ib_device *dev)
+struct cm_id_priv *rdmarw__cm_find_listener(const struct sockaddr_storage *dst,
+					    struct ib_device *dev)
 {
 	struct cm_id_priv *q, *n, *any = NULL;
 	const struct sockaddr_storage *a;
@@ -922,7 +896,7 @@ static struct cm_id_priv *find_listener(const struct sockaddr_storage *dst,
 		    sa_port(a) != sa_port(dst))
 			continue;
 		if (a->ss_family == dst->ss_family &&
-		    rdmarw__cm_same_addr(a, dst) && q->id.device == dev)
+		    rdmarw__same_addr(a, dst) && q->id.device == dev)
 			return q;
 		if (sa_any(a) && (a->ss_family == dst->ss_family ||
 				  (a->ss_family == AF_INET6 && !q->afonly)))
@@ -936,93 +910,34 @@ static u32 pdata_max(struct cm_id_priv *p, enum rdmarw__cm_msg msg)
 	return p->ops ? p->ops->pdata_max(p->id.device, msg) : 0;
 }
 
-static u32 pdata_wire(struct cm_id_priv *p, enum rdmarw__cm_msg msg)
+u32 rdmarw__cm_pdata_wire(struct cm_id_priv *p, enum rdmarw__cm_msg msg)
 {
 	return p->ops ? p->ops->pdata_wire(p->id.device, msg) : 0;
 }
 
 static int connect_locked(struct cm_id_priv *a, struct rdma_conn_param *cp)
 {
-	struct cm_id_priv *l, *c;
-	struct cm_work *w;
-	int reason = 0;
+	const struct rdmarw__cm_ops *t = exch(a);
+	bool has_qp;
+	int ret;
 
-	if (a->state != CM_ROUTE_RESOLVED || !a->ops)
+	if (a->state != CM_ROUTE_RESOLVED || !t)
 		return -EINVAL;
 	if (cp->private_data_len > pdata_max(a, RDMARW_CM_REQ) ||
 	    (cp->private_data_len && !cp->private_data))
 		return -EINVAL;
 	pthread_mutex_lock(&a->qp_lock);
-	c = a->id.qp ? a : NULL;
+	has_qp = a->id.qp != NULL;
 	pthread_mutex_unlock(&a->qp_lock);
-	if (!c)
+	if (!has_qp)
 		return -EINVAL; /* no QP: CONNECT_RESPONSE is not supported */
 	a->state = CM_CONNECT;
 	a->resp_res = cp->responder_resources;
 	a->init_depth = cp->initiator_depth;
-	if (a->xid && a->ops == a->xops) {
-		int ret = a->xops->x_connect(a->xid, cp);
-
-		if (ret)
-			a->state = CM_ROUTE_RESOLVED;
-		return ret;
-	}
-	if (!a->dst_dev) {
-		queue_event(a, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
-		a->answered = true;
-		return 0;
-	}
-	switch (a->ops->req_fault(a->id.device, &reason)) {
-	case RDMARW_CM_LOST:
-		queue_event(a, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
-		a->answered = true;
-		return 0;
-	case RDMARW_CM_REJECT:
-		w = queue_event(a, RDMA_CM_EVENT_REJECTED,
-				iwarp(a) ? -ECONNREFUSED : reason);
-		work_pdata(w, NULL, 0, pdata_wire(a, RDMARW_CM_REJ));
-		a->answered = true;
-		return 0;
-	case RDMARW_CM_DELIVER:
-		break;
-	}
-	l = find_listener(&a->id.route.addr.dst_addr, a->dst_dev);
-	c = l ? calloc(1, sizeof(*c)) : NULL;
-	if (!c) {
-		w = queue_event(a, RDMA_CM_EVENT_REJECTED,
-				iwarp(a) ? -ECONNREFUSED :
-					   IB_CM_REJ_INVALID_SERVICE_ID);
-		work_pdata(w, NULL, 0, pdata_wire(a, RDMARW_CM_REJ));
-		a->answered = true;
-		return 0;
-	}
-	c->id.event_handler = l->id.event_handler;
-	c->id.context = l->id.context;
-	c->id.ps = l->id.ps;
-	c->id.qp_type = l->id.qp_type;
-	c->id.device = a->dst_dev;
-	c->id.port_num = 1;
-	c->id.route.addr.src_addr = a->id.route.addr.dst_addr;
-	c->id.route.addr.dst_addr = a->id.route.addr.src_addr;
-	c->id.route.addr.dev_addr.net = &init_net;
-	c->id.route.num_pri_alt_paths = 1;
-	c->ops = ops_of(a->dst_dev);
-	c->state = CM_CONNECT;
-	c->is_child = true;
-	c->listener = l;
-	c->peer = a;
-	a->peer = c;
-	pthread_mutex_init(&c->qp_lock, NULL);
-	list_add_tail(&c->entry, &cm.ids);
-	w = queue_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
-	work_pdata(w, cp->private_data, cp->private_data_len,
-		   pdata_wire(a, RDMARW_CM_REQ));
-	if (w) {
-		w->ev.param.conn.responder_resources = cp->initiator_depth;
-		w->ev.param.conn.initiator_depth = cp->responder_resources;
-		w->ev.param.conn.qp_num = a->id.qp->qp_num;
-	}
-	return 0;
+	ret = t->connect(a, cp);
+	if (ret)
+		a->state = CM_ROUTE_RESOLVED;
+	return ret;
 }
 
 int rdma_connect_locked(struct rdma_cm_id *id,
@@ -1046,9 +961,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct rdma_conn_param none = { 0 };
-	struct cm_id_priv *c, *a;
-	struct cm_work *w;
-	u32 dest_qpn;
+	const struct rdmarw__cm_ops *t;
+	struct cm_id_priv *c;
 	int ret;
 
 	if (!id)
@@ -1057,7 +971,8 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		conn_param = &none;
 	c = to_priv(id);
 	pthread_mutex_lock(&cm.lock);
-	if (!c->is_child || c->state != CM_CONNECT || c->answered ||
+	t = exch(c);
+	if (!c->is_child || c->state != CM_CONNECT || c->answered || !t ||
 	    conn_param->private_data_len > pdata_max(c, RDMARW_CM_REP) ||
 	    (conn_param->private_data_len && !conn_param->private_data)) {
 		pthread_mutex_unlock(&cm.lock);
@@ -1066,155 +981,61 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	pthread_mutex_lock(&c->qp_lock);
 	ret = c->id.qp ? 0 : -EINVAL;
 	pthread_mutex_unlock(&c->qp_lock);
-	if (!ret && c->xid) {
-		pthread_mutex_lock(&c->qp_lock);
-		ret = c->xops->x_accept(c->xid, conn_param);
-		pthread_mutex_unlock(&c->qp_lock);
-		if (!ret) {
-			c->answered = true;
-			c->resp_res = conn_param->responder_resources;
-			c->init_depth = conn_param->initiator_depth;
-		}
-		pthread_mutex_unlock(&cm.lock);
-		return ret;
-	}
-	a = c->peer;
-	if (!ret && !a)
-		ret = -ECONNRESET;
-	if (ret) {
-		pthread_mutex_unlock(&cm.lock);
-		return ret;
-	}
-	c->answered = true;
-	c->resp_res = conn_param->responder_resources;
-	c->init_depth = conn_param->initiator_depth;
-	pthread_mutex_lock(&a->qp_lock);
-	dest_qpn = a->id.qp ? a->id.qp->qp_num : 0;
-	pthread_mutex_unlock(&a->qp_lock);
+	if (!ret)
+		ret = t->accept(c, conn_param); /* may drop cm.lock meanwhile */
 	pthread_mutex_unlock(&cm.lock);
-
-	ret = qp_to_rts(c, dest_qpn);
-
-	pthread_mutex_lock(&cm.lock);
-	a = c->peer;
-	if (ret || !a) {
-		if (a)
-			break_peer(c); /* the requester sees a reject */
-		pthread_mutex_unlock(&cm.lock);
-		qp_to_err(c);
-		return ret ?: -ECONNRESET;
-	}
-	w = queue_event(a, RDMA_CM_EVENT_ESTABLISHED, 0); /* the REP */
-	if (w) {
-		w->action = CM_ACT_RTS;
-		pthread_mutex_lock(&c->qp_lock);
-		w->dest_qpn = c->id.qp->qp_num;
-		pthread_mutex_unlock(&c->qp_lock);
-		work_pdata(w, conn_param->private_data,
-			   conn_param->private_data_len,
-			   pdata_wire(c, RDMARW_CM_REP));
-		w->ev.param.conn.responder_resources =
-			conn_param->initiator_depth;
-		w->ev.param.conn.initiator_depth =
-			conn_param->responder_resources;
-		w->ev.param.conn.qp_num = w->dest_qpn;
-		a->answered = true;
-		/*
-		 * IB/RoCE: the requester's QP takes its depths from the REP
-		 * (cm_rep_handler(), then cma_rep_recv() moves the QP with
-		 * no conn_param), swapped to its side; iWARP keeps its own
-		 * (iw_cm passes the connect's ORD/IRD to the device).
-		 */
-		if (!iwarp(a)) {
-			a->init_depth = conn_param->responder_resources;
-			a->resp_res = conn_param->initiator_depth;
-		}
-	}
-	pthread_mutex_unlock(&cm.lock);
-	return 0;
+	return ret;
 }
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 		u8 private_data_len, u8 reason)
 {
-	struct cm_id_priv *c, *a;
-	struct cm_work *w;
+	const struct rdmarw__cm_ops *t;
+	struct cm_id_priv *c;
+	int ret;
 
 	if (!id)
 		return -EINVAL;
 	c = to_priv(id);
 	pthread_mutex_lock(&cm.lock);
-	if (!c->is_child || c->state != CM_CONNECT || c->answered ||
+	t = exch(c);
+	if (!c->is_child || c->state != CM_CONNECT || c->answered || !t ||
 	    private_data_len > pdata_max(c, RDMARW_CM_REJ) ||
 	    (private_data_len && !private_data)) {
 		pthread_mutex_unlock(&cm.lock);
 		return -EINVAL;
 	}
-	if (c->xid) {
-		int ret = c->xops->x_reject(c->xid, private_data,
-					    private_data_len, reason);
-
-		c->answered = !ret;
-		pthread_mutex_unlock(&cm.lock);
-		return ret;
-	}
-	c->answered = true;
-	a = c->peer;
-	if (a) {
-		a->peer = NULL;
-		c->peer = NULL;
-		a->answered = true;
-		w = queue_event(a, RDMA_CM_EVENT_REJECTED,
-				iwarp(a) ? -ECONNREFUSED : reason);
-		work_pdata(w, private_data, private_data_len,
-			   pdata_wire(c, RDMARW_CM_REJ));
-	}
+	ret = t->reject(c, private_data, private_data_len, reason);
 	pthread_mutex_unlock(&cm.lock);
-	return 0;
+	return ret;
 }
 
 int rdma_disconnect(struct rdma_cm_id *id)
 {
+	const struct rdmarw__cm_ops *t;
 	struct cm_id_priv *p;
-	bool was_up;
+	bool was_up, to_err = false;
+	int ret;
 
 	if (!id)
 		return -EINVAL;
 	p = to_priv(id);
 	pthread_mutex_lock(&cm.lock);
-	if (!(p->state == CM_CONNECT && p->established) &&
-	    p->state != CM_DISCONNECT) {
+	t = exch(p);
+	if ((!(p->state == CM_CONNECT && p->established) &&
+	     p->state != CM_DISCONNECT) ||
+	    !t) {
 		pthread_mutex_unlock(&cm.lock);
 		return -EINVAL;
 	}
 	was_up = p->state == CM_CONNECT;
-	if (p->xid) {
-		/* the kernel's CM sends the DREQ (or, after the peer's, the
-		 * DREP); DISCONNECTED comes from it */
-		int ret = p->xops->x_disconnect(p->xid);
-
-		bool graceful = iwarp(p);
-
-		if (was_up)
-			p->state = CM_DISCONNECT;
-		pthread_mutex_unlock(&cm.lock);
-		/* IB and RoCE: librdmacm moved the QP to ERR already; on
-		 * iWARP the close is graceful (SQD) and the QP goes to ERR
-		 * with DISCONNECTED */
-		if (!graceful)
-			qp_to_err(p);
-		return was_up ? ret : 0;
-	}
-	if (was_up) {
+	ret = t->disconnect(p, was_up, &to_err);
+	if (was_up)
 		p->state = CM_DISCONNECT;
-		break_peer(p); /* DREQ: the peer hears first */
-		queue_event(p, RDMA_CM_EVENT_DISCONNECTED, 0); /* DREP */
-		if (!iwarp(p))
-			queue_event(p, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
-	}
 	pthread_mutex_unlock(&cm.lock);
-	qp_to_err(p);
-	return 0;
+	if (to_err)
+		rdmarw__cm_qp_to_err(p);
+	return ret;
 }
 
 int rdmarw__cm_link_down(struct ib_device *dev)
@@ -1232,30 +1053,32 @@ int rdmarw__cm_link_down(struct ib_device *dev)
 		if (p->established) {
 			if (p->state == CM_CONNECT)
 				p->state = CM_DISCONNECT;
-			break_peer(p);
-			w = queue_event(p, RDMA_CM_EVENT_DISCONNECTED, 0);
+			rdmarw__cm_break_peer(p);
+			w = rdmarw__cm_queue_event(
+				p, RDMA_CM_EVENT_DISCONNECTED, 0);
 			if (w)
 				w->action = CM_ACT_ERR;
-			if (!iwarp(p))
-				queue_event(p, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+			if (!rdmarw__cm_iwarp(p))
+				rdmarw__cm_queue_event(
+					p, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
 		} else {
 			struct cm_id_priv *q = p->peer;
 
 			p->peer = NULL;
 			q->peer = NULL;
 			p->answered = q->answered = true;
-			w = queue_event(p,
-					p->is_child ?
-						RDMA_CM_EVENT_CONNECT_ERROR :
-						RDMA_CM_EVENT_UNREACHABLE,
-					-ETIMEDOUT);
+			w = rdmarw__cm_queue_event(
+				p,
+				p->is_child ? RDMA_CM_EVENT_CONNECT_ERROR :
+					      RDMA_CM_EVENT_UNREACHABLE,
+				-ETIMEDOUT);
 			if (w)
 				w->action = CM_ACT_ERR;
-			w = queue_event(q,
-					q->is_child ?
-						RDMA_CM_EVENT_CONNECT_ERROR :
-						RDMA_CM_EVENT_UNREACHABLE,
-					-ETIMEDOUT);
+			w = rdmarw__cm_queue_event(
+				q,
+				q->is_child ? RDMA_CM_EVENT_CONNECT_ERROR :
+					      RDMA_CM_EVENT_UNREACHABLE,
+				-ETIMEDOUT);
 			if (w)
 				w->action = CM_ACT_ERR;
 		}
@@ -1277,11 +1100,38 @@ static bool dev_busy(struct ib_device *dev)
 	return false;
 }
 
-int rdmarw__cm_device_removal(struct ib_device *dev)
+/*
+ * The CM's client (the kernel's cma_client): a device the core adds gets a
+ * struct cm_device when a transport owns it; at its removal every id bound
+ * to it gets DEVICE_REMOVAL, and the removal waits until their handlers
+ * have run (unless it is made from a handler).  Ids still bound after that
+ * hold the device: the core then refuses its unregistration (-EBUSY).
+ */
+static int cm_add_one(struct ib_device *dev)
 {
+	const struct rdmarw__cm_ops *ops = NULL;
+	struct cm_device *cd;
+	size_t i;
+
+	for (i = 0;
+	     !ops && i < sizeof(cm_transports) / sizeof(cm_transports[0]); i++)
+		if (cm_transports[i]->owns(dev))
+			ops = cm_transports[i];
+	if (!ops)
+		return -EOPNOTSUPP;
+	cd = calloc(1, sizeof(*cd));
+	if (!cd)
+		return -ENOMEM;
+	cd->ops = ops;
+	ib_set_client_data(dev, &cm_client, cd);
+	return 0;
+}
+
+static void cm_remove_one(struct ib_device *dev, void *client_data)
+{
+	struct cm_device *cd = client_data;
 	struct cm_id_priv *p, *n;
 	struct cm_work *w;
-	int ret = 0;
 
 	pthread_mutex_lock(&cm.lock);
 	list_for_each_entry_safe(p, n, &cm.ids, entry) {
@@ -1289,21 +1139,35 @@ int rdmarw__cm_device_removal(struct ib_device *dev)
 		    p->destroy_pending)
 			continue;
 		p->state = CM_DEVICE_REMOVAL;
-		break_peer(p);
-		w = queue_event(p, RDMA_CM_EVENT_DEVICE_REMOVAL, 0);
+		rdmarw__cm_break_peer(p);
+		w = rdmarw__cm_queue_event(p, RDMA_CM_EVENT_DEVICE_REMOVAL, 0);
 		if (w)
 			w->action = CM_ACT_ERR;
 	}
 	while (!in_cm_thread() && dev_busy(dev))
 		pthread_cond_wait(&cm.cond, &cm.lock);
-	list_for_each_entry_safe(p, n, &cm.ids, entry) {
+	list_for_each_entry_safe(p, n, &cm.ids, entry)
 		if (p->dst_dev == dev)
 			p->dst_dev = NULL; /* a later connect is unreachable */
-		if (p->id.device == dev)
-			ret = -EBUSY;
-	}
 	pthread_mutex_unlock(&cm.lock);
-	return ret;
+	if (cd && cd->ops->forget)
+		cd->ops->forget(dev);
+	free(cd);
+}
+
+static struct ib_client cm_client = {
+	.name = "cma",
+	.add = cm_add_one,
+	.remove = cm_remove_one,
+};
+
+/* The kernel's cma_init(): the CM is a client from the library's load. */
+static void cm_init(void) __attribute__((constructor));
+static void cm_init(void)
+{
+	if (ib_register_client(&cm_client))
+		rdmarw__log(RDMARW_LOG_ERR,
+			    "the connection manager could not register");
 }
 
 /* ---- events from librdmacm (cm_ibv.h) --------------------------------- */
@@ -1312,30 +1176,15 @@ int rdmarw__cm_device_removal(struct ib_device *dev)
 static struct cm_id_priv *x_child(struct cm_id_priv *l,
 				  const struct rdmarw__cm_xev *e)
 {
-	struct cm_id_priv *c = calloc(1, sizeof(*c));
+	struct cm_id_priv *c;
 
+	/* on the device the request came on (its librdmacm verbs context) */
+	c = rdmarw__cm_new_child(l, e->dev, &e->src, &e->dst);
 	if (!c)
 		return NULL;
-	c->id.event_handler = l->id.event_handler;
-	c->id.context = l->id.context;
-	c->id.ps = l->id.ps;
-	c->id.qp_type = l->id.qp_type;
-	/* the device the request came on (its librdmacm verbs context) */
-	c->id.device = e->dev;
-	c->id.port_num = 1;
-	c->id.route.addr.src_addr = e->src;
-	c->id.route.addr.dst_addr = e->dst;
-	c->id.route.addr.dev_addr.net = &init_net;
-	c->id.route.num_pri_alt_paths = 1;
-	c->ops = ops_of(e->dev);
 	c->xops = l->xops;
 	c->xid = e->child;
 	e->child->owner = c;
-	c->state = CM_CONNECT;
-	c->is_child = true;
-	c->listener = l;
-	pthread_mutex_init(&c->qp_lock, NULL);
-	list_add_tail(&c->entry, &cm.ids);
 	return c;
 }
 
@@ -1363,9 +1212,7 @@ bool rdmarw__cm_xid_event(struct rdmarw__cm_xid *x,
 			status = -ENODEV;
 			break;
 		}
-		p->id.device = e->dev;
-		p->id.port_num = 1;
-		p->ops = ops_of(e->dev);
+		set_device(p, e->dev);
 		p->id.route.addr.src_addr = e->src;
 		p->state = CM_ADDR_RESOLVED;
 		break;
@@ -1427,10 +1274,10 @@ bool rdmarw__cm_xid_event(struct rdmarw__cm_xid *x,
 	default:
 		goto out; /* CONNECT_RESPONSE (every id has a QP), multicast */
 	}
-	w = queue_event(p, (enum rdma_cm_event_type)type, status);
+	w = rdmarw__cm_queue_event(p, (enum rdma_cm_event_type)type, status);
 	if (w) {
 		w->action = act;
-		work_pdata(w, e->pdata, e->pdata_len, 0);
+		rdmarw__cm_work_pdata(w, e->pdata, e->pdata_len, 0);
 		w->ev.param.conn.responder_resources = e->responder_resources;
 		w->ev.param.conn.initiator_depth = e->initiator_depth;
 		w->ev.param.conn.qp_num = e->qp_num;
@@ -1730,15 +1577,17 @@ const char *rdma_reject_msg(struct rdma_cm_id *id, int reason)
 {
 	if (!id || !id->device)
 		return "unrecognized transport";
-	return iwarp(to_priv(id)) ? iw_rej_msg(reason) : ib_rej_msg(reason);
+	return rdmarw__cm_iwarp(to_priv(id)) ? iw_rej_msg(reason) :
+					       ib_rej_msg(reason);
 }
 
 bool rdma_is_consumer_reject(struct rdma_cm_id *id, int reason)
 {
 	if (!id || !id->device)
 		return false;
-	return iwarp(to_priv(id)) ? reason == -ECONNREFUSED :
-				    reason == IB_CM_REJ_CONSUMER_DEFINED;
+	return rdmarw__cm_iwarp(to_priv(id)) ?
+		       reason == -ECONNREFUSED :
+		       reason == IB_CM_REJ_CONSUMER_DEFINED;
 }
 
 const void *rdma_consumer_reject_data(struct rdma_cm_id *id,

@@ -18,9 +18,6 @@
 #define rdmarw__dec(p) __atomic_sub_fetch((p), 1, __ATOMIC_RELEASE)
 #define rdmarw__read(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
-void rdmarw__device_get(struct ib_device *dev);
-void rdmarw__device_put(struct ib_device *dev);
-
 /* Is this thread delivering @cq's completions from its CQ thread (a done()
  * of @cq is running)?  It must then not free @cq nor wait for it. */
 bool rdmarw__cq_self(const struct ib_cq *cq);

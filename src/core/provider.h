@@ -14,6 +14,7 @@
 #include <rdmarw/ib_verbs.h>
 
 #include <pthread.h>
+#include <sys/socket.h>
 
 /**
  * struct ib_device_ops - one static const table per provider
@@ -141,12 +142,85 @@ int rdmarw__register_device(struct ib_device *dev, const char *name);
  * rdmarw__unregister_device() - remove a device from the registry
  * @dev: the device
  *
- * Frees the device's CQ pools first (ib_cq_pool_get()).
+ * As the kernel's disable_device(): the device leaves the lookups, every
+ * client the device was added to gets its remove, in the reverse order of
+ * the clients' registration (a client destroys its objects on the device
+ * there), then the device's CQ pools are freed (ib_cq_pool_get()).  If the
+ * device is still in use after that, it is registered again, as it was,
+ * and the clients get their add again (the kernel cannot fail here).
  *
- * Return: 0, -EBUSY while PDs or CQs exist on it, or while entries of a
- * pool CQ are reserved or a QP uses one.
+ * Return: 0 (also for a device that is not registered), -EBUSY while PDs,
+ * CQs or connection manager ids are on it once the clients were told,
+ * while entries of a pool CQ are reserved or a QP uses one, or while
+ * another unregistration of @dev runs (a client's remove unregistering the
+ * device it is told of); -EINVAL for NULL.
  */
 int rdmarw__unregister_device(struct ib_device *dev);
+
+/*
+ * A reference that makes rdmarw__unregister_device() refuse (-EBUSY): PDs,
+ * CQs and the connection manager's ids on the device hold one.
+ */
+void rdmarw__device_get(struct ib_device *dev);
+void rdmarw__device_put(struct ib_device *dev);
+
+/* ---- a device's addresses (the kernel: its net devices' IP addresses) -- */
+
+/**
+ * rdmarw__addr_key() - an address as the device tables keep it
+ * @addr: an AF_INET or AF_INET6 address
+ * @ss: set to it with port 0 (and, for IPv6, no flow label or scope)
+ *
+ * Return: 0, -EINVAL for the wildcard address, -EAFNOSUPPORT for another
+ * family.
+ */
+int rdmarw__addr_key(const struct sockaddr *addr, struct sockaddr_storage *ss);
+
+/* Whether two addresses of one family are the same host address (the port
+ * is not compared).  The one comparison of the devices and the CM. */
+bool rdmarw__same_addr(const struct sockaddr_storage *a,
+		       const struct sockaddr_storage *b);
+
+/**
+ * rdmarw__device_add_addr() - give a device an address
+ * @dev: a registered device
+ * @space: the address space (the software device's fabric), compared by
+ *         pointer: the same address may exist in two spaces
+ * @addr: the address
+ *
+ * Return: 0, -EINVAL/-EAFNOSUPPORT for a bad address (rdmarw__addr_key()),
+ * -EADDRINUSE when a device has it in @space already, -ENOMEM.
+ */
+int rdmarw__device_add_addr(struct ib_device *dev, const void *space,
+			    const struct sockaddr *addr);
+
+/**
+ * rdmarw__device_del_addr() - take an address from a device
+ * @dev: the device
+ * @space: as given to rdmarw__device_add_addr()
+ * @addr: the address
+ *
+ * Return: 0, or -EADDRNOTAVAIL when @dev does not have it.
+ */
+int rdmarw__device_del_addr(struct ib_device *dev, const void *space,
+			    const struct sockaddr *addr);
+
+/**
+ * rdmarw__device_addr_walk() - visit the addresses of the registered devices
+ * @fn: called per address, devices in registration order, each device's
+ *      addresses in the order given; a non-zero return stops the walk
+ * @arg: passed to @fn
+ *
+ * The one way to read the address tables.  Devices being unregistered are
+ * skipped.  @fn runs under the registry's lock: it must not look up,
+ * register or unregister devices, nor change addresses.
+ *
+ * Return: the value that stopped the walk, or 0.
+ */
+int rdmarw__device_addr_walk(int (*fn)(struct ib_device *dev, const void *space,
+				       const struct sockaddr_storage *ss,
+				       void *arg),
+			     void *arg);
 
 /* struct ib_qp's mr_lock is opaque storage for a pthread_spinlock_t. */
 _Static_assert(sizeof(struct rdmarw_spinlock) == sizeof(pthread_spinlock_t) &&

@@ -365,14 +365,21 @@ int rdmarw_ibv_close(struct ib_device *ibdev)
 
 	if (!rdmarw_ibv_is_ibv(ibdev))
 		return -EINVAL;
-	pthread_mutex_lock(&open_lock);
+	/*
+	 * The core tells the clients (the CM: DEVICE_REMOVAL to the ids on
+	 * the device, waiting for their handlers) with open_lock not held:
+	 * the librdmacm event thread may be opening a device meanwhile.  The
+	 * device is out of the lookups from the start, so an open of its
+	 * name cannot return it.
+	 */
 	ret = rdmarw__unregister_device(ibdev);
-	if (!ret) {
-		dealloc_driver(ibdev);
-		rdmarw__free_device(ibdev);
-	}
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&open_lock);
+	dealloc_driver(ibdev);
+	rdmarw__free_device(ibdev);
 	pthread_mutex_unlock(&open_lock);
-	return ret;
+	return 0;
 }
 
 #define IBV_CLOSE_MAX 64

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Fabrics and software devices, and the progress thread of threaded
- * devices.
+ * Fabrics and software devices (and their addresses), and the progress
+ * thread of threaded devices.
  */
 #include "soft/soft_access.h"
-#include "cm/cm.h"
 
 #include <stdio.h>
 #include <sys/random.h>
@@ -180,19 +179,34 @@ int soft_device_destroy(struct ib_device *dev)
 	if (!soft_device_is_soft(dev))
 		return -EINVAL;
 	sdev = to_sdev(dev);
-	ret = rdmarw__cm_device_removal(dev);
-	if (ret)
-		return ret;
+	/* the core tells its clients (the CM: DEVICE_REMOVAL to its ids) */
 	ret = rdmarw__unregister_device(dev);
 	if (ret)
 		return ret;
-	rdmarw__cm_soft_forget(dev);
 	rdmarw__soft_task_stop(sdev);
 	soft_mutex_lock(&sdev->fabric->lock);
 	list_del_init(&sdev->fabric_entry);
 	soft_mutex_unlock(&sdev->fabric->lock);
 	sdev_free(sdev);
 	return 0;
+}
+
+/*
+ * A device's addresses are the device's (the core keeps them, freed with
+ * the device); a fabric is their address space.
+ */
+int soft_device_add_addr(struct ib_device *dev, const struct sockaddr *addr)
+{
+	if (!soft_device_is_soft(dev) || !addr)
+		return -EINVAL;
+	return rdmarw__device_add_addr(dev, to_sdev(dev)->fabric, addr);
+}
+
+int soft_device_del_addr(struct ib_device *dev, const struct sockaddr *addr)
+{
+	if (!soft_device_is_soft(dev) || !addr)
+		return -EINVAL;
+	return rdmarw__device_del_addr(dev, to_sdev(dev)->fabric, addr);
 }
 
 int soft_device_stats(struct ib_device *dev, struct soft_stats *out)
