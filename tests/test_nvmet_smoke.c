@@ -17,8 +17,8 @@
 
 #include "cm_env.h"
 
-#include "nvmet/nvme_proto.h"
-#include "nvmet/nvmet.h"
+#include "nvme_proto.h"
+#include "nvmet.h"
 
 #define PORT 4430
 #define DATA_LEN (2u << 20)

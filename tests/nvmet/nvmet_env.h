@@ -260,7 +260,7 @@ static inline int nv_cmd(struct nv_env *e, unsigned int qid,
 		return ret;
 	if (rq->error)
 		return rq->error;
-	return rq->status & NVMEH_SC_MASK;
+	return rq->status & NVME_SCT_SC_MASK;
 }
 
 #endif /* RDMARW_TESTS_NVMET_ENV_H */

@@ -33,7 +33,7 @@
  * NVMET_MAX_NAMESPACES namespaces, plus the discovery subsystem
  * (NVME_DISC_SUBSYS_NAME) that lists it; any host NQN may connect.
  *
- * Not part of librdmarw's ABI: the library is built from nvmet/ into
+ * Not part of librdmarw's ABI: the library is built from nvme/target/ into
  * librdmarw_nvmet.a and the rdmarw-nvmet program.
  */
 #ifndef RDMARW_NVMET_NVMET_H
