@@ -694,6 +694,57 @@ void nvmet_ctrl_put(struct nvmet_ctrl *ctrl)
 	kref_put(&ctrl->ref, nvmet_ctrl_free);
 }
 
+/* ---- transports and ports ------------------------------------------------------- */
+
+/* The registry: see nvmet_rdma_ops in nvmet_int.h. */
+static const struct nvmet_fabrics_ops *const nvmet_transports[] = {
+	&nvmet_rdma_ops,
+};
+
+static const struct nvmet_fabrics_ops *nvmet_find_transport(u8 trtype)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(nvmet_transports); i++)
+		if (nvmet_transports[i]->type == trtype)
+			return nvmet_transports[i];
+	return NULL;
+}
+
+/* Start listening on @port with the transport its trtype names. */
+int nvmet_enable_port(struct nvmet_port *port)
+{
+	const struct nvmet_fabrics_ops *ops =
+		nvmet_find_transport(port->trtype);
+	int ret;
+
+	if (!ops) {
+		nvmet_err("transport type %u is not built in", port->trtype);
+		return -EPROTONOSUPPORT;
+	}
+	ret = ops->add_port(port);
+	if (ret)
+		return ret;
+	port->tr_ops = ops;
+	return 0;
+}
+
+/*
+ * Stop @port: no new queue, its queues disconnected and released; -EBUSY
+ * when some were not (the port must then stay allocated).
+ */
+int nvmet_disable_port(struct nvmet_port *port)
+{
+	int ret;
+
+	if (!port->tr_ops)
+		return 0;
+	ret = port->tr_ops->remove_port(port);
+	if (!ret)
+		port->tr_ops = NULL;
+	return ret;
+}
+
 /* ---- the target object ---------------------------------------------------------- */
 
 void nvmet_target_opts_init(struct nvmet_target_opts *opts)
@@ -855,6 +906,7 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 	t->next_cntlid = 1;
 	t->port.tgt = t;
 	t->port.portid = 1;
+	t->port.trtype = NVMF_TRTYPE_RDMA;
 	ret = nvmet_parse_addr(opts, &t->port);
 	if (ret)
 		goto out_free;
@@ -920,7 +972,7 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 	}
 	t->subsys->max_nsid = NVMET_MAX_NAMESPACES;
 
-	ret = nvmet_rdma_add_port(&t->port);
+	ret = nvmet_enable_port(&t->port);
 	if (ret)
 		goto out_free;
 	return t;
@@ -939,8 +991,7 @@ void nvmet_target_destroy(struct nvmet_target *t)
 {
 	if (IS_ERR_OR_NULL(t))
 		return;
-	nvmet_rdma_remove_port(&t->port);
-	if (!nvmet_rdma_stop(t)) {
+	if (nvmet_disable_port(&t->port)) {
 		/* a queue still uses the target: leak it rather than crash */
 		nvmet_err("target not freed: queues are still in use");
 		return;

@@ -124,6 +124,8 @@ struct nvmet_subsys {
 
 struct nvmet_port {
 	struct nvmet_target *tgt;
+	const struct nvmet_fabrics_ops *tr_ops; /* set while it is enabled */
+	u8 trtype; /* NVMF_TRTYPE_*: picks tr_ops */
 	struct sockaddr_storage addr;
 	u8 adrfam;
 	u16 portid;
@@ -154,16 +156,27 @@ struct nvmet_sq {
 struct nvmet_req;
 
 /**
- * struct nvmet_fabrics_ops - what the core needs from a transport
+ * struct nvmet_fabrics_ops - what the core needs from a transport (the
+ * kernel's, with the hooks this target uses)
  * @owner_name: the transport's name ("rdma")
+ * @type: NVMF_TRTYPE_* (the registry's key, a port's trtype)
  * @msdbd: SGL data block descriptors per command
+ * @add_port: listen on @port (0 or -errno); port->priv is the transport's
+ * @remove_port: stop listening on @port, disconnect every queue that came
+ *               through it and wait (bounded) until they are released; 0,
+ *               or -EBUSY when some were not (@port and its target must
+ *               then not be freed).  The kernel's returns nothing and
+ *               leaves the queues to the controllers' teardown.
  * @queue_response: send @req's completion (and its data to the host)
  * @delete_ctrl: disconnect every queue of @ctrl (it is being torn down)
  * @get_mdts: the MDTS the transport can serve for @ctrl
  */
 struct nvmet_fabrics_ops {
 	const char *owner_name;
+	u8 type;
 	u8 msdbd;
+	int (*add_port)(struct nvmet_port *port);
+	int (*remove_port)(struct nvmet_port *port);
 	void (*queue_response)(struct nvmet_req *req);
 	void (*delete_ctrl)(struct nvmet_ctrl *ctrl);
 	u8 (*get_mdts)(const struct nvmet_ctrl *ctrl);
@@ -246,7 +259,6 @@ struct nvmet_target {
 	u64 reqs_inflight;
 	u64 data_waits;
 	u8 mdts;
-	void *transport; /* rdma.c's */
 };
 
 /*
@@ -333,15 +345,19 @@ u16 nvmet_parse_io_cmd(struct nvmet_req *req);
 int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
 void nvmet_ns_close(struct nvmet_ns *ns);
 
-/* ---- rdma.c ------------------------------------------------------------------------------ */
+/* ---- transports ---------------------------------------------------------------------------- */
 
-int nvmet_rdma_add_port(struct nvmet_port *port);
-void nvmet_rdma_remove_port(struct nvmet_port *port);
 /*
- * Disconnect every queue and wait (bounded) until they are released;
- * false when some never were (the caller must then not free the target).
+ * The transports the core's registry knows (core.c, nvmet_transports[]):
+ * the kernel's register themselves from their module init with
+ * nvmet_register_transport(); a static library has no module init, so the
+ * table is the registry and the core reaches a transport only through
+ * port->tr_ops.
  */
-bool nvmet_rdma_stop(struct nvmet_target *t);
+extern const struct nvmet_fabrics_ops nvmet_rdma_ops;
+
+int nvmet_enable_port(struct nvmet_port *port);
+int nvmet_disable_port(struct nvmet_port *port);
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 

@@ -220,14 +220,13 @@ struct nvmet_rdma_queue {
 struct nvmet_rdma_transport {
 	enum nvmet_rdma_ctx_kind kind; /* first: the listener's context */
 	struct nvmet_target *tgt;
+	struct nvmet_port *port;
 	struct rdma_cm_id *listen_id;
 	struct mutex lock; /* queue_list, dev_list, listen_id, stopping */
 	struct list_head queue_list;
 	struct list_head dev_list;
 	bool stopping;
 };
-
-static const struct nvmet_fabrics_ops nvmet_rdma_ops;
 
 static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue);
 static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue);
@@ -308,8 +307,8 @@ nvmet_rdma_find_get_device(struct nvmet_rdma_transport *tr,
 		ndev = NULL;
 		goto out;
 	}
-	ndev->mdts = nvmet_rdma_pick_mdts(ndev->device, cm_id->port_num,
-					  &tr->tgt->port);
+	ndev->mdts =
+		nvmet_rdma_pick_mdts(ndev->device, cm_id->port_num, tr->port);
 	ndev->send_inv = ndev->device->attrs.device_cap_flags &
 			 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	ndev->reg_per_cmd = nvmet_rdma_force_reg_per_cmd();
@@ -1466,7 +1465,7 @@ static int nvmet_rdma_parse_cm_connect_req(struct nvmet_rdma_transport *tr,
 					   struct nvmet_rdma_queue *queue)
 {
 	const struct nvme_rdma_cm_req *req = param->private_data;
-	struct nvmet_port *port = &tr->tgt->port;
+	struct nvmet_port *port = tr->port;
 	int hsq, hrq;
 
 	if (!req || param->private_data_len < sizeof(*req))
@@ -1562,7 +1561,7 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	queue->kind = NVMET_RDMA_CTX_QUEUE;
 	queue->cm_id = cm_id;
 	queue->tr = tr;
-	queue->port = &tr->tgt->port;
+	queue->port = tr->port;
 	queue->state = NVMET_RDMA_Q_CONNECTING;
 	spin_lock_init(&queue->state_lock);
 	spin_lock_init(&queue->rsps_lock);
@@ -1759,17 +1758,9 @@ static u8 nvmet_rdma_get_mdts(const struct nvmet_ctrl *ctrl)
 	return mdts;
 }
 
-static const struct nvmet_fabrics_ops nvmet_rdma_ops = {
-	.owner_name = "rdma",
-	.msdbd = 1,
-	.queue_response = nvmet_rdma_queue_response,
-	.delete_ctrl = nvmet_rdma_delete_ctrl,
-	.get_mdts = nvmet_rdma_get_mdts,
-};
-
 /* ---- ports ------------------------------------------------------------------------------ */
 
-int nvmet_rdma_add_port(struct nvmet_port *port)
+static int nvmet_rdma_add_port(struct nvmet_port *port)
 {
 	struct nvmet_target *t = port->tgt;
 	struct nvmet_rdma_transport *tr;
@@ -1781,11 +1772,11 @@ int nvmet_rdma_add_port(struct nvmet_port *port)
 		return -ENOMEM;
 	tr->kind = NVMET_RDMA_CTX_LISTENER;
 	tr->tgt = t;
+	tr->port = port;
 	mutex_init(&tr->lock);
 	INIT_LIST_HEAD(&tr->queue_list);
 	INIT_LIST_HEAD(&tr->dev_list);
 	port->priv = tr;
-	t->transport = tr;
 
 	id = rdma_create_id(&init_net, nvmet_rdma_cm_handler, tr, RDMA_PS_TCP,
 			    IB_QPT_RC);
@@ -1842,17 +1833,14 @@ out_free:
 	mutex_destroy(&tr->lock);
 	free(tr);
 	port->priv = NULL;
-	t->transport = NULL;
 	return ret;
 }
 
-void nvmet_rdma_remove_port(struct nvmet_port *port)
+/* Stop listening: no queue comes through @tr any more. */
+static void nvmet_rdma_disable_port(struct nvmet_rdma_transport *tr)
 {
-	struct nvmet_rdma_transport *tr = port->priv;
 	struct rdma_cm_id *id;
 
-	if (!tr)
-		return;
 	mutex_lock(&tr->lock);
 	tr->stopping = true;
 	id = tr->listen_id;
@@ -1862,21 +1850,13 @@ void nvmet_rdma_remove_port(struct nvmet_port *port)
 		rdma_destroy_id(id);
 }
 
-bool nvmet_rdma_stop(struct nvmet_target *t)
+/* Disconnect every queue of @tr that is not going away already. */
+static void nvmet_rdma_disconnect_all(struct nvmet_rdma_transport *tr)
 {
-	struct nvmet_rdma_transport *tr = t->transport;
-	struct nvmet_rdma_queue *queue;
-	int waited = 0;
-	bool empty;
+	struct nvmet_rdma_queue *queue, *found;
 
-	if (!tr)
-		return true;
-	mutex_lock(&tr->lock);
-	tr->stopping = true;
-	mutex_unlock(&tr->lock);
-	for (;;) {
-		struct nvmet_rdma_queue *found = NULL;
-
+	do {
+		found = NULL;
 		mutex_lock(&tr->lock);
 		list_for_each_entry(queue, &tr->queue_list, queue_list)
 		{
@@ -1887,10 +1867,17 @@ bool nvmet_rdma_stop(struct nvmet_target *t)
 			}
 		}
 		mutex_unlock(&tr->lock);
-		if (!found)
-			break;
-		nvmet_rdma_queue_disconnect(found);
-	}
+		if (found)
+			nvmet_rdma_queue_disconnect(found);
+	} while (found);
+}
+
+/* Wait (bounded) until every queue of @tr is released: true when so. */
+static bool nvmet_rdma_wait_released(struct nvmet_rdma_transport *tr)
+{
+	int waited = 0;
+	bool empty;
+
 	for (;;) {
 		mutex_lock(&tr->lock);
 		empty = list_empty(&tr->queue_list);
@@ -1900,11 +1887,23 @@ bool nvmet_rdma_stop(struct nvmet_target *t)
 		nvmet_rdma_sleep_ms(1);
 		waited++;
 	}
-	flush_workqueue(t->wq);
-	if (!empty) {
-		nvmet_err("queues still alive after %d ms: leaking them",
-			  NVMET_RDMA_STOP_WAIT_MS);
-		return false;
+	flush_workqueue(tr->tgt->wq);
+	return empty;
+}
+
+static int nvmet_rdma_remove_port(struct nvmet_port *port)
+{
+	struct nvmet_rdma_transport *tr = port->priv;
+	bool empty;
+
+	if (!tr)
+		return 0;
+	nvmet_rdma_disable_port(tr);
+	nvmet_rdma_disconnect_all(tr);
+	if (!nvmet_rdma_wait_released(tr)) {
+		nvmet_err("%s:%s: queues still alive after %d ms: leaking them",
+			  port->traddr, port->trsvcid, NVMET_RDMA_STOP_WAIT_MS);
+		return -EBUSY;
 	}
 	mutex_lock(&tr->lock);
 	empty = list_empty(&tr->dev_list);
@@ -1913,7 +1912,17 @@ bool nvmet_rdma_stop(struct nvmet_target *t)
 		nvmet_err("devices still referenced at stop");
 	mutex_destroy(&tr->lock);
 	free(tr);
-	t->port.priv = NULL;
-	t->transport = NULL;
-	return true;
+	port->priv = NULL;
+	return 0;
 }
+
+const struct nvmet_fabrics_ops nvmet_rdma_ops = {
+	.owner_name = "rdma",
+	.type = NVMF_TRTYPE_RDMA,
+	.msdbd = 1,
+	.add_port = nvmet_rdma_add_port,
+	.remove_port = nvmet_rdma_remove_port,
+	.queue_response = nvmet_rdma_queue_response,
+	.delete_ctrl = nvmet_rdma_delete_ctrl,
+	.get_mdts = nvmet_rdma_get_mdts,
+};
