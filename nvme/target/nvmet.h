@@ -29,9 +29,13 @@
  * tears its queues down and leaves the listener dead, see DEVICE_REMOVAL
  * in docs/architecture.md).
  *
- * The target serves one NVM subsystem (@subnqn) with up to
- * NVMET_MAX_NAMESPACES namespaces, plus the discovery subsystem
- * (NVME_DISC_SUBSYS_NAME) that lists it; any host NQN may connect.
+ * The target serves NVM subsystems, each with up to NVMET_MAX_NAMESPACES
+ * namespaces, on ports (an address and a TCP-space port each, listing the
+ * subsystems a host reaches through it), plus the discovery subsystem
+ * (NVME_DISC_SUBSYS_NAME), whose log lists the subsystems of the port the
+ * host asked.  The quick start is one subsystem (@subnqn, @serial, @ns)
+ * on one port (@addr, @port) with every subsystem; @subsys and @ports
+ * describe more.
  *
  * Not part of librdmarw's ABI: the library is built from nvme/target/ into
  * librdmarw_nvmet.a and the rdmarw-nvmet program.
@@ -55,6 +59,9 @@ extern "C" {
 #define NVMET_MAX_DATA_BUF (1024u * 1024)
 /* The default subsystem NQN. */
 #define NVMET_DEFAULT_SUBNQN "nqn.2026-01.io.rdmarw:nvmet"
+/* The most NVM subsystems and ports one target has. */
+#define NVMET_MAX_SUBSYS 32
+#define NVMET_MAX_PORTS 16
 
 /**
  * enum nvmet_backend_type - what backs a namespace
@@ -88,6 +95,38 @@ struct nvmet_ns_opts {
 };
 
 /**
+ * struct nvmet_subsys_opts - one NVM subsystem
+ * @nqn: its NQN (required; 1 to 223 printable ASCII bytes, not the
+ *       discovery NQN, unique in the target)
+ * @serial: the serial number (NULL: derived from the NQN)
+ * @ns: the namespaces, NSID = index + 1 (at least one)
+ * @max_io_queues: I/O queues granted to a host (0: NVMET_MAX_IO_QUEUES)
+ */
+struct nvmet_subsys_opts {
+	const char *nqn;
+	const char *serial;
+	struct nvmet_ns_opts ns[NVMET_MAX_NAMESPACES];
+	uint32_t max_io_queues;
+};
+
+/**
+ * struct nvmet_port_opts - one port (a listener)
+ * @device: the rdmarw device name the address must belong to, or NULL
+ * @addr: the IPv4 or IPv6 address to listen on (required)
+ * @port: the port (0: 4420)
+ * @subsys: the NQNs of the subsystems reached through it (each one of
+ *          the target's; NULL with @nr_subsys 0: every subsystem)
+ * @nr_subsys: how many
+ */
+struct nvmet_port_opts {
+	const char *device;
+	const char *addr;
+	uint16_t port;
+	const char *const *subsys;
+	uint32_t nr_subsys;
+};
+
+/**
  * struct nvmet_target_opts - what nvmet_target_create() sets up
  * @device: the rdmarw device name the address must belong to, or NULL
  * @addr: the IPv4 or IPv6 address to listen on (required; "0.0.0.0" and
@@ -112,7 +151,15 @@ struct nvmet_ns_opts {
  *                 at least the largest transfer (0: 128 KiB; rounded up
  *                 to 4 KiB; at most 1 MiB); a command that finds too few
  *                 free pages waits for them
+ * @subsys: the NVM subsystems (NULL with @nr_subsys 0: one, of @subnqn,
+ *          @serial, @ns and @max_io_queues)
+ * @nr_subsys: how many (at most NVMET_MAX_SUBSYS)
+ * @ports: the ports (NULL with @nr_ports 0: one, of @device, @addr and
+ *         @port, with every subsystem); portid = index + 1
+ * @nr_ports: how many (at most NVMET_MAX_PORTS)
  * @verbose: log connections and errors to stderr
+ *
+ * The strings and arrays are read by nvmet_target_create() only.
  */
 struct nvmet_target_opts {
 	const char *device;
@@ -127,6 +174,10 @@ struct nvmet_target_opts {
 	uint32_t mdts_max;
 	uint32_t kato_grace_ms;
 	uint32_t data_buf_size;
+	const struct nvmet_subsys_opts *subsys;
+	uint32_t nr_subsys;
+	const struct nvmet_port_opts *ports;
+	uint32_t nr_ports;
 	bool verbose;
 };
 
@@ -180,8 +231,11 @@ void nvmet_target_opts_init(struct nvmet_target_opts *opts);
  * listens; hosts may connect as soon as it returns.
  *
  * Return: the target, or ERR_PTR(): -EINVAL for NULL @opts, no address,
- * an address that does not parse, an NQN longer than 223 bytes, no
- * namespace, a bad block, queue or data-buffer size; -ENODEV when @device
+ * an address that does not parse, an NQN that is not 1 to 223 printable
+ * ASCII bytes or is the discovery NQN, two subsystems of one NQN, a port
+ * naming a subsystem the target does not have, too many subsystems or
+ * ports, a serial number that is not 1 to 20 printable ASCII bytes, a
+ * subsystem with no namespace, a bad block, queue or data-buffer size; -ENODEV when @device
  * names no device or not the address's device; -EADDRNOTAVAIL when no
  * device answers to the address; -EADDRINUSE when someone listens there;
  * a backend's open error (-ENOENT...); -ENOMEM.
@@ -209,7 +263,7 @@ int nvmet_target_get_stats(struct nvmet_target *t,
 			   struct nvmet_target_stats *st);
 
 /**
- * nvmet_target_port() - the port a target listens on
+ * nvmet_target_port() - the port a target's first port listens on
  * @t: the target
  *
  * Return: the port, 0 for NULL.
@@ -219,11 +273,11 @@ uint16_t nvmet_target_port(const struct nvmet_target *t);
 /**
  * nvmet_target_ns_changed() - report that namespace @nsid changed
  * @t: the target
- * @nsid: the namespace
+ * @nsid: the namespace, of the first subsystem
  *
- * Queues a Namespace Attribute Changed event for every controller that
- * enabled it (Set Features 0Bh); an open Asynchronous Event Request
- * completes with it.
+ * Queues a Namespace Attribute Changed event for every controller of the
+ * first subsystem that enabled it (Set Features 0Bh); an open
+ * Asynchronous Event Request completes with it.
  *
  * Return: 0, -EINVAL for NULL or an NSID that is not a namespace's.
  */

@@ -111,6 +111,7 @@ enum nvmet_subsys_type {
 
 struct nvmet_subsys {
 	struct nvmet_target *tgt;
+	struct list_head entry; /* tgt->subsystems */
 	enum nvmet_subsys_type type;
 	char subsysnqn[NVMF_NQN_FIELD_LEN];
 	char serial[21];
@@ -124,6 +125,10 @@ struct nvmet_subsys {
 
 struct nvmet_port {
 	struct nvmet_target *tgt;
+	struct list_head entry; /* tgt->ports */
+	struct nvmet_subsys **subsys; /* reached through this port */
+	u32 nr_subsys;
+	char *device; /* the device the address must be on, or NULL */
 	const struct nvmet_fabrics_ops *tr_ops; /* set while it is enabled */
 	u8 trtype; /* NVMF_TRTYPE_*: picks tr_ops */
 	struct sockaddr_storage addr;
@@ -239,10 +244,15 @@ struct nvmet_req {
 
 /* ---- the target ---------------------------------------------------------------- */
 
+/*
+ * The target: its subsystems and ports, set up by nvmet_target_create()
+ * and unchanged until nvmet_target_destroy() (no lock: read only while
+ * queues exist).  opts keeps the scalar options; its pointers are cleared.
+ */
 struct nvmet_target {
 	struct nvmet_target_opts opts;
-	struct nvmet_port port;
-	struct nvmet_subsys *subsys; /* the NVM subsystem */
+	struct list_head ports; /* struct nvmet_port */
+	struct list_head subsystems; /* the NVM subsystems */
 	struct nvmet_subsys *disc; /* the discovery subsystem */
 	struct workqueue_struct *wq; /* teardown, keep alive, events */
 	struct mutex lock;
@@ -334,7 +344,6 @@ u16 nvmet_copy_log(struct nvmet_req *req, const void *buf, u32 len);
 /* ---- discovery.c ------------------------------------------------------------------- */
 
 u16 nvmet_parse_discovery_cmd(struct nvmet_req *req);
-u32 nvmet_disc_log_len(struct nvmet_target *t);
 
 /* ---- io-cmd.c ------------------------------------------------------------------------ */
 

@@ -1475,8 +1475,7 @@ static int nvmet_rdma_parse_cm_connect_req(struct nvmet_rdma_transport *tr,
 	queue->host_qid = le16_to_cpu(req->qid);
 	hsq = le16_to_cpu(req->hsqsize) + 1;
 	hrq = le16_to_cpu(req->hrqsize);
-	if (queue->host_qid > tr->tgt->subsys->max_qid)
-		return NVME_RDMA_CM_INVALID_QID;
+	/* no check of the qid here: Connect checks it against the controller */
 	if (hsq < 2 ||
 	    hsq > (queue->host_qid ? (int)port->max_queue_size : NVME_AQ_DEPTH))
 		return NVME_RDMA_CM_INVALID_HSQSIZE;
@@ -1799,10 +1798,10 @@ static int nvmet_rdma_add_port(struct nvmet_port *port)
 			  strerror(-ret));
 		goto out_destroy;
 	}
-	if (t->opts.device &&
-	    (!id->device || strcmp(id->device->name, t->opts.device))) {
+	if (port->device &&
+	    (!id->device || strcmp(id->device->name, port->device))) {
 		nvmet_err("address %s is not on device %s (%s)", port->traddr,
-			  t->opts.device,
+			  port->device,
 			  id->device ? id->device->name : "no device");
 		ret = -ENODEV;
 		goto out_destroy;

@@ -48,6 +48,8 @@
  * @no_connect: do not create the host controller
  * @file_backend: namespace 1 is a file (created under $TMPDIR or /tmp,
  *                removed by nv_env_fini()) instead of the target's RAM
+ * @topts: the target's options, used as they are (the fields above that
+ *         set target options are ignored then)
  */
 struct nv_cfg {
 	bool threaded;
@@ -65,6 +67,7 @@ struct nv_cfg {
 	/* The target device's SGE limits (0: the profile's). */
 	int tdev_max_sge_rd;
 	int tdev_max_send_sge;
+	const struct nvmet_target_opts *topts;
 };
 
 struct nv_env {
@@ -122,6 +125,11 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 {
 	struct nvmet_target_opts to;
 
+	if (cfg->topts) {
+		e->t = nvmet_target_create(cfg->topts);
+		assert_false(IS_ERR_OR_NULL(e->t));
+		return;
+	}
 	nvmet_target_opts_init(&to);
 	to.addr = "10.0.0.2";
 	to.port = NV_PORT;
@@ -234,6 +242,48 @@ static inline void nv_wait_target(struct nv_env *e, u32 ctrls, u32 queues)
 	}
 	fail_msg("target has %u controllers, %u queues (want %u, %u)", st.ctrls,
 		 st.queues, ctrls, queues);
+}
+
+/*
+ * The host options for @subnqn on the target's port @port, from the
+ * environment's (10.0.0.1 to 10.0.0.2).
+ */
+static inline struct nvmeh_opts nv_host_opts(struct nv_env *e, u16 port,
+					     const char *subnqn)
+{
+	struct sockaddr_in dst = nv_in4("10.0.0.2", port);
+	struct nvmeh_opts o = e->o;
+
+	memcpy(&o.dst_addr, &dst, sizeof(dst));
+	snprintf(o.subsysnqn, sizeof(o.subsysnqn), "%s", subnqn);
+	return o;
+}
+
+/*
+ * Read the discovery log page (4 KiB at most) through @c's admin queue
+ * into @buf; returns the status field (or -errno).
+ */
+static inline int nv_disc_log(struct nvmeh_ctrl *c, u8 *buf, u32 len)
+{
+	struct nvmeh_request rq;
+	u32 numd = len / 4 - 1;
+	int ret;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		nvme_admin_get_log_page;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      NVME_LOG_DISC | (numd & 0xffff) << 16);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw11),
+		      numd >> 16);
+	rq.data = buf;
+	rq.data_len = len;
+	ret = nvmeh_exec(c, 0, &rq);
+	if (ret)
+		return ret;
+	if (rq.error)
+		return rq.error;
+	return rq.status & NVME_SCT_SC_MASK;
 }
 
 /* Deterministic bytes: xorshift from a seed. */
