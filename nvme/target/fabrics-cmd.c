@@ -153,6 +153,17 @@ static u16 nvmet_check_sqsize(struct nvmet_req *req, u16 max)
 	return 0;
 }
 
+/*
+ * The transport's install hook (the kernel's nvmet_install_queue() calls
+ * it): the queue's resources once a Connect is found valid.
+ */
+static u16 nvmet_install_queue(struct nvmet_req *req)
+{
+	if (!req->ops->install_queue)
+		return 0;
+	return req->ops->install_queue(req->sq);
+}
+
 static void nvmet_execute_admin_connect(struct nvmet_req *req)
 {
 	struct nvmf_connect_command *c = &req->cmd->connect;
@@ -182,6 +193,11 @@ static void nvmet_execute_admin_connect(struct nvmet_req *req)
 				  le32_to_cpu(c->kato), &ctrl);
 	if (status)
 		goto out;
+	status = nvmet_install_queue(req);
+	if (status) {
+		nvmet_ctrl_put(ctrl);
+		goto out;
+	}
 	memcpy(ctrl->hostid, d->hostid, sizeof(ctrl->hostid));
 	nvmet_cq_setup(ctrl, req->cq, 0, le16_to_cpu(c->sqsize) + 1);
 	nvmet_sq_setup(ctrl, req->sq, 0, le16_to_cpu(c->sqsize) + 1);
@@ -235,6 +251,9 @@ static void nvmet_execute_io_connect(struct nvmet_req *req)
 		status = NVME_SC_CMD_SEQ_ERROR | NVME_SC_DNR;
 		goto out_put;
 	}
+	status = nvmet_install_queue(req);
+	if (status)
+		goto out_put;
 	nvmet_cq_setup(ctrl, req->cq, qid, le16_to_cpu(c->sqsize) + 1);
 	nvmet_sq_setup(ctrl, req->sq, qid, le16_to_cpu(c->sqsize) + 1);
 	req->sq->sqhd_disabled = c->cattr & NVME_CONNECT_DISABLE_SQFLOW;

@@ -78,6 +78,11 @@ static void usage(FILE *f)
 		"  --kato-grace MS    extra time before keep-alive expiry\n"
 		"  --data-buf SIZE    data buffer per I/O queue entry, 4K..1M\n"
 		"                     (default 128K)\n"
+		"  --connect-timeout MS  close a connection that sends no\n"
+		"                     valid Connect in MS (default 10000)\n"
+		"  --max-unadmitted N connections waiting for their Connect,\n"
+		"                     in all (default 512)\n"
+		"  --max-unadmitted-per-addr N  ... per host address (160)\n"
 		"  --config FILE      read options from FILE (key = value)\n"
 		"  --soft PROFILE     create a software device (mlx5, rxe, siw)\n"
 		"                     with --addr (default 127.0.0.1)\n"
@@ -184,6 +189,9 @@ enum {
 	OPT_MDTS,
 	OPT_KATO_GRACE,
 	OPT_DATA_BUF,
+	OPT_CONNECT_TIMEOUT,
+	OPT_MAX_UNADMITTED,
+	OPT_MAX_UNADMITTED_PER_ADDR,
 	OPT_CONFIG,
 	OPT_SOFT,
 	OPT_DURATION,
@@ -211,6 +219,10 @@ static const struct option long_opts[] = {
 	{ "mdts", required_argument, NULL, OPT_MDTS },
 	{ "kato-grace", required_argument, NULL, OPT_KATO_GRACE },
 	{ "data-buf", required_argument, NULL, OPT_DATA_BUF },
+	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "max-unadmitted", required_argument, NULL, OPT_MAX_UNADMITTED },
+	{ "max-unadmitted-per-addr", required_argument, NULL,
+	  OPT_MAX_UNADMITTED_PER_ADDR },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "soft", required_argument, NULL, OPT_SOFT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
@@ -319,6 +331,21 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 		    size > NVMET_MAX_DATA_BUF)
 			goto bad;
 		c->o.data_buf_size = (u32)size;
+		return 0;
+	case OPT_CONNECT_TIMEOUT:
+		if (parse_uint(arg, 1, 3600000, &v))
+			goto bad;
+		c->o.connect_timeout_ms = v;
+		return 0;
+	case OPT_MAX_UNADMITTED:
+		if (parse_uint(arg, 1, 65536, &v))
+			goto bad;
+		c->o.max_unadmitted = v;
+		return 0;
+	case OPT_MAX_UNADMITTED_PER_ADDR:
+		if (parse_uint(arg, 1, 65536, &v))
+			goto bad;
+		c->o.max_unadmitted_per_addr = v;
 		return 0;
 	case OPT_CONFIG:
 		if (depth > 0) {

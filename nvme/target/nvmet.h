@@ -151,6 +151,15 @@ struct nvmet_port_opts {
  *                 at least the largest transfer (0: 128 KiB; rounded up
  *                 to 4 KiB; at most 1 MiB); a command that finds too few
  *                 free pages waits for them
+ * @connect_timeout_ms: a connection that has not been admitted by a valid
+ *                      Connect this long after its request is closed (0:
+ *                      10000)
+ * @max_unadmitted: connections not yet admitted by a Connect, in all;
+ *                  more are rejected, NVMe/RDMA status "no resources" (0:
+ *                  512)
+ * @max_unadmitted_per_addr: the same per host address and port (0: 160;
+ *                           the Linux host connects every I/O queue
+ *                           before it sends their Connects)
  * @subsys: the NVM subsystems (NULL with @nr_subsys 0: one, of @subnqn,
  *          @serial, @ns and @max_io_queues)
  * @nr_subsys: how many (at most NVMET_MAX_SUBSYS)
@@ -174,6 +183,9 @@ struct nvmet_target_opts {
 	uint32_t mdts_max;
 	uint32_t kato_grace_ms;
 	uint32_t data_buf_size;
+	uint32_t connect_timeout_ms;
+	uint32_t max_unadmitted;
+	uint32_t max_unadmitted_per_addr;
 	const struct nvmet_subsys_opts *subsys;
 	uint32_t nr_subsys;
 	const struct nvmet_port_opts *ports;
@@ -196,6 +208,12 @@ struct nvmet_target_opts {
  * @reqs_inflight: commands received and not yet released
  * @data_waits: commands that waited for pages of their queue's pool
  * @mdts: the MDTS offered (log2 of 4 KiB pages)
+ * @unadmitted: connections waiting for their Connect now
+ * @connect_timeouts: connections closed for sending no valid Connect in
+ *                    time
+ * @buf_bytes: bytes the queues hold now in receive buffers, response
+ *             slots and data-buffer pools
+ * @pool_bytes: of which data-buffer pools (set up by a valid Connect)
  */
 struct nvmet_target_stats {
 	uint32_t ctrls;
@@ -209,6 +227,10 @@ struct nvmet_target_stats {
 	uint64_t reqs_inflight;
 	uint64_t data_waits;
 	uint32_t mdts;
+	uint64_t unadmitted;
+	uint64_t connect_timeouts;
+	uint64_t buf_bytes;
+	uint64_t pool_bytes;
 };
 
 struct nvmet_target;

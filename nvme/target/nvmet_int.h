@@ -44,6 +44,10 @@
 #define NVMET_DEFAULT_INLINE_DATA 4096
 #define NVMET_DEFAULT_MDTS 8 /* 256 pages of 4 KiB */
 #define NVMET_MAX_SG_PAGES (1u << NVMET_DEFAULT_MDTS)
+/* Admission defaults (struct nvmet_target_opts): see docs/deviations.md. */
+#define NVMET_DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define NVMET_DEFAULT_MAX_UNADMITTED 512
+#define NVMET_DEFAULT_MAX_UNADMITTED_PER_ADDR 160
 /* Data-buffer bytes per I/O queue entry (struct nvmet_rdma_pool). */
 #define NVMET_DEFAULT_DATA_BUF (128u * 1024)
 
@@ -172,6 +176,9 @@ struct nvmet_req;
  *               or -EBUSY when some were not (@port and its target must
  *               then not be freed).  The kernel's returns nothing and
  *               leaves the queues to the controllers' teardown.
+ * @install_queue: a Connect named a live controller (or made one) for
+ *                 @sq: set up what the queue needs beyond the Connect
+ *                 (0 or a status: the Connect fails with it)
  * @queue_response: send @req's completion (and its data to the host)
  * @delete_ctrl: disconnect every queue of @ctrl (it is being torn down)
  * @get_mdts: the MDTS the transport can serve for @ctrl
@@ -182,6 +189,7 @@ struct nvmet_fabrics_ops {
 	u8 msdbd;
 	int (*add_port)(struct nvmet_port *port);
 	int (*remove_port)(struct nvmet_port *port);
+	u16 (*install_queue)(struct nvmet_sq *sq);
 	void (*queue_response)(struct nvmet_req *req);
 	void (*delete_ctrl)(struct nvmet_ctrl *ctrl);
 	u8 (*get_mdts)(const struct nvmet_ctrl *ctrl);
@@ -268,6 +276,10 @@ struct nvmet_target {
 	u64 queues;
 	u64 reqs_inflight;
 	u64 data_waits;
+	u64 unadmitted; /* queues waiting for their Connect */
+	u64 connect_timeouts;
+	u64 buf_bytes; /* queues' receive buffers, slots, pools */
+	u64 pool_bytes; /* ... of which data-buffer pools */
 	u8 mdts;
 };
 

@@ -537,6 +537,10 @@ int nvmet_target_get_stats(struct nvmet_target *t,
 	st->reqs_inflight = nvmet_stat_read(t->reqs_inflight);
 	st->data_waits = nvmet_stat_read(t->data_waits);
 	st->mdts = READ_ONCE(t->mdts);
+	st->unadmitted = nvmet_stat_read(t->unadmitted);
+	st->connect_timeouts = nvmet_stat_read(t->connect_timeouts);
+	st->buf_bytes = nvmet_stat_read(t->buf_bytes);
+	st->pool_bytes = nvmet_stat_read(t->pool_bytes);
 	return 0;
 }
 
