@@ -339,6 +339,8 @@ int main(int argc, char **argv)
 	to.port = 4420;
 	to.ns[0].type = NVMET_BACKEND_RAM;
 	to.ns[0].size = 64u << 20;
+	to.hosts = (const char *const[]){ NVMEH_DEFAULT_HOSTNQN };
+	to.nr_hosts = 1;
 	t = nvmet_target_create(&to);
 	if (IS_ERR_OR_NULL(t)) {
 		fprintf(stderr, "bench-nvmet: target: %ld\n", PTR_ERR(t));

@@ -107,6 +107,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	to.subnqn = "nqn.2026-01.io.rdmarw:fuzz";
 	to.ns[0].type = NVMET_BACKEND_RAM;
 	to.ns[0].size = 1 << 20;
+	to.hosts = (const char *const[]){ NVMEH_DEFAULT_HOSTNQN };
+	to.nr_hosts = 1;
 	fz.t = nvmet_target_create(&to);
 	FUZZ_CHECK(!IS_ERR_OR_NULL(fz.t), "target: %ld", PTR_ERR(fz.t));
 	nvmeh_opts_init(&fz.o, (void *)&a0, (void *)&dst, to.subnqn);

@@ -85,6 +85,8 @@ static void target_start(struct host *h, const char *profile)
 	o.addr = "10.0.0.2";
 	o.port = PORT;
 	o.ns[0].size = 1 << 20;
+	o.hosts = (const char *const[]){ "nqn.2026-01.test:host" };
+	o.nr_hosts = 1;
 	o.verbose = getenv("NVMET_VERBOSE") != NULL;
 	h->tgt = nvmet_target_create(&o);
 	assert_false(IS_ERR(h->tgt));

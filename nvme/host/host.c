@@ -143,6 +143,7 @@ struct nvmeh_ctrl {
 };
 
 static _Thread_local u16 nvmeh_status_tls, nvmeh_reject_tls;
+static _Thread_local u64 nvmeh_result_tls;
 
 static u64 nvmeh_now_ms(void)
 {
@@ -864,6 +865,7 @@ static int nvmeh_setup_cmd(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		return rq->error;
 	if (rq->status & NVME_SCT_SC_MASK) {
 		nvmeh_status_tls = rq->status;
+		nvmeh_result_tls = rq->result;
 		return -EREMOTEIO;
 	}
 	return 0;
@@ -1024,6 +1026,7 @@ static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
 	int ret;
 
 	nvmeh_status_tls = 0;
+	nvmeh_result_tls = 0;
 	nvmeh_reject_tls = 0;
 	info->inline_max = 0;
 	ret = nvmeh_queue_connect(ctrl, 0, NVMEH_AQ_DEPTH);
@@ -1316,10 +1319,7 @@ void nvmeh_opts_init(struct nvmeh_opts *o, const struct sockaddr *src,
 	}
 	if (subsysnqn)
 		strncpy(o->subsysnqn, subsysnqn, NVMF_NQN_FIELD_LEN - 1);
-	strncpy(o->hostnqn,
-		"nqn.2014-08.org.nvmexpress:uuid:"
-		"8b5c2a64-6c5e-4d0e-9f0a-72646d617277",
-		NVMF_NQN_FIELD_LEN - 1);
+	strncpy(o->hostnqn, NVMEH_DEFAULT_HOSTNQN, NVMF_NQN_FIELD_LEN - 1);
 	memcpy(o->hostid, "rdmarw-nvmehost!", 16);
 	o->queue_size = 128;
 }
@@ -1396,6 +1396,7 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 	int ret;
 
 	nvmeh_status_tls = 0;
+	nvmeh_result_tls = 0;
 	nvmeh_reject_tls = 0;
 	if (!opts || !opts->subsysnqn[0] || opts->nr_io_queues > 64 ||
 	    opts->queue_size > 1024 ||
@@ -1449,6 +1450,11 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 fail:
 	nvmeh_ctrl_free(ctrl);
 	return ERR_PTR(ret);
+}
+
+u64 nvmeh_last_result(void)
+{
+	return nvmeh_result_tls;
 }
 
 u16 nvmeh_last_status(u16 *reject)

@@ -30,6 +30,9 @@ extern "C" {
 
 /* Admin queue depth, as the kernel's NVME_AQ_DEPTH. */
 #define NVMEH_AQ_DEPTH NVME_AQ_DEPTH
+/* The host NQN nvmeh_opts_init() sets (a target must allow it). */
+#define NVMEH_DEFAULT_HOSTNQN \
+	"nqn.2014-08.org.nvmexpress:uuid:8b5c2a64-6c5e-4d0e-9f0a-72646d617277"
 /* Slots past the depth that only NVMEH_RQ_OVERDEPTH requests may use. */
 #define NVMEH_EXTRA_SLOTS 4
 
@@ -197,6 +200,16 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts);
  * Return: the status field, 0 if no command failed.
  */
 u16 nvmeh_last_status(u16 *reject);
+
+/**
+ * nvmeh_last_result() - the result of the command nvmeh_last_status() names
+ *
+ * For a refused Connect, where the target points at the field it refused
+ * (IATTR/IPO in dword 0).
+ *
+ * Return: dwords 0 and 1 of its completion (this thread's last create).
+ */
+u64 nvmeh_last_result(void);
 
 /**
  * nvmeh_ctrl_destroy() - shut the controller down and disconnect

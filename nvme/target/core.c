@@ -218,6 +218,36 @@ bool nvmet_subsys_is_disc(const struct nvmet_subsys *s)
 	return s->type == NVMET_SUBSYS_DISC;
 }
 
+/*
+ * May @hostnqn connect to @subsys (the kernel's nvmet_host_allowed())?
+ * Any host reaches the discovery subsystem; an NVM subsystem admits the
+ * hosts it lists, or every host when it allows any.
+ */
+bool nvmet_host_allowed(const struct nvmet_subsys *subsys, const char *hostnqn)
+{
+	u32 i;
+
+	if (subsys->allow_any_host || nvmet_subsys_is_disc(subsys))
+		return true;
+	for (i = 0; i < subsys->nr_hosts; i++)
+		if (!strncmp(subsys->hosts[i], hostnqn, NVMF_NQN_FIELD_LEN))
+			return true;
+	return false;
+}
+
+/* A Connect from a host @subsys does not admit: Connect Invalid Host. */
+static u16 nvmet_host_refused(struct nvmet_req *req,
+			      const struct nvmet_subsys *subsys,
+			      const char *hostnqn)
+{
+	nvmet_err("connect by host %.223s for subsystem %.223s not allowed",
+		  hostnqn, subsys->subsysnqn);
+	nvmet_set_result(req, IPO_IATTR_CONNECT_DATA(offsetof(
+				      struct nvmf_connect_data, hostnqn)));
+	req->error_loc = offsetof(struct nvme_common_command, dptr);
+	return NVME_SC_CONNECT_INVALID_HOST | NVME_SC_DNR;
+}
+
 /* ---- queues --------------------------------------------------------------------- */
 
 void nvmet_sq_init(struct nvmet_sq *sq)
@@ -582,6 +612,8 @@ u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
 					 struct nvmf_connect_data, subsysnqn)));
 		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
 	}
+	if (!nvmet_host_allowed(subsys, hostnqn))
+		return nvmet_host_refused(req, subsys, hostnqn);
 	ctrl = calloc(1, sizeof(*ctrl));
 	if (!ctrl)
 		return NVME_SC_INTERNAL;
@@ -649,6 +681,8 @@ u16 nvmet_ctrl_find_get(struct nvmet_target *t, const char *subsysnqn,
 					 struct nvmf_connect_data, subsysnqn)));
 		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
 	}
+	if (!nvmet_host_allowed(subsys, hostnqn))
+		return nvmet_host_refused(req, subsys, hostnqn);
 	mutex_lock(&subsys->lock);
 	list_for_each_entry(ctrl, &subsys->ctrls, subsys_entry)
 	{

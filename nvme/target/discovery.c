@@ -29,13 +29,14 @@ static void nvmet_format_discovery_entry(struct nvmf_disc_rsp_page_entry *e,
 	e->tsas.rdma.cms = NVMF_RDMA_CMS_RDMA_CM;
 }
 
-/* Does the discovery log of @ctrl's port show @subsys to its host? */
+/*
+ * Does the discovery log of @ctrl's port show @subsys to its host?  Only
+ * when the host may connect to it, as the kernel filters the log.
+ */
 static bool nvmet_disc_shows(const struct nvmet_ctrl *ctrl,
 			     const struct nvmet_subsys *subsys)
 {
-	(void)ctrl;
-	(void)subsys;
-	return true;
+	return nvmet_host_allowed(subsys, ctrl->hostnqn);
 }
 
 /* The entries of @ctrl's log: its port's subsystems shown, then itself. */

@@ -30,6 +30,7 @@
 #include <rdmarw/ibv.h>
 #endif
 
+#include "nvme_ids.h"
 #include "nvmet.h"
 
 #define PROG "rdmarw-nvmet"
@@ -43,6 +44,7 @@ struct cli {
 	u32 block_size; /* for the namespaces that follow */
 	bool readonly;
 	bool print_stats;
+	const char *hosts[NVMET_MAX_HOSTS]; /* --host */
 	/* strings the options point to (config file values) */
 	char *owned[64];
 	u32 nr_owned;
@@ -71,6 +73,9 @@ static void usage(FILE *f)
 		"  --readonly         the next namespaces refuse writes\n"
 		"  --nqn NQN          the subsystem NQN (default %s)\n"
 		"  --serial SN        the serial number (at most 20 chars)\n"
+		"  --host NQN         a host allowed to connect (repeatable;\n"
+		"                     none by default)\n"
+		"  --allow-any-host   every host may connect\n"
 		"  --queues N         I/O queues per host, 1..128 (default 128)\n"
 		"  --queue-size N     I/O queue depth, 2..128 (default 128)\n"
 		"  --inline SIZE      in-capsule data bytes (0: none; 4096)\n"
@@ -171,6 +176,32 @@ static int add_ns(struct cli *c, enum nvmet_backend_type type, const char *path,
 	return 0;
 }
 
+/* --host NQN: a valid NQN, not twice, not beside --allow-any-host. */
+static int add_host(struct cli *c, const char *nqn, const char *where)
+{
+	u32 i;
+
+	if (!nvme_nqn_valid(nqn)) {
+		fprintf(stderr, PROG ": %s: bad value '%s'\n", where, nqn);
+		return -EINVAL;
+	}
+	for (i = 0; i < c->o.nr_hosts; i++) {
+		if (!strcmp(c->hosts[i], nqn)) {
+			fprintf(stderr, PROG ": %s: '%s' given twice\n", where,
+				nqn);
+			return -EINVAL;
+		}
+	}
+	if (c->o.nr_hosts >= NVMET_MAX_HOSTS) {
+		fprintf(stderr, PROG ": %s: at most %d hosts\n", where,
+			NVMET_MAX_HOSTS);
+		return -EINVAL;
+	}
+	c->hosts[c->o.nr_hosts++] = nqn;
+	c->o.hosts = c->hosts;
+	return 0;
+}
+
 enum {
 	OPT_DEVICE = 256,
 	OPT_ADDR,
@@ -183,6 +214,8 @@ enum {
 	OPT_READONLY,
 	OPT_NQN,
 	OPT_SERIAL,
+	OPT_HOST,
+	OPT_ALLOW_ANY_HOST,
 	OPT_QUEUES,
 	OPT_QUEUE_SIZE,
 	OPT_INLINE,
@@ -213,6 +246,8 @@ static const struct option long_opts[] = {
 	{ "readonly", no_argument, NULL, OPT_READONLY },
 	{ "nqn", required_argument, NULL, OPT_NQN },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "allow-any-host", no_argument, NULL, OPT_ALLOW_ANY_HOST },
 	{ "queues", required_argument, NULL, OPT_QUEUES },
 	{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
 	{ "inline", required_argument, NULL, OPT_INLINE },
@@ -300,6 +335,11 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 		if (!*arg || strlen(arg) > 20)
 			goto bad;
 		c->o.serial = arg;
+		return 0;
+	case OPT_HOST:
+		return add_host(c, arg, where);
+	case OPT_ALLOW_ANY_HOST:
+		c->o.allow_any_host = true;
 		return 0;
 	case OPT_QUEUES:
 		if (parse_uint(arg, 1, NVMET_MAX_IO_QUEUES, &v))
@@ -517,6 +557,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			PROG ": --file-size must come before its --file\n");
 		return -EINVAL;
 	}
+	if (c->o.allow_any_host && c->o.nr_hosts) {
+		fprintf(stderr, PROG ": --host and --allow-any-host exclude "
+				     "each other\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -603,7 +648,14 @@ int main(int argc, char **argv)
 	       nvmet_target_port(t));
 	if (c.soft)
 		printf(" (software device %s)", c.o.device);
-	printf(", %u namespace%s\n", c.nr_ns, c.nr_ns == 1 ? "" : "s");
+	printf(", %u namespace%s", c.nr_ns, c.nr_ns == 1 ? "" : "s");
+	if (c.o.allow_any_host)
+		printf(", any host may connect\n");
+	else if (c.o.nr_hosts)
+		printf(", %u allowed host%s\n", c.o.nr_hosts,
+		       c.o.nr_hosts == 1 ? "" : "s");
+	else
+		printf(", no host allowed (--host, --allow-any-host)\n");
 	if (c.soft)
 		printf(PROG ": (the software device serves hosts in this "
 			    "process only)\n");

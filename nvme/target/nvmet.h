@@ -33,7 +33,9 @@
  * namespaces, on ports (an address and a TCP-space port each, listing the
  * subsystems a host reaches through it), plus the discovery subsystem
  * (NVME_DISC_SUBSYS_NAME), whose log lists the subsystems of the port the
- * host asked.  The quick start is one subsystem (@subnqn, @serial, @ns)
+ * host asked that the host may connect to.  A subsystem admits only the
+ * hosts it lists (a Connect from another gets Connect Invalid Host),
+ * unless it allows any host.  The quick start is one subsystem (@subnqn, @serial, @ns)
  * on one port (@addr, @port) with every subsystem; @subsys and @ports
  * describe more.
  *
@@ -62,6 +64,8 @@ extern "C" {
 /* The most NVM subsystems and ports one target has. */
 #define NVMET_MAX_SUBSYS 32
 #define NVMET_MAX_PORTS 16
+/* The most allowed hosts of one subsystem. */
+#define NVMET_MAX_HOSTS 256
 
 /**
  * enum nvmet_backend_type - what backs a namespace
@@ -101,12 +105,20 @@ struct nvmet_ns_opts {
  * @serial: the serial number (NULL: derived from the NQN)
  * @ns: the namespaces, NSID = index + 1 (at least one)
  * @max_io_queues: I/O queues granted to a host (0: NVMET_MAX_IO_QUEUES)
+ * @hosts: the host NQNs allowed to connect (each 1 to 223 printable ASCII
+ *         bytes); none by default, as the kernel's nvmet
+ * @nr_hosts: how many (at most NVMET_MAX_HOSTS)
+ * @allow_any_host: every host may connect (then @hosts must be empty, as
+ *                  configfs refuses a host link while it is set)
  */
 struct nvmet_subsys_opts {
 	const char *nqn;
 	const char *serial;
 	struct nvmet_ns_opts ns[NVMET_MAX_NAMESPACES];
 	uint32_t max_io_queues;
+	const char *const *hosts;
+	uint32_t nr_hosts;
+	bool allow_any_host;
 };
 
 /**
@@ -151,6 +163,10 @@ struct nvmet_port_opts {
  *                 at least the largest transfer (0: 128 KiB; rounded up
  *                 to 4 KiB; at most 1 MiB); a command that finds too few
  *                 free pages waits for them
+ * @hosts: the hosts the quick start's subsystem allows (see
+ *         struct nvmet_subsys_opts; none by default)
+ * @nr_hosts: how many
+ * @allow_any_host: the quick start's subsystem allows every host
  * @connect_timeout_ms: a connection that has not been admitted by a valid
  *                      Connect this long after its request is closed (0:
  *                      10000)
@@ -183,6 +199,9 @@ struct nvmet_target_opts {
 	uint32_t mdts_max;
 	uint32_t kato_grace_ms;
 	uint32_t data_buf_size;
+	const char *const *hosts;
+	uint32_t nr_hosts;
+	bool allow_any_host;
 	uint32_t connect_timeout_ms;
 	uint32_t max_unadmitted;
 	uint32_t max_unadmitted_per_addr;
@@ -257,7 +276,9 @@ void nvmet_target_opts_init(struct nvmet_target_opts *opts);
  * ASCII bytes or is the discovery NQN, two subsystems of one NQN, a port
  * naming a subsystem the target does not have, too many subsystems or
  * ports, a serial number that is not 1 to 20 printable ASCII bytes, a
- * subsystem with no namespace, a bad block, queue or data-buffer size; -ENODEV when @device
+ * subsystem with no namespace, an allowed host that is not a valid NQN,
+ * allowed hosts beside allow_any_host, a bad block, queue or data-buffer
+ * size; -ENODEV when @device
  * names no device or not the address's device; -EADDRNOTAVAIL when no
  * device answers to the address; -EADDRINUSE when someone listens there;
  * a backend's open error (-ENOENT...); -ENOMEM.

@@ -123,6 +123,9 @@ struct nvmet_subsys {
 	struct nvmet_ns *ns[NVMET_MAX_NAMESPACES];
 	u32 max_nsid;
 	u16 max_qid; /* I/O queues a controller may have */
+	bool allow_any_host;
+	char (*hosts)[NVMF_NQN_FIELD_LEN]; /* the allowed host NQNs */
+	u32 nr_hosts;
 	struct mutex lock;
 	struct list_head ctrls;
 };
@@ -335,6 +338,7 @@ void nvmet_set_result(struct nvmet_req *req, u32 result);
 u8 nvmet_ctrl_mdts(const struct nvmet_ctrl *ctrl);
 u32 nvmet_max_data_len(struct nvmet_req *req);
 bool nvmet_subsys_is_disc(const struct nvmet_subsys *s);
+bool nvmet_host_allowed(const struct nvmet_subsys *subsys, const char *hostnqn);
 
 /* ---- fabrics-cmd.c -------------------------------------------------------------- */
 

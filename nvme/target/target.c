@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "nvme_ids.h"
 #include "nvmet_int.h"
 
 void nvmet_target_opts_init(struct nvmet_target_opts *opts)
@@ -37,6 +38,9 @@ static void nvmet_quick_subsys(const struct nvmet_target_opts *o,
 	s->serial = o->serial;
 	memcpy(s->ns, o->ns, sizeof(s->ns));
 	s->max_io_queues = o->max_io_queues;
+	s->hosts = o->hosts;
+	s->nr_hosts = o->nr_hosts;
+	s->allow_any_host = o->allow_any_host;
 }
 
 /* The one port of the quick start (@device, @addr, @port). */
@@ -72,6 +76,24 @@ static int nvmet_check_ns(const struct nvmet_ns_opts *ns)
 	return nr ? 0 : -EINVAL;
 }
 
+/* Valid NQNs, none twice, and no list beside allow_any_host. */
+static int nvmet_check_hosts(const struct nvmet_subsys_opts *s)
+{
+	u32 i, j;
+
+	if (s->nr_hosts > NVMET_MAX_HOSTS || (s->nr_hosts && !s->hosts) ||
+	    (s->nr_hosts && s->allow_any_host))
+		return -EINVAL;
+	for (i = 0; i < s->nr_hosts; i++) {
+		if (!nvme_nqn_valid(s->hosts[i]))
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (!strcmp(s->hosts[i], s->hosts[j]))
+				return -EINVAL;
+	}
+	return 0;
+}
+
 static int nvmet_check_subsys(const struct nvmet_subsys_opts *s)
 {
 	if (!s->nqn || !s->nqn[0] || strlen(s->nqn) > NVMF_NQN_SIZE ||
@@ -80,6 +102,8 @@ static int nvmet_check_subsys(const struct nvmet_subsys_opts *s)
 	if (s->serial && strlen(s->serial) > 20)
 		return -EINVAL;
 	if (s->max_io_queues > NVMET_MAX_IO_QUEUES)
+		return -EINVAL;
+	if (nvmet_check_hosts(s))
 		return -EINVAL;
 	return nvmet_check_ns(s->ns);
 }
@@ -182,6 +206,7 @@ static void nvmet_subsys_free(struct nvmet_subsys *s)
 		nvmet_ns_close(s->ns[i]);
 		free(s->ns[i]);
 	}
+	free(s->hosts);
 	mutex_destroy(&s->lock);
 	free(s);
 }
@@ -259,6 +284,18 @@ static int nvmet_add_subsys(struct nvmet_target *t,
 	list_add_tail(&s->entry, &t->subsystems);
 	s->max_qid = (u16)(so->max_io_queues ? so->max_io_queues :
 					       NVMET_MAX_IO_QUEUES);
+	s->allow_any_host = so->allow_any_host;
+	if (so->nr_hosts) {
+		u32 i;
+
+		s->hosts = calloc(so->nr_hosts, sizeof(*s->hosts));
+		if (!s->hosts)
+			return -ENOMEM;
+		for (i = 0; i < so->nr_hosts; i++)
+			nvmet_copy_nul(s->hosts[i], sizeof(s->hosts[i]),
+				       so->hosts[i]);
+		s->nr_hosts = so->nr_hosts;
+	}
 	if (so->serial)
 		snprintf(s->serial, sizeof(s->serial), "%s", so->serial);
 	else
@@ -481,6 +518,7 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 	t->opts.device = t->opts.addr = t->opts.subnqn = t->opts.serial = NULL;
 	t->opts.subsys = NULL;
 	t->opts.ports = NULL;
+	t->opts.hosts = NULL;
 	memset(t->opts.ns, 0, sizeof(t->opts.ns));
 	if (opts->verbose)
 		nvmet_verbose = true;

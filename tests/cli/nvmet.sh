@@ -51,6 +51,11 @@ refuse "--addr is required" --ram 1M
 refuse "unexpected argument 'extra'" --soft rxe extra
 refuse "--file-size must come before its --file" --soft rxe --file-size 1M
 refuse "--config $tmp/none: No such file or directory" --config "$tmp/none"
+refuse "--host: bad value ''" --soft rxe --host ''
+refuse "--host: 'nqn.2026-01.a:b' given twice" --soft rxe \
+	--host nqn.2026-01.a:b --host nqn.2026-01.a:b
+refuse "--host and --allow-any-host exclude each other" --soft rxe \
+	--host nqn.2026-01.a:b --allow-any-host
 
 printf 'addr = 10.1.1.1\n# a comment\n\nbogus = 1\n' >"$tmp/c1"
 refuse "$tmp/c1:4: bogus: unknown key" --config "$tmp/c1"
@@ -83,6 +88,17 @@ if [ "$rc" -ne 0 ] ||
 	fail "config run: exit $rc"
 	sed 's/^/  > /' "$out" >&2
 fi
+# the start-up line says which hosts may connect
+"$prog" --soft rxe --ram 1M --duration 0.1 >"$out" 2>"$err" </dev/null
+grep -qF "1 namespace, no host allowed (--host, --allow-any-host)" "$out" ||
+	fail "no host: start-up line"
+"$prog" --soft rxe --ram 1M --duration 0.1 --allow-any-host >"$out" \
+	2>"$err" </dev/null
+grep -qF "1 namespace, any host may connect" "$out" ||
+	fail "--allow-any-host: start-up line"
+"$prog" --soft rxe --ram 1M --duration 0.1 --host nqn.2026-01.a:b \
+	--host nqn.2026-01.a:c >"$out" 2>"$err" </dev/null
+grep -qF "1 namespace, 2 allowed hosts" "$out" || fail "--host: start-up line"
 "$prog" --version >"$out" 2>"$err" </dev/null || fail "--version"
 grep -q "^rdmarw-nvmet [0-9]" "$out" || fail "--version output"
 

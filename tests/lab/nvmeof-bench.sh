@@ -91,7 +91,7 @@ kernel_down() {
 rdmarw_up() {
 	: >"$work/target.log"
 	nvmet_start "$target" "$work/target.log" --addr "$1" --port $RW_PORT \
-		--ram $RAM
+		--host "$(cat /etc/nvme/hostnqn)" --ram $RAM
 }
 
 cleanup() {

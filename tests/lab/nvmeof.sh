@@ -80,7 +80,7 @@ result() {
 # The target on $addr, ready when it says so (at most 30 s).
 start_target() {
 	nvmet_start "$target" "$work/target.log" --addr "$addr" --port $PORT \
-		-v "$@"
+		--host "$(cat /etc/nvme/hostnqn)" -v "$@"
 }
 
 connect() {

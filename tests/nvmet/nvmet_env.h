@@ -33,6 +33,9 @@
 #define NV_PORT 4420
 #define NV_NQN "nqn.2026-01.io.rdmarw:test"
 
+/* The hosts the tests' targets allow: the in-process host's NQN. */
+static const char *const nv_hosts[] = { NVMEH_DEFAULT_HOSTNQN };
+
 /**
  * struct nv_cfg - what a test wants (zero: defaults)
  * @threaded: the devices execute on their own threads
@@ -149,6 +152,8 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 		to.ns[0].type = NVMET_BACKEND_FILE;
 		to.ns[0].path = e->path;
 	}
+	to.hosts = nv_hosts;
+	to.nr_hosts = 1;
 	to.mdts_max = cfg->mdts_max;
 	to.inline_data_size = cfg->inline_size;
 	to.data_buf_size = cfg->data_buf_size;

@@ -250,6 +250,8 @@ static void test_unadmitted_bounds(void **state)
 	to.port = NV_PORT;
 	to.subnqn = NV_NQN;
 	to.ns[0].size = 1u << 20;
+	to.hosts = nv_hosts;
+	to.nr_hosts = 1;
 	to.max_unadmitted = 5;
 	to.max_unadmitted_per_addr = 3;
 	nv_env_init(&e, "rxe",
@@ -295,6 +297,8 @@ static void test_connect_timeout(void **state)
 	to.port = NV_PORT;
 	to.subnqn = NV_NQN;
 	to.ns[0].size = 1u << 20;
+	to.hosts = nv_hosts;
+	to.nr_hosts = 1;
 	to.connect_timeout_ms = 1000;
 	nv_env_init(&e, "rxe",
 		    &(struct nv_cfg){ .no_connect = true, .topts = &to });

@@ -28,9 +28,12 @@ static void two_by_two(struct nv_env *e, struct nvmet_target_opts *to)
 	memset(so, 0, sizeof(so));
 	memset(po, 0, sizeof(po));
 	so[0].nqn = NQN_A;
+	so[0].hosts = nv_hosts;
+	so[0].nr_hosts = 1;
 	so[0].ns[0].type = NVMET_BACKEND_RAM;
 	so[0].ns[0].size = 4u << 20;
 	so[1].nqn = NQN_B;
+	so[1].allow_any_host = true;
 	so[1].ns[0].type = NVMET_BACKEND_RAM;
 	so[1].ns[0].size = 8u << 20;
 	so[1].ns[1].type = NVMET_BACKEND_RAM;
