@@ -596,17 +596,22 @@ static struct nvmet_subsys *nvmet_find_subsys(struct nvmet_port *port,
 
 static void nvmet_fatal_work_done(struct work_struct *work);
 
-u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
-		     const char *hostnqn, struct nvmet_req *req, u32 kato,
-		     struct nvmet_ctrl **ctrlp)
+/*
+ * A controller of the subsystem the admin queue's Connect data @d names,
+ * for its host (the kernel's nvmet_alloc_ctrl()): the subsystem must be
+ * reached through the request's port and admit the host.
+ */
+u16 nvmet_alloc_ctrl(struct nvmet_target *t, const struct nvmf_connect_data *d,
+		     struct nvmet_req *req, u32 kato, struct nvmet_ctrl **ctrlp)
 {
+	const char *hostnqn = d->hostnqn;
 	struct nvmet_subsys *subsys;
 	struct nvmet_ctrl *ctrl;
 	u16 cntlid;
 
-	subsys = nvmet_find_subsys(req->port, subsysnqn);
+	subsys = nvmet_find_subsys(req->port, d->subsysnqn);
 	if (!subsys) {
-		nvmet_log("connect to unknown subsystem %.223s", subsysnqn);
+		nvmet_log("connect to unknown subsystem %.223s", d->subsysnqn);
 		nvmet_set_result(req,
 				 IPO_IATTR_CONNECT_DATA(offsetof(
 					 struct nvmf_connect_data, subsysnqn)));
@@ -640,6 +645,7 @@ u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
 	INIT_WORK(&ctrl->fatal_err_work, nvmet_fatal_work_done);
 	INIT_DELAYED_WORK(&ctrl->ka_work, nvmet_keep_alive_timer);
 	nvmet_copy_nul(ctrl->hostnqn, sizeof(ctrl->hostnqn), hostnqn);
+	memcpy(ctrl->hostid, d->hostid, sizeof(ctrl->hostid));
 	/* as nvmet: the Linux host then writes CC.CSS 110b, discovery too */
 	ctrl->cap = NVME_CAP_CSS_NVM | NVME_CAP_CSS_CSI |
 		    (15ULL << NVME_CAP_TIMEOUT_SHIFT) |
@@ -668,42 +674,62 @@ static void nvmet_fatal_work_done(struct work_struct *work)
 	nvmet_ctrl_put(ctrl);
 }
 
-u16 nvmet_ctrl_find_get(struct nvmet_target *t, const char *subsysnqn,
-			const char *hostnqn, u16 cntlid, struct nvmet_req *req,
-			struct nvmet_ctrl **ret)
+/*
+ * The live controller an I/O queue's Connect data @d names, referenced
+ * (the kernel's nvmet_ctrl_find_get()): of the subsystem it names on the
+ * request's port, which must still admit the host, with the cntlid, host
+ * NQN and host ID of the admin queue's Connect, and not being torn down.
+ * Another host cannot join a controller by naming its cntlid.
+ */
+u16 nvmet_ctrl_find_get(struct nvmet_target *t,
+			const struct nvmf_connect_data *d,
+			struct nvmet_req *req, struct nvmet_ctrl **ret)
 {
-	struct nvmet_subsys *subsys = nvmet_find_subsys(req->port, subsysnqn);
-	struct nvmet_ctrl *ctrl;
+	struct nvmet_subsys *subsys =
+		nvmet_find_subsys(req->port, d->subsysnqn);
+	u16 cntlid = le16_to_cpu(d->cntlid);
+	struct nvmet_ctrl *ctrl, *found = NULL;
+	bool other_hostid = false;
 
+	(void)t;
 	if (!subsys) {
 		nvmet_set_result(req,
 				 IPO_IATTR_CONNECT_DATA(offsetof(
 					 struct nvmf_connect_data, subsysnqn)));
 		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
 	}
-	if (!nvmet_host_allowed(subsys, hostnqn))
-		return nvmet_host_refused(req, subsys, hostnqn);
+	if (!nvmet_host_allowed(subsys, d->hostnqn))
+		return nvmet_host_refused(req, subsys, d->hostnqn);
 	mutex_lock(&subsys->lock);
 	list_for_each_entry(ctrl, &subsys->ctrls, subsys_entry)
 	{
-		if (ctrl->cntlid != cntlid)
+		/* through the admin queue's port: its teardown finds them */
+		if (ctrl->cntlid != cntlid || ctrl->port != req->port ||
+		    strncmp(d->hostnqn, ctrl->hostnqn, NVMF_NQN_FIELD_LEN))
 			continue;
-		if (strncmp(hostnqn, ctrl->hostnqn, NVMF_NQN_FIELD_LEN))
-			break;
-		if (!kref_get_unless_zero(&ctrl->ref))
-			break;
-		if (READ_ONCE(ctrl->fatal)) {
-			mutex_unlock(&subsys->lock);
-			nvmet_ctrl_put(ctrl);
-			goto bad;
+		if (memcmp(d->hostid, ctrl->hostid, sizeof(ctrl->hostid))) {
+			other_hostid = true;
+			continue;
 		}
-		mutex_unlock(&subsys->lock);
-		*ret = ctrl;
-		return 0;
+		if (!READ_ONCE(ctrl->fatal) && kref_get_unless_zero(&ctrl->ref))
+			found = ctrl;
+		break;
 	}
 	mutex_unlock(&subsys->lock);
-bad:
-	nvmet_log("no controller %u for host %.223s", cntlid, hostnqn);
+	if (found) {
+		*ret = found;
+		return 0;
+	}
+	if (other_hostid) {
+		nvmet_err(
+			"controller %u: I/O queue connect with another host ID",
+			cntlid);
+		nvmet_set_result(req,
+				 IPO_IATTR_CONNECT_DATA(offsetof(
+					 struct nvmf_connect_data, hostid)));
+		return NVME_SC_CONNECT_INVALID_HOST | NVME_SC_DNR;
+	}
+	nvmet_log("no controller %u for host %.223s", cntlid, d->hostnqn);
 	nvmet_set_result(req, IPO_IATTR_CONNECT_DATA(offsetof(
 				      struct nvmf_connect_data, cntlid)));
 	return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;

@@ -24,6 +24,7 @@
 #include <arpa/inet.h>
 
 #include <rdmarw/ib_verbs.h>
+#include <rdmarw/kernel.h>
 #include <rdmarw/soft.h>
 #include <rdmarw/version.h>
 #ifdef RDMARW_HAVE_IBV
@@ -31,6 +32,7 @@
 #endif
 
 #include "nvme_ids.h"
+#include "nvme_proto.h"
 #include "nvmet.h"
 
 #define PROG "rdmarw-nvmet"
@@ -45,6 +47,7 @@ struct cli {
 	bool readonly;
 	bool print_stats;
 	const char *hosts[NVMET_MAX_HOSTS]; /* --host */
+	bool seen[24]; /* single-value options given (once_only()) */
 	/* strings the options point to (config file values) */
 	char *owned[64];
 	u32 nr_owned;
@@ -72,7 +75,7 @@ static void usage(FILE *f)
 		"  --block-size N     LBA size of the next namespaces: 512, 4096\n"
 		"  --readonly         the next namespaces refuse writes\n"
 		"  --nqn NQN          the subsystem NQN (default %s)\n"
-		"  --serial SN        the serial number (at most 20 chars)\n"
+		"  --serial SN        the serial number (1-20 printable ASCII)\n"
 		"  --host NQN         a host allowed to connect (repeatable;\n"
 		"                     none by default)\n"
 		"  --allow-any-host   every host may connect\n"
@@ -273,6 +276,37 @@ static u64 pending_file_size;
 static int read_config(struct cli *c, const char *path, int depth);
 
 /*
+ * An option that sets one value may be given once, on the command line
+ * and in the config file together: a second would silently win.
+ */
+static int once_only(struct cli *c, int opt, const char *where)
+{
+	static const int single[] = {
+		OPT_DEVICE,	    OPT_ADDR,
+		OPT_PORT,	    OPT_NQN,
+		OPT_SERIAL,	    OPT_QUEUES,
+		OPT_QUEUE_SIZE,	    OPT_INLINE,
+		OPT_MDTS,	    OPT_KATO_GRACE,
+		OPT_DATA_BUF,	    OPT_CONNECT_TIMEOUT,
+		OPT_MAX_UNADMITTED, OPT_MAX_UNADMITTED_PER_ADDR,
+		OPT_SOFT,	    OPT_DURATION,
+		OPT_ALLOW_ANY_HOST,
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(single); i++) {
+		if (single[i] != opt)
+			continue;
+		if (c->seen[i]) {
+			fprintf(stderr, PROG ": %s: given twice\n", where);
+			return -EINVAL;
+		}
+		c->seen[i] = true;
+	}
+	return 0;
+}
+
+/*
  * Apply one option; @where names it in messages ("--port" or
  * "FILE:LINE: port").  0, or -EINVAL after printing why.
  */
@@ -284,6 +318,8 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 	u64 size;
 	u32 v;
 
+	if (once_only(c, opt, where))
+		return -EINVAL;
 	switch (opt) {
 	case OPT_DEVICE:
 		c->o.device = arg;
@@ -327,12 +363,19 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 		c->readonly = true;
 		return 0;
 	case OPT_NQN:
-		if (!*arg || strlen(arg) > 223 || strncmp(arg, "nqn.", 4))
+		if (!nvme_nqn_valid(arg) || strncmp(arg, "nqn.", 4))
 			goto bad;
+		if (!strcmp(arg, NVME_DISC_SUBSYS_NAME)) {
+			fprintf(stderr,
+				PROG ": %s: '%s' is the discovery subsystem's "
+				     "NQN\n",
+				where, arg);
+			return -EINVAL;
+		}
 		c->o.subnqn = arg;
 		return 0;
 	case OPT_SERIAL:
-		if (!*arg || strlen(arg) > 20)
+		if (!nvme_serial_valid(arg))
 			goto bad;
 		c->o.serial = arg;
 		return 0;

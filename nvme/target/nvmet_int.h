@@ -313,12 +313,12 @@ void nvmet_cq_setup(struct nvmet_ctrl *ctrl, struct nvmet_cq *cq, u16 qid,
 void nvmet_sq_setup(struct nvmet_ctrl *ctrl, struct nvmet_sq *sq, u16 qid,
 		    u16 size);
 
-u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
-		     const char *hostnqn, struct nvmet_req *req, u32 kato,
+u16 nvmet_alloc_ctrl(struct nvmet_target *t, const struct nvmf_connect_data *d,
+		     struct nvmet_req *req, u32 kato,
 		     struct nvmet_ctrl **ctrlp);
-u16 nvmet_ctrl_find_get(struct nvmet_target *t, const char *subsysnqn,
-			const char *hostnqn, u16 cntlid, struct nvmet_req *req,
-			struct nvmet_ctrl **ret);
+u16 nvmet_ctrl_find_get(struct nvmet_target *t,
+			const struct nvmf_connect_data *d,
+			struct nvmet_req *req, struct nvmet_ctrl **ret);
 void nvmet_ctrl_put(struct nvmet_ctrl *ctrl);
 void nvmet_ctrl_fatal_error(struct nvmet_ctrl *ctrl);
 u16 nvmet_check_ctrl_status(struct nvmet_req *req);

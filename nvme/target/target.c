@@ -67,7 +67,9 @@ static int nvmet_check_ns(const struct nvmet_ns_opts *ns)
 		if (n->block_size && n->block_size != 512 &&
 		    n->block_size != 4096)
 			return -EINVAL;
-		if (n->type == NVMET_BACKEND_RAM && !n->size)
+		/* less than one LBA is no namespace */
+		if (n->type == NVMET_BACKEND_RAM &&
+		    n->size < (n->block_size ? n->block_size : 512))
 			return -EINVAL;
 		if (n->type != NVMET_BACKEND_RAM && (!n->path || !n->path[0]))
 			return -EINVAL;
@@ -96,10 +98,9 @@ static int nvmet_check_hosts(const struct nvmet_subsys_opts *s)
 
 static int nvmet_check_subsys(const struct nvmet_subsys_opts *s)
 {
-	if (!s->nqn || !s->nqn[0] || strlen(s->nqn) > NVMF_NQN_SIZE ||
-	    !strcmp(s->nqn, NVME_DISC_SUBSYS_NAME))
+	if (!nvme_nqn_valid(s->nqn) || !strcmp(s->nqn, NVME_DISC_SUBSYS_NAME))
 		return -EINVAL;
-	if (s->serial && strlen(s->serial) > 20)
+	if (s->serial && !nvme_serial_valid(s->serial))
 		return -EINVAL;
 	if (s->max_io_queues > NVMET_MAX_IO_QUEUES)
 		return -EINVAL;
@@ -261,7 +262,8 @@ static int nvmet_subsys_open_ns(struct nvmet_subsys *s,
 			nvmet_err("%s: namespace %u (%s): %s", s->subsysnqn,
 				  ns->nsid,
 				  so->ns[i].path ? so->ns[i].path : "ram",
-				  strerror(-ret));
+				  ret == -EINVAL ? "less than one block" :
+						   strerror(-ret));
 			free(ns);
 			return ret;
 		}

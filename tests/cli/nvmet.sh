@@ -52,6 +52,15 @@ refuse "unexpected argument 'extra'" --soft rxe extra
 refuse "--file-size must come before its --file" --soft rxe --file-size 1M
 refuse "--config $tmp/none: No such file or directory" --config "$tmp/none"
 refuse "--host: bad value ''" --soft rxe --host ''
+refuse "--port: given twice" --soft rxe --port 4421 --port 4422
+refuse "--nqn: given twice" --soft rxe --nqn nqn.2026-01.a:b \
+	--nqn nqn.2026-01.a:c
+refuse "--nqn: 'nqn.2014-08.org.nvmexpress.discovery' is the discovery subsystem's NQN" \
+	--soft rxe --nqn nqn.2014-08.org.nvmexpress.discovery
+refuse "--serial: bad value 'SN$(printf '\t')1'" --soft rxe \
+	--serial "SN$(printf '\t')1"
+printf 'port = 4421\n' >"$tmp/c6"
+refuse "$tmp/c6:1: port: given twice" --port 4422 --config "$tmp/c6"
 refuse "--host: 'nqn.2026-01.a:b' given twice" --soft rxe \
 	--host nqn.2026-01.a:b --host nqn.2026-01.a:b
 refuse "--host and --allow-any-host exclude each other" --soft rxe \
@@ -88,6 +97,14 @@ if [ "$rc" -ne 0 ] ||
 	fail "config run: exit $rc"
 	sed 's/^/  > /' "$out" >&2
 fi
+# a namespace of less than one block: cannot start, names it
+head -c 100 /dev/zero >"$tmp/tiny.img"
+"$prog" --soft rxe --file "$tmp/tiny.img" --duration 0.1 >"$out" 2>"$err" \
+	</dev/null
+rc=$?
+[ "$rc" -eq 1 ] && grep -qF "namespace 1 ($tmp/tiny.img): less than one block" \
+	"$err" || fail "tiny namespace: exit $rc"
+
 # the start-up line says which hosts may connect
 "$prog" --soft rxe --ram 1M --duration 0.1 >"$out" 2>"$err" </dev/null
 grep -qF "1 namespace, no host allowed (--host, --allow-any-host)" "$out" ||
