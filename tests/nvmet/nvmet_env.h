@@ -51,6 +51,8 @@ static const char *const nv_hosts[] = { NVMEH_DEFAULT_HOSTNQN };
  * @no_connect: do not create the host controller
  * @file_backend: namespace 1 is a file (created under $TMPDIR or /tmp,
  *                removed by nv_env_fini()) instead of the target's RAM
+ * @connect_timeout_ms: the target's bound on a connection without a
+ *                      Connect (0: its default)
  * @topts: the target's options, used as they are (the fields above that
  *         set target options are ignored then)
  */
@@ -70,6 +72,7 @@ struct nv_cfg {
 	/* The target device's SGE limits (0: the profile's). */
 	int tdev_max_sge_rd;
 	int tdev_max_send_sge;
+	unsigned int connect_timeout_ms;
 	const struct nvmet_target_opts *topts;
 };
 
@@ -157,6 +160,7 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 	to.mdts_max = cfg->mdts_max;
 	to.inline_data_size = cfg->inline_size;
 	to.data_buf_size = cfg->data_buf_size;
+	to.connect_timeout_ms = cfg->connect_timeout_ms;
 	e->t = nvmet_target_create(&to);
 	assert_false(IS_ERR_OR_NULL(e->t));
 }

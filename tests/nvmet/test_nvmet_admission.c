@@ -5,7 +5,8 @@
  * hook, once a Connect is valid), only the receive buffer and response
  * slots its Connect needs; the target bounds such connections per host
  * address and in all (rejecting more with the NVMe/RDMA status "no
- * resources"), and closes one that sends no Connect in time.  (One R/W
+ * resources"), and closes one that sends no Connect in time (3 s here;
+ * the waits on it are bounded, not measured).  (One R/W
  * context, an MR on iWARP, is set up with the QP for the Connect's data.)  Measured
  * with the target's own accounting (buf_bytes, pool_bytes, unadmitted)
  * and the target device's MR count, not with the process's RSS.
@@ -196,7 +197,10 @@ static void test_half_open_cost(void **state)
 	u32 mrs0, i;
 
 	(void)state;
-	nv_env_init(&e, "siw", &(struct nv_cfg){ .queue_size = 128 });
+	/* the timer must not close them while they are counted */
+	nv_env_init(&e, "siw",
+		    &(struct nv_cfg){ .queue_size = 128,
+				      .connect_timeout_ms = 3600000 });
 	assert_int_equal(nvmet_target_get_stats(e.t, &st0), 0);
 	assert_int_equal(st0.unadmitted, 0);
 	assert_true(st0.pool_bytes > 0); /* the connected host's queues */
@@ -254,6 +258,7 @@ static void test_unadmitted_bounds(void **state)
 	to.nr_hosts = 1;
 	to.max_unadmitted = 5;
 	to.max_unadmitted_per_addr = 3;
+	to.connect_timeout_ms = 3600000; /* not while they are counted */
 	nv_env_init(&e, "rxe",
 		    &(struct nv_cfg){ .no_connect = true, .topts = &to });
 	assert_int_equal(soft_device_add_addr(e.hdev, (void *)&third), 0);
@@ -299,7 +304,7 @@ static void test_connect_timeout(void **state)
 	to.ns[0].size = 1u << 20;
 	to.hosts = nv_hosts;
 	to.nr_hosts = 1;
-	to.connect_timeout_ms = 1000;
+	to.connect_timeout_ms = 3000; /* the real host's queues need less */
 	nv_env_init(&e, "rxe",
 		    &(struct nv_cfg){ .no_connect = true, .topts = &to });
 	c = nvmeh_ctrl_create(&e.o);
