@@ -439,6 +439,38 @@ static char *trim(char *s)
 }
 
 /* "key = value" lines (or "key" for flags); '#' starts a comment. */
+/* A file that starts with '{' is nvmetcli's JSON (config_json.c). */
+static int read_json(struct nvmet_config *c, const char *path, FILE *f)
+{
+	size_t max = (1u << 20) + 1, len;
+	char *text = malloc(max + 1);
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	len = fread(text, 1, max, f);
+	text[len] = '\0';
+	if (ferror(f) || memchr(text, '\0', len)) {
+		fprintf(stderr, PROG ": %s: cannot read it as JSON\n", path);
+		free(text);
+		return -EINVAL;
+	}
+	ret = nvmet_config_read_json(c, path, text, len);
+	free(text);
+	return ret;
+}
+
+static int is_json(FILE *f)
+{
+	int ch;
+
+	do
+		ch = getc(f);
+	while (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r');
+	rewind(f);
+	return ch == '{';
+}
+
 static int read_config(struct nvmet_config *c, const char *path, int depth)
 {
 	char line[1024], where[PATH_MAX + 64];
@@ -450,6 +482,11 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 		fprintf(stderr, PROG ": --config %s: %s\n", path,
 			strerror(errno));
 		return -EINVAL;
+	}
+	if (is_json(f)) {
+		ret = read_json(c, path, f);
+		fclose(f);
+		return ret;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *key, *val, *hash, *eq, *copy;
@@ -560,6 +597,13 @@ int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 			PROG ": --file-size must come before its --file\n");
 		return -EINVAL;
 	}
+	if (c->json && (c->nr_ns || c->o.addr || c->o.nr_hosts ||
+			c->o.allow_any_host || c->soft)) {
+		fprintf(stderr, PROG ": a JSON configuration takes no --ram, "
+				     "--file, --bdev, --addr, --host, "
+				     "--allow-any-host or --soft\n");
+		return -EINVAL;
+	}
 	if (c->o.allow_any_host && c->o.nr_hosts) {
 		fprintf(stderr, PROG ": --host and --allow-any-host exclude "
 				     "each other\n");
@@ -582,7 +626,7 @@ int nvmet_config_read(struct nvmet_config *c, const char *path)
 
 int nvmet_config_add_default_ns(struct nvmet_config *c)
 {
-	if (c->nr_ns)
+	if (c->nr_ns || c->o.nr_subsys)
 		return 0;
 	return add_ns(c, NVMET_BACKEND_RAM, NULL, 64ULL << 20, "--ram");
 }
@@ -594,4 +638,5 @@ void nvmet_config_free(struct nvmet_config *c)
 	for (i = 0; i < c->nr_owned; i++)
 		free(c->owned[i]);
 	c->nr_owned = 0;
+	nvmet_config_free_json(c);
 }

@@ -28,6 +28,13 @@
  * @pending_file_size: --file-size for the next --file
  * @owned: the config file's strings the options point to
  * @nr_owned: how many
+ * @subsys: the subsystems of a JSON configuration (@o.subsys points here)
+ * @nr_subsys: how many
+ * @ports: its ports (@o.ports points here)
+ * @nr_ports: how many
+ * @json_hosts: each subsystem's allowed hosts (strings in @json)
+ * @json_port_subsys: each port's subsystem NQNs (strings in @json)
+ * @json: the parsed JSON, or NULL
  */
 struct nvmet_config {
 	struct nvmet_target_opts o;
@@ -43,6 +50,13 @@ struct nvmet_config {
 	/* strings the options point to (config file values) */
 	char *owned[64];
 	u32 nr_owned;
+	struct nvmet_subsys_opts subsys[NVMET_MAX_SUBSYS];
+	u32 nr_subsys;
+	struct nvmet_port_opts ports[NVMET_MAX_PORTS];
+	u32 nr_ports;
+	const char **json_hosts[NVMET_MAX_SUBSYS];
+	const char **json_port_subsys[NVMET_MAX_PORTS];
+	struct json *json;
 };
 
 /**
@@ -72,6 +86,29 @@ int nvmet_config_args(struct nvmet_config *c, int argc, char **argv);
  * Return: 0, or -EINVAL (-ENOMEM) after printing why.
  */
 int nvmet_config_read(struct nvmet_config *c, const char *path);
+
+/**
+ * nvmet_config_read_json() - apply nvmetcli's JSON configuration
+ * @c: the configuration
+ * @path: where it came from (for messages)
+ * @text: the JSON, NUL terminated
+ * @len: its length (at most 1 MiB)
+ *
+ * Subsystems (nqn, allowed_hosts, attr.allow_any_host, attr.serial,
+ * namespaces: nsid 1..16, enable, device.path) and ports (addr.trtype
+ * "rdma", traddr, trsvcid, subsystems) become @c->o's lists; the strings
+ * stay in @c until nvmet_config_free().
+ *
+ * Return: 0, or -EINVAL (-ENOMEM) after printing why.
+ */
+int nvmet_config_read_json(struct nvmet_config *c, const char *path,
+			   const char *text, size_t len);
+
+/**
+ * nvmet_config_free_json() - free what nvmet_config_read_json() kept
+ * @c: the configuration
+ */
+void nvmet_config_free_json(struct nvmet_config *c);
 
 /**
  * nvmet_config_add_default_ns() - a 64 MiB RAM namespace when none is given

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	}
 	if (c.soft && !c.o.addr)
 		c.o.addr = "127.0.0.1";
-	if (!c.o.addr) {
+	if (!c.o.addr && !c.o.nr_ports) {
 		fprintf(stderr, PROG ": --addr is required (--help)\n");
 		ret = EXIT_USAGE;
 		goto out;
@@ -115,11 +115,22 @@ int main(int argc, char **argv)
 
 	t = nvmet_target_create(&c.o);
 	if (IS_ERR(t)) {
-		fprintf(stderr, PROG ": cannot start on %s port %u: %s\n",
-			c.o.addr, c.o.port ? c.o.port : 4420,
-			strerror((int)-PTR_ERR(t)));
+		if (c.o.nr_ports)
+			fprintf(stderr, PROG ": cannot start: %s\n",
+				strerror((int)-PTR_ERR(t)));
+		else
+			fprintf(stderr,
+				PROG ": cannot start on %s port %u: %s\n",
+				c.o.addr, c.o.port ? c.o.port : 4420,
+				strerror((int)-PTR_ERR(t)));
 		ret = 1;
 		goto out;
+	}
+	if (c.o.nr_ports) {
+		printf(PROG ": serving %u subsystem%s on %u port%s (JSON)\n",
+		       c.o.nr_subsys, c.o.nr_subsys == 1 ? "" : "s",
+		       c.o.nr_ports, c.o.nr_ports == 1 ? "" : "s");
+		goto serve;
 	}
 	printf(PROG ": serving %s on %s port %u",
 	       c.o.subnqn ? c.o.subnqn : NVMET_DEFAULT_SUBNQN, c.o.addr,
@@ -137,6 +148,7 @@ int main(int argc, char **argv)
 	if (c.soft)
 		printf(PROG ": (the software device serves hosts in this "
 			    "process only)\n");
+serve:
 	fflush(stdout);
 
 	memset(&sa, 0, sizeof(sa));

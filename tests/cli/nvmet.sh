@@ -97,6 +97,24 @@ if [ "$rc" -ne 0 ] ||
 	fail "config run: exit $rc"
 	sed 's/^/  > /' "$out" >&2
 fi
+# nvmetcli's JSON as the config file: a port on an address no device has
+# cannot start (exit 1); beside quick-start options it is refused (exit 2)
+printf '{ "ports": [ { "addr": { "trtype": "rdma", "traddr": "10.9.9.9",\n' \
+	>"$tmp/j.json"
+printf '  "trsvcid": "4420" }, "subsystems": [ "nqn.2026-01.a:j" ] } ],\n' \
+	>>"$tmp/j.json"
+printf '  "subsystems": [ { "nqn": "nqn.2026-01.a:j", "attr":\n' >>"$tmp/j.json"
+printf '  { "allow_any_host": "1" }, "namespaces": [ { "nsid": 1,\n' \
+	>>"$tmp/j.json"
+printf '  "device": { "path": "%s" } } ] } ] }\n' "$tmp/j.img" >>"$tmp/j.json"
+head -c 1048576 /dev/zero >"$tmp/j.img"
+refuse "a JSON configuration takes no --ram, --file, --bdev, --addr, --host, --allow-any-host or --soft" \
+	--soft rxe --config "$tmp/j.json"
+"$prog" --config "$tmp/j.json" >"$out" 2>"$err" </dev/null
+rc=$?
+[ "$rc" -eq 1 ] && grep -qF "cannot start: Cannot assign requested address" \
+	"$err" || fail "JSON config on 10.9.9.9: exit $rc"
+
 # a namespace of less than one block: cannot start, names it
 head -c 100 /dev/zero >"$tmp/tiny.img"
 "$prog" --soft rxe --file "$tmp/tiny.img" --duration 0.1 >"$out" 2>"$err" \
