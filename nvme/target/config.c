@@ -52,7 +52,10 @@ static void usage(FILE *f)
 		"  --max-unadmitted N connections waiting for their Connect,\n"
 		"                     in all (default 512)\n"
 		"  --max-unadmitted-per-addr N  ... per host address (160)\n"
-		"  --config FILE      read options from FILE (key = value)\n"
+		"  --config FILE      read options from FILE (key = value, or\n"
+		"                     nvmetcli's JSON)\n"
+		"  --save-config FILE write the configuration as nvmetcli's\n"
+		"                     JSON to FILE and exit\n"
 		"  --soft PROFILE     create a software device (mlx5, rxe, siw)\n"
 		"                     with --addr (default 127.0.0.1)\n"
 		"  --duration SEC     stop after SEC seconds\n"
@@ -190,6 +193,7 @@ enum {
 	OPT_MAX_UNADMITTED,
 	OPT_MAX_UNADMITTED_PER_ADDR,
 	OPT_CONFIG,
+	OPT_SAVE_CONFIG,
 	OPT_SOFT,
 	OPT_DURATION,
 	OPT_STATS,
@@ -223,6 +227,7 @@ static const struct option long_opts[] = {
 	{ "max-unadmitted-per-addr", required_argument, NULL,
 	  OPT_MAX_UNADMITTED_PER_ADDR },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "save-config", required_argument, NULL, OPT_SAVE_CONFIG },
 	{ "soft", required_argument, NULL, OPT_SOFT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "stats", no_argument, NULL, OPT_STATS },
@@ -249,7 +254,7 @@ static int once_only(struct nvmet_config *c, int opt, const char *where)
 		OPT_DATA_BUF,	    OPT_CONNECT_TIMEOUT,
 		OPT_MAX_UNADMITTED, OPT_MAX_UNADMITTED_PER_ADDR,
 		OPT_SOFT,	    OPT_DURATION,
-		OPT_ALLOW_ANY_HOST,
+		OPT_SAVE_CONFIG,    OPT_ALLOW_ANY_HOST,
 	};
 	size_t i;
 
@@ -396,6 +401,11 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 			return -EINVAL;
 		}
 		return read_config(c, arg, depth + 1);
+	case OPT_SAVE_CONFIG:
+		if (!*arg)
+			goto bad;
+		c->save_path = arg;
+		return 0;
 	case OPT_SOFT:
 		if (strcmp(arg, "mlx5") && strcmp(arg, "rxe") &&
 		    strcmp(arg, "siw"))

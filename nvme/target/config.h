@@ -9,6 +9,8 @@
 
 #include <rdmarw/compat.h>
 
+#include <stdio.h>
+
 #include "nvmet.h"
 
 /* nvmet_config_args(): --help or --version was printed, nothing to run. */
@@ -35,6 +37,7 @@
  * @json_hosts: each subsystem's allowed hosts (strings in @json)
  * @json_port_subsys: each port's subsystem NQNs (strings in @json)
  * @json: the parsed JSON, or NULL
+ * @save_path: --save-config FILE, or NULL
  */
 struct nvmet_config {
 	struct nvmet_target_opts o;
@@ -57,6 +60,7 @@ struct nvmet_config {
 	const char **json_hosts[NVMET_MAX_SUBSYS];
 	const char **json_port_subsys[NVMET_MAX_PORTS];
 	struct json *json;
+	const char *save_path;
 };
 
 /**
@@ -103,6 +107,20 @@ int nvmet_config_read(struct nvmet_config *c, const char *path);
  */
 int nvmet_config_read_json(struct nvmet_config *c, const char *path,
 			   const char *text, size_t len);
+
+/**
+ * nvmet_config_write_json() - write target options as nvmetcli's JSON
+ * @o: the options (the quick start's fields, or the lists)
+ * @f: where to
+ *
+ * Each allowed host is written once under "hosts"; namespace
+ * UUIDs and NGUIDs are not written (the target derives them).
+ *
+ * Return: 0; -EINVAL (after a message) for a namespace in memory, which
+ * nvmetcli cannot express, or a port without an address; -EIO when
+ * writing failed.
+ */
+int nvmet_config_write_json(const struct nvmet_target_opts *o, FILE *f);
 
 /**
  * nvmet_config_free_json() - free what nvmet_config_read_json() kept

@@ -497,3 +497,166 @@ void nvmet_config_free_json(struct nvmet_config *c)
 	free(c->json);
 	c->json = NULL;
 }
+
+/* ---- writing nvmetcli's JSON ------------------------------------------------- */
+
+/* @s as a JSON string (the options' strings are printable ASCII). */
+static void json_put_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_put_strs(FILE *f, const char *const *v, u32 n)
+{
+	u32 i;
+
+	fputc('[', f);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ", " : " ", f);
+		json_put_str(f, v[i]);
+	}
+	fputs(n ? " ]" : "]", f);
+}
+
+static void json_put_subsys(FILE *f, const struct nvmet_subsys_opts *s,
+			    bool last)
+{
+	bool first = true;
+	u32 i;
+
+	fputs("    {\n      \"allowed_hosts\": ", f);
+	json_put_strs(f, s->hosts, s->nr_hosts);
+	fprintf(f, ",\n      \"attr\": {\n        \"allow_any_host\": \"%d\"",
+		s->allow_any_host ? 1 : 0);
+	if (s->serial) {
+		fputs(",\n        \"serial\": ", f);
+		json_put_str(f, s->serial);
+	}
+	fputs("\n      },\n      \"namespaces\": [", f);
+	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
+		if (s->ns[i].type == NVMET_BACKEND_NONE)
+			continue;
+		fputs(first ? "\n" : ",\n", f);
+		first = false;
+		fputs("        {\n          \"device\": {\n"
+		      "            \"path\": ",
+		      f);
+		json_put_str(f, s->ns[i].path);
+		fprintf(f,
+			"\n          },\n          \"enable\": 1,\n"
+			"          \"nsid\": %u\n        }",
+			i + 1);
+	}
+	fputs(first ? "],\n      \"nqn\": " : "\n      ],\n      \"nqn\": ", f);
+	json_put_str(f, s->nqn);
+	fprintf(f, "\n    }%s\n", last ? "" : ",");
+}
+
+static void json_put_port(FILE *f, const struct nvmet_port_opts *p,
+			  const struct nvmet_subsys_opts *subs, u32 nr_subs,
+			  u32 portid, bool last)
+{
+	const char *all[NVMET_MAX_SUBSYS];
+	u32 i;
+
+	fputs("    {\n      \"addr\": {\n        \"adrfam\": ", f);
+	json_put_str(f, strchr(p->addr, ':') ? "ipv6" : "ipv4");
+	fputs(",\n        \"traddr\": ", f);
+	json_put_str(f, p->addr);
+	fprintf(f,
+		",\n        \"treq\": \"not specified\",\n"
+		"        \"trsvcid\": \"%u\",\n        \"trtype\": \"rdma\"\n"
+		"      },\n      \"portid\": %u,\n      \"referrals\": [],\n"
+		"      \"subsystems\": ",
+		p->port ? p->port : NVMF_RDMA_DEFAULT_PORT, portid);
+	if (p->nr_subsys) {
+		json_put_strs(f, p->subsys, p->nr_subsys);
+	} else {
+		for (i = 0; i < nr_subs; i++)
+			all[i] = subs[i].nqn;
+		json_put_strs(f, all, nr_subs);
+	}
+	fprintf(f, "\n    }%s\n", last ? "" : ",");
+}
+
+/* Was host @k of subsystem @i listed before (each host is written once)? */
+static bool json_host_before(const struct nvmet_subsys_opts *subs, u32 i, u32 k)
+{
+	u32 a, b;
+
+	for (a = 0; a <= i; a++)
+		for (b = 0; b < (a == i ? k : subs[a].nr_hosts); b++)
+			if (!strcmp(subs[a].hosts[b], subs[i].hosts[k]))
+				return true;
+	return false;
+}
+
+int nvmet_config_write_json(const struct nvmet_target_opts *o, FILE *f)
+{
+	struct nvmet_subsys_opts quick_s;
+	struct nvmet_port_opts quick_p;
+	const struct nvmet_subsys_opts *subs = o->subsys;
+	const struct nvmet_port_opts *ports = o->ports;
+	u32 nr_subs = o->nr_subsys, nr_ports = o->nr_ports, i, j;
+
+	if (!nr_subs) {
+		memset(&quick_s, 0, sizeof(quick_s));
+		quick_s.nqn = o->subnqn ? o->subnqn : NVMET_DEFAULT_SUBNQN;
+		quick_s.serial = o->serial;
+		memcpy(quick_s.ns, o->ns, sizeof(quick_s.ns));
+		quick_s.hosts = o->hosts;
+		quick_s.nr_hosts = o->nr_hosts;
+		quick_s.allow_any_host = o->allow_any_host;
+		subs = &quick_s;
+		nr_subs = 1;
+	}
+	if (!nr_ports) {
+		memset(&quick_p, 0, sizeof(quick_p));
+		quick_p.addr = o->addr;
+		quick_p.port = o->port;
+		ports = &quick_p;
+		nr_ports = 1;
+	}
+	for (i = 0; i < nr_subs; i++)
+		for (j = 0; j < NVMET_MAX_NAMESPACES; j++)
+			if (subs[i].ns[j].type == NVMET_BACKEND_RAM) {
+				fprintf(stderr,
+					PROG ": %s: namespace %u is in memory: "
+					     "nvmetcli has no such device\n",
+					subs[i].nqn, j + 1);
+				return -EINVAL;
+			}
+	for (i = 0; i < nr_ports; i++)
+		if (!ports[i].addr) {
+			fprintf(stderr, PROG ": a port without an address\n");
+			return -EINVAL;
+		}
+	fputs("{\n  \"hosts\": [", f);
+	for (i = 0, j = 0; i < nr_subs; i++) {
+		u32 k;
+
+		for (k = 0; k < subs[i].nr_hosts; k++) {
+			if (json_host_before(subs, i, k))
+				continue;
+			fputs(j++ ? ",\n    { \"nqn\": " : "\n    { \"nqn\": ",
+			      f);
+			json_put_str(f, subs[i].hosts[k]);
+			fputs(" }", f);
+		}
+	}
+	fputs(j ? "\n  ],\n  \"ports\": [\n" : "],\n  \"ports\": [\n", f);
+	for (i = 0; i < nr_ports; i++)
+		json_put_port(f, &ports[i], subs, nr_subs, i + 1,
+			      i + 1 == nr_ports);
+	fputs("  ],\n  \"subsystems\": [\n", f);
+	for (i = 0; i < nr_subs; i++)
+		json_put_subsys(f, &subs[i], i + 1 == nr_subs);
+	fputs("  ]\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}

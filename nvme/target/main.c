@@ -43,6 +43,27 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
+/* --save-config FILE: the configuration as nvmetcli's JSON; 0 or 2. */
+static int save_config(const struct nvmet_config *c)
+{
+	FILE *f = fopen(c->save_path, "w");
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, PROG ": --save-config %s: %s\n", c->save_path,
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	ret = nvmet_config_write_json(&c->o, f);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (ret) {
+		unlink(c->save_path);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct soft_fabric *fabric = NULL;
@@ -61,6 +82,10 @@ int main(int argc, char **argv)
 	}
 	if (ret || nvmet_config_add_default_ns(&c)) {
 		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (c.save_path) {
+		ret = save_config(&c);
 		goto out;
 	}
 	if (c.soft && !c.o.addr)

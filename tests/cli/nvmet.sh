@@ -115,6 +115,19 @@ rc=$?
 [ "$rc" -eq 1 ] && grep -qF "cannot start: Cannot assign requested address" \
 	"$err" || fail "JSON config on 10.9.9.9: exit $rc"
 
+# --save-config: the quick start as nvmetcli's JSON, read back the same way
+"$prog" --addr 10.9.9.9 --file "$tmp/j.img" --nqn nqn.2026-01.a:s \
+	--host nqn.2026-01.h:1 --save-config "$tmp/s.json" >"$out" 2>"$err" \
+	</dev/null || fail "--save-config: exit $?"
+grep -qF '"nqn": "nqn.2026-01.a:s"' "$tmp/s.json" &&
+	grep -qF '"trsvcid": "4420"' "$tmp/s.json" ||
+	fail "--save-config: content"
+"$prog" --config "$tmp/s.json" --save-config "$tmp/s2.json" >"$out" \
+	2>"$err" </dev/null && cmp -s "$tmp/s.json" "$tmp/s2.json" ||
+	fail "--save-config of a JSON config: not the same"
+refuse "nqn.2026-01.io.rdmarw:nvmet: namespace 1 is in memory: nvmetcli has no such device" \
+	--addr 10.9.9.9 --save-config "$tmp/s3.json"
+
 # a namespace of less than one block: cannot start, names it
 head -c 100 /dev/zero >"$tmp/tiny.img"
 "$prog" --soft rxe --file "$tmp/tiny.img" --duration 0.1 >"$out" 2>"$err" \

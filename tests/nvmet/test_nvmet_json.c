@@ -34,6 +34,91 @@ static int read_json(struct nvmet_config *c, const char *text)
 	return nvmet_config_read(c, json_path);
 }
 
+/* Written back as nvmetcli's JSON and read again: the same lists. */
+static void round_trip(const struct nvmet_config *c)
+{
+	struct nvmet_config again;
+	char out[64];
+	FILE *f;
+	u32 i, j;
+
+	make_file(out, sizeof(out), 0);
+	f = fopen(out, "w");
+	assert_non_null(f);
+	assert_int_equal(nvmet_config_write_json(&c->o, f), 0);
+	fclose(f);
+	nvmet_config_init(&again);
+	assert_int_equal(nvmet_config_read(&again, out), 0);
+	assert_int_equal(again.o.nr_subsys, c->o.nr_subsys);
+	assert_int_equal(again.o.nr_ports, c->o.nr_ports);
+	for (i = 0; i < c->o.nr_subsys; i++) {
+		const struct nvmet_subsys_opts *a = &c->o.subsys[i],
+					       *b = &again.o.subsys[i];
+
+		assert_string_equal(a->nqn, b->nqn);
+		assert_int_equal(a->allow_any_host, b->allow_any_host);
+		assert_int_equal(a->nr_hosts, b->nr_hosts);
+		for (j = 0; j < a->nr_hosts; j++)
+			assert_string_equal(a->hosts[j], b->hosts[j]);
+		if (a->serial)
+			assert_string_equal(a->serial, b->serial);
+		for (j = 0; j < NVMET_MAX_NAMESPACES; j++) {
+			assert_int_equal(a->ns[j].type, b->ns[j].type);
+			if (a->ns[j].type)
+				assert_string_equal(a->ns[j].path,
+						    b->ns[j].path);
+		}
+	}
+	for (i = 0; i < c->o.nr_ports; i++) {
+		assert_string_equal(c->o.ports[i].addr, again.o.ports[i].addr);
+		assert_int_equal(c->o.ports[i].port, again.o.ports[i].port);
+		assert_int_equal(c->o.ports[i].nr_subsys,
+				 again.o.ports[i].nr_subsys);
+	}
+	nvmet_config_free(&again);
+	unlink(out);
+}
+
+/* The quick start written as JSON; a namespace in memory cannot be. */
+static void test_save_quick_start(void **state)
+{
+	static const char *const hosts[] = { "nqn.2026-01.h:1" };
+	struct nvmet_target_opts o;
+	struct nvmet_config c;
+	char out[64];
+	FILE *f;
+
+	(void)state;
+	make_file(img[0], sizeof(img[0]), 1 << 20);
+	make_file(out, sizeof(out), 0);
+	nvmet_target_opts_init(&o);
+	o.addr = "10.0.0.2";
+	o.port = 4421;
+	o.subnqn = "nqn.2026-01.a:quick";
+	o.hosts = hosts;
+	o.nr_hosts = 1;
+	f = fopen(out, "w");
+	assert_non_null(f);
+	assert_int_equal(nvmet_config_write_json(&o, f), -EINVAL); /* RAM */
+	rewind(f);
+	o.ns[0].type = NVMET_BACKEND_FILE;
+	o.ns[0].path = img[0];
+	assert_int_equal(nvmet_config_write_json(&o, f), 0);
+	fclose(f);
+	nvmet_config_init(&c);
+	assert_int_equal(nvmet_config_read(&c, out), 0);
+	assert_int_equal(c.o.nr_subsys, 1);
+	assert_string_equal(c.o.subsys[0].nqn, "nqn.2026-01.a:quick");
+	assert_string_equal(c.o.subsys[0].hosts[0], "nqn.2026-01.h:1");
+	assert_string_equal(c.o.subsys[0].ns[0].path, img[0]);
+	assert_string_equal(c.o.ports[0].addr, "10.0.0.2");
+	assert_int_equal(c.o.ports[0].port, 4421);
+	assert_string_equal(c.o.ports[0].subsys[0], "nqn.2026-01.a:quick");
+	nvmet_config_free(&c);
+	unlink(out);
+	unlink(img[0]);
+}
+
 static void test_nvmetcli_json(void **state)
 {
 	static struct nv_env e;
@@ -83,6 +168,7 @@ static void test_nvmetcli_json(void **state)
 	assert_int_equal(c.o.ports[0].port, 4420);
 	assert_int_equal(c.o.ports[0].nr_subsys, 2);
 	assert_int_equal(nvmet_config_add_default_ns(&c), 0);
+	round_trip(&c);
 
 	nv_env_init(&e, "rxe",
 		    &(struct nv_cfg){ .no_connect = true, .topts = &c.o });
@@ -148,6 +234,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_nvmetcli_json, nv_teardown),
 		cmocka_unit_test(test_refused_json),
+		cmocka_unit_test(test_save_quick_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
