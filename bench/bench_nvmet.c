@@ -88,10 +88,14 @@ static int slot_issue(struct bench_slot *s)
 	u64 slba = (xrand(&s->rng) % (r->lbas / nlb)) * nlb;
 
 	memset(&s->rq, 0, sizeof(s->rq));
-	s->rq.sqe[NVMEH_SQE_OPCODE] = r->write ? NVMEH_OP_WRITE : NVMEH_OP_READ;
-	nvmeh_put32(s->rq.sqe + NVMEH_SQE_NSID, 1);
-	nvmeh_put64(s->rq.sqe + NVMEH_SQE_CDW10, slba);
-	nvmeh_put32(s->rq.sqe + NVMEH_SQE_CDW12, nlb - 1);
+	s->rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		r->write ? nvme_cmd_write : nvme_cmd_read;
+	nvme_put_le32(s->rq.sqe + offsetof(struct nvme_common_command, nsid),
+		      1);
+	nvme_put_le64(s->rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      slba);
+	nvme_put_le32(s->rq.sqe + offsetof(struct nvme_common_command, cdw12),
+		      nlb - 1);
 	s->rq.data = s->buf;
 	s->rq.data_len = r->bs;
 	s->rq.write = r->write;
@@ -335,6 +339,8 @@ int main(int argc, char **argv)
 	to.port = 4420;
 	to.ns[0].type = NVMET_BACKEND_RAM;
 	to.ns[0].size = 64u << 20;
+	to.hosts = (const char *const[]){ NVMEH_DEFAULT_HOSTNQN };
+	to.nr_hosts = 1;
 	t = nvmet_target_create(&to);
 	if (IS_ERR_OR_NULL(t)) {
 		fprintf(stderr, "bench-nvmet: target: %ld\n", PTR_ERR(t));

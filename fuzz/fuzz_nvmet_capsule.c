@@ -107,6 +107,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	to.subnqn = "nqn.2026-01.io.rdmarw:fuzz";
 	to.ns[0].type = NVMET_BACKEND_RAM;
 	to.ns[0].size = 1 << 20;
+	to.hosts = (const char *const[]){ NVMEH_DEFAULT_HOSTNQN };
+	to.nr_hosts = 1;
 	fz.t = nvmet_target_create(&to);
 	FUZZ_CHECK(!IS_ERR_OR_NULL(fz.t), "target: %ld", PTR_ERR(fz.t));
 	nvmeh_opts_init(&fz.o, (void *)&a0, (void *)&dst, to.subnqn);
@@ -174,11 +176,14 @@ static int fz_op(u32 sel, struct fuzz_in *in, struct nvmeh_request *rq, u8 *buf,
 	nsid = fuzz_u8(in) % 3;
 	lba = fuzz_u8(in) * 8;
 	memset(rq, 0, sizeof(*rq));
-	rq->sqe[NVMEH_SQE_OPCODE] =
-		(sel & 3) == 2 ? NVMEH_OP_WRITE : NVMEH_OP_READ;
-	nvmeh_put32(rq->sqe + NVMEH_SQE_NSID, nsid);
-	nvmeh_put64(rq->sqe + NVMEH_SQE_CDW10, lba);
-	nvmeh_put32(rq->sqe + NVMEH_SQE_CDW12, 8 - 1);
+	rq->sqe[offsetof(struct nvme_common_command, opcode)] =
+		(sel & 3) == 2 ? nvme_cmd_write : nvme_cmd_read;
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid),
+		      nsid);
+	nvme_put_le64(rq->sqe + offsetof(struct nvme_common_command, cdw10),
+		      lba);
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, cdw12),
+		      8 - 1);
 	memset(buf, (int)sel, 4096);
 	rq->data = buf;
 	rq->data_len = 4096;

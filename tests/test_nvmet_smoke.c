@@ -17,8 +17,8 @@
 
 #include "cm_env.h"
 
-#include "nvmet/nvme_proto.h"
-#include "nvmet/nvmet.h"
+#include "nvme_proto.h"
+#include "nvmet.h"
 
 #define PORT 4430
 #define DATA_LEN (2u << 20)
@@ -85,6 +85,9 @@ static void target_start(struct host *h, const char *profile)
 	o.addr = "10.0.0.2";
 	o.port = PORT;
 	o.ns[0].size = 1 << 20;
+	o.hosts = (const char *const[]){ "nqn.2026-01.test:host",
+					 "nqn.2026-01.test:other" };
+	o.nr_hosts = 2;
 	o.verbose = getenv("NVMET_VERBOSE") != NULL;
 	h->tgt = nvmet_target_create(&o);
 	assert_false(IS_ERR(h->tgt));
@@ -156,7 +159,8 @@ static struct rdma_cm_id *host_connect_q(struct host *h, u16 qid, u16 hrq,
 	assert_true(r->len >= sizeof(struct nvme_rdma_cm_rep));
 	/* crqsize: the target's receive queue, hsqsize + 1 */
 	assert_int_equal(r->pdata[2] | r->pdata[3] << 8, hsq);
-	h->ids[qid] = id;
+	if (qid < sizeof(h->ids) / sizeof(h->ids[0]))
+		h->ids[qid] = id; /* else the caller's to destroy */
 	h->id = id;
 	return id;
 }
@@ -419,7 +423,6 @@ static void test_cm_rejects(void **s)
 		u16 sts;
 	} cases[] = {
 		{ 1, 0, 32, 31, 32, NVME_RDMA_CM_INVALID_RECFMT },
-		{ 0, 129, 128, 127, 32, NVME_RDMA_CM_INVALID_QID },
 		{ 0, 0, 32, 32, 32, NVME_RDMA_CM_INVALID_HSQSIZE }, /* 33 */
 		{ 0, 1, 128, 128, 32, NVME_RDMA_CM_INVALID_HSQSIZE },
 		{ 0, 1, 0, 127, 32, NVME_RDMA_CM_INVALID_HRQSIZE },
@@ -462,6 +465,46 @@ static void test_cm_rejects(void **s)
 	assert_int_equal(nvmet_target_get_stats(h.tgt, &st), 0);
 	assert_int_equal(st.rejects, sizeof(cases) / sizeof(cases[0]));
 	assert_int_equal(st.queues, 0);
+	target_stop(&h);
+}
+
+/*
+ * An I/O queue id beyond what the controller has is Connect's to refuse
+ * (the kernel's nvmet_execute_io_connect()), with Invalid Parameter
+ * pointing at the qid; the RDMA CM exchange, where no subsystem is known
+ * yet, accepts it.
+ */
+static void test_io_qid_in_connect(void **s)
+{
+	struct nvmf_connect_data d;
+	struct rdma_cm_id *id;
+	struct host h;
+
+	memset(&h, 0, sizeof(h));
+	target_start(&h, "rxe");
+	host_connect(&h);
+	assert_int_equal(admin_connect(&h, NVMET_DEFAULT_SUBNQN), 0);
+	memset(&d, 0, sizeof(d));
+	memset(d.hostid, 0x5a, sizeof(d.hostid));
+	d.cntlid = cpu_to_le16(1);
+	snprintf(d.subsysnqn, sizeof(d.subsysnqn), "%s", NVMET_DEFAULT_SUBNQN);
+	snprintf(d.hostnqn, sizeof(d.hostnqn), "nqn.2026-01.test:host");
+	id = host_connect_q(&h, 129, 128, 128);
+	memset(&h.sqe, 0, sizeof(h.sqe));
+	h.sqe.connect.opcode = nvme_fabrics_command;
+	h.sqe.connect.fctype = nvme_fabrics_type_connect;
+	h.sqe.connect.qid = cpu_to_le16(129);
+	h.sqe.connect.sqsize = cpu_to_le16(127);
+	assert_int_equal(submit_inline(&h, &d, sizeof(d)),
+			 NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR);
+	assert_int_equal(le32_to_cpu(h.cqe.result.u32),
+			 IPO_IATTR_CONNECT_SQE(
+				 offsetof(struct nvmf_connect_command, qid)));
+	rdma_disconnect(id);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	h.id = h.ids[0];
+	host_disconnect(&h);
 	target_stop(&h);
 }
 
@@ -530,25 +573,104 @@ static u16 identify(struct host *h, u8 cns, u32 nsid, u32 len)
 }
 
 /* The I/O queue @qid, connected as the Linux host does (data in-capsule). */
-static void io_connect(struct host *h, u16 qid, u16 cntlid)
+/*
+ * The I/O queue Connect of queue @qid for controller @cntlid, as host
+ * @hostnqn with a host ID of bytes @id, its data in-capsule; the status.
+ */
+static u16 io_connect_as(struct host *h, u16 qid, u16 cntlid,
+			 const char *hostnqn, u8 id)
 {
 	struct nvmf_connect_data d;
-	u16 st;
 
-	host_connect_q(h, qid, 128, 128);
 	memset(&h->sqe, 0, sizeof(h->sqe));
 	h->sqe.connect.opcode = nvme_fabrics_command;
 	h->sqe.connect.fctype = nvme_fabrics_type_connect;
 	h->sqe.connect.qid = cpu_to_le16(qid);
 	h->sqe.connect.sqsize = cpu_to_le16(127);
 	memset(&d, 0, sizeof(d));
+	memset(d.hostid, id, sizeof(d.hostid));
 	d.cntlid = cpu_to_le16(cntlid);
 	snprintf(d.subsysnqn, sizeof(d.subsysnqn), "%s", NVMET_DEFAULT_SUBNQN);
-	snprintf(d.hostnqn, sizeof(d.hostnqn), "nqn.2026-01.test:host");
-	st = submit_inline(h, &d, sizeof(d));
+	snprintf(d.hostnqn, sizeof(d.hostnqn), "%s", hostnqn);
+	return submit_inline(h, &d, sizeof(d));
+}
+
+static void io_connect(struct host *h, u16 qid, u16 cntlid)
+{
+	u16 st;
+
+	host_connect_q(h, qid, 128, 128);
+	st = io_connect_as(h, qid, cntlid, "nqn.2026-01.test:host", 0x5a);
 	assert_int_equal(st, 0);
 	assert_int_equal(le16_to_cpu(h->cqe.result.u16), cntlid);
 	assert_int_equal(le16_to_cpu(h->cqe.sq_id), qid);
+}
+
+/*
+ * An I/O queue's Connect joins only a live, enabled controller of the
+ * same host NQN and host ID, through the admin queue's port: another
+ * (allowed) host naming its cntlid finds no controller (Invalid
+ * Parameter, pointing at the cntlid, as the kernel's
+ * nvmet_ctrl_find_get()); the same NQN with another host ID is refused as
+ * Connect Invalid Host pointing at the host ID; before CC.EN the queue is
+ * refused with Command Sequence Error; a queue of no controller at all
+ * finds none.
+ */
+static void test_io_connect_checks(void **s)
+{
+	struct rdma_cm_id *ids[3];
+	struct host h;
+	int i;
+
+	memset(&h, 0, sizeof(h));
+	target_start(&h, "rxe");
+	host_connect(&h);
+	/* an I/O queue before any admin queue: no controller 1 yet */
+	ids[0] = host_connect_q(&h, 1, 128, 128);
+	assert_int_equal(io_connect_as(&h, 1, 1, "nqn.2026-01.test:host", 0x5a),
+			 NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR);
+	assert_int_equal(le32_to_cpu(h.cqe.result.u32),
+			 IPO_IATTR_CONNECT_DATA(
+				 offsetof(struct nvmf_connect_data, cntlid)));
+	h.id = h.ids[0];
+	assert_int_equal(admin_connect(&h, NVMET_DEFAULT_SUBNQN), 0);
+	assert_int_equal(le16_to_cpu(h.cqe.result.u16), 1);
+
+	/* not enabled yet */
+	ids[1] = host_connect_q(&h, 2, 128, 128);
+	assert_int_equal(io_connect_as(&h, 2, 1, "nqn.2026-01.test:host", 0x5a),
+			 NVME_SC_CMD_SEQ_ERROR | NVME_SC_DNR);
+	h.id = h.ids[0];
+	enable(&h);
+
+	/* another host, allowed on the subsystem, naming controller 1 */
+	ids[2] = host_connect_q(&h, 1, 128, 128);
+	assert_int_equal(
+		io_connect_as(&h, 1, 1, "nqn.2026-01.test:other", 0x5a),
+		NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR);
+	assert_int_equal(le32_to_cpu(h.cqe.result.u32),
+			 IPO_IATTR_CONNECT_DATA(
+				 offsetof(struct nvmf_connect_data, cntlid)));
+	/* the same NQN, another host ID */
+	assert_int_equal(io_connect_as(&h, 1, 1, "nqn.2026-01.test:host", 0x77),
+			 NVME_SC_CONNECT_INVALID_HOST | NVME_SC_DNR);
+	assert_int_equal(le32_to_cpu(h.cqe.result.u32),
+			 IPO_IATTR_CONNECT_DATA(
+				 offsetof(struct nvmf_connect_data, hostid)));
+	/* and the right one joins */
+	assert_int_equal(io_connect_as(&h, 1, 1, "nqn.2026-01.test:host", 0x5a),
+			 0);
+	assert_int_equal(le16_to_cpu(h.cqe.result.u16), 1);
+	/* the refused queues go; ids[2] is h.ids[1], host_disconnect()'s */
+	for (i = 0; i < 2; i++) {
+		rdma_disconnect(ids[i]);
+		rdma_destroy_qp(ids[i]);
+		rdma_destroy_id(ids[i]);
+	}
+	h.ids[2] = NULL;
+	h.id = h.ids[0];
+	host_disconnect(&h);
+	target_stop(&h);
 }
 
 static void rw_cmd(struct host *h, u8 opcode, u32 nsid, u64 slba, u32 nlb,
@@ -970,6 +1092,7 @@ static void burst(u16 hrq, u16 hsq)
 		h.sqe.connect.qid = cpu_to_le16(1);
 		h.sqe.connect.sqsize = cpu_to_le16(hsq - 1);
 		memset(&d, 0, sizeof(d));
+		memset(d.hostid, 0x5a, sizeof(d.hostid));
 		d.cntlid = cpu_to_le16(1);
 		snprintf(d.subsysnqn, sizeof(d.subsysnqn), "%s",
 			 NVMET_DEFAULT_SUBNQN);
@@ -1239,6 +1362,8 @@ int main(void)
 		cmocka_unit_test(test_smoke_siw),
 		cmocka_unit_test(test_connect_unknown_nqn),
 		cmocka_unit_test(test_cm_rejects),
+		cmocka_unit_test(test_io_qid_in_connect),
+		cmocka_unit_test(test_io_connect_checks),
 		cmocka_unit_test(test_bad_opts),
 		cmocka_unit_test(test_admin),
 		cmocka_unit_test(test_io_rxe),

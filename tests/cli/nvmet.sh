@@ -51,6 +51,20 @@ refuse "--addr is required" --ram 1M
 refuse "unexpected argument 'extra'" --soft rxe extra
 refuse "--file-size must come before its --file" --soft rxe --file-size 1M
 refuse "--config $tmp/none: No such file or directory" --config "$tmp/none"
+refuse "--host: bad value ''" --soft rxe --host ''
+refuse "--port: given twice" --soft rxe --port 4421 --port 4422
+refuse "--nqn: given twice" --soft rxe --nqn nqn.2026-01.a:b \
+	--nqn nqn.2026-01.a:c
+refuse "--nqn: 'nqn.2014-08.org.nvmexpress.discovery' is the discovery subsystem's NQN" \
+	--soft rxe --nqn nqn.2014-08.org.nvmexpress.discovery
+refuse "--serial: bad value 'SN$(printf '\t')1'" --soft rxe \
+	--serial "SN$(printf '\t')1"
+printf 'port = 4421\n' >"$tmp/c6"
+refuse "$tmp/c6:1: port: given twice" --port 4422 --config "$tmp/c6"
+refuse "--host: 'nqn.2026-01.a:b' given twice" --soft rxe \
+	--host nqn.2026-01.a:b --host nqn.2026-01.a:b
+refuse "--host and --allow-any-host exclude each other" --soft rxe \
+	--host nqn.2026-01.a:b --allow-any-host
 
 printf 'addr = 10.1.1.1\n# a comment\n\nbogus = 1\n' >"$tmp/c1"
 refuse "$tmp/c1:4: bogus: unknown key" --config "$tmp/c1"
@@ -83,6 +97,56 @@ if [ "$rc" -ne 0 ] ||
 	fail "config run: exit $rc"
 	sed 's/^/  > /' "$out" >&2
 fi
+# nvmetcli's JSON as the config file: a port on an address no device has
+# cannot start (exit 1); beside quick-start options it is refused (exit 2)
+printf '{ "ports": [ { "addr": { "trtype": "rdma", "traddr": "10.9.9.9",\n' \
+	>"$tmp/j.json"
+printf '  "trsvcid": "4420" }, "subsystems": [ "nqn.2026-01.a:j" ] } ],\n' \
+	>>"$tmp/j.json"
+printf '  "subsystems": [ { "nqn": "nqn.2026-01.a:j", "attr":\n' >>"$tmp/j.json"
+printf '  { "allow_any_host": "1" }, "namespaces": [ { "nsid": 1,\n' \
+	>>"$tmp/j.json"
+printf '  "device": { "path": "%s" } } ] } ] }\n' "$tmp/j.img" >>"$tmp/j.json"
+head -c 1048576 /dev/zero >"$tmp/j.img"
+refuse "a JSON configuration takes no --ram, --file, --bdev, --addr, --host, --allow-any-host or --soft" \
+	--soft rxe --config "$tmp/j.json"
+"$prog" --config "$tmp/j.json" >"$out" 2>"$err" </dev/null
+rc=$?
+[ "$rc" -eq 1 ] && grep -qF "cannot start: Cannot assign requested address" \
+	"$err" || fail "JSON config on 10.9.9.9: exit $rc"
+
+# --save-config: the quick start as nvmetcli's JSON, read back the same way
+"$prog" --addr 10.9.9.9 --file "$tmp/j.img" --nqn nqn.2026-01.a:s \
+	--host nqn.2026-01.h:1 --save-config "$tmp/s.json" >"$out" 2>"$err" \
+	</dev/null || fail "--save-config: exit $?"
+grep -qF '"nqn": "nqn.2026-01.a:s"' "$tmp/s.json" &&
+	grep -qF '"trsvcid": "4420"' "$tmp/s.json" ||
+	fail "--save-config: content"
+"$prog" --config "$tmp/s.json" --save-config "$tmp/s2.json" >"$out" \
+	2>"$err" </dev/null && cmp -s "$tmp/s.json" "$tmp/s2.json" ||
+	fail "--save-config of a JSON config: not the same"
+refuse "nqn.2026-01.io.rdmarw:nvmet: namespace 1 is in memory: nvmetcli has no such device" \
+	--addr 10.9.9.9 --save-config "$tmp/s3.json"
+
+# a namespace of less than one block: cannot start, names it
+head -c 100 /dev/zero >"$tmp/tiny.img"
+"$prog" --soft rxe --file "$tmp/tiny.img" --duration 0.1 >"$out" 2>"$err" \
+	</dev/null
+rc=$?
+[ "$rc" -eq 1 ] && grep -qF "namespace 1 ($tmp/tiny.img): less than one block" \
+	"$err" || fail "tiny namespace: exit $rc"
+
+# the start-up line says which hosts may connect
+"$prog" --soft rxe --ram 1M --duration 0.1 >"$out" 2>"$err" </dev/null
+grep -qF "1 namespace, no host allowed (--host, --allow-any-host)" "$out" ||
+	fail "no host: start-up line"
+"$prog" --soft rxe --ram 1M --duration 0.1 --allow-any-host >"$out" \
+	2>"$err" </dev/null
+grep -qF "1 namespace, any host may connect" "$out" ||
+	fail "--allow-any-host: start-up line"
+"$prog" --soft rxe --ram 1M --duration 0.1 --host nqn.2026-01.a:b \
+	--host nqn.2026-01.a:c >"$out" 2>"$err" </dev/null
+grep -qF "1 namespace, 2 allowed hosts" "$out" || fail "--host: start-up line"
 "$prog" --version >"$out" 2>"$err" </dev/null || fail "--version"
 grep -q "^rdmarw-nvmet [0-9]" "$out" || fail "--version output"
 

@@ -320,7 +320,7 @@ project_libs() {
 		 "$REPO"/build-lab/tests/test_rw_* \
 		 "$REPO"/build-lab/examples/rping/rping-* \
 		 "$REPO"/build-lab/tools/rdmarw-* \
-		 "$REPO"/build-lab/nvmet/rdmarw-nvmet ${RDMARW_LAB_BINS:-}; do
+		 "$REPO"/build-lab/nvme/target/rdmarw-nvmet ${RDMARW_LAB_BINS:-}; do
 		[ -f "$f" ] && [ -x "$f" ] || continue
 		ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true
 	done | sort -u | tr '\n' ' '

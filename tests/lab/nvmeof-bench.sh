@@ -36,7 +36,7 @@
 build=${1:-build-lab}
 rounds=${2:-3}
 devs=${3:-rxe0 siw0}
-target=$build/nvmet/rdmarw-nvmet
+target=$build/nvme/target/rdmarw-nvmet
 RUNTIME=${NVMEOF_BENCH_RUNTIME:-8}
 RAMP=${NVMEOF_BENCH_RAMP:-2}
 # brd's size (init.sh: rd_size=131072 KiB): both targets serve as much RAM.
@@ -91,7 +91,7 @@ kernel_down() {
 rdmarw_up() {
 	: >"$work/target.log"
 	nvmet_start "$target" "$work/target.log" --addr "$1" --port $RW_PORT \
-		--ram $RAM
+		--host "$(cat /etc/nvme/hostnqn)" --ram $RAM
 }
 
 cleanup() {

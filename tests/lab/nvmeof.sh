@@ -38,7 +38,7 @@ for w in "$@"; do
 	esac
 done
 [ -n "$devs" ] || devs="rxe0 siw0"
-target=$build/nvmet/rdmarw-nvmet
+target=$build/nvme/target/rdmarw-nvmet
 NQN=nqn.2026-01.io.rdmarw:nvmet
 PORT=4421
 # verify_fatal=0: every bad block is reported (one "verify:" line each),
@@ -80,7 +80,7 @@ result() {
 # The target on $addr, ready when it says so (at most 30 s).
 start_target() {
 	nvmet_start "$target" "$work/target.log" --addr "$addr" --port $PORT \
-		-v "$@"
+		--host "$(cat /etc/nvme/hostnqn)" -v "$@"
 }
 
 connect() {

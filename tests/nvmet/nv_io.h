@@ -83,10 +83,14 @@ static inline int nv_slot_issue(struct nv_slot *s)
 		s->nlb = 1 + (u32)(nv_rand(&s->rng) % 8);
 	s->slba = s->region + nv_rand(&s->rng) % (s->region_lbas - s->nlb + 1);
 	memset(&s->rq, 0, sizeof(s->rq));
-	s->rq.sqe[NVMEH_SQE_OPCODE] = write ? NVMEH_OP_WRITE : NVMEH_OP_READ;
-	nvmeh_put32(s->rq.sqe + NVMEH_SQE_NSID, 1);
-	nvmeh_put64(s->rq.sqe + NVMEH_SQE_CDW10, s->slba);
-	nvmeh_put32(s->rq.sqe + NVMEH_SQE_CDW12, s->nlb - 1);
+	s->rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		write ? nvme_cmd_write : nvme_cmd_read;
+	nvme_put_le32(s->rq.sqe + offsetof(struct nvme_common_command, nsid),
+		      1);
+	nvme_put_le64(s->rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      s->slba);
+	nvme_put_le32(s->rq.sqe + offsetof(struct nvme_common_command, cdw12),
+		      s->nlb - 1);
 	s->rq.data = s->buf;
 	s->rq.data_len = s->nlb * run->lba_size;
 	s->rq.write = write;

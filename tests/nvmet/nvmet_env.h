@@ -33,6 +33,9 @@
 #define NV_PORT 4420
 #define NV_NQN "nqn.2026-01.io.rdmarw:test"
 
+/* The hosts the tests' targets allow: the in-process host's NQN. */
+static const char *const nv_hosts[] = { NVMEH_DEFAULT_HOSTNQN };
+
 /**
  * struct nv_cfg - what a test wants (zero: defaults)
  * @threaded: the devices execute on their own threads
@@ -48,6 +51,10 @@
  * @no_connect: do not create the host controller
  * @file_backend: namespace 1 is a file (created under $TMPDIR or /tmp,
  *                removed by nv_env_fini()) instead of the target's RAM
+ * @connect_timeout_ms: the target's bound on a connection without a
+ *                      Connect (0: its default)
+ * @topts: the target's options, used as they are (the fields above that
+ *         set target options are ignored then)
  */
 struct nv_cfg {
 	bool threaded;
@@ -65,6 +72,8 @@ struct nv_cfg {
 	/* The target device's SGE limits (0: the profile's). */
 	int tdev_max_sge_rd;
 	int tdev_max_send_sge;
+	unsigned int connect_timeout_ms;
+	const struct nvmet_target_opts *topts;
 };
 
 struct nv_env {
@@ -122,6 +131,11 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 {
 	struct nvmet_target_opts to;
 
+	if (cfg->topts) {
+		e->t = nvmet_target_create(cfg->topts);
+		assert_false(IS_ERR_OR_NULL(e->t));
+		return;
+	}
 	nvmet_target_opts_init(&to);
 	to.addr = "10.0.0.2";
 	to.port = NV_PORT;
@@ -141,9 +155,12 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 		to.ns[0].type = NVMET_BACKEND_FILE;
 		to.ns[0].path = e->path;
 	}
+	to.hosts = nv_hosts;
+	to.nr_hosts = 1;
 	to.mdts_max = cfg->mdts_max;
 	to.inline_data_size = cfg->inline_size;
 	to.data_buf_size = cfg->data_buf_size;
+	to.connect_timeout_ms = cfg->connect_timeout_ms;
 	e->t = nvmet_target_create(&to);
 	assert_false(IS_ERR_OR_NULL(e->t));
 }
@@ -236,6 +253,48 @@ static inline void nv_wait_target(struct nv_env *e, u32 ctrls, u32 queues)
 		 st.queues, ctrls, queues);
 }
 
+/*
+ * The host options for @subnqn on the target's port @port, from the
+ * environment's (10.0.0.1 to 10.0.0.2).
+ */
+static inline struct nvmeh_opts nv_host_opts(struct nv_env *e, u16 port,
+					     const char *subnqn)
+{
+	struct sockaddr_in dst = nv_in4("10.0.0.2", port);
+	struct nvmeh_opts o = e->o;
+
+	memcpy(&o.dst_addr, &dst, sizeof(dst));
+	snprintf(o.subsysnqn, sizeof(o.subsysnqn), "%s", subnqn);
+	return o;
+}
+
+/*
+ * Read the discovery log page (4 KiB at most) through @c's admin queue
+ * into @buf; returns the status field (or -errno).
+ */
+static inline int nv_disc_log(struct nvmeh_ctrl *c, u8 *buf, u32 len)
+{
+	struct nvmeh_request rq;
+	u32 numd = len / 4 - 1;
+	int ret;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		nvme_admin_get_log_page;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      NVME_LOG_DISC | (numd & 0xffff) << 16);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw11),
+		      numd >> 16);
+	rq.data = buf;
+	rq.data_len = len;
+	ret = nvmeh_exec(c, 0, &rq);
+	if (ret)
+		return ret;
+	if (rq.error)
+		return rq.error;
+	return rq.status & NVME_SCT_SC_MASK;
+}
+
 /* Deterministic bytes: xorshift from a seed. */
 static inline void nv_fill(u8 *buf, size_t len, u64 seed)
 {
@@ -260,7 +319,7 @@ static inline int nv_cmd(struct nv_env *e, unsigned int qid,
 		return ret;
 	if (rq->error)
 		return rq->error;
-	return rq->status & NVMEH_SC_MASK;
+	return rq->status & NVME_SCT_SC_MASK;
 }
 
 #endif /* RDMARW_TESTS_NVMET_ENV_H */

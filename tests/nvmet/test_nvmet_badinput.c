@@ -29,12 +29,13 @@ static void async_done(struct nvmeh_request *rq)
 
 static void io_sqe(u8 *sqe, u8 op, u64 slba, u32 nlb)
 {
-	memset(sqe, 0, NVMEH_SQE_SIZE);
-	sqe[NVMEH_SQE_OPCODE] = op;
-	sqe[NVMEH_SQE_FLAGS] = NVMEH_SQE_FLAG_SGL;
-	nvmeh_put32(sqe + NVMEH_SQE_NSID, 1);
-	nvmeh_put64(sqe + NVMEH_SQE_CDW10, slba);
-	nvmeh_put32(sqe + NVMEH_SQE_CDW12, nlb - 1);
+	memset(sqe, 0, sizeof(struct nvme_command));
+	sqe[offsetof(struct nvme_common_command, opcode)] = op;
+	sqe[offsetof(struct nvme_common_command, flags)] = NVME_CMD_SGL_METABUF;
+	nvme_put_le32(sqe + offsetof(struct nvme_common_command, nsid), 1);
+	nvme_put_le64(sqe + offsetof(struct nvme_common_command, cdw10), slba);
+	nvme_put_le32(sqe + offsetof(struct nvme_common_command, cdw12),
+		      nlb - 1);
 }
 
 /* The target still serves: write, read back. */
@@ -56,18 +57,21 @@ static void test_unknown_opcode(void **state)
 	struct nvmeh_stats hs;
 
 	nv_env_init(&e, "rxe", &(struct nv_cfg){ 0 });
-	rq.sqe[NVMEH_SQE_OPCODE] = 0x7e; /* no I/O command */
-	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, 1);
-	assert_int_equal(nv_cmd(&e, 1, &rq), NVMEH_SC_INVALID_OPCODE);
-	assert_true(rq.status & NVMEH_SC_DNR);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		0x7e; /* no I/O command */
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, nsid), 1);
+	assert_int_equal(nv_cmd(&e, 1, &rq), NVME_SC_INVALID_OPCODE);
+	assert_true(rq.status & NVME_SC_DNR);
 	memset(&rq, 0, sizeof(rq));
-	rq.sqe[NVMEH_SQE_OPCODE] = 0x3f; /* no admin command */
-	assert_int_equal(nv_cmd(&e, 0, &rq), NVMEH_SC_INVALID_OPCODE);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		0x3f; /* no admin command */
+	assert_int_equal(nv_cmd(&e, 0, &rq), NVME_SC_INVALID_OPCODE);
 	/* a Fabrics command type nobody defined */
 	memset(&rq, 0, sizeof(rq));
-	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_FABRICS;
-	rq.sqe[NVMEH_SQE_FCTYPE] = 0x7a;
-	assert_int_equal(nv_cmd(&e, 0, &rq), NVMEH_SC_INVALID_OPCODE);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		nvme_fabrics_command;
+	rq.sqe[offsetof(struct nvmf_common_command, fctype)] = 0x7a;
+	assert_int_equal(nv_cmd(&e, 0, &rq), NVME_SC_INVALID_OPCODE);
 	nvmeh_ctrl_stats(e.c, &hs);
 	assert_int_equal(hs.resets, 0);
 	still_serves(&e, 40, 1);
@@ -82,14 +86,13 @@ static void test_lba_out_of_range(void **state)
 
 	nv_env_init(&e, "mlx5", &(struct nv_cfg){ 0 });
 	n = nvmeh_ctrl_info(e.c)->ns_lbas;
-	assert_int_equal(nvmeh_rw(e.c, 1, false, n, 1, buf),
-			 NVMEH_SC_LBA_RANGE);
+	assert_int_equal(nvmeh_rw(e.c, 1, false, n, 1, buf), NVME_SC_LBA_RANGE);
 	assert_int_equal(nvmeh_rw(e.c, 1, false, n - 1, 2, buf),
-			 NVMEH_SC_LBA_RANGE);
+			 NVME_SC_LBA_RANGE);
 	assert_int_equal(nvmeh_rw(e.c, 2, true, n - 1, 2, buf),
-			 NVMEH_SC_LBA_RANGE);
+			 NVME_SC_LBA_RANGE);
 	assert_int_equal(nvmeh_rw(e.c, 2, true, ~0ull - 1, 2, buf),
-			 NVMEH_SC_LBA_RANGE);
+			 NVME_SC_LBA_RANGE);
 	/* the last block is fine */
 	assert_int_equal(nvmeh_rw(e.c, 2, true, n - 1, 1, buf), 0);
 	still_serves(&e, 0, 2);
@@ -107,43 +110,47 @@ static void test_bad_sgl_type(void **state)
 		u8 type;
 		u16 status;
 	} cases[] = {
-		{ 0x20, NVMEH_SC_SGL_INVALID_TYPE }, /* segment */
-		{ 0x30, NVMEH_SC_SGL_INVALID_TYPE }, /* last segment */
-		{ 0x50, NVMEH_SC_SGL_INVALID_TYPE }, /* reserved */
-		{ 0xf0, NVMEH_SC_SGL_INVALID_TYPE }, /* vendor specific */
-		{ 0x02, NVMEH_SC_INVALID_FIELD }, /* data block, subtype 2 */
-		{ 0x0a, NVMEH_SC_INVALID_FIELD }, /* data block, transport */
-		{ 0x41, NVMEH_SC_INVALID_FIELD }, /* keyed, offset subtype */
+		{ 0x20, NVME_SC_SGL_INVALID_TYPE }, /* segment */
+		{ 0x30, NVME_SC_SGL_INVALID_TYPE }, /* last segment */
+		{ 0x50, NVME_SC_SGL_INVALID_TYPE }, /* reserved */
+		{ 0xf0, NVME_SC_SGL_INVALID_TYPE }, /* vendor specific */
+		{ 0x02, NVME_SC_INVALID_FIELD }, /* data block, subtype 2 */
+		{ 0x0a, NVME_SC_INVALID_FIELD }, /* data block, transport */
+		{ 0x41, NVME_SC_INVALID_FIELD }, /* keyed, offset subtype */
 	};
 	static struct nv_env e;
 	struct nvmeh_request rq;
-	u8 sqe[NVMEH_SQE_SIZE];
+	u8 sqe[sizeof(struct nvme_command)];
 	unsigned int i;
 	int st;
 
 	nv_env_init(&e, "rxe", &(struct nv_cfg){ 0 });
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		io_sqe(sqe, NVMEH_OP_READ, 0, 8);
-		nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x1000);
-		nvmeh_put32(sqe + NVMEH_SQE_DPTR + 8, 4096);
-		sqe[NVMEH_SQE_DPTR + 15] = cases[i].type;
+		io_sqe(sqe, nvme_cmd_read, 0, 8);
+		nvme_put_le64(sqe + offsetof(struct nvme_common_command, dptr),
+			      0x1000);
+		nvme_put_le32(sqe + offsetof(struct nvme_common_command, dptr) +
+				      8,
+			      4096);
+		sqe[offsetof(struct nvme_common_command, dptr) + 15] =
+			cases[i].type;
 		memset(&rq, 0, sizeof(rq));
 		rq.flags = NVMEH_RQ_RAW;
 		rq.raw = sqe;
 		rq.raw_len = sizeof(sqe);
 		st = nv_cmd(&e, 1, &rq);
-		if (st != cases[i].status || !(rq.status & NVMEH_SC_DNR))
+		if (st != cases[i].status || !(rq.status & NVME_SC_DNR))
 			fail_msg("SGL type 0x%02x: status 0x%x, want 0x%x|DNR",
 				 cases[i].type, rq.status, cases[i].status);
 	}
 	/* PSDT 00b (PRPs) on a fabrics queue */
-	io_sqe(sqe, NVMEH_OP_READ, 0, 1);
-	sqe[NVMEH_SQE_FLAGS] = 0;
+	io_sqe(sqe, nvme_cmd_read, 0, 1);
+	sqe[offsetof(struct nvme_common_command, flags)] = 0;
 	memset(&rq, 0, sizeof(rq));
 	rq.flags = NVMEH_RQ_RAW;
 	rq.raw = sqe;
 	rq.raw_len = sizeof(sqe);
-	assert_int_equal(nv_cmd(&e, 1, &rq), NVMEH_SC_INVALID_FIELD);
+	assert_int_equal(nv_cmd(&e, 1, &rq), NVME_SC_INVALID_FIELD);
 	still_serves(&e, 64, 3);
 	nv_env_fini(&e);
 }
@@ -153,21 +160,26 @@ static void test_over_mdts_default(void **state)
 {
 	static struct nv_env e;
 	struct nvmeh_request rq = { 0 };
-	u8 sqe[NVMEH_SQE_SIZE];
+	u8 sqe[sizeof(struct nvme_command)];
 	u32 nlb = (1u << 20) / 512 + 8;
 
 	nv_env_init(&e, "rxe", &(struct nv_cfg){ 0 });
-	assert_int_equal(nvmeh_ctrl_info(e.c)->id_ctrl[NVMEH_IDC_MDTS], 8);
-	io_sqe(sqe, NVMEH_OP_WRITE, 0, nlb);
-	nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x10000);
-	nvmeh_put24(sqe + NVMEH_SQE_DPTR + 8, nlb * 512);
-	nvmeh_put32(sqe + NVMEH_SQE_DPTR + 11, 0x1234);
-	sqe[NVMEH_SQE_DPTR + 15] =
-		NVMEH_SGL_KEYED; /* no inv: the key is fake */
+	assert_int_equal(nvmeh_ctrl_info(e.c)
+				 ->id_ctrl[offsetof(struct nvme_id_ctrl, mdts)],
+			 8);
+	io_sqe(sqe, nvme_cmd_write, 0, nlb);
+	nvme_put_le64(sqe + offsetof(struct nvme_common_command, dptr),
+		      0x10000);
+	nvme_put_le24(sqe + offsetof(struct nvme_common_command, dptr) + 8,
+		      nlb * 512);
+	nvme_put_le32(sqe + offsetof(struct nvme_common_command, dptr) + 11,
+		      0x1234);
+	sqe[offsetof(struct nvme_common_command, dptr) + 15] =
+		(NVME_KEY_SGL_FMT_DATA_DESC << 4); /* no inv: the key is fake */
 	rq.flags = NVMEH_RQ_RAW;
 	rq.raw = sqe;
 	rq.raw_len = sizeof(sqe);
-	assert_int_equal(nv_cmd(&e, 1, &rq), NVMEH_SC_INVALID_FIELD);
+	assert_int_equal(nv_cmd(&e, 1, &rq), NVME_SC_INVALID_FIELD);
 	still_serves(&e, 128, 5);
 	nv_env_fini(&e);
 }
@@ -183,19 +195,23 @@ static void test_over_mdts_inv(void **state)
 {
 	static struct nv_env e;
 	struct nvmeh_request rq = { 0 };
-	u8 sqe[NVMEH_SQE_SIZE];
+	u8 sqe[sizeof(struct nvme_command)];
 	u32 nlb = (1u << 20) / 512 + 8;
 
 	nv_env_init(&e, "rxe", &(struct nv_cfg){ 0 });
-	io_sqe(sqe, NVMEH_OP_WRITE, 0, nlb);
-	nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x10000);
-	nvmeh_put24(sqe + NVMEH_SQE_DPTR + 8, nlb * 512);
-	nvmeh_put32(sqe + NVMEH_SQE_DPTR + 11, 0x1234);
-	sqe[NVMEH_SQE_DPTR + 15] = NVMEH_SGL_KEYED_INV;
+	io_sqe(sqe, nvme_cmd_write, 0, nlb);
+	nvme_put_le64(sqe + offsetof(struct nvme_common_command, dptr),
+		      0x10000);
+	nvme_put_le24(sqe + offsetof(struct nvme_common_command, dptr) + 8,
+		      nlb * 512);
+	nvme_put_le32(sqe + offsetof(struct nvme_common_command, dptr) + 11,
+		      0x1234);
+	sqe[offsetof(struct nvme_common_command, dptr) + 15] =
+		(NVME_KEY_SGL_FMT_DATA_DESC << 4 | NVME_SGL_FMT_INVALIDATE);
 	rq.flags = NVMEH_RQ_RAW;
 	rq.raw = sqe;
 	rq.raw_len = sizeof(sqe);
-	assert_int_equal(nv_cmd(&e, 1, &rq), NVMEH_SC_INVALID_FIELD);
+	assert_int_equal(nv_cmd(&e, 1, &rq), NVME_SC_INVALID_FIELD);
 	still_serves(&e, 128, 5);
 	nv_env_fini(&e);
 }
@@ -208,28 +224,32 @@ static void test_over_mdts(void **state)
 {
 	static struct nv_env e;
 	struct nvmeh_request rq;
-	u8 sqe[NVMEH_SQE_SIZE];
+	u8 sqe[sizeof(struct nvme_command)];
 	u32 mdts_bytes, nlb;
 	u8 mdts;
 	int st;
 
 	nv_env_init(&e, "mlx5", &(struct nv_cfg){ .mdts_max = 5 });
-	mdts = nvmeh_ctrl_info(e.c)->id_ctrl[NVMEH_IDC_MDTS];
+	mdts = nvmeh_ctrl_info(e.c)
+		       ->id_ctrl[offsetof(struct nvme_id_ctrl, mdts)];
 	assert_int_equal(mdts, 5);
 	mdts_bytes = 4096u << mdts;
 	nlb = mdts_bytes / 512 + 8;
-	io_sqe(sqe, NVMEH_OP_READ, 0, nlb);
-	nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x10000);
-	nvmeh_put24(sqe + NVMEH_SQE_DPTR + 8, nlb * 512);
-	nvmeh_put32(sqe + NVMEH_SQE_DPTR + 11, 0x1234);
-	sqe[NVMEH_SQE_DPTR + 15] =
-		NVMEH_SGL_KEYED; /* no inv: the key is fake */
+	io_sqe(sqe, nvme_cmd_read, 0, nlb);
+	nvme_put_le64(sqe + offsetof(struct nvme_common_command, dptr),
+		      0x10000);
+	nvme_put_le24(sqe + offsetof(struct nvme_common_command, dptr) + 8,
+		      nlb * 512);
+	nvme_put_le32(sqe + offsetof(struct nvme_common_command, dptr) + 11,
+		      0x1234);
+	sqe[offsetof(struct nvme_common_command, dptr) + 15] =
+		(NVME_KEY_SGL_FMT_DATA_DESC << 4); /* no inv: the key is fake */
 	memset(&rq, 0, sizeof(rq));
 	rq.flags = NVMEH_RQ_RAW;
 	rq.raw = sqe;
 	rq.raw_len = sizeof(sqe);
 	st = nv_cmd(&e, 1, &rq);
-	assert_int_equal(st, NVMEH_SC_INVALID_FIELD);
+	assert_int_equal(st, NVME_SC_INVALID_FIELD);
 	/* the host itself refuses what is over its limit */
 	{
 		u8 *big = malloc(nlb * 512);
@@ -239,18 +259,21 @@ static void test_over_mdts(void **state)
 		free(big);
 	}
 	/* SGL length smaller than NLB says */
-	io_sqe(sqe, NVMEH_OP_READ, 0, 8);
-	nvmeh_put64(sqe + NVMEH_SQE_DPTR, 0x10000);
-	nvmeh_put24(sqe + NVMEH_SQE_DPTR + 8, 512);
-	nvmeh_put32(sqe + NVMEH_SQE_DPTR + 11, 0x1234);
-	sqe[NVMEH_SQE_DPTR + 15] =
-		NVMEH_SGL_KEYED; /* no inv: the key is fake */
+	io_sqe(sqe, nvme_cmd_read, 0, 8);
+	nvme_put_le64(sqe + offsetof(struct nvme_common_command, dptr),
+		      0x10000);
+	nvme_put_le24(sqe + offsetof(struct nvme_common_command, dptr) + 8,
+		      512);
+	nvme_put_le32(sqe + offsetof(struct nvme_common_command, dptr) + 11,
+		      0x1234);
+	sqe[offsetof(struct nvme_common_command, dptr) + 15] =
+		(NVME_KEY_SGL_FMT_DATA_DESC << 4); /* no inv: the key is fake */
 	memset(&rq, 0, sizeof(rq));
 	rq.flags = NVMEH_RQ_RAW;
 	rq.raw = sqe;
 	rq.raw_len = sizeof(sqe);
 	st = nv_cmd(&e, 1, &rq);
-	assert_int_equal(st, NVMEH_SC_SGL_INVALID_DATA);
+	assert_int_equal(st, NVME_SC_SGL_INVALID_DATA);
 	still_serves(&e, 128, 4);
 	nv_env_fini(&e);
 }
@@ -266,13 +289,13 @@ static void test_truncated_capsule(void **state)
 	static struct nv_env e;
 	struct nvmeh_request rq;
 	struct nvmeh_stats hs;
-	u8 sqe[NVMEH_SQE_SIZE];
+	u8 sqe[sizeof(struct nvme_command)];
 	unsigned int i;
 	u64 resets = 0;
 
 	nv_env_init(&e, "siw", &(struct nv_cfg){ .io_timeout_ms = 5000 });
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
-		io_sqe(sqe, NVMEH_OP_READ, 0, 1);
+		io_sqe(sqe, nvme_cmd_read, 0, 1);
 		memset(&rq, 0, sizeof(rq));
 		rq.flags = NVMEH_RQ_RAW;
 		rq.raw = sqe;
@@ -282,7 +305,7 @@ static void test_truncated_capsule(void **state)
 		if (lens[i] >= 4) {
 			assert_int_equal(rq.error, 0);
 			assert_int_equal(rq.status,
-					 NVMEH_SC_INVALID_FIELD | NVMEH_SC_DNR);
+					 NVME_SC_INVALID_FIELD | NVME_SC_DNR);
 		} else {
 			assert_int_equal(rq.error, -ECONNABORTED);
 			resets++;
@@ -332,7 +355,7 @@ static void test_over_queue_depth(void **state)
 	/* without the flag the host keeps to its depth */
 	for (i = 0; i < N; i++) {
 		memset(&rq[i], 0, sizeof(rq[i]));
-		io_sqe(rq[i].sqe, NVMEH_OP_READ, (u64)i * 8, 8);
+		io_sqe(rq[i].sqe, nvme_cmd_read, (u64)i * 8, 8);
 		rq[i].data = bufs[i];
 		rq[i].data_len = sizeof(bufs[i]);
 		rq[i].done = async_done;
@@ -388,7 +411,7 @@ static void bad_rkey(const char *profile, bool write)
 	nv_fill(good, 16384, 99);
 	assert_int_equal(nvmeh_rw(e.c, 1, true, 1000, 32, good), 0);
 
-	io_sqe(rq.sqe, write ? NVMEH_OP_WRITE : NVMEH_OP_READ, 1000, 32);
+	io_sqe(rq.sqe, write ? nvme_cmd_write : nvme_cmd_read, 1000, 32);
 	nv_fill(buf, 16384, 100);
 	memcpy(back, buf, 16384);
 	rq.data = buf;

@@ -7,7 +7,6 @@
  * target with no controller, no queue and both devices with no objects.
  */
 #include "nvmet_env.h"
-#include "nv_wire_check.h"
 
 #include <time.h>
 
@@ -25,12 +24,18 @@ static void connect_identify(const char *profile)
 	assert_true(nvmeh_ctrl_live(e.c));
 	assert_int_not_equal(info->cntlid, 0xffff);
 	assert_int_equal(info->cntlid,
-			 nvmeh_get16(info->id_ctrl + NVMEH_IDC_CNTLID));
+			 nvme_get_le16(info->id_ctrl +
+				       offsetof(struct nvme_id_ctrl, cntlid)));
 	assert_int_equal(info->vs >> 16, 1); /* NVMe 1.x */
-	assert_string_equal((const char *)info->id_ctrl + NVMEH_IDC_SUBNQN,
+	assert_string_equal((const char *)info->id_ctrl +
+				    offsetof(struct nvme_id_ctrl, subnqn),
 			    NV_NQN);
-	assert_true(nvmeh_get32(info->id_ctrl + NVMEH_IDC_SGLS) & (1u << 2));
-	assert_int_equal(nvmeh_get16(info->id_ctrl + NVMEH_IDC_ICDOFF), 0);
+	assert_true(nvme_get_le32(info->id_ctrl +
+				  offsetof(struct nvme_id_ctrl, sgls)) &
+		    (1u << 2));
+	assert_int_equal(nvme_get_le16(info->id_ctrl +
+				       offsetof(struct nvme_id_ctrl, icdoff)),
+			 0);
 	assert_int_equal(info->nr_io_queues, 2);
 	assert_int_equal(info->queue_size, 32);
 	assert_int_equal(info->lba_size, 512);
@@ -132,8 +137,8 @@ static void test_connect_bad_nqn(void **state)
 	c = nvmeh_ctrl_create(&e.o);
 	assert_true(IS_ERR(c));
 	assert_int_equal(PTR_ERR(c), -EREMOTEIO);
-	assert_int_equal(nvmeh_last_status(NULL) & NVMEH_SC_MASK,
-			 NVMEH_SC_CONNECT_INVALID_PARAM);
+	assert_int_equal(nvmeh_last_status(NULL) & NVME_SCT_SC_MASK,
+			 NVME_SC_CONNECT_INVALID_PARAM);
 	nv_wait_target(&e, 0, 0);
 	nv_env_fini(&e);
 }

@@ -23,11 +23,11 @@ struct dsm_range {
 /* Range @i of a DSM payload: context attributes, LBA count, start LBA. */
 static void put_range(u8 *buf, unsigned int i, u64 slba, u32 nlb)
 {
-	u8 *r = buf + (size_t)i * NVMEH_DSM_RANGE_SIZE;
+	u8 *r = buf + (size_t)i * sizeof(struct nvme_dsm_range);
 
-	nvmeh_put32(r, 0);
-	nvmeh_put32(r + 4, nlb);
-	nvmeh_put64(r + 8, slba);
+	nvme_put_le32(r, 0);
+	nvme_put_le32(r + 4, nlb);
+	nvme_put_le64(r + 8, slba);
 }
 
 /*
@@ -39,17 +39,20 @@ static int dsm(struct nv_env *e, unsigned int nr, u8 *payload, u32 len)
 	struct nvmeh_request rq = { 0 };
 	int ret;
 
-	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_DSM;
-	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, 1);
-	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW10, nr - 1);
-	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW11, NVMEH_DSM_AD);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] = nvme_cmd_dsm;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, nsid), 1);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      nr - 1);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw11),
+		      NVME_DSMGMT_AD);
 	rq.data = payload;
 	rq.data_len = len;
 	rq.write = true;
 	ret = nvmeh_exec(e->c, 1, &rq);
 	if (ret)
 		return ret;
-	return rq.error ? rq.error : rq.status & (NVMEH_SC_MASK | NVMEH_SC_DNR);
+	return rq.error ? rq.error :
+			  rq.status & (NVME_SCT_SC_MASK | NVME_SC_DNR);
 }
 
 /* Blocks 0..NBLK-1 hold @shadow again. */
@@ -122,7 +125,7 @@ static void dsm_case(const char *profile, bool keyed)
 	write_all(&e, shadow, 1);
 	memset(page, 0, 4096);
 	put_range(page, 0, one[0].slba, one[0].nlb);
-	for (i = 1; i < NVMEH_DSM_MAX_RANGES; i++)
+	for (i = 1; i < NVME_DSM_MAX_RANGES; i++)
 		put_range(page, i, 100 + i % 16, 4);
 	put_range(page, 2, ~0ull - 8, 4);
 	assert_int_equal(dsm(&e, 1, page, 4096), 0);
@@ -132,20 +135,21 @@ static void dsm_case(const char *profile, bool keyed)
 	/* nvme-cli: exactly NR * 16 bytes, one range and two */
 	write_all(&e, shadow, 2);
 	put_range(page, 0, one[0].slba, one[0].nlb);
-	assert_int_equal(dsm(&e, 1, page, NVMEH_DSM_RANGE_SIZE), 0);
+	assert_int_equal(dsm(&e, 1, page, sizeof(struct nvme_dsm_range)), 0);
 	dealloc_shadow(shadow, one, ARRAY_SIZE(one));
 	check_all(&e, shadow, "1 range in 16 bytes");
 	put_range(page, 0, two[0].slba, two[0].nlb);
 	put_range(page, 1, two[1].slba, two[1].nlb);
-	assert_int_equal(dsm(&e, 2, page, 2 * NVMEH_DSM_RANGE_SIZE), 0);
+	assert_int_equal(dsm(&e, 2, page, 2 * sizeof(struct nvme_dsm_range)),
+			 0);
 	dealloc_shadow(shadow, two, ARRAY_SIZE(two));
 	check_all(&e, shadow, "2 ranges in 32 bytes");
 
 	/* 256 ranges, the most there is: empty ones and then one */
 	write_all(&e, shadow, 3);
 	memset(page, 0, 4096);
-	put_range(page, NVMEH_DSM_MAX_RANGES - 1, last[0].slba, last[0].nlb);
-	assert_int_equal(dsm(&e, NVMEH_DSM_MAX_RANGES, page, 4096), 0);
+	put_range(page, NVME_DSM_MAX_RANGES - 1, last[0].slba, last[0].nlb);
+	assert_int_equal(dsm(&e, NVME_DSM_MAX_RANGES, page, 4096), 0);
 	dealloc_shadow(shadow, last, ARRAY_SIZE(last));
 	check_all(&e, shadow, "256 ranges in 4096 bytes");
 
@@ -154,12 +158,12 @@ static void dsm_case(const char *profile, bool keyed)
 	put_range(page, 0, 70, 8);
 	put_range(page, 1, 80, 8);
 	put_range(page, 2, 90, 8);
-	assert_int_equal(dsm(&e, 3, page, 2 * NVMEH_DSM_RANGE_SIZE),
-			 NVMEH_SC_SGL_INVALID_DATA | NVMEH_SC_DNR);
+	assert_int_equal(dsm(&e, 3, page, 2 * sizeof(struct nvme_dsm_range)),
+			 NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
 	assert_int_equal(dsm(&e, 1, page, 8),
-			 NVMEH_SC_SGL_INVALID_DATA | NVMEH_SC_DNR);
-	assert_int_equal(dsm(&e, NVMEH_DSM_MAX_RANGES, page, 4096 - 16),
-			 NVMEH_SC_SGL_INVALID_DATA | NVMEH_SC_DNR);
+			 NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
+	assert_int_equal(dsm(&e, NVME_DSM_MAX_RANGES, page, 4096 - 16),
+			 NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
 	check_all(&e, shadow, "refused payloads");
 
 	nvmeh_ctrl_stats(e.c, &after);

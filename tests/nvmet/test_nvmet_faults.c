@@ -253,9 +253,10 @@ static void test_host_vanishes(void **state)
 
 	nv_env_init(&e, "rxe", &(struct nv_cfg){ .io_timeout_ms = 300 });
 	assert_int_equal(soft_fault_arm_device(e.tdev, &rule), 0);
-	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_WRITE;
-	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, 1);
-	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW12, sizeof(data) / 512 - 1);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] = nvme_cmd_write;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, nsid), 1);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw12),
+		      sizeof(data) / 512 - 1);
 	nv_fill(data, sizeof(data), 5);
 	rq.data = data;
 	rq.data_len = sizeof(data);
@@ -341,9 +342,10 @@ static void test_async_timeout(void **state)
 	assert_int_equal(soft_fault_arm_device(e.tdev, &rule), 0);
 	memset(&rq, 0, sizeof(rq));
 	done = 0;
-	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_READ;
-	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, 1);
-	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW12, sizeof(data) / 512 - 1);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] = nvme_cmd_read;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, nsid), 1);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw12),
+		      sizeof(data) / 512 - 1);
 	rq.data = data;
 	rq.data_len = sizeof(data);
 	rq.done = timeout_done;
@@ -359,7 +361,7 @@ static void test_async_timeout(void **state)
 			    (t1.tv_nsec - t0.tv_nsec) / 1000000 >=
 		    300);
 	assert_int_equal(rq.error, -ECONNABORTED);
-	assert_int_equal(rq.status, NVMEH_SC_HOST_ABORTED_CMD);
+	assert_int_equal(rq.status, NVME_SC_HOST_ABORTED_CMD);
 	assert_int_equal(soft_fault_clear_device(e.tdev), 0);
 	check_after(&e, 1);
 	nv_env_fini(&e);

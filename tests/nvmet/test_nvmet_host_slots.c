@@ -109,9 +109,11 @@ static void read_rq(struct nvmeh_request *rq, u32 nsid, void *buf,
 		    void (*done)(struct nvmeh_request *), void *priv)
 {
 	memset(rq, 0, sizeof(*rq));
-	rq->sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_READ;
-	nvmeh_put32(rq->sqe + NVMEH_SQE_NSID, nsid);
-	nvmeh_put32(rq->sqe + NVMEH_SQE_CDW12, 8 - 1);
+	rq->sqe[offsetof(struct nvme_common_command, opcode)] = nvme_cmd_read;
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid),
+		      nsid);
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, cdw12),
+		      8 - 1);
 	rq->data = buf;
 	rq->data_len = 4096;
 	rq->done = done;
@@ -178,7 +180,7 @@ static void test_late_local_inv(void **state)
 	/* the target's answer had arrived: B ends with it */
 	assert_int_equal(__atomic_load_n(&done_b, __ATOMIC_SEQ_CST), 1);
 	assert_int_equal(rq_b.error, 0);
-	assert_int_equal(rq_b.status, NVMEH_SC_INVALID_NS | NVMEH_SC_DNR);
+	assert_int_equal(rq_b.status, NVME_SC_INVALID_NS | NVME_SC_DNR);
 	assert_int_equal(gate_z.entered, 1);
 	assert_int_equal(gate_a.entered, 1);
 

@@ -119,15 +119,15 @@ static void block_fill(u8 *b, u64 lba, u32 gen, u32 wid, u32 job)
 	u64 x = lba * 0x9e3779b97f4a7c15ull ^ ((u64)wid << 32 | gen) ^ 1;
 	unsigned int i;
 
-	nvmeh_put32(b + T_MAGIC, TAG_MAGIC);
-	nvmeh_put64(b + T_LBA, lba);
-	nvmeh_put32(b + T_GEN, gen);
-	nvmeh_put32(b + T_WID, wid);
-	nvmeh_put32(b + T_JOB, job);
+	nvme_put_le32(b + T_MAGIC, TAG_MAGIC);
+	nvme_put_le64(b + T_LBA, lba);
+	nvme_put_le32(b + T_GEN, gen);
+	nvme_put_le32(b + T_WID, wid);
+	nvme_put_le32(b + T_JOB, job);
 	for (i = T_PAYLOAD; i + 8 <= BLK; i += 8)
-		nvmeh_put64(b + i, next_rand(&x));
+		nvme_put_le64(b + i, next_rand(&x));
 	memset(b + i, 0, BLK - i);
-	nvmeh_put32(b + T_CRC, block_crc(b));
+	nvme_put_le32(b + T_CRC, block_crc(b));
 }
 
 static bool block_zero(const u8 *b)
@@ -168,11 +168,12 @@ static void block_check(struct job *j, struct slot *s, u64 lba, const u8 *b)
 				j,
 				"LBA %llu (%s): expected zeroes (deallocated), found tag LBA %llu gen %u write %#x",
 				(unsigned long long)lba, cmd,
-				(unsigned long long)nvmeh_get64(b + T_LBA),
-				nvmeh_get32(b + T_GEN), nvmeh_get32(b + T_WID));
+				(unsigned long long)nvme_get_le64(b + T_LBA),
+				nvme_get_le32(b + T_GEN),
+				nvme_get_le32(b + T_WID));
 		return;
 	}
-	if (nvmeh_get32(b + T_MAGIC) != TAG_MAGIC) {
+	if (nvme_get_le32(b + T_MAGIC) != TAG_MAGIC) {
 		job_fail(
 			j,
 			"LBA %llu (%s): no tag (%s), expected gen %u write %#x",
@@ -180,26 +181,26 @@ static void block_check(struct job *j, struct slot *s, u64 lba, const u8 *b)
 			block_zero(b) ? "zeroes" : "not a tag", gen, wid);
 		return;
 	}
-	if (nvmeh_get32(b + T_CRC) != block_crc(b)) {
+	if (nvme_get_le32(b + T_CRC) != block_crc(b)) {
 		job_fail(
 			j,
 			"LBA %llu (%s): CRC-32C %#x, block says %#x (tag LBA %llu gen %u write %#x), expected gen %u write %#x",
 			(unsigned long long)lba, cmd, block_crc(b),
-			nvmeh_get32(b + T_CRC),
-			(unsigned long long)nvmeh_get64(b + T_LBA),
-			nvmeh_get32(b + T_GEN), nvmeh_get32(b + T_WID), gen,
+			nvme_get_le32(b + T_CRC),
+			(unsigned long long)nvme_get_le64(b + T_LBA),
+			nvme_get_le32(b + T_GEN), nvme_get_le32(b + T_WID), gen,
 			wid);
 		return;
 	}
-	if (nvmeh_get64(b + T_LBA) != lba || nvmeh_get32(b + T_GEN) != gen ||
-	    nvmeh_get32(b + T_WID) != wid)
+	if (nvme_get_le64(b + T_LBA) != lba ||
+	    nvme_get_le32(b + T_GEN) != gen || nvme_get_le32(b + T_WID) != wid)
 		job_fail(
 			j,
 			"LBA %llu (%s): found tag LBA %llu gen %u write %#x job %u, expected LBA %llu gen %u write %#x",
 			(unsigned long long)lba, cmd,
-			(unsigned long long)nvmeh_get64(b + T_LBA),
-			nvmeh_get32(b + T_GEN), nvmeh_get32(b + T_WID),
-			nvmeh_get32(b + T_JOB), (unsigned long long)lba, gen,
+			(unsigned long long)nvme_get_le64(b + T_LBA),
+			nvme_get_le32(b + T_GEN), nvme_get_le32(b + T_WID),
+			nvme_get_le32(b + T_JOB), (unsigned long long)lba, gen,
 			wid);
 }
 
@@ -253,24 +254,31 @@ static int slot_issue(struct job *j, struct slot *s)
 	u32 i;
 
 	memset(rq, 0, sizeof(*rq));
-	nvmeh_put32(rq->sqe + NVMEH_SQE_NSID, 1);
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid), 1);
 	rq->done = slot_done;
 	rq->priv = s;
 	if (s->op == OP_DEALLOC) {
 		/* one range, in a page of them: the Linux host's discard */
 		memset(s->dsm, 0, 4096);
-		nvmeh_put32(s->dsm + 4, s->nlb);
-		nvmeh_put64(s->dsm + 8, s->slba);
-		rq->sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_DSM;
-		nvmeh_put32(rq->sqe + NVMEH_SQE_CDW11, NVMEH_DSM_AD);
+		nvme_put_le32(s->dsm + 4, s->nlb);
+		nvme_put_le64(s->dsm + 8, s->slba);
+		rq->sqe[offsetof(struct nvme_common_command, opcode)] =
+			nvme_cmd_dsm;
+		nvme_put_le32(
+			rq->sqe + offsetof(struct nvme_common_command, cdw11),
+			NVME_DSMGMT_AD);
 		rq->data = s->dsm;
 		rq->data_len = 4096;
 		rq->write = true;
 	} else {
-		rq->sqe[NVMEH_SQE_OPCODE] =
-			s->op == OP_WRITE ? NVMEH_OP_WRITE : NVMEH_OP_READ;
-		nvmeh_put64(rq->sqe + NVMEH_SQE_CDW10, s->slba);
-		nvmeh_put32(rq->sqe + NVMEH_SQE_CDW12, s->nlb - 1);
+		rq->sqe[offsetof(struct nvme_common_command, opcode)] =
+			s->op == OP_WRITE ? nvme_cmd_write : nvme_cmd_read;
+		nvme_put_le64(
+			rq->sqe + offsetof(struct nvme_common_command, cdw10),
+			s->slba);
+		nvme_put_le32(
+			rq->sqe + offsetof(struct nvme_common_command, cdw12),
+			s->nlb - 1);
 		rq->data = s->buf;
 		rq->data_len = s->nlb * BLK;
 		rq->write = s->op == OP_WRITE;

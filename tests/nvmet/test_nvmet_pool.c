@@ -175,10 +175,13 @@ static void rq_rw(struct nvmeh_request *rq, bool write, u64 slba, u32 nlb,
 		  u8 *buf, struct burst *b)
 {
 	memset(rq, 0, sizeof(*rq));
-	rq->sqe[NVMEH_SQE_OPCODE] = write ? NVMEH_OP_WRITE : NVMEH_OP_READ;
-	nvmeh_put32(rq->sqe + NVMEH_SQE_NSID, 1);
-	nvmeh_put64(rq->sqe + NVMEH_SQE_CDW10, slba);
-	nvmeh_put32(rq->sqe + NVMEH_SQE_CDW12, nlb - 1);
+	rq->sqe[offsetof(struct nvme_common_command, opcode)] =
+		write ? nvme_cmd_write : nvme_cmd_read;
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid), 1);
+	nvme_put_le64(rq->sqe + offsetof(struct nvme_common_command, cdw10),
+		      slba);
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, cdw12),
+		      nlb - 1);
 	rq->data = buf;
 	rq->data_len = nlb * 512;
 	rq->write = write;

@@ -22,14 +22,17 @@
 
 #include <rdmarw/rdma_cm.h>
 
-#include "nvmeh_wire.h"
+#include "nvme_proto.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Admin queue depth, as the kernel's NVME_AQ_DEPTH. */
-#define NVMEH_AQ_DEPTH 32
+#define NVMEH_AQ_DEPTH NVME_AQ_DEPTH
+/* The host NQN nvmeh_opts_init() sets (a target must allow it). */
+#define NVMEH_DEFAULT_HOSTNQN \
+	"nqn.2014-08.org.nvmexpress:uuid:8b5c2a64-6c5e-4d0e-9f0a-72646d617277"
 /* Slots past the depth that only NVMEH_RQ_OVERDEPTH requests may use. */
 #define NVMEH_EXTRA_SLOTS 4
 
@@ -55,8 +58,8 @@ struct nvmeh_ctrl;
 struct nvmeh_opts {
 	struct sockaddr_storage src_addr;
 	struct sockaddr_storage dst_addr;
-	char subsysnqn[NVMEH_NQN_SIZE];
-	char hostnqn[NVMEH_NQN_SIZE];
+	char subsysnqn[NVMF_NQN_FIELD_LEN];
+	char hostnqn[NVMF_NQN_FIELD_LEN];
 	u8 hostid[16];
 	unsigned int nr_io_queues;
 	unsigned int queue_size;
@@ -96,12 +99,12 @@ enum nvmeh_rq_flags {
  * @priv: the caller's
  * @error: 0 when the controller answered; -ECONNABORTED when the queue
  *         went down first, -ETIMEDOUT never (a timeout tears the queue down)
- * @status: the CQE's status field (bits 15:1), or NVMEH_SC_HOST_ABORTED_CMD
+ * @status: the CQE's status field (bits 15:1), or NVME_SC_HOST_ABORTED_CMD
  * @result: the CQE's result (dwords 0 and 1)
  * @cid: the command id sent
  */
 struct nvmeh_request {
-	u8 sqe[NVMEH_SQE_SIZE];
+	u8 sqe[sizeof(struct nvme_command)];
 	void *data;
 	u32 data_len;
 	bool write;
@@ -139,7 +142,7 @@ struct nvmeh_info {
 	u32 inline_max;
 	u64 ns_lbas;
 	u32 lba_size;
-	u8 id_ctrl[NVMEH_IDENTIFY_SIZE];
+	u8 id_ctrl[NVME_IDENTIFY_DATA_SIZE];
 };
 
 /**
@@ -197,6 +200,16 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts);
  * Return: the status field, 0 if no command failed.
  */
 u16 nvmeh_last_status(u16 *reject);
+
+/**
+ * nvmeh_last_result() - the result of the command nvmeh_last_status() names
+ *
+ * For a refused Connect, where the target points at the field it refused
+ * (IATTR/IPO in dword 0).
+ *
+ * Return: dwords 0 and 1 of its completion (this thread's last create).
+ */
+u64 nvmeh_last_result(void);
 
 /**
  * nvmeh_ctrl_destroy() - shut the controller down and disconnect

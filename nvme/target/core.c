@@ -218,6 +218,36 @@ bool nvmet_subsys_is_disc(const struct nvmet_subsys *s)
 	return s->type == NVMET_SUBSYS_DISC;
 }
 
+/*
+ * May @hostnqn connect to @subsys (the kernel's nvmet_host_allowed())?
+ * Any host reaches the discovery subsystem; an NVM subsystem admits the
+ * hosts it lists, or every host when it allows any.
+ */
+bool nvmet_host_allowed(const struct nvmet_subsys *subsys, const char *hostnqn)
+{
+	u32 i;
+
+	if (subsys->allow_any_host || nvmet_subsys_is_disc(subsys))
+		return true;
+	for (i = 0; i < subsys->nr_hosts; i++)
+		if (!strncmp(subsys->hosts[i], hostnqn, NVMF_NQN_FIELD_LEN))
+			return true;
+	return false;
+}
+
+/* A Connect from a host @subsys does not admit: Connect Invalid Host. */
+static u16 nvmet_host_refused(struct nvmet_req *req,
+			      const struct nvmet_subsys *subsys,
+			      const char *hostnqn)
+{
+	nvmet_err("connect by host %.223s for subsystem %.223s not allowed",
+		  hostnqn, subsys->subsysnqn);
+	nvmet_set_result(req, IPO_IATTR_CONNECT_DATA(offsetof(
+				      struct nvmf_connect_data, hostnqn)));
+	req->error_loc = offsetof(struct nvme_common_command, dptr);
+	return NVME_SC_CONNECT_INVALID_HOST | NVME_SC_DNR;
+}
+
 /* ---- queues --------------------------------------------------------------------- */
 
 void nvmet_sq_init(struct nvmet_sq *sq)
@@ -545,34 +575,50 @@ void nvmet_ctrl_fatal_error(struct nvmet_ctrl *ctrl)
 
 /* ---- controllers ------------------------------------------------------------------- */
 
-static struct nvmet_subsys *nvmet_find_subsys(struct nvmet_target *t,
+/*
+ * The subsystem @nqn names among those reached through @port (the
+ * kernel's nvmet_find_get_subsys()): the discovery subsystem on any port.
+ */
+static struct nvmet_subsys *nvmet_find_subsys(struct nvmet_port *port,
 					      const char *nqn)
 {
+	struct nvmet_target *t = port->tgt;
+	u32 i;
+
 	if (!strncmp(nqn, t->disc->subsysnqn, NVMF_NQN_FIELD_LEN))
 		return t->disc;
-	if (!strncmp(nqn, t->subsys->subsysnqn, NVMF_NQN_FIELD_LEN))
-		return t->subsys;
+	for (i = 0; i < port->nr_subsys; i++)
+		if (!strncmp(nqn, port->subsys[i]->subsysnqn,
+			     NVMF_NQN_FIELD_LEN))
+			return port->subsys[i];
 	return NULL;
 }
 
 static void nvmet_fatal_work_done(struct work_struct *work);
 
-u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
-		     const char *hostnqn, struct nvmet_req *req, u32 kato,
-		     struct nvmet_ctrl **ctrlp)
+/*
+ * A controller of the subsystem the admin queue's Connect data @d names,
+ * for its host (the kernel's nvmet_alloc_ctrl()): the subsystem must be
+ * reached through the request's port and admit the host.
+ */
+u16 nvmet_alloc_ctrl(struct nvmet_target *t, const struct nvmf_connect_data *d,
+		     struct nvmet_req *req, u32 kato, struct nvmet_ctrl **ctrlp)
 {
+	const char *hostnqn = d->hostnqn;
 	struct nvmet_subsys *subsys;
 	struct nvmet_ctrl *ctrl;
 	u16 cntlid;
 
-	subsys = nvmet_find_subsys(t, subsysnqn);
+	subsys = nvmet_find_subsys(req->port, d->subsysnqn);
 	if (!subsys) {
-		nvmet_log("connect to unknown subsystem %.223s", subsysnqn);
+		nvmet_log("connect to unknown subsystem %.223s", d->subsysnqn);
 		nvmet_set_result(req,
 				 IPO_IATTR_CONNECT_DATA(offsetof(
 					 struct nvmf_connect_data, subsysnqn)));
 		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
 	}
+	if (!nvmet_host_allowed(subsys, hostnqn))
+		return nvmet_host_refused(req, subsys, hostnqn);
 	ctrl = calloc(1, sizeof(*ctrl));
 	if (!ctrl)
 		return NVME_SC_INTERNAL;
@@ -599,6 +645,7 @@ u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
 	INIT_WORK(&ctrl->fatal_err_work, nvmet_fatal_work_done);
 	INIT_DELAYED_WORK(&ctrl->ka_work, nvmet_keep_alive_timer);
 	nvmet_copy_nul(ctrl->hostnqn, sizeof(ctrl->hostnqn), hostnqn);
+	memcpy(ctrl->hostid, d->hostid, sizeof(ctrl->hostid));
 	/* as nvmet: the Linux host then writes CC.CSS 110b, discovery too */
 	ctrl->cap = NVME_CAP_CSS_NVM | NVME_CAP_CSS_CSI |
 		    (15ULL << NVME_CAP_TIMEOUT_SHIFT) |
@@ -627,40 +674,62 @@ static void nvmet_fatal_work_done(struct work_struct *work)
 	nvmet_ctrl_put(ctrl);
 }
 
-u16 nvmet_ctrl_find_get(struct nvmet_target *t, const char *subsysnqn,
-			const char *hostnqn, u16 cntlid, struct nvmet_req *req,
-			struct nvmet_ctrl **ret)
+/*
+ * The live controller an I/O queue's Connect data @d names, referenced
+ * (the kernel's nvmet_ctrl_find_get()): of the subsystem it names on the
+ * request's port, which must still admit the host, with the cntlid, host
+ * NQN and host ID of the admin queue's Connect, and not being torn down.
+ * Another host cannot join a controller by naming its cntlid.
+ */
+u16 nvmet_ctrl_find_get(struct nvmet_target *t,
+			const struct nvmf_connect_data *d,
+			struct nvmet_req *req, struct nvmet_ctrl **ret)
 {
-	struct nvmet_subsys *subsys = nvmet_find_subsys(t, subsysnqn);
-	struct nvmet_ctrl *ctrl;
+	struct nvmet_subsys *subsys =
+		nvmet_find_subsys(req->port, d->subsysnqn);
+	u16 cntlid = le16_to_cpu(d->cntlid);
+	struct nvmet_ctrl *ctrl, *found = NULL;
+	bool other_hostid = false;
 
+	(void)t;
 	if (!subsys) {
 		nvmet_set_result(req,
 				 IPO_IATTR_CONNECT_DATA(offsetof(
 					 struct nvmf_connect_data, subsysnqn)));
 		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
 	}
+	if (!nvmet_host_allowed(subsys, d->hostnqn))
+		return nvmet_host_refused(req, subsys, d->hostnqn);
 	mutex_lock(&subsys->lock);
 	list_for_each_entry(ctrl, &subsys->ctrls, subsys_entry)
 	{
-		if (ctrl->cntlid != cntlid)
+		/* through the admin queue's port: its teardown finds them */
+		if (ctrl->cntlid != cntlid || ctrl->port != req->port ||
+		    strncmp(d->hostnqn, ctrl->hostnqn, NVMF_NQN_FIELD_LEN))
 			continue;
-		if (strncmp(hostnqn, ctrl->hostnqn, NVMF_NQN_FIELD_LEN))
-			break;
-		if (!kref_get_unless_zero(&ctrl->ref))
-			break;
-		if (READ_ONCE(ctrl->fatal)) {
-			mutex_unlock(&subsys->lock);
-			nvmet_ctrl_put(ctrl);
-			goto bad;
+		if (memcmp(d->hostid, ctrl->hostid, sizeof(ctrl->hostid))) {
+			other_hostid = true;
+			continue;
 		}
-		mutex_unlock(&subsys->lock);
-		*ret = ctrl;
-		return 0;
+		if (!READ_ONCE(ctrl->fatal) && kref_get_unless_zero(&ctrl->ref))
+			found = ctrl;
+		break;
 	}
 	mutex_unlock(&subsys->lock);
-bad:
-	nvmet_log("no controller %u for host %.223s", cntlid, hostnqn);
+	if (found) {
+		*ret = found;
+		return 0;
+	}
+	if (other_hostid) {
+		nvmet_err(
+			"controller %u: I/O queue connect with another host ID",
+			cntlid);
+		nvmet_set_result(req,
+				 IPO_IATTR_CONNECT_DATA(offsetof(
+					 struct nvmf_connect_data, hostid)));
+		return NVME_SC_CONNECT_INVALID_HOST | NVME_SC_DNR;
+	}
+	nvmet_log("no controller %u for host %.223s", cntlid, d->hostnqn);
 	nvmet_set_result(req, IPO_IATTR_CONNECT_DATA(offsetof(
 				      struct nvmf_connect_data, cntlid)));
 	return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
@@ -694,312 +763,53 @@ void nvmet_ctrl_put(struct nvmet_ctrl *ctrl)
 	kref_put(&ctrl->ref, nvmet_ctrl_free);
 }
 
-/* ---- the target object ---------------------------------------------------------- */
+/* ---- transports and ports ------------------------------------------------------- */
 
-void nvmet_target_opts_init(struct nvmet_target_opts *opts)
+/* The registry: see nvmet_rdma_ops in nvmet_int.h. */
+static const struct nvmet_fabrics_ops *const nvmet_transports[] = {
+	&nvmet_rdma_ops,
+};
+
+static const struct nvmet_fabrics_ops *nvmet_find_transport(u8 trtype)
 {
-	if (!opts)
-		return;
-	memset(opts, 0, sizeof(*opts));
-	opts->port = NVMF_RDMA_DEFAULT_PORT;
-	opts->subnqn = NVMET_DEFAULT_SUBNQN;
-	opts->ns[0].type = NVMET_BACKEND_RAM;
-	opts->ns[0].size = 64ULL << 20;
-	opts->max_io_queues = NVMET_MAX_IO_QUEUES;
-	opts->max_queue_size = NVMET_MAX_QUEUE_SIZE;
-	opts->inline_data_size = NVMET_DEFAULT_INLINE_DATA;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(nvmet_transports); i++)
+		if (nvmet_transports[i]->type == trtype)
+			return nvmet_transports[i];
+	return NULL;
 }
 
-static struct nvmet_subsys *nvmet_subsys_alloc(struct nvmet_target *t,
-					       const char *nqn,
-					       enum nvmet_subsys_type type)
+/* Start listening on @port with the transport its trtype names. */
+int nvmet_enable_port(struct nvmet_port *port)
 {
-	struct nvmet_subsys *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	s->tgt = t;
-	s->type = type;
-	nvmet_copy_nul(s->subsysnqn, sizeof(s->subsysnqn), nqn);
-	mutex_init(&s->lock);
-	INIT_LIST_HEAD(&s->ctrls);
-	return s;
-}
-
-static void nvmet_subsys_free(struct nvmet_subsys *s)
-{
-	u32 i;
-
-	if (!s)
-		return;
-	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
-		if (!s->ns[i])
-			continue;
-		nvmet_ns_close(s->ns[i]);
-		free(s->ns[i]);
-	}
-	mutex_destroy(&s->lock);
-	free(s);
-}
-
-/* A serial number from the NQN (FNV-1a), as stable as the name. */
-static void nvmet_default_serial(const char *nqn, char *out, size_t len)
-{
-	u64 h = 0xcbf29ce484222325ULL;
-
-	for (; *nqn; nqn++)
-		h = (h ^ (u8)*nqn) * 0x100000001b3ULL;
-	snprintf(out, len, "%016llx", (unsigned long long)h);
-}
-
-/* A namespace's identifiers: stable for a subsystem NQN and an NSID. */
-static void nvmet_ns_ids(struct nvmet_ns *ns, const char *nqn)
-{
-	u64 h = 0xcbf29ce484222325ULL;
-	int i;
-
-	for (; *nqn; nqn++)
-		h = (h ^ (u8)*nqn) * 0x100000001b3ULL;
-	h = (h ^ ns->nsid) * 0x100000001b3ULL;
-	for (i = 0; i < 16; i++) {
-		h = (h ^ (u64)i) * 0x100000001b3ULL;
-		ns->nguid[i] = (u8)(h >> 24);
-	}
-	memcpy(ns->uuid, ns->nguid, 16);
-	ns->uuid[6] = (u8)((ns->uuid[6] & 0x0f) | 0x40); /* version 4 */
-	ns->uuid[8] = (u8)((ns->uuid[8] & 0x3f) | 0x80); /* variant */
-	memcpy(ns->eui64, ns->nguid, 8);
-}
-
-static int nvmet_parse_addr(const struct nvmet_target_opts *o,
-			    struct nvmet_port *port)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)&port->addr;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&port->addr;
-	u16 p = o->port ? o->port : NVMF_RDMA_DEFAULT_PORT;
-
-	memset(&port->addr, 0, sizeof(port->addr));
-	if (inet_pton(AF_INET, o->addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(p);
-		port->adrfam = NVMF_ADDR_FAMILY_IP4;
-	} else if (inet_pton(AF_INET6, o->addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(p);
-		port->adrfam = NVMF_ADDR_FAMILY_IP6;
-	} else {
-		return -EINVAL;
-	}
-	snprintf(port->traddr, sizeof(port->traddr), "%s", o->addr);
-	snprintf(port->trsvcid, sizeof(port->trsvcid), "%u", p);
-	return 0;
-}
-
-static int nvmet_check_opts(const struct nvmet_target_opts *o)
-{
-	u32 i, nr = 0;
-
-	if (!o || !o->addr)
-		return -EINVAL;
-	if (o->subnqn && (strlen(o->subnqn) > NVMF_NQN_SIZE || !o->subnqn[0] ||
-			  !strcmp(o->subnqn, NVME_DISC_SUBSYS_NAME)))
-		return -EINVAL;
-	if (o->serial && strlen(o->serial) > 20)
-		return -EINVAL;
-	if (o->max_io_queues > NVMET_MAX_IO_QUEUES ||
-	    o->max_queue_size > NVMET_MAX_QUEUE_SIZE ||
-	    (o->max_queue_size && o->max_queue_size < 2))
-		return -EINVAL;
-	if (o->inline_data_size != NVMET_NO_INLINE &&
-	    o->inline_data_size > NVMET_MAX_INLINE_DATA)
-		return -EINVAL;
-	if (o->mdts_max > NVMET_DEFAULT_MDTS)
-		return -EINVAL;
-	if (o->data_buf_size > NVMET_MAX_DATA_BUF)
-		return -EINVAL;
-	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
-		const struct nvmet_ns_opts *n = &o->ns[i];
-
-		if (n->type == NVMET_BACKEND_NONE)
-			continue;
-		if (n->type > NVMET_BACKEND_BDEV)
-			return -EINVAL;
-		if (n->block_size && n->block_size != 512 &&
-		    n->block_size != 4096)
-			return -EINVAL;
-		if (n->type == NVMET_BACKEND_RAM && !n->size)
-			return -EINVAL;
-		if (n->type != NVMET_BACKEND_RAM && (!n->path || !n->path[0]))
-			return -EINVAL;
-		nr++;
-	}
-	return nr ? 0 : -EINVAL;
-}
-
-struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
-{
-	struct nvmet_target *t;
-	u32 i;
+	const struct nvmet_fabrics_ops *ops =
+		nvmet_find_transport(port->trtype);
 	int ret;
 
-	ret = nvmet_check_opts(opts);
-	if (ret)
-		return ERR_PTR(ret);
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return ERR_PTR(-ENOMEM);
-	t->opts = *opts;
-	if (opts->verbose)
-		nvmet_verbose = true;
-	mutex_init(&t->lock);
-	t->next_cntlid = 1;
-	t->port.tgt = t;
-	t->port.portid = 1;
-	ret = nvmet_parse_addr(opts, &t->port);
-	if (ret)
-		goto out_free;
-	if (opts->inline_data_size == NVMET_NO_INLINE)
-		t->port.inline_data_size = 0;
-	else if (!opts->inline_data_size)
-		t->port.inline_data_size = NVMET_DEFAULT_INLINE_DATA;
-	else
-		t->port.inline_data_size = ALIGN(opts->inline_data_size, 16);
-	t->port.max_queue_size = opts->max_queue_size ? opts->max_queue_size :
-							NVMET_MAX_QUEUE_SIZE;
-	t->port.mdts_max =
-		(u8)(opts->mdts_max ? opts->mdts_max : NVMET_DEFAULT_MDTS);
-	t->port.data_buf_pages =
-		DIV_ROUND_UP(opts->data_buf_size ? opts->data_buf_size :
-						   NVMET_DEFAULT_DATA_BUF,
-			     4096u);
-
-	ret = -ENOMEM;
-	t->disc =
-		nvmet_subsys_alloc(t, NVME_DISC_SUBSYS_NAME, NVMET_SUBSYS_DISC);
-	t->subsys = nvmet_subsys_alloc(
-		t, opts->subnqn ? opts->subnqn : NVMET_DEFAULT_SUBNQN,
-		NVMET_SUBSYS_NVME);
-	t->wq = alloc_workqueue("nvmet", 0, 4);
-	if (!t->disc || !t->subsys || !t->wq)
-		goto out_free;
-	t->disc->max_qid = 0;
-	t->subsys->max_qid = (u16)(opts->max_io_queues ? opts->max_io_queues :
-							 NVMET_MAX_IO_QUEUES);
-	if (opts->serial)
-		snprintf(t->subsys->serial, sizeof(t->subsys->serial), "%s",
-			 opts->serial);
-	else
-		nvmet_default_serial(t->subsys->subsysnqn, t->subsys->serial,
-				     sizeof(t->subsys->serial));
-	memcpy(t->disc->serial, t->subsys->serial, sizeof(t->disc->serial));
-	snprintf(t->subsys->model, sizeof(t->subsys->model), "rdmarw-nvmet");
-	snprintf(t->disc->model, sizeof(t->disc->model), "rdmarw-nvmet");
-
-	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
-		struct nvmet_ns *ns;
-
-		if (opts->ns[i].type == NVMET_BACKEND_NONE)
-			continue;
-		ns = calloc(1, sizeof(*ns));
-		if (!ns) {
-			ret = -ENOMEM;
-			goto out_free;
-		}
-		ns->nsid = i + 1;
-		ns->fd = -1;
-		ret = nvmet_ns_open(ns, &opts->ns[i]);
-		if (ret) {
-			nvmet_err("namespace %u (%s): %s", ns->nsid,
-				  opts->ns[i].path ? opts->ns[i].path : "ram",
-				  strerror(-ret));
-			free(ns);
-			goto out_free;
-		}
-		nvmet_ns_ids(ns, t->subsys->subsysnqn);
-		t->subsys->ns[i] = ns;
+	if (!ops) {
+		nvmet_err("transport type %u is not built in", port->trtype);
+		return -EPROTONOSUPPORT;
 	}
-	t->subsys->max_nsid = NVMET_MAX_NAMESPACES;
-
-	ret = nvmet_rdma_add_port(&t->port);
+	ret = ops->add_port(port);
 	if (ret)
-		goto out_free;
-	return t;
-
-out_free:
-	nvmet_subsys_free(t->subsys);
-	nvmet_subsys_free(t->disc);
-	if (t->wq)
-		destroy_workqueue(t->wq);
-	mutex_destroy(&t->lock);
-	free(t);
-	return ERR_PTR(ret);
-}
-
-void nvmet_target_destroy(struct nvmet_target *t)
-{
-	if (IS_ERR_OR_NULL(t))
-		return;
-	nvmet_rdma_remove_port(&t->port);
-	if (!nvmet_rdma_stop(t)) {
-		/* a queue still uses the target: leak it rather than crash */
-		nvmet_err("target not freed: queues are still in use");
-		return;
-	}
-	flush_workqueue(t->wq);
-	destroy_workqueue(t->wq);
-	if (nvmet_stat_read(t->ctrls))
-		nvmet_err("%llu controllers still alive at destroy",
-			  (unsigned long long)nvmet_stat_read(t->ctrls));
-	nvmet_subsys_free(t->subsys);
-	nvmet_subsys_free(t->disc);
-	mutex_destroy(&t->lock);
-	free(t);
-}
-
-int nvmet_target_get_stats(struct nvmet_target *t,
-			   struct nvmet_target_stats *st)
-{
-	if (!t || !st)
-		return -EINVAL;
-	memset(st, 0, sizeof(*st));
-	st->ctrls = (u32)nvmet_stat_read(t->ctrls);
-	st->queues = (u32)nvmet_stat_read(t->queues);
-	st->ctrls_created = nvmet_stat_read(t->ctrls_created);
-	st->queues_created = nvmet_stat_read(t->queues_created);
-	st->cmds = nvmet_stat_read(t->cmds);
-	st->errors = nvmet_stat_read(t->errors);
-	st->kato_expired = nvmet_stat_read(t->kato_expired);
-	st->rejects = nvmet_stat_read(t->rejects);
-	st->reqs_inflight = nvmet_stat_read(t->reqs_inflight);
-	st->data_waits = nvmet_stat_read(t->data_waits);
-	st->mdts = READ_ONCE(t->mdts);
+		return ret;
+	port->tr_ops = ops;
 	return 0;
 }
 
-uint16_t nvmet_target_port(const struct nvmet_target *t)
+/*
+ * Stop @port: no new queue, its queues disconnected and released; -EBUSY
+ * when some were not (the port must then stay allocated).
+ */
+int nvmet_disable_port(struct nvmet_port *port)
 {
-	if (!t)
+	int ret;
+
+	if (!port->tr_ops)
 		return 0;
-	return t->opts.port ? t->opts.port : NVMF_RDMA_DEFAULT_PORT;
-}
-
-int nvmet_target_ns_changed(struct nvmet_target *t, uint32_t nsid)
-{
-	struct nvmet_subsys *s;
-	struct nvmet_ctrl *ctrl;
-
-	if (!t || !nvmet_find_namespace(t->subsys, nsid))
-		return -EINVAL;
-	s = t->subsys;
-	mutex_lock(&s->lock);
-	list_for_each_entry(ctrl, &s->ctrls, subsys_entry)
-	{
-		if (!(READ_ONCE(ctrl->aen_enabled) & NVME_AEN_CFG_NS_ATTR))
-			continue;
-		nvmet_add_async_event(ctrl, NVME_AER_TYPE_NOTICE,
-				      NVME_AER_NOTICE_NS_CHANGED,
-				      NVME_LOG_CHANGED_NS);
-	}
-	mutex_unlock(&s->lock);
-	return 0;
+	ret = port->tr_ops->remove_port(port);
+	if (!ret)
+		port->tr_ops = NULL;
+	return ret;
 }

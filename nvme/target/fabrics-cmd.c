@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "nvme_ids.h"
 #include "nvmet_int.h"
 
 /* ---- Property Get / Set ------------------------------------------------------ */
@@ -131,9 +132,27 @@ static u16 nvmet_connect_data(struct nvmet_req *req,
 		free(d);
 		return status;
 	}
-	/* the NQN fields are NUL padded; make sure they end */
-	d->subsysnqn[NVMF_NQN_FIELD_LEN - 1] = '\0';
-	d->hostnqn[NVMF_NQN_FIELD_LEN - 1] = '\0';
+	/*
+	 * 1 to 223 printable ASCII bytes, NUL padded: the kernel only cuts
+	 * the fields at their last byte; what hides behind a NUL, or bytes a
+	 * log line would carry to a terminal, are refused here.
+	 */
+	if (!nvme_nqn_field_valid(d->subsysnqn)) {
+		nvmet_log("connect: invalid subsystem NQN");
+		nvmet_set_result(req,
+				 IPO_IATTR_CONNECT_DATA(offsetof(
+					 struct nvmf_connect_data, subsysnqn)));
+		free(d);
+		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
+	}
+	if (!nvme_nqn_field_valid(d->hostnqn)) {
+		nvmet_log("connect: invalid host NQN");
+		nvmet_set_result(req,
+				 IPO_IATTR_CONNECT_DATA(offsetof(
+					 struct nvmf_connect_data, hostnqn)));
+		free(d);
+		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
+	}
 	*dp = d;
 	return 0;
 }
@@ -151,6 +170,17 @@ static u16 nvmet_check_sqsize(struct nvmet_req *req, u16 max)
 		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
 	}
 	return 0;
+}
+
+/*
+ * The transport's install hook (the kernel's nvmet_install_queue() calls
+ * it): the queue's resources once a Connect is found valid.
+ */
+static u16 nvmet_install_queue(struct nvmet_req *req)
+{
+	if (!req->ops->install_queue)
+		return 0;
+	return req->ops->install_queue(req->sq);
 }
 
 static void nvmet_execute_admin_connect(struct nvmet_req *req)
@@ -178,11 +208,14 @@ static void nvmet_execute_admin_connect(struct nvmet_req *req)
 	status = nvmet_check_sqsize(req, NVME_AQ_DEPTH);
 	if (status)
 		goto out;
-	status = nvmet_alloc_ctrl(t, d->subsysnqn, d->hostnqn, req,
-				  le32_to_cpu(c->kato), &ctrl);
+	status = nvmet_alloc_ctrl(t, d, req, le32_to_cpu(c->kato), &ctrl);
 	if (status)
 		goto out;
-	memcpy(ctrl->hostid, d->hostid, sizeof(ctrl->hostid));
+	status = nvmet_install_queue(req);
+	if (status) {
+		nvmet_ctrl_put(ctrl);
+		goto out;
+	}
 	nvmet_cq_setup(ctrl, req->cq, 0, le16_to_cpu(c->sqsize) + 1);
 	nvmet_sq_setup(ctrl, req->sq, 0, le16_to_cpu(c->sqsize) + 1);
 	req->sq->sqhd_disabled = c->cattr & NVME_CONNECT_DISABLE_SQFLOW;
@@ -193,6 +226,18 @@ static void nvmet_execute_admin_connect(struct nvmet_req *req)
 out:
 	free(d);
 	nvmet_req_complete(req, status);
+}
+
+/* The admin queue is bound and the controller enabled and ready. */
+static bool nvmet_ctrl_ready_for_io(struct nvmet_ctrl *ctrl)
+{
+	bool ready;
+
+	mutex_lock(&ctrl->lock);
+	ready = ctrl->sqs[0] && (ctrl->cc & NVME_CC_ENABLE) &&
+		(ctrl->csts & NVME_CSTS_RDY) && !ctrl->fatal;
+	mutex_unlock(&ctrl->lock);
+	return ready;
 }
 
 static void nvmet_execute_io_connect(struct nvmet_req *req)
@@ -210,8 +255,7 @@ static void nvmet_execute_io_connect(struct nvmet_req *req)
 	status = nvmet_connect_data(req, &d);
 	if (status)
 		goto out;
-	status = nvmet_ctrl_find_get(t, d->subsysnqn, d->hostnqn,
-				     le16_to_cpu(d->cntlid), req, &ctrl);
+	status = nvmet_ctrl_find_get(t, d, req, &ctrl);
 	if (status)
 		goto out;
 	if (qid > ctrl->max_qid) {
@@ -226,6 +270,13 @@ static void nvmet_execute_io_connect(struct nvmet_req *req)
 	status = nvmet_check_sqsize(req, (u16)req->port->max_queue_size);
 	if (status)
 		goto out_put;
+	/* no I/O queue before the admin queue has enabled the controller */
+	if (!nvmet_ctrl_ready_for_io(ctrl)) {
+		nvmet_log("connect: controller %u is not enabled for queue %u",
+			  ctrl->cntlid, qid);
+		status = NVME_SC_CMD_SEQ_ERROR | NVME_SC_DNR;
+		goto out_put;
+	}
 	mutex_lock(&ctrl->lock);
 	taken = ctrl->sqs[qid] != NULL;
 	mutex_unlock(&ctrl->lock);
@@ -235,6 +286,9 @@ static void nvmet_execute_io_connect(struct nvmet_req *req)
 		status = NVME_SC_CMD_SEQ_ERROR | NVME_SC_DNR;
 		goto out_put;
 	}
+	status = nvmet_install_queue(req);
+	if (status)
+		goto out_put;
 	nvmet_cq_setup(ctrl, req->cq, qid, le16_to_cpu(c->sqsize) + 1);
 	nvmet_sq_setup(ctrl, req->sq, qid, le16_to_cpu(c->sqsize) + 1);
 	req->sq->sqhd_disabled = c->cattr & NVME_CONNECT_DISABLE_SQFLOW;

@@ -246,6 +246,10 @@ static int bdev_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		ns->blksize_shift = 12;
 	}
 	ns->size = size >> ns->blksize_shift << ns->blksize_shift;
+	if (!ns->size) { /* less than one LBA */
+		fd_close(ns);
+		return -EINVAL;
+	}
 	return 0;
 }
 

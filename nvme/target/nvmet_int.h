@@ -44,6 +44,10 @@
 #define NVMET_DEFAULT_INLINE_DATA 4096
 #define NVMET_DEFAULT_MDTS 8 /* 256 pages of 4 KiB */
 #define NVMET_MAX_SG_PAGES (1u << NVMET_DEFAULT_MDTS)
+/* Admission defaults (struct nvmet_target_opts): see docs/deviations.md. */
+#define NVMET_DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define NVMET_DEFAULT_MAX_UNADMITTED 512
+#define NVMET_DEFAULT_MAX_UNADMITTED_PER_ADDR 160
 /* Data-buffer bytes per I/O queue entry (struct nvmet_rdma_pool). */
 #define NVMET_DEFAULT_DATA_BUF (128u * 1024)
 
@@ -111,6 +115,7 @@ enum nvmet_subsys_type {
 
 struct nvmet_subsys {
 	struct nvmet_target *tgt;
+	struct list_head entry; /* tgt->subsystems */
 	enum nvmet_subsys_type type;
 	char subsysnqn[NVMF_NQN_FIELD_LEN];
 	char serial[21];
@@ -118,12 +123,21 @@ struct nvmet_subsys {
 	struct nvmet_ns *ns[NVMET_MAX_NAMESPACES];
 	u32 max_nsid;
 	u16 max_qid; /* I/O queues a controller may have */
+	bool allow_any_host;
+	char (*hosts)[NVMF_NQN_FIELD_LEN]; /* the allowed host NQNs */
+	u32 nr_hosts;
 	struct mutex lock;
 	struct list_head ctrls;
 };
 
 struct nvmet_port {
 	struct nvmet_target *tgt;
+	struct list_head entry; /* tgt->ports */
+	struct nvmet_subsys **subsys; /* reached through this port */
+	u32 nr_subsys;
+	char *device; /* the device the address must be on, or NULL */
+	const struct nvmet_fabrics_ops *tr_ops; /* set while it is enabled */
+	u8 trtype; /* NVMF_TRTYPE_*: picks tr_ops */
 	struct sockaddr_storage addr;
 	u8 adrfam;
 	u16 portid;
@@ -154,16 +168,31 @@ struct nvmet_sq {
 struct nvmet_req;
 
 /**
- * struct nvmet_fabrics_ops - what the core needs from a transport
+ * struct nvmet_fabrics_ops - what the core needs from a transport (the
+ * kernel's, with the hooks this target uses)
  * @owner_name: the transport's name ("rdma")
+ * @type: NVMF_TRTYPE_* (the registry's key, a port's trtype)
  * @msdbd: SGL data block descriptors per command
+ * @add_port: listen on @port (0 or -errno); port->priv is the transport's
+ * @remove_port: stop listening on @port, disconnect every queue that came
+ *               through it and wait (bounded) until they are released; 0,
+ *               or -EBUSY when some were not (@port and its target must
+ *               then not be freed).  The kernel's returns nothing and
+ *               leaves the queues to the controllers' teardown.
+ * @install_queue: a Connect named a live controller (or made one) for
+ *                 @sq: set up what the queue needs beyond the Connect
+ *                 (0 or a status: the Connect fails with it)
  * @queue_response: send @req's completion (and its data to the host)
  * @delete_ctrl: disconnect every queue of @ctrl (it is being torn down)
  * @get_mdts: the MDTS the transport can serve for @ctrl
  */
 struct nvmet_fabrics_ops {
 	const char *owner_name;
+	u8 type;
 	u8 msdbd;
+	int (*add_port)(struct nvmet_port *port);
+	int (*remove_port)(struct nvmet_port *port);
+	u16 (*install_queue)(struct nvmet_sq *sq);
 	void (*queue_response)(struct nvmet_req *req);
 	void (*delete_ctrl)(struct nvmet_ctrl *ctrl);
 	u8 (*get_mdts)(const struct nvmet_ctrl *ctrl);
@@ -226,10 +255,15 @@ struct nvmet_req {
 
 /* ---- the target ---------------------------------------------------------------- */
 
+/*
+ * The target: its subsystems and ports, set up by nvmet_target_create()
+ * and unchanged until nvmet_target_destroy() (no lock: read only while
+ * queues exist).  opts keeps the scalar options; its pointers are cleared.
+ */
 struct nvmet_target {
 	struct nvmet_target_opts opts;
-	struct nvmet_port port;
-	struct nvmet_subsys *subsys; /* the NVM subsystem */
+	struct list_head ports; /* struct nvmet_port */
+	struct list_head subsystems; /* the NVM subsystems */
 	struct nvmet_subsys *disc; /* the discovery subsystem */
 	struct workqueue_struct *wq; /* teardown, keep alive, events */
 	struct mutex lock;
@@ -245,8 +279,11 @@ struct nvmet_target {
 	u64 queues;
 	u64 reqs_inflight;
 	u64 data_waits;
+	u64 unadmitted; /* queues waiting for their Connect */
+	u64 connect_timeouts;
+	u64 buf_bytes; /* queues' receive buffers, slots, pools */
+	u64 pool_bytes; /* ... of which data-buffer pools */
 	u8 mdts;
-	void *transport; /* rdma.c's */
 };
 
 /*
@@ -276,12 +313,12 @@ void nvmet_cq_setup(struct nvmet_ctrl *ctrl, struct nvmet_cq *cq, u16 qid,
 void nvmet_sq_setup(struct nvmet_ctrl *ctrl, struct nvmet_sq *sq, u16 qid,
 		    u16 size);
 
-u16 nvmet_alloc_ctrl(struct nvmet_target *t, const char *subsysnqn,
-		     const char *hostnqn, struct nvmet_req *req, u32 kato,
+u16 nvmet_alloc_ctrl(struct nvmet_target *t, const struct nvmf_connect_data *d,
+		     struct nvmet_req *req, u32 kato,
 		     struct nvmet_ctrl **ctrlp);
-u16 nvmet_ctrl_find_get(struct nvmet_target *t, const char *subsysnqn,
-			const char *hostnqn, u16 cntlid, struct nvmet_req *req,
-			struct nvmet_ctrl **ret);
+u16 nvmet_ctrl_find_get(struct nvmet_target *t,
+			const struct nvmf_connect_data *d,
+			struct nvmet_req *req, struct nvmet_ctrl **ret);
 void nvmet_ctrl_put(struct nvmet_ctrl *ctrl);
 void nvmet_ctrl_fatal_error(struct nvmet_ctrl *ctrl);
 u16 nvmet_check_ctrl_status(struct nvmet_req *req);
@@ -301,6 +338,7 @@ void nvmet_set_result(struct nvmet_req *req, u32 result);
 u8 nvmet_ctrl_mdts(const struct nvmet_ctrl *ctrl);
 u32 nvmet_max_data_len(struct nvmet_req *req);
 bool nvmet_subsys_is_disc(const struct nvmet_subsys *s);
+bool nvmet_host_allowed(const struct nvmet_subsys *subsys, const char *hostnqn);
 
 /* ---- fabrics-cmd.c -------------------------------------------------------------- */
 
@@ -322,7 +360,6 @@ u16 nvmet_copy_log(struct nvmet_req *req, const void *buf, u32 len);
 /* ---- discovery.c ------------------------------------------------------------------- */
 
 u16 nvmet_parse_discovery_cmd(struct nvmet_req *req);
-u32 nvmet_disc_log_len(struct nvmet_target *t);
 
 /* ---- io-cmd.c ------------------------------------------------------------------------ */
 
@@ -333,15 +370,19 @@ u16 nvmet_parse_io_cmd(struct nvmet_req *req);
 int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
 void nvmet_ns_close(struct nvmet_ns *ns);
 
-/* ---- rdma.c ------------------------------------------------------------------------------ */
+/* ---- transports ---------------------------------------------------------------------------- */
 
-int nvmet_rdma_add_port(struct nvmet_port *port);
-void nvmet_rdma_remove_port(struct nvmet_port *port);
 /*
- * Disconnect every queue and wait (bounded) until they are released;
- * false when some never were (the caller must then not free the target).
+ * The transports the core's registry knows (core.c, nvmet_transports[]):
+ * the kernel's register themselves from their module init with
+ * nvmet_register_transport(); a static library has no module init, so the
+ * table is the registry and the core reaches a transport only through
+ * port->tr_ops.
  */
-bool nvmet_rdma_stop(struct nvmet_target *t);
+extern const struct nvmet_fabrics_ops nvmet_rdma_ops;
+
+int nvmet_enable_port(struct nvmet_port *port);
+int nvmet_disable_port(struct nvmet_port *port);
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 

@@ -123,6 +123,7 @@ struct nvmet_rdma_cmd {
  */
 struct nvmet_rdma_pool {
 	spinlock_t lock; /* map */
+	size_t bytes; /* counted in tgt->buf_bytes and pool_bytes */
 	void *base;
 	u64 *map; /* a set bit: the page is taken */
 	u32 npages;
@@ -179,6 +180,15 @@ enum nvmet_rdma_ctx_kind {
 	NVMET_RDMA_CTX_QUEUE = 0x5155,
 };
 
+/* Receive buffers and response slots allocated together. */
+struct nvmet_rdma_chunk {
+	void *cmd_bufs;
+	u32 nr_cmds;
+	struct nvmet_rdma_rsp *rsps;
+	u32 nr_rsps;
+	size_t bytes; /* counted in tgt->buf_bytes */
+};
+
 struct nvmet_rdma_queue {
 	enum nvmet_rdma_ctx_kind kind; /* first: the id's context */
 	struct rdma_cm_id *cm_id;
@@ -192,12 +202,16 @@ struct nvmet_rdma_queue {
 	enum nvmet_rdma_queue_state state;
 	struct nvmet_cq nvme_cq;
 	struct nvmet_sq nvme_sq;
-	struct nvmet_rdma_rsp *rsps;
-	int nr_rsps; /* twice the receives: see nvmet_rdma_repost_recv() */
+	/*
+	 * Receive buffers and response slots, in two chunks: [0] set up at
+	 * the connection request, for the Connect alone (one receive, two
+	 * slots); [1] by the install hook once a Connect is valid, for the
+	 * rest of the queue (see nvmet_rdma_install_queue()).
+	 */
+	struct nvmet_rdma_chunk chunk[2];
 	struct list_head free_rsps;
 	spinlock_t rsps_lock;
 	struct nvmet_rdma_cmd *cmds;
-	void *cmd_bufs;
 	u32 cmd_buf_size;
 	u32 inline_data_size;
 	struct work_struct release_work;
@@ -210,6 +224,14 @@ struct nvmet_rdma_queue {
 	bool data_wait_busy; /* someone runs rsp_data_wait_list */
 	struct nvmet_rdma_pool pool;
 	struct nvmet_rdma_pool rpool; /* reg_per_cmd: host reads' pages */
+	struct nvmet_rdma_pool cpool; /* the Connect's data, before install */
+	bool admitted; /* a Connect installed the queue */
+	bool mrs_ready; /* rdma_rw_init_mrs() done */
+	bool counted; /* in tgt->unadmitted */
+	struct delayed_work connect_work; /* the bound on waiting for it */
+	struct ib_qp_init_attr qp_attr; /* cap.max_rdma_ctxs for install */
+	struct sockaddr_storage peer; /* the host's address */
+	u64 buf_bytes; /* what it added to tgt->buf_bytes */
 	atomic_t inflight; /* rsps taken and not yet put */
 	u16 host_qid;
 	int recv_queue_size;
@@ -220,14 +242,13 @@ struct nvmet_rdma_queue {
 struct nvmet_rdma_transport {
 	enum nvmet_rdma_ctx_kind kind; /* first: the listener's context */
 	struct nvmet_target *tgt;
+	struct nvmet_port *port;
 	struct rdma_cm_id *listen_id;
 	struct mutex lock; /* queue_list, dev_list, listen_id, stopping */
 	struct list_head queue_list;
 	struct list_head dev_list;
 	bool stopping;
 };
-
-static const struct nvmet_fabrics_ops nvmet_rdma_ops;
 
 static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue);
 static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue);
@@ -308,8 +329,8 @@ nvmet_rdma_find_get_device(struct nvmet_rdma_transport *tr,
 		ndev = NULL;
 		goto out;
 	}
-	ndev->mdts = nvmet_rdma_pick_mdts(ndev->device, cm_id->port_num,
-					  &tr->tgt->port);
+	ndev->mdts =
+		nvmet_rdma_pick_mdts(ndev->device, cm_id->port_num, tr->port);
 	ndev->send_inv = ndev->device->attrs.device_cap_flags &
 			 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	ndev->reg_per_cmd = nvmet_rdma_force_reg_per_cmd();
@@ -449,6 +470,10 @@ static int nvmet_rdma_pool_init(struct nvmet_rdma_queue *queue,
 	if (!pool->base || !pool->map)
 		return -ENOMEM;
 	pool->npages = n;
+	pool->bytes = (size_t)n * PAGE_SIZE;
+	nvmet_stat_add(queue->tr->tgt->buf_bytes, pool->bytes);
+	if (pool != &queue->cpool) /* data pools proper */
+		nvmet_stat_add(queue->tr->tgt->pool_bytes, pool->bytes);
 	if (!declare)
 		return 0;
 	/* rpool only sends (host reads): local access only */
@@ -471,6 +496,10 @@ static void nvmet_rdma_pool_release(struct nvmet_rdma_queue *queue,
 	if (queue->dev && pool->npages)
 		nvmet_rdma_forget(queue->dev, pool->base,
 				  (size_t)pool->npages * PAGE_SIZE);
+	nvmet_stat_add(queue->tr->tgt->buf_bytes, (u64) - (s64)pool->bytes);
+	if (pool != &queue->cpool)
+		nvmet_stat_add(queue->tr->tgt->pool_bytes,
+			       (u64) - (s64)pool->bytes);
 	free(pool->map);
 	free(pool->base);
 	memset(pool, 0, sizeof(*pool));
@@ -499,6 +528,7 @@ static void nvmet_rdma_free_pool(struct nvmet_rdma_queue *queue)
 {
 	nvmet_rdma_pool_release(queue, &queue->pool);
 	nvmet_rdma_pool_release(queue, &queue->rpool);
+	nvmet_rdma_pool_release(queue, &queue->cpool);
 }
 
 /*
@@ -510,6 +540,8 @@ nvmet_rdma_rsp_pool(const struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_queue *queue = rsp->queue;
 
+	if (!queue->admitted)
+		return &queue->cpool; /* the Connect's data */
 	if (queue->rpool.npages && rsp->step != NVMET_RDMA_FETCH)
 		return &queue->rpool;
 	return &queue->pool;
@@ -591,44 +623,49 @@ static int nvmet_rdma_post_recv(struct nvmet_rdma_cmd *cmd)
 
 static void nvmet_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 
+/* The command array (receive buffers come with the chunks). */
 static int nvmet_rdma_alloc_cmds(struct nvmet_rdma_queue *queue)
 {
-	int i, ret;
-
 	queue->cmd_buf_size = (u32)ALIGN(
 		sizeof(struct nvme_command) + queue->inline_data_size, 64);
 	queue->cmds =
 		calloc((size_t)queue->recv_queue_size, sizeof(*queue->cmds));
-	queue->cmd_bufs =
-		aligned_alloc(64, (size_t)queue->cmd_buf_size *
-					  (size_t)queue->recv_queue_size);
-	if (!queue->cmds || !queue->cmd_bufs)
+	return queue->cmds ? 0 : -ENOMEM;
+}
+
+/* Receive buffers for cmds[@first ..] (@c->nr_cmds of them). */
+static int nvmet_rdma_alloc_cmd_bufs(struct nvmet_rdma_queue *queue,
+				     struct nvmet_rdma_chunk *c, u32 first)
+{
+	size_t len = (size_t)queue->cmd_buf_size * c->nr_cmds;
+	u32 i;
+	int ret;
+
+	c->cmd_bufs = aligned_alloc(64, len);
+	if (!c->cmd_bufs)
 		return -ENOMEM;
 	/*
 	 * Refused: the queue is rejected.  Going on would register the
 	 * receive buffers on demand, remotely writable on iWARP.
 	 */
-	ret = nvmet_rdma_declare(queue->dev, queue->cmd_bufs,
-				 (size_t)queue->cmd_buf_size *
-					 (size_t)queue->recv_queue_size,
-				 true);
+	ret = nvmet_rdma_declare(queue->dev, c->cmd_bufs, len, true);
 	if (ret)
 		return ret;
-	for (i = 0; i < queue->recv_queue_size; i++) {
-		struct nvmet_rdma_cmd *c = &queue->cmds[i];
+	for (i = 0; i < c->nr_cmds; i++) {
+		struct nvmet_rdma_cmd *cmd = &queue->cmds[first + i];
 
-		c->queue = queue;
-		c->nvme_cmd =
-			(struct nvme_command *)((char *)queue->cmd_bufs +
+		cmd->queue = queue;
+		cmd->nvme_cmd =
+			(struct nvme_command *)((char *)c->cmd_bufs +
 						(size_t)i *
 							queue->cmd_buf_size);
-		c->sge.addr = (u64)(uintptr_t)c->nvme_cmd;
-		c->sge.length = queue->cmd_buf_size;
-		c->sge.lkey = queue->dev->pd->local_dma_lkey;
-		c->cqe.done = nvmet_rdma_recv_done;
-		c->wr.wr_cqe = &c->cqe;
-		c->wr.sg_list = &c->sge;
-		c->wr.num_sge = 1;
+		cmd->sge.addr = (u64)(uintptr_t)cmd->nvme_cmd;
+		cmd->sge.length = queue->cmd_buf_size;
+		cmd->sge.lkey = queue->dev->pd->local_dma_lkey;
+		cmd->cqe.done = nvmet_rdma_recv_done;
+		cmd->wr.wr_cqe = &cmd->cqe;
+		cmd->wr.sg_list = &cmd->sge;
+		cmd->wr.num_sge = 1;
 	}
 	return 0;
 }
@@ -651,26 +688,66 @@ static void nvmet_rdma_init_rsp(struct nvmet_rdma_queue *queue,
 	INIT_LIST_HEAD(&r->wait_list);
 }
 
-static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue)
+/* @c->nr_rsps response slots, on the free list. */
+static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue,
+				 struct nvmet_rdma_chunk *c)
 {
-	/* recv_queue_size is at most NVMET_MAX_QUEUE_SIZE (Connect) */
-	u32 i, nr = 2 * (u32)queue->recv_queue_size;
+	u32 i;
 	int ret;
 
-	queue->nr_rsps = (int)nr;
-	queue->rsps = calloc((size_t)nr, sizeof(*queue->rsps));
-	if (!queue->rsps)
+	c->rsps = calloc(c->nr_rsps, sizeof(*c->rsps));
+	if (!c->rsps)
 		return -ENOMEM;
 	/* as the receive buffers': refused, the queue is rejected */
-	ret = nvmet_rdma_declare(queue->dev, queue->rsps,
-				 (size_t)nr * sizeof(*queue->rsps), true);
+	ret = nvmet_rdma_declare(queue->dev, c->rsps,
+				 (size_t)c->nr_rsps * sizeof(*c->rsps), true);
 	if (ret)
 		return ret;
-	for (i = 0; i < nr; i++) {
-		nvmet_rdma_init_rsp(queue, &queue->rsps[i]);
-		list_add_tail(&queue->rsps[i].free_list, &queue->free_rsps);
+	spin_lock(&queue->rsps_lock);
+	for (i = 0; i < c->nr_rsps; i++) {
+		nvmet_rdma_init_rsp(queue, &c->rsps[i]);
+		list_add_tail(&c->rsps[i].free_list, &queue->free_rsps);
 	}
+	spin_unlock(&queue->rsps_lock);
 	return 0;
+}
+
+/*
+ * Chunk @k: @nr_cmds receive buffers from cmds[@first] and two response
+ * slots per receive (a receive is posted again before its response SEND
+ * completes: see nvmet_rdma_repost_recv()).
+ */
+static int nvmet_rdma_alloc_chunk(struct nvmet_rdma_queue *queue, int k,
+				  u32 first, u32 nr_cmds)
+{
+	struct nvmet_rdma_chunk *c = &queue->chunk[k];
+	int ret;
+
+	c->nr_cmds = nr_cmds;
+	c->nr_rsps = 2 * nr_cmds;
+	c->bytes = (size_t)nr_cmds * queue->cmd_buf_size +
+		   (size_t)c->nr_rsps * sizeof(*c->rsps);
+	nvmet_stat_add(queue->tr->tgt->buf_bytes, c->bytes);
+	ret = nvmet_rdma_alloc_cmd_bufs(queue, c, first);
+	if (!ret)
+		ret = nvmet_rdma_alloc_rsps(queue, c);
+	return ret;
+}
+
+static void nvmet_rdma_free_chunk(struct nvmet_rdma_queue *queue, int k)
+{
+	struct nvmet_rdma_chunk *c = &queue->chunk[k];
+
+	if (queue->dev) {
+		nvmet_rdma_forget(queue->dev, c->rsps,
+				  (size_t)c->nr_rsps * sizeof(*c->rsps));
+		nvmet_rdma_forget(queue->dev, c->cmd_bufs,
+				  (size_t)c->nr_cmds * queue->cmd_buf_size);
+	}
+	free(c->rsps);
+	free(c->cmd_bufs);
+	nvmet_stat_add(queue->tr->tgt->buf_bytes, (u64) - (s64)c->bytes);
+	memset(c, 0, sizeof(*c));
 }
 
 /*
@@ -1249,6 +1326,13 @@ static void nvmet_rdma_handle_command(struct nvmet_rdma_queue *queue,
 		nvmet_req_complete(&rsp->req, status);
 		return;
 	}
+	/* before a Connect: its 1 KiB, from a page of its own (cpool) */
+	if (!queue->admitted && rsp->req.data_len > PAGE_SIZE) {
+		rsp->req.error_loc = offsetof(struct nvme_common_command, dptr);
+		nvmet_req_complete(&rsp->req,
+				   NVME_SC_SGL_INVALID_DATA | NVME_SC_DNR);
+		return;
+	}
 	/* keyed data: pages from the pool first (in order with waiters) */
 	if (rsp->keyed && rsp->req.data_len) {
 		rsp->step = nvme_opcode_is_write(rsp->req.cmd->common.opcode) ?
@@ -1340,6 +1424,7 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp, *tmp;
 
+	cancel_delayed_work_sync(&queue->connect_work);
 	if (queue->qp)
 		rdma_destroy_qp(queue->cm_id);
 	queue->qp = NULL;
@@ -1348,18 +1433,12 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 	queue->cq = NULL;
 	list_for_each_entry_safe(rsp, tmp, &queue->free_rsps, free_list)
 		list_del(&rsp->free_list);
-	if (queue->dev) {
-		nvmet_rdma_forget(queue->dev, queue->rsps,
-				  (size_t)queue->nr_rsps *
-					  sizeof(*queue->rsps));
-		nvmet_rdma_forget(queue->dev, queue->cmd_bufs,
-				  (size_t)queue->cmd_buf_size *
-					  (size_t)queue->recv_queue_size);
-	}
+	nvmet_rdma_free_chunk(queue, 0);
+	nvmet_rdma_free_chunk(queue, 1);
 	nvmet_rdma_free_pool(queue);
-	free(queue->rsps);
 	free(queue->cmds);
-	free(queue->cmd_bufs);
+	if (queue->counted)
+		nvmet_stat_add(queue->tr->tgt->unadmitted, (u64)-1);
 	if (queue->dev)
 		nvmet_rdma_put_device(queue->dev);
 	free(queue);
@@ -1460,13 +1539,136 @@ static int nvmet_rdma_cm_reject(struct nvmet_rdma_transport *tr,
 			   IB_CM_REJ_CONSUMER_DEFINED);
 }
 
+/* ---- admission ---------------------------------------------------------------------- */
+
+static u32 nvmet_rdma_connect_ms(const struct nvmet_target *t)
+{
+	return t->opts.connect_timeout_ms ? t->opts.connect_timeout_ms :
+					    NVMET_DEFAULT_CONNECT_TIMEOUT_MS;
+}
+
+/* The same host address (the port number aside)? */
+static bool nvmet_rdma_same_host(const struct sockaddr_storage *a,
+				 const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return false;
+}
+
+/*
+ * Admission's first step, before anything is allocated for @queue: the
+ * connections not yet admitted by a Connect stay under the target's bound
+ * in all and under the per-address bound on this port.  True (and @queue
+ * counted) when it may go on; the caller rejects it otherwise.
+ */
+static bool nvmet_rdma_may_connect(struct nvmet_rdma_transport *tr,
+				   struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_target *t = tr->tgt;
+	u32 max_all = t->opts.max_unadmitted ? t->opts.max_unadmitted :
+					       NVMET_DEFAULT_MAX_UNADMITTED;
+	u32 max_addr = t->opts.max_unadmitted_per_addr ?
+			       t->opts.max_unadmitted_per_addr :
+			       NVMET_DEFAULT_MAX_UNADMITTED_PER_ADDR;
+	struct nvmet_rdma_queue *q;
+	u32 from_addr = 0;
+	bool ok;
+
+	mutex_lock(&tr->lock);
+	list_for_each_entry(q, &tr->queue_list, queue_list)
+	{
+		if (!READ_ONCE(q->admitted) &&
+		    nvmet_rdma_same_host(&q->peer, &queue->peer))
+			from_addr++;
+	}
+	ok = from_addr < max_addr &&
+	     nvmet_stat_add(t->unadmitted, 1) < (u64)max_all;
+	if (from_addr < max_addr && !ok)
+		nvmet_stat_add(t->unadmitted, (u64)-1);
+	mutex_unlock(&tr->lock);
+	queue->counted = ok;
+	if (!ok)
+		nvmet_log(
+			"connection request refused: %u waiting for a Connect "
+			"from that address (most %u), %llu in all (most %u)",
+			from_addr, max_addr,
+			(unsigned long long)nvmet_stat_read(t->unadmitted),
+			max_all);
+	return ok;
+}
+
+/* No Connect installed the queue in time: close it. */
+static void nvmet_rdma_connect_timeout(struct work_struct *w)
+{
+	struct delayed_work *dw = to_delayed_work(w);
+	struct nvmet_rdma_queue *queue =
+		container_of(dw, struct nvmet_rdma_queue, connect_work);
+
+	if (READ_ONCE(queue->admitted))
+		return;
+	nvmet_log("q%u: no Connect in %u ms: closing", queue->host_qid,
+		  nvmet_rdma_connect_ms(queue->tr->tgt));
+	nvmet_stat_add(queue->tr->tgt->connect_timeouts, 1);
+	nvmet_rdma_queue_disconnect(queue);
+}
+
+/*
+ * The core's install hook, from a Connect that named a live controller
+ * (or made one): what the rest of the queue needs, then the queue counts
+ * as admitted.  Each step is kept when a later one fails, and skipped
+ * when a second Connect comes (the queue is torn down with what it has).
+ * On the queue's CQ thread, before the Connect's response is sent, so the
+ * receives are posted before the host may send its next command.
+ */
+static u16 nvmet_rdma_install_queue(struct nvmet_sq *sq)
+{
+	struct nvmet_rdma_queue *queue =
+		container_of(sq, struct nvmet_rdma_queue, nvme_sq);
+	u32 i, n = (u32)queue->recv_queue_size;
+	int ret = 0;
+
+	if (queue->admitted)
+		return NVME_SC_CONNECT_CTRL_BUSY | NVME_SC_DNR;
+	if (!queue->chunk[1].cmd_bufs && n > 1)
+		ret = nvmet_rdma_alloc_chunk(queue, 1, 1, n - 1);
+	if (!ret && !queue->pool.base)
+		ret = nvmet_rdma_alloc_pool(queue);
+	if (!ret && queue->qp_attr.cap.max_rdma_ctxs && !queue->mrs_ready) {
+		ret = rdma_rw_init_mrs(queue->qp, &queue->qp_attr);
+		queue->mrs_ready = !ret;
+	}
+	if (ret) {
+		nvmet_err("q%u: installing the queue: %s", queue->host_qid,
+			  strerror(-ret));
+		return NVME_SC_INTERNAL;
+	}
+	spin_lock(&queue->state_lock);
+	for (i = 1; i < n && !ret; i++)
+		ret = nvmet_rdma_post_recv_locked(&queue->cmds[i]);
+	WRITE_ONCE(queue->admitted, true);
+	spin_unlock(&queue->state_lock);
+	if (queue->counted)
+		nvmet_stat_add(queue->tr->tgt->unadmitted, (u64)-1);
+	queue->counted = false;
+	cancel_delayed_work(&queue->connect_work);
+	return ret ? NVME_SC_INTERNAL : 0;
+}
+
 /* Check the REQ's private data; 0 or the reject status. */
 static int nvmet_rdma_parse_cm_connect_req(struct nvmet_rdma_transport *tr,
 					   struct rdma_conn_param *param,
 					   struct nvmet_rdma_queue *queue)
 {
 	const struct nvme_rdma_cm_req *req = param->private_data;
-	struct nvmet_port *port = &tr->tgt->port;
+	struct nvmet_port *port = tr->port;
 	int hsq, hrq;
 
 	if (!req || param->private_data_len < sizeof(*req))
@@ -1476,8 +1678,7 @@ static int nvmet_rdma_parse_cm_connect_req(struct nvmet_rdma_transport *tr,
 	queue->host_qid = le16_to_cpu(req->qid);
 	hsq = le16_to_cpu(req->hsqsize) + 1;
 	hrq = le16_to_cpu(req->hrqsize);
-	if (queue->host_qid > tr->tgt->subsys->max_qid)
-		return NVME_RDMA_CM_INVALID_QID;
+	/* no check of the qid here: Connect checks it against the controller */
 	if (hsq < 2 ||
 	    hsq > (queue->host_qid ? (int)port->max_queue_size : NVME_AQ_DEPTH))
 		return NVME_RDMA_CM_INVALID_HSQSIZE;
@@ -1495,7 +1696,7 @@ static int nvmet_rdma_create_queue_ib(struct nvmet_rdma_queue *queue)
 	u32 port_num = queue->cm_id->port_num;
 	struct ib_qp_init_attr qa;
 	unsigned int factor;
-	int nr_cqe, ret, i;
+	int nr_cqe, ret;
 
 	factor = rdma_rw_mr_factor(dev, port_num, 1u << queue->dev->mdts);
 	if (!factor)
@@ -1526,6 +1727,20 @@ static int nvmet_rdma_create_queue_ib(struct nvmet_rdma_queue *queue)
 	qa.cap.max_send_sge = (u32)dev->attrs.max_send_sge;
 	qa.cap.max_recv_wr = (u32)queue->recv_queue_size + 1;
 	qa.cap.max_recv_sge = 1;
+	/*
+	 * The Send Queue sized for every R/W context now, but the MRs and
+	 * storage of one context only, for the Connect's data (an RDMA READ
+	 * needs an MR on iWARP); the others' when a Connect installs the
+	 * queue (nvmet_rdma_install_queue(): rdma_rw_init_mrs() adds to the
+	 * QP's pools and storage).  A connection that never sends a valid
+	 * Connect holds one context.  The kernel's nvmet-rdma sets them all
+	 * up here.
+	 */
+	rdma_rw_init_qp(dev, &qa);
+	queue->qp_attr = qa;
+	queue->qp_attr.port_num = port_num;
+	queue->qp_attr.cap.max_rdma_ctxs = qa.cap.max_rdma_ctxs - 1;
+	qa.cap.max_rdma_ctxs = 1;
 	ret = rdma_create_qp(queue->cm_id, queue->dev->pd, &qa);
 	if (ret) {
 		nvmet_err("q%u: rdma_create_qp: %d (send %u, recv %u, ctxs %u)",
@@ -1535,12 +1750,8 @@ static int nvmet_rdma_create_queue_ib(struct nvmet_rdma_queue *queue)
 	}
 	queue->qp = queue->cm_id->qp;
 	atomic_set(&queue->sq_wr_avail, (int)qa.cap.max_send_wr - 1);
-	for (i = 0; i < queue->recv_queue_size; i++) {
-		ret = ib_post_recv(queue->qp, &queue->cmds[i].wr, NULL);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	/* one receive, for the Connect (chunk 0) */
+	return ib_post_recv(queue->qp, &queue->cmds[0].wr, NULL);
 }
 
 static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
@@ -1562,7 +1773,7 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	queue->kind = NVMET_RDMA_CTX_QUEUE;
 	queue->cm_id = cm_id;
 	queue->tr = tr;
-	queue->port = &tr->tgt->port;
+	queue->port = tr->port;
 	queue->state = NVMET_RDMA_Q_CONNECTING;
 	spin_lock_init(&queue->state_lock);
 	spin_lock_init(&queue->rsps_lock);
@@ -1573,8 +1784,10 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	INIT_LIST_HEAD(&queue->rsp_data_wait_list);
 	INIT_LIST_HEAD(&queue->queue_list);
 	INIT_WORK(&queue->release_work, nvmet_rdma_release_queue_work);
+	INIT_DELAYED_WORK(&queue->connect_work, nvmet_rdma_connect_timeout);
 	atomic_set(&queue->inflight, 0);
 	nvmet_sq_init(&queue->nvme_sq);
+	memcpy(&queue->peer, &cm_id->route.addr.dst_addr, sizeof(queue->peer));
 
 	sts = nvmet_rdma_parse_cm_connect_req(tr, &event->param.conn, queue);
 	if (sts) {
@@ -1586,15 +1799,21 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	queue->nvme_sq.qid = queue->host_qid;
 	queue->inline_data_size =
 		queue->host_qid ? queue->port->inline_data_size : 0;
+	if (!nvmet_rdma_may_connect(tr, queue)) {
+		nvmet_rdma_cm_reject(tr, cm_id, NVME_RDMA_CM_NO_RSC);
+		free(queue);
+		return -EBUSY;
+	}
 	queue->dev = nvmet_rdma_find_get_device(tr, cm_id);
 	ret = -ENOMEM;
 	if (!queue->dev)
 		goto reject;
+	/* only what the Connect needs: see nvmet_rdma_install_queue() */
 	ret = nvmet_rdma_alloc_cmds(queue);
 	if (!ret)
-		ret = nvmet_rdma_alloc_rsps(queue);
+		ret = nvmet_rdma_alloc_chunk(queue, 0, 0, 1);
 	if (!ret)
-		ret = nvmet_rdma_alloc_pool(queue);
+		ret = nvmet_rdma_pool_init(queue, &queue->cpool, 1, false);
 	if (!ret)
 		ret = nvmet_rdma_create_queue_ib(queue);
 	if (ret)
@@ -1611,6 +1830,8 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	nvmet_stat_add(tr->tgt->queues_created, 1);
 	cm_id->context = queue;
 	mutex_unlock(&tr->lock);
+	queue_delayed_work(tr->tgt->wq, &queue->connect_work,
+			   msecs_to_jiffies(nvmet_rdma_connect_ms(tr->tgt)));
 
 	rep.crqsize = cpu_to_le16((u16)queue->recv_queue_size);
 	memset(&param, 0, sizeof(param));
@@ -1759,17 +1980,9 @@ static u8 nvmet_rdma_get_mdts(const struct nvmet_ctrl *ctrl)
 	return mdts;
 }
 
-static const struct nvmet_fabrics_ops nvmet_rdma_ops = {
-	.owner_name = "rdma",
-	.msdbd = 1,
-	.queue_response = nvmet_rdma_queue_response,
-	.delete_ctrl = nvmet_rdma_delete_ctrl,
-	.get_mdts = nvmet_rdma_get_mdts,
-};
-
 /* ---- ports ------------------------------------------------------------------------------ */
 
-int nvmet_rdma_add_port(struct nvmet_port *port)
+static int nvmet_rdma_add_port(struct nvmet_port *port)
 {
 	struct nvmet_target *t = port->tgt;
 	struct nvmet_rdma_transport *tr;
@@ -1781,11 +1994,11 @@ int nvmet_rdma_add_port(struct nvmet_port *port)
 		return -ENOMEM;
 	tr->kind = NVMET_RDMA_CTX_LISTENER;
 	tr->tgt = t;
+	tr->port = port;
 	mutex_init(&tr->lock);
 	INIT_LIST_HEAD(&tr->queue_list);
 	INIT_LIST_HEAD(&tr->dev_list);
 	port->priv = tr;
-	t->transport = tr;
 
 	id = rdma_create_id(&init_net, nvmet_rdma_cm_handler, tr, RDMA_PS_TCP,
 			    IB_QPT_RC);
@@ -1808,10 +2021,10 @@ int nvmet_rdma_add_port(struct nvmet_port *port)
 			  strerror(-ret));
 		goto out_destroy;
 	}
-	if (t->opts.device &&
-	    (!id->device || strcmp(id->device->name, t->opts.device))) {
+	if (port->device &&
+	    (!id->device || strcmp(id->device->name, port->device))) {
 		nvmet_err("address %s is not on device %s (%s)", port->traddr,
-			  t->opts.device,
+			  port->device,
 			  id->device ? id->device->name : "no device");
 		ret = -ENODEV;
 		goto out_destroy;
@@ -1842,17 +2055,14 @@ out_free:
 	mutex_destroy(&tr->lock);
 	free(tr);
 	port->priv = NULL;
-	t->transport = NULL;
 	return ret;
 }
 
-void nvmet_rdma_remove_port(struct nvmet_port *port)
+/* Stop listening: no queue comes through @tr any more. */
+static void nvmet_rdma_disable_port(struct nvmet_rdma_transport *tr)
 {
-	struct nvmet_rdma_transport *tr = port->priv;
 	struct rdma_cm_id *id;
 
-	if (!tr)
-		return;
 	mutex_lock(&tr->lock);
 	tr->stopping = true;
 	id = tr->listen_id;
@@ -1862,21 +2072,13 @@ void nvmet_rdma_remove_port(struct nvmet_port *port)
 		rdma_destroy_id(id);
 }
 
-bool nvmet_rdma_stop(struct nvmet_target *t)
+/* Disconnect every queue of @tr that is not going away already. */
+static void nvmet_rdma_disconnect_all(struct nvmet_rdma_transport *tr)
 {
-	struct nvmet_rdma_transport *tr = t->transport;
-	struct nvmet_rdma_queue *queue;
-	int waited = 0;
-	bool empty;
+	struct nvmet_rdma_queue *queue, *found;
 
-	if (!tr)
-		return true;
-	mutex_lock(&tr->lock);
-	tr->stopping = true;
-	mutex_unlock(&tr->lock);
-	for (;;) {
-		struct nvmet_rdma_queue *found = NULL;
-
+	do {
+		found = NULL;
 		mutex_lock(&tr->lock);
 		list_for_each_entry(queue, &tr->queue_list, queue_list)
 		{
@@ -1887,10 +2089,17 @@ bool nvmet_rdma_stop(struct nvmet_target *t)
 			}
 		}
 		mutex_unlock(&tr->lock);
-		if (!found)
-			break;
-		nvmet_rdma_queue_disconnect(found);
-	}
+		if (found)
+			nvmet_rdma_queue_disconnect(found);
+	} while (found);
+}
+
+/* Wait (bounded) until every queue of @tr is released: true when so. */
+static bool nvmet_rdma_wait_released(struct nvmet_rdma_transport *tr)
+{
+	int waited = 0;
+	bool empty;
+
 	for (;;) {
 		mutex_lock(&tr->lock);
 		empty = list_empty(&tr->queue_list);
@@ -1900,11 +2109,23 @@ bool nvmet_rdma_stop(struct nvmet_target *t)
 		nvmet_rdma_sleep_ms(1);
 		waited++;
 	}
-	flush_workqueue(t->wq);
-	if (!empty) {
-		nvmet_err("queues still alive after %d ms: leaking them",
-			  NVMET_RDMA_STOP_WAIT_MS);
-		return false;
+	flush_workqueue(tr->tgt->wq);
+	return empty;
+}
+
+static int nvmet_rdma_remove_port(struct nvmet_port *port)
+{
+	struct nvmet_rdma_transport *tr = port->priv;
+	bool empty;
+
+	if (!tr)
+		return 0;
+	nvmet_rdma_disable_port(tr);
+	nvmet_rdma_disconnect_all(tr);
+	if (!nvmet_rdma_wait_released(tr)) {
+		nvmet_err("%s:%s: queues still alive after %d ms: leaking them",
+			  port->traddr, port->trsvcid, NVMET_RDMA_STOP_WAIT_MS);
+		return -EBUSY;
 	}
 	mutex_lock(&tr->lock);
 	empty = list_empty(&tr->dev_list);
@@ -1913,7 +2134,18 @@ bool nvmet_rdma_stop(struct nvmet_target *t)
 		nvmet_err("devices still referenced at stop");
 	mutex_destroy(&tr->lock);
 	free(tr);
-	t->port.priv = NULL;
-	t->transport = NULL;
-	return true;
+	port->priv = NULL;
+	return 0;
 }
+
+const struct nvmet_fabrics_ops nvmet_rdma_ops = {
+	.owner_name = "rdma",
+	.type = NVMF_TRTYPE_RDMA,
+	.msdbd = 1,
+	.add_port = nvmet_rdma_add_port,
+	.remove_port = nvmet_rdma_remove_port,
+	.install_queue = nvmet_rdma_install_queue,
+	.queue_response = nvmet_rdma_queue_response,
+	.delete_ctrl = nvmet_rdma_delete_ctrl,
+	.get_mdts = nvmet_rdma_get_mdts,
+};

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * NVMe and NVMe over Fabrics wire formats, as the target (nvmet/) and the
- * in-process host (nvmet/host/) both see them: submission and completion
+ * NVMe and NVMe over Fabrics wire formats, the one spelling that the target
+ * (nvme/target/) and the in-process host (nvme/host/) both use: submission and completion
  * queue entries, the fabrics command capsules and the Connect data, the
  * controller properties, SGL descriptors, the Identify structures, the log
  * pages the Linux host reads (SMART, commands supported and effects, the
@@ -16,8 +16,8 @@
  *
  * Usable from C11 (gnu11 or ISO) and C++11.
  */
-#ifndef RDMARW_NVMET_NVME_PROTO_H
-#define RDMARW_NVMET_NVME_PROTO_H
+#ifndef RDMARW_NVME_PROTO_H
+#define RDMARW_NVME_PROTO_H
 
 #include <endian.h>
 #include <stddef.h>
@@ -39,7 +39,22 @@ extern "C" {
 #define le64_to_cpu(x) ((uint64_t)le64toh(x))
 #endif
 
-/* Read and write unaligned little-endian 24- and 32-bit values. */
+/*
+ * Read and write unaligned little-endian values in a byte buffer (the
+ * in-process host builds its capsules with these and offsetof() of the
+ * structures below).
+ */
+static inline uint16_t nvme_get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline void nvme_put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
 static inline uint32_t nvme_get_le24(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
@@ -61,6 +76,17 @@ static inline void nvme_put_le32(uint8_t *p, uint32_t v)
 {
 	nvme_put_le24(p, v);
 	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint64_t nvme_get_le64(const uint8_t *p)
+{
+	return nvme_get_le32(p) | (uint64_t)nvme_get_le32(p + 4) << 32;
+}
+
+static inline void nvme_put_le64(uint8_t *p, uint64_t v)
+{
+	nvme_put_le32(p, (uint32_t)v);
+	nvme_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
 /* ---- names and sizes ---------------------------------------------------- */
@@ -1343,4 +1369,4 @@ RDMARW_NVME_ASSERT(offsetof(struct nvmf_disc_rsp_page_entry, traddr) == 512,
 }
 #endif
 
-#endif /* RDMARW_NVMET_NVME_PROTO_H */
+#endif /* RDMARW_NVME_PROTO_H */

@@ -24,7 +24,7 @@
 #include <time.h>
 
 /* The largest capsule a raw request may carry (SQE plus 4 KiB). */
-#define NVMEH_CAPSULE_MAX (NVMEH_SQE_SIZE + 4096)
+#define NVMEH_CAPSULE_MAX (sizeof(struct nvme_command) + 4096)
 /* Pages of one MR, as NVME_RDMA_MAX_SEGMENTS. */
 #define NVMEH_MAX_PAGES 256u
 /* rdma_cm address and route resolution bound, as the kernel's. */
@@ -70,7 +70,7 @@ struct nvmeh_slot {
 	struct scatterlist sg;
 	u8 *capsule;
 	u64 capsule_dma;
-	u8 cqe[NVMEH_CQE_SIZE];
+	u8 cqe[sizeof(struct nvme_completion)];
 	struct ib_cqe send_cqe;
 	struct ib_cqe reg_cqe;
 	struct ib_cqe inv_cqe;
@@ -143,6 +143,7 @@ struct nvmeh_ctrl {
 };
 
 static _Thread_local u16 nvmeh_status_tls, nvmeh_reject_tls;
+static _Thread_local u64 nvmeh_result_tls;
 
 static u64 nvmeh_now_ms(void)
 {
@@ -178,11 +179,15 @@ static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 	}
 	if (slot->got_rsp) {
 		rq->error = 0;
-		rq->status = nvmeh_get16(slot->cqe + NVMEH_CQE_STATUS) >> 1;
-		rq->result = nvmeh_get64(slot->cqe + NVMEH_CQE_RESULT);
+		rq->status = nvme_get_le16(slot->cqe +
+					   offsetof(struct nvme_completion,
+						    status)) >>
+			     1;
+		rq->result = nvme_get_le64(
+			slot->cqe + offsetof(struct nvme_completion, result));
 	} else {
 		rq->error = -ECONNABORTED;
-		rq->status = NVMEH_SC_HOST_ABORTED_CMD;
+		rq->status = NVME_SC_HOST_ABORTED_CMD;
 		rq->result = 0;
 		nvmeh_stat_add(q->ctrl, &q->ctrl->stats.aborted);
 	}
@@ -275,19 +280,20 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		nvmeh_wr_error(q, wc);
 		return;
 	}
-	if (wc->byte_len < NVMEH_CQE_SIZE) {
+	if (wc->byte_len < sizeof(struct nvme_completion)) {
 		nvmeh_stat_add(q->ctrl, &q->ctrl->stats.bad_cqes);
 		nvmeh_error_recovery(q->ctrl);
 		return;
 	}
-	cid = nvmeh_get16(rsp->buf + NVMEH_CQE_CID);
+	cid = nvme_get_le16(rsp->buf +
+			    offsetof(struct nvme_completion, command_id));
 	tag = cid & 0xfff;
 	mutex_lock(&q->lock);
 	if (tag < q->nslots && q->slots[tag].busy &&
 	    q->slots[tag].gen == cid >> 12 && !q->slots[tag].got_rsp &&
 	    !q->slots[tag].rsp_cancelled) {
 		slot = &q->slots[tag];
-		memcpy(slot->cqe, rsp->buf, NVMEH_CQE_SIZE);
+		memcpy(slot->cqe, rsp->buf, sizeof(struct nvme_completion));
 		slot->got_rsp = true;
 		/* the request's MR while the response holds its reference
 		 * (a teardown whose drain failed may end the request now) */
@@ -345,8 +351,8 @@ static int nvmeh_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		return 0;
 	case RDMA_CM_EVENT_REJECTED:
 		rej = rdma_consumer_reject_data(id, ev, &len);
-		q->rej_sts = rej && len >= NVMEH_CM_REJ_SIZE ?
-				     nvmeh_get16(rej + 2) :
+		q->rej_sts = rej && len >= sizeof(struct nvme_rdma_cm_rej) ?
+				     nvme_get_le16(rej + 2) :
 				     0;
 		break;
 	default:
@@ -453,7 +459,8 @@ static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 				    DMA_TO_DEVICE);
 	if (q->rspbuf_mapped)
 		ib_dma_unmap_single(q->dev, q->rspbuf_dma,
-				    (size_t)q->nslots * NVMEH_CQE_SIZE,
+				    (size_t)q->nslots *
+					    sizeof(struct nvme_completion),
 				    DMA_FROM_DEVICE);
 	q->capbuf_mapped = q->rspbuf_mapped = false;
 	if (q->pd) {
@@ -519,9 +526,10 @@ static int nvmeh_queue_create_res(struct nvmeh_queue *q)
 	if (ib_dma_mapping_error(dev, q->capbuf_dma))
 		return -ENOMEM;
 	q->capbuf_mapped = true;
-	q->rspbuf_dma = ib_dma_map_single(dev, q->rspbuf,
-					  (size_t)q->nslots * NVMEH_CQE_SIZE,
-					  DMA_FROM_DEVICE);
+	q->rspbuf_dma = ib_dma_map_single(
+		dev, q->rspbuf,
+		(size_t)q->nslots * sizeof(struct nvme_completion),
+		DMA_FROM_DEVICE);
 	if (ib_dma_mapping_error(dev, q->rspbuf_dma))
 		return -ENOMEM;
 	q->rspbuf_mapped = true;
@@ -532,8 +540,9 @@ static int nvmeh_queue_create_res(struct nvmeh_queue *q)
 
 		slot->capsule_dma = q->capbuf_dma + (u64)i * NVMEH_CAPSULE_MAX;
 		rsp->sge = (struct ib_sge){
-			.addr = q->rspbuf_dma + (u64)i * NVMEH_CQE_SIZE,
-			.length = NVMEH_CQE_SIZE,
+			.addr = q->rspbuf_dma +
+				(u64)i * sizeof(struct nvme_completion),
+			.length = sizeof(struct nvme_completion),
 			.lkey = q->pd->local_dma_lkey,
 		};
 		rsp->wr = (struct ib_recv_wr){ .wr_cqe = &rsp->cqe,
@@ -551,7 +560,7 @@ static int nvmeh_queue_cm_connect(struct nvmeh_queue *q)
 {
 	struct nvmeh_opts *o = &q->ctrl->opts;
 	struct rdma_conn_param param = { 0 };
-	u8 pdata[NVMEH_CM_REQ_SIZE] = { 0 };
+	u8 pdata[sizeof(struct nvme_rdma_cm_req)] = { 0 };
 	int ret;
 
 	init_completion(&q->cm_done);
@@ -578,10 +587,10 @@ static int nvmeh_queue_cm_connect(struct nvmeh_queue *q)
 		return ret;
 
 	/* NVMe/RDMA CM REQ private data: recfmt, qid, hrqsize, hsqsize */
-	nvmeh_put16(pdata + 0, 0);
-	nvmeh_put16(pdata + 2, (u16)q->qid);
-	nvmeh_put16(pdata + 4, (u16)q->depth);
-	nvmeh_put16(pdata + 6, (u16)(q->depth - 1));
+	nvme_put_le16(pdata + 0, 0);
+	nvme_put_le16(pdata + 2, (u16)q->qid);
+	nvme_put_le16(pdata + 4, (u16)q->depth);
+	nvme_put_le16(pdata + 6, (u16)(q->depth - 1));
 	param.private_data = pdata;
 	param.private_data_len = sizeof(pdata);
 	param.responder_resources =
@@ -592,7 +601,8 @@ static int nvmeh_queue_cm_connect(struct nvmeh_queue *q)
 	param.rnr_retry_count = 7;
 	mutex_lock(&q->lock);
 	q->state = Q_CONNECTING;
-	q->max_xfer = q->qid ? q->ctrl->sinfo.max_xfer : NVMEH_IDENTIFY_SIZE;
+	q->max_xfer =
+		q->qid ? q->ctrl->sinfo.max_xfer : NVME_IDENTIFY_DATA_SIZE;
 	q->inline_max = q->qid ? q->ctrl->sinfo.inline_max : 0;
 	mutex_unlock(&q->lock);
 	ret = rdma_connect(q->cm_id, &param);
@@ -609,13 +619,14 @@ static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 			  struct nvmeh_request *rq, struct ib_send_wr **first)
 {
 	struct nvmeh_ctrl *ctrl = q->ctrl;
-	u8 *dptr = slot->capsule + NVMEH_SQE_DPTR;
+	u8 *dptr = slot->capsule + offsetof(struct nvme_common_command, dptr);
 	int n;
 
 	memset(dptr, 0, 16);
-	slot->capsule[NVMEH_SQE_FLAGS] = NVMEH_SQE_FLAG_SGL;
+	slot->capsule[offsetof(struct nvme_common_command, flags)] =
+		NVME_CMD_SGL_METABUF;
 	if (!rq->data_len) {
-		dptr[15] = NVMEH_SGL_KEYED;
+		dptr[15] = (NVME_KEY_SGL_FMT_DATA_DESC << 4);
 		return 0;
 	}
 	slot->dir = rq->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
@@ -633,9 +644,9 @@ static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 			.lkey = q->pd->local_dma_lkey,
 		};
 		slot->send_wr.num_sge = 2;
-		nvmeh_put64(dptr, 0);
-		nvmeh_put32(dptr + 8, rq->data_len);
-		dptr[15] = NVMEH_SGL_INCAPSULE;
+		nvme_put_le64(dptr, 0);
+		nvme_put_le32(dptr + 8, rq->data_len);
+		dptr[15] = (NVME_SGL_FMT_DATA_DESC << 4 | NVME_SGL_FMT_OFFSET);
 		nvmeh_stat_add(ctrl, &ctrl->stats.inline_writes);
 		return 0;
 	}
@@ -657,12 +668,12 @@ static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 			  IB_ACCESS_REMOTE_WRITE,
 	};
 	*first = &slot->reg_wr.wr;
-	nvmeh_put64(dptr, slot->mr->iova);
-	nvmeh_put24(dptr + 8, (u32)slot->mr->length);
-	nvmeh_put32(dptr + 11, (rq->flags & NVMEH_RQ_BAD_RKEY) ?
-				       slot->mr->rkey ^ 0x5a5a5a00 :
-				       slot->mr->rkey);
-	dptr[15] = NVMEH_SGL_KEYED_INV;
+	nvme_put_le64(dptr, slot->mr->iova);
+	nvme_put_le24(dptr + 8, (u32)slot->mr->length);
+	nvme_put_le32(dptr + 11, (rq->flags & NVMEH_RQ_BAD_RKEY) ?
+					 slot->mr->rkey ^ 0x5a5a5a00 :
+					 slot->mr->rkey);
+	dptr[15] = (NVME_KEY_SGL_FMT_DATA_DESC << 4 | NVME_SGL_FMT_INVALIDATE);
 	return 0;
 }
 
@@ -736,16 +747,23 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	};
 	first = &slot->send_wr;
 	slot->sge[0] = (struct ib_sge){ .addr = slot->capsule_dma,
-					.length = NVMEH_SQE_SIZE,
+					.length = sizeof(struct nvme_command),
 					.lkey = q->pd->local_dma_lkey };
 	if (rq->flags & NVMEH_RQ_RAW) {
 		memcpy(slot->capsule, rq->raw, rq->raw_len);
 		if (rq->raw_len >= 4)
-			nvmeh_put16(slot->capsule + NVMEH_SQE_CID, rq->cid);
+			nvme_put_le16(
+				slot->capsule +
+					offsetof(struct nvme_common_command,
+						 command_id),
+				rq->cid);
 		slot->sge[0].length = rq->raw_len;
 	} else {
-		memcpy(slot->capsule, rq->sqe, NVMEH_SQE_SIZE);
-		nvmeh_put16(slot->capsule + NVMEH_SQE_CID, rq->cid);
+		memcpy(slot->capsule, rq->sqe, sizeof(struct nvme_command));
+		nvme_put_le16(slot->capsule +
+				      offsetof(struct nvme_common_command,
+					       command_id),
+			      rq->cid);
 		ret = nvmeh_map_data(q, slot, rq, &first);
 		if (ret) {
 			nvmeh_unmap_slot(q, slot);
@@ -814,10 +832,13 @@ int nvmeh_rw(struct nvmeh_ctrl *ctrl, unsigned int qid, bool write, u64 slba,
 	mutex_unlock(&ctrl->state_lock);
 	if (!lba_size)
 		return -EINVAL;
-	rq.sqe[NVMEH_SQE_OPCODE] = write ? NVMEH_OP_WRITE : NVMEH_OP_READ;
-	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, 1);
-	nvmeh_put64(rq.sqe + NVMEH_SQE_CDW10, slba);
-	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW12, nlb - 1);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		write ? nvme_cmd_write : nvme_cmd_read;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, nsid), 1);
+	nvme_put_le64(rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      slba);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw12),
+		      nlb - 1);
 	rq.data = buf;
 	rq.data_len = nlb * lba_size;
 	rq.write = write;
@@ -826,7 +847,7 @@ int nvmeh_rw(struct nvmeh_ctrl *ctrl, unsigned int qid, bool write, u64 slba,
 		return ret;
 	if (rq.error)
 		return rq.error;
-	return rq.status & NVMEH_SC_MASK;
+	return rq.status & NVME_SCT_SC_MASK;
 }
 
 /* ---- controller bring-up (fabrics.c and core.c steps) ------------------ */
@@ -842,8 +863,9 @@ static int nvmeh_setup_cmd(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		return ret;
 	if (rq->error)
 		return rq->error;
-	if (rq->status & NVMEH_SC_MASK) {
+	if (rq->status & NVME_SCT_SC_MASK) {
 		nvmeh_status_tls = rq->status;
+		nvmeh_result_tls = rq->result;
 		return -EREMOTEIO;
 	}
 	return 0;
@@ -854,10 +876,15 @@ static int nvmeh_prop_get(struct nvmeh_ctrl *ctrl, u32 off, bool is64, u64 *val)
 	struct nvmeh_request rq = { 0 };
 	int ret;
 
-	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_FABRICS;
-	rq.sqe[NVMEH_SQE_FCTYPE] = NVMEH_FCTYPE_PROP_GET;
-	rq.sqe[NVMEH_PROP_ATTRIB] = is64 ? 1 : 0;
-	nvmeh_put32(rq.sqe + NVMEH_PROP_OFFSET, off);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		nvme_fabrics_command;
+	rq.sqe[offsetof(struct nvmf_common_command, fctype)] =
+		nvme_fabrics_type_property_get;
+	rq.sqe[offsetof(struct nvmf_property_get_command, attrib)] =
+		is64 ? 1 : 0;
+	nvme_put_le32(
+		rq.sqe + offsetof(struct nvmf_property_get_command, offset),
+		off);
 	ret = nvmeh_setup_cmd(ctrl, 0, &rq);
 	if (!ret)
 		*val = is64 ? rq.result : (u32)rq.result;
@@ -868,10 +895,16 @@ static int nvmeh_prop_set(struct nvmeh_ctrl *ctrl, u32 off, u32 val)
 {
 	struct nvmeh_request rq = { 0 };
 
-	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_FABRICS;
-	rq.sqe[NVMEH_SQE_FCTYPE] = NVMEH_FCTYPE_PROP_SET;
-	nvmeh_put32(rq.sqe + NVMEH_PROP_OFFSET, off);
-	nvmeh_put64(rq.sqe + NVMEH_PROP_VALUE, val);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		nvme_fabrics_command;
+	rq.sqe[offsetof(struct nvmf_common_command, fctype)] =
+		nvme_fabrics_type_property_set;
+	nvme_put_le32(
+		rq.sqe + offsetof(struct nvmf_property_get_command, offset),
+		off);
+	nvme_put_le64(rq.sqe +
+			      offsetof(struct nvmf_property_set_command, value),
+		      val);
 	return nvmeh_setup_cmd(ctrl, 0, &rq);
 }
 
@@ -882,21 +915,32 @@ static int nvmeh_fabrics_connect(struct nvmeh_ctrl *ctrl, unsigned int qid)
 	u8 *d = ctrl->cdata;
 	int ret;
 
-	memset(d, 0, NVMEH_CONNECT_DATA_SIZE);
-	memcpy(d + NVMEH_CDATA_HOSTID, ctrl->opts.hostid, 16);
-	nvmeh_put16(d + NVMEH_CDATA_CNTLID, qid ? ctrl->sinfo.cntlid : 0xffff);
-	strncpy((char *)d + NVMEH_CDATA_SUBNQN, ctrl->opts.subsysnqn,
-		NVMEH_NQN_SIZE - 1);
-	strncpy((char *)d + NVMEH_CDATA_HOSTNQN, ctrl->opts.hostnqn,
-		NVMEH_NQN_SIZE - 1);
-	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_OP_FABRICS;
-	rq.sqe[NVMEH_SQE_FCTYPE] = NVMEH_FCTYPE_CONNECT;
-	nvmeh_put16(rq.sqe + NVMEH_CONNECT_RECFMT, 0);
-	nvmeh_put16(rq.sqe + NVMEH_CONNECT_QID, (u16)qid);
-	nvmeh_put16(rq.sqe + NVMEH_CONNECT_SQSIZE, (u16)(q->depth - 1));
-	nvmeh_put32(rq.sqe + NVMEH_CONNECT_KATO, qid ? 0 : ctrl->opts.kato_ms);
+	memset(d, 0, NVMF_CONNECT_DATA_SIZE);
+	memcpy(d + offsetof(struct nvmf_connect_data, hostid),
+	       ctrl->opts.hostid, 16);
+	nvme_put_le16(d + offsetof(struct nvmf_connect_data, cntlid),
+		      qid ? ctrl->sinfo.cntlid : 0xffff);
+	/* the fields stay NUL padded (zeroed above) */
+	memcpy(d + offsetof(struct nvmf_connect_data, subsysnqn),
+	       ctrl->opts.subsysnqn,
+	       strnlen(ctrl->opts.subsysnqn, NVMF_NQN_FIELD_LEN - 1));
+	memcpy(d + offsetof(struct nvmf_connect_data, hostnqn),
+	       ctrl->opts.hostnqn,
+	       strnlen(ctrl->opts.hostnqn, NVMF_NQN_FIELD_LEN - 1));
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		nvme_fabrics_command;
+	rq.sqe[offsetof(struct nvmf_common_command, fctype)] =
+		nvme_fabrics_type_connect;
+	nvme_put_le16(rq.sqe + offsetof(struct nvmf_connect_command, recfmt),
+		      0);
+	nvme_put_le16(rq.sqe + offsetof(struct nvmf_connect_command, qid),
+		      (u16)qid);
+	nvme_put_le16(rq.sqe + offsetof(struct nvmf_connect_command, sqsize),
+		      (u16)(q->depth - 1));
+	nvme_put_le32(rq.sqe + offsetof(struct nvmf_connect_command, kato),
+		      qid ? 0 : ctrl->opts.kato_ms);
 	rq.data = d;
-	rq.data_len = NVMEH_CONNECT_DATA_SIZE;
+	rq.data_len = NVMF_CONNECT_DATA_SIZE;
 	rq.write = true;
 	ret = nvmeh_setup_cmd(ctrl, qid, &rq);
 	if (ret)
@@ -931,11 +975,14 @@ static int nvmeh_identify(struct nvmeh_ctrl *ctrl, u8 cns, u32 nsid, u8 *buf)
 {
 	struct nvmeh_request rq = { 0 };
 
-	rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_ADMIN_IDENTIFY;
-	nvmeh_put32(rq.sqe + NVMEH_SQE_NSID, nsid);
-	nvmeh_put32(rq.sqe + NVMEH_SQE_CDW10, cns);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		nvme_admin_identify;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, nsid),
+		      nsid);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      cns);
 	rq.data = buf;
-	rq.data_len = NVMEH_IDENTIFY_SIZE;
+	rq.data_len = NVME_IDENTIFY_DATA_SIZE;
 	return nvmeh_setup_cmd(ctrl, 0, &rq);
 }
 
@@ -948,10 +995,10 @@ static int nvmeh_wait_csts(struct nvmeh_ctrl *ctrl, u32 mask, u32 want,
 	int ret;
 
 	for (i = 0; i <= ms; i++) {
-		ret = nvmeh_prop_get(ctrl, NVMEH_REG_CSTS, false, &csts);
+		ret = nvmeh_prop_get(ctrl, NVME_REG_CSTS, false, &csts);
 		if (ret)
 			return ret;
-		if (csts & NVMEH_CSTS_CFS)
+		if (csts & NVME_CSTS_CFS)
 			return -EIO;
 		if ((csts & mask) == want)
 			return 0;
@@ -979,12 +1026,13 @@ static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
 	int ret;
 
 	nvmeh_status_tls = 0;
+	nvmeh_result_tls = 0;
 	nvmeh_reject_tls = 0;
 	info->inline_max = 0;
 	ret = nvmeh_queue_connect(ctrl, 0, NVMEH_AQ_DEPTH);
 	if (ret)
 		return ret;
-	ret = nvmeh_prop_get(ctrl, NVMEH_REG_CAP, true, &cap);
+	ret = nvmeh_prop_get(ctrl, NVME_REG_CAP, true, &cap);
 	if (ret)
 		goto fail;
 	info->cap = cap;
@@ -992,20 +1040,21 @@ static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
 		ret = -EINVAL;
 		goto fail;
 	}
-	cc = NVMEH_CC_IOSQES | NVMEH_CC_IOCQES;
+	cc = (NVME_NVM_IOSQES << NVME_CC_IOSQES_SHIFT) |
+	     (NVME_NVM_IOCQES << NVME_CC_IOCQES_SHIFT);
 	if ((cap >> 37) & (1u << 6))
-		cc |= NVMEH_CC_CSS_ALL;
-	ret = nvmeh_prop_set(ctrl, NVMEH_REG_CC, cc);
+		cc |= NVME_CC_CSS_CSI;
+	ret = nvmeh_prop_set(ctrl, NVME_REG_CC, cc);
 	if (!ret)
-		ret = nvmeh_prop_set(ctrl, NVMEH_REG_CC, cc | NVMEH_CC_EN);
+		ret = nvmeh_prop_set(ctrl, NVME_REG_CC, cc | NVME_CC_ENABLE);
 	if (ret)
 		goto fail;
 	to_ms = (unsigned int)((cap >> 24) & 0xff) * 500;
-	ret = nvmeh_wait_csts(ctrl, NVMEH_CSTS_RDY, NVMEH_CSTS_RDY,
+	ret = nvmeh_wait_csts(ctrl, NVME_CSTS_RDY, NVME_CSTS_RDY,
 			      clamp(to_ms, 500u, 5000u));
 	if (ret)
 		goto fail;
-	ret = nvmeh_prop_get(ctrl, NVMEH_REG_VS, false, &vs);
+	ret = nvmeh_prop_get(ctrl, NVME_REG_VS, false, &vs);
 	if (ret)
 		goto fail;
 	info->vs = (u32)vs;
@@ -1013,23 +1062,28 @@ static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
 	ret = nvmeh_identify(ctrl, 0x01, 0, info->id_ctrl);
 	if (ret)
 		goto fail;
-	sgls = nvmeh_get32(info->id_ctrl + NVMEH_IDC_SGLS);
+	sgls = nvme_get_le32(info->id_ctrl +
+			     offsetof(struct nvme_id_ctrl, sgls));
 	if (!(sgls & (1u << 2)) ||
-	    nvmeh_get16(info->id_ctrl + NVMEH_IDC_ICDOFF)) {
+	    nvme_get_le16(info->id_ctrl +
+			  offsetof(struct nvme_id_ctrl, icdoff))) {
 		ret = -EINVAL; /* keyed SGLs are mandatory, icdoff must be 0 */
 		goto fail;
 	}
 	info->max_xfer = (nvmeh_max_pages(ctrl->queues[0].dev) - 1) * 4096u;
-	if (info->id_ctrl[NVMEH_IDC_MDTS]) {
-		mdts_bytes = 4096u
-			     << min_t(u32, info->id_ctrl[NVMEH_IDC_MDTS], 19);
+	if (info->id_ctrl[offsetof(struct nvme_id_ctrl, mdts)]) {
+		mdts_bytes = 4096u << min_t(u32,
+					    info->id_ctrl[offsetof(
+						    struct nvme_id_ctrl, mdts)],
+					    19);
 		info->max_xfer = min(info->max_xfer, mdts_bytes);
 	}
 	mutex_lock(&ctrl->queues[0].lock);
 	ctrl->queues[0].max_xfer =
-		max_t(u32, info->max_xfer, NVMEH_IDENTIFY_SIZE);
+		max_t(u32, info->max_xfer, NVME_IDENTIFY_DATA_SIZE);
 	mutex_unlock(&ctrl->queues[0].lock);
-	ioccsz = nvmeh_get32(info->id_ctrl + NVMEH_IDC_IOCCSZ);
+	ioccsz = nvme_get_le32(info->id_ctrl +
+			       offsetof(struct nvme_id_ctrl, ioccsz));
 	if (!ctrl->opts.no_inline && (sgls & (1u << 20)) && ioccsz * 16 > 64)
 		info->inline_max = min_t(u32, ioccsz * 16 - 64, 1u << 20);
 
@@ -1038,10 +1092,14 @@ static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
 	granted = 0;
 	if (want) {
 		memset(&rq, 0, sizeof(rq));
-		rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_ADMIN_SET_FEATURES;
-		nvmeh_put32(rq.sqe + NVMEH_SQE_CDW10, NVMEH_FEAT_NUM_QUEUES);
-		nvmeh_put32(rq.sqe + NVMEH_SQE_CDW11,
-			    (want - 1) | (want - 1) << 16);
+		rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+			nvme_admin_set_features;
+		nvme_put_le32(
+			rq.sqe + offsetof(struct nvme_common_command, cdw10),
+			NVME_FEAT_NUM_QUEUES);
+		nvme_put_le32(
+			rq.sqe + offsetof(struct nvme_common_command, cdw11),
+			(want - 1) | (want - 1) << 16);
 		ret = nvmeh_setup_cmd(ctrl, 0, &rq);
 		if (ret)
 			goto fail;
@@ -1050,19 +1108,21 @@ static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
 	}
 	info->nr_io_queues = (unsigned int)min_t(u64, want, granted);
 
-	idns = calloc(1, NVMEH_IDENTIFY_SIZE);
+	idns = calloc(1, NVME_IDENTIFY_DATA_SIZE);
 	if (!idns) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	info->ns_lbas = 0;
 	info->lba_size = 0;
-	if (nvmeh_get32(info->id_ctrl + NVMEH_IDC_NN) &&
+	if (nvme_get_le32(info->id_ctrl + offsetof(struct nvme_id_ctrl, nn)) &&
 	    !nvmeh_identify(ctrl, 0x00, 1, idns)) {
-		u8 lbaf = idns[NVMEH_IDNS_FLBAS] & 0xf;
-		u8 lbads = idns[NVMEH_IDNS_LBAF + 4 * lbaf + 2];
+		u8 lbaf = idns[offsetof(struct nvme_id_ns, flbas)] & 0xf;
+		u8 lbads =
+			idns[offsetof(struct nvme_id_ns, lbaf) + 4 * lbaf + 2];
 
-		info->ns_lbas = nvmeh_get64(idns + NVMEH_IDNS_NSZE);
+		info->ns_lbas =
+			nvme_get_le64(idns + offsetof(struct nvme_id_ns, nsze));
 		info->lba_size = lbads >= 9 && lbads < 20 ? 1u << lbads : 0;
 	}
 	free(idns);
@@ -1071,7 +1131,8 @@ static int nvmeh_setup_ctrl(struct nvmeh_ctrl *ctrl)
 	info->queue_size =
 		ctrl->queues[1 % ctrl->nr_queues].nslots - NVMEH_EXTRA_SLOTS;
 	info->queue_size = min_t(u32, info->queue_size, (cap & 0xffff) + 1);
-	i = nvmeh_get16(info->id_ctrl + NVMEH_IDC_MAXCMD);
+	i = nvme_get_le16(info->id_ctrl +
+			  offsetof(struct nvme_id_ctrl, maxcmd));
 	if (i)
 		info->queue_size = min(info->queue_size, i);
 	for (i = 1; i <= info->nr_io_queues; i++) {
@@ -1091,7 +1152,7 @@ static void nvmeh_ka_done(struct nvmeh_request *rq)
 {
 	struct nvmeh_ctrl *ctrl = rq->priv;
 
-	if (!rq->error && (rq->status & NVMEH_SC_MASK))
+	if (!rq->error && (rq->status & NVME_SCT_SC_MASK))
 		nvmeh_error_recovery(ctrl);
 	atomic_set(&ctrl->ka_busy, 0);
 }
@@ -1109,7 +1170,8 @@ static void nvmeh_ka_work(struct work_struct *work)
 		return;
 	if (!atomic_cmpxchg(&ctrl->ka_busy, 0, 1)) {
 		memset(&ctrl->ka_rq, 0, sizeof(ctrl->ka_rq));
-		ctrl->ka_rq.sqe[NVMEH_SQE_OPCODE] = NVMEH_ADMIN_KEEP_ALIVE;
+		ctrl->ka_rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+			nvme_admin_keep_alive;
 		ctrl->ka_rq.done = nvmeh_ka_done;
 		ctrl->ka_rq.priv = ctrl;
 		if (nvmeh_submit(ctrl, 0, &ctrl->ka_rq))
@@ -1256,11 +1318,8 @@ void nvmeh_opts_init(struct nvmeh_opts *o, const struct sockaddr *src,
 		memcpy(&o->dst_addr, dst, len);
 	}
 	if (subsysnqn)
-		strncpy(o->subsysnqn, subsysnqn, NVMEH_NQN_SIZE - 1);
-	strncpy(o->hostnqn,
-		"nqn.2014-08.org.nvmexpress:uuid:"
-		"8b5c2a64-6c5e-4d0e-9f0a-72646d617277",
-		NVMEH_NQN_SIZE - 1);
+		strncpy(o->subsysnqn, subsysnqn, NVMF_NQN_FIELD_LEN - 1);
+	strncpy(o->hostnqn, NVMEH_DEFAULT_HOSTNQN, NVMF_NQN_FIELD_LEN - 1);
 	memcpy(o->hostid, "rdmarw-nvmehost!", 16);
 	o->queue_size = 128;
 }
@@ -1290,11 +1349,14 @@ static int nvmeh_queue_alloc(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	q->capbuf = aligned_alloc(
 		4096, NVMEH_ALIGN((size_t)q->nslots * NVMEH_CAPSULE_MAX, 4096));
 	q->rspbuf = aligned_alloc(
-		64, NVMEH_ALIGN((size_t)q->nslots * NVMEH_CQE_SIZE, 64));
+		64,
+		NVMEH_ALIGN((size_t)q->nslots * sizeof(struct nvme_completion),
+			    64));
 	if (!q->slots || !q->rsps || !q->capbuf || !q->rspbuf)
 		return -ENOMEM;
 	memset(q->capbuf, 0, (size_t)q->nslots * NVMEH_CAPSULE_MAX);
-	memset(q->rspbuf, 0, (size_t)q->nslots * NVMEH_CQE_SIZE);
+	memset(q->rspbuf, 0,
+	       (size_t)q->nslots * sizeof(struct nvme_completion));
 	for (i = 0; i < q->nslots; i++) {
 		struct nvmeh_slot *slot = &q->slots[i];
 		struct nvmeh_rsp *rsp = &q->rsps[i];
@@ -1306,7 +1368,8 @@ static int nvmeh_queue_alloc(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		slot->reg_cqe.done = nvmeh_reg_done;
 		slot->inv_cqe.done = nvmeh_inv_done;
 		rsp->q = q;
-		rsp->buf = q->rspbuf + (size_t)i * NVMEH_CQE_SIZE;
+		rsp->buf =
+			q->rspbuf + (size_t)i * sizeof(struct nvme_completion);
 		rsp->cqe.done = nvmeh_recv_done;
 	}
 	return 0;
@@ -1333,6 +1396,7 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 	int ret;
 
 	nvmeh_status_tls = 0;
+	nvmeh_result_tls = 0;
 	nvmeh_reject_tls = 0;
 	if (!opts || !opts->subsysnqn[0] || opts->nr_io_queues > 64 ||
 	    opts->queue_size > 1024 ||
@@ -1358,7 +1422,7 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 	rdmarw_init_delayed_work(&ctrl->timeout_work, nvmeh_timeout_work);
 	ctrl->nr_queues = opts->nr_io_queues + 1;
 	ctrl->queues = calloc(ctrl->nr_queues, sizeof(*ctrl->queues));
-	ctrl->cdata = calloc(1, NVMEH_CONNECT_DATA_SIZE);
+	ctrl->cdata = calloc(1, NVMF_CONNECT_DATA_SIZE);
 	ctrl->wq = alloc_ordered_workqueue("nvmeh", 0);
 	if (!ctrl->queues || !ctrl->cdata || IS_ERR_OR_NULL(ctrl->wq)) {
 		if (IS_ERR(ctrl->wq))
@@ -1388,6 +1452,11 @@ fail:
 	return ERR_PTR(ret);
 }
 
+u64 nvmeh_last_result(void)
+{
+	return nvmeh_result_tls;
+}
+
 u16 nvmeh_last_status(u16 *reject)
 {
 	if (reject)
@@ -1397,8 +1466,9 @@ u16 nvmeh_last_status(u16 *reject)
 
 static void nvmeh_shutdown(struct nvmeh_ctrl *ctrl)
 {
-	u32 cc = NVMEH_CC_IOSQES | NVMEH_CC_IOCQES | NVMEH_CC_EN |
-		 NVMEH_CC_SHN_NORMAL;
+	u32 cc = (NVME_NVM_IOSQES << NVME_CC_IOSQES_SHIFT) |
+		 (NVME_NVM_IOCQES << NVME_CC_IOCQES_SHIFT) | NVME_CC_ENABLE |
+		 NVME_CC_SHN_NORMAL;
 	struct nvmeh_queue *q = &ctrl->queues[0];
 	bool live;
 
@@ -1408,10 +1478,10 @@ static void nvmeh_shutdown(struct nvmeh_ctrl *ctrl)
 	if (!live)
 		return;
 	if ((ctrl->info.cap >> 37) & (1u << 6))
-		cc |= NVMEH_CC_CSS_ALL;
-	if (!nvmeh_prop_set(ctrl, NVMEH_REG_CC, cc))
-		nvmeh_wait_csts(ctrl, NVMEH_CSTS_SHST_MASK,
-				NVMEH_CSTS_SHST_CMPLT, 1000);
+		cc |= NVME_CC_CSS_CSI;
+	if (!nvmeh_prop_set(ctrl, NVME_REG_CC, cc))
+		nvmeh_wait_csts(ctrl, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT,
+				1000);
 }
 
 void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl)

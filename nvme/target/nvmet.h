@@ -29,11 +29,17 @@
  * tears its queues down and leaves the listener dead, see DEVICE_REMOVAL
  * in docs/architecture.md).
  *
- * The target serves one NVM subsystem (@subnqn) with up to
- * NVMET_MAX_NAMESPACES namespaces, plus the discovery subsystem
- * (NVME_DISC_SUBSYS_NAME) that lists it; any host NQN may connect.
+ * The target serves NVM subsystems, each with up to NVMET_MAX_NAMESPACES
+ * namespaces, on ports (an address and a TCP-space port each, listing the
+ * subsystems a host reaches through it), plus the discovery subsystem
+ * (NVME_DISC_SUBSYS_NAME), whose log lists the subsystems of the port the
+ * host asked that the host may connect to.  A subsystem admits only the
+ * hosts it lists (a Connect from another gets Connect Invalid Host),
+ * unless it allows any host.  The quick start is one subsystem (@subnqn, @serial, @ns)
+ * on one port (@addr, @port) with every subsystem; @subsys and @ports
+ * describe more.
  *
- * Not part of librdmarw's ABI: the library is built from nvmet/ into
+ * Not part of librdmarw's ABI: the library is built from nvme/target/ into
  * librdmarw_nvmet.a and the rdmarw-nvmet program.
  */
 #ifndef RDMARW_NVMET_NVMET_H
@@ -55,6 +61,11 @@ extern "C" {
 #define NVMET_MAX_DATA_BUF (1024u * 1024)
 /* The default subsystem NQN. */
 #define NVMET_DEFAULT_SUBNQN "nqn.2026-01.io.rdmarw:nvmet"
+/* The most NVM subsystems and ports one target has. */
+#define NVMET_MAX_SUBSYS 32
+#define NVMET_MAX_PORTS 16
+/* The most allowed hosts of one subsystem. */
+#define NVMET_MAX_HOSTS 256
 
 /**
  * enum nvmet_backend_type - what backs a namespace
@@ -88,6 +99,46 @@ struct nvmet_ns_opts {
 };
 
 /**
+ * struct nvmet_subsys_opts - one NVM subsystem
+ * @nqn: its NQN (required; 1 to 223 printable ASCII bytes, not the
+ *       discovery NQN, unique in the target)
+ * @serial: the serial number (NULL: derived from the NQN)
+ * @ns: the namespaces, NSID = index + 1 (at least one)
+ * @max_io_queues: I/O queues granted to a host (0: NVMET_MAX_IO_QUEUES)
+ * @hosts: the host NQNs allowed to connect (each 1 to 223 printable ASCII
+ *         bytes); none by default, as the kernel's nvmet
+ * @nr_hosts: how many (at most NVMET_MAX_HOSTS)
+ * @allow_any_host: every host may connect (then @hosts must be empty, as
+ *                  configfs refuses a host link while it is set)
+ */
+struct nvmet_subsys_opts {
+	const char *nqn;
+	const char *serial;
+	struct nvmet_ns_opts ns[NVMET_MAX_NAMESPACES];
+	uint32_t max_io_queues;
+	const char *const *hosts;
+	uint32_t nr_hosts;
+	bool allow_any_host;
+};
+
+/**
+ * struct nvmet_port_opts - one port (a listener)
+ * @device: the rdmarw device name the address must belong to, or NULL
+ * @addr: the IPv4 or IPv6 address to listen on (required)
+ * @port: the port (0: 4420)
+ * @subsys: the NQNs of the subsystems reached through it (each one of
+ *          the target's; NULL with @nr_subsys 0: every subsystem)
+ * @nr_subsys: how many
+ */
+struct nvmet_port_opts {
+	const char *device;
+	const char *addr;
+	uint16_t port;
+	const char *const *subsys;
+	uint32_t nr_subsys;
+};
+
+/**
  * struct nvmet_target_opts - what nvmet_target_create() sets up
  * @device: the rdmarw device name the address must belong to, or NULL
  * @addr: the IPv4 or IPv6 address to listen on (required; "0.0.0.0" and
@@ -112,7 +163,28 @@ struct nvmet_ns_opts {
  *                 at least the largest transfer (0: 128 KiB; rounded up
  *                 to 4 KiB; at most 1 MiB); a command that finds too few
  *                 free pages waits for them
+ * @hosts: the hosts the quick start's subsystem allows (see
+ *         struct nvmet_subsys_opts; none by default)
+ * @nr_hosts: how many
+ * @allow_any_host: the quick start's subsystem allows every host
+ * @connect_timeout_ms: a connection that has not been admitted by a valid
+ *                      Connect this long after its request is closed (0:
+ *                      10000)
+ * @max_unadmitted: connections not yet admitted by a Connect, in all;
+ *                  more are rejected, NVMe/RDMA status "no resources" (0:
+ *                  512)
+ * @max_unadmitted_per_addr: the same per host address and port (0: 160;
+ *                           the Linux host connects every I/O queue
+ *                           before it sends their Connects)
+ * @subsys: the NVM subsystems (NULL with @nr_subsys 0: one, of @subnqn,
+ *          @serial, @ns and @max_io_queues)
+ * @nr_subsys: how many (at most NVMET_MAX_SUBSYS)
+ * @ports: the ports (NULL with @nr_ports 0: one, of @device, @addr and
+ *         @port, with every subsystem); portid = index + 1
+ * @nr_ports: how many (at most NVMET_MAX_PORTS)
  * @verbose: log connections and errors to stderr
+ *
+ * The strings and arrays are read by nvmet_target_create() only.
  */
 struct nvmet_target_opts {
 	const char *device;
@@ -127,6 +199,16 @@ struct nvmet_target_opts {
 	uint32_t mdts_max;
 	uint32_t kato_grace_ms;
 	uint32_t data_buf_size;
+	const char *const *hosts;
+	uint32_t nr_hosts;
+	bool allow_any_host;
+	uint32_t connect_timeout_ms;
+	uint32_t max_unadmitted;
+	uint32_t max_unadmitted_per_addr;
+	const struct nvmet_subsys_opts *subsys;
+	uint32_t nr_subsys;
+	const struct nvmet_port_opts *ports;
+	uint32_t nr_ports;
 	bool verbose;
 };
 
@@ -145,6 +227,12 @@ struct nvmet_target_opts {
  * @reqs_inflight: commands received and not yet released
  * @data_waits: commands that waited for pages of their queue's pool
  * @mdts: the MDTS offered (log2 of 4 KiB pages)
+ * @unadmitted: connections waiting for their Connect now
+ * @connect_timeouts: connections closed for sending no valid Connect in
+ *                    time
+ * @buf_bytes: bytes the queues hold now in receive buffers, response
+ *             slots and data-buffer pools
+ * @pool_bytes: of which data-buffer pools (set up by a valid Connect)
  */
 struct nvmet_target_stats {
 	uint32_t ctrls;
@@ -158,6 +246,10 @@ struct nvmet_target_stats {
 	uint64_t reqs_inflight;
 	uint64_t data_waits;
 	uint32_t mdts;
+	uint64_t unadmitted;
+	uint64_t connect_timeouts;
+	uint64_t buf_bytes;
+	uint64_t pool_bytes;
 };
 
 struct nvmet_target;
@@ -180,8 +272,13 @@ void nvmet_target_opts_init(struct nvmet_target_opts *opts);
  * listens; hosts may connect as soon as it returns.
  *
  * Return: the target, or ERR_PTR(): -EINVAL for NULL @opts, no address,
- * an address that does not parse, an NQN longer than 223 bytes, no
- * namespace, a bad block, queue or data-buffer size; -ENODEV when @device
+ * an address that does not parse, an NQN that is not 1 to 223 printable
+ * ASCII bytes or is the discovery NQN, two subsystems of one NQN, a port
+ * naming a subsystem the target does not have, too many subsystems or
+ * ports, a serial number that is not 1 to 20 printable ASCII bytes, a
+ * subsystem with no namespace, an allowed host that is not a valid NQN,
+ * allowed hosts beside allow_any_host, a bad block, queue or data-buffer
+ * size; -ENODEV when @device
  * names no device or not the address's device; -EADDRNOTAVAIL when no
  * device answers to the address; -EADDRINUSE when someone listens there;
  * a backend's open error (-ENOENT...); -ENOMEM.
@@ -209,7 +306,7 @@ int nvmet_target_get_stats(struct nvmet_target *t,
 			   struct nvmet_target_stats *st);
 
 /**
- * nvmet_target_port() - the port a target listens on
+ * nvmet_target_port() - the port a target's first port listens on
  * @t: the target
  *
  * Return: the port, 0 for NULL.
@@ -219,11 +316,11 @@ uint16_t nvmet_target_port(const struct nvmet_target *t);
 /**
  * nvmet_target_ns_changed() - report that namespace @nsid changed
  * @t: the target
- * @nsid: the namespace
+ * @nsid: the namespace, of the first subsystem
  *
- * Queues a Namespace Attribute Changed event for every controller that
- * enabled it (Set Features 0Bh); an open Asynchronous Event Request
- * completes with it.
+ * Queues a Namespace Attribute Changed event for every controller of the
+ * first subsystem that enabled it (Set Features 0Bh); an open
+ * Asynchronous Event Request completes with it.
  *
  * Return: 0, -EINVAL for NULL or an NSID that is not a namespace's.
  */

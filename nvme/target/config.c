@@ -1,60 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rdmarw-nvmet: an NVMe over Fabrics (RDMA) target on rdmarw devices.
- *
- *   rdmarw-nvmet [--device NAME] [--addr IP] [--port 4420]
- *                [--ram SIZE | --file PATH | --bdev PATH]...
- *                [--nqn NQN] [--config FILE] [--soft PROFILE] ...
- *
- * Options and the config file (key = value lines with the long option
- * names) are described in rdmarw-nvmet(1).  The program serves until
- * SIGINT or SIGTERM (or --duration), then disconnects every host and
- * exits 0; a bad option or config line exits 2 with a message that names
- * it, a target that cannot start exits 1.
+ * rdmarw-nvmet's configuration (config.h): the command-line options and
+ * the key = value config file, checked and applied to the target's
+ * options, lifted out of main.c.  Every refusal prints one line on
+ * standard error that names the option (or the file, line and key).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include <arpa/inet.h>
 
-#include <rdmarw/ib_verbs.h>
-#include <rdmarw/soft.h>
+#include <rdmarw/kernel.h>
 #include <rdmarw/version.h>
-#ifdef RDMARW_HAVE_IBV
-#include <rdmarw/ibv.h>
-#endif
 
-#include "nvmet.h"
+#include "config.h"
+#include "nvme_ids.h"
+#include "nvme_proto.h"
 
 #define PROG "rdmarw-nvmet"
-#define EXIT_USAGE 2
-
-struct cli {
-	struct nvmet_target_opts o;
-	const char *soft; /* --soft PROFILE */
-	double duration; /* seconds; 0: until a signal */
-	u32 nr_ns;
-	u32 block_size; /* for the namespaces that follow */
-	bool readonly;
-	bool print_stats;
-	/* strings the options point to (config file values) */
-	char *owned[64];
-	u32 nr_owned;
-};
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -70,7 +36,10 @@ static void usage(FILE *f)
 		"  --block-size N     LBA size of the next namespaces: 512, 4096\n"
 		"  --readonly         the next namespaces refuse writes\n"
 		"  --nqn NQN          the subsystem NQN (default %s)\n"
-		"  --serial SN        the serial number (at most 20 chars)\n"
+		"  --serial SN        the serial number (1-20 printable ASCII)\n"
+		"  --host NQN         a host allowed to connect (repeatable;\n"
+		"                     none by default)\n"
+		"  --allow-any-host   every host may connect\n"
 		"  --queues N         I/O queues per host, 1..128 (default 128)\n"
 		"  --queue-size N     I/O queue depth, 2..128 (default 128)\n"
 		"  --inline SIZE      in-capsule data bytes (0: none; 4096)\n"
@@ -78,7 +47,15 @@ static void usage(FILE *f)
 		"  --kato-grace MS    extra time before keep-alive expiry\n"
 		"  --data-buf SIZE    data buffer per I/O queue entry, 4K..1M\n"
 		"                     (default 128K)\n"
-		"  --config FILE      read options from FILE (key = value)\n"
+		"  --connect-timeout MS  close a connection that sends no\n"
+		"                     valid Connect in MS (default 10000)\n"
+		"  --max-unadmitted N connections waiting for their Connect,\n"
+		"                     in all (default 512)\n"
+		"  --max-unadmitted-per-addr N  ... per host address (160)\n"
+		"  --config FILE      read options from FILE (key = value, or\n"
+		"                     nvmetcli's JSON)\n"
+		"  --save-config FILE write the configuration as nvmetcli's\n"
+		"                     JSON to FILE and exit\n"
 		"  --soft PROFILE     create a software device (mlx5, rxe, siw)\n"
 		"                     with --addr (default 127.0.0.1)\n"
 		"  --duration SEC     stop after SEC seconds\n"
@@ -147,8 +124,8 @@ static int parse_uint(const char *s, u32 lo, u32 hi, u32 *out)
 	return 0;
 }
 
-static int add_ns(struct cli *c, enum nvmet_backend_type type, const char *path,
-		  u64 size, const char *what)
+static int add_ns(struct nvmet_config *c, enum nvmet_backend_type type,
+		  const char *path, u64 size, const char *what)
 {
 	struct nvmet_ns_opts *n;
 
@@ -166,6 +143,32 @@ static int add_ns(struct cli *c, enum nvmet_backend_type type, const char *path,
 	return 0;
 }
 
+/* --host NQN: a valid NQN, not twice, not beside --allow-any-host. */
+static int add_host(struct nvmet_config *c, const char *nqn, const char *where)
+{
+	u32 i;
+
+	if (!nvme_nqn_valid(nqn)) {
+		fprintf(stderr, PROG ": %s: bad value '%s'\n", where, nqn);
+		return -EINVAL;
+	}
+	for (i = 0; i < c->o.nr_hosts; i++) {
+		if (!strcmp(c->hosts[i], nqn)) {
+			fprintf(stderr, PROG ": %s: '%s' given twice\n", where,
+				nqn);
+			return -EINVAL;
+		}
+	}
+	if (c->o.nr_hosts >= NVMET_MAX_HOSTS) {
+		fprintf(stderr, PROG ": %s: at most %d hosts\n", where,
+			NVMET_MAX_HOSTS);
+		return -EINVAL;
+	}
+	c->hosts[c->o.nr_hosts++] = nqn;
+	c->o.hosts = c->hosts;
+	return 0;
+}
+
 enum {
 	OPT_DEVICE = 256,
 	OPT_ADDR,
@@ -178,13 +181,19 @@ enum {
 	OPT_READONLY,
 	OPT_NQN,
 	OPT_SERIAL,
+	OPT_HOST,
+	OPT_ALLOW_ANY_HOST,
 	OPT_QUEUES,
 	OPT_QUEUE_SIZE,
 	OPT_INLINE,
 	OPT_MDTS,
 	OPT_KATO_GRACE,
 	OPT_DATA_BUF,
+	OPT_CONNECT_TIMEOUT,
+	OPT_MAX_UNADMITTED,
+	OPT_MAX_UNADMITTED_PER_ADDR,
 	OPT_CONFIG,
+	OPT_SAVE_CONFIG,
 	OPT_SOFT,
 	OPT_DURATION,
 	OPT_STATS,
@@ -205,13 +214,20 @@ static const struct option long_opts[] = {
 	{ "readonly", no_argument, NULL, OPT_READONLY },
 	{ "nqn", required_argument, NULL, OPT_NQN },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "allow-any-host", no_argument, NULL, OPT_ALLOW_ANY_HOST },
 	{ "queues", required_argument, NULL, OPT_QUEUES },
 	{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
 	{ "inline", required_argument, NULL, OPT_INLINE },
 	{ "mdts", required_argument, NULL, OPT_MDTS },
 	{ "kato-grace", required_argument, NULL, OPT_KATO_GRACE },
 	{ "data-buf", required_argument, NULL, OPT_DATA_BUF },
+	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "max-unadmitted", required_argument, NULL, OPT_MAX_UNADMITTED },
+	{ "max-unadmitted-per-addr", required_argument, NULL,
+	  OPT_MAX_UNADMITTED_PER_ADDR },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "save-config", required_argument, NULL, OPT_SAVE_CONFIG },
 	{ "soft", required_argument, NULL, OPT_SOFT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "stats", no_argument, NULL, OPT_STATS },
@@ -221,22 +237,53 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static u64 pending_file_size;
+static int read_config(struct nvmet_config *c, const char *path, int depth);
 
-static int read_config(struct cli *c, const char *path, int depth);
+/*
+ * An option that sets one value may be given once, on the command line
+ * and in the config file together: a second would silently win.
+ */
+static int once_only(struct nvmet_config *c, int opt, const char *where)
+{
+	static const int single[] = {
+		OPT_DEVICE,	    OPT_ADDR,
+		OPT_PORT,	    OPT_NQN,
+		OPT_SERIAL,	    OPT_QUEUES,
+		OPT_QUEUE_SIZE,	    OPT_INLINE,
+		OPT_MDTS,	    OPT_KATO_GRACE,
+		OPT_DATA_BUF,	    OPT_CONNECT_TIMEOUT,
+		OPT_MAX_UNADMITTED, OPT_MAX_UNADMITTED_PER_ADDR,
+		OPT_SOFT,	    OPT_DURATION,
+		OPT_SAVE_CONFIG,    OPT_ALLOW_ANY_HOST,
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(single); i++) {
+		if (single[i] != opt)
+			continue;
+		if (c->seen[i]) {
+			fprintf(stderr, PROG ": %s: given twice\n", where);
+			return -EINVAL;
+		}
+		c->seen[i] = true;
+	}
+	return 0;
+}
 
 /*
  * Apply one option; @where names it in messages ("--port" or
  * "FILE:LINE: port").  0, or -EINVAL after printing why.
  */
-static int apply(struct cli *c, int opt, const char *arg, const char *where,
-		 int depth)
+static int apply(struct nvmet_config *c, int opt, const char *arg,
+		 const char *where, int depth)
 {
 	struct in6_addr a6;
 	struct in_addr a4;
 	u64 size;
 	u32 v;
 
+	if (once_only(c, opt, where))
+		return -EINVAL;
 	switch (opt) {
 	case OPT_DEVICE:
 		c->o.device = arg;
@@ -259,13 +306,13 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 	case OPT_FILE:
 		if (!*arg)
 			goto bad;
-		size = pending_file_size;
-		pending_file_size = 0;
+		size = c->pending_file_size;
+		c->pending_file_size = 0;
 		return add_ns(c, NVMET_BACKEND_FILE, arg, size, where);
 	case OPT_FILE_SIZE:
 		if (parse_size(arg, &size) || size < 4096)
 			goto bad;
-		pending_file_size = size;
+		c->pending_file_size = size;
 		return 0;
 	case OPT_BDEV:
 		if (!*arg)
@@ -280,14 +327,26 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 		c->readonly = true;
 		return 0;
 	case OPT_NQN:
-		if (!*arg || strlen(arg) > 223 || strncmp(arg, "nqn.", 4))
+		if (!nvme_nqn_valid(arg) || strncmp(arg, "nqn.", 4))
 			goto bad;
+		if (!strcmp(arg, NVME_DISC_SUBSYS_NAME)) {
+			fprintf(stderr,
+				PROG ": %s: '%s' is the discovery subsystem's "
+				     "NQN\n",
+				where, arg);
+			return -EINVAL;
+		}
 		c->o.subnqn = arg;
 		return 0;
 	case OPT_SERIAL:
-		if (!*arg || strlen(arg) > 20)
+		if (!nvme_serial_valid(arg))
 			goto bad;
 		c->o.serial = arg;
+		return 0;
+	case OPT_HOST:
+		return add_host(c, arg, where);
+	case OPT_ALLOW_ANY_HOST:
+		c->o.allow_any_host = true;
 		return 0;
 	case OPT_QUEUES:
 		if (parse_uint(arg, 1, NVMET_MAX_IO_QUEUES, &v))
@@ -320,6 +379,21 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 			goto bad;
 		c->o.data_buf_size = (u32)size;
 		return 0;
+	case OPT_CONNECT_TIMEOUT:
+		if (parse_uint(arg, 1, 3600000, &v))
+			goto bad;
+		c->o.connect_timeout_ms = v;
+		return 0;
+	case OPT_MAX_UNADMITTED:
+		if (parse_uint(arg, 1, 65536, &v))
+			goto bad;
+		c->o.max_unadmitted = v;
+		return 0;
+	case OPT_MAX_UNADMITTED_PER_ADDR:
+		if (parse_uint(arg, 1, 65536, &v))
+			goto bad;
+		c->o.max_unadmitted_per_addr = v;
+		return 0;
 	case OPT_CONFIG:
 		if (depth > 0) {
 			fprintf(stderr, PROG ": %s: config files do not nest\n",
@@ -327,6 +401,11 @@ static int apply(struct cli *c, int opt, const char *arg, const char *where,
 			return -EINVAL;
 		}
 		return read_config(c, arg, depth + 1);
+	case OPT_SAVE_CONFIG:
+		if (!*arg)
+			goto bad;
+		c->save_path = arg;
+		return 0;
 	case OPT_SOFT:
 		if (strcmp(arg, "mlx5") && strcmp(arg, "rxe") &&
 		    strcmp(arg, "siw"))
@@ -370,7 +449,39 @@ static char *trim(char *s)
 }
 
 /* "key = value" lines (or "key" for flags); '#' starts a comment. */
-static int read_config(struct cli *c, const char *path, int depth)
+/* A file that starts with '{' is nvmetcli's JSON (config_json.c). */
+static int read_json(struct nvmet_config *c, const char *path, FILE *f)
+{
+	size_t max = (1u << 20) + 1, len;
+	char *text = malloc(max + 1);
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	len = fread(text, 1, max, f);
+	text[len] = '\0';
+	if (ferror(f) || memchr(text, '\0', len)) {
+		fprintf(stderr, PROG ": %s: cannot read it as JSON\n", path);
+		free(text);
+		return -EINVAL;
+	}
+	ret = nvmet_config_read_json(c, path, text, len);
+	free(text);
+	return ret;
+}
+
+static int is_json(FILE *f)
+{
+	int ch;
+
+	do
+		ch = getc(f);
+	while (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r');
+	rewind(f);
+	return ch == '{';
+}
+
+static int read_config(struct nvmet_config *c, const char *path, int depth)
 {
 	char line[1024], where[PATH_MAX + 64];
 	const struct option *o;
@@ -381,6 +492,11 @@ static int read_config(struct cli *c, const char *path, int depth)
 		fprintf(stderr, PROG ": --config %s: %s\n", path,
 			strerror(errno));
 		return -EINVAL;
+	}
+	if (is_json(f)) {
+		ret = read_json(c, path, f);
+		fclose(f);
+		return ret;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *key, *val, *hash, *eq, *copy;
@@ -447,22 +563,23 @@ static int read_config(struct cli *c, const char *path, int depth)
 	return ret;
 }
 
-static int parse_args(struct cli *c, int argc, char **argv)
+int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 {
 	int opt;
 
 	opterr = 0;
+	optind = 0; /* glibc: start over (the tests call it again) */
 	while ((opt = getopt_long(argc, argv, ":vh", long_opts, NULL)) != -1) {
 		char where[64];
 
 		if (opt == OPT_HELP) {
 			usage(stdout);
-			exit(0);
+			return NVMET_CONFIG_DONE;
 		}
 		if (opt == OPT_VERSION) {
 			printf(PROG " %s (librdmarw %s)\n",
 			       RDMARW_VERSION_STRING, rdmarw_version());
-			exit(0);
+			return NVMET_CONFIG_DONE;
 		}
 		if (opt == '?') {
 			fprintf(stderr, PROG ": unknown option '%s' (--help)\n",
@@ -485,148 +602,51 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			argv[optind]);
 		return -EINVAL;
 	}
-	if (pending_file_size) {
+	if (c->pending_file_size) {
 		fprintf(stderr,
 			PROG ": --file-size must come before its --file\n");
+		return -EINVAL;
+	}
+	if (c->json && (c->nr_ns || c->o.addr || c->o.nr_hosts ||
+			c->o.allow_any_host || c->soft)) {
+		fprintf(stderr, PROG ": a JSON configuration takes no --ram, "
+				     "--file, --bdev, --addr, --host, "
+				     "--allow-any-host or --soft\n");
+		return -EINVAL;
+	}
+	if (c->o.allow_any_host && c->o.nr_hosts) {
+		fprintf(stderr, PROG ": --host and --allow-any-host exclude "
+				     "each other\n");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int main(int argc, char **argv)
+void nvmet_config_init(struct nvmet_config *c)
 {
-	struct soft_fabric *fabric = NULL;
-	struct ib_device *dev = NULL;
-	struct nvmet_target_stats st;
-	struct nvmet_target *t;
-	struct sigaction sa;
-	struct cli c;
-	int ret = 0;
+	memset(c, 0, sizeof(*c));
+	nvmet_target_opts_init(&c->o);
+	c->o.ns[0].type = NVMET_BACKEND_NONE;
+}
+
+int nvmet_config_read(struct nvmet_config *c, const char *path)
+{
+	return read_config(c, path, 1);
+}
+
+int nvmet_config_add_default_ns(struct nvmet_config *c)
+{
+	if (c->nr_ns || c->o.nr_subsys)
+		return 0;
+	return add_ns(c, NVMET_BACKEND_RAM, NULL, 64ULL << 20, "--ram");
+}
+
+void nvmet_config_free(struct nvmet_config *c)
+{
 	u32 i;
 
-	memset(&c, 0, sizeof(c));
-	nvmet_target_opts_init(&c.o);
-	c.o.ns[0].type = NVMET_BACKEND_NONE;
-	if (parse_args(&c, argc, argv)) {
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (!c.nr_ns)
-		add_ns(&c, NVMET_BACKEND_RAM, NULL, 64ULL << 20, "--ram");
-	if (c.soft && !c.o.addr)
-		c.o.addr = "127.0.0.1";
-	if (!c.o.addr) {
-		fprintf(stderr, PROG ": --addr is required (--help)\n");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-
-	if (c.soft) {
-		struct soft_profile prof;
-		struct sockaddr_storage ss;
-
-		memset(&ss, 0, sizeof(ss));
-		if (inet_pton(AF_INET, c.o.addr,
-			      &((struct sockaddr_in *)&ss)->sin_addr) == 1)
-			ss.ss_family = AF_INET;
-		else if (inet_pton(AF_INET6, c.o.addr,
-				   &((struct sockaddr_in6 *)&ss)->sin6_addr) ==
-			 1)
-			ss.ss_family = AF_INET6;
-		fabric = soft_fabric_create();
-		if (IS_ERR(fabric) || soft_profile_get(c.soft, &prof)) {
-			fprintf(stderr, PROG ": --soft %s: cannot create\n",
-				c.soft);
-			fabric = NULL;
-			ret = 1;
-			goto out;
-		}
-		prof.threaded = true;
-		dev = soft_device_create(fabric, c.o.device, &prof);
-		if (IS_ERR(dev)) {
-			fprintf(stderr, PROG ": --soft %s: %s\n", c.soft,
-				strerror((int)-PTR_ERR(dev)));
-			dev = NULL;
-			ret = 1;
-			goto out;
-		}
-		if (soft_device_add_addr(dev, (struct sockaddr *)&ss)) {
-			fprintf(stderr, PROG ": --soft: cannot give %s to %s\n",
-				c.o.addr, dev->name);
-			ret = 1;
-			goto out;
-		}
-		c.o.device = dev->name;
-	} else {
-#ifdef RDMARW_HAVE_IBV
-		rdmarw_ibv_open_all();
-#endif
-	}
-
-	t = nvmet_target_create(&c.o);
-	if (IS_ERR(t)) {
-		fprintf(stderr, PROG ": cannot start on %s port %u: %s\n",
-			c.o.addr, c.o.port ? c.o.port : 4420,
-			strerror((int)-PTR_ERR(t)));
-		ret = 1;
-		goto out;
-	}
-	printf(PROG ": serving %s on %s port %u",
-	       c.o.subnqn ? c.o.subnqn : NVMET_DEFAULT_SUBNQN, c.o.addr,
-	       nvmet_target_port(t));
-	if (c.soft)
-		printf(" (software device %s)", c.o.device);
-	printf(", %u namespace%s\n", c.nr_ns, c.nr_ns == 1 ? "" : "s");
-	if (c.soft)
-		printf(PROG ": (the software device serves hosts in this "
-			    "process only)\n");
-	fflush(stdout);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	{
-		struct timespec start, now, nap = { 0, 50 * 1000 * 1000 };
-
-		clock_gettime(CLOCK_MONOTONIC, &start);
-		while (!stop_requested) {
-			nanosleep(&nap, NULL);
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (c.duration > 0 &&
-			    (double)(now.tv_sec - start.tv_sec) +
-					    (double)(now.tv_nsec -
-						     start.tv_nsec) /
-						    1e9 >=
-				    c.duration)
-				break;
-		}
-	}
-	nvmet_target_get_stats(t, &st);
-	nvmet_target_destroy(t);
-	if (c.print_stats)
-		printf(PROG
-		       ": %llu controllers, %llu queues, %llu commands, "
-		       "%llu errors, %llu keep-alive expiries, %llu rejects, "
-		       "%llu waits for data buffers\n",
-		       (unsigned long long)st.ctrls_created,
-		       (unsigned long long)st.queues_created,
-		       (unsigned long long)st.cmds,
-		       (unsigned long long)st.errors,
-		       (unsigned long long)st.kato_expired,
-		       (unsigned long long)st.rejects,
-		       (unsigned long long)st.data_waits);
-	printf(PROG ": stopped\n");
-out:
-	if (dev && soft_device_destroy(dev))
-		fprintf(stderr, PROG ": the software device is still busy\n");
-	if (fabric)
-		soft_fabric_destroy(fabric);
-#ifdef RDMARW_HAVE_IBV
-	if (!c.soft)
-		rdmarw_ibv_close_all();
-#endif
-	for (i = 0; i < c.nr_owned; i++)
-		free(c.owned[i]);
-	return ret;
+	for (i = 0; i < c->nr_owned; i++)
+		free(c->owned[i]);
+	c->nr_owned = 0;
+	nvmet_config_free_json(c);
 }

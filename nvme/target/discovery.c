@@ -2,13 +2,12 @@
 /*
  * The discovery subsystem (the kernel's drivers/nvme/target/discovery.c):
  * its controller's Identify, and the discovery log page that lists the
- * NVM subsystem on the target's port, then the discovery subsystem itself.
+ * NVM subsystems of the port the host asked, then the discovery subsystem
+ * itself.
  */
 #include <stdlib.h>
 
 #include "nvmet_int.h"
-
-#define NVMET_DISC_ENTRIES 2
 
 static void nvmet_format_discovery_entry(struct nvmf_disc_rsp_page_entry *e,
 					 struct nvmet_port *port,
@@ -30,20 +29,50 @@ static void nvmet_format_discovery_entry(struct nvmf_disc_rsp_page_entry *e,
 	e->tsas.rdma.cms = NVMF_RDMA_CMS_RDMA_CM;
 }
 
-u32 nvmet_disc_log_len(struct nvmet_target *t)
+/*
+ * Does the discovery log of @ctrl's port show @subsys to its host?  Only
+ * when the host may connect to it, as the kernel filters the log.
+ */
+static bool nvmet_disc_shows(const struct nvmet_ctrl *ctrl,
+			     const struct nvmet_subsys *subsys)
 {
-	return (u32)(sizeof(struct nvmf_disc_rsp_page_hdr) +
-		     NVMET_DISC_ENTRIES *
-			     sizeof(struct nvmf_disc_rsp_page_entry));
+	return nvmet_host_allowed(subsys, ctrl->hostnqn);
+}
+
+/* The entries of @ctrl's log: its port's subsystems shown, then itself. */
+static u32 nvmet_disc_nr_entries(const struct nvmet_ctrl *ctrl)
+{
+	const struct nvmet_port *port = ctrl->port;
+	u32 i, n = 1;
+
+	for (i = 0; i < port->nr_subsys; i++)
+		n += nvmet_disc_shows(ctrl, port->subsys[i]);
+	return n;
+}
+
+static void nvmet_disc_fill(const struct nvmet_ctrl *ctrl,
+			    struct nvmf_disc_rsp_page_entry *e, u32 nr)
+{
+	struct nvmet_port *port = ctrl->port;
+	u32 i, n = 0;
+
+	for (i = 0; i < port->nr_subsys && n + 1 < nr; i++)
+		if (nvmet_disc_shows(ctrl, port->subsys[i]))
+			nvmet_format_discovery_entry(&e[n++], port,
+						     port->subsys[i]->subsysnqn,
+						     NVME_NQN_NVME);
+	nvmet_format_discovery_entry(&e[n], port, ctrl->subsys->subsysnqn,
+				     NVME_NQN_CURR);
 }
 
 static void nvmet_execute_disc_get_log_page(struct nvmet_req *req)
 {
-	struct nvmet_target *t = req->port->tgt;
+	const struct nvmet_ctrl *ctrl = req->sq->ctrl;
 	u8 lid = le32_to_cpu(req->cmd->common.cdw10) & 0xff;
-	struct nvmf_disc_rsp_page_entry *e;
 	struct nvmf_disc_rsp_page_hdr *hdr;
-	u32 len = nvmet_disc_log_len(t);
+	u32 nr = nvmet_disc_nr_entries(ctrl);
+	u32 len = (u32)(sizeof(*hdr) +
+			nr * sizeof(struct nvmf_disc_rsp_page_entry));
 	u16 status;
 	void *buf;
 
@@ -66,13 +95,9 @@ static void nvmet_execute_disc_get_log_page(struct nvmet_req *req)
 		return;
 	}
 	hdr = buf;
-	e = (struct nvmf_disc_rsp_page_entry *)(hdr + 1);
-	nvmet_format_discovery_entry(&e[0], &t->port, t->subsys->subsysnqn,
-				     NVME_NQN_NVME);
-	nvmet_format_discovery_entry(&e[1], &t->port, t->disc->subsysnqn,
-				     NVME_NQN_CURR);
+	nvmet_disc_fill(ctrl, (struct nvmf_disc_rsp_page_entry *)(hdr + 1), nr);
 	hdr->genctr = cpu_to_le64(1); /* the log never changes */
-	hdr->numrec = cpu_to_le64(NVMET_DISC_ENTRIES);
+	hdr->numrec = cpu_to_le64(nr);
 	hdr->recfmt = 0;
 	status = nvmet_copy_log(req, buf, len);
 	free(buf);

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rdmarw-nvmet's configuration model: what the command line and the
+ * key = value config file say, as the target's options plus what the
+ * program does with them (config.c).  Not part of librdmarw's ABI.
+ */
+#ifndef RDMARW_NVMET_CONFIG_H
+#define RDMARW_NVMET_CONFIG_H
+
+#include <rdmarw/compat.h>
+
+#include <stdio.h>
+
+#include "nvmet.h"
+
+/* nvmet_config_args(): --help or --version was printed, nothing to run. */
+#define NVMET_CONFIG_DONE 1
+
+/**
+ * struct nvmet_config - the program's configuration
+ * @o: the target's options
+ * @soft: --soft PROFILE, or NULL
+ * @duration: --duration in seconds (0: until a signal)
+ * @nr_ns: namespaces given
+ * @block_size: the LBA size of the namespaces that follow
+ * @readonly: the namespaces that follow refuse writes
+ * @print_stats: --stats
+ * @hosts: the --host NQNs (@o.hosts points here)
+ * @seen: the single-value options given
+ * @pending_file_size: --file-size for the next --file
+ * @owned: the config file's strings the options point to
+ * @nr_owned: how many
+ * @subsys: the subsystems of a JSON configuration (@o.subsys points here)
+ * @nr_subsys: how many
+ * @ports: its ports (@o.ports points here)
+ * @nr_ports: how many
+ * @json_hosts: each subsystem's allowed hosts (strings in @json)
+ * @json_port_subsys: each port's subsystem NQNs (strings in @json)
+ * @json: the parsed JSON, or NULL
+ * @save_path: --save-config FILE, or NULL
+ */
+struct nvmet_config {
+	struct nvmet_target_opts o;
+	const char *soft; /* --soft PROFILE */
+	double duration; /* seconds; 0: until a signal */
+	u32 nr_ns;
+	u32 block_size; /* for the namespaces that follow */
+	bool readonly;
+	bool print_stats;
+	const char *hosts[NVMET_MAX_HOSTS]; /* --host */
+	bool seen[24]; /* single-value options given (once_only()) */
+	u64 pending_file_size; /* --file-size, for the next --file */
+	/* strings the options point to (config file values) */
+	char *owned[64];
+	u32 nr_owned;
+	struct nvmet_subsys_opts subsys[NVMET_MAX_SUBSYS];
+	u32 nr_subsys;
+	struct nvmet_port_opts ports[NVMET_MAX_PORTS];
+	u32 nr_ports;
+	const char **json_hosts[NVMET_MAX_SUBSYS];
+	const char **json_port_subsys[NVMET_MAX_PORTS];
+	struct json *json;
+	const char *save_path;
+};
+
+/**
+ * nvmet_config_init() - an empty configuration (the target's defaults,
+ * no namespace yet)
+ * @c: the configuration
+ */
+void nvmet_config_init(struct nvmet_config *c);
+
+/**
+ * nvmet_config_args() - apply the command line
+ * @c: the configuration
+ * @argc: argument count
+ * @argv: arguments (argv[0] is the program)
+ *
+ * Return: 0; NVMET_CONFIG_DONE after printing --help or --version;
+ * -EINVAL after printing one line that names the refused option, value
+ * or config line.
+ */
+int nvmet_config_args(struct nvmet_config *c, int argc, char **argv);
+
+/**
+ * nvmet_config_read() - apply a config file (key = value lines)
+ * @c: the configuration
+ * @path: the file
+ *
+ * Return: 0, or -EINVAL (-ENOMEM) after printing why.
+ */
+int nvmet_config_read(struct nvmet_config *c, const char *path);
+
+/**
+ * nvmet_config_read_json() - apply nvmetcli's JSON configuration
+ * @c: the configuration
+ * @path: where it came from (for messages)
+ * @text: the JSON, NUL terminated
+ * @len: its length (at most 1 MiB)
+ *
+ * Subsystems (nqn, allowed_hosts, attr.allow_any_host, attr.serial,
+ * namespaces: nsid 1..16, enable, device.path) and ports (addr.trtype
+ * "rdma", traddr, trsvcid, subsystems) become @c->o's lists; the strings
+ * stay in @c until nvmet_config_free().
+ *
+ * Return: 0, or -EINVAL (-ENOMEM) after printing why.
+ */
+int nvmet_config_read_json(struct nvmet_config *c, const char *path,
+			   const char *text, size_t len);
+
+/**
+ * nvmet_config_write_json() - write target options as nvmetcli's JSON
+ * @o: the options (the quick start's fields, or the lists)
+ * @f: where to
+ *
+ * Each allowed host is written once under "hosts"; namespace
+ * UUIDs and NGUIDs are not written (the target derives them).
+ *
+ * Return: 0; -EINVAL (after a message) for a namespace in memory, which
+ * nvmetcli cannot express, or a port without an address; -EIO when
+ * writing failed.
+ */
+int nvmet_config_write_json(const struct nvmet_target_opts *o, FILE *f);
+
+/**
+ * nvmet_config_free_json() - free what nvmet_config_read_json() kept
+ * @c: the configuration
+ */
+void nvmet_config_free_json(struct nvmet_config *c);
+
+/**
+ * nvmet_config_add_default_ns() - a 64 MiB RAM namespace when none is given
+ * @c: the configuration
+ *
+ * Return: 0, or -EINVAL when it cannot be added.
+ */
+int nvmet_config_add_default_ns(struct nvmet_config *c);
+
+/**
+ * nvmet_config_free() - free the strings the configuration holds
+ * @c: the configuration (its options point into them until then)
+ */
+void nvmet_config_free(struct nvmet_config *c);
+
+#endif /* RDMARW_NVMET_CONFIG_H */

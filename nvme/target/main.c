@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rdmarw-nvmet: an NVMe over Fabrics (RDMA) target on rdmarw devices.
+ *
+ *   rdmarw-nvmet [--device NAME] [--addr IP] [--port 4420]
+ *                [--ram SIZE | --file PATH | --bdev PATH]...
+ *                [--nqn NQN] [--config FILE] [--soft PROFILE] ...
+ *
+ * Options and the config file (key = value lines with the long option
+ * names) are described in rdmarw-nvmet(1).  The program serves until
+ * SIGINT or SIGTERM (or --duration), then disconnects every host and
+ * exits 0; a bad option or config line exits 2 with a message that names
+ * it, a target that cannot start exits 1.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <rdmarw/ib_verbs.h>
+#include <rdmarw/kernel.h>
+#include <rdmarw/soft.h>
+#include <rdmarw/version.h>
+#ifdef RDMARW_HAVE_IBV
+#include <rdmarw/ibv.h>
+#endif
+
+#include "config.h"
+#include "nvmet.h"
+
+#define PROG "rdmarw-nvmet"
+#define EXIT_USAGE 2
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* --save-config FILE: the configuration as nvmetcli's JSON; 0 or 2. */
+static int save_config(const struct nvmet_config *c)
+{
+	FILE *f = fopen(c->save_path, "w");
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, PROG ": --save-config %s: %s\n", c->save_path,
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	ret = nvmet_config_write_json(&c->o, f);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (ret) {
+		unlink(c->save_path);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct soft_fabric *fabric = NULL;
+	struct ib_device *dev = NULL;
+	struct nvmet_target_stats st;
+	struct nvmet_target *t;
+	struct sigaction sa;
+	struct nvmet_config c;
+	int ret = 0;
+
+	nvmet_config_init(&c);
+	ret = nvmet_config_args(&c, argc, argv);
+	if (ret == NVMET_CONFIG_DONE) {
+		ret = 0;
+		goto out;
+	}
+	if (ret || nvmet_config_add_default_ns(&c)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (c.save_path) {
+		ret = save_config(&c);
+		goto out;
+	}
+	if (c.soft && !c.o.addr)
+		c.o.addr = "127.0.0.1";
+	if (!c.o.addr && !c.o.nr_ports) {
+		fprintf(stderr, PROG ": --addr is required (--help)\n");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+
+	if (c.soft) {
+		struct soft_profile prof;
+		struct sockaddr_storage ss;
+
+		memset(&ss, 0, sizeof(ss));
+		if (inet_pton(AF_INET, c.o.addr,
+			      &((struct sockaddr_in *)&ss)->sin_addr) == 1)
+			ss.ss_family = AF_INET;
+		else if (inet_pton(AF_INET6, c.o.addr,
+				   &((struct sockaddr_in6 *)&ss)->sin6_addr) ==
+			 1)
+			ss.ss_family = AF_INET6;
+		fabric = soft_fabric_create();
+		if (IS_ERR(fabric) || soft_profile_get(c.soft, &prof)) {
+			fprintf(stderr, PROG ": --soft %s: cannot create\n",
+				c.soft);
+			fabric = NULL;
+			ret = 1;
+			goto out;
+		}
+		prof.threaded = true;
+		dev = soft_device_create(fabric, c.o.device, &prof);
+		if (IS_ERR(dev)) {
+			fprintf(stderr, PROG ": --soft %s: %s\n", c.soft,
+				strerror((int)-PTR_ERR(dev)));
+			dev = NULL;
+			ret = 1;
+			goto out;
+		}
+		if (soft_device_add_addr(dev, (struct sockaddr *)&ss)) {
+			fprintf(stderr, PROG ": --soft: cannot give %s to %s\n",
+				c.o.addr, dev->name);
+			ret = 1;
+			goto out;
+		}
+		c.o.device = dev->name;
+	} else {
+#ifdef RDMARW_HAVE_IBV
+		rdmarw_ibv_open_all();
+#endif
+	}
+
+	t = nvmet_target_create(&c.o);
+	if (IS_ERR(t)) {
+		if (c.o.nr_ports)
+			fprintf(stderr, PROG ": cannot start: %s\n",
+				strerror((int)-PTR_ERR(t)));
+		else
+			fprintf(stderr,
+				PROG ": cannot start on %s port %u: %s\n",
+				c.o.addr, c.o.port ? c.o.port : 4420,
+				strerror((int)-PTR_ERR(t)));
+		ret = 1;
+		goto out;
+	}
+	if (c.o.nr_ports) {
+		printf(PROG ": serving %u subsystem%s on %u port%s (JSON)\n",
+		       c.o.nr_subsys, c.o.nr_subsys == 1 ? "" : "s",
+		       c.o.nr_ports, c.o.nr_ports == 1 ? "" : "s");
+		goto serve;
+	}
+	printf(PROG ": serving %s on %s port %u",
+	       c.o.subnqn ? c.o.subnqn : NVMET_DEFAULT_SUBNQN, c.o.addr,
+	       nvmet_target_port(t));
+	if (c.soft)
+		printf(" (software device %s)", c.o.device);
+	printf(", %u namespace%s", c.nr_ns, c.nr_ns == 1 ? "" : "s");
+	if (c.o.allow_any_host)
+		printf(", any host may connect\n");
+	else if (c.o.nr_hosts)
+		printf(", %u allowed host%s\n", c.o.nr_hosts,
+		       c.o.nr_hosts == 1 ? "" : "s");
+	else
+		printf(", no host allowed (--host, --allow-any-host)\n");
+	if (c.soft)
+		printf(PROG ": (the software device serves hosts in this "
+			    "process only)\n");
+serve:
+	fflush(stdout);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	{
+		struct timespec start, now, nap = { 0, 50 * 1000 * 1000 };
+
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		while (!stop_requested) {
+			nanosleep(&nap, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (c.duration > 0 &&
+			    (double)(now.tv_sec - start.tv_sec) +
+					    (double)(now.tv_nsec -
+						     start.tv_nsec) /
+						    1e9 >=
+				    c.duration)
+				break;
+		}
+	}
+	nvmet_target_get_stats(t, &st);
+	nvmet_target_destroy(t);
+	if (c.print_stats)
+		printf(PROG
+		       ": %llu controllers, %llu queues, %llu commands, "
+		       "%llu errors, %llu keep-alive expiries, %llu rejects, "
+		       "%llu waits for data buffers\n",
+		       (unsigned long long)st.ctrls_created,
+		       (unsigned long long)st.queues_created,
+		       (unsigned long long)st.cmds,
+		       (unsigned long long)st.errors,
+		       (unsigned long long)st.kato_expired,
+		       (unsigned long long)st.rejects,
+		       (unsigned long long)st.data_waits);
+	printf(PROG ": stopped\n");
+out:
+	if (dev && soft_device_destroy(dev))
+		fprintf(stderr, PROG ": the software device is still busy\n");
+	if (fabric)
+		soft_fabric_destroy(fabric);
+#ifdef RDMARW_HAVE_IBV
+	if (!c.soft)
+		rdmarw_ibv_close_all();
+#endif
+	nvmet_config_free(&c);
+	return ret;
+}

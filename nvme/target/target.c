@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The target object behind nvmet.h: its options checked, its NVM
+ * subsystems (namespaces opened), the discovery subsystem and its ports
+ * (each enabled through its transport), and their teardown.  The kernel
+ * builds the same objects from configfs (drivers/nvme/target/configfs.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "nvme_ids.h"
+#include "nvmet_int.h"
+
+void nvmet_target_opts_init(struct nvmet_target_opts *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->port = NVMF_RDMA_DEFAULT_PORT;
+	opts->subnqn = NVMET_DEFAULT_SUBNQN;
+	opts->ns[0].type = NVMET_BACKEND_RAM;
+	opts->ns[0].size = 64ULL << 20;
+	opts->max_io_queues = NVMET_MAX_IO_QUEUES;
+	opts->max_queue_size = NVMET_MAX_QUEUE_SIZE;
+	opts->inline_data_size = NVMET_DEFAULT_INLINE_DATA;
+}
+
+/* ---- the options: the quick start's fields or the lists ----------------- */
+
+/* The one subsystem of the quick start (@subnqn, @serial, @ns). */
+static void nvmet_quick_subsys(const struct nvmet_target_opts *o,
+			       struct nvmet_subsys_opts *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->nqn = o->subnqn ? o->subnqn : NVMET_DEFAULT_SUBNQN;
+	s->serial = o->serial;
+	memcpy(s->ns, o->ns, sizeof(s->ns));
+	s->max_io_queues = o->max_io_queues;
+	s->hosts = o->hosts;
+	s->nr_hosts = o->nr_hosts;
+	s->allow_any_host = o->allow_any_host;
+}
+
+/* The one port of the quick start (@device, @addr, @port). */
+static void nvmet_quick_port(const struct nvmet_target_opts *o,
+			     struct nvmet_port_opts *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->device = o->device;
+	p->addr = o->addr;
+	p->port = o->port;
+}
+
+static int nvmet_check_ns(const struct nvmet_ns_opts *ns)
+{
+	u32 i, nr = 0;
+
+	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
+		const struct nvmet_ns_opts *n = &ns[i];
+
+		if (n->type == NVMET_BACKEND_NONE)
+			continue;
+		if (n->type > NVMET_BACKEND_BDEV)
+			return -EINVAL;
+		if (n->block_size && n->block_size != 512 &&
+		    n->block_size != 4096)
+			return -EINVAL;
+		/* less than one LBA is no namespace */
+		if (n->type == NVMET_BACKEND_RAM &&
+		    n->size < (n->block_size ? n->block_size : 512))
+			return -EINVAL;
+		if (n->type != NVMET_BACKEND_RAM && (!n->path || !n->path[0]))
+			return -EINVAL;
+		nr++;
+	}
+	return nr ? 0 : -EINVAL;
+}
+
+/* Valid NQNs, none twice, and no list beside allow_any_host. */
+static int nvmet_check_hosts(const struct nvmet_subsys_opts *s)
+{
+	u32 i, j;
+
+	if (s->nr_hosts > NVMET_MAX_HOSTS || (s->nr_hosts && !s->hosts) ||
+	    (s->nr_hosts && s->allow_any_host))
+		return -EINVAL;
+	for (i = 0; i < s->nr_hosts; i++) {
+		if (!nvme_nqn_valid(s->hosts[i]))
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (!strcmp(s->hosts[i], s->hosts[j]))
+				return -EINVAL;
+	}
+	return 0;
+}
+
+static int nvmet_check_subsys(const struct nvmet_subsys_opts *s)
+{
+	if (!nvme_nqn_valid(s->nqn) || !strcmp(s->nqn, NVME_DISC_SUBSYS_NAME))
+		return -EINVAL;
+	if (s->serial && !nvme_serial_valid(s->serial))
+		return -EINVAL;
+	if (s->max_io_queues > NVMET_MAX_IO_QUEUES)
+		return -EINVAL;
+	if (nvmet_check_hosts(s))
+		return -EINVAL;
+	return nvmet_check_ns(s->ns);
+}
+
+static const struct nvmet_subsys_opts *
+nvmet_subsys_opts_of(const struct nvmet_target_opts *o,
+		     const struct nvmet_subsys_opts *quick, u32 i)
+{
+	return o->nr_subsys ? &o->subsys[i] : quick;
+}
+
+/* Every subsystem valid, no NQN twice, every port's NQNs known. */
+static int nvmet_check_lists(const struct nvmet_target_opts *o,
+			     const struct nvmet_subsys_opts *quick)
+{
+	u32 nr_subsys = o->nr_subsys ? o->nr_subsys : 1;
+	u32 i, j, k;
+
+	if (o->nr_subsys > NVMET_MAX_SUBSYS || o->nr_ports > NVMET_MAX_PORTS)
+		return -EINVAL;
+	if ((o->nr_subsys && !o->subsys) || (o->nr_ports && !o->ports))
+		return -EINVAL;
+	for (i = 0; i < nr_subsys; i++) {
+		const struct nvmet_subsys_opts *s =
+			nvmet_subsys_opts_of(o, quick, i);
+
+		if (nvmet_check_subsys(s))
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (!strcmp(s->nqn,
+				    nvmet_subsys_opts_of(o, quick, j)->nqn))
+				return -EINVAL;
+	}
+	for (k = 0; k < o->nr_ports; k++) {
+		const struct nvmet_port_opts *p = &o->ports[k];
+
+		if (!p->addr || (p->nr_subsys && !p->subsys))
+			return -EINVAL;
+		for (i = 0; i < p->nr_subsys; i++) {
+			for (j = 0; j < nr_subsys; j++)
+				if (p->subsys[i] &&
+				    !strcmp(p->subsys[i],
+					    nvmet_subsys_opts_of(o, quick, j)
+						    ->nqn))
+					break;
+			if (j == nr_subsys)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int nvmet_check_opts(const struct nvmet_target_opts *o,
+			    const struct nvmet_subsys_opts *quick)
+{
+	if (!o || (!o->nr_ports && !o->addr))
+		return -EINVAL;
+	if (o->max_queue_size > NVMET_MAX_QUEUE_SIZE ||
+	    (o->max_queue_size && o->max_queue_size < 2))
+		return -EINVAL;
+	if (o->inline_data_size != NVMET_NO_INLINE &&
+	    o->inline_data_size > NVMET_MAX_INLINE_DATA)
+		return -EINVAL;
+	if (o->mdts_max > NVMET_DEFAULT_MDTS)
+		return -EINVAL;
+	if (o->data_buf_size > NVMET_MAX_DATA_BUF)
+		return -EINVAL;
+	return nvmet_check_lists(o, quick);
+}
+
+/* ---- subsystems --------------------------------------------------------------- */
+
+static struct nvmet_subsys *nvmet_subsys_alloc(struct nvmet_target *t,
+					       const char *nqn,
+					       enum nvmet_subsys_type type)
+{
+	struct nvmet_subsys *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->tgt = t;
+	s->type = type;
+	nvmet_copy_nul(s->subsysnqn, sizeof(s->subsysnqn), nqn);
+	mutex_init(&s->lock);
+	INIT_LIST_HEAD(&s->ctrls);
+	INIT_LIST_HEAD(&s->entry);
+	snprintf(s->model, sizeof(s->model), "rdmarw-nvmet");
+	return s;
+}
+
+static void nvmet_subsys_free(struct nvmet_subsys *s)
+{
+	u32 i;
+
+	if (!s)
+		return;
+	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
+		if (!s->ns[i])
+			continue;
+		nvmet_ns_close(s->ns[i]);
+		free(s->ns[i]);
+	}
+	free(s->hosts);
+	mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* A serial number from the NQN (FNV-1a), as stable as the name. */
+static void nvmet_default_serial(const char *nqn, char *out, size_t len)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+
+	for (; *nqn; nqn++)
+		h = (h ^ (u8)*nqn) * 0x100000001b3ULL;
+	snprintf(out, len, "%016llx", (unsigned long long)h);
+}
+
+/* A namespace's identifiers: stable for a subsystem NQN and an NSID. */
+static void nvmet_ns_ids(struct nvmet_ns *ns, const char *nqn)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+	int i;
+
+	for (; *nqn; nqn++)
+		h = (h ^ (u8)*nqn) * 0x100000001b3ULL;
+	h = (h ^ ns->nsid) * 0x100000001b3ULL;
+	for (i = 0; i < 16; i++) {
+		h = (h ^ (u64)i) * 0x100000001b3ULL;
+		ns->nguid[i] = (u8)(h >> 24);
+	}
+	memcpy(ns->uuid, ns->nguid, 16);
+	ns->uuid[6] = (u8)((ns->uuid[6] & 0x0f) | 0x40); /* version 4 */
+	ns->uuid[8] = (u8)((ns->uuid[8] & 0x3f) | 0x80); /* variant */
+	memcpy(ns->eui64, ns->nguid, 8);
+}
+
+static int nvmet_subsys_open_ns(struct nvmet_subsys *s,
+				const struct nvmet_subsys_opts *so)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
+		struct nvmet_ns *ns;
+
+		if (so->ns[i].type == NVMET_BACKEND_NONE)
+			continue;
+		ns = calloc(1, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		ns->nsid = i + 1;
+		ns->fd = -1;
+		ret = nvmet_ns_open(ns, &so->ns[i]);
+		if (ret) {
+			nvmet_err("%s: namespace %u (%s): %s", s->subsysnqn,
+				  ns->nsid,
+				  so->ns[i].path ? so->ns[i].path : "ram",
+				  ret == -EINVAL ? "less than one block" :
+						   strerror(-ret));
+			free(ns);
+			return ret;
+		}
+		nvmet_ns_ids(ns, s->subsysnqn);
+		s->ns[i] = ns;
+	}
+	s->max_nsid = NVMET_MAX_NAMESPACES;
+	return 0;
+}
+
+/* Add the NVM subsystem @so to @t (on its list even when it fails). */
+static int nvmet_add_subsys(struct nvmet_target *t,
+			    const struct nvmet_subsys_opts *so)
+{
+	struct nvmet_subsys *s;
+
+	s = nvmet_subsys_alloc(t, so->nqn, NVMET_SUBSYS_NVME);
+	if (!s)
+		return -ENOMEM;
+	list_add_tail(&s->entry, &t->subsystems);
+	s->max_qid = (u16)(so->max_io_queues ? so->max_io_queues :
+					       NVMET_MAX_IO_QUEUES);
+	s->allow_any_host = so->allow_any_host;
+	if (so->nr_hosts) {
+		u32 i;
+
+		s->hosts = calloc(so->nr_hosts, sizeof(*s->hosts));
+		if (!s->hosts)
+			return -ENOMEM;
+		for (i = 0; i < so->nr_hosts; i++)
+			nvmet_copy_nul(s->hosts[i], sizeof(s->hosts[i]),
+				       so->hosts[i]);
+		s->nr_hosts = so->nr_hosts;
+	}
+	if (so->serial)
+		snprintf(s->serial, sizeof(s->serial), "%s", so->serial);
+	else
+		nvmet_default_serial(s->subsysnqn, s->serial,
+				     sizeof(s->serial));
+	return nvmet_subsys_open_ns(s, so);
+}
+
+static struct nvmet_subsys *nvmet_subsys_by_nqn(struct nvmet_target *t,
+						const char *nqn)
+{
+	struct nvmet_subsys *s;
+
+	list_for_each_entry(s, &t->subsystems, entry)
+	{
+		if (!strcmp(s->subsysnqn, nqn))
+			return s;
+	}
+	return NULL;
+}
+
+/* ---- ports --------------------------------------------------------------------- */
+
+static int nvmet_parse_addr(const struct nvmet_port_opts *o,
+			    struct nvmet_port *port)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)&port->addr;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&port->addr;
+	u16 p = o->port ? o->port : NVMF_RDMA_DEFAULT_PORT;
+
+	memset(&port->addr, 0, sizeof(port->addr));
+	if (inet_pton(AF_INET, o->addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(p);
+		port->adrfam = NVMF_ADDR_FAMILY_IP4;
+	} else if (inet_pton(AF_INET6, o->addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(p);
+		port->adrfam = NVMF_ADDR_FAMILY_IP6;
+	} else {
+		return -EINVAL;
+	}
+	snprintf(port->traddr, sizeof(port->traddr), "%s", o->addr);
+	snprintf(port->trsvcid, sizeof(port->trsvcid), "%u", p);
+	return 0;
+}
+
+/* The transport settings every port shares (the target's options). */
+static void nvmet_port_params(struct nvmet_port *port,
+			      const struct nvmet_target_opts *o)
+{
+	if (o->inline_data_size == NVMET_NO_INLINE)
+		port->inline_data_size = 0;
+	else if (!o->inline_data_size)
+		port->inline_data_size = NVMET_DEFAULT_INLINE_DATA;
+	else
+		port->inline_data_size = ALIGN(o->inline_data_size, 16);
+	port->max_queue_size =
+		o->max_queue_size ? o->max_queue_size : NVMET_MAX_QUEUE_SIZE;
+	port->mdts_max = (u8)(o->mdts_max ? o->mdts_max : NVMET_DEFAULT_MDTS);
+	port->data_buf_pages = DIV_ROUND_UP(
+		o->data_buf_size ? o->data_buf_size : NVMET_DEFAULT_DATA_BUF,
+		4096u);
+}
+
+/* Link @po's subsystems (every one when it names none) to @port. */
+static int nvmet_port_link(struct nvmet_target *t, struct nvmet_port *port,
+			   const struct nvmet_port_opts *po)
+{
+	struct nvmet_subsys *s;
+	u32 n = 0, i;
+
+	list_for_each_entry(s, &t->subsystems, entry)
+	{
+		n++;
+	}
+	port->subsys = calloc(n, sizeof(*port->subsys));
+	if (!port->subsys)
+		return -ENOMEM;
+	if (!po->nr_subsys) {
+		list_for_each_entry(s, &t->subsystems, entry)
+		{
+			port->subsys[port->nr_subsys++] = s;
+		}
+		return 0;
+	}
+	for (i = 0; i < po->nr_subsys; i++) {
+		u32 j;
+
+		s = nvmet_subsys_by_nqn(t, po->subsys[i]);
+		for (j = 0; j < port->nr_subsys; j++)
+			if (port->subsys[j] == s)
+				break;
+		if (j == port->nr_subsys && port->nr_subsys < n)
+			port->subsys[port->nr_subsys++] = s;
+	}
+	return 0;
+}
+
+static void nvmet_port_free(struct nvmet_port *port)
+{
+	list_del(&port->entry);
+	free(port->subsys);
+	free(port->device);
+	free(port);
+}
+
+/* Add and enable port number @portid (on the list even when it fails). */
+static int nvmet_add_port(struct nvmet_target *t,
+			  const struct nvmet_port_opts *po, u16 portid)
+{
+	struct nvmet_port *port = calloc(1, sizeof(*port));
+	int ret;
+
+	if (!port)
+		return -ENOMEM;
+	list_add_tail(&port->entry, &t->ports);
+	port->tgt = t;
+	port->portid = portid;
+	port->trtype = NVMF_TRTYPE_RDMA;
+	nvmet_port_params(port, &t->opts);
+	ret = nvmet_parse_addr(po, port);
+	if (ret)
+		return ret;
+	if (po->device) {
+		port->device = strdup(po->device);
+		if (!port->device)
+			return -ENOMEM;
+	}
+	ret = nvmet_port_link(t, port, po);
+	if (ret)
+		return ret;
+	return nvmet_enable_port(port);
+}
+
+/* ---- the target ------------------------------------------------------------------ */
+
+/*
+ * Stop every port (its queues released) and free what the target holds:
+ * false when a port's queues were not all released (then nothing is
+ * freed, rather than memory in use).
+ */
+static bool nvmet_target_free(struct nvmet_target *t)
+{
+	struct nvmet_port *port, *ptmp;
+	struct nvmet_subsys *s, *stmp;
+	bool busy = false;
+
+	list_for_each_entry(port, &t->ports, entry)
+	{
+		if (nvmet_disable_port(port))
+			busy = true;
+	}
+	if (busy)
+		return false;
+	flush_workqueue(t->wq);
+	destroy_workqueue(t->wq);
+	if (nvmet_stat_read(t->ctrls))
+		nvmet_err("%llu controllers still alive at destroy",
+			  (unsigned long long)nvmet_stat_read(t->ctrls));
+	list_for_each_entry_safe(port, ptmp, &t->ports, entry)
+		nvmet_port_free(port);
+	list_for_each_entry_safe(s, stmp, &t->subsystems, entry) {
+		list_del(&s->entry);
+		nvmet_subsys_free(s);
+	}
+	nvmet_subsys_free(t->disc);
+	mutex_destroy(&t->lock);
+	free(t);
+	return true;
+}
+
+/* The subsystems, then the ports (listening when this returns 0). */
+static int nvmet_target_setup(struct nvmet_target *t,
+			      const struct nvmet_target_opts *o,
+			      const struct nvmet_subsys_opts *quick)
+{
+	struct nvmet_port_opts quick_port;
+	struct nvmet_subsys *first;
+	u32 i, nr;
+	int ret;
+
+	nr = o->nr_subsys ? o->nr_subsys : 1;
+	for (i = 0; i < nr; i++) {
+		ret = nvmet_add_subsys(t, nvmet_subsys_opts_of(o, quick, i));
+		if (ret)
+			return ret;
+	}
+	first = list_first_entry(&t->subsystems, struct nvmet_subsys, entry);
+	memcpy(t->disc->serial, first->serial, sizeof(t->disc->serial));
+	nvmet_quick_port(o, &quick_port);
+	nr = o->nr_ports ? o->nr_ports : 1;
+	for (i = 0; i < nr; i++) {
+		ret = nvmet_add_port(t,
+				     o->nr_ports ? &o->ports[i] : &quick_port,
+				     (u16)(i + 1));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
+{
+	struct nvmet_subsys_opts quick;
+	struct nvmet_target *t;
+	int ret;
+
+	if (!opts)
+		return ERR_PTR(-EINVAL);
+	nvmet_quick_subsys(opts, &quick);
+	ret = nvmet_check_opts(opts, &quick);
+	if (ret)
+		return ERR_PTR(ret);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	t->opts = *opts;
+	/* the caller's strings and arrays are not kept */
+	t->opts.device = t->opts.addr = t->opts.subnqn = t->opts.serial = NULL;
+	t->opts.subsys = NULL;
+	t->opts.ports = NULL;
+	t->opts.hosts = NULL;
+	memset(t->opts.ns, 0, sizeof(t->opts.ns));
+	if (opts->verbose)
+		nvmet_verbose = true;
+	mutex_init(&t->lock);
+	t->next_cntlid = 1;
+	INIT_LIST_HEAD(&t->ports);
+	INIT_LIST_HEAD(&t->subsystems);
+	t->disc =
+		nvmet_subsys_alloc(t, NVME_DISC_SUBSYS_NAME, NVMET_SUBSYS_DISC);
+	t->wq = alloc_workqueue("nvmet", 0, 4);
+	if (!t->disc || !t->wq) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = nvmet_target_setup(t, opts, &quick);
+	if (ret)
+		goto out_free;
+	return t;
+
+out_free:
+	if (!t->wq) {
+		nvmet_subsys_free(t->disc);
+		mutex_destroy(&t->lock);
+		free(t);
+	} else if (!nvmet_target_free(t)) {
+		nvmet_err("target not freed: queues are still in use");
+	}
+	return ERR_PTR(ret);
+}
+
+void nvmet_target_destroy(struct nvmet_target *t)
+{
+	if (IS_ERR_OR_NULL(t))
+		return;
+	/* a queue still uses the target: leak it rather than crash */
+	if (!nvmet_target_free(t))
+		nvmet_err("target not freed: queues are still in use");
+}
+
+int nvmet_target_get_stats(struct nvmet_target *t,
+			   struct nvmet_target_stats *st)
+{
+	if (!t || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->ctrls = (u32)nvmet_stat_read(t->ctrls);
+	st->queues = (u32)nvmet_stat_read(t->queues);
+	st->ctrls_created = nvmet_stat_read(t->ctrls_created);
+	st->queues_created = nvmet_stat_read(t->queues_created);
+	st->cmds = nvmet_stat_read(t->cmds);
+	st->errors = nvmet_stat_read(t->errors);
+	st->kato_expired = nvmet_stat_read(t->kato_expired);
+	st->rejects = nvmet_stat_read(t->rejects);
+	st->reqs_inflight = nvmet_stat_read(t->reqs_inflight);
+	st->data_waits = nvmet_stat_read(t->data_waits);
+	st->mdts = READ_ONCE(t->mdts);
+	st->unadmitted = nvmet_stat_read(t->unadmitted);
+	st->connect_timeouts = nvmet_stat_read(t->connect_timeouts);
+	st->buf_bytes = nvmet_stat_read(t->buf_bytes);
+	st->pool_bytes = nvmet_stat_read(t->pool_bytes);
+	return 0;
+}
+
+uint16_t nvmet_target_port(const struct nvmet_target *t)
+{
+	const struct nvmet_port *port;
+
+	if (!t || list_empty(&t->ports))
+		return 0;
+	port = list_first_entry(&t->ports, struct nvmet_port, entry);
+	return (u16)ntohs(((const struct sockaddr_in *)&port->addr)->sin_port);
+}
+
+int nvmet_target_ns_changed(struct nvmet_target *t, uint32_t nsid)
+{
+	struct nvmet_subsys *s;
+	struct nvmet_ctrl *ctrl;
+
+	if (!t)
+		return -EINVAL;
+	s = list_first_entry(&t->subsystems, struct nvmet_subsys, entry);
+	if (!nvmet_find_namespace(s, nsid))
+		return -EINVAL;
+	mutex_lock(&s->lock);
+	list_for_each_entry(ctrl, &s->ctrls, subsys_entry)
+	{
+		if (!(READ_ONCE(ctrl->aen_enabled) & NVME_AEN_CFG_NS_ATTR))
+			continue;
+		nvmet_add_async_event(ctrl, NVME_AER_TYPE_NOTICE,
+				      NVME_AER_NOTICE_NS_CHANGED,
+				      NVME_LOG_CHANGED_NS);
+	}
+	mutex_unlock(&s->lock);
+	return 0;
+}
