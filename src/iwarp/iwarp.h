@@ -262,6 +262,7 @@ int rdmarw__iwarp_hdr_len(unsigned int opcode);
 int rdmarw__iwarp_hdr_build(const struct iwarp_hdr *h, void *buf, size_t len);
 int rdmarw__iwarp_hdr_parse(const void *buf, size_t len, struct iwarp_hdr *h,
 			    struct iwarp_term_info *t);
+int rdmarw__iwarp_hdr_decode(const void *buf, size_t len, struct iwarp_hdr *h);
 
 /* ---- iwarp_rx.c: the receive-side FPDU parser ---- */
 
