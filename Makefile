@@ -89,7 +89,8 @@ FUZZ_SECONDS ?= 40
 # in-process host's teardown race (issue 26) after 145, 204 and 530 s; from
 # the corpus with the two inputs that hit it, after 10-25 s (4 runs of 5).
 FUZZ_SECONDS_NVMET ?= 120
-FUZZ_TARGETS = rw_init map_mr_sg wr_chain lifecycle sig nvmet_capsule nvme_auth
+FUZZ_TARGETS = rw_init map_mr_sg wr_chain lifecycle sig nvmet_capsule nvme_auth \
+	iwarp_rx
 test-fuzz: deps
 	@scripts/deps.sh test
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang \
