@@ -375,6 +375,38 @@ static void test_destroy_connected(void **s)
 	cm_env_fini(&env);
 }
 
+/*
+ * ib_destroy_qp() on the QP an id made (the kernel's ULPs call
+ * rdma_destroy_qp(); the kernel would leave the id on freed memory): the id
+ * lets go of it, and disconnecting and destroying the id touch no QP.
+ * A QP that outlived its id (rdma_destroy_id() first) is the ULP's.
+ */
+static void test_ib_destroy_qp_of_id(void **s)
+{
+	struct rdma_cm_id *listen, *a, *c;
+	struct soft_env env;
+	struct ib_qp *qp;
+	struct cm_rec *r;
+	int n = 0;
+
+	cm_env_init(&env, "rxe", false);
+	listen = cm_listener(NULL, 7483);
+	a = established(&env, 7483, &c, &n);
+	assert_int_equal(ib_destroy_qp(a->qp), 0);
+	assert_null(a->qp);
+	assert_int_equal(rdma_disconnect(a), 0);
+	r = cm_wait(++n);
+	assert_int_equal(r->ev, RDMA_CM_EVENT_DISCONNECTED);
+	cm_settle();
+	rdma_destroy_qp(a); /* nothing left: no-op */
+	rdma_destroy_id(a);
+	qp = c->qp;
+	rdma_destroy_id(c);
+	assert_int_equal(ib_destroy_qp(qp), 0);
+	rdma_destroy_id(listen);
+	cm_env_fini(&env);
+}
+
 /* A non-zero return from CONNECT_REQUEST destroys the child: REJ. */
 static int refuse(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
@@ -606,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_link_down),
 		cmocka_unit_test(test_destroy_connected),
+		cmocka_unit_test(test_ib_destroy_qp_of_id),
 		cmocka_unit_test(test_handler_destroys),
 		cmocka_unit_test(test_listener_destroyed),
 		cmocka_unit_test(test_device_removal),

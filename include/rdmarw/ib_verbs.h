@@ -1065,6 +1065,8 @@ struct ib_qp_attr {
 	struct ib_qp_cap cap;
 };
 
+struct rdmarw_qp_owner;
+
 /**
  * struct ib_qp - a queue pair (RC)
  * @device: owner
@@ -1089,6 +1091,9 @@ struct ib_qp_attr {
  * @rw_cache: R/W context storage (rdmarw extension; see rw.h)
  * @srq: the shared receive queue it takes receives from, or NULL
  * @srq_entry: link in the SRQ's list of QPs (the SRQ's qp_lock)
+ * @rdmarw_owner: the rdma_cm id that made it (rdma_create_qp()) while the
+ *	id holds it, or NULL (rdmarw extension, for the core and the CM
+ *	only): ib_destroy_qp() on such a QP has the id let go of it first
  */
 struct ib_qp {
 	struct ib_device *device;
@@ -1113,6 +1118,7 @@ struct ib_qp {
 	struct rdmarw_rw_cache *rw_cache;
 	struct ib_srq *srq;
 	struct list_head srq_entry;
+	struct rdmarw_qp_owner *rdmarw_owner;
 };
 
 /**

@@ -14,6 +14,7 @@
 #define RDMARW_CM_H
 
 #include "cm/cm_ibv.h"
+#include "core/provider.h"
 
 #include <rdmarw/rdma_cm.h>
 #include <rdmarw/version.h>
@@ -94,6 +95,7 @@ struct cm_id_priv {
 	u8 init_depth;
 	struct rdmarw__cm_xid *xid;
 	const struct rdmarw__cm_ops *xops;
+	struct rdmarw_qp_owner owner;
 };
 
 /* What the CM thread does to the id's QP before calling the handler. */

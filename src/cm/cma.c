@@ -697,6 +697,11 @@ static void destroy_locked(struct cm_id_priv *p)
 	detach_xid(p);
 	set_device(p, NULL);
 	list_del(&p->entry);
+	/* a QP left to its ULP (ib_destroy_qp() later) forgets the id */
+	pthread_mutex_lock(&p->qp_lock);
+	if (p->id.qp)
+		p->id.qp->rdmarw_owner = NULL;
+	pthread_mutex_unlock(&p->qp_lock);
 	pthread_mutex_destroy(&p->qp_lock);
 	free(p);
 }
@@ -1289,6 +1294,35 @@ out:
 
 /* ---- QPs ---------------------------------------------------------------- */
 
+/*
+ * ib_destroy_qp() on the QP an id holds (the kernel's ULPs call
+ * rdma_destroy_qp()): the id lets go of it, as rdma_destroy_qp() would.
+ */
+static void id_qp_release(struct rdmarw_qp_owner *owner, struct ib_qp *qp)
+{
+	struct cm_id_priv *p = container_of(owner, struct cm_id_priv, owner);
+	struct rdmarw__cm_xid *xid;
+
+	pthread_mutex_lock(&cm.lock);
+	xid = p->xid;
+	pthread_mutex_unlock(&cm.lock);
+	if (xid) /* as rdma_destroy_qp(): librdmacm first, no lock held */
+		p->xops->x_set_qp(xid, NULL);
+	pthread_mutex_lock(&p->qp_lock);
+	if (p->id.qp == qp)
+		p->id.qp = NULL;
+	qp->rdmarw_owner = NULL;
+	pthread_mutex_unlock(&p->qp_lock);
+}
+
+/* The id holds @qp (qp_lock held). */
+static void id_hold_qp(struct cm_id_priv *p, struct ib_qp *qp)
+{
+	p->owner.release = id_qp_release;
+	qp->rdmarw_owner = &p->owner;
+	p->id.qp = qp;
+}
+
 int rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 		   struct ib_qp_init_attr *qp_init_attr)
 {
@@ -1327,7 +1361,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 			goto out;
 		}
 		rdmarw__qp_move(qp, IB_QPS_INIT, CM_INIT_MASK, NULL);
-		p->id.qp = qp;
+		id_hold_qp(p, qp);
 		goto out;
 	}
 	attr.port_num = p->id.port_num;
@@ -1335,7 +1369,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 	if (ret)
 		ib_destroy_qp(qp);
 	else
-		p->id.qp = qp;
+		id_hold_qp(p, qp);
 out:
 	pthread_mutex_unlock(&p->qp_lock);
 	return ret;
@@ -1358,9 +1392,14 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	if (xid)
 		p->xops->x_set_qp(xid, NULL);
 	pthread_mutex_lock(&p->qp_lock);
-	if (p->id.qp && !ib_destroy_qp(p->id.qp))
-		p->id.qp = NULL;
 	qp = p->id.qp;
+	if (qp) {
+		qp->rdmarw_owner = NULL; /* no release: qp_lock is held */
+		if (!ib_destroy_qp(qp))
+			p->id.qp = qp = NULL;
+		else
+			qp->rdmarw_owner = &p->owner;
+	}
 	pthread_mutex_unlock(&p->qp_lock);
 	if (xid && qp)
 		p->xops->x_set_qp(xid, qp); /* -EBUSY: still librdmacm's */

@@ -312,4 +312,19 @@ static inline bool rdmarw__tx_zcopy(const struct ib_device *dev,
 	}
 }
 
+/**
+ * struct rdmarw_qp_owner - who holds a QP besides its creator's caller
+ * @release: told by ib_destroy_qp(), before the QP goes, to let go of @qp
+ *	     (it must not call ib_destroy_qp())
+ *
+ * The CM sets &ib_qp.rdmarw_owner for the QP an id made with
+ * rdma_create_qp() and clears it when the id lets go of it (rdma_destroy_qp(),
+ * rdma_destroy_id()).  A ULP that destroys such a QP with ib_destroy_qp()
+ * (the kernel leaves the id pointing at freed memory) then leaves an id
+ * without a QP, as after rdma_destroy_qp().
+ */
+struct rdmarw_qp_owner {
+	void (*release)(struct rdmarw_qp_owner *owner, struct ib_qp *qp);
+};
+
 #endif /* RDMARW_PROVIDER_H */

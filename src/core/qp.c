@@ -157,6 +157,8 @@ int ib_destroy_qp(struct ib_qp *qp)
 	/* A context still holding storage or MRs would use them afterwards. */
 	if (rdmarw__rw_qp_busy(qp))
 		return -EBUSY;
+	if (qp->rdmarw_owner) /* an rdma_cm id's: it lets go first */
+		qp->rdmarw_owner->release(qp->rdmarw_owner, qp);
 	rdma_rw_cleanup_mrs(qp);
 	rdmarw__srq_detach(qp);
 	if (qp->device->ops->destroy_qp)
