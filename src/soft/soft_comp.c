@@ -22,9 +22,9 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, access,
 			   qp->req_rg, &n))
 		return SOFT_F_LOC_PROT;
-	if (soft_copy(src, 1, qp->req_rg, n, wqe->length))
+	if (soft_copy(src, 1, qp->req_rg, n, wqe->h.length))
 		return SOFT_F_LOC_RES;
-	soft_count(&qp->st_comp_bytes, wqe->length);
+	soft_count(&qp->st_comp_bytes, wqe->h.length);
 	return SOFT_OK;
 }
 
@@ -43,7 +43,7 @@ enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 	 */
 	soft_br_write_lock(&f->mem_lock);
 	ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
-					 iwarp ? wqe->sge[0].lkey : wqe->ex);
+					 iwarp ? wqe->sge[0].lkey : wqe->h.ex);
 	soft_br_write_unlock(&f->mem_lock);
 	if (!ret)
 		return SOFT_OK;
@@ -73,14 +73,14 @@ static inline void cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
 	e->wc = (struct ib_wc){
 		.wr_id = wqe->wr_id,
 		.status = status,
-		.opcode = wqe->op->wc_opcode,
+		.opcode = wqe->h.op->wc_opcode,
 		.vendor_err = vendor_err,
 		.byte_len = byte_len,
 		.qp = &qp->ibqp,
 		.port_num = qp->ibqp.port,
 	};
 	e->sq_release = &qp->sq_done;
-	e->sq_seq = wqe->seq;
+	e->sq_seq = wqe->h.seq;
 	e->solicited = false;
 }
 
@@ -100,7 +100,7 @@ void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe)
 		rdmarw__soft_comp_overflow(qp, cq);
 		return;
 	}
-	cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->length);
+	cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->h.length);
 	rdmarw__soft_cq_commit(cq, e);
 }
 void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
@@ -121,8 +121,9 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 		return;
 	}
 	cqe_set_send(e, qp, wqe, status, vendor_err,
-		     (!f && wqe->op->cls != SOFT_OPC_LOCAL) ? (u32)wqe->length :
-							      0);
+		     (!f && wqe->h.op->cls != SOFT_OPC_LOCAL) ?
+			     (u32)wqe->h.length :
+			     0);
 	rdmarw__soft_cq_commit(cq, e);
 }
 
@@ -140,14 +141,14 @@ void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
 	wc->qp = &qp->ibqp;
 	wc->port_num = qp->ibqp.port;
 	if (pkt) {
-		const struct soft_send_wqe *sw = pkt->wqe;
+		const struct soft_hdr *h = &pkt->h;
 
-		wc->opcode = sw->op->recv_wc_opcode;
-		wc->src_qp = pkt->req->ibqp.qp_num;
-		cqe.solicited = sw->solicited;
-		if (!f && (sw->op->flags & SOFT_OPF_IMM)) {
+		wc->opcode = h->op->recv_wc_opcode;
+		wc->src_qp = h->src_qpn;
+		cqe.solicited = h->solicited;
+		if (!f && (h->op->flags & SOFT_OPF_IMM)) {
 			wc->wc_flags |= IB_WC_WITH_IMM;
-			wc->ex.imm_data = sw->ex;
+			wc->ex.imm_data = h->ex;
 		} else if (!f && pkt->inv_key_set) {
 			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 			wc->ex.invalidate_rkey = pkt->inv_key;

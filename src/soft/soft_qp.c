@@ -701,27 +701,30 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 			  const struct ib_send_wr *wr,
 			  const struct soft_opcode *op, u64 len)
 {
-	w->op = op;
+	w->h.op = op;
+	w->h.kind = (u8)op->cls; /* a request's kind is its class */
+	w->h.syndrome = SOFT_OK;
+	w->h.solicited = wr->send_flags & IB_SEND_SOLICITED;
+	w->h.src_qpn = qp->ibqp.qp_num;
+	w->h.seq = qp->sq_prod;
+	w->h.length = len;
+	w->h.ex = wr->ex.invalidate_rkey;
 	w->opcode = wr->opcode;
 	w->wr_id = wr->wr_id;
-	w->seq = qp->sq_prod;
 	w->signaled = (wr->send_flags | qp->sig_all) & IB_SEND_SIGNALED;
-	w->solicited = wr->send_flags & IB_SEND_SOLICITED;
 	w->num_sge = (u32)wr->num_sge;
 	if (wr->num_sge == 1)
 		w->sge[0] =
 			wr->sg_list[0]; /* the common case, without a call */
 	else if (wr->num_sge)
 		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
-	w->length = len;
-	w->ex = wr->ex.invalidate_rkey;
 	if (op->cls == SOFT_OPC_WRITE || op->cls == SOFT_OPC_READ) {
-		w->remote_addr = rdma_wr(wr)->remote_addr;
-		w->rkey = rdma_wr(wr)->rkey;
+		w->h.va = rdma_wr(wr)->remote_addr;
+		w->h.rkey = rdma_wr(wr)->rkey;
 		return;
 	}
-	w->remote_addr = 0;
-	w->rkey = 0;
+	w->h.va = 0;
+	w->h.rkey = 0;
 	if ((op->flags & SOFT_OPF_REG) && !(op->flags & SOFT_OPF_UNSUPP)) {
 		const struct soft_mr *mr = to_smr(reg_wr(wr)->mr);
 

@@ -49,19 +49,20 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	struct soft_fabric *f = qp->dev->fabric;
 	int ret;
 
-	if (wqe->op->flags & SOFT_OPF_UNSUPP)
+	if (wqe->h.op->flags & SOFT_OPF_UNSUPP)
 		return SOFT_F_NOT_SUPP;
 	soft_br_write_lock(&f->mem_lock);
 	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY)
 		ret = rdmarw__soft_sig_register(qp, wqe->reg_index,
 						wqe->reg_serial, wqe->reg_key,
 						wqe->reg_access);
-	else if (wqe->op->flags & SOFT_OPF_REG)
+	else if (wqe->h.op->flags & SOFT_OPF_REG)
 		ret = rdmarw__soft_mr_register(qp, wqe->reg_index,
 					       wqe->reg_serial, wqe->reg_key,
 					       wqe->reg_access);
 	else
-		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd, wqe->ex);
+		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
+						 wqe->h.ex);
 	soft_br_write_unlock(&f->mem_lock);
 	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is
 	 * IB_WC_LOC_QP_OP_ERR (siw completes its tx errors the same way). */
@@ -99,7 +100,7 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
 			soft_store(&qp->kick_peer, true);
 	}
 	if (cls == SOFT_OPC_READ && !fault &&
-	    (wqe->op->flags & SOFT_OPF_LOC_INV))
+	    (wqe->h.op->flags & SOFT_OPF_LOC_INV))
 		fault = rdmarw__soft_comp_read_inv(qp, wqe);
 	return fault;
 }
@@ -123,17 +124,16 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 
 	if (!peer)
 		return SOFT_F_RETRY_EXC; /* nobody will ever answer */
-	pkt.req = qp;
-	pkt.wqe = wqe;
+	pkt.h = wqe->h; /* the header, by value */
 	pkt.outcome = 0; /* SOFT_OK, no flag */
 	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
 	if (cls != SOFT_OPC_READ) {
 		if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
-				   0, qp->req_rg, &pkt.nsrc)) {
+				   0, qp->req_rg, &pkt.pay.n)) {
 			soft_br_read_unlock(qp->mem_rd);
 			return SOFT_F_LOC_PROT;
 		}
-		pkt.src = qp->req_rg;
+		pkt.pay.rg = qp->req_rg;
 	}
 	if (cls == SOFT_OPC_WRITE)
 		rdmarw__soft_resp_write(peer, &pkt);
@@ -153,29 +153,28 @@ enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
 					struct soft_send_wqe *wqe, u8 *snap)
 {
 	struct soft_fabric *f = qp->dev->fabric;
-	enum soft_op_class cls = wqe->op->cls;
+	enum soft_op_class cls = wqe->h.op->cls;
 	struct soft_region rg;
 	struct soft_pkt pkt;
 
 	if (!qp->peer)
 		return SOFT_F_RETRY_EXC;
-	pkt.req = qp;
-	pkt.wqe = wqe;
+	pkt.h = wqe->h; /* the header, by value */
 	pkt.outcome = 0;
 	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
 	if (!wqe->zcopy) {
 		rg = (struct soft_region){ .dev = qp->dev,
 					   .addr = (u64)(uintptr_t)snap,
-					   .len = wqe->length,
+					   .len = wqe->h.length,
 					   .cpu = snap };
-		pkt.src = &rg;
-		pkt.nsrc = 1;
+		pkt.pay.rg = &rg;
+		pkt.pay.n = 1;
 	} else if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
-				  0, qp->req_rg, &pkt.nsrc)) {
+				  0, qp->req_rg, &pkt.pay.n)) {
 		soft_br_read_unlock(qp->mem_rd);
 		return SOFT_F_LOC_PROT;
 	} else {
-		pkt.src = qp->req_rg;
+		pkt.pay.rg = qp->req_rg;
 	}
 	rdmarw__soft_resp_late(qp->peer, &pkt);
 	if (!pkt.outcome) {
@@ -200,7 +199,7 @@ static enum soft_fault iwarp_terminated(struct soft_qp *qp,
 	if (fault != SOFT_F_REM_ACCESS || !qp->dev->iwarp)
 		return fault;
 	*term = true;
-	return wqe->op->cls == SOFT_OPC_READ ? SOFT_F_FLUSH : SOFT_OK;
+	return wqe->h.op->cls == SOFT_OPC_READ ? SOFT_F_FLUSH : SOFT_OK;
 }
 
 /*
@@ -239,7 +238,7 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	enum soft_fault fault = inject_exec(qp, wqe, &stall);
 
 	if (!fault && !stall) {
-		enum soft_op_class cls = wqe->op->cls;
+		enum soft_op_class cls = wqe->h.op->cls;
 
 		/* The most common class first (a test, not a jump table). */
 		if (cls == SOFT_OPC_WRITE)

@@ -5,7 +5,8 @@
  * needs one (or asks the requester to wait), checks the rkey or the receive
  * buffers, places SEND and WRITE data, and hands READ data back to the
  * completer.  It runs in the requester's thread, but only ever looks at the
- * request (struct soft_pkt), never at the requester's queues.
+ * request's header and payload (struct soft_pkt), never at the requester's
+ * queues, WQE or QP.
  *
  * Errors, as rxe classifies them (rxe_responder()):
  * - the QP grants no remote READ/WRITE (qp_access_flags): class C, NAK
@@ -92,7 +93,7 @@ static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 	const struct soft_recv_wqe *w = &qp->resp_wqe;
 	u32 n;
 
-	if (pkt->wqe->length > w->length) {
+	if (pkt->h.length > w->length) {
 		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_F_LOC_LEN);
 		return;
 	}
@@ -101,13 +102,13 @@ static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 		resp_fail(pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
 		return;
 	}
-	if (soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n, pkt->wqe->length)) {
+	if (soft_copy(pkt->pay.rg, pkt->pay.n, qp->resp_rg, n, pkt->h.length)) {
 		/* Nothing placed: the SEND and its receive both fail. */
 		resp_fail(pkt, SOFT_F_LOC_RES, SOFT_F_LOC_RES);
 		return;
 	}
-	if (pkt->wqe->op->flags & SOFT_OPF_REM_INV) {
-		pkt->inv_key = pkt->wqe->ex;
+	if (pkt->h.op->flags & SOFT_OPF_REM_INV) {
+		pkt->inv_key = pkt->h.ex;
 		pkt->inv_key_set = true;
 	}
 }
@@ -116,15 +117,14 @@ static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 soft_check_inline bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
 				 struct soft_region *rg)
 {
-	const struct soft_send_wqe *wqe = pkt->wqe;
+	const struct soft_hdr *h = &pkt->h;
 
-	if (!wqe->length) {
+	if (!h->length) {
 		*rg = (struct soft_region){ .dev = qp->dev };
 		return true;
 	}
-	if (!soft_mr_check(qp->dev, qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
-			   wqe->length, wqe->op->rem_access, SOFT_LOOKUP_REMOTE,
-			   rg))
+	if (!soft_mr_check(qp->dev, qp->ibqp.pd, h->rkey, h->va, h->length,
+			   h->op->rem_access, SOFT_LOOKUP_REMOTE, rg))
 		return true;
 	resp_fail(pkt, SOFT_F_REM_ACCESS,
 		  pkt->recv_taken ? SOFT_F_LOC_ACCESS : SOFT_OK);
@@ -143,7 +143,7 @@ soft_check_inline bool resp_accept(struct soft_qp *qp, struct soft_pkt *pkt,
 		pkt->fault = SOFT_F_RETRY_EXC;
 		return false;
 	}
-	if (!soft_resp_grants(qp, pkt->wqe->op)) {
+	if (!soft_resp_grants(qp, pkt->h.op)) {
 		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_OK);
 		return false;
 	}
@@ -176,19 +176,19 @@ soft_check_inline bool resp_accept(struct soft_qp *qp, struct soft_pkt *pkt,
 static inline __attribute__((always_inline)) void
 resp_write(struct soft_qp *qp, struct soft_pkt *pkt)
 {
-	const struct soft_region *src = pkt->src;
-	u64 len = pkt->wqe->length;
+	const struct soft_region *src = pkt->pay.rg;
+	u64 len = pkt->h.length;
 	struct soft_region rg;
 
-	if (!resp_accept(qp, pkt, pkt->wqe->op->flags & SOFT_OPF_RECV) ||
+	if (!resp_accept(qp, pkt, pkt->h.op->flags & SOFT_OPF_RECV) ||
 	    !resp_rkey(qp, pkt, &rg))
 		return;
 	/* Both sides hold exactly @len bytes (the requester's one region
 	 * is the WR's payload, the rkey check gave @len): contiguous on
 	 * both sides, one memmove. */
-	if (pkt->nsrc == 1 && src->cpu && rg.cpu)
+	if (pkt->pay.n == 1 && src->cpu && rg.cpu)
 		memmove(rg.cpu, src->cpu, len);
-	else if (soft_copy(src, pkt->nsrc, &rg, 1, len)) {
+	else if (soft_copy(src, pkt->pay.n, &rg, 1, len)) {
 		pkt->fault = SOFT_F_LOC_RES; /* nothing placed */
 		return;
 	}
@@ -222,7 +222,7 @@ void rdmarw__soft_resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 __attribute__((cold)) void rdmarw__soft_resp_late(struct soft_qp *qp,
 						  struct soft_pkt *pkt)
 {
-	if (pkt->wqe->op->cls == SOFT_OPC_WRITE)
+	if (pkt->h.op->cls == SOFT_OPC_WRITE)
 		resp_write(qp, pkt);
 	else if (resp_accept(qp, pkt, true))
 		resp_send(qp, pkt);
@@ -232,7 +232,7 @@ void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
 {
 	struct soft_fabric *f = qp->dev->fabric;
 	enum soft_fault rf = pkt->resp_fault;
-	u64 len = pkt->wqe->length;
+	u64 len = pkt->h.length;
 	int ret;
 
 	if (!pkt->fault && !rf && pkt->inv_key_set) {
@@ -252,7 +252,7 @@ void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
 		if (qp->ibqp.srq)
 			rdmarw__soft_srq_recv_done(qp);
 	}
-	if (!pkt->fault && !rf && pkt->wqe->op->cls == SOFT_OPC_SEND)
+	if (!pkt->fault && !rf && pkt->h.op->cls == SOFT_OPC_SEND)
 		soft_count(&qp->st_resp_bytes, len);
 	/* The responder's own Send Queue must now flush: the requester
 	 * runs it once its executor is done (rdmarw__soft_qp_kick()). */

@@ -449,40 +449,155 @@ struct soft_opcode {
 	enum ib_wc_opcode recv_wc_opcode;
 };
 
+/* ---- soft_resp.c (responder) ---------------------------------------- */
+
+/*
+ * Everything that can go wrong, each picked once into a completion status
+ * by rdmarw__soft_status() (soft_opcode.c).
+ */
+enum soft_fault {
+	SOFT_OK,
+	SOFT_F_LOC_PROT, /* bad local key, PD, rights, bounds, IOVA */
+	SOFT_F_LOC_LEN, /* receive buffer too small (responder) */
+	SOFT_F_LOC_QP_OP, /* REG_MR / LOCAL_INV refused */
+	SOFT_F_LOC_ACCESS, /* responder: receive consumed by a bad access */
+	SOFT_F_REM_ACCESS, /* bad rkey, PD, rights or bounds at responder */
+	SOFT_F_REM_INV_REQ, /* request the responder cannot take */
+	SOFT_F_REM_OP, /* responder failed on its own receive */
+	SOFT_F_RETRY_EXC, /* nobody answers (no peer, peer not ready) */
+	SOFT_F_GENERAL, /* siw: READ_WITH_INV could not invalidate */
+	SOFT_F_NOT_SUPP, /* accepted opcode the device cannot execute */
+	SOFT_F_FLUSH, /* QP in ERR */
+	SOFT_F_LOC_RES, /* no memory for the copy (integrity bounce) */
+	SOFT_F_NR,
+	/* Not a completion: the responder found no receive (RNR); the
+	 * requester waits.  It never reaches rdmarw__soft_status(). */
+	SOFT_F_RNR = SOFT_F_NR,
+	/* Not a completion either: siw's zero-copy model held the WQE
+	 * (soft_zcopy.c); it completes as sent. */
+	SOFT_F_HELD,
+};
+
+/* soft_hdr.kind: what the packet is.  A request's kind is its class. */
+enum soft_pkt_kind {
+	SOFT_PKT_SEND = SOFT_OPC_SEND, /* requests: to the responder */
+	SOFT_PKT_WRITE = SOFT_OPC_WRITE,
+	SOFT_PKT_READ = SOFT_OPC_READ,
+};
+
+/**
+ * struct soft_hdr - a packet's header, by value: nothing in it points
+ * into the sender's queues or QP (a wire transport sends it as it is)
+ * @op: the request's opcode entry (class, flags, rights, WC opcodes); a
+ *      wire's receive path decodes it from the opcode on the wire
+ * @kind: enum soft_pkt_kind
+ * @syndrome: a NAK's or TERMINATE's enum soft_fault (requests: SOFT_OK)
+ * @solicited: IB_SEND_SOLICITED (the receive completion is solicited)
+ * @src_qpn: the sending QP's number (the receive completion's src_qp)
+ * @rkey: WRITE and READ: the responder's key
+ * @ex: the immediate data, or SEND_WITH_INV's key to invalidate
+ * @seq: the request's sequence number on its Send Queue (PSN, MSN)
+ * @va: WRITE and READ: the address under @rkey
+ * @length: the message's bytes (a READ: the bytes asked for)
+ */
+struct soft_hdr {
+	const struct soft_opcode *op;
+	u8 kind;
+	u8 syndrome;
+	bool solicited;
+	u32 src_qpn;
+	u32 rkey;
+	u32 ex;
+	u64 seq;
+	u64 va;
+	u64 length;
+};
+
+/**
+ * struct soft_cursor - a packet's payload
+ * @rg: loopback: the sender's regions, checked under its read section
+ *      (a wire transport reads the payload from its socket instead)
+ * @n: regions in @rg
+ */
+struct soft_cursor {
+	const struct soft_region *rg;
+	u32 n;
+};
+
+/**
+ * struct soft_pkt - a packet between the roles: a header by value and a
+ * payload cursor, plus (until the answer is a packet of its own) the
+ * responder's answer
+ * @h: the header
+ * @pay: SEND/WRITE: the payload
+ * @fault: out: what the requester completes with (SOFT_OK for success),
+ *         or SOFT_F_RNR: no receive was posted, the requester waits
+ * @finish: out: rdmarw__soft_resp_finish() has work (a receive to
+ *          complete, a key to invalidate, the responder to move to ERR)
+ * @resp_err: out: the responder QP must move to ERR
+ * @recv_taken: out: a receive was consumed (completed by resp_finish)
+ * @inv_key_set: out: @inv_key is to be (and then was) invalidated
+ * @kick: out: the responder moved to ERR; its Send Queue must run
+ * @resp_fault: out: what the responder's receive completes with
+ * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
+ * @read_src: out: READ: the remote bytes, for the completer
+ *
+ * @outcome: @fault and the four flags above as one word: zero when the
+ *           responder accepted the request whole and has nothing to
+ *           finish (the requester's one test on the fast path; @kick is
+ *           only ever set by resp_finish, so it is not part of it)
+ *
+ * The requester fills @h and @pay and zeroes @outcome (@fault SOFT_OK, no
+ * flag); the responder reads only those and writes the rest (@resp_fault
+ * with @finish).
+ */
+struct soft_pkt {
+	struct soft_hdr h;
+	struct soft_cursor pay;
+	union {
+		struct {
+			enum soft_fault fault;
+			bool finish;
+			bool resp_err;
+			bool recv_taken;
+			bool inv_key_set;
+		};
+		u64 outcome;
+	};
+	bool kick;
+	enum soft_fault resp_fault;
+	u32 inv_key;
+	struct soft_region read_src;
+};
+
 /* ---- soft_qp.c ------------------------------------------------------ */
 
 /**
  * struct soft_send_wqe - a posted send work request (snapshot)
- * @op: opcode entry
+ * @h: what a request of it carries on the wire, built at post (the
+ *     opcode entry, kind, solicited, source QPN, rkey, immediate data or
+ *     key to invalidate, sequence number, remote address, length): the
+ *     requester sends a copy of it (struct soft_pkt)
  * @opcode: enum ib_wr_opcode
  * @wr_id: the caller's id (or wr_cqe)
- * @seq: sequence number on its Send Queue
  * @signaled: a success completion is wanted
- * @solicited: IB_SEND_SOLICITED
  * @num_sge: SGEs in @sge
  * @sge: copies of the SGEs (qp->sq_sges)
- * @length: payload bytes (sum of SGE lengths)
- * @remote_addr: RDMA
- * @rkey: RDMA
- * @ex: immediate data or key to invalidate
  * @reg_index: REG_MR: the MR's key index
  * @reg_serial: REG_MR: the MR's serial
  * @reg_key: REG_MR: the key
  * @reg_access: REG_MR: the rights
+ * @zcopy: siw's zero-copy model: sent from its sources (soft_zcopy.c)
+ *
+ * @h.ex is also LOCAL_INV's key and READ_WITH_INV's invalidate_rkey.
  */
 struct soft_send_wqe {
-	const struct soft_opcode *op;
+	struct soft_hdr h;
 	int opcode;
 	u64 wr_id;
-	u64 seq;
 	bool signaled;
-	bool solicited;
 	u32 num_sge;
 	struct ib_sge *sge;
-	u64 length;
-	u64 remote_addr;
-	u32 rkey;
-	u32 ex;
 	u32 reg_index;
 	u64 reg_serial;
 	u32 reg_key;
@@ -682,84 +797,6 @@ static inline enum ib_qp_state soft_qp_state(struct soft_qp *qp)
 {
 	return soft_load(&qp->ibqp.state);
 }
-
-/* ---- soft_resp.c (responder) ---------------------------------------- */
-
-/*
- * Everything that can go wrong, each picked once into a completion status
- * by rdmarw__soft_status() (soft_opcode.c).
- */
-enum soft_fault {
-	SOFT_OK,
-	SOFT_F_LOC_PROT, /* bad local key, PD, rights, bounds, IOVA */
-	SOFT_F_LOC_LEN, /* receive buffer too small (responder) */
-	SOFT_F_LOC_QP_OP, /* REG_MR / LOCAL_INV refused */
-	SOFT_F_LOC_ACCESS, /* responder: receive consumed by a bad access */
-	SOFT_F_REM_ACCESS, /* bad rkey, PD, rights or bounds at responder */
-	SOFT_F_REM_INV_REQ, /* request the responder cannot take */
-	SOFT_F_REM_OP, /* responder failed on its own receive */
-	SOFT_F_RETRY_EXC, /* nobody answers (no peer, peer not ready) */
-	SOFT_F_GENERAL, /* siw: READ_WITH_INV could not invalidate */
-	SOFT_F_NOT_SUPP, /* accepted opcode the device cannot execute */
-	SOFT_F_FLUSH, /* QP in ERR */
-	SOFT_F_LOC_RES, /* no memory for the copy (integrity bounce) */
-	SOFT_F_NR,
-	/* Not a completion: the responder found no receive (RNR); the
-	 * requester waits.  It never reaches rdmarw__soft_status(). */
-	SOFT_F_RNR = SOFT_F_NR,
-	/* Not a completion either: siw's zero-copy model held the WQE
-	 * (soft_zcopy.c); it completes as sent. */
-	SOFT_F_HELD,
-};
-
-/**
- * struct soft_pkt - one request, built by the requester, answered by the
- * responder
- * @req: the requesting QP
- * @wqe: its WQE
- * @src: SEND/WRITE: the payload the requester checked
- * @nsrc: regions in @src
- * @fault: out: what the requester completes with (SOFT_OK for success),
- *         or SOFT_F_RNR: no receive was posted, the requester waits
- * @finish: out: rdmarw__soft_resp_finish() has work (a receive to
- *          complete, a key to invalidate, the responder to move to ERR)
- * @resp_err: out: the responder QP must move to ERR
- * @recv_taken: out: a receive was consumed (completed by resp_finish)
- * @inv_key_set: out: @inv_key is to be (and then was) invalidated
- * @kick: out: the responder moved to ERR; its Send Queue must run
- * @resp_fault: out: what the responder's receive completes with
- * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
- * @read_src: out: READ: the remote bytes, for the completer
- *
- * @outcome: @fault and the four flags above as one word: zero when the
- *           responder accepted the request whole and has nothing to
- *           finish (the requester's one test on the fast path; @kick is
- *           only ever set by resp_finish, so it is not part of it)
- *
- * The requester sets @req, @wqe, @src, @nsrc and zeroes @outcome (@fault
- * SOFT_OK, no flag); the responder writes the rest (@resp_fault with
- * @finish).
- */
-struct soft_pkt {
-	struct soft_qp *req;
-	struct soft_send_wqe *wqe;
-	const struct soft_region *src;
-	u32 nsrc;
-	union {
-		struct {
-			enum soft_fault fault;
-			bool finish;
-			bool resp_err;
-			bool recv_taken;
-			bool inv_key_set;
-		};
-		u64 outcome;
-	};
-	bool kick;
-	enum soft_fault resp_fault;
-	u32 inv_key;
-	struct soft_region read_src;
-};
 
 /* ---- test hooks (soft_device.c) ------------------------------------ */
 
