@@ -453,6 +453,8 @@ static void qp_reset(struct soft_qp *qp)
 	soft_spin_unlock(&qp->rq_lock);
 	soft_store(&qp->kick_peer, false);
 	soft_store(&qp->run_req, 0);
+	memset(&qp->rx, 0, sizeof(qp->rx));
+	qp->comp_fault = SOFT_OK;
 	rdmarw__qp_move(&qp->ibqp, IB_QPS_RESET, IB_QP_STATE, NULL);
 	exec_unlock(qp);
 }
@@ -491,9 +493,17 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 			found = p;
 	if (!found || found == qp)
 		ret = -EINVAL;
-	/* An RC QP answers one requester: nobody else may point at it. */
+	/*
+	 * An RC QP answers one requester: nobody else may point at it.  And
+	 * the loopback's wire is a pair: the destination links to nobody or
+	 * to this QP, and a QP that already links to this one must be the
+	 * destination (the responder answers through its own link).
+	 */
+	if (!ret && found->peer && found->peer != qp)
+		ret = -EINVAL;
 	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry)
-		if (!ret && p != qp && p->peer == found)
+		if (!ret && p != qp &&
+		    (p->peer == found || (p->peer == qp && p != found)))
 			ret = -EINVAL;
 	if (!ret) {
 		exec_lock(qp);

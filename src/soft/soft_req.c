@@ -2,9 +2,10 @@
 /*
  * The requester (rxe_req.c's role): takes WQEs off the Send Queue in order,
  * executes local operations (REG_MR, LOCAL_INV) itself, gathers and checks
- * the local payload of SEND and WRITE, hands each request to the
- * responder (soft_resp.c) of the peer QP, and lets the completer
- * (soft_comp.c) place READ data and write completions.
+ * the local payload of SEND and WRITE, transmits each request as a packet
+ * (soft_net.c) to the responder (soft_resp.c) of the peer QP, whose
+ * answers reach this QP's completer (soft_comp.c), which places READ data
+ * and writes completions.
  *
  * Each WQE goes through named steps; every failure is an enum soft_fault,
  * turned into a completion status in one place (rdmarw__soft_status()).  A
@@ -16,6 +17,7 @@
  * ib_post_recv() resumes it.  Nothing is retried on a timer.  iWARP has
  * no RNR: there the responder terminates (soft_resp.c).
  */
+#include "soft/soft_net.h"
 #include "soft/soft_sig.h"
 #include "soft/soft_req.h"
 
@@ -72,33 +74,33 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 /* ---- remote operations -------------------------------------------------- */
 
 /*
- * What follows a refused, stalled or finishing request (and every READ):
- * the RNR wait, the READ's placement, the responder's completion of a
- * consumed receive.  Out of line: a plain WRITE that the responder
- * accepted whole tests one word and returns.  Called with mem_lock held
- * (read); drops it.  Return: the WQE's fault, or SOFT_F_RNR: wait.
+ * What follows a request that was answered or that the responder finishes
+ * after the transmit (and every READ): the answer's fault (a NAK's
+ * syndrome, RNR, the READ placement's), the end of the message at the
+ * peer, READ_WITH_INV's invalidation.  Out of line: a plain WRITE that the
+ * responder accepted whole tests one word and returns.  Called with
+ * mem_lock held (read); drops it.  Return: the WQE's fault, or
+ * SOFT_F_RNR: wait.
  */
 static enum soft_fault req_remote_tail(struct soft_qp *qp,
-				       struct soft_send_wqe *wqe,
-				       struct soft_pkt *pkt,
+				       struct soft_send_wqe *wqe, int ret,
 				       enum soft_op_class cls)
 {
-	enum soft_fault fault = pkt->fault;
+	enum soft_fault fault = SOFT_OK;
 
+	if (ret & SOFT_RCV_ANSWERED) {
+		fault = qp->comp_fault;
+		qp->comp_fault = SOFT_OK;
+	} else if (cls == SOFT_OPC_READ) {
+		fault = SOFT_F_RETRY_EXC; /* no response came */
+	}
+	soft_br_read_unlock(qp->mem_rd);
 	if (fault == SOFT_F_RNR) {
-		soft_br_read_unlock(qp->mem_rd);
 		soft_add(&qp->dev->stats.rnr_stalls, 1);
 		return SOFT_F_RNR;
 	}
-	if (cls == SOFT_OPC_READ && !fault)
-		fault = rdmarw__soft_comp_read(qp, wqe, &pkt->read_src);
-	soft_br_read_unlock(qp->mem_rd);
-	if (pkt->finish) {
-		pkt->kick = false;
-		rdmarw__soft_resp_finish(qp->peer, pkt);
-		if (pkt->kick)
-			soft_store(&qp->kick_peer, true);
-	}
+	if ((ret & SOFT_RCV_END) && rdmarw__soft_xmit_end(qp))
+		soft_store(&qp->kick_peer, true);
 	if (cls == SOFT_OPC_READ && !fault &&
 	    (wqe->h.op->flags & SOFT_OPF_LOC_INV))
 		fault = rdmarw__soft_comp_read_inv(qp, wqe);
@@ -107,25 +109,22 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
 
 /*
  * A SEND, WRITE or READ: the requester checks the local payload of a SEND
- * or WRITE (rxe's copy_data(), access 0) and builds the request; the
- * responder of the peer QP, called once, applies every rule of its side
- * and places SEND and WRITE data; the completer places READ data into the
- * sinks it checks.  Each refusal stops the request where it is found.
- * Return: the WQE's fault, or SOFT_F_RNR: the Send Queue waits for a
- * receive.
+ * or WRITE (rxe's copy_data(), access 0) and transmits the request
+ * (soft_xmit_req(), the loopback inline); the responder of the peer QP
+ * applies every rule of its side and places SEND and WRITE data, and
+ * answers with packets to this QP's completer, which places READ data
+ * into the sinks it checks.  Each refusal stops the request where it is
+ * found.  Return: the WQE's fault, or SOFT_F_RNR: the Send Queue waits for
+ * a receive.
  */
 soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 					     struct soft_send_wqe *wqe,
 					     enum soft_op_class cls)
 {
 	struct soft_fabric *f = qp->dev->fabric;
-	struct soft_qp *peer = qp->peer;
 	struct soft_pkt pkt;
+	int ret;
 
-	if (!peer)
-		return SOFT_F_RETRY_EXC; /* nobody will ever answer */
-	pkt.h = wqe->h; /* the header, by value */
-	pkt.outcome = 0; /* SOFT_OK, no flag */
 	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
 	if (cls != SOFT_OPC_READ) {
 		if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
@@ -134,19 +133,18 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 			return SOFT_F_LOC_PROT;
 		}
 		pkt.pay.rg = qp->req_rg;
+	} else {
+		pkt.pay.rg = NULL;
+		pkt.pay.n = 0;
 	}
-	if (cls == SOFT_OPC_WRITE)
-		rdmarw__soft_resp_write(peer, &pkt);
-	else if (cls == SOFT_OPC_READ)
-		rdmarw__soft_resp_read(peer, &pkt);
-	else
-		rdmarw__soft_resp_send(peer, &pkt);
+	pkt.h = wqe->h; /* the header, by value */
+	ret = soft_xmit_req(qp, &pkt, cls);
 	/* Accepted whole, nothing for the responder to finish: done. */
-	if (__builtin_expect(cls != SOFT_OPC_READ && !pkt.outcome, 1)) {
+	if (__builtin_expect(cls != SOFT_OPC_READ && !ret, 1)) {
 		soft_br_read_unlock(qp->mem_rd);
 		return SOFT_OK;
 	}
-	return req_remote_tail(qp, wqe, &pkt, cls);
+	return req_remote_tail(qp, wqe, ret, cls);
 }
 
 enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
@@ -156,11 +154,8 @@ enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
 	enum soft_op_class cls = wqe->h.op->cls;
 	struct soft_region rg;
 	struct soft_pkt pkt;
+	int ret;
 
-	if (!qp->peer)
-		return SOFT_F_RETRY_EXC;
-	pkt.h = wqe->h; /* the header, by value */
-	pkt.outcome = 0;
 	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
 	if (!wqe->zcopy) {
 		rg = (struct soft_region){ .dev = qp->dev,
@@ -176,12 +171,13 @@ enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
 	} else {
 		pkt.pay.rg = qp->req_rg;
 	}
-	rdmarw__soft_resp_late(qp->peer, &pkt);
-	if (!pkt.outcome) {
+	pkt.h = wqe->h;
+	ret = rdmarw__soft_xmit(qp, &pkt);
+	if (ret <= 0) {
 		soft_br_read_unlock(qp->mem_rd);
-		return SOFT_OK;
+		return ret ? SOFT_F_LOC_PROT : SOFT_OK;
 	}
-	return req_remote_tail(qp, wqe, &pkt, cls);
+	return req_remote_tail(qp, wqe, ret, cls);
 }
 
 /*

@@ -478,25 +478,46 @@ enum soft_fault {
 	SOFT_F_HELD,
 };
 
-/* soft_hdr.kind: what the packet is.  A request's kind is its class. */
+/*
+ * soft_hdr.kind: what the packet is, and so who receives it
+ * (rdmarw__soft_rcv()).  The requests have the values of their class.
+ */
 enum soft_pkt_kind {
 	SOFT_PKT_SEND = SOFT_OPC_SEND, /* requests: to the responder */
 	SOFT_PKT_WRITE = SOFT_OPC_WRITE,
 	SOFT_PKT_READ = SOFT_OPC_READ,
+	SOFT_PKT_READ_RESP, /* answers: to the completer; READ data */
+	SOFT_PKT_NAK, /* refused: @syndrome is the requester's fault */
+	SOFT_PKT_RNR, /* no receive posted: the requester waits */
+	SOFT_PKT_TERM, /* iWARP TERMINATE: @syndrome as for a NAK */
+	SOFT_PKT_NR,
+};
+
+/* What a receive (and so a loopback transmit) returns: 0 or these flags. */
+enum soft_rcv_flags {
+	/* an answer reached the sender's completer (qp->comp_fault) */
+	SOFT_RCV_ANSWERED = 1 << 0,
+	/* the receiver finishes the message once the sender has left its
+	 * read section: call rdmarw__soft_xmit_end() */
+	SOFT_RCV_END = 1 << 1,
+	/* the receiver does not answer (not ready): the loopback turns it
+	 * into the retry timer's RETRY_EXC */
+	SOFT_RCV_DROP = 1 << 2,
 };
 
 /**
  * struct soft_hdr - a packet's header, by value: nothing in it points
  * into the sender's queues or QP (a wire transport sends it as it is)
- * @op: the request's opcode entry (class, flags, rights, WC opcodes); a
+ * @op: a request's opcode entry (class, flags, rights, WC opcodes); a
  *      wire's receive path decodes it from the opcode on the wire
  * @kind: enum soft_pkt_kind
- * @syndrome: a NAK's or TERMINATE's enum soft_fault (requests: SOFT_OK)
+ * @syndrome: NAK and TERM: the enum soft_fault the requester completes with
  * @solicited: IB_SEND_SOLICITED (the receive completion is solicited)
  * @src_qpn: the sending QP's number (the receive completion's src_qp)
  * @rkey: WRITE and READ: the responder's key
  * @ex: the immediate data, or SEND_WITH_INV's key to invalidate
- * @seq: the request's sequence number on its Send Queue (PSN, MSN)
+ * @seq: the request's sequence number on its Send Queue (PSN, MSN); an
+ *       answer carries its request's
  * @va: WRITE and READ: the address under @rkey
  * @length: the message's bytes (a READ: the bytes asked for)
  */
@@ -525,49 +546,36 @@ struct soft_cursor {
 };
 
 /**
- * struct soft_pkt - a packet between the roles: a header by value and a
- * payload cursor, plus (until the answer is a packet of its own) the
- * responder's answer
+ * struct soft_pkt - a packet between the roles (rdmarw__soft_xmit(),
+ * rdmarw__soft_rcv()): a header by value and a payload cursor.  It lives
+ * on the sender's stack for the time of the transmit.
  * @h: the header
- * @pay: SEND/WRITE: the payload
- * @fault: out: what the requester completes with (SOFT_OK for success),
- *         or SOFT_F_RNR: no receive was posted, the requester waits
- * @finish: out: rdmarw__soft_resp_finish() has work (a receive to
- *          complete, a key to invalidate, the responder to move to ERR)
- * @resp_err: out: the responder QP must move to ERR
- * @recv_taken: out: a receive was consumed (completed by resp_finish)
- * @inv_key_set: out: @inv_key is to be (and then was) invalidated
- * @kick: out: the responder moved to ERR; its Send Queue must run
- * @resp_fault: out: what the responder's receive completes with
- * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
- * @read_src: out: READ: the remote bytes, for the completer
- *
- * @outcome: @fault and the four flags above as one word: zero when the
- *           responder accepted the request whole and has nothing to
- *           finish (the requester's one test on the fast path; @kick is
- *           only ever set by resp_finish, so it is not part of it)
- *
- * The requester fills @h and @pay and zeroes @outcome (@fault SOFT_OK, no
- * flag); the responder reads only those and writes the rest (@resp_fault
- * with @finish).
+ * @pay: SEND, WRITE, READ_RESP: the payload (@h.length bytes)
  */
 struct soft_pkt {
 	struct soft_hdr h;
 	struct soft_cursor pay;
-	union {
-		struct {
-			enum soft_fault fault;
-			bool finish;
-			bool resp_err;
-			bool recv_taken;
-			bool inv_key_set;
-		};
-		u64 outcome;
-	};
-	bool kick;
-	enum soft_fault resp_fault;
+};
+
+/**
+ * struct soft_rx - the responder's message in progress, which it finishes
+ * in rdmarw__soft_resp_end() (all zero between messages)
+ * @h: the request's header (for the receive's completion)
+ * @fault: what the consumed receive completes with
+ * @recv_taken: a receive was consumed (qp->resp_wqe)
+ * @resp_err: the responder QP moves to ERR
+ * @nak: the requester was refused (nothing to invalidate, no bytes counted)
+ * @inv_key_set: @inv_key is to be (and then was) invalidated
+ * @inv_key: SEND_WITH_INV: the key to invalidate after placement
+ */
+struct soft_rx {
+	struct soft_hdr h;
+	enum soft_fault fault;
+	bool recv_taken;
+	bool resp_err;
+	bool nak;
+	bool inv_key_set;
 	u32 inv_key;
-	struct soft_region read_src;
 };
 
 /* ---- soft_qp.c ------------------------------------------------------ */
@@ -702,6 +710,10 @@ struct soft_zc {
  * @resp_wqe: responder scratch: the receive being filled
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
+ * @rx: responder: the message it finishes in rdmarw__soft_resp_end()
+ * @comp_fault: completer: the answer to the request in flight (a NAK's or
+ *              TERMINATE's syndrome, SOFT_F_RNR, the READ placement's
+ *              fault); the requester reads it and sets it back to SOFT_OK
  * @fault: fault injection (soft_fault.c)
  * @mem_rd: its reader indicator of fabric->mem_lock (own cache line,
  *          written only by the thread holding its executor role)
@@ -775,6 +787,8 @@ struct soft_qp {
 	struct soft_recv_wqe resp_wqe;
 	struct ib_sge *resp_sge;
 	struct soft_region *resp_rg;
+	struct soft_rx rx;
+	enum soft_fault comp_fault;
 };
 static_assert(offsetof(struct soft_qp, ibqp) == 0, "core struct first");
 
