@@ -241,6 +241,42 @@ static void test_stray_read_response(void **state)
 	}
 }
 
+/*
+ * RNR resumes by a message: a SEND that found no receive waits (rxe); a
+ * SOFT_PKT_RESUME delivered to its QP runs the Send Queue again (it stalls
+ * again: still no receive), and the receive's post resumes it through the
+ * same message, and the SEND lands.
+ */
+static void test_resume_message(void **state)
+{
+	struct soft_pkt resume = { .h = { .kind = SOFT_PKT_RESUME } };
+	struct soft_stats st;
+	struct soft_pair p;
+	struct ib_wc wc;
+
+	(void)state;
+	soft_pair_init(&p, &(struct soft_env_cfg){ .profile = "rxe" }, LEN,
+		       0x20);
+	assert_int_equal(
+		soft_env_send(p.env.qp[0], 1, p.buf[0], 32, p.mr[0]->lkey), 0);
+	assert_int_equal(soft_device_stats(p.env.dev[0], &st), 0);
+	assert_int_equal(st.rnr_stalls, 1);
+	soft_env_expect_empty(p.env.cq[0]);
+	resume.h.src_qpn = p.env.qp[1]->qp_num;
+	assert_int_equal(rdmarw__soft_rcv(to_sqp(p.env.qp[0]), &resume), 0);
+	assert_int_equal(soft_device_stats(p.env.dev[0], &st), 0);
+	assert_int_equal(st.rnr_stalls, 2);
+	soft_env_expect_empty(p.env.cq[0]);
+	soft_env_post_recv(p.env.qp[1], 2, p.buf[1], 64, p.mr[1]->lkey);
+	soft_env_expect(p.env.cq[0], 1, IB_WC_SUCCESS, IB_WC_SEND);
+	soft_env_poll(p.env.cq[1], 1, &wc);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, IB_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 32);
+	assert_memory_equal(p.buf[1], p.buf[0], 32);
+	soft_pair_fini(&p);
+}
+
 static struct ib_qp *third_qp(struct soft_env *env)
 {
 	struct ib_qp_init_attr qa = {
@@ -312,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_stray_read_response),
 		cmocka_unit_test(test_link_is_a_pair),
+		cmocka_unit_test(test_resume_message),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,6 +63,10 @@ int rdmarw__soft_comp_rcv(struct soft_qp *qp, const struct soft_pkt *pkt)
 	case SOFT_PKT_TERM:
 		qp->comp_fault = (enum soft_fault)h->syndrome;
 		break;
+	case SOFT_PKT_RESUME:
+		/* Not an answer: what the Send Queue waited for is there. */
+		rdmarw__soft_qp_schedule(qp);
+		return 0;
 	default:
 		return 0;
 	}

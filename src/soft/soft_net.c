@@ -8,11 +8,12 @@
  * and every answer (READ response, NAK, RNR, TERMINATE) to the completer;
  * the responder answers by transmitting from its own QP.  The loopback is
  * the only code of the data path that follows qp->peer: a transmit is
- * the peer's receive, in the sender's thread, under the sender's read
- * section, and the end of the message (rdmarw__soft_xmit_end()) runs the
- * receiver's second half once the sender has left it.  A wire transport
- * implements the same three calls over a socket (docs/soft-device.md, "The
- * transmit/receive seam").
+ * the peer's receive, in the sender's thread, in the read section of the
+ * end whose memory is the source (the sender's for a SEND or WRITE, the
+ * responder's own for a READ), and the end of the message
+ * (rdmarw__soft_xmit_end()) runs the receiver's second half once that
+ * section is left.  A wire transport implements the same calls over a
+ * socket (docs/soft-device.md, "The transmit/receive seam").
  */
 #include "soft/soft_net.h"
 
@@ -42,10 +43,50 @@ int rdmarw__soft_xmit(struct soft_qp *qp, struct soft_pkt *pkt)
 		return pkt->h.kind <= SOFT_PKT_READ ?
 			       rdmarw__soft_lost(qp, pkt) :
 			       0;
-	ret = rdmarw__soft_rcv(peer, pkt);
+	/* A READ request: the responder's own read section (the sender
+	 * holds none); anything else runs in the sender's. */
+	if (pkt->h.kind == SOFT_PKT_READ) {
+		soft_br_read_lock(&qp->dev->fabric->mem_lock, peer->resp_rd);
+		ret = rdmarw__soft_rcv(peer, pkt);
+		soft_br_read_unlock(peer->resp_rd);
+	} else {
+		ret = rdmarw__soft_rcv(peer, pkt);
+	}
 	if (ret > 0 && (ret & SOFT_RCV_DROP))
 		return rdmarw__soft_lost(qp, pkt);
 	return ret;
+}
+
+bool rdmarw__soft_xmit_close(struct soft_qp *qp)
+{
+	struct soft_qp *peer = qp->peer;
+
+	return peer && rdmarw__soft_qp_to_err(peer);
+}
+
+void rdmarw__soft_xmit_kick(struct soft_qp *qp)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	struct soft_pkt resume = { .h = { .kind = SOFT_PKT_RESUME } };
+	struct soft_qp *peer;
+
+	if (!soft_load(&qp->kick_peer) || !soft_xchg(&qp->kick_peer, false))
+		return;
+	soft_mutex_lock(&f->lock);
+	peer = qp->peer;
+	if (peer && !soft_load(&peer->dying))
+		peer->refs++;
+	else
+		peer = NULL;
+	soft_mutex_unlock(&f->lock);
+	if (!peer)
+		return;
+	resume.h.src_qpn = qp->ibqp.qp_num;
+	rdmarw__soft_rcv(peer, &resume);
+	soft_mutex_lock(&f->lock);
+	peer->refs--;
+	soft_mutex_wake(&f->lock);
+	soft_mutex_unlock(&f->lock);
 }
 
 bool rdmarw__soft_xmit_end(struct soft_qp *qp)

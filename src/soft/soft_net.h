@@ -11,9 +11,27 @@
 #include "soft/soft_proto.h"
 
 /*
- * Loopback: the peer receives the request now, in this thread, under the
- * sender's read section (the payload cursor points into the sender's
- * memory).  No peer, or a peer that drops it: RETRY_EXC, as the retry
+ * A READ request holds no section of the sender's (its payload is the
+ * responder's memory): the responder reads in its own (resp_rd), in which
+ * the completer also places the response (one fabric, one memory lock).
+ * Nothing else is held, so the entry may wait for a writer.
+ */
+static inline int soft_xmit_read(struct soft_qp *qp, struct soft_qp *peer,
+				 struct soft_pkt *pkt)
+{
+	int ret;
+
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, peer->resp_rd);
+	ret = rdmarw__soft_resp_read(peer, pkt);
+	soft_br_read_unlock(peer->resp_rd);
+	return ret;
+}
+
+/*
+ * Loopback: the peer receives the request now, in this thread: a SEND or
+ * WRITE under the sender's read section, which the payload cursor needs
+ * and which covers the responder's memory too (one fabric, one memory
+ * lock), a READ in the responder's own (soft_xmit_read()).  No peer, or a peer that drops it: RETRY_EXC, as the retry
  * timer of a wire would give.  @cls: @pkt->h.kind, which the caller
  * knows: each kind reaches its responder entry from one call site.
  * Return: 0 or enum soft_rcv_flags.
@@ -29,7 +47,7 @@ soft_xmit_req(struct soft_qp *qp, struct soft_pkt *pkt, enum soft_op_class cls)
 	if (cls == SOFT_OPC_WRITE)
 		ret = rdmarw__soft_resp_write(peer, pkt);
 	else if (cls == SOFT_OPC_READ)
-		ret = rdmarw__soft_resp_read(peer, pkt);
+		ret = soft_xmit_read(qp, peer, pkt);
 	else
 		ret = rdmarw__soft_resp_send(peer, pkt);
 	if (__builtin_expect(ret & SOFT_RCV_DROP, 0))

@@ -144,8 +144,6 @@ int rdmarw__soft_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
  * dropped (soft_srq.h).  Return: true if the QP was not in ERR before.
  */
 bool rdmarw__soft_qp_to_err(struct soft_qp *qp);
-/* Run the Send Queue of @qp->peer if @qp->kick_peer was set. */
-void rdmarw__soft_qp_kick(struct soft_qp *qp);
 /* Execute the Send Queue in this thread (unless another thread does). */
 void rdmarw__soft_qp_run(struct soft_qp *qp);
 /* Under the executor role (unless another thread has it): what siw's
@@ -220,6 +218,20 @@ int rdmarw__soft_rcv(struct soft_qp *qp, struct soft_pkt *pkt);
  * message (rdmarw__soft_resp_end()).  True: the peer moved to ERR and its
  * Send Queue must run (the caller sets kick_peer). */
 bool rdmarw__soft_xmit_end(struct soft_qp *qp);
+/*
+ * What @qp owes its peer once no read section and no executor role of
+ * @qp is held, when qp->kick_peer is set: a SOFT_PKT_RESUME, on which the
+ * peer's Send Queue runs (its SEND waited for a receive of @qp's, or @qp's
+ * refusal moved it to ERR and it must flush).  The loopback finds the peer
+ * under fabric->lock and holds it by a kick reference while it delivers.
+ */
+void rdmarw__soft_xmit_kick(struct soft_qp *qp);
+/*
+ * @qp drops its connection (siw_qp_cm_drop()): the peer learns it as a
+ * closed connection and moves to ERR (loopback: now).  True: the peer's
+ * Send Queue must run to flush (the caller sets kick_peer).
+ */
+bool rdmarw__soft_xmit_close(struct soft_qp *qp);
 /* A request of @qp that nobody answers: its completer hears RETRY_EXC.
  * Returns SOFT_RCV_ANSWERED. */
 int rdmarw__soft_lost(struct soft_qp *qp, const struct soft_pkt *pkt);

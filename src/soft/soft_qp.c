@@ -103,7 +103,7 @@ static void exec_run(struct soft_qp *qp)
 	exec_top = me.up;
 	/* The same first test as the kick's, without the call. */
 	if (soft_load(&qp->kick_peer))
-		rdmarw__soft_qp_kick(qp);
+		rdmarw__soft_xmit_kick(qp);
 }
 
 /*
@@ -161,30 +161,7 @@ void rdmarw__soft_qp_zc_flush(struct soft_qp *qp)
 	if (exec_again(qp))
 		exec_run(qp); /* posted meanwhile: run it, then let go */
 	else if (soft_load(&qp->kick_peer))
-		rdmarw__soft_qp_kick(qp);
-}
-
-void rdmarw__soft_qp_kick(struct soft_qp *qp)
-{
-	struct soft_fabric *f = qp->dev->fabric;
-	struct soft_qp *peer;
-
-	if (!soft_load(&qp->kick_peer) || !soft_xchg(&qp->kick_peer, false))
-		return;
-	soft_mutex_lock(&f->lock);
-	peer = qp->peer;
-	if (peer && !soft_load(&peer->dying))
-		peer->refs++;
-	else
-		peer = NULL;
-	soft_mutex_unlock(&f->lock);
-	if (!peer)
-		return;
-	rdmarw__soft_qp_schedule(peer);
-	soft_mutex_lock(&f->lock);
-	peer->refs--;
-	soft_mutex_wake(&f->lock);
-	soft_mutex_unlock(&f->lock);
+		rdmarw__soft_xmit_kick(qp);
 }
 
 static u64 st_take(u64 *c)
@@ -350,13 +327,17 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 		goto err_arrays;
 	INIT_LIST_HEAD(&qp->task_entry);
 	rdmarw__soft_task_join(qp);
-	/* Its own cache line: no other QP's reader shares it. */
+	/* Their own cache lines: no other QP's reader shares them. */
 	qp->mem_rd = aligned_alloc(sizeof(*qp->mem_rd), sizeof(*qp->mem_rd));
-	if (!qp->mem_rd) {
+	qp->resp_rd = aligned_alloc(sizeof(*qp->resp_rd), sizeof(*qp->resp_rd));
+	if (!qp->mem_rd || !qp->resp_rd) {
+		free(qp->mem_rd);
+		free(qp->resp_rd);
 		ret = -ENOMEM;
 		goto err_arrays;
 	}
 	soft_br_add(&f->mem_lock, qp->mem_rd);
+	soft_br_add(&f->mem_lock, qp->resp_rd);
 	soft_mutex_lock(&f->lock);
 	ret = qpn_alloc(f, &ibqp->qp_num);
 	if (!ret)
@@ -368,7 +349,9 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 
 err_reader:
 	soft_br_del(&f->mem_lock, qp->mem_rd);
+	soft_br_del(&f->mem_lock, qp->resp_rd);
 	free(qp->mem_rd);
+	free(qp->resp_rd);
 err_arrays:
 	rdmarw__soft_zc_fini(qp);
 	qp_free_arrays(qp);
@@ -471,7 +454,9 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 	sq_drop_pending(qp);
 	/* Nobody runs its executor now: its indicator is outside any section. */
 	soft_br_del(&qp->dev->fabric->mem_lock, qp->mem_rd);
+	soft_br_del(&qp->dev->fabric->mem_lock, qp->resp_rd);
 	free(qp->mem_rd);
+	free(qp->resp_rd);
 	rdmarw__soft_zc_fini(qp);
 	qp_free_arrays(qp);
 	soft_sub(&qp->dev->stats.qps, 1);
@@ -595,7 +580,7 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	} else if (next == IB_QPS_ERR) {
 		rdmarw__soft_qp_to_err(qp);
 		qp_err_barrier(qp);
-		rdmarw__soft_qp_kick(qp);
+		rdmarw__soft_xmit_kick(qp);
 	} else if (next == IB_QPS_RTS && cur != IB_QPS_RTS) {
 		ret = rdmarw__qp_move(ibqp, IB_QPS_RTS, mask, NULL);
 		if (ret)
@@ -845,7 +830,7 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		soft_store(&qp->kick_peer, true);
 	}
 	soft_spin_unlock(&qp->rq_lock);
-	rdmarw__soft_qp_kick(qp); /* resume a SEND waiting for this */
+	rdmarw__soft_xmit_kick(qp); /* resume a SEND waiting for this */
 	if (ret)
 		*bad_wr = wr;
 	return ret;

@@ -78,9 +78,8 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
  * after the transmit (and every READ): the answer's fault (a NAK's
  * syndrome, RNR, the READ placement's), the end of the message at the
  * peer, READ_WITH_INV's invalidation.  Out of line: a plain WRITE that the
- * responder accepted whole tests one word and returns.  Called with
- * mem_lock held (read); drops it.  Return: the WQE's fault, or
- * SOFT_F_RNR: wait.
+ * responder accepted whole tests one word and returns.  No read section
+ * held.  Return: the WQE's fault, or SOFT_F_RNR: wait.
  */
 static enum soft_fault req_remote_tail(struct soft_qp *qp,
 				       struct soft_send_wqe *wqe, int ret,
@@ -94,7 +93,6 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
 	} else if (cls == SOFT_OPC_READ) {
 		fault = SOFT_F_RETRY_EXC; /* no response came */
 	}
-	soft_br_read_unlock(qp->mem_rd);
 	if (fault == SOFT_F_RNR) {
 		soft_add(&qp->dev->stats.rnr_stalls, 1);
 		return SOFT_F_RNR;
@@ -109,11 +107,12 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
 
 /*
  * A SEND, WRITE or READ: the requester checks the local payload of a SEND
- * or WRITE (rxe's copy_data(), access 0) and transmits the request
- * (soft_xmit_req(), the loopback inline); the responder of the peer QP
- * applies every rule of its side and places SEND and WRITE data, and
- * answers with packets to this QP's completer, which places READ data
- * into the sinks it checks.  Each refusal stops the request where it is
+ * or WRITE (rxe's copy_data(), access 0) in its read section, held while
+ * the payload is read, and transmits the request (soft_xmit_req(), the
+ * loopback inline); the responder of the peer QP applies every rule of
+ * its side and places SEND and WRITE data, and answers with packets to
+ * this QP's completer, which places READ data into the sinks it checks
+ * (a READ: in the responder's section; the requester holds none).  Each refusal stops the request where it is
  * found.  Return: the WQE's fault, or SOFT_F_RNR: the Send Queue waits for
  * a receive.
  */
@@ -125,25 +124,27 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 	struct soft_pkt pkt;
 	int ret;
 
-	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
-	if (cls != SOFT_OPC_READ) {
-		if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
-				   0, qp->req_rg, &pkt.pay.n)) {
-			soft_br_read_unlock(qp->mem_rd);
-			return SOFT_F_LOC_PROT;
-		}
-		pkt.pay.rg = qp->req_rg;
-	} else {
+	if (cls == SOFT_OPC_READ) {
+		/* No payload: the responder reads in its own section. */
 		pkt.pay.rg = NULL;
 		pkt.pay.n = 0;
+		pkt.h = wqe->h;
+		return req_remote_tail(qp, wqe, soft_xmit_req(qp, &pkt, cls),
+				       cls);
 	}
+	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
+	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
+			   qp->req_rg, &pkt.pay.n)) {
+		soft_br_read_unlock(qp->mem_rd);
+		return SOFT_F_LOC_PROT;
+	}
+	pkt.pay.rg = qp->req_rg;
 	pkt.h = wqe->h; /* the header, by value */
 	ret = soft_xmit_req(qp, &pkt, cls);
+	soft_br_read_unlock(qp->mem_rd);
 	/* Accepted whole, nothing for the responder to finish: done. */
-	if (__builtin_expect(cls != SOFT_OPC_READ && !ret, 1)) {
-		soft_br_read_unlock(qp->mem_rd);
+	if (__builtin_expect(!ret, 1))
 		return SOFT_OK;
-	}
 	return req_remote_tail(qp, wqe, ret, cls);
 }
 
@@ -173,10 +174,9 @@ enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
 	}
 	pkt.h = wqe->h;
 	ret = rdmarw__soft_xmit(qp, &pkt);
-	if (ret <= 0) {
-		soft_br_read_unlock(qp->mem_rd);
+	soft_br_read_unlock(qp->mem_rd);
+	if (ret <= 0)
 		return ret ? SOFT_F_LOC_PROT : SOFT_OK;
-	}
 	return req_remote_tail(qp, wqe, ret, cls);
 }
 
@@ -213,14 +213,12 @@ static enum soft_fault iwarp_terminated(struct soft_qp *qp,
 static __attribute__((noinline, cold)) enum req_ret
 req_no_ord(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
-	struct soft_qp *peer = qp->peer;
-
 	if (!qp->dev->iwarp)
 		return REQ_STALL;
 	soft_count(&qp->st_wrs, 1);
 	rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);
 	rdmarw__soft_qp_to_err(qp);
-	if (peer && rdmarw__soft_qp_to_err(peer))
+	if (rdmarw__soft_xmit_close(qp))
 		soft_store(&qp->kick_peer, true);
 	return REQ_DONE;
 }

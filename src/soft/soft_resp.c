@@ -321,7 +321,7 @@ bool rdmarw__soft_resp_end(struct soft_qp *qp)
 	if (!rx->nak && !rf && rx->h.kind == SOFT_PKT_SEND)
 		soft_count(&qp->st_resp_bytes, len);
 	/* The responder's own Send Queue must now flush: the sender runs it
-	 * once its executor is done (rdmarw__soft_qp_kick()). */
+	 * once its executor is done (rdmarw__soft_xmit_kick()). */
 	if (rx->resp_err && rdmarw__soft_qp_to_err(qp))
 		kick = true;
 	memset(rx, 0, sizeof(*rx));

@@ -113,8 +113,8 @@ struct soft_fault_state {
  *        wake-up: a QP's kick reference was dropped
  * @mem_lock: MR state, key tables and IOMMU mappings of every device of
  *            the fabric: a big-reader lock, each QP reads through its own
- *            indicator (soft_qp.mem_rd); registration, invalidation and
- *            IOVA link/unlink write
+ *            indicators (soft_qp.mem_rd, soft_qp.resp_rd); registration,
+ *            invalidation and IOVA link/unlink write
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
  * @next_qpn: the next QP number to try (cyclic, as MR key indexes)
@@ -490,6 +490,7 @@ enum soft_pkt_kind {
 	SOFT_PKT_NAK, /* refused: @syndrome is the requester's fault */
 	SOFT_PKT_RNR, /* no receive posted: the requester waits */
 	SOFT_PKT_TERM, /* iWARP TERMINATE: @syndrome as for a NAK */
+	SOFT_PKT_RESUME, /* the peer can take what it waited for: run */
 	SOFT_PKT_NR,
 };
 
@@ -715,8 +716,12 @@ struct soft_zc {
  *              TERMINATE's syndrome, SOFT_F_RNR, the READ placement's
  *              fault); the requester reads it and sets it back to SOFT_OK
  * @fault: fault injection (soft_fault.c)
- * @mem_rd: its reader indicator of fabric->mem_lock (own cache line,
- *          written only by the thread holding its executor role)
+ * @mem_rd: its reader indicator of fabric->mem_lock, for the requester
+ *          and the completer (own cache line, written only by the thread
+ *          holding its executor role)
+ * @resp_rd: the responder's reader indicator, for a READ it answers (own
+ *           cache line, written only by the thread holding its sender's
+ *           executor role)
  * @st_wrs: requester: WRs it executed (its device's wrs_executed)
  * @st_comp_bytes: completer: READ response bytes it placed
  * @st_resp_bytes: responder: SEND and WRITE bytes it placed
@@ -756,6 +761,7 @@ struct soft_qp {
 	u64 sq_done;
 	struct soft_region *req_rg;
 	struct soft_br_reader *mem_rd;
+	struct soft_br_reader *resp_rd;
 	u64 st_wrs;
 	u64 st_comp_bytes;
 	u64 st_resp_bytes;
