@@ -272,7 +272,8 @@ enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
 /* An answer (READ response, NAK, RNR, TERMINATE) for @qp's request in
  * flight (mem_lock held, read): a READ response is placed into the sinks
  * of the READ it answers, which it must match (sequence number, length),
- * else it is ignored; the outcome is left in qp->comp_fault.  Returns 0. */
+ * else it is ignored; the outcome is left in qp->comp_fault.  Return:
+ * SOFT_RCV_ANSWERED when it answered the request in flight, else 0. */
 int rdmarw__soft_comp_rcv(struct soft_qp *qp, const struct soft_pkt *pkt);
 /* READ_WITH_INV's invalidation (no mem_lock held). */
 enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,

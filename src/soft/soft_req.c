@@ -21,8 +21,8 @@
 #include "soft/soft_sig.h"
 #include "soft/soft_req.h"
 
-/* struct soft_pkt's outcome word is zero for SOFT_OK and no flag. */
-_Static_assert(SOFT_OK == 0, "SOFT_OK is the zero outcome");
+/* qp->comp_fault is SOFT_OK between answers: zero. */
+_Static_assert(SOFT_OK == 0, "SOFT_OK is zero");
 
 enum req_ret {
 	REQ_DONE, /* the WQE is finished (completed or not signaled) */
