@@ -36,7 +36,10 @@ int rdmarw__soft_lost(struct soft_qp *qp, const struct soft_pkt *pkt)
 
 int rdmarw__soft_xmit(struct soft_qp *qp, struct soft_pkt *pkt)
 {
-	struct soft_qp *peer = qp->peer;
+	/* Atomic: a responder answers from its sender's executor, while
+	 * the sender's unlinking may clear this link (qp_quiesce()); an
+	 * answer then finds no peer and is lost, as the sender goes. */
+	struct soft_qp *peer = soft_load(&qp->peer);
 	int ret;
 
 	if (!peer)

@@ -304,6 +304,19 @@ static int qpn_alloc(struct soft_fabric *f, u32 *qpn)
 	return -ENOMEM;
 }
 
+/*
+ * What every request header of the QP carries the same: its source QP
+ * number, and no syndrome (the ring is zeroed and nothing else writes
+ * these fields), so that a post does not store them.
+ */
+static void qp_set_src_qpn(struct soft_qp *qp)
+{
+	u32 i;
+
+	for (i = 0; i <= qp->sq_mask; i++)
+		qp->sq[i].h.src_qpn = qp->ibqp.qp_num;
+}
+
 int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 {
 	struct soft_qp *qp = to_sqp(ibqp);
@@ -345,6 +358,7 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 	soft_mutex_unlock(&f->lock);
 	if (ret)
 		goto err_reader;
+	qp_set_src_qpn(qp);
 	return 0;
 
 err_reader:
@@ -389,7 +403,9 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 		if (p == qp || p->peer != qp)
 			continue;
 		exec_lock(p);
-		p->peer = NULL; /* it no longer runs qp's responder */
+		/* it no longer runs qp's responder; qp's executor may still
+		 * read the link (p's answers, rdmarw__soft_xmit()) */
+		soft_store(&p->peer, NULL);
 		exec_unlock(p);
 		if (soft_load(&p->run_req) && !rerun) {
 			p->refs++;
@@ -397,7 +413,7 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 		}
 	}
 	exec_lock(qp);
-	qp->peer = NULL;
+	soft_store(&qp->peer, NULL);
 	if (dying)
 		rdmarw__soft_stats_fold(qp);
 	exec_unlock(qp);
@@ -492,7 +508,7 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 			ret = -EINVAL;
 	if (!ret) {
 		exec_lock(qp);
-		qp->peer = found;
+		soft_store(&qp->peer, found);
 		exec_unlock(qp);
 	}
 	soft_mutex_unlock(&f->lock);
@@ -697,10 +713,10 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 			  const struct soft_opcode *op, u64 len)
 {
 	w->h.op = op;
+	/* h.syndrome (SOFT_OK) and h.src_qpn are the slot's from creation
+	 * (qp_set_src_qpn()). */
 	w->h.kind = (u8)op->cls; /* a request's kind is its class */
-	w->h.syndrome = SOFT_OK;
 	w->h.solicited = wr->send_flags & IB_SEND_SOLICITED;
-	w->h.src_qpn = qp->ibqp.qp_num;
 	w->h.seq = qp->sq_prod;
 	w->h.length = len;
 	w->h.ex = wr->ex.invalidate_rkey;
