@@ -10,9 +10,9 @@
 #include "soft/soft_cq.h"
 #include "soft/soft_resp.h"
 
-enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
-				       struct soft_send_wqe *wqe,
-				       const struct soft_region *src)
+/* READ response data into the sinks of @wqe (mem_lock held, read). */
+static enum soft_fault comp_read(struct soft_qp *qp, struct soft_send_wqe *wqe,
+				 const struct soft_cursor *src)
 {
 	/* soft_read_sink_access(); refused like siw_proc_rresp()'s failed
 	 * sink check: LOC_PROT_ERR. */
@@ -22,10 +22,55 @@ enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, access,
 			   qp->req_rg, &n))
 		return SOFT_F_LOC_PROT;
-	if (soft_copy(src, 1, qp->req_rg, n, wqe->length))
+	if (soft_copy(src->rg, src->n, qp->req_rg, n, wqe->h.length))
 		return SOFT_F_LOC_RES;
-	soft_count(&qp->st_comp_bytes, wqe->length);
+	soft_count(&qp->st_comp_bytes, wqe->h.length);
 	return SOFT_OK;
+}
+
+/*
+ * The READ a response answers: the WQE being executed, a READ of that
+ * sequence number and length (the loopback answers within the transmit:
+ * one READ is in flight).  NULL for anything else, which is ignored.
+ */
+static struct soft_send_wqe *comp_read_wqe(struct soft_qp *qp,
+					   const struct soft_hdr *h)
+{
+	struct soft_send_wqe *wqe = &qp->sq[qp->sq_exec & qp->sq_mask];
+
+	if (qp->sq_exec == soft_load(&qp->sq_prod) || wqe->h.seq != h->seq ||
+	    wqe->h.op->cls != SOFT_OPC_READ || wqe->h.length != h->length)
+		return NULL;
+	return wqe;
+}
+
+int rdmarw__soft_comp_rcv(struct soft_qp *qp, const struct soft_pkt *pkt)
+{
+	const struct soft_hdr *h = &pkt->h;
+	struct soft_send_wqe *wqe;
+
+	switch (h->kind) {
+	case SOFT_PKT_READ_RESP:
+		wqe = comp_read_wqe(qp, h);
+		if (!wqe)
+			return 0;
+		qp->comp_fault = comp_read(qp, wqe, &pkt->pay);
+		break;
+	case SOFT_PKT_RNR:
+		qp->comp_fault = SOFT_F_RNR;
+		break;
+	case SOFT_PKT_NAK:
+	case SOFT_PKT_TERM:
+		qp->comp_fault = (enum soft_fault)h->syndrome;
+		break;
+	case SOFT_PKT_RESUME:
+		/* Not an answer: what the Send Queue waited for is there. */
+		rdmarw__soft_qp_schedule(qp);
+		return 0;
+	default:
+		return 0;
+	}
+	return SOFT_RCV_ANSWERED;
 }
 
 enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
@@ -43,7 +88,7 @@ enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 	 */
 	soft_br_write_lock(&f->mem_lock);
 	ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
-					 iwarp ? wqe->sge[0].lkey : wqe->ex);
+					 iwarp ? wqe->sge[0].lkey : wqe->h.ex);
 	soft_br_write_unlock(&f->mem_lock);
 	if (!ret)
 		return SOFT_OK;
@@ -73,14 +118,14 @@ static inline void cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
 	e->wc = (struct ib_wc){
 		.wr_id = wqe->wr_id,
 		.status = status,
-		.opcode = wqe->op->wc_opcode,
+		.opcode = wqe->h.op->wc_opcode,
 		.vendor_err = vendor_err,
 		.byte_len = byte_len,
 		.qp = &qp->ibqp,
 		.port_num = qp->ibqp.port,
 	};
 	e->sq_release = &qp->sq_done;
-	e->sq_seq = wqe->seq;
+	e->sq_seq = wqe->h.seq;
 	e->solicited = false;
 }
 
@@ -100,7 +145,7 @@ void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe)
 		rdmarw__soft_comp_overflow(qp, cq);
 		return;
 	}
-	cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->length);
+	cqe_set_send(e, qp, wqe, IB_WC_SUCCESS, 0, (u32)wqe->h.length);
 	rdmarw__soft_cq_commit(cq, e);
 }
 void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
@@ -121,13 +166,14 @@ void rdmarw__soft_comp_send(struct soft_qp *qp, struct soft_send_wqe *wqe,
 		return;
 	}
 	cqe_set_send(e, qp, wqe, status, vendor_err,
-		     (!f && wqe->op->cls != SOFT_OPC_LOCAL) ? (u32)wqe->length :
-							      0);
+		     (!f && wqe->h.op->cls != SOFT_OPC_LOCAL) ?
+			     (u32)wqe->h.length :
+			     0);
 	rdmarw__soft_cq_commit(cq, e);
 }
 
 void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
-			    enum soft_fault f, const struct soft_pkt *pkt,
+			    enum soft_fault f, const struct soft_rx *rx,
 			    u64 byte_len)
 {
 	struct soft_cqe cqe = { 0 };
@@ -139,18 +185,18 @@ void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
 	wc->byte_len = (u32)byte_len;
 	wc->qp = &qp->ibqp;
 	wc->port_num = qp->ibqp.port;
-	if (pkt) {
-		const struct soft_send_wqe *sw = pkt->wqe;
+	if (rx) {
+		const struct soft_hdr *h = &rx->h;
 
-		wc->opcode = sw->op->recv_wc_opcode;
-		wc->src_qp = pkt->req->ibqp.qp_num;
-		cqe.solicited = sw->solicited;
-		if (!f && (sw->op->flags & SOFT_OPF_IMM)) {
+		wc->opcode = h->op->recv_wc_opcode;
+		wc->src_qp = h->src_qpn;
+		cqe.solicited = h->solicited;
+		if (!f && (h->op->flags & SOFT_OPF_IMM)) {
 			wc->wc_flags |= IB_WC_WITH_IMM;
-			wc->ex.imm_data = sw->ex;
-		} else if (!f && pkt->inv_key_set) {
+			wc->ex.imm_data = h->ex;
+		} else if (!f && rx->inv_key_set) {
 			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
-			wc->ex.invalidate_rkey = pkt->inv_key;
+			wc->ex.invalidate_rkey = rx->inv_key;
 		}
 	}
 	if (rdmarw__soft_cq_post(soft_recv_cq(qp), &cqe))

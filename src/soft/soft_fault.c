@@ -239,7 +239,7 @@ static enum soft_fault exec_rules(struct soft_qp *qp, struct soft_send_wqe *wqe,
 		*stall = true;
 		return SOFT_OK;
 	}
-	first = exec_first_time(s, wqe->seq);
+	first = exec_first_time(s, wqe->h.seq);
 	fs_unlock(s);
 	if (!first || !qp_event(qp, EV_EXEC, wqe->opcode, &sl))
 		return SOFT_OK;

@@ -122,10 +122,12 @@ static inline void soft_spin_unlock(struct soft_spin *l)
  * reader's section happens before the writer's, or the writer's release
  * of the writer word happens before the reader's entry.
  *
- * The indicator of a reader is written only by the thread that holds its
- * QP's executor role, so it needs no RMW.  Sections do not nest, and no
- * writer runs inside a read section.  Readers are added and removed under
- * the write side.
+ * An indicator is written only by one thread at a time (a QP's mem_rd by
+ * the thread holding its executor role, its resp_rd by the one holding its
+ * sender's), so it needs no RMW.  Sections do not nest (a transfer runs in
+ * the section of the end whose memory is its source), and no writer runs
+ * inside a read section.  Readers are added and removed under the write
+ * side.
  */
 struct soft_br_reader {
 	unsigned int active;

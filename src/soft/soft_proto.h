@@ -144,8 +144,6 @@ int rdmarw__soft_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
  * dropped (soft_srq.h).  Return: true if the QP was not in ERR before.
  */
 bool rdmarw__soft_qp_to_err(struct soft_qp *qp);
-/* Run the Send Queue of @qp->peer if @qp->kick_peer was set. */
-void rdmarw__soft_qp_kick(struct soft_qp *qp);
 /* Execute the Send Queue in this thread (unless another thread does). */
 void rdmarw__soft_qp_run(struct soft_qp *qp);
 /* Under the executor role (unless another thread has it): what siw's
@@ -197,23 +195,71 @@ void rdmarw__soft_zc_drop(struct soft_qp *qp);
  * out (the wire between its devices is the fabric). */
 void rdmarw__soft_zc_run_due(struct soft_fabric *f);
 
+/* ---- soft_net.c (the transmit/receive seam, loopback transport) ----- */
+
+/*
+ * Send @pkt from @qp (the loopback: @qp's peer receives it now, in this
+ * thread; with no peer the packet is lost, and a request's sender hears
+ * RETRY_EXC as from a retry timer).  Return: the receiver's flags (enum
+ * soft_rcv_flags), or a negative errno for a packet the receiver refuses
+ * as malformed.  The requester's fast path is the same loopback, inline:
+ * soft_xmit_req() in soft_net.h.
+ */
+int rdmarw__soft_xmit(struct soft_qp *qp, struct soft_pkt *pkt);
+/*
+ * Receive @pkt at @qp: a request goes to the responder, an answer to the
+ * completer.  The header is checked first (kind, opcode entry of the
+ * request's class, length, a payload of exactly @pkt->h.length bytes, a
+ * NAK's syndrome): -EINVAL, nothing touched.  Return: 0 or enum
+ * soft_rcv_flags.
+ */
+int rdmarw__soft_rcv(struct soft_qp *qp, struct soft_pkt *pkt);
+/* The sender @qp has left its read section: the receiver finishes the
+ * message (rdmarw__soft_resp_end()).  True: the peer moved to ERR and its
+ * Send Queue must run (the caller sets kick_peer). */
+bool rdmarw__soft_xmit_end(struct soft_qp *qp);
+/*
+ * What @qp owes its peer once no read section and no executor role of
+ * @qp is held, when qp->kick_peer is set: a SOFT_PKT_RESUME, on which the
+ * peer's Send Queue runs (its SEND waited for a receive of @qp's, or @qp's
+ * refusal moved it to ERR and it must flush).  The loopback finds the peer
+ * under fabric->lock and holds it by a kick reference while it delivers.
+ */
+void rdmarw__soft_xmit_kick(struct soft_qp *qp);
+/*
+ * @qp drops its connection (siw_qp_cm_drop()): the peer learns it as a
+ * closed connection and moves to ERR (loopback: now).  True: the peer's
+ * Send Queue must run to flush (the caller sets kick_peer).
+ */
+bool rdmarw__soft_xmit_close(struct soft_qp *qp);
+/* A request of @qp that nobody answers: its completer hears RETRY_EXC.
+ * Returns SOFT_RCV_ANSWERED. */
+int rdmarw__soft_lost(struct soft_qp *qp, const struct soft_pkt *pkt);
+
 /* ---- soft_resp.c (responder) ---------------------------------------- */
 
 /*
- * The responder, called once per request, by class (mem_lock held,
- * read): its rules in order (QP state, QP rights, a receive where the
- * opcode consumes one, then the rkey or the receive buffers), each
- * refusal recorded in @pkt where it is found; then SEND and WRITE data
- * placed, a READ's source left in pkt->read_src for the completer.
+ * The responder, one entry per request kind, reached only through the
+ * receive (mem_lock held, read): its rules in order (QP state, QP rights, a
+ * receive where the opcode consumes one, then the rkey or the receive
+ * buffers), each refusal answered with a packet (NAK, RNR, TERMINATE) where
+ * it is found; SEND and WRITE data placed; a READ answered with a READ
+ * response whose cursor is its own checked region.  Return: 0 (accepted
+ * whole, nothing to finish) or enum soft_rcv_flags.
  */
-void rdmarw__soft_resp_write(struct soft_qp *resp, struct soft_pkt *pkt);
-void rdmarw__soft_resp_read(struct soft_qp *resp, struct soft_pkt *pkt);
-void rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
-/* The same for a SEND or WRITE the zero-copy model held (soft_zcopy.c). */
-void rdmarw__soft_resp_late(struct soft_qp *resp, struct soft_pkt *pkt);
-/* The responder's second half when pkt->finish: invalidate, complete the
- * receive, move to ERR (no mem_lock held). */
-void rdmarw__soft_resp_finish(struct soft_qp *resp, struct soft_pkt *pkt);
+int rdmarw__soft_resp_write(struct soft_qp *resp, struct soft_pkt *pkt);
+int rdmarw__soft_resp_read(struct soft_qp *resp, struct soft_pkt *pkt);
+int rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
+/* The same for any request kind, out of line: the checked receive of
+ * rdmarw__soft_rcv() and the zero-copy model's late sends (soft_zcopy.c),
+ * so that the loopback's inline calls stay the fast entries' only callers
+ * (a second caller kept LTO from inlining rdmarw__soft_resp_write(): +25
+ * instructions per 64 B WRITE). */
+int rdmarw__soft_resp_rcv(struct soft_qp *resp, struct soft_pkt *pkt);
+/* The responder's second half (qp->rx), with no read section held:
+ * invalidate (SEND_WITH_INV), complete the receive, move to ERR.  True:
+ * it moved to ERR and its Send Queue must run. */
+bool rdmarw__soft_resp_end(struct soft_qp *resp);
 
 /* ---- soft_opcode.c: the status each fault completes with ------------- */
 
@@ -223,10 +269,12 @@ enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
 
 /* ---- soft_comp.c (completer) ---------------------------------------- */
 
-/* READ data into the local sinks (mem_lock held, read). */
-enum soft_fault rdmarw__soft_comp_read(struct soft_qp *qp,
-				       struct soft_send_wqe *wqe,
-				       const struct soft_region *src);
+/* An answer (READ response, NAK, RNR, TERMINATE) for @qp's request in
+ * flight (mem_lock held, read): a READ response is placed into the sinks
+ * of the READ it answers, which it must match (sequence number, length),
+ * else it is ignored; the outcome is left in qp->comp_fault.  Return:
+ * SOFT_RCV_ANSWERED when it answered the request in flight, else 0. */
+int rdmarw__soft_comp_rcv(struct soft_qp *qp, const struct soft_pkt *pkt);
 /* READ_WITH_INV's invalidation (no mem_lock held). */
 enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 					   struct soft_send_wqe *wqe);
@@ -238,9 +286,10 @@ void rdmarw__soft_comp_overflow(struct soft_qp *qp, struct soft_cq *cq);
 
 /* A WQE that succeeded: its completion if signaled (the data path's). */
 void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe);
-/* Complete a receive. */
+/* Complete a receive: @rx, the responder's message that consumed it, or
+ * NULL for a flush. */
 void rdmarw__soft_comp_recv(struct soft_qp *qp, const struct soft_recv_wqe *w,
-			    enum soft_fault f, const struct soft_pkt *pkt,
+			    enum soft_fault f, const struct soft_rx *rx,
 			    u64 byte_len);
 
 /* ---- soft_fault.c (fault injection) --------------------------------- */

@@ -103,7 +103,7 @@ static void exec_run(struct soft_qp *qp)
 	exec_top = me.up;
 	/* The same first test as the kick's, without the call. */
 	if (soft_load(&qp->kick_peer))
-		rdmarw__soft_qp_kick(qp);
+		rdmarw__soft_xmit_kick(qp);
 }
 
 /*
@@ -161,30 +161,7 @@ void rdmarw__soft_qp_zc_flush(struct soft_qp *qp)
 	if (exec_again(qp))
 		exec_run(qp); /* posted meanwhile: run it, then let go */
 	else if (soft_load(&qp->kick_peer))
-		rdmarw__soft_qp_kick(qp);
-}
-
-void rdmarw__soft_qp_kick(struct soft_qp *qp)
-{
-	struct soft_fabric *f = qp->dev->fabric;
-	struct soft_qp *peer;
-
-	if (!soft_load(&qp->kick_peer) || !soft_xchg(&qp->kick_peer, false))
-		return;
-	soft_mutex_lock(&f->lock);
-	peer = qp->peer;
-	if (peer && !soft_load(&peer->dying))
-		peer->refs++;
-	else
-		peer = NULL;
-	soft_mutex_unlock(&f->lock);
-	if (!peer)
-		return;
-	rdmarw__soft_qp_schedule(peer);
-	soft_mutex_lock(&f->lock);
-	peer->refs--;
-	soft_mutex_wake(&f->lock);
-	soft_mutex_unlock(&f->lock);
+		rdmarw__soft_xmit_kick(qp);
 }
 
 static u64 st_take(u64 *c)
@@ -327,6 +304,19 @@ static int qpn_alloc(struct soft_fabric *f, u32 *qpn)
 	return -ENOMEM;
 }
 
+/*
+ * What every request header of the QP carries the same: its source QP
+ * number, and no syndrome (the ring is zeroed and nothing else writes
+ * these fields), so that a post does not store them.
+ */
+static void qp_set_src_qpn(struct soft_qp *qp)
+{
+	u32 i;
+
+	for (i = 0; i <= qp->sq_mask; i++)
+		qp->sq[i].h.src_qpn = qp->ibqp.qp_num;
+}
+
 int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 {
 	struct soft_qp *qp = to_sqp(ibqp);
@@ -350,13 +340,17 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 		goto err_arrays;
 	INIT_LIST_HEAD(&qp->task_entry);
 	rdmarw__soft_task_join(qp);
-	/* Its own cache line: no other QP's reader shares it. */
+	/* Their own cache lines: no other QP's reader shares them. */
 	qp->mem_rd = aligned_alloc(sizeof(*qp->mem_rd), sizeof(*qp->mem_rd));
-	if (!qp->mem_rd) {
+	qp->resp_rd = aligned_alloc(sizeof(*qp->resp_rd), sizeof(*qp->resp_rd));
+	if (!qp->mem_rd || !qp->resp_rd) {
+		free(qp->mem_rd);
+		free(qp->resp_rd);
 		ret = -ENOMEM;
 		goto err_arrays;
 	}
 	soft_br_add(&f->mem_lock, qp->mem_rd);
+	soft_br_add(&f->mem_lock, qp->resp_rd);
 	soft_mutex_lock(&f->lock);
 	ret = qpn_alloc(f, &ibqp->qp_num);
 	if (!ret)
@@ -364,11 +358,14 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 	soft_mutex_unlock(&f->lock);
 	if (ret)
 		goto err_reader;
+	qp_set_src_qpn(qp);
 	return 0;
 
 err_reader:
 	soft_br_del(&f->mem_lock, qp->mem_rd);
+	soft_br_del(&f->mem_lock, qp->resp_rd);
 	free(qp->mem_rd);
+	free(qp->resp_rd);
 err_arrays:
 	rdmarw__soft_zc_fini(qp);
 	qp_free_arrays(qp);
@@ -406,7 +403,9 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 		if (p == qp || p->peer != qp)
 			continue;
 		exec_lock(p);
-		p->peer = NULL; /* it no longer runs qp's responder */
+		/* it no longer runs qp's responder; qp's executor may still
+		 * read the link (p's answers, rdmarw__soft_xmit()) */
+		soft_store(&p->peer, NULL);
 		exec_unlock(p);
 		if (soft_load(&p->run_req) && !rerun) {
 			p->refs++;
@@ -414,7 +413,7 @@ static void qp_quiesce(struct soft_qp *qp, bool dying)
 		}
 	}
 	exec_lock(qp);
-	qp->peer = NULL;
+	soft_store(&qp->peer, NULL);
 	if (dying)
 		rdmarw__soft_stats_fold(qp);
 	exec_unlock(qp);
@@ -453,6 +452,8 @@ static void qp_reset(struct soft_qp *qp)
 	soft_spin_unlock(&qp->rq_lock);
 	soft_store(&qp->kick_peer, false);
 	soft_store(&qp->run_req, 0);
+	memset(&qp->rx, 0, sizeof(qp->rx));
+	qp->comp_fault = SOFT_OK;
 	rdmarw__qp_move(&qp->ibqp, IB_QPS_RESET, IB_QP_STATE, NULL);
 	exec_unlock(qp);
 }
@@ -469,7 +470,9 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 	sq_drop_pending(qp);
 	/* Nobody runs its executor now: its indicator is outside any section. */
 	soft_br_del(&qp->dev->fabric->mem_lock, qp->mem_rd);
+	soft_br_del(&qp->dev->fabric->mem_lock, qp->resp_rd);
 	free(qp->mem_rd);
+	free(qp->resp_rd);
 	rdmarw__soft_zc_fini(qp);
 	qp_free_arrays(qp);
 	soft_sub(&qp->dev->stats.qps, 1);
@@ -491,13 +494,21 @@ static int qp_link(struct soft_qp *qp, u32 dest_qpn)
 			found = p;
 	if (!found || found == qp)
 		ret = -EINVAL;
-	/* An RC QP answers one requester: nobody else may point at it. */
+	/*
+	 * An RC QP answers one requester: nobody else may point at it.  And
+	 * the loopback's wire is a pair: the destination links to nobody or
+	 * to this QP, and a QP that already links to this one must be the
+	 * destination (the responder answers through its own link).
+	 */
+	if (!ret && found->peer && found->peer != qp)
+		ret = -EINVAL;
 	list_for_each_entry_safe(p, tmp, &f->qps, fabric_entry)
-		if (!ret && p != qp && p->peer == found)
+		if (!ret && p != qp &&
+		    (p->peer == found || (p->peer == qp && p != found)))
 			ret = -EINVAL;
 	if (!ret) {
 		exec_lock(qp);
-		qp->peer = found;
+		soft_store(&qp->peer, found);
 		exec_unlock(qp);
 	}
 	soft_mutex_unlock(&f->lock);
@@ -585,7 +596,7 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	} else if (next == IB_QPS_ERR) {
 		rdmarw__soft_qp_to_err(qp);
 		qp_err_barrier(qp);
-		rdmarw__soft_qp_kick(qp);
+		rdmarw__soft_xmit_kick(qp);
 	} else if (next == IB_QPS_RTS && cur != IB_QPS_RTS) {
 		ret = rdmarw__qp_move(ibqp, IB_QPS_RTS, mask, NULL);
 		if (ret)
@@ -701,27 +712,30 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 			  const struct ib_send_wr *wr,
 			  const struct soft_opcode *op, u64 len)
 {
-	w->op = op;
+	w->h.op = op;
+	/* h.syndrome (SOFT_OK) and h.src_qpn are the slot's from creation
+	 * (qp_set_src_qpn()). */
+	w->h.kind = (u8)op->cls; /* a request's kind is its class */
+	w->h.solicited = wr->send_flags & IB_SEND_SOLICITED;
+	w->h.seq = qp->sq_prod;
+	w->h.length = len;
+	w->h.ex = wr->ex.invalidate_rkey;
 	w->opcode = wr->opcode;
 	w->wr_id = wr->wr_id;
-	w->seq = qp->sq_prod;
 	w->signaled = (wr->send_flags | qp->sig_all) & IB_SEND_SIGNALED;
-	w->solicited = wr->send_flags & IB_SEND_SOLICITED;
 	w->num_sge = (u32)wr->num_sge;
 	if (wr->num_sge == 1)
 		w->sge[0] =
 			wr->sg_list[0]; /* the common case, without a call */
 	else if (wr->num_sge)
 		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
-	w->length = len;
-	w->ex = wr->ex.invalidate_rkey;
 	if (op->cls == SOFT_OPC_WRITE || op->cls == SOFT_OPC_READ) {
-		w->remote_addr = rdma_wr(wr)->remote_addr;
-		w->rkey = rdma_wr(wr)->rkey;
+		w->h.va = rdma_wr(wr)->remote_addr;
+		w->h.rkey = rdma_wr(wr)->rkey;
 		return;
 	}
-	w->remote_addr = 0;
-	w->rkey = 0;
+	w->h.va = 0;
+	w->h.rkey = 0;
 	if ((op->flags & SOFT_OPF_REG) && !(op->flags & SOFT_OPF_UNSUPP)) {
 		const struct soft_mr *mr = to_smr(reg_wr(wr)->mr);
 
@@ -832,7 +846,7 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		soft_store(&qp->kick_peer, true);
 	}
 	soft_spin_unlock(&qp->rq_lock);
-	rdmarw__soft_qp_kick(qp); /* resume a SEND waiting for this */
+	rdmarw__soft_xmit_kick(qp); /* resume a SEND waiting for this */
 	if (ret)
 		*bad_wr = wr;
 	return ret;

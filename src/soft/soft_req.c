@@ -2,9 +2,10 @@
 /*
  * The requester (rxe_req.c's role): takes WQEs off the Send Queue in order,
  * executes local operations (REG_MR, LOCAL_INV) itself, gathers and checks
- * the local payload of SEND and WRITE, hands each request to the
- * responder (soft_resp.c) of the peer QP, and lets the completer
- * (soft_comp.c) place READ data and write completions.
+ * the local payload of SEND and WRITE, transmits each request as a packet
+ * (soft_net.c) to the responder (soft_resp.c) of the peer QP, whose
+ * answers reach this QP's completer (soft_comp.c), which places READ data
+ * and writes completions.
  *
  * Each WQE goes through named steps; every failure is an enum soft_fault,
  * turned into a completion status in one place (rdmarw__soft_status()).  A
@@ -16,11 +17,12 @@
  * ib_post_recv() resumes it.  Nothing is retried on a timer.  iWARP has
  * no RNR: there the responder terminates (soft_resp.c).
  */
+#include "soft/soft_net.h"
 #include "soft/soft_sig.h"
 #include "soft/soft_req.h"
 
-/* struct soft_pkt's outcome word is zero for SOFT_OK and no flag. */
-_Static_assert(SOFT_OK == 0, "SOFT_OK is the zero outcome");
+/* qp->comp_fault is SOFT_OK between answers: zero. */
+_Static_assert(SOFT_OK == 0, "SOFT_OK is zero");
 
 enum req_ret {
 	REQ_DONE, /* the WQE is finished (completed or not signaled) */
@@ -49,19 +51,20 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	struct soft_fabric *f = qp->dev->fabric;
 	int ret;
 
-	if (wqe->op->flags & SOFT_OPF_UNSUPP)
+	if (wqe->h.op->flags & SOFT_OPF_UNSUPP)
 		return SOFT_F_NOT_SUPP;
 	soft_br_write_lock(&f->mem_lock);
 	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY)
 		ret = rdmarw__soft_sig_register(qp, wqe->reg_index,
 						wqe->reg_serial, wqe->reg_key,
 						wqe->reg_access);
-	else if (wqe->op->flags & SOFT_OPF_REG)
+	else if (wqe->h.op->flags & SOFT_OPF_REG)
 		ret = rdmarw__soft_mr_register(qp, wqe->reg_index,
 					       wqe->reg_serial, wqe->reg_key,
 					       wqe->reg_access);
 	else
-		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd, wqe->ex);
+		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
+						 wqe->h.ex);
 	soft_br_write_unlock(&f->mem_lock);
 	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is
 	 * IB_WC_LOC_QP_OP_ERR (siw completes its tx errors the same way). */
@@ -71,118 +74,110 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 /* ---- remote operations -------------------------------------------------- */
 
 /*
- * What follows a refused, stalled or finishing request (and every READ):
- * the RNR wait, the READ's placement, the responder's completion of a
- * consumed receive.  Out of line: a plain WRITE that the responder
- * accepted whole tests one word and returns.  Called with mem_lock held
- * (read); drops it.  Return: the WQE's fault, or SOFT_F_RNR: wait.
+ * What follows a request that was answered or that the responder finishes
+ * after the transmit (and every READ): the answer's fault (a NAK's
+ * syndrome, RNR, the READ placement's), the end of the message at the
+ * peer, READ_WITH_INV's invalidation.  Out of line: a plain WRITE that the
+ * responder accepted whole tests one word and returns.  No read section
+ * held.  Return: the WQE's fault, or SOFT_F_RNR: wait.
  */
 static enum soft_fault req_remote_tail(struct soft_qp *qp,
-				       struct soft_send_wqe *wqe,
-				       struct soft_pkt *pkt,
+				       struct soft_send_wqe *wqe, int ret,
 				       enum soft_op_class cls)
 {
-	enum soft_fault fault = pkt->fault;
+	enum soft_fault fault = SOFT_OK;
 
+	if (ret & SOFT_RCV_ANSWERED) {
+		fault = qp->comp_fault;
+		qp->comp_fault = SOFT_OK;
+	} else if (cls == SOFT_OPC_READ) {
+		fault = SOFT_F_RETRY_EXC; /* no response came */
+	}
 	if (fault == SOFT_F_RNR) {
-		soft_br_read_unlock(qp->mem_rd);
 		soft_add(&qp->dev->stats.rnr_stalls, 1);
 		return SOFT_F_RNR;
 	}
-	if (cls == SOFT_OPC_READ && !fault)
-		fault = rdmarw__soft_comp_read(qp, wqe, &pkt->read_src);
-	soft_br_read_unlock(qp->mem_rd);
-	if (pkt->finish) {
-		pkt->kick = false;
-		rdmarw__soft_resp_finish(qp->peer, pkt);
-		if (pkt->kick)
-			soft_store(&qp->kick_peer, true);
-	}
+	if ((ret & SOFT_RCV_END) && rdmarw__soft_xmit_end(qp))
+		soft_store(&qp->kick_peer, true);
 	if (cls == SOFT_OPC_READ && !fault &&
-	    (wqe->op->flags & SOFT_OPF_LOC_INV))
+	    (wqe->h.op->flags & SOFT_OPF_LOC_INV))
 		fault = rdmarw__soft_comp_read_inv(qp, wqe);
 	return fault;
 }
 
 /*
  * A SEND, WRITE or READ: the requester checks the local payload of a SEND
- * or WRITE (rxe's copy_data(), access 0) and builds the request; the
- * responder of the peer QP, called once, applies every rule of its side
- * and places SEND and WRITE data; the completer places READ data into the
- * sinks it checks.  Each refusal stops the request where it is found.
- * Return: the WQE's fault, or SOFT_F_RNR: the Send Queue waits for a
- * receive.
+ * or WRITE (rxe's copy_data(), access 0) in its read section, held while
+ * the payload is read, and transmits the request (soft_xmit_req(), the
+ * loopback inline); the responder of the peer QP applies every rule of
+ * its side and places SEND and WRITE data, and answers with packets to
+ * this QP's completer, which places READ data into the sinks it checks
+ * (a READ: in the responder's section; the requester holds none).  Each refusal stops the request where it is
+ * found.  Return: the WQE's fault, or SOFT_F_RNR: the Send Queue waits for
+ * a receive.
  */
 soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 					     struct soft_send_wqe *wqe,
 					     enum soft_op_class cls)
 {
 	struct soft_fabric *f = qp->dev->fabric;
-	struct soft_qp *peer = qp->peer;
 	struct soft_pkt pkt;
+	int ret;
 
-	if (!peer)
-		return SOFT_F_RETRY_EXC; /* nobody will ever answer */
-	pkt.req = qp;
-	pkt.wqe = wqe;
-	pkt.outcome = 0; /* SOFT_OK, no flag */
+	if (cls == SOFT_OPC_READ) {
+		/* No payload: the responder reads in its own section. */
+		pkt.pay.rg = NULL;
+		pkt.pay.n = 0;
+		pkt.h = wqe->h;
+		return req_remote_tail(qp, wqe, soft_xmit_req(qp, &pkt, cls),
+				       cls);
+	}
 	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
-	if (cls != SOFT_OPC_READ) {
-		if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
-				   0, qp->req_rg, &pkt.nsrc)) {
-			soft_br_read_unlock(qp->mem_rd);
-			return SOFT_F_LOC_PROT;
-		}
-		pkt.src = qp->req_rg;
-	}
-	if (cls == SOFT_OPC_WRITE)
-		rdmarw__soft_resp_write(peer, &pkt);
-	else if (cls == SOFT_OPC_READ)
-		rdmarw__soft_resp_read(peer, &pkt);
-	else
-		rdmarw__soft_resp_send(peer, &pkt);
-	/* Accepted whole, nothing for the responder to finish: done. */
-	if (__builtin_expect(cls != SOFT_OPC_READ && !pkt.outcome, 1)) {
+	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
+			   qp->req_rg, &pkt.pay.n)) {
 		soft_br_read_unlock(qp->mem_rd);
-		return SOFT_OK;
+		return SOFT_F_LOC_PROT;
 	}
-	return req_remote_tail(qp, wqe, &pkt, cls);
+	pkt.pay.rg = qp->req_rg;
+	pkt.h = wqe->h; /* the header, by value */
+	ret = soft_xmit_req(qp, &pkt, cls);
+	soft_br_read_unlock(qp->mem_rd);
+	/* Accepted whole, nothing for the responder to finish: done. */
+	if (__builtin_expect(!ret, 1))
+		return SOFT_OK;
+	return req_remote_tail(qp, wqe, ret, cls);
 }
 
 enum soft_fault rdmarw__soft_req_replay(struct soft_qp *qp,
 					struct soft_send_wqe *wqe, u8 *snap)
 {
 	struct soft_fabric *f = qp->dev->fabric;
-	enum soft_op_class cls = wqe->op->cls;
+	enum soft_op_class cls = wqe->h.op->cls;
 	struct soft_region rg;
 	struct soft_pkt pkt;
+	int ret;
 
-	if (!qp->peer)
-		return SOFT_F_RETRY_EXC;
-	pkt.req = qp;
-	pkt.wqe = wqe;
-	pkt.outcome = 0;
 	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
 	if (!wqe->zcopy) {
 		rg = (struct soft_region){ .dev = qp->dev,
 					   .addr = (u64)(uintptr_t)snap,
-					   .len = wqe->length,
+					   .len = wqe->h.length,
 					   .cpu = snap };
-		pkt.src = &rg;
-		pkt.nsrc = 1;
+		pkt.pay.rg = &rg;
+		pkt.pay.n = 1;
 	} else if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
-				  0, qp->req_rg, &pkt.nsrc)) {
+				  0, qp->req_rg, &pkt.pay.n)) {
 		soft_br_read_unlock(qp->mem_rd);
 		return SOFT_F_LOC_PROT;
 	} else {
-		pkt.src = qp->req_rg;
+		pkt.pay.rg = qp->req_rg;
 	}
-	rdmarw__soft_resp_late(qp->peer, &pkt);
-	if (!pkt.outcome) {
-		soft_br_read_unlock(qp->mem_rd);
-		return SOFT_OK;
-	}
-	return req_remote_tail(qp, wqe, &pkt, cls);
+	pkt.h = wqe->h;
+	ret = rdmarw__soft_xmit(qp, &pkt);
+	soft_br_read_unlock(qp->mem_rd);
+	if (ret <= 0)
+		return ret ? SOFT_F_LOC_PROT : SOFT_OK;
+	return req_remote_tail(qp, wqe, ret, cls);
 }
 
 /*
@@ -200,7 +195,7 @@ static enum soft_fault iwarp_terminated(struct soft_qp *qp,
 	if (fault != SOFT_F_REM_ACCESS || !qp->dev->iwarp)
 		return fault;
 	*term = true;
-	return wqe->op->cls == SOFT_OPC_READ ? SOFT_F_FLUSH : SOFT_OK;
+	return wqe->h.op->cls == SOFT_OPC_READ ? SOFT_F_FLUSH : SOFT_OK;
 }
 
 /*
@@ -218,14 +213,12 @@ static enum soft_fault iwarp_terminated(struct soft_qp *qp,
 static __attribute__((noinline, cold)) enum req_ret
 req_no_ord(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
-	struct soft_qp *peer = qp->peer;
-
 	if (!qp->dev->iwarp)
 		return REQ_STALL;
 	soft_count(&qp->st_wrs, 1);
 	rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);
 	rdmarw__soft_qp_to_err(qp);
-	if (peer && rdmarw__soft_qp_to_err(peer))
+	if (rdmarw__soft_xmit_close(qp))
 		soft_store(&qp->kick_peer, true);
 	return REQ_DONE;
 }
@@ -239,7 +232,7 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	enum soft_fault fault = inject_exec(qp, wqe, &stall);
 
 	if (!fault && !stall) {
-		enum soft_op_class cls = wqe->op->cls;
+		enum soft_op_class cls = wqe->h.op->cls;
 
 		/* The most common class first (a test, not a jump table). */
 		if (cls == SOFT_OPC_WRITE)

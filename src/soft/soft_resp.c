@@ -5,7 +5,8 @@
  * needs one (or asks the requester to wait), checks the rkey or the receive
  * buffers, places SEND and WRITE data, and hands READ data back to the
  * completer.  It runs in the requester's thread, but only ever looks at the
- * request (struct soft_pkt), never at the requester's queues.
+ * request's header and payload (struct soft_pkt), never at the requester's
+ * queues, WQE or QP.
  *
  * Errors, as rxe classifies them (rxe_responder()):
  * - the QP grants no remote READ/WRITE (qp_access_flags): class C, NAK
@@ -78,184 +79,251 @@ static enum resp_recv resp_take_recv(struct soft_qp *qp)
 	return RESP_RECV_TAKEN;
 }
 
-static void resp_fail(struct soft_pkt *pkt, enum soft_fault req_fault,
-		      enum soft_fault resp_fault)
+/*
+ * Answer @req with @kind (NAK, RNR, TERMINATE; @syn: the requester's
+ * fault), from this QP through its transport.  Return: the flags for the
+ * receive (the answer reached the requester's completer).
+ */
+static __attribute__((noinline)) int resp_answer(struct soft_qp *qp,
+						 const struct soft_pkt *req,
+						 u8 kind, enum soft_fault syn)
 {
-	pkt->fault = req_fault;
-	pkt->resp_fault = resp_fault;
-	pkt->resp_err = true;
-	pkt->finish = true;
+	struct soft_pkt ans = {
+		.h = { .kind = kind,
+		       .syndrome = (u8)syn,
+		       .src_qpn = qp->ibqp.qp_num,
+		       .seq = req->h.seq },
+	};
+	int ret = rdmarw__soft_xmit(qp, &ans);
+
+	return ret > 0 ? ret & SOFT_RCV_ANSWERED : 0;
 }
 
-static void resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
+/*
+ * A refusal that stops the responder too: the requester is answered with
+ * @req_fault (a NAK, on iWARP a TERMINATE), a consumed receive completes
+ * with @resp_fault, and the QP moves to ERR at the message's end.
+ */
+static __attribute__((noinline)) int resp_fail(struct soft_qp *qp,
+					       const struct soft_pkt *pkt,
+					       enum soft_fault req_fault,
+					       enum soft_fault resp_fault)
+{
+	struct soft_rx *rx = &qp->rx;
+
+	rx->h = pkt->h;
+	rx->fault = resp_fault;
+	rx->resp_err = true;
+	rx->nak = true;
+	return SOFT_RCV_END |
+	       resp_answer(qp, pkt,
+			   qp->dev->iwarp ? SOFT_PKT_TERM : SOFT_PKT_NAK,
+			   req_fault);
+}
+
+static int resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 {
 	const struct soft_recv_wqe *w = &qp->resp_wqe;
 	u32 n;
 
-	if (pkt->wqe->length > w->length) {
-		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_F_LOC_LEN);
-		return;
-	}
+	if (pkt->h.length > w->length)
+		return resp_fail(qp, pkt, SOFT_F_REM_INV_REQ, SOFT_F_LOC_LEN);
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, w->sge, w->num_sge,
-			   IB_ACCESS_LOCAL_WRITE, qp->resp_rg, &n)) {
-		resp_fail(pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
-		return;
+			   IB_ACCESS_LOCAL_WRITE, qp->resp_rg, &n))
+		return resp_fail(qp, pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
+	/* Nothing placed: the SEND and its receive both fail. */
+	if (soft_copy(pkt->pay.rg, pkt->pay.n, qp->resp_rg, n, pkt->h.length))
+		return resp_fail(qp, pkt, SOFT_F_LOC_RES, SOFT_F_LOC_RES);
+	if (pkt->h.op->flags & SOFT_OPF_REM_INV) {
+		qp->rx.inv_key = pkt->h.ex;
+		qp->rx.inv_key_set = true;
 	}
-	if (soft_copy(pkt->src, pkt->nsrc, qp->resp_rg, n, pkt->wqe->length)) {
-		/* Nothing placed: the SEND and its receive both fail. */
-		resp_fail(pkt, SOFT_F_LOC_RES, SOFT_F_LOC_RES);
-		return;
-	}
-	if (pkt->wqe->op->flags & SOFT_OPF_REM_INV) {
-		pkt->inv_key = pkt->wqe->ex;
-		pkt->inv_key_set = true;
-	}
+	return SOFT_RCV_END;
 }
 
-/* Check the rkey range; READ leaves it in pkt->read_src. */
+/* Check the rkey range into @rg.  False: refused, *@ret the answer. */
 soft_check_inline bool resp_rkey(struct soft_qp *qp, struct soft_pkt *pkt,
-				 struct soft_region *rg)
+				 struct soft_region *rg, int *ret)
 {
-	const struct soft_send_wqe *wqe = pkt->wqe;
+	const struct soft_hdr *h = &pkt->h;
 
-	if (!wqe->length) {
+	if (!h->length) {
 		*rg = (struct soft_region){ .dev = qp->dev };
 		return true;
 	}
-	if (!soft_mr_check(qp->dev, qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
-			   wqe->length, wqe->op->rem_access, SOFT_LOOKUP_REMOTE,
-			   rg))
+	if (!soft_mr_check(qp->dev, qp->ibqp.pd, h->rkey, h->va, h->length,
+			   h->op->rem_access, SOFT_LOOKUP_REMOTE, rg))
 		return true;
-	resp_fail(pkt, SOFT_F_REM_ACCESS,
-		  pkt->recv_taken ? SOFT_F_LOC_ACCESS : SOFT_OK);
+	*ret = resp_fail(qp, pkt, SOFT_F_REM_ACCESS,
+			 qp->rx.recv_taken ? SOFT_F_LOC_ACCESS : SOFT_OK);
 	return false;
+}
+
+/* A consumed receive: the message is the responder's to finish. */
+static void resp_took(struct soft_qp *qp, const struct soft_pkt *pkt)
+{
+	struct soft_rx *rx = &qp->rx;
+
+	rx->h = pkt->h;
+	rx->recv_taken = true;
 }
 
 /*
  * The responder's first rules, for every request, in order: the QP
  * answers, it grants the operation, and a receive is there when the
- * opcode consumes one.  False: refused (recorded in @pkt), or RNR.
+ * opcode consumes one.  False: refused, RNR or dropped, with *@ret the
+ * receive's flags; true with *@ret SOFT_RCV_END when a receive was taken.
  */
 soft_check_inline bool resp_accept(struct soft_qp *qp, struct soft_pkt *pkt,
-				   bool recv)
+				   bool recv, int *ret)
 {
+	*ret = 0;
 	if (!soft_resp_ready(qp)) {
-		pkt->fault = SOFT_F_RETRY_EXC;
+		*ret = SOFT_RCV_DROP;
 		return false;
 	}
-	if (!soft_resp_grants(qp, pkt->wqe->op)) {
-		resp_fail(pkt, SOFT_F_REM_INV_REQ, SOFT_OK);
+	if (!soft_resp_grants(qp, pkt->h.op)) {
+		*ret = resp_fail(qp, pkt, SOFT_F_REM_INV_REQ, SOFT_OK);
 		return false;
 	}
 	if (!recv)
 		return true;
 	switch (resp_take_recv(qp)) {
 	case RESP_RECV_TAKEN:
-		pkt->recv_taken = true;
-		pkt->finish = true;
-		pkt->resp_fault = SOFT_OK;
+		resp_took(qp, pkt);
+		*ret = SOFT_RCV_END;
 		return true;
 	case RESP_RECV_NONE:
-		if (qp->dev->iwarp) {
-			/* No RNR on iWARP: siw_proc_send() finds no receive,
-			 * a DDP error; the connection terminates (the
-			 * requester's side: iwarp_terminated()). */
-			resp_fail(pkt, SOFT_F_REM_ACCESS, SOFT_OK);
-			return false;
-		}
-		pkt->fault = SOFT_F_RNR;
+		/* No RNR on iWARP: siw_proc_send() finds no receive, a DDP
+		 * error; the connection terminates (the requester's side:
+		 * iwarp_terminated()). */
+		if (qp->dev->iwarp)
+			*ret = resp_fail(qp, pkt, SOFT_F_REM_ACCESS, SOFT_OK);
+		else
+			*ret = resp_answer(qp, pkt, SOFT_PKT_RNR, SOFT_OK);
 		return false;
 	case RESP_RECV_ERR:
 		break;
 	}
-	pkt->fault = SOFT_F_RETRY_EXC;
+	*ret = SOFT_RCV_DROP;
 	return false;
 }
 
 /* The WRITE's rules and placement, inlined into its two entries below. */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) int
 resp_write(struct soft_qp *qp, struct soft_pkt *pkt)
 {
-	const struct soft_region *src = pkt->src;
-	u64 len = pkt->wqe->length;
+	const struct soft_region *src = pkt->pay.rg;
+	u64 len = pkt->h.length;
 	struct soft_region rg;
-
-	if (!resp_accept(qp, pkt, pkt->wqe->op->flags & SOFT_OPF_RECV) ||
-	    !resp_rkey(qp, pkt, &rg))
-		return;
-	/* Both sides hold exactly @len bytes (the requester's one region
-	 * is the WR's payload, the rkey check gave @len): contiguous on
-	 * both sides, one memmove. */
-	if (pkt->nsrc == 1 && src->cpu && rg.cpu)
-		memmove(rg.cpu, src->cpu, len);
-	else if (soft_copy(src, pkt->nsrc, &rg, 1, len)) {
-		pkt->fault = SOFT_F_LOC_RES; /* nothing placed */
-		return;
-	}
-	soft_count(&qp->st_resp_bytes, len);
-}
-
-void rdmarw__soft_resp_write(struct soft_qp *qp, struct soft_pkt *pkt)
-{
-	resp_write(qp, pkt);
-}
-
-void rdmarw__soft_resp_read(struct soft_qp *qp, struct soft_pkt *pkt)
-{
-	if (resp_accept(qp, pkt, false))
-		resp_rkey(qp, pkt, &pkt->read_src);
-}
-
-void rdmarw__soft_resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
-{
-	if (resp_accept(qp, pkt, true))
-		resp_send(qp, pkt);
-}
-
-/*
- * A SEND or WRITE that the zero-copy model held (soft_zcopy.c) reaches the
- * responder here: the same rules, through an entry of its own, so that the
- * requester's calls stay the only callers of the fast ones (a second caller
- * kept LTO from inlining rdmarw__soft_resp_write(): +25 instructions per
- * 64 B WRITE).
- */
-__attribute__((cold)) void rdmarw__soft_resp_late(struct soft_qp *qp,
-						  struct soft_pkt *pkt)
-{
-	if (pkt->wqe->op->cls == SOFT_OPC_WRITE)
-		resp_write(qp, pkt);
-	else if (resp_accept(qp, pkt, true))
-		resp_send(qp, pkt);
-}
-
-void rdmarw__soft_resp_finish(struct soft_qp *qp, struct soft_pkt *pkt)
-{
-	struct soft_fabric *f = qp->dev->fabric;
-	enum soft_fault rf = pkt->resp_fault;
-	u64 len = pkt->wqe->length;
 	int ret;
 
-	if (!pkt->fault && !rf && pkt->inv_key_set) {
+	if (!resp_accept(qp, pkt, pkt->h.op->flags & SOFT_OPF_RECV, &ret) ||
+	    !resp_rkey(qp, pkt, &rg, &ret))
+		return ret;
+	/* Both sides hold exactly @len bytes (the sender's one region is
+	 * the payload, the rkey check gave @len): contiguous on both
+	 * sides, one memmove. */
+	if (pkt->pay.n == 1 && src->cpu && rg.cpu) {
+		memmove(rg.cpu, src->cpu, len);
+	} else if (soft_copy(src, pkt->pay.n, &rg, 1, len)) {
+		/* Nothing placed (a receive it consumed still completes). */
+		if (ret & SOFT_RCV_END)
+			qp->rx.nak = true;
+		return ret | resp_answer(qp, pkt, SOFT_PKT_NAK, SOFT_F_LOC_RES);
+	}
+	soft_count(&qp->st_resp_bytes, len);
+	return ret;
+}
+
+/* The READ's rules; its answer is a READ response over the checked
+ * region, placed by the requester's completer. */
+static inline __attribute__((always_inline)) int resp_read(struct soft_qp *qp,
+							   struct soft_pkt *pkt)
+{
+	struct soft_pkt ans;
+	struct soft_region rg;
+	int ret;
+
+	if (!resp_accept(qp, pkt, false, &ret) ||
+	    !resp_rkey(qp, pkt, &rg, &ret))
+		return ret;
+	ans.h = (struct soft_hdr){ .kind = SOFT_PKT_READ_RESP,
+				   .src_qpn = qp->ibqp.qp_num,
+				   .seq = pkt->h.seq,
+				   .length = pkt->h.length };
+	ans.pay.rg = &rg;
+	ans.pay.n = 1;
+	ret = rdmarw__soft_xmit(qp, &ans);
+	return ret > 0 ? ret & SOFT_RCV_ANSWERED : 0;
+}
+
+static inline __attribute__((always_inline)) int
+resp_send_rcv(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	int ret;
+
+	if (!resp_accept(qp, pkt, true, &ret))
+		return ret;
+	return resp_send(qp, pkt);
+}
+
+int rdmarw__soft_resp_write(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	return resp_write(qp, pkt);
+}
+
+int rdmarw__soft_resp_read(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	return resp_read(qp, pkt);
+}
+
+int rdmarw__soft_resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	return resp_send_rcv(qp, pkt);
+}
+
+__attribute__((cold)) int rdmarw__soft_resp_rcv(struct soft_qp *qp,
+						struct soft_pkt *pkt)
+{
+	if (pkt->h.kind == SOFT_PKT_WRITE)
+		return resp_write(qp, pkt);
+	if (pkt->h.kind == SOFT_PKT_READ)
+		return resp_read(qp, pkt);
+	return resp_send_rcv(qp, pkt);
+}
+
+bool rdmarw__soft_resp_end(struct soft_qp *qp)
+{
+	struct soft_fabric *f = qp->dev->fabric;
+	struct soft_rx *rx = &qp->rx;
+	enum soft_fault rf = rx->fault;
+	u64 len = rx->h.length;
+	bool kick = false;
+	int ret;
+
+	if (!rx->nak && !rf && rx->inv_key_set) {
 		soft_br_write_lock(&f->mem_lock);
 		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
-						 pkt->inv_key);
+						 rx->inv_key);
 		soft_br_write_unlock(&f->mem_lock);
 		if (ret) {
 			rf = SOFT_F_REM_INV_REQ;
-			pkt->resp_err = true;
-			pkt->inv_key_set = false;
+			rx->resp_err = true;
+			rx->inv_key_set = false;
 		}
 	}
-	if (pkt->recv_taken) {
-		rdmarw__soft_comp_recv(qp, &qp->resp_wqe, rf, pkt,
-				       rf ? 0 : len);
+	if (rx->recv_taken) {
+		rdmarw__soft_comp_recv(qp, &qp->resp_wqe, rf, rx, rf ? 0 : len);
 		if (qp->ibqp.srq)
 			rdmarw__soft_srq_recv_done(qp);
 	}
-	if (!pkt->fault && !rf && pkt->wqe->op->cls == SOFT_OPC_SEND)
+	if (!rx->nak && !rf && rx->h.kind == SOFT_PKT_SEND)
 		soft_count(&qp->st_resp_bytes, len);
-	/* The responder's own Send Queue must now flush: the requester
-	 * runs it once its executor is done (rdmarw__soft_qp_kick()). */
-	if (pkt->resp_err && rdmarw__soft_qp_to_err(qp))
-		pkt->kick = true;
+	/* The responder's own Send Queue must now flush: the sender runs it
+	 * once its executor is done (rdmarw__soft_xmit_kick()). */
+	if (rx->resp_err && rdmarw__soft_qp_to_err(qp))
+		kick = true;
+	memset(rx, 0, sizeof(*rx));
+	return kick;
 }

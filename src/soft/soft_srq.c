@@ -96,7 +96,7 @@ static void resume_waiters(struct soft_srq *srq)
 			soft_store(&qp->kick_peer, true);
 		}
 		soft_spin_unlock(&qp->rq_lock);
-		rdmarw__soft_qp_kick(qp);
+		rdmarw__soft_xmit_kick(qp);
 	}
 	pthread_mutex_unlock(&srq->ibsrq.qp_lock);
 }

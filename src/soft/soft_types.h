@@ -113,8 +113,8 @@ struct soft_fault_state {
  *        wake-up: a QP's kick reference was dropped
  * @mem_lock: MR state, key tables and IOMMU mappings of every device of
  *            the fabric: a big-reader lock, each QP reads through its own
- *            indicator (soft_qp.mem_rd); registration, invalidation and
- *            IOVA link/unlink write
+ *            indicators (soft_qp.mem_rd, soft_qp.resp_rd); registration,
+ *            invalidation and IOVA link/unlink write
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
  * @next_qpn: the next QP number to try (cyclic, as MR key indexes)
@@ -449,40 +449,164 @@ struct soft_opcode {
 	enum ib_wc_opcode recv_wc_opcode;
 };
 
+/* ---- soft_resp.c (responder) ---------------------------------------- */
+
+/*
+ * Everything that can go wrong, each picked once into a completion status
+ * by rdmarw__soft_status() (soft_opcode.c).
+ */
+enum soft_fault {
+	SOFT_OK,
+	SOFT_F_LOC_PROT, /* bad local key, PD, rights, bounds, IOVA */
+	SOFT_F_LOC_LEN, /* receive buffer too small (responder) */
+	SOFT_F_LOC_QP_OP, /* REG_MR / LOCAL_INV refused */
+	SOFT_F_LOC_ACCESS, /* responder: receive consumed by a bad access */
+	SOFT_F_REM_ACCESS, /* bad rkey, PD, rights or bounds at responder */
+	SOFT_F_REM_INV_REQ, /* request the responder cannot take */
+	SOFT_F_REM_OP, /* responder failed on its own receive */
+	SOFT_F_RETRY_EXC, /* nobody answers (no peer, peer not ready) */
+	SOFT_F_GENERAL, /* siw: READ_WITH_INV could not invalidate */
+	SOFT_F_NOT_SUPP, /* accepted opcode the device cannot execute */
+	SOFT_F_FLUSH, /* QP in ERR */
+	SOFT_F_LOC_RES, /* no memory for the copy (integrity bounce) */
+	SOFT_F_NR,
+	/* Not a completion: the responder found no receive (RNR); the
+	 * requester waits.  It never reaches rdmarw__soft_status(). */
+	SOFT_F_RNR = SOFT_F_NR,
+	/* Not a completion either: siw's zero-copy model held the WQE
+	 * (soft_zcopy.c); it completes as sent. */
+	SOFT_F_HELD,
+};
+
+/*
+ * soft_hdr.kind: what the packet is, and so who receives it
+ * (rdmarw__soft_rcv()).  The requests have the values of their class.
+ */
+enum soft_pkt_kind {
+	SOFT_PKT_SEND = SOFT_OPC_SEND, /* requests: to the responder */
+	SOFT_PKT_WRITE = SOFT_OPC_WRITE,
+	SOFT_PKT_READ = SOFT_OPC_READ,
+	SOFT_PKT_READ_RESP, /* answers: to the completer; READ data */
+	SOFT_PKT_NAK, /* refused: @syndrome is the requester's fault */
+	SOFT_PKT_RNR, /* no receive posted: the requester waits */
+	SOFT_PKT_TERM, /* iWARP TERMINATE: @syndrome as for a NAK */
+	SOFT_PKT_RESUME, /* the peer can take what it waited for: run */
+	SOFT_PKT_NR,
+};
+
+/* What a receive (and so a loopback transmit) returns: 0 or these flags. */
+enum soft_rcv_flags {
+	/* an answer reached the sender's completer (qp->comp_fault) */
+	SOFT_RCV_ANSWERED = 1 << 0,
+	/* the receiver finishes the message once the sender has left its
+	 * read section: call rdmarw__soft_xmit_end() */
+	SOFT_RCV_END = 1 << 1,
+	/* the receiver does not answer (not ready): the loopback turns it
+	 * into the retry timer's RETRY_EXC */
+	SOFT_RCV_DROP = 1 << 2,
+};
+
+/**
+ * struct soft_hdr - a packet's header, by value: nothing in it points
+ * into the sender's queues or QP (a wire transport sends it as it is)
+ * @op: a request's opcode entry (class, flags, rights, WC opcodes); a
+ *      wire's receive path decodes it from the opcode on the wire
+ * @kind: enum soft_pkt_kind
+ * @syndrome: NAK and TERM: the enum soft_fault the requester completes with
+ * @solicited: IB_SEND_SOLICITED (the receive completion is solicited)
+ * @src_qpn: the sending QP's number (the receive completion's src_qp)
+ * @rkey: WRITE and READ: the responder's key
+ * @ex: the immediate data, or SEND_WITH_INV's key to invalidate
+ * @seq: the request's sequence number on its Send Queue (PSN, MSN); an
+ *       answer carries its request's
+ * @va: WRITE and READ: the address under @rkey
+ * @length: the message's bytes (a READ: the bytes asked for)
+ */
+struct soft_hdr {
+	const struct soft_opcode *op;
+	u8 kind;
+	u8 syndrome;
+	bool solicited;
+	u32 src_qpn;
+	u32 rkey;
+	u32 ex;
+	u64 seq;
+	u64 va;
+	u64 length;
+};
+
+/**
+ * struct soft_cursor - a packet's payload
+ * @rg: loopback: the sender's regions, checked under its read section
+ *      (a wire transport reads the payload from its socket instead)
+ * @n: regions in @rg
+ */
+struct soft_cursor {
+	const struct soft_region *rg;
+	u32 n;
+};
+
+/**
+ * struct soft_pkt - a packet between the roles (rdmarw__soft_xmit(),
+ * rdmarw__soft_rcv()): a header by value and a payload cursor.  It lives
+ * on the sender's stack for the time of the transmit.
+ * @h: the header
+ * @pay: SEND, WRITE, READ_RESP: the payload (@h.length bytes)
+ */
+struct soft_pkt {
+	struct soft_hdr h;
+	struct soft_cursor pay;
+};
+
+/**
+ * struct soft_rx - the responder's message in progress, which it finishes
+ * in rdmarw__soft_resp_end() (all zero between messages)
+ * @h: the request's header (for the receive's completion)
+ * @fault: what the consumed receive completes with
+ * @recv_taken: a receive was consumed (qp->resp_wqe)
+ * @resp_err: the responder QP moves to ERR
+ * @nak: the requester was refused (nothing to invalidate, no bytes counted)
+ * @inv_key_set: @inv_key is to be (and then was) invalidated
+ * @inv_key: SEND_WITH_INV: the key to invalidate after placement
+ */
+struct soft_rx {
+	struct soft_hdr h;
+	enum soft_fault fault;
+	bool recv_taken;
+	bool resp_err;
+	bool nak;
+	bool inv_key_set;
+	u32 inv_key;
+};
+
 /* ---- soft_qp.c ------------------------------------------------------ */
 
 /**
  * struct soft_send_wqe - a posted send work request (snapshot)
- * @op: opcode entry
+ * @h: what a request of it carries on the wire, built at post (the
+ *     opcode entry, kind, solicited, source QPN, rkey, immediate data or
+ *     key to invalidate, sequence number, remote address, length): the
+ *     requester sends a copy of it (struct soft_pkt)
  * @opcode: enum ib_wr_opcode
  * @wr_id: the caller's id (or wr_cqe)
- * @seq: sequence number on its Send Queue
  * @signaled: a success completion is wanted
- * @solicited: IB_SEND_SOLICITED
  * @num_sge: SGEs in @sge
  * @sge: copies of the SGEs (qp->sq_sges)
- * @length: payload bytes (sum of SGE lengths)
- * @remote_addr: RDMA
- * @rkey: RDMA
- * @ex: immediate data or key to invalidate
  * @reg_index: REG_MR: the MR's key index
  * @reg_serial: REG_MR: the MR's serial
  * @reg_key: REG_MR: the key
  * @reg_access: REG_MR: the rights
+ * @zcopy: siw's zero-copy model: sent from its sources (soft_zcopy.c)
+ *
+ * @h.ex is also LOCAL_INV's key and READ_WITH_INV's invalidate_rkey.
  */
 struct soft_send_wqe {
-	const struct soft_opcode *op;
+	struct soft_hdr h;
 	int opcode;
 	u64 wr_id;
-	u64 seq;
 	bool signaled;
-	bool solicited;
 	u32 num_sge;
 	struct ib_sge *sge;
-	u64 length;
-	u64 remote_addr;
-	u32 rkey;
-	u32 ex;
 	u32 reg_index;
 	u64 reg_serial;
 	u32 reg_key;
@@ -587,9 +711,17 @@ struct soft_zc {
  * @resp_wqe: responder scratch: the receive being filled
  * @resp_sge: responder scratch: its SGEs
  * @resp_rg: responder scratch: its checked SGEs
+ * @rx: responder: the message it finishes in rdmarw__soft_resp_end()
+ * @comp_fault: completer: the answer to the request in flight (a NAK's or
+ *              TERMINATE's syndrome, SOFT_F_RNR, the READ placement's
+ *              fault); the requester reads it and sets it back to SOFT_OK
  * @fault: fault injection (soft_fault.c)
- * @mem_rd: its reader indicator of fabric->mem_lock (own cache line,
- *          written only by the thread holding its executor role)
+ * @mem_rd: its reader indicator of fabric->mem_lock, for the requester
+ *          and the completer (own cache line, written only by the thread
+ *          holding its executor role)
+ * @resp_rd: the responder's reader indicator, for a READ it answers (own
+ *           cache line, written only by the thread holding its sender's
+ *           executor role)
  * @st_wrs: requester: WRs it executed (its device's wrs_executed)
  * @st_comp_bytes: completer: READ response bytes it placed
  * @st_resp_bytes: responder: SEND and WRITE bytes it placed
@@ -629,6 +761,7 @@ struct soft_qp {
 	u64 sq_done;
 	struct soft_region *req_rg;
 	struct soft_br_reader *mem_rd;
+	struct soft_br_reader *resp_rd;
 	u64 st_wrs;
 	u64 st_comp_bytes;
 	u64 st_resp_bytes;
@@ -660,6 +793,8 @@ struct soft_qp {
 	struct soft_recv_wqe resp_wqe;
 	struct ib_sge *resp_sge;
 	struct soft_region *resp_rg;
+	struct soft_rx rx;
+	enum soft_fault comp_fault;
 };
 static_assert(offsetof(struct soft_qp, ibqp) == 0, "core struct first");
 
@@ -682,84 +817,6 @@ static inline enum ib_qp_state soft_qp_state(struct soft_qp *qp)
 {
 	return soft_load(&qp->ibqp.state);
 }
-
-/* ---- soft_resp.c (responder) ---------------------------------------- */
-
-/*
- * Everything that can go wrong, each picked once into a completion status
- * by rdmarw__soft_status() (soft_opcode.c).
- */
-enum soft_fault {
-	SOFT_OK,
-	SOFT_F_LOC_PROT, /* bad local key, PD, rights, bounds, IOVA */
-	SOFT_F_LOC_LEN, /* receive buffer too small (responder) */
-	SOFT_F_LOC_QP_OP, /* REG_MR / LOCAL_INV refused */
-	SOFT_F_LOC_ACCESS, /* responder: receive consumed by a bad access */
-	SOFT_F_REM_ACCESS, /* bad rkey, PD, rights or bounds at responder */
-	SOFT_F_REM_INV_REQ, /* request the responder cannot take */
-	SOFT_F_REM_OP, /* responder failed on its own receive */
-	SOFT_F_RETRY_EXC, /* nobody answers (no peer, peer not ready) */
-	SOFT_F_GENERAL, /* siw: READ_WITH_INV could not invalidate */
-	SOFT_F_NOT_SUPP, /* accepted opcode the device cannot execute */
-	SOFT_F_FLUSH, /* QP in ERR */
-	SOFT_F_LOC_RES, /* no memory for the copy (integrity bounce) */
-	SOFT_F_NR,
-	/* Not a completion: the responder found no receive (RNR); the
-	 * requester waits.  It never reaches rdmarw__soft_status(). */
-	SOFT_F_RNR = SOFT_F_NR,
-	/* Not a completion either: siw's zero-copy model held the WQE
-	 * (soft_zcopy.c); it completes as sent. */
-	SOFT_F_HELD,
-};
-
-/**
- * struct soft_pkt - one request, built by the requester, answered by the
- * responder
- * @req: the requesting QP
- * @wqe: its WQE
- * @src: SEND/WRITE: the payload the requester checked
- * @nsrc: regions in @src
- * @fault: out: what the requester completes with (SOFT_OK for success),
- *         or SOFT_F_RNR: no receive was posted, the requester waits
- * @finish: out: rdmarw__soft_resp_finish() has work (a receive to
- *          complete, a key to invalidate, the responder to move to ERR)
- * @resp_err: out: the responder QP must move to ERR
- * @recv_taken: out: a receive was consumed (completed by resp_finish)
- * @inv_key_set: out: @inv_key is to be (and then was) invalidated
- * @kick: out: the responder moved to ERR; its Send Queue must run
- * @resp_fault: out: what the responder's receive completes with
- * @inv_key: out: SEND_WITH_INV: the key to invalidate after placement
- * @read_src: out: READ: the remote bytes, for the completer
- *
- * @outcome: @fault and the four flags above as one word: zero when the
- *           responder accepted the request whole and has nothing to
- *           finish (the requester's one test on the fast path; @kick is
- *           only ever set by resp_finish, so it is not part of it)
- *
- * The requester sets @req, @wqe, @src, @nsrc and zeroes @outcome (@fault
- * SOFT_OK, no flag); the responder writes the rest (@resp_fault with
- * @finish).
- */
-struct soft_pkt {
-	struct soft_qp *req;
-	struct soft_send_wqe *wqe;
-	const struct soft_region *src;
-	u32 nsrc;
-	union {
-		struct {
-			enum soft_fault fault;
-			bool finish;
-			bool resp_err;
-			bool recv_taken;
-			bool inv_key_set;
-		};
-		u64 outcome;
-	};
-	bool kick;
-	enum soft_fault resp_fault;
-	u32 inv_key;
-	struct soft_region read_src;
-};
 
 /* ---- test hooks (soft_device.c) ------------------------------------ */
 

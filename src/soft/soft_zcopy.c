@@ -88,20 +88,21 @@ static enum soft_fault zc_snapshot(struct soft_qp *qp,
 	struct soft_fabric *f = qp->dev->fabric;
 	struct soft_region dst;
 	enum soft_fault fault = SOFT_OK;
-	u8 *buf = malloc(wqe->length ? wqe->length : 1);
+	u8 *buf = malloc(wqe->h.length ? wqe->h.length : 1);
 	u32 n;
 
 	if (!buf)
 		return SOFT_F_LOC_RES;
 	dst = (struct soft_region){ .dev = qp->dev,
 				    .addr = (u64)(uintptr_t)buf,
-				    .len = wqe->length,
+				    .len = wqe->h.length,
 				    .cpu = buf };
 	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
 			   qp->req_rg, &n))
 		fault = SOFT_F_LOC_PROT;
-	else if (wqe->length && soft_copy(qp->req_rg, n, &dst, 1, wqe->length))
+	else if (wqe->h.length &&
+		 soft_copy(qp->req_rg, n, &dst, 1, wqe->h.length))
 		fault = SOFT_F_LOC_RES;
 	soft_br_read_unlock(qp->mem_rd);
 	if (fault) {
@@ -142,13 +143,13 @@ enum soft_fault rdmarw__soft_zc_hold(struct soft_qp *qp,
 enum soft_fault rdmarw__soft_zc_exec(struct soft_qp *qp,
 				     struct soft_send_wqe *wqe)
 {
-	enum soft_op_class cls = wqe->op->cls;
+	enum soft_op_class cls = wqe->h.op->cls;
 	enum soft_fault fault;
 
 	/* the guard is off on this QP (rdmarw__soft_zc_init()) */
 	wqe->zcopy = rdmarw__tx_zcopy(qp->ibqp.device, wqe->opcode,
 				      wqe->signaled ? IB_SEND_SIGNALED : 0,
-				      wqe->length);
+				      wqe->h.length);
 	if (cls == SOFT_OPC_WRITE || cls == SOFT_OPC_SEND) {
 		if (!wqe->zcopy && !qp->zc_held)
 			return SOFT_OK;
