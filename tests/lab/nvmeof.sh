@@ -83,6 +83,37 @@ start_target() {
 		--host "$(cat /etc/nvme/hostnqn)" -v "$@"
 }
 
+# A host NQN the target was not told to allow (start_target allows this
+# guest's /etc/nvme/hostnqn only).
+STRANGER=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-00000000dead
+
+# The stranger is refused at once, as by the kernel's target (Connect
+# Invalid Host: nvme connect exits non-zero, no namespace appears), and
+# its discovery log lists no subsystem.
+stranger_refused() {
+	local rc=0 n0
+
+	n0=$(host_log_lines)
+	if timeout 60 nvme connect -t rdma -a "$addr" -s $PORT -n $NQN \
+		-q $STRANGER >"$work/stranger.log" 2>&1; then
+		say "a host that is not allowed connected"
+		nvme disconnect -n $NQN >/dev/null 2>&1
+		rc=1
+	fi
+	# the host says why: "Connect for subsystem ... is not allowed"
+	dmesg | tail -n +"$((n0 + 1))" | grep "is not allowed" ||
+		{ say "the host logged no refused Connect"; rc=1; }
+	grep -qs "$NQN" /sys/class/nvme-subsystem/*/subsysnqn && rc=1
+	timeout 60 nvme discover -t rdma -a "$addr" -s $PORT -q $STRANGER \
+		>"$work/disc-stranger.log" 2>&1
+	if grep -q "subnqn: *$NQN" "$work/disc-stranger.log"; then
+		say "the stranger's discovery log lists $NQN"
+		rc=1
+	fi
+	result "check=stranger status=$([ $rc = 0 ] && echo refused || echo ADMITTED)"
+	return $rc
+}
+
 connect() {
 	nvme connect -t rdma -a "$addr" -s $PORT -n $NQN "$@" >/dev/null ||
 		return 1
@@ -341,6 +372,8 @@ for name in $devs; do
 	if ! step "target starts" start_target --ram 128M; then
 		continue
 	fi
+	step "a host not allowed: refused, and discovers nothing" \
+		stranger_refused
 	if step "discover" discover && step "connect" connect; then
 		r=1
 		while [ $r -le "$rounds" ]; do
