@@ -122,28 +122,42 @@ const struct nvmet_host_auth *nvmet_auth_host_find(const struct nvmet_target *t,
 u16 nvmet_auth_sq_setup(struct nvmet_req *req, struct nvmet_ctrl *ctrl,
 			const struct nvmf_connect_data *d, u32 *result)
 {
-	const struct nvmet_host_auth *h = ctrl->host_auth;
-	struct nvme_auth_params p = { 0 };
 	struct nvmet_sq *sq = req->sq;
 
+	(void)d;
 	sq->authenticated = false;
+	sq->auth_ready = false;
 	sq->auth_transactions = 0;
-	if (!h)
+	if (!ctrl->host_auth)
 		return 0;
 	sq->auth = calloc(1, sizeof(*sq->auth));
 	if (!sq->auth)
 		return NVME_SC_INTERNAL;
-	p.hostnqn = d->hostnqn;
-	p.subsysnqn = d->subsysnqn;
+	*result |= NVME_CONNECT_AUTHREQ_ATR;
+	return 0;
+}
+
+/*
+ * The engine is set up by the queue's first AUTH command, on the queue's
+ * completion thread: libcrypto keeps per-thread state, and a Connect may
+ * run on the rdma_cm's thread, which lives as long as the process.
+ */
+static u16 nvmet_auth_sq_ready(struct nvmet_sq *sq)
+{
+	const struct nvmet_host_auth *h = sq->ctrl->host_auth;
+	struct nvme_auth_params p = { 0 };
+
+	if (sq->auth_ready)
+		return 0;
+	p.hostnqn = sq->ctrl->hostnqn;
+	p.subsysnqn = sq->ctrl->subsys->subsysnqn;
 	p.host_secret = h->key;
 	p.ctrl_secret = h->ctrl_key;
 	p.hash_id = h->hash_id;
 	p.dhgroup_id = h->dhgroup_id;
-	if (nvme_auth_ctrl_init(sq->auth, &p)) {
-		nvmet_auth_sq_free(sq);
+	if (nvme_auth_ctrl_init(sq->auth, &p))
 		return NVME_SC_INTERNAL;
-	}
-	*result |= NVME_CONNECT_AUTHREQ_ATR;
+	sq->auth_ready = true;
 	return 0;
 }
 
@@ -195,7 +209,7 @@ static u16 nvmet_auth_check_cmd(struct nvmet_req *req, u32 max, u32 *len)
 			  req->sq->qid);
 		return NVME_SC_INVALID_FIELD | NVME_SC_DNR;
 	}
-	return 0;
+	return nvmet_auth_sq_ready(req->sq);
 }
 
 static void nvmet_auth_failed(struct nvmet_req *req, const char *what)

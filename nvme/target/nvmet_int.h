@@ -181,6 +181,7 @@ struct nvmet_sq {
 	bool dead; /* no new requests */
 	/* DH-HMAC-CHAP (fabrics-cmd-auth.c): the queue's CQ thread only */
 	struct nvme_auth_ctrl *auth; /* NULL: no authentication */
+	bool auth_ready; /* @auth set up (the first AUTH command) */
 	bool authenticated;
 	u32 auth_transactions;
 };

@@ -218,6 +218,7 @@ static void test_cmds_before_auth(void **state)
 				      .dhchap_key = KEY_A };
 	struct nvmet_target_opts to;
 	struct nvmeh_opts o;
+	struct nvmet_target_stats st;
 	struct nvmeh_ctrl *c;
 	u8 buf[512] = { 0 };
 
@@ -231,8 +232,10 @@ static void test_cmds_before_auth(void **state)
 	assert_int_equal(PTR_ERR(c), -EREMOTEIO);
 	assert_int_equal(nvmeh_last_status(NULL),
 			 NVME_SC_AUTH_REQUIRED | NVME_SC_DNR);
-	/* CAP was read: the refused command is the CC write */
+	/* Connect, CAP read: the refused command is the CC write */
 	nv_wait_target(&e, 0, 0);
+	assert_int_equal(nvmet_target_get_stats(e.t, &st), 0);
+	assert_int_equal(st.cmds, 3);
 
 	o.dhchap_skip = NVMEH_AUTH_SKIP_IO;
 	e.c = nvmeh_ctrl_create(&o);
@@ -351,6 +354,89 @@ static void test_malformed(void **state)
 	check_io(e.c);
 	assert_int_equal(nvmeh_ctrl_reauth(e.c, 0), 0);
 	assert_int_equal(nvmeh_ctrl_reauth(e.c, 1), 0);
+	check_io(e.c);
+	nv_env_fini(&e);
+}
+
+/* An admin command or Property Set (bytes of a 64-byte SQE) on queue 0. */
+static u16 admin_cmd(struct nvmeh_ctrl *c, u8 opcode, u8 fctype, u32 cdw10,
+		     void *buf, u32 len)
+{
+	struct nvmeh_request rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] = opcode;
+	if (opcode == nvme_fabrics_command)
+		rq.sqe[offsetof(struct nvmf_common_command, fctype)] = fctype;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      cdw10);
+	/* Property Get/Set: the offset of VS (CC for Set, a no-op value) */
+	if (opcode == nvme_fabrics_command)
+		nvme_put_le32(
+			rq.sqe + offsetof(struct nvmf_property_get_command,
+					  offset),
+			fctype == nvme_fabrics_type_property_get ? NVME_REG_VS :
+								   NVME_REG_CC);
+	rq.data = buf;
+	rq.data_len = len;
+	assert_int_equal(nvmeh_exec(c, 0, &rq), 0);
+	assert_int_equal(rq.error, 0);
+	return rq.status;
+}
+
+/*
+ * A transaction that fails on an authenticated admin queue leaves it
+ * unauthenticated: Identify and Property Set are refused, Property Get
+ * answers; AUTH_Receive then carries the Failure1, the controller goes
+ * down after it, and the host reconnects (authenticating again).
+ */
+static void test_failed_reauth(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_host_opts hk = { .nqn = NVMEH_DEFAULT_HOSTNQN,
+				      .dhchap_key = KEY_A };
+	const u8 p = NVME_AUTH_DHCHAP_PROTOCOL_IDENTIFIER;
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	struct nvmet_target_opts to;
+	struct nvmeh_stats hs;
+	static u8 buf[4096];
+	int i;
+
+	(void)state;
+	start(&e, &to, &hk, false);
+	e.c = connect_with(&e, KEY_A, NULL);
+	assert_false(IS_ERR(e.c));
+	memset(buf, 0xa5, sizeof(buf));
+	assert_int_equal(auth_cmd(e.c, 0, nvme_fabrics_type_auth_send, p, 1, 72,
+				  buf, 72),
+			 0);
+	assert_int_equal(admin_cmd(e.c, nvme_admin_identify, 0,
+				   NVME_ID_CNS_CTRL, buf, 4096),
+			 NVME_SC_AUTH_REQUIRED | NVME_SC_DNR);
+	assert_int_equal(admin_cmd(e.c, nvme_fabrics_command,
+				   nvme_fabrics_type_property_set, 0, NULL, 0),
+			 NVME_SC_AUTH_REQUIRED | NVME_SC_DNR);
+	assert_int_equal(admin_cmd(e.c, nvme_fabrics_command,
+				   nvme_fabrics_type_property_get, 0, NULL, 0),
+			 0);
+	memset(buf, 0xa5, sizeof(buf));
+	assert_int_equal(auth_cmd(e.c, 0, nvme_fabrics_type_auth_receive, p, 1,
+				  4096, buf, 4096),
+			 0);
+	assert_int_equal(buf[0], NVME_AUTH_COMMON_MESSAGES);
+	assert_int_equal(buf[1], NVME_AUTH_DHCHAP_MESSAGE_FAILURE1);
+	assert_int_equal(buf[6], NVME_AUTH_DHCHAP_FAILURE_REASON_FAILED);
+	assert_int_equal(buf[8], 0); /* zeros to AL */
+	assert_int_equal(buf[4095], 0);
+	/* torn down, then back with a new authentication (bounded wait) */
+	for (i = 0; i < 2500; i++) {
+		nvmeh_ctrl_stats(e.c, &hs);
+		if (hs.reconnects)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(hs.reconnects, 1);
+	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
 	check_io(e.c);
 	nv_env_fini(&e);
 }
@@ -527,6 +613,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_cmds_before_auth, nv_teardown),
 		cmocka_unit_test_teardown(test_reauth, nv_teardown),
 		cmocka_unit_test_teardown(test_malformed, nv_teardown),
+		cmocka_unit_test_teardown(test_failed_reauth, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
