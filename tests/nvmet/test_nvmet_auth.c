@@ -29,8 +29,9 @@ static const char *const hosts[] = { NVMEH_DEFAULT_HOSTNQN };
  * A target of NV_NQN (1 MiB) allowing the host (or any host), with @hk
  * as its DH-HMAC-CHAP table (NULL: none).
  */
-static void start(struct nv_env *e, struct nvmet_target_opts *to,
-		  const struct nvmet_host_opts *hk, bool any)
+static void start_on(struct nv_env *e, struct nvmet_target_opts *to,
+		     const struct nvmet_host_opts *hk, bool any,
+		     const char *profile, bool threaded)
 {
 	nvmet_target_opts_init(to);
 	to->addr = "10.0.0.2";
@@ -42,8 +43,16 @@ static void start(struct nv_env *e, struct nvmet_target_opts *to,
 	to->allow_any_host = any;
 	to->host_keys = hk;
 	to->nr_host_keys = hk ? 1 : 0;
-	nv_env_init(e, "rxe",
-		    &(struct nv_cfg){ .no_connect = true, .topts = to });
+	nv_env_init(e, profile,
+		    &(struct nv_cfg){ .no_connect = true,
+				      .threaded = threaded,
+				      .topts = to });
+}
+
+static void start(struct nv_env *e, struct nvmet_target_opts *to,
+		  const struct nvmet_host_opts *hk, bool any)
+{
+	start_on(e, to, hk, any, "rxe", false);
 }
 
 static struct nvmeh_ctrl *connect_with(struct nv_env *e, const char *key,
@@ -358,6 +367,40 @@ static void test_malformed(void **state)
 	nv_env_fini(&e);
 }
 
+/*
+ * siw with the devices on their own threads: bidirectional with
+ * ffdhe2048 on four I/O queues, a wrong host key refused with the
+ * Failure1 read (the kernel's siw case).
+ */
+static void test_siw_threaded(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_host_opts hk = { .nqn = NVMEH_DEFAULT_HOSTNQN,
+				      .dhchap_key = KEY_A,
+				      .dhchap_ctrl_key = KEY_B,
+				      .dhchap_dhgroup = "ffdhe2048" };
+	struct nvmet_target_opts to;
+	struct nvmeh_opts o;
+	struct nvmeh_ctrl *c;
+
+	(void)state;
+	start_on(&e, &to, &hk, false, "siw", true);
+	c = connect_with(&e, KEY_C, NULL);
+	assert_true(IS_ERR(c));
+	assert_int_equal(PTR_ERR(c), -EKEYREJECTED);
+	nv_wait_target(&e, 0, 0);
+	o = nv_host_opts(&e, NV_PORT, NV_NQN);
+	o.nr_io_queues = 4;
+	snprintf(o.dhchap_secret, sizeof(o.dhchap_secret), "%s", KEY_A);
+	snprintf(o.dhchap_ctrl_secret, sizeof(o.dhchap_ctrl_secret), "%s",
+		 KEY_B);
+	e.c = nvmeh_ctrl_create(&o);
+	assert_false(IS_ERR(e.c));
+	assert_int_equal(nvmeh_ctrl_info(e.c)->nr_io_queues, 4);
+	check_io(e.c);
+	nv_env_fini(&e);
+}
+
 /* An admin command or Property Set (bytes of a 64-byte SQE) on queue 0. */
 static u16 admin_cmd(struct nvmeh_ctrl *c, u8 opcode, u8 fctype, u32 cdw10,
 		     void *buf, u32 len)
@@ -614,6 +657,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reauth, nv_teardown),
 		cmocka_unit_test_teardown(test_malformed, nv_teardown),
 		cmocka_unit_test_teardown(test_failed_reauth, nv_teardown),
+		cmocka_unit_test_teardown(test_siw_threaded, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
