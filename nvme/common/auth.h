@@ -227,6 +227,7 @@ ssize_t nvme_auth_ctrl_receive(struct nvme_auth_ctrl *c, void *out, size_t al);
 enum nvme_auth_status nvme_auth_ctrl_status(const struct nvme_auth_ctrl *c,
 					    uint8_t *reason);
 bool nvme_auth_ctrl_authenticated(const struct nvme_auth_ctrl *c);
+bool nvme_auth_ctrl_failure_due(const struct nvme_auth_ctrl *c);
 void nvme_auth_ctrl_clear(struct nvme_auth_ctrl *c);
 
 #endif /* RDMARW_NVME_AUTH_H */

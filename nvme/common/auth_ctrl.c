@@ -565,3 +565,18 @@ bool nvme_auth_ctrl_authenticated(const struct nvme_auth_ctrl *c)
 {
 	return c && c->host_key.len && c->authenticated;
 }
+
+/**
+ * nvme_auth_ctrl_failure_due() - whether a Failure1 waits for AUTH_Receive
+ * @c: the engine
+ *
+ * A transport reads it after AUTH_Send: a failed transaction with a
+ * Failure1 due ends when that message has gone out; one without (the
+ * host sent Failure2) ends at once.
+ *
+ * Return: true when the next AUTH_Receive carries a Failure1.
+ */
+bool nvme_auth_ctrl_failure_due(const struct nvme_auth_ctrl *c)
+{
+	return c && c->host_key.len && c->step == CTRL_SEND_FAILURE1;
+}

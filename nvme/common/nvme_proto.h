@@ -521,6 +521,40 @@ struct nvmf_connect_command {
 
 #define NVME_CONNECT_DISABLE_SQFLOW (1 << 2)
 
+/* Connect result dword 0, above the cntlid: authentication required. */
+#define NVME_CONNECT_AUTHREQ_ATR (1u << 17)
+#define NVME_CONNECT_AUTHREQ_ASCR (1u << 18)
+
+/**
+ * struct nvmf_auth_command - AUTH_Send (fctype 05h), AUTH_Receive (06h)
+ * @opcode: nvme_fabrics_command
+ * @resv1: reserved
+ * @command_id: echoed
+ * @fctype: nvme_fabrics_type_auth_send or _receive
+ * @resv2: reserved
+ * @dptr: the payload (host to controller for Send, back for Receive)
+ * @resv3: reserved (NSSF)
+ * @spsp0: security protocol specific, 01h
+ * @spsp1: security protocol specific, 01h
+ * @secp: security protocol, E9h (DH-HMAC-CHAP)
+ * @len: TL (Send) or AL (Receive): payload bytes
+ * @resv4: reserved
+ */
+struct nvmf_auth_command {
+	uint8_t opcode;
+	uint8_t resv1;
+	uint16_t command_id;
+	uint8_t fctype;
+	uint8_t resv2[19];
+	union nvme_data_ptr dptr;
+	uint8_t resv3;
+	uint8_t spsp0;
+	uint8_t spsp1;
+	uint8_t secp;
+	__le32 len;
+	uint8_t resv4[16];
+};
+
 /**
  * struct nvmf_connect_data - the Connect command's data (1024 bytes)
  * @hostid: host identifier (UUID)
@@ -598,6 +632,7 @@ struct nvmf_property_get_command {
  * @connect: Connect
  * @prop_set: Property Set
  * @prop_get: Property Get
+ * @auth: AUTH_Send, AUTH_Receive
  * @bytes: the raw bytes
  */
 struct nvme_command {
@@ -608,6 +643,7 @@ struct nvme_command {
 		struct nvmf_connect_command connect;
 		struct nvmf_property_set_command prop_set;
 		struct nvmf_property_get_command prop_get;
+		struct nvmf_auth_command auth;
 		uint8_t bytes[64];
 	};
 };
@@ -1329,6 +1365,9 @@ RDMARW_NVME_ASSERT(sizeof(struct nvmf_common_command) == 64, "fabrics");
 RDMARW_NVME_ASSERT(sizeof(struct nvmf_connect_command) == 64, "connect");
 RDMARW_NVME_ASSERT(sizeof(struct nvmf_property_set_command) == 64, "pset");
 RDMARW_NVME_ASSERT(sizeof(struct nvmf_property_get_command) == 64, "pget");
+RDMARW_NVME_ASSERT(sizeof(struct nvmf_auth_command) == 64, "auth");
+RDMARW_NVME_ASSERT(offsetof(struct nvmf_auth_command, secp) == 43, "secp");
+RDMARW_NVME_ASSERT(offsetof(struct nvmf_auth_command, len) == 44, "tl");
 RDMARW_NVME_ASSERT(sizeof(struct nvme_command) == 64, "command");
 RDMARW_NVME_ASSERT(sizeof(struct nvme_completion) == 16, "cqe");
 RDMARW_NVME_ASSERT(sizeof(struct nvmf_connect_data) == 1024, "connect data");

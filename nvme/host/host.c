@@ -9,6 +9,8 @@
  */
 #include "nvme_host.h"
 
+#include "auth.h"
+
 #include <rdmarw/atomic.h>
 #include <rdmarw/completion.h>
 #include <rdmarw/kernel.h>
@@ -140,6 +142,8 @@ struct nvmeh_ctrl {
 	struct nvmeh_request ka_rq;
 	atomic_t ka_busy;
 	u8 *cdata;
+	struct mutex auth_lock; /* auth_tid, the authentications */
+	u16 auth_tid; /* the next DH-HMAC-CHAP transaction id */
 };
 
 static _Thread_local u16 nvmeh_status_tls, nvmeh_reject_tls;
@@ -908,6 +912,130 @@ static int nvmeh_prop_set(struct nvmeh_ctrl *ctrl, u32 off, u32 val)
 	return nvmeh_setup_cmd(ctrl, 0, &rq);
 }
 
+/* ---- DH-HMAC-CHAP (the kernel's host/auth.c) -------------------------- */
+
+/* AUTH_Send (@send) of @len bytes at @buf, or AUTH_Receive into it. */
+static int nvmeh_auth_cmd(struct nvmeh_ctrl *ctrl, unsigned int qid, bool send,
+			  void *buf, u32 len)
+{
+	struct nvmeh_request rq = { 0 };
+
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		nvme_fabrics_command;
+	rq.sqe[offsetof(struct nvmf_common_command, fctype)] =
+		send ? nvme_fabrics_type_auth_send :
+		       nvme_fabrics_type_auth_receive;
+	rq.sqe[offsetof(struct nvmf_auth_command, secp)] =
+		NVME_AUTH_DHCHAP_PROTOCOL_IDENTIFIER;
+	rq.sqe[offsetof(struct nvmf_auth_command, spsp0)] =
+		NVME_AUTH_DHCHAP_SPSP;
+	rq.sqe[offsetof(struct nvmf_auth_command, spsp1)] =
+		NVME_AUTH_DHCHAP_SPSP;
+	nvme_put_le32(rq.sqe + offsetof(struct nvmf_auth_command, len), len);
+	rq.data = buf;
+	rq.data_len = len;
+	rq.write = send;
+	return nvmeh_setup_cmd(ctrl, qid, &rq);
+}
+
+/* The buffers of one transaction: the controller's message, the answer. */
+struct nvmeh_auth_bufs {
+	struct nvme_auth_host h;
+	u8 in[NVME_AUTH_BUF_SIZE];
+	u8 out[NVME_AUTH_MAX_MSG];
+};
+
+/* One transaction's messages: Negotiate, then at most two answers. */
+static int nvmeh_auth_run(struct nvmeh_ctrl *ctrl, unsigned int qid,
+			  struct nvmeh_auth_bufs *b)
+{
+	enum nvme_auth_status st = NVME_AUTH_IN_PROGRESS;
+	uint8_t reason = 0;
+	ssize_t n;
+	int i, ret;
+
+	n = nvme_auth_host_negotiate(&b->h, b->out, sizeof(b->out));
+	if (n < 0)
+		return (int)n;
+	ret = nvmeh_auth_cmd(ctrl, qid, true, b->out, (u32)n);
+	for (i = 0; !ret && i < 2 && st == NVME_AUTH_IN_PROGRESS; i++) {
+		memset(b->in, 0, sizeof(b->in));
+		ret = nvmeh_auth_cmd(ctrl, qid, false, b->in, sizeof(b->in));
+		if (ret)
+			break;
+		n = nvme_auth_host_recv(&b->h, b->in, sizeof(b->in), b->out,
+					sizeof(b->out));
+		if (n < 0)
+			return (int)n;
+		if (n > 0)
+			ret = nvmeh_auth_cmd(ctrl, qid, true, b->out, (u32)n);
+		st = nvme_auth_host_status(&b->h, &reason);
+	}
+	if (ret)
+		return ret;
+	if (st == NVME_AUTH_SUCCESS)
+		return 0;
+	/* the kernel's: "Key was rejected by service" for a wrong key */
+	return reason == NVME_AUTH_DHCHAP_FAILURE_FAILED ? -EKEYREJECTED :
+							   -ECONNREFUSED;
+}
+
+/* Authenticate queue @qid (nvme_auth_negotiate() and nvme_auth_wait()). */
+static int nvmeh_auth_queue(struct nvmeh_ctrl *ctrl, unsigned int qid)
+{
+	const struct nvmeh_opts *o = &ctrl->opts;
+	struct nvme_auth_params p = { 0 };
+	struct nvmeh_auth_bufs *b;
+	int ret;
+
+	if (!o->dhchap_secret[0])
+		return -ENOKEY;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	p.hostnqn = o->hostnqn;
+	p.subsysnqn = o->subsysnqn;
+	p.host_secret = o->dhchap_secret;
+	p.ctrl_secret = o->dhchap_ctrl_secret[0] ? o->dhchap_ctrl_secret : NULL;
+	mutex_lock(&ctrl->auth_lock);
+	p.transaction = ctrl->auth_tid++;
+	mutex_unlock(&ctrl->auth_lock);
+	ret = nvme_auth_host_init(&b->h, &p);
+	if (!ret)
+		ret = nvmeh_auth_run(ctrl, qid, b);
+	nvme_auth_host_clear(&b->h);
+	nvme_auth_wipe(b, sizeof(*b));
+	free(b);
+	return ret;
+}
+
+/*
+ * After a Connect: authenticate when the result asks (AUTHREQ.ATR), and
+ * always with a controller key (the kernel's host would skip it when not
+ * asked: a controller that never proves its key).
+ */
+static int nvmeh_connect_auth(struct nvmeh_ctrl *ctrl, unsigned int qid,
+			      u32 result)
+{
+	unsigned int skip = qid ? NVMEH_AUTH_SKIP_IO : NVMEH_AUTH_SKIP_ADMIN;
+
+	if (result & NVME_CONNECT_AUTHREQ_ASCR)
+		return -EOPNOTSUPP; /* secure channel concatenation */
+	if (ctrl->opts.dhchap_skip & skip)
+		return 0;
+	if (!(result & NVME_CONNECT_AUTHREQ_ATR) &&
+	    !ctrl->opts.dhchap_ctrl_secret[0])
+		return 0;
+	return nvmeh_auth_queue(ctrl, qid);
+}
+
+int nvmeh_ctrl_reauth(struct nvmeh_ctrl *ctrl, unsigned int qid)
+{
+	if (!ctrl || qid >= ctrl->nr_queues || !ctrl->opts.dhchap_secret[0])
+		return -EINVAL;
+	return nvmeh_auth_queue(ctrl, qid);
+}
+
 static int nvmeh_fabrics_connect(struct nvmeh_ctrl *ctrl, unsigned int qid)
 {
 	struct nvmeh_queue *q = &ctrl->queues[qid];
@@ -947,6 +1075,9 @@ static int nvmeh_fabrics_connect(struct nvmeh_ctrl *ctrl, unsigned int qid)
 		return ret;
 	if (!qid)
 		ctrl->sinfo.cntlid = (u16)rq.result;
+	ret = nvmeh_connect_auth(ctrl, qid, (u32)rq.result);
+	if (ret)
+		return ret;
 	mutex_lock(&q->lock);
 	if (q->state == Q_CONNECTING)
 		q->state = Q_LIVE;
@@ -1386,7 +1517,29 @@ static void nvmeh_ctrl_free(struct nvmeh_ctrl *ctrl)
 	free(ctrl->queues);
 	free(ctrl->cdata);
 	mutex_destroy(&ctrl->state_lock);
+	mutex_destroy(&ctrl->auth_lock);
+	nvme_auth_wipe(&ctrl->opts, sizeof(ctrl->opts));
 	free(ctrl);
+}
+
+/* DHHC-1 keys that parse, NUL terminated; no controller key alone. */
+static bool nvmeh_secrets_valid(const struct nvmeh_opts *o)
+{
+	struct nvme_dhchap_key k;
+	bool ok = true;
+
+	if (strnlen(o->dhchap_secret, sizeof(o->dhchap_secret)) ==
+		    sizeof(o->dhchap_secret) ||
+	    strnlen(o->dhchap_ctrl_secret, sizeof(o->dhchap_ctrl_secret)) ==
+		    sizeof(o->dhchap_ctrl_secret))
+		return false;
+	if (o->dhchap_secret[0])
+		ok = !nvme_auth_parse_key(o->dhchap_secret, &k);
+	if (ok && o->dhchap_ctrl_secret[0])
+		ok = o->dhchap_secret[0] &&
+		     !nvme_auth_parse_key(o->dhchap_ctrl_secret, &k);
+	nvme_auth_wipe(&k, sizeof(k));
+	return ok;
 }
 
 struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
@@ -1400,7 +1553,8 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 	nvmeh_reject_tls = 0;
 	if (!opts || !opts->subsysnqn[0] || opts->nr_io_queues > 64 ||
 	    opts->queue_size > 1024 ||
-	    (opts->queue_size && opts->queue_size < 2))
+	    (opts->queue_size && opts->queue_size < 2) ||
+	    !nvmeh_secrets_valid(opts))
 		return ERR_PTR(-EINVAL);
 	ctrl = calloc(1, sizeof(*ctrl));
 	if (!ctrl)
@@ -1415,6 +1569,7 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 	if (!ctrl->opts.max_reconnects)
 		ctrl->opts.max_reconnects = 100;
 	mutex_init(&ctrl->state_lock);
+	mutex_init(&ctrl->auth_lock);
 	init_completion(&ctrl->live);
 	rdmarw_init_work(&ctrl->err_work, nvmeh_err_work);
 	rdmarw_init_delayed_work(&ctrl->reconnect_work, nvmeh_reconnect_work);

@@ -33,6 +33,9 @@ extern "C" {
 /* The host NQN nvmeh_opts_init() sets (a target must allow it). */
 #define NVMEH_DEFAULT_HOSTNQN \
 	"nqn.2014-08.org.nvmexpress:uuid:8b5c2a64-6c5e-4d0e-9f0a-72646d617277"
+/* Room for a DHHC-1 key string and its NUL. */
+#define NVMEH_DHCHAP_SECRET_MAX 128
+
 /* Slots past the depth that only NVMEH_RQ_OVERDEPTH requests may use. */
 #define NVMEH_EXTRA_SLOTS 4
 
@@ -54,6 +57,14 @@ struct nvmeh_ctrl;
  * @max_reconnects: attempts before the controller is declared dead (0
  *                  means 100)
  * @no_inline: never send write data in the capsule
+ * @dhchap_secret: the host's DHHC-1 key, nvme connect's --dhchap-secret
+ *                 ("": none); the host authenticates every queue whose
+ *                 Connect result asks for it (AUTHREQ.ATR)
+ * @dhchap_ctrl_secret: the controller's DHHC-1 key, --dhchap-ctrl-secret
+ *                      ("": none): the controller must prove it holds it
+ *                      on every queue (bidirectional), asked or not
+ * @dhchap_skip: tests only: NVMEH_AUTH_SKIP_* bits, queues left
+ *               unauthenticated although the target asks
  */
 struct nvmeh_opts {
 	struct sockaddr_storage src_addr;
@@ -68,7 +79,14 @@ struct nvmeh_opts {
 	unsigned int reconnect_delay_ms;
 	unsigned int max_reconnects;
 	bool no_inline;
+	char dhchap_secret[NVMEH_DHCHAP_SECRET_MAX];
+	char dhchap_ctrl_secret[NVMEH_DHCHAP_SECRET_MAX];
+	unsigned int dhchap_skip;
 };
+
+/* struct nvmeh_opts.dhchap_skip: the admin queue, the I/O queues. */
+#define NVMEH_AUTH_SKIP_ADMIN (1u << 0)
+#define NVMEH_AUTH_SKIP_IO (1u << 1)
 
 /**
  * enum nvmeh_rq_flags - how a request is sent
@@ -185,8 +203,12 @@ void nvmeh_opts_init(struct nvmeh_opts *o, const struct sockaddr *src,
  * it and namespace 1, sets the number of queues, starts keep-alive and
  * connects the I/O queues: the sequence of the Linux host.
  *
- * Return: the controller, or ERR_PTR(): -EINVAL for bad options,
- * -ECONNREFUSED when the target rejected a queue, -EREMOTEIO when a
+ * Return: the controller, or ERR_PTR(): -EINVAL for bad options (a
+ * DHHC-1 key that does not parse, a controller key without a host key),
+ * -ECONNREFUSED when the target rejected a queue or an authentication
+ * failed other than by a key, -EKEYREJECTED when the target refused the
+ * host's key or the controller did not prove the controller key, -ENOKEY
+ * when the target asks for authentication and no key is set, -EREMOTEIO when a
  * command failed (nvmeh_last_status() says which status), -ETIMEDOUT,
  * -ENOMEM, a verbs or CM error.
  */
@@ -210,6 +232,20 @@ u16 nvmeh_last_status(u16 *reject);
  * Return: dwords 0 and 1 of its completion (this thread's last create).
  */
 u64 nvmeh_last_result(void);
+
+/**
+ * nvmeh_ctrl_reauth() - authenticate a live queue again (DH-HMAC-CHAP)
+ * @ctrl: the controller (created with a dhchap_secret)
+ * @qid: the queue
+ *
+ * A new transaction on the queue, as the kernel host's re-authentication;
+ * the queue stays usable meanwhile.  A failure makes the target tear the
+ * controller down (error recovery follows).
+ *
+ * Return: 0; -EINVAL without a key or for a bad queue; the errors of
+ * nvmeh_ctrl_create()'s authentication.
+ */
+int nvmeh_ctrl_reauth(struct nvmeh_ctrl *ctrl, unsigned int qid);
 
 /**
  * nvmeh_ctrl_destroy() - shut the controller down and disconnect

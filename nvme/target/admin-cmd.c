@@ -513,6 +513,8 @@ u16 nvmet_parse_admin_cmd(struct nvmet_req *req)
 
 	if (cmd->common.opcode == nvme_fabrics_command)
 		return nvmet_parse_fabrics_admin_cmd(req);
+	if (unlikely(!nvmet_check_auth_status(req)))
+		return NVME_SC_AUTH_REQUIRED | NVME_SC_DNR;
 	if (nvmet_subsys_is_disc(req->sq->ctrl->subsys))
 		return nvmet_parse_discovery_cmd(req);
 	ret = nvmet_check_ctrl_status(req);

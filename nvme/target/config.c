@@ -16,6 +16,7 @@
 #include <rdmarw/kernel.h>
 #include <rdmarw/version.h>
 
+#include "auth.h"
 #include "config.h"
 #include "nvme_ids.h"
 #include "nvme_proto.h"
@@ -40,6 +41,14 @@ static void usage(FILE *f)
 		"  --host NQN         a host allowed to connect (repeatable;\n"
 		"                     none by default)\n"
 		"  --allow-any-host   every host may connect\n"
+		"  --dhchap-key NQN=KEY  host NQN must authenticate with this\n"
+		"                     DH-HMAC-CHAP key (DHHC-1:...), also when\n"
+		"                     any host may connect (repeatable)\n"
+		"  --dhchap-ctrl-key NQN=KEY  the controller's key for NQN\n"
+		"                     (bidirectional authentication)\n"
+		"  --dhchap-hash NQN=H   hmac(sha256) (default), hmac(sha384),\n"
+		"                     hmac(sha512)\n"
+		"  --dhchap-dhgroup NQN=G  null (default), ffdhe2048..ffdhe8192\n"
 		"  --queues N         I/O queues per host, 1..128 (default 128)\n"
 		"  --queue-size N     I/O queue depth, 2..128 (default 128)\n"
 		"  --inline SIZE      in-capsule data bytes (0: none; 4096)\n"
@@ -183,6 +192,10 @@ enum {
 	OPT_SERIAL,
 	OPT_HOST,
 	OPT_ALLOW_ANY_HOST,
+	OPT_DHCHAP_KEY,
+	OPT_DHCHAP_CTRL_KEY,
+	OPT_DHCHAP_HASH,
+	OPT_DHCHAP_DHGROUP,
 	OPT_QUEUES,
 	OPT_QUEUE_SIZE,
 	OPT_INLINE,
@@ -216,6 +229,10 @@ static const struct option long_opts[] = {
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "allow-any-host", no_argument, NULL, OPT_ALLOW_ANY_HOST },
+	{ "dhchap-key", required_argument, NULL, OPT_DHCHAP_KEY },
+	{ "dhchap-ctrl-key", required_argument, NULL, OPT_DHCHAP_CTRL_KEY },
+	{ "dhchap-hash", required_argument, NULL, OPT_DHCHAP_HASH },
+	{ "dhchap-dhgroup", required_argument, NULL, OPT_DHCHAP_DHGROUP },
 	{ "queues", required_argument, NULL, OPT_QUEUES },
 	{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
 	{ "inline", required_argument, NULL, OPT_INLINE },
@@ -236,6 +253,88 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* The entry of @nqn in the DH-HMAC-CHAP table, added when new (@nqn kept). */
+static struct nvmet_host_opts *host_key_entry(struct nvmet_config *c, char *nqn,
+					      const char *where)
+{
+	u32 i, n = c->o.nr_host_keys;
+
+	for (i = 0; i < n; i++) {
+		if (!strcmp(c->host_keys[i].nqn, nqn)) {
+			free(nqn);
+			return &c->host_keys[i];
+		}
+	}
+	if (n >= NVMET_MAX_HOSTS) {
+		fprintf(stderr, PROG ": %s: at most %d hosts\n", where,
+			NVMET_MAX_HOSTS);
+		free(nqn);
+		return NULL;
+	}
+	c->host_key_nqns[n] = nqn;
+	c->host_keys[n].nqn = nqn;
+	c->o.nr_host_keys = n + 1;
+	c->o.host_keys = c->host_keys;
+	return &c->host_keys[n];
+}
+
+/* A value that parses for its --dhchap-* option. */
+static bool dhchap_value_valid(int opt, const char *v)
+{
+	struct nvme_dhchap_key k;
+	int ret;
+
+	switch (opt) {
+	case OPT_DHCHAP_KEY:
+	case OPT_DHCHAP_CTRL_KEY:
+		ret = nvme_auth_parse_key(v, &k);
+		nvme_auth_wipe(&k, sizeof(k));
+		return !ret;
+	case OPT_DHCHAP_HASH:
+		return nvme_auth_hmac_id(v) != NVME_AUTH_HASH_INVALID;
+	default:
+		return nvme_auth_dhgroup_id(v) != NVME_AUTH_DHGROUP_INVALID;
+	}
+}
+
+/* --dhchap-key, -ctrl-key, -hash, -dhgroup NQN=VALUE (each once a host). */
+static int add_dhchap(struct nvmet_config *c, int opt, const char *arg,
+		      const char *where)
+{
+	const char *eq = arg ? strchr(arg, '=') : NULL;
+	struct nvmet_host_opts *h;
+	const char **field;
+	char *nqn;
+
+	if (!eq || eq == arg || !eq[1])
+		goto bad;
+	nqn = strndup(arg, (size_t)(eq - arg));
+	if (!nqn)
+		return -ENOMEM;
+	if (!nvme_nqn_valid(nqn) || !dhchap_value_valid(opt, eq + 1)) {
+		free(nqn);
+		goto bad;
+	}
+	h = host_key_entry(c, nqn, where);
+	if (!h)
+		return -EINVAL;
+	field = opt == OPT_DHCHAP_KEY	   ? &h->dhchap_key :
+		opt == OPT_DHCHAP_CTRL_KEY ? &h->dhchap_ctrl_key :
+		opt == OPT_DHCHAP_HASH	   ? &h->dhchap_hash :
+					     &h->dhchap_dhgroup;
+	if (*field) {
+		fprintf(stderr, PROG ": %s: given twice for %s\n", where,
+			h->nqn);
+		return -EINVAL;
+	}
+	*field = eq + 1;
+	return 0;
+bad:
+	/* the value may be a secret: not echoed */
+	fprintf(stderr, PROG ": %s: bad value (NQN=VALUE)\n", where);
+	return -EINVAL;
+}
 
 static int read_config(struct nvmet_config *c, const char *path, int depth);
 
@@ -348,6 +447,11 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 	case OPT_ALLOW_ANY_HOST:
 		c->o.allow_any_host = true;
 		return 0;
+	case OPT_DHCHAP_KEY:
+	case OPT_DHCHAP_CTRL_KEY:
+	case OPT_DHCHAP_HASH:
+	case OPT_DHCHAP_DHGROUP:
+		return add_dhchap(c, opt, arg, where);
 	case OPT_QUEUES:
 		if (parse_uint(arg, 1, NVMET_MAX_IO_QUEUES, &v))
 			goto bad;
@@ -565,6 +669,7 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 
 int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 {
+	u32 i;
 	int opt;
 
 	opterr = 0;
@@ -607,6 +712,21 @@ int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 			PROG ": --file-size must come before its --file\n");
 		return -EINVAL;
 	}
+	for (i = 0; c->json && i < c->o.nr_host_keys; i++) {
+		if (c->host_key_nqns[i]) {
+			fprintf(stderr,
+				PROG ": a JSON configuration takes no "
+				     "--dhchap-* (its hosts[].dhchap)\n");
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < c->o.nr_host_keys; i++) {
+		if (!c->host_keys[i].dhchap_key) {
+			fprintf(stderr, PROG ": %s: --dhchap-key missing\n",
+				c->host_keys[i].nqn);
+			return -EINVAL;
+		}
+	}
 	if (c->json && (c->nr_ns || c->o.addr || c->o.nr_hosts ||
 			c->o.allow_any_host || c->soft)) {
 		fprintf(stderr, PROG ": a JSON configuration takes no --ram, "
@@ -648,5 +768,9 @@ void nvmet_config_free(struct nvmet_config *c)
 	for (i = 0; i < c->nr_owned; i++)
 		free(c->owned[i]);
 	c->nr_owned = 0;
+	for (i = 0; i < NVMET_MAX_HOSTS; i++) {
+		free(c->host_key_nqns[i]);
+		c->host_key_nqns[i] = NULL;
+	}
 	nvmet_config_free_json(c);
 }

@@ -38,6 +38,9 @@
  * @json_port_subsys: each port's subsystem NQNs (strings in @json)
  * @json: the parsed JSON, or NULL
  * @save_path: --save-config FILE, or NULL
+ * @host_keys: the hosts that must authenticate (--dhchap-*, or the JSON's
+ *             hosts[].dhchap); @o.host_keys points here
+ * @host_key_nqns: the NQNs of @host_keys the command line gave (owned)
  */
 struct nvmet_config {
 	struct nvmet_target_opts o;
@@ -61,6 +64,8 @@ struct nvmet_config {
 	const char **json_port_subsys[NVMET_MAX_PORTS];
 	struct json *json;
 	const char *save_path;
+	struct nvmet_host_opts host_keys[NVMET_MAX_HOSTS];
+	char *host_key_nqns[NVMET_MAX_HOSTS];
 };
 
 /**

@@ -4,7 +4,8 @@
  * configuration: "subsystems" (nqn, allowed_hosts, attr.allow_any_host,
  * attr.serial, namespaces with nsid, enable and device.path), "ports"
  * (portid, addr with trtype "rdma", adrfam, traddr, trsvcid, and the
- * subsystems' NQNs) and "hosts".  What this target has no use for
+ * subsystems' NQNs) and "hosts" (nqn, and dhchap: key, ctrl_key, hash,
+ * dhgroup: a host with a key must authenticate).  What this target has no use for
  * (referrals, ana_groups, param, uuid, nguid, discovery) is ignored; what
  * it cannot serve (another trtype, a namespace id above 16) is refused
  * with a message naming it.  A small JSON parser of its own: bounded
@@ -18,6 +19,7 @@
 
 #include <rdmarw/kernel.h>
 
+#include "auth.h"
 #include "config.h"
 #include "nvme_ids.h"
 #include "nvme_proto.h"
@@ -430,9 +432,78 @@ static int json_port(struct nvmet_config *c, const char *path,
 	return 0;
 }
 
+/* "" is nvmetcli's unset attribute. */
+static const char *json_opt_str(const struct json *o, const char *key)
+{
+	const char *v = json_str(o, key);
+
+	return v && v[0] ? v : NULL;
+}
+
+static bool json_key_valid(const char *secret)
+{
+	struct nvme_dhchap_key k;
+	int ret;
+
+	if (!secret)
+		return true;
+	ret = nvme_auth_parse_key(secret, &k);
+	nvme_auth_wipe(&k, sizeof(k));
+	return !ret;
+}
+
+/* The keys parse, the hash and group are known (secrets not echoed). */
+static int json_host_check(const char *path, const struct nvmet_host_opts *h)
+{
+	if (!json_key_valid(h->dhchap_key))
+		return cfg_err(path, "dhchap key is not a DHHC-1 key", h->nqn);
+	if (!json_key_valid(h->dhchap_ctrl_key))
+		return cfg_err(path, "dhchap ctrl_key is not a DHHC-1 key",
+			       h->nqn);
+	if (h->dhchap_hash &&
+	    nvme_auth_hmac_id(h->dhchap_hash) == NVME_AUTH_HASH_INVALID)
+		return cfg_err(path, "unknown dhchap hash", h->dhchap_hash);
+	if (h->dhchap_dhgroup && nvme_auth_dhgroup_id(h->dhchap_dhgroup) ==
+					 NVME_AUTH_DHGROUP_INVALID)
+		return cfg_err(path, "unknown dhchap dhgroup",
+			       h->dhchap_dhgroup);
+	return 0;
+}
+
+/* hosts[i]: a host with dhchap.key goes into the DH-HMAC-CHAP table. */
+static int json_host(struct nvmet_config *c, const char *path,
+		     const struct json *j)
+{
+	const struct json *d = json_get(j, "dhchap");
+	struct nvmet_host_opts *h;
+	const char *nqn = json_str(j, "nqn");
+
+	if (!nqn || !nvme_nqn_valid(nqn))
+		return cfg_err(path, "a host without a valid nqn", NULL);
+	if (d && d->type != J_OBJ)
+		return cfg_err(path, "dhchap is not an object", nqn);
+	if (!json_opt_str(d, "key")) {
+		if (json_opt_str(d, "ctrl_key"))
+			return cfg_err(path, "dhchap ctrl_key without key",
+				       nqn);
+		return 0;
+	}
+	if (c->o.nr_host_keys >= NVMET_MAX_HOSTS)
+		return cfg_err(path, "too many hosts with dhchap keys", NULL);
+	h = &c->host_keys[c->o.nr_host_keys++];
+	h->nqn = nqn;
+	h->dhchap_key = json_opt_str(d, "key");
+	h->dhchap_ctrl_key = json_opt_str(d, "ctrl_key");
+	h->dhchap_hash = json_opt_str(d, "hash");
+	h->dhchap_dhgroup = json_opt_str(d, "dhgroup");
+	c->o.host_keys = c->host_keys;
+	return json_host_check(path, h);
+}
+
 static int json_apply(struct nvmet_config *c, const char *path,
 		      const struct json *root)
 {
+	const struct json *hosts = json_get(root, "hosts");
 	const struct json *subs = json_get(root, "subsystems");
 	const struct json *ports = json_get(root, "ports");
 	u32 i;
@@ -451,6 +522,11 @@ static int json_apply(struct nvmet_config *c, const char *path,
 	}
 	for (i = 0; i < ports->nr; i++) {
 		ret = json_port(c, path, &ports->kids[i]);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; hosts && hosts->type == J_ARR && i < hosts->nr; i++) {
+		ret = json_host(c, path, &hosts->kids[i]);
 		if (ret)
 			return ret;
 	}
@@ -597,6 +673,53 @@ static bool json_host_before(const struct nvmet_subsys_opts *subs, u32 i, u32 k)
 	return false;
 }
 
+static const struct nvmet_host_opts *
+json_host_key(const struct nvmet_target_opts *o, const char *nqn)
+{
+	u32 i;
+
+	for (i = 0; o->host_keys && i < o->nr_host_keys; i++)
+		if (o->host_keys[i].nqn && !strcmp(o->host_keys[i].nqn, nqn))
+			return &o->host_keys[i];
+	return NULL;
+}
+
+/* One hosts[] entry, with its dhchap object when it has a key. */
+static void json_put_host(FILE *f, const struct nvmet_target_opts *o,
+			  const char *nqn, bool first)
+{
+	const struct nvmet_host_opts *h = json_host_key(o, nqn);
+
+	fputs(first ? "\n    { \"nqn\": " : ",\n    { \"nqn\": ", f);
+	json_put_str(f, nqn);
+	if (h) {
+		fputs(", \"dhchap\": { \"key\": ", f);
+		json_put_str(f, h->dhchap_key);
+		fputs(", \"ctrl_key\": ", f);
+		json_put_str(f, h->dhchap_ctrl_key ? h->dhchap_ctrl_key : "");
+		fputs(", \"hash\": ", f);
+		json_put_str(f,
+			     h->dhchap_hash ? h->dhchap_hash : "hmac(sha256)");
+		fputs(", \"dhgroup\": ", f);
+		json_put_str(f, h->dhchap_dhgroup ? h->dhchap_dhgroup : "null");
+		fputs(" }", f);
+	}
+	fputs(" }", f);
+}
+
+/* Is @nqn one of the subsystems' allowed hosts? */
+static bool json_host_listed(const struct nvmet_subsys_opts *subs, u32 nr,
+			     const char *nqn)
+{
+	u32 i, k;
+
+	for (i = 0; i < nr; i++)
+		for (k = 0; k < subs[i].nr_hosts; k++)
+			if (!strcmp(subs[i].hosts[k], nqn))
+				return true;
+	return false;
+}
+
 int nvmet_config_write_json(const struct nvmet_target_opts *o, FILE *f)
 {
 	struct nvmet_subsys_opts quick_s;
@@ -644,11 +767,14 @@ int nvmet_config_write_json(const struct nvmet_target_opts *o, FILE *f)
 		for (k = 0; k < subs[i].nr_hosts; k++) {
 			if (json_host_before(subs, i, k))
 				continue;
-			fputs(j++ ? ",\n    { \"nqn\": " : "\n    { \"nqn\": ",
-			      f);
-			json_put_str(f, subs[i].hosts[k]);
-			fputs(" }", f);
+			json_put_host(f, o, subs[i].hosts[k], !j++);
 		}
+	}
+	for (i = 0; o->host_keys && i < o->nr_host_keys; i++) {
+		const char *nqn = o->host_keys[i].nqn;
+
+		if (nqn && !json_host_listed(subs, nr_subs, nqn))
+			json_put_host(f, o, nqn, !j++);
 	}
 	fputs(j ? "\n  ],\n  \"ports\": [\n" : "],\n  \"ports\": [\n", f);
 	for (i = 0; i < nr_ports; i++)

@@ -86,6 +86,7 @@ bool nvmet_req_init(struct nvmet_req *req, struct nvmet_cq *cq,
 	req->transfer_len = 0;
 	req->error_loc = 0xffff;
 	req->data_to_host = false;
+	req->fatal_after_send = false;
 	memset(req->cqe, 0, sizeof(*req->cqe));
 	nvmet_stat_add(req->port->tgt->cmds, 1);
 
@@ -286,6 +287,7 @@ void nvmet_sq_destroy(struct nvmet_sq *sq)
 	struct nvmet_ctrl *ctrl = sq->ctrl;
 
 	sq->dead = true;
+	nvmet_auth_sq_free(sq);
 	if (!ctrl)
 		return;
 	if (sq->qid == 0) {
@@ -646,6 +648,12 @@ u16 nvmet_alloc_ctrl(struct nvmet_target *t, const struct nvmf_connect_data *d,
 	INIT_DELAYED_WORK(&ctrl->ka_work, nvmet_keep_alive_timer);
 	nvmet_copy_nul(ctrl->hostnqn, sizeof(ctrl->hostnqn), hostnqn);
 	memcpy(ctrl->hostid, d->hostid, sizeof(ctrl->hostid));
+	/*
+	 * A host with a key authenticates on every NVM subsystem, also one
+	 * that allows any host (the kernel's skips it there: a downgrade).
+	 */
+	if (!nvmet_subsys_is_disc(subsys))
+		ctrl->host_auth = nvmet_auth_host_find(t, hostnqn);
 	/* as nvmet: the Linux host then writes CC.CSS 110b, discovery too */
 	ctrl->cap = NVME_CAP_CSS_NVM | NVME_CAP_CSS_CSI |
 		    (15ULL << NVME_CAP_TIMEOUT_SHIFT) |

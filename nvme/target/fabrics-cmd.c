@@ -85,7 +85,16 @@ u16 nvmet_parse_fabrics_admin_cmd(struct nvmet_req *req)
 {
 	switch (req->cmd->fabrics.fctype) {
 	case nvme_fabrics_type_property_set:
+		/* CC not before authentication: the kernel's does allow it */
+		if (!nvmet_check_auth_status(req))
+			return NVME_SC_AUTH_REQUIRED | NVME_SC_DNR;
 		req->execute = nvmet_execute_prop_set;
+		return 0;
+	case nvme_fabrics_type_auth_send:
+		req->execute = nvmet_execute_auth_send;
+		return 0;
+	case nvme_fabrics_type_auth_receive:
+		req->execute = nvmet_execute_auth_receive;
 		return 0;
 	case nvme_fabrics_type_property_get:
 		req->execute = nvmet_execute_prop_get;
@@ -100,6 +109,16 @@ u16 nvmet_parse_fabrics_admin_cmd(struct nvmet_req *req)
 
 u16 nvmet_parse_fabrics_io_cmd(struct nvmet_req *req)
 {
+	switch (req->cmd->fabrics.fctype) {
+	case nvme_fabrics_type_auth_send:
+		req->execute = nvmet_execute_auth_send;
+		return 0;
+	case nvme_fabrics_type_auth_receive:
+		req->execute = nvmet_execute_auth_receive;
+		return 0;
+	default:
+		break;
+	}
 	nvmet_log("unsupported fabrics command %#x on I/O queue %u",
 		  req->cmd->fabrics.fctype, req->sq->qid);
 	req->error_loc = offsetof(struct nvmf_common_command, fctype);
@@ -189,6 +208,7 @@ static void nvmet_execute_admin_connect(struct nvmet_req *req)
 	struct nvmet_target *t = req->port->tgt;
 	struct nvmf_connect_data *d = NULL;
 	struct nvmet_ctrl *ctrl = NULL;
+	u32 result = 0;
 	u16 status;
 
 	if (!nvmet_check_transfer_len(req, sizeof(struct nvmf_connect_data)))
@@ -211,18 +231,21 @@ static void nvmet_execute_admin_connect(struct nvmet_req *req)
 	status = nvmet_alloc_ctrl(t, d, req, le32_to_cpu(c->kato), &ctrl);
 	if (status)
 		goto out;
-	status = nvmet_install_queue(req);
+	status = nvmet_auth_sq_setup(req, ctrl, d, &result);
+	if (!status)
+		status = nvmet_install_queue(req);
 	if (status) {
+		nvmet_auth_sq_free(req->sq);
 		nvmet_ctrl_put(ctrl);
 		goto out;
 	}
 	nvmet_cq_setup(ctrl, req->cq, 0, le16_to_cpu(c->sqsize) + 1);
 	nvmet_sq_setup(ctrl, req->sq, 0, le16_to_cpu(c->sqsize) + 1);
 	req->sq->sqhd_disabled = c->cattr & NVME_CONNECT_DISABLE_SQFLOW;
-	nvmet_log("controller %u: %.223s connected to %.223s (kato %u s)",
+	nvmet_log("controller %u: %.223s connected to %.223s (kato %u s%s)",
 		  ctrl->cntlid, ctrl->hostnqn, ctrl->subsys->subsysnqn,
-		  ctrl->kato);
-	req->cqe->result.u16 = cpu_to_le16(ctrl->cntlid);
+		  ctrl->kato, result ? ", must authenticate" : "");
+	req->cqe->result.u32 = cpu_to_le32(result | ctrl->cntlid);
 out:
 	free(d);
 	nvmet_req_complete(req, status);
@@ -247,6 +270,7 @@ static void nvmet_execute_io_connect(struct nvmet_req *req)
 	struct nvmf_connect_data *d = NULL;
 	struct nvmet_ctrl *ctrl = NULL;
 	u16 qid = le16_to_cpu(c->qid);
+	u32 result = 0;
 	bool taken;
 	u16 status;
 
@@ -286,13 +310,17 @@ static void nvmet_execute_io_connect(struct nvmet_req *req)
 		status = NVME_SC_CMD_SEQ_ERROR | NVME_SC_DNR;
 		goto out_put;
 	}
-	status = nvmet_install_queue(req);
-	if (status)
+	status = nvmet_auth_sq_setup(req, ctrl, d, &result);
+	if (!status)
+		status = nvmet_install_queue(req);
+	if (status) {
+		nvmet_auth_sq_free(req->sq);
 		goto out_put;
+	}
 	nvmet_cq_setup(ctrl, req->cq, qid, le16_to_cpu(c->sqsize) + 1);
 	nvmet_sq_setup(ctrl, req->sq, qid, le16_to_cpu(c->sqsize) + 1);
 	req->sq->sqhd_disabled = c->cattr & NVME_CONNECT_DISABLE_SQFLOW;
-	req->cqe->result.u16 = cpu_to_le16(ctrl->cntlid);
+	req->cqe->result.u32 = cpu_to_le32(result | ctrl->cntlid);
 	nvmet_log("controller %u: I/O queue %u", ctrl->cntlid, qid);
 	goto out; /* the queue keeps the reference */
 out_put:

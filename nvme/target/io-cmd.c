@@ -154,6 +154,8 @@ u16 nvmet_parse_io_cmd(struct nvmet_req *req)
 
 	if (cmd->common.opcode == nvme_fabrics_command)
 		return nvmet_parse_fabrics_io_cmd(req);
+	if (unlikely(!nvmet_check_auth_status(req)))
+		return NVME_SC_AUTH_REQUIRED | NVME_SC_DNR;
 	ret = nvmet_check_ctrl_status(req);
 	if (unlikely(ret))
 		return ret;

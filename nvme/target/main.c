@@ -64,6 +64,24 @@ static int save_config(const struct nvmet_config *c)
 	return 0;
 }
 
+/* The start-up line of the hosts that must authenticate (DH-HMAC-CHAP). */
+static void print_auth_hosts(const struct nvmet_target_opts *o)
+{
+	u32 i;
+
+	if (!o->nr_host_keys) {
+		printf(PROG ": no host authenticates (--dhchap-key)\n");
+		return;
+	}
+	printf(PROG ": DH-HMAC-CHAP required of %u host%s:", o->nr_host_keys,
+	       o->nr_host_keys == 1 ? "" : "s");
+	for (i = 0; i < o->nr_host_keys; i++)
+		printf(" %s%s", o->host_keys[i].nqn,
+		       o->host_keys[i].dhchap_ctrl_key ? " (bidirectional)" :
+							 "");
+	printf("\n");
+}
+
 int main(int argc, char **argv)
 {
 	struct soft_fabric *fabric = NULL;
@@ -174,6 +192,7 @@ int main(int argc, char **argv)
 		printf(PROG ": (the software device serves hosts in this "
 			    "process only)\n");
 serve:
+	print_auth_hosts(&c.o);
 	fflush(stdout);
 
 	memset(&sa, 0, sizeof(sa));

@@ -122,6 +122,26 @@ struct nvmet_subsys_opts {
 };
 
 /**
+ * struct nvmet_host_opts - a host's DH-HMAC-CHAP settings (nvmetcli's
+ * hosts[].dhchap, the kernel's configfs hosts/<nqn>/dhchap_*)
+ * @nqn: the host NQN
+ * @dhchap_key: its DHHC-1 key (required): the host must authenticate on
+ *              every queue of every NVM subsystem it connects to, also
+ *              one that allows any host (docs/nvme-auth.md)
+ * @dhchap_ctrl_key: the controller's DHHC-1 key, for a host that asks the
+ *                   controller to authenticate itself (NULL: none)
+ * @dhchap_hash: "hmac(sha256)" (NULL), "hmac(sha384)", "hmac(sha512)"
+ * @dhchap_dhgroup: "null" (NULL), "ffdhe2048" ... "ffdhe8192"
+ */
+struct nvmet_host_opts {
+	const char *nqn;
+	const char *dhchap_key;
+	const char *dhchap_ctrl_key;
+	const char *dhchap_hash;
+	const char *dhchap_dhgroup;
+};
+
+/**
  * struct nvmet_port_opts - one port (a listener)
  * @device: the rdmarw device name the address must belong to, or NULL
  * @addr: the IPv4 or IPv6 address to listen on (required)
@@ -182,6 +202,8 @@ struct nvmet_port_opts {
  * @ports: the ports (NULL with @nr_ports 0: one, of @device, @addr and
  *         @port, with every subsystem); portid = index + 1
  * @nr_ports: how many (at most NVMET_MAX_PORTS)
+ * @host_keys: hosts that must authenticate (DH-HMAC-CHAP), each NQN once
+ * @nr_host_keys: how many (at most NVMET_MAX_HOSTS)
  * @verbose: log connections and errors to stderr
  *
  * The strings and arrays are read by nvmet_target_create() only.
@@ -209,6 +231,8 @@ struct nvmet_target_opts {
 	uint32_t nr_subsys;
 	const struct nvmet_port_opts *ports;
 	uint32_t nr_ports;
+	const struct nvmet_host_opts *host_keys;
+	uint32_t nr_host_keys;
 	bool verbose;
 };
 
@@ -277,7 +301,8 @@ void nvmet_target_opts_init(struct nvmet_target_opts *opts);
  * naming a subsystem the target does not have, too many subsystems or
  * ports, a serial number that is not 1 to 20 printable ASCII bytes, a
  * subsystem with no namespace, an allowed host that is not a valid NQN,
- * allowed hosts beside allow_any_host, a bad block, queue or data-buffer
+ * allowed hosts beside allow_any_host, a host key entry with a bad NQN,
+ * a malformed key, an unknown hash or DH group, or an NQN twice, a bad block, queue or data-buffer
  * size; -ENODEV when @device
  * names no device or not the address's device; -EADDRNOTAVAIL when no
  * device answers to the address; -EADDRINUSE when someone listens there;

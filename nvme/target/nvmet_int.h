@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "auth.h"
 #include "nvme_proto.h"
 #include "nvmet.h"
 
@@ -155,6 +156,21 @@ struct nvmet_cq {
 	u16 size;
 };
 
+/*
+ * A host that must authenticate (struct nvmet_host_opts, checked and
+ * copied; the keys are wiped when the target is freed).
+ */
+struct nvmet_host_auth {
+	char nqn[NVMF_NQN_FIELD_LEN];
+	char *key;
+	char *ctrl_key; /* NULL: none */
+	u8 hash_id;
+	u8 dhgroup_id;
+};
+
+/* Transactions (Negotiates) one queue may start: re-authentication. */
+#define NVMET_AUTH_MAX_TRANSACTIONS 16
+
 struct nvmet_sq {
 	struct nvmet_ctrl *ctrl;
 	u16 qid;
@@ -163,6 +179,11 @@ struct nvmet_sq {
 	bool sqhd_disabled;
 	atomic_t inflight; /* requests between init and release */
 	bool dead; /* no new requests */
+	/* DH-HMAC-CHAP (fabrics-cmd-auth.c): the queue's CQ thread only */
+	struct nvme_auth_ctrl *auth; /* NULL: no authentication */
+	bool auth_ready; /* @auth set up (the first AUTH command) */
+	bool authenticated;
+	u32 auth_transactions;
 };
 
 struct nvmet_req;
@@ -232,6 +253,7 @@ struct nvmet_ctrl {
 	struct work_struct fatal_err_work;
 	char hostnqn[NVMF_NQN_FIELD_LEN];
 	u8 hostid[16];
+	const struct nvmet_host_auth *host_auth; /* NULL: no authentication */
 	u32 err_counter;
 	u64 disc_genctr;
 };
@@ -251,6 +273,8 @@ struct nvmet_req {
 	u32 transfer_len; /* what the command moves */
 	u16 error_loc;
 	bool data_to_host; /* the transport sends @buf before the CQE */
+	/* tear the controller down once the CQE is sent (auth failure) */
+	bool fatal_after_send;
 };
 
 /* ---- the target ---------------------------------------------------------------- */
@@ -268,6 +292,8 @@ struct nvmet_target {
 	struct workqueue_struct *wq; /* teardown, keep alive, events */
 	struct mutex lock;
 	u16 next_cntlid;
+	struct nvmet_host_auth *auth_hosts; /* DH-HMAC-CHAP hosts */
+	u32 nr_auth_hosts;
 	/* counters (nvmet_stat_add()) */
 	u64 ctrls_created;
 	u64 ctrls;
@@ -345,6 +371,20 @@ bool nvmet_host_allowed(const struct nvmet_subsys *subsys, const char *hostnqn);
 u16 nvmet_parse_connect_cmd(struct nvmet_req *req);
 u16 nvmet_parse_fabrics_admin_cmd(struct nvmet_req *req);
 u16 nvmet_parse_fabrics_io_cmd(struct nvmet_req *req);
+
+/* ---- fabrics-cmd-auth.c ---------------------------------------------------------- */
+
+int nvmet_auth_hosts_setup(struct nvmet_target *t,
+			   const struct nvmet_target_opts *o);
+void nvmet_auth_hosts_free(struct nvmet_target *t);
+const struct nvmet_host_auth *nvmet_auth_host_find(const struct nvmet_target *t,
+						   const char *hostnqn);
+u16 nvmet_auth_sq_setup(struct nvmet_req *req, struct nvmet_ctrl *ctrl,
+			const struct nvmf_connect_data *d, u32 *result);
+void nvmet_auth_sq_free(struct nvmet_sq *sq);
+bool nvmet_check_auth_status(struct nvmet_req *req);
+void nvmet_execute_auth_send(struct nvmet_req *req);
+void nvmet_execute_auth_receive(struct nvmet_req *req);
 
 /* ---- admin-cmd.c ------------------------------------------------------------------ */
 

@@ -1174,7 +1174,15 @@ static void nvmet_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct nvmet_rdma_rsp *rsp =
 		container_of(wc->wr_cqe, struct nvmet_rdma_rsp, send_cqe);
 	struct nvmet_rdma_queue *queue = rsp->queue;
+	struct nvmet_ctrl *ctrl;
 
+	/* an authentication failure: the host has its answer now */
+	if (unlikely(rsp->req.fatal_after_send)) {
+		rsp->req.fatal_after_send = false;
+		ctrl = READ_ONCE(rsp->req.sq->ctrl);
+		if (ctrl)
+			nvmet_ctrl_fatal_error(ctrl);
+	}
 	nvmet_rdma_release_rsp(rsp);
 	if (unlikely(wc->status != IB_WC_SUCCESS &&
 		     wc->status != IB_WC_WR_FLUSH_ERR)) {

@@ -465,6 +465,7 @@ static bool nvmet_target_free(struct nvmet_target *t)
 		nvmet_subsys_free(s);
 	}
 	nvmet_subsys_free(t->disc);
+	nvmet_auth_hosts_free(t);
 	mutex_destroy(&t->lock);
 	free(t);
 	return true;
@@ -521,6 +522,7 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 	t->opts.subsys = NULL;
 	t->opts.ports = NULL;
 	t->opts.hosts = NULL;
+	t->opts.host_keys = NULL;
 	memset(t->opts.ns, 0, sizeof(t->opts.ns));
 	if (opts->verbose)
 		nvmet_verbose = true;
@@ -535,7 +537,9 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	ret = nvmet_target_setup(t, opts, &quick);
+	ret = nvmet_auth_hosts_setup(t, opts);
+	if (!ret)
+		ret = nvmet_target_setup(t, opts, &quick);
 	if (ret)
 		goto out_free;
 	return t;
@@ -543,6 +547,7 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 out_free:
 	if (!t->wq) {
 		nvmet_subsys_free(t->disc);
+		nvmet_auth_hosts_free(t);
 		mutex_destroy(&t->lock);
 		free(t);
 	} else if (!nvmet_target_free(t)) {

@@ -147,6 +147,19 @@ grep -qF "1 namespace, any host may connect" "$out" ||
 "$prog" --soft rxe --ram 1M --duration 0.1 --host nqn.2026-01.a:b \
 	--host nqn.2026-01.a:c >"$out" 2>"$err" </dev/null
 grep -qF "1 namespace, 2 allowed hosts" "$out" || fail "--host: start-up line"
+# ... and which must authenticate (DH-HMAC-CHAP)
+grep -qF "no host authenticates (--dhchap-key)" "$out" ||
+	fail "no key: start-up line"
+key="DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"
+"$prog" --soft rxe --ram 1M --duration 0.1 --allow-any-host \
+	--dhchap-key "nqn.2026-01.a:b=$key" --dhchap-key "nqn.2026-01.a:c=$key" \
+	--dhchap-ctrl-key "nqn.2026-01.a:c=$key" >"$out" 2>"$err" </dev/null
+grep -qF "DH-HMAC-CHAP required of 2 hosts: nqn.2026-01.a:b nqn.2026-01.a:c (bidirectional)" \
+	"$out" || fail "--dhchap-key: start-up line"
+refuse "--dhchap-key: bad value (NQN=VALUE)" --soft rxe \
+	--dhchap-key "nqn.2026-01.a:b=DHHC-1:00:AAAA:"
+refuse "nqn.2026-01.a:b: --dhchap-key missing" --soft rxe \
+	--dhchap-hash "nqn.2026-01.a:b=hmac(sha512)"
 "$prog" --version >"$out" 2>"$err" </dev/null || fail "--version"
 grep -q "^rdmarw-nvmet [0-9]" "$out" || fail "--version output"
 
