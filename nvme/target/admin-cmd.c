@@ -499,13 +499,6 @@ static void nvmet_execute_abort(struct nvmet_req *req)
 	nvmet_req_complete(req, 0);
 }
 
-static void nvmet_execute_aer(struct nvmet_req *req)
-{
-	if (!nvmet_check_transfer_len(req, 0))
-		return;
-	nvmet_execute_async_event(req);
-}
-
 u16 nvmet_parse_admin_cmd(struct nvmet_req *req)
 {
 	struct nvme_command *cmd = req->cmd;
@@ -537,7 +530,7 @@ u16 nvmet_parse_admin_cmd(struct nvmet_req *req)
 		req->execute = nvmet_execute_get_features;
 		return 0;
 	case nvme_admin_async_event:
-		req->execute = nvmet_execute_aer;
+		req->execute = nvmet_execute_async_event;
 		return 0;
 	case nvme_admin_keep_alive:
 		req->execute = nvmet_execute_keep_alive;

@@ -383,6 +383,8 @@ void nvmet_execute_async_event(struct nvmet_req *req)
 {
 	struct nvmet_ctrl *ctrl = req->sq->ctrl;
 
+	if (!nvmet_check_transfer_len(req, 0))
+		return;
 	mutex_lock(&ctrl->lock);
 	if (ctrl->nr_async_event_cmds >= NVMET_ASYNC_EVENTS || ctrl->fatal) {
 		bool fatal = ctrl->fatal;

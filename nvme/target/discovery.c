@@ -131,13 +131,6 @@ static void nvmet_execute_disc_identify(struct nvmet_req *req)
 	nvmet_req_complete(req, status);
 }
 
-static void nvmet_execute_disc_aer(struct nvmet_req *req)
-{
-	if (!nvmet_check_transfer_len(req, 0))
-		return;
-	nvmet_execute_async_event(req);
-}
-
 u16 nvmet_parse_discovery_cmd(struct nvmet_req *req)
 {
 	struct nvme_command *cmd = req->cmd;
@@ -154,7 +147,7 @@ u16 nvmet_parse_discovery_cmd(struct nvmet_req *req)
 		req->execute = nvmet_execute_get_features;
 		return 0;
 	case nvme_admin_async_event:
-		req->execute = nvmet_execute_disc_aer;
+		req->execute = nvmet_execute_async_event;
 		return 0;
 	case nvme_admin_keep_alive:
 		req->execute = nvmet_execute_keep_alive;

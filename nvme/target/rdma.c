@@ -1950,9 +1950,14 @@ static struct nvmet_rdma_queue *nvmet_rdma_sq_queue(struct nvmet_sq *sq)
 	return container_of(sq, struct nvmet_rdma_queue, nvme_sq);
 }
 
-static void nvmet_rdma_delete_ctrl(struct nvmet_ctrl *ctrl)
+/*
+ * Disconnect every queue of @tr that is not going away already, only those
+ * of @ctrl when it is not NULL.  Queues leave the list only in their
+ * release work, so the list is walked again after each disconnect.
+ */
+static void nvmet_rdma_disconnect_queues(struct nvmet_rdma_transport *tr,
+					 const struct nvmet_ctrl *ctrl)
 {
-	struct nvmet_rdma_transport *tr = ctrl->port->priv;
 	struct nvmet_rdma_queue *queue, *found;
 
 	do {
@@ -1960,7 +1965,7 @@ static void nvmet_rdma_delete_ctrl(struct nvmet_ctrl *ctrl)
 		mutex_lock(&tr->lock);
 		list_for_each_entry(queue, &tr->queue_list, queue_list)
 		{
-			if (READ_ONCE(queue->nvme_sq.ctrl) == ctrl &&
+			if ((!ctrl || READ_ONCE(queue->nvme_sq.ctrl) == ctrl) &&
 			    READ_ONCE(queue->state) !=
 				    NVMET_RDMA_Q_DISCONNECTING) {
 				found = queue;
@@ -1968,10 +1973,14 @@ static void nvmet_rdma_delete_ctrl(struct nvmet_ctrl *ctrl)
 			}
 		}
 		mutex_unlock(&tr->lock);
-		/* queues leave the list only in their release work */
 		if (found)
 			nvmet_rdma_queue_disconnect(found);
 	} while (found);
+}
+
+static void nvmet_rdma_delete_ctrl(struct nvmet_ctrl *ctrl)
+{
+	nvmet_rdma_disconnect_queues(ctrl->port->priv, ctrl);
 }
 
 static u8 nvmet_rdma_get_mdts(const struct nvmet_ctrl *ctrl)
@@ -2080,28 +2089,6 @@ static void nvmet_rdma_disable_port(struct nvmet_rdma_transport *tr)
 		rdma_destroy_id(id);
 }
 
-/* Disconnect every queue of @tr that is not going away already. */
-static void nvmet_rdma_disconnect_all(struct nvmet_rdma_transport *tr)
-{
-	struct nvmet_rdma_queue *queue, *found;
-
-	do {
-		found = NULL;
-		mutex_lock(&tr->lock);
-		list_for_each_entry(queue, &tr->queue_list, queue_list)
-		{
-			if (READ_ONCE(queue->state) !=
-			    NVMET_RDMA_Q_DISCONNECTING) {
-				found = queue;
-				break;
-			}
-		}
-		mutex_unlock(&tr->lock);
-		if (found)
-			nvmet_rdma_queue_disconnect(found);
-	} while (found);
-}
-
 /* Wait (bounded) until every queue of @tr is released: true when so. */
 static bool nvmet_rdma_wait_released(struct nvmet_rdma_transport *tr)
 {
@@ -2129,7 +2116,7 @@ static int nvmet_rdma_remove_port(struct nvmet_port *port)
 	if (!tr)
 		return 0;
 	nvmet_rdma_disable_port(tr);
-	nvmet_rdma_disconnect_all(tr);
+	nvmet_rdma_disconnect_queues(tr, NULL);
 	if (!nvmet_rdma_wait_released(tr)) {
 		nvmet_err("%s:%s: queues still alive after %d ms: leaking them",
 			  port->traddr, port->trsvcid, NVMET_RDMA_STOP_WAIT_MS);
