@@ -55,6 +55,11 @@ struct soft_fabric;
  * @iommu: emulated IOMMU: ib_uses_virt_dma() is false and the IOVA calls
  *         (ib_dma_iova_try_alloc() and friends) work
  * @threaded: execute on a progress thread per device instead of inline
+ * @tcp: the device's QPs reach their peers over TCP, as iWARP (MPA, DDP and
+ *       RDMAP: RFC 5044, 5041, 5040), in this process or another one, or the
+ *       kernel's siw; the protocol must be RDMA_PROTOCOL_IWARP. Connections
+ *       are made by the rdma_cm (rdma_connect(), rdma_accept()) on the
+ *       device's addresses; soft_qp_connect() refuses such a QP (issue 28)
  */
 struct soft_profile {
 	char name[16];
@@ -62,6 +67,7 @@ struct soft_profile {
 	struct ib_device_attr attrs;
 	bool iommu;
 	bool threaded;
+	bool tcp;
 };
 
 /**
@@ -108,6 +114,9 @@ int soft_fabric_destroy(struct soft_fabric *fabric);
  * max_fast_reg_page_list_len; IBK_INTEGRITY_HANDOVER with a zero
  * max_pi_fast_reg_page_list_len); ERR_PTR(-EEXIST) for a taken name;
  * ERR_PTR(-ENOMEM); the error of starting the progress thread.
+ *
+ * (Until issue 28's TCP slice lands, @profile->tcp gives ERR_PTR(-EOPNOTSUPP),
+ * or -EINVAL when the protocol is not iWARP.)
  */
 struct ib_device *soft_device_create(struct soft_fabric *fabric,
 				     const char *name,

@@ -136,6 +136,11 @@ struct ib_device *soft_device_create(struct soft_fabric *fabric,
 
 	if (!fabric || !profile || !profile_ok(profile))
 		return ERR_PTR(-EINVAL);
+	/* The TCP transport is issue 28's next slice (soft_tcp.h). */
+	if (profile->tcp)
+		return ERR_PTR(profile->protocol == RDMA_PROTOCOL_IWARP ?
+				       -EOPNOTSUPP :
+				       -EINVAL);
 	if (!name) {
 		snprintf(defname, sizeof(defname), "soft_%.15s_%%d",
 			 profile->name[0] ? profile->name : "dev");
