@@ -320,7 +320,8 @@ project_libs() {
 		 "$REPO"/build-lab/tests/test_rw_* \
 		 "$REPO"/build-lab/examples/rping/rping-* \
 		 "$REPO"/build-lab/tools/rdmarw-* \
-		 "$REPO"/build-lab/nvme/target/rdmarw-nvmet ${RDMARW_LAB_BINS:-}; do
+		 "$REPO"/build-lab/nvme/target/rdmarw-nvmet \
+		 "$REPO"/build-lab/tests/nvmet/nvmet_halfopen ${RDMARW_LAB_BINS:-}; do
 		[ -f "$f" ] && [ -x "$f" ] || continue
 		ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true
 	done | sort -u | tr '\n' ' '
@@ -423,7 +424,7 @@ build_lab() {
 	# shellcheck disable=SC2086
 	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_cm_ibv test_ibv_srq $conf \
 		rping-server rping-client rdmarw-info rdmarw-perf krping \
-		rdmarw-nvmet >/dev/null
+		rdmarw-nvmet nvmet_halfopen >/dev/null
 }
 
 # prepare SERIES: the kernel of that series (6.1, 6.12) fetched, siw.ko
@@ -541,7 +542,7 @@ first_series() {
 guest_env() {
 	local v val
 
-	for v in RDMARW_LAB_NVMEOF NVMEOF_ROUNDS NVMEOF_SCALE; do
+	for v in RDMARW_LAB_NVMEOF NVMEOF_ROUNDS NVMEOF_SCALE NVMEOF_ONLY; do
 		eval "val=\${$v:-}"
 		[ -n "$val" ] || continue
 		case $val in

@@ -16,10 +16,18 @@
 #   (util-linux's: the host's log must show no failed DISCARD, fstrim's
 #   word is not enough), checksums and e2fsck again; a disconnect, a
 #   reconnect, the checksums and e2fsck again;
+#   DH-HMAC-CHAP (issue 27): no key, a wrong key, a wrong controller key
+#   refused; the right key one way and both ways connects and verifies, and
+#   every queue re-authenticates (6.1's host has no DH-HMAC-CHAP: refusal
+#   only);
+#   24 half-open queue requests (no Connect) cost the target < 4 MiB of
+#   resident, locked and pinned memory, the host connects beside them, the
+#   target closes them after its connect timeout;
 #   on a file backend, the target killed (SIGKILL) while fio writes and
 #   restarted on the same file: the host reconnects, the job ends without
 #   an error and every block written before and across the restart
 #   verifies.
+# NVMEOF_ONLY=auth or halfopen runs that step alone.
 # Usage: sh tests/lab/nvmeof.sh BUILD_DIR [rxe0|siw0|full]...
 #   "full": three rounds of the fio checks (NVMEOF_ROUNDS overrides; the
 #   default is one).  NVMEOF_SCALE (1 to 4, default 1) multiplies the fio
@@ -111,6 +119,172 @@ stranger_refused() {
 		rc=1
 	fi
 	result "check=stranger status=$([ $rc = 0 ] && echo refused || echo ADMITTED)"
+	return $rc
+}
+
+# The host's DH-HMAC-CHAP support: 6.12 builds it (CONFIG_NVME_HOST_AUTH,
+# nvme-auth.ko), Debian's 6.1 does not.
+host_auth() {
+	[ -d /sys/module/nvme_auth ]
+}
+
+# connect_fails WHAT ARGS...: nvme connect with ARGS is refused and no
+# namespace of $NQN appears.
+connect_fails() {
+	local what=$1 rc=0
+
+	shift
+	if timeout 60 nvme connect -t rdma -a "$addr" -s $PORT -n $NQN "$@" \
+		>"$work/refused.log" 2>&1; then
+		say "connected $what"
+		nvme disconnect -n $NQN >/dev/null 2>&1
+		rc=1
+	fi
+	grep -qs "$NQN" /sys/class/nvme-subsystem/*/subsysnqn && rc=1
+	result "check=auth case=$what status=$([ $rc = 0 ] && echo refused || echo ADMITTED)"
+	return $rc
+}
+
+# The controller (/sys/class/nvme/nvmeN) of the connected $NQN.
+auth_ctrl() {
+	local c
+
+	for c in /sys/class/nvme/nvme*; do
+		grep -qx "$NQN" "$c/subsysnqn" 2>/dev/null && echo "$c" && return 0
+	done
+	return 1
+}
+
+# authenticated: the queues the target says authenticated so far.
+authenticated() {
+	grep -c "host authenticated" "$work/target.log"
+}
+
+# DH-HMAC-CHAP (issue 27) with keys as nvme gen-dhchap-key writes them: the
+# host's key transformed with SHA-256 and the host NQN, the controller's
+# with SHA-384 and the subsystem NQN, FFDHE-2048.  With the host's support:
+# no key, a wrong key and a wrong controller key are refused; the right key
+# (one way, then both ways) connects, moves verified data, and a
+# re-authentication of every queue (the key written again to the
+# controller's dhchap_secret, as nvme-cli's users do) succeeds while the
+# namespace stays usable.  Without it (6.1): refused, as the host cannot
+# answer the AUTHREQ.
+auth_checks() {
+	local hnqn key ckey wrong wrongc rc=0 c n0 a0 q
+
+	hnqn=$(cat /etc/nvme/hostnqn)
+	key=$(nvme gen-dhchap-key -n "$hnqn" -m 1) &&
+		ckey=$(nvme gen-dhchap-key -n "$NQN" -m 2) &&
+		wrong=$(nvme gen-dhchap-key -n "$hnqn" -m 1) &&
+		wrongc=$(nvme gen-dhchap-key -n "$NQN" -m 2) || return 1
+	start_target --ram 64M --dhchap-key "$hnqn=$key" \
+		--dhchap-ctrl-key "$hnqn=$ckey" \
+		--dhchap-dhgroup "$hnqn=ffdhe2048" || return 1
+	connect_fails no-key || rc=1
+	if ! host_auth; then
+		say "this kernel's host has no DH-HMAC-CHAP: refusal only"
+		nvmet_stop
+		return $rc
+	fi
+	connect_fails wrong-key --dhchap-secret="$wrong" || rc=1
+	connect_fails wrong-ctrl-key --dhchap-secret="$key" \
+		--dhchap-ctrl-secret="$wrongc" || rc=1
+	dmesg | grep -iE "authentication failed|auth.*fail" | tail -3
+	# one way
+	a0=$(authenticated)
+	if connect --dhchap-secret="$key"; then
+		result "check=auth case=unidirectional status=connected" \
+			"queues=$(($(authenticated) - a0))"
+		fio_verify 4k 2 4 auth1 || rc=1
+		disconnect || rc=1
+	else
+		result "check=auth case=unidirectional status=REFUSED"
+		rc=1
+	fi
+	# both ways, then every queue again
+	if connect --dhchap-secret="$key" --dhchap-ctrl-secret="$ckey"; then
+		c=$(auth_ctrl) || { say "no controller for $NQN"; rc=1; }
+		q=$(cat "$c/queue_count")
+		a0=$(authenticated)
+		n0=$(host_log_lines)
+		printf %s "$key" >"$c/dhchap_secret" || rc=1
+		for _ in $(seq 50); do
+			[ $(($(authenticated) - a0)) -ge "$q" ] && break
+			sleep 0.2
+		done
+		dmesg | tail -n +"$((n0 + 1))" | grep -i auth
+		if [ $(($(authenticated) - a0)) -lt "$q" ] ||
+			dmesg | tail -n +"$((n0 + 1))" |
+			grep -q "authentication failed"; then
+			say "re-authentication: $(($(authenticated) - a0)) of $q queues"
+			rc=1
+		fi
+		result "check=auth case=reauth queues=$q" \
+			"reauthenticated=$(($(authenticated) - a0))"
+		fio_verify 4k 2 4 auth2 || rc=1
+		disconnect || rc=1
+	else
+		result "check=auth case=bidirectional status=REFUSED"
+		rc=1
+	fi
+	nvmet_stop
+	return $rc
+}
+
+# vm_kib FIELD: the target's FIELD (VmRSS, VmLck, VmPin) in KiB.
+vm_kib() {
+	awk -v f="$1:" '$1 == f { print $2 }' "/proc/$tpid/status"
+}
+
+# 24 NVMe/RDMA queue requests that never send a Connect
+# (tests/nvmet/nvmet_halfopen), as a stranger would: the target's resident
+# and locked memory grow by less than 4 MiB for all of them, the kernel host
+# still connects and moves verified data beside them, and the target closes
+# every one once its --connect-timeout (10 s) has passed.
+half_open() {
+	local ho=$build/tests/nvmet/nvmet_halfopen rc=0 hpid
+	local rss0 rss1 lck0 lck1 pin0 pin1 est closed
+
+	[ -x "$ho" ] || { say "no $ho"; return 1; }
+	start_target --ram 64M || return 1
+	rss0=$(vm_kib VmRSS) lck0=$(vm_kib VmLck) pin0=$(vm_kib VmPin)
+	rm -f "$work/ho.in"
+	mkfifo "$work/ho.in"
+	"$ho" "$addr" "$addr" $PORT 24 60 <"$work/ho.in" >"$work/ho.log" 2>&1 &
+	hpid=$!
+	exec 3>"$work/ho.in"
+	for _ in $(seq 150); do
+		grep -q "established" "$work/ho.log" && break
+		sleep 0.2
+	done
+	est=$(sed -n 's/.*established \([0-9]*\).*/\1/p' "$work/ho.log")
+	rss1=$(vm_kib VmRSS) lck1=$(vm_kib VmLck) pin1=$(vm_kib VmPin)
+	cat "$work/ho.log"
+	say "24 half-open: VmRSS +$((rss1 - rss0)) KiB, VmLck +$((lck1 - lck0))" \
+		"KiB, VmPin +$((pin1 - pin0)) KiB"
+	[ "${est:-0}" = 24 ] || { say "$est of 24 established"; rc=1; }
+	[ $((rss1 - rss0)) -lt 4096 ] && [ $((lck1 - lck0)) -lt 4096 ] &&
+		[ $((pin1 - pin0)) -lt 4096 ] || rc=1
+	if connect; then
+		fio_verify 4k 2 4 halfopen || rc=1
+		disconnect || rc=1
+	else
+		say "the host could not connect beside the half-open ones"
+		rc=1
+	fi
+	# the target's connect timeout (10 s from their request) closes them
+	sleep 12
+	exec 3>&-
+	wait "$hpid"
+	cat "$work/ho.log"
+	closed=$(sed -n 's/.*closed by the target \([0-9]*\).*/\1/p' \
+		"$work/ho.log")
+	[ "${closed:-0}" = 24 ] || rc=1
+	result "check=half-open n=24 established=${est:-0}" \
+		"rss_kib=$((rss1 - rss0)) lck_kib=$((lck1 - lck0))" \
+		"pin_kib=$((pin1 - pin0)) closed=${closed:-0}" \
+		"status=$([ $rc = 0 ] && echo ok || echo FAILED)"
+	nvmet_stop
 	return $rc
 }
 
@@ -369,6 +543,21 @@ for name in $devs; do
 	}
 	: >"$work/target.log"
 	say "=== $name ($addr port $PORT), $rounds round(s), scale $scale"
+	# NVMEOF_ONLY=auth or halfopen: that step alone (to try it quickly)
+	case ${NVMEOF_ONLY:-} in
+	auth)
+		step "DH-HMAC-CHAP: refused without the key, connects with it" \
+			auth_checks
+		nvmet_stop
+		continue
+		;;
+	halfopen)
+		step "24 half-open connections cost < 4 MiB and are closed" \
+			half_open
+		nvmet_stop
+		continue
+		;;
+	esac
 	if ! step "target starts" start_target --ram 128M; then
 		continue
 	fi
@@ -402,6 +591,11 @@ for name in $devs; do
 				ext4_again
 		step "disconnect again" disconnect
 	fi
+	nvmet_stop
+	step "DH-HMAC-CHAP: refused without the key, connects with it" \
+		auth_checks
+	nvmet_stop
+	step "24 half-open connections cost < 4 MiB and are closed" half_open
 	nvmet_stop
 	step "kill -9 during I/O, restart on the file, verify" kill_restart
 	nvmet_stop
