@@ -48,6 +48,8 @@
 
 #define NVMET_RDMA_RELEASE_WAIT_MS 20000 /* bound on a queue's release */
 #define NVMET_RDMA_STOP_WAIT_MS 30000 /* bound on the target's stop */
+/* after a Failure1 went out: the host's time to close the queue itself */
+#define NVMET_RDMA_AUTH_FAIL_MS 1000
 
 enum nvmet_rdma_queue_state {
 	NVMET_RDMA_Q_CONNECTING,
@@ -229,6 +231,7 @@ struct nvmet_rdma_queue {
 	bool mrs_ready; /* rdma_rw_init_mrs() done */
 	bool counted; /* in tgt->unadmitted */
 	struct delayed_work connect_work; /* the bound on waiting for it */
+	struct delayed_work auth_fail_work; /* an authentication failure's end */
 	struct ib_qp_init_attr qp_attr; /* cap.max_rdma_ctxs for install */
 	struct sockaddr_storage peer; /* the host's address */
 	u64 buf_bytes; /* what it added to tgt->buf_bytes */
@@ -1174,14 +1177,15 @@ static void nvmet_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct nvmet_rdma_rsp *rsp =
 		container_of(wc->wr_cqe, struct nvmet_rdma_rsp, send_cqe);
 	struct nvmet_rdma_queue *queue = rsp->queue;
-	struct nvmet_ctrl *ctrl;
 
-	/* an authentication failure: the host has its answer now */
+	/*
+	 * An authentication failure: the host has its answer; it closes the
+	 * queue itself, or the controller goes after a grace period.
+	 */
 	if (unlikely(rsp->req.fatal_after_send)) {
 		rsp->req.fatal_after_send = false;
-		ctrl = READ_ONCE(rsp->req.sq->ctrl);
-		if (ctrl)
-			nvmet_ctrl_fatal_error(ctrl);
+		queue_delayed_work(queue->tr->tgt->wq, &queue->auth_fail_work,
+				   msecs_to_jiffies(NVMET_RDMA_AUTH_FAIL_MS));
 	}
 	nvmet_rdma_release_rsp(rsp);
 	if (unlikely(wc->status != IB_WC_SUCCESS &&
@@ -1481,6 +1485,7 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 	int waited = 0;
 
 	nvmet_log("q%u: releasing", queue->host_qid);
+	cancel_delayed_work_sync(&queue->auth_fail_work);
 	if (queue->qp)
 		ib_drain_qp(queue->qp);
 	/* the admin queue fails its AERs here; its I/O queues go too */
@@ -1611,6 +1616,26 @@ static bool nvmet_rdma_may_connect(struct nvmet_rdma_transport *tr,
 			(unsigned long long)nvmet_stat_read(t->unadmitted),
 			max_all);
 	return ok;
+}
+
+/*
+ * The grace after an authentication failure is over and the host has not
+ * closed the queue: its controller goes (the kernel's nvmet tears it down
+ * at once, which loses the Failure1 on siw now and then: docs/deviations.md).
+ */
+static void nvmet_rdma_auth_fail_timeout(struct work_struct *w)
+{
+	struct delayed_work *dw = to_delayed_work(w);
+	struct nvmet_rdma_queue *queue =
+		container_of(dw, struct nvmet_rdma_queue, auth_fail_work);
+	struct nvmet_ctrl *ctrl = READ_ONCE(queue->nvme_sq.ctrl);
+
+	nvmet_log("q%u: the host kept the queue after failing to "
+		  "authenticate: closing", queue->host_qid);
+	if (ctrl)
+		nvmet_ctrl_fatal_error(ctrl);
+	else
+		nvmet_rdma_queue_disconnect(queue);
 }
 
 /* No Connect installed the queue in time: close it. */
@@ -1793,6 +1818,7 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	INIT_LIST_HEAD(&queue->queue_list);
 	INIT_WORK(&queue->release_work, nvmet_rdma_release_queue_work);
 	INIT_DELAYED_WORK(&queue->connect_work, nvmet_rdma_connect_timeout);
+	INIT_DELAYED_WORK(&queue->auth_fail_work, nvmet_rdma_auth_fail_timeout);
 	atomic_set(&queue->inflight, 0);
 	nvmet_sq_init(&queue->nvme_sq);
 	memcpy(&queue->peer, &cm_id->route.addr.dst_addr, sizeof(queue->peer));
