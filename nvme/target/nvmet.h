@@ -195,7 +195,9 @@ struct nvmet_port_opts {
  *                  512)
  * @max_unadmitted_per_addr: the same per host address and port (0: 160;
  *                           the Linux host connects every I/O queue
- *                           before it sends their Connects)
+ *                           before it sends their Connects); an address
+ *                           none of whose queues was admitted gets no I/O
+ *                           queue and at most 4 admin queues waiting
  * @subsys: the NVM subsystems (NULL with @nr_subsys 0: one, of @subnqn,
  *          @serial, @ns and @max_io_queues)
  * @nr_subsys: how many (at most NVMET_MAX_SUBSYS)

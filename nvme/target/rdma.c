@@ -48,6 +48,8 @@
 
 #define NVMET_RDMA_RELEASE_WAIT_MS 20000 /* bound on a queue's release */
 #define NVMET_RDMA_STOP_WAIT_MS 30000 /* bound on the target's stop */
+/* admin queues of an address with none admitted that may wait at once */
+#define NVMET_RDMA_STRANGER_UNADMITTED 4
 /* after a Failure1 went out: the host's time to close the queue itself */
 #define NVMET_RDMA_AUTH_FAIL_MS 1000
 
@@ -1579,8 +1581,14 @@ static bool nvmet_rdma_same_host(const struct sockaddr_storage *a,
 /*
  * Admission's first step, before anything is allocated for @queue: the
  * connections not yet admitted by a Connect stay under the target's bound
- * in all and under the per-address bound on this port.  True (and @queue
- * counted) when it may go on; the caller rejects it otherwise.
+ * in all and under the per-address bound on this port.  An address none
+ * of whose queues a Connect admitted is a stranger: its I/O queues are
+ * refused (a host connects its admin queue first, and that one's Connect
+ * comes before it asks for I/O queues), and at most
+ * NVMET_RDMA_STRANGER_UNADMITTED of its admin queues wait, which are small
+ * (NVME_AQ_DEPTH): what a QP of 128 commands costs a real device (~4 MiB
+ * of queue memory on siw) only a known host can make it spend.  True (and
+ * @queue counted) when it may go on; the caller rejects it otherwise.
  */
 static bool nvmet_rdma_may_connect(struct nvmet_rdma_transport *tr,
 				   struct nvmet_rdma_queue *queue)
@@ -1593,26 +1601,39 @@ static bool nvmet_rdma_may_connect(struct nvmet_rdma_transport *tr,
 			       NVMET_DEFAULT_MAX_UNADMITTED_PER_ADDR;
 	struct nvmet_rdma_queue *q;
 	u32 from_addr = 0;
+	bool known = false;
 	bool ok;
 
 	mutex_lock(&tr->lock);
 	list_for_each_entry(q, &tr->queue_list, queue_list)
 	{
-		if (!READ_ONCE(q->admitted) &&
-		    nvmet_rdma_same_host(&q->peer, &queue->peer))
+		if (!nvmet_rdma_same_host(&q->peer, &queue->peer))
+			continue;
+		if (READ_ONCE(q->admitted))
+			known = true;
+		else
 			from_addr++;
 	}
+	if (!known)
+		max_addr = queue->host_qid ?
+				   0 :
+				   min_t(u32, max_addr,
+					 NVMET_RDMA_STRANGER_UNADMITTED);
 	ok = from_addr < max_addr &&
 	     nvmet_stat_add(t->unadmitted, 1) < (u64)max_all;
 	if (from_addr < max_addr && !ok)
 		nvmet_stat_add(t->unadmitted, (u64)-1);
 	mutex_unlock(&tr->lock);
 	queue->counted = ok;
-	if (!ok)
+	if (!ok && !known && queue->host_qid)
+		nvmet_log("connection request for I/O queue %u refused: no "
+			  "controller of that address was admitted",
+			  queue->host_qid);
+	else if (!ok)
 		nvmet_log(
 			"connection request refused: %u waiting for a Connect "
-			"from that address (most %u), %llu in all (most %u)",
-			from_addr, max_addr,
+			"from that address (most %u%s), %llu in all (most %u)",
+			from_addr, max_addr, known ? "" : ", a stranger",
 			(unsigned long long)nvmet_stat_read(t->unadmitted),
 			max_all);
 	return ok;

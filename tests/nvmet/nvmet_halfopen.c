@@ -11,7 +11,9 @@
  * 0 when every request got an answer (established or rejected), 1
  * otherwise, 2 for bad arguments.
  *
- * Usage: nvmet_halfopen SRC_IP DST_IP PORT N HOLD_SECONDS
+ * Usage: nvmet_halfopen SRC_IP DST_IP PORT N HOLD_SECONDS [QID]
+ * (QID: the queue asked for, 1 by default: an I/O queue of 128 commands;
+ * 0: an admin queue of 32).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -108,12 +110,12 @@ static int parse_ip(const char *ip, u16 port, struct sockaddr_storage *ss)
 
 /* Ask for one queue; true when the target answered (either way). */
 static bool half_open(struct half *h, struct sockaddr_storage *src,
-		      struct sockaddr_storage *dst)
+		      struct sockaddr_storage *dst, u16 qid)
 {
 	struct nvme_rdma_cm_req req = {
-		.qid = cpu_to_le16(1),
-		.hrqsize = cpu_to_le16(128),
-		.hsqsize = cpu_to_le16(127),
+		.qid = cpu_to_le16(qid),
+		.hrqsize = cpu_to_le16(qid ? 128 : 32),
+		.hsqsize = cpu_to_le16(qid ? 127 : 31),
 	};
 	struct rdma_conn_param cp = {
 		.private_data = &req,
@@ -181,11 +183,17 @@ int main(int argc, char **argv)
 	struct sockaddr_storage src, dst;
 	unsigned int n, hold, i, est = 0, rej = 0, bad = 0, closed = 0;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	unsigned long qid = 1;
 	char *end;
 	long port;
 
-	if (argc != 6)
+	if (argc != 6 && argc != 7)
 		goto usage;
+	if (argc == 7) {
+		qid = strtoul(argv[6], &end, 10);
+		if (*end || qid > 65534)
+			goto usage;
+	}
 	port = strtol(argv[3], &end, 10);
 	if (*end || port < 1 || port > 65535)
 		goto usage;
@@ -202,7 +210,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < n; i++) {
-		if (!half_open(&h[i], &src, &dst))
+		if (!half_open(&h[i], &src, &dst, (u16)qid))
 			bad++;
 		else if (h[i].established)
 			est++;
@@ -232,6 +240,6 @@ int main(int argc, char **argv)
 	return bad ? 1 : 0;
 usage:
 	fprintf(stderr, "usage: nvmet_halfopen SRC_IP DST_IP PORT N "
-			"HOLD_SECONDS\n");
+			"HOLD_SECONDS [QID]\n");
 	return 2;
 }

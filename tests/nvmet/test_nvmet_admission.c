@@ -81,15 +81,16 @@ static bool half_wait(struct half *h, const bool *flag)
 	return ret;
 }
 
-/* Connect queue 1 (128 deep) from @src; true when established. */
-static bool half_open(struct half *h, const char *src)
+/* Connect queue @qid (128 deep, 32 for the admin queue) from @src; true
+ * when established. */
+static bool half_open_q(struct half *h, const char *src, u16 qid)
 {
 	struct sockaddr_in s = nv_in4(src, 0);
 	struct sockaddr_in d = nv_in4("10.0.0.2", NV_PORT);
 	struct nvme_rdma_cm_req req = {
-		.qid = cpu_to_le16(1),
-		.hrqsize = cpu_to_le16(128),
-		.hsqsize = cpu_to_le16(127),
+		.qid = cpu_to_le16(qid),
+		.hrqsize = cpu_to_le16(qid ? 128 : 32),
+		.hsqsize = cpu_to_le16(qid ? 127 : 31),
 	};
 	struct rdma_conn_param cp = {
 		.private_data = &req,
@@ -130,6 +131,12 @@ static bool half_open(struct half *h, const char *src)
 	if (!h->established)
 		assert_true(half_wait(h, &h->rejected));
 	return h->established;
+}
+
+/* An I/O queue (1) from @src. */
+static bool half_open(struct half *h, const char *src)
+{
+	return half_open_q(h, src, 1);
 }
 
 static void half_close(struct half *h)
@@ -262,13 +269,14 @@ static void test_unadmitted_bounds(void **state)
 	nv_env_init(&e, "rxe",
 		    &(struct nv_cfg){ .no_connect = true, .topts = &to });
 	assert_int_equal(soft_device_add_addr(e.hdev, (void *)&third), 0);
+	/* admin queues: no controller of these addresses exists yet */
 	for (i = 0; i < 3; i++)
-		assert_true(half_open(&h[i], "10.0.0.1"));
-	assert_false(half_open(&h[3], "10.0.0.1")); /* 4th from .1 */
+		assert_true(half_open_q(&h[i], "10.0.0.1", 0));
+	assert_false(half_open_q(&h[3], "10.0.0.1", 0)); /* 4th from .1 */
 	assert_int_equal(h[3].rej_sts, NVME_RDMA_CM_NO_RSC);
-	assert_true(half_open(&h[4], "10.0.0.3"));
-	assert_true(half_open(&h[5], "10.0.0.3"));
-	assert_false(half_open(&h[6], "10.0.0.3")); /* 6th in all */
+	assert_true(half_open_q(&h[4], "10.0.0.3", 0));
+	assert_true(half_open_q(&h[5], "10.0.0.3", 0));
+	assert_false(half_open_q(&h[6], "10.0.0.3", 0)); /* 6th in all */
 	assert_int_equal(h[6].rej_sts, NVME_RDMA_CM_NO_RSC);
 	assert_int_equal(nvmet_target_get_stats(e.t, &st), 0);
 	assert_int_equal(st.unadmitted, 5);
@@ -284,6 +292,59 @@ static void test_unadmitted_bounds(void **state)
 	nvmeh_ctrl_destroy(c);
 	for (i = 1; i < 7; i++)
 		half_close(&h[i]);
+	nv_env_fini(&e);
+}
+
+/*
+ * A stranger (an address none of whose queues a Connect admitted) gets no
+ * I/O queue at all and at most 4 admin queues waiting for their Connect,
+ * whatever the per-address bound; 24 requests of each kind cost the
+ * target 4 small queues.  Once a controller of that address is admitted,
+ * its I/O queues connect (the Linux host's order).
+ */
+static void test_stranger(void **state)
+{
+	struct sockaddr_in third = nv_in4("10.0.0.3", 0);
+	static struct half h[NR_HALF], a[NR_HALF];
+	static struct nv_env e;
+	struct nvmet_target_stats st0, st1;
+	struct nvmeh_ctrl *c;
+	u32 i, up = 0;
+
+	(void)state;
+	memset(h, 0, sizeof(h));
+	memset(a, 0, sizeof(a));
+	nv_env_init(&e, "siw",
+		    &(struct nv_cfg){ .queue_size = 128,
+				      .connect_timeout_ms = 3600000 });
+	assert_int_equal(soft_device_add_addr(e.hdev, (void *)&third), 0);
+	assert_int_equal(nvmet_target_get_stats(e.t, &st0), 0);
+	for (i = 0; i < NR_HALF; i++) {
+		assert_false(half_open(&h[i], "10.0.0.3"));
+		assert_int_equal(h[i].rej_sts, NVME_RDMA_CM_NO_RSC);
+	}
+	for (i = 0; i < NR_HALF; i++)
+		up += half_open_q(&a[i], "10.0.0.3", 0);
+	assert_int_equal(up, 4);
+	assert_int_equal(nvmet_target_get_stats(e.t, &st1), 0);
+	print_message("a stranger's %u requests: %u admin queues wait, "
+		      "%llu bytes of buffers\n",
+		      2 * NR_HALF, up,
+		      (unsigned long long)(st1.buf_bytes - st0.buf_bytes));
+	assert_int_equal(st1.unadmitted, 4);
+	assert_int_equal(st1.queues, st0.queues + 4);
+	assert_int_equal(st1.rejects, st0.rejects + 2 * NR_HALF - 4);
+	assert_int_equal(st1.pool_bytes, st0.pool_bytes);
+	/* the known host (10.0.0.1) still connects another controller */
+	c = nvmeh_ctrl_create(&e.o);
+	assert_false(IS_ERR(c));
+	still_works(c, 5);
+	nvmeh_ctrl_destroy(c);
+	for (i = 0; i < NR_HALF; i++) {
+		half_close(&h[i]);
+		half_close(&a[i]);
+	}
+	wait_unadmitted(&e, 0);
 	nv_env_fini(&e);
 }
 
@@ -327,6 +388,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_half_open_cost, nv_teardown),
 		cmocka_unit_test_teardown(test_unadmitted_bounds, nv_teardown),
+		cmocka_unit_test_teardown(test_stranger, nv_teardown),
 		cmocka_unit_test_teardown(test_connect_timeout, nv_teardown),
 	};
 
