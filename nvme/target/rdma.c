@@ -233,7 +233,8 @@ struct nvmet_rdma_queue {
 	bool mrs_ready; /* rdma_rw_init_mrs() done */
 	bool counted; /* in tgt->unadmitted */
 	struct delayed_work connect_work; /* the bound on waiting for it */
-	struct delayed_work auth_fail_work; /* an authentication failure's end */
+	struct delayed_work
+		auth_fail_work; /* an authentication failure's end */
 	struct ib_qp_init_attr qp_attr; /* cap.max_rdma_ctxs for install */
 	struct sockaddr_storage peer; /* the host's address */
 	u64 buf_bytes; /* what it added to tgt->buf_bytes */
@@ -1652,7 +1653,8 @@ static void nvmet_rdma_auth_fail_timeout(struct work_struct *w)
 	struct nvmet_ctrl *ctrl = READ_ONCE(queue->nvme_sq.ctrl);
 
 	nvmet_log("q%u: the host kept the queue after failing to "
-		  "authenticate: closing", queue->host_qid);
+		  "authenticate: closing",
+		  queue->host_qid);
 	if (ctrl)
 		nvmet_ctrl_fatal_error(ctrl);
 	else
