@@ -147,4 +147,22 @@ int nvmet_config_add_default_ns(struct nvmet_config *c);
  */
 void nvmet_config_free(struct nvmet_config *c);
 
+/**
+ * nvmet_config_reload() - read the configuration again and apply it
+ * @t: the running target
+ * @argc: argument count of the command line that started it
+ * @argv: its arguments (a --config file is read again)
+ * @soft_device: the device main() made for --soft (its name), or NULL
+ * @why: where the reason of a refusal is written (may be NULL)
+ * @why_len: its size
+ *
+ * Parses as at start-up, then nvmet_target_reload(); a configuration that
+ * does not parse (the reader prints the line it refused) changes nothing.
+ *
+ * Return: 0 when applied; -EINVAL for a configuration that does not parse
+ * or NULL arguments; nvmet_target_reload()'s errors.
+ */
+int nvmet_config_reload(struct nvmet_target *t, int argc, char **argv,
+			const char *soft_device, char *why, size_t why_len);
+
 #endif /* RDMARW_NVMET_CONFIG_H */

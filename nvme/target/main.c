@@ -36,11 +36,19 @@
 #define EXIT_USAGE 2
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* SIGHUP: the main loop reads the configuration again (reload.c). */
+static void on_sighup(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
 }
 
 /* --save-config FILE: the configuration as nvmetcli's JSON; 0 or 2. */
@@ -80,6 +88,18 @@ static void print_auth_hosts(const struct nvmet_target_opts *o)
 		       o->host_keys[i].dhchap_ctrl_key ? " (bidirectional)" :
 							 "");
 	printf("\n");
+}
+
+/* SIGHUP: the configuration read again and applied, or refused. */
+static void do_reload(struct nvmet_target *t, const struct nvmet_config *c,
+		      int argc, char **argv)
+{
+	char why[256];
+
+	if (!nvmet_config_reload(t, argc, argv, c->soft ? c->o.device : NULL,
+				 why, sizeof(why)))
+		fprintf(stderr, PROG ": configuration reloaded\n");
+	/* a refusal was logged with its reason */
 }
 
 int main(int argc, char **argv)
@@ -199,12 +219,18 @@ serve:
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_sighup;
+	sigaction(SIGHUP, &sa, NULL);
 	{
 		struct timespec start, now, nap = { 0, 50 * 1000 * 1000 };
 
 		clock_gettime(CLOCK_MONOTONIC, &start);
 		while (!stop_requested) {
 			nanosleep(&nap, NULL);
+			if (reload_requested) {
+				reload_requested = 0;
+				do_reload(t, &c, argc, argv);
+			}
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (c.duration > 0 &&
 			    (double)(now.tv_sec - start.tv_sec) +
