@@ -58,6 +58,7 @@ void nvmet_req_complete(struct nvmet_req *req, u16 status)
 			  status);
 	}
 	req->cqe->status = cpu_to_le16((u16)(status << 1));
+	nvmet_stats_req_done(req, status);
 	req->ops->queue_response(req);
 }
 
@@ -360,10 +361,14 @@ void nvmet_sq_destroy(struct nvmet_sq *sq)
 		nvmet_async_events_failall(ctrl);
 		nvmet_ctrl_fatal_error(ctrl);
 	}
+	/* its counters move to the sums as it leaves the table (stats.c) */
+	mutex_lock(&ctrl->subsys->lock);
 	mutex_lock(&ctrl->lock);
+	nvmet_stats_sq_retire(sq);
 	if (ctrl->sqs[sq->qid] == sq)
 		ctrl->sqs[sq->qid] = NULL;
 	mutex_unlock(&ctrl->lock);
+	mutex_unlock(&ctrl->subsys->lock);
 	WRITE_ONCE(sq->ctrl, NULL);
 	nvmet_ctrl_put(ctrl);
 }
@@ -491,6 +496,7 @@ static void nvmet_keep_alive_timer(struct work_struct *work)
 	nvmet_err("controller %u: keep-alive timer (%u s) expired",
 		  ctrl->cntlid, ctrl->kato);
 	nvmet_stat_add(ctrl->subsys->tgt->kato_expired, 1);
+	nvmet_stat_add(ctrl->subsys->kato_expired, 1);
 	nvmet_ctrl_fatal_error(ctrl);
 }
 
@@ -838,6 +844,7 @@ static void nvmet_ctrl_free(struct kref *ref)
 
 	mutex_lock(&subsys->lock);
 	list_del(&ctrl->subsys_entry);
+	nvmet_stats_ctrl_retire(ctrl);
 	mutex_unlock(&subsys->lock);
 	WRITE_ONCE(ctrl->freeing, true);
 	/* twice: a timer run that missed the flag may have re-armed */

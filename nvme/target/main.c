@@ -37,6 +37,7 @@
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t reload_requested;
+static volatile sig_atomic_t stats_requested;
 
 static void on_signal(int sig)
 {
@@ -49,6 +50,23 @@ static void on_sighup(int sig)
 {
 	(void)sig;
 	reload_requested = 1;
+}
+
+/* SIGUSR1: the main loop logs the counters (stats.c). */
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	stats_requested = 1;
+}
+
+/* --stats-file: rewritten whole (temporary file, rename). */
+static void write_stats_file(struct nvmet_target *t, const char *path)
+{
+	int ret = nvmet_target_stats_write(t, path);
+
+	if (ret)
+		fprintf(stderr, PROG ": --stats-file %s: %s\n", path,
+			strerror(-ret));
 }
 
 /* --save-config FILE: the configuration as nvmetcli's JSON; 0 or 2. */
@@ -128,6 +146,11 @@ int main(int argc, char **argv)
 	}
 	if (c.soft && !c.o.addr)
 		c.o.addr = "127.0.0.1";
+	if (c.stats_interval && !c.stats_file) {
+		fprintf(stderr, PROG ": --stats-interval needs --stats-file\n");
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (!c.o.addr && !c.o.nr_ports) {
 		fprintf(stderr, PROG ": --addr is required (--help)\n");
 		ret = EXIT_USAGE;
@@ -221,15 +244,31 @@ serve:
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_sighup;
 	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_sigusr1;
+	sigaction(SIGUSR1, &sa, NULL);
 	{
 		struct timespec start, now, nap = { 0, 50 * 1000 * 1000 };
+		time_t last_stats;
 
 		clock_gettime(CLOCK_MONOTONIC, &start);
+		last_stats = start.tv_sec;
 		while (!stop_requested) {
 			nanosleep(&nap, NULL);
 			if (reload_requested) {
 				reload_requested = 0;
 				do_reload(t, &c, argc, argv);
+			}
+			if (stats_requested) {
+				stats_requested = 0;
+				nvmet_target_stats_log(t, stderr);
+				if (c.stats_file)
+					write_stats_file(t, c.stats_file);
+			}
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (c.stats_file && c.stats_interval &&
+			    now.tv_sec - last_stats >= c.stats_interval) {
+				last_stats = now.tv_sec;
+				write_stats_file(t, c.stats_file);
 			}
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (c.duration > 0 &&

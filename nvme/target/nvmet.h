@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -400,6 +401,45 @@ int nvmet_target_subsys_ns_changed(struct nvmet_target *t, const char *subnqn,
 int nvmet_target_reload(struct nvmet_target *t,
 			const struct nvmet_target_opts *opts, char *why,
 			size_t why_len);
+
+/**
+ * nvmet_target_stats_json() - write a running target's counters as JSON
+ * @t: the target
+ * @f: where to
+ *
+ * The target's totals, then per subsystem, namespace, controller (host
+ * NQN, cntlid) and queue: commands read/write/flush/other/admin, bytes
+ * read and written, waits for data buffers, errors by status, keep-alive
+ * expiries (docs/nvmet-operations.md has the shape).  Counts of queues
+ * and controllers that went are kept in their subsystem's.  Safe while
+ * hosts do I/O: each number is exact, the set a snapshot.
+ *
+ * Return: 0; -EINVAL for NULL; -ENOMEM; -EIO when writing failed.
+ */
+int nvmet_target_stats_json(struct nvmet_target *t, FILE *f);
+
+/**
+ * nvmet_target_stats_log() - write a running target's counters as lines
+ * @t: the target
+ * @f: where to (rdmarw-nvmet: stderr, on SIGUSR1)
+ *
+ * One line per subsystem, namespace, controller and queue.
+ *
+ * Return: as nvmet_target_stats_json().
+ */
+int nvmet_target_stats_log(struct nvmet_target *t, FILE *f);
+
+/**
+ * nvmet_target_stats_write() - replace a file with the counters' JSON
+ * @t: the target
+ * @path: the file; written as @path.tmp (mode 0644, not through a
+ *        symbolic link), then renamed over @path, so a reader sees the
+ *        old document or the new one, whole
+ *
+ * Return: 0; -EINVAL for NULL or an empty path; -ENAMETOOLONG; an open,
+ * write or rename error (the temporary file is removed then).
+ */
+int nvmet_target_stats_write(struct nvmet_target *t, const char *path);
 
 #ifdef __cplusplus
 }

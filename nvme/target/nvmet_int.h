@@ -105,6 +105,46 @@ struct nvmet_backend_ops {
 	int (*discard)(struct nvmet_ns *ns, u64 len, u64 off);
 };
 
+/* ---- statistics (stats.c) ---------------------------------------------------- */
+
+/* The statuses counted one by one; every other under NVMET_SST_OTHER. */
+enum nvmet_stat_status {
+	NVMET_SST_INVALID_OPCODE,
+	NVMET_SST_INVALID_FIELD,
+	NVMET_SST_INTERNAL,
+	NVMET_SST_INVALID_NS,
+	NVMET_SST_CMD_SEQ_ERROR,
+	NVMET_SST_SGL_INVALID,
+	NVMET_SST_NS_WRITE_PROTECTED,
+	NVMET_SST_LBA_RANGE,
+	NVMET_SST_CAP_EXCEEDED,
+	NVMET_SST_ASYNC_LIMIT,
+	NVMET_SST_WRITE_FAULT,
+	NVMET_SST_READ_ERROR,
+	NVMET_SST_AUTH_REQUIRED,
+	NVMET_SST_OTHER,
+	NVMET_SST_NR,
+};
+
+/*
+ * The counters of one queue (and, summed, of a namespace, a controller, a
+ * subsystem).  A queue's are its own: only the threads that complete its
+ * requests add to them (its CQ thread, the work queue for AERs), with
+ * relaxed atomic adds on its own cache lines; readers sum them with
+ * relaxed loads (each counter exact, the set a moment's snapshot).
+ */
+struct nvmet_io_stats {
+	u64 read_ops;
+	u64 write_ops;
+	u64 flush_ops;
+	u64 other_ops; /* other I/O commands (Write Zeroes, DSM, ...) */
+	u64 admin_ops; /* admin commands, fabrics commands on any queue */
+	u64 bytes_read;
+	u64 bytes_written;
+	u64 data_waits;
+	u64 errors[NVMET_SST_NR];
+};
+
 /* ---- objects ---------------------------------------------------------------- */
 
 struct nvmet_ns {
@@ -147,6 +187,10 @@ struct nvmet_subsys {
 	struct kref ref; /* the target's while configured, each controller's */
 	spinlock_t ns_lock; /* @ns */
 	bool removed; /* a reload took it out: no new controller */
+	/* counters of the queues gone (@lock) */
+	struct nvmet_io_stats retired;
+	struct nvmet_io_stats retired_ns[NVMET_MAX_NAMESPACES];
+	u64 kato_expired; /* atomic */
 };
 
 struct nvmet_port {
@@ -202,6 +246,9 @@ struct nvmet_sq {
 	bool auth_ready; /* @auth set up (the first AUTH command) */
 	bool authenticated;
 	u32 auth_transactions;
+	/* counters (stats.c): the queue's, and per namespace */
+	struct nvmet_io_stats st;
+	struct nvmet_io_stats ns_st[NVMET_MAX_NAMESPACES];
 };
 
 struct nvmet_req;
@@ -277,6 +324,7 @@ struct nvmet_ctrl {
 	/* the Changed Namespace List log (ctrl->lock) */
 	u32 changed_ns[NVMET_MAX_NAMESPACES];
 	u32 nr_changed_ns; /* U32_MAX: more changed than the list holds */
+	struct nvmet_io_stats retired; /* of its queues gone (ctrl->lock) */
 };
 
 struct nvmet_req {
@@ -465,6 +513,17 @@ u16 nvmet_parse_io_cmd(struct nvmet_req *req);
 
 int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
 void nvmet_ns_close(struct nvmet_ns *ns);
+
+/* ---- stats.c ------------------------------------------------------------------------------- */
+
+void nvmet_stats_req_done(struct nvmet_req *req, u16 status);
+void nvmet_stats_add(struct nvmet_io_stats *to,
+		     const struct nvmet_io_stats *from);
+void nvmet_stats_sq_retire(struct nvmet_sq *sq);
+void nvmet_stats_ctrl_retire(struct nvmet_ctrl *ctrl);
+
+/* A per-queue counter: its completing threads only, relaxed. */
+#define nvmet_qstat_add(x, n) __atomic_fetch_add(&(x), (n), __ATOMIC_RELAXED)
 
 /* ---- transports ---------------------------------------------------------------------------- */
 
