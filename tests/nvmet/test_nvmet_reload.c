@@ -296,6 +296,7 @@ struct io_slot {
 	u64 lba; /* 8 blocks from here */
 	u32 gen;
 	bool reading;
+	bool saw_invalid; /* its namespace went: every later one fails */
 	int left;
 	u8 buf[4096];
 };
@@ -308,8 +309,8 @@ struct io_run {
 	pthread_cond_t cv;
 	unsigned int active;
 	u64 ok, ok_ns2, invalid_ns, errors;
-	u64 invalid_then_ok; /* a success after an Invalid Namespace */
-	bool saw_invalid;
+	/* a success sent after its slot saw Invalid Namespace */
+	u64 invalid_then_ok;
 	char why[160];
 };
 
@@ -366,7 +367,7 @@ static void io_done(struct nvmeh_request *rq)
 	if (s->nsid == 2 && !rq->error && sc == NVME_SC_INVALID_NS &&
 	    (rq->status & NVME_SC_DNR)) {
 		run->invalid_ns++;
-		run->saw_invalid = true;
+		s->saw_invalid = true;
 	} else if (rq->error || rq->status) {
 		if (!run->errors++)
 			snprintf(run->why, sizeof(run->why),
@@ -382,7 +383,7 @@ static void io_done(struct nvmeh_request *rq)
 		run->ok++;
 		if (s->nsid == 2)
 			run->ok_ns2++;
-		if (run->saw_invalid && s->nsid == 2)
+		if (s->saw_invalid)
 			run->invalid_then_ok++;
 	}
 	pthread_cond_broadcast(&run->cv);
@@ -669,6 +670,69 @@ static void test_reload_subsystems(void **state)
 	nv_env_fini(&e);
 }
 
+/*
+ * Two subsystems: a namespace added to B notifies B's controller only;
+ * nvmet_target_subsys_ns_changed() reaches A's (not only the first
+ * subsystem's, as nvmet_target_ns_changed()).
+ */
+static void test_reload_ns_per_subsys(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_subsys_opts so[2];
+	struct nvmet_target_opts o;
+	struct nvmeh_opts ho;
+	struct nvmeh_ctrl *b;
+	struct aer aa, ab;
+	char why[256];
+	u32 ids[1024];
+
+	(void)state;
+	opts_ns(&o, 0x1);
+	memset(so, 0, sizeof(so));
+	so[0].nqn = NV_NQN;
+	so[0].ns[0] = o.ns[0];
+	so[0].hosts = nv_hosts;
+	so[0].nr_hosts = 1;
+	so[1] = so[0];
+	so[1].nqn = NQN_B;
+	o.subsys = so;
+	o.nr_subsys = 2;
+	env_start(&e, &o, true);
+	ho = nv_host_opts(&e, NV_PORT, NQN_B);
+	ho.io_timeout_ms = 60000;
+	b = nvmeh_ctrl_create(&ho);
+	assert_false(IS_ERR(b));
+	aer_arm(e.c, &aa);
+	aer_arm(b, &ab);
+
+	so[1].ns[1] = so[1].ns[0];
+	assert_int_equal(reload(&e, &o, why), 0);
+	assert_ns_aen(&ab);
+	assert_int_equal(changed_log(b, ids), 1);
+	assert_int_equal(ids[0], 2);
+	assert_ns_list(b, 2, 1, 2);
+	assert_false(aer_wait(&aa, 0)); /* A never gets one */
+	assert_int_equal(changed_log(e.c, ids), 0);
+	assert_ns_list(e.c, 1, 1);
+
+	assert_int_equal(nvmet_target_subsys_ns_changed(e.t, NQN_B, 3),
+			 -EINVAL);
+	assert_int_equal(nvmet_target_subsys_ns_changed(e.t, "nqn.x:none", 1),
+			 -EINVAL);
+	assert_int_equal(nvmet_target_subsys_ns_changed(NULL, NQN_B, 1),
+			 -EINVAL);
+	assert_int_equal(nvmet_target_subsys_ns_changed(e.t, NV_NQN, 1), 0);
+	assert_ns_aen(&aa);
+	assert_int_equal(changed_log(e.c, ids), 1);
+	assert_int_equal(ids[0], 1);
+	nvmeh_ctrl_destroy(b);
+	nv_env_fini(&e);
+	pthread_mutex_destroy(&aa.m);
+	pthread_cond_destroy(&aa.cv);
+	pthread_mutex_destroy(&ab.m);
+	pthread_cond_destroy(&ab.cv);
+}
+
 /* ---- refused configurations ------------------------------------------------------------ */
 
 /* Still what it was: namespaces 1 and 2, data in place. */
@@ -876,6 +940,8 @@ int main(void)
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_host, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_subsystems, nv_teardown),
+		cmocka_unit_test_teardown(test_reload_ns_per_subsys,
+					  nv_teardown),
 		cmocka_unit_test_teardown(test_reload_refused, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_json, nv_teardown),
 	};
