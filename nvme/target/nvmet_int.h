@@ -186,7 +186,6 @@ struct nvmet_subsys {
 	struct list_head ctrls;
 	struct kref ref; /* the target's while configured, each controller's */
 	spinlock_t ns_lock; /* @ns */
-	bool removed; /* a reload took it out: no new controller */
 	/* counters of the queues gone (@lock) */
 	struct nvmet_io_stats retired;
 	struct nvmet_io_stats retired_ns[NVMET_MAX_NAMESPACES];

@@ -420,7 +420,6 @@ static void nvmet_reload_commit(struct nvmet_target *t, struct nvmet_reload *r)
 		list_del_init(&s->entry);
 		if (nvmet_reload_kept(r, s))
 			continue;
-		s->removed = true;
 		r->gone_subsys[r->nr_gone_subsys++] = s;
 	}
 	for (i = 0; i < r->nr_subsys; i++) {

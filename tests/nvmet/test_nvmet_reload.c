@@ -282,6 +282,60 @@ static void test_reload_add_ns(void **state)
 	pthread_cond_destroy(&a.cv);
 }
 
+/*
+ * A file namespace grown by a reload: the event, the log lists it,
+ * Identify reports the new size, the data written before is still there
+ * and the new blocks take writes.
+ */
+static void test_reload_resize(void **state)
+{
+	static struct nv_env e;
+	static char path[64];
+	struct nvmet_target_opts o;
+	u8 w[4096], r[4096];
+	u8 *id = calloc(1, 4096);
+	char why[256];
+	struct aer a;
+	u32 ids[1024];
+	int fd;
+
+	(void)state;
+	assert_non_null(id);
+	snprintf(path, sizeof(path), "/tmp/nvmet-resize-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	opts_ns(&o, 0x1);
+	o.ns[0].type = NVMET_BACKEND_FILE;
+	o.ns[0].path = path;
+	o.ns[0].size = NS_SIZE;
+	env_start(&e, &o, false);
+	nv_fill(w, sizeof(w), 21);
+	assert_int_equal(ns_rw(e.c, 1, true, 16, 8, w, NULL), 0);
+	aer_arm(e.c, &a);
+
+	o.ns[0].size = 2 * NS_SIZE;
+	assert_int_equal(reload(&e, &o, why), 0);
+	assert_ns_aen(&a);
+	assert_int_equal(changed_log(e.c, ids), 1);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(admin(e.c, nvme_admin_identify, 1, NVME_ID_CNS_NS, 0,
+			       id, 4096, NULL),
+			 0);
+	assert_int_equal(nvme_get_le64(id), 2 * NS_SIZE / 512); /* nsze */
+	assert_int_equal(ns_rw(e.c, 1, false, 16, 8, r, NULL), 0);
+	assert_memory_equal(w, r, sizeof(w));
+	assert_int_equal(ns_rw(e.c, 1, true, NS_SIZE / 512 + 8, 8, w, NULL), 0);
+	assert_int_equal(ns_rw(e.c, 1, false, NS_SIZE / 512 + 8, 8, r, NULL),
+			 0);
+	assert_memory_equal(w, r, sizeof(w));
+	nv_env_fini(&e);
+	unlink(path);
+	free(id);
+	pthread_mutex_destroy(&a.m);
+	pthread_cond_destroy(&a.cv);
+}
+
 /* ---- I/O across the reload -------------------------------------------------------- */
 
 /*
@@ -934,6 +988,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_reload_add_ns, nv_teardown),
+		cmocka_unit_test_teardown(test_reload_resize, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_ns_io,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_ns_io_threaded,
