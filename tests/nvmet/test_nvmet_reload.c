@@ -787,6 +787,71 @@ static void test_reload_ns_per_subsys(void **state)
 	pthread_cond_destroy(&ab.cv);
 }
 
+/*
+ * A port added by a reload takes Connects at once; removed again, its
+ * controller goes while the first port's keeps its queues; a port that
+ * cannot listen is refused with its address.
+ */
+static void test_reload_ports(void **state)
+{
+	static struct nv_env e;
+	static const char *const subs[] = { NV_NQN };
+	struct nvmet_port_opts po[2];
+	struct nvmet_target_opts o;
+	struct nvmeh_stats hs;
+	struct nvmeh_opts ho;
+	struct nvmeh_ctrl *c2;
+	u8 w[4096], r[4096];
+	char why[256];
+
+	(void)state;
+	opts_ns(&o, 0x1);
+	memset(po, 0, sizeof(po));
+	po[0].addr = "10.0.0.2";
+	po[0].port = NV_PORT;
+	po[1] = po[0];
+	po[1].port = NV_PORT + 1;
+	po[1].subsys = subs;
+	po[1].nr_subsys = 1;
+	o.ports = po;
+	o.nr_ports = 1;
+	env_start(&e, &o, true);
+	ho = nv_host_opts(&e, NV_PORT + 1, NV_NQN);
+	ho.reconnect_delay_ms = 600000;
+	c2 = nvmeh_ctrl_create(&ho);
+	assert_true(IS_ERR(c2)); /* nobody listens there yet */
+	assert_int_equal(nvmeh_last_status(NULL), 0); /* no Connect sent */
+
+	o.nr_ports = 2;
+	assert_int_equal(reload(&e, &o, why), 0);
+	c2 = nvmeh_ctrl_create(&ho);
+	assert_false(IS_ERR(c2));
+	nv_fill(w, sizeof(w), 31);
+	assert_int_equal(nvmeh_rw(c2, 1, true, 0, 8, w), 0);
+	assert_int_equal(nvmeh_rw(e.c, 1, false, 0, 8, r), 0);
+	assert_memory_equal(w, r, sizeof(w)); /* one namespace, two ports */
+
+	o.nr_ports = 1;
+	assert_int_equal(reload(&e, &o, why), 0);
+	assert_true(wait_dead(c2));
+	nv_wait_target(&e, 1, 3);
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.resets, 0);
+	assert_int_equal(nvmeh_rw(e.c, 1, false, 0, 8, r), 0);
+	assert_memory_equal(w, r, sizeof(w));
+	nvmeh_ctrl_destroy(c2);
+	c2 = nvmeh_ctrl_create(&ho);
+	assert_true(IS_ERR(c2));
+	assert_int_equal(nvmeh_last_status(NULL), 0); /* not listening */
+
+	po[1].addr = "10.0.0.9"; /* no device answers to it */
+	o.nr_ports = 2;
+	assert_int_equal(reload(&e, &o, why), -EADDRNOTAVAIL);
+	assert_non_null(strstr(why, "10.0.0.9"));
+	assert_int_equal(nvmeh_rw(e.c, 1, false, 0, 8, r), 0);
+	nv_env_fini(&e);
+}
+
 /* ---- refused configurations ------------------------------------------------------------ */
 
 /* Still what it was: namespaces 1 and 2, data in place. */
@@ -997,6 +1062,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reload_subsystems, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_ns_per_subsys,
 					  nv_teardown),
+		cmocka_unit_test_teardown(test_reload_ports, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_refused, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_json, nv_teardown),
 	};
