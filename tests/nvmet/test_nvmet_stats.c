@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #define NS_SIZE (4u << 20)
@@ -213,6 +214,108 @@ static void test_stats_counts(void **state)
 	unlink(stats_path);
 }
 
+struct waiter {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	unsigned int left;
+	int errors;
+};
+
+static void waiter_done(struct nvmeh_request *rq)
+{
+	struct waiter *w = rq->priv;
+
+	pthread_mutex_lock(&w->m);
+	if (rq->error || rq->status)
+		w->errors++;
+	w->left--;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->m);
+}
+
+/*
+ * 32 reads of 128 KiB at once on one queue whose pool holds about one:
+ * the commands wait for pages; the waits are counted the same on the
+ * queue, the controller, the namespace, the subsystem and the target.
+ */
+static void test_stats_data_waits(void **state)
+{
+	static struct nv_env e;
+	static struct nvmeh_request rq[32];
+	static u8 buf[32][128 * 1024];
+	struct nvmet_target_stats ts;
+	struct nvmet_target_opts o;
+	struct waiter w;
+	struct json *root;
+	const struct json *sub, *ctrl;
+	u64 waits;
+	unsigned int i;
+
+	(void)state;
+	nvmet_target_opts_init(&o);
+	o.addr = "10.0.0.2";
+	o.port = NV_PORT;
+	o.subnqn = NV_NQN;
+	o.hosts = nv_hosts;
+	o.nr_hosts = 1;
+	o.ns[0].size = NS_SIZE;
+	o.mdts_max = 5; /* 128 KiB */
+	o.data_buf_size = 4096;
+	nv_env_init(&e, "rxe",
+		    &(struct nv_cfg){
+			    .topts = &o, .threaded = true, .queue_size = 32 });
+	memset(&w, 0, sizeof(w));
+	pthread_mutex_init(&w.m, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	w.left = 32;
+	for (i = 0; i < 32; i++) {
+		memset(&rq[i], 0, sizeof(rq[i]));
+		rq[i].sqe[offsetof(struct nvme_common_command, opcode)] =
+			nvme_cmd_read;
+		nvme_put_le32(
+			rq[i].sqe + offsetof(struct nvme_common_command, nsid),
+			1);
+		nvme_put_le64(
+			rq[i].sqe + offsetof(struct nvme_common_command, cdw10),
+			256 * i);
+		nvme_put_le32(
+			rq[i].sqe + offsetof(struct nvme_common_command, cdw12),
+			255);
+		rq[i].data = buf[i];
+		rq[i].data_len = sizeof(buf[i]);
+		rq[i].done = waiter_done;
+		rq[i].priv = &w;
+		assert_int_equal(nvmeh_submit(e.c, 1, &rq[i]), 0);
+	}
+	pthread_mutex_lock(&w.m);
+	while (w.left)
+		pthread_cond_wait(&w.cv, &w.m);
+	pthread_mutex_unlock(&w.m);
+	assert_int_equal(w.errors, 0);
+
+	assert_int_equal(nvmet_target_get_stats(e.t, &ts), 0);
+	waits = ts.data_waits;
+	assert_true(waits > 0);
+	root = read_stats(&e);
+	assert_int_equal(num(nvmet_json_get(root, "target"), "data_waits"),
+			 waits);
+	sub = nvmet_json_at(nvmet_json_get(root, "subsystems"), 0);
+	assert_int_equal(num(sub, "data_waits"), waits);
+	assert_int_equal(num(sub, "num_read_ops"), 32);
+	assert_int_equal(num(sub, "bytes_read"), 32 * 128 * 1024);
+	assert_int_equal(num(find(sub, "namespaces", "nsid", 1), "data_waits"),
+			 waits);
+	ctrl = nvmet_json_at(nvmet_json_get(sub, "controllers"), 0);
+	assert_int_equal(num(ctrl, "data_waits"), waits);
+	assert_int_equal(num(find(ctrl, "queues", "qid", 1), "data_waits"),
+			 waits);
+	nvmet_json_free(root);
+	nv_env_fini(&e);
+	pthread_mutex_destroy(&w.m);
+	pthread_cond_destroy(&w.cv);
+	unlink(stats_path);
+}
+
 /*
  * A host NQN with '"' and '\' is escaped in the JSON; the log summary has
  * a line per subsystem, namespace, controller and queue.
@@ -274,6 +377,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_stats_counts, nv_teardown),
 		cmocka_unit_test_teardown(test_stats_escape_and_log,
 					  nv_teardown),
+		cmocka_unit_test_teardown(test_stats_data_waits, nv_teardown),
 	};
 	const char *dir = getenv("TMPDIR");
 
