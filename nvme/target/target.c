@@ -720,12 +720,20 @@ int nvmet_target_get_stats(struct nvmet_target *t,
 
 uint16_t nvmet_target_port(const struct nvmet_target *t)
 {
+	struct nvmet_target *mt = (struct nvmet_target *)t;
 	const struct nvmet_port *port;
+	u16 p = 0;
 
-	if (!t || list_empty(&t->ports))
+	if (!t)
 		return 0;
-	port = list_first_entry(&t->ports, struct nvmet_port, entry);
-	return (u16)ntohs(((const struct sockaddr_in *)&port->addr)->sin_port);
+	mutex_lock(&mt->lock); /* a reload changes the list */
+	if (!list_empty(&t->ports)) {
+		port = list_first_entry(&t->ports, struct nvmet_port, entry);
+		p = (u16)ntohs(
+			((const struct sockaddr_in *)&port->addr)->sin_port);
+	}
+	mutex_unlock(&mt->lock);
+	return p;
 }
 
 /* Report namespace @nsid of @s changed: 0, or -EINVAL when it is none. */
