@@ -1244,6 +1244,20 @@ static void test_kato_expiry(void **s)
 	wait_target_idle(&h);
 	assert_int_equal(nvmet_target_get_stats(h.tgt, &st), 0);
 	assert_int_equal(st.kato_expired, 1);
+	{
+		/* the subsystem's counter (stats.c), not only the target's */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		assert_non_null(m);
+		assert_int_equal(nvmet_target_stats_json(h.tgt, m), 0);
+		fclose(m);
+		assert_non_null(strstr(text, "\"target\": {"));
+		assert_non_null(
+			strstr(text, "\n      \"keep_alive_expiries\": 1,\n"));
+		free(text);
+	}
 	host_disconnect(&h);
 	target_stop(&h);
 }

@@ -51,11 +51,16 @@ static u16 nvmet_log_smart(struct nvmet_req *req)
 {
 	struct nvme_smart_log log;
 	u32 nsid = le32_to_cpu(req->cmd->common.nsid);
+	struct nvmet_ns *ns;
 
-	if (nsid != NVME_NSID_ALL && nsid != 0 &&
-	    !nvmet_find_namespace(req->sq->ctrl->subsys, nsid)) {
-		req->error_loc = offsetof(struct nvme_common_command, nsid);
-		return NVME_SC_INVALID_NS | NVME_SC_DNR;
+	if (nsid != NVME_NSID_ALL && nsid != 0) {
+		ns = nvmet_find_get_ns(req->sq->ctrl->subsys, nsid);
+		if (!ns) {
+			req->error_loc =
+				offsetof(struct nvme_common_command, nsid);
+			return NVME_SC_INVALID_NS | NVME_SC_DNR;
+		}
+		nvmet_put_namespace(ns);
 	}
 	memset(&log, 0, sizeof(log));
 	log.temperature[0] = 0x3f; /* 319 K (46 C): a plausible value */
@@ -105,6 +110,36 @@ static u16 nvmet_log_fw_slot(struct nvmet_req *req)
 	return nvmet_copy_log(req, &log, sizeof(log));
 }
 
+/*
+ * The Changed Namespace List (1024 NSIDs): what changed since the host
+ * last read it, then emptied; unless Retain Asynchronous Event is set,
+ * the Namespace Attribute Changed notice is unmasked again (the kernel's
+ * nvmet_execute_get_log_changed_ns()).
+ */
+static u16 nvmet_log_changed_ns(struct nvmet_req *req)
+{
+	struct nvmet_ctrl *ctrl = req->sq->ctrl;
+	bool rae = le32_to_cpu(req->cmd->common.cdw10) & (1u << 15);
+	__le32 list[1024];
+	u32 i, n;
+	u16 status;
+
+	memset(list, 0, sizeof(list));
+	mutex_lock(&ctrl->lock);
+	n = ctrl->nr_changed_ns;
+	if (n == NVMET_CHANGED_NS_OVERFLOW)
+		list[0] = cpu_to_le32(0xffffffffu);
+	else
+		for (i = 0; i < n; i++)
+			list[i] = cpu_to_le32(ctrl->changed_ns[i]);
+	ctrl->nr_changed_ns = 0;
+	if (!rae)
+		ctrl->aen_masked &= ~(u32)NVME_AEN_CFG_NS_ATTR;
+	mutex_unlock(&ctrl->lock);
+	status = nvmet_copy_log(req, list, sizeof(list));
+	return status;
+}
+
 static void nvmet_execute_get_log_page(struct nvmet_req *req)
 {
 	u8 lid = le32_to_cpu(req->cmd->common.cdw10) & 0xff;
@@ -114,10 +149,11 @@ static void nvmet_execute_get_log_page(struct nvmet_req *req)
 	if (!nvmet_check_transfer_len(req, nvmet_get_log_page_len(req->cmd)))
 		return;
 	switch (lid) {
+	case NVME_LOG_CHANGED_NS:
+		status = nvmet_log_changed_ns(req);
+		break;
 	case NVME_LOG_ERROR:
 		/* no error information is kept: every entry is empty */
-	case NVME_LOG_CHANGED_NS:
-		/* the changed list is not kept: an empty list */
 		memset(zeroes, 0, sizeof(zeroes));
 		status = nvmet_copy_log(req, zeroes, sizeof(zeroes));
 		break;
@@ -228,7 +264,7 @@ static void nvmet_execute_identify_ns(struct nvmet_req *req)
 		return;
 	}
 	/* an inactive namespace reads as zeroes, and that is no error */
-	ns = nvmet_find_namespace(ctrl->subsys, nsid);
+	ns = nvmet_find_get_ns(ctrl->subsys, nsid);
 	if (ns) {
 		blocks = ns->size >> ns->blksize_shift;
 		id->nsze = cpu_to_le64(blocks);
@@ -244,6 +280,7 @@ static void nvmet_execute_identify_ns(struct nvmet_req *req)
 		id->nsattr = ns->readonly ? 1 : 0;
 		memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
 		memcpy(id->eui64, ns->eui64, sizeof(id->eui64));
+		nvmet_put_namespace(ns);
 	}
 	status = nvmet_copy_to_req(req, 0, id, sizeof(*id));
 	free(id);
@@ -264,9 +301,11 @@ static void nvmet_execute_identify_nslist(struct nvmet_req *req)
 		return;
 	}
 	memset(list, 0, sizeof(list));
+	spin_lock(&s->ns_lock);
 	for (i = 0; i < s->max_nsid && n < ARRAY_SIZE(list); i++)
 		if (s->ns[i] && s->ns[i]->nsid > min_nsid)
 			list[n++] = cpu_to_le32(s->ns[i]->nsid);
+	spin_unlock(&s->ns_lock);
 	status = nvmet_copy_to_req(req, 0, list, sizeof(list));
 	nvmet_req_complete(req, status);
 }

@@ -69,6 +69,10 @@ static void usage(FILE *f)
 		"                     with --addr (default 127.0.0.1)\n"
 		"  --duration SEC     stop after SEC seconds\n"
 		"  --stats            print the target's counters at the end\n"
+		"  --stats-file PATH  write the counters as JSON to PATH on\n"
+		"                     SIGUSR1 and every --stats-interval\n"
+		"  --stats-interval SEC  rewrite --stats-file every SEC seconds\n"
+		"                     (1 to 86400; default: on SIGUSR1 only)\n"
 		"  -v, --verbose      log connections and command errors\n"
 		"      --version      the program's and the library's version\n"
 		"  -h, --help         this text\n",
@@ -210,6 +214,8 @@ enum {
 	OPT_SOFT,
 	OPT_DURATION,
 	OPT_STATS,
+	OPT_STATS_FILE,
+	OPT_STATS_INTERVAL,
 	OPT_VERSION,
 	OPT_VERBOSE = 'v',
 	OPT_HELP = 'h',
@@ -248,6 +254,8 @@ static const struct option long_opts[] = {
 	{ "soft", required_argument, NULL, OPT_SOFT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "stats-file", required_argument, NULL, OPT_STATS_FILE },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -354,6 +362,7 @@ static int once_only(struct nvmet_config *c, int opt, const char *where)
 		OPT_MAX_UNADMITTED, OPT_MAX_UNADMITTED_PER_ADDR,
 		OPT_SOFT,	    OPT_DURATION,
 		OPT_SAVE_CONFIG,    OPT_ALLOW_ANY_HOST,
+		OPT_STATS_FILE,	    OPT_STATS_INTERVAL,
 	};
 	size_t i;
 
@@ -526,6 +535,16 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 	}
 	case OPT_STATS:
 		c->print_stats = true;
+		return 0;
+	case OPT_STATS_FILE:
+		if (!*arg)
+			goto bad;
+		c->stats_file = arg;
+		return 0;
+	case OPT_STATS_INTERVAL:
+		if (parse_uint(arg, 1, 86400, &v))
+			goto bad;
+		c->stats_interval = v;
 		return 0;
 	case OPT_VERBOSE:
 		c->o.verbose = true;

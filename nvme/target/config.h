@@ -25,6 +25,8 @@
  * @block_size: the LBA size of the namespaces that follow
  * @readonly: the namespaces that follow refuse writes
  * @print_stats: --stats
+ * @stats_file: --stats-file PATH, or NULL
+ * @stats_interval: --stats-interval in seconds (0: on SIGUSR1 only)
  * @hosts: the --host NQNs (@o.hosts points here)
  * @seen: the single-value options given
  * @pending_file_size: --file-size for the next --file
@@ -50,6 +52,8 @@ struct nvmet_config {
 	u32 block_size; /* for the namespaces that follow */
 	bool readonly;
 	bool print_stats;
+	const char *stats_file;
+	u32 stats_interval;
 	const char *hosts[NVMET_MAX_HOSTS]; /* --host */
 	bool seen[24]; /* single-value options given (once_only()) */
 	u64 pending_file_size; /* --file-size, for the next --file */
@@ -146,5 +150,83 @@ int nvmet_config_add_default_ns(struct nvmet_config *c);
  * @c: the configuration (its options point into them until then)
  */
 void nvmet_config_free(struct nvmet_config *c);
+
+/**
+ * nvmet_config_reload() - read the configuration again and apply it
+ * @t: the running target
+ * @argc: argument count of the command line that started it
+ * @argv: its arguments (a --config file is read again)
+ * @soft_device: the device main() made for --soft (its name), or NULL
+ * @why: where the reason of a refusal is written (may be NULL)
+ * @why_len: its size
+ *
+ * Parses as at start-up, then nvmet_target_reload(); a configuration that
+ * does not parse (the reader prints the line it refused) changes nothing.
+ *
+ * Return: 0 when applied; -EINVAL for a configuration that does not parse
+ * or NULL arguments; nvmet_target_reload()'s errors.
+ */
+int nvmet_config_reload(struct nvmet_target *t, int argc, char **argv,
+			const char *soft_device, char *why, size_t why_len);
+
+/**
+ * nvmet_json_parse() - parse a JSON text with the config file's reader
+ * @text: the text
+ * @len: its length (at most 1 MiB)
+ * @out: the value, for nvmet_json_free()
+ *
+ * Return: 0, -EINVAL (after a message) for text that does not parse,
+ * -ENOMEM.
+ */
+int nvmet_json_parse(const char *text, size_t len, struct json **out);
+
+/**
+ * nvmet_json_free() - free a parsed value
+ * @v: the value (NULL: nothing happens)
+ */
+void nvmet_json_free(struct json *v);
+
+/**
+ * nvmet_json_get() - an object's member
+ * @o: the object
+ * @key: the member's name
+ *
+ * Return: the member, NULL when @o is no object or has no @key.
+ */
+const struct json *nvmet_json_get(const struct json *o, const char *key);
+
+/**
+ * nvmet_json_len() - how many elements an array (or members an object) has
+ * @a: the array
+ *
+ * Return: the count, 0 for anything else.
+ */
+u32 nvmet_json_len(const struct json *a);
+
+/**
+ * nvmet_json_at() - an array's element
+ * @a: the array
+ * @i: its index
+ *
+ * Return: the element, NULL past the end.
+ */
+const struct json *nvmet_json_at(const struct json *a, u32 i);
+
+/**
+ * nvmet_json_string() - a string value
+ * @v: the value
+ *
+ * Return: the string, NULL when @v is no string.
+ */
+const char *nvmet_json_string(const struct json *v);
+
+/**
+ * nvmet_json_u64() - a number that is a whole number
+ * @v: the value
+ * @out: its value
+ *
+ * Return: 0, -EINVAL when @v is no whole number in 0..2^53.
+ */
+int nvmet_json_u64(const struct json *v, u64 *out);
 
 #endif /* RDMARW_NVMET_CONFIG_H */

@@ -786,3 +786,68 @@ int nvmet_config_write_json(const struct nvmet_target_opts *o, FILE *f)
 	fputs("  ]\n}\n", f);
 	return ferror(f) ? -EIO : 0;
 }
+
+/* ---- the reader for other readers (the stats tests) ---------------------- */
+
+int nvmet_json_parse(const char *text, size_t len, struct json **out)
+{
+	struct json_parser jp = { text, text + len, "json", 1 };
+	struct json *root;
+	int ret;
+
+	*out = NULL;
+	if (len > JSON_MAX_BYTES)
+		return -EINVAL;
+	root = calloc(1, sizeof(*root));
+	if (!root)
+		return -ENOMEM;
+	ret = json_value(&jp, root, 0);
+	if (!ret) {
+		json_skip(&jp);
+		if (jp.p != jp.end)
+			ret = json_err(&jp, "text after the JSON value");
+	}
+	if (ret) {
+		nvmet_json_free(root);
+		return ret;
+	}
+	*out = root;
+	return 0;
+}
+
+void nvmet_json_free(struct json *v)
+{
+	if (!v)
+		return;
+	json_free(v);
+	free(v);
+}
+
+const struct json *nvmet_json_get(const struct json *o, const char *key)
+{
+	return json_get(o, key);
+}
+
+u32 nvmet_json_len(const struct json *a)
+{
+	return a && (a->type == J_ARR || a->type == J_OBJ) ? a->nr : 0;
+}
+
+const struct json *nvmet_json_at(const struct json *a, u32 i)
+{
+	return i < nvmet_json_len(a) ? &a->kids[i] : NULL;
+}
+
+const char *nvmet_json_string(const struct json *v)
+{
+	return v && v->type == J_STR ? v->str : NULL;
+}
+
+int nvmet_json_u64(const struct json *v, u64 *out)
+{
+	if (!v || v->type != J_NUM || v->num < 0 ||
+	    v->num > 9007199254740992.0 || v->num != (double)(u64)v->num)
+		return -EINVAL;
+	*out = (u64)v->num;
+	return 0;
+}

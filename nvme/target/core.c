@@ -58,6 +58,7 @@ void nvmet_req_complete(struct nvmet_req *req, u16 status)
 			  status);
 	}
 	req->cqe->status = cpu_to_le16((u16)(status << 1));
+	nvmet_stats_req_done(req, status);
 	req->ops->queue_response(req);
 }
 
@@ -120,6 +121,8 @@ fail:
 
 void nvmet_req_uninit(struct nvmet_req *req)
 {
+	if (req->ns)
+		nvmet_put_namespace(req->ns);
 	req->ns = NULL;
 }
 
@@ -195,23 +198,87 @@ u32 nvmet_max_data_len(struct nvmet_req *req)
 
 /* ---- namespaces ---------------------------------------------------------------- */
 
-struct nvmet_ns *nvmet_find_namespace(struct nvmet_subsys *subsys, u32 nsid)
+/*
+ * The namespace @nsid of @subsys, referenced (NULL: none active).  The
+ * reference keeps it and its backend open until nvmet_put_namespace(),
+ * also when a reload removes it meanwhile.
+ */
+struct nvmet_ns *nvmet_find_get_ns(struct nvmet_subsys *subsys, u32 nsid)
 {
-	if (!nsid || nsid > subsys->max_nsid)
+	struct nvmet_ns *ns;
+
+	if (!nsid || nsid > NVMET_MAX_NAMESPACES)
 		return NULL;
-	return subsys->ns[nsid - 1];
+	spin_lock(&subsys->ns_lock);
+	ns = subsys->ns[nsid - 1];
+	if (ns)
+		__atomic_fetch_add(&ns->ref, 1, __ATOMIC_RELAXED);
+	spin_unlock(&subsys->ns_lock);
+	return ns;
+}
+
+void nvmet_put_namespace(struct nvmet_ns *ns)
+{
+	if (__atomic_sub_fetch(&ns->ref, 1, __ATOMIC_ACQ_REL) == 0)
+		complete(&ns->released);
 }
 
 u16 nvmet_req_find_ns(struct nvmet_req *req)
 {
 	u32 nsid = le32_to_cpu(req->cmd->common.nsid);
 
-	req->ns = nvmet_find_namespace(req->sq->ctrl->subsys, nsid);
+	req->ns = nvmet_find_get_ns(req->sq->ctrl->subsys, nsid);
 	if (unlikely(!req->ns)) {
 		req->error_loc = offsetof(struct nvme_common_command, nsid);
 		return NVME_SC_INVALID_NS | NVME_SC_DNR;
 	}
 	return 0;
+}
+
+/* Add @nsid to @ctrl's Changed Namespace List (ctrl->lock held). */
+static void nvmet_add_to_changed_ns_log(struct nvmet_ctrl *ctrl, u32 nsid)
+{
+	u32 i;
+
+	if (ctrl->nr_changed_ns == NVMET_CHANGED_NS_OVERFLOW)
+		return;
+	for (i = 0; i < ctrl->nr_changed_ns; i++)
+		if (ctrl->changed_ns[i] == nsid)
+			return;
+	if (ctrl->nr_changed_ns == ARRAY_SIZE(ctrl->changed_ns)) {
+		ctrl->nr_changed_ns = NVMET_CHANGED_NS_OVERFLOW;
+		return;
+	}
+	ctrl->changed_ns[ctrl->nr_changed_ns++] = nsid;
+}
+
+/*
+ * Namespace @nsid of @subsys was added, removed or changed (the kernel's
+ * nvmet_ns_changed()): every controller of @subsys lists it in its
+ * Changed Namespace List log; those that enabled the notice get a
+ * Namespace Attribute Changed event, one until the host reads the log.
+ */
+void nvmet_subsys_ns_changed(struct nvmet_subsys *subsys, u32 nsid)
+{
+	struct nvmet_ctrl *ctrl;
+	bool send;
+
+	mutex_lock(&subsys->lock);
+	list_for_each_entry(ctrl, &subsys->ctrls, subsys_entry)
+	{
+		mutex_lock(&ctrl->lock);
+		nvmet_add_to_changed_ns_log(ctrl, nsid);
+		send = (READ_ONCE(ctrl->aen_enabled) & NVME_AEN_CFG_NS_ATTR) &&
+		       !(ctrl->aen_masked & NVME_AEN_CFG_NS_ATTR);
+		if (send)
+			ctrl->aen_masked |= NVME_AEN_CFG_NS_ATTR;
+		mutex_unlock(&ctrl->lock);
+		if (send)
+			nvmet_add_async_event(ctrl, NVME_AER_TYPE_NOTICE,
+					      NVME_AER_NOTICE_NS_CHANGED,
+					      NVME_LOG_CHANGED_NS);
+	}
+	mutex_unlock(&subsys->lock);
 }
 
 bool nvmet_subsys_is_disc(const struct nvmet_subsys *s)
@@ -294,10 +361,14 @@ void nvmet_sq_destroy(struct nvmet_sq *sq)
 		nvmet_async_events_failall(ctrl);
 		nvmet_ctrl_fatal_error(ctrl);
 	}
+	/* its counters move to the sums as it leaves the table (stats.c) */
+	mutex_lock(&ctrl->subsys->lock);
 	mutex_lock(&ctrl->lock);
+	nvmet_stats_sq_retire(sq);
 	if (ctrl->sqs[sq->qid] == sq)
 		ctrl->sqs[sq->qid] = NULL;
 	mutex_unlock(&ctrl->lock);
+	mutex_unlock(&ctrl->subsys->lock);
 	WRITE_ONCE(sq->ctrl, NULL);
 	nvmet_ctrl_put(ctrl);
 }
@@ -425,6 +496,7 @@ static void nvmet_keep_alive_timer(struct work_struct *work)
 	nvmet_err("controller %u: keep-alive timer (%u s) expired",
 		  ctrl->cntlid, ctrl->kato);
 	nvmet_stat_add(ctrl->subsys->tgt->kato_expired, 1);
+	nvmet_stat_add(ctrl->subsys->kato_expired, 1);
 	nvmet_ctrl_fatal_error(ctrl);
 }
 
@@ -582,6 +654,7 @@ void nvmet_ctrl_fatal_error(struct nvmet_ctrl *ctrl)
 /*
  * The subsystem @nqn names among those reached through @port (the
  * kernel's nvmet_find_get_subsys()): the discovery subsystem on any port.
+ * The caller holds tgt->lock (a reload changes the links).
  */
 static struct nvmet_subsys *nvmet_find_subsys(struct nvmet_port *port,
 					      const char *nqn)
@@ -613,29 +686,35 @@ u16 nvmet_alloc_ctrl(struct nvmet_target *t, const struct nvmf_connect_data *d,
 	struct nvmet_ctrl *ctrl;
 	u16 cntlid;
 
+	u16 status;
+
+	/* a reload changes the links and hosts: held until it is listed */
+	mutex_lock(&t->lock);
 	subsys = nvmet_find_subsys(req->port, d->subsysnqn);
 	if (!subsys) {
+		mutex_unlock(&t->lock);
 		nvmet_log("connect to unknown subsystem %.223s", d->subsysnqn);
 		nvmet_set_result(req,
 				 IPO_IATTR_CONNECT_DATA(offsetof(
 					 struct nvmf_connect_data, subsysnqn)));
 		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
 	}
-	if (!nvmet_host_allowed(subsys, hostnqn))
-		return nvmet_host_refused(req, subsys, hostnqn);
+	if (!nvmet_host_allowed(subsys, hostnqn)) {
+		status = nvmet_host_refused(req, subsys, hostnqn);
+		mutex_unlock(&t->lock);
+		return status;
+	}
 	ctrl = calloc(1, sizeof(*ctrl));
 	if (!ctrl)
-		return NVME_SC_INTERNAL;
+		goto out_nomem;
 	ctrl->sqs = calloc((size_t)subsys->max_qid + 1, sizeof(*ctrl->sqs));
 	if (!ctrl->sqs) {
 		free(ctrl);
-		return NVME_SC_INTERNAL;
+		goto out_nomem;
 	}
-	mutex_lock(&t->lock);
 	cntlid = t->next_cntlid++;
 	if (t->next_cntlid > NVMET_MAX_CNTLID)
 		t->next_cntlid = 1;
-	mutex_unlock(&t->lock);
 
 	ctrl->subsys = subsys;
 	ctrl->port = req->port;
@@ -665,14 +744,20 @@ u16 nvmet_alloc_ctrl(struct nvmet_target *t, const struct nvmf_connect_data *d,
 		kato = NVMET_DISC_KATO_MS;
 	ctrl->kato = DIV_ROUND_UP(kato, 1000);
 
+	kref_get(&subsys->ref);
 	mutex_lock(&subsys->lock);
 	list_add_tail(&ctrl->subsys_entry, &subsys->ctrls);
 	mutex_unlock(&subsys->lock);
+	mutex_unlock(&t->lock);
 	nvmet_stat_add(t->ctrls, 1);
 	nvmet_stat_add(t->ctrls_created, 1);
 	nvmet_start_keep_alive_timer(ctrl);
 	*ctrlp = ctrl;
 	return 0;
+
+out_nomem:
+	mutex_unlock(&t->lock);
+	return NVME_SC_INTERNAL;
 }
 
 static void nvmet_fatal_work_done(struct work_struct *work)
@@ -695,21 +780,26 @@ u16 nvmet_ctrl_find_get(struct nvmet_target *t,
 			const struct nvmf_connect_data *d,
 			struct nvmet_req *req, struct nvmet_ctrl **ret)
 {
-	struct nvmet_subsys *subsys =
-		nvmet_find_subsys(req->port, d->subsysnqn);
 	u16 cntlid = le16_to_cpu(d->cntlid);
 	struct nvmet_ctrl *ctrl, *found = NULL;
+	struct nvmet_subsys *subsys;
 	bool other_hostid = false;
+	u16 status;
 
-	(void)t;
+	mutex_lock(&t->lock);
+	subsys = nvmet_find_subsys(req->port, d->subsysnqn);
 	if (!subsys) {
+		mutex_unlock(&t->lock);
 		nvmet_set_result(req,
 				 IPO_IATTR_CONNECT_DATA(offsetof(
 					 struct nvmf_connect_data, subsysnqn)));
 		return NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR;
 	}
-	if (!nvmet_host_allowed(subsys, d->hostnqn))
-		return nvmet_host_refused(req, subsys, d->hostnqn);
+	if (!nvmet_host_allowed(subsys, d->hostnqn)) {
+		status = nvmet_host_refused(req, subsys, d->hostnqn);
+		mutex_unlock(&t->lock);
+		return status;
+	}
 	mutex_lock(&subsys->lock);
 	list_for_each_entry(ctrl, &subsys->ctrls, subsys_entry)
 	{
@@ -726,6 +816,7 @@ u16 nvmet_ctrl_find_get(struct nvmet_target *t,
 		break;
 	}
 	mutex_unlock(&subsys->lock);
+	mutex_unlock(&t->lock);
 	if (found) {
 		*ret = found;
 		return 0;
@@ -753,6 +844,7 @@ static void nvmet_ctrl_free(struct kref *ref)
 
 	mutex_lock(&subsys->lock);
 	list_del(&ctrl->subsys_entry);
+	nvmet_stats_ctrl_retire(ctrl);
 	mutex_unlock(&subsys->lock);
 	WRITE_ONCE(ctrl->freeing, true);
 	/* twice: a timer run that missed the flag may have re-armed */
@@ -765,6 +857,8 @@ static void nvmet_ctrl_free(struct kref *ref)
 	mutex_destroy(&ctrl->lock);
 	free(ctrl->sqs);
 	free(ctrl);
+	/* a subsystem a reload removed goes with its last controller */
+	nvmet_subsys_put(subsys);
 	nvmet_stat_add(t->ctrls, (u64)-1);
 }
 

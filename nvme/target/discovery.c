@@ -69,10 +69,9 @@ static void nvmet_execute_disc_get_log_page(struct nvmet_req *req)
 {
 	const struct nvmet_ctrl *ctrl = req->sq->ctrl;
 	u8 lid = le32_to_cpu(req->cmd->common.cdw10) & 0xff;
+	struct nvmet_target *t = ctrl->port->tgt;
 	struct nvmf_disc_rsp_page_hdr *hdr;
-	u32 nr = nvmet_disc_nr_entries(ctrl);
-	u32 len = (u32)(sizeof(*hdr) +
-			nr * sizeof(struct nvmf_disc_rsp_page_entry));
+	u32 nr, len;
 	u16 status;
 	void *buf;
 
@@ -89,14 +88,22 @@ static void nvmet_execute_disc_get_log_page(struct nvmet_req *req)
 		nvmet_req_complete(req, NVME_SC_INVALID_FIELD | NVME_SC_DNR);
 		return;
 	}
+	/* a reload changes the port's links and hosts */
+	mutex_lock(&t->lock);
+	nr = nvmet_disc_nr_entries(ctrl);
+	len = (u32)(sizeof(*hdr) +
+		    nr * sizeof(struct nvmf_disc_rsp_page_entry));
 	buf = calloc(1, len);
 	if (!buf) {
+		mutex_unlock(&t->lock);
 		nvmet_req_complete(req, NVME_SC_INTERNAL);
 		return;
 	}
 	hdr = buf;
 	nvmet_disc_fill(ctrl, (struct nvmf_disc_rsp_page_entry *)(hdr + 1), nr);
-	hdr->genctr = cpu_to_le64(1); /* the log never changes */
+	/* the log changes with each reload that was applied */
+	hdr->genctr = cpu_to_le64(1 + t->reloads);
+	mutex_unlock(&t->lock);
 	hdr->numrec = cpu_to_le64(nr);
 	hdr->recfmt = 0;
 	status = nvmet_copy_log(req, buf, len);

@@ -36,11 +36,37 @@
 #define EXIT_USAGE 2
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
+static volatile sig_atomic_t stats_requested;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* SIGHUP: the main loop reads the configuration again (reload.c). */
+static void on_sighup(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
+
+/* SIGUSR1: the main loop logs the counters (stats.c). */
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	stats_requested = 1;
+}
+
+/* --stats-file: rewritten whole (temporary file, rename). */
+static void write_stats_file(struct nvmet_target *t, const char *path)
+{
+	int ret = nvmet_target_stats_write(t, path);
+
+	if (ret)
+		fprintf(stderr, PROG ": --stats-file %s: %s\n", path,
+			strerror(-ret));
 }
 
 /* --save-config FILE: the configuration as nvmetcli's JSON; 0 or 2. */
@@ -82,6 +108,18 @@ static void print_auth_hosts(const struct nvmet_target_opts *o)
 	printf("\n");
 }
 
+/* SIGHUP: the configuration read again and applied, or refused. */
+static void do_reload(struct nvmet_target *t, const struct nvmet_config *c,
+		      int argc, char **argv)
+{
+	char why[256];
+
+	if (!nvmet_config_reload(t, argc, argv, c->soft ? c->o.device : NULL,
+				 why, sizeof(why)))
+		fprintf(stderr, PROG ": configuration reloaded\n");
+	/* a refusal was logged with its reason */
+}
+
 int main(int argc, char **argv)
 {
 	struct soft_fabric *fabric = NULL;
@@ -108,6 +146,11 @@ int main(int argc, char **argv)
 	}
 	if (c.soft && !c.o.addr)
 		c.o.addr = "127.0.0.1";
+	if (c.stats_interval && !c.stats_file) {
+		fprintf(stderr, PROG ": --stats-interval needs --stats-file\n");
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (!c.o.addr && !c.o.nr_ports) {
 		fprintf(stderr, PROG ": --addr is required (--help)\n");
 		ret = EXIT_USAGE;
@@ -199,12 +242,34 @@ serve:
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_sighup;
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_sigusr1;
+	sigaction(SIGUSR1, &sa, NULL);
 	{
 		struct timespec start, now, nap = { 0, 50 * 1000 * 1000 };
+		time_t last_stats;
 
 		clock_gettime(CLOCK_MONOTONIC, &start);
+		last_stats = start.tv_sec;
 		while (!stop_requested) {
 			nanosleep(&nap, NULL);
+			if (reload_requested) {
+				reload_requested = 0;
+				do_reload(t, &c, argc, argv);
+			}
+			if (stats_requested) {
+				stats_requested = 0;
+				nvmet_target_stats_log(t, stderr);
+				if (c.stats_file)
+					write_stats_file(t, c.stats_file);
+			}
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (c.stats_file && c.stats_interval &&
+			    now.tv_sec - last_stats >= c.stats_interval) {
+				last_stats = now.tv_sec;
+				write_stats_file(t, c.stats_file);
+			}
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (c.duration > 0 &&
 			    (double)(now.tv_sec - start.tv_sec) +

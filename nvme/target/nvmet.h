@@ -46,7 +46,9 @@
 #define RDMARW_NVMET_NVMET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -352,6 +354,94 @@ uint16_t nvmet_target_port(const struct nvmet_target *t);
  * Return: 0, -EINVAL for NULL or an NSID that is not a namespace's.
  */
 int nvmet_target_ns_changed(struct nvmet_target *t, uint32_t nsid);
+
+/**
+ * nvmet_target_subsys_ns_changed() - report that a namespace of a
+ * subsystem changed
+ * @t: the target
+ * @subnqn: the subsystem's NQN
+ * @nsid: the namespace
+ *
+ * As nvmet_target_ns_changed(), for the controllers of the subsystem
+ * @subnqn: each lists @nsid in its Changed Namespace List log; those that
+ * enabled the notice get one Namespace Attribute Changed event until the
+ * host reads that log.
+ *
+ * Return: 0, -EINVAL for NULL, an unknown subsystem or an NSID that is
+ * not one of its namespaces.
+ */
+int nvmet_target_subsys_ns_changed(struct nvmet_target *t, const char *subnqn,
+				   uint32_t nsid);
+
+/**
+ * nvmet_target_reload() - apply a new configuration to a running target
+ * @t: the target
+ * @opts: the new options, checked as nvmet_target_create() checks them
+ * @why: where a refusal's reason is written, NUL terminated (may be NULL)
+ * @why_len: its size
+ *
+ * Everything the new options need (namespaces' backends, new ports'
+ * listeners) is opened first; a failure leaves the target as it was.
+ * Then the difference is applied: subsystems, namespaces, allowed hosts
+ * and ports added or removed (a namespace whose options differ is opened
+ * again); the controllers of a subsystem whose namespaces changed get a
+ * Namespace Attribute Changed event and the Changed Namespace List; the
+ * controllers of a removed subsystem, of a removed port, and those of a
+ * host no longer allowed are disconnected; the others keep their queues
+ * and I/O.  A removed namespace completes the requests that found it and
+ * is closed after them (waiting 30 s at most); later ones get Invalid
+ * Namespace.  Reloads are serialized; the options are not kept.
+ *
+ * Return: 0 when applied; -EINVAL for NULL or options
+ * nvmet_target_create() would refuse; -EOPNOTSUPP for what cannot change
+ * on a running target (@max_queue_size, @inline_data_size, @mdts_max,
+ * @kato_grace_ms, @data_buf_size, the admission bounds, a subsystem's
+ * serial number, the DH-HMAC-CHAP hosts); a backend's open error
+ * (-ENOENT...); a new port's listen error; -ENOMEM.  The reason is also
+ * logged to stderr.
+ */
+int nvmet_target_reload(struct nvmet_target *t,
+			const struct nvmet_target_opts *opts, char *why,
+			size_t why_len);
+
+/**
+ * nvmet_target_stats_json() - write a running target's counters as JSON
+ * @t: the target
+ * @f: where to
+ *
+ * The target's totals, then per subsystem, namespace, controller (host
+ * NQN, cntlid) and queue: commands read/write/flush/other/admin, bytes
+ * read and written, waits for data buffers, errors by status, keep-alive
+ * expiries (docs/nvmet-operations.md has the shape).  Counts of queues
+ * and controllers that went are kept in their subsystem's.  Safe while
+ * hosts do I/O: each number is exact, the set a snapshot.
+ *
+ * Return: 0; -EINVAL for NULL; -ENOMEM; -EIO when writing failed.
+ */
+int nvmet_target_stats_json(struct nvmet_target *t, FILE *f);
+
+/**
+ * nvmet_target_stats_log() - write a running target's counters as lines
+ * @t: the target
+ * @f: where to (rdmarw-nvmet: stderr, on SIGUSR1)
+ *
+ * One line per subsystem, namespace, controller and queue.
+ *
+ * Return: as nvmet_target_stats_json().
+ */
+int nvmet_target_stats_log(struct nvmet_target *t, FILE *f);
+
+/**
+ * nvmet_target_stats_write() - replace a file with the counters' JSON
+ * @t: the target
+ * @path: the file; written as @path.tmp (mode 0644, not through a
+ *        symbolic link), then renamed over @path, so a reader sees the
+ *        old document or the new one, whole
+ *
+ * Return: 0; -EINVAL for NULL or an empty path; -ENAMETOOLONG; an open,
+ * write or rename error (the temporary file is removed then).
+ */
+int nvmet_target_stats_write(struct nvmet_target *t, const char *path);
 
 #ifdef __cplusplus
 }

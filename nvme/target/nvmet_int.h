@@ -8,10 +8,19 @@
  * Lifetimes: a controller is created by the admin queue's Connect and
  * referenced by each submission queue bound to it (kref); the transport
  * owns its queues and drops the controller reference when a queue is
- * released.  Subsystems and namespaces live as long as the target.
+ * released.  A subsystem is referenced by the target while it is
+ * configured and by each of its controllers (kref): a reload that removes
+ * it frees it when its last controller goes.  A namespace is referenced by
+ * its subsystem's slot and by each request that found it
+ * (nvmet_find_get_ns(), dropped by nvmet_req_uninit()); removing it waits
+ * (bounded) for the requests that hold it, as the kernel's
+ * nvmet_ns_disable() waits for its percpu_ref.
  *
- * Locking: ctrl->lock protects the controller's registers, its queue table
- * and its asynchronous events; subsys->lock its controller list; a
+ * Locking: ctrl->lock protects the controller's registers, its queue table,
+ * its asynchronous events and its changed-namespace list; subsys->lock its
+ * controller list; subsys->ns_lock its namespace slots; tgt->lock what a
+ * reload changes besides: the subsystem list, each port's subsystem links
+ * and each subsystem's allowed hosts (taken before subsys->lock).  A
  * request belongs to one thread at a time (the queue's CQ thread, or the
  * work queue for asynchronous events).
  */
@@ -40,6 +49,8 @@
 #define NVMET_KAS 10 /* keep alive granularity, 100 ms units */
 #define NVMET_DEFAULT_KATO_S 5 /* Identify kas and the spec's default */
 #define NVMET_MAX_CNTLID 0xffef
+/* ctrl->nr_changed_ns: the list overflowed (the log's first entry all 1s) */
+#define NVMET_CHANGED_NS_OVERFLOW 0xffffffffu
 #define NVMET_DISC_KATO_MS 120000 /* discovery controllers without one */
 #define NVMET_MAX_INLINE_DATA 16384
 #define NVMET_DEFAULT_INLINE_DATA 4096
@@ -94,10 +105,54 @@ struct nvmet_backend_ops {
 	int (*discard)(struct nvmet_ns *ns, u64 len, u64 off);
 };
 
+/* ---- statistics (stats.c) ---------------------------------------------------- */
+
+/* The statuses counted one by one; every other under NVMET_SST_OTHER. */
+enum nvmet_stat_status {
+	NVMET_SST_INVALID_OPCODE,
+	NVMET_SST_INVALID_FIELD,
+	NVMET_SST_INTERNAL,
+	NVMET_SST_INVALID_NS,
+	NVMET_SST_CMD_SEQ_ERROR,
+	NVMET_SST_SGL_INVALID,
+	NVMET_SST_NS_WRITE_PROTECTED,
+	NVMET_SST_LBA_RANGE,
+	NVMET_SST_CAP_EXCEEDED,
+	NVMET_SST_ASYNC_LIMIT,
+	NVMET_SST_WRITE_FAULT,
+	NVMET_SST_READ_ERROR,
+	NVMET_SST_AUTH_REQUIRED,
+	NVMET_SST_OTHER,
+	NVMET_SST_NR,
+};
+
+/*
+ * The counters of one queue (and, summed, of a namespace, a controller, a
+ * subsystem).  A queue's are its own: only the threads that complete its
+ * requests add to them (its CQ thread, the work queue for AERs), with
+ * relaxed atomic adds on its own cache lines; readers sum them with
+ * relaxed loads (each counter exact, the set a moment's snapshot).
+ */
+struct nvmet_io_stats {
+	u64 read_ops;
+	u64 write_ops;
+	u64 flush_ops;
+	u64 other_ops; /* other I/O commands (Write Zeroes, DSM, ...) */
+	u64 admin_ops; /* admin commands, fabrics commands on any queue */
+	u64 bytes_read;
+	u64 bytes_written;
+	u64 data_waits;
+	u64 errors[NVMET_SST_NR];
+};
+
 /* ---- objects ---------------------------------------------------------------- */
 
 struct nvmet_ns {
 	u32 nsid;
+	int ref; /* the slot's and the requests' (atomic) */
+	struct completion released; /* @ref reached 0 */
+	struct nvmet_ns_opts opts; /* as configured; .path is @path */
+	char *path; /* owned */
 	u64 size; /* bytes, a whole number of blocks */
 	u8 blksize_shift;
 	bool readonly;
@@ -129,6 +184,12 @@ struct nvmet_subsys {
 	u32 nr_hosts;
 	struct mutex lock;
 	struct list_head ctrls;
+	struct kref ref; /* the target's while configured, each controller's */
+	spinlock_t ns_lock; /* @ns */
+	/* counters of the queues gone (@lock) */
+	struct nvmet_io_stats retired;
+	struct nvmet_io_stats retired_ns[NVMET_MAX_NAMESPACES];
+	u64 kato_expired; /* atomic */
 };
 
 struct nvmet_port {
@@ -184,6 +245,9 @@ struct nvmet_sq {
 	bool auth_ready; /* @auth set up (the first AUTH command) */
 	bool authenticated;
 	u32 auth_transactions;
+	/* counters (stats.c): the queue's, and per namespace */
+	struct nvmet_io_stats st;
+	struct nvmet_io_stats ns_st[NVMET_MAX_NAMESPACES];
 };
 
 struct nvmet_req;
@@ -256,6 +320,10 @@ struct nvmet_ctrl {
 	const struct nvmet_host_auth *host_auth; /* NULL: no authentication */
 	u32 err_counter;
 	u64 disc_genctr;
+	/* the Changed Namespace List log (ctrl->lock) */
+	u32 changed_ns[NVMET_MAX_NAMESPACES];
+	u32 nr_changed_ns; /* U32_MAX: more changed than the list holds */
+	struct nvmet_io_stats retired; /* of its queues gone (ctrl->lock) */
 };
 
 struct nvmet_req {
@@ -281,8 +349,9 @@ struct nvmet_req {
 
 /*
  * The target: its subsystems and ports, set up by nvmet_target_create()
- * and unchanged until nvmet_target_destroy() (no lock: read only while
- * queues exist).  opts keeps the scalar options; its pointers are cleared.
+ * and changed only by nvmet_target_reload() (under @lock, see the
+ * locking rules above; @reload_lock serializes reloads).  opts keeps the
+ * scalar options; its pointers are cleared.
  */
 struct nvmet_target {
 	struct nvmet_target_opts opts;
@@ -291,6 +360,8 @@ struct nvmet_target {
 	struct nvmet_subsys *disc; /* the discovery subsystem */
 	struct workqueue_struct *wq; /* teardown, keep alive, events */
 	struct mutex lock;
+	struct mutex reload_lock;
+	u64 reloads; /* applied (@lock): the discovery log's genctr */
 	u16 next_cntlid;
 	struct nvmet_host_auth *auth_hosts; /* DH-HMAC-CHAP hosts */
 	u32 nr_auth_hosts;
@@ -358,13 +429,45 @@ u16 nvmet_set_feat_kato(struct nvmet_req *req);
 u16 nvmet_set_feat_async_event(struct nvmet_req *req, u32 mask);
 void nvmet_get_feat_kato(struct nvmet_req *req);
 void nvmet_get_feat_async_event(struct nvmet_req *req);
-struct nvmet_ns *nvmet_find_namespace(struct nvmet_subsys *subsys, u32 nsid);
+struct nvmet_ns *nvmet_find_get_ns(struct nvmet_subsys *subsys, u32 nsid);
+void nvmet_put_namespace(struct nvmet_ns *ns);
 u16 nvmet_req_find_ns(struct nvmet_req *req);
+void nvmet_subsys_ns_changed(struct nvmet_subsys *subsys, u32 nsid);
+void nvmet_subsys_put(struct nvmet_subsys *subsys);
 void nvmet_set_result(struct nvmet_req *req, u32 result);
 u8 nvmet_ctrl_mdts(const struct nvmet_ctrl *ctrl);
 u32 nvmet_max_data_len(struct nvmet_req *req);
 bool nvmet_subsys_is_disc(const struct nvmet_subsys *s);
 bool nvmet_host_allowed(const struct nvmet_subsys *subsys, const char *hostnqn);
+
+/* ---- target.c (what reload.c builds a new configuration with) ------------------- */
+
+void nvmet_quick_subsys(const struct nvmet_target_opts *o,
+			struct nvmet_subsys_opts *s);
+void nvmet_quick_port(const struct nvmet_target_opts *o,
+		      struct nvmet_port_opts *p);
+const struct nvmet_subsys_opts *
+nvmet_subsys_opts_of(const struct nvmet_target_opts *o,
+		     const struct nvmet_subsys_opts *quick, u32 i);
+int nvmet_check_opts(const struct nvmet_target_opts *o,
+		     const struct nvmet_subsys_opts *quick);
+struct nvmet_ns *nvmet_ns_create(const char *nqn, u32 nsid,
+				 const struct nvmet_ns_opts *o, int *err);
+void nvmet_ns_release(struct nvmet_ns *ns);
+int nvmet_hosts_dup(const struct nvmet_subsys_opts *so,
+		    char (**hosts)[NVMF_NQN_FIELD_LEN]);
+struct nvmet_subsys *nvmet_subsys_build(struct nvmet_target *t,
+					const struct nvmet_subsys_opts *so,
+					int *err);
+struct nvmet_subsys *nvmet_subsys_by_nqn(struct nvmet_target *t,
+					 const char *nqn);
+u32 nvmet_port_fill_links(struct nvmet_target *t,
+			  const struct nvmet_port_opts *po,
+			  struct nvmet_subsys **arr);
+struct nvmet_port *nvmet_port_build(struct nvmet_target *t,
+				    const struct nvmet_port_opts *po,
+				    u16 portid, int *err);
+void nvmet_port_free(struct nvmet_port *port);
 
 /* ---- fabrics-cmd.c -------------------------------------------------------------- */
 
@@ -409,6 +512,17 @@ u16 nvmet_parse_io_cmd(struct nvmet_req *req);
 
 int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
 void nvmet_ns_close(struct nvmet_ns *ns);
+
+/* ---- stats.c ------------------------------------------------------------------------------- */
+
+void nvmet_stats_req_done(struct nvmet_req *req, u16 status);
+void nvmet_stats_add(struct nvmet_io_stats *to,
+		     const struct nvmet_io_stats *from);
+void nvmet_stats_sq_retire(struct nvmet_sq *sq);
+void nvmet_stats_ctrl_retire(struct nvmet_ctrl *ctrl);
+
+/* A per-queue counter: its completing threads only, relaxed. */
+#define nvmet_qstat_add(x, n) __atomic_fetch_add(&(x), (n), __ATOMIC_RELAXED)
 
 /* ---- transports ---------------------------------------------------------------------------- */
 

@@ -30,8 +30,8 @@ void nvmet_target_opts_init(struct nvmet_target_opts *opts)
 /* ---- the options: the quick start's fields or the lists ----------------- */
 
 /* The one subsystem of the quick start (@subnqn, @serial, @ns). */
-static void nvmet_quick_subsys(const struct nvmet_target_opts *o,
-			       struct nvmet_subsys_opts *s)
+void nvmet_quick_subsys(const struct nvmet_target_opts *o,
+			struct nvmet_subsys_opts *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->nqn = o->subnqn ? o->subnqn : NVMET_DEFAULT_SUBNQN;
@@ -44,8 +44,8 @@ static void nvmet_quick_subsys(const struct nvmet_target_opts *o,
 }
 
 /* The one port of the quick start (@device, @addr, @port). */
-static void nvmet_quick_port(const struct nvmet_target_opts *o,
-			     struct nvmet_port_opts *p)
+void nvmet_quick_port(const struct nvmet_target_opts *o,
+		      struct nvmet_port_opts *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->device = o->device;
@@ -109,7 +109,7 @@ static int nvmet_check_subsys(const struct nvmet_subsys_opts *s)
 	return nvmet_check_ns(s->ns);
 }
 
-static const struct nvmet_subsys_opts *
+const struct nvmet_subsys_opts *
 nvmet_subsys_opts_of(const struct nvmet_target_opts *o,
 		     const struct nvmet_subsys_opts *quick, u32 i)
 {
@@ -157,8 +157,8 @@ static int nvmet_check_lists(const struct nvmet_target_opts *o,
 	return 0;
 }
 
-static int nvmet_check_opts(const struct nvmet_target_opts *o,
-			    const struct nvmet_subsys_opts *quick)
+int nvmet_check_opts(const struct nvmet_target_opts *o,
+		     const struct nvmet_subsys_opts *quick)
 {
 	if (!o || (!o->nr_ports && !o->addr))
 		return -EINVAL;
@@ -189,10 +189,34 @@ static struct nvmet_subsys *nvmet_subsys_alloc(struct nvmet_target *t,
 	s->type = type;
 	nvmet_copy_nul(s->subsysnqn, sizeof(s->subsysnqn), nqn);
 	mutex_init(&s->lock);
+	spin_lock_init(&s->ns_lock);
+	kref_init(&s->ref);
 	INIT_LIST_HEAD(&s->ctrls);
 	INIT_LIST_HEAD(&s->entry);
 	snprintf(s->model, sizeof(s->model), "rdmarw-nvmet");
 	return s;
+}
+
+/* How long removing a namespace waits for the requests that hold it. */
+#define NVMET_NS_DRAIN_MS 30000
+
+/*
+ * Drop the slot's reference of @ns (out of its slot already), wait for
+ * the requests that found it, close it.  A request that does not end in
+ * NVMET_NS_DRAIN_MS (a queue that never completes) leaves it open and
+ * allocated rather than freed under it.
+ */
+void nvmet_ns_release(struct nvmet_ns *ns)
+{
+	nvmet_put_namespace(ns);
+	if (!wait_for_completion_timeout(&ns->released, NVMET_NS_DRAIN_MS)) {
+		nvmet_err("namespace %u: requests still hold it, not closed",
+			  ns->nsid);
+		return;
+	}
+	nvmet_ns_close(ns);
+	free(ns->path);
+	free(ns);
 }
 
 static void nvmet_subsys_free(struct nvmet_subsys *s)
@@ -204,12 +228,21 @@ static void nvmet_subsys_free(struct nvmet_subsys *s)
 	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
 		if (!s->ns[i])
 			continue;
-		nvmet_ns_close(s->ns[i]);
-		free(s->ns[i]);
+		nvmet_ns_release(s->ns[i]);
 	}
 	free(s->hosts);
 	mutex_destroy(&s->lock);
 	free(s);
+}
+
+static void nvmet_subsys_release(struct kref *ref)
+{
+	nvmet_subsys_free(container_of(ref, struct nvmet_subsys, ref));
+}
+
+void nvmet_subsys_put(struct nvmet_subsys *subsys)
+{
+	kref_put(&subsys->ref, nvmet_subsys_release);
 }
 
 /* A serial number from the NQN (FNV-1a), as stable as the name. */
@@ -241,6 +274,42 @@ static void nvmet_ns_ids(struct nvmet_ns *ns, const char *nqn)
 	memcpy(ns->eui64, ns->nguid, 8);
 }
 
+/*
+ * Open namespace @nsid of subsystem @nqn as @o says (not in any slot yet):
+ * the slot's reference taken, its identifiers derived.
+ */
+struct nvmet_ns *nvmet_ns_create(const char *nqn, u32 nsid,
+				 const struct nvmet_ns_opts *o, int *err)
+{
+	struct nvmet_ns *ns = calloc(1, sizeof(*ns));
+	int ret;
+
+	if (!ns || (o->path && !(ns->path = strdup(o->path)))) {
+		free(ns);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	ns->nsid = nsid;
+	ns->fd = -1;
+	ns->ref = 1;
+	init_completion(&ns->released);
+	ns->opts = *o;
+	ns->opts.path = ns->path;
+	ret = nvmet_ns_open(ns, o);
+	if (ret) {
+		nvmet_err("%s: namespace %u (%s): %s", nqn, nsid,
+			  o->path ? o->path : "ram",
+			  ret == -EINVAL ? "less than one block" :
+					   strerror(-ret));
+		free(ns->path);
+		free(ns);
+		*err = ret;
+		return NULL;
+	}
+	nvmet_ns_ids(ns, nqn);
+	return ns;
+}
+
 static int nvmet_subsys_open_ns(struct nvmet_subsys *s,
 				const struct nvmet_subsys_opts *so)
 {
@@ -248,66 +317,87 @@ static int nvmet_subsys_open_ns(struct nvmet_subsys *s,
 	int ret;
 
 	for (i = 0; i < NVMET_MAX_NAMESPACES; i++) {
-		struct nvmet_ns *ns;
-
 		if (so->ns[i].type == NVMET_BACKEND_NONE)
 			continue;
-		ns = calloc(1, sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		ns->nsid = i + 1;
-		ns->fd = -1;
-		ret = nvmet_ns_open(ns, &so->ns[i]);
-		if (ret) {
-			nvmet_err("%s: namespace %u (%s): %s", s->subsysnqn,
-				  ns->nsid,
-				  so->ns[i].path ? so->ns[i].path : "ram",
-				  ret == -EINVAL ? "less than one block" :
-						   strerror(-ret));
-			free(ns);
+		s->ns[i] =
+			nvmet_ns_create(s->subsysnqn, i + 1, &so->ns[i], &ret);
+		if (!s->ns[i])
 			return ret;
-		}
-		nvmet_ns_ids(ns, s->subsysnqn);
-		s->ns[i] = ns;
 	}
 	s->max_nsid = NVMET_MAX_NAMESPACES;
 	return 0;
 }
 
-/* Add the NVM subsystem @so to @t (on its list even when it fails). */
-static int nvmet_add_subsys(struct nvmet_target *t,
-			    const struct nvmet_subsys_opts *so)
+/* A copy of @so's allowed hosts (NULL with 0 hosts); -ENOMEM. */
+int nvmet_hosts_dup(const struct nvmet_subsys_opts *so,
+		    char (**hosts)[NVMF_NQN_FIELD_LEN])
+{
+	u32 i;
+
+	*hosts = NULL;
+	if (!so->nr_hosts)
+		return 0;
+	*hosts = calloc(so->nr_hosts, sizeof(**hosts));
+	if (!*hosts)
+		return -ENOMEM;
+	for (i = 0; i < so->nr_hosts; i++)
+		nvmet_copy_nul((*hosts)[i], sizeof((*hosts)[i]), so->hosts[i]);
+	return 0;
+}
+
+/*
+ * The NVM subsystem @so of @t, its namespaces open, on no list yet; NULL
+ * with *@err set when it cannot be.
+ */
+struct nvmet_subsys *nvmet_subsys_build(struct nvmet_target *t,
+					const struct nvmet_subsys_opts *so,
+					int *err)
 {
 	struct nvmet_subsys *s;
 
 	s = nvmet_subsys_alloc(t, so->nqn, NVMET_SUBSYS_NVME);
-	if (!s)
-		return -ENOMEM;
-	list_add_tail(&s->entry, &t->subsystems);
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	s->max_qid = (u16)(so->max_io_queues ? so->max_io_queues :
 					       NVMET_MAX_IO_QUEUES);
 	s->allow_any_host = so->allow_any_host;
-	if (so->nr_hosts) {
-		u32 i;
-
-		s->hosts = calloc(so->nr_hosts, sizeof(*s->hosts));
-		if (!s->hosts)
-			return -ENOMEM;
-		for (i = 0; i < so->nr_hosts; i++)
-			nvmet_copy_nul(s->hosts[i], sizeof(s->hosts[i]),
-				       so->hosts[i]);
-		s->nr_hosts = so->nr_hosts;
-	}
+	*err = nvmet_hosts_dup(so, &s->hosts);
+	if (*err)
+		goto out_put;
+	s->nr_hosts = so->nr_hosts;
 	if (so->serial)
 		snprintf(s->serial, sizeof(s->serial), "%s", so->serial);
 	else
 		nvmet_default_serial(s->subsysnqn, s->serial,
 				     sizeof(s->serial));
-	return nvmet_subsys_open_ns(s, so);
+	*err = nvmet_subsys_open_ns(s, so);
+	if (*err)
+		goto out_put;
+	return s;
+
+out_put:
+	nvmet_subsys_put(s);
+	return NULL;
 }
 
-static struct nvmet_subsys *nvmet_subsys_by_nqn(struct nvmet_target *t,
-						const char *nqn)
+/* Add the NVM subsystem @so to @t. */
+static int nvmet_add_subsys(struct nvmet_target *t,
+			    const struct nvmet_subsys_opts *so)
+{
+	struct nvmet_subsys *s;
+	int ret;
+
+	s = nvmet_subsys_build(t, so, &ret);
+	if (!s)
+		return ret;
+	list_add_tail(&s->entry, &t->subsystems);
+	return 0;
+}
+
+struct nvmet_subsys *nvmet_subsys_by_nqn(struct nvmet_target *t,
+					 const char *nqn)
 {
 	struct nvmet_subsys *s;
 
@@ -363,41 +453,56 @@ static void nvmet_port_params(struct nvmet_port *port,
 		4096u);
 }
 
-/* Link @po's subsystems (every one when it names none) to @port. */
+/*
+ * Fill @arr, room for every subsystem of @t, with those @po names (every
+ * one when it names none), each once; returns how many.
+ */
+u32 nvmet_port_fill_links(struct nvmet_target *t,
+			  const struct nvmet_port_opts *po,
+			  struct nvmet_subsys **arr)
+{
+	struct nvmet_subsys *s;
+	u32 n = 0, i, j;
+
+	if (!po->nr_subsys) {
+		list_for_each_entry(s, &t->subsystems, entry)
+		{
+			arr[n++] = s;
+		}
+		return n;
+	}
+	for (i = 0; i < po->nr_subsys; i++) {
+		s = nvmet_subsys_by_nqn(t, po->subsys[i]);
+		if (!s)
+			continue;
+		for (j = 0; j < n; j++)
+			if (arr[j] == s)
+				break;
+		if (j == n)
+			arr[n++] = s;
+	}
+	return n;
+}
+
+/* Link @po's subsystems to @port. */
 static int nvmet_port_link(struct nvmet_target *t, struct nvmet_port *port,
 			   const struct nvmet_port_opts *po)
 {
 	struct nvmet_subsys *s;
-	u32 n = 0, i;
+	u32 n = 0;
 
 	list_for_each_entry(s, &t->subsystems, entry)
 	{
 		n++;
 	}
-	port->subsys = calloc(n, sizeof(*port->subsys));
+	port->subsys = calloc(n ? n : 1, sizeof(*port->subsys));
 	if (!port->subsys)
 		return -ENOMEM;
-	if (!po->nr_subsys) {
-		list_for_each_entry(s, &t->subsystems, entry)
-		{
-			port->subsys[port->nr_subsys++] = s;
-		}
-		return 0;
-	}
-	for (i = 0; i < po->nr_subsys; i++) {
-		u32 j;
-
-		s = nvmet_subsys_by_nqn(t, po->subsys[i]);
-		for (j = 0; j < port->nr_subsys; j++)
-			if (port->subsys[j] == s)
-				break;
-		if (j == port->nr_subsys && port->nr_subsys < n)
-			port->subsys[port->nr_subsys++] = s;
-	}
+	port->nr_subsys = nvmet_port_fill_links(t, po, port->subsys);
 	return 0;
 }
 
-static void nvmet_port_free(struct nvmet_port *port)
+void nvmet_port_free(struct nvmet_port *port)
 {
 	list_del(&port->entry);
 	free(port->subsys);
@@ -405,28 +510,48 @@ static void nvmet_port_free(struct nvmet_port *port)
 	free(port);
 }
 
-/* Add and enable port number @portid (on the list even when it fails). */
-static int nvmet_add_port(struct nvmet_target *t,
-			  const struct nvmet_port_opts *po, u16 portid)
+/*
+ * Port number @portid as @po says, neither linked nor enabled, on no
+ * list; NULL with *@err set when @po does not parse.
+ */
+struct nvmet_port *nvmet_port_build(struct nvmet_target *t,
+				    const struct nvmet_port_opts *po,
+				    u16 portid, int *err)
 {
 	struct nvmet_port *port = calloc(1, sizeof(*port));
-	int ret;
 
+	*err = -ENOMEM;
 	if (!port)
-		return -ENOMEM;
-	list_add_tail(&port->entry, &t->ports);
+		return NULL;
+	INIT_LIST_HEAD(&port->entry);
 	port->tgt = t;
 	port->portid = portid;
 	port->trtype = NVMF_TRTYPE_RDMA;
 	nvmet_port_params(port, &t->opts);
-	ret = nvmet_parse_addr(po, port);
-	if (ret)
-		return ret;
-	if (po->device) {
+	*err = nvmet_parse_addr(po, port);
+	if (!*err && po->device) {
 		port->device = strdup(po->device);
 		if (!port->device)
-			return -ENOMEM;
+			*err = -ENOMEM;
 	}
+	if (*err) {
+		nvmet_port_free(port);
+		return NULL;
+	}
+	return port;
+}
+
+/* Add and enable port number @portid (on the list even when it fails). */
+static int nvmet_add_port(struct nvmet_target *t,
+			  const struct nvmet_port_opts *po, u16 portid)
+{
+	struct nvmet_port *port;
+	int ret;
+
+	port = nvmet_port_build(t, po, portid, &ret);
+	if (!port)
+		return ret;
+	list_add_tail(&port->entry, &t->ports);
 	ret = nvmet_port_link(t, port, po);
 	if (ret)
 		return ret;
@@ -462,10 +587,11 @@ static bool nvmet_target_free(struct nvmet_target *t)
 		nvmet_port_free(port);
 	list_for_each_entry_safe(s, stmp, &t->subsystems, entry) {
 		list_del(&s->entry);
-		nvmet_subsys_free(s);
+		nvmet_subsys_put(s);
 	}
-	nvmet_subsys_free(t->disc);
+	nvmet_subsys_put(t->disc);
 	nvmet_auth_hosts_free(t);
+	mutex_destroy(&t->reload_lock);
 	mutex_destroy(&t->lock);
 	free(t);
 	return true;
@@ -527,6 +653,7 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 	if (opts->verbose)
 		nvmet_verbose = true;
 	mutex_init(&t->lock);
+	mutex_init(&t->reload_lock);
 	t->next_cntlid = 1;
 	INIT_LIST_HEAD(&t->ports);
 	INIT_LIST_HEAD(&t->subsystems);
@@ -546,8 +673,10 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 
 out_free:
 	if (!t->wq) {
-		nvmet_subsys_free(t->disc);
+		if (t->disc)
+			nvmet_subsys_put(t->disc);
 		nvmet_auth_hosts_free(t);
+		mutex_destroy(&t->reload_lock);
 		mutex_destroy(&t->lock);
 		free(t);
 	} else if (!nvmet_target_free(t)) {
@@ -591,33 +720,59 @@ int nvmet_target_get_stats(struct nvmet_target *t,
 
 uint16_t nvmet_target_port(const struct nvmet_target *t)
 {
+	struct nvmet_target *mt = (struct nvmet_target *)t;
 	const struct nvmet_port *port;
+	u16 p = 0;
 
-	if (!t || list_empty(&t->ports))
+	if (!t)
 		return 0;
-	port = list_first_entry(&t->ports, struct nvmet_port, entry);
-	return (u16)ntohs(((const struct sockaddr_in *)&port->addr)->sin_port);
+	mutex_lock(&mt->lock); /* a reload changes the list */
+	if (!list_empty(&t->ports)) {
+		port = list_first_entry(&t->ports, struct nvmet_port, entry);
+		p = (u16)ntohs(
+			((const struct sockaddr_in *)&port->addr)->sin_port);
+	}
+	mutex_unlock(&mt->lock);
+	return p;
+}
+
+/* Report namespace @nsid of @s changed: 0, or -EINVAL when it is none. */
+static int nvmet_ns_changed_of(struct nvmet_subsys *s, uint32_t nsid)
+{
+	struct nvmet_ns *ns = s ? nvmet_find_get_ns(s, nsid) : NULL;
+
+	if (!ns)
+		return -EINVAL;
+	nvmet_put_namespace(ns);
+	nvmet_subsys_ns_changed(s, nsid);
+	return 0;
 }
 
 int nvmet_target_ns_changed(struct nvmet_target *t, uint32_t nsid)
 {
-	struct nvmet_subsys *s;
-	struct nvmet_ctrl *ctrl;
+	struct nvmet_subsys *s = NULL;
+	int ret;
 
 	if (!t)
 		return -EINVAL;
-	s = list_first_entry(&t->subsystems, struct nvmet_subsys, entry);
-	if (!nvmet_find_namespace(s, nsid))
+	mutex_lock(&t->lock);
+	if (!list_empty(&t->subsystems))
+		s = list_first_entry(&t->subsystems, struct nvmet_subsys,
+				     entry);
+	ret = nvmet_ns_changed_of(s, nsid);
+	mutex_unlock(&t->lock);
+	return ret;
+}
+
+int nvmet_target_subsys_ns_changed(struct nvmet_target *t, const char *subnqn,
+				   uint32_t nsid)
+{
+	int ret;
+
+	if (!t || !subnqn)
 		return -EINVAL;
-	mutex_lock(&s->lock);
-	list_for_each_entry(ctrl, &s->ctrls, subsys_entry)
-	{
-		if (!(READ_ONCE(ctrl->aen_enabled) & NVME_AEN_CFG_NS_ATTR))
-			continue;
-		nvmet_add_async_event(ctrl, NVME_AER_TYPE_NOTICE,
-				      NVME_AER_NOTICE_NS_CHANGED,
-				      NVME_LOG_CHANGED_NS);
-	}
-	mutex_unlock(&s->lock);
-	return 0;
+	mutex_lock(&t->lock);
+	ret = nvmet_ns_changed_of(nvmet_subsys_by_nqn(t, subnqn), nsid);
+	mutex_unlock(&t->lock);
+	return ret;
 }

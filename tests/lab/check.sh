@@ -7,7 +7,8 @@
 # the kernel's NVMe-oF host against rdmarw-nvmet (nvmeof.sh).
 # Usage: sh tests/lab/check.sh BUILD_DIR.  Exit status: failed parts.
 # RDMARW_LAB_PARTS names the parts to run (default all: smoke info ibv srq
-# cm conformance krping interop perf nvmeof); lab.sh sets it per kernel
+# cm conformance krping interop perf nvmeof nvmeof-reload); lab.sh sets it
+# per kernel
 # (RDMARW_LAB_KERNELS="6.1 6.12:nvmeof").
 build=${1:-build-lab}
 passed=0
@@ -64,5 +65,9 @@ part perf "rdmarw-perf: server and client processes on rxe0 and siw0" perf_cs
 # shellcheck disable=SC2086
 part nvmeof "nvmeof: the kernel's NVMe-oF host against rdmarw-nvmet" \
 	sh tests/lab/nvmeof.sh "$build" ${RDMARW_LAB_NVMEOF:-rxe0 siw0}
+# SIGHUP reload under fio and SIGUSR1 stats (nvmeof-reload.sh; issue 27).
+# shellcheck disable=SC2086
+part nvmeof-reload "nvmeof-reload: namespaces added and removed under fio" \
+	sh tests/lab/nvmeof-reload.sh "$build" ${RDMARW_LAB_NVMEOF_RELOAD:-rxe0 siw0}
 echo "lab: [$kernel] $passed passed, $failed failed"
 exit $failed
