@@ -165,6 +165,38 @@ static struct rdma_cm_id *host_connect_q(struct host *h, u16 qid, u16 hrq,
 	return id;
 }
 
+/* A queue's RDMA connection request the target rejects: its status. */
+static u16 host_refused_q(struct host *h, u16 qid, u16 hrq, u16 hsq)
+{
+	struct nvme_rdma_cm_req req = {
+		.qid = cpu_to_le16(qid),
+		.hrqsize = cpu_to_le16(hrq),
+		.hsqsize = cpu_to_le16(hsq - 1),
+	};
+	struct rdma_conn_param cp = {
+		.private_data = &req,
+		.private_data_len = sizeof(req),
+		.responder_resources = 16,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+	struct rdma_cm_id *id;
+	struct cm_rec *r;
+	u16 sts;
+	int from;
+
+	h->nev = nr_events();
+	id = cm_client(&h->env, h, PORT, &h->nev);
+	from = nr_events();
+	assert_int_equal(rdma_connect(id, &cp), 0);
+	r = wait_event(id, RDMA_CM_EVENT_REJECTED, from);
+	assert_true(r->len >= 4);
+	sts = (u16)(r->pdata[2] | r->pdata[3] << 8);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	return sts;
+}
+
 /* The admin queue's RDMA connection: hrqsize 32, hsqsize 31. */
 static void host_connect(struct host *h)
 {
@@ -625,16 +657,21 @@ static void test_io_connect_checks(void **s)
 	memset(&h, 0, sizeof(h));
 	target_start(&h, "rxe");
 	host_connect(&h);
-	/* an I/O queue before any admin queue: no controller 1 yet */
+	/*
+	 * An I/O queue before any admin queue of this address was admitted:
+	 * refused at the request (a stranger gets no I/O queue)
+	 */
+	assert_int_equal(host_refused_q(&h, 1, 128, 128), NVME_RDMA_CM_NO_RSC);
+	h.id = h.ids[0];
+	assert_int_equal(admin_connect(&h, NVMET_DEFAULT_SUBNQN), 0);
+	assert_int_equal(le16_to_cpu(h.cqe.result.u16), 1);
+	/* then one naming a controller that does not exist */
 	ids[0] = host_connect_q(&h, 1, 128, 128);
-	assert_int_equal(io_connect_as(&h, 1, 1, "nqn.2026-01.test:host", 0x5a),
+	assert_int_equal(io_connect_as(&h, 1, 7, "nqn.2026-01.test:host", 0x5a),
 			 NVME_SC_CONNECT_INVALID_PARAM | NVME_SC_DNR);
 	assert_int_equal(le32_to_cpu(h.cqe.result.u32),
 			 IPO_IATTR_CONNECT_DATA(
 				 offsetof(struct nvmf_connect_data, cntlid)));
-	h.id = h.ids[0];
-	assert_int_equal(admin_connect(&h, NVMET_DEFAULT_SUBNQN), 0);
-	assert_int_equal(le16_to_cpu(h.cqe.result.u16), 1);
 
 	/* not enabled yet */
 	ids[1] = host_connect_q(&h, 2, 128, 128);
