@@ -30,6 +30,7 @@
 #endif
 
 #include "config.h"
+#include "notify.h"
 #include "nvmet.h"
 
 #define PROG "rdmarw-nvmet"
@@ -194,6 +195,11 @@ int main(int argc, char **argv)
 serve:
 	print_auth_hosts(&c.o);
 	fflush(stdout);
+	/* every port listens: a service manager may start what needs it */
+	nvmet_notify(
+		"READY=1\nSTATUS=serving %u subsystem%s on %u port%s",
+		c.o.nr_subsys ? c.o.nr_subsys : 1, c.o.nr_subsys > 1 ? "s" : "",
+		c.o.nr_ports ? c.o.nr_ports : 1, c.o.nr_ports > 1 ? "s" : "");
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -215,6 +221,7 @@ serve:
 				break;
 		}
 	}
+	nvmet_notify("STOPPING=1\nSTATUS=disconnecting every host");
 	nvmet_target_get_stats(t, &st);
 	nvmet_target_destroy(t);
 	if (c.print_stats)
