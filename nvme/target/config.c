@@ -36,6 +36,8 @@ static void usage(FILE *f)
 		"  --bdev PATH        a namespace backed by a block device\n"
 		"  --block-size N     LBA size of the next namespaces: 512, 4096\n"
 		"  --readonly         the next namespaces refuse writes\n"
+		"  --ns-mode MODE     mode of namespace files it creates\n"
+		"                     (octal, default 0600; e.g. 0644)\n"
 		"  --nqn NQN          the subsystem NQN (default %s)\n"
 		"  --serial SN        the serial number (1-20 printable ASCII)\n"
 		"  --host NQN         a host allowed to connect (repeatable;\n"
@@ -188,6 +190,7 @@ enum {
 	OPT_BDEV,
 	OPT_BLOCK_SIZE,
 	OPT_READONLY,
+	OPT_NS_MODE,
 	OPT_NQN,
 	OPT_SERIAL,
 	OPT_HOST,
@@ -225,6 +228,7 @@ static const struct option long_opts[] = {
 	{ "bdev", required_argument, NULL, OPT_BDEV },
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "readonly", no_argument, NULL, OPT_READONLY },
+	{ "ns-mode", required_argument, NULL, OPT_NS_MODE },
 	{ "nqn", required_argument, NULL, OPT_NQN },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -298,11 +302,32 @@ static bool dhchap_value_valid(int opt, const char *v)
 	}
 }
 
+/*
+ * Where NQN=VALUE splits: an NQN may hold '=' (nvme_nqn_valid() allows
+ * any printable byte) and a key's base64 ends with '=' padding, so a key
+ * splits at the last "=DHHC-1:" (no key holds a second one), a hash or
+ * group name (never an '=') at the last '='.
+ */
+static const char *dhchap_split(int opt, const char *arg)
+{
+	const char *at = NULL, *p = arg;
+
+	if (!arg)
+		return NULL;
+	if (opt != OPT_DHCHAP_KEY && opt != OPT_DHCHAP_CTRL_KEY)
+		return strrchr(arg, '=');
+	while ((p = strstr(p, "=DHHC-1:"))) {
+		at = p;
+		p++;
+	}
+	return at ? at : strchr(arg, '=');
+}
+
 /* --dhchap-key, -ctrl-key, -hash, -dhgroup NQN=VALUE (each once a host). */
 static int add_dhchap(struct nvmet_config *c, int opt, const char *arg,
 		      const char *where)
 {
-	const char *eq = arg ? strchr(arg, '=') : NULL;
+	const char *eq = dhchap_split(opt, arg);
 	struct nvmet_host_opts *h;
 	const char **field;
 	char *nqn;
@@ -354,6 +379,7 @@ static int once_only(struct nvmet_config *c, int opt, const char *where)
 		OPT_MAX_UNADMITTED, OPT_MAX_UNADMITTED_PER_ADDR,
 		OPT_SOFT,	    OPT_DURATION,
 		OPT_SAVE_CONFIG,    OPT_ALLOW_ANY_HOST,
+		OPT_NS_MODE,
 	};
 	size_t i;
 
@@ -424,6 +450,13 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 		return 0;
 	case OPT_READONLY:
 		c->readonly = true;
+		return 0;
+	case OPT_NS_MODE:
+		/* read and write for the owner; never execute or set-id */
+		if (parse_uint(arg, 0, 0666, &v) || (v & 0600) != 0600 ||
+		    arg[0] != '0')
+			goto bad;
+		c->ns_mode = v;
 		return 0;
 	case OPT_NQN:
 		if (!nvme_nqn_valid(arg) || strncmp(arg, "nqn.", 4))
@@ -734,6 +767,8 @@ int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 				     "--allow-any-host or --soft\n");
 		return -EINVAL;
 	}
+	for (i = 0; i < c->nr_ns; i++)
+		c->o.ns[i].create_mode = c->ns_mode;
 	if (c->o.allow_any_host && c->o.nr_hosts) {
 		fprintf(stderr, PROG ": --host and --allow-any-host exclude "
 				     "each other\n");
@@ -773,4 +808,5 @@ void nvmet_config_free(struct nvmet_config *c)
 		c->host_key_nqns[i] = NULL;
 	}
 	nvmet_config_free_json(c);
+	nvme_auth_wipe(c->machine_id, sizeof(c->machine_id));
 }

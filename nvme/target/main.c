@@ -103,6 +103,14 @@ int main(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
+	ret = nvmet_config_fill_ids(&c, NVMET_MACHINE_ID_PATH);
+	if (ret) {
+		fprintf(stderr, PROG ": cannot derive identifiers: %s\n",
+			strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+
 	if (c.save_path) {
 		ret = save_config(&c);
 		goto out;
@@ -157,6 +165,10 @@ int main(int argc, char **argv)
 #endif
 	}
 
+	if (c.random_ids)
+		fprintf(stderr, PROG ": no machine ID in " NVMET_MACHINE_ID_PATH
+				     ": random namespace identifiers and "
+				     "serial (--save-config keeps them)\n");
 	t = nvmet_target_create(&c.o);
 	if (IS_ERR(t)) {
 		if (c.o.nr_ports)
@@ -195,16 +207,18 @@ int main(int argc, char **argv)
 serve:
 	print_auth_hosts(&c.o);
 	fflush(stdout);
-	/* every port listens: a service manager may start what needs it */
-	nvmet_notify(
-		"READY=1\nSTATUS=serving %u subsystem%s on %u port%s",
-		c.o.nr_subsys ? c.o.nr_subsys : 1, c.o.nr_subsys > 1 ? "s" : "",
-		c.o.nr_ports ? c.o.nr_ports : 1, c.o.nr_ports > 1 ? "s" : "");
-
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/*
+	 * Every port listens and SIGTERM stops it cleanly: a service manager
+	 * may start what needs it (and stop it at once).
+	 */
+	nvmet_notify(
+		"READY=1\nSTATUS=serving %u subsystem%s on %u port%s",
+		c.o.nr_subsys ? c.o.nr_subsys : 1, c.o.nr_subsys > 1 ? "s" : "",
+		c.o.nr_ports ? c.o.nr_ports : 1, c.o.nr_ports > 1 ? "s" : "");
 	{
 		struct timespec start, now, nap = { 0, 50 * 1000 * 1000 };
 

@@ -160,6 +160,47 @@ refuse "--dhchap-key: bad value (NQN=VALUE)" --soft rxe \
 	--dhchap-key "nqn.2026-01.a:b=DHHC-1:00:AAAA:"
 refuse "nqn.2026-01.a:b: --dhchap-key missing" --soft rxe \
 	--dhchap-hash "nqn.2026-01.a:b=hmac(sha512)"
+# an NQN that holds '=' (any printable byte may be in one), a key whose
+# base64 ends with '=' padding: split at the '=' before "DHHC-1:"
+key48="DHHC-1:02:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vcSEgBQ==:"
+"$prog" --soft rxe --ram 1M --duration 0.1 --allow-any-host \
+	--dhchap-key "nqn.2026-01.a:x=y=$key48" \
+	--dhchap-hash "nqn.2026-01.a:x=y=hmac(sha384)" >"$out" 2>"$err" </dev/null
+grep -qF "DH-HMAC-CHAP required of 1 host: nqn.2026-01.a:x=y" "$out" ||
+	fail "--dhchap-key with '=' in the NQN: exit $?"
+
+# files it creates for namespaces: 0600 whatever the umask allows, other
+# modes only when asked (--ns-mode); an existing file keeps its mode
+(
+	umask 022
+	"$prog" --soft rxe --file-size 1M --file "$tmp/m1.img" --duration 0.1 \
+		>"$out" 2>"$err" </dev/null || fail "--file created: exit $?"
+	"$prog" --soft rxe --ns-mode 0644 --file-size 1M --file "$tmp/m2.img" \
+		--duration 0.1 >"$out" 2>"$err" </dev/null ||
+		fail "--ns-mode 0644: exit $?"
+	[ "$(stat -c %a "$tmp/m1.img")" = 600 ] ||
+		fail "created namespace file: mode $(stat -c %a "$tmp/m1.img")"
+	[ "$(stat -c %a "$tmp/m2.img")" = 644 ] ||
+		fail "--ns-mode 0644: mode $(stat -c %a "$tmp/m2.img")"
+	exit "$fails"
+) || fails=$((fails + 1))
+refuse "--ns-mode: bad value '0755'" --soft rxe --ns-mode 0755
+refuse "--ns-mode: bad value '0400'" --soft rxe --ns-mode 0400
+refuse "--ns-mode: bad value '644'" --soft rxe --ns-mode 644
+refuse "--ns-mode: given twice" --soft rxe --ns-mode 0600 --ns-mode 0640
+
+# --save-config writes the derived identifiers, and the same ones again
+grep -q '"uuid": "[0-9a-f-]\{36\}"' "$tmp/s.json" &&
+	grep -q '"nguid": "[0-9a-f-]\{36\}"' "$tmp/s.json" &&
+	grep -q '"serial": "[0-9a-f]\{20\}"' "$tmp/s.json" ||
+	fail "--save-config: no uuid, nguid or serial"
+if grep -qx '[0-9a-f]\{32\}' /etc/machine-id 2>/dev/null; then
+	"$prog" --addr 10.9.9.9 --file "$tmp/j.img" --nqn nqn.2026-01.a:s \
+		--host nqn.2026-01.h:1 --save-config "$tmp/s4.json" >"$out" \
+		2>"$err" </dev/null && cmp -s "$tmp/s.json" "$tmp/s4.json" ||
+		fail "--save-config twice: not the same identifiers"
+fi
+
 "$prog" --version >"$out" 2>"$err" </dev/null || fail "--version"
 grep -q "^rdmarw-nvmet [0-9]" "$out" || fail "--version output"
 
