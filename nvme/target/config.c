@@ -18,6 +18,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "log.h"
 #include "nvme_ids.h"
 #include "nvme_proto.h"
 
@@ -72,6 +73,9 @@ static void usage(FILE *f)
 		"  --duration SEC     stop after SEC seconds\n"
 		"  --stats            print the target's counters at the end\n"
 		"  -v, --verbose      log connections and command errors\n"
+		"                     (--log-level info)\n"
+		"  --log-level L      err, warning, notice (default), info,\n"
+		"                     debug, or 3..7\n"
 		"      --version      the program's and the library's version\n"
 		"  -h, --help         this text\n",
 		NVMET_DEFAULT_SUBNQN);
@@ -141,8 +145,8 @@ static int add_ns(struct nvmet_config *c, enum nvmet_backend_type type,
 	struct nvmet_ns_opts *n;
 
 	if (c->nr_ns >= NVMET_MAX_NAMESPACES) {
-		fprintf(stderr, PROG ": %s: at most %d namespaces\n", what,
-			NVMET_MAX_NAMESPACES);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: at most %d namespaces",
+			     what, NVMET_MAX_NAMESPACES);
 		return -EINVAL;
 	}
 	n = &c->o.ns[c->nr_ns++];
@@ -160,19 +164,20 @@ static int add_host(struct nvmet_config *c, const char *nqn, const char *where)
 	u32 i;
 
 	if (!nvme_nqn_valid(nqn)) {
-		fprintf(stderr, PROG ": %s: bad value '%s'\n", where, nqn);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: bad value '%s'", where,
+			     nqn);
 		return -EINVAL;
 	}
 	for (i = 0; i < c->o.nr_hosts; i++) {
 		if (!strcmp(c->hosts[i], nqn)) {
-			fprintf(stderr, PROG ": %s: '%s' given twice\n", where,
-				nqn);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": %s: '%s' given twice", where, nqn);
 			return -EINVAL;
 		}
 	}
 	if (c->o.nr_hosts >= NVMET_MAX_HOSTS) {
-		fprintf(stderr, PROG ": %s: at most %d hosts\n", where,
-			NVMET_MAX_HOSTS);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: at most %d hosts",
+			     where, NVMET_MAX_HOSTS);
 		return -EINVAL;
 	}
 	c->hosts[c->o.nr_hosts++] = nqn;
@@ -213,6 +218,7 @@ enum {
 	OPT_SOFT,
 	OPT_DURATION,
 	OPT_STATS,
+	OPT_LOG_LEVEL,
 	OPT_VERSION,
 	OPT_VERBOSE = 'v',
 	OPT_HELP = 'h',
@@ -252,6 +258,7 @@ static const struct option long_opts[] = {
 	{ "soft", required_argument, NULL, OPT_SOFT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -271,8 +278,8 @@ static struct nvmet_host_opts *host_key_entry(struct nvmet_config *c, char *nqn,
 		}
 	}
 	if (n >= NVMET_MAX_HOSTS) {
-		fprintf(stderr, PROG ": %s: at most %d hosts\n", where,
-			NVMET_MAX_HOSTS);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: at most %d hosts",
+			     where, NVMET_MAX_HOSTS);
 		free(nqn);
 		return NULL;
 	}
@@ -349,15 +356,15 @@ static int add_dhchap(struct nvmet_config *c, int opt, const char *arg,
 		opt == OPT_DHCHAP_HASH	   ? &h->dhchap_hash :
 					     &h->dhchap_dhgroup;
 	if (*field) {
-		fprintf(stderr, PROG ": %s: given twice for %s\n", where,
-			h->nqn);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: given twice for %s",
+			     where, h->nqn);
 		return -EINVAL;
 	}
 	*field = eq + 1;
 	return 0;
 bad:
 	/* the value may be a secret: not echoed */
-	fprintf(stderr, PROG ": %s: bad value (NQN=VALUE)\n", where);
+	nvmet_printk(NVMET_LOG_ERR, PROG ": %s: bad value (NQN=VALUE)", where);
 	return -EINVAL;
 }
 
@@ -379,7 +386,7 @@ static int once_only(struct nvmet_config *c, int opt, const char *where)
 		OPT_MAX_UNADMITTED, OPT_MAX_UNADMITTED_PER_ADDR,
 		OPT_SOFT,	    OPT_DURATION,
 		OPT_SAVE_CONFIG,    OPT_ALLOW_ANY_HOST,
-		OPT_NS_MODE,
+		OPT_NS_MODE,	    OPT_LOG_LEVEL,
 	};
 	size_t i;
 
@@ -387,7 +394,8 @@ static int once_only(struct nvmet_config *c, int opt, const char *where)
 		if (single[i] != opt)
 			continue;
 		if (c->seen[i]) {
-			fprintf(stderr, PROG ": %s: given twice\n", where);
+			nvmet_printk(NVMET_LOG_ERR, PROG ": %s: given twice",
+				     where);
 			return -EINVAL;
 		}
 		c->seen[i] = true;
@@ -462,10 +470,11 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 		if (!nvme_nqn_valid(arg) || strncmp(arg, "nqn.", 4))
 			goto bad;
 		if (!strcmp(arg, NVME_DISC_SUBSYS_NAME)) {
-			fprintf(stderr,
-				PROG ": %s: '%s' is the discovery subsystem's "
-				     "NQN\n",
-				where, arg);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG
+				     ": %s: '%s' is the discovery subsystem's "
+				     "NQN",
+				     where, arg);
 			return -EINVAL;
 		}
 		c->o.subnqn = arg;
@@ -533,8 +542,9 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 		return 0;
 	case OPT_CONFIG:
 		if (depth > 0) {
-			fprintf(stderr, PROG ": %s: config files do not nest\n",
-				where);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": %s: config files do not nest",
+				     where);
 			return -EINVAL;
 		}
 		return read_config(c, arg, depth + 1);
@@ -563,12 +573,22 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 	case OPT_VERBOSE:
 		c->o.verbose = true;
 		return 0;
+	case OPT_LOG_LEVEL: {
+		int level = nvmet_log_parse_level(arg);
+
+		if (level < 0)
+			goto bad;
+		c->log_level = level;
+		if (level >= NVMET_LOG_INFO)
+			c->o.verbose = true;
+		return 0;
+	}
 	default:
-		fprintf(stderr, PROG ": %s: unknown option\n", where);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: unknown option", where);
 		return -EINVAL;
 	}
 bad:
-	fprintf(stderr, PROG ": %s: bad value '%s'\n", where, arg);
+	nvmet_printk(NVMET_LOG_ERR, PROG ": %s: bad value '%s'", where, arg);
 	return -EINVAL;
 }
 
@@ -598,7 +618,8 @@ static int read_json(struct nvmet_config *c, const char *path, FILE *f)
 	len = fread(text, 1, max, f);
 	text[len] = '\0';
 	if (ferror(f) || memchr(text, '\0', len)) {
-		fprintf(stderr, PROG ": %s: cannot read it as JSON\n", path);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: cannot read it as JSON",
+			     path);
 		free(text);
 		return -EINVAL;
 	}
@@ -626,8 +647,8 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
-		fprintf(stderr, PROG ": --config %s: %s\n", path,
-			strerror(errno));
+		nvmet_printk(NVMET_LOG_ERR, PROG ": --config %s: %s", path,
+			     strerror(errno));
 		return -EINVAL;
 	}
 	if (is_json(f)) {
@@ -640,8 +661,9 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
-			fprintf(stderr, PROG ": %s:%d: line too long\n", path,
-				lineno);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": %s:%d: line too long", path,
+				     lineno);
 			ret = -EINVAL;
 			break;
 		}
@@ -663,16 +685,17 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 			if (!strcmp(o->name, key))
 				break;
 		if (!o->name || o->val == OPT_HELP || o->val == OPT_VERSION) {
-			fprintf(stderr, PROG ": %s: unknown key\n", where);
+			nvmet_printk(NVMET_LOG_ERR, PROG ": %s: unknown key",
+				     where);
 			ret = -EINVAL;
 			break;
 		}
 		if ((o->has_arg == required_argument) != (val != NULL) ||
 		    (val && !*val)) {
-			fprintf(stderr, PROG ": %s: %s\n", where,
-				o->has_arg == required_argument ?
-					"needs a value (key = value)" :
-					"takes no value");
+			nvmet_printk(NVMET_LOG_ERR, PROG ": %s: %s", where,
+				     o->has_arg == required_argument ?
+					     "needs a value (key = value)" :
+					     "takes no value");
 			ret = -EINVAL;
 			break;
 		}
@@ -680,8 +703,9 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 		if (val) {
 			if (c->nr_owned >=
 			    sizeof(c->owned) / sizeof(c->owned[0])) {
-				fprintf(stderr, PROG ": %s: too many lines\n",
-					where);
+				nvmet_printk(NVMET_LOG_ERR,
+					     PROG ": %s: too many lines",
+					     where);
 				ret = -EINVAL;
 				break;
 			}
@@ -720,13 +744,15 @@ int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 			return NVMET_CONFIG_DONE;
 		}
 		if (opt == '?') {
-			fprintf(stderr, PROG ": unknown option '%s' (--help)\n",
-				argv[optind - 1]);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": unknown option '%s' (--help)",
+				     argv[optind - 1]);
 			return -EINVAL;
 		}
 		if (opt == ':') {
-			fprintf(stderr, PROG ": option '%s' needs a value\n",
-				argv[optind - 1]);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": option '%s' needs a value",
+				     argv[optind - 1]);
 			return -EINVAL;
 		}
 		snprintf(where, sizeof(where), "--%s",
@@ -736,42 +762,46 @@ int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 			return -EINVAL;
 	}
 	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s' (--help)\n",
-			argv[optind]);
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": unexpected argument '%s' (--help)",
+			     argv[optind]);
 		return -EINVAL;
 	}
 	if (c->pending_file_size) {
-		fprintf(stderr,
-			PROG ": --file-size must come before its --file\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": --file-size must come before its --file");
 		return -EINVAL;
 	}
 	for (i = 0; c->json && i < c->o.nr_host_keys; i++) {
 		if (c->host_key_nqns[i]) {
-			fprintf(stderr,
-				PROG ": a JSON configuration takes no "
-				     "--dhchap-* (its hosts[].dhchap)\n");
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": a JSON configuration takes no "
+					  "--dhchap-* (its hosts[].dhchap)");
 			return -EINVAL;
 		}
 	}
 	for (i = 0; i < c->o.nr_host_keys; i++) {
 		if (!c->host_keys[i].dhchap_key) {
-			fprintf(stderr, PROG ": %s: --dhchap-key missing\n",
-				c->host_keys[i].nqn);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": %s: --dhchap-key missing",
+				     c->host_keys[i].nqn);
 			return -EINVAL;
 		}
 	}
 	if (c->json && (c->nr_ns || c->o.addr || c->o.nr_hosts ||
 			c->o.allow_any_host || c->soft)) {
-		fprintf(stderr, PROG ": a JSON configuration takes no --ram, "
-				     "--file, --bdev, --addr, --host, "
-				     "--allow-any-host or --soft\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": a JSON configuration takes no --ram, "
+				  "--file, --bdev, --addr, --host, "
+				  "--allow-any-host or --soft");
 		return -EINVAL;
 	}
 	for (i = 0; i < c->nr_ns; i++)
 		c->o.ns[i].create_mode = c->ns_mode;
 	if (c->o.allow_any_host && c->o.nr_hosts) {
-		fprintf(stderr, PROG ": --host and --allow-any-host exclude "
-				     "each other\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": --host and --allow-any-host exclude "
+				  "each other");
 		return -EINVAL;
 	}
 	return 0;

@@ -48,6 +48,7 @@
  * @host_keys: the hosts that must authenticate (--dhchap-*, or the JSON's
  *             hosts[].dhchap); @o.host_keys points here
  * @host_key_nqns: the NQNs of @host_keys the command line gave (owned)
+ * @log_level: --log-level (0: not given)
  * @ns_mode: --ns-mode, the mode of namespace files it creates (0: 0600)
  * @machine_id: the key of the derived identifiers (nvmet_config_fill_ids())
  * @random_ids: the machine has no ID: @machine_id is random, the derived
@@ -78,6 +79,7 @@ struct nvmet_config {
 	const char *save_path;
 	struct nvmet_host_opts host_keys[NVMET_MAX_HOSTS];
 	char *host_key_nqns[NVMET_MAX_HOSTS];
+	int log_level;
 	u32 ns_mode;
 	u8 machine_id[NVMET_MACHINE_ID_LEN];
 	bool random_ids;

@@ -22,6 +22,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "log.h"
 #include "nvme_ids.h"
 #include "nvme_proto.h"
 
@@ -49,7 +50,8 @@ struct json_parser {
 
 static int json_err(struct json_parser *jp, const char *what)
 {
-	fprintf(stderr, PROG ": %s:%d: %s\n", jp->path, jp->line, what);
+	nvmet_printk(NVMET_LOG_ERR, PROG ": %s:%d: %s", jp->path, jp->line,
+		     what);
 	return -EINVAL;
 }
 
@@ -315,8 +317,8 @@ static const char *json_opt_str(const struct json *o, const char *key);
 
 static int cfg_err(const char *path, const char *what, const char *name)
 {
-	fprintf(stderr, PROG ": %s: %s%s%s\n", path, what, name ? ": " : "",
-		name ? name : "");
+	nvmet_printk(NVMET_LOG_ERR, PROG ": %s: %s%s%s", path, what,
+		     name ? ": " : "", name ? name : "");
 	return -EINVAL;
 }
 
@@ -832,15 +834,17 @@ int nvmet_config_write_json(const struct nvmet_target_opts *o, FILE *f)
 	for (i = 0; i < nr_subs; i++)
 		for (j = 0; j < NVMET_MAX_NAMESPACES; j++)
 			if (subs[i].ns[j].type == NVMET_BACKEND_RAM) {
-				fprintf(stderr,
-					PROG ": %s: namespace %u is in memory: "
-					     "nvmetcli has no such device\n",
-					subs[i].nqn, j + 1);
+				nvmet_printk(NVMET_LOG_ERR,
+					     PROG
+					     ": %s: namespace %u is in memory: "
+					     "nvmetcli has no such device",
+					     subs[i].nqn, j + 1);
 				return -EINVAL;
 			}
 	for (i = 0; i < nr_ports; i++)
 		if (!ports[i].addr) {
-			fprintf(stderr, PROG ": a port without an address\n");
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": a port without an address");
 			return -EINVAL;
 		}
 	fputs("{\n  \"hosts\": [", f);

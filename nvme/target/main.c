@@ -30,6 +30,7 @@
 #endif
 
 #include "config.h"
+#include "log.h"
 #include "notify.h"
 #include "nvmet.h"
 
@@ -44,6 +45,36 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
+static int count_device(struct ib_device *dev, void *arg)
+{
+	(void)dev;
+	(*(unsigned int *)arg)++;
+	return 0;
+}
+
+/*
+ * A wildcard address (0.0.0.0, ::) listens on every RDMA device: with
+ * none it would serve nothing and say nothing.  The address, or NULL.
+ */
+static const char *wildcard_without_device(const struct nvmet_config *c)
+{
+	unsigned int devices = 0;
+	const char *addr = NULL;
+	u32 i;
+
+	if (c->o.addr &&
+	    (!strcmp(c->o.addr, "0.0.0.0") || !strcmp(c->o.addr, "::")))
+		addr = c->o.addr;
+	for (i = 0; !addr && i < c->o.nr_ports; i++)
+		if (!strcmp(c->o.ports[i].addr, "0.0.0.0") ||
+		    !strcmp(c->o.ports[i].addr, "::"))
+			addr = c->o.ports[i].addr;
+	if (!addr)
+		return NULL;
+	ib_device_foreach(count_device, &devices);
+	return devices ? NULL : addr;
+}
+
 /* --save-config FILE: the configuration as nvmetcli's JSON; 0 or 2. */
 static int save_config(const struct nvmet_config *c)
 {
@@ -51,8 +82,8 @@ static int save_config(const struct nvmet_config *c)
 	int ret;
 
 	if (!f) {
-		fprintf(stderr, PROG ": --save-config %s: %s\n", c->save_path,
-			strerror(errno));
+		nvmet_printk(NVMET_LOG_ERR, PROG ": --save-config %s: %s",
+			     c->save_path, strerror(errno));
 		return EXIT_USAGE;
 	}
 	ret = nvmet_config_write_json(&c->o, f);
@@ -93,6 +124,7 @@ int main(int argc, char **argv)
 	struct nvmet_config c;
 	int ret = 0;
 
+	nvmet_log_init();
 	nvmet_config_init(&c);
 	ret = nvmet_config_args(&c, argc, argv);
 	if (ret == NVMET_CONFIG_DONE) {
@@ -103,10 +135,14 @@ int main(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
+	nvmet_log_max = c.log_level ? c.log_level :
+			c.o.verbose ? NVMET_LOG_INFO :
+				      NVMET_LOG_NOTICE;
 	ret = nvmet_config_fill_ids(&c, NVMET_MACHINE_ID_PATH);
 	if (ret) {
-		fprintf(stderr, PROG ": cannot derive identifiers: %s\n",
-			strerror(-ret));
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": cannot derive identifiers: %s",
+			     strerror(-ret));
 		ret = 1;
 		goto out;
 	}
@@ -118,7 +154,8 @@ int main(int argc, char **argv)
 	if (c.soft && !c.o.addr)
 		c.o.addr = "127.0.0.1";
 	if (!c.o.addr && !c.o.nr_ports) {
-		fprintf(stderr, PROG ": --addr is required (--help)\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": --addr is required (--help)");
 		ret = EXIT_USAGE;
 		goto out;
 	}
@@ -137,8 +174,8 @@ int main(int argc, char **argv)
 			ss.ss_family = AF_INET6;
 		fabric = soft_fabric_create();
 		if (IS_ERR(fabric) || soft_profile_get(c.soft, &prof)) {
-			fprintf(stderr, PROG ": --soft %s: cannot create\n",
-				c.soft);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": --soft %s: cannot create", c.soft);
 			fabric = NULL;
 			ret = 1;
 			goto out;
@@ -146,15 +183,16 @@ int main(int argc, char **argv)
 		prof.threaded = true;
 		dev = soft_device_create(fabric, c.o.device, &prof);
 		if (IS_ERR(dev)) {
-			fprintf(stderr, PROG ": --soft %s: %s\n", c.soft,
-				strerror((int)-PTR_ERR(dev)));
+			nvmet_printk(NVMET_LOG_ERR, PROG ": --soft %s: %s",
+				     c.soft, strerror((int)-PTR_ERR(dev)));
 			dev = NULL;
 			ret = 1;
 			goto out;
 		}
 		if (soft_device_add_addr(dev, (struct sockaddr *)&ss)) {
-			fprintf(stderr, PROG ": --soft: cannot give %s to %s\n",
-				c.o.addr, dev->name);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": --soft: cannot give %s to %s",
+				     c.o.addr, dev->name);
 			ret = 1;
 			goto out;
 		}
@@ -166,19 +204,29 @@ int main(int argc, char **argv)
 	}
 
 	if (c.random_ids)
-		fprintf(stderr, PROG ": no machine ID in " NVMET_MACHINE_ID_PATH
-				     ": random namespace identifiers and "
-				     "serial (--save-config keeps them)\n");
+		nvmet_printk(NVMET_LOG_WARNING,
+			     PROG ": no machine ID in " NVMET_MACHINE_ID_PATH
+				  ": random namespace identifiers and "
+				  "serial (--save-config keeps them)");
+	if (!c.soft && wildcard_without_device(&c)) {
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": cannot start: %s listens on every RDMA "
+				  "device and there is none (rdmarw-info; "
+				  "--soft for a software one)",
+			     wildcard_without_device(&c));
+		ret = 1;
+		goto out;
+	}
 	t = nvmet_target_create(&c.o);
 	if (IS_ERR(t)) {
 		if (c.o.nr_ports)
-			fprintf(stderr, PROG ": cannot start: %s\n",
-				strerror((int)-PTR_ERR(t)));
+			nvmet_printk(NVMET_LOG_ERR, PROG ": cannot start: %s",
+				     strerror((int)-PTR_ERR(t)));
 		else
-			fprintf(stderr,
-				PROG ": cannot start on %s port %u: %s\n",
-				c.o.addr, c.o.port ? c.o.port : 4420,
-				strerror((int)-PTR_ERR(t)));
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": cannot start on %s port %u: %s",
+				     c.o.addr, c.o.port ? c.o.port : 4420,
+				     strerror((int)-PTR_ERR(t)));
 		ret = 1;
 		goto out;
 	}
@@ -253,7 +301,8 @@ serve:
 	printf(PROG ": stopped\n");
 out:
 	if (dev && soft_device_destroy(dev))
-		fprintf(stderr, PROG ": the software device is still busy\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": the software device is still busy");
 	if (fabric)
 		soft_fabric_destroy(fabric);
 #ifdef RDMARW_HAVE_IBV

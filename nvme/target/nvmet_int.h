@@ -58,15 +58,19 @@
 
 /* ---- logging ------------------------------------------------------------- */
 
+#include "log.h"
+
 extern bool nvmet_verbose;
 
-#define nvmet_log(fmt, ...)                                                 \
-	do {                                                                \
-		if (nvmet_verbose)                                          \
-			fprintf(stderr, "nvmet: " fmt "\n", ##__VA_ARGS__); \
+/* log.c: "<6>" / "<3>" before the line when standard error is the journal */
+#define nvmet_log(fmt, ...)                                         \
+	do {                                                        \
+		if (nvmet_verbose)                                  \
+			nvmet_printk(NVMET_LOG_INFO, "nvmet: " fmt, \
+				     ##__VA_ARGS__);                \
 	} while (0)
 #define nvmet_err(fmt, ...) \
-	fprintf(stderr, "rdmarw-nvmet: " fmt "\n", ##__VA_ARGS__)
+	nvmet_printk(NVMET_LOG_ERR, "rdmarw-nvmet: " fmt, ##__VA_ARGS__)
 
 /* ---- backends -------------------------------------------------------------- */
 

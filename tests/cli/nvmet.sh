@@ -201,6 +201,36 @@ if grep -qx '[0-9a-f]\{32\}' /etc/machine-id 2>/dev/null; then
 		fail "--save-config twice: not the same identifiers"
 fi
 
+# journald: standard error that is the journal's stream ($JOURNAL_STREAM
+# names its device and inode) gets "<N>" level prefixes; another does not
+: >"$tmp/jerr"
+JOURNAL_STREAM=$(stat -c %d:%i "$tmp/jerr") "$prog" --addr 10.9.9.9 \
+	--ram 1M >"$out" 2>>"$tmp/jerr" </dev/null
+grep -qx "<3>rdmarw-nvmet: cannot start on 10.9.9.9 port 4420: .*" \
+	"$tmp/jerr" && ! grep -qv "^<[3-7]>" "$tmp/jerr" ||
+	{ cp "$tmp/jerr" "$err"; fail "JOURNAL_STREAM: no <3> prefix"; }
+JOURNAL_STREAM=1:2 "$prog" --addr 10.9.9.9 --ram 1M >"$out" 2>"$err" \
+	</dev/null
+grep -qx "rdmarw-nvmet: cannot start on 10.9.9.9 port 4420: .*" "$err" ||
+	fail "JOURNAL_STREAM of another stream: not plain"
+# --log-level: info shows the connection log (as -v), notice does not
+"$prog" --soft rxe --ram 1M --duration 0.1 --log-level info >"$out" \
+	2>"$err" </dev/null
+grep -qF "nvmet: listening on 127.0.0.1:4420" "$err" ||
+	fail "--log-level info: no connection log"
+"$prog" --soft rxe --ram 1M --duration 0.1 >"$out" 2>"$err" </dev/null
+! grep -qF "nvmet: listening" "$err" || fail "default level: connection log"
+refuse "--log-level: bad value 'loud'" --soft rxe --log-level loud
+refuse "--log-level: given twice" --soft rxe --log-level 3 --log-level 4
+# --addr 0.0.0.0 where there is no RDMA device: an error, not silence
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	"$prog" --addr 0.0.0.0 --ram 1M --duration 0.1 >"$out" 2>"$err" \
+		</dev/null
+	rc=$?
+	[ "$rc" -eq 1 ] && grep -qF "cannot start: 0.0.0.0 listens on every RDMA device and there is none" \
+		"$err" || fail "--addr 0.0.0.0 without a device: exit $rc"
+fi
+
 "$prog" --version >"$out" 2>"$err" </dev/null || fail "--version"
 grep -q "^rdmarw-nvmet [0-9]" "$out" || fail "--version output"
 
