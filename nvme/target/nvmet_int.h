@@ -188,6 +188,15 @@ struct nvmet_sq {
 	bool auth_ready; /* @auth set up (the first AUTH command) */
 	bool authenticated;
 	u32 auth_transactions;
+	/*
+	 * The transaction timer (the kernel's auth_expired_work): armed by
+	 * the Connect that asks for authentication and by each AUTH_Send
+	 * that leaves the transaction open, it tears the controller down
+	 * when it expires with @auth_open set.
+	 */
+	struct delayed_work auth_expired_work;
+	bool auth_timer; /* @auth_expired_work initialized */
+	bool auth_open; /* a transaction is under way (or due) */
 };
 
 struct nvmet_req;
