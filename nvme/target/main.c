@@ -7,7 +7,7 @@
  *                [--nqn NQN] [--config FILE] [--soft PROFILE] ...
  *
  * Options and the config file (key = value lines with the long option
- * names) are described in rdmarw-nvmet(1).  The program serves until
+ * names) are described in rdmarw-nvmet(8).  The program serves until
  * SIGINT or SIGTERM (or --duration), then disconnects every host and
  * exits 0; a bad option or config line exits 2 with a message that names
  * it, a target that cannot start exits 1.
