@@ -120,7 +120,9 @@ const struct nvmet_host_auth *nvmet_auth_host_find(const struct nvmet_target *t,
  */
 static unsigned long nvmet_auth_expiry_ms(const struct nvmet_ctrl *ctrl)
 {
-	return ctrl->kato ? (unsigned long)ctrl->kato * 1000 : 120000;
+	u32 kato = READ_ONCE(ctrl->kato);
+
+	return kato ? (unsigned long)kato * 1000 : 120000;
 }
 
 /*
@@ -136,7 +138,8 @@ static void nvmet_auth_expired_work(struct work_struct *work)
 					   struct nvmet_sq, auth_expired_work);
 	struct nvmet_ctrl *ctrl = READ_ONCE(sq->ctrl);
 
-	if (!ctrl || !READ_ONCE(sq->auth_open) || READ_ONCE(sq->dead))
+	/* nvmet_auth_sq_free() clears @auth_open before the queue goes */
+	if (!ctrl || !READ_ONCE(sq->auth_open))
 		return;
 	nvmet_err("controller %u q%u: host %.223s: authentication "
 		  "transaction expired (%lu ms)",

@@ -4,9 +4,11 @@
 # started from /etc/rdmarw/nvmet.json, reloaded with SIGHUP, memlock
 # unlimited, hardened; systemd-analyze verify finds nothing to say about it
 # (with ExecStart pointed at the built program; skipped, exit 77, when
-# systemd-analyze is not installed).  Usage: nvmet-systemd.sh UNIT PROGRAM
+# systemd-analyze is not installed); the example configuration installed
+# beside it is one the program reads.
+# Usage: nvmet-systemd.sh UNIT PROGRAM EXAMPLE_JSON
 set -u
-unit=$1 prog=$2
+unit=$1 prog=$2 example=$3
 fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -27,6 +29,9 @@ want 'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK'
 want 'DeviceAllow=char-infiniband_verbs rw'
 want 'WantedBy=multi-user.target'
 ! grep -q '@[A-Z_]*@' "$unit" || { echo "FAIL: unsubstituted @VAR@" >&2; fails=$((fails + 1)); }
+
+"$prog" --config "$example" --save-config "$tmp/saved.json" >"$tmp/out" 2>&1 ||
+	{ echo "FAIL: $example: not read" >&2; sed 's/^/  | /' "$tmp/out" >&2; fails=$((fails + 1)); }
 
 if command -v systemd-analyze >/dev/null 2>&1; then
 	sed "s|^ExecStart=[^ ]*|ExecStart=$prog|" "$unit" >"$tmp/rdmarw-nvmet.service"
