@@ -122,6 +122,7 @@ int main(int argc, char **argv)
 	struct nvmet_target *t;
 	struct sigaction sa;
 	struct nvmet_config c;
+	const char *wildcard;
 	int ret = 0;
 
 	nvmet_log_init();
@@ -146,7 +147,6 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-
 	if (c.save_path) {
 		ret = save_config(&c);
 		goto out;
@@ -208,12 +208,13 @@ int main(int argc, char **argv)
 			     PROG ": no machine ID in " NVMET_MACHINE_ID_PATH
 				  ": random namespace identifiers and "
 				  "serial (--save-config keeps them)");
-	if (!c.soft && wildcard_without_device(&c)) {
+	wildcard = c.soft ? NULL : wildcard_without_device(&c);
+	if (wildcard) {
 		nvmet_printk(NVMET_LOG_ERR,
 			     PROG ": cannot start: %s listens on every RDMA "
 				  "device and there is none (rdmarw-info; "
 				  "--soft for a software one)",
-			     wildcard_without_device(&c));
+			     wildcard);
 		ret = 1;
 		goto out;
 	}
