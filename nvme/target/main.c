@@ -75,6 +75,13 @@ static const char *wildcard_without_device(const struct nvmet_config *c)
 	return devices ? NULL : addr;
 }
 
+/* An error of the listener (the address or port), not of a namespace. */
+static bool listen_error(int err)
+{
+	return err == EADDRNOTAVAIL || err == EADDRINUSE || err == ENODEV ||
+	       err == EAFNOSUPPORT || err == EACCES;
+}
+
 /* --save-config FILE: the configuration as nvmetcli's JSON; 0 or 2. */
 static int save_config(const struct nvmet_config *c)
 {
@@ -220,7 +227,8 @@ int main(int argc, char **argv)
 	}
 	t = nvmet_target_create(&c.o);
 	if (IS_ERR(t)) {
-		if (c.o.nr_ports)
+		/* a namespace's failure is named above: not the port's */
+		if (c.o.nr_ports || !listen_error((int)-PTR_ERR(t)))
 			nvmet_printk(NVMET_LOG_ERR, PROG ": cannot start: %s",
 				     strerror((int)-PTR_ERR(t)));
 		else

@@ -135,6 +135,8 @@ head -c 100 /dev/zero >"$tmp/tiny.img"
 rc=$?
 [ "$rc" -eq 1 ] && grep -qF "namespace 1 ($tmp/tiny.img): less than one block" \
 	"$err" || fail "tiny namespace: exit $rc"
+# ... and only the namespace: a backend's failure does not name the port
+! grep -q "port 4420" "$err" || fail "tiny namespace: the port is blamed"
 
 # the start-up line says which hosts may connect
 "$prog" --soft rxe --ram 1M --duration 0.1 >"$out" 2>"$err" </dev/null
