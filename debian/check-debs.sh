@@ -25,7 +25,9 @@ has librdmarw-dev 'include/rdmarw/rw\.h$' 'include/rdmarw/version\.h$' \
 has rdmarw-tools 'bin/rdmarw-info$' 'bin/rdmarw-perf$' 'bin/rdmarw-chain$' \
 	'bin/rdmarw-nvmet$' \
 	'man1/rdmarw-info\.1\.gz$' 'man1/rdmarw-perf\.1\.gz$' \
-	'man1/rdmarw-chain\.1\.gz$' 'man1/rdmarw-nvmet\.1\.gz$'
+	'man1/rdmarw-chain\.1\.gz$' 'man8/rdmarw-nvmet\.8\.gz$' \
+	'systemd/system/rdmarw-nvmet\.service$' \
+	'share/rdmarw/examples/nvmet\.json$'
 for p in librdmarw0 librdmarw-dev rdmarw-tools; do
 	has $p "doc/$p/README\.md" "doc/$p/changelog\.gz\$"
 done

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The hand-written man pages render without a warning (groff -ww), and every
 # page their SEE ALSO names is one of ours (docs/man1, docs/man7, the
-# generated section 3rdmarw) or one rdma-core, perftest or man-pages install.
+# generated section 3rdmarw) or one rdma-core, perftest, nvme-cli,
+# nvmetcli, systemd or man-pages install.
 # Each tool's page and rdmarw(7) have an ENVIRONMENT section naming
 # RDMARW_LOG_LEVEL; rdmarw(7) names every tool and every RDMARW_ variable
 # the library, the tools and rdmarw-nvmet read.  The generated pages are
@@ -13,14 +14,15 @@ set -u
 src=$1 man3=$2
 top=$src/..
 sec3=3rdmarw
-external="ibv_devinfo.1 ib_write_bw.1 rdma_cm.7"
+external="ibv_devinfo.1 ib_write_bw.1 rdma_cm.7 nvme.1 nvmetcli.8"
+external="$external systemd.service.5 sd_notify.3"
 fails=0
 fail() {
 	echo "FAIL: $*" >&2
 	fails=$((fails + 1))
 }
 
-for page in "$src"/man1/*.1 "$src"/man7/*.7; do
+for page in "$src"/man1/*.1 "$src"/man7/*.7 "$src"/man8/*.8; do
 	warn=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$page" 2>&1)
 	[ -z "$warn" ] || fail "$page: $warn"
 	refs=$(sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$page" |
@@ -43,12 +45,22 @@ done
 
 # rdmarw(7) names every tool and every variable the shipped code reads.
 overview=$src/man7/rdmarw.7
-for page in "$src"/man1/*.1; do
-	tool=$(basename "$page" .1)
-	grep -q "^\.BR $tool (1)" "$overview" || fail "rdmarw.7 does not name $tool"
+for page in "$src"/man1/*.1 "$src"/man8/*.8; do
+	sec=${page##*.}
+	tool=$(basename "$page" ".$sec")
+	grep -q "^\.BR $tool ($sec)" "$overview" ||
+		fail "rdmarw.7 does not name $tool ($sec)"
+	sed -n 2p "$page" | grep -q "^\.TH [^ ]* $sec " ||
+		fail "$page: .TH is not in section $sec"
+done
+# rdmarw-nvmet(8): the sections an operator looks for
+for sh in NAME SYNOPSIS DESCRIPTION OPTIONS CONFIGURATION SIGNALS FILES \
+	ENVIRONMENT "EXIT STATUS" SECURITY "SEE ALSO"; do
+	grep -q "^\.SH $sh\$" "$src/man8/rdmarw-nvmet.8" ||
+		fail "rdmarw-nvmet.8: no $sh section"
 done
 vars=$(grep -rhoE 'getenv\("RDMARW_[A-Z_]+"\)' "$top/src" "$top/tools" \
-	"$top/nvmet" 2>/dev/null | sed 's/.*("\(.*\)")/\1/' | sort -u)
+	"$top/nvme" 2>/dev/null | sed 's/.*("\(.*\)")/\1/' | sort -u)
 [ -n "$vars" ] || fail "no getenv() found under $top"
 for v in $vars; do
 	sed -n '/^\.SH ENVIRONMENT/,/^\.SH/p' "$overview" | grep -q "^\.B $v\$" ||

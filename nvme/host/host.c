@@ -1285,7 +1285,11 @@ static void nvmeh_ka_done(struct nvmeh_request *rq)
 
 	if (!rq->error && (rq->status & NVME_SCT_SC_MASK))
 		nvmeh_error_recovery(ctrl);
-	atomic_set(&ctrl->ka_busy, 0);
+	/*
+	 * Ordered: the request's last reads (here and in the slot's finish)
+	 * come before the next keep-alive work rewrites it.
+	 */
+	atomic_cmpxchg(&ctrl->ka_busy, 1, 0);
 }
 
 static void nvmeh_ka_work(struct work_struct *work)

@@ -166,7 +166,9 @@ static int file_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 
 	if (o->size && !o->readonly)
 		flags |= O_CREAT;
-	ns->fd = open(o->path, flags | O_CLOEXEC, 0644);
+	/* a file it creates is the owner's alone unless asked (issue 27) */
+	ns->fd = open(o->path, flags | O_CLOEXEC,
+		      o->create_mode ? (mode_t)o->create_mode : 0600);
 	if (ns->fd < 0)
 		return -errno;
 	/* a block device wants --bdev, anything else is refused too */

@@ -18,6 +18,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "log.h"
 #include "nvme_ids.h"
 #include "nvme_proto.h"
 
@@ -36,6 +37,8 @@ static void usage(FILE *f)
 		"  --bdev PATH        a namespace backed by a block device\n"
 		"  --block-size N     LBA size of the next namespaces: 512, 4096\n"
 		"  --readonly         the next namespaces refuse writes\n"
+		"  --ns-mode MODE     mode of namespace files it creates\n"
+		"                     (octal, default 0600; e.g. 0644)\n"
 		"  --nqn NQN          the subsystem NQN (default %s)\n"
 		"  --serial SN        the serial number (1-20 printable ASCII)\n"
 		"  --host NQN         a host allowed to connect (repeatable;\n"
@@ -74,6 +77,9 @@ static void usage(FILE *f)
 		"  --stats-interval SEC  rewrite --stats-file every SEC seconds\n"
 		"                     (1 to 86400; default: on SIGUSR1 only)\n"
 		"  -v, --verbose      log connections and command errors\n"
+		"                     (--log-level info)\n"
+		"  --log-level L      err, warning, notice (default), info,\n"
+		"                     debug, or 3..7\n"
 		"      --version      the program's and the library's version\n"
 		"  -h, --help         this text\n",
 		NVMET_DEFAULT_SUBNQN);
@@ -143,8 +149,8 @@ static int add_ns(struct nvmet_config *c, enum nvmet_backend_type type,
 	struct nvmet_ns_opts *n;
 
 	if (c->nr_ns >= NVMET_MAX_NAMESPACES) {
-		fprintf(stderr, PROG ": %s: at most %d namespaces\n", what,
-			NVMET_MAX_NAMESPACES);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: at most %d namespaces",
+			     what, NVMET_MAX_NAMESPACES);
 		return -EINVAL;
 	}
 	n = &c->o.ns[c->nr_ns++];
@@ -162,19 +168,20 @@ static int add_host(struct nvmet_config *c, const char *nqn, const char *where)
 	u32 i;
 
 	if (!nvme_nqn_valid(nqn)) {
-		fprintf(stderr, PROG ": %s: bad value '%s'\n", where, nqn);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: bad value '%s'", where,
+			     nqn);
 		return -EINVAL;
 	}
 	for (i = 0; i < c->o.nr_hosts; i++) {
 		if (!strcmp(c->hosts[i], nqn)) {
-			fprintf(stderr, PROG ": %s: '%s' given twice\n", where,
-				nqn);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": %s: '%s' given twice", where, nqn);
 			return -EINVAL;
 		}
 	}
 	if (c->o.nr_hosts >= NVMET_MAX_HOSTS) {
-		fprintf(stderr, PROG ": %s: at most %d hosts\n", where,
-			NVMET_MAX_HOSTS);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: at most %d hosts",
+			     where, NVMET_MAX_HOSTS);
 		return -EINVAL;
 	}
 	c->hosts[c->o.nr_hosts++] = nqn;
@@ -192,6 +199,7 @@ enum {
 	OPT_BDEV,
 	OPT_BLOCK_SIZE,
 	OPT_READONLY,
+	OPT_NS_MODE,
 	OPT_NQN,
 	OPT_SERIAL,
 	OPT_HOST,
@@ -216,6 +224,7 @@ enum {
 	OPT_STATS,
 	OPT_STATS_FILE,
 	OPT_STATS_INTERVAL,
+	OPT_LOG_LEVEL,
 	OPT_VERSION,
 	OPT_VERBOSE = 'v',
 	OPT_HELP = 'h',
@@ -231,6 +240,7 @@ static const struct option long_opts[] = {
 	{ "bdev", required_argument, NULL, OPT_BDEV },
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "readonly", no_argument, NULL, OPT_READONLY },
+	{ "ns-mode", required_argument, NULL, OPT_NS_MODE },
 	{ "nqn", required_argument, NULL, OPT_NQN },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -256,6 +266,7 @@ static const struct option long_opts[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "stats-file", required_argument, NULL, OPT_STATS_FILE },
 	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -275,8 +286,8 @@ static struct nvmet_host_opts *host_key_entry(struct nvmet_config *c, char *nqn,
 		}
 	}
 	if (n >= NVMET_MAX_HOSTS) {
-		fprintf(stderr, PROG ": %s: at most %d hosts\n", where,
-			NVMET_MAX_HOSTS);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: at most %d hosts",
+			     where, NVMET_MAX_HOSTS);
 		free(nqn);
 		return NULL;
 	}
@@ -306,11 +317,32 @@ static bool dhchap_value_valid(int opt, const char *v)
 	}
 }
 
+/*
+ * Where NQN=VALUE splits: an NQN may hold '=' (nvme_nqn_valid() allows
+ * any printable byte) and a key's base64 ends with '=' padding, so a key
+ * splits at the last "=DHHC-1:" (no key holds a second one), a hash or
+ * group name (never an '=') at the last '='.
+ */
+static const char *dhchap_split(int opt, const char *arg)
+{
+	const char *at = NULL, *p = arg;
+
+	if (!arg)
+		return NULL;
+	if (opt != OPT_DHCHAP_KEY && opt != OPT_DHCHAP_CTRL_KEY)
+		return strrchr(arg, '=');
+	while ((p = strstr(p, "=DHHC-1:"))) {
+		at = p;
+		p++;
+	}
+	return at ? at : strchr(arg, '=');
+}
+
 /* --dhchap-key, -ctrl-key, -hash, -dhgroup NQN=VALUE (each once a host). */
 static int add_dhchap(struct nvmet_config *c, int opt, const char *arg,
 		      const char *where)
 {
-	const char *eq = arg ? strchr(arg, '=') : NULL;
+	const char *eq = dhchap_split(opt, arg);
 	struct nvmet_host_opts *h;
 	const char **field;
 	char *nqn;
@@ -332,15 +364,15 @@ static int add_dhchap(struct nvmet_config *c, int opt, const char *arg,
 		opt == OPT_DHCHAP_HASH	   ? &h->dhchap_hash :
 					     &h->dhchap_dhgroup;
 	if (*field) {
-		fprintf(stderr, PROG ": %s: given twice for %s\n", where,
-			h->nqn);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: given twice for %s",
+			     where, h->nqn);
 		return -EINVAL;
 	}
 	*field = eq + 1;
 	return 0;
 bad:
 	/* the value may be a secret: not echoed */
-	fprintf(stderr, PROG ": %s: bad value (NQN=VALUE)\n", where);
+	nvmet_printk(NVMET_LOG_ERR, PROG ": %s: bad value (NQN=VALUE)", where);
 	return -EINVAL;
 }
 
@@ -363,6 +395,7 @@ static int once_only(struct nvmet_config *c, int opt, const char *where)
 		OPT_SOFT,	    OPT_DURATION,
 		OPT_SAVE_CONFIG,    OPT_ALLOW_ANY_HOST,
 		OPT_STATS_FILE,	    OPT_STATS_INTERVAL,
+		OPT_NS_MODE,	    OPT_LOG_LEVEL,
 	};
 	size_t i;
 
@@ -370,7 +403,8 @@ static int once_only(struct nvmet_config *c, int opt, const char *where)
 		if (single[i] != opt)
 			continue;
 		if (c->seen[i]) {
-			fprintf(stderr, PROG ": %s: given twice\n", where);
+			nvmet_printk(NVMET_LOG_ERR, PROG ": %s: given twice",
+				     where);
 			return -EINVAL;
 		}
 		c->seen[i] = true;
@@ -434,14 +468,22 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 	case OPT_READONLY:
 		c->readonly = true;
 		return 0;
+	case OPT_NS_MODE:
+		/* read and write for the owner; never execute or set-id */
+		if (parse_uint(arg, 0, 0666, &v) || (v & 0600) != 0600 ||
+		    arg[0] != '0')
+			goto bad;
+		c->ns_mode = v;
+		return 0;
 	case OPT_NQN:
 		if (!nvme_nqn_valid(arg) || strncmp(arg, "nqn.", 4))
 			goto bad;
 		if (!strcmp(arg, NVME_DISC_SUBSYS_NAME)) {
-			fprintf(stderr,
-				PROG ": %s: '%s' is the discovery subsystem's "
-				     "NQN\n",
-				where, arg);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG
+				     ": %s: '%s' is the discovery subsystem's "
+				     "NQN",
+				     where, arg);
 			return -EINVAL;
 		}
 		c->o.subnqn = arg;
@@ -509,8 +551,9 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 		return 0;
 	case OPT_CONFIG:
 		if (depth > 0) {
-			fprintf(stderr, PROG ": %s: config files do not nest\n",
-				where);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": %s: config files do not nest",
+				     where);
 			return -EINVAL;
 		}
 		return read_config(c, arg, depth + 1);
@@ -549,12 +592,22 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 	case OPT_VERBOSE:
 		c->o.verbose = true;
 		return 0;
+	case OPT_LOG_LEVEL: {
+		int level = nvmet_log_parse_level(arg);
+
+		if (level < 0)
+			goto bad;
+		c->log_level = level;
+		if (level >= NVMET_LOG_INFO)
+			c->o.verbose = true;
+		return 0;
+	}
 	default:
-		fprintf(stderr, PROG ": %s: unknown option\n", where);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: unknown option", where);
 		return -EINVAL;
 	}
 bad:
-	fprintf(stderr, PROG ": %s: bad value '%s'\n", where, arg);
+	nvmet_printk(NVMET_LOG_ERR, PROG ": %s: bad value '%s'", where, arg);
 	return -EINVAL;
 }
 
@@ -584,7 +637,8 @@ static int read_json(struct nvmet_config *c, const char *path, FILE *f)
 	len = fread(text, 1, max, f);
 	text[len] = '\0';
 	if (ferror(f) || memchr(text, '\0', len)) {
-		fprintf(stderr, PROG ": %s: cannot read it as JSON\n", path);
+		nvmet_printk(NVMET_LOG_ERR, PROG ": %s: cannot read it as JSON",
+			     path);
 		free(text);
 		return -EINVAL;
 	}
@@ -612,8 +666,8 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
-		fprintf(stderr, PROG ": --config %s: %s\n", path,
-			strerror(errno));
+		nvmet_printk(NVMET_LOG_ERR, PROG ": --config %s: %s", path,
+			     strerror(errno));
 		return -EINVAL;
 	}
 	if (is_json(f)) {
@@ -626,8 +680,9 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
-			fprintf(stderr, PROG ": %s:%d: line too long\n", path,
-				lineno);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": %s:%d: line too long", path,
+				     lineno);
 			ret = -EINVAL;
 			break;
 		}
@@ -649,16 +704,17 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 			if (!strcmp(o->name, key))
 				break;
 		if (!o->name || o->val == OPT_HELP || o->val == OPT_VERSION) {
-			fprintf(stderr, PROG ": %s: unknown key\n", where);
+			nvmet_printk(NVMET_LOG_ERR, PROG ": %s: unknown key",
+				     where);
 			ret = -EINVAL;
 			break;
 		}
 		if ((o->has_arg == required_argument) != (val != NULL) ||
 		    (val && !*val)) {
-			fprintf(stderr, PROG ": %s: %s\n", where,
-				o->has_arg == required_argument ?
-					"needs a value (key = value)" :
-					"takes no value");
+			nvmet_printk(NVMET_LOG_ERR, PROG ": %s: %s", where,
+				     o->has_arg == required_argument ?
+					     "needs a value (key = value)" :
+					     "takes no value");
 			ret = -EINVAL;
 			break;
 		}
@@ -666,8 +722,9 @@ static int read_config(struct nvmet_config *c, const char *path, int depth)
 		if (val) {
 			if (c->nr_owned >=
 			    sizeof(c->owned) / sizeof(c->owned[0])) {
-				fprintf(stderr, PROG ": %s: too many lines\n",
-					where);
+				nvmet_printk(NVMET_LOG_ERR,
+					     PROG ": %s: too many lines",
+					     where);
 				ret = -EINVAL;
 				break;
 			}
@@ -706,13 +763,15 @@ int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 			return NVMET_CONFIG_DONE;
 		}
 		if (opt == '?') {
-			fprintf(stderr, PROG ": unknown option '%s' (--help)\n",
-				argv[optind - 1]);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": unknown option '%s' (--help)",
+				     argv[optind - 1]);
 			return -EINVAL;
 		}
 		if (opt == ':') {
-			fprintf(stderr, PROG ": option '%s' needs a value\n",
-				argv[optind - 1]);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": option '%s' needs a value",
+				     argv[optind - 1]);
 			return -EINVAL;
 		}
 		snprintf(where, sizeof(where), "--%s",
@@ -722,40 +781,46 @@ int nvmet_config_args(struct nvmet_config *c, int argc, char **argv)
 			return -EINVAL;
 	}
 	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s' (--help)\n",
-			argv[optind]);
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": unexpected argument '%s' (--help)",
+			     argv[optind]);
 		return -EINVAL;
 	}
 	if (c->pending_file_size) {
-		fprintf(stderr,
-			PROG ": --file-size must come before its --file\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": --file-size must come before its --file");
 		return -EINVAL;
 	}
 	for (i = 0; c->json && i < c->o.nr_host_keys; i++) {
 		if (c->host_key_nqns[i]) {
-			fprintf(stderr,
-				PROG ": a JSON configuration takes no "
-				     "--dhchap-* (its hosts[].dhchap)\n");
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": a JSON configuration takes no "
+					  "--dhchap-* (its hosts[].dhchap)");
 			return -EINVAL;
 		}
 	}
 	for (i = 0; i < c->o.nr_host_keys; i++) {
 		if (!c->host_keys[i].dhchap_key) {
-			fprintf(stderr, PROG ": %s: --dhchap-key missing\n",
-				c->host_keys[i].nqn);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": %s: --dhchap-key missing",
+				     c->host_keys[i].nqn);
 			return -EINVAL;
 		}
 	}
 	if (c->json && (c->nr_ns || c->o.addr || c->o.nr_hosts ||
 			c->o.allow_any_host || c->soft)) {
-		fprintf(stderr, PROG ": a JSON configuration takes no --ram, "
-				     "--file, --bdev, --addr, --host, "
-				     "--allow-any-host or --soft\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": a JSON configuration takes no --ram, "
+				  "--file, --bdev, --addr, --host, "
+				  "--allow-any-host or --soft");
 		return -EINVAL;
 	}
+	for (i = 0; i < c->nr_ns; i++)
+		c->o.ns[i].create_mode = c->ns_mode;
 	if (c->o.allow_any_host && c->o.nr_hosts) {
-		fprintf(stderr, PROG ": --host and --allow-any-host exclude "
-				     "each other\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": --host and --allow-any-host exclude "
+				  "each other");
 		return -EINVAL;
 	}
 	return 0;
@@ -792,4 +857,5 @@ void nvmet_config_free(struct nvmet_config *c)
 		c->host_key_nqns[i] = NULL;
 	}
 	nvmet_config_free_json(c);
+	nvme_auth_wipe(c->machine_id, sizeof(c->machine_id));
 }

@@ -16,6 +16,13 @@
 /* nvmet_config_args(): --help or --version was printed, nothing to run. */
 #define NVMET_CONFIG_DONE 1
 
+/* Bytes of a machine ID (/etc/machine-id: 32 hex digits). */
+#define NVMET_MACHINE_ID_LEN 16
+/* Characters of a derived serial number (hex; the field holds 20). */
+#define NVMET_SERIAL_LEN 20
+/* Where the machine ID is read. */
+#define NVMET_MACHINE_ID_PATH "/etc/machine-id"
+
 /**
  * struct nvmet_config - the program's configuration
  * @o: the target's options
@@ -43,6 +50,12 @@
  * @host_keys: the hosts that must authenticate (--dhchap-*, or the JSON's
  *             hosts[].dhchap); @o.host_keys points here
  * @host_key_nqns: the NQNs of @host_keys the command line gave (owned)
+ * @log_level: --log-level (0: not given)
+ * @ns_mode: --ns-mode, the mode of namespace files it creates (0: 0600)
+ * @machine_id: the key of the derived identifiers (nvmet_config_fill_ids())
+ * @random_ids: the machine has no ID: @machine_id is random, the derived
+ *              identifiers last only as long as a --save-config keeps them
+ * @serials: the derived serial numbers (the subsystems' serial points here)
  */
 struct nvmet_config {
 	struct nvmet_target_opts o;
@@ -70,6 +83,11 @@ struct nvmet_config {
 	const char *save_path;
 	struct nvmet_host_opts host_keys[NVMET_MAX_HOSTS];
 	char *host_key_nqns[NVMET_MAX_HOSTS];
+	int log_level;
+	u32 ns_mode;
+	u8 machine_id[NVMET_MACHINE_ID_LEN];
+	bool random_ids;
+	char serials[NVMET_MAX_SUBSYS][NVMET_SERIAL_LEN + 1];
 };
 
 /**
@@ -108,7 +126,8 @@ int nvmet_config_read(struct nvmet_config *c, const char *path);
  * @len: its length (at most 1 MiB)
  *
  * Subsystems (nqn, allowed_hosts, attr.allow_any_host, attr.serial,
- * namespaces: nsid 1..16, enable, device.path) and ports (addr.trtype
+ * namespaces: nsid 1..16, enable, device.path, device.uuid,
+ * device.nguid) and ports (addr.trtype
  * "rdma", traddr, trsvcid, subsystems) become @c->o's lists; the strings
  * stay in @c until nvmet_config_free().
  *
@@ -122,8 +141,8 @@ int nvmet_config_read_json(struct nvmet_config *c, const char *path,
  * @o: the options (the quick start's fields, or the lists)
  * @f: where to
  *
- * Each allowed host is written once under "hosts"; namespace
- * UUIDs and NGUIDs are not written (the target derives them).
+ * Each allowed host is written once under "hosts"; a namespace's
+ * device.uuid and device.nguid when they are set (not all zeroes).
  *
  * Return: 0; -EINVAL (after a message) for a namespace in memory, which
  * nvmetcli cannot express, or a port without an address; -EIO when
@@ -144,6 +163,65 @@ void nvmet_config_free_json(struct nvmet_config *c);
  * Return: 0, or -EINVAL when it cannot be added.
  */
 int nvmet_config_add_default_ns(struct nvmet_config *c);
+
+/**
+ * nvmet_machine_id() - read the machine's ID
+ * @path: the file (NVMET_MACHINE_ID_PATH), as machine-id(5): 32 lower-case
+ *        hex digits and a newline
+ * @id: where to put it
+ * @len: NVMET_MACHINE_ID_LEN
+ *
+ * Return: 0; -EINVAL for a bad @len or a file that holds no ID (other
+ * text, "uninitialized", all zeroes); -ENODATA for an empty file; the
+ * negative errno of fopen() (-ENOENT).
+ */
+int nvmet_machine_id(const char *path, u8 *id, size_t len);
+
+/**
+ * nvmet_ns_ids_derive() - a namespace's UUID and NGUID on this machine
+ * @machine: the machine's ID, NVMET_MACHINE_ID_LEN bytes
+ * @subnqn: the subsystem's NQN
+ * @nsid: the namespace's ID (1..)
+ * @path: its backing file or device, or NULL (in memory)
+ * @uuid: the UUID (RFC 9562 version 8, variant 10)
+ * @nguid: the NGUID (its first 8 bytes are the EUI-64)
+ *
+ * HMAC-SHA-256 keyed by @machine over a label, @subnqn, @nsid and @path:
+ * the same inputs give the same identifiers, another machine others.
+ *
+ * Return: 0; -EINVAL for a NULL pointer or NSID 0; -ENAMETOOLONG for a
+ * path longer than PATH_MAX; another negative errno from libcrypto.
+ */
+int nvmet_ns_ids_derive(const u8 *machine, const char *subnqn, u32 nsid,
+			const char *path, u8 uuid[16], u8 nguid[16]);
+
+/**
+ * nvmet_serial_derive() - a subsystem's serial number on this machine
+ * @machine: the machine's ID, NVMET_MACHINE_ID_LEN bytes
+ * @subnqn: the subsystem's NQN
+ * @out: NVMET_SERIAL_LEN lower-case hex digits and a NUL
+ *
+ * Return: 0, or -EINVAL for a NULL pointer (a negative errno from
+ * libcrypto).
+ */
+int nvmet_serial_derive(const u8 *machine, const char *subnqn,
+			char out[NVMET_SERIAL_LEN + 1]);
+
+/**
+ * nvmet_config_fill_ids() - give every subsystem and namespace the
+ * identifiers the configuration does not set
+ * @c: the configuration (after nvmet_config_args() and
+ *     nvmet_config_add_default_ns())
+ * @machine_id_path: NVMET_MACHINE_ID_PATH (tests: another file)
+ *
+ * Serial numbers, namespace UUIDs and NGUIDs not given (--serial,
+ * attr.serial, device.uuid, device.nguid) are derived from the machine's
+ * ID; without one (no file, or no ID in it) from 16 random bytes, and
+ * @c->random_ids says so.  What is given wins.
+ *
+ * Return: 0, or a negative errno (-EIO when no random bytes came).
+ */
+int nvmet_config_fill_ids(struct nvmet_config *c, const char *machine_id_path);
 
 /**
  * nvmet_config_free() - free the strings the configuration holds

@@ -2,11 +2,12 @@
 /*
  * nvmetcli's JSON (/etc/nvmet/config.json) read as rdmarw-nvmet's
  * configuration: "subsystems" (nqn, allowed_hosts, attr.allow_any_host,
- * attr.serial, namespaces with nsid, enable and device.path), "ports"
+ * attr.serial, namespaces with nsid, enable and device: path, uuid,
+ * nguid), "ports"
  * (portid, addr with trtype "rdma", adrfam, traddr, trsvcid, and the
  * subsystems' NQNs) and "hosts" (nqn, and dhchap: key, ctrl_key, hash,
  * dhgroup: a host with a key must authenticate).  What this target has no use for
- * (referrals, ana_groups, param, uuid, nguid, discovery) is ignored; what
+ * (referrals, ana_groups, param, discovery) is ignored; what
  * it cannot serve (another trtype, a namespace id above 16) is refused
  * with a message naming it.  A small JSON parser of its own: bounded
  * size (1 MiB) and depth (16), ASCII strings (\u escapes below 0x80).
@@ -21,6 +22,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "log.h"
 #include "nvme_ids.h"
 #include "nvme_proto.h"
 
@@ -48,7 +50,8 @@ struct json_parser {
 
 static int json_err(struct json_parser *jp, const char *what)
 {
-	fprintf(stderr, PROG ": %s:%d: %s\n", jp->path, jp->line, what);
+	nvmet_printk(NVMET_LOG_ERR, PROG ": %s:%d: %s", jp->path, jp->line,
+		     what);
 	return -EINVAL;
 }
 
@@ -310,11 +313,65 @@ static bool json_true(const struct json *v)
 
 /* ---- nvmetcli's model ------------------------------------------------------ */
 
+static const char *json_opt_str(const struct json *o, const char *key);
+
 static int cfg_err(const char *path, const char *what, const char *name)
 {
-	fprintf(stderr, PROG ": %s: %s%s%s\n", path, what, name ? ": " : "",
-		name ? name : "");
+	nvmet_printk(NVMET_LOG_ERR, PROG ": %s: %s%s%s", path, what,
+		     name ? ": " : "", name ? name : "");
 	return -EINVAL;
+}
+
+/*
+ * A UUID or NGUID as configfs shows them (%pUb: 8-4-4-4-12 hex digits),
+ * or 32 hex digits; 0 or -EINVAL.
+ */
+static int json_parse_id(const char *s, u8 out[16])
+{
+	size_t len = s ? strlen(s) : 0, i, n = 0;
+
+	if (len != 36 && len != 32)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		char ch = s[i];
+		int v;
+
+		if (len == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) {
+			if (ch != '-')
+				return -EINVAL;
+			continue;
+		}
+		if (ch >= '0' && ch <= '9')
+			v = ch - '0';
+		else if (ch >= 'a' && ch <= 'f')
+			v = ch - 'a' + 10;
+		else if (ch >= 'A' && ch <= 'F')
+			v = ch - 'A' + 10;
+		else
+			return -EINVAL;
+		if (n & 1)
+			out[n / 2] = (u8)(out[n / 2] | v);
+		else
+			out[n / 2] = (u8)(v << 4);
+		n++;
+	}
+	return 0;
+}
+
+/* device.uuid and device.nguid ("" or absent: derived). */
+static int json_ns_ids(const char *path, const struct nvmet_subsys_opts *s,
+		       const struct json *dev, struct nvmet_ns_opts *ns)
+{
+	const char *uuid = json_opt_str(dev, "uuid");
+	const char *nguid = json_opt_str(dev, "nguid");
+
+	if (uuid && json_parse_id(uuid, ns->uuid))
+		return cfg_err(path, "namespace device.uuid is not a UUID",
+			       s->nqn);
+	if (nguid && json_parse_id(nguid, ns->nguid))
+		return cfg_err(path, "namespace device.nguid is not 16 bytes",
+			       s->nqn);
+	return 0;
 }
 
 static int json_namespace(const char *path, struct nvmet_subsys_opts *s,
@@ -341,7 +398,7 @@ static int json_namespace(const char *path, struct nvmet_subsys_opts *s,
 	ns->path = dev;
 	ns->type = !stat(dev, &st) && S_ISBLK(st.st_mode) ? NVMET_BACKEND_BDEV :
 							    NVMET_BACKEND_FILE;
-	return 0;
+	return json_ns_ids(path, s, json_get(n, "device"), ns);
 }
 
 static int json_subsys(struct nvmet_config *c, const char *path,
@@ -600,6 +657,26 @@ static void json_put_strs(FILE *f, const char *const *v, u32 n)
 	fputs(n ? " ]" : "]", f);
 }
 
+static bool json_id_set(const u8 *id)
+{
+	static const u8 none[16];
+
+	return memcmp(id, none, sizeof(none)) != 0;
+}
+
+/* A UUID or NGUID as nvmetcli writes it (configfs' %pUb). */
+static void json_put_id(FILE *f, const u8 *id)
+{
+	int i;
+
+	fputc('"', f);
+	for (i = 0; i < 16; i++)
+		fprintf(f, "%s%02x",
+			i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "",
+			id[i]);
+	fputc('"', f);
+}
+
 static void json_put_subsys(FILE *f, const struct nvmet_subsys_opts *s,
 			    bool last)
 {
@@ -620,10 +697,18 @@ static void json_put_subsys(FILE *f, const struct nvmet_subsys_opts *s,
 			continue;
 		fputs(first ? "\n" : ",\n", f);
 		first = false;
-		fputs("        {\n          \"device\": {\n"
-		      "            \"path\": ",
-		      f);
+		fputs("        {\n          \"device\": {\n", f);
+		if (json_id_set(s->ns[i].nguid)) {
+			fputs("            \"nguid\": ", f);
+			json_put_id(f, s->ns[i].nguid);
+			fputs(",\n", f);
+		}
+		fputs("            \"path\": ", f);
 		json_put_str(f, s->ns[i].path);
+		if (json_id_set(s->ns[i].uuid)) {
+			fputs(",\n            \"uuid\": ", f);
+			json_put_id(f, s->ns[i].uuid);
+		}
 		fprintf(f,
 			"\n          },\n          \"enable\": 1,\n"
 			"          \"nsid\": %u\n        }",
@@ -749,15 +834,17 @@ int nvmet_config_write_json(const struct nvmet_target_opts *o, FILE *f)
 	for (i = 0; i < nr_subs; i++)
 		for (j = 0; j < NVMET_MAX_NAMESPACES; j++)
 			if (subs[i].ns[j].type == NVMET_BACKEND_RAM) {
-				fprintf(stderr,
-					PROG ": %s: namespace %u is in memory: "
-					     "nvmetcli has no such device\n",
-					subs[i].nqn, j + 1);
+				nvmet_printk(NVMET_LOG_ERR,
+					     PROG
+					     ": %s: namespace %u is in memory: "
+					     "nvmetcli has no such device",
+					     subs[i].nqn, j + 1);
 				return -EINVAL;
 			}
 	for (i = 0; i < nr_ports; i++)
 		if (!ports[i].addr) {
-			fprintf(stderr, PROG ": a port without an address\n");
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": a port without an address");
 			return -EINVAL;
 		}
 	fputs("{\n  \"hosts\": [", f);

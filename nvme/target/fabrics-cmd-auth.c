@@ -111,6 +111,64 @@ const struct nvmet_host_auth *nvmet_auth_host_find(const struct nvmet_target *t,
 	return NULL;
 }
 
+/* ---- the transaction timer ------------------------------------------------------ */
+
+/*
+ * How long a transaction may wait for the host's next message: the
+ * controller's keep-alive timeout, 120 s without one (the kernel's
+ * auth_expire_secs).
+ */
+static unsigned long nvmet_auth_expiry_ms(const struct nvmet_ctrl *ctrl)
+{
+	u32 kato = READ_ONCE(ctrl->kato);
+
+	return kato ? (unsigned long)kato * 1000 : 120000;
+}
+
+/*
+ * A host that stopped in the middle of a transaction (or never began
+ * the one its Connect was told to run): the kernel resets the
+ * transaction and leaves the queue, which keeps what it holds until the
+ * keep-alive timer (if any) goes; here the controller is torn down, as
+ * the kernel does when a transaction fails.
+ */
+static void nvmet_auth_expired_work(struct work_struct *work)
+{
+	struct nvmet_sq *sq = container_of(to_delayed_work(work),
+					   struct nvmet_sq, auth_expired_work);
+	struct nvmet_ctrl *ctrl = READ_ONCE(sq->ctrl);
+
+	/* nvmet_auth_sq_free() clears @auth_open before the queue goes */
+	if (!ctrl || !READ_ONCE(sq->auth_open))
+		return;
+	nvmet_err("controller %u q%u: host %.223s: authentication "
+		  "transaction expired (%lu ms)",
+		  ctrl->cntlid, sq->qid, ctrl->hostnqn,
+		  nvmet_auth_expiry_ms(ctrl));
+	nvmet_ctrl_fatal_error(ctrl);
+}
+
+/* A transaction is open (again): expire it if the host stops. */
+static void nvmet_auth_timer_arm(struct nvmet_sq *sq, struct nvmet_ctrl *ctrl)
+{
+	if (!sq->auth_timer) {
+		INIT_DELAYED_WORK(&sq->auth_expired_work,
+				  nvmet_auth_expired_work);
+		sq->auth_timer = true;
+	}
+	WRITE_ONCE(sq->auth_open, true);
+	mod_delayed_work(ctrl->subsys->tgt->wq, &sq->auth_expired_work,
+			 nvmet_auth_expiry_ms(ctrl));
+}
+
+/* The transaction ended (authenticated, or failed and going down). */
+static void nvmet_auth_timer_stop(struct nvmet_sq *sq)
+{
+	WRITE_ONCE(sq->auth_open, false);
+	if (sq->auth_timer)
+		cancel_delayed_work(&sq->auth_expired_work);
+}
+
 /* ---- queues ------------------------------------------------------------------- */
 
 /*
@@ -134,6 +192,8 @@ u16 nvmet_auth_sq_setup(struct nvmet_req *req, struct nvmet_ctrl *ctrl,
 	if (!sq->auth)
 		return NVME_SC_INTERNAL;
 	*result |= NVME_CONNECT_AUTHREQ_ATR;
+	/* the host must begin at once: the timer runs from the Connect */
+	nvmet_auth_timer_arm(sq, ctrl);
 	return 0;
 }
 
@@ -163,6 +223,12 @@ static u16 nvmet_auth_sq_ready(struct nvmet_sq *sq)
 
 void nvmet_auth_sq_free(struct nvmet_sq *sq)
 {
+	/* the work reads @sq: gone (or never to run) before @sq is */
+	WRITE_ONCE(sq->auth_open, false);
+	if (sq->auth_timer) {
+		cancel_delayed_work_sync(&sq->auth_expired_work);
+		sq->auth_timer = false;
+	}
 	if (!sq->auth)
 		return;
 	nvme_auth_ctrl_clear(sq->auth);
@@ -221,7 +287,17 @@ static void nvmet_auth_failed(struct nvmet_req *req, const char *what)
 	nvmet_err("controller %u q%u: host %.223s %s (reason %#x)",
 		  ctrl->cntlid, req->sq->qid, ctrl->hostnqn, what, reason);
 	WRITE_ONCE(req->sq->authenticated, false);
+	nvmet_auth_timer_stop(req->sq);
 	req->fatal_after_send = true;
+}
+
+/* After an AUTH command: the timer follows the transaction's state. */
+static void nvmet_auth_timer_update(struct nvmet_sq *sq)
+{
+	if (nvme_auth_ctrl_status(sq->auth, NULL) == NVME_AUTH_IN_PROGRESS)
+		nvmet_auth_timer_arm(sq, sq->ctrl);
+	else
+		nvmet_auth_timer_stop(sq);
 }
 
 void nvmet_execute_auth_send(struct nvmet_req *req)
@@ -256,6 +332,11 @@ void nvmet_execute_auth_send(struct nvmet_req *req)
 		goto out;
 	}
 	WRITE_ONCE(sq->authenticated, nvme_auth_ctrl_authenticated(sq->auth));
+	/* a Failure1 still due keeps the timer: the host must fetch it */
+	if (nvme_auth_ctrl_failure_due(sq->auth))
+		nvmet_auth_timer_arm(sq, sq->ctrl);
+	else
+		nvmet_auth_timer_update(sq);
 	/* the host's Failure2 ends it now; a Failure1 waits for Receive */
 	if (nvme_auth_ctrl_status(sq->auth, NULL) == NVME_AUTH_FAILED &&
 	    !nvme_auth_ctrl_failure_due(sq->auth))
@@ -288,6 +369,7 @@ void nvmet_execute_auth_receive(struct nvmet_req *req)
 	if (!status)
 		status = nvmet_zero_req(req, (u32)n, al - (u32)n);
 	WRITE_ONCE(sq->authenticated, nvme_auth_ctrl_authenticated(sq->auth));
+	nvmet_auth_timer_update(sq);
 	/* the Failure1 goes out first; the controller goes down after it */
 	if (nvme_auth_ctrl_status(sq->auth, NULL) == NVME_AUTH_FAILED)
 		nvmet_auth_failed(req, "failed to authenticate");

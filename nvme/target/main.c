@@ -7,7 +7,7 @@
  *                [--nqn NQN] [--config FILE] [--soft PROFILE] ...
  *
  * Options and the config file (key = value lines with the long option
- * names) are described in rdmarw-nvmet(1).  The program serves until
+ * names) are described in rdmarw-nvmet(8).  The program serves until
  * SIGINT or SIGTERM (or --duration), then disconnects every host and
  * exits 0; a bad option or config line exits 2 with a message that names
  * it, a target that cannot start exits 1.
@@ -30,6 +30,8 @@
 #endif
 
 #include "config.h"
+#include "log.h"
+#include "notify.h"
 #include "nvmet.h"
 
 #define PROG "rdmarw-nvmet"
@@ -69,6 +71,43 @@ static void write_stats_file(struct nvmet_target *t, const char *path)
 			strerror(-ret));
 }
 
+static int count_device(struct ib_device *dev, void *arg)
+{
+	(void)dev;
+	(*(unsigned int *)arg)++;
+	return 0;
+}
+
+/*
+ * A wildcard address (0.0.0.0, ::) listens on every RDMA device: with
+ * none it would serve nothing and say nothing.  The address, or NULL.
+ */
+static const char *wildcard_without_device(const struct nvmet_config *c)
+{
+	unsigned int devices = 0;
+	const char *addr = NULL;
+	u32 i;
+
+	if (c->o.addr &&
+	    (!strcmp(c->o.addr, "0.0.0.0") || !strcmp(c->o.addr, "::")))
+		addr = c->o.addr;
+	for (i = 0; !addr && i < c->o.nr_ports; i++)
+		if (!strcmp(c->o.ports[i].addr, "0.0.0.0") ||
+		    !strcmp(c->o.ports[i].addr, "::"))
+			addr = c->o.ports[i].addr;
+	if (!addr)
+		return NULL;
+	ib_device_foreach(count_device, &devices);
+	return devices ? NULL : addr;
+}
+
+/* An error of the listener (the address or port), not of a namespace. */
+static bool listen_error(int err)
+{
+	return err == EADDRNOTAVAIL || err == EADDRINUSE || err == ENODEV ||
+	       err == EAFNOSUPPORT || err == EACCES;
+}
+
 /* --save-config FILE: the configuration as nvmetcli's JSON; 0 or 2. */
 static int save_config(const struct nvmet_config *c)
 {
@@ -76,8 +115,8 @@ static int save_config(const struct nvmet_config *c)
 	int ret;
 
 	if (!f) {
-		fprintf(stderr, PROG ": --save-config %s: %s\n", c->save_path,
-			strerror(errno));
+		nvmet_printk(NVMET_LOG_ERR, PROG ": --save-config %s: %s",
+			     c->save_path, strerror(errno));
 		return EXIT_USAGE;
 	}
 	ret = nvmet_config_write_json(&c->o, f);
@@ -114,10 +153,17 @@ static void do_reload(struct nvmet_target *t, const struct nvmet_config *c,
 {
 	char why[256];
 
-	if (!nvmet_config_reload(t, argc, argv, c->soft ? c->o.device : NULL,
-				 why, sizeof(why)))
+	int ret;
+
+	why[0] = '\0';
+	nvmet_notify_reloading();
+	ret = nvmet_config_reload(t, argc, argv, c->soft ? c->o.device : NULL,
+				  why, sizeof(why));
+	if (!ret)
 		fprintf(stderr, PROG ": configuration reloaded\n");
-	/* a refusal was logged with its reason */
+	/* a refusal was logged with its reason; the old one serves */
+	nvmet_notify("READY=1\nSTATUS=%s%s", ret ? "reload refused: " : "",
+		     ret ? why : "configuration reloaded");
 }
 
 int main(int argc, char **argv)
@@ -128,8 +174,10 @@ int main(int argc, char **argv)
 	struct nvmet_target *t;
 	struct sigaction sa;
 	struct nvmet_config c;
+	const char *wildcard;
 	int ret = 0;
 
+	nvmet_log_init();
 	nvmet_config_init(&c);
 	ret = nvmet_config_args(&c, argc, argv);
 	if (ret == NVMET_CONFIG_DONE) {
@@ -138,6 +186,17 @@ int main(int argc, char **argv)
 	}
 	if (ret || nvmet_config_add_default_ns(&c)) {
 		ret = EXIT_USAGE;
+		goto out;
+	}
+	nvmet_log_max = c.log_level ? c.log_level :
+			c.o.verbose ? NVMET_LOG_INFO :
+				      NVMET_LOG_NOTICE;
+	ret = nvmet_config_fill_ids(&c, NVMET_MACHINE_ID_PATH);
+	if (ret) {
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": cannot derive identifiers: %s",
+			     strerror(-ret));
+		ret = 1;
 		goto out;
 	}
 	if (c.save_path) {
@@ -152,7 +211,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!c.o.addr && !c.o.nr_ports) {
-		fprintf(stderr, PROG ": --addr is required (--help)\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": --addr is required (--help)");
 		ret = EXIT_USAGE;
 		goto out;
 	}
@@ -171,8 +231,8 @@ int main(int argc, char **argv)
 			ss.ss_family = AF_INET6;
 		fabric = soft_fabric_create();
 		if (IS_ERR(fabric) || soft_profile_get(c.soft, &prof)) {
-			fprintf(stderr, PROG ": --soft %s: cannot create\n",
-				c.soft);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": --soft %s: cannot create", c.soft);
 			fabric = NULL;
 			ret = 1;
 			goto out;
@@ -180,15 +240,16 @@ int main(int argc, char **argv)
 		prof.threaded = true;
 		dev = soft_device_create(fabric, c.o.device, &prof);
 		if (IS_ERR(dev)) {
-			fprintf(stderr, PROG ": --soft %s: %s\n", c.soft,
-				strerror((int)-PTR_ERR(dev)));
+			nvmet_printk(NVMET_LOG_ERR, PROG ": --soft %s: %s",
+				     c.soft, strerror((int)-PTR_ERR(dev)));
 			dev = NULL;
 			ret = 1;
 			goto out;
 		}
 		if (soft_device_add_addr(dev, (struct sockaddr *)&ss)) {
-			fprintf(stderr, PROG ": --soft: cannot give %s to %s\n",
-				c.o.addr, dev->name);
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": --soft: cannot give %s to %s",
+				     c.o.addr, dev->name);
 			ret = 1;
 			goto out;
 		}
@@ -199,16 +260,32 @@ int main(int argc, char **argv)
 #endif
 	}
 
+	if (c.random_ids)
+		nvmet_printk(NVMET_LOG_WARNING,
+			     PROG ": no machine ID in " NVMET_MACHINE_ID_PATH
+				  ": random namespace identifiers and "
+				  "serial (--save-config keeps them)");
+	wildcard = c.soft ? NULL : wildcard_without_device(&c);
+	if (wildcard) {
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": cannot start: %s listens on every RDMA "
+				  "device and there is none (rdmarw-info; "
+				  "--soft for a software one)",
+			     wildcard);
+		ret = 1;
+		goto out;
+	}
 	t = nvmet_target_create(&c.o);
 	if (IS_ERR(t)) {
-		if (c.o.nr_ports)
-			fprintf(stderr, PROG ": cannot start: %s\n",
-				strerror((int)-PTR_ERR(t)));
+		/* a namespace's failure is named above: not the port's */
+		if (c.o.nr_ports || !listen_error((int)-PTR_ERR(t)))
+			nvmet_printk(NVMET_LOG_ERR, PROG ": cannot start: %s",
+				     strerror((int)-PTR_ERR(t)));
 		else
-			fprintf(stderr,
-				PROG ": cannot start on %s port %u: %s\n",
-				c.o.addr, c.o.port ? c.o.port : 4420,
-				strerror((int)-PTR_ERR(t)));
+			nvmet_printk(NVMET_LOG_ERR,
+				     PROG ": cannot start on %s port %u: %s",
+				     c.o.addr, c.o.port ? c.o.port : 4420,
+				     strerror((int)-PTR_ERR(t)));
 		ret = 1;
 		goto out;
 	}
@@ -237,7 +314,6 @@ int main(int argc, char **argv)
 serve:
 	print_auth_hosts(&c.o);
 	fflush(stdout);
-
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -246,6 +322,14 @@ serve:
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_sigusr1;
 	sigaction(SIGUSR1, &sa, NULL);
+	/*
+	 * Every port listens and SIGTERM stops it cleanly: a service manager
+	 * may start what needs it (and stop it at once).
+	 */
+	nvmet_notify(
+		"READY=1\nSTATUS=serving %u subsystem%s on %u port%s",
+		c.o.nr_subsys ? c.o.nr_subsys : 1, c.o.nr_subsys > 1 ? "s" : "",
+		c.o.nr_ports ? c.o.nr_ports : 1, c.o.nr_ports > 1 ? "s" : "");
 	{
 		struct timespec start, now, nap = { 0, 50 * 1000 * 1000 };
 		time_t last_stats;
@@ -280,6 +364,7 @@ serve:
 				break;
 		}
 	}
+	nvmet_notify("STOPPING=1\nSTATUS=disconnecting every host");
 	nvmet_target_get_stats(t, &st);
 	nvmet_target_destroy(t);
 	if (c.print_stats)
@@ -297,7 +382,8 @@ serve:
 	printf(PROG ": stopped\n");
 out:
 	if (dev && soft_device_destroy(dev))
-		fprintf(stderr, PROG ": the software device is still busy\n");
+		nvmet_printk(NVMET_LOG_ERR,
+			     PROG ": the software device is still busy");
 	if (fabric)
 		soft_fabric_destroy(fabric);
 #ifdef RDMARW_HAVE_IBV

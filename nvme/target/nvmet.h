@@ -91,6 +91,12 @@ enum nvmet_backend_type {
  * @size: bytes (RAM: required; FILE: 0 for the file's size)
  * @block_size: LBA size, 512 or 4096 (0: 512)
  * @readonly: refuse writes (Write, Write Zeroes, DSM deallocate)
+ * @create_mode: the mode of a file this creates (0: 0600; the umask
+ *               may narrow it)
+ * @uuid: the namespace UUID (all zeroes: derived from the subsystem NQN
+ *        and the NSID)
+ * @nguid: the namespace NGUID, whose first 8 bytes are its EUI-64 (all
+ *         zeroes: derived as @uuid)
  */
 struct nvmet_ns_opts {
 	enum nvmet_backend_type type;
@@ -98,6 +104,9 @@ struct nvmet_ns_opts {
 	uint64_t size;
 	uint32_t block_size;
 	bool readonly;
+	uint32_t create_mode;
+	uint8_t uuid[16];
+	uint8_t nguid[16];
 };
 
 /**

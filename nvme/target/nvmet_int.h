@@ -69,15 +69,19 @@
 
 /* ---- logging ------------------------------------------------------------- */
 
+#include "log.h"
+
 extern bool nvmet_verbose;
 
-#define nvmet_log(fmt, ...)                                                 \
-	do {                                                                \
-		if (nvmet_verbose)                                          \
-			fprintf(stderr, "nvmet: " fmt "\n", ##__VA_ARGS__); \
+/* log.c: "<6>" / "<3>" before the line when standard error is the journal */
+#define nvmet_log(fmt, ...)                                         \
+	do {                                                        \
+		if (nvmet_verbose)                                  \
+			nvmet_printk(NVMET_LOG_INFO, "nvmet: " fmt, \
+				     ##__VA_ARGS__);                \
 	} while (0)
 #define nvmet_err(fmt, ...) \
-	fprintf(stderr, "rdmarw-nvmet: " fmt "\n", ##__VA_ARGS__)
+	nvmet_printk(NVMET_LOG_ERR, "rdmarw-nvmet: " fmt, ##__VA_ARGS__)
 
 /* ---- backends -------------------------------------------------------------- */
 
@@ -248,6 +252,15 @@ struct nvmet_sq {
 	/* counters (stats.c): the queue's, and per namespace */
 	struct nvmet_io_stats st;
 	struct nvmet_io_stats ns_st[NVMET_MAX_NAMESPACES];
+	/*
+	 * The transaction timer (the kernel's auth_expired_work): armed by
+	 * the Connect that asks for authentication and by each AUTH_Send
+	 * that leaves the transaction open, it tears the controller down
+	 * when it expires with @auth_open set.
+	 */
+	struct delayed_work auth_expired_work;
+	bool auth_timer; /* @auth_expired_work initialized */
+	bool auth_open; /* a transaction is under way (or due) */
 };
 
 struct nvmet_req;

@@ -255,9 +255,14 @@ static void nvmet_default_serial(const char *nqn, char *out, size_t len)
 	snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
-/* A namespace's identifiers: stable for a subsystem NQN and an NSID. */
-static void nvmet_ns_ids(struct nvmet_ns *ns, const char *nqn)
+/*
+ * A namespace's identifiers: the options' (rdmarw-nvmet derives them per
+ * machine, config_ids.c), else stable for a subsystem NQN and an NSID.
+ */
+static void nvmet_ns_ids(struct nvmet_ns *ns, const char *nqn,
+			 const struct nvmet_ns_opts *o)
 {
+	static const u8 none[16];
 	u64 h = 0xcbf29ce484222325ULL;
 	int i;
 
@@ -271,6 +276,10 @@ static void nvmet_ns_ids(struct nvmet_ns *ns, const char *nqn)
 	memcpy(ns->uuid, ns->nguid, 16);
 	ns->uuid[6] = (u8)((ns->uuid[6] & 0x0f) | 0x40); /* version 4 */
 	ns->uuid[8] = (u8)((ns->uuid[8] & 0x3f) | 0x80); /* variant */
+	if (memcmp(o->uuid, none, 16))
+		memcpy(ns->uuid, o->uuid, 16);
+	if (memcmp(o->nguid, none, 16))
+		memcpy(ns->nguid, o->nguid, 16);
 	memcpy(ns->eui64, ns->nguid, 8);
 }
 
@@ -306,7 +315,7 @@ struct nvmet_ns *nvmet_ns_create(const char *nqn, u32 nsid,
 		*err = ret;
 		return NULL;
 	}
-	nvmet_ns_ids(ns, nqn);
+	nvmet_ns_ids(ns, nqn, o);
 	return ns;
 }
 

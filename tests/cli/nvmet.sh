@@ -135,6 +135,8 @@ head -c 100 /dev/zero >"$tmp/tiny.img"
 rc=$?
 [ "$rc" -eq 1 ] && grep -qF "namespace 1 ($tmp/tiny.img): less than one block" \
 	"$err" || fail "tiny namespace: exit $rc"
+# ... and only the namespace: a backend's failure does not name the port
+! grep -q "port 4420" "$err" || fail "tiny namespace: the port is blamed"
 
 # the start-up line says which hosts may connect
 "$prog" --soft rxe --ram 1M --duration 0.1 >"$out" 2>"$err" </dev/null
@@ -160,6 +162,77 @@ refuse "--dhchap-key: bad value (NQN=VALUE)" --soft rxe \
 	--dhchap-key "nqn.2026-01.a:b=DHHC-1:00:AAAA:"
 refuse "nqn.2026-01.a:b: --dhchap-key missing" --soft rxe \
 	--dhchap-hash "nqn.2026-01.a:b=hmac(sha512)"
+# an NQN that holds '=' (any printable byte may be in one), a key whose
+# base64 ends with '=' padding: split at the '=' before "DHHC-1:"
+key48="DHHC-1:02:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vcSEgBQ==:"
+"$prog" --soft rxe --ram 1M --duration 0.1 --allow-any-host \
+	--dhchap-key "nqn.2026-01.a:x=y=$key48" \
+	--dhchap-hash "nqn.2026-01.a:x=y=hmac(sha384)" >"$out" 2>"$err" </dev/null
+grep -qF "DH-HMAC-CHAP required of 1 host: nqn.2026-01.a:x=y" "$out" ||
+	fail "--dhchap-key with '=' in the NQN: exit $?"
+
+# files it creates for namespaces: 0600 whatever the umask allows, other
+# modes only when asked (--ns-mode); an existing file keeps its mode
+(
+	umask 022
+	"$prog" --soft rxe --file-size 1M --file "$tmp/m1.img" --duration 0.1 \
+		>"$out" 2>"$err" </dev/null || fail "--file created: exit $?"
+	"$prog" --soft rxe --ns-mode 0644 --file-size 1M --file "$tmp/m2.img" \
+		--duration 0.1 >"$out" 2>"$err" </dev/null ||
+		fail "--ns-mode 0644: exit $?"
+	[ "$(stat -c %a "$tmp/m1.img")" = 600 ] ||
+		fail "created namespace file: mode $(stat -c %a "$tmp/m1.img")"
+	[ "$(stat -c %a "$tmp/m2.img")" = 644 ] ||
+		fail "--ns-mode 0644: mode $(stat -c %a "$tmp/m2.img")"
+	exit "$fails"
+) || fails=$((fails + 1))
+refuse "--ns-mode: bad value '0755'" --soft rxe --ns-mode 0755
+refuse "--ns-mode: bad value '0400'" --soft rxe --ns-mode 0400
+refuse "--ns-mode: bad value '644'" --soft rxe --ns-mode 644
+refuse "--ns-mode: given twice" --soft rxe --ns-mode 0600 --ns-mode 0640
+
+# --save-config writes the derived identifiers, and the same ones again
+grep -q '"uuid": "[0-9a-f-]\{36\}"' "$tmp/s.json" &&
+	grep -q '"nguid": "[0-9a-f-]\{36\}"' "$tmp/s.json" &&
+	grep -q '"serial": "[0-9a-f]\{20\}"' "$tmp/s.json" ||
+	fail "--save-config: no uuid, nguid or serial"
+if grep -qx '[0-9a-f]\{32\}' /etc/machine-id 2>/dev/null; then
+	"$prog" --addr 10.9.9.9 --file "$tmp/j.img" --nqn nqn.2026-01.a:s \
+		--host nqn.2026-01.h:1 --save-config "$tmp/s4.json" >"$out" \
+		2>"$err" </dev/null && cmp -s "$tmp/s.json" "$tmp/s4.json" ||
+		fail "--save-config twice: not the same identifiers"
+fi
+
+# journald: standard error that is the journal's stream ($JOURNAL_STREAM
+# names its device and inode) gets "<N>" level prefixes; another does not
+: >"$tmp/jerr"
+JOURNAL_STREAM=$(stat -c %d:%i "$tmp/jerr") "$prog" --addr 10.9.9.9 \
+	--ram 1M >"$out" 2>>"$tmp/jerr" </dev/null
+grep -qx "<3>rdmarw-nvmet: cannot start on 10.9.9.9 port 4420: .*" \
+	"$tmp/jerr" && ! grep -qv "^<[3-7]>" "$tmp/jerr" ||
+	{ cp "$tmp/jerr" "$err"; fail "JOURNAL_STREAM: no <3> prefix"; }
+JOURNAL_STREAM=1:2 "$prog" --addr 10.9.9.9 --ram 1M >"$out" 2>"$err" \
+	</dev/null
+grep -qx "rdmarw-nvmet: cannot start on 10.9.9.9 port 4420: .*" "$err" ||
+	fail "JOURNAL_STREAM of another stream: not plain"
+# --log-level: info shows the connection log (as -v), notice does not
+"$prog" --soft rxe --ram 1M --duration 0.1 --log-level info >"$out" \
+	2>"$err" </dev/null
+grep -qF "nvmet: listening on 127.0.0.1:4420" "$err" ||
+	fail "--log-level info: no connection log"
+"$prog" --soft rxe --ram 1M --duration 0.1 >"$out" 2>"$err" </dev/null
+! grep -qF "nvmet: listening" "$err" || fail "default level: connection log"
+refuse "--log-level: bad value 'loud'" --soft rxe --log-level loud
+refuse "--log-level: given twice" --soft rxe --log-level 3 --log-level 4
+# --addr 0.0.0.0 where there is no RDMA device: an error, not silence
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	"$prog" --addr 0.0.0.0 --ram 1M --duration 0.1 >"$out" 2>"$err" \
+		</dev/null
+	rc=$?
+	[ "$rc" -eq 1 ] && grep -qF "cannot start: 0.0.0.0 listens on every RDMA device and there is none" \
+		"$err" || fail "--addr 0.0.0.0 without a device: exit $rc"
+fi
+
 "$prog" --version >"$out" 2>"$err" </dev/null || fail "--version"
 grep -q "^rdmarw-nvmet [0-9]" "$out" || fail "--version output"
 

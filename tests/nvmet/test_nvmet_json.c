@@ -142,7 +142,7 @@ static void test_nvmetcli_json(void **state)
 		" \"subsystems\": [\n"
 		"  { \"allowed_hosts\": [ \"%s\" ],\n"
 		"    \"attr\": { \"allow_any_host\": \"0\", \"serial\": \"SN-A\" },\n"
-		"    \"namespaces\": [ { \"device\": { \"nguid\": \"00\",\n"
+		"    \"namespaces\": [ { \"device\": { \"nguid\": \"\",\n"
 		"      \"path\": \"%s\" }, \"enable\": 1, \"nsid\": 1 } ],\n"
 		"    \"nqn\": \"%s\" },\n"
 		"  { \"allowed_hosts\": [], \"attr\": { \"allow_any_host\": \"1\" },\n"
