@@ -300,10 +300,24 @@ static void nvmet_auth_timer_update(struct nvmet_sq *sq)
 		nvmet_auth_timer_stop(sq);
 }
 
+/*
+ * Once per transaction that ends with the host authenticated (Success1
+ * received, or Success2 sent when bidirectional): say so.  A queue that
+ * re-authenticates stays authenticated meanwhile, as the kernel's.
+ */
+static void nvmet_auth_note_success(struct nvmet_sq *sq, bool was_open)
+{
+	if (was_open && !READ_ONCE(sq->auth_open) &&
+	    nvme_auth_ctrl_status(sq->auth, NULL) == NVME_AUTH_SUCCESS)
+		nvmet_log("controller %u q%u: host authenticated",
+			  sq->ctrl->cntlid, sq->qid);
+}
+
 void nvmet_execute_auth_send(struct nvmet_req *req)
 {
 	u8 msg[NVME_AUTH_MAX_MSG];
 	struct nvmet_sq *sq = req->sq;
+	bool was_open;
 	u16 status;
 	u32 tl;
 	int ret;
@@ -325,6 +339,7 @@ void nvmet_execute_auth_send(struct nvmet_req *req)
 		status = NVME_SC_INVALID_FIELD | NVME_SC_DNR;
 		goto out;
 	}
+	was_open = READ_ONCE(sq->auth_open);
 	ret = nvme_auth_ctrl_send(sq->auth, msg, tl);
 	if (ret) {
 		req->error_loc = offsetof(struct nvmf_auth_command, len);
@@ -337,6 +352,7 @@ void nvmet_execute_auth_send(struct nvmet_req *req)
 		nvmet_auth_timer_arm(sq, sq->ctrl);
 	else
 		nvmet_auth_timer_update(sq);
+	nvmet_auth_note_success(sq, was_open);
 	/* the host's Failure2 ends it now; a Failure1 waits for Receive */
 	if (nvme_auth_ctrl_status(sq->auth, NULL) == NVME_AUTH_FAILED &&
 	    !nvme_auth_ctrl_failure_due(sq->auth))
@@ -350,6 +366,7 @@ void nvmet_execute_auth_receive(struct nvmet_req *req)
 {
 	u8 msg[NVME_AUTH_MAX_MSG];
 	struct nvmet_sq *sq = req->sq;
+	bool was_open;
 	ssize_t n;
 	u16 status;
 	u32 al;
@@ -359,6 +376,7 @@ void nvmet_execute_auth_receive(struct nvmet_req *req)
 		goto out;
 	if (!nvmet_check_transfer_len(req, al))
 		return;
+	was_open = READ_ONCE(sq->auth_open);
 	n = nvme_auth_ctrl_receive(sq->auth, msg, min_t(u32, al, sizeof(msg)));
 	if (n < 0) {
 		req->error_loc = offsetof(struct nvmf_auth_command, len);
@@ -373,9 +391,7 @@ void nvmet_execute_auth_receive(struct nvmet_req *req)
 	/* the Failure1 goes out first; the controller goes down after it */
 	if (nvme_auth_ctrl_status(sq->auth, NULL) == NVME_AUTH_FAILED)
 		nvmet_auth_failed(req, "failed to authenticate");
-	else if (nvme_auth_ctrl_authenticated(sq->auth))
-		nvmet_log("controller %u q%u: host authenticated",
-			  sq->ctrl->cntlid, sq->qid);
+	nvmet_auth_note_success(sq, was_open);
 out:
 	nvme_auth_wipe(msg, sizeof(msg));
 	nvmet_req_complete(req, status);

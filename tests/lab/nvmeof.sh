@@ -199,8 +199,10 @@ auth_checks() {
 	# one way
 	a0=$(authenticated)
 	if connect --dhchap-secret="$key"; then
+		c=$(auth_ctrl) && q=$(cat "$c/queue_count")
+		[ $(($(authenticated) - a0)) = "${q:-x}" ] || rc=1
 		result "check=auth case=unidirectional status=connected" \
-			"queues=$(($(authenticated) - a0))"
+			"queues=${q:-x} authenticated=$(($(authenticated) - a0))"
 		fio_verify 4k 2 4 auth1 || rc=1
 		disconnect || rc=1
 	else
@@ -208,9 +210,13 @@ auth_checks() {
 		rc=1
 	fi
 	# both ways, then every queue again
+	a0=$(authenticated)
 	if connect --dhchap-secret="$key" --dhchap-ctrl-secret="$ckey"; then
 		c=$(auth_ctrl) || { say "no controller for $NQN"; rc=1; }
 		q=$(cat "$c/queue_count")
+		[ $(($(authenticated) - a0)) = "$q" ] || rc=1
+		result "check=auth case=bidirectional status=connected" \
+			"queues=$q authenticated=$(($(authenticated) - a0))"
 		a0=$(authenticated)
 		n0=$(host_log_lines)
 		printf %s "$key" >"$c/dhchap_secret" || rc=1
@@ -218,8 +224,10 @@ auth_checks() {
 			[ $(($(authenticated) - a0)) -ge "$q" ] && break
 			sleep 0.2
 		done
+		sleep 1
 		dmesg | tail -n +"$((n0 + 1))" | grep -i auth
-		if [ $(($(authenticated) - a0)) -lt "$q" ] ||
+		# one transaction per queue, each counted once
+		if [ $(($(authenticated) - a0)) != "$q" ] ||
 			dmesg | tail -n +"$((n0 + 1))" |
 			grep -q "authentication failed"; then
 			say "re-authentication: $(($(authenticated) - a0)) of $q queues"
