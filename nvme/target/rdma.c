@@ -1445,6 +1445,7 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 	struct nvmet_rdma_rsp *rsp, *tmp;
 
 	cancel_delayed_work_sync(&queue->connect_work);
+	cancel_delayed_work_sync(&queue->auth_fail_work);
 	if (queue->qp)
 		rdma_destroy_qp(queue->cm_id);
 	queue->qp = NULL;
@@ -1493,9 +1494,10 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 	int waited = 0;
 
 	nvmet_log("q%u: releasing", queue->host_qid);
-	cancel_delayed_work_sync(&queue->auth_fail_work);
 	if (queue->qp)
 		ib_drain_qp(queue->qp);
+	/* after the drain: no send completion can arm it again */
+	cancel_delayed_work_sync(&queue->auth_fail_work);
 	/* the admin queue fails its AERs here; its I/O queues go too */
 	if (queue->nvme_sq.ctrl && queue->nvme_sq.qid == 0) {
 		nvmet_async_events_failall(queue->nvme_sq.ctrl);
