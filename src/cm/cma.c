@@ -46,6 +46,8 @@ static const struct rdmarw__cm_ops *const cm_transports[] = {
 #ifdef RDMARW_HAVE_IBV
 	&rdmarw__cm_ibv_ops,
 #endif
+	/* last: it routes any address when a TCP device has its family */
+	&rdmarw__cm_mpa_ops,
 };
 
 static struct cm_id_priv *to_priv(struct rdma_cm_id *id)
@@ -337,6 +339,8 @@ static void *cm_main(void *arg)
 		cm.running = p;
 		if (w->action == CM_ACT_RTS && !work_rts(w))
 			goto done;
+		if (w->action == CM_ACT_ATTACH && !p->ops->attach(p, w))
+			goto done;
 		if (w->action == CM_ACT_ERR) {
 			pthread_mutex_unlock(&cm.lock);
 			rdmarw__cm_qp_to_err(p);
@@ -533,6 +537,7 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss,
 			return -EADDRNOTAVAIL;
 	}
 	p->id.route.addr.src_addr = *ss;
+	p->port_auto = !sa_port(ss);
 	if (!sa_port(ss)) {
 		for (tries = 0; tries < 28232; tries++) {
 			sa_set_port(&p->id.route.addr.src_addr, cm.next_port);
@@ -680,6 +685,31 @@ void rdmarw__cm_break_peer(struct cm_id_priv *p)
 	}
 }
 
+/* Let every table that keeps something for @p drop it (cm.lock held). */
+static void release_transport(struct cm_id_priv *p)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cm_transports) / sizeof(cm_transports[0]); i++)
+		if (cm_transports[i]->release)
+			cm_transports[i]->release(p);
+}
+
+/* Open what listens for @p in its table, or in each for a wildcard. */
+static int listen_transport(struct cm_id_priv *p, int backlog)
+{
+	size_t i;
+	int ret = 0;
+
+	if (p->ops)
+		return p->ops->listen ? p->ops->listen(p, backlog) : 0;
+	for (i = 0;
+	     !ret && i < sizeof(cm_transports) / sizeof(cm_transports[0]); i++)
+		if (cm_transports[i]->listen)
+			ret = cm_transports[i]->listen(p, backlog);
+	return ret;
+}
+
 /* Destroy @p (cm.lock held; no handler of @p runs). */
 static void destroy_locked(struct cm_id_priv *p)
 {
@@ -695,6 +725,7 @@ static void destroy_locked(struct cm_id_priv *p)
 		}
 	rdmarw__cm_break_peer(p);
 	detach_xid(p);
+	release_transport(p);
 	set_device(p, NULL);
 	list_del(&p->entry);
 	/* a QP left to its ULP (ib_destroy_qp() later) forgets the id */
@@ -874,6 +905,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		ret = -EINVAL;
 	if (!ret && port_taken(p, true))
 		ret = -EADDRINUSE;
+	if (!ret)
+		ret = listen_transport(p, backlog);
 	if (!ret && p->xid) {
 		ret = p->xops->x_listen(p->xid, backlog);
 		if (ret && !p->id.device) {

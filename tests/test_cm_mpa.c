@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rdma_cm over TCP with MPA (issue 28): two TCP software devices on two
+ * fabrics in one process, over 127.0.0.1/127.0.0.2 and ::1, ports 0.
+ * Listen/connect/accept with private data both ways, reject with private
+ * data, nobody listening, a peer that sends garbage, half a frame or
+ * nothing (the listener goes on serving), a listener that never answers,
+ * an id destroyed mid-handshake, disconnect from either side.
+ *
+ * The handshake timeout is RDMARW_MPA_TIMEOUT_MS (200 ms here): the tests
+ * wait for the events it causes, they do not time it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "cm_env.h"
+#include "iwarp/iwarp.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static struct {
+	struct soft_fabric *fab[2];
+	struct ib_device *dev[2];
+	struct ib_pd *pd[2];
+	struct ib_cq *cq[2];
+} t;
+
+static int ctx_server, ctx_client;
+
+/* The id's local port (the kernel's src_port()). */
+static u16 src_port(struct rdma_cm_id *id)
+{
+	const struct sockaddr_storage *ss = &id->route.addr.src_addr;
+
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+static int setup(void **state)
+{
+	struct sockaddr_in a0 = cm_in4("127.0.0.2", 0),
+			   a1 = cm_in4("127.0.0.1", 0);
+	struct sockaddr_in6 b = cm_in6("::1", 0);
+	struct soft_profile prof;
+	int i;
+
+	assert_int_equal(soft_profile_get("siw", &prof), 0);
+	prof.tcp = true;
+	for (i = 0; i < 2; i++) {
+		t.fab[i] = soft_fabric_create();
+		assert_false(IS_ERR_OR_NULL(t.fab[i]));
+		t.dev[i] = soft_device_create(t.fab[i], "mpa%d", &prof);
+		if (PTR_ERR(t.dev[i]) == -EOPNOTSUPP) {
+			soft_fabric_destroy(t.fab[i]);
+			t.fab[i] = NULL;
+			t.dev[i] = NULL;
+			return 0; /* no TCP data path in this build: skipped */
+		}
+		assert_false(IS_ERR(t.dev[i]));
+		t.pd[i] = ib_alloc_pd(t.dev[i], 0);
+		assert_false(IS_ERR(t.pd[i]));
+		t.cq[i] = ib_alloc_cq(t.dev[i], NULL, 64, 0, IB_POLL_DIRECT);
+		assert_false(IS_ERR(t.cq[i]));
+	}
+	assert_int_equal(soft_device_add_addr(t.dev[0], SA(a0)), 0);
+	assert_int_equal(soft_device_add_addr(t.dev[1], SA(a1)), 0);
+	assert_int_equal(soft_device_add_addr(t.dev[1], SA(b)), 0);
+	cm_log_reset();
+	(void)state;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int i;
+
+	for (i = 1; i >= 0; i--) {
+		if (!t.dev[i])
+			continue;
+		assert_int_equal(ib_free_cq(t.cq[i]), 0);
+		ib_dealloc_pd(t.pd[i]);
+		assert_int_equal(soft_device_destroy(t.dev[i]), 0);
+		assert_int_equal(soft_fabric_destroy(t.fab[i]), 0);
+	}
+	memset(&t, 0, sizeof(t));
+	(void)state;
+	return 0;
+}
+
+#define NEED_TCP()                                                      \
+	do {                                                            \
+		if (!t.dev[0])                                          \
+			skip(); /* soft_device_create(): -EOPNOTSUPP */ \
+	} while (0)
+
+static void create_qp(int side, struct rdma_cm_id *id)
+{
+	struct ib_qp_init_attr qa = {
+		.send_cq = t.cq[side],
+		.recv_cq = t.cq[side],
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+
+	assert_int_equal(rdma_create_qp(id, t.pd[side], &qa), 0);
+}
+
+/* Wait for @ev on @id (any order among ids); return its record. */
+static struct cm_rec *wait_ev(struct rdma_cm_id *id, enum rdma_cm_event_type ev)
+{
+	int i, n;
+
+	for (n = 1; n <= CM_REC_MAX; n++) {
+		cm_wait(n);
+		pthread_mutex_lock(&cm_log.m);
+		for (i = 0; i < n; i++)
+			if ((!id || cm_log.r[i].id == id) &&
+			    cm_log.r[i].ev == ev)
+				break;
+		pthread_mutex_unlock(&cm_log.m);
+		if (i < n)
+			return &cm_log.r[i];
+	}
+	fail();
+	return NULL;
+}
+
+/* How many events of @id are recorded (of type @ev, or all for -1). */
+static int count_ev(struct rdma_cm_id *id, int ev)
+{
+	int i, c = 0;
+
+	pthread_mutex_lock(&cm_log.m);
+	for (i = 0; i < cm_log.n; i++)
+		c += cm_log.r[i].id == id &&
+		     (ev < 0 || (int)cm_log.r[i].ev == ev);
+	pthread_mutex_unlock(&cm_log.m);
+	return c;
+}
+
+/* A listener on @ip, port 0: the kernel's port is reported. */
+static struct rdma_cm_id *listener(const struct sockaddr *a)
+{
+	struct rdma_cm_id *id = cm_id(&ctx_server);
+
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)a), 0);
+	assert_ptr_equal(id->device, t.dev[1]);
+	assert_int_equal(rdma_listen(id, 8), 0);
+	assert_int_not_equal(src_port(id), 0);
+	return id;
+}
+
+/* A client from t.dev[0] (or the TCP device found for @dst) to @dst. */
+static struct rdma_cm_id *client(const struct sockaddr *src,
+				 const struct sockaddr *dst)
+{
+	struct rdma_cm_id *id = cm_id(&ctx_client);
+	struct cm_rec *r;
+
+	assert_int_equal(
+		rdma_resolve_addr(id, (struct sockaddr *)src, dst, 1000), 0);
+	r = wait_ev(id, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(rdma_resolve_route(id, 1000), 0);
+	r = wait_ev(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	assert_int_equal(r->status, 0);
+	create_qp(src ? 0 : (id->device == t.dev[0] ? 0 : 1), id);
+	return id;
+}
+
+static struct sockaddr_storage dst_of(struct rdma_cm_id *l, const char *ip)
+{
+	struct sockaddr_storage ss = { 0 };
+
+	if (strchr(ip, ':'))
+		*(struct sockaddr_in6 *)&ss = cm_in6(ip, src_port(l));
+	else
+		*(struct sockaddr_in *)&ss = cm_in4(ip, src_port(l));
+	return ss;
+}
+
+/*
+ * Connect @c to @l with 200 bytes of private data, IRD 4 and ORD 2;
+ * accept with 100 bytes, IRD 3 and ORD 1.  Returns the child.
+ */
+static struct rdma_cm_id *connect_accept(struct rdma_cm_id *c)
+{
+	u8 req[200], rep[100];
+	struct rdma_conn_param cp = { .private_data = req,
+				      .private_data_len = sizeof(req),
+				      .responder_resources = 4,
+				      .initiator_depth = 2 };
+	struct rdma_cm_id *child;
+	struct cm_rec *r;
+	size_t i;
+
+	for (i = 0; i < sizeof(req); i++)
+		req[i] = (u8)(i * 7 + 1);
+	for (i = 0; i < sizeof(rep); i++)
+		rep[i] = (u8)(255 - i);
+	assert_int_equal(rdma_connect(c, &cp), 0);
+	r = wait_ev(NULL, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = r->id;
+	assert_ptr_equal(r->context, &ctx_server);
+	assert_ptr_equal(child->device, t.dev[1]);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->len, sizeof(req));
+	assert_memory_equal(r->pdata, req, sizeof(req));
+	create_qp(1, child);
+	cp.private_data = rep;
+	cp.private_data_len = sizeof(rep);
+	cp.responder_resources = 3;
+	cp.initiator_depth = 1;
+	assert_int_equal(rdma_accept(child, &cp), 0);
+	r = wait_ev(child, RDMA_CM_EVENT_ESTABLISHED);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(soft_env_state(child->qp), IB_QPS_RTS);
+	r = wait_ev(c, RDMA_CM_EVENT_ESTABLISHED);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->len, sizeof(rep));
+	assert_memory_equal(r->pdata, rep, sizeof(rep));
+	assert_int_equal(soft_env_state(c->qp), IB_QPS_RTS);
+	return child;
+}
+
+static void disconnect_from(struct rdma_cm_id *a, struct rdma_cm_id *b)
+{
+	assert_int_equal(rdma_disconnect(a), 0);
+	wait_ev(a, RDMA_CM_EVENT_DISCONNECTED);
+	wait_ev(b, RDMA_CM_EVENT_DISCONNECTED);
+	cm_settle();
+	assert_int_equal(count_ev(a, RDMA_CM_EVENT_DISCONNECTED), 1);
+	assert_int_equal(count_ev(b, RDMA_CM_EVENT_DISCONNECTED), 1);
+}
+
+static void test_connect_v4(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+
+	NEED_TCP();
+	l = listener(SA(la));
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	assert_ptr_equal(c->device, t.dev[0]);
+	child = connect_accept(c);
+	disconnect_from(c, child);
+	rdma_destroy_qp(child);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(child);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
+static void test_connect_v6_passive_disconnects(void **state)
+{
+	struct sockaddr_in6 la = cm_in6("::1", 0);
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+
+	NEED_TCP();
+	l = listener(SA(la));
+	dst = dst_of(l, "::1");
+	c = client(NULL, SA(dst));
+	child = connect_accept(c);
+	disconnect_from(child, c);
+	rdma_destroy_qp(child);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(child);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
+static void test_reject(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	u8 req[10] = "0123456789", rej[37];
+	struct rdma_conn_param cp = { .private_data = req,
+				      .private_data_len = sizeof(req) };
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+	struct cm_rec *r;
+
+	NEED_TCP();
+	memset(rej, 0xa5, sizeof(rej));
+	rej[0] = 1;
+	l = listener(SA(la));
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	assert_int_equal(rdma_connect(c, &cp), 0);
+	r = wait_ev(NULL, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = r->id;
+	assert_int_equal(rdma_reject(child, rej, sizeof(rej), 0), 0);
+	r = wait_ev(c, RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(r->status, -ECONNREFUSED);
+	assert_int_equal(r->len, sizeof(rej));
+	assert_memory_equal(r->pdata, rej, sizeof(rej));
+	assert_true(rdma_is_consumer_reject(c, r->status));
+	rdma_destroy_id(child);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
+/* A port of 127.0.0.1 nobody listens on (bound, never listening). */
+static int dead_port(u16 *port)
+{
+	struct sockaddr_in a = cm_in4("127.0.0.1", 0);
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, SA(a), sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, SA(a), &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void test_nobody_listens(void **state)
+{
+	struct sockaddr_in src = cm_in4("127.0.0.2", 0), dst;
+	struct rdma_conn_param cp = { 0 };
+	struct rdma_cm_id *c;
+	struct cm_rec *r;
+	u16 port;
+	int fd;
+
+	NEED_TCP();
+	fd = dead_port(&port);
+	dst = cm_in4("127.0.0.1", port);
+	c = client(SA(src), SA(dst));
+	assert_int_equal(rdma_connect(c, &cp), 0);
+	/* a refused TCP connect is iw_cm's -ECONNREFUSED: REJECTED */
+	r = wait_ev(c, RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(r->status, -ECONNREFUSED);
+	assert_int_equal(r->len, 0);
+	close(fd);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	(void)state;
+}
+
+/* A raw TCP connection to @l; returns the socket. */
+static int raw_connect(struct rdma_cm_id *l)
+{
+	struct sockaddr_storage dst = dst_of(l, "127.0.0.1");
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, SA(dst), sizeof(struct sockaddr_in)), 0);
+	return fd;
+}
+
+/* The listener closes @fd: reading it ends (its reply first, if any). */
+static ssize_t read_to_eof(int fd, u8 *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while ((n = recv(fd, buf + got, len - got, 0)) > 0)
+		got += (size_t)n;
+	close(fd);
+	return n < 0 ? -1 : (ssize_t)got;
+}
+
+/* A listener that got garbage, half a frame, nothing, or markers. */
+static void test_bad_peers(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	static const u8 garbage[24] = "GET / HTTP/1.0\r\n\r\nxxxxx";
+	u8 frame[64], buf[64];
+	struct iwarp_mpa m = { .rev = 2, .crc = true }, rep;
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+	int fd, n;
+
+	NEED_TCP();
+	l = listener(SA(la));
+	/* garbage: closed at once, no reply */
+	fd = raw_connect(l);
+	assert_int_equal(send(fd, garbage, sizeof(garbage), 0), 24);
+	assert_int_equal(read_to_eof(fd, buf, sizeof(buf)), 0);
+	/* half a request, then nothing: closed by the timeout */
+	n = rdmarw__iwarp_mpa_build(&m, frame, sizeof(frame));
+	assert_int_equal(n, 20);
+	fd = raw_connect(l);
+	assert_int_equal(send(fd, frame, 10, 0), 10);
+	assert_int_equal(read_to_eof(fd, buf, sizeof(buf)), 0);
+	/* nothing at all: closed by the timeout */
+	fd = raw_connect(l);
+	assert_int_equal(read_to_eof(fd, buf, sizeof(buf)), 0);
+	/* markers asked: an MPA reject, then closed */
+	frame[16] |= IWARP_MPA_F_MARKERS >> 8;
+	fd = raw_connect(l);
+	assert_int_equal(send(fd, frame, 20, 0), 20);
+	n = (int)read_to_eof(fd, buf, sizeof(buf));
+	assert_true(n >= 20);
+	assert_int_equal(
+		rdmarw__iwarp_mpa_parse(buf, (size_t)n, true, true, &rep, NULL),
+		n);
+	assert_true(rep.reject);
+	/* the ULP saw none of them, and the listener serves the next one */
+	assert_int_equal(count_ev(l, -1), 0);
+	assert_int_equal(cm_settle(), 0);
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	child = connect_accept(c);
+	disconnect_from(c, child);
+	rdma_destroy_qp(child);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(child);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
+/* A plain TCP listener that never answers on 127.0.0.1. */
+static int mute_listener(u16 *port)
+{
+	int fd = dead_port(port);
+
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+static void test_reply_never_comes(void **state)
+{
+	struct sockaddr_in src = cm_in4("127.0.0.2", 0), dst;
+	struct rdma_conn_param cp = { 0 };
+	struct rdma_cm_id *c;
+	struct cm_rec *r;
+	u16 port;
+	int fd;
+
+	NEED_TCP();
+	fd = mute_listener(&port);
+	dst = cm_in4("127.0.0.1", port);
+	c = client(SA(src), SA(dst));
+	assert_int_equal(rdma_connect(c, &cp), 0);
+	r = wait_ev(c, RDMA_CM_EVENT_UNREACHABLE);
+	assert_int_equal(r->status, -ETIMEDOUT);
+	cm_settle();
+	assert_int_equal(count_ev(c, -1), 3);
+	close(fd);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	(void)state;
+}
+
+/* Ids destroyed mid-handshake: no event, nothing left (ASan, valgrind). */
+static void test_destroy_mid_handshake(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0), dst;
+	struct rdma_conn_param cp = { 0 };
+	struct rdma_cm_id *c, *l;
+	u16 port;
+	int fd, raw;
+
+	NEED_TCP();
+	/* an active id waiting for a reply */
+	fd = mute_listener(&port);
+	dst = cm_in4("127.0.0.1", port);
+	c = client(SA(src), SA(dst));
+	assert_int_equal(rdma_connect(c, &cp), 0);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	close(fd);
+	/* a listener with a handshake whose request has not come */
+	l = listener(SA(la));
+	raw = raw_connect(l);
+	rdma_destroy_id(l);
+	assert_int_equal(cm_settle(), 2);
+	close(raw);
+	(void)state;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_connect_v4, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_connect_v6_passive_disconnects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nobody_listens, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_peers, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reply_never_comes, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_mid_handshake,
+						setup, teardown),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]); /* one test, by name */
+	setenv("RDMARW_MPA_TIMEOUT_MS", "200", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
