@@ -371,12 +371,13 @@ static void active_fail(struct cm_mpa *m, int status, const void *pdata,
 		type = RDMA_CM_EVENT_REJECTED;
 	else if (status == -ETIMEDOUT)
 		type = RDMA_CM_EVENT_UNREACHABLE;
+	if (a) {
+		/* @pdata may be in @m->buf: copied before @m goes */
+		w = rdmarw__cm_queue_event(a, type, status);
+		rdmarw__cm_work_pdata(w, pdata, len, 0);
+		a->answered = true;
+	}
 	sock_free(m);
-	if (!a)
-		return;
-	w = rdmarw__cm_queue_event(a, type, status);
-	rdmarw__cm_work_pdata(w, pdata, len, 0);
-	a->answered = true;
 }
 
 /* The TCP connect is done: send the request. */
