@@ -7,8 +7,9 @@
  * nothing (the listener goes on serving), a listener that never answers,
  * an id destroyed mid-handshake, disconnect from either side.
  *
- * The handshake timeout is RDMARW_MPA_TIMEOUT_MS (200 ms here): the tests
- * wait for the events it causes, they do not time it.
+ * The handshake timeout is 200 ms where a test waits for it (the internal
+ * knob rdmarw__cm_mpa_set_timeout()), siw's 10 s elsewhere: the tests wait
+ * for the events it causes, they do not time it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "cm_env.h"
+#include "cm/cm.h"
 #include "iwarp/iwarp.h"
 
 #include <errno.h>
@@ -92,6 +94,7 @@ static int teardown(void **state)
 		assert_int_equal(soft_fabric_destroy(t.fab[i]), 0);
 	}
 	memset(&t, 0, sizeof(t));
+	rdmarw__cm_mpa_set_timeout(0);
 	(void)state;
 	return 0;
 }
@@ -196,7 +199,9 @@ static struct sockaddr_storage dst_of(struct rdma_cm_id *l, const char *ip)
  * Connect @c to @l with 200 bytes of private data, IRD 4 and ORD 2;
  * accept with 100 bytes, IRD 3 and ORD 1.  Returns the child.
  */
-static struct rdma_cm_id *connect_accept(struct rdma_cm_id *c)
+static struct rdma_cm_id *
+connect_accept_hook(struct rdma_cm_id *c,
+		    void (*before_accept)(struct rdma_cm_id *child))
 {
 	u8 req[200], rep[100];
 	struct rdma_conn_param cp = { .private_data = req,
@@ -220,6 +225,8 @@ static struct rdma_cm_id *connect_accept(struct rdma_cm_id *c)
 	assert_int_equal(r->len, sizeof(req));
 	assert_memory_equal(r->pdata, req, sizeof(req));
 	create_qp(1, child);
+	if (before_accept)
+		before_accept(child);
 	cp.private_data = rep;
 	cp.private_data_len = sizeof(rep);
 	cp.responder_resources = 3;
@@ -234,6 +241,11 @@ static struct rdma_cm_id *connect_accept(struct rdma_cm_id *c)
 	assert_memory_equal(r->pdata, rep, sizeof(rep));
 	assert_int_equal(soft_env_state(c->qp), IB_QPS_RTS);
 	return child;
+}
+
+static struct rdma_cm_id *connect_accept(struct rdma_cm_id *c)
+{
+	return connect_accept_hook(c, NULL);
 }
 
 static void disconnect_from(struct rdma_cm_id *a, struct rdma_cm_id *b)
@@ -262,6 +274,98 @@ static void test_connect_v4(void **state)
 	disconnect_from(c, child);
 	rdma_destroy_qp(child);
 	rdma_destroy_qp(c);
+	rdma_destroy_id(child);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
+/* Buffers of test_data_moves: the child's receive and WRITE sink. */
+static struct {
+	u8 rbuf[96];
+	u8 wbuf[160];
+	struct ib_mr *rmr, *wmr;
+} sink;
+
+static void post_recvs(struct rdma_cm_id *child)
+{
+	memset(&sink, 0xee, offsetof(typeof(sink), rmr));
+	sink.rmr =
+		ib_reg_user_mr(t.pd[1], (uintptr_t)sink.rbuf, sizeof(sink.rbuf),
+			       (uintptr_t)sink.rbuf, IB_ACCESS_LOCAL_WRITE);
+	assert_false(IS_ERR(sink.rmr));
+	sink.wmr =
+		ib_reg_user_mr(t.pd[1], (uintptr_t)sink.wbuf, sizeof(sink.wbuf),
+			       (uintptr_t)sink.wbuf,
+			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+	assert_false(IS_ERR(sink.wmr));
+	/* before the accept: iWARP has no RNR, a SEND needs its receive */
+	soft_env_post_recv(child->qp, 1, sink.rbuf + 8, 64, sink.rmr->lkey);
+	soft_env_post_recv(child->qp, 2, sink.rbuf + 8, 64, sink.rmr->lkey);
+}
+
+/* One SEND/RECV and one WRITE with exact bytes over the connection. */
+static void test_data_moves(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	u8 sbuf[64], wsrc[100], guard[160];
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+	struct ib_mr *smr, *wsmr;
+	struct ib_wc wc;
+	size_t i;
+
+	NEED_TCP();
+	l = listener(SA(la));
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	child = connect_accept_hook(c, post_recvs);
+	for (i = 0; i < sizeof(sbuf); i++)
+		sbuf[i] = (u8)(i ^ 0x5a);
+	for (i = 0; i < sizeof(wsrc); i++)
+		wsrc[i] = (u8)(3 * i + 11);
+	smr = ib_reg_user_mr(t.pd[0], (uintptr_t)sbuf, sizeof(sbuf),
+			     (uintptr_t)sbuf, 0);
+	assert_false(IS_ERR(smr));
+	wsmr = ib_reg_user_mr(t.pd[0], (uintptr_t)wsrc, sizeof(wsrc),
+			      (uintptr_t)wsrc, 0);
+	assert_false(IS_ERR(wsmr));
+	assert_int_equal(
+		soft_env_send(c->qp, 10, sbuf, sizeof(sbuf), smr->lkey), 0);
+	soft_env_poll(t.cq[1], 1, &wc);
+	assert_int_equal(wc.status, IB_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.opcode, IB_WC_RECV);
+	assert_int_equal(wc.byte_len, sizeof(sbuf));
+	assert_memory_equal(sink.rbuf + 8, sbuf, sizeof(sbuf));
+	memset(guard, 0xee, sizeof(guard));
+	assert_memory_equal(sink.rbuf, guard, 8);
+	assert_memory_equal(sink.rbuf + 72, guard, sizeof(sink.rbuf) - 72);
+	/* a WRITE, then a SEND that arrives after it */
+	assert_int_equal(soft_env_rdma(c->qp, IB_WR_RDMA_WRITE, 11, wsrc,
+				       sizeof(wsrc), wsmr->lkey,
+				       (uintptr_t)sink.wbuf + 16,
+				       sink.wmr->rkey),
+			 0);
+	assert_int_equal(soft_env_send(c->qp, 12, sbuf, 7, smr->lkey), 0);
+	soft_env_poll(t.cq[1], 1, &wc);
+	assert_int_equal(wc.status, IB_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.byte_len, 7);
+	assert_memory_equal(sink.wbuf + 16, wsrc, sizeof(wsrc));
+	assert_memory_equal(sink.wbuf, guard, 16);
+	assert_memory_equal(sink.wbuf + 116, guard, sizeof(sink.wbuf) - 116);
+	soft_env_expect(t.cq[0], 10, IB_WC_SUCCESS, IB_WC_SEND);
+	soft_env_expect(t.cq[0], 11, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
+	soft_env_expect(t.cq[0], 12, IB_WC_SUCCESS, IB_WC_SEND);
+	disconnect_from(c, child);
+	rdma_destroy_qp(child);
+	rdma_destroy_qp(c);
+	assert_int_equal(ib_dereg_mr(smr), 0);
+	assert_int_equal(ib_dereg_mr(wsmr), 0);
+	assert_int_equal(ib_dereg_mr(sink.rmr), 0);
+	assert_int_equal(ib_dereg_mr(sink.wmr), 0);
 	rdma_destroy_id(child);
 	rdma_destroy_id(c);
 	rdma_destroy_id(l);
@@ -395,6 +499,7 @@ static void test_bad_peers(void **state)
 	int fd, n;
 
 	NEED_TCP();
+	rdmarw__cm_mpa_set_timeout(200);
 	l = listener(SA(la));
 	/* garbage: closed at once, no reply */
 	fd = raw_connect(l);
@@ -422,6 +527,7 @@ static void test_bad_peers(void **state)
 	/* the ULP saw none of them, and the listener serves the next one */
 	assert_int_equal(count_ev(l, -1), 0);
 	assert_int_equal(cm_settle(), 0);
+	rdmarw__cm_mpa_set_timeout(0);
 	dst = dst_of(l, "127.0.0.1");
 	c = client(SA(src), SA(dst));
 	child = connect_accept(c);
@@ -453,6 +559,7 @@ static void test_reply_never_comes(void **state)
 	int fd;
 
 	NEED_TCP();
+	rdmarw__cm_mpa_set_timeout(200);
 	fd = mute_listener(&port);
 	dst = cm_in4("127.0.0.1", port);
 	c = client(SA(src), SA(dst));
@@ -502,6 +609,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_connect_v6_passive_disconnects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_moves, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nobody_listens, setup,
 						teardown),
@@ -515,6 +624,5 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]); /* one test, by name */
-	setenv("RDMARW_MPA_TIMEOUT_MS", "200", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

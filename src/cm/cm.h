@@ -263,6 +263,9 @@ void rdmarw__cm_lock(void);
 
 extern const struct rdmarw__cm_ops rdmarw__cm_soft_ops;
 extern const struct rdmarw__cm_ops rdmarw__cm_mpa_ops;
+/* The MPA handshakes' bound from now on (ms; 0: RDMARW_MPA_TIMEOUT_MS or
+ * siw's 10 s).  For tests. */
+void rdmarw__cm_mpa_set_timeout(unsigned int ms);
 #ifdef RDMARW_HAVE_IBV
 extern const struct rdmarw__cm_ops rdmarw__cm_ibv_ops;
 #endif

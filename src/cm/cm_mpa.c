@@ -113,13 +113,27 @@ static u64 now_ms(void)
 	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
 }
 
-/* The handshake's bound: RDMARW_MPA_TIMEOUT_MS (tests), else siw's. */
+static unsigned int mpa_timeout_knob; /* rdmarw__cm_mpa_set_timeout() */
+
+void rdmarw__cm_mpa_set_timeout(unsigned int ms)
+{
+	__atomic_store_n(&mpa_timeout_knob, ms, __ATOMIC_RELAXED);
+}
+
+/*
+ * The handshake's bound: the tests' knob, else RDMARW_MPA_TIMEOUT_MS,
+ * else siw's.
+ */
 static u64 mpa_deadline(void)
 {
-	const char *env = secure_getenv("RDMARW_MPA_TIMEOUT_MS");
-	unsigned long ms = MPA_TIMEOUT_MS;
+	unsigned long ms = __atomic_load_n(&mpa_timeout_knob, __ATOMIC_RELAXED);
+	const char *env;
 	char *end;
 
+	if (ms)
+		return now_ms() + ms;
+	ms = MPA_TIMEOUT_MS;
+	env = secure_getenv("RDMARW_MPA_TIMEOUT_MS");
 	if (env && *env) {
 		ms = strtoul(env, &end, 10);
 		if (*end || !ms || ms > 600000)
