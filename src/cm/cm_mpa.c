@@ -200,6 +200,14 @@ static struct ib_device *tcp_find(struct tcp_query *q)
 	return q->dev;
 }
 
+/* Has a TCP device an address of @family? */
+static bool tcp_family(sa_family_t family)
+{
+	struct tcp_query q = { .family = family };
+
+	return tcp_find(&q) != NULL;
+}
+
 /* The TCP device that answers to @addr (any port), or NULL. */
 static struct ib_device *tcp_dev_of(const struct sockaddr *addr)
 {
@@ -886,14 +894,12 @@ static int sock_open(const struct sockaddr_storage *src, u16 port,
 static int mpa_listen(struct cm_id_priv *p, int backlog)
 {
 	struct sockaddr_storage *src = &p->id.route.addr.src_addr, ss;
-	struct tcp_query q = { .family = src->ss_family };
 	socklen_t sl = sizeof(ss);
 	struct cm_mpa *m;
 	int fd, ret;
 
-	if (!p->id.device && !tcp_find(&q) &&
-	    !(src->ss_family == AF_INET6 && !p->afonly &&
-	      (q.family = AF_INET, tcp_find(&q))))
+	if (!p->id.device && !tcp_family(src->ss_family) &&
+	    !(src->ss_family == AF_INET6 && !p->afonly && tcp_family(AF_INET)))
 		return 0; /* a wildcard and no TCP device to hear it */
 	ret = mpa_start();
 	if (ret)
