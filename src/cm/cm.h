@@ -263,6 +263,8 @@ void rdmarw__cm_lock(void);
 
 extern const struct rdmarw__cm_ops rdmarw__cm_soft_ops;
 extern const struct rdmarw__cm_ops rdmarw__cm_mpa_ops;
+/* Is @dev a software device with soft_profile.tcp (the MPA table's)? */
+bool rdmarw__cm_dev_tcp(const struct ib_device *dev);
 /* The MPA handshakes' bound from now on (ms; 0: RDMARW_MPA_TIMEOUT_MS or
  * siw's 10 s).  For tests. */
 void rdmarw__cm_mpa_set_timeout(unsigned int ms);

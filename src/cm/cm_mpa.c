@@ -165,6 +165,19 @@ static u16 sa_port(const struct sockaddr_storage *ss)
 
 /* ---- the TCP devices' addresses ----------------------------------------- */
 
+/*
+ * Is @dev a software device on TCP?  Read from its profile, which it has
+ * from its creation: rdmarw__soft_is_tcp() becomes true only once the
+ * device's TCP thread runs, after the core has told the CM of the device.
+ */
+bool rdmarw__cm_dev_tcp(const struct ib_device *dev)
+{
+	struct soft_profile prof;
+
+	return soft_device_is_soft(dev) &&
+	       !soft_device_profile((struct ib_device *)dev, &prof) && prof.tcp;
+}
+
 /**
  * struct tcp_query - a walk over the TCP devices' addresses
  * @ss: the address looked for (port 0), or NULL for any of @family
@@ -184,7 +197,7 @@ static int tcp_match(struct ib_device *dev, const void *space,
 {
 	struct tcp_query *q = arg;
 
-	if (!rdmarw__soft_is_tcp(dev))
+	if (!rdmarw__cm_dev_tcp(dev))
 		return 0;
 	if (q->ss ? !rdmarw__same_addr(ss, q->ss) : ss->ss_family != q->family)
 		return 0;
@@ -808,7 +821,7 @@ static int attach_done(struct cm_id_priv *p, struct cm_mpa *m, int ret,
 
 static bool mpa_owns(const struct ib_device *dev)
 {
-	return rdmarw__soft_is_tcp(dev);
+	return rdmarw__cm_dev_tcp(dev);
 }
 
 static struct ib_device *mpa_bind(const struct sockaddr *addr)
@@ -829,7 +842,7 @@ static int mpa_resolve(struct ib_device *src_dev, const struct sockaddr *dst,
 		return -EHOSTUNREACH;
 	*dst_out = NULL; /* the peer is not looked up in this process */
 	if (src_dev) {
-		if (!rdmarw__soft_is_tcp(src_dev))
+		if (!rdmarw__cm_dev_tcp(src_dev))
 			return -EHOSTUNREACH;
 		*src_out = src_dev;
 		return 0;

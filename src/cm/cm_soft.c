@@ -7,7 +7,6 @@
  */
 #include "cm/cm.h"
 #include "soft/soft_loc.h"
-#include "soft/soft_tcp.h"
 
 #include <netinet/in.h>
 
@@ -66,7 +65,7 @@ static int addr_match(struct ib_device *dev, const void *space,
 	struct addr_query *q = arg;
 
 	/* a TCP device's addresses are the MPA table's (cm_mpa.c) */
-	if (!soft_device_is_soft(dev) || rdmarw__soft_is_tcp(dev) ||
+	if (!soft_device_is_soft(dev) || rdmarw__cm_dev_tcp(dev) ||
 	    (q->space && space != q->space))
 		return 0;
 	if (q->not_dev ? dev == q->not_dev || ss->ss_family != q->family :
@@ -185,7 +184,7 @@ static bool fault_fire(struct ib_device *dev, enum soft_cm_fault_type type,
 
 static bool soft_owns(const struct ib_device *dev)
 {
-	return soft_device_is_soft(dev) && !rdmarw__soft_is_tcp(dev);
+	return soft_device_is_soft(dev) && !rdmarw__cm_dev_tcp(dev);
 }
 
 static struct ib_device *soft_bind(const struct sockaddr *addr)

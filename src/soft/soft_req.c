@@ -87,6 +87,9 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
 {
 	enum soft_fault fault = SOFT_OK;
 
+	/* The wire cannot take it now: wait, the transport runs it again. */
+	if (ret & SOFT_RCV_STALL)
+		return SOFT_F_RNR;
 	if (ret & SOFT_RCV_ANSWERED) {
 		fault = qp->comp_fault;
 		qp->comp_fault = SOFT_OK;
