@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -553,6 +554,18 @@ static void test_bad_peers(void **state)
 		rdmarw__iwarp_mpa_parse(buf, (size_t)n, true, true, &rep, NULL),
 		n);
 	assert_true(rep.reject);
+	/* revision 3, then private data longer than MPA allows: closed */
+	frame[16] &= (u8) ~(IWARP_MPA_F_MARKERS >> 8);
+	frame[17] = 3;
+	fd = raw_connect(l);
+	assert_int_equal(send(fd, frame, 20, 0), 20);
+	assert_int_equal(read_to_eof(fd, buf, sizeof(buf)), 0);
+	frame[17] = 2;
+	frame[18] = 600 >> 8;
+	frame[19] = 600 & 0xff;
+	fd = raw_connect(l);
+	assert_int_equal(send(fd, frame, 20, 0), 20);
+	assert_int_equal(read_to_eof(fd, buf, sizeof(buf)), 0);
 	/* the ULP saw none of them, and the listener serves the next one */
 	assert_int_equal(count_ev(l, -1), 0);
 	assert_int_equal(cm_settle(), 0);
@@ -561,6 +574,45 @@ static void test_bad_peers(void **state)
 	c = client(SA(src), SA(dst));
 	child = connect_accept(c);
 	disconnect_from(c, child);
+	rdma_destroy_qp(child);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(child);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
+/*
+ * A listener holds 64 handshakes whose request has not come: the 65th
+ * connection is closed at once while the first ones stay open (their
+ * timeout is siw's 10 s here); once they are gone, a client is served.
+ */
+static void test_half_open_cap(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+	struct pollfd pfd;
+	int fds[64], fd, i;
+	u8 buf[8];
+
+	NEED_TCP();
+	l = listener(SA(la));
+	for (i = 0; i < 64; i++)
+		fds[i] = raw_connect(l);
+	fd = raw_connect(l);
+	assert_int_equal(read_to_eof(fd, buf, sizeof(buf)), 0);
+	for (i = 0; i < 64; i++) {
+		pfd = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		assert_int_equal(poll(&pfd, 1, 0), 0); /* still open */
+		close(fds[i]);
+	}
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	child = connect_accept(c);
+	assert_int_equal(count_ev(l, -1), 0);
+	disconnect_from(child, c);
 	rdma_destroy_qp(child);
 	rdma_destroy_qp(c);
 	rdma_destroy_id(child);
@@ -644,6 +696,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_nobody_listens, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_peers, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_half_open_cap, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reply_never_comes, setup,
 						teardown),
