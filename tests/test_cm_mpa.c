@@ -282,6 +282,31 @@ static void test_connect_v4(void **state)
 	(void)state;
 }
 
+/* A wildcard listener: the child is the TCP device of the address used. */
+static void test_wildcard_listener(void **state)
+{
+	struct sockaddr_in la = cm_in4("0.0.0.0", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+
+	NEED_TCP();
+	l = cm_id(&ctx_server);
+	assert_int_equal(rdma_bind_addr(l, SA(la)), 0);
+	assert_null(l->device);
+	assert_int_equal(rdma_listen(l, 8), 0);
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	child = connect_accept(c); /* asserts the child's device: t.dev[1] */
+	disconnect_from(c, child);
+	rdma_destroy_qp(child);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(child);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
 /* Buffers of test_data_moves: the child's receive and WRITE sink. */
 static struct {
 	u8 rbuf[96];
@@ -690,6 +715,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_connect_v6_passive_disconnects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_listener, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_data_moves, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
