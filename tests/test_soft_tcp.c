@@ -18,6 +18,7 @@
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
 
+#include "iwarp/iwarp.h"
 #include "soft/soft_tcp.h"
 
 #include <arpa/inet.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -425,6 +427,154 @@ static void test_multi_sge(void **state)
 	pair_fini(&p);
 }
 
+/* READ of each size from the peer's MR into the middle of a local one. */
+static void test_read_sizes(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		u32 len = sizes[k];
+		struct buf src, dst;
+		struct ib_sge ds;
+
+		buf_init(&src, &p.s[1], len, (u8)(k + 5));
+		buf_init(&dst, &p.s[0], len, 0);
+		memset(at(&dst), 0x5a, len);
+		ds = sge_of(&dst, 0, len);
+		assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_READ, 50 + k,
+					   &ds, 1, (uintptr_t)at(&src),
+					   src.mr->rkey),
+				 0);
+		expect_wc(p.s[0].cq, 50 + k, IB_WC_SUCCESS, IB_WC_RDMA_READ,
+			  len);
+		assert_memory_equal(at(&dst), at(&src), len);
+		guards_intact(&dst);
+		expect_empty(p.s[0].cq);
+		expect_empty(p.s[1].cq);
+		buf_fini(&src);
+		buf_fini(&dst);
+	}
+	pair_fini(&p);
+}
+
+/*
+ * 1..64 READs posted at once with ORD 4, WRITEs between them: every one
+ * completes, in posting order, with its own bytes.
+ */
+static void test_reads_in_flight(void **state)
+{
+	enum { N = 64, LEN = 10000 };
+	struct buf src, dst, wsrc, wdst;
+	struct pair p;
+
+	(void)state;
+	pair_init_conn(&p, false, 4, 4);
+	buf_init(&src, &p.s[1], N * LEN, 77);
+	buf_init(&dst, &p.s[0], N * LEN, 0);
+	buf_init(&wsrc, &p.s[0], LEN, 3);
+	buf_init(&wdst, &p.s[1], N * LEN, 0);
+	for (int n = 1; n <= N; n *= 2) {
+		memset(at(&dst), 0, N * LEN);
+		for (int k = 0; k < n; k++) {
+			struct ib_sge ds = sge_of(&dst, (size_t)k * LEN, LEN);
+			struct ib_sge ws = sge_of(&wsrc, 0, LEN);
+
+			assert_int_equal(
+				post_send(p.s[0].qp, IB_WR_RDMA_READ, 2 * k,
+					  &ds, 1,
+					  (uintptr_t)at(&src) + (size_t)k * LEN,
+					  src.mr->rkey),
+				0);
+			assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_WRITE,
+						   2 * k + 1, &ws, 1,
+						   (uintptr_t)at(&wdst) +
+							   (size_t)k * LEN,
+						   wdst.mr->rkey),
+					 0);
+		}
+		for (int k = 0; k < 2 * n; k++)
+			expect_wc(p.s[0].cq, k, IB_WC_SUCCESS,
+				  k % 2 ? IB_WC_RDMA_WRITE : IB_WC_RDMA_READ,
+				  LEN);
+		assert_memory_equal(at(&dst), at(&src), (size_t)n * LEN);
+		expect_empty(p.s[0].cq);
+	}
+	guards_intact(&dst);
+	for (int k = 0; k < N; k++)
+		assert_memory_equal(at(&wdst) + (size_t)k * LEN, at(&wsrc),
+				    LEN);
+	expect_empty(p.s[1].cq);
+	buf_fini(&src);
+	buf_fini(&dst);
+	buf_fini(&wsrc);
+	buf_fini(&wdst);
+	pair_fini(&p);
+}
+
+/*
+ * A READ of a key the peer does not have: the peer TERMINATEs, the READ
+ * and everything behind it complete once each (siw flushes a READ that
+ * waits for its response: WR_FLUSH_ERR, as the loopback's siw profile),
+ * the WRITE before it succeeded, both QPs go to ERR.  siw takes one SGE
+ * per READ: several are refused at post.
+ */
+static void test_read_bad_rkey(void **state)
+{
+	struct buf src, dst;
+	struct ib_sge ds[2];
+	struct ib_wc wc[8];
+	struct pair p;
+	int n = 0;
+
+	(void)state;
+	pair_init(&p);
+	buf_init(&src, &p.s[1], 4096, 1);
+	buf_init(&dst, &p.s[0], 4096, 0);
+	ds[0] = sge_of(&dst, 0, 2048);
+	ds[1] = sge_of(&dst, 2048, 2048);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_READ, 1, ds, 2,
+				   (uintptr_t)at(&src), src.mr->rkey),
+			 -EINVAL);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_WRITE, 1, ds, 1,
+				   (uintptr_t)at(&src), src.mr->rkey),
+			 0);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_READ, 2, ds, 1,
+				   (uintptr_t)at(&src), src.mr->rkey ^ 0x80),
+			 0);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_READ, 3, ds, 1,
+				   (uintptr_t)at(&src), src.mr->rkey),
+			 0);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_WRITE, 4, ds, 1,
+				   (uintptr_t)at(&src), src.mr->rkey),
+			 0);
+	poll_n(p.s[0].cq, 4, wc);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[0].status, IB_WC_SUCCESS);
+	for (int i = 1; i < 4; i++) {
+		assert_int_equal(wc[i].wr_id, i + 1);
+		assert_int_equal(wc[i].status, IB_WC_WR_FLUSH_ERR);
+	}
+	while (__atomic_load_n(&p.s[1].qp->state, __ATOMIC_ACQUIRE) !=
+		       IB_QPS_ERR ||
+	       __atomic_load_n(&p.s[0].qp->state, __ATOMIC_ACQUIRE) !=
+		       IB_QPS_ERR)
+		sched_yield();
+	/* exactly once: nothing more comes, a post now flushes */
+	expect_empty(p.s[0].cq);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_WRITE, 5, ds, 1,
+				   (uintptr_t)at(&src), src.mr->rkey),
+			 0);
+	expect_wc(p.s[0].cq, 5, IB_WC_WR_FLUSH_ERR, 0, 0);
+	expect_empty(p.s[0].cq);
+	n = ib_poll_cq(p.s[1].cq, 8, wc);
+	assert_int_equal(n, 0);
+	buf_fini(&src);
+	buf_fini(&dst);
+	pair_fini(&p);
+}
+
 /* Many SENDs and WRITEs in flight both ways (the transmit buffer fills,
  * the Send Queue waits and resumes), on threaded devices. */
 static void test_both_ways_threaded(void **state)
@@ -483,10 +633,451 @@ static void test_both_ways_threaded(void **state)
 		assert_memory_equal(at(&dst[i]), at(&src[!i]), LEN);
 		assert_memory_equal(at(&dst[i]) + LEN, at(&src[!i]), LEN);
 		guards_intact(&dst[i]);
+	}
+	for (int i = 0; i < 2; i++) {
 		buf_fini(&src[i]);
 		buf_fini(&dst[i]);
 	}
 	pair_fini(&p);
+}
+
+/* ---- the test plays the peer: raw bytes on a plain socket --------------- */
+
+/**
+ * struct rig - one QP of a TCP device attached to a socket whose other
+ * end the test holds
+ */
+struct rig {
+	struct side s;
+	int raw;
+	int downs;
+	int why;
+};
+
+static void rig_down(void *ctx, enum soft_tcp_down why)
+{
+	struct rig *r = ctx;
+
+	__atomic_store_n(&r->why, (int)why, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->downs, 1, __ATOMIC_RELEASE);
+}
+
+static void rig_init(struct rig *r, u32 ird)
+{
+	struct soft_profile prof;
+	int fd[2];
+
+	memset(r, 0, sizeof(*r));
+	tcp_profile(&prof, false);
+	tcp_sockets(fd);
+	side_init(&r->s, &prof);
+	{
+		struct soft_tcp_conn c = { .fd = fd[0],
+					   .crc = true,
+					   .ird = ird,
+					   .ord = 8,
+					   .initiator = true,
+					   .down = rig_down,
+					   .ctx = r };
+
+		assert_int_equal(rdmarw__soft_tcp_attach(r->s.qp, &c), 0);
+	}
+	side_rts(&r->s);
+	r->raw = fd[1];
+}
+
+static void rig_fini(struct rig *r)
+{
+	side_fini(&r->s);
+	close(r->raw);
+}
+
+/* Frame @h with @len bytes of @pay (CRC on) into @out; its length. */
+static size_t frame(struct iwarp_hdr *h, const void *pay, u32 len, u8 *out)
+{
+	u8 hdr[IWARP_HDR_MAX];
+	struct iwarp_tx_trailer trl;
+	struct iovec p = { (void *)pay, len }, iov[4];
+	size_t n = 0;
+	int hl, k;
+
+	h->pay_len = len;
+	hl = rdmarw__iwarp_hdr_build(h, hdr, sizeof(hdr));
+	assert_true(hl > 0);
+	k = rdmarw__iwarp_fpdu_tx(hdr, (size_t)hl, &p, len ? 1 : 0, true, &trl,
+				  iov, 4);
+	assert_true(k > 0);
+	for (int i = 0; i < k; i++) {
+		memcpy(out + n, iov[i].iov_base, iov[i].iov_len);
+		n += iov[i].iov_len;
+	}
+	return n;
+}
+
+static void raw_send(struct rig *r, const void *buf, size_t len)
+{
+	assert_int_equal(send(r->raw, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/*
+ * Read what the QP sends until a TERMINATE (true, its header in *@t and
+ * the copied header in @bad) or the end of the stream (false).
+ */
+static bool raw_term(struct rig *r, struct iwarp_hdr *t, u8 *bad)
+{
+	static u8 buf[1 << 16], pay[1 << 16];
+	struct iwarp_rx rx;
+	size_t paylen = 0;
+
+	assert_int_equal(rdmarw__iwarp_rx_init(&rx, true, 0xffff), 0);
+	for (;;) {
+		ssize_t got = recv(r->raw, buf, sizeof(buf), 0);
+		size_t pos = 0;
+
+		assert_true(got >= 0);
+		if (!got)
+			return false;
+		while (pos < (size_t)got) {
+			struct iwarp_term_info ti;
+			const void *data;
+			size_t used, n;
+			int ev = rdmarw__iwarp_rx_feed(&rx, buf + pos,
+						       (size_t)got - pos, &used,
+						       &data, &n, &ti);
+
+			assert_true(ev >= 0);
+			pos += used;
+			if (ev == IWARP_RX_HDR)
+				paylen = 0;
+			if (ev == IWARP_RX_PAY) {
+				memcpy(pay + paylen, data, n);
+				paylen += n;
+			}
+			if (ev == IWARP_RX_END &&
+			    rx.cur.opcode == IWARP_OP_TERMINATE) {
+				*t = rx.cur;
+				memcpy(bad, pay, paylen);
+				return true;
+			}
+		}
+	}
+}
+
+static void wait_downs(struct rig *r, int n)
+{
+	time_t start = time(NULL);
+
+	while (__atomic_load_n(&r->downs, __ATOMIC_ACQUIRE) < n) {
+		assert_true(time(NULL) - start < 120); /* hang guard */
+		sched_yield();
+	}
+}
+
+/*
+ * The end of a refused frame: a TERMINATE with @layer/@etype/@ecode came
+ * back (its copy of our header, when @copy, equal to @sent's first bytes),
+ * the stream then closed, the QP is in ERR, down(@why) was called once,
+ * and the @nrecv receives posted before were flushed once each.
+ */
+static void expect_term(struct rig *r, int layer, int etype, int ecode,
+			const u8 *sent, size_t copy, int nrecv)
+{
+	struct iwarp_hdr t;
+	u8 bad[256];
+	struct ib_wc wc;
+
+	assert_true(raw_term(r, &t, bad));
+	assert_int_equal(t.term.layer, layer);
+	assert_int_equal(t.term.etype, etype);
+	assert_int_equal(t.term.ecode, ecode);
+	assert_int_equal(t.qn, IWARP_QN_TERMINATE);
+	assert_int_equal(t.msn, 1);
+	assert_int_equal(t.term_d, copy != 0);
+	if (copy)
+		assert_memory_equal(bad, sent, copy);
+	/* then TCP closes in order */
+	assert_false(raw_term(r, &t, bad));
+	wait_downs(r, 1);
+	assert_int_equal(r->why, SOFT_TCP_DOWN_TERM_SENT);
+	for (int i = 0; i < nrecv; i++) {
+		poll_n(r->s.cq, 1, &wc);
+		assert_int_equal(wc.wr_id, 700 + i);
+		assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
+	}
+	expect_empty(r->s.cq);
+	assert_int_equal(__atomic_load_n(&r->s.qp->state, __ATOMIC_ACQUIRE),
+			 IB_QPS_ERR);
+	assert_int_equal(r->downs, 1);
+}
+
+/* The device serves another connection after one failed. */
+static void still_serves(struct rig *r)
+{
+	struct soft_profile prof;
+	struct side peer;
+	struct ib_qp *qp;
+	struct ib_qp_init_attr qa = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.send_cq = r->s.cq,
+		.recv_cq = r->s.cq,
+		.cap = { .max_send_wr = 8,
+			 .max_recv_wr = 8,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
+				.qp_access_flags = ACCESS,
+				.port_num = 1 };
+	struct buf src, dst;
+	struct ib_sge ss, rs;
+	int fd[2];
+
+	tcp_profile(&prof, false);
+	side_init(&peer, &prof);
+	qp = ib_create_qp(r->s.pd, &qa);
+	assert_false(IS_ERR(qp));
+	assert_int_equal(ib_modify_qp(qp, &a,
+				      IB_QP_STATE | IB_QP_PKEY_INDEX |
+					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
+			 0);
+	tcp_sockets(fd);
+	{
+		struct soft_tcp_conn c0 = { .fd = fd[0],
+					    .crc = true,
+					    .ird = 8,
+					    .ord = 8,
+					    .initiator = true };
+		struct soft_tcp_conn c1 = c0;
+
+		c1.fd = fd[1];
+		c1.initiator = false;
+		assert_int_equal(rdmarw__soft_tcp_attach(qp, &c0), 0);
+		assert_int_equal(rdmarw__soft_tcp_attach(peer.qp, &c1), 0);
+	}
+	{
+		struct side tmp = { .qp = qp };
+
+		side_rts(&tmp);
+		side_rts(&peer);
+	}
+	buf_init(&src, &r->s, 3000, 17);
+	buf_init(&dst, &peer, 3000, 0);
+	ss = sge_of(&src, 0, 3000);
+	rs = sge_of(&dst, 0, 3000);
+	assert_int_equal(post_recv(peer.qp, 1, &rs, 1), 0);
+	assert_int_equal(post_send(qp, IB_WR_SEND, 2, &ss, 1, 0, 0), 0);
+	expect_wc(r->s.cq, 2, IB_WC_SUCCESS, IB_WC_SEND, 3000);
+	expect_wc(peer.cq, 1, IB_WC_SUCCESS, IB_WC_RECV, 3000);
+	assert_memory_equal(at(&dst), at(&src), 3000);
+	buf_fini(&src);
+	buf_fini(&dst);
+	ib_destroy_qp(qp);
+	side_fini(&peer);
+}
+
+static void post_recvs(struct rig *r, struct buf *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct ib_sge rs = sge_of(b, 0, 64);
+
+		assert_int_equal(post_recv(r->s.qp, 700 + i, &rs, 1), 0);
+	}
+}
+
+/* A WRITE whose CRC is wrong: LLP/MPA/CRC, not a byte placed. */
+static void test_bad_crc(void **state)
+{
+	static u8 out[1 << 12];
+	u8 pay[100];
+	struct buf dst, rb;
+	struct rig r;
+	size_t n;
+
+	(void)state;
+	rig_init(&r, 8);
+	buf_init(&dst, &r.s, 100, 0);
+	buf_init(&rb, &r.s, 64, 0);
+	memset(at(&dst), 0x5a, 100);
+	post_recvs(&r, &rb, 2);
+	memset(pay, 0x33, sizeof(pay));
+	{
+		struct iwarp_hdr h = { .opcode = IWARP_OP_WRITE,
+				       .last = true,
+				       .stag = dst.mr->rkey,
+				       .to = (uintptr_t)at(&dst) };
+
+		n = frame(&h, pay, 100, out);
+	}
+	out[n - 1] ^= 0x01;
+	raw_send(&r, out, n);
+	expect_term(&r, IWARP_LAYER_LLP, IWARP_LLP_ET_MPA, IWARP_LLP_EC_CRC,
+		    NULL, 0, 2);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(at(&dst)[i], 0x5a);
+	guards_intact(&dst);
+	still_serves(&r);
+	buf_fini(&dst);
+	buf_fini(&rb);
+	rig_fini(&r);
+}
+
+/* Tagged frames to a key that is not there, and beyond the MR. */
+static void test_bad_stag(void **state)
+{
+	static u8 out[1 << 12];
+	u8 pay[100];
+
+	(void)state;
+	memset(pay, 0x33, sizeof(pay));
+	for (int k = 0; k < 3; k++) {
+		struct buf dst, rb;
+		struct rig r;
+		size_t n;
+
+		rig_init(&r, 8);
+		buf_init(&dst, &r.s, 100, 0);
+		buf_init(&rb, &r.s, 64, 0);
+		memset(at(&dst), 0x5a, 100);
+		post_recvs(&r, &rb, 1);
+		{
+			struct iwarp_hdr h = {
+				.opcode = IWARP_OP_WRITE,
+				.last = true,
+				.stag = k == 0 ? dst.mr->rkey ^ 0x100 :
+					k == 1 ? 0 :
+						 dst.mr->rkey,
+				.to = (uintptr_t)at(&dst) + (k == 2 ? 1 : 0),
+			};
+
+			/* k == 2: one byte past the MR's end (its guard
+			 * after the buffer is inside it: go further) */
+			if (k == 2)
+				h.to += 100 + 2 * GUARD - 100;
+			n = frame(&h, pay, 100, out);
+		}
+		raw_send(&r, out, n);
+		expect_term(&r, IWARP_LAYER_DDP, IWARP_DDP_ET_TAGGED,
+			    k == 2 ? IWARP_DDP_EC_T_BASE_BOUNDS :
+				     IWARP_DDP_EC_T_INVALID_STAG,
+			    out, 16, 1);
+		for (int i = 0; i < 100; i++)
+			assert_int_equal(at(&dst)[i], 0x5a);
+		guards_intact(&dst);
+		buf_fini(&dst);
+		buf_fini(&rb);
+		rig_fini(&r);
+	}
+}
+
+/* A SEND with no receive posted; a SEND whose MSN is out of the window. */
+static void test_bad_send(void **state)
+{
+	static u8 out[1 << 12];
+	u8 pay[10] = { 1 };
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct buf rb;
+		struct rig r;
+		size_t n;
+		struct iwarp_hdr h = { .opcode = IWARP_OP_SEND,
+				       .last = true,
+				       .msn = k ? 5 : 1 };
+
+		rig_init(&r, 8);
+		buf_init(&rb, &r.s, 64, 0);
+		if (k)
+			post_recvs(&r, &rb, 1);
+		n = frame(&h, pay, 10, out);
+		raw_send(&r, out, n);
+		expect_term(&r, IWARP_LAYER_DDP, IWARP_DDP_ET_UNTAGGED,
+			    k ? IWARP_DDP_EC_UT_MSN_RANGE :
+				IWARP_DDP_EC_UT_MSN_NOBUF,
+			    out, 20, k);
+		buf_fini(&rb);
+		rig_fini(&r);
+	}
+}
+
+/* A READ request beyond the IRD we gave (0 here). */
+static void test_read_over_ird(void **state)
+{
+	static u8 out[1 << 12];
+	struct buf src;
+	struct rig r;
+	size_t n;
+
+	(void)state;
+	rig_init(&r, 0);
+	buf_init(&src, &r.s, 100, 1);
+	{
+		struct iwarp_hdr h = { .opcode = IWARP_OP_READ_REQ,
+				       .last = true,
+				       .msn = 1,
+				       .read_size = 100,
+				       .src_stag = src.mr->rkey,
+				       .src_to = (uintptr_t)at(&src) };
+
+		n = frame(&h, NULL, 0, out);
+	}
+	raw_send(&r, out, n);
+	expect_term(&r, IWARP_LAYER_RDMAP, IWARP_RDMAP_ET_OPERATION,
+		    IWARP_RDMAP_EC_CATASTROPHIC_STREAM, out, 20, 0);
+	buf_fini(&src);
+	rig_fini(&r);
+}
+
+/* A frame cut short by the end of the stream; a peer that closes. */
+static void test_eof(void **state)
+{
+	static u8 out[1 << 12];
+	u8 pay[100] = { 0 };
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct iwarp_hdr t;
+		struct buf rb;
+		struct rig r;
+		struct ib_wc wc;
+		u8 bad[64];
+
+		rig_init(&r, 8);
+		buf_init(&rb, &r.s, 64, 0);
+		post_recvs(&r, &rb, 2);
+		if (!k) {
+			struct iwarp_hdr h = { .opcode = IWARP_OP_SEND,
+					       .last = true,
+					       .msn = 1 };
+			size_t n = frame(&h, pay, 100, out);
+
+			raw_send(&r, out, n / 2);
+			shutdown(r.raw, SHUT_WR);
+		} else {
+			shutdown(r.raw, SHUT_WR);
+		}
+		wait_downs(&r, 1);
+		assert_int_equal(r.why, SOFT_TCP_DOWN_CLOSED);
+		assert_false(raw_term(&r, &t, bad)); /* closed, no TERMINATE */
+		for (int i = 0; i < 2; i++) {
+			poll_n(r.s.cq, 1, &wc);
+			assert_int_equal(wc.wr_id, 700 + i);
+			assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
+		}
+		/* a SEND posted now flushes, once */
+		{
+			struct ib_sge ss = sge_of(&rb, 0, 8);
+
+			assert_int_equal(
+				post_send(r.s.qp, IB_WR_SEND, 9, &ss, 1, 0, 0),
+				0);
+			expect_wc(r.s.cq, 9, IB_WC_WR_FLUSH_ERR, 0, 0);
+		}
+		expect_empty(r.s.cq);
+		assert_int_equal(r.downs, 1);
+		buf_fini(&rb);
+		rig_fini(&r);
+	}
 }
 
 /* What the attach and the loopback's connect refuse. */
@@ -534,6 +1125,14 @@ int main(void)
 		cmocka_unit_test(test_write_sizes),
 		cmocka_unit_test(test_multi_sge),
 		cmocka_unit_test(test_both_ways_threaded),
+		cmocka_unit_test(test_read_sizes),
+		cmocka_unit_test(test_reads_in_flight),
+		cmocka_unit_test(test_read_bad_rkey),
+		cmocka_unit_test(test_bad_crc),
+		cmocka_unit_test(test_bad_stag),
+		cmocka_unit_test(test_bad_send),
+		cmocka_unit_test(test_read_over_ird),
+		cmocka_unit_test(test_eof),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -520,7 +520,9 @@ static int tcp_request(struct soft_tcp *c, const struct soft_pkt *pkt)
  * The TERMINATE for the responder's refusal @f of the segment being
  * received (siw_qp_rx.c's choices: a tagged segment's STag is a DDP
  * tagged error, a READ request's source an RDMAP protection error, a SEND
- * that finds no receive or too short a one a DDP untagged error).
+ * that finds no receive or too short a one a DDP untagged error).  Called
+ * inside the responder (the QP's read section held): the key's reason is
+ * read as the refusal saw it.
  */
 static void term_info(const struct soft_tcp *c, enum soft_fault f,
 		      struct iwarp_term_info *t)
@@ -534,12 +536,32 @@ static void term_info(const struct soft_tcp *c, enum soft_fault f,
 		.ecode = IWARP_RDMAP_EC_CATASTROPHIC_STREAM,
 	};
 	if (f == SOFT_F_REM_ACCESS && op == IWARP_OP_WRITE) {
+		/* siw_tagged_error(): DDP has no code for the rights */
+		static const u8 code[] = {
+			[SOFT_RKEY_STAG] = IWARP_DDP_EC_T_INVALID_STAG,
+			[SOFT_RKEY_BOUNDS] = IWARP_DDP_EC_T_BASE_BOUNDS,
+			[SOFT_RKEY_ACCESS] = IWARP_DDP_EC_T_INVALID_STAG,
+			[SOFT_RKEY_PD] = IWARP_DDP_EC_T_STAG_NOT_ASSOC,
+		};
+
 		t->layer = IWARP_LAYER_DDP;
 		t->etype = IWARP_DDP_ET_TAGGED;
-		t->ecode = IWARP_DDP_EC_T_INVALID_STAG;
+		t->ecode = code[soft_rkey_why(c->qp->dev, c->qp->ibqp.pd,
+					      c->cur.stag,
+					      IB_ACCESS_REMOTE_WRITE)];
 	} else if (f == SOFT_F_REM_ACCESS && op == IWARP_OP_READ_REQ) {
+		/* siw_rdmap_error() */
+		static const u8 code[] = {
+			[SOFT_RKEY_STAG] = IWARP_RDMAP_EC_INVALID_STAG,
+			[SOFT_RKEY_BOUNDS] = IWARP_RDMAP_EC_BASE_BOUNDS,
+			[SOFT_RKEY_ACCESS] = IWARP_RDMAP_EC_ACCESS,
+			[SOFT_RKEY_PD] = IWARP_RDMAP_EC_STAG_NOT_ASSOC,
+		};
+
 		t->etype = IWARP_RDMAP_ET_PROTECTION;
-		t->ecode = IWARP_RDMAP_EC_INVALID_STAG;
+		t->ecode = code[soft_rkey_why(c->qp->dev, c->qp->ibqp.pd,
+					      c->cur.src_stag,
+					      IB_ACCESS_REMOTE_READ)];
 	} else if (f == SOFT_F_REM_ACCESS && send) {
 		t->layer = IWARP_LAYER_DDP;
 		t->etype = IWARP_DDP_ET_UNTAGGED;
@@ -817,8 +839,8 @@ static void rx_rresp(struct soft_tcp *c)
 	}
 	pthread_mutex_unlock(&c->tx_lock);
 	if (!ok) {
-		refuse(c, IWARP_LAYER_DDP, IWARP_DDP_ET_TAGGED,
-		       IWARP_DDP_EC_T_STAG_NOT_ASSOC);
+		/* siw_proc_rresp(): no READ waits for it */
+		refuse(c, IWARP_LAYER_DDP, IWARP_DDP_ET_CATASTROPHIC, 0);
 		return;
 	}
 	if (rd.rtr) {
@@ -909,6 +931,11 @@ static void rx_parse(struct soft_tcp *c)
 					   &n, &t);
 		c->rx_pos += used;
 		if (ev < 0) {
+			/* a header refused: the TERMINATE copies it */
+			if (t.layer != IWARP_LAYER_LLP) {
+				c->bad_len = c->rx.have;
+				memcpy(c->bad_hdr, c->rx.hdr, c->bad_len);
+			}
 			conn_refuse(c, &t);
 			return;
 		}
