@@ -27,8 +27,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1080,6 +1082,251 @@ static void test_eof(void **state)
 	}
 }
 
+/* ---- two processes ---------------------------------------------------- */
+
+#define XBLK 512
+#define XLEN (4u * MIB)
+
+/* LBA-style blocks: each starts with its side and block number. */
+static void lba_fill(u8 *p, size_t len, u64 side, u64 base)
+{
+	for (size_t b = 0; b < len / XBLK; b++) {
+		u64 tag = side << 56 | (base + b);
+
+		memcpy(p + b * XBLK, &tag, sizeof(tag));
+		for (size_t j = sizeof(tag); j < XBLK; j++)
+			p[b * XBLK + j] = (u8)((base + b) * 31 + j + side);
+	}
+}
+
+static bool lba_ok(const u8 *p, size_t len, u64 side, u64 base)
+{
+	for (size_t b = 0; b < len / XBLK; b++) {
+		u64 tag;
+
+		memcpy(&tag, p + b * XBLK, sizeof(tag));
+		if (tag != (side << 56 | (base + b)))
+			return false;
+		for (size_t j = sizeof(tag); j < XBLK; j++)
+			if (p[b * XBLK + j] != (u8)((base + b) * 31 + j + side))
+				return false;
+	}
+	return true;
+}
+
+/* What each process tells the other over the control socket. */
+struct xinfo {
+	u64 addr;
+	u32 rkey;
+};
+
+/* A check in a child: exit with the line on failure. */
+#define XCHECK(c)                                  \
+	do {                                       \
+		if (!(c))                          \
+			_exit(__LINE__ % 250 + 1); \
+	} while (0)
+
+/*
+ * One process's side: a TCP device, its QP on @fd, a 3 * XLEN buffer:
+ * [0, XLEN) this side's blocks (the peer READs them), [XLEN, 2 XLEN) what
+ * the peer WRITEs, [2 XLEN, 3 XLEN) what this side READs.  Each side
+ * WRITEs its blocks to the peer, READs the peer's, then SENDs "done"; on
+ * the peer's "done" (every byte before it placed) it checks what the peer
+ * wrote.  Returns 0 or the failing line.
+ */
+static int xside(int fd, int ctl, u64 me, bool initiator)
+{
+	struct soft_profile prof;
+	struct soft_fabric *f;
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_mr *mr;
+	struct xinfo mine, peer;
+	struct ib_qp_init_attr qa = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
+				.qp_access_flags = ACCESS,
+				.port_num = 1 };
+	struct soft_tcp_conn c = { .fd = fd,
+				   .crc = true,
+				   .ird = 8,
+				   .ord = 8,
+				   .initiator = initiator };
+	struct ib_sge sge;
+	struct ib_wc wc;
+	u8 *buf, done[8] = { 0 };
+	int got;
+
+	if (soft_profile_get("siw", &prof))
+		return __LINE__;
+	prof.tcp = true;
+	prof.threaded = initiator; /* one of each */
+	f = soft_fabric_create();
+	dev = soft_device_create(f, NULL, &prof);
+	if (IS_ERR(f) || IS_ERR(dev))
+		return __LINE__;
+	pd = ib_alloc_pd(dev, 0);
+	cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT);
+	if (IS_ERR(pd) || IS_ERR(cq))
+		return __LINE__;
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qp = ib_create_qp(pd, &qa);
+	if (IS_ERR(qp) ||
+	    ib_modify_qp(qp, &a,
+			 IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+				 IB_QP_ACCESS_FLAGS) ||
+	    rdmarw__soft_tcp_attach(qp, &c))
+		return __LINE__;
+	{
+		struct side tmp = { .qp = qp };
+
+		side_rts(&tmp);
+	}
+	buf = calloc(3, XLEN);
+	if (!buf)
+		return __LINE__;
+	lba_fill(buf, XLEN, me, 0);
+	mr = ib_reg_user_mr(pd, (uintptr_t)buf, 3 * XLEN, (uintptr_t)buf,
+			    ACCESS);
+	if (IS_ERR(mr))
+		return __LINE__;
+	sge = (struct ib_sge){ (uintptr_t)done, 0, mr->lkey };
+	if (post_recv(qp, 1, &sge, 0))
+		return __LINE__;
+	mine = (struct xinfo){ (uintptr_t)buf, mr->rkey };
+	if (write(ctl, &mine, sizeof(mine)) != sizeof(mine) ||
+	    read(ctl, &peer, sizeof(peer)) != sizeof(peer))
+		return __LINE__;
+	sge = (struct ib_sge){ (uintptr_t)buf, XLEN, mr->lkey };
+	if (post_send(qp, IB_WR_RDMA_WRITE, 2, &sge, 1, peer.addr + XLEN,
+		      peer.rkey))
+		return __LINE__;
+	sge = (struct ib_sge){ (uintptr_t)buf + 2 * XLEN, XLEN, mr->lkey };
+	if (post_send(qp, IB_WR_RDMA_READ, 3, &sge, 1, peer.addr, peer.rkey))
+		return __LINE__;
+	sge = (struct ib_sge){ (uintptr_t)done, 0, mr->lkey };
+	if (post_send(qp, IB_WR_SEND, 4, &sge, 0, 0, 0))
+		return __LINE__;
+	for (got = 0; got < 4;) {
+		int r = ib_poll_cq(cq, 1, &wc);
+
+		if (r < 0 || (r && wc.status != IB_WC_SUCCESS))
+			return __LINE__;
+		if (!r)
+			sched_yield();
+		got += r;
+	}
+	if (!lba_ok(buf + XLEN, XLEN, !me, 0) ||
+	    !lba_ok(buf + 2 * XLEN, XLEN, !me, 0) || !lba_ok(buf, XLEN, me, 0))
+		return __LINE__;
+	/* both sides checked before either goes */
+	if (write(ctl, &mine, 1) != 1 || read(ctl, &peer, 1) != 1)
+		return __LINE__;
+	ib_dereg_mr(mr);
+	free(buf);
+	ib_destroy_qp(qp);
+	ib_free_cq(cq);
+	ib_dealloc_pd(pd);
+	if (soft_device_destroy(dev) || soft_fabric_destroy(f))
+		return __LINE__;
+	return 0;
+}
+
+/* A process on each end of a loopback connection: WRITE, READ, SEND. */
+static void test_two_processes(void **state)
+{
+	int fd[2], ctl[2], st;
+	pid_t pid;
+
+	(void)state;
+	tcp_sockets(fd);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, ctl), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(fd[0]);
+		close(ctl[0]);
+		_exit(xside(fd[1], ctl[1], 1, false) % 250);
+	}
+	close(fd[1]);
+	close(ctl[1]);
+	assert_int_equal(xside(fd[0], ctl[0], 0, true), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(ctl[0]);
+}
+
+/*
+ * The peer process is killed (SIGKILL) with our WRs outstanding: the QP
+ * goes to ERR, each WR completes once (flushed), down(RESET or CLOSED).
+ */
+static void test_peer_killed(void **state)
+{
+	struct rig r;
+	struct buf b;
+	struct ib_wc wc;
+	pid_t pid;
+
+	(void)state;
+	rig_init(&r, 8);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		/* the peer: says it is there, then waits to be killed */
+		if (write(r.raw, "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(r.raw);
+	r.raw = -1;
+	buf_init(&b, &r.s, 4096, 1);
+	post_recvs(&r, &b, 3);
+	{
+		struct ib_sge ss = sge_of(&b, 0, 4096);
+
+		/* a READ waits for its response, which never comes */
+		assert_int_equal(post_send(r.s.qp, IB_WR_RDMA_READ, 800, &ss, 1,
+					   0x1000, 0x1234),
+				 0);
+		assert_int_equal(
+			post_send(r.s.qp, IB_WR_SEND, 801, &ss, 1, 0, 0), 0);
+	}
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	wait_downs(&r, 1);
+	assert_true(r.why == SOFT_TCP_DOWN_RESET ||
+		    r.why == SOFT_TCP_DOWN_CLOSED);
+	/* the receives 700..702, the READ 800 and the SEND 801: once each */
+	for (int i = 0, seen = 0; i < 5; i++) {
+		int bit;
+
+		poll_n(r.s.cq, 1, &wc);
+		assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
+		bit = wc.wr_id >= 800 ? 3 + (int)(wc.wr_id - 800) :
+					(int)(wc.wr_id - 700);
+		assert_true(bit >= 0 && bit < 5 && !(seen & 1 << bit));
+		seen |= 1 << bit;
+	}
+	expect_empty(r.s.cq);
+	assert_int_equal(__atomic_load_n(&r.s.qp->state, __ATOMIC_ACQUIRE),
+			 IB_QPS_ERR);
+	assert_int_equal(r.downs, 1);
+	buf_fini(&b);
+	side_fini(&r.s);
+}
+
 /* What the attach and the loopback's connect refuse. */
 static void test_attach_refusals(void **state)
 {
@@ -1133,6 +1380,8 @@ int main(void)
 		cmocka_unit_test(test_bad_send),
 		cmocka_unit_test(test_read_over_ird),
 		cmocka_unit_test(test_eof),
+		cmocka_unit_test(test_two_processes),
+		cmocka_unit_test(test_peer_killed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
