@@ -654,6 +654,7 @@ struct rig {
 	int raw;
 	int downs;
 	int why;
+	struct iwarp_rx rx; /* raw_fpdu()'s, from the stream's start */
 };
 
 static void rig_down(void *ctx, enum soft_tcp_down why)
@@ -686,6 +687,7 @@ static void rig_init(struct rig *r, u32 ird)
 	}
 	side_rts(&r->s);
 	r->raw = fd[1];
+	assert_int_equal(rdmarw__iwarp_rx_init(&r->rx, true, 0xffff), 0);
 }
 
 static void rig_fini(struct rig *r)
@@ -1327,6 +1329,256 @@ static void test_peer_killed(void **state)
 	side_fini(&r.s);
 }
 
+/* ---- RTR, disconnect, forget ------------------------------------------ */
+
+/* As rig_init(), with the RTR (and role) the MPA exchange settled. */
+static void rig_init_rtr(struct rig *r, bool initiator, enum soft_tcp_rtr rtr)
+{
+	struct soft_profile prof;
+	int fd[2];
+
+	memset(r, 0, sizeof(*r));
+	tcp_profile(&prof, false);
+	tcp_sockets(fd);
+	side_init(&r->s, &prof);
+	{
+		struct soft_tcp_conn c = { .fd = fd[0],
+					   .crc = true,
+					   .ird = 8,
+					   .ord = 8,
+					   .initiator = initiator,
+					   .rtr = rtr,
+					   .down = rig_down,
+					   .ctx = r };
+
+		assert_int_equal(rdmarw__soft_tcp_attach(r->s.qp, &c), 0);
+	}
+	side_rts(&r->s);
+	r->raw = fd[1];
+	assert_int_equal(rdmarw__iwarp_rx_init(&r->rx, true, 0xffff), 0);
+}
+
+/* Read one whole FPDU from the raw socket into *@h (payload dropped). */
+static void raw_fpdu(struct rig *r, struct iwarp_hdr *h)
+{
+	struct iwarp_rx *rx = &r->rx;
+	u8 b;
+
+	for (;;) {
+		struct iwarp_term_info ti;
+		const void *data;
+		size_t used, n;
+		int ev;
+
+		/* byte by byte: nothing of the next FPDU is taken */
+		assert_int_equal(recv(r->raw, &b, 1, 0), 1);
+		ev = rdmarw__iwarp_rx_feed(rx, &b, 1, &used, &data, &n, &ti);
+		assert_true(ev >= 0);
+		if (ev == IWARP_RX_HDR)
+			*h = rx->cur;
+		if (ev == IWARP_RX_END)
+			return;
+	}
+}
+
+/* Nothing is waiting on the raw socket (a post is inline: what it sends
+ * is there when it returns). */
+static void raw_nothing(struct rig *r)
+{
+	u8 b;
+
+	assert_int_equal(recv(r->raw, &b, 1, MSG_DONTWAIT), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* The responder of an RTR exchange sends nothing before the peer's first
+ * FPDU (here its zero-length WRITE); then what waited goes. */
+static void test_rtr_responder_waits(void **state)
+{
+	static u8 out[256];
+	struct iwarp_hdr h;
+	struct buf b;
+	struct rig r;
+	struct ib_sge ss;
+
+	(void)state;
+	rig_init_rtr(&r, false, SOFT_TCP_RTR_WRITE0);
+	buf_init(&b, &r.s, 10, 1);
+	ss = sge_of(&b, 0, 10);
+	assert_int_equal(post_send(r.s.qp, IB_WR_SEND, 1, &ss, 1, 0, 0), 0);
+	raw_nothing(&r);
+	expect_empty(r.s.cq);
+	{
+		struct iwarp_hdr w = { .opcode = IWARP_OP_WRITE, .last = true };
+
+		raw_send(&r, out, frame(&w, NULL, 0, out));
+	}
+	raw_fpdu(&r, &h);
+	assert_int_equal(h.opcode, IWARP_OP_SEND);
+	assert_int_equal(h.msn, 1);
+	assert_int_equal(h.pay_len, 10);
+	expect_wc(r.s.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, 10);
+	expect_empty(r.s.cq);
+	buf_fini(&b);
+	rig_fini(&r);
+}
+
+/* The initiator's first FPDU is its RTR: a zero-length WRITE (STag 0),
+ * or a zero-length READ whose response completes nothing. */
+static void test_rtr_initiator(void **state)
+{
+	static u8 out[256];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct iwarp_hdr h;
+		struct buf b;
+		struct rig r;
+		struct ib_sge ss;
+
+		rig_init_rtr(&r, true,
+			     k ? SOFT_TCP_RTR_READ0 : SOFT_TCP_RTR_WRITE0);
+		buf_init(&b, &r.s, 10, 1);
+		ss = sge_of(&b, 0, 10);
+		/* posted before the RTR's answer: it follows the RTR */
+		assert_int_equal(post_send(r.s.qp, IB_WR_SEND, 1, &ss, 1, 0, 0),
+				 0);
+		raw_fpdu(&r, &h);
+		assert_int_equal(h.opcode,
+				 k ? IWARP_OP_READ_REQ : IWARP_OP_WRITE);
+		assert_int_equal(k ? h.read_size : h.pay_len, 0);
+		assert_int_equal(k ? h.src_stag : h.stag, 0);
+		raw_fpdu(&r, &h);
+		assert_int_equal(h.opcode, IWARP_OP_SEND);
+		expect_wc(r.s.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, 10);
+		if (k) {
+			struct iwarp_hdr rr = { .opcode = IWARP_OP_READ_RESP,
+						.last = true };
+
+			/* the READ0's response: swallowed, no completion;
+			 * a READ after it is answered as usual */
+			raw_send(&r, out, frame(&rr, NULL, 0, out));
+			assert_int_equal(post_send(r.s.qp, IB_WR_RDMA_READ, 2,
+						   &ss, 1, 0x1000, 0x77),
+					 0);
+			raw_fpdu(&r, &h);
+			assert_int_equal(h.opcode, IWARP_OP_READ_REQ);
+			assert_int_equal(h.msn, 2);
+			rr.pay_len = 10;
+			memset(out + 200, 0x42, 10);
+			raw_send(&r, out, frame(&rr, out + 200, 10, out));
+			expect_wc(r.s.cq, 2, IB_WC_SUCCESS, IB_WC_RDMA_READ,
+				  10);
+			for (int i = 0; i < 10; i++)
+				assert_int_equal(at(&b)[i], 0x42);
+		}
+		expect_empty(r.s.cq);
+		assert_int_equal(r.downs, 0);
+		buf_fini(&b);
+		rig_fini(&r);
+	}
+}
+
+static int pair_downs[2], pair_why[2];
+
+static void pair_down(void *ctx, enum soft_tcp_down why)
+{
+	int i = (int)(uintptr_t)ctx;
+
+	__atomic_store_n(&pair_why[i], (int)why, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&pair_downs[i], 1, __ATOMIC_RELEASE);
+}
+
+static void wait_pair_down(int i)
+{
+	time_t start = time(NULL);
+
+	while (!__atomic_load_n(&pair_downs[i], __ATOMIC_ACQUIRE)) {
+		assert_true(time(NULL) - start < 120); /* hang guard */
+		sched_yield();
+	}
+}
+
+/*
+ * rdmarw__soft_tcp_disconnect(): what was posted before still reaches the
+ * peer (a 1 MiB WRITE, then a SEND), TCP closes in order, both QPs end in
+ * ERR; down(LOCAL) here, down(CLOSED) there, once each; after
+ * rdmarw__soft_tcp_forget() no down() comes.
+ */
+static void test_disconnect(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct soft_profile prof;
+		struct buf src, dst, rb;
+		struct ib_sge ss, rs;
+		struct ib_wc wc;
+		struct pair p;
+		int fd[2];
+
+		pair_downs[0] = pair_downs[1] = 0;
+		tcp_profile(&prof, false);
+		tcp_sockets(fd);
+		for (int i = 0; i < 2; i++) {
+			struct soft_tcp_conn c = {
+				.fd = fd[i],
+				.crc = true,
+				.ird = 8,
+				.ord = 8,
+				.initiator = i == 0,
+				.down = pair_down,
+				.ctx = (void *)(uintptr_t)i,
+			};
+
+			side_init(&p.s[i], &prof);
+			assert_int_equal(rdmarw__soft_tcp_attach(p.s[i].qp, &c),
+					 0);
+			side_rts(&p.s[i]);
+		}
+		buf_init(&src, &p.s[0], MIB, 5);
+		buf_init(&dst, &p.s[1], MIB, 0);
+		buf_init(&rb, &p.s[1], 64, 0);
+		ss = sge_of(&src, 0, MIB);
+		rs = sge_of(&rb, 0, 64);
+		assert_int_equal(post_recv(p.s[1].qp, 1, &rs, 1), 0);
+		assert_int_equal(post_recv(p.s[1].qp, 2, &rs, 1), 0);
+		assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_WRITE, 3, &ss,
+					   1, (uintptr_t)at(&dst),
+					   dst.mr->rkey),
+				 0);
+		ss.length = 64;
+		assert_int_equal(
+			post_send(p.s[0].qp, IB_WR_SEND, 4, &ss, 1, 0, 0), 0);
+		expect_wc(p.s[0].cq, 3, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, MIB);
+		expect_wc(p.s[0].cq, 4, IB_WC_SUCCESS, IB_WC_SEND, 64);
+		if (k)
+			rdmarw__soft_tcp_forget(p.s[0].qp);
+		assert_int_equal(rdmarw__soft_tcp_disconnect(p.s[0].qp), 0);
+		wait_pair_down(1);
+		assert_int_equal(pair_why[1], SOFT_TCP_DOWN_CLOSED);
+		/* the SEND arrived before the close; the other receive
+		 * flushed */
+		expect_wc(p.s[1].cq, 1, IB_WC_SUCCESS, IB_WC_RECV, 64);
+		expect_wc(p.s[1].cq, 2, IB_WC_WR_FLUSH_ERR, 0, 0);
+		assert_memory_equal(at(&dst), at(&src), MIB);
+		while (__atomic_load_n(&p.s[0].qp->state, __ATOMIC_ACQUIRE) !=
+		       IB_QPS_ERR)
+			sched_yield();
+		if (!k) {
+			wait_pair_down(0);
+			assert_int_equal(pair_why[0], SOFT_TCP_DOWN_LOCAL);
+		}
+		assert_int_equal(ib_poll_cq(p.s[0].cq, 1, &wc), 0);
+		expect_empty(p.s[1].cq);
+		buf_fini(&src);
+		buf_fini(&dst);
+		buf_fini(&rb);
+		pair_fini(&p);
+		assert_int_equal(pair_downs[0], k ? 0 : 1);
+		assert_int_equal(pair_downs[1], 1);
+	}
+}
+
 /* What the attach and the loopback's connect refuse. */
 static void test_attach_refusals(void **state)
 {
@@ -1380,6 +1632,9 @@ int main(void)
 		cmocka_unit_test(test_bad_send),
 		cmocka_unit_test(test_read_over_ird),
 		cmocka_unit_test(test_eof),
+		cmocka_unit_test(test_rtr_responder_waits),
+		cmocka_unit_test(test_rtr_initiator),
+		cmocka_unit_test(test_disconnect),
 		cmocka_unit_test(test_two_processes),
 		cmocka_unit_test(test_peer_killed),
 	};
