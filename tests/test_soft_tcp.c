@@ -29,6 +29,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,6 +70,14 @@ static void tcp_sockets(int fd[2])
 	fd[1] = accept(l, NULL, NULL);
 	assert_true(fd[1] >= 0);
 	close(l);
+	/* hang guard: a raw peer's blocking read fails instead of waiting */
+	for (int i = 0; i < 2; i++) {
+		struct timeval tv = { .tv_sec = 60 };
+
+		assert_int_equal(setsockopt(fd[i], SOL_SOCKET, SO_RCVTIMEO, &tv,
+					    sizeof(tv)),
+				 0);
+	}
 }
 
 static void side_init(struct side *s, const struct soft_profile *p)
@@ -1479,6 +1488,107 @@ static void test_rtr_initiator(void **state)
 	}
 }
 
+/*
+ * The ORQ: with ORD 4, four READs go out at once and the fifth waits for
+ * an answer; a WRITE behind a READ goes out at once but completes after
+ * it; answers (in two segments each) complete everything in order.
+ */
+static void test_orq_depth(void **state)
+{
+	static u8 out[1 << 16];
+	struct iwarp_hdr h;
+	struct buf b;
+	struct rig r;
+	u32 stag[6];
+	u64 to[6];
+
+	(void)state;
+	{
+		struct soft_profile prof;
+		int fd[2];
+
+		memset(&r, 0, sizeof(r));
+		tcp_profile(&prof, false);
+		tcp_sockets(fd);
+		side_init(&r.s, &prof);
+		{
+			struct soft_tcp_conn c = { .fd = fd[0],
+						   .crc = true,
+						   .ird = 8,
+						   .ord = 4,
+						   .initiator = true };
+
+			assert_int_equal(rdmarw__soft_tcp_attach(r.s.qp, &c),
+					 0);
+		}
+		side_rts(&r.s);
+		r.raw = fd[1];
+		assert_int_equal(rdmarw__iwarp_rx_init(&r.rx, true, 0xffff), 0);
+	}
+	buf_init(&b, &r.s, 6 * 1000, 0);
+	for (int k = 0; k < 6; k++) {
+		struct ib_sge ds = sge_of(&b, (size_t)k * 1000, 1000);
+
+		assert_int_equal(post_send(r.s.qp, IB_WR_RDMA_READ, k, &ds, 1,
+					   0x10000 + k * 1000, 0x500 + k),
+				 0);
+		if (k == 0) {
+			struct ib_sge ws = sge_of(&b, 0, 8);
+
+			assert_int_equal(post_send(r.s.qp, IB_WR_RDMA_WRITE,
+						   100, &ws, 1, 0x9000, 0x77),
+					 0);
+		}
+	}
+	/* four READs and the WRITE between the first two are on the wire */
+	for (int k = 0; k < 5; k++) {
+		raw_fpdu(&r, &h);
+		if (k == 1) {
+			assert_int_equal(h.opcode, IWARP_OP_WRITE);
+			continue;
+		}
+		assert_int_equal(h.opcode, IWARP_OP_READ_REQ);
+		stag[k - (k > 1)] = h.sink_stag;
+		to[k - (k > 1)] = h.sink_to;
+		assert_int_equal(h.src_stag, 0x500 + k - (k > 1));
+	}
+	raw_nothing(&r);
+	expect_empty(r.s.cq); /* the WRITE waits behind the READ */
+	for (int k = 0; k < 6; k++) {
+		u8 pay[1000];
+
+		memset(pay, 0x10 + k, sizeof(pay));
+		for (int half = 0; half < 2; half++) {
+			struct iwarp_hdr rr = { .opcode = IWARP_OP_READ_RESP,
+						.last = half == 1,
+						.stag = stag[k],
+						.to = to[k] + half * 500 };
+
+			raw_send(&r, out, frame(&rr, pay, 500, out));
+		}
+		expect_wc(r.s.cq, k, IB_WC_SUCCESS, IB_WC_RDMA_READ, 1000);
+		if (k == 0)
+			expect_wc(r.s.cq, 100, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+				  8);
+		/* each answer lets one more READ out */
+		if (k < 2) {
+			raw_fpdu(&r, &h);
+			assert_int_equal(h.opcode, IWARP_OP_READ_REQ);
+			assert_int_equal(h.src_stag, 0x500 + 4 + k);
+			stag[4 + k] = h.sink_stag;
+			to[4 + k] = h.sink_to;
+		}
+		raw_nothing(&r);
+	}
+	expect_empty(r.s.cq);
+	for (int k = 0; k < 6; k++)
+		for (int i = 0; i < 1000; i++)
+			assert_int_equal(at(&b)[k * 1000 + i], 0x10 + k);
+	guards_intact(&b);
+	buf_fini(&b);
+	rig_fini(&r);
+}
+
 static int pair_downs[2], pair_why[2];
 
 static void pair_down(void *ctx, enum soft_tcp_down why)
@@ -1635,6 +1745,7 @@ int main(void)
 		cmocka_unit_test(test_rtr_responder_waits),
 		cmocka_unit_test(test_rtr_initiator),
 		cmocka_unit_test(test_disconnect),
+		cmocka_unit_test(test_orq_depth),
 		cmocka_unit_test(test_two_processes),
 		cmocka_unit_test(test_peer_killed),
 	};
