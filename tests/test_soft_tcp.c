@@ -1698,6 +1698,16 @@ static void test_attach_refusals(void **state)
 	int fd[2];
 
 	(void)state;
+	/* TCP carries iWARP only */
+	assert_int_equal(soft_profile_get("rxe", &prof), 0);
+	prof.tcp = true;
+	{
+		struct soft_fabric *f = soft_fabric_create();
+
+		assert_ptr_equal(soft_device_create(f, NULL, &prof),
+				 ERR_PTR(-EINVAL));
+		assert_int_equal(soft_fabric_destroy(f), 0);
+	}
 	tcp_profile(&prof, false);
 	side_init(&s, &prof);
 	assert_int_equal(soft_profile_get("siw", &prof), 0);
