@@ -19,11 +19,11 @@ static enum soft_fault comp_read(struct soft_qp *qp, struct soft_send_wqe *wqe,
 	/* soft_read_sink_access(); refused like siw_proc_rresp()'s failed
 	 * sink check: LOC_PROT_ERR. */
 	int access = soft_read_sink_access(qp);
-	struct soft_region *dst = qp->req_rg;
+	struct soft_region *dst = qp->comp_rg;
 	u32 n;
 
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, access,
-			   qp->req_rg, &n))
+			   qp->comp_rg, &n))
 		return SOFT_F_LOC_PROT;
 	if (h->va)
 		dst = soft_rg_skip(dst, &n, h->va);
@@ -34,19 +34,20 @@ static enum soft_fault comp_read(struct soft_qp *qp, struct soft_send_wqe *wqe,
 }
 
 /*
- * The READ a response answers: the WQE being executed, a READ of that
- * sequence number whose bytes the response (or, on a wire, its segment:
- * @h->va its offset, @h->more when others follow) lies in, the last one
- * ending at the READ's length (the loopback answers within the transmit:
- * one READ is in flight).  NULL for anything else, which is ignored.
+ * The READ a response answers: the posted WQE of that sequence number (the
+ * loopback answers within the transmit: the WQE being executed; a wire's
+ * ORQ names a READ in flight), a READ whose bytes the response (or, on a
+ * wire, its segment: @h->va its offset, @h->more when others follow) lies
+ * in, the last one ending at the READ's length.  NULL for anything else,
+ * which is ignored.
  */
 static struct soft_send_wqe *comp_read_wqe(struct soft_qp *qp,
 					   const struct soft_hdr *h)
 {
-	struct soft_send_wqe *wqe = &qp->sq[qp->sq_exec & qp->sq_mask];
+	struct soft_send_wqe *wqe = &qp->sq[h->seq & qp->sq_mask];
 	u64 len;
 
-	if (qp->sq_exec == soft_load(&qp->sq_prod) || wqe->h.seq != h->seq ||
+	if (h->seq >= soft_load(&qp->sq_prod) || wqe->h.seq != h->seq ||
 	    wqe->h.op->cls != SOFT_OPC_READ)
 		return NULL;
 	len = wqe->h.length;

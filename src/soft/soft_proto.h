@@ -247,6 +247,13 @@ int rdmarw__soft_lost(struct soft_qp *qp, const struct soft_pkt *pkt);
  * at it (the transport runs it again).
  */
 int rdmarw__soft_tcp_xmit(struct soft_qp *qp, struct soft_pkt *pkt);
+/*
+ * The requester asks whether the READ @seq, the oldest in flight, has been
+ * answered: true (it leaves the ORQ) with *@f its placement's fault.
+ */
+bool rdmarw__soft_tcp_orq_done(struct soft_qp *qp, u64 seq, enum soft_fault *f);
+/* The QP is in ERR: the READs in flight are forgotten (they flush). */
+void rdmarw__soft_tcp_orq_drop(struct soft_qp *qp);
 /* @qp drops its connection (siw_qp_cm_drop()): it is closed. */
 void rdmarw__soft_tcp_drop(struct soft_qp *qp);
 /* Destroy, first: the device's thread lets go of @qp (it serves it no

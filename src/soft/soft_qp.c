@@ -230,6 +230,7 @@ static void qp_free_arrays(struct soft_qp *qp)
 	free(qp->rq);
 	free(qp->rq_sges);
 	free(qp->req_rg);
+	free(qp->comp_rg);
 	free(qp->resp_sge);
 	free(qp->resp_rg);
 }
@@ -257,10 +258,11 @@ static int qp_alloc_arrays(struct soft_qp *qp, const struct ib_qp_cap *cap)
 	qp->rq_sges = calloc(rq_slots * at_least1(qp->rq_max_sge),
 			     sizeof(*qp->rq_sges));
 	qp->req_rg = calloc(at_least1(qp->sq_max_sge), sizeof(*qp->req_rg));
+	qp->comp_rg = calloc(at_least1(qp->sq_max_sge), sizeof(*qp->comp_rg));
 	qp->resp_sge = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_sge));
 	qp->resp_rg = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_rg));
 	if (!qp->sq || !qp->sq_sges || !qp->rq || !qp->rq_sges || !qp->req_rg ||
-	    !qp->resp_sge || !qp->resp_rg) {
+	    !qp->comp_rg || !qp->resp_sge || !qp->resp_rg) {
 		qp_free_arrays(qp);
 		return -ENOMEM;
 	}
@@ -380,6 +382,7 @@ static void sq_drop_pending(struct soft_qp *qp)
 	rdmarw__soft_zc_drop(qp);
 	soft_spin_lock(&qp->sq_lock);
 	qp->sq_exec = qp->sq_prod;
+	qp->defer = 0;
 	soft_store(&qp->sq_done, qp->sq_prod);
 	soft_spin_unlock(&qp->sq_lock);
 }

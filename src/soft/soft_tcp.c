@@ -17,7 +17,8 @@
  * - the QP's executor (the poster, or a progress thread): frames its
  *   requests (tcp_request());
  * - tx_lock: everything that goes on the socket (the transmit buffer,
- *   MSNs, the request partly framed, the ORQ, the IRQ, the RTR hold), so
+ *   MSNs, the request partly framed, the ORQ: READs in flight, up to the
+ *   ORD, answered in order, the IRQ, the RTR hold), so
  *   FPDUs never interleave; innermost: nothing but non-blocking socket
  *   calls under it;
  * - tcp_dev.lock: the connection list, each connection's life (gone,
@@ -79,18 +80,18 @@ struct tcp_irq {
 };
 
 /**
- * struct tcp_orq - the READ outstanding (this slice: at most one)
- * @busy: sent, not yet answered or taken by the requester
+ * struct tcp_orq - a READ in flight (siw's ORQ entry)
  * @done: answered (placed, or refused): the requester completes it
  * @rtr: the RTR's zero-length READ: its response is swallowed
+ * @fault: what the completer's placement gave
  * @seq: its WQE's sequence number
  * @len: bytes asked
  * @got: bytes placed
  */
 struct tcp_orq {
-	bool busy;
 	bool done;
 	bool rtr;
+	u8 fault;
 	u64 seq;
 	u64 len;
 	u64 got;
@@ -166,7 +167,11 @@ struct soft_tcp {
 	bool tx_cur;
 	u64 tx_seq;
 	u64 tx_off;
-	struct tcp_orq rd;
+	struct tcp_orq *orq;
+	u32 orq_cap;
+	u32 orq_head;
+	u32 orq_count;
+	u32 orq_rx;
 	struct tcp_irq *irq;
 	u32 irq_head;
 	u32 irq_count;
@@ -437,21 +442,27 @@ static int tx_stall(struct soft_tcp *c)
 	return SOFT_RCV_STALL;
 }
 
+/* The ORQ's entry @i from its oldest (tx_lock). */
+static struct tcp_orq *orq_at(struct soft_tcp *c, u32 i)
+{
+	return &c->orq[(c->orq_head + i) % c->orq_cap];
+}
+
+/* READs in flight that count against the ORD (the RTR's does not). */
+static u32 orq_reads(struct soft_tcp *c)
+{
+	return c->orq_count - (c->orq_count && orq_at(c, 0)->rtr);
+}
+
 static int tcp_read_req(struct soft_tcp *c, const struct soft_pkt *pkt)
 {
 	struct iwarp_hdr h = { .opcode = IWARP_OP_READ_REQ, .last = true };
 	u32 none = 0;
 
-	if (c->rd.busy && !c->rd.rtr && c->rd.seq == pkt->h.seq) {
-		if (!c->rd.done)
-			return tx_stall(c);
-		c->rd.busy = false;
-		c->rd.done = false;
-		pthread_mutex_unlock(&c->tx_lock);
-		return SOFT_RCV_ANSWERED;
-	}
-	if (c->rd.busy)
-		return tx_stall(c); /* the ORQ is full */
+	/* the ORQ is full: the Send Queue stops at the READ (rxe's
+	 * check_init_depth(), siw's ORQ fence) */
+	if (orq_reads(c) >= c->ord)
+		return tx_stall(c);
 	/* The sink is named by order (the ORQ), not by STag: sink STag 0,
 	 * TO 0, so a response's TO is its offset (docs/deviations.md). */
 	h.msn = c->msn_rreq;
@@ -461,12 +472,43 @@ static int tcp_read_req(struct soft_tcp *c, const struct soft_pkt *pkt)
 	if (tx_segment(c, &h, NULL, 0, &none, 0, false))
 		return tx_stall(c);
 	c->msn_rreq++;
-	c->rd = (struct tcp_orq){ .busy = true,
-				  .seq = pkt->h.seq,
-				  .len = pkt->h.length };
-	/* no tx_waiting: the response runs the queue */
+	*orq_at(c, c->orq_count++) =
+		(struct tcp_orq){ .seq = pkt->h.seq, .len = pkt->h.length };
 	pthread_mutex_unlock(&c->tx_lock);
-	return SOFT_RCV_STALL;
+	return SOFT_RCV_LATER;
+}
+
+bool rdmarw__soft_tcp_orq_done(struct soft_qp *qp, u64 seq, enum soft_fault *f)
+{
+	struct soft_tcp *c = qp->tcp;
+	struct tcp_orq *e;
+	bool done = false;
+
+	if (!c)
+		return false;
+	pthread_mutex_lock(&c->tx_lock);
+	e = orq_at(c, 0);
+	if (c->orq_count && !e->rtr && e->seq == seq && e->done) {
+		*f = (enum soft_fault)e->fault;
+		c->orq_head = (c->orq_head + 1) % c->orq_cap;
+		c->orq_count--;
+		c->orq_rx--;
+		done = true;
+	}
+	pthread_mutex_unlock(&c->tx_lock);
+	return done;
+}
+
+void rdmarw__soft_tcp_orq_drop(struct soft_qp *qp)
+{
+	struct soft_tcp *c = qp->tcp;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->tx_lock);
+	c->orq_count = 0;
+	c->orq_rx = 0;
+	pthread_mutex_unlock(&c->tx_lock);
 }
 
 /* A SEND or WRITE from its checked regions, segment by segment; one the
@@ -520,7 +562,9 @@ static int tcp_request(struct soft_tcp *c, const struct soft_pkt *pkt)
  * The TERMINATE for the responder's refusal @f of the segment being
  * received (siw_qp_rx.c's choices: a tagged segment's STag is a DDP
  * tagged error, a READ request's source an RDMAP protection error, a SEND
- * that finds no receive or too short a one a DDP untagged error).
+ * that finds no receive or too short a one a DDP untagged error).  Called
+ * inside the responder (the QP's read section held): the key's reason is
+ * read as the refusal saw it.
  */
 static void term_info(const struct soft_tcp *c, enum soft_fault f,
 		      struct iwarp_term_info *t)
@@ -534,12 +578,32 @@ static void term_info(const struct soft_tcp *c, enum soft_fault f,
 		.ecode = IWARP_RDMAP_EC_CATASTROPHIC_STREAM,
 	};
 	if (f == SOFT_F_REM_ACCESS && op == IWARP_OP_WRITE) {
+		/* siw_tagged_error(): DDP has no code for the rights */
+		static const u8 code[] = {
+			[SOFT_RKEY_STAG] = IWARP_DDP_EC_T_INVALID_STAG,
+			[SOFT_RKEY_BOUNDS] = IWARP_DDP_EC_T_BASE_BOUNDS,
+			[SOFT_RKEY_ACCESS] = IWARP_DDP_EC_T_INVALID_STAG,
+			[SOFT_RKEY_PD] = IWARP_DDP_EC_T_STAG_NOT_ASSOC,
+		};
+
 		t->layer = IWARP_LAYER_DDP;
 		t->etype = IWARP_DDP_ET_TAGGED;
-		t->ecode = IWARP_DDP_EC_T_INVALID_STAG;
+		t->ecode = code[soft_rkey_why(c->qp->dev, c->qp->ibqp.pd,
+					      c->cur.stag,
+					      IB_ACCESS_REMOTE_WRITE)];
 	} else if (f == SOFT_F_REM_ACCESS && op == IWARP_OP_READ_REQ) {
+		/* siw_rdmap_error() */
+		static const u8 code[] = {
+			[SOFT_RKEY_STAG] = IWARP_RDMAP_EC_INVALID_STAG,
+			[SOFT_RKEY_BOUNDS] = IWARP_RDMAP_EC_BASE_BOUNDS,
+			[SOFT_RKEY_ACCESS] = IWARP_RDMAP_EC_ACCESS,
+			[SOFT_RKEY_PD] = IWARP_RDMAP_EC_STAG_NOT_ASSOC,
+		};
+
 		t->etype = IWARP_RDMAP_ET_PROTECTION;
-		t->ecode = IWARP_RDMAP_EC_INVALID_STAG;
+		t->ecode = code[soft_rkey_why(c->qp->dev, c->qp->ibqp.pd,
+					      c->cur.src_stag,
+					      IB_ACCESS_REMOTE_READ)];
 	} else if (f == SOFT_F_REM_ACCESS && send) {
 		t->layer = IWARP_LAYER_DDP;
 		t->etype = IWARP_DDP_ET_UNTAGGED;
@@ -787,7 +851,8 @@ static void rx_request(struct soft_tcp *c, struct soft_pkt *pkt)
 	rx_deliver(c, pkt);
 }
 
-/* A READ response segment: it must continue the READ at the ORQ's head. */
+/* A READ response segment: it must continue the oldest READ in flight
+ * that is not answered yet. */
 static void rx_rresp(struct soft_tcp *c)
 {
 	const struct iwarp_hdr *h = &c->cur;
@@ -798,27 +863,31 @@ static void rx_rresp(struct soft_tcp *c)
 	struct soft_pkt pkt = { .pay = { .rg = &rg, .n = 1 } };
 	struct soft_qp *qp = c->qp;
 	struct soft_fabric *f = qp->dev->fabric;
-	struct tcp_orq rd;
+	struct tcp_orq *e = NULL, rd;
 	bool ok, wake = false;
 	int ret;
 
 	pthread_mutex_lock(&c->tx_lock);
-	rd = c->rd;
-	ok = rd.busy && !rd.done && h->to == rd.got &&
-	     c->seg_len <= rd.len - rd.got &&
-	     (!h->last || rd.got + c->seg_len == rd.len);
-	if (ok && rd.rtr) {
-		c->rd.got += c->seg_len;
-		if (h->last) {
-			c->rd.busy = false; /* the RTR's: swallowed */
-			wake = c->tx_waiting;
-			c->tx_waiting = false;
-		}
+	if (c->orq_rx < c->orq_count)
+		e = orq_at(c, c->orq_rx);
+	ok = e && h->to == e->got && c->seg_len <= e->len - e->got &&
+	     (!h->last || e->got + c->seg_len == e->len);
+	if (ok)
+		rd = *e;
+	if (ok && rd.rtr && h->last) {
+		/* the RTR's: swallowed; it was the oldest */
+		c->orq_head = (c->orq_head + 1) % c->orq_cap;
+		c->orq_count--;
+		wake = c->tx_waiting;
+		c->tx_waiting = false;
 	}
 	pthread_mutex_unlock(&c->tx_lock);
 	if (!ok) {
-		refuse(c, IWARP_LAYER_DDP, IWARP_DDP_ET_TAGGED,
-		       IWARP_DDP_EC_T_STAG_NOT_ASSOC);
+		/* siw_proc_rresp(): no READ waits for it (a QP in ERR has
+		 * forgotten its READs: the connection is going) */
+		if (soft_qp_state(qp) != IB_QPS_ERR)
+			refuse(c, IWARP_LAYER_DDP, IWARP_DDP_ET_CATASTROPHIC,
+			       0);
 		return;
 	}
 	if (rd.rtr) {
@@ -835,10 +904,28 @@ static void rx_rresp(struct soft_tcp *c)
 	ret = rdmarw__soft_rcv(qp, &pkt);
 	soft_br_read_unlock(qp->resp_rd);
 	pthread_mutex_lock(&c->tx_lock);
-	c->rd.got += c->seg_len;
-	if (ret > 0 && (ret & SOFT_RCV_ANSWERED))
-		c->rd.done = true;
-	wake = c->rd.done;
+	/* the entry is where it was (only this thread moves orq_rx, and the
+	 * requester pops answered entries only), unless the QP went to ERR
+	 * and forgot its READs meanwhile */
+	if (c->orq_rx >= c->orq_count) {
+		pthread_mutex_unlock(&c->tx_lock);
+		return;
+	}
+	e = orq_at(c, c->orq_rx);
+	e->got += c->seg_len;
+	if (ret > 0 && (ret & SOFT_RCV_ANSWERED)) {
+		e->done = true;
+		e->fault = (u8)qp->comp_fault;
+		qp->comp_fault = SOFT_OK;
+		c->orq_rx++;
+		wake = true;
+	} else if (h->last) {
+		/* its WQE is gone (flushed): the QP is in ERR */
+		e->done = true;
+		e->fault = SOFT_F_FLUSH;
+		c->orq_rx++;
+		wake = true;
+	}
 	pthread_mutex_unlock(&c->tx_lock);
 	if (wake)
 		rdmarw__soft_qp_schedule(qp);
@@ -909,6 +996,11 @@ static void rx_parse(struct soft_tcp *c)
 					   &n, &t);
 		c->rx_pos += used;
 		if (ev < 0) {
+			/* a header refused: the TERMINATE copies it */
+			if (t.layer != IWARP_LAYER_LLP) {
+				c->bad_len = c->rx.have;
+				memcpy(c->bad_hdr, c->rx.hdr, c->bad_len);
+			}
 			conn_refuse(c, &t);
 			return;
 		}
@@ -1171,8 +1263,10 @@ static void conn_free_bufs(struct soft_tcp *c)
 	free(c->rxb);
 	free(c->seg);
 	free(c->irq);
+	free(c->orq);
 	c->txb = c->rxb = c->seg = NULL;
 	c->irq = NULL;
+	c->orq = NULL;
 }
 
 static int conn_check(const struct soft_tcp_conn *cc)
@@ -1205,9 +1299,10 @@ static void conn_rtr(struct soft_tcp *c)
 		return;
 	}
 	h.opcode = IWARP_OP_READ_REQ;
+	h.last = true;
 	h.msn = c->msn_rreq++;
 	tx_segment(c, &h, NULL, 0, &none, 0, false);
-	c->rd = (struct tcp_orq){ .busy = true, .rtr = true };
+	*orq_at(c, c->orq_count++) = (struct tcp_orq){ .rtr = true };
 }
 
 static struct soft_tcp *conn_alloc(struct soft_qp *qp,
@@ -1221,7 +1316,10 @@ static struct soft_tcp *conn_alloc(struct soft_qp *qp,
 	c->rxb = malloc(RX_CAP);
 	c->seg = malloc(SEG_CAP);
 	c->irq = calloc(cc->ird ? cc->ird : 1, sizeof(*c->irq));
-	if (!c->txb || !c->rxb || !c->seg || !c->irq ||
+	/* the ORD's READs, and the RTR's */
+	c->orq_cap = cc->ord + 1;
+	c->orq = calloc(c->orq_cap, sizeof(*c->orq));
+	if (!c->txb || !c->rxb || !c->seg || !c->irq || !c->orq ||
 	    rdmarw__iwarp_rx_init(&c->rx, cc->crc, 0xffff)) {
 		conn_free_bufs(c);
 		free(c);

@@ -480,6 +480,9 @@ enum soft_fault {
 	/* Not a completion either: siw's zero-copy model held the WQE
 	 * (soft_zcopy.c); it completes as sent. */
 	SOFT_F_HELD,
+	/* Not a completion: a wire's READ went out and its response comes
+	 * later (the ORQ); the WQE completes then, in order (soft_req.c). */
+	SOFT_F_LATER,
 };
 
 /*
@@ -512,6 +515,9 @@ enum soft_rcv_flags {
 	 * is full, an RTR is awaited, a READ's response has not come): the
 	 * Send Queue waits at it and the transport runs it again */
 	SOFT_RCV_STALL = 1 << 3,
+	/* a wire transport sent the READ; its response comes later, and the
+	 * requester completes it (and what follows it) then, in order */
+	SOFT_RCV_LATER = 1 << 4,
 };
 
 /**
@@ -611,6 +617,9 @@ struct soft_rx {
  * @reg_key: REG_MR: the key
  * @reg_access: REG_MR: the rights
  * @zcopy: siw's zero-copy model: sent from its sources (soft_zcopy.c)
+ * @wait: executed behind (or as) a READ in flight (qp->defer): a READ
+ *        that waits for its response
+ * @res: executed behind a READ in flight: the fault it completes with
  *
  * @h.ex is also LOCAL_INV's key and READ_WITH_INV's invalidate_rkey.
  */
@@ -626,6 +635,8 @@ struct soft_send_wqe {
 	u32 reg_key;
 	int reg_access;
 	bool zcopy;
+	bool wait;
+	u8 res;
 };
 
 /**
@@ -710,6 +721,11 @@ struct soft_zc {
  * @run_req: more work arrived while the executor role was taken
  * @kick_peer: the peer's Send Queue must run once the executor is done
  * @req_rg: executor scratch: checked local SGEs
+ * @comp_rg: completer scratch: a READ's checked sinks (a wire's responses
+ *           are placed by its receive thread while the executor runs)
+ * @sq_comp: the first WQE executed and not completed, while @defer
+ * @defer: WQEs executed and not completed: a wire's READ in flight and
+ *         what followed it (executor only; 0 on the loopback)
  * @rq_lock: Receive Queue
  * @rq: soft_ring_slots(@rq_size) slots
  * @rq_sges: @rq_max_sge SGEs per slot
@@ -778,6 +794,9 @@ struct soft_qp {
 	u64 sq_exec;
 	u64 sq_done;
 	struct soft_region *req_rg;
+	struct soft_region *comp_rg;
+	u64 sq_comp;
+	u32 defer;
 	struct soft_br_reader *mem_rd;
 	struct soft_br_reader *resp_rd;
 	u64 st_wrs;
