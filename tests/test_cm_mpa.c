@@ -324,7 +324,8 @@ static void post_recvs(struct rdma_cm_id *child)
 	sink.wmr =
 		ib_reg_user_mr(t.pd[1], (uintptr_t)sink.wbuf, sizeof(sink.wbuf),
 			       (uintptr_t)sink.wbuf,
-			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ);
 	assert_false(IS_ERR(sink.wmr));
 	/* before the accept: iWARP has no RNR, a SEND needs its receive */
 	soft_env_post_recv(child->qp, 1, sink.rbuf + 8, 64, sink.rmr->lkey);
@@ -359,15 +360,15 @@ static void expect_wc(struct ib_cq *cq, u64 wr_id, enum ib_wc_opcode op)
 	assert_int_equal(wc.opcode, op);
 }
 
-/* One SEND/RECV and one WRITE with exact bytes over the connection. */
+/* SEND/RECV, WRITE and READ with exact bytes over the connection. */
 static void test_data_moves(void **state)
 {
 	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
 			   src = cm_in4("127.0.0.2", 0);
-	u8 sbuf[64], wsrc[100], guard[160];
+	u8 sbuf[64], wsrc[100], guard[160], rsink[140];
 	struct rdma_cm_id *l, *c, *child;
 	struct sockaddr_storage dst;
-	struct ib_mr *smr, *wsmr;
+	struct ib_mr *smr, *wsmr, *rmr;
 	struct ib_wc wc;
 	size_t i;
 
@@ -386,6 +387,11 @@ static void test_data_moves(void **state)
 	wsmr = ib_reg_user_mr(t.pd[0], (uintptr_t)wsrc, sizeof(wsrc),
 			      (uintptr_t)wsrc, 0);
 	assert_false(IS_ERR(wsmr));
+	rmr = ib_reg_user_mr(t.pd[0], (uintptr_t)rsink, sizeof(rsink),
+			     (uintptr_t)rsink,
+			     /* iWARP: a READ's sink is written remotely */
+			     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+	assert_false(IS_ERR(rmr));
 	assert_int_equal(
 		soft_env_send(c->qp, 10, sbuf, sizeof(sbuf), smr->lkey), 0);
 	poll_wc(t.cq[1], &wc);
@@ -414,11 +420,24 @@ static void test_data_moves(void **state)
 	expect_wc(t.cq[0], 10, IB_WC_SEND);
 	expect_wc(t.cq[0], 11, IB_WC_RDMA_WRITE);
 	expect_wc(t.cq[0], 12, IB_WC_SEND);
+	/* a READ of what the WRITE left (the client's ORD is 2) */
+	memset(rsink, 0x33, sizeof(rsink));
+	assert_int_equal(soft_env_rdma(c->qp, IB_WR_RDMA_READ, 13, rsink + 4,
+				       120, rmr->lkey, (uintptr_t)sink.wbuf + 8,
+				       sink.wmr->rkey),
+			 0);
+	expect_wc(t.cq[0], 13, IB_WC_RDMA_READ);
+	assert_memory_equal(rsink + 4, sink.wbuf + 8, 120);
+	assert_memory_equal(rsink + 12, wsrc, 100);
+	memset(guard, 0x33, sizeof(guard));
+	assert_memory_equal(rsink, guard, 4);
+	assert_memory_equal(rsink + 124, guard, sizeof(rsink) - 124);
 	disconnect_from(c, child);
 	rdma_destroy_qp(child);
 	rdma_destroy_qp(c);
 	assert_int_equal(ib_dereg_mr(smr), 0);
 	assert_int_equal(ib_dereg_mr(wsmr), 0);
+	assert_int_equal(ib_dereg_mr(rmr), 0);
 	assert_int_equal(ib_dereg_mr(sink.rmr), 0);
 	assert_int_equal(ib_dereg_mr(sink.wmr), 0);
 	rdma_destroy_id(child);
