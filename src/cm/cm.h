@@ -245,6 +245,9 @@ void rdmarw__cm_break_peer(struct cm_id_priv *p);
 /* @p's QP to ERR, or to RTR and RTS towards @dest_qpn (no cm.lock held). */
 void rdmarw__cm_qp_to_err(struct cm_id_priv *p);
 int rdmarw__cm_qp_to_rts(struct cm_id_priv *p, u32 dest_qpn);
+/* The same in two steps (a TCP QP takes its socket in RTR). */
+int rdmarw__cm_qp_to_rtr(struct cm_id_priv *p, u32 dest_qpn);
+int rdmarw__cm_qp_rtr_to_rts(struct cm_id_priv *p);
 /* Is @p's port iWARP? */
 bool rdmarw__cm_iwarp(struct cm_id_priv *p);
 /* The listener for a request to @dst on @dev, or NULL. */

@@ -783,22 +783,28 @@ static void mpa_down(void *ctx, enum soft_tcp_down why)
 
 /*
  * Give @p's QP the connection and move it to RTS (no lock of the CM
- * held).  *@owned: the QP took the socket.
+ * held): RTR first, so that what the peer sends as soon as it has our
+ * reply (its RTR and first messages) finds a QP that takes it, as siw's
+ * one move to RTS with the socket.  *@owned: the QP took the socket.
  */
 static int attach_rts(struct cm_id_priv *p, const struct soft_tcp_conn *tc,
 		      bool *owned)
 {
 	int ret;
 
-	pthread_mutex_lock(&p->qp_lock);
-	ret = p->id.qp ? rdmarw__soft_tcp_attach(p->id.qp, tc) : -EINVAL;
-	pthread_mutex_unlock(&p->qp_lock);
-	*owned = !ret;
+	*owned = false;
+	ret = rdmarw__cm_qp_to_rtr(p, 0);
+	if (!ret) {
+		pthread_mutex_lock(&p->qp_lock);
+		ret = p->id.qp ? rdmarw__soft_tcp_attach(p->id.qp, tc) :
+				 -EINVAL;
+		pthread_mutex_unlock(&p->qp_lock);
+		*owned = !ret;
+	}
+	if (!ret)
+		ret = rdmarw__cm_qp_rtr_to_rts(p);
 	if (ret)
-		return ret;
-	ret = rdmarw__cm_qp_to_rts(p, 0);
-	if (ret)
-		rdmarw__cm_qp_to_err(p); /* the data path closes the socket */
+		rdmarw__cm_qp_to_err(p); /* the data path closes an owned one */
 	return ret;
 }
 

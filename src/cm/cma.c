@@ -226,37 +226,59 @@ void rdmarw__cm_qp_to_err(struct cm_id_priv *p)
 	pthread_mutex_unlock(&p->qp_lock);
 }
 
-int rdmarw__cm_qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
+/* The access flags a connected QP gets (cm.lock need not be held). */
+static int cm_qp_access(struct cm_id_priv *p)
+{
+	int flags = IB_ACCESS_REMOTE_WRITE;
+
+	if (p->resp_res || rdmarw__cm_iwarp(p))
+		flags |= IB_ACCESS_REMOTE_READ;
+	return flags;
+}
+
+int rdmarw__cm_qp_to_rtr(struct cm_id_priv *p, u32 dest_qpn)
 {
 	struct ib_qp_attr attr = { 0 };
 	int ret = -EINVAL;
 
-	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE;
-	if (p->resp_res || rdmarw__cm_iwarp(p))
-		attr.qp_access_flags |= IB_ACCESS_REMOTE_READ;
+	attr.qp_access_flags = cm_qp_access(p);
+	attr.qp_state = IB_QPS_RTR;
+	attr.dest_qp_num = dest_qpn;
+	attr.max_dest_rd_atomic = p->resp_res;
 	pthread_mutex_lock(&p->qp_lock);
-	if (p->id.qp) {
-		attr.qp_state = IB_QPS_RTR;
-		attr.dest_qp_num = dest_qpn;
-		attr.max_dest_rd_atomic = p->resp_res;
+	if (p->id.qp)
 		ret = ib_modify_qp(p->id.qp, &attr,
 				   IB_QP_STATE | IB_QP_DEST_QPN |
 					   IB_QP_ACCESS_FLAGS |
 					   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_AV |
 					   IB_QP_PATH_MTU | IB_QP_RQ_PSN |
 					   IB_QP_MIN_RNR_TIMER);
-		if (!ret) {
-			attr.qp_state = IB_QPS_RTS;
-			attr.max_rd_atomic = p->init_depth;
-			ret = ib_modify_qp(
-				p->id.qp, &attr,
-				IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC |
-					IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-					IB_QP_RNR_RETRY | IB_QP_SQ_PSN);
-		}
-	}
 	pthread_mutex_unlock(&p->qp_lock);
 	return ret;
+}
+
+int rdmarw__cm_qp_rtr_to_rts(struct cm_id_priv *p)
+{
+	struct ib_qp_attr attr = { 0 };
+	int ret = -EINVAL;
+
+	attr.qp_state = IB_QPS_RTS;
+	attr.max_rd_atomic = p->init_depth;
+	pthread_mutex_lock(&p->qp_lock);
+	if (p->id.qp)
+		ret = ib_modify_qp(p->id.qp, &attr,
+				   IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC |
+					   IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+					   IB_QP_RNR_RETRY | IB_QP_SQ_PSN);
+	pthread_mutex_unlock(&p->qp_lock);
+	return ret;
+}
+
+int rdmarw__cm_qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
+{
+	int ret = rdmarw__cm_qp_to_rtr(p, dest_qpn);
+
+	return ret ?: rdmarw__cm_qp_rtr_to_rts(p);
 }
 
 static void destroy_locked(struct cm_id_priv *p);
