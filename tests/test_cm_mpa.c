@@ -499,6 +499,34 @@ static void test_reject(void **state)
 	(void)state;
 }
 
+/* A connected client destroyed without a disconnect: the peer hears it. */
+static void test_destroy_established(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+
+	NEED_TCP();
+	l = listener(SA(la));
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	child = connect_accept(c);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	wait_ev(child, RDMA_CM_EVENT_DISCONNECTED);
+	cm_settle();
+	assert_int_equal(count_ev(child, RDMA_CM_EVENT_DISCONNECTED), 1);
+	assert_int_equal(soft_env_state(child->qp), IB_QPS_ERR);
+	assert_int_equal(rdma_disconnect(child), 0); /* DISCONNECT: no event */
+	cm_settle();
+	assert_int_equal(count_ev(child, RDMA_CM_EVENT_DISCONNECTED), 1);
+	rdma_destroy_qp(child);
+	rdma_destroy_id(child);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
 /* A port of 127.0.0.1 nobody listens on (bound, never listening). */
 static int dead_port(u16 *port)
 {
@@ -737,6 +765,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_wildcard_listener, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_data_moves, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_established, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nobody_listens, setup,
