@@ -1214,7 +1214,9 @@ static int xside(int fd, int ctl, u64 me, bool initiator)
 	sge = (struct ib_sge){ (uintptr_t)done, 0, mr->lkey };
 	if (post_recv(qp, 1, &sge, 0))
 		return __LINE__;
-	mine = (struct xinfo){ (uintptr_t)buf, mr->rkey };
+	memset(&mine, 0, sizeof(mine)); /* the padding goes out too */
+	mine.addr = (uintptr_t)buf;
+	mine.rkey = mr->rkey;
 	if (write(ctl, &mine, sizeof(mine)) != sizeof(mine) ||
 	    read(ctl, &peer, sizeof(peer)) != sizeof(peer))
 		return __LINE__;
