@@ -1013,6 +1013,68 @@ static void test_bad_send(void **state)
 	}
 }
 
+/*
+ * A SEND longer than its receive, in one segment or in two whose second
+ * goes past it: DDP/untagged/too long, the receive completes with
+ * LOC_LEN_ERR, nothing past the receive's 64 bytes is touched.
+ */
+static void test_send_too_long(void **state)
+{
+	static u8 out[1 << 12];
+	u8 pay[100];
+
+	(void)state;
+	memset(pay, 0x33, sizeof(pay));
+	for (int k = 0; k < 2; k++) {
+		struct iwarp_hdr t;
+		struct buf rb;
+		struct rig r;
+		struct ib_wc wc;
+		struct ib_sge rs;
+		u8 bad[256];
+		size_t n = 0;
+
+		rig_init(&r, 8);
+		buf_init(&rb, &r.s, 128, 0);
+		memset(at(&rb), 0x5a, 128);
+		rs = sge_of(&rb, 0, 64);
+		assert_int_equal(post_recv(r.s.qp, 700, &rs, 1), 0);
+		if (!k) {
+			struct iwarp_hdr h = { .opcode = IWARP_OP_SEND,
+					       .last = true,
+					       .msn = 1 };
+
+			n = frame(&h, pay, 100, out);
+		} else {
+			struct iwarp_hdr h = { .opcode = IWARP_OP_SEND,
+					       .msn = 1 };
+
+			n = frame(&h, pay, 40, out);
+			h.last = true;
+			h.mo = 40;
+			n += frame(&h, pay, 40, out + n);
+		}
+		raw_send(&r, out, n);
+		assert_true(raw_term(&r, &t, bad));
+		assert_int_equal(t.term.layer, IWARP_LAYER_DDP);
+		assert_int_equal(t.term.etype, IWARP_DDP_ET_UNTAGGED);
+		assert_int_equal(t.term.ecode, IWARP_DDP_EC_UT_TOO_LONG);
+		wait_downs(&r, 1);
+		assert_int_equal(r.why, SOFT_TCP_DOWN_TERM_SENT);
+		poll_n(r.s.cq, 1, &wc);
+		assert_int_equal(wc.wr_id, 700);
+		assert_int_equal(wc.status, IB_WC_LOC_LEN_ERR);
+		expect_empty(r.s.cq);
+		for (int i = 0; i < 64; i++)
+			assert_int_equal(at(&rb)[i], k && i < 40 ? 0x33 : 0x5a);
+		for (int i = 64; i < 128; i++)
+			assert_int_equal(at(&rb)[i], 0x5a);
+		guards_intact(&rb);
+		buf_fini(&rb);
+		rig_fini(&r);
+	}
+}
+
 /* A READ request beyond the IRD we gave (0 here). */
 static void test_read_over_ird(void **state)
 {
@@ -1214,7 +1276,9 @@ static int xside(int fd, int ctl, u64 me, bool initiator)
 	sge = (struct ib_sge){ (uintptr_t)done, 0, mr->lkey };
 	if (post_recv(qp, 1, &sge, 0))
 		return __LINE__;
-	mine = (struct xinfo){ (uintptr_t)buf, mr->rkey };
+	memset(&mine, 0, sizeof(mine)); /* the padding goes out too */
+	mine.addr = (uintptr_t)buf;
+	mine.rkey = mr->rkey;
 	if (write(ctl, &mine, sizeof(mine)) != sizeof(mine) ||
 	    read(ctl, &peer, sizeof(peer)) != sizeof(peer))
 		return __LINE__;
@@ -1750,6 +1814,7 @@ int main(void)
 		cmocka_unit_test(test_bad_crc),
 		cmocka_unit_test(test_bad_stag),
 		cmocka_unit_test(test_bad_send),
+		cmocka_unit_test(test_send_too_long),
 		cmocka_unit_test(test_read_over_ird),
 		cmocka_unit_test(test_eof),
 		cmocka_unit_test(test_rtr_responder_waits),

@@ -1030,6 +1030,7 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 {
 	for (int i = 0; !c->failed; i++) {
 		struct iwarp_term_info t;
+		size_t left;
 		ssize_t r;
 
 		rx_parse(c);
@@ -1041,7 +1042,22 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 		}
 		c->rx_pos = 0;
 		c->rx_len = 0;
-		r = recv(c->fd, c->rxb, RX_CAP, MSG_DONTWAIT);
+		left = rdmarw__iwarp_rx_pay_left(&c->rx);
+		if (left) {
+			/* inside a payload: straight into the FPDU's buffer,
+			 * no pass through the receive buffer */
+			u8 *p = c->seg + c->seg_len;
+
+			r = recv(c->fd, p, left, MSG_DONTWAIT);
+			if (r > 0) {
+				rdmarw__iwarp_rx_placed(&c->rx, p, (size_t)r,
+							&t);
+				c->seg_len += (u32)r;
+				continue;
+			}
+		} else {
+			r = recv(c->fd, c->rxb, RX_CAP, MSG_DONTWAIT);
+		}
 		if (r > 0) {
 			c->rx_len = (size_t)r;
 		} else if (!r) {
