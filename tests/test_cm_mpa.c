@@ -727,6 +727,62 @@ static void test_reply_never_comes(void **state)
 	(void)state;
 }
 
+/*
+ * A peer whose reply gives an ORD over our IRD: CONNECT_ERROR -EPROTO for
+ * the ULP, and for the peer a TERMINATE (LLP, MPA, insufficient IRD) then
+ * the close, as siw answers.
+ */
+static void test_reply_ird_short(void **state)
+{
+	struct sockaddr_in src = cm_in4("127.0.0.2", 0), dst;
+	struct rdma_conn_param cp = { .responder_resources = 4,
+				      .initiator_depth = 2 };
+	struct iwarp_mpa req, rep;
+	struct rdma_cm_id *c;
+	u8 buf[600], frame[64];
+	struct cm_rec *r;
+	size_t got = 0;
+	int lfd, fd, n;
+	u16 port;
+
+	NEED_TCP();
+	lfd = mute_listener(&port);
+	dst = cm_in4("127.0.0.1", port);
+	c = client(SA(src), SA(dst));
+	assert_int_equal(rdma_connect(c, &cp), 0);
+	fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	do {
+		n = (int)recv(fd, buf + got, sizeof(buf) - got, 0);
+		assert_true(n > 0);
+		got += (size_t)n;
+		n = rdmarw__iwarp_mpa_parse(buf, got, false, false, &req, NULL);
+	} while (n == -EAGAIN);
+	assert_int_equal(n, (int)got);
+	assert_true(req.enhanced && req.crc && req.p2p);
+	assert_int_equal(req.ird, 4);
+	assert_int_equal(req.ord, 2);
+	assert_int_equal(rdmarw__iwarp_mpa_answer(&req, 8, 8, &rep), 0);
+	rep.ord = 9; /* more READs than the initiator takes */
+	n = rdmarw__iwarp_mpa_build(&rep, frame, sizeof(frame));
+	assert_true(n > 0);
+	assert_int_equal(send(fd, frame, (size_t)n, 0), n);
+	r = wait_ev(c, RDMA_CM_EVENT_CONNECT_ERROR);
+	assert_int_equal(r->status, -EPROTO);
+	n = (int)read_to_eof(fd, buf, sizeof(buf));
+	/* the 24-byte TERMINATE header (its MPA length field: 22), CRC */
+	assert_int_equal(n, 24 + 4);
+	assert_int_equal(iwarp_ld16(buf), 22);
+	assert_int_equal(buf[3] & 0x0f, IWARP_OP_TERMINATE);
+	assert_int_equal(iwarp_ld32(buf + 20) >> 16,
+			 IWARP_LAYER_LLP << 12 | IWARP_LLP_ET_MPA << 8 |
+				 IWARP_LLP_EC_INSUFFICIENT_IRD);
+	close(lfd);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	(void)state;
+}
+
 /* Ids destroyed mid-handshake: no event, nothing left (ASan, valgrind). */
 static void test_destroy_mid_handshake(void **state)
 {
@@ -776,6 +832,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_half_open_cap, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reply_never_comes, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reply_ird_short, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_mid_handshake,
 						setup, teardown),

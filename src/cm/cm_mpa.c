@@ -480,16 +480,47 @@ static void conn_of(struct cm_mpa *m, const struct iwarp_mpa *rep, size_t used,
 	tc->ctx = (void *)(uintptr_t)m->cookie;
 }
 
+/*
+ * A reply we refuse with a TERMINATE (IRD/ORD short, no matching RTR): as
+ * siw, the stream's first and last FPDU, then the close (best effort: a
+ * peer that does not read gets the close alone).
+ */
+static void active_term(struct cm_mpa *m, const struct iwarp_term_info *t,
+			bool crc)
+{
+	u8 buf[sizeof(struct iwarp_term) + IWARP_TERM_DDP_UNTAGGED_LEN +
+	       IWARP_TERM_RDMA_LEN];
+	struct iovec pay, iov[1 + IWARP_TX_IOV_EXTRA];
+	struct iwarp_tx_trailer trl;
+	struct msghdr msg = { 0 };
+	int len, n;
+
+	len = rdmarw__iwarp_term_build(t, NULL, 0, 1, buf, sizeof(buf));
+	if (len < (int)sizeof(struct iwarp_term))
+		return;
+	pay = (struct iovec){ buf + sizeof(struct iwarp_term),
+			      (size_t)len - sizeof(struct iwarp_term) };
+	n = rdmarw__iwarp_fpdu_tx(buf, sizeof(struct iwarp_term), &pay, 1, crc,
+				  &trl, iov, 1 + IWARP_TX_IOV_EXTRA);
+	if (n <= 0)
+		return;
+	msg.msg_iov = iov;
+	msg.msg_iovlen = (size_t)n;
+	if (sendmsg(m->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+		shutdown(m->fd, SHUT_WR);
+}
+
 /* A whole reply is in @m->buf (@used bytes of it). */
 static void active_reply(struct cm_mpa *m, const struct iwarp_mpa *rep,
 			 size_t used)
 {
 	struct cm_id_priv *a = m->id;
+	struct iwarp_term_info t;
 	enum iwarp_mpa_why why;
 	struct cm_work *w;
 	int ret;
 
-	ret = rdmarw__iwarp_mpa_check_reply(&m->req, rep, &why, NULL);
+	ret = rdmarw__iwarp_mpa_check_reply(&m->req, rep, &why, &t);
 	if (ret == -ECONNREFUSED) {
 		active_fail(m, ret, rep->pdata,
 			    rep->pd_len <= RDMA_MAX_PRIVATE_DATA - 1 ?
@@ -502,6 +533,8 @@ static void active_reply(struct cm_mpa *m, const struct iwarp_mpa *rep,
 	if (ret) {
 		rdmarw__log(RDMARW_LOG_WARN, "MPA reply refused: %s",
 			    rdmarw__iwarp_mpa_why_str(why));
+		if (why != IWARP_MPA_OK && !t.close)
+			active_term(m, &t, rep->crc);
 		active_fail(m, ret, NULL, 0);
 		return;
 	}
