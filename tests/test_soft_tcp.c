@@ -1094,7 +1094,8 @@ static void test_term_received(void **state)
 	rig_init(&r, 8);
 	buf_init(&rb, &r.s, 64, 0);
 	post_recvs(&r, &rb, 2);
-	len = rdmarw__iwarp_term_build(&ti, NULL, 0, 1, ulpdu, sizeof(ulpdu));
+	/* no header copied (the codec copies from a non-NULL pointer) */
+	len = rdmarw__iwarp_term_build(&ti, bad, 0, 1, ulpdu, sizeof(ulpdu));
 	assert_int_equal(len, 24);
 	/* frame the 24-byte TERMINATE header as it is (no payload) */
 	assert_int_equal(rdmarw__iwarp_hdr_parse(ulpdu, 24, &h, &ti), 24);
