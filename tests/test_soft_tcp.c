@@ -1075,6 +1075,47 @@ static void test_send_too_long(void **state)
 	}
 }
 
+/* The peer TERMINATEs: QP to ERR, receives flushed, down(TERM_RCVD), no
+ * TERMINATE answers it, TCP closes in order. */
+static void test_term_received(void **state)
+{
+	static u8 out[1 << 12];
+	struct iwarp_term_info ti = { .layer = IWARP_LAYER_RDMAP,
+				      .etype = IWARP_RDMAP_ET_PROTECTION,
+				      .ecode = IWARP_RDMAP_EC_INVALID_STAG };
+	u8 ulpdu[128], bad[64];
+	struct iwarp_hdr t, h;
+	struct buf rb;
+	struct rig r;
+	struct ib_wc wc;
+	int len;
+
+	(void)state;
+	rig_init(&r, 8);
+	buf_init(&rb, &r.s, 64, 0);
+	post_recvs(&r, &rb, 2);
+	/* no header copied (the codec copies from a non-NULL pointer) */
+	len = rdmarw__iwarp_term_build(&ti, bad, 0, 1, ulpdu, sizeof(ulpdu));
+	assert_int_equal(len, 24);
+	/* frame the 24-byte TERMINATE header as it is (no payload) */
+	assert_int_equal(rdmarw__iwarp_hdr_parse(ulpdu, 24, &h, &ti), 24);
+	raw_send(&r, out, frame(&h, NULL, 0, out));
+	wait_downs(&r, 1);
+	assert_int_equal(r.why, SOFT_TCP_DOWN_TERM_RCVD);
+	assert_false(raw_term(&r, &t, bad));
+	for (int i = 0; i < 2; i++) {
+		poll_n(r.s.cq, 1, &wc);
+		assert_int_equal(wc.wr_id, 700 + i);
+		assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
+	}
+	expect_empty(r.s.cq);
+	assert_int_equal(__atomic_load_n(&r.s.qp->state, __ATOMIC_ACQUIRE),
+			 IB_QPS_ERR);
+	assert_int_equal(r.downs, 1);
+	buf_fini(&rb);
+	rig_fini(&r);
+}
+
 /* A READ request beyond the IRD we gave (0 here). */
 static void test_read_over_ird(void **state)
 {
@@ -1816,6 +1857,7 @@ int main(void)
 		cmocka_unit_test(test_bad_send),
 		cmocka_unit_test(test_send_too_long),
 		cmocka_unit_test(test_read_over_ird),
+		cmocka_unit_test(test_term_received),
 		cmocka_unit_test(test_eof),
 		cmocka_unit_test(test_rtr_responder_waits),
 		cmocka_unit_test(test_rtr_initiator),

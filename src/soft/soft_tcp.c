@@ -406,9 +406,10 @@ static void tx_term(struct soft_tcp *c, const struct iwarp_term_info *t)
 
 	if (c->term_sent)
 		return;
-	len = rdmarw__iwarp_term_build(t, c->bad_len ? c->bad_hdr : NULL,
-				       c->bad_len, c->msn_term, buf,
-				       sizeof(buf));
+	/* never NULL: the codec memcpy()s from it even when it copies 0
+	 * bytes (UB, seen by UBSan) */
+	len = rdmarw__iwarp_term_build(t, c->bad_hdr, c->bad_len, c->msn_term,
+				       buf, sizeof(buf));
 	if (len < (int)sizeof(struct iwarp_term))
 		return;
 	c->msn_term++;
