@@ -157,15 +157,10 @@ static int soft_glue_init(struct soft_glue *g, const char *profile,
 	struct soft_profile p;
 	int ret, i;
 
-	/* siw-tcp: siw's profile on TCP (issue 28): the peer is another
-	 * process, reached through the addresses' real sockets */
-	if (!strcmp(profile, "siw-tcp")) {
-		if (soft_profile_get("siw", &p))
-			return -ENOENT;
-		p.tcp = true;
-	} else if (soft_profile_get(profile, &p)) {
+	/* siw-tcp: the peer is another process, reached through the
+	 * addresses' real sockets (issue 28) */
+	if (soft_profile_get(profile, &p))
 		return -ENOENT;
-	}
 	g->fabric = soft_fabric_create();
 	if (IS_ERR(g->fabric)) {
 		g->fabric = NULL;

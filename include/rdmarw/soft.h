@@ -72,7 +72,9 @@ struct soft_profile {
 
 /**
  * soft_profile_get() - fetch a built-in profile
- * @name: "mlx5", "rxe" or "siw"
+ * @name: "mlx5", "rxe", "siw", or "siw-tcp" (siw's with @tcp set: its QPs
+ *        reach peers in other processes, on other machines or the kernel's
+ *        siw over TCP)
  * @out: filled in; change any field before soft_device_create()
  *
  * Return: 0, -EINVAL for a NULL argument, -ENOENT for an unknown name.
