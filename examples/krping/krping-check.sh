@@ -12,12 +12,15 @@
 #   too-big  a size one client MR cannot hold: exit 1 and the reason
 #   alone    --server alone (no client comes): exit 1 after --timeout
 #   usage    bad options: exit 2 each
+#   tcp      PROFILE siw-tcp: the server and the client in two processes
+#            over 127.0.0.1 (tcp6: ::1), --validate: both exit 0, every
+#            ping validated, the server read and wrote count x size bytes
 mode=$1
 krping=$2
 profile=$3
 size=$4
 out=${TMPDIR:-/tmp}/krping-check.$$
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out" "$out.srv"' EXIT
 
 fail() {
 	echo "FAIL: $*"
@@ -51,6 +54,33 @@ ok | user-mr | ipv6)
 		--validate $extra
 	[ $rc = 0 ] || fail "exit status $rc, expected 0"
 	want="krping: client: $count pings of $bytes bytes, $count validated, $reg"
+	grep -qx "$want" "$out" || fail "no line '$want'"
+	moved=$((count * bytes))
+	want="krping: server: $count pings served, $moved bytes read, $moved bytes written"
+	grep -qx "$want" "$out" || fail "no line '$want'"
+	;;
+tcp | tcp6)
+	addr=127.0.0.1
+	[ "$mode" = tcp6 ] && addr=::1
+	port=$((20000 + $$ % 20000))
+	"$krping" --server --soft "$profile" --addr $addr --port $port \
+		--size "$size" --timeout 60000 >"$out.srv" 2>&1 &
+	srv=$!
+	# the client is refused (exit 3) until the server listens
+	tries=0
+	while :; do
+		run --client --soft "$profile" --addr $addr --port $port \
+			--size "$size" --count $count --validate
+		[ $rc = 3 ] && [ $tries -lt 200 ] || break
+		tries=$((tries + 1))
+		sleep 0.1
+	done
+	wait $srv
+	src=$?
+	cat "$out.srv" >>"$out"
+	[ $rc = 0 ] || fail "client exit status $rc, expected 0"
+	[ $src = 0 ] || fail "server exit status $src, expected 0"
+	want="krping: client: $count pings of $bytes bytes, $count validated, fast registration"
 	grep -qx "$want" "$out" || fail "no line '$want'"
 	moved=$((count * bytes))
 	want="krping: server: $count pings served, $moved bytes read, $moved bytes written"

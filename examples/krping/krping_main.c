@@ -8,7 +8,9 @@
  *
  * With --soft PROFILE (mlx5, rxe, siw) the program makes a fabric of two
  * software devices of that profile: the server's answers to --addr, the
- * client's to a neighbour address (the last byte changed).  Without
+ * client's to a neighbour address (the last byte changed).  siw-tcp is
+ * siw's profile on TCP (issue 28): --addr must then be an address of this
+ * host, and --server and --client may run in two processes or machines.  Without
  * --server or --client both ends then run in this process (the server's
  * connection on a work queue, the client in main()); with --client alone
  * nobody listens, which is how the refusal is tested.  Without --soft the
@@ -155,6 +157,8 @@ static int soft_glue_init(struct soft_glue *g, const char *profile,
 	struct soft_profile p;
 	int ret, i;
 
+	/* siw-tcp: the peer is another process, reached through the
+	 * addresses' real sockets (issue 28) */
 	if (soft_profile_get(profile, &p))
 		return -ENOENT;
 	g->fabric = soft_fabric_create();
@@ -344,7 +348,7 @@ int main(int argc, char **argv)
 		ret = soft_glue_init(&g, soft, &o.addr);
 		if (ret == -ENOENT) {
 			soft_glue_fini(&g);
-			return usage("--soft takes mlx5, rxe or siw");
+			return usage("--soft takes mlx5, rxe, siw or siw-tcp");
 		}
 		if (ret) {
 			fprintf(stderr, "krping: software devices: %s\n",

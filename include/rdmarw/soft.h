@@ -72,7 +72,9 @@ struct soft_profile {
 
 /**
  * soft_profile_get() - fetch a built-in profile
- * @name: "mlx5", "rxe" or "siw"
+ * @name: "mlx5", "rxe", "siw", or "siw-tcp" (siw's with @tcp set: its QPs
+ *        reach peers in other processes, on other machines or the kernel's
+ *        siw over TCP)
  * @out: filled in; change any field before soft_device_create()
  *
  * Return: 0, -EINVAL for a NULL argument, -ENOENT for an unknown name.
@@ -113,10 +115,9 @@ int soft_fabric_destroy(struct soft_fabric *fabric);
  * max_pd or max_mr; MEM_MGT_EXTENSIONS with a zero
  * max_fast_reg_page_list_len; IBK_INTEGRITY_HANDOVER with a zero
  * max_pi_fast_reg_page_list_len); ERR_PTR(-EEXIST) for a taken name;
- * ERR_PTR(-ENOMEM); the error of starting the progress thread.
- *
- * (Until issue 28's TCP slice lands, @profile->tcp gives ERR_PTR(-EOPNOTSUPP),
- * or -EINVAL when the protocol is not iWARP.)
+ * ERR_PTR(-ENOMEM); the error of starting the progress thread; @profile->tcp
+ * with a protocol other than iWARP is ERR_PTR(-EINVAL).  A TCP device has a
+ * thread of its own for its sockets (docs/soft-device.md, "TCP transport").
  */
 struct ib_device *soft_device_create(struct soft_fabric *fabric,
 				     const char *name,

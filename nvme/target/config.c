@@ -17,6 +17,8 @@
 #include <rdmarw/version.h>
 
 #include "auth.h"
+#include <rdmarw/soft.h>
+
 #include "config.h"
 #include "log.h"
 #include "nvme_ids.h"
@@ -68,7 +70,8 @@ static void usage(FILE *f)
 		"                     nvmetcli's JSON)\n"
 		"  --save-config FILE write the configuration as nvmetcli's\n"
 		"                     JSON to FILE and exit\n"
-		"  --soft PROFILE     create a software device (mlx5, rxe, siw)\n"
+		"  --soft PROFILE     create a software device (mlx5, rxe, siw,\n"
+		"                     siw-tcp: iWARP over TCP, other machines)\n"
 		"                     with --addr (default 127.0.0.1)\n"
 		"  --duration SEC     stop after SEC seconds\n"
 		"  --stats            print the target's counters at the end\n"
@@ -562,12 +565,14 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 			goto bad;
 		c->save_path = arg;
 		return 0;
-	case OPT_SOFT:
-		if (strcmp(arg, "mlx5") && strcmp(arg, "rxe") &&
-		    strcmp(arg, "siw"))
+	case OPT_SOFT: {
+		struct soft_profile p;
+
+		if (soft_profile_get(arg, &p))
 			goto bad;
 		c->soft = arg;
 		return 0;
+	}
 	case OPT_DURATION: {
 		char *end;
 

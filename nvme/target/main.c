@@ -308,9 +308,12 @@ int main(int argc, char **argv)
 		       c.o.nr_hosts == 1 ? "" : "s");
 	else
 		printf(", no host allowed (--host, --allow-any-host)\n");
-	if (c.soft)
+	if (c.soft && strcmp(c.soft, "siw-tcp"))
 		printf(PROG ": (the software device serves hosts in this "
 			    "process only)\n");
+	else if (c.soft)
+		printf(PROG ": (iWARP over TCP: hosts on other machines, the "
+			    "kernel's siw among them)\n");
 serve:
 	print_auth_hosts(&c.o);
 	fflush(stdout);

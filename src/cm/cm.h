@@ -2,6 +2,7 @@
 /*
  * The connection manager's private header: the ids, the per-device-type
  * transport table (each table is one exchange: cm_soft.c in-process,
+ * cm_mpa.c over TCP with MPA for software devices with soft_profile.tcp,
  * cm_ibv.c through librdmacm) and the CM core's (cma.c) services to the
  * tables.
  *
@@ -69,6 +70,9 @@ enum cm_state {
  *              unchanged as the kernel's cma.c: 0 stays 0
  * @xid: the librdmacm id behind it (ibv devices), or NULL
  * @xops: the transport of @xid
+ * @mpa: the TCP transport's sockets of the id (cm_mpa.c), or NULL
+ * @port_auto: bound with port 0: a transport with sockets may take the
+ *             kernel's port instead of the CM's
  */
 struct cm_id_priv {
 	struct rdma_cm_id id;
@@ -95,6 +99,8 @@ struct cm_id_priv {
 	u8 init_depth;
 	struct rdmarw__cm_xid *xid;
 	const struct rdmarw__cm_ops *xops;
+	struct cm_mpa *mpa;
+	bool port_auto;
 	struct rdmarw_qp_owner owner;
 };
 
@@ -103,6 +109,7 @@ enum cm_action {
 	CM_ACT_NONE,
 	CM_ACT_RTS, /* REP arrived: QP to RTR and RTS, then RTU to peer */
 	CM_ACT_ERR, /* the connection is gone: QP to ERR */
+	CM_ACT_ATTACH, /* the transport's @attach: the QP takes the socket */
 };
 
 /**
@@ -160,6 +167,15 @@ enum rdmarw__cm_verdict {
  * @reject: refuse a child's request, with private data and the IB reason
  * @disconnect: the DREQ of an established (@was_up) or disconnected id;
  *              *@qp_err: the CM moves the id's QP to ERR afterwards
+ * @listen: optional: open what listens for @p (cm.lock held; a wildcard
+ *          listener asks every table that has it)
+ * @attach: CM_ACT_ATTACH (cm.lock held, dropped meanwhile; the id's
+ *          handler is marked running, so the id stays): hand the settled
+ *          connection to the id's QP and move it to RTS; false when the
+ *          event is to be dropped (torn down meanwhile), else @w may have
+ *          become an error event
+ * @release: optional: @p is destroyed (cm.lock held): drop what the
+ *           transport keeps for it
  * @x_available: librdmacm transports only (the others leave every x_ op
  *               NULL): can librdmacm be used here (its event channel)
  * @x_bind: a librdmacm id for @owner bound to @addr (cm_ibv.h)
@@ -195,6 +211,9 @@ struct rdmarw__cm_ops {
 	int (*reject)(struct cm_id_priv *c, const void *pdata, u8 len,
 		      u8 reason);
 	int (*disconnect)(struct cm_id_priv *p, bool was_up, bool *qp_err);
+	int (*listen)(struct cm_id_priv *p, int backlog);
+	void (*release)(struct cm_id_priv *p);
+	bool (*attach)(struct cm_id_priv *p, struct cm_work *w);
 	bool (*x_available)(void);
 	int (*x_bind)(struct rdmarw__cm_xid **x, void *owner, int ps,
 		      const struct sockaddr *addr, struct ib_device **dev,
@@ -226,6 +245,9 @@ void rdmarw__cm_break_peer(struct cm_id_priv *p);
 /* @p's QP to ERR, or to RTR and RTS towards @dest_qpn (no cm.lock held). */
 void rdmarw__cm_qp_to_err(struct cm_id_priv *p);
 int rdmarw__cm_qp_to_rts(struct cm_id_priv *p, u32 dest_qpn);
+/* The same in two steps (a TCP QP takes its socket in RTR). */
+int rdmarw__cm_qp_to_rtr(struct cm_id_priv *p, u32 dest_qpn);
+int rdmarw__cm_qp_rtr_to_rts(struct cm_id_priv *p);
 /* Is @p's port iWARP? */
 bool rdmarw__cm_iwarp(struct cm_id_priv *p);
 /* The listener for a request to @dst on @dev, or NULL. */
@@ -243,6 +265,12 @@ void rdmarw__cm_unlock(void);
 void rdmarw__cm_lock(void);
 
 extern const struct rdmarw__cm_ops rdmarw__cm_soft_ops;
+extern const struct rdmarw__cm_ops rdmarw__cm_mpa_ops;
+/* Is @dev a software device with soft_profile.tcp (the MPA table's)? */
+bool rdmarw__cm_dev_tcp(const struct ib_device *dev);
+/* The MPA handshakes' bound from now on (ms; 0: RDMARW_MPA_TIMEOUT_MS or
+ * siw's 10 s).  For tests. */
+void rdmarw__cm_mpa_set_timeout(unsigned int ms);
 #ifdef RDMARW_HAVE_IBV
 extern const struct rdmarw__cm_ops rdmarw__cm_ibv_ops;
 #endif

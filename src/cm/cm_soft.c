@@ -64,7 +64,9 @@ static int addr_match(struct ib_device *dev, const void *space,
 {
 	struct addr_query *q = arg;
 
-	if (!soft_device_is_soft(dev) || (q->space && space != q->space))
+	/* a TCP device's addresses are the MPA table's (cm_mpa.c) */
+	if (!soft_device_is_soft(dev) || rdmarw__cm_dev_tcp(dev) ||
+	    (q->space && space != q->space))
 		return 0;
 	if (q->not_dev ? dev == q->not_dev || ss->ss_family != q->family :
 			 !rdmarw__same_addr(ss, q->ss))
@@ -182,7 +184,7 @@ static bool fault_fire(struct ib_device *dev, enum soft_cm_fault_type type,
 
 static bool soft_owns(const struct ib_device *dev)
 {
-	return soft_device_is_soft(dev);
+	return soft_device_is_soft(dev) && !rdmarw__cm_dev_tcp(dev);
 }
 
 static struct ib_device *soft_bind(const struct sockaddr *addr)

@@ -46,6 +46,8 @@ static const struct rdmarw__cm_ops *const cm_transports[] = {
 #ifdef RDMARW_HAVE_IBV
 	&rdmarw__cm_ibv_ops,
 #endif
+	/* last: it routes any address when a TCP device has its family */
+	&rdmarw__cm_mpa_ops,
 };
 
 static struct cm_id_priv *to_priv(struct rdma_cm_id *id)
@@ -224,37 +226,59 @@ void rdmarw__cm_qp_to_err(struct cm_id_priv *p)
 	pthread_mutex_unlock(&p->qp_lock);
 }
 
-int rdmarw__cm_qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
+/* The access flags a connected QP gets (cm.lock need not be held). */
+static int cm_qp_access(struct cm_id_priv *p)
+{
+	int flags = IB_ACCESS_REMOTE_WRITE;
+
+	if (p->resp_res || rdmarw__cm_iwarp(p))
+		flags |= IB_ACCESS_REMOTE_READ;
+	return flags;
+}
+
+int rdmarw__cm_qp_to_rtr(struct cm_id_priv *p, u32 dest_qpn)
 {
 	struct ib_qp_attr attr = { 0 };
 	int ret = -EINVAL;
 
-	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE;
-	if (p->resp_res || rdmarw__cm_iwarp(p))
-		attr.qp_access_flags |= IB_ACCESS_REMOTE_READ;
+	attr.qp_access_flags = cm_qp_access(p);
+	attr.qp_state = IB_QPS_RTR;
+	attr.dest_qp_num = dest_qpn;
+	attr.max_dest_rd_atomic = p->resp_res;
 	pthread_mutex_lock(&p->qp_lock);
-	if (p->id.qp) {
-		attr.qp_state = IB_QPS_RTR;
-		attr.dest_qp_num = dest_qpn;
-		attr.max_dest_rd_atomic = p->resp_res;
+	if (p->id.qp)
 		ret = ib_modify_qp(p->id.qp, &attr,
 				   IB_QP_STATE | IB_QP_DEST_QPN |
 					   IB_QP_ACCESS_FLAGS |
 					   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_AV |
 					   IB_QP_PATH_MTU | IB_QP_RQ_PSN |
 					   IB_QP_MIN_RNR_TIMER);
-		if (!ret) {
-			attr.qp_state = IB_QPS_RTS;
-			attr.max_rd_atomic = p->init_depth;
-			ret = ib_modify_qp(
-				p->id.qp, &attr,
-				IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC |
-					IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-					IB_QP_RNR_RETRY | IB_QP_SQ_PSN);
-		}
-	}
 	pthread_mutex_unlock(&p->qp_lock);
 	return ret;
+}
+
+int rdmarw__cm_qp_rtr_to_rts(struct cm_id_priv *p)
+{
+	struct ib_qp_attr attr = { 0 };
+	int ret = -EINVAL;
+
+	attr.qp_state = IB_QPS_RTS;
+	attr.max_rd_atomic = p->init_depth;
+	pthread_mutex_lock(&p->qp_lock);
+	if (p->id.qp)
+		ret = ib_modify_qp(p->id.qp, &attr,
+				   IB_QP_STATE | IB_QP_MAX_QP_RD_ATOMIC |
+					   IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+					   IB_QP_RNR_RETRY | IB_QP_SQ_PSN);
+	pthread_mutex_unlock(&p->qp_lock);
+	return ret;
+}
+
+int rdmarw__cm_qp_to_rts(struct cm_id_priv *p, u32 dest_qpn)
+{
+	int ret = rdmarw__cm_qp_to_rtr(p, dest_qpn);
+
+	return ret ?: rdmarw__cm_qp_rtr_to_rts(p);
 }
 
 static void destroy_locked(struct cm_id_priv *p);
@@ -336,6 +360,8 @@ static void *cm_main(void *arg)
 		p->in_handler = true; /* destroy waits from here on */
 		cm.running = p;
 		if (w->action == CM_ACT_RTS && !work_rts(w))
+			goto done;
+		if (w->action == CM_ACT_ATTACH && !p->ops->attach(p, w))
 			goto done;
 		if (w->action == CM_ACT_ERR) {
 			pthread_mutex_unlock(&cm.lock);
@@ -533,6 +559,7 @@ static int bind_locked(struct cm_id_priv *p, const struct sockaddr_storage *ss,
 			return -EADDRNOTAVAIL;
 	}
 	p->id.route.addr.src_addr = *ss;
+	p->port_auto = !sa_port(ss);
 	if (!sa_port(ss)) {
 		for (tries = 0; tries < 28232; tries++) {
 			sa_set_port(&p->id.route.addr.src_addr, cm.next_port);
@@ -680,6 +707,31 @@ void rdmarw__cm_break_peer(struct cm_id_priv *p)
 	}
 }
 
+/* Let every table that keeps something for @p drop it (cm.lock held). */
+static void release_transport(struct cm_id_priv *p)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cm_transports) / sizeof(cm_transports[0]); i++)
+		if (cm_transports[i]->release)
+			cm_transports[i]->release(p);
+}
+
+/* Open what listens for @p in its table, or in each for a wildcard. */
+static int listen_transport(struct cm_id_priv *p, int backlog)
+{
+	size_t i;
+	int ret = 0;
+
+	if (p->ops)
+		return p->ops->listen ? p->ops->listen(p, backlog) : 0;
+	for (i = 0;
+	     !ret && i < sizeof(cm_transports) / sizeof(cm_transports[0]); i++)
+		if (cm_transports[i]->listen)
+			ret = cm_transports[i]->listen(p, backlog);
+	return ret;
+}
+
 /* Destroy @p (cm.lock held; no handler of @p runs). */
 static void destroy_locked(struct cm_id_priv *p)
 {
@@ -695,6 +747,7 @@ static void destroy_locked(struct cm_id_priv *p)
 		}
 	rdmarw__cm_break_peer(p);
 	detach_xid(p);
+	release_transport(p);
 	set_device(p, NULL);
 	list_del(&p->entry);
 	/* a QP left to its ULP (ib_destroy_qp() later) forgets the id */
@@ -874,6 +927,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		ret = -EINVAL;
 	if (!ret && port_taken(p, true))
 		ret = -EADDRINUSE;
+	if (!ret)
+		ret = listen_transport(p, backlog);
 	if (!ret && p->xid) {
 		ret = p->xops->x_listen(p->xid, backlog);
 		if (ret && !p->id.device) {

@@ -85,7 +85,8 @@ int rdmarw__iwarp_term_build(const struct iwarp_term_info *ti,
 	ret = rdmarw__iwarp_hdr_build(&h, buf, len);
 	if (ret < 0)
 		return ret;
-	memcpy((uint8_t *)buf + TERM_HDR, bad_hdr, copy);
+	if (copy) /* @bad_hdr may be NULL: no memcpy() from it then */
+		memcpy((uint8_t *)buf + TERM_HDR, bad_hdr, copy);
 	return (int)(TERM_HDR + copy);
 }
 

@@ -177,6 +177,30 @@ soft_check_inline int soft_mr_check(struct soft_dev *sdev, struct ib_pd *pd,
 	return rdmarw__soft_mr_check_tail(mr, out);
 }
 
+/* Why soft_mr_check() refused a remote key: what a TERMINATE reports. */
+enum soft_rkey_why {
+	SOFT_RKEY_STAG, /* no such key, or not valid */
+	SOFT_RKEY_BOUNDS, /* the range is not inside the MR */
+	SOFT_RKEY_ACCESS, /* the MR does not grant the right */
+	SOFT_RKEY_PD, /* the MR is of another PD */
+};
+
+/* The reason of a refusal of soft_mr_check(..., SOFT_LOOKUP_REMOTE, ...)
+ * with the same arguments (mem_lock held, read), in its order. */
+static inline enum soft_rkey_why
+soft_rkey_why(struct soft_dev *sdev, struct ib_pd *pd, u32 key, int access)
+{
+	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
+
+	if (!mr || mr->rkey != key || mr->state != SOFT_MR_VALID)
+		return SOFT_RKEY_STAG;
+	if (mr->ibmr.pd != pd)
+		return SOFT_RKEY_PD;
+	if ((mr->access & access) != access)
+		return SOFT_RKEY_ACCESS;
+	return SOFT_RKEY_BOUNDS;
+}
+
 /* An lkey: the local DMA key, or an MR's lkey. */
 soft_check_inline int soft_lkey_check(struct soft_dev *sdev, struct ib_pd *pd,
 				      const struct ib_sge *sge, int access,

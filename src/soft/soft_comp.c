@@ -10,36 +10,49 @@
 #include "soft/soft_cq.h"
 #include "soft/soft_resp.h"
 
-/* READ response data into the sinks of @wqe (mem_lock held, read). */
+/* READ response data (@h->length bytes at offset @h->va of the READ) into
+ * the sinks of @wqe (mem_lock held, read). */
 static enum soft_fault comp_read(struct soft_qp *qp, struct soft_send_wqe *wqe,
+				 const struct soft_hdr *h,
 				 const struct soft_cursor *src)
 {
 	/* soft_read_sink_access(); refused like siw_proc_rresp()'s failed
 	 * sink check: LOC_PROT_ERR. */
 	int access = soft_read_sink_access(qp);
+	struct soft_region *dst = qp->comp_rg;
 	u32 n;
 
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, access,
-			   qp->req_rg, &n))
+			   qp->comp_rg, &n))
 		return SOFT_F_LOC_PROT;
-	if (soft_copy(src->rg, src->n, qp->req_rg, n, wqe->h.length))
+	if (h->va)
+		dst = soft_rg_skip(dst, &n, h->va);
+	if (soft_copy(src->rg, src->n, dst, n, h->length))
 		return SOFT_F_LOC_RES;
-	soft_count(&qp->st_comp_bytes, wqe->h.length);
+	soft_count(&qp->st_comp_bytes, h->length);
 	return SOFT_OK;
 }
 
 /*
- * The READ a response answers: the WQE being executed, a READ of that
- * sequence number and length (the loopback answers within the transmit:
- * one READ is in flight).  NULL for anything else, which is ignored.
+ * The READ a response answers: the posted WQE of that sequence number (the
+ * loopback answers within the transmit: the WQE being executed; a wire's
+ * ORQ names a READ in flight), a READ whose bytes the response (or, on a
+ * wire, its segment: @h->va its offset, @h->more when others follow) lies
+ * in, the last one ending at the READ's length.  NULL for anything else,
+ * which is ignored.
  */
 static struct soft_send_wqe *comp_read_wqe(struct soft_qp *qp,
 					   const struct soft_hdr *h)
 {
-	struct soft_send_wqe *wqe = &qp->sq[qp->sq_exec & qp->sq_mask];
+	struct soft_send_wqe *wqe = &qp->sq[h->seq & qp->sq_mask];
+	u64 len;
 
-	if (qp->sq_exec == soft_load(&qp->sq_prod) || wqe->h.seq != h->seq ||
-	    wqe->h.op->cls != SOFT_OPC_READ || wqe->h.length != h->length)
+	if (h->seq >= soft_load(&qp->sq_prod) || wqe->h.seq != h->seq ||
+	    wqe->h.op->cls != SOFT_OPC_READ)
+		return NULL;
+	len = wqe->h.length;
+	if (h->va > len || h->length > len - h->va ||
+	    (!h->more && h->va + h->length != len))
 		return NULL;
 	return wqe;
 }
@@ -54,7 +67,10 @@ int rdmarw__soft_comp_rcv(struct soft_qp *qp, const struct soft_pkt *pkt)
 		wqe = comp_read_wqe(qp, h);
 		if (!wqe)
 			return 0;
-		qp->comp_fault = comp_read(qp, wqe, &pkt->pay);
+		qp->comp_fault = comp_read(qp, wqe, h, &pkt->pay);
+		/* a wire's segment that is not the last: not answered yet */
+		if (h->more && !qp->comp_fault)
+			return 0;
 		break;
 	case SOFT_PKT_RNR:
 		qp->comp_fault = SOFT_F_RNR;

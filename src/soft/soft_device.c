@@ -120,8 +120,9 @@ static struct soft_dev *sdev_alloc(struct soft_fabric *fabric,
 	dev->iommu = profile->iommu;
 	dev->virt_dma = !profile->iommu;
 	/* iWARP profiles send as the kernel's siw: large unsignalled WQEs
-	 * from their pages (soft_zcopy.c; SENDPAGE_THRESH = PAGE_SIZE) */
-	dev->rdmarw_tx_zcopy_min = sdev->iwarp ? SZ_4K : 0;
+	 * from their pages (soft_zcopy.c; SENDPAGE_THRESH = PAGE_SIZE); on
+	 * TCP sendmsg() copies, so a completion frees the source at once */
+	dev->rdmarw_tx_zcopy_min = sdev->iwarp && !profile->tcp ? SZ_4K : 0;
 	dev->provider_data = sdev;
 	return sdev;
 }
@@ -136,11 +137,9 @@ struct ib_device *soft_device_create(struct soft_fabric *fabric,
 
 	if (!fabric || !profile || !profile_ok(profile))
 		return ERR_PTR(-EINVAL);
-	/* The TCP transport is issue 28's next slice (soft_tcp.h). */
-	if (profile->tcp)
-		return ERR_PTR(profile->protocol == RDMA_PROTOCOL_IWARP ?
-				       -EOPNOTSUPP :
-				       -EINVAL);
+	/* TCP carries iWARP only (MPA/DDP/RDMAP, soft_tcp.c). */
+	if (profile->tcp && profile->protocol != RDMA_PROTOCOL_IWARP)
+		return ERR_PTR(-EINVAL);
 	if (!name) {
 		snprintf(defname, sizeof(defname), "soft_%.15s_%%d",
 			 profile->name[0] ? profile->name : "dev");
@@ -158,6 +157,13 @@ struct ib_device *soft_device_create(struct soft_fabric *fabric,
 		ret = rdmarw__soft_task_start(sdev);
 		if (ret)
 			goto err_unregister;
+	}
+	if (profile->tcp) {
+		ret = rdmarw__soft_tcp_dev_start(sdev);
+		if (ret) {
+			rdmarw__soft_task_stop(sdev);
+			goto err_unregister;
+		}
 	}
 	soft_mutex_lock(&fabric->lock);
 	list_add_tail(&sdev->fabric_entry, &fabric->devices);
@@ -189,6 +195,7 @@ int soft_device_destroy(struct ib_device *dev)
 	if (ret)
 		return ret;
 	rdmarw__soft_task_stop(sdev);
+	rdmarw__soft_tcp_dev_stop(sdev);
 	soft_mutex_lock(&sdev->fabric->lock);
 	list_del_init(&sdev->fabric_entry);
 	soft_mutex_unlock(&sdev->fabric->lock);

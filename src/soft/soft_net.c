@@ -12,8 +12,10 @@
  * end whose memory is the source (the sender's for a SEND or WRITE, the
  * responder's own for a READ), and the end of the message
  * (rdmarw__soft_xmit_end()) runs the receiver's second half once that
- * section is left.  A wire transport implements the same calls over a
- * socket (docs/soft-device.md, "The transmit/receive seam").
+ * section is left.  A QP of a TCP device has no peer on the fabric: its
+ * transmit is the wire's (soft_tcp.c), which receives in its device's
+ * thread and calls rdmarw__soft_rcv() there (docs/soft-device.md, "The
+ * transmit/receive seam", "TCP transport").
  */
 #include "soft/soft_net.h"
 
@@ -42,6 +44,8 @@ int rdmarw__soft_xmit(struct soft_qp *qp, struct soft_pkt *pkt)
 	struct soft_qp *peer = soft_load(&qp->peer);
 	int ret;
 
+	if (!peer && soft_load(&qp->tcp))
+		return rdmarw__soft_tcp_xmit(qp, pkt);
 	if (!peer)
 		return pkt->h.kind <= SOFT_PKT_READ ?
 			       rdmarw__soft_lost(qp, pkt) :
@@ -64,6 +68,10 @@ bool rdmarw__soft_xmit_close(struct soft_qp *qp)
 {
 	struct soft_qp *peer = qp->peer;
 
+	if (!peer && soft_load(&qp->tcp)) {
+		rdmarw__soft_tcp_drop(qp);
+		return false;
+	}
 	return peer && rdmarw__soft_qp_to_err(peer);
 }
 

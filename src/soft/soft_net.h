@@ -42,8 +42,10 @@ soft_xmit_req(struct soft_qp *qp, struct soft_pkt *pkt, enum soft_op_class cls)
 	struct soft_qp *peer = qp->peer;
 	int ret;
 
+	/* No peer on the fabric: a TCP QP's wire, or nobody. */
 	if (__builtin_expect(!peer, 0))
-		return rdmarw__soft_lost(qp, pkt);
+		return soft_load(&qp->tcp) ? rdmarw__soft_tcp_xmit(qp, pkt) :
+					     rdmarw__soft_lost(qp, pkt);
 	if (cls == SOFT_OPC_WRITE)
 		ret = rdmarw__soft_resp_write(peer, pkt);
 	else if (cls == SOFT_OPC_READ)

@@ -6,6 +6,8 @@
  * software device can reach all process memory locally, as mlx5's reserved
  * lkey does, even where rxe and siw have none.
  */
+#include <stdio.h>
+
 #include "soft/soft_access.h"
 
 #define SOFT_BASE_CAPS (IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_LOCAL_DMA_LKEY)
@@ -128,6 +130,13 @@ int soft_profile_get(const char *name, struct soft_profile *out)
 
 	if (!name || !out)
 		return -EINVAL;
+	/* siw's attributes, its QPs on TCP (issue 28) */
+	if (!strcmp(name, "siw-tcp")) {
+		*out = profile_siw;
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		out->tcp = true;
+		return 0;
+	}
 	for (i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
 		if (!strcmp(profiles[i]->name, name)) {
 			*out = *profiles[i];

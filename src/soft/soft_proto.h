@@ -236,6 +236,35 @@ bool rdmarw__soft_xmit_close(struct soft_qp *qp);
  * Returns SOFT_RCV_ANSWERED. */
 int rdmarw__soft_lost(struct soft_qp *qp, const struct soft_pkt *pkt);
 
+/* ---- soft_tcp.c (the TCP transport, soft_tcp.h for the CM's side) ---- */
+
+/*
+ * Send @pkt from @qp, which is attached to a TCP connection: a request
+ * (the requester's executor) or an answer (the responder in the device's
+ * thread).  Return: 0 when the wire took the request whole (a SEND or
+ * WRITE completes), SOFT_RCV_ANSWERED when a READ's response has been
+ * placed (qp->comp_fault), SOFT_RCV_STALL when the Send Queue must wait
+ * at it (the transport runs it again).
+ */
+int rdmarw__soft_tcp_xmit(struct soft_qp *qp, struct soft_pkt *pkt);
+/*
+ * The requester asks whether the READ @seq, the oldest in flight, has been
+ * answered: true (it leaves the ORQ) with *@f its placement's fault.
+ */
+bool rdmarw__soft_tcp_orq_done(struct soft_qp *qp, u64 seq, enum soft_fault *f);
+/* The QP is in ERR: the READs in flight are forgotten (they flush). */
+void rdmarw__soft_tcp_orq_drop(struct soft_qp *qp);
+/* @qp drops its connection (siw_qp_cm_drop()): it is closed. */
+void rdmarw__soft_tcp_drop(struct soft_qp *qp);
+/* Destroy, first: the device's thread lets go of @qp (it serves it no
+ * more once this returns). */
+void rdmarw__soft_tcp_detach(struct soft_qp *qp);
+/* Destroy, last (no executor runs): close the socket, free the buffers. */
+void rdmarw__soft_tcp_free(struct soft_qp *qp);
+/* A TCP device's thread: start at creation, stop at destroy. */
+int rdmarw__soft_tcp_dev_start(struct soft_dev *sdev);
+void rdmarw__soft_tcp_dev_stop(struct soft_dev *sdev);
+
 /* ---- soft_resp.c (responder) ---------------------------------------- */
 
 /*

@@ -230,6 +230,7 @@ static void qp_free_arrays(struct soft_qp *qp)
 	free(qp->rq);
 	free(qp->rq_sges);
 	free(qp->req_rg);
+	free(qp->comp_rg);
 	free(qp->resp_sge);
 	free(qp->resp_rg);
 }
@@ -257,10 +258,11 @@ static int qp_alloc_arrays(struct soft_qp *qp, const struct ib_qp_cap *cap)
 	qp->rq_sges = calloc(rq_slots * at_least1(qp->rq_max_sge),
 			     sizeof(*qp->rq_sges));
 	qp->req_rg = calloc(at_least1(qp->sq_max_sge), sizeof(*qp->req_rg));
+	qp->comp_rg = calloc(at_least1(qp->sq_max_sge), sizeof(*qp->comp_rg));
 	qp->resp_sge = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_sge));
 	qp->resp_rg = calloc(at_least1(qp->rq_max_sge), sizeof(*qp->resp_rg));
 	if (!qp->sq || !qp->sq_sges || !qp->rq || !qp->rq_sges || !qp->req_rg ||
-	    !qp->resp_sge || !qp->resp_rg) {
+	    !qp->comp_rg || !qp->resp_sge || !qp->resp_rg) {
 		qp_free_arrays(qp);
 		return -ENOMEM;
 	}
@@ -380,6 +382,7 @@ static void sq_drop_pending(struct soft_qp *qp)
 	rdmarw__soft_zc_drop(qp);
 	soft_spin_lock(&qp->sq_lock);
 	qp->sq_exec = qp->sq_prod;
+	qp->defer = 0;
 	soft_store(&qp->sq_done, qp->sq_prod);
 	soft_spin_unlock(&qp->sq_lock);
 }
@@ -462,10 +465,12 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 {
 	struct soft_qp *qp = to_sqp(ibqp);
 
+	rdmarw__soft_tcp_detach(qp); /* the device's thread lets go */
 	qp_quiesce(qp, true);
 	exec_lock(qp);
 	rdmarw__soft_stats_fold(qp); /* what ran since it was unlisted */
 	exec_unlock(qp);
+	rdmarw__soft_tcp_free(qp); /* closes the socket */
 	qp_clean_cqs(qp);
 	sq_drop_pending(qp);
 	/* Nobody runs its executor now: its indicator is outside any section. */
@@ -567,6 +572,9 @@ static void qp_set_ord(struct soft_qp *qp, enum ib_qp_state cur,
 	if (proto == RDMA_PROTOCOL_IWARP &&
 	    !(cur == IB_QPS_RTR && next == IB_QPS_RTS))
 		return;
+	/* TCP: the connection's, given at attach */
+	if (qp->dev->tcpd)
+		return;
 	if (proto == RDMA_PROTOCOL_IB && !max_rd_atomic)
 		max_rd_atomic = 1;
 	soft_store(&qp->ord, max_rd_atomic);
@@ -580,7 +588,9 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	enum ib_qp_state next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	int ret;
 
-	if (cur == IB_QPS_INIT && next == IB_QPS_RTR) {
+	/* A TCP device's QP has no peer on the fabric: its connection is
+	 * attached by the CM (rdmarw__soft_tcp_attach()). */
+	if (cur == IB_QPS_INIT && next == IB_QPS_RTR && !qp->dev->tcpd) {
 		if (!(mask & IB_QP_DEST_QPN))
 			return -EINVAL; /* IBA: RTR needs the destination */
 		ret = qp_link(qp, attr->dest_qp_num);
@@ -594,6 +604,7 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
 		qp_reset(qp);
 	} else if (next == IB_QPS_ERR) {
+		rdmarw__soft_tcp_drop(qp); /* siw_qp_cm_drop() */
 		rdmarw__soft_qp_to_err(qp);
 		qp_err_barrier(qp);
 		rdmarw__soft_xmit_kick(qp);
@@ -647,6 +658,9 @@ int soft_qp_connect(struct ib_qp *a, struct ib_qp *b)
 
 	if (!a || !b || a == b || !soft_device_is_soft(a->device) ||
 	    !soft_device_is_soft(b->device))
+		return -EINVAL;
+	/* A TCP QP is connected by the CM over its socket. */
+	if (to_sdev(a->device)->tcpd || to_sdev(b->device)->tcpd)
 		return -EINVAL;
 	if (to_sdev(a->device)->fabric != to_sdev(b->device)->fabric)
 		return -EXDEV;

@@ -87,6 +87,12 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
 {
 	enum soft_fault fault = SOFT_OK;
 
+	/* The wire cannot take it now: wait, the transport runs it again. */
+	if (ret & SOFT_RCV_STALL)
+		return SOFT_F_RNR;
+	/* A wire's READ in flight: it completes when its response is in. */
+	if (ret & SOFT_RCV_LATER)
+		return SOFT_F_LATER;
 	if (ret & SOFT_RCV_ANSWERED) {
 		fault = qp->comp_fault;
 		qp->comp_fault = SOFT_OK;
@@ -223,6 +229,66 @@ req_no_ord(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	return REQ_DONE;
 }
 
+/* ---- completions behind a READ in flight (a wire's ORQ) ------------------ */
+
+/*
+ * A WQE executed while a READ is in flight (or that READ itself): its
+ * completion waits, in order, for the READ's (rxe's req and comp indexes).
+ * A failure still moves the QP to ERR now; it completes in its turn.
+ */
+static __attribute__((noinline)) enum req_ret
+req_defer(struct soft_qp *qp, struct soft_send_wqe *wqe, enum soft_fault fault,
+	  bool term)
+{
+	if (!qp->defer)
+		qp->sq_comp = qp->sq_exec;
+	qp->defer++;
+	wqe->wait = fault == SOFT_F_LATER;
+	wqe->res =
+		(u8)(fault == SOFT_F_LATER || fault == SOFT_F_HELD ? SOFT_OK :
+								     fault);
+	if (term || wqe->res)
+		rdmarw__soft_qp_to_err(qp);
+	return REQ_DONE;
+}
+
+/*
+ * Complete, in order, what waited behind READs in flight: up to the first
+ * READ whose response has not come.  In ERR, all of it: a READ in flight
+ * and what followed it flush (siw_sq_flush() flushes its ORQ), a failed
+ * WQE completes with its own fault.
+ */
+static __attribute__((noinline)) void req_complete_ready(struct soft_qp *qp)
+{
+	bool err = soft_qp_state(qp) == IB_QPS_ERR;
+
+	while (qp->defer) {
+		struct soft_send_wqe *wqe = &qp->sq[qp->sq_comp & qp->sq_mask];
+		enum soft_fault f = (enum soft_fault)wqe->res;
+
+		if (wqe->wait && !err) {
+			if (!rdmarw__soft_tcp_orq_done(qp, wqe->h.seq, &f))
+				return;
+			if (!f && (wqe->h.op->flags & SOFT_OPF_LOC_INV))
+				f = rdmarw__soft_comp_read_inv(qp, wqe);
+		} else if (err && !f) {
+			f = SOFT_F_FLUSH;
+		}
+		wqe->wait = false;
+		qp->sq_comp++;
+		qp->defer--;
+		if (!f) {
+			rdmarw__soft_comp_send_ok(qp, wqe);
+			continue;
+		}
+		rdmarw__soft_comp_send(qp, wqe, f);
+		rdmarw__soft_qp_to_err(qp);
+		err = true;
+	}
+	if (err)
+		rdmarw__soft_tcp_orq_drop(qp);
+}
+
 /* ---- the loop ------------------------------------------------------------ */
 
 static inline __attribute__((always_inline)) enum req_ret
@@ -254,6 +320,8 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	if (stall)
 		return REQ_STALL;
 	soft_count(&qp->st_wrs, 1);
+	if (__builtin_expect(qp->defer || fault == SOFT_F_LATER, 0))
+		return req_defer(qp, wqe, fault, term);
 	/* SOFT_F_HELD: siw's zero-copy model (soft_zcopy.c) holds it: sent, as
 	 * siw sees it.  One call of the completer: it stays inlined. */
 	if (__builtin_expect((!fault && !term) || fault == SOFT_F_HELD, 1)) {
@@ -277,6 +345,8 @@ rdmarw__soft_requester(struct soft_qp *qp)
 		struct soft_send_wqe *wqe;
 		enum ib_qp_state state;
 
+		if (__builtin_expect(qp->defer != 0, 0))
+			req_complete_ready(qp);
 		if (qp->sq_exec == soft_load(&qp->sq_prod))
 			return;
 		wqe = &qp->sq[qp->sq_exec & qp->sq_mask];

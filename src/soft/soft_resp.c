@@ -121,19 +121,32 @@ static __attribute__((noinline)) int resp_fail(struct soft_qp *qp,
 			   req_fault);
 }
 
+/*
+ * Place a SEND (or one segment of it: a wire's DDP segments arrive one by
+ * one, @pkt->h.va their offset in the message, each checked against the
+ * receive as it comes) into the receive taken for it.
+ */
 static int resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 {
 	const struct soft_recv_wqe *w = &qp->resp_wqe;
+	u64 mo = pkt->h.va, end = mo + pkt->h.length;
+	struct soft_region *dst = qp->resp_rg;
 	u32 n;
 
-	if (pkt->h.length > w->length)
+	/* mo and length are each at most 2^32 (wire) or 2^31: no wrap */
+	if (end > w->length)
 		return resp_fail(qp, pkt, SOFT_F_REM_INV_REQ, SOFT_F_LOC_LEN);
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, w->sge, w->num_sge,
 			   IB_ACCESS_LOCAL_WRITE, qp->resp_rg, &n))
 		return resp_fail(qp, pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
+	if (__builtin_expect(mo != 0, 0))
+		dst = soft_rg_skip(dst, &n, mo);
 	/* Nothing placed: the SEND and its receive both fail. */
-	if (soft_copy(pkt->pay.rg, pkt->pay.n, qp->resp_rg, n, pkt->h.length))
+	if (soft_copy(pkt->pay.rg, pkt->pay.n, dst, n, pkt->h.length))
 		return resp_fail(qp, pkt, SOFT_F_LOC_RES, SOFT_F_LOC_RES);
+	if (__builtin_expect(pkt->h.more, 0))
+		return 0; /* the message goes on */
+	qp->rx.h.length = end;
 	if (pkt->h.op->flags & SOFT_OPF_REM_INV) {
 		qp->rx.inv_key = pkt->h.ex;
 		qp->rx.inv_key_set = true;
@@ -263,6 +276,12 @@ resp_send_rcv(struct soft_qp *qp, struct soft_pkt *pkt)
 {
 	int ret;
 
+	/* A wire's later segment: the message's receive is taken already. */
+	if (__builtin_expect(pkt->h.va != 0, 0)) {
+		if (!soft_resp_ready(qp) || !qp->rx.recv_taken)
+			return SOFT_RCV_DROP;
+		return resp_send(qp, pkt);
+	}
 	if (!resp_accept(qp, pkt, true, &ret))
 		return ret;
 	return resp_send(qp, pkt);

@@ -21,4 +21,26 @@ static inline int soft_copy(const struct soft_region *src, u32 nsrc,
 	return rdmarw__soft_copy(src, nsrc, dst, ndst, len);
 }
 
+/*
+ * The regions @rg (@*n of them, checked) less their first @off bytes, for
+ * a wire's later segment of a message: trimmed in place, the first region
+ * that still holds bytes returned and *@n set to the regions from it.
+ */
+static inline struct soft_region *soft_rg_skip(struct soft_region *rg, u32 *n,
+					       u64 off)
+{
+	while (*n && off >= rg->len) {
+		off -= rg->len;
+		rg++;
+		(*n)--;
+	}
+	if (*n && off) {
+		rg->addr += off;
+		rg->len -= off;
+		if (rg->cpu)
+			rg->cpu += off;
+	}
+	return rg;
+}
+
 #endif /* RDMARW_SOFT_RESP_H */

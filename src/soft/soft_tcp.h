@@ -72,8 +72,11 @@ bool rdmarw__soft_is_tcp(const struct ib_device *dev);
 /*
  * Give @qp (INIT or RTR, on a TCP device, not attached before) its
  * connection; the CM then moves it to RTS with ib_modify_qp().  On success
- * the QP owns @c->fd; on failure the caller still does.  0, -EINVAL,
- * -EBUSY (already attached), -EOPNOTSUPP (not a TCP device).
+ * the QP owns @c->fd (made non-blocking, TCP_NODELAY; closed when the QP
+ * is destroyed); on failure the caller still does.  0, -EINVAL (not a
+ * stream socket, @pre_len over 64 KiB, IRD or ORD over 1024, another
+ * state), -EBUSY (already attached), -EOPNOTSUPP (not a TCP device),
+ * -ENOMEM.
  */
 int rdmarw__soft_tcp_attach(struct ib_qp *qp, const struct soft_tcp_conn *c);
 

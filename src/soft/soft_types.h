@@ -55,6 +55,8 @@ static inline u32 soft_ring_slots(u32 n)
 
 struct soft_dev;
 struct soft_qp;
+struct soft_tcp;
+struct soft_tcp_dev;
 struct soft_cq;
 struct soft_mr;
 struct soft_sig_mr;
@@ -225,6 +227,7 @@ enum {
  * @task: progress threads (profile.threaded), one per QP group: @ntasks
  *        of them, one per online CPU up to SOFT_TASK_GROUPS; a QP joins
  *        group (creation order) % @ntasks (soft_qp.task)
+ * @tcpd: profile.tcp: the TCP transport's thread and epoll (soft_tcp.c)
  * @ntasks: progress threads started (0 on an inline device)
  * @next_task: QPs created so far, for the round-robin
  * @stats: counters (atomic)
@@ -237,6 +240,7 @@ struct soft_dev {
 	struct soft_fabric *fabric;
 	bool iwarp;
 	bool threaded;
+	struct soft_tcp_dev *tcpd;
 	struct soft_keytab keys;
 	struct soft_fault_state fault;
 	struct list_head fabric_entry;
@@ -476,6 +480,9 @@ enum soft_fault {
 	/* Not a completion either: siw's zero-copy model held the WQE
 	 * (soft_zcopy.c); it completes as sent. */
 	SOFT_F_HELD,
+	/* Not a completion: a wire's READ went out and its response comes
+	 * later (the ORQ); the WQE completes then, in order (soft_req.c). */
+	SOFT_F_LATER,
 };
 
 /*
@@ -504,6 +511,13 @@ enum soft_rcv_flags {
 	/* the receiver does not answer (not ready): the loopback turns it
 	 * into the retry timer's RETRY_EXC */
 	SOFT_RCV_DROP = 1 << 2,
+	/* a wire transport cannot take the request now (its transmit buffer
+	 * is full, an RTR is awaited, a READ's response has not come): the
+	 * Send Queue waits at it and the transport runs it again */
+	SOFT_RCV_STALL = 1 << 3,
+	/* a wire transport sent the READ; its response comes later, and the
+	 * requester completes it (and what follows it) then, in order */
+	SOFT_RCV_LATER = 1 << 4,
 };
 
 /**
@@ -514,12 +528,17 @@ enum soft_rcv_flags {
  * @kind: enum soft_pkt_kind
  * @syndrome: NAK and TERM: the enum soft_fault the requester completes with
  * @solicited: IB_SEND_SOLICITED (the receive completion is solicited)
+ * @more: a wire's segment that is not its message's last (TCP: a SEND or
+ *        READ response cut into DDP segments; then @va is the segment's
+ *        offset in the message and @length its bytes); false on the
+ *        loopback, which moves whole messages
  * @src_qpn: the sending QP's number (the receive completion's src_qp)
  * @rkey: WRITE and READ: the responder's key
  * @ex: the immediate data, or SEND_WITH_INV's key to invalidate
  * @seq: the request's sequence number on its Send Queue (PSN, MSN); an
  *       answer carries its request's
- * @va: WRITE and READ: the address under @rkey
+ * @va: WRITE and READ: the address under @rkey; SEND and READ_RESP: the
+ *      payload's offset in its message (0 but for a wire's later segment)
  * @length: the message's bytes (a READ: the bytes asked for)
  */
 struct soft_hdr {
@@ -527,6 +546,7 @@ struct soft_hdr {
 	u8 kind;
 	u8 syndrome;
 	bool solicited;
+	bool more;
 	u32 src_qpn;
 	u32 rkey;
 	u32 ex;
@@ -597,6 +617,9 @@ struct soft_rx {
  * @reg_key: REG_MR: the key
  * @reg_access: REG_MR: the rights
  * @zcopy: siw's zero-copy model: sent from its sources (soft_zcopy.c)
+ * @wait: executed behind (or as) a READ in flight (qp->defer): a READ
+ *        that waits for its response
+ * @res: executed behind a READ in flight: the fault it completes with
  *
  * @h.ex is also LOCAL_INV's key and READ_WITH_INV's invalidate_rkey.
  */
@@ -612,6 +635,8 @@ struct soft_send_wqe {
 	u32 reg_key;
 	int reg_access;
 	bool zcopy;
+	bool wait;
+	u8 res;
 };
 
 /**
@@ -675,6 +700,9 @@ struct soft_zc {
  * @dying: being destroyed: no more kicks or scheduling
  * @peer: the connected QP (changed under fabric->lock and this QP's
  *        executor role; read by the executor)
+ * @tcp: a TCP device's QP: its connection once attached (soft_tcp.c),
+ *       else NULL; set by rdmarw__soft_tcp_attach() before the QP can
+ *       send, cleared only by destroy
  * @access_flags: remote operations this QP accepts as responder
  * @sq_lock: Send Queue producers, @exec_busy and @run_req
  * @sq: soft_ring_slots(@sq_size) slots
@@ -693,6 +721,11 @@ struct soft_zc {
  * @run_req: more work arrived while the executor role was taken
  * @kick_peer: the peer's Send Queue must run once the executor is done
  * @req_rg: executor scratch: checked local SGEs
+ * @comp_rg: completer scratch: a READ's checked sinks (a wire's responses
+ *           are placed by its receive thread while the executor runs)
+ * @sq_comp: the first WQE executed and not completed, while @defer
+ * @defer: WQEs executed and not completed: a wire's READ in flight and
+ *         what followed it (executor only; 0 on the loopback)
  * @rq_lock: Receive Queue
  * @rq: soft_ring_slots(@rq_size) slots
  * @rq_sges: @rq_max_sge SGEs per slot
@@ -743,6 +776,7 @@ struct soft_qp {
 	/* read or written by every work request: together, after ibqp */
 	struct soft_dev *dev;
 	struct soft_qp *peer;
+	struct soft_tcp *tcp;
 	int access_flags;
 	struct soft_spin sq_lock;
 	struct soft_send_wqe *sq;
@@ -760,6 +794,9 @@ struct soft_qp {
 	u64 sq_exec;
 	u64 sq_done;
 	struct soft_region *req_rg;
+	struct soft_region *comp_rg;
+	u64 sq_comp;
+	u32 defer;
 	struct soft_br_reader *mem_rd;
 	struct soft_br_reader *resp_rd;
 	u64 st_wrs;

@@ -28,7 +28,10 @@
 #   restarted on the same file: the host reconnects, the job ends without
 #   an error and every block written before and across the restart
 #   verifies.
-# NVMEOF_ONLY=auth,halfopen runs those steps alone.
+#   on siw0, rdmarw-nvmet on its own iWARP over TCP (--soft siw-tcp, no
+#   RDMA device of the kernel open): the kernel host connects through the
+#   kernel's siw, fio verifies (issue 28).
+# NVMEOF_ONLY=auth,halfopen,tcp runs those steps alone.
 # Usage: sh tests/lab/nvmeof.sh BUILD_DIR [rxe0|siw0|full]...
 #   "full": three rounds of the fio checks (NVMEOF_ROUNDS overrides; the
 #   default is one).  NVMEOF_SCALE (1 to 4, default 1) multiplies the fio
@@ -315,6 +318,39 @@ half_open() {
 	return $rc
 }
 
+# rdmarw's own wire (issue 28): rdmarw-nvmet on a software device whose
+# QPs run iWARP over TCP (--soft siw-tcp), holding no RDMA device of the
+# kernel, on siw0's address and port 4422; the kernel's host reaches it
+# through the kernel's siw: discover, connect, fio random writes and their
+# verify pass (4 KiB and 128 KiB, depth 32, 2 jobs), disconnect.
+tcp_wire() {
+	local rc=0 ndev
+
+	start_target_port() {
+		nvmet_start "$target" "$work/target.log" --soft siw-tcp \
+			--addr "$addr" --port 4422 \
+			--host "$(cat /etc/nvme/hostnqn)" -v "$@"
+	}
+	start_target_port --ram 128M || return 1
+	ndev=$(ls -l "/proc/$tpid/fd" | grep -c infiniband)
+	say "the target holds $ndev RDMA device files"
+	[ "$ndev" = 0 ] || rc=1
+	nvme discover -t rdma -a "$addr" -s 4422 >"$work/disc.log" &&
+		grep -q "subnqn: *$NQN" "$work/disc.log" || {
+		say "discovery over TCP failed"
+		return 1
+	}
+	nvme connect -t rdma -a "$addr" -s 4422 -n $NQN >/dev/null || return 1
+	dev=$(nvme_ns_dev "$NQN") || return 1
+	say "connected over siw0 to rdmarw's TCP transport: /dev/$dev"
+	fio_verify 4k 2 8 tcp || rc=1
+	fio_verify 128k 2 16 tcp || rc=1
+	disconnect || rc=1
+	result "check=tcp-wire status=$([ $rc = 0 ] && echo ok || echo FAILED)"
+	nvmet_stop
+	return $rc
+}
+
 connect() {
 	nvme connect -t rdma -a "$addr" -s $PORT -n $NQN "$@" >/dev/null ||
 		return 1
@@ -577,6 +613,8 @@ for name in $devs; do
 			auth) step "DH-HMAC-CHAP" auth_checks ;;
 			halfopen) step "a stranger's half-open connections" \
 				half_open ;;
+			tcp) [ "$name" != siw0 ] ||
+				step "the kernel host to rdmarw's TCP" tcp_wire ;;
 			*) bad "NVMEOF_ONLY: unknown step $o" ;;
 			esac
 			nvmet_stop
@@ -622,6 +660,11 @@ for name in $devs; do
 	nvmet_stop
 	step "a stranger's half-open connections cost < 8 MiB" half_open
 	nvmet_stop
+	if [ "$name" = siw0 ]; then
+		step "the kernel host over siw0 to rdmarw's iWARP over TCP" \
+			tcp_wire
+		nvmet_stop
+	fi
 	step "kill -9 during I/O, restart on the file, verify" kill_restart
 	nvmet_stop
 	nvme disconnect -n $NQN >/dev/null 2>&1

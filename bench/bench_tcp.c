@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bench-tcp: WRITE or READ bandwidth of the software device's TCP
+ * transport (issue 28) between two siw devices with profile.tcp in this
+ * process (two fabrics, a loopback TCP connection, no MPA), next to a
+ * plain TCP socket pair moving the same bytes in the same run (the limit
+ * here), and their ratio.
+ *
+ *   bench-tcp [-o write|read] [-s bytes] [-n messages] [-q depth]
+ */
+#include <rdmarw/ib_verbs.h>
+#include <rdmarw/soft.h>
+
+#include "soft/soft_tcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ACCESS \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+
+struct end {
+	struct soft_fabric *f;
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_mr *mr;
+	u8 *buf;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, long err)
+{
+	fprintf(stderr, "bench-tcp: %s: %ld\n", what, err);
+	exit(1);
+}
+
+static void tcp_pair(int fd[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(l, 1) || getsockname(l, (struct sockaddr *)&a, &len))
+		die("listen", errno);
+	fd[0] = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd[0] < 0 || connect(fd[0], (struct sockaddr *)&a, sizeof(a)))
+		die("connect", errno);
+	fd[1] = accept(l, NULL, NULL);
+	if (fd[1] < 0)
+		die("accept", errno);
+	close(l);
+}
+
+static void end_init(struct end *e, int fd, bool initiator, size_t len,
+		     u32 depth)
+{
+	struct soft_profile p;
+	struct ib_qp_init_attr qa = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = depth,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
+				.qp_access_flags = ACCESS,
+				.port_num = 1 };
+	struct soft_tcp_conn c = { .fd = fd,
+				   .crc = true,
+				   .ird = depth,
+				   .ord = depth,
+				   .initiator = initiator };
+
+	if (soft_profile_get("siw", &p))
+		die("profile", 0);
+	p.tcp = true;
+	e->f = soft_fabric_create();
+	e->dev = soft_device_create(e->f, NULL, &p);
+	if (IS_ERR(e->dev))
+		die("device", PTR_ERR(e->dev));
+	e->pd = ib_alloc_pd(e->dev, 0);
+	e->cq = ib_alloc_cq(e->dev, NULL, 2 * depth, 0, IB_POLL_DIRECT);
+	qa.send_cq = e->cq;
+	qa.recv_cq = e->cq;
+	e->qp = ib_create_qp(e->pd, &qa);
+	if (IS_ERR(e->qp))
+		die("qp", PTR_ERR(e->qp));
+	if (ib_modify_qp(e->qp, &a,
+			 IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+				 IB_QP_ACCESS_FLAGS) ||
+	    rdmarw__soft_tcp_attach(e->qp, &c))
+		die("attach", 0);
+	a.qp_state = IB_QPS_RTR;
+	if (ib_modify_qp(e->qp, &a,
+			 IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+				 IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+				 IB_QP_MAX_DEST_RD_ATOMIC |
+				 IB_QP_MIN_RNR_TIMER))
+		die("rtr", 0);
+	a.qp_state = IB_QPS_RTS;
+	if (ib_modify_qp(e->qp, &a,
+			 IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+				 IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+				 IB_QP_MAX_QP_RD_ATOMIC))
+		die("rts", 0);
+	e->buf = aligned_alloc(4096, len);
+	if (!e->buf)
+		die("buffer", -ENOMEM);
+	memset(e->buf, 0x5a, len);
+	e->mr = ib_reg_user_mr(e->pd, (uintptr_t)e->buf, len, (uintptr_t)e->buf,
+			       ACCESS);
+	if (IS_ERR(e->mr))
+		die("mr", PTR_ERR(e->mr));
+}
+
+static void end_fini(struct end *e)
+{
+	ib_dereg_mr(e->mr);
+	free(e->buf);
+	ib_destroy_qp(e->qp);
+	ib_free_cq(e->cq);
+	ib_dealloc_pd(e->pd);
+	soft_device_destroy(e->dev);
+	soft_fabric_destroy(e->f);
+}
+
+/* @n messages of @len bytes, @depth in flight, signaled each. */
+static double rdma_run(bool read, size_t len, u32 n, u32 depth)
+{
+	struct end e[2];
+	u32 posted = 0, done = 0;
+	double t0, t1;
+	int fd[2];
+
+	tcp_pair(fd);
+	end_init(&e[0], fd[0], true, len, depth);
+	end_init(&e[1], fd[1], false, len, depth);
+	t0 = now();
+	while (done < n) {
+		struct ib_wc wc[16];
+		int r;
+
+		while (posted < n && posted - done < depth) {
+			struct ib_sge sge = { (uintptr_t)e[0].buf, (u32)len,
+					      e[0].mr->lkey };
+			struct ib_rdma_wr wr = {
+				.wr = { .wr_id = posted,
+					.opcode = read ? IB_WR_RDMA_READ :
+							 IB_WR_RDMA_WRITE,
+					.sg_list = &sge,
+					.num_sge = 1,
+					.send_flags = IB_SEND_SIGNALED },
+				.remote_addr = (uintptr_t)e[1].buf,
+				.rkey = e[1].mr->rkey,
+			};
+			const struct ib_send_wr *bad;
+
+			if (ib_post_send(e[0].qp, &wr.wr, &bad))
+				die("post", 0);
+			posted++;
+		}
+		r = ib_poll_cq(e[0].cq, 16, wc);
+		if (r < 0)
+			die("poll", r);
+		for (int i = 0; i < r; i++)
+			if (wc[i].status != IB_WC_SUCCESS)
+				die("completion", wc[i].status);
+		done += (u32)r;
+		if (!r)
+			sched_yield();
+	}
+	t1 = now();
+	end_fini(&e[0]);
+	end_fini(&e[1]);
+	return (double)len * n / (t1 - t0);
+}
+
+struct sink {
+	int fd;
+	size_t total;
+	size_t chunk;
+};
+
+static void *sink_main(void *arg)
+{
+	struct sink *s = arg;
+	u8 *buf = malloc(s->chunk);
+	size_t got = 0;
+
+	while (buf && got < s->total) {
+		ssize_t r = recv(s->fd, buf, s->chunk, 0);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* The same bytes through a plain TCP socket pair on loopback. */
+static double socket_run(size_t len, u32 n)
+{
+	struct sink s;
+	pthread_t t;
+	u8 *buf = malloc(len);
+	double t0, t1;
+	int fd[2], one = 1;
+
+	tcp_pair(fd);
+	setsockopt(fd[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!buf)
+		die("buffer", -ENOMEM);
+	memset(buf, 0x5a, len);
+	s = (struct sink){ .fd = fd[1], .total = len * n, .chunk = 65536 };
+	t0 = now();
+	pthread_create(&t, NULL, sink_main, &s);
+	for (u32 i = 0; i < n; i++) {
+		size_t off = 0;
+
+		while (off < len) {
+			ssize_t r = send(fd[0], buf + off, len - off, 0);
+
+			if (r <= 0)
+				die("send", errno);
+			off += (size_t)r;
+		}
+	}
+	pthread_join(t, NULL);
+	t1 = now();
+	close(fd[0]);
+	close(fd[1]);
+	free(buf);
+	return (double)len * n / (t1 - t0);
+}
+
+int main(int argc, char **argv)
+{
+	size_t len = 1 << 20;
+	u32 n = 512, depth = 16;
+	bool read = false;
+	double rdma, sock;
+	int c;
+
+	while ((c = getopt(argc, argv, "o:s:n:q:")) != -1) {
+		if (c == 'o')
+			read = !strcmp(optarg, "read");
+		else if (c == 's')
+			len = strtoul(optarg, NULL, 0);
+		else if (c == 'n')
+			n = (u32)strtoul(optarg, NULL, 0);
+		else if (c == 'q')
+			depth = (u32)strtoul(optarg, NULL, 0);
+		else
+			return 2;
+	}
+	if (!len || !n || !depth || depth > 128)
+		return 2;
+	rdma = rdma_run(read, len, n, depth);
+	sock = socket_run(len, n);
+	printf("%s %zu B x %u, depth %u: rdmarw tcp %.1f MB/s, socket pair "
+	       "%.1f MB/s, ratio %.2f\n",
+	       read ? "READ" : "WRITE", len, n, depth, rdma / 1e6, sock / 1e6,
+	       rdma / sock);
+	return 0;
+}
