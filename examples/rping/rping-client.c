@@ -137,6 +137,7 @@ static void cleanup(struct client *c)
 	free(c->start_buf);
 	free(c->rdma_buf);
 	rdmarw_ibv_close_all();
+	rping_soft_close();
 }
 
 int main(int argc, char **argv)
@@ -146,14 +147,21 @@ int main(int argc, char **argv)
 	int ret, ping;
 
 	memset(&c, 0, sizeof(c));
-	if (rping_parse(argc, argv, &c.o) || !c.o.addr) {
+	if (rping_parse(argc, argv, &c.o) || !c.o.addr ||
+	    (c.o.profile && !c.o.src)) {
 		fprintf(stderr,
 			"usage: %s -a addr [-p port] [-C count] "
-			"[-S size] [-v] [-V]\n",
+			"[-S size] [-v] [-V] [-I src] [-P profile -I src]\n",
 			argv[0]);
 		return 2;
 	}
-	ret = setup(&c);
+	rping_src = c.o.src;
+	ret = rping_soft_open(&c.o, c.o.src);
+	if (ret)
+		fprintf(stderr, "rping-client: -P %s: %s\n", c.o.profile,
+			strerror(-ret));
+	else
+		ret = setup(&c);
 	for (ping = 0; !ret && (!c.o.count || ping < c.o.count); ping++)
 		ret = one_ping(&c, ping, &start);
 	if (ret)

@@ -136,6 +136,7 @@ static void cleanup(struct server *s)
 		ib_dealloc_pd(s->pd); /* releases the registration map */
 	free(s->buf);
 	rdmarw_ibv_close_all();
+	rping_soft_close();
 }
 
 int main(int argc, char **argv)
@@ -144,14 +145,19 @@ int main(int argc, char **argv)
 	int ret, pings = 0;
 
 	memset(&s, 0, sizeof(s));
-	if (rping_parse(argc, argv, &s.o)) {
+	if (rping_parse(argc, argv, &s.o) || (s.o.profile && !s.o.addr)) {
 		fprintf(stderr,
 			"usage: %s [-a addr] [-p port] [-S size] "
-			"[-v] [-V] [-C count]\n",
+			"[-v] [-V] [-C count] [-P profile -a addr]\n",
 			argv[0]);
 		return 2;
 	}
-	ret = setup(&s);
+	ret = rping_soft_open(&s.o, s.o.addr);
+	if (ret)
+		fprintf(stderr, "rping-server: -P %s: %s\n", s.o.profile,
+			strerror(-ret));
+	else
+		ret = setup(&s);
 	while (!ret) {
 		ret = one_ping(&s);
 		if (!ret)

@@ -2,6 +2,8 @@
 /* Shared parts of the rping server and client (see rping_common.h). */
 #include "rping_common.h"
 
+#include <rdmarw/soft.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
@@ -12,6 +14,56 @@
 
 #define RPING_WAIT_S 30
 
+const char *rping_src;
+static struct soft_fabric *soft_fab;
+static struct ib_device *soft_dev;
+
+int rping_soft_open(const struct rping_opts *o, const char *addr)
+{
+	struct sockaddr_storage ss;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_flags = AI_NUMERICHOST };
+	struct soft_profile p;
+	struct addrinfo *res;
+	int ret;
+
+	if (!o->profile)
+		return 0;
+	if (!addr)
+		return -EINVAL;
+	ret = soft_profile_get(o->profile, &p);
+	if (ret)
+		return ret;
+	if (getaddrinfo(addr, NULL, &hints, &res))
+		return -EINVAL;
+	memset(&ss, 0, sizeof(ss));
+	memcpy(&ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	soft_fab = soft_fabric_create();
+	if (IS_ERR(soft_fab)) {
+		ret = (int)PTR_ERR(soft_fab);
+		soft_fab = NULL;
+		return ret;
+	}
+	soft_dev = soft_device_create(soft_fab, NULL, &p);
+	if (IS_ERR(soft_dev)) {
+		ret = (int)PTR_ERR(soft_dev);
+		soft_dev = NULL;
+		return ret;
+	}
+	return soft_device_add_addr(soft_dev, (struct sockaddr *)&ss);
+}
+
+void rping_soft_close(void)
+{
+	if (soft_dev)
+		soft_device_destroy(soft_dev);
+	if (soft_fab)
+		soft_fabric_destroy(soft_fab);
+	soft_dev = NULL;
+	soft_fab = NULL;
+}
+
 int rping_parse(int argc, char **argv, struct rping_opts *o)
 {
 	int c;
@@ -19,10 +71,16 @@ int rping_parse(int argc, char **argv, struct rping_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->port = "7174";
 	o->size = 64;
-	while ((c = getopt(argc, argv, "a:p:C:S:vVd")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:C:S:I:P:vVd")) != -1) {
 		switch (c) {
 		case 'a':
 			o->addr = optarg;
+			break;
+		case 'I':
+			o->src = optarg;
+			break;
+		case 'P':
+			o->profile = optarg;
 			break;
 		case 'p':
 			o->port = optarg;
@@ -194,14 +252,18 @@ int rping_cm_listen(struct rping_cm *cm, const char *addr, const char *port)
 
 int rping_cm_resolve(struct rping_cm *cm, const char *addr, const char *port)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss, src;
 	int ret = cm_init(cm, &cm->id);
 
 	if (!ret)
 		ret = sockaddr_of(addr, port, false, &ss);
+	if (!ret && rping_src)
+		ret = sockaddr_of(rping_src, "0", false, &src);
 	if (!ret)
-		ret = rdma_resolve_addr(cm->id, NULL, (struct sockaddr *)&ss,
-					2000);
+		ret = rdma_resolve_addr(cm->id,
+					rping_src ? (struct sockaddr *)&src :
+						    NULL,
+					(struct sockaddr *)&ss, 2000);
 	return ret ? ret : wait_state(cm, RPING_ROUTE, false);
 }
 

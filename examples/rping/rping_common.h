@@ -26,6 +26,8 @@ struct rping_msg {
 struct rping_opts {
 	const char *addr;
 	const char *port;
+	const char *src; /* -I: the client's source address */
+	const char *profile; /* -P: a software device of this profile */
 	int count; /* pings (client); 0: until interrupted */
 	unsigned int size;
 	bool verbose;
@@ -83,6 +85,15 @@ void rping_cm_close(struct rping_cm *cm);
 void rping_conn_param(struct rdma_conn_param *cp);
 
 int rping_parse(int argc, char **argv, struct rping_opts *o);
+/*
+ * -P PROFILE: a software device of that profile (siw-tcp: iWARP over TCP,
+ * to another process or machine, or the kernel's siw) answering to @addr;
+ * 0 without -P.  rping_soft_close() destroys it.
+ */
+int rping_soft_open(const struct rping_opts *o, const char *addr);
+void rping_soft_close(void);
+/* The source address of a client's resolution (-I), or none. */
+extern const char *rping_src;
 void rping_wait_init(struct rping_wait *w);
 /* 0 on a successful completion; -ECONNRESET when the peer disconnected,
  * -EIO on an error completion, -ETIMEDOUT after 30 s. */

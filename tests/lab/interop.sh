@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Runs in the lab's guest: rdmarw's rping server and client against the
-# stock rping of rdma-core, 10 verified pings each way, on rxe0 and siw0.
+# stock rping of rdma-core, 10 verified pings each way, on rxe0 and siw0;
+# and on siw0's address, rdmarw's on its own iWARP over TCP (-P siw-tcp: a
+# software device, no RDMA device file) against the stock rping on the
+# kernel's siw, both ways (issue 28).
 # Usage: sh tests/lab/interop.sh BUILD_DIR.  Exit status: failures.
 bin=${1:-build-lab}/examples/rping
 fails=0
@@ -39,5 +42,10 @@ for dev in rxe0:$LAB_RXE_ADDR siw0:$LAB_SIW_ADDR; do
 	pair "$d: rping-client -V -C 10 against stock rping -s" \
 		"rping -s -a $a -v" "$bin/rping-client -a $a -V -C 10 -v"
 done
+a=$LAB_SIW_ADDR
+pair "siw0: stock rping -c (kernel siw) against rping-server -P siw-tcp" \
+	"$bin/rping-server -P siw-tcp -a $a -v" "rping -c -a $a -V -C 10 -v"
+pair "siw0: rping-client -P siw-tcp against stock rping -s (kernel siw)" \
+	"rping -s -a $a -v" "$bin/rping-client -P siw-tcp -I $a -a $a -V -C 10 -v"
 echo "interop: $fails failed"
 exit $fails
