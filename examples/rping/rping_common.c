@@ -260,10 +260,9 @@ int rping_cm_resolve(struct rping_cm *cm, const char *addr, const char *port)
 	if (!ret && rping_src)
 		ret = sockaddr_of(rping_src, "0", false, &src);
 	if (!ret)
-		ret = rdma_resolve_addr(cm->id,
-					rping_src ? (struct sockaddr *)&src :
-						    NULL,
-					(struct sockaddr *)&ss, 2000);
+		ret = rdma_resolve_addr(
+			cm->id, rping_src ? (struct sockaddr *)&src : NULL,
+			(struct sockaddr *)&ss, 2000);
 	return ret ? ret : wait_state(cm, RPING_ROUTE, false);
 }
 
