@@ -9,6 +9,7 @@
 
 #include <rdmarw/compat.h>
 
+#include <limits.h>
 #include <stdio.h>
 
 #include "nvmet.h"
@@ -22,6 +23,8 @@
 #define NVMET_SERIAL_LEN 20
 /* Where the machine ID is read. */
 #define NVMET_MACHINE_ID_PATH "/etc/machine-id"
+/* where an ID of its own is kept when the machine has none */
+#define NVMET_STATE_DIR "/var/lib/rdmarw"
 
 /**
  * struct nvmet_config - the program's configuration
@@ -55,6 +58,10 @@
  * @machine_id: the key of the derived identifiers (nvmet_config_fill_ids())
  * @random_ids: the machine has no ID: @machine_id is random, the derived
  *              identifiers last only as long as a --save-config keeps them
+ * @state_dir: where an ID of rdmarw-nvmet's own is kept when the machine
+ *             has none (NULL: nowhere; the program: $STATE_DIRECTORY or
+ *             /var/lib/rdmarw)
+ * @id_source: the file the ID came from (NULL: random)
  * @serials: the derived serial numbers (the subsystems' serial points here)
  */
 struct nvmet_config {
@@ -87,6 +94,8 @@ struct nvmet_config {
 	u32 ns_mode;
 	u8 machine_id[NVMET_MACHINE_ID_LEN];
 	bool random_ids;
+	const char *state_dir;
+	char id_source[PATH_MAX];
 	char serials[NVMET_MAX_SUBSYS][NVMET_SERIAL_LEN + 1];
 };
 
@@ -178,6 +187,23 @@ int nvmet_config_add_default_ns(struct nvmet_config *c);
 int nvmet_machine_id(const char *path, u8 *id, size_t len);
 
 /**
+ * nvmet_state_machine_id() - rdmarw-nvmet's own machine ID, made once
+ * @dir: the state directory (made 0700 when missing)
+ * @id: where to put it
+ * @len: NVMET_MACHINE_ID_LEN
+ * @path: the file's name is written here
+ * @path_len: its size
+ *
+ * Reads @dir/machine-id; when there is none, writes 16 random bytes there
+ * (as machine-id(5), mode 0600, through a rename so that two starting
+ * processes agree) and reads it back.
+ *
+ * Return: 0, or a negative errno (-EINVAL for bad arguments).
+ */
+int nvmet_state_machine_id(const char *dir, u8 *id, size_t len, char *path,
+			   size_t path_len);
+
+/**
  * nvmet_ns_ids_derive() - a namespace's UUID and NGUID on this machine
  * @machine: the machine's ID, NVMET_MACHINE_ID_LEN bytes
  * @subnqn: the subsystem's NQN
@@ -216,8 +242,10 @@ int nvmet_serial_derive(const u8 *machine, const char *subnqn,
  *
  * Serial numbers, namespace UUIDs and NGUIDs not given (--serial,
  * attr.serial, device.uuid, device.nguid) are derived from the machine's
- * ID; without one (no file, or no ID in it) from 16 random bytes, and
- * @c->random_ids says so.  What is given wins.
+ * ID; without one (no file, or no ID in it) from the ID kept in
+ * @c->state_dir (made once, random, mode 0600: so a restart keeps them);
+ * without that from 16 random bytes, and @c->random_ids says so.  What is
+ * given wins.
  *
  * Return: 0, or a negative errno (-EIO when no random bytes came).
  */

@@ -17,6 +17,9 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <rdmarw/kernel.h>
 
 #include "auth.h"
@@ -153,6 +156,69 @@ static int fill_subsys(struct nvmet_config *c, const char *nqn,
 	return 0;
 }
 
+/* mkdir -p @dir: the missing ones 0700 (/var/lib may be missing too). */
+static int mkdir_parents(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t i, n = strlen(dir);
+
+	if (n >= sizeof(p))
+		return -ENAMETOOLONG;
+	memcpy(p, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0700) && errno != EEXIST)
+			return -errno;
+		p[i] = dir[i];
+	}
+	return 0;
+}
+
+int nvmet_state_machine_id(const char *dir, u8 *id, size_t len, char *path,
+			   size_t path_len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[PATH_MAX], line[33];
+	u8 rnd[NVMET_MACHINE_ID_LEN];
+	ssize_t n;
+	size_t i;
+	int fd, ret;
+
+	if (!dir || !*dir || !id || len != NVMET_MACHINE_ID_LEN || !path)
+		return -EINVAL;
+	if ((size_t)snprintf(path, path_len, "%s/machine-id", dir) >=
+		    path_len ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.machine-id.%d", dir,
+			     (int)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (!nvmet_machine_id(path, id, len))
+		return 0;
+	ret = mkdir_parents(dir);
+	if (ret)
+		return ret;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -EIO;
+	rnd[0] |= 1; /* never all zeroes */
+	for (i = 0; i < sizeof(rnd); i++) {
+		line[2 * i] = hex[rnd[i] >> 4];
+		line[2 * i + 1] = hex[rnd[i] & 15];
+	}
+	line[32] = '\n';
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, line, sizeof(line));
+	ret = n == (ssize_t)sizeof(line) && !fsync(fd) ? 0 : -EIO;
+	close(fd);
+	/* the first to link it wins; the others read what it wrote */
+	if (!ret && link(tmp, path) && errno != EEXIST)
+		ret = -errno;
+	unlink(tmp);
+	return ret ? ret : nvmet_machine_id(path, id, len);
+}
+
 int nvmet_config_fill_ids(struct nvmet_config *c, const char *machine_id_path)
 {
 	u32 i;
@@ -160,6 +226,14 @@ int nvmet_config_fill_ids(struct nvmet_config *c, const char *machine_id_path)
 
 	ret = nvmet_machine_id(machine_id_path, c->machine_id,
 			       sizeof(c->machine_id));
+	snprintf(c->id_source, sizeof(c->id_source), "%s",
+		 ret ? "" : machine_id_path);
+	if (ret && c->state_dir)
+		ret = nvmet_state_machine_id(
+			c->state_dir, c->machine_id, sizeof(c->machine_id),
+			c->id_source, sizeof(c->id_source));
+	if (ret)
+		c->id_source[0] = '\0';
 	c->random_ids = ret != 0;
 	if (ret && getrandom(c->machine_id, sizeof(c->machine_id), 0) !=
 			   (ssize_t)sizeof(c->machine_id))

@@ -191,6 +191,9 @@ int main(int argc, char **argv)
 	nvmet_log_max = c.log_level ? c.log_level :
 			c.o.verbose ? NVMET_LOG_INFO :
 				      NVMET_LOG_NOTICE;
+	c.state_dir = getenv("STATE_DIRECTORY"); /* systemd's StateDirectory= */
+	if (!c.state_dir || !*c.state_dir || strchr(c.state_dir, ':'))
+		c.state_dir = NVMET_STATE_DIR;
 	ret = nvmet_config_fill_ids(&c, NVMET_MACHINE_ID_PATH);
 	if (ret) {
 		nvmet_printk(NVMET_LOG_ERR,
@@ -263,8 +266,15 @@ int main(int argc, char **argv)
 	if (c.random_ids)
 		nvmet_printk(NVMET_LOG_WARNING,
 			     PROG ": no machine ID in " NVMET_MACHINE_ID_PATH
-				  ": random namespace identifiers and "
-				  "serial (--save-config keeps them)");
+				  " and none kept in %s: random namespace "
+				  "identifiers and serial (--save-config "
+				  "keeps them)",
+			     c.state_dir);
+	else if (strcmp(c.id_source, NVMET_MACHINE_ID_PATH))
+		nvmet_printk(NVMET_LOG_NOTICE,
+			     PROG ": no machine ID in " NVMET_MACHINE_ID_PATH
+				  ": identifiers derived from %s (made once)",
+			     c.id_source);
 	wildcard = c.soft ? NULL : wildcard_without_device(&c);
 	if (wildcard) {
 		nvmet_printk(NVMET_LOG_ERR,

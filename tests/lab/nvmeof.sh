@@ -31,7 +31,7 @@
 #   on siw0, rdmarw-nvmet on its own iWARP over TCP (--soft siw-tcp, no
 #   RDMA device of the kernel open): the kernel host connects through the
 #   kernel's siw, fio verifies (issue 28).
-# NVMEOF_ONLY=auth,halfopen,tcp runs those steps alone.
+# NVMEOF_ONLY=auth,halfopen,tcp,kill runs those steps alone.
 # Usage: sh tests/lab/nvmeof.sh BUILD_DIR [rxe0|siw0|full]...
 #   "full": three rounds of the fio checks (NVMEOF_ROUNDS overrides; the
 #   default is one).  NVMEOF_SCALE (1 to 4, default 1) multiplies the fio
@@ -613,6 +613,8 @@ for name in $devs; do
 			auth) step "DH-HMAC-CHAP" auth_checks ;;
 			halfopen) step "a stranger's half-open connections" \
 				half_open ;;
+			kill) step "kill -9 during I/O, restart on the file" \
+				kill_restart ;;
 			tcp) [ "$name" != siw0 ] ||
 				step "the kernel host to rdmarw's TCP" tcp_wire ;;
 			*) bad "NVMEOF_ONLY: unknown step $o" ;;

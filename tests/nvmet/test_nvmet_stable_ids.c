@@ -9,6 +9,12 @@
  */
 #include "nvmet_env.h"
 
+#include <unistd.h>
+
+#include <limits.h>
+
+#include <sys/stat.h>
+
 #include "config.h"
 
 #define ID_A "0123456789abcdef0123456789abcdef\n"
@@ -175,6 +181,45 @@ static void test_fill_quick_start(void **state)
 	assert_true(b.random_ids);
 	assert_memory_not_equal(a.o.ns[0].nguid, b.o.ns[0].nguid, 16);
 	nvmet_config_free(&b);
+
+	/*
+	 * no machine ID but a state directory: an ID of its own, made once
+	 * (0600), so a restart (the lab's guest, a container) keeps them
+	 */
+	{
+		char dir[] = "/tmp/nvmet-state-XXXXXX", kept[PATH_MAX];
+		struct nvmet_config c2;
+		struct stat st;
+
+		assert_non_null(mkdtemp(dir));
+		assert_int_equal(args(&b, NULL), 0);
+		b.state_dir = dir;
+		assert_int_equal(nvmet_config_fill_ids(&b, "/nonexistent/id"),
+				 0);
+		assert_false(b.random_ids);
+		snprintf(kept, sizeof(kept), "%s/machine-id", dir);
+		assert_string_equal(b.id_source, kept);
+		assert_int_equal(stat(kept, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0600);
+		assert_int_equal(args(&c2, NULL), 0);
+		c2.state_dir = dir;
+		assert_int_equal(nvmet_config_fill_ids(&c2, "/nonexistent/id"),
+				 0);
+		assert_string_equal(b.o.serial, c2.o.serial);
+		assert_memory_equal(b.o.ns[0].nguid, c2.o.ns[0].nguid, 16);
+		assert_memory_not_equal(a.o.ns[0].nguid, c2.o.ns[0].nguid, 16);
+		nvmet_config_free(&c2);
+		nvmet_config_free(&b);
+		/* a machine ID wins over it */
+		assert_int_equal(args(&b, NULL), 0);
+		b.state_dir = dir;
+		assert_int_equal(nvmet_config_fill_ids(&b, file_a), 0);
+		assert_string_equal(b.id_source, file_a);
+		assert_string_equal(a.o.serial, b.o.serial);
+		nvmet_config_free(&b);
+		unlink(kept);
+		rmdir(dir);
+	}
 
 	/* --serial wins */
 	assert_int_equal(args(&b, "SN-GIVEN"), 0);
