@@ -343,14 +343,19 @@ rdmarw__soft_requester(struct soft_qp *qp)
 {
 	for (;;) {
 		struct soft_send_wqe *wqe;
-		enum ib_qp_state state;
+		/*
+		 * The state before the WQEs waiting behind a READ complete: a
+		 * QP found in ERR here has flushed them all below, in order,
+		 * before a newer WQE flushes (the receive thread may move it
+		 * to ERR at any time).
+		 */
+		enum ib_qp_state state = soft_qp_state(qp);
 
 		if (__builtin_expect(qp->defer != 0, 0))
 			req_complete_ready(qp);
 		if (qp->sq_exec == soft_load(&qp->sq_prod))
 			return;
 		wqe = &qp->sq[qp->sq_exec & qp->sq_mask];
-		state = soft_qp_state(qp);
 		if (state == IB_QPS_ERR) {
 			rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);
 		} else if (state != IB_QPS_RTS ||
