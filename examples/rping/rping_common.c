@@ -18,52 +18,6 @@ const char *rping_src;
 static struct soft_fabric *soft_fab;
 static struct ib_device *soft_dev;
 
-int rping_soft_open(const struct rping_opts *o, const char *addr)
-{
-	struct sockaddr_storage ss;
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_flags = AI_NUMERICHOST };
-	struct soft_profile p;
-	struct addrinfo *res;
-	int ret;
-
-	if (!o->profile)
-		return 0;
-	if (!addr)
-		return -EINVAL;
-	ret = soft_profile_get(o->profile, &p);
-	if (ret)
-		return ret;
-	if (getaddrinfo(addr, NULL, &hints, &res))
-		return -EINVAL;
-	memset(&ss, 0, sizeof(ss));
-	memcpy(&ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
-	soft_fab = soft_fabric_create();
-	if (IS_ERR(soft_fab)) {
-		ret = (int)PTR_ERR(soft_fab);
-		soft_fab = NULL;
-		return ret;
-	}
-	soft_dev = soft_device_create(soft_fab, NULL, &p);
-	if (IS_ERR(soft_dev)) {
-		ret = (int)PTR_ERR(soft_dev);
-		soft_dev = NULL;
-		return ret;
-	}
-	return soft_device_add_addr(soft_dev, (struct sockaddr *)&ss);
-}
-
-void rping_soft_close(void)
-{
-	if (soft_dev)
-		soft_device_destroy(soft_dev);
-	if (soft_fab)
-		soft_fabric_destroy(soft_fab);
-	soft_dev = NULL;
-	soft_fab = NULL;
-}
-
 int rping_parse(int argc, char **argv, struct rping_opts *o)
 {
 	int c;
@@ -107,6 +61,49 @@ int rping_parse(int argc, char **argv, struct rping_opts *o)
 	if (o->size < 16 || o->size > 64 * 1024 || o->count < 0)
 		return -EINVAL;
 	return 0;
+}
+
+static int sockaddr_of(const char *addr, const char *port, bool passive,
+		       struct sockaddr_storage *ss);
+
+int rping_soft_open(const struct rping_opts *o, const char *addr)
+{
+	struct sockaddr_storage ss;
+	struct soft_profile p;
+	int ret;
+
+	if (!o->profile)
+		return 0;
+	if (!addr)
+		return -EINVAL;
+	ret = soft_profile_get(o->profile, &p);
+	if (!ret)
+		ret = sockaddr_of(addr, "0", false, &ss);
+	if (ret)
+		return ret;
+	soft_fab = soft_fabric_create();
+	if (IS_ERR(soft_fab)) {
+		ret = (int)PTR_ERR(soft_fab);
+		soft_fab = NULL;
+		return ret;
+	}
+	soft_dev = soft_device_create(soft_fab, NULL, &p);
+	if (IS_ERR(soft_dev)) {
+		ret = (int)PTR_ERR(soft_dev);
+		soft_dev = NULL;
+		return ret;
+	}
+	return soft_device_add_addr(soft_dev, (struct sockaddr *)&ss);
+}
+
+void rping_soft_close(void)
+{
+	if (soft_dev)
+		soft_device_destroy(soft_dev);
+	if (soft_fab)
+		soft_fabric_destroy(soft_fab);
+	soft_dev = NULL;
+	soft_fab = NULL;
 }
 
 static void wait_done(struct ib_cq *cq, struct ib_wc *wc)
