@@ -252,6 +252,19 @@ int nvmet_serial_derive(const u8 *machine, const char *subnqn,
 int nvmet_config_fill_ids(struct nvmet_config *c, const char *machine_id_path);
 
 /**
+ * nvmet_config_derive_ids() - fill the missing identifiers with @c's key
+ * @c: a configuration whose @machine_id is set (nvmet_config_fill_ids()
+ *     at start; a reload copies the key the running target started with)
+ *
+ * Every subsystem without a serial number and every namespace without a
+ * UUID or NGUID gets the one derived from @c->machine_id; what the
+ * configuration gives is kept.
+ *
+ * Return: 0, or nvmet_ns_ids_derive()'s and nvmet_serial_derive()'s errors.
+ */
+int nvmet_config_derive_ids(struct nvmet_config *c);
+
+/**
  * nvmet_config_free() - free the strings the configuration holds
  * @c: the configuration (its options point into them until then)
  */
@@ -260,20 +273,26 @@ void nvmet_config_free(struct nvmet_config *c);
 /**
  * nvmet_config_reload() - read the configuration again and apply it
  * @t: the running target
+ * @start: the configuration it started with (main()'s, after
+ *         nvmet_config_fill_ids()), or NULL
  * @argc: argument count of the command line that started it
  * @argv: its arguments (a --config file is read again)
- * @soft_device: the device main() made for --soft (its name), or NULL
  * @why: where the reason of a refusal is written (may be NULL)
  * @why_len: its size
  *
- * Parses as at start-up, then nvmet_target_reload(); a configuration that
- * does not parse (the reader prints the line it refused) changes nothing.
+ * Parses as at start-up, completes the result as main() did for @start
+ * (the --soft device's name; the identifiers derived with @start's
+ * machine key, so what a reload adds has the identifiers a restart gives
+ * it), then nvmet_target_reload(); a configuration that does not parse
+ * (the reader prints the line it refused) changes nothing.  With @start
+ * NULL nothing is derived and no software device is named.
  *
  * Return: 0 when applied; -EINVAL for a configuration that does not parse
  * or NULL arguments; nvmet_target_reload()'s errors.
  */
-int nvmet_config_reload(struct nvmet_target *t, int argc, char **argv,
-			const char *soft_device, char *why, size_t why_len);
+int nvmet_config_reload(struct nvmet_target *t,
+			const struct nvmet_config *start, int argc, char **argv,
+			char *why, size_t why_len);
 
 /**
  * nvmet_json_parse() - parse a JSON text with the config file's reader

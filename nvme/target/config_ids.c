@@ -221,7 +221,6 @@ int nvmet_state_machine_id(const char *dir, u8 *id, size_t len, char *path,
 
 int nvmet_config_fill_ids(struct nvmet_config *c, const char *machine_id_path)
 {
-	u32 i;
 	int ret;
 
 	ret = nvmet_machine_id(machine_id_path, c->machine_id,
@@ -238,6 +237,14 @@ int nvmet_config_fill_ids(struct nvmet_config *c, const char *machine_id_path)
 	if (ret && getrandom(c->machine_id, sizeof(c->machine_id), 0) !=
 			   (ssize_t)sizeof(c->machine_id))
 		return -EIO;
+	return nvmet_config_derive_ids(c);
+}
+
+int nvmet_config_derive_ids(struct nvmet_config *c)
+{
+	u32 i;
+	int ret;
+
 	if (!c->o.nr_subsys)
 		return fill_subsys(
 			c, c->o.subnqn ? c->o.subnqn : NVMET_DEFAULT_SUBNQN,

@@ -157,8 +157,7 @@ static void do_reload(struct nvmet_target *t, const struct nvmet_config *c,
 
 	why[0] = '\0';
 	nvmet_notify_reloading();
-	ret = nvmet_config_reload(t, argc, argv, c->soft ? c->o.device : NULL,
-				  why, sizeof(why));
+	ret = nvmet_config_reload(t, c, argc, argv, why, sizeof(why));
 	if (!ret)
 		fprintf(stderr, PROG ": configuration reloaded\n");
 	/* a refusal was logged with its reason; the old one serves */

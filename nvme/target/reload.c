@@ -174,7 +174,9 @@ static bool nvmet_ns_opts_same(const struct nvmet_ns_opts *a,
 	u32 bbs = b->block_size ? b->block_size : 512;
 
 	return a->type == b->type && a->size == b->size && abs == bbs &&
-	       a->readonly == b->readonly && nvmet_str_same(a->path, b->path);
+	       a->readonly == b->readonly && nvmet_str_same(a->path, b->path) &&
+	       !memcmp(a->uuid, b->uuid, sizeof(a->uuid)) &&
+	       !memcmp(a->nguid, b->nguid, sizeof(a->nguid));
 }
 
 /* Open what subsystem @i (existing) needs: namespaces new or changed. */
@@ -569,8 +571,9 @@ out:
 	return ret;
 }
 
-int nvmet_config_reload(struct nvmet_target *t, int argc, char **argv,
-			const char *soft_device, char *why, size_t why_len)
+int nvmet_config_reload(struct nvmet_target *t,
+			const struct nvmet_config *start, int argc, char **argv,
+			char *why, size_t why_len)
 {
 	struct nvmet_config *c;
 	int ret;
@@ -597,11 +600,25 @@ int nvmet_config_reload(struct nvmet_target *t, int argc, char **argv,
 		ret = ret > 0 ? -EINVAL : ret;
 		goto out;
 	}
-	/* as main() completes it for --soft */
-	if (soft_device) {
+	/* as main() completed @start: --soft, the identifiers */
+	if (start && start->soft) {
 		if (!c->o.addr && !c->o.nr_ports)
 			c->o.addr = "127.0.0.1";
-		c->o.device = soft_device;
+		c->o.device = start->o.device;
+	}
+	if (start) {
+		memcpy(c->machine_id, start->machine_id, sizeof(c->machine_id));
+		c->random_ids = start->random_ids;
+		ret = nvmet_config_derive_ids(c);
+		if (ret) {
+			nvmet_err(
+				"reload refused: cannot derive identifiers: %s",
+				strerror(-ret));
+			if (why && why_len)
+				snprintf(why, why_len,
+					 "cannot derive identifiers");
+			goto out;
+		}
 	}
 	ret = nvmet_target_reload(t, &c->o, why, why_len);
 out:

@@ -282,6 +282,30 @@ static void test_reload_add_ns(void **state)
 	pthread_cond_destroy(&a.cv);
 }
 
+/* A namespace whose given NGUID changes is replaced: the event, listed. */
+static void test_reload_new_nguid(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_target_opts o;
+	char why[256];
+	struct aer a;
+	u32 ids[1024];
+
+	(void)state;
+	opts_ns(&o, 0x3);
+	env_start(&e, &o, false);
+	aer_arm(e.c, &a);
+	o.ns[1].nguid[0] = 0x5a;
+	assert_int_equal(reload(&e, &o, why), 0);
+	assert_ns_aen(&a);
+	assert_int_equal(changed_log(e.c, ids), 1);
+	assert_int_equal(ids[0], 2);
+	assert_ns_list(e.c, 2, 1, 2);
+	nv_env_fini(&e);
+	pthread_mutex_destroy(&a.m);
+	pthread_cond_destroy(&a.cv);
+}
+
 /*
  * A file namespace grown by a reload: the event, the log lists it,
  * Identify reports the new size, the data written before is still there
@@ -965,7 +989,8 @@ static void write_json(const char *extra, u32 a, const char *pa, u32 b,
 }
 
 /* nvmet_config_reload() with stderr into err_path; what it printed. */
-static int reload_file(struct nv_env *e, char *why, char *printed, size_t len)
+static int reload_file(struct nv_env *e, const struct nvmet_config *start,
+		       char *why, char *printed, size_t len)
 {
 	static char prog[] = "rdmarw-nvmet", opt[] = "--config";
 	char *argv[] = { prog, opt, json_path, NULL };
@@ -978,7 +1003,7 @@ static int reload_file(struct nv_env *e, char *why, char *printed, size_t len)
 	assert_true(saved >= 0 && fd >= 0);
 	dup2(fd, 2);
 	close(fd);
-	ret = nvmet_config_reload(e->t, 3, argv, NULL, why, 256);
+	ret = nvmet_config_reload(e->t, start, 3, argv, why, 256);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -1020,21 +1045,22 @@ static void test_reload_json(void **state)
 	aer_arm(e.c, &a);
 
 	write_json(",,", 1, img[0], 2, img[1]); /* a syntax error */
-	assert_int_equal(reload_file(&e, why, printed, sizeof(printed)),
+	assert_int_equal(reload_file(&e, NULL, why, printed, sizeof(printed)),
 			 -EINVAL);
 	assert_non_null(strstr(printed, json_path));
 	assert_non_null(strstr(why, "does not parse"));
 	assert_ns_list(e.c, 1, 1);
 
 	write_json("", 1, img[0], 1, img[1]); /* NSID 1 twice */
-	assert_int_equal(reload_file(&e, why, printed, sizeof(printed)),
+	assert_int_equal(reload_file(&e, NULL, why, printed, sizeof(printed)),
 			 -EINVAL);
 	assert_non_null(strstr(printed, "nsid given twice"));
 	assert_ns_list(e.c, 1, 1);
 	assert_false(aer_wait(&a, 0));
 
 	write_json("", 1, img[0], 2, img[1]);
-	assert_int_equal(reload_file(&e, why, printed, sizeof(printed)), 0);
+	assert_int_equal(reload_file(&e, NULL, why, printed, sizeof(printed)),
+			 0);
 	assert_ns_aen(&a);
 	assert_ns_list(e.c, 2, 1, 2);
 	assert_int_equal(ns_rw(e.c, 1, false, 0, 8, r, NULL), 0);
@@ -1049,10 +1075,84 @@ static void test_reload_json(void **state)
 	unlink(err_path);
 }
 
+/* Namespace @nsid's NGUID as Identify Namespace reports it. */
+static void ns_nguid(struct nvmeh_ctrl *c, u32 nsid, u8 nguid[16])
+{
+	struct nvme_id_ns *id = calloc(1, 4096);
+
+	assert_non_null(id);
+	assert_int_equal(admin(c, nvme_admin_identify, nsid, NVME_ID_CNS_NS, 0,
+			       id, 4096, NULL),
+			 0);
+	memcpy(nguid, id->nguid, 16);
+	free(id);
+}
+
+/*
+ * The identifiers derived from the machine's ID at start are derived for
+ * what a reload adds too (a namespace added by SIGHUP keeps its NGUID
+ * across a restart, as the kernel host needs to reattach it), and the
+ * kept namespace is not touched.
+ */
+static void test_reload_derived_ids(void **state)
+{
+	static struct nv_env e;
+	static struct nvmet_config c;
+	char why[256], printed[4096], id_path[64];
+	u8 got[16], uuid[16], nguid[16];
+	struct nvmet_target_opts o;
+	struct aer a;
+	u32 ids[1024];
+	FILE *f;
+
+	(void)state;
+	make_file(img[0], sizeof(img[0]), NS_SIZE);
+	make_file(img[1], sizeof(img[1]), NS_SIZE);
+	make_file(err_path, sizeof(err_path), 0);
+	make_file(json_path, sizeof(json_path), 0);
+	make_file(id_path, sizeof(id_path), 0);
+	f = fopen(id_path, "w");
+	assert_non_null(f);
+	fputs("0123456789abcdef0123456789abcdef\n", f);
+	assert_int_equal(fclose(f), 0);
+	write_json("", 1, img[0], 0, NULL);
+	nvmet_config_init(&c);
+	assert_int_equal(nvmet_config_read(&c, json_path), 0);
+	assert_int_equal(nvmet_config_fill_ids(&c, id_path), 0);
+	o = c.o;
+	env_start(&e, &o, false);
+	ns_nguid(e.c, 1, got);
+	assert_memory_equal(got, c.subsys[0].ns[0].nguid, 16);
+	aer_arm(e.c, &a);
+
+	write_json("", 1, img[0], 2, img[1]);
+	assert_int_equal(reload_file(&e, &c, why, printed, sizeof(printed)), 0);
+	assert_ns_aen(&a);
+	assert_int_equal(changed_log(e.c, ids), 1); /* namespace 1 kept */
+	assert_int_equal(ids[0], 2);
+	ns_nguid(e.c, 1, got);
+	assert_memory_equal(got, c.subsys[0].ns[0].nguid, 16);
+	assert_int_equal(nvmet_ns_ids_derive(c.machine_id, NV_NQN, 2, img[1],
+					     uuid, nguid),
+			 0);
+	ns_nguid(e.c, 2, got);
+	assert_memory_equal(got, nguid, 16);
+	nv_env_fini(&e);
+	nvmet_config_free(&c);
+	pthread_mutex_destroy(&a.m);
+	pthread_cond_destroy(&a.cv);
+	unlink(img[0]);
+	unlink(img[1]);
+	unlink(json_path);
+	unlink(err_path);
+	unlink(id_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_reload_add_ns, nv_teardown),
+		cmocka_unit_test_teardown(test_reload_new_nguid, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_resize, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_ns_io,
 					  nv_teardown),
@@ -1065,6 +1165,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reload_ports, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_refused, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_json, nv_teardown),
+		cmocka_unit_test_teardown(test_reload_derived_ids, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
