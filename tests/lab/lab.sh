@@ -88,8 +88,9 @@ NVME_PROGRAMS="/usr/sbin/nvme /usr/bin/fio"
 # util-linux's blkdiscard and fstrim for the discard checks: busybox has
 # applets of those names, and its fstrim says "0 bytes trimmed" and exits 0
 # when every discard failed; nvmeof.sh calls these by their full paths.
+# setpriv runs the TCP transport's target as an unprivileged user.
 FS_PROGRAMS="/usr/sbin/mke2fs /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck
-/usr/bin/sha256sum /usr/sbin/blkdiscard /usr/sbin/fstrim"
+/usr/bin/sha256sum /usr/sbin/blkdiscard /usr/sbin/fstrim /usr/bin/setpriv"
 
 # Programs copied into the guest, with every library they load.
 PROGRAMS="/usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/rping
@@ -327,8 +328,14 @@ project_libs() {
 	done | sort -u | tr '\n' ' '
 }
 
+# What unpack() writes beyond its inputs: bump it when that changes, so a
+# cached image is built again (2: / is 0755, an unprivileged process in
+# the guest can reach the libraries).
+INITRAMFS_LAYOUT=2
+
 initramfs_inputs_hash() {
 	{
+		echo "layout $INITRAMFS_LAYOUT"
 		echo "$MODULES $PARAM_MODULES $PROGRAMS $EXTRA_LIBS $(project_libs)"
 		echo "$NVME_PKGS $NVME_PROGRAMS"
 		[ "${RDMARW_LAB_PERF:-0}" = 1 ] && sha256sum "$(perf_real)"
@@ -363,6 +370,7 @@ build_initramfs() {
 	[ -e "$img" ] && touch "$img" && return 0
 	log "building the initramfs"
 	dst=$(mktemp -d "$CACHE/$kver/initramfs.XXXXXX")
+	chmod 755 "$dst" # the guest's /: mktemp made it 0700
 	mkdir -p "$dst"/{usr/bin,usr/sbin,usr/lib,usr/lib64,proc,sys,dev,tmp,run,etc,bb,lab}
 	ln -s usr/lib "$dst/lib"
 	ln -s usr/lib64 "$dst/lib64"

@@ -28,9 +28,10 @@
 #   restarted on the same file: the host reconnects, the job ends without
 #   an error and every block written before and across the restart
 #   verifies.
-#   on siw0, rdmarw-nvmet on its own iWARP over TCP (--soft siw-tcp, no
-#   RDMA device of the kernel open): the kernel host connects through the
-#   kernel's siw, fio verifies (issue 28).
+#   on siw0, rdmarw-nvmet on its own iWARP over TCP (--soft siw-tcp) as an
+#   unprivileged user with no RDMA device of the kernel open: the kernel
+#   host connects through the kernel's siw, fio verifies, ext4, kill -9 and
+#   restart (issue 28).
 # NVMEOF_ONLY=auth,halfopen,tcp,kill runs those steps alone.
 # Usage: sh tests/lab/nvmeof.sh BUILD_DIR [rxe0|siw0|full]...
 #   "full": three rounds of the fio checks (NVMEOF_ROUNDS overrides; the
@@ -63,6 +64,7 @@ MKFS=/usr/sbin/mkfs.ext4
 E2FSCK=/usr/sbin/e2fsck
 BLKDISCARD=/usr/sbin/blkdiscard
 FSTRIM=/usr/sbin/fstrim
+SETPRIV=/usr/bin/setpriv
 kernel=$(uname -r)
 failed=0
 tpid=
@@ -319,35 +321,78 @@ half_open() {
 }
 
 # rdmarw's own wire (issue 28): rdmarw-nvmet on a software device whose
-# QPs run iWARP over TCP (--soft siw-tcp), holding no RDMA device of the
-# kernel, on siw0's address and port 4422; the kernel's host reaches it
-# through the kernel's siw: discover, connect, fio random writes and their
-# verify pass (4 KiB and 128 KiB, depth 32, 2 jobs), disconnect.
-tcp_wire() {
-	local rc=0 ndev
+# QPs run iWARP over TCP (--soft siw-tcp), as an unprivileged user (uid
+# 65534 through util-linux's setpriv: no capability, no RDMA device file of
+# the kernel open), on siw0's address and port 4422; the kernel's host
+# reaches it through the kernel's siw: discover, connect, fio random writes
+# and their verify (4 KiB and 128 KiB, depth 32, 2 jobs), ext4 with
+# checksummed files and e2fsck, disconnect; then the target killed (SIGKILL)
+# during writes and restarted on its file, every block verifies.
+TCP_PORT=4422
+TCP_UID=65534
 
-	start_target_port() {
-		nvmet_start "$target" "$work/target.log" --soft siw-tcp \
-			--addr "$addr" --port 4422 \
-			--host "$(cat /etc/nvme/hostnqn)" -v "$@"
-	}
-	start_target_port --ram 128M || return 1
+# The TCP target as $TCP_UID; its state directory (the kept machine ID:
+# the guest has no /etc/machine-id, and a restart must give the namespace
+# the same NGUID) and its files in $work/tcp, which that user owns.
+start_target_tcp() {
+	local rc
+
+	export STATE_DIRECTORY="$work/tcp/state"
+	nvmet_start "$SETPRIV" "$work/target.log" --reuid=$TCP_UID \
+		--regid=$TCP_UID --clear-groups --inh-caps=-all \
+		--bounding-set=-all -- "$target" --soft siw-tcp \
+		--addr "$addr" --port $TCP_PORT \
+		--host "$(cat /etc/nvme/hostnqn)" -v "$@"
+	rc=$?
+	unset STATE_DIRECTORY
+	return $rc
+}
+
+# The target runs as $TCP_UID with no capability and no RDMA device file.
+tcp_unprivileged() {
+	local uid cap ndev
+
+	uid=$(awk '/^Uid:/ { print $2 }' "/proc/$tpid/status")
+	cap=$(awk '/^CapEff:/ { print $2 }' "/proc/$tpid/status")
 	ndev=$(ls -l "/proc/$tpid/fd" | grep -c infiniband)
-	say "the target holds $ndev RDMA device files"
-	[ "$ndev" = 0 ] || rc=1
-	nvme discover -t rdma -a "$addr" -s 4422 >"$work/disc.log" &&
-		grep -q "subnqn: *$NQN" "$work/disc.log" || {
-		say "discovery over TCP failed"
+	say "the target runs as uid $uid, CapEff $cap, $ndev RDMA device files"
+	[ "$uid" = $TCP_UID ] && [ "$cap" = 0000000000000000 ] &&
+		[ "$ndev" = 0 ]
+}
+
+tcp_wire() {
+	local rc=0 port=$PORT
+
+	[ -x "$SETPRIV" ] || {
+		say "$SETPRIV is missing from the guest"
 		return 1
 	}
-	nvme connect -t rdma -a "$addr" -s 4422 -n $NQN >/dev/null || return 1
-	dev=$(nvme_ns_dev "$NQN") || return 1
-	say "connected over siw0 to rdmarw's TCP transport: /dev/$dev"
-	fio_verify 4k 2 8 tcp || rc=1
-	fio_verify 128k 2 16 tcp || rc=1
-	disconnect || rc=1
-	result "check=tcp-wire status=$([ $rc = 0 ] && echo ok || echo FAILED)"
+	rm -rf "$work/tcp"
+	mkdir -p "$work/tcp/state"
+	chown -R $TCP_UID:$TCP_UID "$work/tcp"
+	start_target_tcp --ram 128M || return 1
+	tcp_unprivileged || rc=1
+	PORT=$TCP_PORT
+	if discover && connect; then
+		say "connected over siw0 to rdmarw's TCP transport: /dev/$dev"
+		fio_verify 4k 2 8 tcp || rc=1
+		fio_verify 128k 2 16 tcp || rc=1
+		ext4_files || rc=1
+		disconnect || rc=1
+	else
+		say "discovery or connect over TCP failed"
+		rc=1
+	fi
 	nvmet_stop
+	if [ $rc = 0 ]; then
+		starter=start_target_tcp kimg=$work/tcp/ns.img kill_restart ||
+			rc=1
+		starter= kimg=
+		tcp_unprivileged || rc=1
+		nvmet_stop
+	fi
+	PORT=$port
+	result "check=tcp-wire status=$([ $rc = 0 ] && echo ok || echo FAILED)"
 	return $rc
 }
 
@@ -529,8 +574,9 @@ ext4_again() {
 }
 
 # The target killed during I/O and restarted on its file.
+# starter (default start_target) starts it, on kimg (default $work/ns.img).
 kill_restart() {
-	local img=$work/ns.img fpid rc bad1 bad2
+	local img=${kimg:-$work/ns.img} fpid rc bad1 bad2
 	local pre="--name=pre --filename=/dev/$dev --rw=write --bs=64k
 --iodepth=8 --size=16M"
 	local dur="--name=dur --filename=/dev/$dev --rw=randwrite --bs=4k
@@ -541,7 +587,7 @@ kill_restart() {
 	seed=$((seed + 1))
 	dur="$dur --randseed=$((seed * 7919 + ${kseed:-0}))"
 	rm -f "$img"
-	start_target --file-size 64M --file "$img" || return 1
+	${starter:-start_target} --file-size 64M --file "$img" || return 1
 	# Queued I/O waits for the path; the host retries every second.
 	connect -c 1 -l 120 || return 1
 	# shellcheck disable=SC2086
@@ -559,7 +605,7 @@ kill_restart() {
 	say "target killed during I/O"
 	tpid=
 	sleep 1
-	start_target --file "$img" || return 1
+	${starter:-start_target} --file "$img" || return 1
 	wait "$fpid"
 	rc=$?
 	[ $rc = 0 ] || {
