@@ -28,7 +28,7 @@
 #include <rdmarw/ibv.h>
 #include <rdmarw/rdma_cm.h>
 
-#include "../../nvme/common/nvme_proto.h"
+#include "nvme_proto.h"
 
 #define MAX_HALF 512
 
