@@ -12,10 +12,13 @@
  *
  *   bench-nvmet [-p rxe] [-q 1] [-d 32] [-D 1.0] [--write] [--json]
  *               [--perf PATH | --no-perf] [--poll] [--poll-groups N]
- *               [--poll-busy]
+ *               [--poll-target] [--poll-host] [--poll-busy]
+ *               [--size BYTES]
  *
- * --poll: the target's I/O queues are polled by poll groups (as many as
- * queues unless --poll-groups says), instead of a CQ thread each.
+ * --poll: the I/O queues are polled on both sides: the target's by poll
+ * groups (as many as queues unless --poll-groups says), the host's each by
+ * a thread of its own, instead of a CQ thread each woken per completion;
+ * --poll-target or --poll-host: one side only.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,8 +47,10 @@ struct bench_opts {
 	bool json;
 	const char *perf;
 	bool no_perf;
+	u32 size; /* 0: both 4 KiB and 128 KiB */
 	unsigned int poll_groups; /* 0: threaded target */
 	bool poll_busy;
+	bool host_poll;
 };
 
 struct bench_slot {
@@ -226,7 +231,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: bench-nvmet [-p mlx5|rxe|siw] [-q queues] "
 		   "[-d depth] [-D seconds] [--write] [--json]\n"
 		   "                   [--perf PATH | --no-perf] [--poll] "
-		   "[--poll-groups N] [--poll-busy]\n");
+		   "[--poll-target] [--poll-host]\n"
+		   "                   [--poll-groups N] [--poll-busy]\n"
+		   "                   [--size 4096|131072]\n");
 }
 
 static int parse(int argc, char **argv, struct bench_opts *o)
@@ -244,6 +251,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "poll", 0, NULL, 'o' },
 		{ "poll-groups", 1, NULL, 'g' },
 		{ "poll-busy", 0, NULL, 'b' },
+		{ "size", 1, NULL, 's' },
+		{ "poll-target", 0, NULL, 't' },
+		{ "poll-host", 0, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool poll = false;
@@ -284,6 +294,13 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'o':
 			poll = true;
+			o->host_poll = true;
+			break;
+		case 't':
+			poll = true;
+			break;
+		case 'H':
+			o->host_poll = true;
 			break;
 		case 'g':
 			o->poll_groups =
@@ -293,6 +310,11 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'b':
 			o->poll_busy = true;
+			break;
+		case 's':
+			o->size = (u32)strtoul(optarg, &end, 10);
+			if (*end || (o->size != 4096 && o->size != 131072))
+				goto bad;
 			break;
 		case 'h':
 			usage(stdout);
@@ -381,6 +403,7 @@ int main(int argc, char **argv)
 	nvmeh_opts_init(&ho, (void *)&a0, (void *)&dst, NVMET_DEFAULT_SUBNQN);
 	ho.nr_io_queues = o.queues;
 	ho.queue_size = o.depth < 2 ? 2 : o.depth;
+	ho.poll = o.host_poll;
 	c = nvmeh_ctrl_create(&ho);
 	if (IS_ERR(c)) {
 		fprintf(stderr, "bench-nvmet: host: %ld\n", PTR_ERR(c));
@@ -398,6 +421,8 @@ int main(int argc, char **argv)
 		double iops, percore, mpps = 0, cpu_mpps = 0;
 		bool raw;
 
+		if (o.size && sizes[i] != o.size)
+			continue;
 		if (bench_case(c, &o, sizes[i], &r) || r.errors) {
 			fprintf(stderr, "bench-nvmet: %u errors at %u bytes\n",
 				r.errors, sizes[i]);
@@ -410,12 +435,14 @@ int main(int argc, char **argv)
 		if (o.json) {
 			printf("{\"profile\":\"%s\",\"op\":\"%s\",\"bytes\":%u,"
 			       "\"queues\":%u,\"depth\":%u,"
-			       "\"poll_groups\":%u,\"ios\":%llu,"
+			       "\"poll_groups\":%u,\"host_poll\":%s,"
+			       "\"ios\":%llu,"
 			       "\"secs\":%.6f,\"cpu_secs\":%.6f,"
 			       "\"nvme_iops\":%.1f,\"nvme_mib\":%.2f,"
 			       "\"nvme_iops_per_core\":%.1f",
 			       o.profile, o.write ? "write" : "read", sizes[i],
 			       o.queues, o.depth, o.poll_groups,
+			       o.host_poll ? "true" : "false",
 			       (unsigned long long)r.ios, r.secs, r.cpu, iops,
 			       iops * sizes[i] / 1048576.0, percore);
 			if (raw)

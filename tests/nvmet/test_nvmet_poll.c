@@ -6,7 +6,8 @@
  * groups; an idle group sleeps and the next command wakes it (asserted by
  * the target's counters, never by time); queues torn down while they are
  * polled under load (a controller reset, the target stopped) leave nothing
- * behind.
+ * behind.  The same with the host's I/O queues polled too (nvmeh_opts.poll:
+ * a thread per queue on its IB_POLL_DIRECT CQ, sleeping when idle).
  */
 #include "nvmet_env.h"
 
@@ -35,6 +36,18 @@ static struct nvmet_target_stats tstats(struct nv_env *e)
 
 	assert_int_equal(nvmet_target_get_stats(e->t, &st), 0);
 	return st;
+}
+
+/* The environment, the host's I/O queues polled when @host_poll. */
+static void env_init(struct nv_env *e, const char *profile, struct nv_cfg *cfg,
+		     bool host_poll)
+{
+	cfg->no_connect = true;
+	nv_env_init(e, profile, cfg);
+	e->o.poll = host_poll;
+	e->c = nvmeh_ctrl_create(&e->o);
+	if (IS_ERR(e->c))
+		fail_msg("nvmeh_ctrl_create: %ld", PTR_ERR(e->c));
 }
 
 /* Write then read back @len bytes on @qid at block @slba. */
@@ -71,7 +84,7 @@ static void wait_asleep(struct nv_env *e, u64 n)
 		 (unsigned long long)st.poll_asleep, (unsigned long long)n);
 }
 
-static void io_case(const char *profile, bool threaded)
+static void io_case(const char *profile, bool threaded, bool host_poll)
 {
 	static struct nv_env e;
 	struct nvmet_target_opts to;
@@ -82,7 +95,7 @@ static void io_case(const char *profile, bool threaded)
 	unsigned int q;
 
 	poll_opts(&to, &e, NGROUPS);
-	nv_env_init(&e, profile, &cfg);
+	env_init(&e, profile, &cfg, host_poll);
 	st = tstats(&e);
 	/* the I/O queues joined the groups; the admin queue did not */
 	assert_int_equal(st.poll_members, NQ);
@@ -117,31 +130,95 @@ static void io_case(const char *profile, bool threaded)
 static void test_poll_io_mlx5(void **state)
 {
 	(void)state;
-	io_case("mlx5", false);
+	io_case("mlx5", false, false);
 }
 
 static void test_poll_io_rxe(void **state)
 {
 	(void)state;
-	io_case("rxe", false);
+	io_case("rxe", false, false);
 }
 
 static void test_poll_io_siw(void **state)
 {
 	(void)state;
-	io_case("siw", false);
+	io_case("siw", false, false);
 }
 
 static void test_poll_io_siw_threaded(void **state)
 {
 	(void)state;
-	io_case("siw", true);
+	io_case("siw", true, false);
 }
 
 static void test_poll_io_rxe_threaded(void **state)
 {
 	(void)state;
-	io_case("rxe", true);
+	io_case("rxe", true, false);
+}
+
+static void test_poll_io_host_mlx5(void **state)
+{
+	(void)state;
+	io_case("mlx5", false, true);
+}
+
+static void test_poll_io_host_rxe(void **state)
+{
+	(void)state;
+	io_case("rxe", false, true);
+}
+
+static void test_poll_io_host_siw(void **state)
+{
+	(void)state;
+	io_case("siw", false, true);
+}
+
+static void test_poll_io_host_siw_threaded(void **state)
+{
+	(void)state;
+	io_case("siw", true, true);
+}
+
+static u64 host_sleeps(struct nv_env *e)
+{
+	struct nvmeh_stats hs;
+
+	nvmeh_ctrl_stats(e->c, &hs);
+	return hs.poll_sleeps;
+}
+
+/*
+ * The host's polled queues sleep when idle (poll_sleeps grows while
+ * nothing is sent; bounded wait) and a command still completes after.
+ */
+static void test_poll_host_idle_sleeps(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_target_opts to;
+	struct nv_cfg cfg = { .nr_io_queues = 2, .topts = &to };
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	u64 before;
+	int i;
+
+	(void)state;
+	poll_opts(&to, &e, NGROUPS);
+	env_init(&e, "rxe", &cfg, true);
+	rw_verify(&e, 1, 0, BIG, 3);
+	rw_verify(&e, 2, 128, 4096, 4);
+	/* each queue's thread sleeps once idle: two sleeps at least */
+	for (i = 0; i < 2500 && host_sleeps(&e) < 2; i++)
+		nanosleep(&ts, NULL);
+	before = host_sleeps(&e);
+	assert_true(before >= 2);
+	rw_verify(&e, 1, 512, BIG, 5);
+	rw_verify(&e, 2, 640, BIG, 6);
+	/* woken by the completions, idle again, asleep again */
+	for (i = 0; i < 2500 && host_sleeps(&e) < before + 2; i++)
+		nanosleep(&ts, NULL);
+	assert_true(host_sleeps(&e) >= before + 2);
+	nv_env_fini(&e);
 }
 
 /*
@@ -350,7 +427,7 @@ static void load_stop(struct load *l)
  * torn down (their QPs flushed, the release drains them, out of their
  * groups) and connected again, into the groups; I/O then still works.
  */
-static void test_poll_reset_under_load(void **state)
+static void reset_case(bool host_poll)
 {
 	static struct nv_env e;
 	static struct load l;
@@ -359,9 +436,8 @@ static void test_poll_reset_under_load(void **state)
 	struct nvmet_target_stats st;
 	int i;
 
-	(void)state;
 	poll_opts(&to, &e, NGROUPS);
-	nv_env_init(&e, "rxe", &cfg);
+	env_init(&e, "rxe", &cfg, host_poll);
 	load_start(&l, e.c);
 	for (i = 0; i < 3; i++) {
 		load_wait_ios(&l, (u64)(i + 1) * 200);
@@ -386,12 +462,24 @@ static void test_poll_reset_under_load(void **state)
 	nv_env_fini(&e);
 }
 
+static void test_poll_reset_under_load(void **state)
+{
+	(void)state;
+	reset_case(false);
+}
+
+static void test_poll_reset_under_load_host(void **state)
+{
+	(void)state;
+	reset_case(true);
+}
+
 /*
  * The target stopped while its polled queues are loaded: every queue is
  * disconnected and released, the groups stop; the host's commands end
  * (with errors), and nothing is left on either device.
  */
-static void test_poll_target_stop_under_load(void **state)
+static void stop_case(bool host_poll)
 {
 	static struct nv_env e;
 	static struct load l;
@@ -400,9 +488,8 @@ static void test_poll_target_stop_under_load(void **state)
 			      .io_timeout_ms = 1000,
 			      .topts = &to };
 
-	(void)state;
 	poll_opts(&to, &e, NGROUPS);
-	nv_env_init(&e, "rxe", &cfg);
+	env_init(&e, "rxe", &cfg, host_poll);
 	load_start(&l, e.c);
 	load_wait_ios(&l, 500);
 	nvmet_target_destroy(e.t);
@@ -412,6 +499,18 @@ static void test_poll_target_stop_under_load(void **state)
 	nvmeh_ctrl_destroy(e.c);
 	e.c = NULL;
 	nv_env_fini(&e);
+}
+
+static void test_poll_target_stop_under_load(void **state)
+{
+	(void)state;
+	stop_case(false);
+}
+
+static void test_poll_target_stop_under_load_host(void **state)
+{
+	(void)state;
+	stop_case(true);
 }
 
 int main(void)
@@ -424,13 +523,24 @@ int main(void)
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_poll_io_rxe_threaded,
 					  nv_teardown),
+		cmocka_unit_test_teardown(test_poll_io_host_mlx5, nv_teardown),
+		cmocka_unit_test_teardown(test_poll_io_host_rxe, nv_teardown),
+		cmocka_unit_test_teardown(test_poll_io_host_siw, nv_teardown),
+		cmocka_unit_test_teardown(test_poll_io_host_siw_threaded,
+					  nv_teardown),
 		cmocka_unit_test_teardown(test_poll_idle_sleeps, nv_teardown),
+		cmocka_unit_test_teardown(test_poll_host_idle_sleeps,
+					  nv_teardown),
 		cmocka_unit_test_teardown(test_poll_busy_never_sleeps,
 					  nv_teardown),
 		cmocka_unit_test(test_poll_bad_opts),
 		cmocka_unit_test_teardown(test_poll_reset_under_load,
 					  nv_teardown),
+		cmocka_unit_test_teardown(test_poll_reset_under_load_host,
+					  nv_teardown),
 		cmocka_unit_test_teardown(test_poll_target_stop_under_load,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_poll_target_stop_under_load_host,
 					  nv_teardown),
 	};
 
