@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -106,6 +107,7 @@ struct nvmeh_poller {
 	bool sleeping;
 	bool stop; /* atomic */
 	u64 idle_ns;
+	u64 sleeps; /* atomic; kept across reconnects, summed by stats */
 };
 
 struct nvmeh_queue {
@@ -475,15 +477,13 @@ static void nvmeh_poll_kick(struct ib_cq *cq, void *ctx)
 static void nvmeh_poll_sleep(struct nvmeh_queue *q)
 {
 	struct nvmeh_poller *p = &q->poller;
-	struct nvmeh_ctrl *ctrl = q->ctrl;
-	bool slept = false;
 
 	if (ib_req_notify_cq(q->cq,
 			     IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) > 0)
 		return;
 	pthread_mutex_lock(&p->lock);
 	if (!p->kick && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
-		slept = true;
+		__atomic_fetch_add(&p->sleeps, 1, __ATOMIC_RELAXED);
 		p->sleeping = true;
 		while (!p->kick && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
 			pthread_cond_wait(&p->wake, &p->lock);
@@ -491,11 +491,6 @@ static void nvmeh_poll_sleep(struct nvmeh_queue *q)
 	}
 	p->kick = false;
 	pthread_mutex_unlock(&p->lock);
-	if (!slept)
-		return;
-	mutex_lock(&ctrl->state_lock);
-	ctrl->stats.poll_sleeps++;
-	mutex_unlock(&ctrl->state_lock);
 }
 
 /*
@@ -513,6 +508,7 @@ static void *nvmeh_poll_thread(void *arg)
 			idle_since = 0;
 			continue;
 		}
+		sched_yield();
 		now = nvmeh_now_ns();
 		if (!idle_since)
 			idle_since = now;
@@ -1831,9 +1827,16 @@ const struct nvmeh_info *nvmeh_ctrl_info(struct nvmeh_ctrl *ctrl)
 
 void nvmeh_ctrl_stats(struct nvmeh_ctrl *ctrl, struct nvmeh_stats *out)
 {
+	unsigned int i;
+
 	mutex_lock(&ctrl->state_lock);
 	*out = ctrl->stats;
 	mutex_unlock(&ctrl->state_lock);
+	/* per queue, so that no poller shares a counter: summed here */
+	out->poll_sleeps = 0;
+	for (i = 0; i < ctrl->nr_queues; i++)
+		out->poll_sleeps += __atomic_load_n(
+			&ctrl->queues[i].poller.sleeps, __ATOMIC_RELAXED);
 }
 
 bool nvmeh_ctrl_live(struct nvmeh_ctrl *ctrl)

@@ -299,6 +299,7 @@ struct slot {
 	struct load *l;
 	struct nvmeh_request rq;
 	unsigned int qid;
+	unsigned int idx; /* its own 128 blocks: no two commands overlap */
 	u8 buf[8192];
 	u64 rng;
 };
@@ -322,7 +323,7 @@ static int slot_issue(struct slot *s)
 	s->rng ^= s->rng << 13;
 	s->rng ^= s->rng >> 7;
 	s->rng ^= s->rng << 17;
-	slba = (s->rng % 512) * 16;
+	slba = (u64)s->idx * 128 + (s->rng % 8) * 16;
 	memset(&s->rq, 0, sizeof(s->rq));
 	s->rq.sqe[offsetof(struct nvme_common_command, opcode)] =
 		(s->rng & 1) ? nvme_cmd_write : nvme_cmd_read;
@@ -379,6 +380,7 @@ static void load_start(struct load *l, struct nvmeh_ctrl *c)
 	for (i = 0; i < SLOTS; i++) {
 		l->s[i].l = l;
 		l->s[i].qid = 1 + i % NQ;
+		l->s[i].idx = i;
 		l->s[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);
 		if (slot_issue(&l->s[i]))
 			n++;

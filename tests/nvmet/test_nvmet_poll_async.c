@@ -163,6 +163,7 @@ struct aslot {
 	struct nvmeh_request rq;
 	u8 buf[8192];
 	unsigned int qid;
+	unsigned int idx; /* its own 256 blocks: no two commands overlap */
 	unsigned int left;
 };
 
@@ -182,7 +183,7 @@ static int aslot_issue(struct aslot *s)
 	nvme_put_le32(s->rq.sqe + offsetof(struct nvme_common_command, nsid),
 		      1);
 	nvme_put_le64(s->rq.sqe + offsetof(struct nvme_common_command, cdw10),
-		      (u64)s->left % 256 * 16);
+		      (u64)s->idx * 256 + s->left % 16 * 16);
 	nvme_put_le32(s->rq.sqe + offsetof(struct nvme_common_command, cdw12),
 		      sizeof(s->buf) / 512 - 1);
 	s->rq.data = s->buf;
@@ -234,6 +235,7 @@ static void test_poll_complete_elsewhere_load(void **state)
 	for (i = 0; i < SLOTS; i++) {
 		memset(&s[i], 0, sizeof(s[i]));
 		s[i].qid = 1 + i % NQ;
+		s[i].idx = i;
 		s[i].left = 200;
 		if (aslot_issue(&s[i]))
 			fails++;
