@@ -6,10 +6,11 @@
  * groups; an idle group sleeps and the next command wakes it (asserted by
  * the target's counters, never by time); queues torn down while they are
  * polled under load (a controller reset, the target stopped) leave nothing
- * behind.  The same with the host's I/O queues polled too (nvmeh_opts.poll:
+ * behind; a target QP that fails with commands in flight at every stage
+ * releases each of them.  The same with the host's I/O queues polled too (nvmeh_opts.poll:
  * a thread per queue on its IB_POLL_DIRECT CQ, sleeping when idle).
  */
-#include "nvmet_env.h"
+#include "nv_io.h"
 
 #include <pthread.h>
 
@@ -515,6 +516,62 @@ static void test_poll_target_stop_under_load_host(void **state)
 	stop_case(true);
 }
 
+/*
+ * The target's QP fails at its @nth work request with two polled queues
+ * of 32 commands in flight (test_nvmet_faults' case, polled): the queue
+ * leaves its group and is torn down, every request it held released; the
+ * host reconnects into the groups and is served.
+ */
+static void qp_err_in_flight(unsigned int nth, bool host_poll)
+{
+	static struct nv_env e;
+	struct soft_fault_rule rule = { .type = SOFT_FAULT_QP_ERR, .nth = nth };
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	struct nvmet_target_opts to;
+	struct nv_cfg cfg = { .io_timeout_ms = 1000,
+			      .nr_io_queues = 2,
+			      .queue_size = 32,
+			      .topts = &to };
+	struct nvmeh_stats hs;
+	struct nv_run run;
+	int i;
+
+	poll_opts(&to, &e, NGROUPS);
+	env_init(&e, "rxe", &cfg, host_poll);
+	assert_int_equal(soft_fault_arm_device(e.tdev, &rule), 0);
+	nv_io_run(&run, &e, 2, 32, 6, nth);
+	assert_int_equal(soft_fault_clear_device(e.tdev), 0);
+	nv_io_free(&run);
+	for (i = 0; i < 2500; i++) {
+		nvmeh_ctrl_stats(e.c, &hs);
+		if (hs.resets >= 1)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_true(hs.resets >= 1);
+	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
+	rw_verify(&e, 1, 900, 4096, nth);
+	rw_verify(&e, 2, 1000, BIG, nth + 1);
+	nv_wait_target(&e, 1, 3);
+	for (i = 0; i < 2500 && tstats(&e).reqs_inflight; i++)
+		nanosleep(&ts, NULL);
+	assert_int_equal(tstats(&e).reqs_inflight, 0);
+	assert_int_equal(tstats(&e).poll_members, 2);
+	nv_env_fini(&e);
+}
+
+static void test_poll_target_qp_err_in_flight(void **state)
+{
+	static const unsigned int nths[] = { 2, 11, 40, 97 };
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(nths); i++) {
+		qp_err_in_flight(nths[i], false);
+		qp_err_in_flight(nths[i], true);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -539,6 +596,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_poll_reset_under_load,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_poll_reset_under_load_host,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_poll_target_qp_err_in_flight,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_poll_target_stop_under_load,
 					  nv_teardown),
