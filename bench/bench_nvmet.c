@@ -11,7 +11,14 @@
  * writes instead (the target's RDMA READ; in-capsule at 4 KiB).
  *
  *   bench-nvmet [-p rxe] [-q 1] [-d 32] [-D 1.0] [--write] [--json]
- *               [--perf PATH | --no-perf]
+ *               [--perf PATH | --no-perf] [--poll] [--poll-groups N]
+ *               [--poll-target] [--poll-host] [--poll-busy]
+ *               [--size BYTES]
+ *
+ * --poll: the I/O queues are polled on both sides: the target's by poll
+ * groups (as many as queues unless --poll-groups says), the host's each by
+ * a thread of its own, instead of a CQ thread each woken per completion;
+ * --poll-target or --poll-host: one side only.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +47,10 @@ struct bench_opts {
 	bool json;
 	const char *perf;
 	bool no_perf;
+	u32 size; /* 0: both 4 KiB and 128 KiB */
+	unsigned int poll_groups; /* 0: threaded target */
+	bool poll_busy;
+	bool host_poll;
 };
 
 struct bench_slot {
@@ -219,18 +230,33 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench-nvmet [-p mlx5|rxe|siw] [-q queues] "
 		   "[-d depth] [-D seconds] [--write] [--json]\n"
-		   "                   [--perf PATH | --no-perf]\n");
+		   "                   [--perf PATH | --no-perf] [--poll] "
+		   "[--poll-target] [--poll-host]\n"
+		   "                   [--poll-groups N] [--poll-busy]\n"
+		   "                   [--size 4096|131072]\n");
 }
 
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	static const struct option lo[] = {
-		{ "profile", 1, NULL, 'p' }, { "queues", 1, NULL, 'q' },
-		{ "depth", 1, NULL, 'd' },   { "duration", 1, NULL, 'D' },
-		{ "write", 0, NULL, 'w' },   { "json", 0, NULL, 'j' },
-		{ "perf", 1, NULL, 'P' },    { "no-perf", 0, NULL, 'N' },
-		{ "help", 0, NULL, 'h' },    { NULL, 0, NULL, 0 },
+		{ "profile", 1, NULL, 'p' },
+		{ "queues", 1, NULL, 'q' },
+		{ "depth", 1, NULL, 'd' },
+		{ "duration", 1, NULL, 'D' },
+		{ "write", 0, NULL, 'w' },
+		{ "json", 0, NULL, 'j' },
+		{ "perf", 1, NULL, 'P' },
+		{ "no-perf", 0, NULL, 'N' },
+		{ "help", 0, NULL, 'h' },
+		{ "poll", 0, NULL, 'o' },
+		{ "poll-groups", 1, NULL, 'g' },
+		{ "poll-busy", 0, NULL, 'b' },
+		{ "size", 1, NULL, 's' },
+		{ "poll-target", 0, NULL, 't' },
+		{ "poll-host", 0, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
 	};
+	bool poll = false;
 	char *end;
 	int c;
 
@@ -266,6 +292,30 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case 'N':
 			o->no_perf = true;
 			break;
+		case 'o':
+			poll = true;
+			o->host_poll = true;
+			break;
+		case 't':
+			poll = true;
+			break;
+		case 'H':
+			o->host_poll = true;
+			break;
+		case 'g':
+			o->poll_groups =
+				(unsigned int)strtoul(optarg, &end, 10);
+			if (*end || !o->poll_groups || o->poll_groups > 64)
+				goto bad;
+			break;
+		case 'b':
+			o->poll_busy = true;
+			break;
+		case 's':
+			o->size = (u32)strtoul(optarg, &end, 10);
+			if (*end || (o->size != 4096 && o->size != 131072))
+				goto bad;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -276,6 +326,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	}
 	if (optind != argc)
 		goto bad;
+	if ((poll || o->poll_busy) && !o->poll_groups)
+		o->poll_groups = o->queues;
 	return 0;
 bad:
 	fprintf(stderr, "bench-nvmet: bad option value (see --help)\n");
@@ -341,6 +393,8 @@ int main(int argc, char **argv)
 	to.ns[0].size = 64u << 20;
 	to.hosts = (const char *const[]){ NVMEH_DEFAULT_HOSTNQN };
 	to.nr_hosts = 1;
+	to.poll_groups = o.poll_groups;
+	to.poll_busy = o.poll_busy;
 	t = nvmet_target_create(&to);
 	if (IS_ERR_OR_NULL(t)) {
 		fprintf(stderr, "bench-nvmet: target: %ld\n", PTR_ERR(t));
@@ -349,6 +403,7 @@ int main(int argc, char **argv)
 	nvmeh_opts_init(&ho, (void *)&a0, (void *)&dst, NVMET_DEFAULT_SUBNQN);
 	ho.nr_io_queues = o.queues;
 	ho.queue_size = o.depth < 2 ? 2 : o.depth;
+	ho.poll = o.host_poll;
 	c = nvmeh_ctrl_create(&ho);
 	if (IS_ERR(c)) {
 		fprintf(stderr, "bench-nvmet: host: %ld\n", PTR_ERR(c));
@@ -366,6 +421,8 @@ int main(int argc, char **argv)
 		double iops, percore, mpps = 0, cpu_mpps = 0;
 		bool raw;
 
+		if (o.size && sizes[i] != o.size)
+			continue;
 		if (bench_case(c, &o, sizes[i], &r) || r.errors) {
 			fprintf(stderr, "bench-nvmet: %u errors at %u bytes\n",
 				r.errors, sizes[i]);
@@ -377,14 +434,17 @@ int main(int argc, char **argv)
 		raw = !o.no_perf && !perf_raw(&o, sizes[i], &mpps, &cpu_mpps);
 		if (o.json) {
 			printf("{\"profile\":\"%s\",\"op\":\"%s\",\"bytes\":%u,"
-			       "\"queues\":%u,\"depth\":%u,\"ios\":%llu,"
+			       "\"queues\":%u,\"depth\":%u,"
+			       "\"poll_groups\":%u,\"host_poll\":%s,"
+			       "\"ios\":%llu,"
 			       "\"secs\":%.6f,\"cpu_secs\":%.6f,"
 			       "\"nvme_iops\":%.1f,\"nvme_mib\":%.2f,"
 			       "\"nvme_iops_per_core\":%.1f",
 			       o.profile, o.write ? "write" : "read", sizes[i],
-			       o.queues, o.depth, (unsigned long long)r.ios,
-			       r.secs, r.cpu, iops, iops * sizes[i] / 1048576.0,
-			       percore);
+			       o.queues, o.depth, o.poll_groups,
+			       o.host_poll ? "true" : "false",
+			       (unsigned long long)r.ios, r.secs, r.cpu, iops,
+			       iops * sizes[i] / 1048576.0, percore);
 			if (raw)
 				printf(",\"raw_iops\":%.1f,"
 				       "\"raw_iops_per_core\":%.1f,"
@@ -416,6 +476,12 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"bench-nvmet: %llu commands waited for data buffers\n",
 			(unsigned long long)tst.data_waits);
+	if (o.poll_groups && !nvmet_target_get_stats(t, &tst))
+		fprintf(stderr,
+			"bench-nvmet: %u poll groups slept %llu times, woken "
+			"by a completion %llu times\n",
+			o.poll_groups, (unsigned long long)tst.poll_sleeps,
+			(unsigned long long)tst.poll_wakeups);
 	nvmet_target_destroy(t);
 	if (soft_device_destroy(hdev) || soft_device_destroy(tdev) ||
 	    soft_fabric_destroy(fab))

@@ -21,6 +21,8 @@
 #include <rdmarw/workqueue.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -90,6 +92,24 @@ struct nvmeh_rsp {
 	struct ib_recv_wr wr;
 };
 
+/*
+ * The thread of a polled I/O queue (nvmeh_opts.poll): it polls the queue's
+ * IB_POLL_DIRECT CQ and, idle for poll_idle_us, arms it and sleeps on
+ * @wake until the CQ's comp_handler sets @kick.
+ */
+struct nvmeh_poller {
+	pthread_t thread;
+	bool started;
+	bool inited; /* @lock and @wake, until the CQ is freed */
+	pthread_mutex_t lock; /* kick, sleeping */
+	pthread_cond_t wake;
+	bool kick;
+	bool sleeping;
+	bool stop; /* atomic */
+	u64 idle_ns;
+	u64 sleeps; /* atomic; kept across reconnects, summed by stats */
+};
+
 struct nvmeh_queue {
 	struct nvmeh_ctrl *ctrl;
 	unsigned int qid;
@@ -113,6 +133,7 @@ struct nvmeh_queue {
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
+	struct nvmeh_poller poller; /* polled I/O queues */
 	struct ib_qp *qp;
 	bool pool;
 	bool connected;
@@ -424,6 +445,135 @@ static void nvmeh_cancel_slots(struct nvmeh_queue *q, bool drained)
 	}
 }
 
+/* ---- polled I/O queues (nvmeh_opts.poll) ---------------------------------------------- */
+
+/* Completions per ib_process_cq_direct() call of a poller. */
+#define NVMEH_POLL_BUDGET 32
+#define NVMEH_POLL_IDLE_US 50 /* default poll_idle_us */
+
+static u64 nvmeh_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+/* The comp_handler of a polled queue's CQ: armed, its poller sleeps. */
+static void nvmeh_poll_kick(struct ib_cq *cq, void *ctx)
+{
+	struct nvmeh_queue *q = ctx;
+	struct nvmeh_poller *p = &q->poller;
+
+	(void)cq;
+	pthread_mutex_lock(&p->lock);
+	p->kick = true;
+	if (p->sleeping)
+		pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Idle: arm the CQ (a missed completion says so) and sleep until a kick. */
+static void nvmeh_poll_sleep(struct nvmeh_queue *q)
+{
+	struct nvmeh_poller *p = &q->poller;
+
+	if (ib_req_notify_cq(q->cq,
+			     IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) > 0)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (!p->kick && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&p->sleeps, 1, __ATOMIC_RELAXED);
+		p->sleeping = true;
+		while (!p->kick && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+			pthread_cond_wait(&p->wake, &p->lock);
+		p->sleeping = false;
+	}
+	p->kick = false;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * A polled queue's own thread: ib_process_cq_direct() in a loop; after
+ * poll_idle_us without a completion, nvmeh_poll_sleep().
+ */
+static void *nvmeh_poll_thread(void *arg)
+{
+	struct nvmeh_queue *q = arg;
+	struct nvmeh_poller *p = &q->poller;
+	u64 idle_since = 0, now;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		if (ib_process_cq_direct(q->cq, NVMEH_POLL_BUDGET) > 0) {
+			idle_since = 0;
+			continue;
+		}
+		sched_yield();
+		now = nvmeh_now_ns();
+		if (!idle_since)
+			idle_since = now;
+		else if (now - idle_since >= p->idle_ns) {
+			nvmeh_poll_sleep(q);
+			idle_since = 0;
+		}
+	}
+	return NULL;
+}
+
+/* Start @q's poller on its IB_POLL_DIRECT CQ. */
+static int nvmeh_poll_start(struct nvmeh_queue *q)
+{
+	struct nvmeh_poller *p = &q->poller;
+	unsigned int us = q->ctrl->opts.poll_idle_us;
+	int ret;
+
+	p->idle_ns = 1000ull * (us ? us : NVMEH_POLL_IDLE_US);
+	p->kick = p->sleeping = p->stop = false;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	p->inited = true;
+	q->cq->comp_handler = nvmeh_poll_kick;
+	ret = -pthread_create(&p->thread, NULL, nvmeh_poll_thread, q);
+	if (ret)
+		return ret; /* nvmeh_poll_fini() in the teardown */
+	p->started = true;
+	return 0;
+}
+
+/*
+ * Stop @q's poller (before the drain, which then polls the CQ itself).
+ * Never from the poller: a done() does not tear its queue down.  The lock
+ * stays until the CQ is freed (nvmeh_poll_fini()): an armed CQ may still
+ * call nvmeh_poll_kick(), for the drain's markers for one.
+ */
+static void nvmeh_poll_stop(struct nvmeh_queue *q)
+{
+	struct nvmeh_poller *p = &q->poller;
+
+	if (!p->started)
+		return;
+	if (WARN_ON_ONCE(pthread_equal(pthread_self(), p->thread)))
+		return;
+	pthread_mutex_lock(&p->lock);
+	__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	p->started = false;
+}
+
+/* After the CQ is freed: nothing calls nvmeh_poll_kick() any more. */
+static void nvmeh_poll_fini(struct nvmeh_queue *q)
+{
+	struct nvmeh_poller *p = &q->poller;
+
+	if (!p->inited)
+		return;
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->lock);
+	p->inited = false;
+}
+
 static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 {
 	bool drained = true;
@@ -435,6 +585,8 @@ static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 		rdma_disconnect(q->cm_id);
 		q->connected = false;
 	}
+	/* a polled queue's drain polls its CQ here, its thread no more */
+	nvmeh_poll_stop(q);
 	if (q->qp) {
 		/*
 		 * A response processed while the Receive Queue drains can
@@ -457,6 +609,7 @@ static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 		ib_free_cq(q->cq);
 		q->cq = NULL;
 	}
+	nvmeh_poll_fini(q);
 	if (q->capbuf_mapped)
 		ib_dma_unmap_single(q->dev, q->capbuf_dma,
 				    (size_t)q->nslots * NVMEH_CAPSULE_MAX,
@@ -486,6 +639,7 @@ static u32 nvmeh_max_pages(struct ib_device *dev)
 
 static int nvmeh_queue_create_res(struct nvmeh_queue *q)
 {
+	bool polled = q->qid && q->ctrl->opts.poll;
 	struct ib_device *dev = q->cm_id->device;
 	struct ib_qp_init_attr qa = { 0 };
 	u32 i;
@@ -499,11 +653,16 @@ static int nvmeh_queue_create_res(struct nvmeh_queue *q)
 		return ret;
 	}
 	q->cq = ib_alloc_cq(dev, q, (int)(q->nslots * 4 + 2), 0,
-			    IB_POLL_WORKQUEUE);
+			    polled ? IB_POLL_DIRECT : IB_POLL_WORKQUEUE);
 	if (IS_ERR(q->cq)) {
 		ret = PTR_ERR(q->cq);
 		q->cq = NULL;
 		return ret;
+	}
+	if (polled) {
+		ret = nvmeh_poll_start(q);
+		if (ret)
+			return ret;
 	}
 	qa.send_cq = q->cq;
 	qa.recv_cq = q->cq;
@@ -1668,9 +1827,16 @@ const struct nvmeh_info *nvmeh_ctrl_info(struct nvmeh_ctrl *ctrl)
 
 void nvmeh_ctrl_stats(struct nvmeh_ctrl *ctrl, struct nvmeh_stats *out)
 {
+	unsigned int i;
+
 	mutex_lock(&ctrl->state_lock);
 	*out = ctrl->stats;
 	mutex_unlock(&ctrl->state_lock);
+	/* per queue, so that no poller shares a counter: summed here */
+	out->poll_sleeps = 0;
+	for (i = 0; i < ctrl->nr_queues; i++)
+		out->poll_sleeps += __atomic_load_n(
+			&ctrl->queues[i].poller.sleeps, __ATOMIC_RELAXED);
 }
 
 bool nvmeh_ctrl_live(struct nvmeh_ctrl *ctrl)

@@ -14,8 +14,8 @@
  *
  * Threads: nvmeh_submit() and the calls built on it may be made from any
  * thread, also several at once on one queue; completions call the
- * request's @done from the queue's CQ thread.  nvmeh_ctrl_destroy() must
- * not race any other call on the controller.
+ * request's @done from the queue's CQ thread (its poller with @poll).
+ * nvmeh_ctrl_destroy() must not race any other call on the controller.
  */
 #ifndef RDMARW_NVME_HOST_H
 #define RDMARW_NVME_HOST_H
@@ -65,6 +65,10 @@ struct nvmeh_ctrl;
  *                      on every queue (bidirectional), asked or not
  * @dhchap_skip: tests only: NVMEH_AUTH_SKIP_* bits, queues left
  *               unauthenticated although the target asks
+ * @poll: each I/O queue's CQ is IB_POLL_DIRECT, polled by a thread of the
+ *        queue's, which sleeps after @poll_idle_us without a completion
+ *        (false: a CQ thread woken per completion; the admin queue always)
+ * @poll_idle_us: see @poll (0: 50)
  */
 struct nvmeh_opts {
 	struct sockaddr_storage src_addr;
@@ -82,6 +86,8 @@ struct nvmeh_opts {
 	char dhchap_secret[NVMEH_DHCHAP_SECRET_MAX];
 	char dhchap_ctrl_secret[NVMEH_DHCHAP_SECRET_MAX];
 	unsigned int dhchap_skip;
+	bool poll;
+	unsigned int poll_idle_us;
 };
 
 /* struct nvmeh_opts.dhchap_skip: the admin queue, the I/O queues. */
@@ -173,6 +179,7 @@ struct nvmeh_info {
  * @remote_invs: completions that invalidated the MR (SEND_WITH_INVALIDATE)
  * @inline_writes: writes sent in-capsule
  * @bad_cqes: CQEs that matched no outstanding command
+ * @poll_sleeps: times a polled queue's thread slept, idle (nvmeh_opts.poll)
  */
 struct nvmeh_stats {
 	u64 resets;
@@ -183,6 +190,7 @@ struct nvmeh_stats {
 	u64 remote_invs;
 	u64 inline_writes;
 	u64 bad_cqes;
+	u64 poll_sleeps;
 };
 
 /**

@@ -66,6 +66,11 @@ static void usage(FILE *f)
 		"  --max-unadmitted N connections waiting for their Connect,\n"
 		"                     in all (default 512)\n"
 		"  --max-unadmitted-per-addr N  ... per host address (160)\n"
+		"  --poll-groups N    threads that poll the I/O queues, 1..64\n"
+		"                     (default 0: a CQ thread per queue)\n"
+		"  --poll-idle-us US  a poll group sleeps after US without a\n"
+		"                     completion (default 50)\n"
+		"  --poll-busy        poll groups never sleep\n"
 		"  --config FILE      read options from FILE (key = value, or\n"
 		"                     nvmetcli's JSON)\n"
 		"  --save-config FILE write the configuration as nvmetcli's\n"
@@ -220,6 +225,9 @@ enum {
 	OPT_CONNECT_TIMEOUT,
 	OPT_MAX_UNADMITTED,
 	OPT_MAX_UNADMITTED_PER_ADDR,
+	OPT_POLL_GROUPS,
+	OPT_POLL_IDLE_US,
+	OPT_POLL_BUSY,
 	OPT_CONFIG,
 	OPT_SAVE_CONFIG,
 	OPT_SOFT,
@@ -262,6 +270,9 @@ static const struct option long_opts[] = {
 	{ "max-unadmitted", required_argument, NULL, OPT_MAX_UNADMITTED },
 	{ "max-unadmitted-per-addr", required_argument, NULL,
 	  OPT_MAX_UNADMITTED_PER_ADDR },
+	{ "poll-groups", required_argument, NULL, OPT_POLL_GROUPS },
+	{ "poll-idle-us", required_argument, NULL, OPT_POLL_IDLE_US },
+	{ "poll-busy", no_argument, NULL, OPT_POLL_BUSY },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "save-config", required_argument, NULL, OPT_SAVE_CONFIG },
 	{ "soft", required_argument, NULL, OPT_SOFT },
@@ -399,6 +410,7 @@ static int once_only(struct nvmet_config *c, int opt, const char *where)
 		OPT_SAVE_CONFIG,    OPT_ALLOW_ANY_HOST,
 		OPT_STATS_FILE,	    OPT_STATS_INTERVAL,
 		OPT_NS_MODE,	    OPT_LOG_LEVEL,
+		OPT_POLL_GROUPS,    OPT_POLL_IDLE_US,
 	};
 	size_t i;
 
@@ -546,6 +558,19 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 		if (parse_uint(arg, 1, 65536, &v))
 			goto bad;
 		c->o.max_unadmitted = v;
+		return 0;
+	case OPT_POLL_GROUPS:
+		if (parse_uint(arg, 1, NVMET_MAX_POLL_GROUPS, &v))
+			goto bad;
+		c->o.poll_groups = v;
+		return 0;
+	case OPT_POLL_IDLE_US:
+		if (parse_uint(arg, 1, 1000000, &v))
+			goto bad;
+		c->o.poll_idle_us = v;
+		return 0;
+	case OPT_POLL_BUSY:
+		c->o.poll_busy = true;
 		return 0;
 	case OPT_MAX_UNADMITTED_PER_ADDR:
 		if (parse_uint(arg, 1, 65536, &v))

@@ -75,7 +75,7 @@ struct nvmet_config {
 	const char *stats_file;
 	u32 stats_interval;
 	const char *hosts[NVMET_MAX_HOSTS]; /* --host */
-	bool seen[24]; /* single-value options given (once_only()) */
+	bool seen[32]; /* single-value options given (once_only()) */
 	u64 pending_file_size; /* --file-size, for the next --file */
 	/* strings the options point to (config file values) */
 	char *owned[64];

@@ -391,6 +391,11 @@ serve:
 		       (unsigned long long)st.kato_expired,
 		       (unsigned long long)st.rejects,
 		       (unsigned long long)st.data_waits);
+	if (c.print_stats && c.o.poll_groups)
+		printf(PROG ": poll groups slept %llu times, %llu of them "
+			    "woken by a completion\n",
+		       (unsigned long long)st.poll_sleeps,
+		       (unsigned long long)st.poll_wakeups);
 	printf(PROG ": stopped\n");
 out:
 	if (dev && soft_device_destroy(dev))

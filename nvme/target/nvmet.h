@@ -218,6 +218,14 @@ struct nvmet_port_opts {
  * @host_keys: hosts that must authenticate (DH-HMAC-CHAP), each NQN once
  * @nr_host_keys: how many (at most NVMET_MAX_HOSTS)
  * @verbose: log connections and errors to stderr
+ * @poll_groups: threads of the target's that poll the I/O queues' CQs,
+ *               each a poll group that the queues join round robin as
+ *               they connect (0: each queue's CQ has a thread of its own,
+ *               woken per completion; at most NVMET_MAX_POLL_GROUPS);
+ *               per port
+ * @poll_idle_us: a poll group that found no completion for this long arms
+ *                its CQs and sleeps until the next one (0: 50)
+ * @poll_busy: poll groups never sleep (a core each at 100 %)
  *
  * The strings and arrays are read by nvmet_target_create() only.
  */
@@ -247,7 +255,13 @@ struct nvmet_target_opts {
 	const struct nvmet_host_opts *host_keys;
 	uint32_t nr_host_keys;
 	bool verbose;
+	uint32_t poll_groups;
+	uint32_t poll_idle_us;
+	bool poll_busy;
 };
+
+/* The most poll groups per port (@poll_groups). */
+#define NVMET_MAX_POLL_GROUPS 64
 
 #define NVMET_NO_INLINE 0xffffffffu
 
@@ -270,6 +284,10 @@ struct nvmet_target_opts {
  * @buf_bytes: bytes the queues hold now in receive buffers, response
  *             slots and data-buffer pools
  * @pool_bytes: of which data-buffer pools (set up by a valid Connect)
+ * @poll_sleeps: times a poll group went to sleep, idle
+ * @poll_wakeups: times a sleeping poll group was woken by a completion
+ * @poll_asleep: poll groups asleep now
+ * @poll_members: I/O queues in a poll group now
  */
 struct nvmet_target_stats {
 	uint32_t ctrls;
@@ -287,6 +305,10 @@ struct nvmet_target_stats {
 	uint64_t connect_timeouts;
 	uint64_t buf_bytes;
 	uint64_t pool_bytes;
+	uint64_t poll_sleeps;
+	uint64_t poll_wakeups;
+	uint64_t poll_asleep;
+	uint64_t poll_members;
 };
 
 struct nvmet_target;
@@ -316,7 +338,8 @@ void nvmet_target_opts_init(struct nvmet_target_opts *opts);
  * subsystem with no namespace, an allowed host that is not a valid NQN,
  * allowed hosts beside allow_any_host, a host key entry with a bad NQN,
  * a malformed key, an unknown hash or DH group, or an NQN twice, a bad block, queue or data-buffer
- * size; -ENODEV when @device
+ * size, more than NVMET_MAX_POLL_GROUPS poll groups or a poll idle time
+ * over one second; -ENODEV when @device
  * names no device or not the address's device; -EADDRNOTAVAIL when no
  * device answers to the address; -EADDRINUSE when someone listens there;
  * a backend's open error (-ENOENT...); -ENOMEM.

@@ -393,6 +393,10 @@ struct nvmet_target {
 	u64 connect_timeouts;
 	u64 buf_bytes; /* queues' receive buffers, slots, pools */
 	u64 pool_bytes; /* ... of which data-buffer pools */
+	u64 poll_sleeps; /* poll groups (rdma.c): on the idle path only */
+	u64 poll_wakeups;
+	u64 poll_asleep;
+	u64 poll_members;
 	u8 mdts;
 };
 

@@ -3,9 +3,11 @@
  * The RDMA transport (the kernel's drivers/nvme/target/rdma.c), on the
  * kernel-style rdma_cm and R/W API of rdmarw.
  *
- * One rdma_cm id, RC QP and CQ per NVMe queue.  The CQ is thread-polled:
- * every completion of a queue runs on its CQ's thread, where a command is
- * parsed, its data fetched, executed on the (synchronous) backend and
+ * One rdma_cm id, RC QP and CQ per NVMe queue.  The CQ is thread-polled
+ * (every completion of a queue runs on its CQ's thread) or, with
+ * poll_groups set, an I/O queue's CQ is an IB_POLL_DIRECT one that a poll
+ * group of the transport's polls (see "poll groups" below); there a command
+ * is parsed, its data fetched, executed on the (synchronous) backend and
  * answered:
  *
  *   host WRITE: pages from the queue's pool, rdma_rw_ctx_init(
@@ -35,6 +37,8 @@
  * the data-buffer pool and the queue.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -193,6 +197,15 @@ struct nvmet_rdma_chunk {
 	size_t bytes; /* counted in tgt->buf_bytes */
 };
 
+/* What a queue asks of its poll group (struct nvmet_rdma_poll_group). */
+enum nvmet_rdma_pg_op {
+	NVMET_RDMA_PG_NONE,
+	NVMET_RDMA_PG_ADD,
+	NVMET_RDMA_PG_DEL,
+};
+
+struct nvmet_rdma_poll_group;
+
 struct nvmet_rdma_queue {
 	enum nvmet_rdma_ctx_kind kind; /* first: the id's context */
 	struct rdma_cm_id *cm_id;
@@ -243,6 +256,42 @@ struct nvmet_rdma_queue {
 	int recv_queue_size;
 	int send_queue_size;
 	struct list_head queue_list;
+	/* polled I/O queues: the group (kept to the end), its links */
+	struct nvmet_rdma_poll_group *pg;
+	struct list_head pg_entry; /* the group's members (its thread's) */
+	struct list_head pg_req; /* the group's pending (its lock) */
+	enum nvmet_rdma_pg_op pg_op; /* the group's lock */
+	bool pg_member; /* the group's lock */
+};
+
+/*
+ * A poll group (SPDK's nvmf_rdma_poll_group): one thread of the
+ * transport's that polls the IB_POLL_DIRECT CQs of its member queues in
+ * turn, so that a completion costs no wake-up of a thread.  Only that
+ * thread walks and changes @members: a queue joins or leaves through
+ * @pending, which the thread applies between two sweeps; leaving waits
+ * until it has (after that the thread never touches the queue).  No lock
+ * is taken per completion: @lock is taken on joins and leaves, and on the
+ * idle path.  After @idle_ns without a completion the thread arms every
+ * member's CQ (reporting missed events, as the kernel's ib_poll_handler
+ * re-arms) and sleeps on @wake until a CQ's comp_handler sets @kick, or a
+ * queue joins or leaves; with @busy it never sleeps.
+ */
+struct nvmet_rdma_poll_group {
+	struct nvmet_rdma_transport *tr;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock; /* pending, kick, sleeping, stop, pg_* */
+	pthread_cond_t wake; /* the thread sleeps here */
+	pthread_cond_t applied; /* a leaving queue waits here */
+	struct list_head members; /* the thread's own: pg_entry */
+	struct list_head pending; /* to apply: pg_req */
+	bool changed; /* @pending not empty or @stop (atomic) */
+	bool kick; /* an armed CQ got a completion */
+	bool sleeping;
+	bool stop;
+	bool busy;
+	u64 idle_ns;
 };
 
 struct nvmet_rdma_transport {
@@ -254,6 +303,9 @@ struct nvmet_rdma_transport {
 	struct list_head queue_list;
 	struct list_head dev_list;
 	bool stopping;
+	struct nvmet_rdma_poll_group *groups; /* poll_groups of them */
+	u32 nr_groups;
+	u32 next_group; /* round robin (atomic) */
 };
 
 static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue);
@@ -1438,12 +1490,275 @@ static void nvmet_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	nvmet_rdma_handle_command(queue, rsp);
 }
 
+/* ---- poll groups ----------------------------------------------------------------------- */
+
+/* Completions a member's CQ gives per sweep: the others' turn comes. */
+#define NVMET_RDMA_PG_BUDGET 32
+#define NVMET_RDMA_PG_IDLE_US 50 /* default poll_idle_us */
+
+static u64 nvmet_rdma_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+/* The comp_handler of a polled queue's CQ: it was armed, the group sleeps. */
+static void nvmet_rdma_pg_kick(struct ib_cq *cq, void *ctx)
+{
+	struct nvmet_rdma_queue *queue = ctx;
+	struct nvmet_rdma_poll_group *g = queue->pg;
+
+	pthread_mutex_lock(&g->lock);
+	g->kick = true;
+	if (g->sleeping)
+		pthread_cond_signal(&g->wake);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* Joins and leaves, on the group's thread; returns whether to stop. */
+static bool nvmet_rdma_pg_apply(struct nvmet_rdma_poll_group *g)
+{
+	struct nvmet_rdma_queue *queue;
+	bool stop;
+
+	pthread_mutex_lock(&g->lock);
+	while (!list_empty(&g->pending)) {
+		queue = list_first_entry(&g->pending, struct nvmet_rdma_queue,
+					 pg_req);
+		list_del_init(&queue->pg_req);
+		if (queue->pg_op == NVMET_RDMA_PG_ADD) {
+			list_add_tail(&queue->pg_entry, &g->members);
+			queue->pg_member = true;
+			nvmet_stat_add(g->tr->tgt->poll_members, 1);
+		} else {
+			list_del_init(&queue->pg_entry);
+			queue->pg_member = false;
+			nvmet_stat_add(g->tr->tgt->poll_members, (u64)-1);
+		}
+		queue->pg_op = NVMET_RDMA_PG_NONE;
+	}
+	stop = g->stop;
+	__atomic_store_n(&g->changed, stop, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&g->applied);
+	pthread_mutex_unlock(&g->lock);
+	return stop;
+}
+
+/* One turn over the members; returns the completions processed. */
+static int nvmet_rdma_pg_sweep(struct nvmet_rdma_poll_group *g)
+{
+	struct nvmet_rdma_queue *queue;
+	int n, done = 0;
+
+	list_for_each_entry(queue, &g->members, pg_entry)
+	{
+		n = ib_process_cq_direct(queue->cq, NVMET_RDMA_PG_BUDGET);
+		if (n > 0)
+			done += n;
+	}
+	return done;
+}
+
+/*
+ * Idle: arm every member's CQ and sleep until one gets a completion or the
+ * members change.  A completion that came before its CQ was armed is
+ * reported by the arm (missed event): then no sleep.
+ */
+static void nvmet_rdma_pg_sleep(struct nvmet_rdma_poll_group *g)
+{
+	struct nvmet_target *t = g->tr->tgt;
+	struct nvmet_rdma_queue *queue;
+
+	list_for_each_entry(queue, &g->members, pg_entry) if (
+		ib_req_notify_cq(queue->cq,
+				 IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) >
+		0) return;
+	pthread_mutex_lock(&g->lock);
+	if (!g->kick && !__atomic_load_n(&g->changed, __ATOMIC_RELAXED)) {
+		g->sleeping = true;
+		nvmet_stat_add(t->poll_sleeps, 1);
+		nvmet_stat_add(t->poll_asleep, 1);
+		while (!g->kick &&
+		       !__atomic_load_n(&g->changed, __ATOMIC_RELAXED))
+			pthread_cond_wait(&g->wake, &g->lock);
+		g->sleeping = false;
+		nvmet_stat_add(t->poll_asleep, (u64)-1);
+		if (g->kick)
+			nvmet_stat_add(t->poll_wakeups, 1);
+	}
+	g->kick = false;
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void *nvmet_rdma_pg_thread(void *arg)
+{
+	struct nvmet_rdma_poll_group *g = arg;
+	u64 idle_since = 0, now;
+
+	for (;;) {
+		if (__atomic_load_n(&g->changed, __ATOMIC_RELAXED) &&
+		    nvmet_rdma_pg_apply(g))
+			break;
+		if (nvmet_rdma_pg_sweep(g)) {
+			idle_since = 0;
+			continue;
+		}
+		/* a peer on this CPU (the host of bench-nvmet) runs now */
+		sched_yield();
+		if (g->busy)
+			continue;
+		now = nvmet_rdma_now_ns();
+		if (!idle_since) {
+			idle_since = now;
+		} else if (now - idle_since >= g->idle_ns) {
+			nvmet_rdma_pg_sleep(g);
+			idle_since = 0;
+		}
+	}
+	return NULL;
+}
+
+/* Ask @g's thread to apply @pending (lock held). */
+static void nvmet_rdma_pg_changed(struct nvmet_rdma_poll_group *g)
+{
+	__atomic_store_n(&g->changed, true, __ATOMIC_RELAXED);
+	if (g->sleeping)
+		pthread_cond_signal(&g->wake);
+}
+
+/* @queue (its CQ IB_POLL_DIRECT, not yet polled) joins a group. */
+static void nvmet_rdma_pg_add(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_transport *tr = queue->tr;
+	u32 i = __atomic_fetch_add(&tr->next_group, 1, __ATOMIC_RELAXED);
+	struct nvmet_rdma_poll_group *g = &tr->groups[i % tr->nr_groups];
+
+	queue->pg = g;
+	queue->cq->comp_handler = nvmet_rdma_pg_kick;
+	pthread_mutex_lock(&g->lock);
+	queue->pg_op = NVMET_RDMA_PG_ADD;
+	list_add_tail(&queue->pg_req, &g->pending);
+	nvmet_rdma_pg_changed(g);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/*
+ * @queue leaves its group: when this returns true, the group's thread no
+ * longer polls its CQ (the CQ may still call nvmet_rdma_pg_kick() when it
+ * was armed: the group outlives its queues).  Bounded: false when the
+ * thread has not let go after NVMET_RDMA_RELEASE_WAIT_MS (a done() that
+ * never returns); the caller leaks the queue then.
+ */
+static bool nvmet_rdma_pg_del(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_poll_group *g = queue->pg;
+	struct timespec end;
+	bool gone;
+
+	if (!g)
+		return true;
+	if (pthread_equal(pthread_self(), g->thread)) {
+		nvmet_err("q%u: left its poll group from the group's thread",
+			  queue->host_qid);
+		return false;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += NVMET_RDMA_RELEASE_WAIT_MS / 1000;
+	pthread_mutex_lock(&g->lock);
+	if (queue->pg_op == NVMET_RDMA_PG_ADD) {
+		/* it never joined */
+		list_del_init(&queue->pg_req);
+		queue->pg_op = NVMET_RDMA_PG_NONE;
+	} else if (queue->pg_member && queue->pg_op == NVMET_RDMA_PG_NONE) {
+		queue->pg_op = NVMET_RDMA_PG_DEL;
+		list_add_tail(&queue->pg_req, &g->pending);
+		nvmet_rdma_pg_changed(g);
+	}
+	while (queue->pg_member &&
+	       pthread_cond_timedwait(&g->applied, &g->lock, &end) != ETIMEDOUT)
+		;
+	gone = !queue->pg_member;
+	pthread_mutex_unlock(&g->lock);
+	if (!gone)
+		nvmet_err("q%u: its poll group does not let go",
+			  queue->host_qid);
+	return gone;
+}
+
+static void nvmet_rdma_pg_stop(struct nvmet_rdma_transport *tr)
+{
+	struct nvmet_rdma_poll_group *g;
+	u32 i;
+
+	for (i = 0; i < tr->nr_groups; i++) {
+		g = &tr->groups[i];
+		if (g->started) {
+			pthread_mutex_lock(&g->lock);
+			g->stop = true;
+			nvmet_rdma_pg_changed(g);
+			pthread_mutex_unlock(&g->lock);
+			pthread_join(g->thread, NULL);
+		}
+		pthread_cond_destroy(&g->applied);
+		pthread_cond_destroy(&g->wake);
+		pthread_mutex_destroy(&g->lock);
+	}
+	free(tr->groups);
+	tr->groups = NULL;
+	tr->nr_groups = 0;
+}
+
+/* The transport's poll groups, from the target's options (none: 0). */
+static int nvmet_rdma_pg_start(struct nvmet_rdma_transport *tr)
+{
+	const struct nvmet_target_opts *o = &tr->tgt->opts;
+	struct nvmet_rdma_poll_group *g;
+	pthread_condattr_t ca;
+	u32 i;
+	int ret = 0;
+
+	if (!o->poll_groups)
+		return 0;
+	tr->groups = calloc(o->poll_groups, sizeof(*tr->groups));
+	if (!tr->groups)
+		return -ENOMEM;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	for (i = 0; i < o->poll_groups; i++) {
+		g = &tr->groups[i];
+		g->tr = tr;
+		g->busy = o->poll_busy;
+		g->idle_ns =
+			1000ull * (o->poll_idle_us ? o->poll_idle_us :
+						     NVMET_RDMA_PG_IDLE_US);
+		INIT_LIST_HEAD(&g->members);
+		INIT_LIST_HEAD(&g->pending);
+		pthread_mutex_init(&g->lock, NULL);
+		pthread_cond_init(&g->wake, NULL);
+		pthread_cond_init(&g->applied, &ca);
+		tr->nr_groups = i + 1;
+		ret = -pthread_create(&g->thread, NULL, nvmet_rdma_pg_thread,
+				      g);
+		if (ret)
+			break;
+		g->started = true;
+	}
+	pthread_condattr_destroy(&ca);
+	if (ret)
+		nvmet_rdma_pg_stop(tr);
+	return ret;
+}
+
 /* ---- queues ---------------------------------------------------------------------------- */
 
 static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp, *tmp;
 
+	if (!nvmet_rdma_pg_del(queue))
+		return; /* its group still polls the CQ: leaked */
 	cancel_delayed_work_sync(&queue->connect_work);
 	cancel_delayed_work_sync(&queue->auth_fail_work);
 	if (queue->qp)
@@ -1494,6 +1809,11 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 	int waited = 0;
 
 	nvmet_log("q%u: releasing", queue->host_qid);
+	/* the drain polls a polled queue's CQ here, its group no more */
+	if (!nvmet_rdma_pg_del(queue)) {
+		nvmet_err("q%u: queue leaked", queue->host_qid);
+		return;
+	}
 	if (queue->qp)
 		ib_drain_qp(queue->qp);
 	/* after the drain: no send completion can arm it again */
@@ -1757,6 +2077,7 @@ static int nvmet_rdma_create_queue_ib(struct nvmet_rdma_queue *queue)
 {
 	struct ib_device *dev = queue->dev->device;
 	u32 port_num = queue->cm_id->port_num;
+	bool polled = queue->host_qid && queue->tr->nr_groups;
 	struct ib_qp_init_attr qa;
 	unsigned int factor;
 	int nr_cqe, ret;
@@ -1772,12 +2093,15 @@ static int nvmet_rdma_create_queue_ib(struct nvmet_rdma_queue *queue)
 	 */
 	nr_cqe = 2 * queue->recv_queue_size + 2 * queue->send_queue_size + 2;
 	queue->cq = ib_alloc_cq(dev, queue, min(nr_cqe, dev->attrs.max_cqe), 0,
-				IB_POLL_WORKQUEUE);
+				polled ? IB_POLL_DIRECT : IB_POLL_WORKQUEUE);
 	if (IS_ERR(queue->cq)) {
 		ret = (int)PTR_ERR(queue->cq);
 		queue->cq = NULL;
 		return ret;
 	}
+	/* the admin queue stays on a thread of its CQ's */
+	if (polled)
+		nvmet_rdma_pg_add(queue);
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_context = queue;
 	qa.send_cq = queue->cq;
@@ -1846,6 +2170,8 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	INIT_LIST_HEAD(&queue->rsp_wr_wait_list);
 	INIT_LIST_HEAD(&queue->rsp_data_wait_list);
 	INIT_LIST_HEAD(&queue->queue_list);
+	INIT_LIST_HEAD(&queue->pg_entry);
+	INIT_LIST_HEAD(&queue->pg_req);
 	INIT_WORK(&queue->release_work, nvmet_rdma_release_queue_work);
 	INIT_DELAYED_WORK(&queue->connect_work, nvmet_rdma_connect_timeout);
 	INIT_DELAYED_WORK(&queue->auth_fail_work, nvmet_rdma_auth_fail_timeout);
@@ -2072,6 +2398,9 @@ static int nvmet_rdma_add_port(struct nvmet_port *port)
 	INIT_LIST_HEAD(&tr->queue_list);
 	INIT_LIST_HEAD(&tr->dev_list);
 	port->priv = tr;
+	ret = nvmet_rdma_pg_start(tr);
+	if (ret)
+		goto out_free;
 
 	id = rdma_create_id(&init_net, nvmet_rdma_cm_handler, tr, RDMA_PS_TCP,
 			    IB_QPT_RC);
@@ -2125,6 +2454,7 @@ static int nvmet_rdma_add_port(struct nvmet_port *port)
 out_destroy:
 	rdma_destroy_id(id);
 out_free:
+	nvmet_rdma_pg_stop(tr);
 	mutex_destroy(&tr->lock);
 	free(tr);
 	port->priv = NULL;
@@ -2183,6 +2513,7 @@ static int nvmet_rdma_remove_port(struct nvmet_port *port)
 	mutex_unlock(&tr->lock);
 	if (!empty)
 		nvmet_err("devices still referenced at stop");
+	nvmet_rdma_pg_stop(tr);
 	mutex_destroy(&tr->lock);
 	free(tr);
 	port->priv = NULL;

@@ -172,6 +172,8 @@ int nvmet_check_opts(const struct nvmet_target_opts *o,
 		return -EINVAL;
 	if (o->data_buf_size > NVMET_MAX_DATA_BUF)
 		return -EINVAL;
+	if (o->poll_groups > NVMET_MAX_POLL_GROUPS || o->poll_idle_us > 1000000)
+		return -EINVAL;
 	return nvmet_check_lists(o, quick);
 }
 
@@ -724,6 +726,10 @@ int nvmet_target_get_stats(struct nvmet_target *t,
 	st->connect_timeouts = nvmet_stat_read(t->connect_timeouts);
 	st->buf_bytes = nvmet_stat_read(t->buf_bytes);
 	st->pool_bytes = nvmet_stat_read(t->pool_bytes);
+	st->poll_sleeps = nvmet_stat_read(t->poll_sleeps);
+	st->poll_wakeups = nvmet_stat_read(t->poll_wakeups);
+	st->poll_asleep = nvmet_stat_read(t->poll_asleep);
+	st->poll_members = nvmet_stat_read(t->poll_members);
 	return 0;
 }
 
