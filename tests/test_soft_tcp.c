@@ -525,6 +525,43 @@ static void test_reads_in_flight(void **state)
 }
 
 /*
+ * 16 READs of 512 KiB posted at once, IRD/ORD 16: the responder's answers
+ * (8 MiB) take many turns of the transmit buffer, each of which the socket
+ * may take whole without ever refusing a byte; every READ completes, in
+ * order, with its own bytes.
+ */
+static void test_large_reads_in_flight(void **state)
+{
+	enum { N = 16, LEN = 512 * 1024 };
+	struct buf src, dst;
+	struct pair p;
+
+	(void)state;
+	pair_init_conn(&p, false, N, N);
+	buf_init(&src, &p.s[1], (size_t)N * LEN, 21);
+	buf_init(&dst, &p.s[0], (size_t)N * LEN, 0);
+	memset(at(&dst), 0, (size_t)N * LEN);
+	for (int k = 0; k < N; k++) {
+		struct ib_sge ds = sge_of(&dst, (size_t)k * LEN, LEN);
+
+		assert_int_equal(
+			post_send(p.s[0].qp, IB_WR_RDMA_READ, k, &ds, 1,
+				  (uintptr_t)at(&src) + (size_t)k * LEN,
+				  src.mr->rkey),
+			0);
+	}
+	for (int k = 0; k < N; k++)
+		expect_wc(p.s[0].cq, k, IB_WC_SUCCESS, IB_WC_RDMA_READ, LEN);
+	assert_memory_equal(at(&dst), at(&src), (size_t)N * LEN);
+	guards_intact(&dst);
+	expect_empty(p.s[0].cq);
+	expect_empty(p.s[1].cq);
+	buf_fini(&src);
+	buf_fini(&dst);
+	pair_fini(&p);
+}
+
+/*
  * A READ of a key the peer does not have: the peer TERMINATEs, the READ
  * and everything behind it complete once each (siw flushes a READ that
  * waits for its response: WR_FLUSH_ERR, as the loopback's siw profile),
@@ -1851,6 +1888,7 @@ int main(void)
 		cmocka_unit_test(test_both_ways_threaded),
 		cmocka_unit_test(test_read_sizes),
 		cmocka_unit_test(test_reads_in_flight),
+		cmocka_unit_test(test_large_reads_in_flight),
 		cmocka_unit_test(test_read_bad_rkey),
 		cmocka_unit_test(test_bad_crc),
 		cmocka_unit_test(test_bad_stag),

@@ -1082,9 +1082,28 @@ static void conn_run(struct soft_tcp *c, bool *more)
 		conn_fail(c, SOFT_TCP_DOWN_LOCAL);
 	if (!c->failed)
 		conn_rx(c, more);
-	irq_pump(c);
+	/*
+	 * READ responses while the socket takes them: a drain that emptied
+	 * the buffer without EAGAIN arms no EPOLLOUT edge, so the IRQ must
+	 * not wait for one (the budget spent: next batch).
+	 */
+	for (int i = 0;; i++) {
+		bool left;
+
+		irq_pump(c);
+		pthread_mutex_lock(&c->tx_lock);
+		tx_drain(c);
+		left = c->irq_count && !c->tx_err && !c->term_sent &&
+		       !c->failed && tx_free(c) >= TX_CAP / 2;
+		pthread_mutex_unlock(&c->tx_lock);
+		if (!left)
+			break;
+		if (i == RX_BUDGET) {
+			*more = true;
+			break;
+		}
+	}
 	pthread_mutex_lock(&c->tx_lock);
-	tx_drain(c);
 	maybe_shut(c);
 	wake = c->tx_waiting && !c->tx_hold &&
 	       (c->tx_err || c->closing || tx_free(c) >= TX_CAP / 2);
