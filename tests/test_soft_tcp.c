@@ -935,7 +935,12 @@ static void post_recvs(struct rig *r, struct buf *b, int n)
 	}
 }
 
-/* A WRITE whose CRC is wrong: LLP/MPA/CRC, not a byte placed. */
+/*
+ * A WRITE whose CRC is wrong: LLP/MPA/CRC.  Its payload is read from the
+ * socket straight into the sink the responder accepted (siw's rule: the
+ * CRC is checked after placement), so the 100 bytes of its range hold
+ * what came; not a byte of the MR outside that range is touched.
+ */
 static void test_bad_crc(void **state)
 {
 	static u8 out[1 << 12];
@@ -964,12 +969,80 @@ static void test_bad_crc(void **state)
 	expect_term(&r, IWARP_LAYER_LLP, IWARP_LLP_ET_MPA, IWARP_LLP_EC_CRC,
 		    NULL, 0, 2);
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(at(&dst)[i], 0x5a);
+		assert_int_equal(at(&dst)[i], 0x33);
 	guards_intact(&dst);
 	still_serves(&r);
 	buf_fini(&dst);
 	buf_fini(&rb);
 	rig_fini(&r);
+}
+
+/*
+ * A 60000-byte WRITE into the middle of a 3 x 60000-byte MR, sent in
+ * pieces that cut the header, the payload and the CRC, its CRC wrong: the
+ * TERMINATE (LLP/MPA/CRC), the accepted range holds the payload, and
+ * every byte of the MR before and after it (and the guards around the
+ * MR) is untouched.  The same frame with its CRC right: placed, nothing
+ * else touched, no TERMINATE (the next, bad, frame gets it).
+ */
+static void test_write_split_bad_crc(void **state)
+{
+	enum { LEN = 60000 };
+	static u8 out[LEN + 64], pay[LEN];
+	static const size_t cut[] = { 5, 17, 4000, 59000, LEN + 20 };
+
+	(void)state;
+	for (int i = 0; i < LEN; i++)
+		pay[i] = (u8)(i * 13 + 1);
+	for (int good = 0; good < 2; good++) {
+		struct buf dst;
+		struct rig r;
+		size_t n, pos = 0;
+		struct iwarp_hdr h = { .opcode = IWARP_OP_WRITE, .last = true };
+
+		rig_init(&r, 8);
+		buf_init(&dst, &r.s, 3 * LEN, 0);
+		memset(at(&dst), 0x5a, 3 * LEN);
+		h.stag = dst.mr->rkey;
+		h.to = (uintptr_t)at(&dst) + LEN;
+		n = frame(&h, pay, LEN, out);
+		if (!good)
+			out[n - 2] ^= 0x40;
+		for (size_t k = 0; k < sizeof(cut) / sizeof(cut[0]); k++) {
+			size_t end = cut[k] < n ? cut[k] : n;
+
+			raw_send(&r, out + pos, end - pos);
+			pos = end;
+			sched_yield();
+		}
+		raw_send(&r, out + pos, n - pos);
+		if (good) {
+			/* then a WRITE whose CRC is wrong: its TERMINATE
+			 * comes after the first frame was handled */
+			u8 bad[64];
+			struct iwarp_hdr w = { .opcode = IWARP_OP_WRITE,
+					       .last = true,
+					       .stag = dst.mr->rkey,
+					       .to = (uintptr_t)at(&dst) };
+			size_t m = frame(&w, pay, 8, bad);
+
+			bad[m - 1] ^= 1;
+			raw_send(&r, bad, m);
+		}
+		expect_term(&r, IWARP_LAYER_LLP, IWARP_LLP_ET_MPA,
+			    IWARP_LLP_EC_CRC, NULL, 0, 0);
+		assert_memory_equal(at(&dst) + LEN, pay, LEN);
+		for (size_t i = 0; i < LEN; i++) {
+			if (!good) /* the second frame may write its 8 */
+				assert_int_equal(at(&dst)[i], 0x5a);
+			else if (i >= 8)
+				assert_int_equal(at(&dst)[i], 0x5a);
+			assert_int_equal(at(&dst)[2 * LEN + i], 0x5a);
+		}
+		guards_intact(&dst);
+		buf_fini(&dst);
+		rig_fini(&r);
+	}
 }
 
 /* Tagged frames to a key that is not there, and beyond the MR. */
@@ -1891,6 +1964,7 @@ int main(void)
 		cmocka_unit_test(test_large_reads_in_flight),
 		cmocka_unit_test(test_read_bad_rkey),
 		cmocka_unit_test(test_bad_crc),
+		cmocka_unit_test(test_write_split_bad_crc),
 		cmocka_unit_test(test_bad_stag),
 		cmocka_unit_test(test_bad_send),
 		cmocka_unit_test(test_send_too_long),

@@ -285,6 +285,15 @@ int rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
  * (a second caller kept LTO from inlining rdmarw__soft_resp_write(): +25
  * instructions per 64 B WRITE). */
 int rdmarw__soft_resp_rcv(struct soft_qp *resp, struct soft_pkt *pkt);
+/*
+ * The WRITE's rules alone, for a transport that places the payload itself
+ * (soft_tcp.c: read from the socket into the sink): @pkt a WRITE of
+ * h.length > 0 bytes at h.rkey/h.va, its payload cursor unused.  Return: 0
+ * and *@rg the checked sink (place under the same read section), or the
+ * refusal's enum soft_rcv_flags, its answer (TERMINATE) sent.
+ */
+int rdmarw__soft_resp_write_sink(struct soft_qp *resp, struct soft_pkt *pkt,
+				 struct soft_region *rg);
 /* The responder's second half (qp->rx), with no read section held:
  * invalidate (SEND_WITH_INV), complete the receive, move to ERR.  True:
  * it moved to ERR and its Send Queue must run. */
