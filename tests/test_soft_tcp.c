@@ -1045,6 +1045,50 @@ static void test_write_split_bad_crc(void **state)
 	}
 }
 
+/*
+ * The sink's MR deregistered while its WRITE is half received: once
+ * ib_dereg_mr() returned, not a byte of the buffer changes (the rest of
+ * the frame is refused, whether the header was read before or after:
+ * DDP/tagged/invalid STag, the header copied), the QP goes to ERR.
+ */
+static void test_write_mr_gone(void **state)
+{
+	enum { LEN = 60000 };
+	static u8 out[LEN + 64], pay[LEN], snap[3 * LEN + 2 * GUARD];
+	struct iwarp_hdr h = { .opcode = IWARP_OP_WRITE, .last = true };
+	struct buf dst;
+	struct rig r;
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < LEN; i++)
+		pay[i] = (u8)(i * 7 + 3);
+	rig_init(&r, 8);
+	buf_init(&dst, &r.s, 3 * LEN, 0);
+	memset(at(&dst), 0x5a, 3 * LEN);
+	h.stag = dst.mr->rkey;
+	h.to = (uintptr_t)at(&dst) + LEN;
+	n = frame(&h, pay, LEN, out);
+	raw_send(&r, out, LEN / 2);
+	sched_yield();
+	assert_int_equal(ib_dereg_mr(dst.mr), 0);
+	memcpy(snap, dst.mem, sizeof(snap));
+	raw_send(&r, out + LEN / 2, n - LEN / 2);
+	expect_term(&r, IWARP_LAYER_DDP, IWARP_DDP_ET_TAGGED,
+		    IWARP_DDP_EC_T_INVALID_STAG, out, 16, 0);
+	assert_memory_equal(dst.mem, snap, sizeof(snap));
+	/* what was placed before is the payload's start, nothing else */
+	for (size_t i = 0; i < LEN; i++) {
+		assert_int_equal(at(&dst)[i], 0x5a);
+		assert_int_equal(at(&dst)[2 * LEN + i], 0x5a);
+		assert_true(at(&dst)[LEN + i] == 0x5a ||
+			    at(&dst)[LEN + i] == pay[i]);
+	}
+	guards_intact(&dst);
+	free(dst.mem);
+	rig_fini(&r);
+}
+
 /* Tagged frames to a key that is not there, and beyond the MR. */
 static void test_bad_stag(void **state)
 {
@@ -1965,6 +2009,7 @@ int main(void)
 		cmocka_unit_test(test_read_bad_rkey),
 		cmocka_unit_test(test_bad_crc),
 		cmocka_unit_test(test_write_split_bad_crc),
+		cmocka_unit_test(test_write_mr_gone),
 		cmocka_unit_test(test_bad_stag),
 		cmocka_unit_test(test_bad_send),
 		cmocka_unit_test(test_send_too_long),
