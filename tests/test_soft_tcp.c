@@ -1848,6 +1848,53 @@ static void test_orq_depth(void **state)
 	rig_fini(&r);
 }
 
+/*
+ * A READ response whose CRC is wrong: its payload is placed into the
+ * READ's sink before the CRC is checked (siw's siw_proc_rresp() too), so
+ * the range the response covers holds it and nothing else of the MR is
+ * touched; the TERMINATE (LLP/MPA/CRC), the READ flushed once, the QP in
+ * ERR.
+ */
+static void test_rresp_bad_crc(void **state)
+{
+	enum { LEN = 3000 };
+	static u8 out[LEN + 64];
+	u8 pay[LEN];
+	struct iwarp_hdr h, rr = { .opcode = IWARP_OP_READ_RESP, .last = true };
+	struct ib_sge ds;
+	struct buf b;
+	struct rig r;
+	size_t n;
+
+	(void)state;
+	rig_init(&r, 8);
+	buf_init(&b, &r.s, 3 * LEN, 0);
+	memset(at(&b), 0x5a, 3 * LEN);
+	ds = sge_of(&b, LEN, LEN);
+	assert_int_equal(post_send(r.s.qp, IB_WR_RDMA_READ, 700, &ds, 1,
+				   0x10000, 0x1234),
+			 0);
+	raw_fpdu(&r, &h);
+	assert_int_equal(h.opcode, IWARP_OP_READ_REQ);
+	for (int i = 0; i < LEN; i++)
+		pay[i] = (u8)(i * 5 + 9);
+	rr.stag = h.sink_stag;
+	rr.to = h.sink_to;
+	n = frame(&rr, pay, LEN, out);
+	out[n - 1] ^= 0x10;
+	raw_send(&r, out, n);
+	expect_term(&r, IWARP_LAYER_LLP, IWARP_LLP_ET_MPA, IWARP_LLP_EC_CRC,
+		    NULL, 0, 1);
+	assert_memory_equal(at(&b) + LEN, pay, LEN);
+	for (int i = 0; i < LEN; i++) {
+		assert_int_equal(at(&b)[i], 0x5a);
+		assert_int_equal(at(&b)[2 * LEN + i], 0x5a);
+	}
+	guards_intact(&b);
+	buf_fini(&b);
+	rig_fini(&r);
+}
+
 static int pair_downs[2], pair_why[2];
 
 static void pair_down(void *ctx, enum soft_tcp_down why)
@@ -2020,6 +2067,7 @@ int main(void)
 		cmocka_unit_test(test_rtr_initiator),
 		cmocka_unit_test(test_disconnect),
 		cmocka_unit_test(test_orq_depth),
+		cmocka_unit_test(test_rresp_bad_crc),
 		cmocka_unit_test(test_two_processes),
 		cmocka_unit_test(test_peer_killed),
 	};

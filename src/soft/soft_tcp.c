@@ -60,6 +60,10 @@
 #define RD_MAX 1024u
 /* recv() calls per connection per batch before the others get a turn */
 #define RX_BUDGET 16
+/* the payload being received goes straight to its sink (c->direct) */
+#define SINK_NONE 0
+#define SINK_WRITE 1
+#define SINK_RRESP 2
 
 /**
  * struct tcp_irq - a READ request this end answers (siw's IRQ entry)
@@ -143,7 +147,9 @@ struct soft_tcp {
 	size_t rx_pos;
 	u8 *seg;
 	u32 seg_len;
-	bool direct;
+	u8 direct;
+	u64 rr_seq;
+	u64 rr_off;
 	u8 bad_hdr[IWARP_HDR_MAX];
 	u8 bad_len;
 	struct iwarp_hdr cur;
@@ -848,19 +854,52 @@ static void sink_refused(struct soft_tcp *c, int ret)
 {
 	bool first = !c->seg_len;
 
-	c->direct = false;
+	c->direct = SINK_NONE;
 	rx_after(c, ret);
 	if (!first && !c->failed)
 		conn_fail(c, SOFT_TCP_DOWN_LOCAL);
 }
 
+/*
+ * The completer's sinks for the rest of the READ response segment being
+ * received (the READ it answers named at its header), while that READ is
+ * still the ORQ's next to answer and the QP is not in ERR (read section
+ * held): 0 and *@cur, or -ENOENT/-EACCES.
+ */
+static int rresp_sink(struct soft_tcp *c, struct soft_cursor *cur)
+{
+	struct soft_hdr h = { .kind = SOFT_PKT_READ_RESP,
+			      .seq = c->rr_seq,
+			      .va = c->rr_off + c->seg_len,
+			      .length = c->cur.pay_len - c->seg_len,
+			      .more = !c->cur.last };
+	bool live;
+
+	pthread_mutex_lock(&c->tx_lock);
+	live = c->orq_rx < c->orq_count &&
+	       orq_at(c, c->orq_rx)->seq == c->rr_seq;
+	pthread_mutex_unlock(&c->tx_lock);
+	if (!live || soft_qp_state(c->qp) == IB_QPS_ERR)
+		return -ENOENT;
+	return rdmarw__soft_comp_read_sink(c->qp, &h, cur);
+}
+
+/* The sink of the rest of the segment (read section held): see above. */
+static int sink_get(struct soft_tcp *c, struct soft_cursor *cur,
+		    struct soft_region *rg)
+{
+	if (c->direct == SINK_RRESP)
+		return rresp_sink(c, cur);
+	*cur = (struct soft_cursor){ .rg = rg, .n = 1 };
+	return sink_check(c, rg);
+}
+
 /* The sink's iovecs for @len bytes from its start (at most @max). */
-static int sink_iov(struct soft_tcp *c, const struct soft_region *rg, u32 *len,
+static int sink_iov(struct soft_tcp *c, const struct soft_cursor *cur, u32 *len,
 		    struct iovec *iov, int max, int *n)
 {
-	struct soft_cursor cur = { .rg = (struct soft_region *)rg, .n = 1 };
-
-	return tx_gather(&cur, 0, len, iov, max, n);
+	(void)c;
+	return tx_gather(cur, 0, len, iov, max, n);
 }
 
 /* A received piece of the payload (CRC fed already): into the sink, checked
@@ -869,15 +908,16 @@ static void sink_put(struct soft_tcp *c, const u8 *data, u32 n)
 {
 	struct soft_qp *qp = c->qp;
 	struct iovec iov[TX_IOV];
+	struct soft_cursor cur;
 	struct soft_region rg;
 	int ret, k = 0;
 
 	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
-	ret = sink_check(c, &rg);
+	ret = sink_get(c, &cur, &rg);
 	while (!ret && n) {
 		u32 len = n;
 
-		if (sink_iov(c, &rg, &len, iov, TX_IOV, &k) || !len) {
+		if (sink_iov(c, &cur, &len, iov, TX_IOV, &k) || !len) {
 			ret = -EFAULT;
 			break;
 		}
@@ -888,7 +928,7 @@ static void sink_put(struct soft_tcp *c, const u8 *data, u32 n)
 		c->seg_len += len;
 		n -= len;
 		if (n)
-			ret = sink_check(c, &rg);
+			ret = sink_get(c, &cur, &rg);
 	}
 	soft_br_read_unlock(qp->resp_rd);
 	if (!ret)
@@ -915,6 +955,7 @@ static ssize_t sink_recv(struct soft_tcp *c, size_t left)
 	struct iovec iov[TX_IOV + 1];
 	struct msghdr m = { .msg_iov = iov };
 	struct iwarp_term_info t;
+	struct soft_cursor cur;
 	struct soft_region rg;
 	u32 len = (u32)left;
 	size_t placed;
@@ -922,8 +963,8 @@ static ssize_t sink_recv(struct soft_tcp *c, size_t left)
 	int ret, err, k = 0;
 
 	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
-	ret = sink_check(c, &rg);
-	if (ret || sink_iov(c, &rg, &len, iov, TX_IOV, &k) || !len) {
+	ret = sink_get(c, &cur, &rg);
+	if (ret || sink_iov(c, &cur, &len, iov, TX_IOV, &k) || !len) {
 		soft_br_read_unlock(qp->resp_rd);
 		sink_refused(c, ret ? ret : SOFT_RCV_DROP);
 		errno = EAGAIN;
@@ -997,6 +1038,8 @@ static void rx_request(struct soft_tcp *c, struct soft_pkt *pkt)
 	rx_deliver(c, pkt);
 }
 
+static void rresp_account(struct soft_tcp *c, int ret);
+
 /* A READ response segment: it must continue the oldest READ in flight
  * that is not answered yet. */
 static void rx_rresp(struct soft_tcp *c)
@@ -1049,6 +1092,18 @@ static void rx_rresp(struct soft_tcp *c)
 	soft_br_read_lock(&f->mem_lock, qp->resp_rd);
 	ret = rdmarw__soft_rcv(qp, &pkt);
 	soft_br_read_unlock(qp->resp_rd);
+	rresp_account(c, ret);
+}
+
+/* The ORQ's account of the READ response segment just placed (the
+ * completer's answer @ret). */
+static void rresp_account(struct soft_tcp *c, int ret)
+{
+	const struct iwarp_hdr *h = &c->cur;
+	struct soft_qp *qp = c->qp;
+	struct tcp_orq *e;
+	bool wake = false;
+
 	pthread_mutex_lock(&c->tx_lock);
 	/* the entry is where it was (only this thread moves orq_rx, and the
 	 * requester pops answered entries only), unless the QP went to ERR
@@ -1077,6 +1132,59 @@ static void rx_rresp(struct soft_tcp *c)
 		rdmarw__soft_qp_schedule(qp);
 }
 
+/*
+ * A READ response segment's header: when it continues the READ the ORQ
+ * answers next and the completer accepts that READ's sinks for the
+ * segment's range, its payload goes straight there (siw_proc_rresp()
+ * places before the CRC as well).  Anything else keeps the FPDU's buffer
+ * and meets the same refusals at its end as before.
+ */
+static void rresp_begin(struct soft_tcp *c)
+{
+	const struct iwarp_hdr *h = &c->cur;
+	struct soft_qp *qp = c->qp;
+	struct soft_cursor cur;
+	struct tcp_orq *e = NULL;
+	bool ok;
+	int ret;
+
+	pthread_mutex_lock(&c->tx_lock);
+	if (c->orq_rx < c->orq_count)
+		e = orq_at(c, c->orq_rx);
+	ok = e && !e->rtr && h->to == e->got && h->pay_len <= e->len - e->got &&
+	     (!h->last || e->got + h->pay_len == e->len);
+	if (ok) {
+		c->rr_seq = e->seq;
+		c->rr_off = e->got;
+	}
+	pthread_mutex_unlock(&c->tx_lock);
+	if (!ok)
+		return;
+	c->direct = SINK_RRESP;
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = rresp_sink(c, &cur);
+	soft_br_read_unlock(qp->resp_rd);
+	if (ret)
+		c->direct = SINK_NONE;
+}
+
+/* A READ response segment placed whole, its CRC right: answer. */
+static void rresp_placed(struct soft_tcp *c)
+{
+	struct soft_hdr h = { .kind = SOFT_PKT_READ_RESP,
+			      .seq = c->rr_seq,
+			      .va = c->rr_off,
+			      .length = c->seg_len,
+			      .more = !c->cur.last };
+	struct soft_qp *qp = c->qp;
+	int ret;
+
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = rdmarw__soft_comp_read_placed(qp, &h);
+	soft_br_read_unlock(qp->resp_rd);
+	rresp_account(c, ret);
+}
+
 /* The first FPDU from the peer: a responder of an RTR exchange may send. */
 static void rx_first(struct soft_tcp *c)
 {
@@ -1103,10 +1211,15 @@ static void rx_fpdu(struct soft_tcp *c)
 
 	if (!c->got_first)
 		rx_first(c);
-	if (c->direct) {
+	if (c->direct == SINK_WRITE) {
 		/* placed already, its CRC right */
-		c->direct = false;
+		c->direct = SINK_NONE;
 		soft_count(&c->qp->st_resp_bytes, c->seg_len);
+		return;
+	}
+	if (c->direct == SINK_RRESP) {
+		c->direct = SINK_NONE;
+		rresp_placed(c);
 		return;
 	}
 	switch (h->opcode) {
@@ -1147,9 +1260,16 @@ static void rx_header(struct soft_tcp *c)
 	struct soft_region rg;
 	int ret;
 
-	c->direct = c->cur.opcode == IWARP_OP_WRITE && c->cur.pay_len;
-	if (!c->direct)
+	c->direct = SINK_NONE;
+	if (!c->cur.pay_len)
 		return;
+	if (c->cur.opcode == IWARP_OP_READ_RESP) {
+		rresp_begin(c);
+		return;
+	}
+	if (c->cur.opcode != IWARP_OP_WRITE)
+		return;
+	c->direct = SINK_WRITE;
 	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
 	ret = sink_check(c, &rg);
 	soft_br_read_unlock(qp->resp_rd);
