@@ -525,6 +525,43 @@ static void test_reads_in_flight(void **state)
 }
 
 /*
+ * 16 READs of 512 KiB posted at once, IRD/ORD 16: the responder's answers
+ * (8 MiB) take many turns of the transmit buffer, each of which the socket
+ * may take whole without ever refusing a byte; every READ completes, in
+ * order, with its own bytes.
+ */
+static void test_large_reads_in_flight(void **state)
+{
+	enum { N = 16, LEN = 512 * 1024 };
+	struct buf src, dst;
+	struct pair p;
+
+	(void)state;
+	pair_init_conn(&p, false, N, N);
+	buf_init(&src, &p.s[1], (size_t)N * LEN, 21);
+	buf_init(&dst, &p.s[0], (size_t)N * LEN, 0);
+	memset(at(&dst), 0, (size_t)N * LEN);
+	for (int k = 0; k < N; k++) {
+		struct ib_sge ds = sge_of(&dst, (size_t)k * LEN, LEN);
+
+		assert_int_equal(
+			post_send(p.s[0].qp, IB_WR_RDMA_READ, k, &ds, 1,
+				  (uintptr_t)at(&src) + (size_t)k * LEN,
+				  src.mr->rkey),
+			0);
+	}
+	for (int k = 0; k < N; k++)
+		expect_wc(p.s[0].cq, k, IB_WC_SUCCESS, IB_WC_RDMA_READ, LEN);
+	assert_memory_equal(at(&dst), at(&src), (size_t)N * LEN);
+	guards_intact(&dst);
+	expect_empty(p.s[0].cq);
+	expect_empty(p.s[1].cq);
+	buf_fini(&src);
+	buf_fini(&dst);
+	pair_fini(&p);
+}
+
+/*
  * A READ of a key the peer does not have: the peer TERMINATEs, the READ
  * and everything behind it complete once each (siw flushes a READ that
  * waits for its response: WR_FLUSH_ERR, as the loopback's siw profile),
@@ -898,7 +935,12 @@ static void post_recvs(struct rig *r, struct buf *b, int n)
 	}
 }
 
-/* A WRITE whose CRC is wrong: LLP/MPA/CRC, not a byte placed. */
+/*
+ * A WRITE whose CRC is wrong: LLP/MPA/CRC.  Its payload is read from the
+ * socket straight into the sink the responder accepted (siw's rule: the
+ * CRC is checked after placement), so the 100 bytes of its range hold
+ * what came; not a byte of the MR outside that range is touched.
+ */
 static void test_bad_crc(void **state)
 {
 	static u8 out[1 << 12];
@@ -927,11 +969,123 @@ static void test_bad_crc(void **state)
 	expect_term(&r, IWARP_LAYER_LLP, IWARP_LLP_ET_MPA, IWARP_LLP_EC_CRC,
 		    NULL, 0, 2);
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(at(&dst)[i], 0x5a);
+		assert_int_equal(at(&dst)[i], 0x33);
 	guards_intact(&dst);
 	still_serves(&r);
 	buf_fini(&dst);
 	buf_fini(&rb);
+	rig_fini(&r);
+}
+
+/*
+ * A 60000-byte WRITE into the middle of a 3 x 60000-byte MR, sent in
+ * pieces that cut the header, the payload and the CRC, its CRC wrong: the
+ * TERMINATE (LLP/MPA/CRC), the accepted range holds the payload, and
+ * every byte of the MR before and after it (and the guards around the
+ * MR) is untouched.  The same frame with its CRC right: placed, nothing
+ * else touched, no TERMINATE (the next, bad, frame gets it).
+ */
+static void test_write_split_bad_crc(void **state)
+{
+	enum { LEN = 60000 };
+	static u8 out[LEN + 64], pay[LEN];
+	static const size_t cut[] = { 5, 17, 4000, 59000, LEN + 20 };
+
+	(void)state;
+	for (int i = 0; i < LEN; i++)
+		pay[i] = (u8)(i * 13 + 1);
+	for (int good = 0; good < 2; good++) {
+		struct buf dst;
+		struct rig r;
+		size_t n, pos = 0;
+		struct iwarp_hdr h = { .opcode = IWARP_OP_WRITE, .last = true };
+
+		rig_init(&r, 8);
+		buf_init(&dst, &r.s, 3 * LEN, 0);
+		memset(at(&dst), 0x5a, 3 * LEN);
+		h.stag = dst.mr->rkey;
+		h.to = (uintptr_t)at(&dst) + LEN;
+		n = frame(&h, pay, LEN, out);
+		if (!good)
+			out[n - 2] ^= 0x40;
+		for (size_t k = 0; k < sizeof(cut) / sizeof(cut[0]); k++) {
+			size_t end = cut[k] < n ? cut[k] : n;
+
+			raw_send(&r, out + pos, end - pos);
+			pos = end;
+			sched_yield();
+		}
+		raw_send(&r, out + pos, n - pos);
+		if (good) {
+			/* then a WRITE whose CRC is wrong: its TERMINATE
+			 * comes after the first frame was handled */
+			u8 bad[64];
+			struct iwarp_hdr w = { .opcode = IWARP_OP_WRITE,
+					       .last = true,
+					       .stag = dst.mr->rkey,
+					       .to = (uintptr_t)at(&dst) };
+			size_t m = frame(&w, pay, 8, bad);
+
+			bad[m - 1] ^= 1;
+			raw_send(&r, bad, m);
+		}
+		expect_term(&r, IWARP_LAYER_LLP, IWARP_LLP_ET_MPA,
+			    IWARP_LLP_EC_CRC, NULL, 0, 0);
+		assert_memory_equal(at(&dst) + LEN, pay, LEN);
+		for (size_t i = 0; i < LEN; i++) {
+			if (!good) /* the second frame may write its 8 */
+				assert_int_equal(at(&dst)[i], 0x5a);
+			else if (i >= 8)
+				assert_int_equal(at(&dst)[i], 0x5a);
+			assert_int_equal(at(&dst)[2 * LEN + i], 0x5a);
+		}
+		guards_intact(&dst);
+		buf_fini(&dst);
+		rig_fini(&r);
+	}
+}
+
+/*
+ * The sink's MR deregistered while its WRITE is half received: once
+ * ib_dereg_mr() returned, not a byte of the buffer changes (the rest of
+ * the frame is refused, whether the header was read before or after:
+ * DDP/tagged/invalid STag, the header copied), the QP goes to ERR.
+ */
+static void test_write_mr_gone(void **state)
+{
+	enum { LEN = 60000 };
+	static u8 out[LEN + 64], pay[LEN], snap[3 * LEN + 2 * GUARD];
+	struct iwarp_hdr h = { .opcode = IWARP_OP_WRITE, .last = true };
+	struct buf dst;
+	struct rig r;
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < LEN; i++)
+		pay[i] = (u8)(i * 7 + 3);
+	rig_init(&r, 8);
+	buf_init(&dst, &r.s, 3 * LEN, 0);
+	memset(at(&dst), 0x5a, 3 * LEN);
+	h.stag = dst.mr->rkey;
+	h.to = (uintptr_t)at(&dst) + LEN;
+	n = frame(&h, pay, LEN, out);
+	raw_send(&r, out, LEN / 2);
+	sched_yield();
+	assert_int_equal(ib_dereg_mr(dst.mr), 0);
+	memcpy(snap, dst.mem, sizeof(snap));
+	raw_send(&r, out + LEN / 2, n - LEN / 2);
+	expect_term(&r, IWARP_LAYER_DDP, IWARP_DDP_ET_TAGGED,
+		    IWARP_DDP_EC_T_INVALID_STAG, out, 16, 0);
+	assert_memory_equal(dst.mem, snap, sizeof(snap));
+	/* what was placed before is the payload's start, nothing else */
+	for (size_t i = 0; i < LEN; i++) {
+		assert_int_equal(at(&dst)[i], 0x5a);
+		assert_int_equal(at(&dst)[2 * LEN + i], 0x5a);
+		assert_true(at(&dst)[LEN + i] == 0x5a ||
+			    at(&dst)[LEN + i] == pay[i]);
+	}
+	guards_intact(&dst);
+	free(dst.mem);
 	rig_fini(&r);
 }
 
@@ -1694,6 +1848,53 @@ static void test_orq_depth(void **state)
 	rig_fini(&r);
 }
 
+/*
+ * A READ response whose CRC is wrong: its payload is placed into the
+ * READ's sink before the CRC is checked (siw's siw_proc_rresp() too), so
+ * the range the response covers holds it and nothing else of the MR is
+ * touched; the TERMINATE (LLP/MPA/CRC), the READ flushed once, the QP in
+ * ERR.
+ */
+static void test_rresp_bad_crc(void **state)
+{
+	enum { LEN = 3000 };
+	static u8 out[LEN + 64];
+	u8 pay[LEN];
+	struct iwarp_hdr h, rr = { .opcode = IWARP_OP_READ_RESP, .last = true };
+	struct ib_sge ds;
+	struct buf b;
+	struct rig r;
+	size_t n;
+
+	(void)state;
+	rig_init(&r, 8);
+	buf_init(&b, &r.s, 3 * LEN, 0);
+	memset(at(&b), 0x5a, 3 * LEN);
+	ds = sge_of(&b, LEN, LEN);
+	assert_int_equal(post_send(r.s.qp, IB_WR_RDMA_READ, 700, &ds, 1,
+				   0x10000, 0x1234),
+			 0);
+	raw_fpdu(&r, &h);
+	assert_int_equal(h.opcode, IWARP_OP_READ_REQ);
+	for (int i = 0; i < LEN; i++)
+		pay[i] = (u8)(i * 5 + 9);
+	rr.stag = h.sink_stag;
+	rr.to = h.sink_to;
+	n = frame(&rr, pay, LEN, out);
+	out[n - 1] ^= 0x10;
+	raw_send(&r, out, n);
+	expect_term(&r, IWARP_LAYER_LLP, IWARP_LLP_ET_MPA, IWARP_LLP_EC_CRC,
+		    NULL, 0, 1);
+	assert_memory_equal(at(&b) + LEN, pay, LEN);
+	for (int i = 0; i < LEN; i++) {
+		assert_int_equal(at(&b)[i], 0x5a);
+		assert_int_equal(at(&b)[2 * LEN + i], 0x5a);
+	}
+	guards_intact(&b);
+	buf_fini(&b);
+	rig_fini(&r);
+}
+
 static int pair_downs[2], pair_why[2];
 
 static void pair_down(void *ctx, enum soft_tcp_down why)
@@ -1851,8 +2052,11 @@ int main(void)
 		cmocka_unit_test(test_both_ways_threaded),
 		cmocka_unit_test(test_read_sizes),
 		cmocka_unit_test(test_reads_in_flight),
+		cmocka_unit_test(test_large_reads_in_flight),
 		cmocka_unit_test(test_read_bad_rkey),
 		cmocka_unit_test(test_bad_crc),
+		cmocka_unit_test(test_write_split_bad_crc),
+		cmocka_unit_test(test_write_mr_gone),
 		cmocka_unit_test(test_bad_stag),
 		cmocka_unit_test(test_bad_send),
 		cmocka_unit_test(test_send_too_long),
@@ -1863,6 +2067,7 @@ int main(void)
 		cmocka_unit_test(test_rtr_initiator),
 		cmocka_unit_test(test_disconnect),
 		cmocka_unit_test(test_orq_depth),
+		cmocka_unit_test(test_rresp_bad_crc),
 		cmocka_unit_test(test_two_processes),
 		cmocka_unit_test(test_peer_killed),
 	};

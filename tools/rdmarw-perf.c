@@ -1132,8 +1132,8 @@ static const char *set_profile(void *opts, const char *v)
 	o->profile = v;
 	o->profile_set = true;
 	if (soft_profile_get(v, &p))
-		return "not a software profile (mlx5, rxe or siw; an ibv "
-		       "device is -d/--ib-dev)";
+		return "not a software profile (mlx5, rxe, siw or siw-tcp; "
+		       "an ibv device is -d/--ib-dev)";
 	return NULL;
 }
 
@@ -1257,7 +1257,9 @@ static const struct cli_opt perf_table[] = {
 	  "listener at this rdma_cm address",
 	  AT(addr) },
 	{ "profile", 0, CLI_CALL, "NAME",
-	  "software device profile: mlx5, rxe (default) or siw",
+	  "software device profile: mlx5, rxe (default), siw,\n"
+	  "or siw-tcp (iWARP over TCP: a server, or with HOST\n"
+	  "a client, in its own process)",
 	  .call = set_profile },
 	{ "sge", 0, CLI_NUM, "N", "entries per transfer (default 1)", AT(sge),
 	  CLI_RANGE(1, PERF_MAX_SGE) },
@@ -1310,7 +1312,9 @@ static const struct cli_tool perf_cli = {
 		"device (the server); -d NAME HOST, or HOST: connect to the "
 		"server (the\nclient, which decides the tests); --profile P "
 		"HOST: the server on a second\nsoftware device at HOST, in "
-		"this process.\n"
+		"this process; --profile siw-tcp: the server,\nand "
+		"--profile siw-tcp HOST the client, over TCP in two "
+		"processes.\n"
 		"An MR maps at most 256 pages (fewer on some profiles) and one\n"
 		"per entry group: with --force-mr, large messages need "
 		"--entry=4K.\n"
@@ -1487,6 +1491,10 @@ static void parse_host(int argc, char **argv, char **orig, int first,
 static void pick_mode(struct perf_opts *o)
 {
 	bool cs_only = o->lat || o->send || o->bidir;
+	struct soft_profile prof;
+	/* siw-tcp: one end per process, a server without HOST */
+	bool tcp = o->profile_set && !o->device &&
+		   !soft_profile_get(o->profile, &prof) && prof.tcp;
 
 	if (o->addr && !o->device)
 		cli_refuse(PERF_TOOL, "--addr needs -d/--ib-dev");
@@ -1495,11 +1503,12 @@ static void pick_mode(struct perf_opts *o)
 			   o->host ? "the client is given a HOST, not the "
 				     "server" :
 				     "not with --addr (both ends here)");
-	if (o->server && o->profile_set)
+	if (o->server && o->profile_set && !tcp)
 		cli_refuse(PERF_TOOL,
-			   "--server listens on ibv devices: the software "
-			   "device's connection manager does not reach other "
-			   "processes (--profile %s HOST runs both ends here)",
+			   "--server listens on ibv devices or --profile "
+			   "siw-tcp: the software device's other profiles do "
+			   "not reach other processes (--profile %s HOST runs "
+			   "both ends here)",
 			   o->profile);
 	if (o->lat && o->bidir)
 		cli_refuse(PERF_TOOL, "-b/--bidirectional: not with --lat (a "
@@ -1509,9 +1518,9 @@ static void pick_mode(struct perf_opts *o)
 			   "--addr (both ends in this process) and a HOST "
 			   "(a server elsewhere) exclude each other");
 	if (o->host)
-		o->mode = o->device || !o->profile_set ? PERF_CLIENT :
-							 PERF_SOFT_CS;
-	else if (o->server || (o->device && !o->addr))
+		o->mode = o->device || !o->profile_set || tcp ? PERF_CLIENT :
+								PERF_SOFT_CS;
+	else if (o->server || (o->device && !o->addr) || tcp)
 		o->mode = PERF_SERVER;
 	else if (!o->device && cs_only)
 		o->mode = PERF_SOFT_CS;

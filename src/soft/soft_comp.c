@@ -89,6 +89,31 @@ int rdmarw__soft_comp_rcv(struct soft_qp *qp, const struct soft_pkt *pkt)
 	return SOFT_RCV_ANSWERED;
 }
 
+int rdmarw__soft_comp_read_sink(struct soft_qp *qp, const struct soft_hdr *h,
+				struct soft_cursor *sink)
+{
+	struct soft_send_wqe *wqe = comp_read_wqe(qp, h);
+	u32 n;
+
+	if (!wqe)
+		return -ENOENT;
+	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
+			   soft_read_sink_access(qp), qp->comp_rg, &n))
+		return -EACCES;
+	sink->rg = soft_rg_skip(qp->comp_rg, &n, h->va);
+	sink->n = n;
+	return 0;
+}
+
+int rdmarw__soft_comp_read_placed(struct soft_qp *qp, const struct soft_hdr *h)
+{
+	if (!comp_read_wqe(qp, h))
+		return 0;
+	soft_count(&qp->st_comp_bytes, h->length);
+	qp->comp_fault = SOFT_OK;
+	return h->more ? 0 : SOFT_RCV_ANSWERED;
+}
+
 enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 					   struct soft_send_wqe *wqe)
 {

@@ -285,6 +285,15 @@ int rdmarw__soft_resp_send(struct soft_qp *resp, struct soft_pkt *pkt);
  * (a second caller kept LTO from inlining rdmarw__soft_resp_write(): +25
  * instructions per 64 B WRITE). */
 int rdmarw__soft_resp_rcv(struct soft_qp *resp, struct soft_pkt *pkt);
+/*
+ * The WRITE's rules alone, for a transport that places the payload itself
+ * (soft_tcp.c: read from the socket into the sink): @pkt a WRITE of
+ * h.length > 0 bytes at h.rkey/h.va, its payload cursor unused.  Return: 0
+ * and *@rg the checked sink (place under the same read section), or the
+ * refusal's enum soft_rcv_flags, its answer (TERMINATE) sent.
+ */
+int rdmarw__soft_resp_write_sink(struct soft_qp *resp, struct soft_pkt *pkt,
+				 struct soft_region *rg);
 /* The responder's second half (qp->rx), with no read section held:
  * invalidate (SEND_WITH_INV), complete the receive, move to ERR.  True:
  * it moved to ERR and its Send Queue must run. */
@@ -304,6 +313,18 @@ enum ib_wc_status rdmarw__soft_status(enum soft_fault f, u32 *vendor_err);
  * else it is ignored; the outcome is left in qp->comp_fault.  Return:
  * SOFT_RCV_ANSWERED when it answered the request in flight, else 0. */
 int rdmarw__soft_comp_rcv(struct soft_qp *qp, const struct soft_pkt *pkt);
+/*
+ * For a transport that places a READ response segment itself (soft_tcp.c:
+ * from the socket into the sink): the READ @h answers (as
+ * rdmarw__soft_comp_rcv() matches it) and its sinks checked, from offset
+ * @h->va on, in *@sink (qp->comp_rg: place under the same read section).
+ * 0, -ENOENT (no such READ), -EACCES (a sink refused).  Then, once the
+ * segment is placed whole and its CRC is right,
+ * rdmarw__soft_comp_read_placed() answers like rdmarw__soft_comp_rcv().
+ */
+int rdmarw__soft_comp_read_sink(struct soft_qp *qp, const struct soft_hdr *h,
+				struct soft_cursor *sink);
+int rdmarw__soft_comp_read_placed(struct soft_qp *qp, const struct soft_hdr *h);
 /* READ_WITH_INV's invalidation (no mem_lock held). */
 enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 					   struct soft_send_wqe *wqe);

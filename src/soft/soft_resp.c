@@ -302,6 +302,17 @@ int rdmarw__soft_resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
 	return resp_send_rcv(qp, pkt);
 }
 
+/* A wire's WRITE segment placed by its transport: the rules only. */
+int rdmarw__soft_resp_write_sink(struct soft_qp *qp, struct soft_pkt *pkt,
+				 struct soft_region *rg)
+{
+	int ret;
+
+	if (!resp_accept(qp, pkt, false, &ret) || !resp_rkey(qp, pkt, rg, &ret))
+		return ret ? ret : SOFT_RCV_DROP;
+	return 0;
+}
+
 __attribute__((cold)) int rdmarw__soft_resp_rcv(struct soft_qp *qp,
 						struct soft_pkt *pkt)
 {

@@ -60,6 +60,10 @@
 #define RD_MAX 1024u
 /* recv() calls per connection per batch before the others get a turn */
 #define RX_BUDGET 16
+/* the payload being received goes straight to its sink (c->direct) */
+#define SINK_NONE 0
+#define SINK_WRITE 1
+#define SINK_RRESP 2
 
 /**
  * struct tcp_irq - a READ request this end answers (siw's IRQ entry)
@@ -143,6 +147,9 @@ struct soft_tcp {
 	size_t rx_pos;
 	u8 *seg;
 	u32 seg_len;
+	u8 direct;
+	u64 rr_seq;
+	u64 rr_off;
 	u8 bad_hdr[IWARP_HDR_MAX];
 	u8 bad_len;
 	struct iwarp_hdr cur;
@@ -790,6 +797,20 @@ static void irq_pump(struct soft_tcp *c)
 
 /* ---- the device's thread: receive ---------------------------------------- */
 
+/* After the responder's answer @ret to a segment: finish the message; a
+ * refusal has queued its TERMINATE. */
+static void rx_after(struct soft_tcp *c, int ret)
+{
+	struct soft_qp *qp = c->qp;
+
+	if (ret > 0 && (ret & SOFT_RCV_END) && rdmarw__soft_resp_end(qp))
+		rdmarw__soft_qp_schedule(qp);
+	if (c->term_sent)
+		conn_fail(c, SOFT_TCP_DOWN_TERM_SENT);
+	else if (ret < 0 || soft_qp_state(qp) == IB_QPS_ERR)
+		conn_fail(c, SOFT_TCP_DOWN_LOCAL);
+}
+
 /* Hand @pkt to the QP's roles, in its responder read section; finish the
  * message after it; a refusal has queued its TERMINATE. */
 static void rx_deliver(struct soft_tcp *c, struct soft_pkt *pkt)
@@ -801,12 +822,177 @@ static void rx_deliver(struct soft_tcp *c, struct soft_pkt *pkt)
 	soft_br_read_lock(&f->mem_lock, qp->resp_rd);
 	ret = rdmarw__soft_rcv(qp, pkt);
 	soft_br_read_unlock(qp->resp_rd);
-	if (ret > 0 && (ret & SOFT_RCV_END) && rdmarw__soft_resp_end(qp))
-		rdmarw__soft_qp_schedule(qp);
-	if (c->term_sent)
-		conn_fail(c, SOFT_TCP_DOWN_TERM_SENT);
-	else if (ret < 0 || soft_qp_state(qp) == IB_QPS_ERR)
+	rx_after(c, ret);
+}
+
+/* ---- the device's thread: a WRITE's payload straight into its sink ------ */
+
+/*
+ * The responder's rules for the rest of the WRITE segment being received,
+ * [TO + seg_len, TO + its payload length), with the QP's responder read
+ * section held (by the caller, until it has placed its bytes): 0 and *@rg
+ * the sink, or the refusal (its TERMINATE queued).
+ */
+static int sink_check(struct soft_tcp *c, struct soft_region *rg)
+{
+	struct soft_pkt pkt = { 0 };
+
+	pkt.h.op = rdmarw__soft_opcode(IB_WR_RDMA_WRITE);
+	pkt.h.kind = SOFT_PKT_WRITE;
+	pkt.h.rkey = c->cur.stag;
+	pkt.h.va = c->cur.to + c->seg_len;
+	pkt.h.length = c->cur.pay_len - c->seg_len;
+	return rdmarw__soft_resp_write_sink(c->qp, &pkt, rg);
+}
+
+/*
+ * The sink refused @ret: the responder's end, then the connection goes
+ * (a dropped segment is one only before its first byte: the rest of the
+ * frame is received and dropped whole at its end).
+ */
+static void sink_refused(struct soft_tcp *c, int ret)
+{
+	bool first = !c->seg_len;
+
+	c->direct = SINK_NONE;
+	rx_after(c, ret);
+	if (!first && !c->failed)
 		conn_fail(c, SOFT_TCP_DOWN_LOCAL);
+}
+
+/*
+ * The completer's sinks for the rest of the READ response segment being
+ * received (the READ it answers named at its header), while that READ is
+ * still the ORQ's next to answer and the QP is not in ERR (read section
+ * held): 0 and *@cur, or -ENOENT/-EACCES.
+ */
+static int rresp_sink(struct soft_tcp *c, struct soft_cursor *cur)
+{
+	struct soft_hdr h = { .kind = SOFT_PKT_READ_RESP,
+			      .seq = c->rr_seq,
+			      .va = c->rr_off + c->seg_len,
+			      .length = c->cur.pay_len - c->seg_len,
+			      .more = !c->cur.last };
+	bool live;
+
+	pthread_mutex_lock(&c->tx_lock);
+	live = c->orq_rx < c->orq_count &&
+	       orq_at(c, c->orq_rx)->seq == c->rr_seq;
+	pthread_mutex_unlock(&c->tx_lock);
+	if (!live || soft_qp_state(c->qp) == IB_QPS_ERR)
+		return -ENOENT;
+	return rdmarw__soft_comp_read_sink(c->qp, &h, cur);
+}
+
+/* The sink of the rest of the segment (read section held): see above. */
+static int sink_get(struct soft_tcp *c, struct soft_cursor *cur,
+		    struct soft_region *rg)
+{
+	if (c->direct == SINK_RRESP)
+		return rresp_sink(c, cur);
+	*cur = (struct soft_cursor){ .rg = rg, .n = 1 };
+	return sink_check(c, rg);
+}
+
+/* The sink's iovecs for @len bytes from its start (at most @max). */
+static int sink_iov(struct soft_tcp *c, const struct soft_cursor *cur, u32 *len,
+		    struct iovec *iov, int max, int *n)
+{
+	(void)c;
+	return tx_gather(cur, 0, len, iov, max, n);
+}
+
+/* A received piece of the payload (CRC fed already): into the sink, checked
+ * again (the MR may have gone since the header). */
+static void sink_put(struct soft_tcp *c, const u8 *data, u32 n)
+{
+	struct soft_qp *qp = c->qp;
+	struct iovec iov[TX_IOV];
+	struct soft_cursor cur;
+	struct soft_region rg;
+	int ret, k = 0;
+
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = sink_get(c, &cur, &rg);
+	while (!ret && n) {
+		u32 len = n;
+
+		if (sink_iov(c, &cur, &len, iov, TX_IOV, &k) || !len) {
+			ret = -EFAULT;
+			break;
+		}
+		for (int i = 0; i < k; i++) {
+			memcpy(iov[i].iov_base, data, iov[i].iov_len);
+			data += iov[i].iov_len;
+		}
+		c->seg_len += len;
+		n -= len;
+		if (n)
+			ret = sink_get(c, &cur, &rg);
+	}
+	soft_br_read_unlock(qp->resp_rd);
+	if (!ret)
+		return;
+	sink_refused(c, ret);
+	if (!c->failed) {
+		/* dropped before its first byte: the frame goes whole */
+		memcpy(c->seg + c->seg_len, data, n);
+		c->seg_len += n;
+	}
+}
+
+/*
+ * Receive the payload left straight into the sink, the CRC fed from it,
+ * and after it (when the sink's iovecs hold all of it) the trailer and
+ * the next FPDU's header into the receive buffer.  The recv() of at most
+ * what the header announced, the range the responder accepted, runs
+ * inside the read section: the sink cannot go meanwhile.  Return: what
+ * recvmsg() returned.
+ */
+static ssize_t sink_recv(struct soft_tcp *c, size_t left)
+{
+	struct soft_qp *qp = c->qp;
+	struct iovec iov[TX_IOV + 1];
+	struct msghdr m = { .msg_iov = iov };
+	struct iwarp_term_info t;
+	struct soft_cursor cur;
+	struct soft_region rg;
+	u32 len = (u32)left;
+	size_t placed;
+	ssize_t r = -1;
+	int ret, err, k = 0;
+
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = sink_get(c, &cur, &rg);
+	if (ret || sink_iov(c, &cur, &len, iov, TX_IOV, &k) || !len) {
+		soft_br_read_unlock(qp->resp_rd);
+		sink_refused(c, ret ? ret : SOFT_RCV_DROP);
+		errno = EAGAIN;
+		return -1;
+	}
+	if (len == left)
+		iov[k++] = (struct iovec){
+			c->rxb,
+			3 + IWARP_MPA_CRC_LEN +
+				(size_t)rdmarw__iwarp_hdr_len(IWARP_OP_WRITE)
+		};
+	m.msg_iovlen = (size_t)k;
+	r = recvmsg(c->fd, &m, MSG_DONTWAIT);
+	err = errno;
+	if (r > 0) {
+		placed = (size_t)r < len ? (size_t)r : len;
+		c->seg_len += (u32)placed;
+		for (int i = 0; placed; i++) {
+			size_t n = iov[i].iov_len < placed ? iov[i].iov_len :
+							     placed;
+
+			rdmarw__iwarp_rx_placed(&c->rx, iov[i].iov_base, n, &t);
+			placed -= n;
+		}
+	}
+	soft_br_read_unlock(qp->resp_rd);
+	errno = err;
+	return r;
 }
 
 static void rx_request(struct soft_tcp *c, struct soft_pkt *pkt)
@@ -851,6 +1037,8 @@ static void rx_request(struct soft_tcp *c, struct soft_pkt *pkt)
 	}
 	rx_deliver(c, pkt);
 }
+
+static void rresp_account(struct soft_tcp *c, int ret);
 
 /* A READ response segment: it must continue the oldest READ in flight
  * that is not answered yet. */
@@ -904,6 +1092,18 @@ static void rx_rresp(struct soft_tcp *c)
 	soft_br_read_lock(&f->mem_lock, qp->resp_rd);
 	ret = rdmarw__soft_rcv(qp, &pkt);
 	soft_br_read_unlock(qp->resp_rd);
+	rresp_account(c, ret);
+}
+
+/* The ORQ's account of the READ response segment just placed (the
+ * completer's answer @ret). */
+static void rresp_account(struct soft_tcp *c, int ret)
+{
+	const struct iwarp_hdr *h = &c->cur;
+	struct soft_qp *qp = c->qp;
+	struct tcp_orq *e;
+	bool wake = false;
+
 	pthread_mutex_lock(&c->tx_lock);
 	/* the entry is where it was (only this thread moves orq_rx, and the
 	 * requester pops answered entries only), unless the QP went to ERR
@@ -932,6 +1132,59 @@ static void rx_rresp(struct soft_tcp *c)
 		rdmarw__soft_qp_schedule(qp);
 }
 
+/*
+ * A READ response segment's header: when it continues the READ the ORQ
+ * answers next and the completer accepts that READ's sinks for the
+ * segment's range, its payload goes straight there (siw_proc_rresp()
+ * places before the CRC as well).  Anything else keeps the FPDU's buffer
+ * and meets the same refusals at its end as before.
+ */
+static void rresp_begin(struct soft_tcp *c)
+{
+	const struct iwarp_hdr *h = &c->cur;
+	struct soft_qp *qp = c->qp;
+	struct soft_cursor cur;
+	struct tcp_orq *e = NULL;
+	bool ok;
+	int ret;
+
+	pthread_mutex_lock(&c->tx_lock);
+	if (c->orq_rx < c->orq_count)
+		e = orq_at(c, c->orq_rx);
+	ok = e && !e->rtr && h->to == e->got && h->pay_len <= e->len - e->got &&
+	     (!h->last || e->got + h->pay_len == e->len);
+	if (ok) {
+		c->rr_seq = e->seq;
+		c->rr_off = e->got;
+	}
+	pthread_mutex_unlock(&c->tx_lock);
+	if (!ok)
+		return;
+	c->direct = SINK_RRESP;
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = rresp_sink(c, &cur);
+	soft_br_read_unlock(qp->resp_rd);
+	if (ret)
+		c->direct = SINK_NONE;
+}
+
+/* A READ response segment placed whole, its CRC right: answer. */
+static void rresp_placed(struct soft_tcp *c)
+{
+	struct soft_hdr h = { .kind = SOFT_PKT_READ_RESP,
+			      .seq = c->rr_seq,
+			      .va = c->rr_off,
+			      .length = c->seg_len,
+			      .more = !c->cur.last };
+	struct soft_qp *qp = c->qp;
+	int ret;
+
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = rdmarw__soft_comp_read_placed(qp, &h);
+	soft_br_read_unlock(qp->resp_rd);
+	rresp_account(c, ret);
+}
+
 /* The first FPDU from the peer: a responder of an RTR exchange may send. */
 static void rx_first(struct soft_tcp *c)
 {
@@ -958,6 +1211,17 @@ static void rx_fpdu(struct soft_tcp *c)
 
 	if (!c->got_first)
 		rx_first(c);
+	if (c->direct == SINK_WRITE) {
+		/* placed already, its CRC right */
+		c->direct = SINK_NONE;
+		soft_count(&c->qp->st_resp_bytes, c->seg_len);
+		return;
+	}
+	if (c->direct == SINK_RRESP) {
+		c->direct = SINK_NONE;
+		rresp_placed(c);
+		return;
+	}
 	switch (h->opcode) {
 	case IWARP_OP_READ_RESP:
 		rx_rresp(c);
@@ -981,6 +1245,36 @@ static void rx_fpdu(struct soft_tcp *c)
 		break;
 	}
 	rx_request(c, &pkt);
+}
+
+/*
+ * A header checked by the parser: a WRITE's payload goes straight to its
+ * sink once the responder accepted the whole segment's range (siw's
+ * siw_proc_write() checks the STag before the data); a refusal TERMINATEs
+ * before a byte is placed.  The rest keep the FPDU's buffer: SENDs and
+ * READ responses are placed by their roles once the CRC is right.
+ */
+static void rx_header(struct soft_tcp *c)
+{
+	struct soft_qp *qp = c->qp;
+	struct soft_region rg;
+	int ret;
+
+	c->direct = SINK_NONE;
+	if (!c->cur.pay_len)
+		return;
+	if (c->cur.opcode == IWARP_OP_READ_RESP) {
+		rresp_begin(c);
+		return;
+	}
+	if (c->cur.opcode != IWARP_OP_WRITE)
+		return;
+	c->direct = SINK_WRITE;
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = sink_check(c, &rg);
+	soft_br_read_unlock(qp->resp_rd);
+	if (ret)
+		sink_refused(c, ret);
 }
 
 /* Feed the bytes received to the parser, one event at a time. */
@@ -1011,8 +1305,13 @@ static void rx_parse(struct soft_tcp *c)
 			c->bad_len = c->rx.cur.hdr_len;
 			memcpy(c->bad_hdr, c->rx.hdr, c->bad_len);
 			c->seg_len = 0;
+			rx_header(c);
 			break;
 		case IWARP_RX_PAY:
+			if (c->direct) {
+				sink_put(c, data, (u32)n);
+				break;
+			}
 			/* at most the ULPDU's 16-bit length in all */
 			memcpy(c->seg + c->seg_len, data, n);
 			c->seg_len += (u32)n;
@@ -1044,7 +1343,19 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 		c->rx_pos = 0;
 		c->rx_len = 0;
 		left = rdmarw__iwarp_rx_pay_left(&c->rx);
-		if (left) {
+		if (left && c->direct) {
+			r = sink_recv(c, left);
+			if (c->failed)
+				return;
+			if (!c->direct)
+				continue; /* dropped: the FPDU's buffer */
+			if (r > 0) {
+				/* beyond the payload: trailer, next header */
+				if ((size_t)r > left)
+					c->rx_len = (size_t)r - left;
+				continue;
+			}
+		} else if (left) {
 			/* inside a payload: straight into the FPDU's buffer,
 			 * no pass through the receive buffer */
 			u8 *p = c->seg + c->seg_len;
@@ -1082,9 +1393,28 @@ static void conn_run(struct soft_tcp *c, bool *more)
 		conn_fail(c, SOFT_TCP_DOWN_LOCAL);
 	if (!c->failed)
 		conn_rx(c, more);
-	irq_pump(c);
+	/*
+	 * READ responses while the socket takes them: a drain that emptied
+	 * the buffer without EAGAIN arms no EPOLLOUT edge, so the IRQ must
+	 * not wait for one (the budget spent: next batch).
+	 */
+	for (int i = 0;; i++) {
+		bool left;
+
+		irq_pump(c);
+		pthread_mutex_lock(&c->tx_lock);
+		tx_drain(c);
+		left = c->irq_count && !c->tx_err && !c->term_sent &&
+		       !c->failed && tx_free(c) >= TX_CAP / 2;
+		pthread_mutex_unlock(&c->tx_lock);
+		if (!left)
+			break;
+		if (i == RX_BUDGET) {
+			*more = true;
+			break;
+		}
+	}
 	pthread_mutex_lock(&c->tx_lock);
-	tx_drain(c);
 	maybe_shut(c);
 	wake = c->tx_waiting && !c->tx_hold &&
 	       (c->tx_err || c->closing || tx_free(c) >= TX_CAP / 2);

@@ -4,8 +4,8 @@
 # READ and SEND, -b, the server's report, the JSON records.
 #
 # On the software device the two ends are threads of one process, each on
-# its own device, connected through rdma_cm (the software device's
-# connection manager does not reach other processes).  With
+# its own device, connected through rdma_cm; on siw-tcp (iWARP over TCP)
+# the server and the client also run as two processes over loopback.  With
 # RDMARW_TEST_DEVICE and RDMARW_TEST_ADDR (an ibv device and its IP, as
 # the conformance tests take them: tests/lab/README.md) the server and the
 # client also run as two processes on that device.
@@ -71,6 +71,42 @@ if ! timeout 60 "$perf" --lat -n 50 -s 8 >"$out" 2>"$err" ||
 fi
 }
 
+# two processes on the software device over TCP (siw-tcp, issue 28): the
+# server with no HOST, the client given 127.0.0.1
+[ -n "${RDMARW_LAB:-}" ] || {
+port=$((20000 + ($$ + 7) % 20000))
+for t in "--lat -n 100 -s 64 --dir write,read,send" \
+	 "-n 300 -s 64K --dir write,read,send" "-b -n 200 -s 4K"; do
+	timeout 60 "$perf" --profile siw-tcp -p $port --json >"$srv" 2>"$err" &
+	spid=$!
+	# until the server's socket listens (/proc/net/tcp*: local port in
+	# hex, state 0A), at most 10 s
+	hex=$(printf '%04X' $port) i=0
+	while ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		awk -v p=":$hex" '$2 ~ p "$" && $4 == "0A" { f = 1 }
+			END { exit !f }' && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	# shellcheck disable=SC2086 # $t: the options
+	if ! timeout 60 "$perf" --profile siw-tcp -p $port --json $t \
+		127.0.0.1 >"$out" 2>>"$err" || ! wait $spid; then
+		echo "FAIL: two processes on siw-tcp: $t" >&2
+		sed 's/^/  | /' "$err" >&2
+		fails=$((fails + 1))
+		wait $spid
+		port=$((port + 1))
+		continue
+	fi
+	case "$t" in
+	--lat*) check "siw-tcp $t" lat:WRITE,READ,SEND "$out" "$srv" ;;
+	-b*) check "siw-tcp $t" bw:WRITE,READ:bidir "$out" "$srv" ;;
+	*) check "siw-tcp $t" bw:WRITE,READ,SEND "$out" "$srv" ;;
+	esac
+	port=$((port + 1))
+done
+}
+
 # two processes on an ibv device
 dev=${RDMARW_TEST_DEVICE:-} addr=${RDMARW_TEST_ADDR:-}
 if [ -n "$dev" ] && [ -n "$addr" ]; then
@@ -97,9 +133,8 @@ if [ -n "$dev" ] && [ -n "$addr" ]; then
 		port=$((port + 1))
 	done
 else
-	echo "perf_cs: two processes skipped (RDMARW_TEST_DEVICE and" \
-		"RDMARW_TEST_ADDR name an ibv device; the software device's" \
-		"connection manager does not reach other processes)"
+	echo "perf_cs: two processes on an ibv device skipped" \
+		"(RDMARW_TEST_DEVICE and RDMARW_TEST_ADDR name one)"
 fi
 [ "$fails" -eq 0 ] || exit 1
 echo "perf_cs: latency ordered and positive, every end reported"

@@ -9,12 +9,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <math.h>
 #include <netdb.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <rdmarw/soft.h>
 #ifdef RDMARW_HAVE_IBV
@@ -412,7 +414,7 @@ static void *cs_map(size_t len)
 static int cs_declare(struct cs_conn *c, void *p, size_t len)
 {
 #ifdef RDMARW_HAVE_IBV
-	if (c->o->mode != PERF_SOFT_CS)
+	if (!perf_cs_soft(c->o))
 		return rdmarw_ibv_declare(c->pd, p, len);
 #endif
 	(void)c;
@@ -1405,24 +1407,124 @@ out:
 	return ret ? 1 : 0;
 }
 
+bool perf_cs_soft(const struct perf_opts *o)
+{
+	return o->mode == PERF_SOFT_CS || (o->profile_set && !o->device);
+}
+
+/* ---- one end on a software device over TCP (siw-tcp) -------------------- */
+
+struct tcp_end {
+	struct soft_fabric *fab;
+	struct ib_device *dev;
+};
+
+/* The address this host sends from to @dst (a connected UDP socket's). */
+static int source_of(const struct sockaddr_storage *dst,
+		     struct sockaddr_storage *src)
+{
+	socklen_t len = sizeof(*src);
+	int fd = socket(dst->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)dst,
+		    dst->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						 sizeof(struct sockaddr_in)) ||
+	    getsockname(fd, (struct sockaddr *)src, &len))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The device of a siw-tcp end in its own process (issue 28): the server's
+ * answers to every address of this host's interfaces (a request arrives
+ * at one of them), the client's to the address it sends to @dst from.
+ */
+static int tcp_end_open(const struct perf_opts *o,
+			const struct sockaddr_storage *dst, struct tcp_end *e)
+{
+	struct soft_profile prof;
+	struct ifaddrs *ifs, *i;
+	int ret, n = 0;
+
+	soft_profile_get(o->profile, &prof);
+	prof.iommu = o->iommu;
+	prof.threaded = o->threaded;
+	e->fab = soft_fabric_create();
+	if (IS_ERR(e->fab)) {
+		ret = (int)PTR_ERR(e->fab);
+		e->fab = NULL;
+		return ret;
+	}
+	e->dev = soft_device_create(e->fab, "perf_tcp%d", &prof);
+	if (IS_ERR(e->dev)) {
+		ret = (int)PTR_ERR(e->dev);
+		e->dev = NULL;
+		return ret;
+	}
+	if (dst) {
+		struct sockaddr_storage src;
+
+		ret = source_of(dst, &src);
+		return ret ? ret :
+			     soft_device_add_addr(e->dev,
+						  (struct sockaddr *)&src);
+	}
+	if (getifaddrs(&ifs))
+		return -errno;
+	for (i = ifs; i; i = i->ifa_next)
+		if (i->ifa_addr &&
+		    (i->ifa_addr->sa_family == AF_INET ||
+		     i->ifa_addr->sa_family == AF_INET6) &&
+		    !soft_device_add_addr(e->dev, i->ifa_addr))
+			n++;
+	freeifaddrs(ifs);
+	return n ? 0 : -EADDRNOTAVAIL;
+}
+
+static void tcp_end_close(struct tcp_end *e)
+{
+	if (e->dev && soft_device_destroy(e->dev))
+		fprintf(stderr, PERF_TOOL ": soft_device_destroy refused\n");
+	if (e->fab && soft_fabric_destroy(e->fab))
+		fprintf(stderr, PERF_TOOL ": soft_fabric_destroy refused\n");
+}
+
 int perf_cs_run(const struct perf_opts *o)
 {
 	struct sockaddr_storage ss;
 	struct sockaddr_in any = { .sin_family = AF_INET };
+	struct tcp_end te = { NULL, NULL };
+	bool soft = perf_cs_soft(o);
 	int ret;
 
 	if (o->mode == PERF_SOFT_CS)
 		return run_soft(o);
 	if (o->mode == PERF_CLIENT && sockaddr_of(o->host, o->port, &ss))
 		return 1;
-	if (ibv_devices_open(o))
+	if (soft) {
+		ret = tcp_end_open(o, o->mode == PERF_CLIENT ? &ss : NULL, &te);
+		if (ret) {
+			fprintf(stderr, PERF_TOOL ": --profile %s: %s\n",
+				o->profile, strerror(-ret));
+			tcp_end_close(&te);
+			return 1;
+		}
+	} else if (ibv_devices_open(o)) {
 		return 1;
+	}
 	if (o->mode == PERF_CLIENT) {
 		ret = run_client(o, NULL, (struct sockaddr *)&ss, o->host);
 	} else {
 		any.sin_port = htons((u16)o->port);
 		ret = run_server(o, (struct sockaddr *)&any, stdout, NULL);
 	}
-	ibv_devices_close();
+	if (soft)
+		tcp_end_close(&te);
+	else
+		ibv_devices_close();
 	return ret ? 1 : 0;
 }

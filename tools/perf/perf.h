@@ -148,6 +148,15 @@ void perf_rec_emit(struct perf_rec *r, const struct perf_opts *o,
 /* ---- client/server (cs.c) --------------------------------------------- */
 
 /**
+ * perf_cs_soft() - does this client/server run use a software device
+ * @o: the options, mode picked
+ *
+ * Return: true for both ends in this process, and for one end on a
+ * software device over TCP (--profile siw-tcp, no -d).
+ */
+bool perf_cs_soft(const struct perf_opts *o);
+
+/**
  * perf_cs_run() - a run of @o->mode PERF_SERVER, PERF_CLIENT or PERF_SOFT_CS
  * @o: the options
  *
