@@ -477,6 +477,78 @@ void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/* ---- io_uring --------------------------------------------------------------------- */
+
+#ifdef RDMARW_HAVE_URING
+static void uring_close(struct nvmet_ns *ns)
+{
+	nvmet_uring_close(ns);
+	fd_close(ns);
+}
+
+static const struct nvmet_backend_ops nvmet_file_uring_ops = {
+	.name = "file",
+	.open = file_open,
+	.close = uring_close,
+	.submit = nvmet_uring_submit,
+	.poll = nvmet_uring_poll,
+	.write_zeroes = file_write_zeroes,
+	.discard = file_discard,
+};
+
+static const struct nvmet_backend_ops nvmet_bdev_uring_ops = {
+	.name = "bdev",
+	.open = bdev_open,
+	.close = uring_close,
+	.submit = nvmet_uring_submit,
+	.poll = nvmet_uring_poll,
+	.write_zeroes = bdev_write_zeroes,
+	.discard = bdev_discard,
+};
+#endif
+
+/*
+ * A file or block device is open: io_uring for its Read, Write and Flush
+ * unless asked not to or unavailable, said either way.
+ */
+static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
+{
+	const char *why = "asked";
+#ifdef RDMARW_HAVE_URING
+	int ret;
+
+	if (o->io_engine != NVMET_IO_ENGINE_SYNC) {
+		ret = nvmet_uring_open(ns, o);
+		if (!ret) {
+			ns->ops = o->type == NVMET_BACKEND_FILE ?
+					  &nvmet_file_uring_ops :
+					  &nvmet_bdev_uring_ops;
+			nvmet_printk(NVMET_LOG_NOTICE,
+				     "rdmarw-nvmet: namespace %u: io_uring, %s",
+				     ns->nsid,
+				     nvmet_uring_direct(ns) ?
+					     "O_DIRECT for aligned I/O" :
+					     "buffered");
+			return;
+		}
+		why = ret == -ENOSYS ? "ENOSYS" :
+		      ret == -EPERM  ? "EPERM" :
+				       strerror(-ret);
+		nvmet_printk(NVMET_LOG_NOTICE,
+			     "rdmarw-nvmet: namespace %u: io_uring unavailable "
+			     "(%s): synchronous file I/O",
+			     ns->nsid, why);
+		return;
+	}
+#else
+	if (o->io_engine != NVMET_IO_ENGINE_SYNC)
+		why = "built without liburing";
+#endif
+	nvmet_printk(NVMET_LOG_NOTICE,
+		     "rdmarw-nvmet: namespace %u: synchronous file I/O (%s)",
+		     ns->nsid, why);
+}
+
 /* ---- entry ------------------------------------------------------------------------- */
 
 /*
@@ -521,6 +593,8 @@ int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		ns->ops = NULL;
 		return ret;
 	}
+	if (o->type != NVMET_BACKEND_RAM)
+		nvmet_ns_pick_io(ns, o);
 	if (o->test_delay_ms || o->test_errno) {
 		ret = delay_start(ns, o);
 		if (ret) {

@@ -150,6 +150,14 @@ struct nvmet_backend_ops {
 	int (*discard)(struct nvmet_ns *ns, u64 len, u64 off);
 };
 
+/* backend-uring.c (with liburing: RDMARW_HAVE_URING) */
+int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
+void nvmet_uring_close(struct nvmet_ns *ns);
+bool nvmet_uring_direct(const struct nvmet_ns *ns);
+int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io);
+int nvmet_uring_poll(struct nvmet_ns *ns);
+void nvmet_uring_counts(struct nvmet_ns *ns, u64 *direct, u64 *buffered);
+
 /* ---- statistics (stats.c) ---------------------------------------------------- */
 
 /* The statuses counted one by one; every other under NVMET_SST_OTHER. */
@@ -207,6 +215,7 @@ struct nvmet_ns {
 	const struct nvmet_backend_ops *ops;
 	int fd; /* file and bdev */
 	void *ram; /* ram */
+	struct nvmet_uring *uring; /* file, bdev: io_uring's (NULL: none) */
 	struct nvmet_ns_delay *delay; /* opts.test_delay_ms, test_errno */
 };
 

@@ -13,12 +13,111 @@
  * - a slow namespace stalls no other: while namespace 1's commands are
  *   held (by event: the delay counts them), namespace 2's complete on the
  *   other queue and on the same one, and namespace 1's complete only when
- *   released.
+ *   released; also with namespace 2 a file through io_uring;
+ * - io_uring (file namespaces): random reads and writes on two queues,
+ *   every byte checked against the host's shadow and then the file's own
+ *   bytes (pread) against it too, on tmpfs (/dev/shm) and on the
+ *   worktree's file system (the test's directory under build/), with
+ *   O_DIRECT (aligned I/O went O_DIRECT: counted) and buffered (none did);
+ *   the fallback ($RDMARW_NVMET_NO_URING=1, as io_uring_queue_init()
+ *   failing) and the synchronous engine give the same bytes;
+ * - no heap allocation per I/O through io_uring (the allocation counter
+ *   of test_nvmet_pool.c, after its warm-up).
  */
-#include "nvmet_env.h"
+#include "nv_io.h"
 #include "nvmet_int.h"
 
+#include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
+
+/*
+ * Heap allocations, counted (the pattern of test_nvmet_pool.c): not under
+ * ASan, whose allocator owns malloc, nor valgrind (nv_counting()).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define NV_COUNT_ALLOCS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NV_COUNT_ALLOCS 0
+#endif
+#endif
+#ifndef NV_COUNT_ALLOCS
+#define NV_COUNT_ALLOCS 1
+#endif
+
+static unsigned long nv_allocs;
+
+#if NV_COUNT_ALLOCS
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t nmemb, size_t n);
+extern void *__libc_realloc(void *p, size_t n);
+extern void *__libc_memalign(size_t align, size_t n);
+
+static inline void nv_count(void)
+{
+	__atomic_add_fetch(&nv_allocs, 1, __ATOMIC_RELAXED);
+}
+
+void *malloc(size_t n)
+{
+	nv_count();
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t nmemb, size_t n)
+{
+	nv_count();
+	return __libc_calloc(nmemb, n);
+}
+
+void *realloc(void *p, size_t n)
+{
+	nv_count();
+	return __libc_realloc(p, n);
+}
+
+void *memalign(size_t align, size_t n)
+{
+	nv_count();
+	return __libc_memalign(align, n);
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+	nv_count();
+	return __libc_memalign(align, n);
+}
+
+int posix_memalign(void **p, size_t align, size_t n)
+{
+	void *q;
+
+	nv_count();
+	if (!align || (align & (align - 1)) || align % sizeof(void *))
+		return EINVAL;
+	q = __libc_memalign(align, n);
+	if (!q)
+		return ENOMEM;
+	*p = q;
+	return 0;
+}
+#endif
+
+static unsigned long nv_allocs_now(void)
+{
+	return __atomic_load_n(&nv_allocs, __ATOMIC_RELAXED);
+}
+
+static bool nv_counting(void)
+{
+	void *(*volatile alloc)(size_t) = malloc;
+	unsigned long before = nv_allocs_now();
+	void *p = alloc(16);
+
+	free(p);
+	return NV_COUNT_ALLOCS && nv_allocs_now() != before;
+}
 
 #define NV_HELD_MS 600000 /* held until released, in practice */
 
@@ -258,12 +357,239 @@ static void test_slow_ns_ram(void **state)
 	slow_case(&ns2);
 }
 
+/* ---- io_uring ---------------------------------------------------------- */
+
+/* A fresh file under @dir for namespace 1 (removed by nv_env_fini()). */
+static void nv_file(struct nv_env *e, const char *dir, struct nvmet_ns_opts *o)
+{
+	int fd;
+
+	snprintf(e->path, sizeof(e->path), "%s/nvmet-backend-XXXXXX", dir);
+	fd = mkstemp(e->path);
+	if (fd < 0)
+		fail_msg("mkstemp %s: %s", e->path, strerror(errno));
+	close(fd);
+	o->type = NVMET_BACKEND_FILE;
+	o->path = e->path;
+	o->size = 4u << 20;
+}
+
+/* The file's bytes, read directly, against the host's shadow. */
+static void nv_file_matches(const char *path, const u8 *shadow, u64 size)
+{
+	u8 *buf = malloc(size);
+	int fd = open(path, O_RDONLY);
+
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, size, 0), (ssize_t)size);
+	close(fd);
+	assert_memory_equal(buf, shadow, size);
+	free(buf);
+}
+
+enum nv_mode {
+	NV_DIRECT, /* io_uring, O_DIRECT where the file system takes it */
+	NV_BUFFERED, /* io_uring, buffered */
+	NV_FALLBACK, /* io_uring unavailable */
+	NV_SYNC, /* the synchronous engine, asked */
+};
+
+static void uring_case(const char *dir, enum nv_mode mode, bool want_direct)
+{
+	static struct nv_env e;
+	static struct nvmet_ns_opts ns[1];
+	struct nvmet_ns *n;
+	static char path[256];
+	struct nv_run run;
+	u64 direct, buffered;
+
+	memset(ns, 0, sizeof(ns));
+	memset(&e, 0, sizeof(e));
+	nv_file(&e, dir, &ns[0]);
+	/* nv_env_init() clears e.path: the options point elsewhere */
+	snprintf(path, sizeof(path), "%s", e.path);
+	ns[0].path = path;
+	ns[0].buffered = mode == NV_BUFFERED;
+	ns[0].io_engine =
+		mode == NV_SYNC ? NVMET_IO_ENGINE_SYNC : NVMET_IO_ENGINE_AUTO;
+	if (mode == NV_FALLBACK)
+		setenv("RDMARW_NVMET_NO_URING", "1", 1);
+	nv_start(&e, ns, 1);
+	unsetenv("RDMARW_NVMET_NO_URING");
+	snprintf(e.path, sizeof(e.path), "%s", path);
+	n = nv_ns(&e, 1);
+	if (mode == NV_FALLBACK || mode == NV_SYNC) {
+		assert_null(n->uring);
+	} else {
+		assert_non_null(n->uring);
+		if (mode == NV_BUFFERED)
+			assert_false(nvmet_uring_direct(n));
+		else if (want_direct)
+			assert_true(nvmet_uring_direct(n));
+	}
+	nv_io_run(&run, &e, 2, 8, 24, 77);
+	if (run.failed)
+		fail_msg("%d failures; first: %s", run.failed, run.why);
+	assert_true(run.reads > 0);
+	assert_true(run.writes > 0);
+	nv_io_verify(&run);
+	nv_file_matches(path, run.shadow, e.ns_size);
+	if (n->uring) {
+		nvmet_uring_counts(n, &direct, &buffered);
+		/* the in-capsule writes at least are not page aligned */
+		assert_true(buffered > 0);
+		if (nvmet_uring_direct(n))
+			assert_true(direct > 0);
+		else
+			assert_int_equal(direct, 0);
+	}
+	nv_io_free(&run);
+	nv_env_fini(&e);
+}
+
+static void test_uring_tmpfs_direct(void **state)
+{
+	(void)state;
+	uring_case("/dev/shm", NV_DIRECT, false);
+}
+
+static void test_uring_tmpfs_buffered(void **state)
+{
+	(void)state;
+	uring_case("/dev/shm", NV_BUFFERED, false);
+}
+
+static void test_uring_disk_direct(void **state)
+{
+	(void)state;
+	uring_case(".", NV_DIRECT, true);
+}
+
+static void test_uring_disk_buffered(void **state)
+{
+	(void)state;
+	uring_case(".", NV_BUFFERED, false);
+}
+
+static void test_uring_fallback(void **state)
+{
+	(void)state;
+	uring_case(".", NV_FALLBACK, false);
+}
+
+static void test_sync_engine(void **state)
+{
+	(void)state;
+	uring_case("/dev/shm", NV_SYNC, false);
+}
+
+/* Namespace 2 a file through io_uring while namespace 1 holds its I/O. */
+#define NV_BURST 8
+
+/* NV_BURST commands of @nlb blocks at once on queue 1, waited for. */
+static void nv_burst(struct nv_env *e, u8 opcode, u32 nlb, u8 *buf)
+{
+	static struct nv_rq r[NV_BURST];
+	unsigned int i;
+
+	for (i = 0; i < NV_BURST; i++) {
+		nv_rq_init(&r[i], opcode, 1, (u64)i * nlb, nlb,
+			   buf + (size_t)i * nlb * 512, 512);
+		nv_submit(e, 1, &r[i]);
+	}
+	for (i = 0; i < NV_BURST; i++) {
+		nv_wait_for(nv_rq_is_done(&r[i]));
+		assert_int_equal(r[i].rq.error, 0);
+		assert_int_equal(r[i].rq.status, 0);
+	}
+}
+
+static void nv_bursts(struct nv_env *e, u8 *buf)
+{
+	nv_burst(e, nvme_cmd_write, 8, buf);
+	nv_burst(e, nvme_cmd_read, 8, buf);
+	nv_burst(e, nvme_cmd_write, 256, buf);
+	nv_burst(e, nvme_cmd_read, 256, buf);
+	nv_burst(e, nvme_cmd_write, 1, buf);
+	nv_burst(e, nvme_cmd_read, 1, buf);
+}
+
+/*
+ * No heap allocation per I/O through io_uring (O_DIRECT and buffered:
+ * 4 KiB and 128 KiB keyed and in-capsule, 512 B unaligned, Flush), once
+ * warmed up as test_nvmet_pool does.
+ */
+static void test_uring_no_alloc(void **state)
+{
+	static struct nv_env e;
+	static struct nvmet_ns_opts ns[1];
+	static char path[256];
+	unsigned long before, after;
+	struct nv_rq r;
+	u8 *buf;
+	int i;
+
+	(void)state;
+	if (!nv_counting())
+		skip();
+	memset(ns, 0, sizeof(ns));
+	nv_file(&e, ".", &ns[0]);
+	snprintf(path, sizeof(path), "%s", e.path);
+	ns[0].path = path;
+	nv_start(&e, ns, 1);
+	snprintf(e.path, sizeof(e.path), "%s", path);
+	assert_non_null(nv_ns(&e, 1)->uring);
+	buf = aligned_alloc(4096, NV_BURST * 128 * 1024);
+	assert_non_null(buf);
+	memset(buf, 0x3c, NV_BURST * 128 * 1024);
+	for (i = 0; i < 4; i++)
+		nv_bursts(&e, buf);
+	before = nv_allocs_now();
+	nv_bursts(&e, buf);
+	for (i = 0; i < 16; i++) {
+		nv_rq_init(&r, i & 1 ? nvme_cmd_read : nvme_cmd_write, 1,
+			   (u64)i * 8, 8, buf, 512);
+		assert_int_equal(nv_exec(&e, 1, &r), 0);
+	}
+	nv_rq_init(&r, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	assert_int_equal(nv_exec(&e, 1, &r), 0);
+	after = nv_allocs_now();
+	assert_int_equal(after - before, 0);
+	free(buf);
+	nv_env_fini(&e);
+}
+
+static void test_slow_ns_uring(void **state)
+{
+	static char path[256];
+	struct nvmet_ns_opts ns2 = { 0 };
+	struct nv_env tmp;
+
+	(void)state;
+	nv_file(&tmp, ".", &ns2);
+	snprintf(path, sizeof(path), "%s", tmp.path);
+	ns2.path = path;
+	slow_case(&ns2);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_later_done, nv_teardown),
 		cmocka_unit_test_teardown(test_errors, nv_teardown),
 		cmocka_unit_test_teardown(test_slow_ns_ram, nv_teardown),
+		cmocka_unit_test_teardown(test_slow_ns_uring, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_tmpfs_direct, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_tmpfs_buffered,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_uring_disk_direct, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_disk_buffered,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_uring_fallback, nv_teardown),
+		cmocka_unit_test_teardown(test_sync_engine, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_no_alloc, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * io_uring for file and block-device namespaces (liburing): Read, Write
+ * and Flush are submitted from the thread that executes the command (the
+ * queue's) and completed from the ring's completion queue by the
+ * namespace's reaper thread, which calls io->done (the kernel's
+ * nvmet_file_io_done() and nvmet_bio_done(): submit, then a callback from
+ * another context).  A slow device thus holds only its own commands.
+ *
+ * One ring per namespace: its file descriptors and O_DIRECT choice live
+ * there, the reaper count is bounded by the namespaces, and a namespace
+ * is closed only when no request holds it, so nothing is in flight when
+ * the ring goes.  Submitters (the queues' threads) share the ring's
+ * submission side under @sq_lock, held for one SQE and one
+ * io_uring_enter(); a ring per queue thread would remove that lock and is
+ * what a poll group would bring (the @poll hook reaps on the caller's
+ * thread, without sleeping).
+ *
+ * O_DIRECT when the file system or device takes it (a probe read at
+ * open) and the I/O is aligned as it asks (statx's DIO alignment, else
+ * 4096): the transport's data pool is page aligned; in-capsule data is
+ * not, and goes through the buffered descriptor, as does what a short
+ * transfer leaves unaligned.  Short transfers are continued, -EAGAIN
+ * resubmitted (a bounded number of times), a read past the end of a
+ * shorter file reads zeroes (as the synchronous backend), a write that
+ * moves nothing fails with -EIO.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "nvmet_int.h"
+
+#define NVMET_URING_SQ 256
+#define NVMET_URING_CQ 4096 /* the most I/Os in flight on one ring */
+#define NVMET_URING_RETRIES 16 /* -EAGAIN resubmissions of one I/O */
+#define NVMET_URING_ROOM_WAIT_US 5000000 /* bound of a full ring's wait */
+#define NVMET_URING_DIO_ALIGN 4096
+
+/*
+ * io->state: the submissions so far, whether the last went O_DIRECT, and
+ * whether the rest must not (O_DIRECT refused it).
+ */
+#define NVMET_URING_TRIES 0xffff
+#define NVMET_URING_DIRECT 0x10000
+#define NVMET_URING_BUFFERED 0x20000
+
+struct nvmet_uring {
+	struct io_uring ring;
+	pthread_t reaper;
+	pthread_mutex_t sq_lock; /* the submission queue */
+	pthread_mutex_t cq_lock; /* the completion queue: reaper or @poll */
+	int dfd; /* O_DIRECT descriptor, -1: none */
+	u32 mem_align; /* O_DIRECT's buffer alignment */
+	u32 off_align; /* ... and offset and length's */
+	int inflight; /* submitted, not reaped (atomic) */
+	u64 direct_ios, buffered_ios; /* submissions of each kind (@sq_lock) */
+};
+
+/* The reaper's thread: its own completions' resubmissions never wait. */
+static __thread bool nvmet_uring_reaping;
+
+static bool nvmet_uring_aligned(const struct nvmet_uring *u, const void *buf,
+				u64 len, u64 off)
+{
+	return !((uintptr_t)buf % u->mem_align) && !(len % u->off_align) &&
+	       !(off % u->off_align);
+}
+
+/* A full ring: wait (bounded) until the reaper makes room. */
+static int nvmet_uring_room(struct nvmet_uring *u)
+{
+	struct timespec ts = { 0, 50 * 1000 };
+	u32 waited = 0;
+
+	while (__atomic_load_n(&u->inflight, __ATOMIC_ACQUIRE) >=
+	       NVMET_URING_CQ) {
+		if (nvmet_uring_reaping)
+			return 0; /* the kernel keeps overflowed CQEs */
+		if (waited >= NVMET_URING_ROOM_WAIT_US)
+			return -EBUSY;
+		nanosleep(&ts, NULL);
+		waited += 50;
+	}
+	return 0;
+}
+
+/* Put @io (what is left of it) on the ring. */
+static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	struct nvmet_uring *u = ns->uring;
+	char *buf = (char *)io->buf + io->resid;
+	u64 len = io->len - io->resid, off = io->off + io->resid;
+	int fd = ns->fd, state, tries = 0, ret;
+	struct io_uring_sqe *sqe;
+
+	state = ((io->state & NVMET_URING_TRIES) + 1) |
+		(io->state & NVMET_URING_BUFFERED);
+	if (io->op != NVMET_IO_FLUSH && u->dfd >= 0 &&
+	    !(state & NVMET_URING_BUFFERED) &&
+	    nvmet_uring_aligned(u, buf, len, off)) {
+		fd = u->dfd;
+		state |= NVMET_URING_DIRECT;
+	}
+	ret = nvmet_uring_room(u);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&u->sq_lock);
+	sqe = io_uring_get_sqe(&u->ring);
+	if (!sqe) { /* what is queued goes first */
+		io_uring_submit(&u->ring);
+		sqe = io_uring_get_sqe(&u->ring);
+	}
+	if (!sqe) {
+		pthread_mutex_unlock(&u->sq_lock);
+		return -EBUSY;
+	}
+	if (io->op == NVMET_IO_READ)
+		io_uring_prep_read(sqe, fd, buf, (unsigned int)len, off);
+	else if (io->op == NVMET_IO_WRITE)
+		io_uring_prep_write(sqe, fd, buf, (unsigned int)len, off);
+	else
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+	io_uring_sqe_set_data(sqe, io);
+	if (state & NVMET_URING_DIRECT)
+		u->direct_ios++;
+	else
+		u->buffered_ios++;
+	__atomic_add_fetch(&u->inflight, 1, __ATOMIC_RELAXED);
+	/* what this thread wrote to the request, seen by the reaper */
+	__atomic_store_n(&io->state, state, __ATOMIC_RELEASE);
+	do {
+		ret = io_uring_submit(&u->ring);
+	} while ((ret == -EINTR || ret == -EAGAIN || ret == -EBUSY) &&
+		 ++tries < 1000);
+	pthread_mutex_unlock(&u->sq_lock);
+	/*
+	 * The SQE is on the ring either way: a failed enter leaves it for
+	 * the next one, and it completes then; it is not failed here.
+	 */
+	if (ret < 0)
+		nvmet_err("namespace %u: io_uring_submit: %s", ns->nsid,
+			  strerror(-ret));
+	return 0;
+}
+
+/*
+ * nvmet_uring_submit() - the io_uring backend's submit: 0, io->done
+ * called later by the reaper; or -errno (not taken).
+ */
+int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	io->resid = 0;
+	io->state = 0;
+	return nvmet_uring_queue(ns, io);
+}
+
+/* What the ring said of @io: done, continued or resubmitted. */
+static void nvmet_uring_complete(struct nvmet_ns *ns,
+				 struct nvmet_backend_io *io, int res)
+{
+	int state = __atomic_load_n(&io->state, __ATOMIC_ACQUIRE);
+	int ret;
+
+	if (res == -EAGAIN || res == -EINTR ||
+	    (res == -EINVAL && (state & NVMET_URING_DIRECT))) {
+		if ((state & NVMET_URING_TRIES) >= NVMET_URING_RETRIES) {
+			io->done(io, res == -EINVAL ? -EINVAL : -EIO);
+			return;
+		}
+		if (res == -EINVAL) /* O_DIRECT refused it: buffered then */
+			io->state = state | NVMET_URING_BUFFERED;
+		goto again;
+	}
+	if (res < 0 || io->op == NVMET_IO_FLUSH) {
+		io->done(io, res < 0 ? res : 0);
+		return;
+	}
+	if (res == 0) {
+		if (io->op == NVMET_IO_WRITE) {
+			io->done(io, -EIO);
+			return;
+		}
+		/* past the end of a shorter file: zeroes */
+		memset((char *)io->buf + io->resid, 0, io->len - io->resid);
+		io->done(io, 0);
+		return;
+	}
+	io->resid += (u64)res;
+	if (io->resid >= io->len) {
+		io->done(io, 0);
+		return;
+	}
+again:
+	ret = nvmet_uring_queue(ns, io);
+	if (ret)
+		io->done(io, ret);
+}
+
+/* Reap what is there (@cq_lock held); how many. */
+static int nvmet_uring_reap(struct nvmet_ns *ns)
+{
+	struct nvmet_uring *u = ns->uring;
+	struct io_uring_cqe *cqe;
+	struct nvmet_backend_io *io;
+	int n = 0, res;
+
+	while (!io_uring_peek_cqe(&u->ring, &cqe)) {
+		io = io_uring_cqe_get_data(cqe);
+		res = cqe->res;
+		io_uring_cqe_seen(&u->ring, cqe);
+		if (!io)
+			return -ESHUTDOWN; /* the close's NOP */
+		__atomic_sub_fetch(&u->inflight, 1, __ATOMIC_RELEASE);
+		nvmet_uring_complete(ns, io, res);
+		n++;
+	}
+	return n;
+}
+
+static void *nvmet_uring_reaper(void *arg)
+{
+	struct nvmet_ns *ns = arg;
+	struct nvmet_uring *u = ns->uring;
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	nvmet_uring_reaping = true;
+	for (;;) {
+		ret = io_uring_wait_cqe(&u->ring, &cqe);
+		if (ret == -EINTR || ret == -EAGAIN)
+			continue;
+		if (ret) {
+			nvmet_err("namespace %u: io_uring_wait_cqe: %s",
+				  ns->nsid, strerror(-ret));
+			break;
+		}
+		pthread_mutex_lock(&u->cq_lock);
+		ret = nvmet_uring_reap(ns);
+		pthread_mutex_unlock(&u->cq_lock);
+		if (ret == -ESHUTDOWN)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * nvmet_uring_poll() - reap @ns's completions on the caller's thread,
+ * without sleeping (for a transport thread that polls; the reaper does it
+ * otherwise).  Returns how many were reaped; 0 when another thread is
+ * reaping.
+ */
+int nvmet_uring_poll(struct nvmet_ns *ns)
+{
+	struct nvmet_uring *u = ns->uring;
+	int n;
+
+	if (!u || pthread_mutex_trylock(&u->cq_lock))
+		return 0;
+	n = nvmet_uring_reap(ns);
+	pthread_mutex_unlock(&u->cq_lock);
+	return n < 0 ? 0 : n;
+}
+
+/* Whether @fd does O_DIRECT: its alignment, and one aligned read. */
+static bool nvmet_uring_probe_direct(struct nvmet_uring *u, int fd)
+{
+	void *p = NULL;
+	ssize_t n;
+#ifdef STATX_DIOALIGN
+	struct statx stx;
+
+	if (!statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) &&
+	    (stx.stx_mask & STATX_DIOALIGN)) {
+		if (!stx.stx_dio_mem_align || !stx.stx_dio_offset_align)
+			return false; /* the file system says no */
+		u->mem_align = stx.stx_dio_mem_align;
+		u->off_align = stx.stx_dio_offset_align;
+	}
+#endif
+	if (u->mem_align > NVMET_URING_DIO_ALIGN ||
+	    u->off_align > NVMET_URING_DIO_ALIGN)
+		return false; /* larger than the data pool's pages */
+	if (posix_memalign(&p, NVMET_URING_DIO_ALIGN, NVMET_URING_DIO_ALIGN))
+		return false;
+	n = pread(fd, p, NVMET_URING_DIO_ALIGN, 0);
+	free(p);
+	return n >= 0;
+}
+
+/* The O_DIRECT descriptor of @ns's file or device, or -1. */
+static int nvmet_uring_open_direct(struct nvmet_ns *ns,
+				   const struct nvmet_ns_opts *o,
+				   struct nvmet_uring *u)
+{
+	int fd;
+
+	if (o->buffered)
+		return -1;
+	fd = open(o->path,
+		  (o->readonly ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	u->mem_align = NVMET_URING_DIO_ALIGN;
+	u->off_align = NVMET_URING_DIO_ALIGN;
+	if (!nvmet_uring_probe_direct(u, fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * nvmet_uring_open() - give @ns (its file or device open in ns->fd) a ring
+ * and its reaper: 0, or -errno when io_uring cannot be had (the caller
+ * then does synchronous I/O).  $RDMARW_NVMET_NO_URING set to 1 makes it
+ * fail as a kernel without io_uring would (-ENOSYS), for tests.
+ */
+int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
+				     .cq_entries = NVMET_URING_CQ };
+	const char *no = getenv("RDMARW_NVMET_NO_URING");
+	struct nvmet_uring *u;
+	int ret;
+
+	if (no && !strcmp(no, "1"))
+		return -ENOSYS;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	ret = io_uring_queue_init_params(NVMET_URING_SQ, &u->ring, &p);
+	if (ret) {
+		free(u);
+		return ret;
+	}
+	u->dfd = nvmet_uring_open_direct(ns, o, u);
+	pthread_mutex_init(&u->sq_lock, NULL);
+	pthread_mutex_init(&u->cq_lock, NULL);
+	ns->uring = u;
+	ret = pthread_create(&u->reaper, NULL, nvmet_uring_reaper, ns);
+	if (ret) {
+		ns->uring = NULL;
+		pthread_mutex_destroy(&u->sq_lock);
+		pthread_mutex_destroy(&u->cq_lock);
+		if (u->dfd >= 0)
+			close(u->dfd);
+		io_uring_queue_exit(&u->ring);
+		free(u);
+		return -ret;
+	}
+	return 0;
+}
+
+/*
+ * nvmet_uring_direct() - whether @ns's ring does O_DIRECT (for aligned
+ * I/O).
+ */
+bool nvmet_uring_direct(const struct nvmet_ns *ns)
+{
+	return ns->uring && ns->uring->dfd >= 0;
+}
+
+/*
+ * nvmet_uring_counts() - submissions to @ns's ring so far that went
+ * O_DIRECT (@direct) and buffered (@buffered); zeroes without a ring.
+ */
+void nvmet_uring_counts(struct nvmet_ns *ns, u64 *direct, u64 *buffered)
+{
+	struct nvmet_uring *u = ns->uring;
+
+	*direct = *buffered = 0;
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->sq_lock);
+	*direct = u->direct_ios;
+	*buffered = u->buffered_ios;
+	pthread_mutex_unlock(&u->sq_lock);
+}
+
+/*
+ * nvmet_uring_close() - stop @ns's reaper and free its ring (nothing is
+ * in flight: each I/O holds a namespace reference).
+ */
+void nvmet_uring_close(struct nvmet_ns *ns)
+{
+	struct nvmet_uring *u = ns->uring;
+	struct io_uring_sqe *sqe;
+	int tries = 0;
+
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->sq_lock);
+	while (!(sqe = io_uring_get_sqe(&u->ring)) && tries++ < 1000)
+		io_uring_submit(&u->ring);
+	if (sqe) {
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data(sqe, NULL);
+		while (io_uring_submit(&u->ring) < 0 && tries++ < 1000)
+			;
+	}
+	pthread_mutex_unlock(&u->sq_lock);
+	if (!sqe) { /* the reaper cannot be told: leak rather than crash */
+		nvmet_err("namespace %u: io_uring: no room to stop", ns->nsid);
+		ns->uring = NULL;
+		return;
+	}
+	pthread_join(u->reaper, NULL);
+	pthread_mutex_destroy(&u->sq_lock);
+	pthread_mutex_destroy(&u->cq_lock);
+	if (u->dfd >= 0)
+		close(u->dfd);
+	io_uring_queue_exit(&u->ring);
+	free(u);
+	ns->uring = NULL;
+}
