@@ -17,13 +17,16 @@
  * thread, without sleeping).
  *
  * O_DIRECT when the file system or device takes it (a probe read at
- * open) and the I/O is aligned as it asks (statx's DIO alignment, else
- * 4096): the transport's data pool is page aligned; in-capsule data is
- * not, and goes through the buffered descriptor, as does what a short
- * transfer leaves unaligned.  Short transfers are continued, -EAGAIN
- * resubmitted (a bounded number of times), a read past the end of a
- * shorter file reads zeroes (as the synchronous backend), a write that
- * moves nothing fails with -EIO.
+ * open) and every LBA is aligned as it asks (statx's DIO alignment, else
+ * 4096); then every Read and Write of the namespace goes O_DIRECT, never
+ * some through the page cache beside it: a direct write that finds pages
+ * of its range cached and busy cannot drop them, and the kernel then
+ * reports -EIO to the next fsync ("Page cache invalidation failure on
+ * direct I/O").  The transport's data pool is page aligned; in-capsule
+ * data is not, and is copied through one of the ring's bounce slots.
+ * Short transfers are continued, -EAGAIN resubmitted (a bounded number
+ * of times), a read past the end of a shorter file reads zeroes (as the
+ * synchronous backend), a write that moves nothing fails with -EIO.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,74 +42,158 @@
 #define NVMET_URING_SQ 256
 #define NVMET_URING_CQ 4096 /* the most I/Os in flight on one ring */
 #define NVMET_URING_RETRIES 16 /* -EAGAIN resubmissions of one I/O */
-#define NVMET_URING_ROOM_WAIT_US 5000000 /* bound of a full ring's wait */
+#define NVMET_URING_WAIT_US 5000000 /* bound of a full ring's wait */
 #define NVMET_URING_DIO_ALIGN 4096
-
-/*
- * io->state: the submissions so far, whether the last went O_DIRECT, and
- * whether the rest must not (O_DIRECT refused it).
- */
-#define NVMET_URING_TRIES 0xffff
-#define NVMET_URING_DIRECT 0x10000
-#define NVMET_URING_BUFFERED 0x20000
+/* O_DIRECT's bounce slots for unaligned buffers (in-capsule data) */
+#define NVMET_URING_BOUNCE 64
+#define NVMET_URING_BOUNCE_SIZE NVMET_MAX_INLINE_DATA
 
 struct nvmet_uring {
 	struct io_uring ring;
 	pthread_t reaper;
-	pthread_mutex_t sq_lock; /* the submission queue */
+	pthread_mutex_t sq_lock; /* the submission queue, @free */
 	pthread_mutex_t cq_lock; /* the completion queue: reaper or @poll */
-	int dfd; /* O_DIRECT descriptor, -1: none */
+	int dfd; /* O_DIRECT descriptor, -1: buffered */
 	u32 mem_align; /* O_DIRECT's buffer alignment */
 	u32 off_align; /* ... and offset and length's */
 	int inflight; /* submitted, not reaped (atomic) */
-	u64 direct_ios, buffered_ios; /* submissions of each kind (@sq_lock) */
+	bool stop; /* the close's NOP was reaped (@cq_lock) */
+	char *bounce; /* NVMET_URING_BOUNCE + 1 slots; the last the reaper's */
+	u8 free[NVMET_URING_BOUNCE]; /* free slots, a stack (@sq_lock) */
+	u32 nr_free;
+	u64 direct_ios, buffered_ios, bounced_ios; /* (@sq_lock) */
 };
 
-/* The reaper's thread: its own completions' resubmissions never wait. */
+/* The reaper's thread: what it submits itself never waits. */
 static __thread bool nvmet_uring_reaping;
 
-static bool nvmet_uring_aligned(const struct nvmet_uring *u, const void *buf,
-				u64 len, u64 off)
+static bool nvmet_uring_mem_aligned(const struct nvmet_uring *u,
+				    const void *buf)
 {
-	return !((uintptr_t)buf % u->mem_align) && !(len % u->off_align) &&
-	       !(off % u->off_align);
+	return !((uintptr_t)buf % u->mem_align);
+}
+
+/* Sleep 50 us toward a bound: false when it is reached. */
+static bool nvmet_uring_wait(u32 *waited)
+{
+	struct timespec ts = { 0, 50 * 1000 };
+
+	if (*waited >= NVMET_URING_WAIT_US)
+		return false;
+	nanosleep(&ts, NULL);
+	*waited += 50;
+	return true;
 }
 
 /* A full ring: wait (bounded) until the reaper makes room. */
 static int nvmet_uring_room(struct nvmet_uring *u)
 {
-	struct timespec ts = { 0, 50 * 1000 };
 	u32 waited = 0;
 
 	while (__atomic_load_n(&u->inflight, __ATOMIC_ACQUIRE) >=
 	       NVMET_URING_CQ) {
 		if (nvmet_uring_reaping)
 			return 0; /* the kernel keeps overflowed CQEs */
-		if (waited >= NVMET_URING_ROOM_WAIT_US)
+		if (!nvmet_uring_wait(&waited))
 			return -EBUSY;
-		nanosleep(&ts, NULL);
-		waited += 50;
 	}
 	return 0;
+}
+
+/*
+ * A bounce slot for @io (O_DIRECT, a buffer it cannot take), @buf's data
+ * copied in for a write.  None free: wait (bounded) for the reaper to
+ * give one back; the reaper itself never waits (-EAGAIN: it bounces
+ * synchronously in its own slot).
+ */
+static int nvmet_uring_bounce_get(struct nvmet_uring *u,
+				  struct nvmet_backend_io *io)
+{
+	u32 waited = 0;
+	int slot = -1;
+
+	if (io->len > NVMET_URING_BOUNCE_SIZE)
+		return -EINVAL; /* in-capsule data is smaller */
+	for (;;) {
+		pthread_mutex_lock(&u->sq_lock);
+		if (u->nr_free)
+			slot = u->free[--u->nr_free];
+		pthread_mutex_unlock(&u->sq_lock);
+		if (slot >= 0)
+			break;
+		if (nvmet_uring_reaping)
+			return -EAGAIN;
+		if (!nvmet_uring_wait(&waited))
+			return -EBUSY;
+	}
+	io->bounce = u->bounce + (size_t)slot * NVMET_URING_BOUNCE_SIZE;
+	if (io->op == NVMET_IO_WRITE)
+		memcpy(io->bounce, io->buf, io->len);
+	return 0;
+}
+
+/* @io is over: its bounce slot back (a read's data out of it), done. */
+static void nvmet_uring_end(struct nvmet_ns *ns, struct nvmet_backend_io *io,
+			    int err)
+{
+	struct nvmet_uring *u = ns->uring;
+	size_t slot;
+
+	if (io->bounce) {
+		if (!err && io->op == NVMET_IO_READ)
+			memcpy(io->buf, io->bounce, io->len);
+		slot = (size_t)((char *)io->bounce - u->bounce) /
+		       NVMET_URING_BOUNCE_SIZE;
+		io->bounce = NULL;
+		pthread_mutex_lock(&u->sq_lock);
+		u->free[u->nr_free++] = (u8)slot;
+		pthread_mutex_unlock(&u->sq_lock);
+	}
+	io->done(io, err);
+}
+
+/*
+ * The reaper found no bounce slot: the I/O is done here, synchronously,
+ * through the reaper's own slot (O_DIRECT still: never the page cache
+ * beside it, whose invalidation would then fail and report -EIO).
+ */
+static void nvmet_uring_bounce_sync(struct nvmet_ns *ns,
+				    struct nvmet_backend_io *io)
+{
+	struct nvmet_uring *u = ns->uring;
+	char *b = u->bounce +
+		  (size_t)NVMET_URING_BOUNCE * NVMET_URING_BOUNCE_SIZE;
+	ssize_t n;
+	int err = 0;
+
+	if (io->op == NVMET_IO_WRITE)
+		memcpy(b, io->buf, io->len);
+	do {
+		n = io->op == NVMET_IO_WRITE ?
+			    pwrite(u->dfd, b, io->len, (off_t)io->off) :
+			    pread(u->dfd, b, io->len, (off_t)io->off);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		err = -errno;
+	else if (io->op == NVMET_IO_READ && (u64)n < io->len)
+		memset(b + n, 0,
+		       io->len - (u64)n); /* past a short file's end */
+	else if ((u64)n != io->len)
+		err = -EIO;
+	if (!err && io->op == NVMET_IO_READ)
+		memcpy(io->buf, b, io->len);
+	io->done(io, err);
 }
 
 /* Put @io (what is left of it) on the ring. */
 static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 {
 	struct nvmet_uring *u = ns->uring;
-	char *buf = (char *)io->buf + io->resid;
+	char *buf = (char *)(io->bounce ? io->bounce : io->buf) + io->resid;
 	u64 len = io->len - io->resid, off = io->off + io->resid;
-	int fd = ns->fd, state, tries = 0, ret;
+	int fd = u->dfd >= 0 ? u->dfd : ns->fd, tries = 0, ret;
 	struct io_uring_sqe *sqe;
 
-	state = ((io->state & NVMET_URING_TRIES) + 1) |
-		(io->state & NVMET_URING_BUFFERED);
-	if (io->op != NVMET_IO_FLUSH && u->dfd >= 0 &&
-	    !(state & NVMET_URING_BUFFERED) &&
-	    nvmet_uring_aligned(u, buf, len, off)) {
-		fd = u->dfd;
-		state |= NVMET_URING_DIRECT;
-	}
 	ret = nvmet_uring_room(u);
 	if (ret)
 		return ret;
@@ -125,15 +212,19 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	else if (io->op == NVMET_IO_WRITE)
 		io_uring_prep_write(sqe, fd, buf, (unsigned int)len, off);
 	else
-		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+		io_uring_prep_fsync(sqe, ns->fd, IORING_FSYNC_DATASYNC);
 	io_uring_sqe_set_data(sqe, io);
-	if (state & NVMET_URING_DIRECT)
-		u->direct_ios++;
-	else
-		u->buffered_ios++;
+	if (io->op != NVMET_IO_FLUSH && !io->state) {
+		if (u->dfd < 0)
+			u->buffered_ios++;
+		else if (io->bounce)
+			u->bounced_ios++;
+		else
+			u->direct_ios++;
+	}
 	__atomic_add_fetch(&u->inflight, 1, __ATOMIC_RELAXED);
 	/* what this thread wrote to the request, seen by the reaper */
-	__atomic_store_n(&io->state, state, __ATOMIC_RELEASE);
+	__atomic_store_n(&io->state, io->state + 1, __ATOMIC_RELEASE);
 	do {
 		ret = io_uring_submit(&u->ring);
 	} while ((ret == -EINTR || ret == -EAGAIN || ret == -EBUSY) &&
@@ -151,55 +242,74 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 
 /*
  * nvmet_uring_submit() - the io_uring backend's submit: 0, io->done
- * called later by the reaper; or -errno (not taken).
+ * called later (by the reaper, or before this returns when the reaper
+ * itself submits and must bounce); or -errno (not taken).
  */
 int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 {
+	struct nvmet_uring *u = ns->uring;
+	int ret;
+
 	io->resid = 0;
 	io->state = 0;
-	return nvmet_uring_queue(ns, io);
+	io->bounce = NULL;
+	if (u->dfd >= 0 && io->op != NVMET_IO_FLUSH &&
+	    !nvmet_uring_mem_aligned(u, io->buf)) {
+		ret = nvmet_uring_bounce_get(u, io);
+		if (ret == -EAGAIN) {
+			nvmet_uring_bounce_sync(ns, io);
+			return 0;
+		}
+		if (ret)
+			return ret;
+	}
+	ret = nvmet_uring_queue(ns, io);
+	if (ret && io->bounce) {
+		nvmet_uring_end(ns, io, ret);
+		return 0;
+	}
+	return ret;
 }
 
 /* What the ring said of @io: done, continued or resubmitted. */
 static void nvmet_uring_complete(struct nvmet_ns *ns,
 				 struct nvmet_backend_io *io, int res)
 {
-	int state = __atomic_load_n(&io->state, __ATOMIC_ACQUIRE);
+	int tries = __atomic_load_n(&io->state, __ATOMIC_ACQUIRE);
 	int ret;
 
-	if (res == -EAGAIN || res == -EINTR ||
-	    (res == -EINVAL && (state & NVMET_URING_DIRECT))) {
-		if ((state & NVMET_URING_TRIES) >= NVMET_URING_RETRIES) {
-			io->done(io, res == -EINVAL ? -EINVAL : -EIO);
+	if (res == -EAGAIN || res == -EINTR) {
+		if (tries >= NVMET_URING_RETRIES) {
+			nvmet_uring_end(ns, io, -EIO);
 			return;
 		}
-		if (res == -EINVAL) /* O_DIRECT refused it: buffered then */
-			io->state = state | NVMET_URING_BUFFERED;
 		goto again;
 	}
 	if (res < 0 || io->op == NVMET_IO_FLUSH) {
-		io->done(io, res < 0 ? res : 0);
+		nvmet_uring_end(ns, io, res < 0 ? res : 0);
 		return;
 	}
 	if (res == 0) {
 		if (io->op == NVMET_IO_WRITE) {
-			io->done(io, -EIO);
+			nvmet_uring_end(ns, io, -EIO);
 			return;
 		}
 		/* past the end of a shorter file: zeroes */
-		memset((char *)io->buf + io->resid, 0, io->len - io->resid);
-		io->done(io, 0);
+		memset((char *)(io->bounce ? io->bounce : io->buf) + io->resid,
+		       0, io->len - io->resid);
+		nvmet_uring_end(ns, io, 0);
 		return;
 	}
 	io->resid += (u64)res;
 	if (io->resid >= io->len) {
-		io->done(io, 0);
+		nvmet_uring_end(ns, io, 0);
 		return;
 	}
+	/* a short O_DIRECT transfer's rest may be unaligned: then it fails */
 again:
 	ret = nvmet_uring_queue(ns, io);
 	if (ret)
-		io->done(io, ret);
+		nvmet_uring_end(ns, io, ret);
 }
 
 /* Reap what is there (@cq_lock held); how many. */
@@ -214,8 +324,10 @@ static int nvmet_uring_reap(struct nvmet_ns *ns)
 		io = io_uring_cqe_get_data(cqe);
 		res = cqe->res;
 		io_uring_cqe_seen(&u->ring, cqe);
-		if (!io)
-			return -ESHUTDOWN; /* the close's NOP */
+		if (!io) { /* the close's NOP */
+			u->stop = true;
+			continue;
+		}
 		__atomic_sub_fetch(&u->inflight, 1, __ATOMIC_RELEASE);
 		nvmet_uring_complete(ns, io, res);
 		n++;
@@ -228,6 +340,7 @@ static void *nvmet_uring_reaper(void *arg)
 	struct nvmet_ns *ns = arg;
 	struct nvmet_uring *u = ns->uring;
 	struct io_uring_cqe *cqe;
+	bool stop;
 	int ret;
 
 	nvmet_uring_reaping = true;
@@ -241,9 +354,10 @@ static void *nvmet_uring_reaper(void *arg)
 			break;
 		}
 		pthread_mutex_lock(&u->cq_lock);
-		ret = nvmet_uring_reap(ns);
+		nvmet_uring_reap(ns);
+		stop = u->stop;
 		pthread_mutex_unlock(&u->cq_lock);
-		if (ret == -ESHUTDOWN)
+		if (stop)
 			break;
 	}
 	return NULL;
@@ -264,7 +378,7 @@ int nvmet_uring_poll(struct nvmet_ns *ns)
 		return 0;
 	n = nvmet_uring_reap(ns);
 	pthread_mutex_unlock(&u->cq_lock);
-	return n < 0 ? 0 : n;
+	return n;
 }
 
 /* Whether @fd does O_DIRECT: its alignment, and one aligned read. */
@@ -298,20 +412,32 @@ static int nvmet_uring_open_direct(struct nvmet_ns *ns,
 				   const struct nvmet_ns_opts *o,
 				   struct nvmet_uring *u)
 {
+	int flags = (o->readonly ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC;
+	char self[64];
 	int fd;
 
 	if (o->buffered)
 		return -1;
-	fd = open(o->path,
-		  (o->readonly ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC);
+	/* the very file ns->fd is (the path may have changed since) */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", ns->fd);
+	fd = open(self, flags);
+	if (fd < 0 && o->path)
+		fd = open(o->path, flags);
 	if (fd < 0)
 		return -1;
 	u->mem_align = NVMET_URING_DIO_ALIGN;
 	u->off_align = NVMET_URING_DIO_ALIGN;
-	if (!nvmet_uring_probe_direct(u, fd)) {
+	/* every LBA aligned as O_DIRECT asks, or none of it O_DIRECT */
+	if (!nvmet_uring_probe_direct(u, fd) ||
+	    (1u << ns->blksize_shift) % u->off_align ||
+	    posix_memalign((void **)&u->bounce, NVMET_URING_DIO_ALIGN,
+			   (NVMET_URING_BOUNCE + 1) *
+				   NVMET_URING_BOUNCE_SIZE)) {
 		close(fd);
 		return -1;
 	}
+	for (u->nr_free = 0; u->nr_free < NVMET_URING_BOUNCE; u->nr_free++)
+		u->free[u->nr_free] = (u8)u->nr_free;
 	return fd;
 }
 
@@ -350,6 +476,7 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		pthread_mutex_destroy(&u->cq_lock);
 		if (u->dfd >= 0)
 			close(u->dfd);
+		free(u->bounce);
 		io_uring_queue_exit(&u->ring);
 		free(u);
 		return -ret;
@@ -358,8 +485,8 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 }
 
 /*
- * nvmet_uring_direct() - whether @ns's ring does O_DIRECT (for aligned
- * I/O).
+ * nvmet_uring_direct() - whether @ns's ring does O_DIRECT (all its Reads
+ * and Writes then).
  */
 bool nvmet_uring_direct(const struct nvmet_ns *ns)
 {
@@ -367,19 +494,21 @@ bool nvmet_uring_direct(const struct nvmet_ns *ns)
 }
 
 /*
- * nvmet_uring_counts() - submissions to @ns's ring so far that went
- * O_DIRECT (@direct) and buffered (@buffered); zeroes without a ring.
+ * nvmet_uring_counts() - Reads and Writes submitted to @ns's ring so far:
+ * O_DIRECT from the request's buffer (@out[0]), O_DIRECT through a bounce
+ * slot (@out[1]), buffered (@out[2]); zeroes without a ring.
  */
-void nvmet_uring_counts(struct nvmet_ns *ns, u64 *direct, u64 *buffered)
+void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3])
 {
 	struct nvmet_uring *u = ns->uring;
 
-	*direct = *buffered = 0;
+	out[0] = out[1] = out[2] = 0;
 	if (!u)
 		return;
 	pthread_mutex_lock(&u->sq_lock);
-	*direct = u->direct_ios;
-	*buffered = u->buffered_ios;
+	out[0] = u->direct_ios;
+	out[1] = u->bounced_ios;
+	out[2] = u->buffered_ios;
 	pthread_mutex_unlock(&u->sq_lock);
 }
 
@@ -415,6 +544,7 @@ void nvmet_uring_close(struct nvmet_ns *ns)
 	pthread_mutex_destroy(&u->cq_lock);
 	if (u->dfd >= 0)
 		close(u->dfd);
+	free(u->bounce);
 	io_uring_queue_exit(&u->ring);
 	free(u);
 	ns->uring = NULL;

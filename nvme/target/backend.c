@@ -477,6 +477,30 @@ void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/*
+ * $RDMARW_NVMET_BENCH_FILE_DIR (bench/README.md): a RAM namespace is an
+ * unnamed file of its size in that directory instead (O_TMPFILE), so that
+ * bench-nvmet compares a file system with memory unchanged.
+ */
+static int bench_file_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
+{
+	const char *dir = getenv("RDMARW_NVMET_BENCH_FILE_DIR");
+
+	ns->size = o->size >> ns->blksize_shift << ns->blksize_shift;
+	if (!ns->size)
+		return -EINVAL;
+	ns->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (ns->fd < 0)
+		return -errno;
+	if (ftruncate(ns->fd, (off_t)ns->size)) {
+		int err = -errno;
+
+		fd_close(ns);
+		return err;
+	}
+	return 0;
+}
+
 /* ---- io_uring --------------------------------------------------------------------- */
 
 #ifdef RDMARW_HAVE_URING
@@ -520,15 +544,14 @@ static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	if (o->io_engine != NVMET_IO_ENGINE_SYNC) {
 		ret = nvmet_uring_open(ns, o);
 		if (!ret) {
-			ns->ops = o->type == NVMET_BACKEND_FILE ?
-					  &nvmet_file_uring_ops :
-					  &nvmet_bdev_uring_ops;
+			ns->ops = ns->ops == &nvmet_bdev_ops ?
+					  &nvmet_bdev_uring_ops :
+					  &nvmet_file_uring_ops;
 			nvmet_printk(NVMET_LOG_NOTICE,
 				     "rdmarw-nvmet: namespace %u: io_uring, %s",
 				     ns->nsid,
-				     nvmet_uring_direct(ns) ?
-					     "O_DIRECT for aligned I/O" :
-					     "buffered");
+				     nvmet_uring_direct(ns) ? "O_DIRECT" :
+							      "buffered");
 			return;
 		}
 		why = ret == -ENOSYS ? "ENOSYS" :
@@ -578,6 +601,13 @@ int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	switch (o->type) {
 	case NVMET_BACKEND_RAM:
 		ns->ops = &nvmet_ram_ops;
+		if (getenv("RDMARW_NVMET_BENCH_FILE_DIR")) {
+			ret = bench_file_open(ns, o);
+			ns->ops = ret ? NULL : &nvmet_file_ops;
+			if (ret)
+				return ret;
+			goto opened;
+		}
 		break;
 	case NVMET_BACKEND_FILE:
 		ns->ops = &nvmet_file_ops;
@@ -593,7 +623,8 @@ int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		ns->ops = NULL;
 		return ret;
 	}
-	if (o->type != NVMET_BACKEND_RAM)
+opened:
+	if (ns->ops != &nvmet_ram_ops)
 		nvmet_ns_pick_io(ns, o);
 	if (o->test_delay_ms || o->test_errno) {
 		ret = delay_start(ns, o);

@@ -107,6 +107,7 @@ enum nvmet_io_op {
  *        backends) or later on another (io_uring's reaper, the test delay)
  * @resid: the backend's: bytes already moved (a continued short transfer)
  * @next: the backend's: a list it keeps the I/O on while it holds it
+ * @bounce: the backend's: an aligned copy of @buf (O_DIRECT)
  * @state: the backend's: a release/acquire hand-off between the thread
  *         that submits and the one that completes (what the kernel's ring
  *         orders is invisible to ThreadSanitizer)
@@ -121,6 +122,7 @@ struct nvmet_backend_io {
 	void (*done)(struct nvmet_backend_io *io, int err);
 	u64 resid;
 	struct nvmet_backend_io *next;
+	void *bounce;
 	int state;
 };
 
@@ -156,7 +158,7 @@ void nvmet_uring_close(struct nvmet_ns *ns);
 bool nvmet_uring_direct(const struct nvmet_ns *ns);
 int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io);
 int nvmet_uring_poll(struct nvmet_ns *ns);
-void nvmet_uring_counts(struct nvmet_ns *ns, u64 *direct, u64 *buffered);
+void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3]);
 
 /* ---- statistics (stats.c) ---------------------------------------------------- */
 

@@ -18,12 +18,16 @@
  *   every byte checked against the host's shadow and then the file's own
  *   bytes (pread) against it too, on tmpfs (/dev/shm) and on the
  *   worktree's file system (the test's directory under build/), with
- *   O_DIRECT (aligned I/O went O_DIRECT: counted) and buffered (none did);
+ *   O_DIRECT (every Read and Write went O_DIRECT, the in-capsule ones
+ *   through a bounce slot: counted; a Flush at the end succeeds: mixing
+ *   O_DIRECT and the page cache on one file made it fail with -EIO) and
+ *   buffered (none went O_DIRECT);
  *   the fallback ($RDMARW_NVMET_NO_URING=1, as io_uring_queue_init()
  *   failing) and the synchronous engine give the same bytes;
  * - no heap allocation per I/O through io_uring (the allocation counter
  *   of test_nvmet_pool.c, after its warm-up).
  */
+#include "config.h"
 #include "nv_io.h"
 #include "nvmet_int.h"
 
@@ -402,7 +406,8 @@ static void uring_case(const char *dir, enum nv_mode mode, bool want_direct)
 	struct nvmet_ns *n;
 	static char path[256];
 	struct nv_run run;
-	u64 direct, buffered;
+	struct nv_rq r;
+	u64 n_io[3];
 
 	memset(ns, 0, sizeof(ns));
 	memset(&e, 0, sizeof(e));
@@ -434,15 +439,20 @@ static void uring_case(const char *dir, enum nv_mode mode, bool want_direct)
 	assert_true(run.reads > 0);
 	assert_true(run.writes > 0);
 	nv_io_verify(&run);
+	nv_rq_init(&r, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	assert_int_equal(nv_exec(&e, 1, &r), 0);
 	nv_file_matches(path, run.shadow, e.ns_size);
 	if (n->uring) {
-		nvmet_uring_counts(n, &direct, &buffered);
-		/* the in-capsule writes at least are not page aligned */
-		assert_true(buffered > 0);
-		if (nvmet_uring_direct(n))
-			assert_true(direct > 0);
-		else
-			assert_int_equal(direct, 0);
+		nvmet_uring_counts(n, n_io);
+		if (nvmet_uring_direct(n)) {
+			/* in-capsule writes bounce, pool buffers go as is */
+			assert_true(n_io[0] > 0);
+			assert_true(n_io[1] > 0);
+			assert_int_equal(n_io[2], 0);
+		} else {
+			assert_int_equal(n_io[0] + n_io[1], 0);
+			assert_true(n_io[2] > 0);
+		}
 	}
 	nv_io_free(&run);
 	nv_env_fini(&e);
@@ -520,7 +530,7 @@ static void nv_bursts(struct nv_env *e, u8 *buf)
  * 4 KiB and 128 KiB keyed and in-capsule, 512 B unaligned, Flush), once
  * warmed up as test_nvmet_pool does.
  */
-static void test_uring_no_alloc(void **state)
+static void no_alloc_case(bool buffered)
 {
 	static struct nv_env e;
 	static struct nvmet_ns_opts ns[1];
@@ -530,11 +540,11 @@ static void test_uring_no_alloc(void **state)
 	u8 *buf;
 	int i;
 
-	(void)state;
 	if (!nv_counting())
 		skip();
 	memset(ns, 0, sizeof(ns));
 	nv_file(&e, ".", &ns[0]);
+	ns[0].buffered = buffered;
 	snprintf(path, sizeof(path), "%s", e.path);
 	ns[0].path = path;
 	nv_start(&e, ns, 1);
@@ -560,6 +570,18 @@ static void test_uring_no_alloc(void **state)
 	nv_env_fini(&e);
 }
 
+static void test_uring_no_alloc_direct(void **state)
+{
+	(void)state;
+	no_alloc_case(false);
+}
+
+static void test_uring_no_alloc_buffered(void **state)
+{
+	(void)state;
+	no_alloc_case(true);
+}
+
 static void test_slow_ns_uring(void **state)
 {
 	static char path[256];
@@ -572,6 +594,38 @@ static void test_slow_ns_uring(void **state)
 	ns2.path = path;
 	slow_case(&ns2);
 	unlink(path);
+}
+
+/* rdmarw-nvmet's --io-engine and --buffered: the namespaces that follow. */
+static void test_config_options(void **state)
+{
+	static const char *const argv[] = {
+		"rdmarw-nvmet", "--addr",      "10.1.2.3", "--file",
+		"/a",		"--io-engine", "sync",	   "--file",
+		"/b",		"--io-engine", "auto",	   "--buffered",
+		"--bdev",	"/dev/null",
+	};
+	static const char *const bad[] = { "rdmarw-nvmet", "--addr", "10.1.2.3",
+					   "--io-engine", "uring2" };
+	struct nvmet_config c;
+
+	(void)state;
+	nvmet_config_init(&c);
+	assert_int_equal(
+		nvmet_config_args(&c, (int)ARRAY_SIZE(argv), (char **)argv), 0);
+	assert_int_equal(c.nr_ns, 3);
+	assert_int_equal(c.o.ns[0].io_engine, NVMET_IO_ENGINE_AUTO);
+	assert_false(c.o.ns[0].buffered);
+	assert_int_equal(c.o.ns[1].io_engine, NVMET_IO_ENGINE_SYNC);
+	assert_false(c.o.ns[1].buffered);
+	assert_int_equal(c.o.ns[2].io_engine, NVMET_IO_ENGINE_AUTO);
+	assert_true(c.o.ns[2].buffered);
+	nvmet_config_free(&c);
+	nvmet_config_init(&c);
+	assert_int_equal(
+		nvmet_config_args(&c, (int)ARRAY_SIZE(bad), (char **)bad),
+		-EINVAL);
+	nvmet_config_free(&c);
 }
 
 int main(void)
@@ -589,7 +643,11 @@ int main(void)
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_uring_fallback, nv_teardown),
 		cmocka_unit_test_teardown(test_sync_engine, nv_teardown),
-		cmocka_unit_test_teardown(test_uring_no_alloc, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_no_alloc_direct,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_uring_no_alloc_buffered,
+					  nv_teardown),
+		cmocka_unit_test(test_config_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
