@@ -58,13 +58,17 @@ struct nvmet_uring {
 	u32 off_align; /* ... and offset and length's */
 	int inflight; /* submitted, not reaped (atomic) */
 	bool stop; /* the close's NOP was reaped (@cq_lock) */
-	char *bounce; /* NVMET_URING_BOUNCE + 1 slots; the last the reaper's */
+	/* NVMET_URING_BOUNCE + 1 slots; the last @cq_lock's holder's */
+	char *bounce;
 	u8 free[NVMET_URING_BOUNCE]; /* free slots, a stack (@sq_lock) */
 	u32 nr_free;
 	u64 direct_ios, buffered_ios, bounced_ios; /* (@sq_lock) */
 };
 
-/* The reaper's thread: what it submits itself never waits. */
+/*
+ * The thread that holds @cq_lock (the reaper, or one in poll): what it
+ * submits never waits for a completion to be reaped.
+ */
 static __thread bool nvmet_uring_reaping;
 
 static bool nvmet_uring_mem_aligned(const struct nvmet_uring *u,
@@ -153,8 +157,8 @@ static void nvmet_uring_end(struct nvmet_ns *ns, struct nvmet_backend_io *io,
 }
 
 /*
- * The reaper found no bounce slot: the I/O is done here, synchronously,
- * through the reaper's own slot (O_DIRECT still: never the page cache
+ * The reaper (or a poller) found no bounce slot: the I/O is done here,
+ * synchronously, through the slot of @cq_lock's holder (O_DIRECT still: never the page cache
  * beside it, whose invalidation would then fail and report -EIO).
  */
 static void nvmet_uring_bounce_sync(struct nvmet_ns *ns,
@@ -268,6 +272,12 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 		nvmet_uring_end(ns, io, ret);
 		return 0;
 	}
+	/*
+	 * What the kernel finished inside io_uring_enter() (a page-cache
+	 * hit) is done here, without waking the reaper's thread for it.
+	 */
+	if (!ret)
+		nvmet_uring_poll(ns);
 	return ret;
 }
 
@@ -372,11 +382,15 @@ static void *nvmet_uring_reaper(void *arg)
 int nvmet_uring_poll(struct nvmet_ns *ns)
 {
 	struct nvmet_uring *u = ns->uring;
+	bool reaping = nvmet_uring_reaping;
 	int n;
 
 	if (!u || pthread_mutex_trylock(&u->cq_lock))
 		return 0;
+	/* what the completions submit must not wait for the reaper now */
+	nvmet_uring_reaping = true;
 	n = nvmet_uring_reap(ns);
+	nvmet_uring_reaping = reaping;
 	pthread_mutex_unlock(&u->cq_lock);
 	return n;
 }
