@@ -3,7 +3,7 @@
  * io_uring for file and block-device namespaces (liburing): Read, Write
  * and Flush are submitted from the thread that executes the command (the
  * queue's) and completed from the ring's completion queue by the
- * namespace's reaper thread, which calls io->done (the kernel's
+ * namespace's reaper thread (woken by the ring's eventfd), which calls io->done (the kernel's
  * nvmet_file_io_done() and nvmet_bio_done(): submit, then a callback from
  * another context).  A slow device thus holds only its own commands.
  *
@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 
 #include "nvmet_int.h"
@@ -54,6 +55,7 @@ struct nvmet_uring {
 	pthread_mutex_t sq_lock; /* the submission queue, @free */
 	pthread_mutex_t cq_lock; /* the completion queue: reaper or @poll */
 	int dfd; /* O_DIRECT descriptor, -1: buffered */
+	int efd; /* eventfd the ring signals per completion: the reaper's */
 	u32 mem_align; /* O_DIRECT's buffer alignment */
 	u32 off_align; /* ... and offset and length's */
 	int inflight; /* submitted, not reaped (atomic) */
@@ -345,22 +347,24 @@ static int nvmet_uring_reap(struct nvmet_ns *ns)
 	return n;
 }
 
+/*
+ * The reaper sleeps on the ring's eventfd, not in io_uring_wait_cqe():
+ * the completion queue has one consumer at a time (@cq_lock), and a
+ * poller may be it; the reaper touches the queue only under the lock.
+ */
 static void *nvmet_uring_reaper(void *arg)
 {
 	struct nvmet_ns *ns = arg;
 	struct nvmet_uring *u = ns->uring;
-	struct io_uring_cqe *cqe;
 	bool stop;
-	int ret;
+	u64 n;
 
 	nvmet_uring_reaping = true;
 	for (;;) {
-		ret = io_uring_wait_cqe(&u->ring, &cqe);
-		if (ret == -EINTR || ret == -EAGAIN)
-			continue;
-		if (ret) {
-			nvmet_err("namespace %u: io_uring_wait_cqe: %s",
-				  ns->nsid, strerror(-ret));
+		if (read(u->efd, &n, sizeof(n)) < 0 && errno != EINTR &&
+		    errno != EAGAIN) {
+			nvmet_err("namespace %u: io_uring eventfd: %s",
+				  ns->nsid, strerror(errno));
 			break;
 		}
 		pthread_mutex_lock(&u->cq_lock);
@@ -479,6 +483,15 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		free(u);
 		return ret;
 	}
+	u->efd = eventfd(0, EFD_CLOEXEC);
+	if (u->efd < 0 || io_uring_register_eventfd(&u->ring, u->efd)) {
+		ret = u->efd < 0 ? -errno : -EINVAL;
+		if (u->efd >= 0)
+			close(u->efd);
+		io_uring_queue_exit(&u->ring);
+		free(u);
+		return ret;
+	}
 	u->dfd = nvmet_uring_open_direct(ns, o, u);
 	pthread_mutex_init(&u->sq_lock, NULL);
 	pthread_mutex_init(&u->cq_lock, NULL);
@@ -492,6 +505,7 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 			close(u->dfd);
 		free(u->bounce);
 		io_uring_queue_exit(&u->ring);
+		close(u->efd);
 		free(u);
 		return -ret;
 	}
@@ -560,6 +574,7 @@ void nvmet_uring_close(struct nvmet_ns *ns)
 		close(u->dfd);
 	free(u->bounce);
 	io_uring_queue_exit(&u->ring);
+	close(u->efd);
 	free(u);
 	ns->uring = NULL;
 }

@@ -37,12 +37,12 @@
 
 /*
  * Heap allocations, counted (the pattern of test_nvmet_pool.c): not under
- * ASan, whose allocator owns malloc, nor valgrind (nv_counting()).
+ * ASan or TSan, whose allocators own malloc, nor valgrind (nv_counting()).
  */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define NV_COUNT_ALLOCS 0
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define NV_COUNT_ALLOCS 0
 #endif
 #endif
