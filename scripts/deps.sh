@@ -3,7 +3,7 @@
 # Install what the build and the tests need, only when something is missing.
 # Usage: scripts/deps.sh [build|test|deb|bench|bench-ucx|all]
 set -e
-want="gcc make cmake pkg-config libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev libssl-dev"
+want="gcc make cmake pkg-config libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev libssl-dev liburing-dev"
 case "${1:-build}" in
 test) want="$want valgrind clang clang-format libclang-rt-14-dev groff-base" ;;
 deb) want="$want dpkg-dev debhelper fakeroot lintian g++ clang man-db manpages-dev" ;;

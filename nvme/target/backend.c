@@ -3,10 +3,15 @@
  * Namespace backends: memory (anonymous mapping, so untouched blocks cost
  * nothing), a regular file (pread/pwrite, fallocate for Write Zeroes and
  * deallocate) and a block device (pread/pwrite, BLKZEROOUT and
- * BLKDISCARD).  All synchronous; every call returns 0 or -errno.
+ * BLKDISCARD).  Read, Write and Flush go through ops->submit, which ends
+ * in io->done: these backends call it before they return; an
+ * asynchronous one (backend-uring.c) from its reaper, and the test delay
+ * below from its own thread.  Write Zeroes and deallocate stay
+ * synchronous; every call returns 0 or -errno.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <linux/falloc.h>
@@ -14,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "nvmet_int.h"
 
@@ -46,20 +52,13 @@ static void ram_close(struct nvmet_ns *ns)
 	ns->ram = NULL;
 }
 
-static int ram_read(struct nvmet_ns *ns, void *buf, u64 len, u64 off)
+static int ram_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 {
-	memcpy(buf, (char *)ns->ram + off, len);
-	return 0;
-}
-
-static int ram_write(struct nvmet_ns *ns, const void *buf, u64 len, u64 off)
-{
-	memcpy((char *)ns->ram + off, buf, len);
-	return 0;
-}
-
-static int ram_flush(struct nvmet_ns *ns)
-{
+	if (io->op == NVMET_IO_READ)
+		memcpy(io->buf, (char *)ns->ram + io->off, io->len);
+	else if (io->op == NVMET_IO_WRITE)
+		memcpy((char *)ns->ram + io->off, io->buf, io->len);
+	io->done(io, 0);
 	return 0;
 }
 
@@ -73,9 +72,7 @@ static const struct nvmet_backend_ops nvmet_ram_ops = {
 	.name = "ram",
 	.open = ram_open,
 	.close = ram_close,
-	.read = ram_read,
-	.write = ram_write,
-	.flush = ram_flush,
+	.submit = ram_submit,
 	.write_zeroes = ram_zero,
 	.discard = ram_zero,
 };
@@ -129,6 +126,21 @@ static int fd_write(struct nvmet_ns *ns, const void *buf, u64 len, u64 off)
 static int fd_flush(struct nvmet_ns *ns)
 {
 	return fdatasync(ns->fd) ? -errno : 0;
+}
+
+/* The synchronous file and block-device I/O: done before it returns. */
+static int fd_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	int ret;
+
+	if (io->op == NVMET_IO_READ)
+		ret = fd_read(ns, io->buf, io->len, io->off);
+	else if (io->op == NVMET_IO_WRITE)
+		ret = fd_write(ns, io->buf, io->len, io->off);
+	else
+		ret = fd_flush(ns);
+	io->done(io, ret);
+	return 0;
 }
 
 /* Zeroes by writing them, when the file system cannot allocate them. */
@@ -216,9 +228,7 @@ static const struct nvmet_backend_ops nvmet_file_ops = {
 	.name = "file",
 	.open = file_open,
 	.close = fd_close,
-	.read = fd_read,
-	.write = fd_write,
-	.flush = fd_flush,
+	.submit = fd_submit,
 	.write_zeroes = file_write_zeroes,
 	.discard = file_discard,
 };
@@ -279,14 +289,307 @@ static const struct nvmet_backend_ops nvmet_bdev_ops = {
 	.name = "bdev",
 	.open = bdev_open,
 	.close = fd_close,
-	.read = fd_read,
-	.write = fd_write,
-	.flush = fd_flush,
+	.submit = fd_submit,
 	.write_zeroes = bdev_write_zeroes,
 	.discard = bdev_discard,
 };
 
+/* ---- the tests' delay ------------------------------------------------------ */
+
+/*
+ * opts.test_delay_ms and test_errno: each Read, Write and Flush waits on
+ * a list of the namespace's (in order) until its time is up or a test
+ * lets it go (nvmet_ns_delay_release()), then the namespace's thread
+ * submits it to the backend, or fails it with test_errno.  Its done thus
+ * runs on another thread than the capsule's, later, as io_uring's does.
+ * The list links the I/Os themselves: nothing is allocated per I/O.
+ */
+struct nvmet_ns_delay {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct nvmet_backend_io *head, *tail;
+	unsigned int held; /* on the list */
+	unsigned int release; /* to let go before their time */
+	bool stop;
+	u64 delay_ns;
+	int err;
+};
+
+static u64 nvmet_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+/* Take the head when it is due (@d->lock held); NULL otherwise. */
+static struct nvmet_backend_io *delay_pop(struct nvmet_ns_delay *d)
+{
+	struct nvmet_backend_io *io = d->head;
+
+	if (!io)
+		return NULL;
+	if (d->stop || d->release)
+		d->release -= !!d->release;
+	else if (nvmet_now_ns() < io->resid)
+		return NULL;
+	d->head = io->next;
+	if (!d->head)
+		d->tail = NULL;
+	d->held--;
+	return io;
+}
+
+static void delay_wait(struct nvmet_ns_delay *d)
+{
+	struct timespec ts;
+
+	if (!d->head) {
+		pthread_cond_wait(&d->cond, &d->lock);
+		return;
+	}
+	ts.tv_sec = (time_t)(d->head->resid / 1000000000ull);
+	ts.tv_nsec = (long)(d->head->resid % 1000000000ull);
+	pthread_cond_timedwait(&d->cond, &d->lock, &ts);
+}
+
+static void *delay_thread(void *arg)
+{
+	struct nvmet_ns *ns = arg;
+	struct nvmet_ns_delay *d = ns->delay;
+	struct nvmet_backend_io *io;
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		io = delay_pop(d);
+		if (!io) {
+			if (d->stop)
+				break;
+			delay_wait(d);
+			continue;
+		}
+		pthread_mutex_unlock(&d->lock);
+		io->resid = 0;
+		ret = d->err;
+		if (!ret)
+			ret = ns->ops->submit(ns, io);
+		if (ret)
+			io->done(io, ret);
+		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+static void delay_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	struct nvmet_ns_delay *d = ns->delay;
+
+	io->next = NULL;
+	io->resid = nvmet_now_ns() + d->delay_ns;
+	pthread_mutex_lock(&d->lock);
+	if (d->tail)
+		d->tail->next = io;
+	else
+		d->head = io;
+	d->tail = io;
+	d->held++;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+static int delay_start(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
+{
+	struct nvmet_ns_delay *d = calloc(1, sizeof(*d));
+	pthread_condattr_t ca;
+
+	if (!d)
+		return -ENOMEM;
+	d->delay_ns = (u64)o->test_delay_ms * 1000000ull;
+	d->err = o->test_errno > 0 ? -o->test_errno : o->test_errno;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	ns->delay = d;
+	if (pthread_create(&d->thread, NULL, delay_thread, ns)) {
+		ns->delay = NULL;
+		pthread_cond_destroy(&d->cond);
+		pthread_mutex_destroy(&d->lock);
+		free(d);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Nothing is held by then (each I/O holds a namespace reference). */
+static void delay_stop(struct nvmet_ns *ns)
+{
+	struct nvmet_ns_delay *d = ns->delay;
+
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->stop = true;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->thread, NULL);
+	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	ns->delay = NULL;
+}
+
+/*
+ * nvmet_ns_delay_held() - how many I/Os the tests' delay of @ns holds
+ * (0 without one).
+ */
+unsigned int nvmet_ns_delay_held(struct nvmet_ns *ns)
+{
+	struct nvmet_ns_delay *d = ns->delay;
+	unsigned int n;
+
+	if (!d)
+		return 0;
+	pthread_mutex_lock(&d->lock);
+	n = d->held;
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+/*
+ * nvmet_ns_delay_release() - let the next @n I/Os the tests' delay holds
+ * (or will hold) go now, in order.
+ */
+void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n)
+{
+	struct nvmet_ns_delay *d = ns->delay;
+
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->release += n;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * $RDMARW_NVMET_BENCH_FILE_DIR (bench/README.md): a RAM namespace is an
+ * unnamed file of its size in that directory instead (O_TMPFILE), so that
+ * bench-nvmet compares a file system with memory unchanged.
+ */
+static int bench_file_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
+{
+	const char *dir = getenv("RDMARW_NVMET_BENCH_FILE_DIR");
+
+	ns->size = o->size >> ns->blksize_shift << ns->blksize_shift;
+	if (!ns->size)
+		return -EINVAL;
+	ns->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (ns->fd < 0)
+		return -errno;
+	if (ftruncate(ns->fd, (off_t)ns->size)) {
+		int err = -errno;
+
+		fd_close(ns);
+		return err;
+	}
+	return 0;
+}
+
+/* ---- io_uring --------------------------------------------------------------------- */
+
+#ifdef RDMARW_HAVE_URING
+static void uring_close(struct nvmet_ns *ns)
+{
+	nvmet_uring_close(ns);
+	fd_close(ns);
+}
+
+static const struct nvmet_backend_ops nvmet_file_uring_ops = {
+	.name = "file",
+	.open = file_open,
+	.close = uring_close,
+	.submit = nvmet_uring_submit,
+	.poll = nvmet_uring_poll,
+	.write_zeroes = file_write_zeroes,
+	.discard = file_discard,
+};
+
+static const struct nvmet_backend_ops nvmet_bdev_uring_ops = {
+	.name = "bdev",
+	.open = bdev_open,
+	.close = uring_close,
+	.submit = nvmet_uring_submit,
+	.poll = nvmet_uring_poll,
+	.write_zeroes = bdev_write_zeroes,
+	.discard = bdev_discard,
+};
+#endif
+
+/*
+ * A file or block device is open: io_uring for its Read, Write and Flush
+ * unless asked not to or unavailable, said either way.
+ */
+static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
+{
+	const char *why = "asked";
+#ifdef RDMARW_HAVE_URING
+	int ret;
+
+	if (o->io_engine != NVMET_IO_ENGINE_SYNC) {
+		ret = nvmet_uring_open(ns, o);
+		if (!ret) {
+			ns->ops = ns->ops == &nvmet_bdev_ops ?
+					  &nvmet_bdev_uring_ops :
+					  &nvmet_file_uring_ops;
+			nvmet_printk(NVMET_LOG_NOTICE,
+				     "rdmarw-nvmet: namespace %u: io_uring, %s",
+				     ns->nsid,
+				     nvmet_uring_direct(ns) ? "O_DIRECT" :
+							      "buffered");
+			return;
+		}
+		why = ret == -ENOSYS ? "ENOSYS" :
+		      ret == -EPERM  ? "EPERM" :
+				       strerror(-ret);
+		nvmet_printk(NVMET_LOG_NOTICE,
+			     "rdmarw-nvmet: namespace %u: io_uring unavailable "
+			     "(%s): synchronous file I/O",
+			     ns->nsid, why);
+		return;
+	}
+#else
+	if (o->io_engine != NVMET_IO_ENGINE_SYNC)
+		why = "built without liburing";
+#endif
+	nvmet_printk(NVMET_LOG_NOTICE,
+		     "rdmarw-nvmet: namespace %u: synchronous file I/O (%s)",
+		     ns->nsid, why);
+}
+
 /* ---- entry ------------------------------------------------------------------------- */
+
+/*
+ * Start @io on @ns: it ends in io->done, called once, on this thread
+ * before this returns or later on another.
+ */
+void nvmet_ns_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	int ret;
+
+	if (unlikely(ns->delay)) {
+		delay_queue(ns, io);
+		return;
+	}
+	ret = ns->ops->submit(ns, io);
+	if (unlikely(ret))
+		io->done(io, ret);
+}
 
 int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 {
@@ -298,6 +601,13 @@ int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	switch (o->type) {
 	case NVMET_BACKEND_RAM:
 		ns->ops = &nvmet_ram_ops;
+		if (getenv("RDMARW_NVMET_BENCH_FILE_DIR")) {
+			ret = bench_file_open(ns, o);
+			ns->ops = ret ? NULL : &nvmet_file_ops;
+			if (ret)
+				return ret;
+			goto opened;
+		}
 		break;
 	case NVMET_BACKEND_FILE:
 		ns->ops = &nvmet_file_ops;
@@ -309,13 +619,26 @@ int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		return -EINVAL;
 	}
 	ret = ns->ops->open(ns, o);
-	if (ret)
+	if (ret) {
 		ns->ops = NULL;
+		return ret;
+	}
+opened:
+	if (ns->ops != &nvmet_ram_ops)
+		nvmet_ns_pick_io(ns, o);
+	if (o->test_delay_ms || o->test_errno) {
+		ret = delay_start(ns, o);
+		if (ret) {
+			ns->ops->close(ns);
+			ns->ops = NULL;
+		}
+	}
 	return ret;
 }
 
 void nvmet_ns_close(struct nvmet_ns *ns)
 {
+	delay_stop(ns);
 	if (ns->ops)
 		ns->ops->close(ns);
 	ns->ops = NULL;

@@ -39,6 +39,10 @@ static void usage(FILE *f)
 		"  --bdev PATH        a namespace backed by a block device\n"
 		"  --block-size N     LBA size of the next namespaces: 512, 4096\n"
 		"  --readonly         the next namespaces refuse writes\n"
+		"  --io-engine E      I/O of the next file and block device\n"
+		"                     namespaces: auto (io_uring where the\n"
+		"                     kernel allows, default) or sync\n"
+		"  --buffered         ... with io_uring, never O_DIRECT\n"
 		"  --ns-mode MODE     mode of namespace files it creates\n"
 		"                     (octal, default 0600; e.g. 0644)\n"
 		"  --nqn NQN          the subsystem NQN (default %s)\n"
@@ -167,6 +171,8 @@ static int add_ns(struct nvmet_config *c, enum nvmet_backend_type type,
 	n->size = size;
 	n->block_size = c->block_size;
 	n->readonly = c->readonly;
+	n->io_engine = c->io_engine;
+	n->buffered = c->buffered;
 	return 0;
 }
 
@@ -207,6 +213,8 @@ enum {
 	OPT_BDEV,
 	OPT_BLOCK_SIZE,
 	OPT_READONLY,
+	OPT_IO_ENGINE,
+	OPT_BUFFERED,
 	OPT_NS_MODE,
 	OPT_NQN,
 	OPT_SERIAL,
@@ -251,6 +259,8 @@ static const struct option long_opts[] = {
 	{ "bdev", required_argument, NULL, OPT_BDEV },
 	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "readonly", no_argument, NULL, OPT_READONLY },
+	{ "io-engine", required_argument, NULL, OPT_IO_ENGINE },
+	{ "buffered", no_argument, NULL, OPT_BUFFERED },
 	{ "ns-mode", required_argument, NULL, OPT_NS_MODE },
 	{ "nqn", required_argument, NULL, OPT_NQN },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
@@ -482,6 +492,17 @@ static int apply(struct nvmet_config *c, int opt, const char *arg,
 		return 0;
 	case OPT_READONLY:
 		c->readonly = true;
+		return 0;
+	case OPT_IO_ENGINE:
+		if (!strcmp(arg, "auto"))
+			c->io_engine = NVMET_IO_ENGINE_AUTO;
+		else if (!strcmp(arg, "sync"))
+			c->io_engine = NVMET_IO_ENGINE_SYNC;
+		else
+			goto bad;
+		return 0;
+	case OPT_BUFFERED:
+		c->buffered = true;
 		return 0;
 	case OPT_NS_MODE:
 		/* read and write for the owner; never execute or set-id */

@@ -71,6 +71,8 @@ struct nvmet_config {
 	u32 nr_ns;
 	u32 block_size; /* for the namespaces that follow */
 	bool readonly;
+	enum nvmet_io_engine io_engine; /* for the namespaces that follow */
+	bool buffered; /* ... */
 	bool print_stats;
 	const char *stats_file;
 	u32 stats_interval;

@@ -2,9 +2,12 @@
 /*
  * NVM I/O commands (the kernel's drivers/nvme/target/io-cmd-bdev.c and
  * io-cmd-file.c in one, over the backend operations of backend.c): Read,
- * Write, Flush, Write Zeroes, Dataset Management.  The backends are
- * synchronous: a command runs on the thread that delivered its capsule
- * (or its data) and completes before that thread takes the next.
+ * Write, Flush, Write Zeroes, Dataset Management.  Read, Write and Flush
+ * are submitted to the backend with req->io and complete from its done
+ * (the kernel's nvmet_file_io_done()): on the thread that delivered the
+ * capsule (or its data) before the submit returns for a synchronous
+ * backend, later on the backend's thread for io_uring.  Write Zeroes and
+ * Dataset Management are synchronous.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,6 +47,33 @@ static u16 nvmet_check_lba_range(struct nvmet_req *req, u64 slba, u64 nlb)
 	return 0;
 }
 
+/* The backend is done with req->io: the command's status from its errno. */
+static void nvmet_io_done(struct nvmet_backend_io *io, int err)
+{
+	struct nvmet_req *req = container_of(io, struct nvmet_req, io);
+
+	if (io->op == NVMET_IO_READ)
+		req->data_to_host = !err;
+	nvmet_req_complete(req,
+			   nvmet_errno_to_status(err, io->op != NVMET_IO_READ));
+}
+
+static void nvmet_io_submit(struct nvmet_req *req, enum nvmet_io_op op, u64 len,
+			    u64 off)
+{
+	struct nvmet_backend_io *io = &req->io;
+
+	io->op = op;
+	io->buf = req->buf;
+	io->len = len;
+	io->off = off;
+	io->done = nvmet_io_done;
+	io->resid = 0;
+	io->next = NULL;
+	io->state = 0;
+	nvmet_ns_submit(req->ns, io);
+}
+
 static void nvmet_execute_rw(struct nvmet_req *req)
 {
 	struct nvme_rw_command *rw = &req->cmd->rw;
@@ -53,7 +83,6 @@ static void nvmet_execute_rw(struct nvmet_req *req)
 	u64 slba = le64_to_cpu(rw->slba);
 	u64 len = nlb << ns->blksize_shift;
 	u16 status;
-	int ret;
 
 	if (!nvmet_check_transfer_len(req, (u32)len))
 		return;
@@ -64,15 +93,9 @@ static void nvmet_execute_rw(struct nvmet_req *req)
 		status = NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR;
 		goto out;
 	}
-	if (write) {
-		ret = ns->ops->write(ns, req->buf, len,
-				     slba << ns->blksize_shift);
-	} else {
-		ret = ns->ops->read(ns, req->buf, len,
-				    slba << ns->blksize_shift);
-		req->data_to_host = !ret;
-	}
-	status = nvmet_errno_to_status(ret, write);
+	nvmet_io_submit(req, write ? NVMET_IO_WRITE : NVMET_IO_READ, len,
+			slba << ns->blksize_shift);
+	return;
 out:
 	nvmet_req_complete(req, status);
 }
@@ -81,8 +104,7 @@ static void nvmet_execute_flush(struct nvmet_req *req)
 {
 	if (!nvmet_check_transfer_len(req, 0))
 		return;
-	nvmet_req_complete(
-		req, nvmet_errno_to_status(req->ns->ops->flush(req->ns), true));
+	nvmet_io_submit(req, NVMET_IO_FLUSH, 0, 0);
 }
 
 static void nvmet_execute_write_zeroes(struct nvmet_req *req)

@@ -85,6 +85,17 @@ enum nvmet_backend_type {
 };
 
 /**
+ * enum nvmet_io_engine - how a file or block device namespace does its I/O
+ * @NVMET_IO_ENGINE_AUTO: io_uring where the kernel gives one, else
+ *                        synchronous (said at start)
+ * @NVMET_IO_ENGINE_SYNC: pread/pwrite/fdatasync on the capsule's thread
+ */
+enum nvmet_io_engine {
+	NVMET_IO_ENGINE_AUTO,
+	NVMET_IO_ENGINE_SYNC,
+};
+
+/**
  * struct nvmet_ns_opts - one namespace
  * @type: the backend (NVMET_BACKEND_NONE: slot unused)
  * @path: file or block device (FILE, BDEV)
@@ -107,6 +118,10 @@ struct nvmet_ns_opts {
 	uint32_t create_mode;
 	uint8_t uuid[16];
 	uint8_t nguid[16];
+	enum nvmet_io_engine io_engine;
+	bool buffered;
+	uint32_t test_delay_ms;
+	int32_t test_errno;
 };
 
 /**

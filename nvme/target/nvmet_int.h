@@ -87,27 +87,78 @@ extern bool nvmet_verbose;
 
 struct nvmet_ns;
 
+/* What a struct nvmet_backend_io asks for. */
+enum nvmet_io_op {
+	NVMET_IO_READ,
+	NVMET_IO_WRITE,
+	NVMET_IO_FLUSH,
+};
+
+/**
+ * struct nvmet_backend_io - one I/O handed to a backend's @submit
+ * @op: read, write or flush
+ * @buf: the data (read: filled; write: copied out); page aligned when it
+ *       is the transport's data pool, anywhere in a receive buffer when the
+ *       data came in the capsule
+ * @len: bytes (a whole number of blocks; 0 for a flush)
+ * @off: byte offset in the namespace (checked by io-cmd.c: within it)
+ * @done: called exactly once when the I/O is over, with 0 or -errno, on
+ *        the submitting thread before @submit returns (synchronous
+ *        backends) or later on another (io_uring's reaper, the test delay)
+ * @resid: the backend's: bytes already moved (a continued short transfer)
+ * @next: the backend's: a list it keeps the I/O on while it holds it
+ * @bounce: the backend's: an aligned copy of @buf (O_DIRECT)
+ * @state: the backend's: a release/acquire hand-off between the thread
+ *         that submits and the one that completes (what the kernel's ring
+ *         orders is invisible to ThreadSanitizer)
+ *
+ * It lives in struct nvmet_req: a backend allocates nothing per I/O.
+ */
+struct nvmet_backend_io {
+	enum nvmet_io_op op;
+	void *buf;
+	u64 len;
+	u64 off;
+	void (*done)(struct nvmet_backend_io *io, int err);
+	u64 resid;
+	struct nvmet_backend_io *next;
+	void *bounce;
+	int state;
+};
+
 /**
  * struct nvmet_backend_ops - how a namespace's data is stored
  * @name: "ram", "file", "bdev"
  * @open: set ns->size (bytes) and whatever the backend keeps
- * @close: release it
- * @read: copy @len bytes at byte offset @off into @buf (0 or -errno)
- * @write: copy @buf into the namespace
- * @flush: make the writes durable
- * @write_zeroes: zero a range (NULL: not supported)
- * @discard: deallocate a range (NULL: not supported)
+ * @close: release it (no I/O is in flight: each holds a namespace
+ *         reference)
+ * @submit: start @io; 0 when it was taken (@io->done is then called once,
+ *          maybe before @submit returns), or -errno when it was not (and
+ *          @io->done is not called)
+ * @poll: optional: reap what has completed without sleeping, calling each
+ *        one's @done on the caller's thread; returns how many.  For a
+ *        transport thread that polls (a poll group): not called today,
+ *        each asynchronous backend reaps on its own thread
+ * @write_zeroes: zero a range, synchronously (NULL: not supported)
+ * @discard: deallocate a range, synchronously (NULL: not supported)
  */
 struct nvmet_backend_ops {
 	const char *name;
 	int (*open)(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
 	void (*close)(struct nvmet_ns *ns);
-	int (*read)(struct nvmet_ns *ns, void *buf, u64 len, u64 off);
-	int (*write)(struct nvmet_ns *ns, const void *buf, u64 len, u64 off);
-	int (*flush)(struct nvmet_ns *ns);
+	int (*submit)(struct nvmet_ns *ns, struct nvmet_backend_io *io);
+	int (*poll)(struct nvmet_ns *ns);
 	int (*write_zeroes)(struct nvmet_ns *ns, u64 len, u64 off);
 	int (*discard)(struct nvmet_ns *ns, u64 len, u64 off);
 };
+
+/* backend-uring.c (with liburing: RDMARW_HAVE_URING) */
+int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
+void nvmet_uring_close(struct nvmet_ns *ns);
+bool nvmet_uring_direct(const struct nvmet_ns *ns);
+int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io);
+int nvmet_uring_poll(struct nvmet_ns *ns);
+void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3]);
 
 /* ---- statistics (stats.c) ---------------------------------------------------- */
 
@@ -166,6 +217,8 @@ struct nvmet_ns {
 	const struct nvmet_backend_ops *ops;
 	int fd; /* file and bdev */
 	void *ram; /* ram */
+	struct nvmet_uring *uring; /* file, bdev: io_uring's (NULL: none) */
+	struct nvmet_ns_delay *delay; /* opts.test_delay_ms, test_errno */
 };
 
 enum nvmet_subsys_type {
@@ -354,6 +407,7 @@ struct nvmet_req {
 	u32 transfer_len; /* what the command moves */
 	u16 error_loc;
 	bool data_to_host; /* the transport sends @buf before the CQE */
+	struct nvmet_backend_io io; /* Read, Write, Flush (io-cmd.c) */
 	/* tear the controller down once the CQE is sent (auth failure) */
 	bool fatal_after_send;
 };
@@ -529,6 +583,9 @@ u16 nvmet_parse_io_cmd(struct nvmet_req *req);
 
 int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
 void nvmet_ns_close(struct nvmet_ns *ns);
+void nvmet_ns_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io);
+unsigned int nvmet_ns_delay_held(struct nvmet_ns *ns);
+void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n);
 
 /* ---- stats.c ------------------------------------------------------------------------------- */
 

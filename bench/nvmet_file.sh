@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# bench-nvmet's namespace as memory, as a file on tmpfs and as a file on
+# the file system of DIR (default: the current directory), through io_uring
+# and through the synchronous engine, alternated ROUNDS times (issue 30;
+# bench/README.md).  $RDMARW_NVMET_BENCH_FILE_DIR makes the benchmark's RAM
+# namespace an unnamed file of the same size in that directory;
+# $RDMARW_NVMET_NO_URING=1 makes io_uring unavailable (synchronous I/O).
+# Usage: bench/nvmet_file.sh BENCH_NVMET [DIR] [ROUNDS] [SECONDS] [PROFILE]
+# Prints one JSON line per phase with "backend" added.
+set -eu
+bench=$1
+dir=${2:-$PWD}
+rounds=${3:-2}
+secs=${4:-2}
+prof=${5:-rxe}
+
+run() { # NAME ENV...
+	name=$1
+	shift
+	for op in "" --write; do
+		env "$@" "$bench" -p "$prof" -q 1 -d 32 -D "$secs" --no-perf \
+			--json $op 2>/dev/null |
+			sed "s/^{/{\"backend\":\"$name\",/"
+	done
+}
+
+echo "# $(date -u '+%F %T') UTC, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $dir: $(df -T "$dir" | awk 'NR==2 {print $2}'), /dev/shm: tmpfs"
+i=0
+while [ "$i" -lt "$rounds" ]; do
+	run ram X=1
+	run tmpfs-uring RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm
+	run tmpfs-sync RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm \
+		RDMARW_NVMET_NO_URING=1
+	run disk-uring RDMARW_NVMET_BENCH_FILE_DIR="$dir"
+	run disk-sync RDMARW_NVMET_BENCH_FILE_DIR="$dir" \
+		RDMARW_NVMET_NO_URING=1
+	i=$((i + 1))
+done
+echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The backends' submit-with-completion (nvme/target/backend.c, io-cmd.c):
+ *
+ * - a backend that completes later: the tests' delay holds every Read,
+ *   Write and Flush of namespace 1 until the test lets it go; the command
+ *   has not completed while it is held, completes with success once
+ *   released (on the delay's thread, not the capsule's), and the data
+ *   read back is what was written;
+ * - errors from the backend become the NVMe status: -EIO a Write Fault
+ *   or an Unrecovered Read Error, -ENOSPC Capacity Exceeded (DNR), on a
+ *   Read, a Write and a Flush;
+ * - a slow namespace stalls no other: while namespace 1's commands are
+ *   held (by event: the delay counts them), namespace 2's complete on the
+ *   other queue and on the same one, and namespace 1's complete only when
+ *   released; also with namespace 2 a file through io_uring;
+ * - io_uring (file namespaces): random reads and writes on two queues,
+ *   every byte checked against the host's shadow and then the file's own
+ *   bytes (pread) against it too, on tmpfs (/dev/shm) and on the
+ *   worktree's file system (the test's directory under build/), with
+ *   O_DIRECT (every Read and Write went O_DIRECT, the in-capsule ones
+ *   through a bounce slot: counted; a Flush at the end succeeds: mixing
+ *   O_DIRECT and the page cache on one file made it fail with -EIO) and
+ *   buffered (none went O_DIRECT);
+ *   the fallback ($RDMARW_NVMET_NO_URING=1, as io_uring_queue_init()
+ *   failing) and the synchronous engine give the same bytes;
+ * - no heap allocation per I/O through io_uring (the allocation counter
+ *   of test_nvmet_pool.c, after its warm-up).
+ */
+#include "config.h"
+#include "nv_io.h"
+#include "nvmet_int.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+
+/*
+ * Heap allocations, counted (the pattern of test_nvmet_pool.c): not under
+ * ASan or TSan, whose allocators own malloc, nor valgrind (nv_counting()).
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NV_COUNT_ALLOCS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define NV_COUNT_ALLOCS 0
+#endif
+#endif
+#ifndef NV_COUNT_ALLOCS
+#define NV_COUNT_ALLOCS 1
+#endif
+
+static unsigned long nv_allocs;
+
+#if NV_COUNT_ALLOCS
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t nmemb, size_t n);
+extern void *__libc_realloc(void *p, size_t n);
+extern void *__libc_memalign(size_t align, size_t n);
+
+static inline void nv_count(void)
+{
+	__atomic_add_fetch(&nv_allocs, 1, __ATOMIC_RELAXED);
+}
+
+void *malloc(size_t n)
+{
+	nv_count();
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t nmemb, size_t n)
+{
+	nv_count();
+	return __libc_calloc(nmemb, n);
+}
+
+void *realloc(void *p, size_t n)
+{
+	nv_count();
+	return __libc_realloc(p, n);
+}
+
+void *memalign(size_t align, size_t n)
+{
+	nv_count();
+	return __libc_memalign(align, n);
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+	nv_count();
+	return __libc_memalign(align, n);
+}
+
+int posix_memalign(void **p, size_t align, size_t n)
+{
+	void *q;
+
+	nv_count();
+	if (!align || (align & (align - 1)) || align % sizeof(void *))
+		return EINVAL;
+	q = __libc_memalign(align, n);
+	if (!q)
+		return ENOMEM;
+	*p = q;
+	return 0;
+}
+#endif
+
+static unsigned long nv_allocs_now(void)
+{
+	return __atomic_load_n(&nv_allocs, __ATOMIC_RELAXED);
+}
+
+static bool nv_counting(void)
+{
+	void *(*volatile alloc)(size_t) = malloc;
+	unsigned long before = nv_allocs_now();
+	void *p = alloc(16);
+
+	free(p);
+	return NV_COUNT_ALLOCS && nv_allocs_now() != before;
+}
+
+#define NV_HELD_MS 600000 /* held until released, in practice */
+
+/* A request whose end is watched. */
+struct nv_rq {
+	struct nvmeh_request rq;
+	int done; /* atomic */
+};
+
+static void nv_rq_done(struct nvmeh_request *rq)
+{
+	struct nv_rq *r = rq->priv;
+
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+}
+
+static bool nv_rq_is_done(struct nv_rq *r)
+{
+	return __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+}
+
+/* Wait (bounded: 10 s) for @cond; the test fails when it never holds. */
+#define nv_wait_for(cond)                                  \
+	do {                                               \
+		struct timespec ts_ = { 0, 1000 * 1000 };  \
+		int i_;                                    \
+		for (i_ = 0; i_ < 10000 && !(cond); i_++)  \
+			nanosleep(&ts_, NULL);             \
+		if (!(cond))                               \
+			fail_msg("never came: %s", #cond); \
+	} while (0)
+
+static void nv_rq_init(struct nv_rq *r, u8 opcode, u32 nsid, u64 slba, u32 nlb,
+		       void *buf, u32 lba)
+{
+	struct nvmeh_request *rq = &r->rq;
+
+	memset(r, 0, sizeof(*r));
+	rq->sqe[offsetof(struct nvme_common_command, opcode)] = opcode;
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid),
+		      nsid);
+	if (opcode != nvme_cmd_flush) {
+		nvme_put_le64(
+			rq->sqe + offsetof(struct nvme_common_command, cdw10),
+			slba);
+		nvme_put_le32(
+			rq->sqe + offsetof(struct nvme_common_command, cdw12),
+			nlb - 1);
+		rq->data = buf;
+		rq->data_len = nlb * lba;
+		rq->write = opcode == nvme_cmd_write;
+	}
+	rq->done = nv_rq_done;
+	rq->priv = r;
+}
+
+static void nv_submit(struct nv_env *e, unsigned int qid, struct nv_rq *r)
+{
+	assert_int_equal(nvmeh_submit(e->c, qid, &r->rq), 0);
+}
+
+/* Submit and wait for the end; the NVMe status. */
+static u16 nv_exec(struct nv_env *e, unsigned int qid, struct nv_rq *r)
+{
+	nv_submit(e, qid, r);
+	nv_wait_for(nv_rq_is_done(r));
+	assert_int_equal(r->rq.error, 0);
+	return r->rq.status;
+}
+
+/* Namespace @nsid of the target's one subsystem. */
+static struct nvmet_ns *nv_ns(struct nv_env *e, u32 nsid)
+{
+	struct nvmet_subsys *s =
+		list_first_entry(&e->t->subsystems, struct nvmet_subsys, entry);
+
+	assert_non_null(s->ns[nsid - 1]);
+	return s->ns[nsid - 1];
+}
+
+/*
+ * The target with namespaces @ns (RAM ones get 4 MiB), the host with two
+ * queues and a command timeout longer than any hold.
+ */
+static void nv_start(struct nv_env *e, const struct nvmet_ns_opts *ns,
+		     unsigned int nr_ns)
+{
+	static struct nvmet_target_opts to;
+	unsigned int i;
+
+	nvmet_target_opts_init(&to);
+	to.addr = "10.0.0.2";
+	to.port = NV_PORT;
+	to.subnqn = NV_NQN;
+	for (i = 0; i < nr_ns; i++) {
+		to.ns[i] = ns[i];
+		if (to.ns[i].type == NVMET_BACKEND_RAM && !to.ns[i].size)
+			to.ns[i].size = 4u << 20;
+	}
+	to.hosts = nv_hosts;
+	to.nr_hosts = 1;
+	nv_env_init(e, "mlx5",
+		    &(struct nv_cfg){ .nr_io_queues = 2,
+				      .queue_size = 16,
+				      .io_timeout_ms = 120000,
+				      .topts = &to });
+}
+
+/* A write and a read of namespace 1 held, each completing only when let go. */
+static void test_later_done(void **state)
+{
+	static struct nv_env e;
+	static u8 wbuf[4096], rbuf[4096];
+	struct nvmet_ns_opts ns[1] = { { .type = NVMET_BACKEND_RAM,
+					 .test_delay_ms = NV_HELD_MS } };
+	struct nvmet_ns *n;
+	struct nv_rq r;
+	unsigned int i;
+
+	(void)state;
+	nv_start(&e, ns, 1);
+	n = nv_ns(&e, 1);
+	for (i = 0; i < sizeof(wbuf); i++)
+		wbuf[i] = (u8)(i * 7 + 3);
+
+	nv_rq_init(&r, nvme_cmd_write, 1, 8, 8, wbuf, 512);
+	nv_submit(&e, 1, &r);
+	nv_wait_for(nvmet_ns_delay_held(n) == 1);
+	assert_false(nv_rq_is_done(&r));
+	nvmet_ns_delay_release(n, 1);
+	nv_wait_for(nv_rq_is_done(&r));
+	assert_int_equal(r.rq.error, 0);
+	assert_int_equal(r.rq.status, 0);
+
+	memset(rbuf, 0xee, sizeof(rbuf));
+	nv_rq_init(&r, nvme_cmd_read, 1, 8, 8, rbuf, 512);
+	nv_submit(&e, 2, &r);
+	nv_wait_for(nvmet_ns_delay_held(n) == 1);
+	assert_false(nv_rq_is_done(&r));
+	nvmet_ns_delay_release(n, 1);
+	nv_wait_for(nv_rq_is_done(&r));
+	assert_int_equal(r.rq.error, 0);
+	assert_int_equal(r.rq.status, 0);
+	assert_memory_equal(rbuf, wbuf, sizeof(wbuf));
+
+	nv_rq_init(&r, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	nvmet_ns_delay_release(n, 1);
+	assert_int_equal(nv_exec(&e, 1, &r), 0);
+	assert_int_equal(nvmet_ns_delay_held(n), 0);
+	nv_env_fini(&e);
+}
+
+/* -EIO and -ENOSPC from the backend, as the NVMe statuses. */
+static void test_errors(void **state)
+{
+	static struct nv_env e;
+	static u8 buf[4096];
+	struct nvmet_ns_opts ns[2] = {
+		{ .type = NVMET_BACKEND_RAM, .test_errno = -EIO },
+		{ .type = NVMET_BACKEND_RAM, .test_errno = -ENOSPC },
+	};
+	struct nv_rq r;
+
+	(void)state;
+	nv_start(&e, ns, 2);
+	nv_rq_init(&r, nvme_cmd_write, 1, 0, 8, buf, 512);
+	assert_int_equal(nv_exec(&e, 1, &r), NVME_SC_WRITE_FAULT);
+	nv_rq_init(&r, nvme_cmd_read, 1, 0, 8, buf, 512);
+	assert_int_equal(nv_exec(&e, 1, &r), NVME_SC_READ_ERROR);
+	nv_rq_init(&r, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	assert_int_equal(nv_exec(&e, 2, &r), NVME_SC_WRITE_FAULT);
+	nv_rq_init(&r, nvme_cmd_write, 2, 0, 8, buf, 512);
+	assert_int_equal(nv_exec(&e, 2, &r),
+			 NVME_SC_CAP_EXCEEDED | NVME_SC_DNR);
+	nv_env_fini(&e);
+}
+
+#define NV_SLOW 4
+
+/*
+ * Namespace 1 holds NV_SLOW writes (queue 1); namespace 2's writes and
+ * reads on queue 2 and on queue 1 complete meanwhile, byte for byte.
+ */
+static void slow_case(const struct nvmet_ns_opts *ns2)
+{
+	static struct nv_env e;
+	static struct nv_rq slow[NV_SLOW];
+	static u8 sbuf[NV_SLOW][4096], wbuf[4096], rbuf[4096];
+	struct nvmet_ns_opts ns[2] = {
+		{ .type = NVMET_BACKEND_RAM, .test_delay_ms = NV_HELD_MS }, *ns2
+	};
+	struct nvmet_ns *n;
+	struct nv_rq r;
+	unsigned int i, q;
+
+	nv_start(&e, ns, 2);
+	n = nv_ns(&e, 1);
+	for (i = 0; i < NV_SLOW; i++) {
+		memset(sbuf[i], (int)i + 1, sizeof(sbuf[i]));
+		nv_rq_init(&slow[i], nvme_cmd_write, 1, i * 8, 8, sbuf[i], 512);
+		nv_submit(&e, 1, &slow[i]);
+	}
+	nv_wait_for(nvmet_ns_delay_held(n) == NV_SLOW);
+	for (q = 2; q >= 1; q--) {
+		for (i = 0; i < sizeof(wbuf); i++)
+			wbuf[i] = (u8)(i + q * 11);
+		nv_rq_init(&r, nvme_cmd_write, 2, q * 8, 8, wbuf, 512);
+		assert_int_equal(nv_exec(&e, q, &r), 0);
+		nv_rq_init(&r, nvme_cmd_read, 2, q * 8, 8, rbuf, 512);
+		assert_int_equal(nv_exec(&e, q, &r), 0);
+		assert_memory_equal(rbuf, wbuf, sizeof(wbuf));
+	}
+	/* namespace 2 went by; namespace 1's are all still held */
+	assert_int_equal(nvmet_ns_delay_held(n), NV_SLOW);
+	for (i = 0; i < NV_SLOW; i++)
+		assert_false(nv_rq_is_done(&slow[i]));
+	nvmet_ns_delay_release(n, NV_SLOW);
+	for (i = 0; i < NV_SLOW; i++) {
+		nv_wait_for(nv_rq_is_done(&slow[i]));
+		assert_int_equal(slow[i].rq.error, 0);
+		assert_int_equal(slow[i].rq.status, 0);
+	}
+	for (i = 0; i < NV_SLOW; i++) {
+		nv_rq_init(&r, nvme_cmd_read, 1, i * 8, 8, rbuf, 512);
+		nvmet_ns_delay_release(n, 1);
+		assert_int_equal(nv_exec(&e, 2, &r), 0);
+		assert_memory_equal(rbuf, sbuf[i], sizeof(rbuf));
+	}
+	nv_env_fini(&e);
+}
+
+static void test_slow_ns_ram(void **state)
+{
+	struct nvmet_ns_opts ns2 = { .type = NVMET_BACKEND_RAM };
+
+	(void)state;
+	slow_case(&ns2);
+}
+
+/*
+ * A build without liburing (RDMARW_HAVE_URING unset) has no ring: the
+ * cases that need one skip, the others run on the synchronous engine.
+ */
+#ifdef RDMARW_HAVE_URING
+#define NV_HAVE_URING 1
+#define nv_uring_direct(n) nvmet_uring_direct(n)
+#define nv_uring_counts(n, out) nvmet_uring_counts(n, out)
+#else
+#define NV_HAVE_URING 0
+#define nv_uring_direct(n) ((void)(n), false)
+#define nv_uring_counts(n, out) memset(out, 0, 3 * sizeof(u64))
+#endif
+
+/* ---- io_uring ---------------------------------------------------------- */
+
+/* A fresh file under @dir for namespace 1 (removed by nv_env_fini()). */
+static void nv_file(struct nv_env *e, const char *dir, struct nvmet_ns_opts *o)
+{
+	int fd;
+
+	snprintf(e->path, sizeof(e->path), "%s/nvmet-backend-XXXXXX", dir);
+	fd = mkstemp(e->path);
+	if (fd < 0)
+		fail_msg("mkstemp %s: %s", e->path, strerror(errno));
+	close(fd);
+	o->type = NVMET_BACKEND_FILE;
+	o->path = e->path;
+	o->size = 4u << 20;
+}
+
+/* The file's bytes, read directly, against the host's shadow. */
+static void nv_file_matches(const char *path, const u8 *shadow, u64 size)
+{
+	u8 *buf = malloc(size);
+	int fd = open(path, O_RDONLY);
+
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, size, 0), (ssize_t)size);
+	close(fd);
+	assert_memory_equal(buf, shadow, size);
+	free(buf);
+}
+
+enum nv_mode {
+	NV_DIRECT, /* io_uring, O_DIRECT where the file system takes it */
+	NV_BUFFERED, /* io_uring, buffered */
+	NV_FALLBACK, /* io_uring unavailable */
+	NV_SYNC, /* the synchronous engine, asked */
+};
+
+static void uring_case(const char *dir, enum nv_mode mode, bool want_direct)
+{
+	static struct nv_env e;
+	static struct nvmet_ns_opts ns[1];
+	struct nvmet_ns *n;
+	static char path[256];
+	struct nv_run run;
+	struct nv_rq r;
+	u64 n_io[3];
+
+	if (!NV_HAVE_URING && (mode == NV_DIRECT || mode == NV_BUFFERED))
+		skip();
+	memset(ns, 0, sizeof(ns));
+	memset(&e, 0, sizeof(e));
+	nv_file(&e, dir, &ns[0]);
+	/* nv_env_init() clears e.path: the options point elsewhere */
+	snprintf(path, sizeof(path), "%s", e.path);
+	ns[0].path = path;
+	ns[0].buffered = mode == NV_BUFFERED;
+	ns[0].io_engine =
+		mode == NV_SYNC ? NVMET_IO_ENGINE_SYNC : NVMET_IO_ENGINE_AUTO;
+	if (mode == NV_FALLBACK)
+		setenv("RDMARW_NVMET_NO_URING", "1", 1);
+	nv_start(&e, ns, 1);
+	unsetenv("RDMARW_NVMET_NO_URING");
+	snprintf(e.path, sizeof(e.path), "%s", path);
+	n = nv_ns(&e, 1);
+	if (mode == NV_FALLBACK || mode == NV_SYNC) {
+		assert_null(n->uring);
+	} else {
+		assert_non_null(n->uring);
+		if (mode == NV_BUFFERED)
+			assert_false(nv_uring_direct(n));
+		else if (want_direct)
+			assert_true(nv_uring_direct(n));
+	}
+	nv_io_run(&run, &e, 2, 8, 24, 77);
+	if (run.failed)
+		fail_msg("%d failures; first: %s", run.failed, run.why);
+	assert_true(run.reads > 0);
+	assert_true(run.writes > 0);
+	nv_io_verify(&run);
+	nv_rq_init(&r, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	assert_int_equal(nv_exec(&e, 1, &r), 0);
+	nv_file_matches(path, run.shadow, e.ns_size);
+	if (n->uring) {
+		nv_uring_counts(n, n_io);
+		if (nv_uring_direct(n)) {
+			/* in-capsule writes bounce, pool buffers go as is */
+			assert_true(n_io[0] > 0);
+			assert_true(n_io[1] > 0);
+			assert_int_equal(n_io[2], 0);
+		} else {
+			assert_int_equal(n_io[0] + n_io[1], 0);
+			assert_true(n_io[2] > 0);
+		}
+	}
+	nv_io_free(&run);
+	nv_env_fini(&e);
+}
+
+static void test_uring_tmpfs_direct(void **state)
+{
+	(void)state;
+	uring_case("/dev/shm", NV_DIRECT, false);
+}
+
+static void test_uring_tmpfs_buffered(void **state)
+{
+	(void)state;
+	uring_case("/dev/shm", NV_BUFFERED, false);
+}
+
+static void test_uring_disk_direct(void **state)
+{
+	(void)state;
+	uring_case(".", NV_DIRECT, true);
+}
+
+static void test_uring_disk_buffered(void **state)
+{
+	(void)state;
+	uring_case(".", NV_BUFFERED, false);
+}
+
+static void test_uring_fallback(void **state)
+{
+	(void)state;
+	uring_case(".", NV_FALLBACK, false);
+}
+
+static void test_sync_engine(void **state)
+{
+	(void)state;
+	uring_case("/dev/shm", NV_SYNC, false);
+}
+
+/* Namespace 2 a file through io_uring while namespace 1 holds its I/O. */
+#define NV_BURST 8
+
+/* NV_BURST commands of @nlb blocks at once on queue 1, waited for. */
+static void nv_burst(struct nv_env *e, u8 opcode, u32 nlb, u8 *buf)
+{
+	static struct nv_rq r[NV_BURST];
+	unsigned int i;
+
+	for (i = 0; i < NV_BURST; i++) {
+		nv_rq_init(&r[i], opcode, 1, (u64)i * nlb, nlb,
+			   buf + (size_t)i * nlb * 512, 512);
+		nv_submit(e, 1, &r[i]);
+	}
+	for (i = 0; i < NV_BURST; i++) {
+		nv_wait_for(nv_rq_is_done(&r[i]));
+		assert_int_equal(r[i].rq.error, 0);
+		assert_int_equal(r[i].rq.status, 0);
+	}
+}
+
+static void nv_bursts(struct nv_env *e, u8 *buf)
+{
+	nv_burst(e, nvme_cmd_write, 8, buf);
+	nv_burst(e, nvme_cmd_read, 8, buf);
+	nv_burst(e, nvme_cmd_write, 256, buf);
+	nv_burst(e, nvme_cmd_read, 256, buf);
+	nv_burst(e, nvme_cmd_write, 1, buf);
+	nv_burst(e, nvme_cmd_read, 1, buf);
+}
+
+/*
+ * No heap allocation per I/O through io_uring (O_DIRECT and buffered:
+ * 4 KiB and 128 KiB keyed and in-capsule, 512 B unaligned, Flush), once
+ * warmed up as test_nvmet_pool does.
+ */
+static void no_alloc_case(bool buffered)
+{
+	static struct nv_env e;
+	static struct nvmet_ns_opts ns[1];
+	static char path[256];
+	unsigned long before, after;
+	struct nv_rq r;
+	u8 *buf;
+	int i;
+
+	if (!nv_counting() || !NV_HAVE_URING)
+		skip();
+	memset(ns, 0, sizeof(ns));
+	nv_file(&e, ".", &ns[0]);
+	ns[0].buffered = buffered;
+	snprintf(path, sizeof(path), "%s", e.path);
+	ns[0].path = path;
+	nv_start(&e, ns, 1);
+	snprintf(e.path, sizeof(e.path), "%s", path);
+	assert_non_null(nv_ns(&e, 1)->uring);
+	buf = aligned_alloc(4096, NV_BURST * 128 * 1024);
+	assert_non_null(buf);
+	memset(buf, 0x3c, NV_BURST * 128 * 1024);
+	for (i = 0; i < 4; i++)
+		nv_bursts(&e, buf);
+	before = nv_allocs_now();
+	nv_bursts(&e, buf);
+	for (i = 0; i < 16; i++) {
+		nv_rq_init(&r, i & 1 ? nvme_cmd_read : nvme_cmd_write, 1,
+			   (u64)i * 8, 8, buf, 512);
+		assert_int_equal(nv_exec(&e, 1, &r), 0);
+	}
+	nv_rq_init(&r, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	assert_int_equal(nv_exec(&e, 1, &r), 0);
+	after = nv_allocs_now();
+	assert_int_equal(after - before, 0);
+	free(buf);
+	nv_env_fini(&e);
+}
+
+static void test_uring_no_alloc_direct(void **state)
+{
+	(void)state;
+	no_alloc_case(false);
+}
+
+static void test_uring_no_alloc_buffered(void **state)
+{
+	(void)state;
+	no_alloc_case(true);
+}
+
+static void test_slow_ns_uring(void **state)
+{
+	static char path[256];
+	struct nvmet_ns_opts ns2 = { 0 };
+	struct nv_env tmp;
+
+	(void)state;
+	nv_file(&tmp, ".", &ns2);
+	snprintf(path, sizeof(path), "%s", tmp.path);
+	ns2.path = path;
+	slow_case(&ns2);
+	unlink(path);
+}
+
+/* rdmarw-nvmet's --io-engine and --buffered: the namespaces that follow. */
+static void test_config_options(void **state)
+{
+	static const char *const argv[] = {
+		"rdmarw-nvmet", "--addr",      "10.1.2.3", "--file",
+		"/a",		"--io-engine", "sync",	   "--file",
+		"/b",		"--io-engine", "auto",	   "--buffered",
+		"--bdev",	"/dev/null",
+	};
+	static const char *const bad[] = { "rdmarw-nvmet", "--addr", "10.1.2.3",
+					   "--io-engine", "uring2" };
+	struct nvmet_config c;
+
+	(void)state;
+	nvmet_config_init(&c);
+	assert_int_equal(
+		nvmet_config_args(&c, (int)ARRAY_SIZE(argv), (char **)argv), 0);
+	assert_int_equal(c.nr_ns, 3);
+	assert_int_equal(c.o.ns[0].io_engine, NVMET_IO_ENGINE_AUTO);
+	assert_false(c.o.ns[0].buffered);
+	assert_int_equal(c.o.ns[1].io_engine, NVMET_IO_ENGINE_SYNC);
+	assert_false(c.o.ns[1].buffered);
+	assert_int_equal(c.o.ns[2].io_engine, NVMET_IO_ENGINE_AUTO);
+	assert_true(c.o.ns[2].buffered);
+	nvmet_config_free(&c);
+	nvmet_config_init(&c);
+	assert_int_equal(
+		nvmet_config_args(&c, (int)ARRAY_SIZE(bad), (char **)bad),
+		-EINVAL);
+	nvmet_config_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_later_done, nv_teardown),
+		cmocka_unit_test_teardown(test_errors, nv_teardown),
+		cmocka_unit_test_teardown(test_slow_ns_ram, nv_teardown),
+		cmocka_unit_test_teardown(test_slow_ns_uring, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_tmpfs_direct, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_tmpfs_buffered,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_uring_disk_direct, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_disk_buffered,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_uring_fallback, nv_teardown),
+		cmocka_unit_test_teardown(test_sync_engine, nv_teardown),
+		cmocka_unit_test_teardown(test_uring_no_alloc_direct,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_uring_no_alloc_buffered,
+					  nv_teardown),
+		cmocka_unit_test(test_config_options),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
