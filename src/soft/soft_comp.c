@@ -172,9 +172,13 @@ static inline void cqe_set_send(struct soft_cqe *e, struct soft_qp *qp,
 
 /*
  * rdmarw__soft_comp_send() for a WQE that succeeded: the same entry (an
- * RDMA or SEND, so byte_len is its length).
+ * RDMA or SEND, so byte_len is its length).  Inline into both callers in
+ * soft_req.c (req_execute() and the ORQ's req_complete_ready(), joined by
+ * LTO; a build without LTO calls it): out of line, with the ORQ's second
+ * caller, it cost the 64 B WRITE 21 instructions per I/O (805.6 -> 826.6).
  */
-void rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe)
+inline __attribute__((always_inline)) void
+rdmarw__soft_comp_send_ok(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
 	struct soft_cq *cq = soft_send_cq(qp);
 	struct soft_cqe *e;

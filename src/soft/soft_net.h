@@ -34,12 +34,16 @@ static inline int soft_xmit_read(struct soft_qp *qp, struct soft_qp *peer,
  * lock), a READ in the responder's own (soft_xmit_read()).  No peer, or a peer that drops it: RETRY_EXC, as the retry
  * timer of a wire would give.  @cls: @pkt->h.kind, which the caller
  * knows: each kind reaches its responder entry from one call site.
+ * @wire: @qp is a TCP device's, which never has a peer on the fabric
+ * (soft_qp.c links none): a constant of the requester's instance, so the
+ * TCP instance has no loopback in it.
  * Return: 0 or enum soft_rcv_flags.
  */
 static inline __attribute__((always_inline)) int
-soft_xmit_req(struct soft_qp *qp, struct soft_pkt *pkt, enum soft_op_class cls)
+soft_xmit_req(struct soft_qp *qp, struct soft_pkt *pkt, enum soft_op_class cls,
+	      bool wire)
 {
-	struct soft_qp *peer = qp->peer;
+	struct soft_qp *peer = wire ? NULL : qp->peer;
 	int ret;
 
 	/* No peer on the fabric: a TCP QP's wire, or nobody. */

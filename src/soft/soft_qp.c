@@ -53,8 +53,12 @@ static bool exec_claim_locked(struct soft_qp *qp)
 	return true;
 }
 
-/* Let go of the role, unless a run was asked for meanwhile: then true. */
-static bool exec_again(struct soft_qp *qp)
+/*
+ * Let go of the role, unless a run was asked for meanwhile: then true.
+ * Inline in its callers: out of line (the zero-copy model's flush, 84ed0a9,
+ * was a second caller) the executor's loop paid a call per run.
+ */
+static inline __attribute__((always_inline)) bool exec_again(struct soft_qp *qp)
 {
 	bool again;
 

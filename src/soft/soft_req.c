@@ -124,7 +124,7 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
  */
 soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 					     struct soft_send_wqe *wqe,
-					     enum soft_op_class cls)
+					     enum soft_op_class cls, bool wire)
 {
 	struct soft_fabric *f = qp->dev->fabric;
 	struct soft_pkt pkt;
@@ -135,8 +135,8 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 		pkt.pay.rg = NULL;
 		pkt.pay.n = 0;
 		pkt.h = wqe->h;
-		return req_remote_tail(qp, wqe, soft_xmit_req(qp, &pkt, cls),
-				       cls);
+		return req_remote_tail(qp, wqe,
+				       soft_xmit_req(qp, &pkt, cls, wire), cls);
 	}
 	soft_br_read_lock(&f->mem_lock, qp->mem_rd);
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
@@ -146,7 +146,7 @@ soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
 	}
 	pkt.pay.rg = qp->req_rg;
 	pkt.h = wqe->h; /* the header, by value */
-	ret = soft_xmit_req(qp, &pkt, cls);
+	ret = soft_xmit_req(qp, &pkt, cls, wire);
 	soft_br_read_unlock(qp->mem_rd);
 	/* Accepted whole, nothing for the responder to finish: done. */
 	if (__builtin_expect(!ret, 1))
@@ -291,8 +291,13 @@ static __attribute__((noinline)) void req_complete_ready(struct soft_qp *qp)
 
 /* ---- the loop ------------------------------------------------------------ */
 
+/*
+ * @wire: @qp is a TCP device's (rdmarw__soft_requester()): only there can
+ * a READ be in flight after its transmit (SOFT_F_LATER) and WQEs wait
+ * behind it (qp->defer); the loopback's instance has no test of either.
+ */
 static inline __attribute__((always_inline)) enum req_ret
-req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
+req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe, bool wire)
 {
 	bool stall = false, term = false;
 	enum soft_fault fault = inject_exec(qp, wqe, &stall);
@@ -302,13 +307,13 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 
 		/* The most common class first (a test, not a jump table). */
 		if (cls == SOFT_OPC_WRITE)
-			fault = req_remote(qp, wqe, SOFT_OPC_WRITE);
+			fault = req_remote(qp, wqe, SOFT_OPC_WRITE, wire);
 		else if (cls == SOFT_OPC_READ && !soft_load(&qp->ord))
 			return req_no_ord(qp, wqe);
 		else if (cls == SOFT_OPC_READ)
-			fault = req_remote(qp, wqe, SOFT_OPC_READ);
+			fault = req_remote(qp, wqe, SOFT_OPC_READ, wire);
 		else if (cls == SOFT_OPC_SEND)
-			fault = req_remote(qp, wqe, SOFT_OPC_SEND);
+			fault = req_remote(qp, wqe, SOFT_OPC_SEND, wire);
 		else
 			fault = req_local(qp, wqe);
 		if (__builtin_expect(fault != SOFT_OK, 0)) {
@@ -320,7 +325,7 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	if (stall)
 		return REQ_STALL;
 	soft_count(&qp->st_wrs, 1);
-	if (__builtin_expect(qp->defer || fault == SOFT_F_LATER, 0))
+	if (wire && __builtin_expect(qp->defer || fault == SOFT_F_LATER, 0))
 		return req_defer(qp, wqe, fault, term);
 	/* SOFT_F_HELD: siw's zero-copy model (soft_zcopy.c) holds it: sent, as
 	 * siw sees it.  One call of the completer: it stays inlined. */
@@ -334,12 +339,11 @@ req_execute(struct soft_qp *qp, struct soft_send_wqe *wqe)
 }
 
 /*
- * Inline into its one caller, the executor's loop (soft_qp.c's exec_run(),
- * joined by LTO; a build without LTO calls it): as a call, the request's
- * frame was set up and torn down once more per run.
+ * The requester's loop; @wire as req_execute()'s, a constant in each
+ * instance.
  */
-inline __attribute__((always_inline)) void
-rdmarw__soft_requester(struct soft_qp *qp)
+static inline __attribute__((always_inline)) void req_loop(struct soft_qp *qp,
+							   bool wire)
 {
 	for (;;) {
 		struct soft_send_wqe *wqe;
@@ -351,7 +355,7 @@ rdmarw__soft_requester(struct soft_qp *qp)
 		 */
 		enum ib_qp_state state = soft_qp_state(qp);
 
-		if (__builtin_expect(qp->defer != 0, 0))
+		if (wire && __builtin_expect(qp->defer != 0, 0))
 			req_complete_ready(qp);
 		if (qp->sq_exec == soft_load(&qp->sq_prod))
 			return;
@@ -359,9 +363,32 @@ rdmarw__soft_requester(struct soft_qp *qp)
 		if (state == IB_QPS_ERR) {
 			rdmarw__soft_comp_send(qp, wqe, SOFT_F_FLUSH);
 		} else if (state != IB_QPS_RTS ||
-			   req_execute(qp, wqe) == REQ_STALL) {
+			   req_execute(qp, wqe, wire) == REQ_STALL) {
 			return; /* SQD, or waiting for the peer */
 		}
 		qp->sq_exec++;
 	}
+}
+
+/* A TCP device's QP: the wire's instance, out of line. */
+static __attribute__((noinline)) void req_loop_wire(struct soft_qp *qp)
+{
+	req_loop(qp, true);
+}
+
+/*
+ * Inline into its one caller, the executor's loop (soft_qp.c's exec_run(),
+ * joined by LTO; a build without LTO calls it): as a call, the request's
+ * frame was set up and torn down once more per run.  A QP's device is on
+ * TCP or not for its life (soft_dev.tcpd is set before any QP exists and
+ * cleared after the last; a TCP device's QPs have no loopback peer,
+ * soft_qp_connect()), so the loop tests it once per run, not per WQE.
+ */
+inline __attribute__((always_inline)) void
+rdmarw__soft_requester(struct soft_qp *qp)
+{
+	if (__builtin_expect(qp->dev->tcpd != NULL, 0))
+		req_loop_wire(qp);
+	else
+		req_loop(qp, false);
 }
