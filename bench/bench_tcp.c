@@ -14,6 +14,7 @@
 #include <rdmarw/soft.h>
 
 #include "soft/soft_tcp.h"
+#include "cli.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -275,22 +276,35 @@ int main(int argc, char **argv)
 	u32 n = 512, depth = 16;
 	bool read = false;
 	double rdma, sock, c0, c1, c2;
+	const char *why = NULL;
+	u64 v;
 	int c;
 
-	while ((c = getopt(argc, argv, "o:s:n:q:")) != -1) {
-		if (c == 'o')
+	/* K/M suffixes as the tools take them; a bad number is refused */
+	while (!why && (c = getopt(argc, argv, "o:s:n:q:")) != -1) {
+		if (c == 'o' && (!strcmp(optarg, "read") ||
+				 !strcmp(optarg, "write")))
 			read = !strcmp(optarg, "read");
-		else if (c == 's')
-			len = strtoul(optarg, NULL, 0);
-		else if (c == 'n')
-			n = (u32)strtoul(optarg, NULL, 0);
-		else if (c == 'q')
-			depth = (u32)strtoul(optarg, NULL, 0);
-		else
-			return 2;
+		else if (c == 'o')
+			why = "must be read or write";
+		else if (c == 's' &&
+			 !(why = cli_parse_u64(optarg, 1, 1u << 30, &v)))
+			len = (size_t)v;
+		else if (c == 'n' &&
+			 !(why = cli_parse_u64(optarg, 1, 1u << 24, &v)))
+			n = (u32)v;
+		else if (c == 'q' && !(why = cli_parse_u64(optarg, 1, 128, &v)))
+			depth = (u32)v;
+		else if (c != 's' && c != 'n' && c != 'q')
+			why = "unknown option";
 	}
-	if (!len || !n || !depth || depth > 128)
+	if (why) {
+		fprintf(stderr,
+			"bench-tcp: -%c %s: %s\nusage: bench-tcp [-o write|read] "
+			"[-s bytes] [-n messages] [-q depth (1-128)]\n",
+			optopt ? optopt : c, optarg ? optarg : "", why);
 		return 2;
+	}
 	c0 = cpu();
 	rdma = rdma_run(read, len, n, depth);
 	c1 = cpu();
