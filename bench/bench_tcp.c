@@ -282,8 +282,8 @@ int main(int argc, char **argv)
 
 	/* K/M suffixes as the tools take them; a bad number is refused */
 	while (!why && (c = getopt(argc, argv, "o:s:n:q:")) != -1) {
-		if (c == 'o' && (!strcmp(optarg, "read") ||
-				 !strcmp(optarg, "write")))
+		if (c == 'o' &&
+		    (!strcmp(optarg, "read") || !strcmp(optarg, "write")))
 			read = !strcmp(optarg, "read");
 		else if (c == 'o')
 			why = "must be read or write";
