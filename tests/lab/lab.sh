@@ -39,6 +39,8 @@
 #              for three rounds; NVMEOF_ROUNDS and NVMEOF_SCALE are handed
 #              to the guest too),
 #              RDMARW_LAB_BENCH (bench's parts, default "perf nvmeof";
+#              "tcp": rdmarw's iWARP over TCP against the kernel's siw and a
+#              socket pair, tcp-bench.sh;
 #              "nvmeof-prof": perf profiles of both NVMe-oF targets,
 #              NVMEOF_BENCH_PROF the cases, see nvmeof-bench.sh),
 #              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages),
@@ -95,7 +97,8 @@ FS_PROGRAMS="/usr/sbin/mke2fs /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck
 # Programs copied into the guest, with every library they load.
 PROGRAMS="/usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/rping
 /usr/bin/ucmatose /usr/bin/rdma /usr/bin/ip /usr/bin/ib_write_bw
-/usr/bin/ib_read_bw /usr/bin/ib_send_bw $FS_PROGRAMS"
+/usr/bin/ib_read_bw /usr/bin/ib_send_bw /usr/bin/ib_write_lat
+/usr/bin/ib_read_lat $FS_PROGRAMS"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 # Loaded by dlopen (providers, libgcc_s at thread exit) or needed by the
 # project's own test binaries (cmocka, the sanitizer runtimes).
@@ -432,7 +435,7 @@ build_lab() {
 	# shellcheck disable=SC2086
 	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_cm_ibv test_ibv_srq $conf \
 		rping-server rping-client rdmarw-info rdmarw-perf krping \
-		rdmarw-nvmet nvmet_halfopen >/dev/null
+		rdmarw-nvmet nvmet_halfopen bench-tcp >/dev/null
 }
 
 # prepare SERIES: the kernel of that series (6.1, 6.12) fetched, siw.ko
@@ -614,6 +617,11 @@ bench)
 	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in
 	*" perf "*)
 		cmd="$cmd; sh tests/lab/bench.sh build-lab/tools/rdmarw-perf ${2:-3} || rc=\$((rc + \$?))"
+		;;
+	esac
+	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in
+	*" tcp "*)
+		cmd="$cmd; sh tests/lab/tcp-bench.sh build-lab ${2:-3} || rc=\$((rc + \$?))"
 		;;
 	esac
 	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in
