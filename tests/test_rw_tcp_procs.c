@@ -409,7 +409,8 @@ static void io_init(struct io *io, u64 len, int n, u32 lead, bool read,
 	part = n == 1 ? len : (len / n) & ~(u64)(PG - 1);
 	assert_true(n == 1 || part >= PG);
 	io->n = n;
-	io->alen = PG + lead + len + (u64)n * 2 * PG + PG;
+	io->alen = (PG + lead + len + (u64)n * 2 * PG + PG + PG - 1) &
+		   ~(u64)(PG - 1);
 	io->arena = aligned_alloc(PG, io->alen);
 	io->want = malloc(io->alen);
 	assert_non_null(io->arena);
