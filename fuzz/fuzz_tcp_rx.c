@@ -128,6 +128,21 @@ static void setup(void)
 	g.up = true;
 }
 
+/* At exit: the devices and their threads go (no leak left to report). */
+__attribute__((destructor)) static void teardown(void)
+{
+	if (!g.up)
+		return;
+	for (int d = 0; d < 2; d++) {
+		ib_free_cq(g.cq[d]);
+		ib_dealloc_pd(g.pd[d]);
+		soft_device_destroy(g.dev[d]);
+	}
+	soft_fabric_destroy(g.f);
+	free(g.arena);
+	g.up = false;
+}
+
 struct peer {
 	int fd;
 	bool crc;
