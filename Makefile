@@ -90,8 +90,11 @@ FUZZ_SECONDS ?= 40
 # in-process host's teardown race (issue 26) after 145, 204 and 530 s; from
 # the corpus with the two inputs that hit it, after 10-25 s (4 runs of 5).
 FUZZ_SECONDS_NVMET ?= 120
+# The iWARP receive path shares its 40 s: the codec (iwarp_rx) and the TCP
+# transport with the device behind it (tcp_rx) get half each.
+FUZZ_SECONDS_IWARP ?= 20
 FUZZ_TARGETS = rw_init map_mr_sg wr_chain lifecycle sig nvmet_capsule nvme_auth \
-	iwarp_rx
+	iwarp_rx tcp_rx
 test-fuzz: deps
 	@scripts/deps.sh test
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang \
@@ -103,6 +106,8 @@ test-fuzz: deps
 	cd build-fuzz && ctest --output-on-failure -R '^fuzz_'
 	@for t in $(FUZZ_TARGETS); do \
 		if [ $$t = nvmet_capsule ]; then echo "$$t $(FUZZ_SECONDS_NVMET)"; \
+		elif [ $$t = iwarp_rx ] || [ $$t = tcp_rx ]; then \
+			echo "$$t $(FUZZ_SECONDS_IWARP)"; \
 		else echo "$$t $(FUZZ_SECONDS)"; fi; \
 	done | sort -k2,2nr | xargs -P $(JOBS) -n 2 scripts/fuzz-run.sh
 

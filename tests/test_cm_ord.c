@@ -74,8 +74,8 @@ static void ord_connect_on(struct ord_env *o, const char *profile,
 	cp.responder_resources = client_depth;
 	cp.initiator_depth = 1;
 	assert_int_equal(rdma_accept(o->child, &cp), 0);
-	assert_int_equal(cm_wait(++o->n)->ev, RDMA_CM_EVENT_ESTABLISHED);
-	assert_int_equal(cm_wait(++o->n)->ev, RDMA_CM_EVENT_ESTABLISHED);
+	cm_wait2(&o->n, RDMA_CM_EVENT_ESTABLISHED, o->client, NULL, o->child,
+		 NULL);
 }
 
 static void ord_connect(struct ord_env *o, const char *profile, u8 client_depth,
@@ -150,8 +150,7 @@ static void expect_all_done(struct ord_env *o)
 	soft_env_expect_empty(cq);
 	assert_true(read_landed(o));
 	assert_memory_equal(o->buf[1], o->buf[0], LEN / 4);
-	assert_memory_equal(o->buf[1] + LEN / 2, o->buf[0] + 3 * LEN / 4,
-			    LEN / 4);
+	cm_placed(o->buf[1] + LEN / 2, o->buf[0] + 3 * LEN / 4, LEN / 4);
 }
 
 /*
@@ -349,9 +348,9 @@ static void depth0_siw_drops(bool threaded, u16 port)
 	soft_env_expect(o.env.cq[0], WR_WRITE1, IB_WC_SUCCESS,
 			IB_WC_RDMA_WRITE);
 	expect_read_flushed(&o);
-	assert_memory_equal(o.buf[1], o.buf[0], LEN / 4);
+	cm_placed(o.buf[1], o.buf[0], LEN / 4);
 	assert_int_equal(soft_env_state(o.client->qp), IB_QPS_ERR);
-	assert_int_equal(soft_env_state(o.child->qp), IB_QPS_ERR);
+	cm_qp_state(o.child->qp, IB_QPS_ERR);
 	ord_fini(&o);
 }
 

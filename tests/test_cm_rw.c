@@ -89,11 +89,8 @@ static void rw_write(const char *profile)
 	cp.private_data = &w;
 	cp.private_data_len = sizeof(w);
 	assert_int_equal(rdma_accept(child, &cp), 0);
-	r = cm_wait(++n);
-	assert_int_equal(r->ev, RDMA_CM_EVENT_ESTABLISHED);
-	assert_ptr_equal(r->id, client);
+	cm_wait2(&n, RDMA_CM_EVENT_ESTABLISHED, client, &r, child, NULL);
 	memcpy(&w, r->pdata, sizeof(w)); /* the REP's private data */
-	assert_int_equal(cm_wait(++n)->ev, RDMA_CM_EVENT_ESTABLISHED);
 
 	for (i = 0; i < (int)sizeof(src); i++)
 		src[i] = (char)(i * 7 + 1);
@@ -108,7 +105,7 @@ static void rw_write(const char *profile)
 	for (i = 0; i < 1000 && !write_done; i++)
 		ib_process_cq_direct(env.cq[0], 16);
 	assert_true(write_done);
-	assert_memory_equal(src, dst, sizeof(src));
+	cm_placed(dst, src, sizeof(src));
 	rdma_rw_ctx_destroy(&ctx, client->qp, client->port_num, &sg, 1,
 			    DMA_TO_DEVICE);
 

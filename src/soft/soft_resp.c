@@ -276,8 +276,10 @@ resp_send_rcv(struct soft_qp *qp, struct soft_pkt *pkt)
 {
 	int ret;
 
-	/* A wire's later segment: the message's receive is taken already. */
-	if (__builtin_expect(pkt->h.va != 0, 0)) {
+	/* A wire's later segment: the message's receive is taken already.
+	 * Its MO may be 0 when the segments before it were empty (the
+	 * codec keeps MSN and MO in order): a message in progress is one. */
+	if (__builtin_expect(pkt->h.va != 0 || qp->rx.recv_taken, 0)) {
 		if (!soft_resp_ready(qp) || !qp->rx.recv_taken)
 			return SOFT_RCV_DROP;
 		return resp_send(qp, pkt);

@@ -702,6 +702,14 @@ static void conn_fail(struct soft_tcp *c, enum soft_tcp_down why)
 	tx_drain(c);
 	maybe_shut(c);
 	pthread_mutex_unlock(&c->tx_lock);
+	/* A SEND cut short (its last segment never came): the receive it
+	 * took is flushed before the others, as siw_rq_flush() does with
+	 * the untagged WQE in progress.  qp->rx is this thread's. */
+	if (c->qp->rx.recv_taken) {
+		c->qp->rx.fault = SOFT_F_FLUSH;
+		c->qp->rx.inv_key_set = false;
+		rdmarw__soft_resp_end(c->qp);
+	}
 	rdmarw__soft_qp_to_err(c->qp);
 	rdmarw__soft_qp_schedule(c->qp);
 }

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A frame corrupted on the way (issue 28): two siw devices with the TCP
+ * transport on two fabrics, each attached to its own loopback connection
+ * to a proxy thread here that forwards every byte, FPDU by FPDU, and flips
+ * one payload bit of the Nth tagged WRITE FPDU from A to B.
+ *
+ * Then: B's CRC check catches it and B sends a TERMINATE (LLP, MPA, CRC)
+ * that the proxy sees on its way to A; both QPs go to ERR; every WR on
+ * both sides completes exactly once (A's WRs behind the WRITE flushed,
+ * B's receives flushed); in B's MR nothing outside the WRITE's range
+ * changes, nor the guards around the MR.  Inside the range each byte is
+ * the old one, the new one or the corrupted one (tagged placement may
+ * place before it checks the CRC, as siw does, or check first): only that
+ * is asserted there.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <rdmarw/ib_verbs.h>
+#include <rdmarw/soft.h>
+
+#include "iwarp/iwarp.h"
+#include "soft/soft_tcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ACCESS \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define GUARD 4096
+#define WLEN (200u * 1024) /* four FPDUs */
+#define MRLEN (3 * WLEN) /* the WRITE goes to the middle third */
+#define HANG_S 60
+/* an FPDU: the MPA length, a ULPDU of at most 65535 bytes, pad, CRC */
+#define FPDU_MAX (2 + 65535 + 3 + 4)
+
+struct side {
+	struct soft_fabric *f;
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u8 *mem; /* GUARD | MR | GUARD */
+	struct ib_mr *mr;
+};
+
+/* The proxy's record of what went by. */
+static struct {
+	pthread_t thread;
+	int a, b; /* its ends: towards A, towards B */
+	int flip_nth; /* the WRITE FPDU from A whose bit it flips (from 1) */
+	int writes; /* WRITE FPDUs from A seen */
+	bool flipped;
+	int terms; /* TERMINATEs from B */
+	struct iwarp_hdr term; /* the first one */
+} px;
+
+static void tcp_pair(int fd[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(l >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	fd[0] = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd[0] >= 0);
+	assert_int_equal(connect(fd[0], (struct sockaddr *)&a, sizeof(a)), 0);
+	fd[1] = accept(l, NULL, NULL);
+	assert_true(fd[1] >= 0);
+	close(l);
+}
+
+/* A direction of the proxy: bytes read, FPDUs cut out and forwarded. */
+struct dir {
+	int from, to;
+	bool a_to_b;
+	bool eof;
+	u8 buf[2 * FPDU_MAX];
+	size_t len;
+};
+
+static bool send_all(int fd, const u8 *p, size_t n)
+{
+	while (n) {
+		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (r <= 0)
+			return false;
+		p += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
+/* Look at one whole FPDU of @n bytes (CRC on) before it goes on. */
+static void see_fpdu(struct dir *d, u8 *f, size_t n)
+{
+	struct iwarp_hdr h;
+	int hl;
+
+	if (rdmarw__iwarp_hdr_decode(f, n, &h) < 0)
+		return;
+	hl = rdmarw__iwarp_hdr_len(h.opcode);
+	if (d->a_to_b && h.opcode == IWARP_OP_WRITE &&
+	    ++px.writes == px.flip_nth && hl > 0 && (size_t)hl + 8 < n) {
+		f[hl + 7] ^= 0x08; /* a payload bit */
+		px.flipped = true;
+	}
+	if (!d->a_to_b && h.opcode == IWARP_OP_TERMINATE && !px.terms++)
+		px.term = h;
+}
+
+static void dir_pump(struct dir *d)
+{
+	ssize_t r = recv(d->from, d->buf + d->len, sizeof(d->buf) - d->len,
+			 MSG_DONTWAIT);
+
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+		d->eof = true;
+		shutdown(d->to, SHUT_WR);
+		return;
+	}
+	if (r < 0)
+		return;
+	d->len += (size_t)r;
+	for (;;) {
+		size_t ulpdu, n;
+
+		if (d->len < 2)
+			break;
+		ulpdu = (size_t)d->buf[0] << 8 | d->buf[1];
+		n = ((2 + ulpdu + 3) & ~(size_t)3) + 4;
+		if (d->len < n)
+			break;
+		see_fpdu(d, d->buf, n);
+		if (!send_all(d->to, d->buf, n)) {
+			d->eof = true;
+			return;
+		}
+		memmove(d->buf, d->buf + n, d->len - n);
+		d->len -= n;
+	}
+}
+
+static void *proxy(void *arg)
+{
+	static struct dir ab, ba;
+
+	(void)arg;
+	ab = (struct dir){ .from = px.a, .to = px.b, .a_to_b = true };
+	ba = (struct dir){ .from = px.b, .to = px.a };
+	while (!ab.eof || !ba.eof) {
+		struct pollfd p[2] = { { ab.eof ? -1 : px.a, POLLIN, 0 },
+				       { ba.eof ? -1 : px.b, POLLIN, 0 } };
+
+		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			dir_pump(&ab);
+		if (p[1].revents)
+			dir_pump(&ba);
+	}
+	return NULL;
+}
+
+static void side_init(struct side *s, int fd, bool initiator, bool threaded)
+{
+	struct soft_profile prof;
+	struct ib_qp_init_attr qa = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
+				.qp_access_flags = ACCESS,
+				.port_num = 1 };
+	struct soft_tcp_conn c = { .fd = fd,
+				   .crc = true,
+				   .ird = 8,
+				   .ord = 8,
+				   .initiator = initiator };
+
+	assert_int_equal(soft_profile_get("siw", &prof), 0);
+	prof.tcp = true;
+	prof.threaded = threaded;
+	s->f = soft_fabric_create();
+	assert_false(IS_ERR_OR_NULL(s->f));
+	s->dev = soft_device_create(s->f, NULL, &prof);
+	assert_false(IS_ERR(s->dev));
+	s->pd = ib_alloc_pd(s->dev, 0);
+	assert_false(IS_ERR(s->pd));
+	s->cq = ib_alloc_cq(s->dev, NULL, 64, 0, IB_POLL_DIRECT);
+	assert_false(IS_ERR(s->cq));
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	s->qp = ib_create_qp(s->pd, &qa);
+	assert_false(IS_ERR(s->qp));
+	assert_int_equal(ib_modify_qp(s->qp, &a,
+				      IB_QP_STATE | IB_QP_PKEY_INDEX |
+					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
+			 0);
+	assert_int_equal(rdmarw__soft_tcp_attach(s->qp, &c), 0);
+	a.qp_state = IB_QPS_RTR;
+	assert_int_equal(ib_modify_qp(s->qp, &a,
+				      IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+					      IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+					      IB_QP_MAX_DEST_RD_ATOMIC |
+					      IB_QP_MIN_RNR_TIMER),
+			 0);
+	a.qp_state = IB_QPS_RTS;
+	assert_int_equal(ib_modify_qp(s->qp, &a,
+				      IB_QP_STATE | IB_QP_TIMEOUT |
+					      IB_QP_RETRY_CNT |
+					      IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+					      IB_QP_MAX_QP_RD_ATOMIC),
+			 0);
+	s->mem = malloc(MRLEN + 2 * GUARD);
+	assert_non_null(s->mem);
+	for (size_t i = 0; i < MRLEN + 2 * GUARD; i++)
+		s->mem[i] = (u8)(i * 31 + initiator);
+	s->mr = ib_reg_user_mr(s->pd, (uintptr_t)s->mem + GUARD, MRLEN,
+			       (uintptr_t)s->mem + GUARD, ACCESS);
+	assert_false(IS_ERR(s->mr));
+}
+
+static void side_fini(struct side *s)
+{
+	assert_int_equal(ib_dereg_mr(s->mr), 0);
+	if (s->qp)
+		assert_int_equal(ib_destroy_qp(s->qp), 0);
+	ib_free_cq(s->cq);
+	ib_dealloc_pd(s->pd);
+	assert_int_equal(soft_device_destroy(s->dev), 0);
+	assert_int_equal(soft_fabric_destroy(s->f), 0);
+	free(s->mem);
+}
+
+static u8 *mr_at(struct side *s, size_t off)
+{
+	return s->mem + GUARD + off;
+}
+
+static void post(struct ib_qp *qp, enum ib_wr_opcode op, u64 id, void *buf,
+		 u32 len, u32 lkey, u64 raddr, u32 rkey)
+{
+	struct ib_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = id,
+			.opcode = op,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+	const struct ib_send_wr *bad;
+
+	assert_int_equal(ib_post_send(qp, &wr.wr, &bad), 0);
+}
+
+static void post_recv(struct side *s, u64 id, size_t off)
+{
+	struct ib_sge sge = { (uintptr_t)mr_at(s, off), 64, s->mr->lkey };
+	struct ib_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+
+	assert_int_equal(ib_post_recv(s->qp, &wr, &bad), 0);
+}
+
+/* Poll @n completions; each of @ids exactly once; their statuses out. */
+static void reap(struct side *s, const u64 *ids, int n, enum ib_wc_status *st)
+{
+	time_t start = time(NULL);
+	unsigned int seen = 0;
+	struct ib_wc wc;
+
+	while (seen != (1u << n) - 1) {
+		int r = ib_poll_cq(s->cq, 1, &wc), k;
+
+		assert_true(r >= 0);
+		if (!r) {
+			assert_true(time(NULL) - start < HANG_S); /* guard */
+			sched_yield();
+			continue;
+		}
+		for (k = 0; k < n && ids[k] != wc.wr_id; k++)
+			;
+		assert_true(k < n); /* one of ours */
+		assert_false(seen & 1u << k); /* once */
+		seen |= 1u << k;
+		st[k] = wc.status;
+	}
+	assert_int_equal(ib_poll_cq(s->cq, 1, &wc), 0);
+}
+
+static void wait_err(struct side *s)
+{
+	time_t start = time(NULL);
+
+	while (__atomic_load_n(&s->qp->state, __ATOMIC_ACQUIRE) != IB_QPS_ERR) {
+		assert_true(time(NULL) - start < HANG_S); /* hang guard */
+		sched_yield();
+	}
+}
+
+static void corrupt_nth_write(int nth, bool threaded)
+{
+	static const u64 a_ids[] = { 1, 2, 3 }, b_ids[] = { 11, 12 };
+	enum ib_wc_status ast[3], bst[2];
+	struct side A, B;
+	int fa[2], fb[2];
+	u8 *before, *src;
+
+	memset(&px, 0, sizeof(px));
+	px.flip_nth = nth;
+	tcp_pair(fa);
+	tcp_pair(fb);
+	px.a = fa[1];
+	px.b = fb[0];
+	assert_int_equal(pthread_create(&px.thread, NULL, proxy, NULL), 0);
+	side_init(&A, fa[0], true, threaded);
+	side_init(&B, fb[1], false, !threaded);
+	before = malloc(MRLEN);
+	assert_non_null(before);
+	memcpy(before, mr_at(&B, 0), MRLEN);
+	src = mr_at(&A, 0);
+
+	/* B: two receives (in the last third, outside the WRITE's range) */
+	post_recv(&B, 11, 2 * WLEN);
+	post_recv(&B, 12, 2 * WLEN + 64);
+	/* A: the WRITE to B's middle third, a SEND and a READ behind it */
+	post(A.qp, IB_WR_RDMA_WRITE, 1, src, WLEN, A.mr->lkey,
+	     (uintptr_t)mr_at(&B, WLEN), B.mr->rkey);
+	post(A.qp, IB_WR_SEND, 2, src, 16, A.mr->lkey, 0, 0);
+	post(A.qp, IB_WR_RDMA_READ, 3, mr_at(&A, WLEN), 64, A.mr->lkey,
+	     (uintptr_t)mr_at(&B, 0), B.mr->rkey);
+
+	reap(&A, a_ids, 3, ast);
+	reap(&B, b_ids, 2, bst);
+	wait_err(&A);
+	wait_err(&B);
+	/* the QPs close their sockets: the proxy ends */
+	assert_int_equal(ib_destroy_qp(A.qp), 0);
+	assert_int_equal(ib_destroy_qp(B.qp), 0);
+	A.qp = NULL;
+	B.qp = NULL;
+	assert_int_equal(pthread_join(px.thread, NULL), 0);
+	/* the proxy flipped the bit; B answered with the CRC TERMINATE */
+	assert_true(px.flipped);
+	assert_true(px.terms >= 1);
+	assert_int_equal(px.term.term.layer, IWARP_LAYER_LLP);
+	assert_int_equal(px.term.term.etype, IWARP_LLP_ET_MPA);
+	assert_int_equal(px.term.term.ecode, IWARP_LLP_EC_CRC);
+	/* nothing behind the corrupted WRITE ran at B: the SEND took no
+	 * receive (both flushed), the READ was never answered.  At A a
+	 * WRITE or SEND completes once its bytes are in the socket (the
+	 * source may be reused): success, or flushed if still queued. */
+	assert_true(ast[0] == IB_WC_SUCCESS || ast[0] == IB_WC_WR_FLUSH_ERR);
+	assert_true(ast[1] == IB_WC_SUCCESS || ast[1] == IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(ast[2], IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(bst[0], IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(bst[1], IB_WC_WR_FLUSH_ERR);
+	/* B's MR: outside the WRITE's range as it was; inside, each byte
+	 * old, new, or the corrupted one (a design that places before it
+	 * checks the CRC places the bit flipped too, as siw does) */
+	assert_memory_equal(mr_at(&B, 0), before, WLEN);
+	assert_memory_equal(mr_at(&B, 2 * WLEN), before + 2 * WLEN, WLEN);
+	for (size_t i = 0; i < WLEN; i++) {
+		u8 v = mr_at(&B, WLEN)[i];
+
+		assert_true(v == before[WLEN + i] || v == src[i] ||
+			    v == (src[i] ^ 0x08));
+	}
+	for (size_t i = 0; i < GUARD; i++) {
+		assert_int_equal(B.mem[i], (u8)(i * 31));
+		assert_int_equal(B.mem[GUARD + MRLEN + i],
+				 (u8)((GUARD + MRLEN + i) * 31));
+	}
+	/* A's READ sink untouched */
+	for (size_t i = 0; i < 64; i++)
+		assert_int_equal(mr_at(&A, WLEN)[i],
+				 (u8)((GUARD + WLEN + i) * 31 + 1));
+	free(before);
+	side_fini(&A);
+	side_fini(&B);
+	close(px.a);
+	close(px.b);
+}
+
+/* The first FPDU of the WRITE, its second, its last. */
+static void test_first_fpdu(void **state)
+{
+	(void)state;
+	corrupt_nth_write(1, false);
+}
+
+static void test_second_fpdu(void **state)
+{
+	(void)state;
+	corrupt_nth_write(2, true);
+}
+
+static void test_last_fpdu(void **state)
+{
+	(void)state;
+	corrupt_nth_write(4, false);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_fpdu),
+		cmocka_unit_test(test_second_fpdu),
+		cmocka_unit_test(test_last_fpdu),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
