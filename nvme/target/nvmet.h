@@ -108,6 +108,12 @@ enum nvmet_io_engine {
  *        and the NSID)
  * @nguid: the namespace NGUID, whose first 8 bytes are its EUI-64 (all
  *         zeroes: derived as @uuid)
+ * @io_engine: FILE and BDEV: io_uring where there is one, or synchronous
+ * @buffered: FILE and BDEV: never O_DIRECT (the kernel's buffered_io)
+ * @test_delay_ms: tests: each Read, Write and Flush is held that long (or
+ *                 until nvmet_ns_delay_release()), then runs on another
+ *                 thread
+ * @test_errno: tests: each held I/O fails with this errno (0: none)
  */
 struct nvmet_ns_opts {
 	enum nvmet_backend_type type;

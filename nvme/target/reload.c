@@ -175,6 +175,7 @@ static bool nvmet_ns_opts_same(const struct nvmet_ns_opts *a,
 
 	return a->type == b->type && a->size == b->size && abs == bbs &&
 	       a->readonly == b->readonly && nvmet_str_same(a->path, b->path) &&
+	       a->io_engine == b->io_engine && a->buffered == b->buffered &&
 	       !memcmp(a->uuid, b->uuid, sizeof(a->uuid)) &&
 	       !memcmp(a->nguid, b->nguid, sizeof(a->nguid));
 }

@@ -307,6 +307,54 @@ static void test_reload_new_nguid(void **state)
 }
 
 /*
+ * A file namespace whose I/O engine or O_DIRECT choice changes is opened
+ * again (the kernel refuses buffered_io on an enabled namespace: disable,
+ * set, enable is what a reload does): the event and the log, each time.
+ */
+static void test_reload_engine(void **state)
+{
+	static struct nv_env e;
+	static char path[64];
+	struct nvmet_target_opts o;
+	u8 w[4096], r[4096];
+	char why[256];
+	struct aer a;
+	u32 ids[1024];
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/nvmet-engine-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, NS_SIZE), 0);
+	close(fd);
+	opts_ns(&o, 0x1);
+	o.ns[1].type = NVMET_BACKEND_FILE;
+	o.ns[1].path = path;
+	env_start(&e, &o, false);
+	nv_fill(w, sizeof(w), 9);
+	assert_int_equal(ns_rw(e.c, 2, true, 8, 8, w, NULL), 0);
+	aer_arm(e.c, &a);
+	o.ns[1].buffered = true;
+	assert_int_equal(reload(&e, &o, why), 0);
+	assert_ns_aen(&a);
+	assert_int_equal(changed_log(e.c, ids), 1);
+	assert_int_equal(ids[0], 2);
+	aer_arm(e.c, &a);
+	o.ns[1].io_engine = NVMET_IO_ENGINE_SYNC;
+	assert_int_equal(reload(&e, &o, why), 0);
+	assert_ns_aen(&a);
+	assert_int_equal(changed_log(e.c, ids), 1);
+	assert_int_equal(ids[0], 2);
+	assert_int_equal(ns_rw(e.c, 2, false, 8, 8, r, NULL), 0);
+	assert_memory_equal(w, r, sizeof(w));
+	nv_env_fini(&e);
+	pthread_mutex_destroy(&a.m);
+	pthread_cond_destroy(&a.cv);
+	unlink(path);
+}
+
+/*
  * A file namespace grown by a reload: the event, the log lists it,
  * Identify reports the new size, the data written before is still there
  * and the new blocks take writes.
@@ -1153,6 +1201,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_reload_add_ns, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_new_nguid, nv_teardown),
+		cmocka_unit_test_teardown(test_reload_engine, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_resize, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_ns_io,
 					  nv_teardown),
