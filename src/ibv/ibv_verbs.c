@@ -146,11 +146,15 @@ static int ibv_create_cq_op(struct ib_cq *ibcq,
 	INIT_LIST_HEAD(&icq->flushing);
 	INIT_LIST_HEAD(&icq->zc_retired);
 	pthread_mutex_init(&icq->lock, NULL);
-	if (ibcq->poll_ctx != IB_POLL_DIRECT) {
-		ret = start_events(icq, ctx);
-		if (ret)
-			goto err_lock;
-	}
+	/*
+	 * An IB_POLL_DIRECT CQ gets its events too: a poller that arms it
+	 * (ib_req_notify_cq()) and sleeps is woken through its comp_handler,
+	 * as on the software device (rdmarw-nvmet's poll groups); never armed,
+	 * the thread only waits.
+	 */
+	ret = start_events(icq, ctx);
+	if (ret)
+		goto err_lock;
 	icq->cq = ibv_create_cq(
 		ctx, cq_entries(ibcq->device, attr->cqe), icq, icq->channel,
 		(int)(attr->comp_vector % (u32)(ctx->num_comp_vectors ?

@@ -14,8 +14,12 @@
 # per figure.  Everything is torn down at the end, on failure too (a trap),
 # brd unloaded last.
 # Usage: sh tests/lab/nvmeof-bench.sh BUILD_DIR [ROUNDS] [DEVICES]
+# Beside each figure, the guest's CPU time per I/O over the fio run (both
+# sides: host, target, softirqs; /proc/stat's busy time, microseconds per
+# I/O, 1 MiB counted as 256 I/Os of 4 KiB for the MiB/s figures), medians.
 # Environment: NVMEOF_BENCH_RUNTIME (s, default 8), NVMEOF_BENCH_RAMP
-#              (s, default 2),
+#              (s, default 2), NVMEOF_BENCH_ARGS (more options for
+#              rdmarw-nvmet, e.g. "--poll-groups 1"),
 #              NVMEOF_BENCH_PROF="DEV:RW:BS ..." (e.g. "rxe0:read:128k
 #              siw0:randread:4k"): instead of the figures, one fio run per
 #              case against each target under `perf record -a -g -e
@@ -60,6 +64,10 @@ say() { echo "nvmeof-bench: $*"; }
 kernel_up() {
 	local s=$CFS/subsystems/$K_NQN p=$CFS/ports/1
 
+	# an earlier run in this boot unloaded brd at its end: load it again
+	# as init.sh does
+	[ -b /dev/ram0 ] || [ ! -e /lab/ko/brd.ko ] ||
+		insmod /lab/ko/brd.ko rd_nr=1 rd_size=131072
 	[ -b /dev/ram0 ] || { say "no /dev/ram0 (brd)"; return 1; }
 	[ -d $CFS ] || { say "no $CFS (nvmet)"; return 1; }
 	mkdir -p "$s" || return 1
@@ -90,8 +98,15 @@ kernel_down() {
 
 rdmarw_up() {
 	: >"$work/target.log"
+	# shellcheck disable=SC2086 # a list of options
 	nvmet_start "$target" "$work/target.log" --addr "$1" --port $RW_PORT \
-		--host "$(cat /etc/nvme/hostnqn)" --ram $RAM
+		--host "$(cat /etc/nvme/hostnqn)" --ram $RAM \
+		${NVMEOF_BENCH_ARGS:-}
+}
+
+# busy: the guest's busy CPU time so far (/proc/stat, in USER_HZ ticks).
+busy() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 
 cleanup() {
@@ -118,6 +133,7 @@ run() {
 	nvme connect -t rdma -a "$addr" -s "$port" -n "$nqn" >/dev/null 2>&1 ||
 		return 0
 	if dev=$(nvme_ns_dev "$nqn"); then
+		b0=$(busy)
 		timeout $((RUNTIME + RAMP + 60)) fio --name=b --filename="/dev/$dev" \
 			--ioengine=libaio --direct=1 --rw="$rw" --bs="$bs" \
 			--iodepth=32 --numjobs="$jobs" --group_reporting \
@@ -125,6 +141,7 @@ run() {
 			--runtime="$RUNTIME" --ramp_time="$RAMP" \
 			--output-format=terse --terse-version=3 \
 			>"$work/fio.log" 2>&1 || cat "$work/fio.log" >&2
+		b1=$(busy)
 		case $rw in
 		randread) f=8 ;;
 		read) f=7 ;;
@@ -132,18 +149,30 @@ run() {
 		esac
 		fio_field "$work/fio.log" $f | awk -v f=$f '$1 > 0 {
 				if (f == 8) printf "%d\n", $1;
-				else printf "%.1f\n", $1 / 1024 }'
+				else printf "%.1f\n", $1 / 1024 }' >"$work/fig"
+		cat "$work/fig"
+		# CPU us per I/O over the whole run (ramp included: fio's
+		# figure is an average, so is this); 4 KiB I/Os for MiB/s
+		awk -v b=$((b1 - b0)) -v hz="$(getconf CLK_TCK 2>/dev/null ||
+			echo 100)" -v t=$((RUNTIME + RAMP)) -v f=$f '$1 > 0 {
+				n = (f == 8 ? $1 : $1 * 256) * t
+				printf "%.1f\n", b / hz * 1e6 / n }' \
+			"$work/fig" >>"$work/cpu"
 	fi
 	nvme disconnect -n "$nqn" >/dev/null 2>&1
 }
 
 # figure NAME RW BS UNIT [JOBS]
 figure() {
-	local k="" r="" i=0 km rwm kn rn ratio
+	local k="" r="" i=0 km rwm kn rn ratio kc="" rc=""
 
 	while [ $i -lt "$rounds" ]; do
+		: >"$work/cpu"
 		k="$k $(run $K_NQN $K_PORT "$2" "$3" "${5:-1}")"
+		kc="$kc $(cat "$work/cpu")"
+		: >"$work/cpu"
 		r="$r $(run $RW_NQN $RW_PORT "$2" "$3" "${5:-1}")"
+		rc="$rc $(cat "$work/cpu")"
 		i=$((i + 1))
 	done
 	kn=$(echo "$k" | valid)
@@ -157,7 +186,9 @@ figure() {
 	printf '%-5s %-18s %-5s %10s %10s %6s %5s\n' "$name" "$1" "$4" \
 		"$km" "$rwm" "$ratio" "$kn/$rn" >>"$work/table"
 	say "dev=$name figure=$1 unit=$4 kernel=$km rdmarw=$rwm ratio=$ratio" \
-		"runs=$kn/$rn kernel_runs=[$(echo $k)] rdmarw_runs=[$(echo $r)]"
+		"runs=$kn/$rn kernel_runs=[$(echo $k)] rdmarw_runs=[$(echo $r)]" \
+		"cpu_us_per_io kernel=$(echo "$kc" | median)" \
+		"rdmarw=$(echo "$rc" | median)"
 }
 
 # prof_tasks: every thread in the guest, kernel threads (kworkers,

@@ -28,11 +28,12 @@
 #   restarted on the same file: the host reconnects, the job ends without
 #   an error and every block written before and across the restart
 #   verifies.
+#   polled I/O queues (--poll-groups 1): fio verify;
 #   on siw0, rdmarw-nvmet on its own iWARP over TCP (--soft siw-tcp) as an
 #   unprivileged user with no RDMA device of the kernel open: the kernel
 #   host connects through the kernel's siw, fio verifies, ext4, kill -9 and
 #   restart (issue 28).
-# NVMEOF_ONLY=auth,halfopen,tcp,kill runs those steps alone.
+# NVMEOF_ONLY=auth,halfopen,tcp,kill,poll runs those steps alone.
 # Usage: sh tests/lab/nvmeof.sh BUILD_DIR [rxe0|siw0|full]...
 #   "full": three rounds of the fio checks (NVMEOF_ROUNDS overrides; the
 #   default is one).  NVMEOF_SCALE (1 to 4, default 1) multiplies the fio
@@ -396,6 +397,22 @@ tcp_wire() {
 	return $rc
 }
 
+# Polled I/O queues (issue 30, --poll-groups 1: a target thread polls the
+# I/O queues' IB_POLL_DIRECT CQs and sleeps when idle, woken through the
+# CQ's event): the host connects, fio verifies, disconnects.
+polled() {
+	local rc=0
+
+	start_target --ram 128M --poll-groups 1 || return 1
+	connect || return 1
+	fio_verify 4k 2 8 poll || rc=1
+	fio_verify 128k 2 16 poll || rc=1
+	disconnect || rc=1
+	result "check=polled status=$([ $rc = 0 ] && echo ok || echo FAILED)"
+	nvmet_stop
+	return $rc
+}
+
 connect() {
 	nvme connect -t rdma -a "$addr" -s $PORT -n $NQN "$@" >/dev/null ||
 		return 1
@@ -661,6 +678,7 @@ for name in $devs; do
 				half_open ;;
 			kill) step "kill -9 during I/O, restart on the file" \
 				kill_restart ;;
+			poll) step "polled I/O queues" polled ;;
 			tcp) [ "$name" != siw0 ] ||
 				step "the kernel host to rdmarw's TCP" tcp_wire ;;
 			*) bad "NVMEOF_ONLY: unknown step $o" ;;
@@ -707,6 +725,8 @@ for name in $devs; do
 		auth_checks
 	nvmet_stop
 	step "a stranger's half-open connections cost < 8 MiB" half_open
+	nvmet_stop
+	step "polled I/O queues (--poll-groups 1): fio verify" polled
 	nvmet_stop
 	if [ "$name" = siw0 ]; then
 		step "the kernel host over siw0 to rdmarw's iWARP over TCP" \
