@@ -25,6 +25,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "helpers/tcp_env.h"
+
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/rw.h>
 #include <rdmarw/soft.h>
@@ -92,25 +94,6 @@ static void fill(u8 *p, u64 len, u64 seed, u64 from)
 {
 	for (u64 i = 0; i < len; i++)
 		p[i] = pat(seed, from + i);
-}
-
-static void tcp_sockets(int fd[2])
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(l >= 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(l, 1), 0);
-	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
-	fd[0] = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(fd[0] >= 0);
-	assert_int_equal(connect(fd[0], (struct sockaddr *)&a, sizeof(a)), 0);
-	fd[1] = accept(l, NULL, NULL);
-	assert_true(fd[1] >= 0);
-	close(l);
 }
 
 /* One end: its fabric, device, PD, CQ and QP (moved to RTS). */
@@ -307,7 +290,7 @@ static int setup(void **state)
 	int fd[2], ctl[2], st;
 
 	(void)state;
-	tcp_sockets(fd);
+	tcp_loopback_pair(fd);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, ctl), 0);
 	t.pid = fork();
 	assert_true(t.pid >= 0);

@@ -15,6 +15,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "helpers/tcp_env.h"
+
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
 
@@ -55,21 +57,7 @@ struct pair {
 /* A connected pair of TCP sockets on 127.0.0.1. */
 static void tcp_sockets(int fd[2])
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(l >= 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(l, 1), 0);
-	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
-	fd[0] = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(fd[0] >= 0);
-	assert_int_equal(connect(fd[0], (struct sockaddr *)&a, sizeof(a)), 0);
-	fd[1] = accept(l, NULL, NULL);
-	assert_true(fd[1] >= 0);
-	close(l);
+	tcp_loopback_pair(fd);
 	/* hang guard: a raw peer's blocking read fails instead of waiting */
 	for (int i = 0; i < 2; i++) {
 		struct timeval tv = { .tv_sec = 60 };

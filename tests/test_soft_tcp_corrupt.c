@@ -20,6 +20,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "helpers/tcp_env.h"
+
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
 
@@ -67,25 +69,6 @@ static struct {
 	int terms; /* TERMINATEs from B */
 	struct iwarp_hdr term; /* the first one */
 } px;
-
-static void tcp_pair(int fd[2])
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(l >= 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(l, 1), 0);
-	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
-	fd[0] = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(fd[0] >= 0);
-	assert_int_equal(connect(fd[0], (struct sockaddr *)&a, sizeof(a)), 0);
-	fd[1] = accept(l, NULL, NULL);
-	assert_true(fd[1] >= 0);
-	close(l);
-}
 
 /* A direction of the proxy: bytes read, FPDUs cut out and forwarded. */
 struct dir {
@@ -333,8 +316,8 @@ static void corrupt_nth_write(int nth, bool threaded)
 
 	memset(&px, 0, sizeof(px));
 	px.flip_nth = nth;
-	tcp_pair(fa);
-	tcp_pair(fb);
+	tcp_loopback_pair(fa);
+	tcp_loopback_pair(fb);
 	px.a = fa[1];
 	px.b = fb[0];
 	assert_int_equal(pthread_create(&px.thread, NULL, proxy, NULL), 0);
