@@ -314,6 +314,16 @@ static inline void cm_env_init(struct soft_env *env, const char *profile,
 	cm_log_reset();
 }
 
+/*
+ * A test whose rules hold on every transport names its profile through
+ * this: in TCP mode it runs on siw (the only profile with a TCP transport)
+ * instead of being skipped.
+ */
+static inline const char *cm_any(const char *profile)
+{
+	return cm_env_tcp() ? "siw" : profile;
+}
+
 /* A test that cannot hold on TCP devices: skipped there, saying why. */
 static inline void cm_skip_on_tcp(const char *why)
 {

@@ -50,6 +50,15 @@ static struct rdma_cm_id *connect_pair(struct soft_env *env,
 	assert_int_equal(r->len, 56);
 	assert_memory_equal(r->pdata, req, 56);
 	cm_create_qp(env, 1, child);
+	/*
+	 * iWARP's accept carries the IRD/ORD the MPA reply advertises: the
+	 * kernel's cma_accept_iw() refuses a NULL conn_param before it
+	 * touches the QP; IB may accept with none (cma_rep_recv's case).
+	 */
+	if (is_iwarp(profile)) {
+		assert_int_equal(rdma_accept(child, NULL), -EINVAL);
+		assert_int_equal(soft_env_state(child->qp), IB_QPS_INIT);
+	}
 	cp.private_data = rep;
 	cp.private_data_len = is_iwarp(profile) ? 100 : 196;
 	assert_int_equal(rdma_accept(child, &cp), 0);

@@ -499,6 +499,41 @@ static void test_reject(void **state)
 	(void)state;
 }
 
+/*
+ * A child destroyed before it answered: iw_cm's destroy of an id in
+ * CONN_RECV tells the provider to reject, so the requester reads an MPA
+ * reply with the reject bit (REJECTED, -ECONNREFUSED, no private data),
+ * not a closed connection.
+ */
+static void test_unanswered_child_destroyed(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1 };
+	struct rdma_cm_id *l, *c;
+	struct sockaddr_storage dst;
+	struct cm_rec *r;
+
+	NEED_TCP();
+	l = listener(SA(la));
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	assert_int_equal(rdma_connect(c, &cp), 0);
+	r = wait_ev(NULL, RDMA_CM_EVENT_CONNECT_REQUEST);
+	rdma_destroy_id(r->id);
+	r = wait_ev(c, RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(r->status, -ECONNREFUSED);
+	assert_int_equal(r->len, 0);
+	assert_true(rdma_is_consumer_reject(c, r->status));
+	cm_settle();
+	assert_int_equal(count_ev(c, RDMA_CM_EVENT_CONNECT_ERROR), 0);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
 /* A connected client destroyed without a disconnect: the peer hears it. */
 static void test_destroy_established(void **state)
 {
@@ -825,6 +860,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_destroy_established, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unanswered_child_destroyed,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nobody_listens, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_peers, setup,

@@ -452,11 +452,13 @@ int rdma_connect_locked(struct rdma_cm_id *id,
  * rdma_accept() - accept a connection request
  * @id: the child id of a CONNECT_REQUEST event, with a QP
  * @conn_param: parameters and private data for the reply (at most 196
- *              bytes on IB and RoCE, 256 on iWARP), or NULL
+ *              bytes on IB and RoCE, 256 on iWARP), or NULL on IB and
+ *              RoCE (iWARP's MPA reply carries IRD/ORD: NULL is -EINVAL)
  *
  * Moves the QP to RTS; the peer gets ESTABLISHED, then this id does.
  *
- * Return: 0; -EINVAL for NULL, an id that is not a child waiting for an
+ * Return: 0; -EINVAL for NULL (@id; @conn_param on iWARP), an id that is
+ * not a child waiting for an
  * answer (accepted or rejected already), an id without QP, private data
  * over the limit; -ECONNRESET when the requester has gone (the id gets
  * nothing more); an ib_modify_qp() error.

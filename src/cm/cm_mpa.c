@@ -1167,11 +1167,18 @@ static int mpa_disconnect(struct cm_id_priv *p, bool was_up, bool *qp_err)
 	return 0;
 }
 
-/* @p is destroyed: its sockets close; an attached one is the QP's. */
+/*
+ * @p is destroyed: its sockets close; an attached one is the QP's.  A
+ * child that never answered its request rejects it first (iw_cm's destroy
+ * in CONN_RECV calls the provider's reject): the requester reads REJECTED,
+ * -ECONNREFUSED, rather than a reset.
+ */
 static void mpa_release(struct cm_id_priv *p)
 {
 	struct cm_mpa *m, *n;
 
+	if (p->is_child && !p->answered)
+		mpa_reject(p, NULL, 0, 0);
 	list_for_each_entry_safe(m, n, &mpa.socks, entry) {
 		if (m->lsn && m->lsn->id == p)
 			sock_free(m); /* handshakes of a listener */

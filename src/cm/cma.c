@@ -1027,12 +1027,14 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 
 	if (!id)
 		return -EINVAL;
-	if (!conn_param)
-		conn_param = &none;
 	c = to_priv(id);
 	pthread_mutex_lock(&cm.lock);
+	/* iWARP's reply carries IRD/ORD: none given is refused, as cma_accept_iw */
+	if (!conn_param && !rdmarw__cm_iwarp(c))
+		conn_param = &none;
 	t = exch(c);
-	if (!c->is_child || c->state != CM_CONNECT || c->answered || !t ||
+	if (!conn_param || !c->is_child || c->state != CM_CONNECT ||
+	    c->answered || !t ||
 	    conn_param->private_data_len > pdata_max(c, RDMARW_CM_REP) ||
 	    (conn_param->private_data_len && !conn_param->private_data)) {
 		pthread_mutex_unlock(&cm.lock);
