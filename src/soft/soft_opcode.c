@@ -104,7 +104,6 @@ static const struct {
 	[SOFT_F_RETRY_EXC] = { IB_WC_RETRY_EXC_ERR, 0 },
 	[SOFT_F_GENERAL] = { IB_WC_GENERAL_ERR, 0 },
 	/* A clean "not supported": vendor_err carries EOPNOTSUPP. */
-	[SOFT_F_NOT_SUPP] = { IB_WC_LOC_QP_OP_ERR, EOPNOTSUPP },
 	[SOFT_F_FLUSH] = { IB_WC_WR_FLUSH_ERR, 0 },
 	/* rxe completes a request it has no memory for (no skb) with
 	 * LOC_QP_OP_ERR; vendor_err carries ENOMEM. */

@@ -713,7 +713,7 @@ static int check_send_wr(struct soft_qp *qp, const struct ib_send_wr *wr,
 	    ((u32)wr->num_sge > qp->ibqp.max_read_sge ||
 	     (qp->dev->iwarp && wr->num_sge != 1)))
 		return -EINVAL;
-	if ((op->flags & SOFT_OPF_REG) && !(op->flags & SOFT_OPF_UNSUPP)) {
+	if (op->flags & SOFT_OPF_REG) {
 		const struct ib_mr *mr = reg_wr(wr)->mr;
 
 		if (!mr || mr->device != qp->ibqp.device)
@@ -754,7 +754,7 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 	}
 	w->h.va = 0;
 	w->h.rkey = 0;
-	if ((op->flags & SOFT_OPF_REG) && !(op->flags & SOFT_OPF_UNSUPP)) {
+	if (op->flags & SOFT_OPF_REG) {
 		const struct soft_mr *mr = to_smr(reg_wr(wr)->mr);
 
 		w->reg_index = mr->index;

@@ -51,8 +51,6 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	struct soft_fabric *f = qp->dev->fabric;
 	int ret;
 
-	if (wqe->h.op->flags & SOFT_OPF_UNSUPP)
-		return SOFT_F_NOT_SUPP;
 	soft_br_write_lock(&f->mem_lock);
 	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY)
 		ret = rdmarw__soft_sig_register(qp, wqe->reg_index,

@@ -432,7 +432,6 @@ enum soft_op_flags {
 	SOFT_OPF_REM_INV = 1 << 2, /* responder invalidates ex's key */
 	SOFT_OPF_LOC_INV = 1 << 3, /* requester invalidates after the READ */
 	SOFT_OPF_REG = 1 << 4, /* fast registration */
-	SOFT_OPF_UNSUPP = 1 << 5, /* accepted, completes with an error */
 };
 
 /**
@@ -470,7 +469,6 @@ enum soft_fault {
 	SOFT_F_REM_OP, /* responder failed on its own receive */
 	SOFT_F_RETRY_EXC, /* nobody answers (no peer, peer not ready) */
 	SOFT_F_GENERAL, /* siw: READ_WITH_INV could not invalidate */
-	SOFT_F_NOT_SUPP, /* accepted opcode the device cannot execute */
 	SOFT_F_FLUSH, /* QP in ERR */
 	SOFT_F_LOC_RES, /* no memory for the copy (integrity bounce) */
 	SOFT_F_NR,
