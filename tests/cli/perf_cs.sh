@@ -105,6 +105,59 @@ for t in "--lat -n 100 -s 64 --dir write,read,send" \
 	esac
 	port=$((port + 1))
 done
+
+# --perftest (perftest's -R exchange, the one ib_write_bw -R and
+# ib_read_bw -R speak) on both ends, two processes: the server prints the
+# client's report, which the exchange carries (the same iterations and
+# size), and the client's figures are its own.
+for t in "--dir write -n 300 -s 64K" "--dir read -n 200 -s 4K"; do
+	# shellcheck disable=SC2086 # $t: the options
+	timeout 60 "$perf" --perftest --profile siw-tcp -p $port --json \
+		${t%% -n*} -s 64K >"$srv" 2>"$err" &
+	spid=$!
+	hex=$(printf '%04X' $port) i=0
+	while ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		awk -v p=":$hex" '$2 ~ p "$" && $4 == "0A" { f = 1 }
+			END { exit !f }' && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	op=$(echo "${t#--dir }" | cut -d' ' -f1 | tr a-z A-Z)
+	iters=$(echo "$t" | sed 's/.*-n \([0-9]*\).*/\1/')
+	# shellcheck disable=SC2086 # $t: the options
+	if ! timeout 60 "$perf" --perftest --profile siw-tcp -p $port --json \
+		$t 127.0.0.1 >"$out" 2>>"$err" || ! wait $spid ||
+	   ! grep -q "\"op\":\"$op\".*\"iters\":$iters,.*\"role\":\"server\"" \
+		"$srv" ||
+	   ! grep -q "\"measured_by\":\"client\".*\"role\":\"server\"" "$srv" ||
+	   ! grep -q "\"op\":\"$op\".*\"iters\":$iters,.*\"role\":\"client\"" \
+		"$out"; then
+		echo "FAIL: --perftest on siw-tcp: $t" >&2
+		sed 's/^/  | /' "$out" "$srv" "$err" >&2
+		fails=$((fails + 1))
+		wait $spid
+		port=$((port + 1))
+		continue
+	fi
+	check "--perftest $t" "bw:$op" "$out" "$srv"
+	port=$((port + 1))
+done
+# a --perftest client meets rdmarw-perf's own server (not perftest's):
+# refused at the connection, within the bound
+timeout 60 "$perf" --profile siw-tcp -p $port --json >"$srv" 2>"$err" &
+spid=$!
+sleep 1
+timeout 60 "$perf" --perftest --profile siw-tcp -p $port -n 10 127.0.0.1 \
+	>"$out" 2>>"$err"
+rc=$?
+kill $spid 2>/dev/null
+wait $spid
+if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then
+	echo "FAIL: --perftest against rdmarw-perf's own server: exit $rc" >&2
+	sed 's/^/  | /' "$out" "$err" >&2
+	fails=$((fails + 1))
+fi
+port=$((port + 1))
 }
 
 # two processes on an ibv device

@@ -392,9 +392,9 @@ static int pt_dests(struct pt_session *s, bool real, int secs, const char *what)
 	return 0;
 }
 
-/* xchg_bw_reports(): size, iterations, peak, average, message rate. */
-static int pt_reports(struct pt_session *s, const struct pt_report *mine,
-		      struct pt_report *theirs)
+/* The server's side: the client's report, checked. */
+static int pt_reports_check(struct pt_session *s, const struct pt_report *mine,
+			    struct pt_report *theirs)
 {
 	const double mv[3] = { mine->bw_peak, mine->bw_avg, mine->msg_rate };
 	double *tv[3] = { &theirs->bw_peak, &theirs->bw_avg,
@@ -427,6 +427,35 @@ static int pt_reports(struct pt_session *s, const struct pt_report *mine,
 			return ret == -ERANGE ?
 				       pt_refuse(s, "report's figures", ret) :
 				       ret;
+	}
+	return 0;
+}
+
+/*
+ * xchg_bw_reports(): size, iterations, peak, average, message rate.  The
+ * client's report is its run's; perftest's server sends a report it never
+ * filled (its stack's bytes, in a one-way test), which the client takes
+ * by length only, as perftest's client does.
+ */
+static int pt_reports(struct pt_session *s, const struct pt_report *mine,
+		      struct pt_report *theirs)
+{
+	u8 m[PT_U64_LEN], t[PT_U64_LEN];
+	const u64 mv[2] = { mine->size, mine->iters };
+	double md[3] = { mine->bw_peak, mine->bw_avg, mine->msg_rate };
+	unsigned int i;
+	int ret;
+
+	if (s->server)
+		return pt_reports_check(s, mine, theirs);
+	for (i = 0; i < 5; i++) {
+		if (i < 2)
+			pt_u64_encode(mv[i], m);
+		else
+			pt_double_encode(md[i - 2], m);
+		ret = pt_xchg(s, m, t, PT_U64_LEN, PT_WAIT_S, "report");
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -702,7 +731,7 @@ static const char *pt_peer_name(struct pt_session *s, char *buf, size_t len)
 static int pt_session(struct pt_session *s, const struct sockaddr *dst,
 		      const struct sockaddr *addr)
 {
-	struct pt_report mine = { 0 }, theirs;
+	struct pt_report mine = { 0 }, theirs = { 0 };
 	char peer[INET6_ADDRSTRLEN + 32];
 	int ret;
 
