@@ -1556,24 +1556,28 @@ static void check_perftest(struct perf_opts *o)
 		o->write = true;
 		o->read = false;
 	}
-	what = o->lat		   ? "--lat (ib_*_lat)" :
-	       o->send		   ? "--dir send (ib_send_bw)" :
+	what = o->send ? "--dir send (ib_send_bw, ib_send_lat)" :
+	       o->lat && o->duration_set ?
+			 "-D with --lat (the duration mode of ib_*_lat)" :
 	       o->bidir		   ? "-b/--bidirectional" :
 	       o->qps > 1	   ? "-q/--qp above 1" :
 	       o->threads	   ? "--threads" :
 	       o->write && o->read ? "--dir with both write and read" :
 				     NULL;
 	if (what)
-		cli_refuse(PERF_TOOL,
-			   "--perftest: %s is not supported (one of "
-			   "ib_write_bw -R or ib_read_bw -R: --dir write or "
-			   "--dir read)",
-			   what);
+		cli_refuse(
+			PERF_TOOL,
+			"--perftest: %s is not supported (one of "
+			"ib_write_bw, ib_read_bw, ib_write_lat or ib_read_lat "
+			"-R: --dir write or --dir read, and --lat)",
+			what);
 	if (o->mode != PERF_CLIENT && o->mode != PERF_SERVER)
 		cli_refuse(PERF_TOOL,
 			   "--perftest: the other end is perftest's program in "
 			   "another process: listen (-d DEV, or --profile "
 			   "siw-tcp) or give its HOST");
+	if (o->lat && !o->iters) /* perftest's: both ends count round trips */
+		o->iters = 1000;
 }
 
 /* What a client/server run does not take (it measures the wire). */

@@ -900,7 +900,7 @@ void cs_bw_header(const struct cs_conn *c, const char *peer)
 	fflush(c->tab);
 }
 
-static void lat_header(const struct cs_conn *c, const char *peer)
+void cs_lat_header(const struct cs_conn *c, const char *peer)
 {
 	if (!perf_out_table())
 		return;
@@ -945,8 +945,8 @@ void cs_bw_row(const struct cs_conn *c, enum cs_op op, u64 size,
 	fflush(c->tab);
 }
 
-static void lat_row(const struct cs_conn *c, enum cs_op op, u64 size,
-		    const struct cs_figures *fig, const char *by)
+void cs_lat_row(const struct cs_conn *c, enum cs_op op, u64 size,
+		const struct cs_figures *fig, const char *by)
 {
 	static const char *const keys[7] = { "t_min",	       "t_max",
 					     "t_typical",      "t_avg",
@@ -1057,7 +1057,7 @@ static int client_test(struct cs_conn *c, enum cs_op op, u64 size)
 	cs_return_credits(c, true);
 	fig_from_wire(&peer, &m.fig);
 	if (o->lat) {
-		lat_row(c, op, size, &mine, "client");
+		cs_lat_row(c, op, size, &mine, "client");
 	} else if (o->bidir) {
 		bw_rows_bidir(c, op, size, &mine, &peer);
 	} else {
@@ -1078,7 +1078,7 @@ static int client_run(struct cs_conn *c, const char *peer)
 	int ret = 0;
 
 	if (o->lat)
-		lat_header(c, peer);
+		cs_lat_header(c, peer);
 	else
 		cs_bw_header(c, peer);
 	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
@@ -1136,7 +1136,7 @@ static int server_test(struct cs_conn *c, const struct cs_msg *p, bool *header)
 		o->lat = p->lat;
 		o->bidir = p->bidir;
 		if (p->lat)
-			lat_header(c, peer_name(c));
+			cs_lat_header(c, peer_name(c));
 		else
 			cs_bw_header(c, peer_name(c));
 		*header = true;
@@ -1149,7 +1149,7 @@ static int server_test(struct cs_conn *c, const struct cs_msg *p, bool *header)
 	if (ret)
 		return ret;
 	if (p->lat && op == CS_WRITE)
-		ret = lat_server_write(c, size);
+		ret = lat_server_write(c, size, 0);
 	else if (!p->lat && p->bidir)
 		ret = cs_bw_run(c, op, size, iters, duration, p->limit, &mine);
 	if (!ret)
@@ -1165,7 +1165,7 @@ static int server_test(struct cs_conn *c, const struct cs_msg *p, bool *header)
 	if (ret)
 		return ret;
 	if (p->lat) {
-		lat_row(c, op, size, &peer, "client");
+		cs_lat_row(c, op, size, &peer, "client");
 	} else if (p->bidir) {
 		bw_rows_bidir(c, op, size, &mine, &peer);
 	} else {

@@ -254,6 +254,10 @@ void cs_bw_header(const struct cs_conn *c, const char *peer);
 /* One bandwidth row (and record): @fig as measured by @by. */
 void cs_bw_row(const struct cs_conn *c, enum cs_op op, u64 size,
 	       const struct cs_figures *fig, const char *by);
+void cs_lat_header(const struct cs_conn *c, const char *peer);
+/* One latency row (and record): @fig as measured by @by. */
+void cs_lat_row(const struct cs_conn *c, enum cs_op op, u64 size,
+		const struct cs_figures *fig, const char *by);
 
 /* lat.c */
 
@@ -268,7 +272,10 @@ void lat_stats(double *ns, u64 n, struct cs_figures *fig);
 int lat_client(struct cs_conn *c, enum cs_op op, u64 size,
 	       struct cs_figures *fig);
 
-/* The server's side of a WRITE ping-pong, until the client's DONE. */
-int lat_server_write(struct cs_conn *c, u64 size);
+/*
+ * The server's side of a WRITE ping-pong: @count round trips, or with 0
+ * until the client's DONE.
+ */
+int lat_server_write(struct cs_conn *c, u64 size, u64 count);
 
 #endif /* RDMARW_TOOLS_PERF_CS_H */

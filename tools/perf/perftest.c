@@ -620,9 +620,9 @@ static int pt_comm_accept(struct pt_session *s, const struct sockaddr *addr)
 		return cs_fail(c, "rdma_bind_addr/rdma_listen", ret);
 	if (perf_out_table()) {
 		printf("# rdmarw-perf --perftest: server: waiting for "
-		       "perftest's client (%s -R) on port %u\n",
-		       s->op == CS_READ ? "ib_read_bw" : "ib_write_bw",
-		       s->o->port);
+		       "perftest's client (ib_%s_%s -R) on port %u\n",
+		       s->op == CS_READ ? "read" : "write",
+		       s->o->lat ? "lat" : "bw", s->o->port);
 		fflush(stdout);
 	}
 	ret = cs_wait(c, (const bool *)&c->have_peer, 0, "listen");
@@ -656,6 +656,9 @@ static int pt_prologue(struct pt_session *s, const struct sockaddr *dst)
 		ret = s->server ? pt_data_accept(s) : pt_data_connect(s, dst);
 	if (!ret)
 		ret = pt_dests(s, false, PT_WAIT_S, "handshake");
+	/* ib_*_lat exchange the addresses once more, before the first pass */
+	if (!ret && s->o->lat)
+		ret = pt_dests(s, true, PT_WAIT_S, "QP address");
 	if (!ret)
 		ret = pt_dests(s, true, PT_WAIT_S, "QP address");
 	if (!ret)
@@ -728,6 +731,47 @@ static const char *pt_peer_name(struct pt_session *s, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * ib_read_lat and ib_write_lat: the client's round trips, size by size,
+ * as lat.c's loops (the WRITE marks are perftest's: the last byte, 1 to
+ * 255 then 0); ib_write_lat's server answers -n pings per size, ib_read_lat's
+ * does nothing.  ib_read_lat ends with one handshake, ib_write_lat with
+ * none; neither exchanges a report.
+ */
+static int pt_lat(struct pt_session *s, const char *peer)
+{
+	const struct perf_opts *o = s->o;
+	struct cs_conn *c = &s->data;
+	struct cs_figures fig;
+	u64 size;
+	int ret = 0;
+
+	c->peer.addr = htole64(s->peer.vaddr);
+	c->peer.rkey = htole32(s->peer.rkey);
+	if (!s->server)
+		cs_lat_header(c, peer);
+	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
+		if (!s->server) {
+			ret = lat_client(c, s->op, size, &fig);
+			if (!ret)
+				cs_lat_row(c, s->op, size, &fig, "client");
+		} else if (s->op == CS_WRITE) {
+			ret = lat_server_write(c, size, o->iters);
+			if (!ret && perf_out_table())
+				printf("# rdmarw-perf --perftest: answered %llu "
+				       "WRITEs of %llu bytes (%s)\n",
+				       (unsigned long long)o->iters,
+				       (unsigned long long)size, peer);
+		}
+		if (size > o->size_max / 2)
+			break;
+	}
+	if (!ret && s->op == CS_READ) /* ctx_close_connection() */
+		ret = pt_dests(s, true, s->server ? PT_RUN_WAIT_S : PT_WAIT_S,
+			       "closing handshake");
+	return ret;
+}
+
 static int pt_session(struct pt_session *s, const struct sockaddr *dst,
 		      const struct sockaddr *addr)
 {
@@ -741,6 +785,8 @@ static int pt_session(struct pt_session *s, const struct sockaddr *dst,
 	if (ret)
 		return ret;
 	pt_peer_name(s, peer, sizeof(peer));
+	if (s->o->lat)
+		return pt_lat(s, strcat(peer, " (perftest)"));
 	if (s->server) {
 		/* perftest's client says it is done with one more handshake */
 		ret = pt_dests(s, true, PT_RUN_WAIT_S, "end of the run");
