@@ -1149,7 +1149,7 @@ static int server_test(struct cs_conn *c, const struct cs_msg *p, bool *header)
 	if (ret)
 		return ret;
 	if (p->lat && op == CS_WRITE)
-		ret = lat_server_write(c, size, 0);
+		ret = lat_server_write(c, size, 0, NULL);
 	else if (!p->lat && p->bidir)
 		ret = cs_bw_run(c, op, size, iters, duration, p->limit, &mine);
 	if (!ret)

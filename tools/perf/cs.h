@@ -273,9 +273,10 @@ int lat_client(struct cs_conn *c, enum cs_op op, u64 size,
 	       struct cs_figures *fig);
 
 /*
- * The server's side of a WRITE ping-pong: @count round trips, or with 0
- * until the client's DONE.
+ * The answering side of a WRITE ping-pong: @count round trips, or with 0
+ * until the client's DONE; with @posts (@count of them), the time of each
+ * answer.
  */
-int lat_server_write(struct cs_conn *c, u64 size, u64 count);
+int lat_server_write(struct cs_conn *c, u64 size, u64 count, double *posts);
 
 #endif /* RDMARW_TOOLS_PERF_CS_H */

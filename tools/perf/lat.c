@@ -202,7 +202,7 @@ int lat_client(struct cs_conn *c, enum cs_op op, u64 size,
 	return ret;
 }
 
-int lat_server_write(struct cs_conn *c, u64 size, u64 count)
+int lat_server_write(struct cs_conn *c, u64 size, u64 count, double *posts)
 {
 	char *mine = cs_dst(c) + size - 1;
 	unsigned int spins = 0, polls = 0;
@@ -216,8 +216,10 @@ int lat_server_write(struct cs_conn *c, u64 size, u64 count)
 	c->no_credit = true;
 	while (!c->err && (count ? n < count : !c->have_msg)) {
 		if (mark_of(mine) == k) {
-			n++;
 			last = perf_now();
+			if (posts)
+				posts[n] = last;
+			n++;
 			set_mark(cs_src(c) + size - 1, k);
 			io = lat_io(c);
 			if (!io)

@@ -732,11 +732,40 @@ static const char *pt_peer_name(struct pt_session *s, char *buf, size_t len)
 }
 
 /*
- * ib_read_lat and ib_write_lat: the client's round trips, size by size,
- * as lat.c's loops (the WRITE marks are perftest's: the last byte, 1 to
- * 255 then 0); ib_write_lat's server answers -n pings per size, ib_read_lat's
- * does nothing.  ib_read_lat ends with one handshake, ib_write_lat with
- * none; neither exchanges a report.
+ * ib_write_lat's client side: the server WRITEs first, the client answers
+ * each mark; a sample is half the time between two answers, as perftest
+ * takes it from its posts.
+ */
+static int pt_lat_answer(struct cs_conn *c, u64 size, u64 n,
+			 struct cs_figures *fig)
+{
+	double *posts = calloc(n, sizeof(*posts));
+	double t0 = perf_now();
+	u64 i;
+	int ret;
+
+	if (!posts)
+		return cs_fail(c, "calloc", -ENOMEM);
+	ret = lat_server_write(c, size, n, posts);
+	if (!ret) {
+		for (i = 1; i < n; i++)
+			posts[i - 1] = (posts[i] - posts[i - 1]) * 1e9 / 2;
+		*fig = (struct cs_figures){ .ops = n,
+					    .bytes = n * size,
+					    .ns = (u64)((perf_now() - t0) *
+							1e9) };
+		lat_stats(posts, n - 1, fig);
+	}
+	free(posts);
+	return ret;
+}
+
+/*
+ * ib_read_lat and ib_write_lat, size by size, with lat.c's loops (the
+ * WRITE marks are perftest's: the last byte, 1 to 255 then 0).  READ: the
+ * client's round trips, the server idle.  WRITE: perftest's server WRITEs
+ * first and both ends time -n round trips.  ib_read_lat ends with one
+ * handshake, ib_write_lat with none; neither exchanges a report.
  */
 static int pt_lat(struct pt_session *s, const char *peer)
 {
@@ -748,21 +777,15 @@ static int pt_lat(struct pt_session *s, const char *peer)
 
 	c->peer.addr = htole64(s->peer.vaddr);
 	c->peer.rkey = htole32(s->peer.rkey);
-	if (!s->server)
+	if (!s->server || s->op == CS_WRITE)
 		cs_lat_header(c, peer);
 	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
-		if (!s->server) {
+		if (s->op == CS_WRITE && !s->server)
+			ret = pt_lat_answer(c, size, o->iters, &fig);
+		else if (s->op == CS_WRITE || !s->server)
 			ret = lat_client(c, s->op, size, &fig);
-			if (!ret)
-				cs_lat_row(c, s->op, size, &fig, "client");
-		} else if (s->op == CS_WRITE) {
-			ret = lat_server_write(c, size, o->iters);
-			if (!ret && perf_out_table())
-				printf("# rdmarw-perf --perftest: answered %llu "
-				       "WRITEs of %llu bytes (%s)\n",
-				       (unsigned long long)o->iters,
-				       (unsigned long long)size, peer);
-		}
+		if (!ret && (s->op == CS_WRITE || !s->server))
+			cs_lat_row(c, s->op, size, &fig, c->role);
 		if (size > o->size_max / 2)
 			break;
 	}
