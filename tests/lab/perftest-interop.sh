@@ -11,7 +11,8 @@
 # iterations and depth.  Prints each run's BW average (MiB/s) as each end
 # printed it: the client's own, and the server's print of the client's
 # report (the exchange carries it), so every figure of a mixed run is also
-# perftest's own.
+# perftest's own.  Then ib_write_lat/ib_read_lat -R against rdmarw-perf
+# --perftest --lat the same three ways: the client's typical latency.
 # Usage: sh tests/lab/perftest-interop.sh BUILD_DIR [ROUNDS]
 # Exit status: runs that failed or gave no figure.
 build=${1:-build-lab}
@@ -44,6 +45,63 @@ figure() {
 	awk -v s="$2" '$1 == s && NF >= 5 { v = $4 }
 		$2 == s && NF >= 7 { v = $5 }
 		END { if (v == "") print "none"; else print v + 0 }' "$1"
+}
+
+# lat_figure LOG SIZE: the typical latency of SIZE's row in LOG,
+# perftest's ("#bytes #iterations t_min t_max t_typical ...") or
+# rdmarw-perf's ("op #bytes #iterations t_min t_max t_typical ...").
+lat_figure() {
+	awk -v s="$2" '$1 == s && NF >= 7 { v = $5 }
+		$2 == s && NF >= 9 { v = $6 }
+		END { if (v == "") print "none"; else print v + 0 }' "$1"
+}
+
+# pt_lserver, rw_lserver, pt_lclient, rw_lclient OP SIZE ITERS: the same
+# for ib_OP_lat and rdmarw-perf --perftest --lat (both ends count -n)
+pt_lserver() {
+	timeout 90 "ib_$1_lat" -d siw0 -R -F -s "$2" -n "$3" -p $port \
+		>/tmp/pi-srv.log 2>&1 &
+	srv=$!
+	wait_listen $port
+}
+
+rw_lserver() {
+	timeout 90 "$perf" --perftest --lat --profile siw-tcp -p $port \
+		--dir "$1" -s "$2" -n "$3" >/tmp/pi-srv.log 2>&1 &
+	srv=$!
+	wait_listen $port
+}
+
+pt_lclient() {
+	timeout 90 "ib_$1_lat" -d siw0 -R -F -s "$2" -n "$3" -p $port \
+		"$addr" >/tmp/pi-cli.log 2>&1
+}
+
+rw_lclient() {
+	timeout 90 "$perf" --perftest --lat --profile siw-tcp -p $port \
+		--dir "$1" -s "$2" -n "$3" --quiet "$addr" >/tmp/pi-cli.log 2>&1
+}
+
+# lat_pair SERVER CLIENT OP SIZE ITERS: one latency run; prints the
+# client's typical latency, or "fail" (and the logs).
+lat_pair() {
+	port=$((port + 1))
+	"$1" "$3" "$4" "$5"
+	"$2" "$3" "$4" "$5"
+	c=$?
+	wait $srv
+	s=$?
+	cf=$(lat_figure /tmp/pi-cli.log "$4")
+	if [ $c -ne 0 ] || [ $s -ne 0 ] || [ "$cf" = none ]; then
+		{
+			echo "FAIL: $1 $2 $3 $4: client $c, server $s"
+			sed 's/^/  client| /' /tmp/pi-cli.log | tail -15
+			sed 's/^/  server| /' /tmp/pi-srv.log | tail -15
+		} >&2
+		echo fail
+		return
+	fi
+	echo "$cf"
 }
 
 # pt_server OP SIZE ITERS: perftest's server on siw0, in the background
@@ -118,6 +176,27 @@ for op in write read; do
 				[ "$r" != fail ] || fails=$((fails + 1))
 			done
 			printf '%-5s %8s %6s %19s %19s %19s\n' $op "$size" \
+				"$iters" "$a" "$b" "$c"
+			k=$((k + 1))
+		done
+	done
+done
+echo "latency (typical, usec; WRITE half the round trip, READ the whole)," \
+	"the client's figure"
+printf '%-5s %8s %6s %12s %12s %12s\n' op bytes iters "pt>pt" "pt>rw" "rw>pt"
+for op in write read; do
+	for si in ${RDMARW_PERFTEST_LAT_SIZES:-64:1000 4096:500}; do
+		size=${si%%:*}
+		iters=${si#*:}
+		k=0
+		while [ $k -lt "$rounds" ]; do
+			a=$(lat_pair pt_lserver pt_lclient $op "$size" "$iters")
+			b=$(lat_pair rw_lserver pt_lclient $op "$size" "$iters")
+			c=$(lat_pair pt_lserver rw_lclient $op "$size" "$iters")
+			for r in "$a" "$b" "$c"; do
+				[ "$r" != fail ] || fails=$((fails + 1))
+			done
+			printf '%-5s %8s %6s %12s %12s %12s\n' $op "$size" \
 				"$iters" "$a" "$b" "$c"
 			k=$((k + 1))
 		done
