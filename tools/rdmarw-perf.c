@@ -1104,6 +1104,7 @@ static const char *set_dir(void *opts, const char *v)
 	size_t n;
 
 	o->write = o->read = o->send = false;
+	o->dir_set = true;
 	do {
 		n = strcspn(p, ",");
 		if (n == 5 && !strncmp(p, "write", 5)) {
@@ -1250,6 +1251,11 @@ static const struct cli_opt perf_table[] = {
 	  "latency: ping-pong round trips (client/server),\n"
 	  "as ib_write_lat, ib_read_lat and ib_send_lat",
 	  AT(lat) },
+	{ "perftest", 0, CLI_FLAG, NULL,
+	  "speak perftest's -R exchange: the other end is\n"
+	  "ib_write_bw -R (--dir write, the default) or\n"
+	  "ib_read_bw -R (--dir read), client or server",
+	  AT(perftest) },
 	{ "server", 0, CLI_FLAG, NULL,
 	  "listen on every ibv device (-d: on that one)", AT(server) },
 	{ "addr", 0, CLI_STR, "IP",
@@ -1536,6 +1542,44 @@ static void pick_mode(struct perf_opts *o)
 				  "-b/--bidirectional");
 }
 
+/*
+ * --perftest: one end of one of perftest's bandwidth programs, which runs
+ * one operation over one RC QP (perftest_compat.h).
+ */
+static void check_perftest(struct perf_opts *o)
+{
+	const char *what;
+
+	if (!o->perftest)
+		return;
+	if (!o->dir_set) { /* ib_write_bw's */
+		o->write = true;
+		o->read = false;
+	}
+	what = o->send ? "--dir send (ib_send_bw, ib_send_lat)" :
+	       o->lat && o->duration_set ?
+			 "-D with --lat (the duration mode of ib_*_lat)" :
+	       o->bidir		   ? "-b/--bidirectional" :
+	       o->qps > 1	   ? "-q/--qp above 1" :
+	       o->threads	   ? "--threads" :
+	       o->write && o->read ? "--dir with both write and read" :
+				     NULL;
+	if (what)
+		cli_refuse(
+			PERF_TOOL,
+			"--perftest: %s is not supported (one of "
+			"ib_write_bw, ib_read_bw, ib_write_lat or ib_read_lat "
+			"-R: --dir write or --dir read, and --lat)",
+			what);
+	if (o->mode != PERF_CLIENT && o->mode != PERF_SERVER)
+		cli_refuse(PERF_TOOL,
+			   "--perftest: the other end is perftest's program in "
+			   "another process: listen (-d DEV, or --profile "
+			   "siw-tcp) or give its HOST");
+	if (o->lat && !o->iters) /* perftest's: both ends count round trips */
+		o->iters = 1000;
+}
+
 /* What a client/server run does not take (it measures the wire). */
 static void check_cs(const struct perf_opts *o)
 {
@@ -1601,6 +1645,7 @@ static void parse_opts(int argc, char **argv, struct perf_opts *o)
 	if (o->qps > 1 && o->device)
 		cli_refuse(PERF_TOOL, "-q/--qp: one QP pair on an ibv device");
 	pick_mode(o);
+	check_perftest(o);
 	check_pi(o);
 	check_threads(o);
 	check_cs(o);

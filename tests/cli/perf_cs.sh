@@ -105,6 +105,67 @@ for t in "--lat -n 100 -s 64 --dir write,read,send" \
 	esac
 	port=$((port + 1))
 done
+
+# --perftest (perftest's -R exchange, the one ib_write_bw, ib_read_bw,
+# ib_write_lat and ib_read_lat -R speak) on both ends, two processes: a
+# bandwidth server prints the client's report, which the exchange carries
+# (the same iterations and size), and the client's figures are its own;
+# a WRITE latency server answers exactly -n pings (through the marks' wrap
+# from 255 to 0), which the client counts.
+for t in "--dir write -n 300 -s 64K" "--dir read -n 200 -s 4K" \
+	 "--lat --dir write -n 600 -s 64" "--lat --dir read -n 100 -s 64"; do
+	# shellcheck disable=SC2086 # $t: the options
+	timeout 60 "$perf" --perftest --profile siw-tcp -p $port --json \
+		$t >"$srv" 2>"$err" &
+	spid=$!
+	hex=$(printf '%04X' $port) i=0
+	while ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		awk -v p=":$hex" '$2 ~ p "$" && $4 == "0A" { f = 1 }
+			END { exit !f }' && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	op=$(echo "${t#*--dir }" | cut -d' ' -f1 | tr a-z A-Z)
+	iters=$(echo "$t" | sed 's/.*-n \([0-9]*\).*/\1/')
+	# ib_*_lat's server reports nothing: only the client's record
+	srole=server
+	case "$t" in --lat*) srole=client ;; esac
+	# shellcheck disable=SC2086 # $t: the options
+	if ! timeout 60 "$perf" --perftest --profile siw-tcp -p $port --json \
+		$t 127.0.0.1 >"$out" 2>>"$err" || ! wait $spid ||
+	   ! grep -q "\"op\":\"$op\".*\"iters\":$iters,.*\"role\":\"client\"" \
+		"$out" ||
+	   { [ $srole = server ] &&
+	     ! grep -q "\"op\":\"$op\".*\"iters\":$iters,.*\"measured_by\":\"client\".*\"role\":\"server\"" \
+		"$srv"; }; then
+		echo "FAIL: --perftest on siw-tcp: $t" >&2
+		sed 's/^/  | /' "$out" "$srv" "$err" >&2
+		fails=$((fails + 1))
+		wait $spid
+		port=$((port + 1))
+		continue
+	fi
+	case "$t" in
+	--lat*) ;; # one end's record: perf_check.awk wants both
+	*) check "--perftest $t" "bw:$op" "$out" "$srv" ;;
+	esac
+	port=$((port + 1))
+done
+# a --perftest client meets rdmarw-perf's own server (not perftest's):
+# refused at the connection, within the bound
+timeout 60 "$perf" --profile siw-tcp -p $port --json >"$srv" 2>"$err" &
+spid=$!
+sleep 1
+timeout 60 "$perf" --perftest --profile siw-tcp -p $port -n 10 127.0.0.1 \
+	>"$out" 2>>"$err"
+rc=$?
+{ kill $spid && wait $spid; } 2>/dev/null
+if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then
+	echo "FAIL: --perftest against rdmarw-perf's own server: exit $rc" >&2
+	sed 's/^/  | /' "$out" "$err" >&2
+	fails=$((fails + 1))
+fi
+port=$((port + 1))
 }
 
 # two processes on an ibv device

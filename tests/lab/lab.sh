@@ -41,6 +41,9 @@
 #              RDMARW_LAB_BENCH (bench's parts, default "perf nvmeof";
 #              "tcp": rdmarw's iWARP over TCP against the kernel's siw and a
 #              socket pair, tcp-bench.sh;
+#              "perftest": perftest's ib_write_bw/ib_read_bw -R on siw0
+#              against rdmarw-perf --perftest on siw-tcp, both ways,
+#              perftest-interop.sh;
 #              "nvmeof-prof": perf profiles of both NVMe-oF targets,
 #              NVMEOF_BENCH_PROF the cases, see nvmeof-bench.sh),
 #              RDMARW_LAB_VERBOSE=1 (show the kernel's console messages),
@@ -622,6 +625,11 @@ bench)
 	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in
 	*" tcp "*)
 		cmd="$cmd; sh tests/lab/tcp-bench.sh build-lab ${2:-3} || rc=\$((rc + \$?))"
+		;;
+	esac
+	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in
+	*" perftest "*)
+		cmd="$cmd; sh tests/lab/perftest-interop.sh build-lab ${2:-3} || rc=\$((rc + \$?))"
 		;;
 	esac
 	case " ${RDMARW_LAB_BENCH:-perf nvmeof} " in

@@ -128,8 +128,7 @@ static int cs_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 }
 
 /* Wait until *@flag, an error event, or @secs (0: no bound). */
-static int cs_wait(struct cs_conn *c, const bool *flag, int secs,
-		   const char *what)
+int cs_wait(struct cs_conn *c, const bool *flag, int secs, const char *what)
 {
 	struct timespec ts;
 	int ret = 0;
@@ -411,7 +410,7 @@ static void *cs_map(size_t len)
  * Register @len bytes at @p for the local DMA key on an ibv device, up
  * front (rdmarw_ibv_declare()); nothing to do on the software device.
  */
-static int cs_declare(struct cs_conn *c, void *p, size_t len)
+int cs_declare(struct cs_conn *c, void *p, size_t len)
 {
 #ifdef RDMARW_HAVE_IBV
 	if (!perf_cs_soft(c->o))
@@ -427,7 +426,7 @@ static int cs_declare(struct cs_conn *c, void *p, size_t len)
  * The PD, CQ, QP (on @c->id), buffers, MR and receives, for areas of
  * @area bytes (the client's largest size).
  */
-static int cs_setup(struct cs_conn *c, u64 area)
+int cs_setup(struct cs_conn *c, u64 area)
 {
 	const struct perf_opts *o = c->o;
 	struct ib_device *dev = c->dev = c->id->device;
@@ -551,7 +550,7 @@ static void cs_hello(const struct cs_conn *c, struct cs_hello *h)
 				.area = htole64(c->area) };
 }
 
-static u8 rd_atom(int dev_limit)
+u8 cs_rd_atom(int dev_limit)
 {
 	int v = dev_limit < CS_RD_ATOM ? dev_limit : CS_RD_ATOM;
 
@@ -564,15 +563,16 @@ static void conn_param(const struct cs_conn *c, struct rdma_conn_param *cp,
 	*cp = (struct rdma_conn_param){
 		.private_data = h,
 		.private_data_len = sizeof(*h),
-		.responder_resources = rd_atom(c->dev->attrs.max_qp_rd_atom),
-		.initiator_depth = rd_atom(c->dev->attrs.max_qp_init_rd_atom),
+		.responder_resources = cs_rd_atom(c->dev->attrs.max_qp_rd_atom),
+		.initiator_depth =
+			cs_rd_atom(c->dev->attrs.max_qp_init_rd_atom),
 		.retry_count = 7,
 		.rnr_retry_count = 7,
 	};
 }
 
-static void cs_init(struct cs_conn *c, const struct perf_opts *o, bool server,
-		    FILE *tab)
+void cs_init(struct cs_conn *c, const struct perf_opts *o, bool server,
+	     FILE *tab)
 {
 	memset(c, 0, sizeof(*c));
 	c->opts = *o;
@@ -585,7 +585,7 @@ static void cs_init(struct cs_conn *c, const struct perf_opts *o, bool server,
 }
 
 /* Disconnect, flush, and free everything of @c. */
-static void cs_close(struct cs_conn *c)
+void cs_close(struct cs_conn *c)
 {
 	bool up;
 
@@ -794,8 +794,8 @@ static int cs_send_figures(struct cs_conn *c, u32 type,
  * until -D (a limit on -n when both are given), as the local run's rounds
  * but in one: the figures into @fig.
  */
-static int bw_run(struct cs_conn *c, enum cs_op op, u64 size, u64 iters,
-		  double duration, bool limit, struct cs_figures *fig)
+int cs_bw_run(struct cs_conn *c, enum cs_op op, u64 size, u64 iters,
+	      double duration, bool limit, struct cs_figures *fig)
 {
 	enum dma_data_direction dir =
 		op == CS_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
@@ -876,7 +876,7 @@ static double unit_of(const struct perf_opts *o)
 	return o->gbits ? 1e9 / 8 : 1024.0 * 1024.0;
 }
 
-static void bw_header(const struct cs_conn *c, const char *peer)
+void cs_bw_header(const struct cs_conn *c, const char *peer)
 {
 	const struct perf_opts *o = c->o;
 	const char *u = o->gbits ? "[Gb/s]" : "[MiB/s]";
@@ -900,7 +900,7 @@ static void bw_header(const struct cs_conn *c, const char *peer)
 	fflush(c->tab);
 }
 
-static void lat_header(const struct cs_conn *c, const char *peer)
+void cs_lat_header(const struct cs_conn *c, const char *peer)
 {
 	if (!perf_out_table())
 		return;
@@ -917,8 +917,8 @@ static void lat_header(const struct cs_conn *c, const char *peer)
 }
 
 /* One bandwidth row: @fig as measured by @by. */
-static void bw_row(const struct cs_conn *c, enum cs_op op, u64 size,
-		   const struct cs_figures *fig, const char *by)
+void cs_bw_row(const struct cs_conn *c, enum cs_op op, u64 size,
+	       const struct cs_figures *fig, const char *by)
 {
 	const struct perf_opts *o = c->o;
 	double secs = (double)fig->ns * 1e-9, bps, mpps;
@@ -945,8 +945,8 @@ static void bw_row(const struct cs_conn *c, enum cs_op op, u64 size,
 	fflush(c->tab);
 }
 
-static void lat_row(const struct cs_conn *c, enum cs_op op, u64 size,
-		    const struct cs_figures *fig, const char *by)
+void cs_lat_row(const struct cs_conn *c, enum cs_op op, u64 size,
+		const struct cs_figures *fig, const char *by)
 {
 	static const char *const keys[7] = { "t_min",	       "t_max",
 					     "t_typical",      "t_avg",
@@ -983,8 +983,8 @@ static void bw_rows_bidir(const struct cs_conn *c, enum cs_op op, u64 size,
 	struct cs_figures sum = *mine;
 	u64 ns = max_t(u64, mine->ns, peer->ns);
 
-	bw_row(c, op, size, mine, c->role);
-	bw_row(c, op, size, peer, c->server ? "client" : "server");
+	cs_bw_row(c, op, size, mine, c->role);
+	cs_bw_row(c, op, size, peer, c->server ? "client" : "server");
 	/* the sum: both rates over their own intervals, added */
 	sum.ops = mine->ops + peer->ops;
 	sum.bytes = mine->bytes + peer->bytes;
@@ -994,7 +994,7 @@ static void bw_rows_bidir(const struct cs_conn *c, enum cs_op op, u64 size,
 		sum.bytes = (u64)(((double)mine->bytes / (double)mine->ns +
 				   (double)peer->bytes / (double)peer->ns) *
 				  (double)ns);
-	bw_row(c, op, size, &sum, "both");
+	cs_bw_row(c, op, size, &sum, "both");
 }
 
 /* ---- the client ------------------------------------------------------- */
@@ -1046,8 +1046,8 @@ static int client_test(struct cs_conn *c, enum cs_op op, u64 size)
 	if (o->lat)
 		ret = lat_client(c, op, size, &mine);
 	else
-		ret = bw_run(c, op, size, o->iters, o->duration,
-			     o->duration_set, &mine);
+		ret = cs_bw_run(c, op, size, o->iters, o->duration,
+				o->duration_set, &mine);
 	if (!ret)
 		ret = cs_send_figures(c, CS_DONE, &mine);
 	if (!ret)
@@ -1057,13 +1057,13 @@ static int client_test(struct cs_conn *c, enum cs_op op, u64 size)
 	cs_return_credits(c, true);
 	fig_from_wire(&peer, &m.fig);
 	if (o->lat) {
-		lat_row(c, op, size, &mine, "client");
+		cs_lat_row(c, op, size, &mine, "client");
 	} else if (o->bidir) {
 		bw_rows_bidir(c, op, size, &mine, &peer);
 	} else {
-		bw_row(c, op, size, &mine, "client");
+		cs_bw_row(c, op, size, &mine, "client");
 		if (op == CS_SEND) /* and what the receiver saw */
-			bw_row(c, op, size, &peer, "server");
+			cs_bw_row(c, op, size, &peer, "server");
 	}
 	return 0;
 }
@@ -1078,9 +1078,9 @@ static int client_run(struct cs_conn *c, const char *peer)
 	int ret = 0;
 
 	if (o->lat)
-		lat_header(c, peer);
+		cs_lat_header(c, peer);
 	else
-		bw_header(c, peer);
+		cs_bw_header(c, peer);
 	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
 		for (k = 0; k < 3 && !ret; k++) {
 			if ((ops[k] == CS_WRITE && !o->write) ||
@@ -1136,9 +1136,9 @@ static int server_test(struct cs_conn *c, const struct cs_msg *p, bool *header)
 		o->lat = p->lat;
 		o->bidir = p->bidir;
 		if (p->lat)
-			lat_header(c, peer_name(c));
+			cs_lat_header(c, peer_name(c));
 		else
-			bw_header(c, peer_name(c));
+			cs_bw_header(c, peer_name(c));
 		*header = true;
 	}
 	memset(cs_dst(c), 0, size);
@@ -1149,9 +1149,9 @@ static int server_test(struct cs_conn *c, const struct cs_msg *p, bool *header)
 	if (ret)
 		return ret;
 	if (p->lat && op == CS_WRITE)
-		ret = lat_server_write(c, size);
+		ret = lat_server_write(c, size, 0, NULL);
 	else if (!p->lat && p->bidir)
-		ret = bw_run(c, op, size, iters, duration, p->limit, &mine);
+		ret = cs_bw_run(c, op, size, iters, duration, p->limit, &mine);
 	if (!ret)
 		ret = cs_recv_msg(c, CS_DONE, &m);
 	c->pong_send = false;
@@ -1165,13 +1165,13 @@ static int server_test(struct cs_conn *c, const struct cs_msg *p, bool *header)
 	if (ret)
 		return ret;
 	if (p->lat) {
-		lat_row(c, op, size, &peer, "client");
+		cs_lat_row(c, op, size, &peer, "client");
 	} else if (p->bidir) {
 		bw_rows_bidir(c, op, size, &mine, &peer);
 	} else {
-		bw_row(c, op, size, &peer, "client");
+		cs_bw_row(c, op, size, &peer, "client");
 		if (op == CS_SEND)
-			bw_row(c, op, size, &mine, "server");
+			cs_bw_row(c, op, size, &mine, "server");
 	}
 	return 0;
 }
@@ -1516,12 +1516,16 @@ int perf_cs_run(const struct perf_opts *o)
 	} else if (ibv_devices_open(o)) {
 		return 1;
 	}
-	if (o->mode == PERF_CLIENT) {
+	any.sin_port = htons((u16)o->port);
+	if (o->perftest)
+		ret = perf_pt_run(
+			o,
+			o->mode == PERF_CLIENT ? (struct sockaddr *)&ss : NULL,
+			(struct sockaddr *)&any);
+	else if (o->mode == PERF_CLIENT)
 		ret = run_client(o, NULL, (struct sockaddr *)&ss, o->host);
-	} else {
-		any.sin_port = htons((u16)o->port);
+	else
 		ret = run_server(o, (struct sockaddr *)&any, stdout, NULL);
-	}
 	if (soft)
 		tcp_end_close(&te);
 	else

@@ -227,6 +227,38 @@ struct cs_io *cs_get_io(struct cs_conn *c);
 void cs_relax(unsigned int *spins);
 const char *cs_op_name(enum cs_op op);
 
+/*
+ * perftest.c: --perftest, one end of perftest's -R exchange; @dst the
+ * server to connect to (a client), or NULL and @addr the address to
+ * listen on (a server).  Return: 0 or a negative errno, reported.
+ */
+int perf_pt_run(const struct perf_opts *o, const struct sockaddr *dst,
+		const struct sockaddr *addr);
+
+/* cs.c, for perftest.c (--perftest: perftest's programs on the other end) */
+void cs_init(struct cs_conn *c, const struct perf_opts *o, bool server,
+	     FILE *tab);
+void cs_close(struct cs_conn *c);
+/* Wait until *@flag, an error event, or @secs (0: no bound). */
+int cs_wait(struct cs_conn *c, const bool *flag, int secs, const char *what);
+/* The QP on @c->id, CQ, buffers of two areas of @area bytes, receives. */
+int cs_setup(struct cs_conn *c, u64 area);
+/* Register @len bytes at @p for the local DMA key on an ibv device. */
+int cs_declare(struct cs_conn *c, void *p, size_t len);
+/* READs in flight to ask for, from the device's limit. */
+u8 cs_rd_atom(int dev_limit);
+/* A bandwidth test of @op as the initiator: its figures into @fig. */
+int cs_bw_run(struct cs_conn *c, enum cs_op op, u64 size, u64 iters,
+	      double duration, bool limit, struct cs_figures *fig);
+void cs_bw_header(const struct cs_conn *c, const char *peer);
+/* One bandwidth row (and record): @fig as measured by @by. */
+void cs_bw_row(const struct cs_conn *c, enum cs_op op, u64 size,
+	       const struct cs_figures *fig, const char *by);
+void cs_lat_header(const struct cs_conn *c, const char *peer);
+/* One latency row (and record): @fig as measured by @by. */
+void cs_lat_row(const struct cs_conn *c, enum cs_op op, u64 size,
+		const struct cs_figures *fig, const char *by);
+
 /* lat.c */
 
 /* Latency figures of @n samples (ns), sorted in place, as perftest. */
@@ -240,7 +272,11 @@ void lat_stats(double *ns, u64 n, struct cs_figures *fig);
 int lat_client(struct cs_conn *c, enum cs_op op, u64 size,
 	       struct cs_figures *fig);
 
-/* The server's side of a WRITE ping-pong, until the client's DONE. */
-int lat_server_write(struct cs_conn *c, u64 size);
+/*
+ * The answering side of a WRITE ping-pong: @count round trips, or with 0
+ * until the client's DONE; with @posts (@count of them), the time of each
+ * answer.
+ */
+int lat_server_write(struct cs_conn *c, u64 size, u64 count, double *posts);
 
 #endif /* RDMARW_TOOLS_PERF_CS_H */

@@ -3,8 +3,9 @@
  * rdmarw-perf --lat (cs.h): ping-pong round trips as perftest's ib_*_lat.
  *
  * WRITE: the client WRITEs @size bytes into the server's dst through the
- * R/W API, the last byte an iteration mark (1 to 255); the server, which
- * watches that byte, WRITEs the same back; a sample is half the time from
+ * R/W API, the last byte an iteration mark (1 to 255, then 0, as
+ * perftest's); the server, which watches that byte, WRITEs the same back
+ * (-n times with --perftest); a sample is half the time from
  * the client's post to the mark in its own dst.  READ: the time of one
  * READ, post to completion, not halved.  SEND: the client SENDs, the
  * server SENDs back from its receive handler, half the time to the
@@ -22,6 +23,7 @@
 #define LAT_MAX_SAMPLES (1ULL << 26) /* without -n: the most -D keeps */
 #define LAT_TAIL 2 /* the worst samples dropped, as perftest */
 #define LAT_POLL_MASK 63 /* a memory watch polls the CQ this often */
+#define LAT_STALL_S 60 /* a round trip that takes longer has failed */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -71,6 +73,20 @@ static u8 mark_of(const char *p)
 static void set_mark(char *p, u8 k)
 {
 	__atomic_store_n((u8 *)p, k, __ATOMIC_RELEASE);
+}
+
+/*
+ * A ping or pong that does not come: the connection went down (its
+ * receives were flushed), or nothing for LAT_STALL_S (a peer that stopped,
+ * perftest's among them).
+ */
+static int lat_stalled(struct cs_conn *c, double since)
+{
+	if (c->flushed)
+		return cs_fail(c, "the peer disconnected", -ECONNRESET);
+	if (perf_now() - since > LAT_STALL_S)
+		return cs_fail(c, "no round trip", -ETIMEDOUT);
+	return 0;
 }
 
 /* A free transfer, polling the CQ until one completes. */
@@ -129,7 +145,7 @@ static double lat_once(struct cs_conn *c, enum cs_op op, u64 size, u8 k)
 		if (op == CS_WRITE && mark_of(mine) == k)
 			break;
 		if (op != CS_WRITE || !(++polls & LAT_POLL_MASK)) {
-			if (cs_poll(c) < 0)
+			if (cs_poll(c) < 0 || lat_stalled(c, t0))
 				return NAN;
 			if (op == CS_READ && c->completed == c->posted)
 				break;
@@ -163,7 +179,8 @@ int lat_client(struct cs_conn *c, enum cs_op op, u64 size,
 			}
 			ns = more;
 		}
-		k = k == 255 ? 1 : k + 1;
+		k = (u8)(k +
+			 1); /* as perftest's (char)++scnt: 1..255, 0, 1... */
 		t = lat_once(c, op, size, k);
 		if (isnan(t) || (ret = lat_reap(c))) {
 			ret = c->err ? c->err : -EIO;
@@ -185,18 +202,24 @@ int lat_client(struct cs_conn *c, enum cs_op op, u64 size,
 	return ret;
 }
 
-int lat_server_write(struct cs_conn *c, u64 size)
+int lat_server_write(struct cs_conn *c, u64 size, u64 count, double *posts)
 {
 	char *mine = cs_dst(c) + size - 1;
 	unsigned int spins = 0, polls = 0;
+	double last = perf_now();
 	struct cs_io *io;
+	u64 n = 0;
 	u8 k = 1;
 	int ret;
 
 	c->posted = c->completed = 0;
 	c->no_credit = true;
-	while (!c->have_msg && !c->err) {
+	while (!c->err && (count ? n < count : !c->have_msg)) {
 		if (mark_of(mine) == k) {
+			last = perf_now();
+			if (posts)
+				posts[n] = last;
+			n++;
 			set_mark(cs_src(c) + size - 1, k);
 			io = lat_io(c);
 			if (!io)
@@ -204,12 +227,13 @@ int lat_server_write(struct cs_conn *c, u64 size)
 			ret = cs_post_rw(c, io, DMA_TO_DEVICE, size);
 			if (ret == -EAGAIN)
 				cs_fail(c, "rdma_rw_ctx_init: no MR left", ret);
-			k = k == 255 ? 1 : k + 1;
+			k = (u8)(k + 1);
 			spins = 0;
 			continue;
 		}
 		/* the client's DONE comes when no ping is in flight */
-		if (!(++polls & LAT_POLL_MASK) && cs_poll(c) < 0)
+		if (!(++polls & LAT_POLL_MASK) &&
+		    (cs_poll(c) < 0 || (count && lat_stalled(c, last))))
 			break;
 		cs_relax(&spins);
 	}

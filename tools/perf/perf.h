@@ -66,6 +66,8 @@ struct perf_opts {
 	bool cpu_freq; /* -F: accepted */
 	bool rdma_cm; /* -R: accepted */
 	bool duration_set; /* -D given: a limit on each size's I/O time */
+	bool dir_set; /* --dir given */
+	bool perftest; /* --perftest: perftest's programs at the other end */
 	u32 threads; /* --threads: QP pairs on as many threads, 0 without */
 	enum perf_mode mode;
 };
