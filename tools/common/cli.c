@@ -116,7 +116,8 @@ const char *cli_wc_status_name(enum ib_wc_status status)
 	return wc_status_names[i];
 }
 
-static void vwarn(const char *tool, const char *fmt, va_list ap)
+static __attribute__((format(printf, 2, 0))) void
+vwarn(const char *tool, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", tool);
 	vfprintf(stderr, fmt, ap);
