@@ -56,6 +56,8 @@
 #endif
 
 #define NVMET_URING_SQ 256
+/* SQEs a plug holds back on one ring before it submits them anyway */
+#define NVMET_URING_PLUG_MAX 32
 #define NVMET_URING_CQ 4096 /* the most I/Os in flight on one ring */
 #define NVMET_URING_RETRIES 16 /* -EAGAIN resubmissions of one I/O */
 #define NVMET_URING_WAIT_US 5000000 /* bound of a full ring's wait */
@@ -80,6 +82,7 @@ struct nvmet_uring {
 	u8 free[NVMET_URING_BOUNCE]; /* free slots, a stack (@sq_lock) */
 	u32 nr_free;
 	u64 direct_ios, buffered_ios, bounced_ios; /* (@sq_lock) */
+	struct nvmet_uring_stats st; /* (@sq_lock) */
 };
 
 /*
@@ -115,6 +118,7 @@ static int nvmet_uring_room(struct nvmet_uring *u)
 	       NVMET_URING_CQ) {
 		if (nvmet_uring_reaping)
 			return 0; /* the kernel keeps overflowed CQEs */
+		nvmet_plug_flush(); /* what this thread held back goes first */
 		if (!nvmet_uring_wait(&waited))
 			return -EBUSY;
 	}
@@ -144,6 +148,7 @@ static int nvmet_uring_bounce_get(struct nvmet_uring *u,
 			break;
 		if (nvmet_uring_reaping)
 			return -EAGAIN;
+		nvmet_plug_flush(); /* their completions give slots back */
 		if (!nvmet_uring_wait(&waited))
 			return -EBUSY;
 	}
@@ -206,22 +211,47 @@ static void nvmet_uring_bounce_sync(struct nvmet_ns *ns,
 	io->done(io, err);
 }
 
-/* Put @io (what is left of it) on the ring. */
+/*
+ * Hand the ring's SQEs to the kernel (@sq_lock held): 0 or -errno.  A
+ * failed enter leaves them on the ring for the next one.
+ */
+static int nvmet_uring_enter(struct nvmet_uring *u)
+{
+	int tries = 0, ret;
+
+	if (!io_uring_sq_ready(&u->ring))
+		return 0;
+	u->st.submits++;
+	do {
+		ret = io_uring_submit(&u->ring);
+	} while ((ret == -EINTR || ret == -EAGAIN || ret == -EBUSY) &&
+		 ++tries < 1000);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Put @io (what is left of it) on the ring: 0 when it was submitted, 1
+ * when this thread's plug holds it back (nvmet_uring_unplug() submits
+ * it when the batch ends), -errno when it could not be queued.
+ */
 static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 {
 	struct nvmet_uring *u = ns->uring;
 	char *buf = (char *)(io->bounce ? io->bounce : io->buf) + io->resid;
 	u64 len = io->len - io->resid, off = io->off + io->resid;
-	int fd = u->dfd >= 0 ? u->dfd : ns->fd, tries = 0, ret;
+	int fd = u->dfd >= 0 ? u->dfd : ns->fd, ret;
 	struct io_uring_sqe *sqe;
+	bool plugged;
 
 	ret = nvmet_uring_room(u);
 	if (ret)
 		return ret;
+	plugged = nvmet_plug_defer(ns);
 	pthread_mutex_lock(&u->sq_lock);
 	sqe = io_uring_get_sqe(&u->ring);
-	if (!sqe) { /* what is queued goes first */
-		io_uring_submit(&u->ring);
+	if (!sqe) { /* a full ring: what is queued goes first */
+		u->st.full++;
+		nvmet_uring_enter(u);
 		sqe = io_uring_get_sqe(&u->ring);
 	}
 	if (!sqe) {
@@ -246,10 +276,16 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	__atomic_add_fetch(&u->inflight, 1, __ATOMIC_RELAXED);
 	/* what this thread wrote to the request, seen by the reaper */
 	__atomic_store_n(&io->state, io->state + 1, __ATOMIC_RELEASE);
-	do {
-		ret = io_uring_submit(&u->ring);
-	} while ((ret == -EINTR || ret == -EAGAIN || ret == -EBUSY) &&
-		 ++tries < 1000);
+	u->st.sqes++;
+	if (plugged && io_uring_sq_ready(&u->ring) < NVMET_URING_PLUG_MAX) {
+		pthread_mutex_unlock(&u->sq_lock);
+		return 1;
+	}
+	if (plugged)
+		u->st.full++;
+	else
+		u->st.unplugged++;
+	ret = nvmet_uring_enter(u);
 	pthread_mutex_unlock(&u->sq_lock);
 	/*
 	 * The SQE is on the ring either way: a failed enter leaves it for
@@ -259,6 +295,30 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 		nvmet_err("namespace %u: io_uring_submit: %s", ns->nsid,
 			  strerror(-ret));
 	return 0;
+}
+
+/*
+ * nvmet_uring_unplug() - the end of a batch whose plug held back @ns's
+ * SQEs: submit them (one io_uring_enter()), then reap on this thread what
+ * the kernel finished inside it.
+ */
+void nvmet_uring_unplug(struct nvmet_ns *ns)
+{
+	struct nvmet_uring *u = ns->uring;
+	bool any;
+	int ret;
+
+	pthread_mutex_lock(&u->sq_lock);
+	any = io_uring_sq_ready(&u->ring);
+	if (any)
+		u->st.batches++;
+	ret = nvmet_uring_enter(u);
+	pthread_mutex_unlock(&u->sq_lock);
+	if (ret < 0)
+		nvmet_err("namespace %u: io_uring_submit: %s", ns->nsid,
+			  strerror(-ret));
+	if (any)
+		nvmet_uring_poll(ns);
 }
 
 /*
@@ -285,7 +345,7 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 			return ret;
 	}
 	ret = nvmet_uring_queue(ns, io);
-	if (ret && io->bounce) {
+	if (ret < 0 && io->bounce) {
 		nvmet_uring_end(ns, io, ret);
 		return 0;
 	}
@@ -295,7 +355,7 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	 */
 	if (!ret)
 		nvmet_uring_poll(ns);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 /* What the ring said of @io: done, continued or resubmitted. */
@@ -339,7 +399,7 @@ static void nvmet_uring_complete(struct nvmet_ns *ns,
 	/* a short O_DIRECT transfer's rest may be unaligned: then it fails */
 again:
 	ret = nvmet_uring_queue(ns, io);
-	if (ret)
+	if (ret < 0)
 		nvmet_uring_end(ns, io, ret);
 }
 
@@ -489,15 +549,20 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
 				     .cq_entries = NVMET_URING_CQ };
 	const char *no = getenv("RDMARW_NVMET_NO_URING");
+	const char *sq = getenv("RDMARW_NVMET_URING_SQ");
+	unsigned int entries = NVMET_URING_SQ;
 	struct nvmet_uring *u;
 	int ret;
 
 	if (no && !strcmp(no, "1"))
 		return -ENOSYS;
+	/* tests: a smaller submission queue, to fill it within a batch */
+	if (sq && atoi(sq) >= 1 && atoi(sq) <= NVMET_URING_SQ)
+		entries = (unsigned int)atoi(sq);
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	ret = io_uring_queue_init_params(NVMET_URING_SQ, &u->ring, &p);
+	ret = io_uring_queue_init_params(entries, &u->ring, &p);
 	if (ret) {
 		free(u);
 		return ret;
@@ -556,6 +621,22 @@ void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3])
 	out[0] = u->direct_ios;
 	out[1] = u->bounced_ios;
 	out[2] = u->buffered_ios;
+	pthread_mutex_unlock(&u->sq_lock);
+}
+
+/*
+ * nvmet_uring_stats() - @ns's ring's submission counters (zeroes without a
+ * ring), for tests
+ */
+void nvmet_uring_stats(struct nvmet_ns *ns, struct nvmet_uring_stats *st)
+{
+	struct nvmet_uring *u = ns->uring;
+
+	memset(st, 0, sizeof(*st));
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->sq_lock);
+	*st = u->st;
 	pthread_mutex_unlock(&u->sq_lock);
 }
 

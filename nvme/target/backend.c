@@ -516,6 +516,7 @@ static const struct nvmet_backend_ops nvmet_file_uring_ops = {
 	.close = uring_close,
 	.submit = nvmet_uring_submit,
 	.poll = nvmet_uring_poll,
+	.unplug = nvmet_uring_unplug,
 	.write_zeroes = file_write_zeroes,
 	.discard = file_discard,
 };
@@ -526,6 +527,7 @@ static const struct nvmet_backend_ops nvmet_bdev_uring_ops = {
 	.close = uring_close,
 	.submit = nvmet_uring_submit,
 	.poll = nvmet_uring_poll,
+	.unplug = nvmet_uring_unplug,
 	.write_zeroes = bdev_write_zeroes,
 	.discard = bdev_discard,
 };
@@ -544,6 +546,7 @@ static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	if (o->io_engine != NVMET_IO_ENGINE_SYNC) {
 		ret = nvmet_uring_open(ns, o);
 		if (!ret) {
+			nvmet_plug_cq_hooks();
 			ns->ops = ns->ops == &nvmet_bdev_ops ?
 					  &nvmet_bdev_uring_ops :
 					  &nvmet_file_uring_ops;
@@ -570,6 +573,112 @@ static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	nvmet_printk(NVMET_LOG_NOTICE,
 		     "rdmarw-nvmet: namespace %u: synchronous file I/O (%s)",
 		     ns->nsid, why);
+}
+
+/* ---- the plug ------------------------------------------------------------------ */
+
+/* The plug of this thread's current batch (NULL: none, submit at once). */
+static __thread struct nvmet_plug *nvmet_current_plug;
+
+/**
+ * nvmet_plug_start() - begin a batch on this thread (blk_start_plug())
+ * @plug: the caller's, until nvmet_plug_finish(@plug)
+ *
+ * Inside a batch already (a plug of an outer caller), nothing: the outer
+ * one's finish flushes, as the kernel's nested plugs.
+ */
+void nvmet_plug_start(struct nvmet_plug *plug)
+{
+	if (nvmet_current_plug)
+		return;
+	plug->nr = 0;
+	nvmet_current_plug = plug;
+}
+
+/* Hand each namespace that held back I/O to its backend's unplug. */
+static void nvmet_plug_run(struct nvmet_plug *plug)
+{
+	struct nvmet_ns *ns;
+
+	/* an unplug's completions may hold back more: taken in this loop */
+	while (plug->nr) {
+		ns = plug->ns[--plug->nr];
+		ns->ops->unplug(ns);
+	}
+}
+
+/**
+ * nvmet_plug_finish() - end the batch @plug began: submit what it held back
+ * @plug: the plug given to nvmet_plug_start() (a nested one: nothing)
+ */
+void nvmet_plug_finish(struct nvmet_plug *plug)
+{
+	if (nvmet_current_plug != plug)
+		return;
+	nvmet_plug_run(plug);
+	nvmet_current_plug = NULL;
+}
+
+/**
+ * nvmet_plug_flush() - submit what this thread's plug holds back now, the
+ * plug staying on (a backend about to wait; the kernel's schedule())
+ */
+void nvmet_plug_flush(void)
+{
+	if (nvmet_current_plug)
+		nvmet_plug_run(nvmet_current_plug);
+}
+
+/**
+ * nvmet_plug_defer() - may @ns's backend hold a submission back?
+ * @ns: the namespace (its backend has @unplug)
+ *
+ * Return: true when this thread has a plug, which then hands @ns to the
+ * backend's unplug when it ends; false (submit now) without a plug, or
+ * when the plug is full.
+ */
+bool nvmet_plug_defer(struct nvmet_ns *ns)
+{
+	struct nvmet_plug *plug = nvmet_current_plug;
+	unsigned int i;
+
+	if (!plug)
+		return false;
+	for (i = 0; i < plug->nr; i++)
+		if (plug->ns[i] == ns)
+			return true;
+	if (plug->nr == NVMET_PLUG_NS)
+		return false;
+	plug->ns[plug->nr++] = ns;
+	return true;
+}
+
+/*
+ * A CQ thread's poll pass as a batch (rdmarw__cq_set_batch_hooks()): a
+ * plug per thread, started by the outermost pass only.
+ */
+static __thread struct nvmet_plug nvmet_cq_plug;
+static __thread unsigned int nvmet_cq_depth;
+
+static void nvmet_cq_batch_begin(void)
+{
+	if (!nvmet_cq_depth++)
+		nvmet_plug_start(&nvmet_cq_plug);
+}
+
+static void nvmet_cq_batch_end(void)
+{
+	if (nvmet_cq_depth && !--nvmet_cq_depth)
+		nvmet_plug_finish(&nvmet_cq_plug);
+}
+
+/**
+ * nvmet_plug_cq_hooks() - make every CQ thread's poll pass a batch (a plug
+ * around it); idempotent
+ */
+void nvmet_plug_cq_hooks(void)
+{
+	rdmarw__cq_set_batch_hooks(nvmet_cq_batch_begin, nvmet_cq_batch_end);
 }
 
 /* ---- entry ------------------------------------------------------------------------- */
