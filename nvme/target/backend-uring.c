@@ -35,8 +35,11 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
 
 #include "nvmet_int.h"
 
@@ -66,8 +69,20 @@
 #define NVMET_URING_BOUNCE 64
 #define NVMET_URING_BOUNCE_SIZE NVMET_MAX_INLINE_DATA
 
+/*
+ * Buffered I/O the submitter does itself before (or instead of) the ring,
+ * as the kernel's nvmet file backend tries IOCB_NOWAIT before it punts to
+ * a work queue: io_uring would hand these to its io-wq threads.
+ */
+enum nvmet_uring_inline {
+	NVMET_URING_INLINE_NONE, /* O_DIRECT, or a file system without it */
+	NVMET_URING_INLINE_NOWAIT, /* Reads: preadv2(RWF_NOWAIT), the ring on EAGAIN */
+	NVMET_URING_INLINE_MEM, /* tmpfs: Reads and Writes, pread/pwrite */
+};
+
 struct nvmet_uring {
 	struct io_uring ring;
+	enum nvmet_uring_inline inl; /* set at open */
 	pthread_t reaper;
 	pthread_mutex_t sq_lock; /* the submission queue, @free */
 	pthread_mutex_t cq_lock; /* the completion queue: reaper or @poll */
@@ -322,6 +337,46 @@ void nvmet_uring_unplug(struct nvmet_ns *ns)
 }
 
 /*
+ * @io done on this thread without the ring (@u->inl): true when it is
+ * over (io->done called), false when the ring must do it or its rest
+ * (io->resid: the bytes already read).
+ */
+static bool nvmet_uring_inline(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	struct nvmet_uring *u = ns->uring;
+	char *p = (char *)io->buf + io->resid;
+	u64 len = io->len - io->resid;
+	ssize_t n;
+
+	if (u->inl == NVMET_URING_INLINE_NONE || io->op == NVMET_IO_FLUSH ||
+	    (u->inl == NVMET_URING_INLINE_NOWAIT && io->op != NVMET_IO_READ))
+		return false;
+	do {
+		if (u->inl == NVMET_URING_INLINE_MEM)
+			n = io->op == NVMET_IO_READ ?
+				    pread(ns->fd, p, len,
+					  (off_t)(io->off + io->resid)) :
+				    pwrite(ns->fd, p, len,
+					   (off_t)(io->off + io->resid));
+		else
+			n = preadv2(ns->fd, &(struct iovec){ p, len }, 1,
+				    (off_t)(io->off + io->resid), RWF_NOWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 || (n == 0 && io->op == NVMET_IO_WRITE))
+		return false; /* EAGAIN (not cached) or an error: the ring's */
+	if (n == 0) /* past the end of a shorter file: zeroes */
+		memset(p, 0, len);
+	io->resid += n ? (u64)n : len;
+	if (io->resid < io->len)
+		return false; /* a short one: the ring does the rest */
+	pthread_mutex_lock(&u->sq_lock);
+	u->st.inline_ios++;
+	pthread_mutex_unlock(&u->sq_lock);
+	io->done(io, 0);
+	return true;
+}
+
+/*
  * nvmet_uring_submit() - the io_uring backend's submit: 0, io->done
  * called later (by the reaper, or before this returns when the reaper
  * itself submits and must bounce); or -errno (not taken).
@@ -334,6 +389,8 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	io->resid = 0;
 	io->state = 0;
 	io->bounce = NULL;
+	if (nvmet_uring_inline(ns, io))
+		return 0;
 	if (u->dfd >= 0 && io->op != NVMET_IO_FLUSH &&
 	    !nvmet_uring_mem_aligned(u, io->buf)) {
 		ret = nvmet_uring_bounce_get(u, io);
@@ -504,6 +561,26 @@ static bool nvmet_uring_probe_direct(struct nvmet_uring *u, int fd)
 	return n >= 0;
 }
 
+/*
+ * What a buffered ring does without the ring (@fd: its file): tmpfs
+ * (whose page cache is the store, and which takes no RWF_NOWAIT: io_uring
+ * would punt every I/O to io-wq) everything; a file system that takes
+ * RWF_NOWAIT the Reads it has cached; otherwise nothing.
+ */
+static enum nvmet_uring_inline nvmet_uring_probe_inline(int fd)
+{
+	struct statfs sfs;
+	char b[512];
+	ssize_t n;
+
+	if (!fstatfs(fd, &sfs) && sfs.f_type == TMPFS_MAGIC)
+		return NVMET_URING_INLINE_MEM;
+	n = preadv2(fd, &(struct iovec){ b, sizeof(b) }, 1, 0, RWF_NOWAIT);
+	if (n < 0 && (errno == EOPNOTSUPP || errno == EINVAL))
+		return NVMET_URING_INLINE_NONE;
+	return NVMET_URING_INLINE_NOWAIT;
+}
+
 /* The O_DIRECT descriptor of @ns's file or device, or -1. */
 static int nvmet_uring_open_direct(struct nvmet_ns *ns,
 				   const struct nvmet_ns_opts *o,
@@ -577,6 +654,8 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		return ret;
 	}
 	u->dfd = nvmet_uring_open_direct(ns, o, u);
+	if (u->dfd < 0)
+		u->inl = nvmet_uring_probe_inline(ns->fd);
 	pthread_mutex_init(&u->sq_lock, NULL);
 	pthread_mutex_init(&u->cq_lock, NULL);
 	ns->uring = u;

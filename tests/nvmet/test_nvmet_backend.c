@@ -419,6 +419,7 @@ static void uring_case(const char *dir, enum nv_mode mode, bool want_direct)
 {
 	static struct nv_env e;
 	static struct nvmet_ns_opts ns[1];
+	struct nvmet_uring_stats st;
 	struct nvmet_ns *n;
 	static char path[256];
 	struct nv_run run;
@@ -462,14 +463,17 @@ static void uring_case(const char *dir, enum nv_mode mode, bool want_direct)
 	nv_file_matches(path, run.shadow, e.ns_size);
 	if (n->uring) {
 		nv_uring_counts(n, n_io);
+		nv_uring_stats(n, &st);
 		if (nv_uring_direct(n)) {
 			/* in-capsule writes bounce, pool buffers go as is */
 			assert_true(n_io[0] > 0);
 			assert_true(n_io[1] > 0);
 			assert_int_equal(n_io[2], 0);
+			assert_int_equal(st.inline_ios, 0);
 		} else {
+			/* through the ring or inline (cached, tmpfs) */
 			assert_int_equal(n_io[0] + n_io[1], 0);
-			assert_true(n_io[2] > 0);
+			assert_true(n_io[2] + st.inline_ios > 0);
 		}
 	}
 	nv_io_free(&run);
@@ -674,7 +678,8 @@ static struct nvmet_ns *nv_uring_start(struct nv_env *e, const char *dir,
  * ends (no io_uring_submit(), nothing completes), then one submission
  * for the set (@full: the ring is smaller than the set, so it is
  * submitted early, as often as it fills, and still completes); the bytes
- * read back are those written.
+ * read back are those written.  Buffered, the reads find the writes'
+ * pages cached and are done inline, without the ring.
  */
 static void plug_case(const char *dir, bool buffered, bool full)
 {
@@ -709,6 +714,13 @@ static void plug_case(const char *dir, bool buffered, bool full)
 				      (round ? rbuf : wbuf) + i * 4096, 4096,
 				      (u64)i * 8192);
 		nv_uring_stats(ns, &st);
+		if (round && buffered) { /* cached: inline, not the ring */
+			assert_int_equal(st.inline_ios - st0.inline_ios,
+					 NV_PLUG_IOS);
+			assert_int_equal(st.sqes - st0.sqes, 0);
+			nvmet_plug_finish(&plug);
+			continue;
+		}
 		if (!full) {
 			assert_int_equal(st.submits - st0.submits, 0);
 			for (i = 0; i < NV_PLUG_IOS; i++)
@@ -736,12 +748,6 @@ static void plug_case(const char *dir, bool buffered, bool full)
 	free(wbuf);
 	free(rbuf);
 	nv_env_fini(&e);
-}
-
-static void test_plug_tmpfs(void **state)
-{
-	(void)state;
-	plug_case("/dev/shm", false, false);
 }
 
 static void test_plug_disk_direct(void **state)
@@ -813,9 +819,10 @@ static void transport_batch_case(const char *dir)
 		for (i = 0; i < NV_BURST; i++)
 			assert_memory_equal(rbuf[q][i], wbuf[q][i], 4096);
 	nv_uring_stats(ns, &st);
-	assert_int_equal(st.sqes, 4 * NV_BURST);
+	/* tmpfs: inline, no ring; ext4 O_DIRECT: the ring */
+	assert_int_equal(st.sqes + st.inline_ios, 4 * NV_BURST);
 	assert_int_equal(st.unplugged, 0);
-	assert_true(st.batches >= 1);
+	assert_true(st.batches >= 1 || !st.sqes);
 	assert_true(st.submits <= st.batches + st.full);
 	nv_env_fini(&e);
 }
@@ -830,6 +837,79 @@ static void test_batch_transport_disk(void **state)
 {
 	(void)state;
 	transport_batch_case(".");
+}
+
+/*
+ * Buffered reads done inline where the data is cached (RWF_NOWAIT; on
+ * tmpfs always, Writes too), through the ring where it is not (ext4,
+ * after the file's pages were dropped): the same bytes either way.
+ */
+static void inline_case(const char *dir, bool tmpfs)
+{
+	static struct nv_env e;
+	static struct nv_rq r[NV_BURST];
+	static u8 wbuf[NV_BURST][4096], rbuf[NV_BURST][4096];
+	struct nvmet_uring_stats st0, st;
+	struct nvmet_ns *ns;
+	unsigned int i, pass;
+	struct nv_rq f;
+	int fd;
+
+	if (!NV_HAVE_URING)
+		skip();
+	ns = nv_uring_start(&e, dir, true);
+	assert_false(nv_uring_direct(ns));
+	for (i = 0; i < NV_BURST; i++) {
+		memset(wbuf[i], (int)(0x40 + i), 4096);
+		nv_rq_init(&r[i], nvme_cmd_write, 1, (u64)i * 16, 8, wbuf[i],
+			   512);
+		assert_int_equal(nv_exec(&e, 1 + i % 2, &r[i]), 0);
+	}
+	nv_rq_init(&f, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	assert_int_equal(nv_exec(&e, 1, &f), 0);
+	for (pass = 0; pass < 2; pass++) {
+		if (pass && tmpfs)
+			break;
+		if (pass) { /* ext4: out of the page cache, to the ring */
+			fd = open(e.path, O_RDONLY);
+			assert_true(fd >= 0);
+			assert_int_equal(
+				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED),
+				0);
+			close(fd);
+		}
+		nv_uring_stats(ns, &st0);
+		memset(rbuf, 0xee, sizeof(rbuf));
+		for (i = 0; i < NV_BURST; i++) {
+			nv_rq_init(&r[i], nvme_cmd_read, 1, (u64)i * 16, 8,
+				   rbuf[i], 512);
+			assert_int_equal(nv_exec(&e, 1 + i % 2, &r[i]), 0);
+			assert_memory_equal(rbuf[i], wbuf[i], 4096);
+		}
+		nv_uring_stats(ns, &st);
+		if (!pass) {
+			assert_int_equal(st.inline_ios - st0.inline_ios,
+					 NV_BURST);
+			assert_int_equal(st.sqes - st0.sqes, 0);
+		} else {
+			assert_true(st.sqes - st0.sqes > 0);
+		}
+	}
+	if (tmpfs) /* Writes too, and nothing but the Flush on the ring */
+		assert_int_equal(st.inline_ios, 2 * NV_BURST);
+	nv_env_fini(&e);
+}
+
+static void test_inline_tmpfs(void **state)
+{
+	(void)state;
+	inline_case("/dev/shm", true);
+}
+
+static void test_inline_disk(void **state)
+{
+	(void)state;
+	inline_case(".", false);
 }
 
 /* rdmarw-nvmet's --io-engine and --buffered: the namespaces that follow. */
@@ -883,7 +963,6 @@ int main(void)
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_uring_no_alloc_buffered,
 					  nv_teardown),
-		cmocka_unit_test_teardown(test_plug_tmpfs, nv_teardown),
 		cmocka_unit_test_teardown(test_plug_disk_direct, nv_teardown),
 		cmocka_unit_test_teardown(test_plug_disk_buffered, nv_teardown),
 		cmocka_unit_test_teardown(test_plug_ring_full, nv_teardown),
@@ -891,6 +970,8 @@ int main(void)
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_batch_transport_disk,
 					  nv_teardown),
+		cmocka_unit_test_teardown(test_inline_tmpfs, nv_teardown),
+		cmocka_unit_test_teardown(test_inline_disk, nv_teardown),
 		cmocka_unit_test(test_config_options),
 	};
 
