@@ -161,6 +161,12 @@ static int fd_write_zeroes_slow(struct nvmet_ns *ns, u64 len, u64 off)
 	return 0;
 }
 
+/* The whole of @ns written with zeroes (every block allocated, written). */
+static int file_write_zeroes_written(struct nvmet_ns *ns)
+{
+	return fd_write_zeroes_slow(ns, ns->size, 0);
+}
+
 static void fd_close(struct nvmet_ns *ns)
 {
 	if (ns->fd >= 0)
@@ -478,6 +484,20 @@ void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n)
 }
 
 /*
+ * $RDMARW_NVMET_BENCH_FILE_ALLOC=written: the bench file's blocks written
+ * (zeroes) before the run, so that no write of the run lands in a hole or
+ * an unwritten extent; otherwise the file is sparse.
+ */
+static int bench_file_fill(struct nvmet_ns *ns)
+{
+	const char *a = getenv("RDMARW_NVMET_BENCH_FILE_ALLOC");
+
+	if (!a || strcmp(a, "written"))
+		return 0;
+	return file_write_zeroes_written(ns) ?: fd_flush(ns);
+}
+
+/*
  * $RDMARW_NVMET_BENCH_FILE_DIR (bench/README.md): a RAM namespace is an
  * unnamed file of its size in that directory instead (O_TMPFILE), so that
  * bench-nvmet compares a file system with memory unchanged.
@@ -485,6 +505,7 @@ void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n)
 static int bench_file_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 {
 	const char *dir = getenv("RDMARW_NVMET_BENCH_FILE_DIR");
+	int ret;
 
 	ns->size = o->size >> ns->blksize_shift << ns->blksize_shift;
 	if (!ns->size)
@@ -498,7 +519,10 @@ static int bench_file_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		fd_close(ns);
 		return err;
 	}
-	return 0;
+	ret = bench_file_fill(ns);
+	if (ret)
+		fd_close(ns);
+	return ret;
 }
 
 /* ---- io_uring --------------------------------------------------------------------- */
