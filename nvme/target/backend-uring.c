@@ -27,6 +27,12 @@
  * Short transfers are continued, -EAGAIN resubmitted (a bounded number
  * of times), a read past the end of a shorter file reads zeroes (as the
  * synchronous backend), a write that moves nothing fails with -EIO.
+ *
+ * Inside a batch (a plug of the thread's, nvmet_plug_start()) the SQEs
+ * are only queued, and nvmet_uring_unplug() submits them when the batch
+ * ends: one io_uring_enter() per batch.  Buffered, what is cached is read
+ * on the submitter's thread first (RWF_NOWAIT); on tmpfs every Read and
+ * Write is (io_uring would punt each one to io-wq).
  */
 #include <errno.h>
 #include <fcntl.h>
