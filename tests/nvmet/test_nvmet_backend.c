@@ -206,6 +206,9 @@ static struct nvmet_ns *nv_ns(struct nv_env *e, u32 nsid)
  * The target with namespaces @ns (RAM ones get 4 MiB), the host with two
  * queues and a command timeout longer than any hold.
  */
+/* The target's poll groups for the next nv_start() (0: CQ threads). */
+static unsigned int nv_poll_groups;
+
 static void nv_start(struct nv_env *e, const struct nvmet_ns_opts *ns,
 		     unsigned int nr_ns)
 {
@@ -213,6 +216,7 @@ static void nv_start(struct nv_env *e, const struct nvmet_ns_opts *ns,
 	unsigned int i;
 
 	nvmet_target_opts_init(&to);
+	to.poll_groups = nv_poll_groups;
 	to.addr = "10.0.0.2";
 	to.port = NV_PORT;
 	to.subnqn = NV_NQN;
@@ -775,7 +779,7 @@ static void test_plug_ring_full(void **state)
  * the ring was only ever handed SQEs at the end of a CQ thread's batch:
  * none submitted outside a plug, at most one submission per batch.
  */
-static void transport_batch_case(const char *dir)
+static void transport_batch_case(const char *dir, unsigned int groups)
 {
 	static struct nv_env e;
 	static struct nv_rq r[2][NV_BURST + 1];
@@ -787,7 +791,9 @@ static void transport_batch_case(const char *dir)
 
 	if (!NV_HAVE_URING)
 		skip();
+	nv_poll_groups = groups;
 	ns = nv_uring_start(&e, dir, false);
+	nv_poll_groups = 0;
 	for (q = 0; q < 2; q++)
 		for (i = 0; i < NV_BURST; i++)
 			memset(wbuf[q][i], (int)(q * 16 + i + 1), 4096);
@@ -830,13 +836,20 @@ static void transport_batch_case(const char *dir)
 static void test_batch_transport_tmpfs(void **state)
 {
 	(void)state;
-	transport_batch_case("/dev/shm");
+	transport_batch_case("/dev/shm", 0);
 }
 
 static void test_batch_transport_disk(void **state)
 {
 	(void)state;
-	transport_batch_case(".");
+	transport_batch_case(".", 0);
+}
+
+/* The same with the I/O queues polled by a poll group (its turn a batch). */
+static void test_batch_transport_polled(void **state)
+{
+	(void)state;
+	transport_batch_case(".", 1);
 }
 
 /*
@@ -1048,6 +1061,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_batch_transport_tmpfs,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_batch_transport_disk,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_batch_transport_polled,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_inline_tmpfs, nv_teardown),
 		cmocka_unit_test_teardown(test_inline_disk, nv_teardown),
