@@ -626,6 +626,15 @@ static void test_slow_ns_uring(void **state)
 
 #define NV_PLUG_IOS 8
 
+/* The test thread's plug: ended by the teardown when a check failed in it. */
+static struct nvmet_plug nv_plug;
+
+static int nv_plug_teardown(void **state)
+{
+	nvmet_plug_finish(&nv_plug); /* nothing unless it is still on */
+	return nv_teardown(state);
+}
+
 /* A backend I/O submitted by the test itself, its end watched. */
 struct nv_bio {
 	struct nvmet_backend_io io;
@@ -690,7 +699,7 @@ static void plug_case(const char *dir, bool buffered, bool full)
 	static struct nv_env e;
 	static struct nv_bio b[NV_PLUG_IOS];
 	struct nvmet_uring_stats st0, st;
-	struct nvmet_plug plug;
+	struct nvmet_plug *plug = &nv_plug;
 	enum nvmet_io_op op;
 	struct nvmet_ns *ns;
 	u8 *wbuf, *rbuf;
@@ -712,7 +721,7 @@ static void plug_case(const char *dir, bool buffered, bool full)
 	for (round = 0; round < 2; round++) { /* write, then read */
 		op = round ? NVMET_IO_READ : NVMET_IO_WRITE;
 		nv_uring_stats(ns, &st0);
-		nvmet_plug_start(&plug);
+		nvmet_plug_start(plug);
 		for (i = 0; i < NV_PLUG_IOS; i++)
 			nv_bio_submit(ns, &b[i], op,
 				      (round ? rbuf : wbuf) + i * 4096, 4096,
@@ -722,7 +731,7 @@ static void plug_case(const char *dir, bool buffered, bool full)
 			assert_int_equal(st.inline_ios - st0.inline_ios,
 					 NV_PLUG_IOS);
 			assert_int_equal(st.sqes - st0.sqes, 0);
-			nvmet_plug_finish(&plug);
+			nvmet_plug_finish(plug);
 			continue;
 		}
 		if (!full) {
@@ -730,7 +739,7 @@ static void plug_case(const char *dir, bool buffered, bool full)
 			for (i = 0; i < NV_PLUG_IOS; i++)
 				assert_int_equal(nv_bio_err(&b[i]), 1);
 		}
-		nvmet_plug_finish(&plug);
+		nvmet_plug_finish(plug);
 		for (i = 0; i < NV_PLUG_IOS; i++) {
 			nv_wait_for(nv_bio_err(&b[i]) != 1);
 			assert_int_equal(nv_bio_err(&b[i]), 0);
@@ -1055,9 +1064,12 @@ int main(void)
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_uring_no_alloc_buffered,
 					  nv_teardown),
-		cmocka_unit_test_teardown(test_plug_disk_direct, nv_teardown),
-		cmocka_unit_test_teardown(test_plug_disk_buffered, nv_teardown),
-		cmocka_unit_test_teardown(test_plug_ring_full, nv_teardown),
+		cmocka_unit_test_teardown(test_plug_disk_direct,
+					  nv_plug_teardown),
+		cmocka_unit_test_teardown(test_plug_disk_buffered,
+					  nv_plug_teardown),
+		cmocka_unit_test_teardown(test_plug_ring_full,
+					  nv_plug_teardown),
 		cmocka_unit_test_teardown(test_batch_transport_tmpfs,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_batch_transport_disk,
