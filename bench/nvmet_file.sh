@@ -2,30 +2,36 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # bench-nvmet's namespace as memory, as a file on tmpfs and as a file on
 # the file system of DIR (default: the current directory), through io_uring
-# and through the synchronous engine, alternated ROUNDS times (issue 30;
+# and through the synchronous engine, alternated ROUNDS times, with the
+# target's queues on CQ threads and then polled (--poll) (issue 30;
 # bench/README.md).  $RDMARW_NVMET_BENCH_FILE_DIR makes the benchmark's RAM
-# namespace an unnamed file of the same size in that directory;
+# namespace an unnamed file of the same size in that directory, sparse, or
+# written with zeroes first with $RDMARW_NVMET_BENCH_FILE_ALLOC=written;
 # $RDMARW_NVMET_NO_URING=1 makes io_uring unavailable (synchronous I/O).
 # Usage: bench/nvmet_file.sh BENCH_NVMET [DIR] [ROUNDS] [SECONDS] [PROFILE]
-# Prints one JSON line per phase with "backend" added.
+# Prints one JSON line per phase with "backend" and "mode" added.
 set -eu
 bench=$1
 dir=${2:-$PWD}
-rounds=${3:-2}
+rounds=${3:-3}
 secs=${4:-2}
 prof=${5:-rxe}
 
 run() { # NAME ENV...
 	name=$1
 	shift
-	for op in "" --write; do
-		env "$@" "$bench" -p "$prof" -q 1 -d 32 -D "$secs" --no-perf \
-			--json $op 2>/dev/null |
-			sed "s/^{/{\"backend\":\"$name\",/"
+	for mode in threaded poll; do
+		p=
+		[ "$mode" = poll ] && p=--poll
+		for op in "" --write; do
+			env "$@" "$bench" -p "$prof" -q 1 -d 32 -D "$secs" \
+				--no-perf --size 4096 --json $op $p 2>/dev/null |
+				sed "s/^{/{\"backend\":\"$name\",\"mode\":\"$mode\",/"
+		done
 	done
 }
 
-echo "# $(date -u '+%F %T') UTC, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u '+%F %T') UTC, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
 echo "# $dir: $(df -T "$dir" | awk 'NR==2 {print $2}'), /dev/shm: tmpfs"
 i=0
 while [ "$i" -lt "$rounds" ]; do
@@ -34,6 +40,8 @@ while [ "$i" -lt "$rounds" ]; do
 	run tmpfs-sync RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm \
 		RDMARW_NVMET_NO_URING=1
 	run disk-uring RDMARW_NVMET_BENCH_FILE_DIR="$dir"
+	run disk-uring-written RDMARW_NVMET_BENCH_FILE_DIR="$dir" \
+		RDMARW_NVMET_BENCH_FILE_ALLOC=written
 	run disk-sync RDMARW_NVMET_BENCH_FILE_DIR="$dir" \
 		RDMARW_NVMET_NO_URING=1
 	i=$((i + 1))

@@ -27,6 +27,12 @@
  * Short transfers are continued, -EAGAIN resubmitted (a bounded number
  * of times), a read past the end of a shorter file reads zeroes (as the
  * synchronous backend), a write that moves nothing fails with -EIO.
+ *
+ * Inside a batch (a plug of the thread's, nvmet_plug_start()) the SQEs
+ * are only queued, and nvmet_uring_unplug() submits them when the batch
+ * ends: one io_uring_enter() per batch.  Buffered, what is cached is read
+ * on the submitter's thread first (RWF_NOWAIT); on tmpfs every Read and
+ * Write is (io_uring would punt each one to io-wq).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,8 +41,11 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
 
 #include "nvmet_int.h"
 
@@ -56,6 +65,8 @@
 #endif
 
 #define NVMET_URING_SQ 256
+/* SQEs a plug holds back on one ring before it submits them anyway */
+#define NVMET_URING_PLUG_MAX 32
 #define NVMET_URING_CQ 4096 /* the most I/Os in flight on one ring */
 #define NVMET_URING_RETRIES 16 /* -EAGAIN resubmissions of one I/O */
 #define NVMET_URING_WAIT_US 5000000 /* bound of a full ring's wait */
@@ -64,8 +75,20 @@
 #define NVMET_URING_BOUNCE 64
 #define NVMET_URING_BOUNCE_SIZE NVMET_MAX_INLINE_DATA
 
+/*
+ * Buffered I/O the submitter does itself before (or instead of) the ring,
+ * as the kernel's nvmet file backend tries IOCB_NOWAIT before it punts to
+ * a work queue: io_uring would hand these to its io-wq threads.
+ */
+enum nvmet_uring_inline {
+	NVMET_URING_INLINE_NONE, /* O_DIRECT, or a file system without it */
+	NVMET_URING_INLINE_NOWAIT, /* Reads: preadv2(RWF_NOWAIT), the ring on EAGAIN */
+	NVMET_URING_INLINE_MEM, /* tmpfs: Reads and Writes, pread/pwrite */
+};
+
 struct nvmet_uring {
 	struct io_uring ring;
+	enum nvmet_uring_inline inl; /* set at open */
 	pthread_t reaper;
 	pthread_mutex_t sq_lock; /* the submission queue, @free */
 	pthread_mutex_t cq_lock; /* the completion queue: reaper or @poll */
@@ -80,6 +103,7 @@ struct nvmet_uring {
 	u8 free[NVMET_URING_BOUNCE]; /* free slots, a stack (@sq_lock) */
 	u32 nr_free;
 	u64 direct_ios, buffered_ios, bounced_ios; /* (@sq_lock) */
+	struct nvmet_uring_stats st; /* (@sq_lock) */
 };
 
 /*
@@ -115,6 +139,7 @@ static int nvmet_uring_room(struct nvmet_uring *u)
 	       NVMET_URING_CQ) {
 		if (nvmet_uring_reaping)
 			return 0; /* the kernel keeps overflowed CQEs */
+		nvmet_plug_flush(); /* what this thread held back goes first */
 		if (!nvmet_uring_wait(&waited))
 			return -EBUSY;
 	}
@@ -144,6 +169,7 @@ static int nvmet_uring_bounce_get(struct nvmet_uring *u,
 			break;
 		if (nvmet_uring_reaping)
 			return -EAGAIN;
+		nvmet_plug_flush(); /* their completions give slots back */
 		if (!nvmet_uring_wait(&waited))
 			return -EBUSY;
 	}
@@ -206,22 +232,47 @@ static void nvmet_uring_bounce_sync(struct nvmet_ns *ns,
 	io->done(io, err);
 }
 
-/* Put @io (what is left of it) on the ring. */
+/*
+ * Hand the ring's SQEs to the kernel (@sq_lock held): 0 or -errno.  A
+ * failed enter leaves them on the ring for the next one.
+ */
+static int nvmet_uring_enter(struct nvmet_uring *u)
+{
+	int tries = 0, ret;
+
+	if (!io_uring_sq_ready(&u->ring))
+		return 0;
+	u->st.submits++;
+	do {
+		ret = io_uring_submit(&u->ring);
+	} while ((ret == -EINTR || ret == -EAGAIN || ret == -EBUSY) &&
+		 ++tries < 1000);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Put @io (what is left of it) on the ring: 0 when it was submitted, 1
+ * when this thread's plug holds it back (nvmet_uring_unplug() submits
+ * it when the batch ends), -errno when it could not be queued.
+ */
 static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 {
 	struct nvmet_uring *u = ns->uring;
 	char *buf = (char *)(io->bounce ? io->bounce : io->buf) + io->resid;
 	u64 len = io->len - io->resid, off = io->off + io->resid;
-	int fd = u->dfd >= 0 ? u->dfd : ns->fd, tries = 0, ret;
+	int fd = u->dfd >= 0 ? u->dfd : ns->fd, ret;
 	struct io_uring_sqe *sqe;
+	bool plugged;
 
 	ret = nvmet_uring_room(u);
 	if (ret)
 		return ret;
+	plugged = nvmet_plug_defer(ns);
 	pthread_mutex_lock(&u->sq_lock);
 	sqe = io_uring_get_sqe(&u->ring);
-	if (!sqe) { /* what is queued goes first */
-		io_uring_submit(&u->ring);
+	if (!sqe) { /* a full ring: what is queued goes first */
+		u->st.full++;
+		nvmet_uring_enter(u);
 		sqe = io_uring_get_sqe(&u->ring);
 	}
 	if (!sqe) {
@@ -246,10 +297,16 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	__atomic_add_fetch(&u->inflight, 1, __ATOMIC_RELAXED);
 	/* what this thread wrote to the request, seen by the reaper */
 	__atomic_store_n(&io->state, io->state + 1, __ATOMIC_RELEASE);
-	do {
-		ret = io_uring_submit(&u->ring);
-	} while ((ret == -EINTR || ret == -EAGAIN || ret == -EBUSY) &&
-		 ++tries < 1000);
+	u->st.sqes++;
+	if (plugged && io_uring_sq_ready(&u->ring) < NVMET_URING_PLUG_MAX) {
+		pthread_mutex_unlock(&u->sq_lock);
+		return 1;
+	}
+	if (plugged)
+		u->st.full++;
+	else
+		u->st.unplugged++;
+	ret = nvmet_uring_enter(u);
 	pthread_mutex_unlock(&u->sq_lock);
 	/*
 	 * The SQE is on the ring either way: a failed enter leaves it for
@@ -259,6 +316,70 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 		nvmet_err("namespace %u: io_uring_submit: %s", ns->nsid,
 			  strerror(-ret));
 	return 0;
+}
+
+/*
+ * nvmet_uring_unplug() - the end of a batch whose plug held back @ns's
+ * SQEs: submit them (one io_uring_enter()), then reap on this thread what
+ * the kernel finished inside it.
+ */
+void nvmet_uring_unplug(struct nvmet_ns *ns)
+{
+	struct nvmet_uring *u = ns->uring;
+	bool any;
+	int ret;
+
+	pthread_mutex_lock(&u->sq_lock);
+	any = io_uring_sq_ready(&u->ring);
+	if (any)
+		u->st.batches++;
+	ret = nvmet_uring_enter(u);
+	pthread_mutex_unlock(&u->sq_lock);
+	if (ret < 0)
+		nvmet_err("namespace %u: io_uring_submit: %s", ns->nsid,
+			  strerror(-ret));
+	if (any)
+		nvmet_uring_poll(ns);
+}
+
+/*
+ * @io done on this thread without the ring (@u->inl): true when it is
+ * over (io->done called), false when the ring must do it or its rest
+ * (io->resid: the bytes already read).
+ */
+static bool nvmet_uring_inline(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	struct nvmet_uring *u = ns->uring;
+	char *p = (char *)io->buf + io->resid;
+	u64 len = io->len - io->resid;
+	ssize_t n;
+
+	if (u->inl == NVMET_URING_INLINE_NONE || io->op == NVMET_IO_FLUSH ||
+	    (u->inl == NVMET_URING_INLINE_NOWAIT && io->op != NVMET_IO_READ))
+		return false;
+	do {
+		if (u->inl == NVMET_URING_INLINE_MEM)
+			n = io->op == NVMET_IO_READ ?
+				    pread(ns->fd, p, len,
+					  (off_t)(io->off + io->resid)) :
+				    pwrite(ns->fd, p, len,
+					   (off_t)(io->off + io->resid));
+		else
+			n = preadv2(ns->fd, &(struct iovec){ p, len }, 1,
+				    (off_t)(io->off + io->resid), RWF_NOWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 || (n == 0 && io->op == NVMET_IO_WRITE))
+		return false; /* EAGAIN (not cached) or an error: the ring's */
+	if (n == 0) /* past the end of a shorter file: zeroes */
+		memset(p, 0, len);
+	io->resid += n ? (u64)n : len;
+	if (io->resid < io->len)
+		return false; /* a short one: the ring does the rest */
+	pthread_mutex_lock(&u->sq_lock);
+	u->st.inline_ios++;
+	pthread_mutex_unlock(&u->sq_lock);
+	io->done(io, 0);
+	return true;
 }
 
 /*
@@ -274,6 +395,8 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	io->resid = 0;
 	io->state = 0;
 	io->bounce = NULL;
+	if (nvmet_uring_inline(ns, io))
+		return 0;
 	if (u->dfd >= 0 && io->op != NVMET_IO_FLUSH &&
 	    !nvmet_uring_mem_aligned(u, io->buf)) {
 		ret = nvmet_uring_bounce_get(u, io);
@@ -285,7 +408,7 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 			return ret;
 	}
 	ret = nvmet_uring_queue(ns, io);
-	if (ret && io->bounce) {
+	if (ret < 0 && io->bounce) {
 		nvmet_uring_end(ns, io, ret);
 		return 0;
 	}
@@ -295,7 +418,7 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	 */
 	if (!ret)
 		nvmet_uring_poll(ns);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 /* What the ring said of @io: done, continued or resubmitted. */
@@ -339,7 +462,7 @@ static void nvmet_uring_complete(struct nvmet_ns *ns,
 	/* a short O_DIRECT transfer's rest may be unaligned: then it fails */
 again:
 	ret = nvmet_uring_queue(ns, io);
-	if (ret)
+	if (ret < 0)
 		nvmet_uring_end(ns, io, ret);
 }
 
@@ -444,6 +567,26 @@ static bool nvmet_uring_probe_direct(struct nvmet_uring *u, int fd)
 	return n >= 0;
 }
 
+/*
+ * What a buffered ring does without the ring (@fd: its file): tmpfs
+ * (whose page cache is the store, and which takes no RWF_NOWAIT: io_uring
+ * would punt every I/O to io-wq) everything; a file system that takes
+ * RWF_NOWAIT the Reads it has cached; otherwise nothing.
+ */
+static enum nvmet_uring_inline nvmet_uring_probe_inline(int fd)
+{
+	struct statfs sfs;
+	char b[512];
+	ssize_t n;
+
+	if (!fstatfs(fd, &sfs) && sfs.f_type == TMPFS_MAGIC)
+		return NVMET_URING_INLINE_MEM;
+	n = preadv2(fd, &(struct iovec){ b, sizeof(b) }, 1, 0, RWF_NOWAIT);
+	if (n < 0 && (errno == EOPNOTSUPP || errno == EINVAL))
+		return NVMET_URING_INLINE_NONE;
+	return NVMET_URING_INLINE_NOWAIT;
+}
+
 /* The O_DIRECT descriptor of @ns's file or device, or -1. */
 static int nvmet_uring_open_direct(struct nvmet_ns *ns,
 				   const struct nvmet_ns_opts *o,
@@ -489,15 +632,20 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
 				     .cq_entries = NVMET_URING_CQ };
 	const char *no = getenv("RDMARW_NVMET_NO_URING");
+	const char *sq = getenv("RDMARW_NVMET_URING_SQ");
+	unsigned int entries = NVMET_URING_SQ;
 	struct nvmet_uring *u;
 	int ret;
 
 	if (no && !strcmp(no, "1"))
 		return -ENOSYS;
+	/* tests: a smaller submission queue, to fill it within a batch */
+	if (sq && atoi(sq) >= 1 && atoi(sq) <= NVMET_URING_SQ)
+		entries = (unsigned int)atoi(sq);
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	ret = io_uring_queue_init_params(NVMET_URING_SQ, &u->ring, &p);
+	ret = io_uring_queue_init_params(entries, &u->ring, &p);
 	if (ret) {
 		free(u);
 		return ret;
@@ -512,6 +660,8 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		return ret;
 	}
 	u->dfd = nvmet_uring_open_direct(ns, o, u);
+	if (u->dfd < 0)
+		u->inl = nvmet_uring_probe_inline(ns->fd);
 	pthread_mutex_init(&u->sq_lock, NULL);
 	pthread_mutex_init(&u->cq_lock, NULL);
 	ns->uring = u;
@@ -556,6 +706,22 @@ void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3])
 	out[0] = u->direct_ios;
 	out[1] = u->bounced_ios;
 	out[2] = u->buffered_ios;
+	pthread_mutex_unlock(&u->sq_lock);
+}
+
+/*
+ * nvmet_uring_stats() - @ns's ring's submission counters (zeroes without a
+ * ring), for tests
+ */
+void nvmet_uring_stats(struct nvmet_ns *ns, struct nvmet_uring_stats *st)
+{
+	struct nvmet_uring *u = ns->uring;
+
+	memset(st, 0, sizeof(*st));
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->sq_lock);
+	*st = u->st;
 	pthread_mutex_unlock(&u->sq_lock);
 }
 

@@ -161,6 +161,12 @@ static int fd_write_zeroes_slow(struct nvmet_ns *ns, u64 len, u64 off)
 	return 0;
 }
 
+/* The whole of @ns written with zeroes (every block allocated, written). */
+static int file_write_zeroes_written(struct nvmet_ns *ns)
+{
+	return fd_write_zeroes_slow(ns, ns->size, 0);
+}
+
 static void fd_close(struct nvmet_ns *ns)
 {
 	if (ns->fd >= 0)
@@ -478,6 +484,20 @@ void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n)
 }
 
 /*
+ * $RDMARW_NVMET_BENCH_FILE_ALLOC=written: the bench file's blocks written
+ * (zeroes) before the run, so that no write of the run lands in a hole or
+ * an unwritten extent; otherwise the file is sparse.
+ */
+static int bench_file_fill(struct nvmet_ns *ns)
+{
+	const char *a = getenv("RDMARW_NVMET_BENCH_FILE_ALLOC");
+
+	if (!a || strcmp(a, "written"))
+		return 0;
+	return file_write_zeroes_written(ns) ?: fd_flush(ns);
+}
+
+/*
  * $RDMARW_NVMET_BENCH_FILE_DIR (bench/README.md): a RAM namespace is an
  * unnamed file of its size in that directory instead (O_TMPFILE), so that
  * bench-nvmet compares a file system with memory unchanged.
@@ -485,6 +505,7 @@ void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n)
 static int bench_file_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 {
 	const char *dir = getenv("RDMARW_NVMET_BENCH_FILE_DIR");
+	int ret;
 
 	ns->size = o->size >> ns->blksize_shift << ns->blksize_shift;
 	if (!ns->size)
@@ -498,7 +519,10 @@ static int bench_file_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		fd_close(ns);
 		return err;
 	}
-	return 0;
+	ret = bench_file_fill(ns);
+	if (ret)
+		fd_close(ns);
+	return ret;
 }
 
 /* ---- io_uring --------------------------------------------------------------------- */
@@ -516,6 +540,7 @@ static const struct nvmet_backend_ops nvmet_file_uring_ops = {
 	.close = uring_close,
 	.submit = nvmet_uring_submit,
 	.poll = nvmet_uring_poll,
+	.unplug = nvmet_uring_unplug,
 	.write_zeroes = file_write_zeroes,
 	.discard = file_discard,
 };
@@ -526,6 +551,7 @@ static const struct nvmet_backend_ops nvmet_bdev_uring_ops = {
 	.close = uring_close,
 	.submit = nvmet_uring_submit,
 	.poll = nvmet_uring_poll,
+	.unplug = nvmet_uring_unplug,
 	.write_zeroes = bdev_write_zeroes,
 	.discard = bdev_discard,
 };
@@ -544,6 +570,7 @@ static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	if (o->io_engine != NVMET_IO_ENGINE_SYNC) {
 		ret = nvmet_uring_open(ns, o);
 		if (!ret) {
+			nvmet_plug_cq_hooks();
 			ns->ops = ns->ops == &nvmet_bdev_ops ?
 					  &nvmet_bdev_uring_ops :
 					  &nvmet_file_uring_ops;
@@ -570,6 +597,112 @@ static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	nvmet_printk(NVMET_LOG_NOTICE,
 		     "rdmarw-nvmet: namespace %u: synchronous file I/O (%s)",
 		     ns->nsid, why);
+}
+
+/* ---- the plug ------------------------------------------------------------------ */
+
+/* The plug of this thread's current batch (NULL: none, submit at once). */
+static __thread struct nvmet_plug *nvmet_current_plug;
+
+/**
+ * nvmet_plug_start() - begin a batch on this thread (blk_start_plug())
+ * @plug: the caller's, until nvmet_plug_finish(@plug)
+ *
+ * Inside a batch already (a plug of an outer caller), nothing: the outer
+ * one's finish flushes, as the kernel's nested plugs.
+ */
+void nvmet_plug_start(struct nvmet_plug *plug)
+{
+	if (nvmet_current_plug)
+		return;
+	plug->nr = 0;
+	nvmet_current_plug = plug;
+}
+
+/* Hand each namespace that held back I/O to its backend's unplug. */
+static void nvmet_plug_run(struct nvmet_plug *plug)
+{
+	struct nvmet_ns *ns;
+
+	/* an unplug's completions may hold back more: taken in this loop */
+	while (plug->nr) {
+		ns = plug->ns[--plug->nr];
+		ns->ops->unplug(ns);
+	}
+}
+
+/**
+ * nvmet_plug_finish() - end the batch @plug began: submit what it held back
+ * @plug: the plug given to nvmet_plug_start() (a nested one: nothing)
+ */
+void nvmet_plug_finish(struct nvmet_plug *plug)
+{
+	if (nvmet_current_plug != plug)
+		return;
+	nvmet_plug_run(plug);
+	nvmet_current_plug = NULL;
+}
+
+/**
+ * nvmet_plug_flush() - submit what this thread's plug holds back now, the
+ * plug staying on (a backend about to wait; the kernel's schedule())
+ */
+void nvmet_plug_flush(void)
+{
+	if (nvmet_current_plug)
+		nvmet_plug_run(nvmet_current_plug);
+}
+
+/**
+ * nvmet_plug_defer() - may @ns's backend hold a submission back?
+ * @ns: the namespace (its backend has @unplug)
+ *
+ * Return: true when this thread has a plug, which then hands @ns to the
+ * backend's unplug when it ends; false (submit now) without a plug, or
+ * when the plug is full.
+ */
+bool nvmet_plug_defer(struct nvmet_ns *ns)
+{
+	struct nvmet_plug *plug = nvmet_current_plug;
+	unsigned int i;
+
+	if (!plug)
+		return false;
+	for (i = 0; i < plug->nr; i++)
+		if (plug->ns[i] == ns)
+			return true;
+	if (plug->nr == NVMET_PLUG_NS)
+		return false;
+	plug->ns[plug->nr++] = ns;
+	return true;
+}
+
+/*
+ * A CQ thread's poll pass as a batch (rdmarw__cq_set_batch_hooks()): a
+ * plug per thread, started by the outermost pass only.
+ */
+static __thread struct nvmet_plug nvmet_cq_plug;
+static __thread unsigned int nvmet_cq_depth;
+
+static void nvmet_cq_batch_begin(void)
+{
+	if (!nvmet_cq_depth++)
+		nvmet_plug_start(&nvmet_cq_plug);
+}
+
+static void nvmet_cq_batch_end(void)
+{
+	if (nvmet_cq_depth && !--nvmet_cq_depth)
+		nvmet_plug_finish(&nvmet_cq_plug);
+}
+
+/**
+ * nvmet_plug_cq_hooks() - make every CQ thread's poll pass a batch (a plug
+ * around it); idempotent
+ */
+void nvmet_plug_cq_hooks(void)
+{
+	rdmarw__cq_set_batch_hooks(nvmet_cq_batch_begin, nvmet_cq_batch_end);
 }
 
 /* ---- entry ------------------------------------------------------------------------- */

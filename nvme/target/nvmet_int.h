@@ -139,6 +139,8 @@ struct nvmet_backend_io {
  *        one's @done on the caller's thread; returns how many.  For a
  *        transport thread that polls (a poll group): not called today,
  *        each asynchronous backend reaps on its own thread
+ * @unplug: optional: submit what @submit held back for the caller's plug
+ *          (nvmet_plug_defer()), at the end of the plug's batch
  * @write_zeroes: zero a range, synchronously (NULL: not supported)
  * @discard: deallocate a range, synchronously (NULL: not supported)
  */
@@ -148,9 +150,46 @@ struct nvmet_backend_ops {
 	void (*close)(struct nvmet_ns *ns);
 	int (*submit)(struct nvmet_ns *ns, struct nvmet_backend_io *io);
 	int (*poll)(struct nvmet_ns *ns);
+	void (*unplug)(struct nvmet_ns *ns);
 	int (*write_zeroes)(struct nvmet_ns *ns, u64 len, u64 off);
 	int (*discard)(struct nvmet_ns *ns, u64 len, u64 off);
 };
+
+/*
+ * The plug (the kernel's struct blk_plug, blk_start_plug() and
+ * blk_finish_plug()): a thread that runs a batch of commands (a CQ
+ * thread's poll pass, a poll group's turn) starts a plug on its stack and
+ * finishes it when the batch ends; in between a backend may hold its
+ * submissions back (nvmet_plug_defer()) and the finish hands each
+ * namespace that did to its @unplug once.  A backend that is about to
+ * wait flushes the plug first (nvmet_plug_flush(), as the kernel's
+ * schedule() flushes the task's plug), so no command waits unsubmitted.
+ * The transport says only where a batch begins and ends; what to hold
+ * back and when to submit stays in the backend.
+ */
+#define NVMET_PLUG_NS 8 /* namespaces one plug holds back at once */
+
+/**
+ * struct nvmet_plug - one thread's batch of backend submissions
+ * @ns: the namespaces holding submissions back for this plug
+ * @nr: how many of @ns
+ */
+struct nvmet_plug {
+	struct nvmet_ns *ns[NVMET_PLUG_NS];
+	unsigned int nr;
+};
+
+void nvmet_plug_start(struct nvmet_plug *plug);
+void nvmet_plug_finish(struct nvmet_plug *plug);
+bool nvmet_plug_defer(struct nvmet_ns *ns);
+void nvmet_plug_flush(void);
+void nvmet_plug_cq_hooks(void);
+
+/*
+ * src/core/cq.c (librdmarw's, linked statically): called by every CQ
+ * thread before and after each poll pass (docs/deviations.md).
+ */
+void rdmarw__cq_set_batch_hooks(void (*begin)(void), void (*end)(void));
 
 /* backend-uring.c (with liburing: RDMARW_HAVE_URING) */
 int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o);
@@ -159,6 +198,29 @@ bool nvmet_uring_direct(const struct nvmet_ns *ns);
 int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io);
 int nvmet_uring_poll(struct nvmet_ns *ns);
 void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3]);
+void nvmet_uring_unplug(struct nvmet_ns *ns);
+
+/**
+ * struct nvmet_uring_stats - what a ring's submission side did (tests)
+ * @sqes: SQEs put on the ring (I/Os, continuations, retries)
+ * @submits: io_uring_submit() calls that had SQEs to hand over
+ * @batches: plugs that ended with SQEs of this ring held back
+ * @unplugged: SQEs submitted at once, from a thread without a plug
+ * @full: early submissions inside a plug (the ring or the plug's share
+ *        of it full, or the thread about to wait)
+ * @inline_ios: Reads (and tmpfs Writes) done on the submitter's thread
+ *              without the ring
+ */
+struct nvmet_uring_stats {
+	u64 sqes;
+	u64 submits;
+	u64 batches;
+	u64 unplugged;
+	u64 full;
+	u64 inline_ios;
+};
+
+void nvmet_uring_stats(struct nvmet_ns *ns, struct nvmet_uring_stats *st);
 
 /* ---- statistics (stats.c) ---------------------------------------------------- */
 

@@ -1546,18 +1546,24 @@ static bool nvmet_rdma_pg_apply(struct nvmet_rdma_poll_group *g)
 	return stop;
 }
 
-/* One turn over the members; returns the completions processed. */
+/*
+ * One turn over the members, a batch for the backends (a plug: their
+ * submissions go at its end); returns the completions processed.
+ */
 static int nvmet_rdma_pg_sweep(struct nvmet_rdma_poll_group *g)
 {
 	struct nvmet_rdma_queue *queue;
+	struct nvmet_plug plug;
 	int n, done = 0;
 
+	nvmet_plug_start(&plug);
 	list_for_each_entry(queue, &g->members, pg_entry)
 	{
 		n = ib_process_cq_direct(queue->cq, NVMET_RDMA_PG_BUDGET);
 		if (n > 0)
 			done += n;
 	}
+	nvmet_plug_finish(&plug);
 	return done;
 }
 

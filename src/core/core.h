@@ -22,6 +22,9 @@
  * of @cq is running)?  It must then not free @cq nor wait for it. */
 bool rdmarw__cq_self(const struct ib_cq *cq);
 
+/* Calls around each CQ thread's poll pass, for the NVMe target's plug. */
+void rdmarw__cq_set_batch_hooks(void (*begin)(void), void (*end)(void));
+
 #include <rdmarw/rw.h> /* ib_create_qp() calls the R/W sizing, as the kernel does */
 
 #endif /* RDMARW_CORE_H */

@@ -52,16 +52,35 @@ bool rdmarw__cq_self(const struct ib_cq *cq)
 	return cq && cq_serving == cq;
 }
 
+/* A ULP's calls around each poll pass of a CQ thread (NULL: none); set
+ * once by the NVMe target to plug its backend's submissions per pass
+ * (docs/deviations.md: the kernel has no such hook). */
+static void (*cq_batch_begin)(void);
+static void (*cq_batch_end)(void);
+
+void rdmarw__cq_set_batch_hooks(void (*begin)(void), void (*end)(void))
+{
+	__atomic_store_n(&cq_batch_end, end, __ATOMIC_RELEASE);
+	__atomic_store_n(&cq_batch_begin, begin, __ATOMIC_RELEASE);
+}
+
 /* The kernel's ib_cq_poll_work(): process, re-arm, and go again on a miss. */
 static void cq_poll_work(struct ib_cq *cq)
 {
+	void (*begin)(void) =
+		__atomic_load_n(&cq_batch_begin, __ATOMIC_ACQUIRE);
+	void (*end)(void) = __atomic_load_n(&cq_batch_end, __ATOMIC_ACQUIRE);
 	const struct ib_cq *outer = cq_serving;
 
 	cq_serving = cq;
+	if (begin)
+		begin();
 	do {
 		process_batch(cq, cq->wc, IB_POLL_BATCH, -1);
 	} while (cq->device->ops->req_notify_cq(
 			 cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) > 0);
+	if (begin && end)
+		end();
 	cq_serving = outer;
 }
 

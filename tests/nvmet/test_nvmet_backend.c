@@ -206,6 +206,9 @@ static struct nvmet_ns *nv_ns(struct nv_env *e, u32 nsid)
  * The target with namespaces @ns (RAM ones get 4 MiB), the host with two
  * queues and a command timeout longer than any hold.
  */
+/* The target's poll groups for the next nv_start() (0: CQ threads). */
+static unsigned int nv_poll_groups;
+
 static void nv_start(struct nv_env *e, const struct nvmet_ns_opts *ns,
 		     unsigned int nr_ns)
 {
@@ -213,6 +216,7 @@ static void nv_start(struct nv_env *e, const struct nvmet_ns_opts *ns,
 	unsigned int i;
 
 	nvmet_target_opts_init(&to);
+	to.poll_groups = nv_poll_groups;
 	to.addr = "10.0.0.2";
 	to.port = NV_PORT;
 	to.subnqn = NV_NQN;
@@ -369,10 +373,12 @@ static void test_slow_ns_ram(void **state)
 #define NV_HAVE_URING 1
 #define nv_uring_direct(n) nvmet_uring_direct(n)
 #define nv_uring_counts(n, out) nvmet_uring_counts(n, out)
+#define nv_uring_stats(n, st) nvmet_uring_stats(n, st)
 #else
 #define NV_HAVE_URING 0
 #define nv_uring_direct(n) ((void)(n), false)
 #define nv_uring_counts(n, out) memset(out, 0, 3 * sizeof(u64))
+#define nv_uring_stats(n, st) memset(st, 0, sizeof(*(st)))
 #endif
 
 /* ---- io_uring ---------------------------------------------------------- */
@@ -417,6 +423,7 @@ static void uring_case(const char *dir, enum nv_mode mode, bool want_direct)
 {
 	static struct nv_env e;
 	static struct nvmet_ns_opts ns[1];
+	struct nvmet_uring_stats st;
 	struct nvmet_ns *n;
 	static char path[256];
 	struct nv_run run;
@@ -460,14 +467,17 @@ static void uring_case(const char *dir, enum nv_mode mode, bool want_direct)
 	nv_file_matches(path, run.shadow, e.ns_size);
 	if (n->uring) {
 		nv_uring_counts(n, n_io);
+		nv_uring_stats(n, &st);
 		if (nv_uring_direct(n)) {
 			/* in-capsule writes bounce, pool buffers go as is */
 			assert_true(n_io[0] > 0);
 			assert_true(n_io[1] > 0);
 			assert_int_equal(n_io[2], 0);
+			assert_int_equal(st.inline_ios, 0);
 		} else {
+			/* through the ring or inline (cached, tmpfs) */
 			assert_int_equal(n_io[0] + n_io[1], 0);
-			assert_true(n_io[2] > 0);
+			assert_true(n_io[2] + st.inline_ios > 0);
 		}
 	}
 	nv_io_free(&run);
@@ -612,6 +622,397 @@ static void test_slow_ns_uring(void **state)
 	unlink(path);
 }
 
+/* ---- the plug: one submission per batch ------------------------------- */
+
+#define NV_PLUG_IOS 8
+
+/* The test thread's plug: ended by the teardown when a check failed in it. */
+static struct nvmet_plug nv_plug;
+
+static int nv_plug_teardown(void **state)
+{
+	nvmet_plug_finish(&nv_plug); /* nothing unless it is still on */
+	return nv_teardown(state);
+}
+
+/* A backend I/O submitted by the test itself, its end watched. */
+struct nv_bio {
+	struct nvmet_backend_io io;
+	int err; /* 1 until done */
+};
+
+static void nv_bio_done(struct nvmet_backend_io *io, int err)
+{
+	struct nv_bio *b = container_of(io, struct nv_bio, io);
+
+	__atomic_store_n(&b->err, err, __ATOMIC_RELEASE);
+}
+
+static int nv_bio_err(struct nv_bio *b)
+{
+	return __atomic_load_n(&b->err, __ATOMIC_ACQUIRE);
+}
+
+static void nv_bio_submit(struct nvmet_ns *ns, struct nv_bio *b,
+			  enum nvmet_io_op op, void *buf, u64 len, u64 off)
+{
+	memset(b, 0, sizeof(*b));
+	b->err = 1;
+	b->io.op = op;
+	b->io.buf = buf;
+	b->io.len = len;
+	b->io.off = off;
+	b->io.done = nv_bio_done;
+	nvmet_ns_submit(ns, &b->io);
+}
+
+/* A file namespace through io_uring under @dir; its namespace. */
+static struct nvmet_ns *nv_uring_start(struct nv_env *e, const char *dir,
+				       bool buffered)
+{
+	static struct nvmet_ns_opts ns[1];
+	static char path[256];
+
+	memset(ns, 0, sizeof(ns));
+	memset(e, 0, sizeof(*e));
+	nv_file(e, dir, &ns[0]);
+	snprintf(path, sizeof(path), "%s", e->path);
+	ns[0].path = path;
+	ns[0].buffered = buffered;
+	nv_start(e, ns, 1);
+	snprintf(e->path, sizeof(e->path), "%s", path);
+	assert_non_null(nv_ns(e, 1)->uring);
+	return nv_ns(e, 1);
+}
+
+/*
+ * NV_PLUG_IOS writes, then as many reads, each set inside one plug of
+ * this thread: nothing reaches the ring's kernel side before the plug
+ * ends (no io_uring_submit(), nothing completes), then one submission
+ * for the set (@full: the ring is smaller than the set, so it is
+ * submitted early, as often as it fills, and still completes); the bytes
+ * read back are those written.  Buffered, the reads find the writes'
+ * pages cached and are done inline, without the ring.
+ */
+static void plug_case(const char *dir, bool buffered, bool full)
+{
+	static struct nv_env e;
+	static struct nv_bio b[NV_PLUG_IOS];
+	struct nvmet_uring_stats st0, st;
+	struct nvmet_plug *plug = &nv_plug;
+	enum nvmet_io_op op;
+	struct nvmet_ns *ns;
+	u8 *wbuf, *rbuf;
+	unsigned int i, round;
+
+	if (!NV_HAVE_URING)
+		skip();
+	if (full)
+		setenv("RDMARW_NVMET_URING_SQ", "2", 1);
+	ns = nv_uring_start(&e, dir, buffered);
+	unsetenv("RDMARW_NVMET_URING_SQ");
+	wbuf = aligned_alloc(4096, NV_PLUG_IOS * 4096);
+	rbuf = aligned_alloc(4096, NV_PLUG_IOS * 4096);
+	assert_non_null(wbuf);
+	assert_non_null(rbuf);
+	for (i = 0; i < NV_PLUG_IOS * 4096; i++)
+		wbuf[i] = (u8)(i * 13 + 5);
+	memset(rbuf, 0xee, NV_PLUG_IOS * 4096);
+	for (round = 0; round < 2; round++) { /* write, then read */
+		op = round ? NVMET_IO_READ : NVMET_IO_WRITE;
+		nv_uring_stats(ns, &st0);
+		nvmet_plug_start(plug);
+		for (i = 0; i < NV_PLUG_IOS; i++)
+			nv_bio_submit(ns, &b[i], op,
+				      (round ? rbuf : wbuf) + i * 4096, 4096,
+				      (u64)i * 8192);
+		nv_uring_stats(ns, &st);
+		if (round && buffered) { /* cached: inline, not the ring */
+			assert_int_equal(st.inline_ios - st0.inline_ios,
+					 NV_PLUG_IOS);
+			assert_int_equal(st.sqes - st0.sqes, 0);
+			nvmet_plug_finish(plug);
+			continue;
+		}
+		if (!full) {
+			assert_int_equal(st.submits - st0.submits, 0);
+			for (i = 0; i < NV_PLUG_IOS; i++)
+				assert_int_equal(nv_bio_err(&b[i]), 1);
+		}
+		nvmet_plug_finish(plug);
+		for (i = 0; i < NV_PLUG_IOS; i++) {
+			nv_wait_for(nv_bio_err(&b[i]) != 1);
+			assert_int_equal(nv_bio_err(&b[i]), 0);
+		}
+		nv_uring_stats(ns, &st);
+		assert_int_equal(st.sqes - st0.sqes, NV_PLUG_IOS);
+		assert_int_equal(st.unplugged - st0.unplugged, 0);
+		assert_int_equal(st.batches - st0.batches, 1);
+		if (full) {
+			assert_true(st.full - st0.full >= NV_PLUG_IOS / 2 - 1);
+			assert_int_equal(st.submits - st0.submits,
+					 st.full - st0.full + 1);
+		} else {
+			assert_int_equal(st.full - st0.full, 0);
+			assert_int_equal(st.submits - st0.submits, 1);
+		}
+	}
+	assert_memory_equal(rbuf, wbuf, NV_PLUG_IOS * 4096);
+	free(wbuf);
+	free(rbuf);
+	nv_env_fini(&e);
+}
+
+static void test_plug_disk_direct(void **state)
+{
+	(void)state;
+	plug_case(".", false, false);
+}
+
+static void test_plug_disk_buffered(void **state)
+{
+	(void)state;
+	plug_case(".", true, false);
+}
+
+static void test_plug_ring_full(void **state)
+{
+	(void)state;
+	plug_case(".", false, true);
+}
+
+/*
+ * Through the transport: bursts of commands on both queues, each burst's
+ * last command one the target refuses (an LBA past the end): every good
+ * one completes with its bytes, the bad one with LBA Out of Range, and
+ * the ring was only ever handed SQEs at the end of a CQ thread's batch:
+ * none submitted outside a plug, at most one submission per batch.
+ */
+static void transport_batch_case(const char *dir, unsigned int groups)
+{
+	static struct nv_env e;
+	static struct nv_rq r[2][NV_BURST + 1];
+	static u8 wbuf[2][NV_BURST][4096], rbuf[2][NV_BURST][4096];
+	struct nvmet_uring_stats st;
+	struct nvmet_ns *ns;
+	unsigned int i, q, round;
+	u8 opc;
+
+	if (!NV_HAVE_URING)
+		skip();
+	nv_poll_groups = groups;
+	ns = nv_uring_start(&e, dir, false);
+	nv_poll_groups = 0;
+	for (q = 0; q < 2; q++)
+		for (i = 0; i < NV_BURST; i++)
+			memset(wbuf[q][i], (int)(q * 16 + i + 1), 4096);
+	for (round = 0; round < 2; round++) {
+		opc = round ? nvme_cmd_read : nvme_cmd_write;
+		for (q = 0; q < 2; q++) {
+			for (i = 0; i < NV_BURST; i++)
+				nv_rq_init(&r[q][i], opc, 1,
+					   (u64)(q * NV_BURST + i) * 8, 8,
+					   round ? rbuf[q][i] : wbuf[q][i],
+					   512);
+			nv_rq_init(&r[q][NV_BURST], opc, 1, e.ns_size / 512, 8,
+				   rbuf[q][0], 512);
+			for (i = 0; i <= NV_BURST; i++)
+				nv_submit(&e, q + 1, &r[q][i]);
+		}
+		for (q = 0; q < 2; q++)
+			for (i = 0; i <= NV_BURST; i++) {
+				nv_wait_for(nv_rq_is_done(&r[q][i]));
+				assert_int_equal(r[q][i].rq.error, 0);
+				assert_int_equal(r[q][i].rq.status,
+						 i < NV_BURST ?
+							 0 :
+							 NVME_SC_LBA_RANGE |
+								 NVME_SC_DNR);
+			}
+	}
+	for (q = 0; q < 2; q++)
+		for (i = 0; i < NV_BURST; i++)
+			assert_memory_equal(rbuf[q][i], wbuf[q][i], 4096);
+	nv_uring_stats(ns, &st);
+	/* tmpfs: inline, no ring; ext4 O_DIRECT: the ring */
+	assert_int_equal(st.sqes + st.inline_ios, 4 * NV_BURST);
+	assert_int_equal(st.unplugged, 0);
+	assert_true(st.batches >= 1 || !st.sqes);
+	assert_true(st.submits <= st.batches + st.full);
+	nv_env_fini(&e);
+}
+
+static void test_batch_transport_tmpfs(void **state)
+{
+	(void)state;
+	transport_batch_case("/dev/shm", 0);
+}
+
+static void test_batch_transport_disk(void **state)
+{
+	(void)state;
+	transport_batch_case(".", 0);
+}
+
+/* The same with the I/O queues polled by a poll group (its turn a batch). */
+static void test_batch_transport_polled(void **state)
+{
+	(void)state;
+	transport_batch_case(".", 1);
+}
+
+/*
+ * Buffered reads done inline where the data is cached (RWF_NOWAIT; on
+ * tmpfs always, Writes too), through the ring where it is not (ext4,
+ * after the file's pages were dropped): the same bytes either way.
+ */
+static void inline_case(const char *dir, bool tmpfs)
+{
+	static struct nv_env e;
+	static struct nv_rq r[NV_BURST];
+	static u8 wbuf[NV_BURST][4096], rbuf[NV_BURST][4096];
+	struct nvmet_uring_stats st0, st;
+	struct nvmet_ns *ns;
+	unsigned int i, pass;
+	struct nv_rq f;
+	int fd;
+
+	if (!NV_HAVE_URING)
+		skip();
+	ns = nv_uring_start(&e, dir, true);
+	assert_false(nv_uring_direct(ns));
+	for (i = 0; i < NV_BURST; i++) {
+		memset(wbuf[i], (int)(0x40 + i), 4096);
+		nv_rq_init(&r[i], nvme_cmd_write, 1, (u64)i * 16, 8, wbuf[i],
+			   512);
+		assert_int_equal(nv_exec(&e, 1 + i % 2, &r[i]), 0);
+	}
+	nv_rq_init(&f, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	assert_int_equal(nv_exec(&e, 1, &f), 0);
+	for (pass = 0; pass < 2; pass++) {
+		if (pass && tmpfs)
+			break;
+		if (pass) { /* ext4: out of the page cache, to the ring */
+			fd = open(e.path, O_RDONLY);
+			assert_true(fd >= 0);
+			assert_int_equal(
+				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED),
+				0);
+			close(fd);
+		}
+		nv_uring_stats(ns, &st0);
+		memset(rbuf, 0xee, sizeof(rbuf));
+		for (i = 0; i < NV_BURST; i++) {
+			nv_rq_init(&r[i], nvme_cmd_read, 1, (u64)i * 16, 8,
+				   rbuf[i], 512);
+			assert_int_equal(nv_exec(&e, 1 + i % 2, &r[i]), 0);
+			assert_memory_equal(rbuf[i], wbuf[i], 4096);
+		}
+		nv_uring_stats(ns, &st);
+		if (!pass) {
+			assert_int_equal(st.inline_ios - st0.inline_ios,
+					 NV_BURST);
+			assert_int_equal(st.sqes - st0.sqes, 0);
+		} else {
+			assert_true(st.sqes - st0.sqes > 0);
+		}
+	}
+	if (tmpfs) /* Writes too, and nothing but the Flush on the ring */
+		assert_int_equal(st.inline_ios, 2 * NV_BURST);
+	nv_env_fini(&e);
+}
+
+static void test_inline_tmpfs(void **state)
+{
+	(void)state;
+	inline_case("/dev/shm", true);
+}
+
+static void test_inline_disk(void **state)
+{
+	(void)state;
+	inline_case(".", false);
+}
+
+/*
+ * Teardown with I/O on the ring: bursts of 128 KiB writes to an O_DIRECT
+ * file on both queues, then, without waiting for them, the host and the
+ * target destroyed (nv_env_fini(): every device object gone; ASan and
+ * valgrind: nothing leaked); or the namespace removed by a reload, which
+ * waits for the requests that found it: each completes (Success, the
+ * data is then the file's), later ones get Invalid Namespace.
+ */
+#define NV_FLIGHT 12
+
+static void flight_case(bool reload)
+{
+	static struct nv_env e;
+	static struct nv_rq r[2][NV_FLIGHT];
+	static struct nvmet_ns_opts ns[2];
+	static struct nvmet_target_opts to;
+	static char path[256];
+	static u8 buf[128 * 1024];
+	unsigned int i, q;
+	char why[256];
+	struct nv_rq x;
+
+	if (!NV_HAVE_URING)
+		skip();
+	memset(ns, 0, sizeof(ns));
+	memset(&e, 0, sizeof(e));
+	ns[0].type = NVMET_BACKEND_RAM;
+	nv_file(&e, ".", &ns[1]);
+	snprintf(path, sizeof(path), "%s", e.path);
+	ns[1].path = path;
+	nv_start(&e, ns, 2);
+	snprintf(e.path, sizeof(e.path), "%s", path);
+	assert_non_null(nv_ns(&e, 2)->uring);
+	memset(buf, 0x5a, sizeof(buf));
+	for (q = 0; q < 2; q++)
+		for (i = 0; i < NV_FLIGHT; i++) {
+			nv_rq_init(&r[q][i], nvme_cmd_write, 2,
+				   (u64)(q * NV_FLIGHT + i) * 256, 256, buf,
+				   512);
+			nv_submit(&e, q + 1, &r[q][i]);
+		}
+	if (!reload) {
+		nv_env_fini(&e);
+		return;
+	}
+	nvmet_target_opts_init(&to);
+	to.addr = "10.0.0.2";
+	to.port = NV_PORT;
+	to.subnqn = NV_NQN;
+	to.ns[0] = ns[0];
+	to.ns[0].size = 4u << 20;
+	to.hosts = nv_hosts;
+	to.nr_hosts = 1;
+	assert_int_equal(nvmet_target_reload(e.t, &to, why, sizeof(why)), 0);
+	for (q = 0; q < 2; q++)
+		for (i = 0; i < NV_FLIGHT; i++) {
+			nv_wait_for(nv_rq_is_done(&r[q][i]));
+			assert_int_equal(r[q][i].rq.error, 0);
+			assert_true(r[q][i].rq.status == 0 ||
+				    (r[q][i].rq.status & 0x7ff) ==
+					    NVME_SC_INVALID_NS);
+		}
+	nv_rq_init(&x, nvme_cmd_read, 2, 0, 8, buf, 512);
+	assert_int_equal(nv_exec(&e, 1, &x) & 0x7ff, NVME_SC_INVALID_NS);
+	nv_env_fini(&e);
+}
+
+static void test_teardown_in_flight(void **state)
+{
+	(void)state;
+	flight_case(false);
+}
+
+static void test_ns_removed_in_flight(void **state)
+{
+	(void)state;
+	flight_case(true);
+}
+
 /* rdmarw-nvmet's --io-engine and --buffered: the namespaces that follow. */
 static void test_config_options(void **state)
 {
@@ -662,6 +1063,23 @@ int main(void)
 		cmocka_unit_test_teardown(test_uring_no_alloc_direct,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_uring_no_alloc_buffered,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_plug_disk_direct,
+					  nv_plug_teardown),
+		cmocka_unit_test_teardown(test_plug_disk_buffered,
+					  nv_plug_teardown),
+		cmocka_unit_test_teardown(test_plug_ring_full,
+					  nv_plug_teardown),
+		cmocka_unit_test_teardown(test_batch_transport_tmpfs,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_batch_transport_disk,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_batch_transport_polled,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_inline_tmpfs, nv_teardown),
+		cmocka_unit_test_teardown(test_inline_disk, nv_teardown),
+		cmocka_unit_test_teardown(test_teardown_in_flight, nv_teardown),
+		cmocka_unit_test_teardown(test_ns_removed_in_flight,
 					  nv_teardown),
 		cmocka_unit_test(test_config_options),
 	};
