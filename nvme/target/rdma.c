@@ -251,7 +251,6 @@ struct nvmet_rdma_queue {
 	struct ib_qp_init_attr qp_attr; /* cap.max_rdma_ctxs for install */
 	struct sockaddr_storage peer; /* the host's address */
 	u64 buf_bytes; /* what it added to tgt->buf_bytes */
-	atomic_t inflight; /* rsps taken and not yet put */
 	u16 host_qid;
 	int recv_queue_size;
 	int send_queue_size;
@@ -846,8 +845,7 @@ static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
 	rsp->sg_cnt = 0;
 	rsp->req.buf = NULL;
 	rsp->req.data_len = 0;
-	atomic_inc(&queue->inflight);
-	nvmet_stat_add(queue->tr->tgt->reqs_inflight, 1);
+	nvmet_qstat_add(queue->nvme_sq.count.inflight, 1);
 	return rsp;
 }
 
@@ -863,8 +861,8 @@ static void nvmet_rdma_put_rsp(struct nvmet_rdma_rsp *rsp)
 		list_add_tail(&rsp->free_list, &queue->free_rsps);
 		spin_unlock(&queue->rsps_lock);
 	}
-	nvmet_stat_add(queue->tr->tgt->reqs_inflight, (u64)-1);
-	atomic_dec(&queue->inflight);
+	/* release: the queue's release work reads it, then frees */
+	__atomic_sub_fetch(&queue->nvme_sq.count.inflight, 1, __ATOMIC_RELEASE);
 }
 
 static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
@@ -1434,7 +1432,7 @@ static bool nvmet_rdma_short_capsule(struct nvmet_rdma_queue *queue,
 	rsp->req.sq = &queue->nvme_sq;
 	rsp->req.ops = &nvmet_rdma_ops;
 	rsp->req.data_to_host = false;
-	nvmet_stat_add(queue->tr->tgt->cmds, 1);
+	nvmet_qstat_add(queue->nvme_sq.count.cmds, 1);
 	nvmet_req_complete(&rsp->req, NVME_SC_INVALID_FIELD | NVME_SC_DNR);
 	return true;
 }
@@ -1773,6 +1771,8 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 	nvmet_rdma_free_chunk(queue, 1);
 	nvmet_rdma_free_pool(queue);
 	free(queue->cmds);
+	/* its counts stay in the target's sums */
+	nvmet_qcount_del(queue->tr->tgt, &queue->nvme_sq.count);
 	if (queue->counted)
 		nvmet_stat_add(queue->tr->tgt->unadmitted, (u64)-1);
 	if (queue->dev)
@@ -1800,6 +1800,13 @@ static void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *queue)
 	}
 }
 
+/* Requests of @queue taken and not yet released. */
+static u64 nvmet_rdma_inflight(struct nvmet_rdma_queue *queue)
+{
+	return __atomic_load_n(&queue->nvme_sq.count.inflight,
+			       __ATOMIC_ACQUIRE);
+}
+
 static void nvmet_rdma_release_queue_work(struct work_struct *w)
 {
 	struct nvmet_rdma_queue *queue =
@@ -1824,16 +1831,17 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 		nvmet_ctrl_fatal_error(queue->nvme_sq.ctrl);
 	}
 	nvmet_rdma_drop_waiting(queue);
-	while (atomic_read(&queue->inflight) &&
+	while (nvmet_rdma_inflight(queue) &&
 	       waited < NVMET_RDMA_RELEASE_WAIT_MS) {
 		nvmet_rdma_sleep_ms(1);
 		nvmet_rdma_drop_waiting(queue);
 		waited++;
 	}
-	if (atomic_read(&queue->inflight)) {
+	if (nvmet_rdma_inflight(queue)) {
 		/* something still uses the queue: leak it rather than crash */
-		nvmet_err("q%u: %d requests never released; queue leaked",
-			  queue->host_qid, atomic_read(&queue->inflight));
+		nvmet_err("q%u: %llu requests never released; queue leaked",
+			  queue->host_qid,
+			  (unsigned long long)nvmet_rdma_inflight(queue));
 		return;
 	}
 	nvmet_sq_destroy(&queue->nvme_sq);
@@ -2175,7 +2183,6 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	INIT_WORK(&queue->release_work, nvmet_rdma_release_queue_work);
 	INIT_DELAYED_WORK(&queue->connect_work, nvmet_rdma_connect_timeout);
 	INIT_DELAYED_WORK(&queue->auth_fail_work, nvmet_rdma_auth_fail_timeout);
-	atomic_set(&queue->inflight, 0);
 	nvmet_sq_init(&queue->nvme_sq);
 	memcpy(&queue->peer, &cm_id->route.addr.dst_addr, sizeof(queue->peer));
 
@@ -2216,6 +2223,7 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 		goto reject;
 	}
 	list_add_tail(&queue->queue_list, &tr->queue_list);
+	nvmet_qcount_add(tr->tgt, &queue->nvme_sq.count);
 	nvmet_stat_add(tr->tgt->queues, 1);
 	nvmet_stat_add(tr->tgt->queues_created, 1);
 	cm_id->context = queue;
