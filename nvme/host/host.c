@@ -110,6 +110,23 @@ struct nvmeh_poller {
 	u64 sleeps; /* atomic; kept across reconnects, summed by stats */
 };
 
+/*
+ * A queue's data-path counters: relaxed adds by the threads that submit
+ * and complete on the queue, so that no line is written by two queues (the
+ * controller's state_lock was taken per command for them); kept across
+ * reconnects, summed by nvmeh_ctrl_stats().
+ */
+struct nvmeh_qstats {
+	u64 aborted;
+	u64 local_invs;
+	u64 remote_invs;
+	u64 inline_writes;
+	u64 bad_cqes;
+};
+
+#define nvmeh_qstat_inc(q, field) \
+	__atomic_fetch_add(&(q)->st.field, 1, __ATOMIC_RELAXED)
+
 struct nvmeh_queue {
 	struct nvmeh_ctrl *ctrl;
 	unsigned int qid;
@@ -134,6 +151,7 @@ struct nvmeh_queue {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct nvmeh_poller poller; /* polled I/O queues */
+	struct nvmeh_qstats st;
 	struct ib_qp *qp;
 	bool pool;
 	bool connected;
@@ -214,7 +232,7 @@ static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 		rq->error = -ECONNABORTED;
 		rq->status = NVME_SC_HOST_ABORTED_CMD;
 		rq->result = 0;
-		nvmeh_stat_add(q->ctrl, &q->ctrl->stats.aborted);
+		nvmeh_qstat_inc(q, aborted);
 	}
 	mutex_lock(&q->lock);
 	slot->busy = false;
@@ -306,7 +324,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	if (wc->byte_len < sizeof(struct nvme_completion)) {
-		nvmeh_stat_add(q->ctrl, &q->ctrl->stats.bad_cqes);
+		nvmeh_qstat_inc(q, bad_cqes);
 		nvmeh_error_recovery(q->ctrl);
 		return;
 	}
@@ -327,7 +345,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	mutex_unlock(&q->lock);
 	if (!slot) {
 		/* nvme_rdma_process_nvme_rsp(): a bogus cid is fatal */
-		nvmeh_stat_add(q->ctrl, &q->ctrl->stats.bad_cqes);
+		nvmeh_qstat_inc(q, bad_cqes);
 		nvmeh_error_recovery(q->ctrl);
 		return;
 	}
@@ -338,8 +356,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			if (wc->ex.invalidate_rkey != mr->rkey)
 				nvmeh_error_recovery(q->ctrl);
 			else
-				nvmeh_stat_add(q->ctrl,
-					       &q->ctrl->stats.remote_invs);
+				nvmeh_qstat_inc(q, remote_invs);
 		} else {
 			const struct ib_send_wr *bad;
 
@@ -349,7 +366,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				.send_flags = IB_SEND_SIGNALED,
 				.ex.invalidate_rkey = mr->rkey,
 			};
-			nvmeh_stat_add(q->ctrl, &q->ctrl->stats.local_invs);
+			nvmeh_qstat_inc(q, local_invs);
 			if (!ib_post_send(q->qp, &slot->inv_wr, &bad))
 				return; /* nvmeh_inv_done() puts the slot */
 			nvmeh_error_recovery(q->ctrl);
@@ -781,7 +798,6 @@ static int nvmeh_queue_cm_connect(struct nvmeh_queue *q)
 static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 			  struct nvmeh_request *rq, struct ib_send_wr **first)
 {
-	struct nvmeh_ctrl *ctrl = q->ctrl;
 	u8 *dptr = slot->capsule + offsetof(struct nvme_common_command, dptr);
 	int n;
 
@@ -810,7 +826,7 @@ static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 		nvme_put_le64(dptr, 0);
 		nvme_put_le32(dptr + 8, rq->data_len);
 		dptr[15] = (NVME_SGL_FMT_DATA_DESC << 4 | NVME_SGL_FMT_OFFSET);
-		nvmeh_stat_add(ctrl, &ctrl->stats.inline_writes);
+		nvmeh_qstat_inc(q, inline_writes);
 		return 0;
 	}
 
@@ -1832,11 +1848,23 @@ void nvmeh_ctrl_stats(struct nvmeh_ctrl *ctrl, struct nvmeh_stats *out)
 	mutex_lock(&ctrl->state_lock);
 	*out = ctrl->stats;
 	mutex_unlock(&ctrl->state_lock);
-	/* per queue, so that no poller shares a counter: summed here */
-	out->poll_sleeps = 0;
-	for (i = 0; i < ctrl->nr_queues; i++)
-		out->poll_sleeps += __atomic_load_n(
-			&ctrl->queues[i].poller.sleeps, __ATOMIC_RELAXED);
+	/* per queue, so that no two queues share a counter: summed here */
+	for (i = 0; i < ctrl->nr_queues; i++) {
+		struct nvmeh_queue *q = &ctrl->queues[i];
+
+		out->poll_sleeps +=
+			__atomic_load_n(&q->poller.sleeps, __ATOMIC_RELAXED);
+		out->aborted +=
+			__atomic_load_n(&q->st.aborted, __ATOMIC_RELAXED);
+		out->local_invs +=
+			__atomic_load_n(&q->st.local_invs, __ATOMIC_RELAXED);
+		out->remote_invs +=
+			__atomic_load_n(&q->st.remote_invs, __ATOMIC_RELAXED);
+		out->inline_writes +=
+			__atomic_load_n(&q->st.inline_writes, __ATOMIC_RELAXED);
+		out->bad_cqes +=
+			__atomic_load_n(&q->st.bad_cqes, __ATOMIC_RELAXED);
+	}
 }
 
 bool nvmeh_ctrl_live(struct nvmeh_ctrl *ctrl)
