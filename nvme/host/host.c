@@ -151,6 +151,13 @@ struct nvmeh_queue {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct nvmeh_poller poller; /* polled I/O queues */
+	/*
+	 * poll_external: the CQ nvmeh_poll() polls, set once the CQ exists
+	 * and cleared before the teardown drains it, under @poll_lock, which
+	 * a pass holds (a pass that finds it taken skips the queue).
+	 */
+	pthread_mutex_t poll_lock;
+	struct ib_cq *pcq;
 	struct nvmeh_qstats st;
 	struct ib_qp *qp;
 	bool pool;
@@ -604,6 +611,9 @@ static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 	}
 	/* a polled queue's drain polls its CQ here, its thread no more */
 	nvmeh_poll_stop(q);
+	pthread_mutex_lock(&q->poll_lock);
+	q->pcq = NULL; /* nor nvmeh_poll() (poll_external) */
+	pthread_mutex_unlock(&q->poll_lock);
 	if (q->qp) {
 		/*
 		 * A response processed while the Receive Queue drains can
@@ -676,7 +686,11 @@ static int nvmeh_queue_create_res(struct nvmeh_queue *q)
 		q->cq = NULL;
 		return ret;
 	}
-	if (polled) {
+	if (polled && q->ctrl->opts.poll_external) {
+		pthread_mutex_lock(&q->poll_lock);
+		q->pcq = q->cq;
+		pthread_mutex_unlock(&q->poll_lock);
+	} else if (polled) {
 		ret = nvmeh_poll_start(q);
 		if (ret)
 			return ret;
@@ -971,6 +985,52 @@ static void nvmeh_sync_done(struct nvmeh_request *rq)
 	complete(rq->priv);
 }
 
+/* A queue no thread of the host's polls (nvmeh_opts.poll_external). */
+static bool nvmeh_polled_by_caller(struct nvmeh_ctrl *ctrl, unsigned int qid)
+{
+	return qid && ctrl->opts.poll && ctrl->opts.poll_external;
+}
+
+int nvmeh_poll(struct nvmeh_ctrl *ctrl, unsigned int qid, int budget)
+{
+	struct nvmeh_queue *q;
+	int n = 0;
+
+	if (!ctrl || qid >= ctrl->nr_queues || budget <= 0 ||
+	    !nvmeh_polled_by_caller(ctrl, qid))
+		return -EINVAL;
+	q = &ctrl->queues[qid];
+	if (pthread_mutex_trylock(&q->poll_lock))
+		return 0; /* another thread's pass, or the teardown */
+	if (q->pcq)
+		n = ib_process_cq_direct(q->pcq, budget);
+	pthread_mutex_unlock(&q->poll_lock);
+	return n;
+}
+
+/*
+ * Wait for @done, bounded by the I/O timeout; on a queue polled by its
+ * caller, polling it meanwhile (nobody else may: the bring-up's Connect).
+ */
+static bool nvmeh_exec_wait(struct nvmeh_ctrl *ctrl, unsigned int qid,
+			    struct completion *done)
+{
+	unsigned long tmo = msecs_to_jiffies(ctrl->opts.io_timeout_ms);
+	u64 end;
+
+	if (!nvmeh_polled_by_caller(ctrl, qid))
+		return wait_for_completion_timeout(done, tmo) != 0;
+	end = nvmeh_now_ms() + ctrl->opts.io_timeout_ms;
+	while (!try_wait_for_completion(done)) {
+		if (nvmeh_poll(ctrl, qid, NVMEH_POLL_BUDGET) > 0)
+			continue;
+		if (nvmeh_now_ms() > end)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
 int nvmeh_exec(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	       struct nvmeh_request *rq)
 {
@@ -985,8 +1045,7 @@ int nvmeh_exec(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	ret = nvmeh_submit(ctrl, qid, rq);
 	if (ret)
 		return ret;
-	if (!wait_for_completion_timeout(
-		    &done, msecs_to_jiffies(ctrl->opts.io_timeout_ms))) {
+	if (!nvmeh_exec_wait(ctrl, qid, &done)) {
 		/* nvme_rdma_timeout(): tear the queue(s) down */
 		if (rq->flags & NVMEH_RQ_SETUP)
 			nvmeh_queue_teardown(&ctrl->queues[qid]);
@@ -1641,6 +1700,7 @@ static void nvmeh_queue_free(struct nvmeh_queue *q)
 	free(q->capbuf);
 	free(q->rspbuf);
 	mutex_destroy(&q->lock);
+	pthread_mutex_destroy(&q->poll_lock);
 }
 
 static int nvmeh_queue_alloc(struct nvmeh_ctrl *ctrl, unsigned int qid,
@@ -1654,6 +1714,7 @@ static int nvmeh_queue_alloc(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	q->depth = depth;
 	q->nslots = depth + NVMEH_EXTRA_SLOTS;
 	mutex_init(&q->lock);
+	pthread_mutex_init(&q->poll_lock, NULL);
 	q->slots = calloc(q->nslots, sizeof(*q->slots));
 	q->rsps = calloc(q->nslots, sizeof(*q->rsps));
 	q->capbuf = aligned_alloc(

@@ -348,6 +348,9 @@ struct nvmet_req;
  * @queue_response: send @req's completion (and its data to the host)
  * @delete_ctrl: disconnect every queue of @ctrl (it is being torn down)
  * @get_mdts: the MDTS the transport can serve for @ctrl
+ * @poll_hook: run @fn(@arg) once per pass of poll group @group of @port,
+ *             after its sweep, from its thread (NULL: none); returns once
+ *             the old one is no longer run (0 or -errno)
  */
 struct nvmet_fabrics_ops {
 	const char *owner_name;
@@ -359,6 +362,8 @@ struct nvmet_fabrics_ops {
 	void (*queue_response)(struct nvmet_req *req);
 	void (*delete_ctrl)(struct nvmet_ctrl *ctrl);
 	u8 (*get_mdts)(const struct nvmet_ctrl *ctrl);
+	int (*poll_hook)(struct nvmet_port *port, u32 group,
+			 int (*fn)(void *arg), void *arg);
 };
 
 struct nvmet_async_event {

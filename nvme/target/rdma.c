@@ -291,6 +291,13 @@ struct nvmet_rdma_poll_group {
 	bool stop;
 	bool busy;
 	u64 idle_ns;
+	/* a caller's work run after each sweep (the thread's own) */
+	int (*hook)(void *arg);
+	void *hook_arg;
+	/* what nvmet_rdma_poll_hook() asks (@lock), applied with @pending */
+	int (*new_hook)(void *arg);
+	void *new_hook_arg;
+	bool hook_asked;
 };
 
 struct nvmet_rdma_transport {
@@ -1537,6 +1544,11 @@ static bool nvmet_rdma_pg_apply(struct nvmet_rdma_poll_group *g)
 		}
 		queue->pg_op = NVMET_RDMA_PG_NONE;
 	}
+	if (g->hook_asked) {
+		g->hook = g->new_hook;
+		g->hook_arg = g->new_hook_arg;
+		g->hook_asked = false;
+	}
 	stop = g->stop;
 	__atomic_store_n(&g->changed, stop, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&g->applied);
@@ -1590,6 +1602,17 @@ static void nvmet_rdma_pg_sleep(struct nvmet_rdma_poll_group *g)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/* The caller's work of a pass (nvmet_target_poll_hook()): its count. */
+static int nvmet_rdma_pg_hook(struct nvmet_rdma_poll_group *g)
+{
+	int n;
+
+	if (!g->hook)
+		return 0;
+	n = g->hook(g->hook_arg);
+	return n > 0 ? n : 0;
+}
+
 static void *nvmet_rdma_pg_thread(void *arg)
 {
 	struct nvmet_rdma_poll_group *g = arg;
@@ -1599,7 +1622,7 @@ static void *nvmet_rdma_pg_thread(void *arg)
 		if (__atomic_load_n(&g->changed, __ATOMIC_RELAXED) &&
 		    nvmet_rdma_pg_apply(g))
 			break;
-		if (nvmet_rdma_pg_sweep(g)) {
+		if (nvmet_rdma_pg_sweep(g) + nvmet_rdma_pg_hook(g) > 0) {
 			idle_since = 0;
 			continue;
 		}
@@ -1683,6 +1706,42 @@ static bool nvmet_rdma_pg_del(struct nvmet_rdma_queue *queue)
 		nvmet_err("q%u: its poll group does not let go",
 			  queue->host_qid);
 	return gone;
+}
+
+/*
+ * Set group @group's hook; returns once its thread runs the new one and
+ * never the old one again (bounded as nvmet_rdma_pg_del()).
+ */
+static int nvmet_rdma_poll_hook(struct nvmet_port *port, u32 group,
+				int (*fn)(void *arg), void *arg)
+{
+	struct nvmet_rdma_transport *tr = port->priv;
+	struct nvmet_rdma_poll_group *g;
+	struct timespec end;
+	int ret = 0;
+
+	if (!tr || group >= tr->nr_groups)
+		return -EINVAL;
+	g = &tr->groups[group];
+	if (pthread_equal(pthread_self(), g->thread))
+		return -EDEADLK;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += NVMET_RDMA_RELEASE_WAIT_MS / 1000;
+	pthread_mutex_lock(&g->lock);
+	g->new_hook = fn;
+	g->new_hook_arg = arg;
+	g->hook_asked = true;
+	nvmet_rdma_pg_changed(g);
+	while (g->hook_asked &&
+	       pthread_cond_timedwait(&g->applied, &g->lock, &end) != ETIMEDOUT)
+		;
+	if (g->hook_asked) {
+		/* not taken: nothing changes, the old hook stays */
+		g->hook_asked = false;
+		ret = -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ret;
 }
 
 static void nvmet_rdma_pg_stop(struct nvmet_rdma_transport *tr)
@@ -2538,4 +2597,5 @@ const struct nvmet_fabrics_ops nvmet_rdma_ops = {
 	.queue_response = nvmet_rdma_queue_response,
 	.delete_ctrl = nvmet_rdma_delete_ctrl,
 	.get_mdts = nvmet_rdma_get_mdts,
+	.poll_hook = nvmet_rdma_poll_hook,
 };

@@ -707,6 +707,27 @@ void nvmet_target_destroy(struct nvmet_target *t)
 		nvmet_err("target not freed: queues are still in use");
 }
 
+int nvmet_target_poll_hook(struct nvmet_target *t, unsigned int group,
+			   int (*fn)(void *arg), void *arg)
+{
+	struct nvmet_port *port;
+	int ret = -ENODEV;
+
+	if (!t || group >= t->opts.poll_groups)
+		return -EINVAL;
+	mutex_lock(&t->lock);
+	list_for_each_entry(port, &t->ports, entry)
+	{
+		if (!port->tr_ops || !port->tr_ops->poll_hook)
+			continue;
+		ret = port->tr_ops->poll_hook(port, group, fn, arg);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&t->lock);
+	return ret;
+}
+
 int nvmet_target_get_stats(struct nvmet_target *t,
 			   struct nvmet_target_stats *st)
 {
