@@ -1478,7 +1478,16 @@ static void nvmet_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 		return;
 	}
-
+	/*
+	 * Live: no lock.  A live queue only ever goes DISCONNECTING, which
+	 * may as well happen just after an unlock, and every post checks the
+	 * state again under the lock; the lock is for the way to LIVE.
+	 */
+	if (likely(__atomic_load_n(&queue->state, __ATOMIC_ACQUIRE) ==
+		   NVMET_RDMA_Q_LIVE)) {
+		nvmet_rdma_handle_command(queue, rsp);
+		return;
+	}
 	spin_lock(&queue->state_lock);
 	if (queue->state == NVMET_RDMA_Q_CONNECTING) {
 		/* the host's Connect can beat our ESTABLISHED */
