@@ -239,6 +239,12 @@ struct nvmet_rdma_queue {
 	bool wr_wait_again; /* retry: something came back meanwhile */
 	struct list_head rsp_data_wait_list; /* for data pages */
 	bool data_wait_busy; /* someone runs rsp_data_wait_list */
+	/*
+	 * Requests on each list or being retried from it (atomic): a release
+	 * that finds none skips the lock (nvmet_rdma_nothing_waits()).
+	 */
+	u32 nr_wr_waiting;
+	u32 nr_data_waiting;
 	struct nvmet_rdma_pool pool;
 	struct nvmet_rdma_pool rpool; /* reg_per_cmd: host reads' pages */
 	struct nvmet_rdma_pool cpool; /* the Connect's data, before install */
@@ -1068,6 +1074,43 @@ static enum nvmet_rdma_try nvmet_rdma_try(struct nvmet_rdma_rsp *rsp)
 }
 
 /*
+ * Put @rsp at the end of a wait list and count it in @nr (rsp_wr_wait_lock
+ * held); the count drops when it leaves the list for good.
+ */
+static void nvmet_rdma_wait_add(struct nvmet_rdma_rsp *rsp,
+				struct list_head *list, u32 *nr)
+{
+	list_add_tail(&rsp->wait_list, list);
+	__atomic_add_fetch(nr, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Move a wait list's requests to @to, uncounted (rsp_wr_wait_lock held). */
+static void nvmet_rdma_wait_take(struct list_head *list, u32 *nr,
+				 struct list_head *to)
+{
+	struct list_head *pos;
+	u32 n = 0;
+
+	list_for_each(pos, list) n++;
+	__atomic_sub_fetch(nr, n, __ATOMIC_SEQ_CST);
+	list_splice_tail_init(list, to);
+}
+
+/*
+ * Does nothing wait on the list @nr counts?  The lock-free look of the
+ * releases and completions that give credits, MRs or pages back, made
+ * after the return (an atomic add, or the pool's unlock): a read-modify-
+ * write, so it reads the newest count.  A waiter counts itself before it
+ * tries again, so either that count comes after this look in @nr's order,
+ * and then synchronizes with it (the waiter's retry sees what came back),
+ * or this sees the waiter and runs the list under the lock as before.
+ */
+static bool nvmet_rdma_nothing_waits(u32 *nr)
+{
+	return !__atomic_fetch_add(nr, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
  * Run @rsp's next step now, or queue it behind those already waiting (in
  * order: a request never overtakes one that waits).
  */
@@ -1079,7 +1122,8 @@ static void nvmet_rdma_run_or_wait(struct nvmet_rdma_rsp *rsp)
 	spin_lock(&queue->rsp_wr_wait_lock);
 	waiting = !list_empty(&queue->rsp_wr_wait_list);
 	if (waiting)
-		list_add_tail(&rsp->wait_list, &queue->rsp_wr_wait_list);
+		nvmet_rdma_wait_add(rsp, &queue->rsp_wr_wait_list,
+				    &queue->nr_wr_waiting);
 	spin_unlock(&queue->rsp_wr_wait_lock);
 	if (waiting) {
 		nvmet_rdma_process_wr_wait_list(queue);
@@ -1087,7 +1131,8 @@ static void nvmet_rdma_run_or_wait(struct nvmet_rdma_rsp *rsp)
 	}
 	if (nvmet_rdma_try(rsp) == NVMET_RDMA_WAIT) {
 		spin_lock(&queue->rsp_wr_wait_lock);
-		list_add_tail(&rsp->wait_list, &queue->rsp_wr_wait_list);
+		nvmet_rdma_wait_add(rsp, &queue->rsp_wr_wait_list,
+				    &queue->nr_wr_waiting);
 		spin_unlock(&queue->rsp_wr_wait_lock);
 		/* credits may have come back in between */
 		nvmet_rdma_process_wr_wait_list(queue);
@@ -1106,6 +1151,8 @@ static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp;
 
+	if (nvmet_rdma_nothing_waits(&queue->nr_wr_waiting))
+		return;
 	spin_lock(&queue->rsp_wr_wait_lock);
 	if (queue->wr_wait_busy) {
 		queue->wr_wait_again = true;
@@ -1127,6 +1174,8 @@ static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
 				break;
 			continue;
 		}
+		/* it waits no more (counted until its try succeeded) */
+		__atomic_sub_fetch(&queue->nr_wr_waiting, 1, __ATOMIC_SEQ_CST);
 		spin_lock(&queue->rsp_wr_wait_lock);
 	}
 	queue->wr_wait_busy = false;
@@ -1164,6 +1213,8 @@ static void nvmet_rdma_process_data_wait_list(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp;
 
+	if (nvmet_rdma_nothing_waits(&queue->nr_data_waiting))
+		return;
 	spin_lock(&queue->rsp_wr_wait_lock);
 	if (queue->data_wait_busy) {
 		spin_unlock(&queue->rsp_wr_wait_lock);
@@ -1177,6 +1228,8 @@ static void nvmet_rdma_process_data_wait_list(struct nvmet_rdma_queue *queue)
 		if (!nvmet_rdma_get_data(rsp))
 			break;
 		list_del_init(&rsp->wait_list);
+		__atomic_sub_fetch(&queue->nr_data_waiting, 1,
+				   __ATOMIC_SEQ_CST);
 		spin_unlock(&queue->rsp_wr_wait_lock);
 		nvmet_rdma_data_ready(rsp);
 		spin_lock(&queue->rsp_wr_wait_lock);
@@ -1197,7 +1250,8 @@ static void nvmet_rdma_get_data_or_wait(struct nvmet_rdma_rsp *rsp)
 	spin_lock(&queue->rsp_wr_wait_lock);
 	waiting = !list_empty(&queue->rsp_data_wait_list);
 	if (waiting || !nvmet_rdma_get_data(rsp)) {
-		list_add_tail(&rsp->wait_list, &queue->rsp_data_wait_list);
+		nvmet_rdma_wait_add(rsp, &queue->rsp_data_wait_list,
+				    &queue->nr_data_waiting);
 		waiting = true;
 	}
 	spin_unlock(&queue->rsp_wr_wait_lock);
@@ -1855,8 +1909,10 @@ static void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *queue)
 	LIST_HEAD(list);
 
 	spin_lock(&queue->rsp_wr_wait_lock);
-	list_splice_init(&queue->rsp_wr_wait_list, &list);
-	list_splice_tail_init(&queue->rsp_data_wait_list, &list);
+	nvmet_rdma_wait_take(&queue->rsp_wr_wait_list, &queue->nr_wr_waiting,
+			     &list);
+	nvmet_rdma_wait_take(&queue->rsp_data_wait_list,
+			     &queue->nr_data_waiting, &list);
 	spin_unlock(&queue->rsp_wr_wait_lock);
 	spin_lock(&queue->state_lock);
 	list_splice_tail_init(&queue->rsp_wait_list, &list);
