@@ -715,7 +715,12 @@ int nvmet_target_poll_hook(struct nvmet_target *t, unsigned int group,
 
 	if (!t || group >= t->opts.poll_groups)
 		return -EINVAL;
-	mutex_lock(&t->lock);
+	/*
+	 * The reload lock keeps the ports (a reload changes them under it
+	 * and tgt->lock), not tgt->lock: a group may be in a Connect, which
+	 * takes tgt->lock, when it is asked to take the hook.
+	 */
+	mutex_lock(&t->reload_lock);
 	list_for_each_entry(port, &t->ports, entry)
 	{
 		if (!port->tr_ops || !port->tr_ops->poll_hook)
@@ -724,7 +729,7 @@ int nvmet_target_poll_hook(struct nvmet_target *t, unsigned int group,
 		if (ret)
 			break;
 	}
-	mutex_unlock(&t->lock);
+	mutex_unlock(&t->reload_lock);
 	return ret;
 }
 
