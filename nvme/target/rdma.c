@@ -890,8 +890,10 @@ static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
 }
 
 /*
- * Post @rsp's command receive again, once.  queue_response does it before
- * the response SEND is posted, as nvmet-rdma does: a host that sees the
+ * Post @rsp's command receive again, once: just before the response SEND,
+ * in the section that posts it (one lock for both), or at once when the
+ * response has to wait for credits or MRs, as nvmet-rdma does before its
+ * response: a host that sees the
  * response may send its next command at once, and on iWARP (no RNR) a
  * SEND that finds no receive terminates the connection.  By then the
  * command buffer is no longer needed: the SQE was read by the handler and
@@ -899,16 +901,31 @@ static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
  * command completed; the response lives in the rsp, read data in its own
  * buffer.  A request released without a response posts it there.
  */
-static void nvmet_rdma_repost_recv(struct nvmet_rdma_rsp *rsp)
+static struct nvmet_rdma_cmd *nvmet_rdma_take_cmd(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_cmd *cmd = rsp->cmd;
 
-	if (!cmd)
-		return;
 	rsp->cmd = NULL;
 	rsp->req.cmd = NULL;
 	rsp->req.buf = NULL;
-	nvmet_rdma_post_recv(cmd);
+	return cmd;
+}
+
+static void nvmet_rdma_repost_recv(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_cmd *cmd = nvmet_rdma_take_cmd(rsp);
+
+	if (cmd)
+		nvmet_rdma_post_recv(cmd);
+}
+
+/* The same inside the section that posts the response (state_lock held). */
+static void nvmet_rdma_repost_recv_locked(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_cmd *cmd = nvmet_rdma_take_cmd(rsp);
+
+	if (cmd)
+		nvmet_rdma_post_recv_locked(cmd);
 }
 
 /*
@@ -1002,13 +1019,17 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 	}
 
 	spin_lock(&queue->state_lock);
-	if (queue->state != NVMET_RDMA_Q_LIVE)
+	if (queue->state != NVMET_RDMA_Q_LIVE) {
 		ret = -ESHUTDOWN;
-	else if (rsp->n_rdma)
-		ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num, NULL,
-				       &rsp->send_wr);
-	else
-		ret = ib_post_send(queue->qp, &rsp->send_wr, NULL);
+	} else {
+		/* the command's receive first (nvmet_rdma_repost_recv()) */
+		nvmet_rdma_repost_recv_locked(rsp);
+		if (rsp->n_rdma)
+			ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num,
+					       NULL, &rsp->send_wr);
+		else
+			ret = ib_post_send(queue->qp, &rsp->send_wr, NULL);
+	}
 	if (!ret)
 		rsp->posted_send = true;
 	spin_unlock(&queue->state_lock);
@@ -1121,22 +1142,18 @@ static void nvmet_rdma_run_or_wait(struct nvmet_rdma_rsp *rsp)
 
 	spin_lock(&queue->rsp_wr_wait_lock);
 	waiting = !list_empty(&queue->rsp_wr_wait_list);
-	if (waiting)
-		nvmet_rdma_wait_add(rsp, &queue->rsp_wr_wait_list,
-				    &queue->nr_wr_waiting);
 	spin_unlock(&queue->rsp_wr_wait_lock);
-	if (waiting) {
-		nvmet_rdma_process_wr_wait_list(queue);
+	if (!waiting && nvmet_rdma_try(rsp) == NVMET_RDMA_DONE)
 		return;
-	}
-	if (nvmet_rdma_try(rsp) == NVMET_RDMA_WAIT) {
-		spin_lock(&queue->rsp_wr_wait_lock);
-		nvmet_rdma_wait_add(rsp, &queue->rsp_wr_wait_list,
-				    &queue->nr_wr_waiting);
-		spin_unlock(&queue->rsp_wr_wait_lock);
-		/* credits may have come back in between */
-		nvmet_rdma_process_wr_wait_list(queue);
-	}
+	/* a response that waits gives its command's receive back now */
+	if (rsp->step == NVMET_RDMA_RESPOND)
+		nvmet_rdma_repost_recv(rsp);
+	spin_lock(&queue->rsp_wr_wait_lock);
+	nvmet_rdma_wait_add(rsp, &queue->rsp_wr_wait_list,
+			    &queue->nr_wr_waiting);
+	spin_unlock(&queue->rsp_wr_wait_lock);
+	/* credits may have come back in between */
+	nvmet_rdma_process_wr_wait_list(queue);
 }
 
 /*
@@ -1287,7 +1304,7 @@ static void nvmet_rdma_queue_response(struct nvmet_req *req)
 			nvmet_rdma_process_data_wait_list(rsp->queue);
 		}
 	}
-	nvmet_rdma_repost_recv(rsp);
+	/* the receive goes back with the response, or at once if it waits */
 	nvmet_rdma_run_or_wait(rsp);
 }
 
