@@ -13,12 +13,17 @@
  *   bench-nvmet [-p rxe] [-q 1] [-d 32] [-D 1.0] [--write] [--json]
  *               [--perf PATH | --no-perf] [--poll] [--poll-groups N]
  *               [--poll-target] [--poll-host] [--poll-busy]
- *               [--size BYTES]
+ *               [--one-thread] [--size BYTES]
  *
  * --poll: the I/O queues are polled on both sides: the target's by poll
  * groups (as many as queues unless --poll-groups says), the host's each by
  * a thread of its own, instead of a CQ thread each woken per completion;
  * --poll-target or --poll-host: one side only.
+ *
+ * --one-thread: SPDK's run-to-completion shape: each target poll group
+ * also polls its host queue (nvmet_target_poll_hook() calling
+ * nvmeh_poll()), so one thread per queue runs both sides: the host's
+ * completions, its next submission, the software device and the target.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -51,7 +56,51 @@ struct bench_opts {
 	unsigned int poll_groups; /* 0: threaded target */
 	bool poll_busy;
 	bool host_poll;
+	bool one_thread;
 };
+
+/* --one-thread: the host queues a target poll group polls. */
+struct bench_hook {
+	struct nvmeh_ctrl *c;
+	unsigned int group;
+	unsigned int groups;
+	unsigned int queues;
+};
+
+/* Run from the poll group's thread after each sweep of its CQs. */
+static int bench_host_pass(void *arg)
+{
+	struct bench_hook *h = arg;
+	unsigned int qid;
+	int n, done = 0;
+
+	for (qid = 1 + h->group; qid <= h->queues; qid += h->groups) {
+		n = nvmeh_poll(h->c, qid, 32);
+		if (n > 0)
+			done += n;
+	}
+	return done;
+}
+
+/* Hook (@c) or unhook (NULL) the host's queues into the target's groups. */
+static int bench_hooks(struct nvmet_target *t, const struct bench_opts *o,
+		       struct bench_hook *hooks, struct nvmeh_ctrl *c)
+{
+	unsigned int g;
+	int ret;
+
+	for (g = 0; g < o->poll_groups; g++) {
+		hooks[g] = (struct bench_hook){ .c = c,
+						.group = g,
+						.groups = o->poll_groups,
+						.queues = o->queues };
+		ret = nvmet_target_poll_hook(t, g, c ? bench_host_pass : NULL,
+					     c ? &hooks[g] : NULL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
 
 struct bench_slot {
 	struct bench_run *run;
@@ -232,7 +281,8 @@ static void usage(FILE *f)
 		   "[-d depth] [-D seconds] [--write] [--json]\n"
 		   "                   [--perf PATH | --no-perf] [--poll] "
 		   "[--poll-target] [--poll-host]\n"
-		   "                   [--poll-groups N] [--poll-busy]\n"
+		   "                   [--poll-groups N] [--poll-busy] "
+		   "[--one-thread]\n"
 		   "                   [--size 4096|131072]\n");
 }
 
@@ -254,6 +304,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "size", 1, NULL, 's' },
 		{ "poll-target", 0, NULL, 't' },
 		{ "poll-host", 0, NULL, 'H' },
+		{ "one-thread", 0, NULL, '1' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool poll = false;
@@ -302,6 +353,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case 'H':
 			o->host_poll = true;
 			break;
+		case '1':
+			o->one_thread = true;
+			break;
 		case 'g':
 			o->poll_groups =
 				(unsigned int)strtoul(optarg, &end, 10);
@@ -326,6 +380,12 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	}
 	if (optind != argc)
 		goto bad;
+	if (o->one_thread) {
+		/* a group per queue: each polls its host queue too */
+		if (o->poll_groups && o->poll_groups != o->queues)
+			goto bad;
+		poll = o->host_poll = true;
+	}
 	if ((poll || o->poll_busy) && !o->poll_groups)
 		o->poll_groups = o->queues;
 	return 0;
@@ -351,6 +411,7 @@ int main(int argc, char **argv)
 	struct nvmet_target *t;
 	struct nvmeh_opts ho;
 	struct nvmeh_ctrl *c;
+	struct bench_hook hooks[16];
 	char self[PATH_MAX], perf[PATH_MAX + 32];
 	unsigned int i;
 	int ret = 0;
@@ -404,11 +465,17 @@ int main(int argc, char **argv)
 	ho.nr_io_queues = o.queues;
 	ho.queue_size = o.depth < 2 ? 2 : o.depth;
 	ho.poll = o.host_poll;
+	ho.poll_external = o.one_thread;
 	c = nvmeh_ctrl_create(&ho);
 	if (IS_ERR(c)) {
 		fprintf(stderr, "bench-nvmet: host: %ld\n", PTR_ERR(c));
 		nvmet_target_destroy(t);
 		return 1;
+	}
+	if (o.one_thread && bench_hooks(t, &o, hooks, c)) {
+		fprintf(stderr, "bench-nvmet: poll group hooks\n");
+		ret = 1;
+		goto out;
 	}
 	if (!o.json)
 		printf("%-4s %-5s %7s %3s %3s %11s %10s %12s %11s %12s %7s "
@@ -436,6 +503,7 @@ int main(int argc, char **argv)
 			printf("{\"profile\":\"%s\",\"op\":\"%s\",\"bytes\":%u,"
 			       "\"queues\":%u,\"depth\":%u,"
 			       "\"poll_groups\":%u,\"host_poll\":%s,"
+			       "\"one_thread\":%s,"
 			       "\"ios\":%llu,"
 			       "\"secs\":%.6f,\"cpu_secs\":%.6f,"
 			       "\"nvme_iops\":%.1f,\"nvme_mib\":%.2f,"
@@ -443,6 +511,7 @@ int main(int argc, char **argv)
 			       o.profile, o.write ? "write" : "read", sizes[i],
 			       o.queues, o.depth, o.poll_groups,
 			       o.host_poll ? "true" : "false",
+			       o.one_thread ? "true" : "false",
 			       (unsigned long long)r.ios, r.secs, r.cpu, iops,
 			       iops * sizes[i] / 1048576.0, percore);
 			if (raw)
@@ -471,6 +540,10 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
+out:
+	/* the groups call into the host no more before it goes */
+	if (o.one_thread && bench_hooks(t, &o, hooks, NULL))
+		ret = 1;
 	nvmeh_ctrl_destroy(c);
 	if (!nvmet_target_get_stats(t, &tst) && tst.data_waits)
 		fprintf(stderr,

@@ -69,6 +69,10 @@ struct nvmeh_ctrl;
  *        queue's, which sleeps after @poll_idle_us without a completion
  *        (false: a CQ thread woken per completion; the admin queue always)
  * @poll_idle_us: see @poll (0: 50)
+ * @poll_external: with @poll, no thread of the host's polls the I/O
+ *                 queues: the caller does, with nvmeh_poll() (SPDK's
+ *                 run-to-completion shape; bench-nvmet --one-thread);
+ *                 nvmeh_exec() on such a queue polls it while it waits
  */
 struct nvmeh_opts {
 	struct sockaddr_storage src_addr;
@@ -88,6 +92,7 @@ struct nvmeh_opts {
 	unsigned int dhchap_skip;
 	bool poll;
 	unsigned int poll_idle_us;
+	bool poll_external;
 };
 
 /* struct nvmeh_opts.dhchap_skip: the admin queue, the I/O queues. */
@@ -278,6 +283,23 @@ void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl);
  */
 int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		 struct nvmeh_request *rq);
+
+/**
+ * nvmeh_poll() - process the completions of a queue polled by its caller
+ * @ctrl: the controller (created with poll and poll_external)
+ * @qid: an I/O queue
+ * @budget: at most this many completions
+ *
+ * One ib_process_cq_direct() pass over the queue's CQ on the calling
+ * thread: the @done of the requests it ends run here (and may submit).
+ * Any thread may call it; a pass that finds another thread's under way,
+ * or the queue down, does nothing.  Not from a @done of this queue.
+ *
+ * Return: completions processed (0 when none, or the queue is down or
+ * busy); -EINVAL for a bad controller, queue or budget, or a queue that
+ * is not polled by its caller.
+ */
+int nvmeh_poll(struct nvmeh_ctrl *ctrl, unsigned int qid, int budget);
 
 /**
  * nvmeh_exec() - send a command and wait for its end

@@ -89,7 +89,7 @@ bool nvmet_req_init(struct nvmet_req *req, struct nvmet_cq *cq,
 	req->data_to_host = false;
 	req->fatal_after_send = false;
 	memset(req->cqe, 0, sizeof(*req->cqe));
-	nvmet_stat_add(req->port->tgt->cmds, 1);
+	nvmet_qstat_add(sq->count.cmds, 1);
 
 	/* no support for fused commands yet */
 	if (unlikely(flags & (NVME_CMD_FUSE_FIRST | NVME_CMD_FUSE_SECOND))) {
@@ -111,7 +111,8 @@ bool nvmet_req_init(struct nvmet_req *req, struct nvmet_cq *cq,
 		status = nvmet_parse_io_cmd(req);
 	if (status)
 		goto fail;
-	if (sq->ctrl)
+	/* a store only when keep-alive cleared it: the line stays shared */
+	if (sq->ctrl && !READ_ONCE(sq->ctrl->reset_tbkas))
 		WRITE_ONCE(sq->ctrl->reset_tbkas, true);
 	return true;
 fail:
@@ -321,7 +322,7 @@ static u16 nvmet_host_refused(struct nvmet_req *req,
 void nvmet_sq_init(struct nvmet_sq *sq)
 {
 	memset(sq, 0, sizeof(*sq));
-	atomic_set(&sq->inflight, 0);
+	INIT_LIST_HEAD(&sq->count.entry);
 }
 
 void nvmet_cq_setup(struct nvmet_ctrl *ctrl, struct nvmet_cq *cq, u16 qid,
@@ -571,10 +572,10 @@ static void nvmet_start_ctrl(struct nvmet_ctrl *ctrl)
 	    NVME_CC_IOCQES(cc) != NVME_NVM_IOCQES ||
 	    ((cc & NVME_CC_MPS_MASK) >> NVME_CC_MPS_SHIFT) != 0 ||
 	    (cc & NVME_CC_AMS_MASK) || !nvmet_css_supported(ctrl, cc)) {
-		ctrl->csts = NVME_CSTS_CFS;
+		WRITE_ONCE(ctrl->csts, NVME_CSTS_CFS);
 		return;
 	}
-	ctrl->csts = NVME_CSTS_RDY;
+	WRITE_ONCE(ctrl->csts, NVME_CSTS_RDY);
 	if (ctrl->kato)
 		mod_delayed_work(ctrl->subsys->tgt->wq, &ctrl->ka_work,
 				 nvmet_kato_delay(ctrl));
@@ -582,8 +583,8 @@ static void nvmet_start_ctrl(struct nvmet_ctrl *ctrl)
 
 static void nvmet_clear_ctrl(struct nvmet_ctrl *ctrl)
 {
-	ctrl->csts &= ~(u32)NVME_CSTS_RDY;
-	ctrl->cc = 0;
+	WRITE_ONCE(ctrl->csts, ctrl->csts & ~(u32)NVME_CSTS_RDY);
+	WRITE_ONCE(ctrl->cc, 0);
 }
 
 /* Property Set CC (ctrl->lock held by the caller). */
@@ -591,29 +592,32 @@ void nvmet_update_cc(struct nvmet_ctrl *ctrl, u32 new)
 {
 	u32 old = ctrl->cc;
 
-	ctrl->cc = new;
+	WRITE_ONCE(ctrl->cc, new);
 	if ((new &NVME_CC_ENABLE) && !(old & NVME_CC_ENABLE))
 		nvmet_start_ctrl(ctrl);
 	if (!(new &NVME_CC_ENABLE) && (old & NVME_CC_ENABLE))
 		nvmet_clear_ctrl(ctrl);
 	if ((new &NVME_CC_SHN_MASK) && !(old & NVME_CC_SHN_MASK)) {
 		nvmet_clear_ctrl(ctrl);
-		ctrl->csts |= NVME_CSTS_SHST_CMPLT;
+		WRITE_ONCE(ctrl->csts, ctrl->csts | NVME_CSTS_SHST_CMPLT);
 	}
 	if (!(new &NVME_CC_SHN_MASK) && (old & NVME_CC_SHN_MASK))
-		ctrl->csts &= ~(u32)NVME_CSTS_SHST_CMPLT;
+		WRITE_ONCE(ctrl->csts, ctrl->csts & ~(u32)NVME_CSTS_SHST_CMPLT);
 }
 
-/* Commands other than the fabrics ones need an enabled, ready controller. */
+/*
+ * Commands other than the fabrics ones need an enabled, ready controller.
+ * Read without ctrl->lock, as the kernel's nvmet_check_ctrl_status(): a
+ * lock per command would be one line written by every queue of the
+ * controller.  The writers hold the lock and store each word once, so a
+ * command sees a state the controller was in (CC.EN is cleared before
+ * CSTS.RDY, and set before it: never RDY with EN clear on the way up).
+ */
 u16 nvmet_check_ctrl_status(struct nvmet_req *req)
 {
 	struct nvmet_ctrl *ctrl = req->sq->ctrl;
-	u32 cc, csts;
+	u32 cc = READ_ONCE(ctrl->cc), csts = READ_ONCE(ctrl->csts);
 
-	mutex_lock(&ctrl->lock);
-	cc = ctrl->cc;
-	csts = ctrl->csts;
-	mutex_unlock(&ctrl->lock);
 	if (unlikely(!(cc & NVME_CC_ENABLE) || !(csts & NVME_CSTS_RDY)))
 		return NVME_SC_CMD_SEQ_ERROR | NVME_SC_DNR;
 	return 0;
@@ -636,7 +640,7 @@ void nvmet_ctrl_fatal_error(struct nvmet_ctrl *ctrl)
 	mutex_lock(&ctrl->lock);
 	first = !ctrl->fatal;
 	ctrl->fatal = true;
-	ctrl->csts |= NVME_CSTS_CFS;
+	WRITE_ONCE(ctrl->csts, ctrl->csts | NVME_CSTS_CFS);
 	mutex_unlock(&ctrl->lock);
 	/*
 	 * A reference for the work, dropped when it has run; none when the

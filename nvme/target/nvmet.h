@@ -378,6 +378,27 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts);
 void nvmet_target_destroy(struct nvmet_target *t);
 
 /**
+ * nvmet_target_poll_hook() - run a caller's work in a poll group's passes
+ * @t: the target (created with poll_groups)
+ * @group: the poll group (0 to poll_groups - 1), of every port
+ * @fn: called once per pass, after the group's sweep of its queues' CQs,
+ *      from the group's thread; returns the work it did (> 0 keeps the
+ *      group from going idle); NULL removes the hook
+ * @arg: its argument
+ *
+ * SPDK's run-to-completion shape: an in-process host polls its own queues
+ * from @fn (nvmeh_poll()), so that one thread runs both sides.  Returns
+ * once the group runs the new hook and never the old one again.  Not from
+ * a poll group's thread.
+ *
+ * Return: 0; -EINVAL for a bad target or group; -ENODEV without a port;
+ * -EDEADLK from the group's own thread; -ETIMEDOUT when the group did not
+ * take it in 20 s (a pass that never returns): then nothing changed.
+ */
+int nvmet_target_poll_hook(struct nvmet_target *t, unsigned int group,
+			   int (*fn)(void *arg), void *arg);
+
+/**
  * nvmet_target_get_stats() - read a target's counters
  * @t: the target
  * @st: filled in

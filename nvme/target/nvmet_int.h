@@ -351,14 +351,26 @@ struct nvmet_host_auth {
 /* Transactions (Negotiates) one queue may start: re-authentication. */
 #define NVMET_AUTH_MAX_TRANSACTIONS 16
 
+/*
+ * A queue's share of the target-wide command counters (the kernel's
+ * percpu_counter shape): written by the queue's own threads only (relaxed
+ * atomic adds on the queue's cache lines), summed with the counts of the
+ * queues gone when read (nvmet_qcount_sum()).
+ */
+struct nvmet_qcount {
+	u64 cmds; /* commands received */
+	u64 inflight; /* requests taken and not yet released */
+	struct list_head entry; /* tgt->qcounts, under tgt->qc_lock */
+};
+
 struct nvmet_sq {
 	struct nvmet_ctrl *ctrl;
 	u16 qid;
 	u16 size;
 	u32 sqhd;
 	bool sqhd_disabled;
-	atomic_t inflight; /* requests between init and release */
 	bool dead; /* no new requests */
+	struct nvmet_qcount count; /* nvmet_qcount_add() lists it */
 	/* DH-HMAC-CHAP (fabrics-cmd-auth.c): the queue's CQ thread only */
 	struct nvme_auth_ctrl *auth; /* NULL: no authentication */
 	bool auth_ready; /* @auth set up (the first AUTH command) */
@@ -398,6 +410,9 @@ struct nvmet_req;
  * @queue_response: send @req's completion (and its data to the host)
  * @delete_ctrl: disconnect every queue of @ctrl (it is being torn down)
  * @get_mdts: the MDTS the transport can serve for @ctrl
+ * @poll_hook: run @fn(@arg) once per pass of poll group @group of @port,
+ *             after its sweep, from its thread (NULL: none); returns once
+ *             the old one is no longer run (0 or -errno)
  */
 struct nvmet_fabrics_ops {
 	const char *owner_name;
@@ -409,6 +424,8 @@ struct nvmet_fabrics_ops {
 	void (*queue_response)(struct nvmet_req *req);
 	void (*delete_ctrl)(struct nvmet_ctrl *ctrl);
 	u8 (*get_mdts)(const struct nvmet_ctrl *ctrl);
+	int (*poll_hook)(struct nvmet_port *port, u32 group,
+			 int (*fn)(void *arg), void *arg);
 };
 
 struct nvmet_async_event {
@@ -494,16 +511,19 @@ struct nvmet_target {
 	u16 next_cntlid;
 	struct nvmet_host_auth *auth_hosts; /* DH-HMAC-CHAP hosts */
 	u32 nr_auth_hosts;
-	/* counters (nvmet_stat_add()) */
+	/* the queues' command counters (struct nvmet_qcount) */
+	spinlock_t qc_lock;
+	struct list_head qcounts;
+	u64 cmds; /* of the queues gone (@qc_lock) */
+	u64 reqs_inflight; /* of the queues gone (@qc_lock) */
+	/* counters (nvmet_stat_add()), none written per command */
 	u64 ctrls_created;
 	u64 ctrls;
-	u64 cmds;
-	u64 errors;
+	u64 errors; /* per failed command only */
 	u64 kato_expired;
 	u64 rejects;
 	u64 queues_created;
 	u64 queues;
-	u64 reqs_inflight;
 	u64 data_waits;
 	u64 unadmitted; /* queues waiting for their Connect */
 	u64 connect_timeouts;
@@ -656,6 +676,9 @@ void nvmet_stats_add(struct nvmet_io_stats *to,
 		     const struct nvmet_io_stats *from);
 void nvmet_stats_sq_retire(struct nvmet_sq *sq);
 void nvmet_stats_ctrl_retire(struct nvmet_ctrl *ctrl);
+void nvmet_qcount_add(struct nvmet_target *t, struct nvmet_qcount *c);
+void nvmet_qcount_del(struct nvmet_target *t, struct nvmet_qcount *c);
+void nvmet_qcount_sum(struct nvmet_target *t, u64 *cmds, u64 *inflight);
 
 /* A per-queue counter: its completing threads only, relaxed. */
 #define nvmet_qstat_add(x, n) __atomic_fetch_add(&(x), (n), __ATOMIC_RELAXED)

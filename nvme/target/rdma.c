@@ -239,6 +239,12 @@ struct nvmet_rdma_queue {
 	bool wr_wait_again; /* retry: something came back meanwhile */
 	struct list_head rsp_data_wait_list; /* for data pages */
 	bool data_wait_busy; /* someone runs rsp_data_wait_list */
+	/*
+	 * Requests on each list or being retried from it (atomic): a release
+	 * that finds none skips the lock (nvmet_rdma_nothing_waits()).
+	 */
+	u32 nr_wr_waiting;
+	u32 nr_data_waiting;
 	struct nvmet_rdma_pool pool;
 	struct nvmet_rdma_pool rpool; /* reg_per_cmd: host reads' pages */
 	struct nvmet_rdma_pool cpool; /* the Connect's data, before install */
@@ -251,7 +257,6 @@ struct nvmet_rdma_queue {
 	struct ib_qp_init_attr qp_attr; /* cap.max_rdma_ctxs for install */
 	struct sockaddr_storage peer; /* the host's address */
 	u64 buf_bytes; /* what it added to tgt->buf_bytes */
-	atomic_t inflight; /* rsps taken and not yet put */
 	u16 host_qid;
 	int recv_queue_size;
 	int send_queue_size;
@@ -292,6 +297,13 @@ struct nvmet_rdma_poll_group {
 	bool stop;
 	bool busy;
 	u64 idle_ns;
+	/* a caller's work run after each sweep (the thread's own) */
+	int (*hook)(void *arg);
+	void *hook_arg;
+	/* what nvmet_rdma_poll_hook() asks (@lock), applied with @pending */
+	int (*new_hook)(void *arg);
+	void *new_hook_arg;
+	bool hook_asked;
 };
 
 struct nvmet_rdma_transport {
@@ -846,8 +858,7 @@ static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
 	rsp->sg_cnt = 0;
 	rsp->req.buf = NULL;
 	rsp->req.data_len = 0;
-	atomic_inc(&queue->inflight);
-	nvmet_stat_add(queue->tr->tgt->reqs_inflight, 1);
+	nvmet_qstat_add(queue->nvme_sq.count.inflight, 1);
 	return rsp;
 }
 
@@ -863,8 +874,8 @@ static void nvmet_rdma_put_rsp(struct nvmet_rdma_rsp *rsp)
 		list_add_tail(&rsp->free_list, &queue->free_rsps);
 		spin_unlock(&queue->rsps_lock);
 	}
-	nvmet_stat_add(queue->tr->tgt->reqs_inflight, (u64)-1);
-	atomic_dec(&queue->inflight);
+	/* release: the queue's release work reads it, then frees */
+	__atomic_sub_fetch(&queue->nvme_sq.count.inflight, 1, __ATOMIC_RELEASE);
 }
 
 static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
@@ -879,8 +890,10 @@ static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
 }
 
 /*
- * Post @rsp's command receive again, once.  queue_response does it before
- * the response SEND is posted, as nvmet-rdma does: a host that sees the
+ * Post @rsp's command receive again, once: just before the response SEND,
+ * in the section that posts it (one lock for both), or at once when the
+ * response has to wait for credits or MRs, as nvmet-rdma does before its
+ * response: a host that sees the
  * response may send its next command at once, and on iWARP (no RNR) a
  * SEND that finds no receive terminates the connection.  By then the
  * command buffer is no longer needed: the SQE was read by the handler and
@@ -888,16 +901,31 @@ static void nvmet_rdma_destroy_ctx(struct nvmet_rdma_rsp *rsp)
  * command completed; the response lives in the rsp, read data in its own
  * buffer.  A request released without a response posts it there.
  */
-static void nvmet_rdma_repost_recv(struct nvmet_rdma_rsp *rsp)
+static struct nvmet_rdma_cmd *nvmet_rdma_take_cmd(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_cmd *cmd = rsp->cmd;
 
-	if (!cmd)
-		return;
 	rsp->cmd = NULL;
 	rsp->req.cmd = NULL;
 	rsp->req.buf = NULL;
-	nvmet_rdma_post_recv(cmd);
+	return cmd;
+}
+
+static void nvmet_rdma_repost_recv(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_cmd *cmd = nvmet_rdma_take_cmd(rsp);
+
+	if (cmd)
+		nvmet_rdma_post_recv(cmd);
+}
+
+/* The same inside the section that posts the response (state_lock held). */
+static void nvmet_rdma_repost_recv_locked(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_cmd *cmd = nvmet_rdma_take_cmd(rsp);
+
+	if (cmd)
+		nvmet_rdma_post_recv_locked(cmd);
 }
 
 /*
@@ -991,13 +1019,17 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 	}
 
 	spin_lock(&queue->state_lock);
-	if (queue->state != NVMET_RDMA_Q_LIVE)
+	if (queue->state != NVMET_RDMA_Q_LIVE) {
 		ret = -ESHUTDOWN;
-	else if (rsp->n_rdma)
-		ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num, NULL,
-				       &rsp->send_wr);
-	else
-		ret = ib_post_send(queue->qp, &rsp->send_wr, NULL);
+	} else {
+		/* the command's receive first (nvmet_rdma_repost_recv()) */
+		nvmet_rdma_repost_recv_locked(rsp);
+		if (rsp->n_rdma)
+			ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num,
+					       NULL, &rsp->send_wr);
+		else
+			ret = ib_post_send(queue->qp, &rsp->send_wr, NULL);
+	}
 	if (!ret)
 		rsp->posted_send = true;
 	spin_unlock(&queue->state_lock);
@@ -1063,6 +1095,43 @@ static enum nvmet_rdma_try nvmet_rdma_try(struct nvmet_rdma_rsp *rsp)
 }
 
 /*
+ * Put @rsp at the end of a wait list and count it in @nr (rsp_wr_wait_lock
+ * held); the count drops when it leaves the list for good.
+ */
+static void nvmet_rdma_wait_add(struct nvmet_rdma_rsp *rsp,
+				struct list_head *list, u32 *nr)
+{
+	list_add_tail(&rsp->wait_list, list);
+	__atomic_add_fetch(nr, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Move a wait list's requests to @to, uncounted (rsp_wr_wait_lock held). */
+static void nvmet_rdma_wait_take(struct list_head *list, u32 *nr,
+				 struct list_head *to)
+{
+	struct list_head *pos;
+	u32 n = 0;
+
+	list_for_each(pos, list) n++;
+	__atomic_sub_fetch(nr, n, __ATOMIC_SEQ_CST);
+	list_splice_tail_init(list, to);
+}
+
+/*
+ * Does nothing wait on the list @nr counts?  The lock-free look of the
+ * releases and completions that give credits, MRs or pages back, made
+ * after the return (an atomic add, or the pool's unlock): a read-modify-
+ * write, so it reads the newest count.  A waiter counts itself before it
+ * tries again, so either that count comes after this look in @nr's order,
+ * and then synchronizes with it (the waiter's retry sees what came back),
+ * or this sees the waiter and runs the list under the lock as before.
+ */
+static bool nvmet_rdma_nothing_waits(u32 *nr)
+{
+	return !__atomic_fetch_add(nr, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
  * Run @rsp's next step now, or queue it behind those already waiting (in
  * order: a request never overtakes one that waits).
  */
@@ -1073,20 +1142,18 @@ static void nvmet_rdma_run_or_wait(struct nvmet_rdma_rsp *rsp)
 
 	spin_lock(&queue->rsp_wr_wait_lock);
 	waiting = !list_empty(&queue->rsp_wr_wait_list);
-	if (waiting)
-		list_add_tail(&rsp->wait_list, &queue->rsp_wr_wait_list);
 	spin_unlock(&queue->rsp_wr_wait_lock);
-	if (waiting) {
-		nvmet_rdma_process_wr_wait_list(queue);
+	if (!waiting && nvmet_rdma_try(rsp) == NVMET_RDMA_DONE)
 		return;
-	}
-	if (nvmet_rdma_try(rsp) == NVMET_RDMA_WAIT) {
-		spin_lock(&queue->rsp_wr_wait_lock);
-		list_add_tail(&rsp->wait_list, &queue->rsp_wr_wait_list);
-		spin_unlock(&queue->rsp_wr_wait_lock);
-		/* credits may have come back in between */
-		nvmet_rdma_process_wr_wait_list(queue);
-	}
+	/* a response that waits gives its command's receive back now */
+	if (rsp->step == NVMET_RDMA_RESPOND)
+		nvmet_rdma_repost_recv(rsp);
+	spin_lock(&queue->rsp_wr_wait_lock);
+	nvmet_rdma_wait_add(rsp, &queue->rsp_wr_wait_list,
+			    &queue->nr_wr_waiting);
+	spin_unlock(&queue->rsp_wr_wait_lock);
+	/* credits may have come back in between */
+	nvmet_rdma_process_wr_wait_list(queue);
 }
 
 /*
@@ -1101,6 +1168,8 @@ static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp;
 
+	if (nvmet_rdma_nothing_waits(&queue->nr_wr_waiting))
+		return;
 	spin_lock(&queue->rsp_wr_wait_lock);
 	if (queue->wr_wait_busy) {
 		queue->wr_wait_again = true;
@@ -1122,6 +1191,8 @@ static void nvmet_rdma_process_wr_wait_list(struct nvmet_rdma_queue *queue)
 				break;
 			continue;
 		}
+		/* it waits no more (counted until its try succeeded) */
+		__atomic_sub_fetch(&queue->nr_wr_waiting, 1, __ATOMIC_SEQ_CST);
 		spin_lock(&queue->rsp_wr_wait_lock);
 	}
 	queue->wr_wait_busy = false;
@@ -1159,6 +1230,8 @@ static void nvmet_rdma_process_data_wait_list(struct nvmet_rdma_queue *queue)
 {
 	struct nvmet_rdma_rsp *rsp;
 
+	if (nvmet_rdma_nothing_waits(&queue->nr_data_waiting))
+		return;
 	spin_lock(&queue->rsp_wr_wait_lock);
 	if (queue->data_wait_busy) {
 		spin_unlock(&queue->rsp_wr_wait_lock);
@@ -1172,6 +1245,8 @@ static void nvmet_rdma_process_data_wait_list(struct nvmet_rdma_queue *queue)
 		if (!nvmet_rdma_get_data(rsp))
 			break;
 		list_del_init(&rsp->wait_list);
+		__atomic_sub_fetch(&queue->nr_data_waiting, 1,
+				   __ATOMIC_SEQ_CST);
 		spin_unlock(&queue->rsp_wr_wait_lock);
 		nvmet_rdma_data_ready(rsp);
 		spin_lock(&queue->rsp_wr_wait_lock);
@@ -1192,7 +1267,8 @@ static void nvmet_rdma_get_data_or_wait(struct nvmet_rdma_rsp *rsp)
 	spin_lock(&queue->rsp_wr_wait_lock);
 	waiting = !list_empty(&queue->rsp_data_wait_list);
 	if (waiting || !nvmet_rdma_get_data(rsp)) {
-		list_add_tail(&rsp->wait_list, &queue->rsp_data_wait_list);
+		nvmet_rdma_wait_add(rsp, &queue->rsp_data_wait_list,
+				    &queue->nr_data_waiting);
 		waiting = true;
 	}
 	spin_unlock(&queue->rsp_wr_wait_lock);
@@ -1228,7 +1304,7 @@ static void nvmet_rdma_queue_response(struct nvmet_req *req)
 			nvmet_rdma_process_data_wait_list(rsp->queue);
 		}
 	}
-	nvmet_rdma_repost_recv(rsp);
+	/* the receive goes back with the response, or at once if it waits */
 	nvmet_rdma_run_or_wait(rsp);
 }
 
@@ -1434,7 +1510,7 @@ static bool nvmet_rdma_short_capsule(struct nvmet_rdma_queue *queue,
 	rsp->req.sq = &queue->nvme_sq;
 	rsp->req.ops = &nvmet_rdma_ops;
 	rsp->req.data_to_host = false;
-	nvmet_stat_add(queue->tr->tgt->cmds, 1);
+	nvmet_qstat_add(queue->nvme_sq.count.cmds, 1);
 	nvmet_req_complete(&rsp->req, NVME_SC_INVALID_FIELD | NVME_SC_DNR);
 	return true;
 }
@@ -1473,7 +1549,16 @@ static void nvmet_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 		return;
 	}
-
+	/*
+	 * Live: no lock.  A live queue only ever goes DISCONNECTING, which
+	 * may as well happen just after an unlock, and every post checks the
+	 * state again under the lock; the lock is for the way to LIVE.
+	 */
+	if (likely(__atomic_load_n(&queue->state, __ATOMIC_ACQUIRE) ==
+		   NVMET_RDMA_Q_LIVE)) {
+		nvmet_rdma_handle_command(queue, rsp);
+		return;
+	}
 	spin_lock(&queue->state_lock);
 	if (queue->state == NVMET_RDMA_Q_CONNECTING) {
 		/* the host's Connect can beat our ESTABLISHED */
@@ -1539,6 +1624,11 @@ static bool nvmet_rdma_pg_apply(struct nvmet_rdma_poll_group *g)
 		}
 		queue->pg_op = NVMET_RDMA_PG_NONE;
 	}
+	if (g->hook_asked) {
+		g->hook = g->new_hook;
+		g->hook_arg = g->new_hook_arg;
+		g->hook_asked = false;
+	}
 	stop = g->stop;
 	__atomic_store_n(&g->changed, stop, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&g->applied);
@@ -1598,6 +1688,17 @@ static void nvmet_rdma_pg_sleep(struct nvmet_rdma_poll_group *g)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/* The caller's work of a pass (nvmet_target_poll_hook()): its count. */
+static int nvmet_rdma_pg_hook(struct nvmet_rdma_poll_group *g)
+{
+	int n;
+
+	if (!g->hook)
+		return 0;
+	n = g->hook(g->hook_arg);
+	return n > 0 ? n : 0;
+}
+
 static void *nvmet_rdma_pg_thread(void *arg)
 {
 	struct nvmet_rdma_poll_group *g = arg;
@@ -1607,7 +1708,7 @@ static void *nvmet_rdma_pg_thread(void *arg)
 		if (__atomic_load_n(&g->changed, __ATOMIC_RELAXED) &&
 		    nvmet_rdma_pg_apply(g))
 			break;
-		if (nvmet_rdma_pg_sweep(g)) {
+		if (nvmet_rdma_pg_sweep(g) + nvmet_rdma_pg_hook(g) > 0) {
 			idle_since = 0;
 			continue;
 		}
@@ -1691,6 +1792,42 @@ static bool nvmet_rdma_pg_del(struct nvmet_rdma_queue *queue)
 		nvmet_err("q%u: its poll group does not let go",
 			  queue->host_qid);
 	return gone;
+}
+
+/*
+ * Set group @group's hook; returns once its thread runs the new one and
+ * never the old one again (bounded as nvmet_rdma_pg_del()).
+ */
+static int nvmet_rdma_poll_hook(struct nvmet_port *port, u32 group,
+				int (*fn)(void *arg), void *arg)
+{
+	struct nvmet_rdma_transport *tr = port->priv;
+	struct nvmet_rdma_poll_group *g;
+	struct timespec end;
+	int ret = 0;
+
+	if (!tr || group >= tr->nr_groups)
+		return -EINVAL;
+	g = &tr->groups[group];
+	if (pthread_equal(pthread_self(), g->thread))
+		return -EDEADLK;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += NVMET_RDMA_RELEASE_WAIT_MS / 1000;
+	pthread_mutex_lock(&g->lock);
+	g->new_hook = fn;
+	g->new_hook_arg = arg;
+	g->hook_asked = true;
+	nvmet_rdma_pg_changed(g);
+	while (g->hook_asked &&
+	       pthread_cond_timedwait(&g->applied, &g->lock, &end) != ETIMEDOUT)
+		;
+	if (g->hook_asked) {
+		/* not taken: nothing changes, the old hook stays */
+		g->hook_asked = false;
+		ret = -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ret;
 }
 
 static void nvmet_rdma_pg_stop(struct nvmet_rdma_transport *tr)
@@ -1779,6 +1916,8 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 	nvmet_rdma_free_chunk(queue, 1);
 	nvmet_rdma_free_pool(queue);
 	free(queue->cmds);
+	/* its counts stay in the target's sums */
+	nvmet_qcount_del(queue->tr->tgt, &queue->nvme_sq.count);
 	if (queue->counted)
 		nvmet_stat_add(queue->tr->tgt->unadmitted, (u64)-1);
 	if (queue->dev)
@@ -1793,8 +1932,10 @@ static void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *queue)
 	LIST_HEAD(list);
 
 	spin_lock(&queue->rsp_wr_wait_lock);
-	list_splice_init(&queue->rsp_wr_wait_list, &list);
-	list_splice_tail_init(&queue->rsp_data_wait_list, &list);
+	nvmet_rdma_wait_take(&queue->rsp_wr_wait_list, &queue->nr_wr_waiting,
+			     &list);
+	nvmet_rdma_wait_take(&queue->rsp_data_wait_list,
+			     &queue->nr_data_waiting, &list);
 	spin_unlock(&queue->rsp_wr_wait_lock);
 	spin_lock(&queue->state_lock);
 	list_splice_tail_init(&queue->rsp_wait_list, &list);
@@ -1804,6 +1945,13 @@ static void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *queue)
 		list_del_init(&rsp->wait_list);
 		nvmet_rdma_release_rsp(rsp);
 	}
+}
+
+/* Requests of @queue taken and not yet released. */
+static u64 nvmet_rdma_inflight(struct nvmet_rdma_queue *queue)
+{
+	return __atomic_load_n(&queue->nvme_sq.count.inflight,
+			       __ATOMIC_ACQUIRE);
 }
 
 static void nvmet_rdma_release_queue_work(struct work_struct *w)
@@ -1830,16 +1978,17 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 		nvmet_ctrl_fatal_error(queue->nvme_sq.ctrl);
 	}
 	nvmet_rdma_drop_waiting(queue);
-	while (atomic_read(&queue->inflight) &&
+	while (nvmet_rdma_inflight(queue) &&
 	       waited < NVMET_RDMA_RELEASE_WAIT_MS) {
 		nvmet_rdma_sleep_ms(1);
 		nvmet_rdma_drop_waiting(queue);
 		waited++;
 	}
-	if (atomic_read(&queue->inflight)) {
+	if (nvmet_rdma_inflight(queue)) {
 		/* something still uses the queue: leak it rather than crash */
-		nvmet_err("q%u: %d requests never released; queue leaked",
-			  queue->host_qid, atomic_read(&queue->inflight));
+		nvmet_err("q%u: %llu requests never released; queue leaked",
+			  queue->host_qid,
+			  (unsigned long long)nvmet_rdma_inflight(queue));
 		return;
 	}
 	nvmet_sq_destroy(&queue->nvme_sq);
@@ -2181,7 +2330,6 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	INIT_WORK(&queue->release_work, nvmet_rdma_release_queue_work);
 	INIT_DELAYED_WORK(&queue->connect_work, nvmet_rdma_connect_timeout);
 	INIT_DELAYED_WORK(&queue->auth_fail_work, nvmet_rdma_auth_fail_timeout);
-	atomic_set(&queue->inflight, 0);
 	nvmet_sq_init(&queue->nvme_sq);
 	memcpy(&queue->peer, &cm_id->route.addr.dst_addr, sizeof(queue->peer));
 
@@ -2222,6 +2370,7 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 		goto reject;
 	}
 	list_add_tail(&queue->queue_list, &tr->queue_list);
+	nvmet_qcount_add(tr->tgt, &queue->nvme_sq.count);
 	nvmet_stat_add(tr->tgt->queues, 1);
 	nvmet_stat_add(tr->tgt->queues_created, 1);
 	cm_id->context = queue;
@@ -2536,4 +2685,5 @@ const struct nvmet_fabrics_ops nvmet_rdma_ops = {
 	.queue_response = nvmet_rdma_queue_response,
 	.delete_ctrl = nvmet_rdma_delete_ctrl,
 	.get_mdts = nvmet_rdma_get_mdts,
+	.poll_hook = nvmet_rdma_poll_hook,
 };

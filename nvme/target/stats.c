@@ -514,3 +514,66 @@ int nvmet_target_stats_write(struct nvmet_target *t, const char *path)
 		unlink(tmp);
 	return ret;
 }
+
+/**
+ * nvmet_qcount_add() - list a queue's command counters in the target's sums
+ * @t: the target
+ * @c: the queue's counters (struct nvmet_sq.count), zeroed and unlisted
+ *
+ * Control path (a queue's connection); from here nvmet_qcount_sum()
+ * counts them.
+ */
+void nvmet_qcount_add(struct nvmet_target *t, struct nvmet_qcount *c)
+{
+	spin_lock(&t->qc_lock);
+	list_add_tail(&c->entry, &t->qcounts);
+	spin_unlock(&t->qc_lock);
+}
+
+/**
+ * nvmet_qcount_del() - a queue goes: its counts move to the target's own
+ * @t: the target
+ * @c: the queue's counters (unlisted ones are ignored)
+ *
+ * In one critical section with the readers, so a sum counts each command
+ * once whether its queue is gone or not.
+ */
+void nvmet_qcount_del(struct nvmet_target *t, struct nvmet_qcount *c)
+{
+	spin_lock(&t->qc_lock);
+	if (!list_empty(&c->entry)) {
+		t->cmds += __atomic_load_n(&c->cmds, __ATOMIC_RELAXED);
+		t->reqs_inflight +=
+			__atomic_load_n(&c->inflight, __ATOMIC_RELAXED);
+		list_del_init(&c->entry);
+	}
+	spin_unlock(&t->qc_lock);
+}
+
+/**
+ * nvmet_qcount_sum() - the target-wide command counters
+ * @t: the target
+ * @cmds: set to the commands received
+ * @inflight: set to the requests taken and not yet released
+ *
+ * Each queue's counter is loaded once, relaxed (the kernel's
+ * percpu_counter_sum()): every number one the counter had, the sum a
+ * snapshot up to the commands arriving meanwhile.
+ */
+void nvmet_qcount_sum(struct nvmet_target *t, u64 *cmds, u64 *inflight)
+{
+	struct nvmet_qcount *c;
+	u64 n, f;
+
+	spin_lock(&t->qc_lock);
+	n = t->cmds;
+	f = t->reqs_inflight;
+	list_for_each_entry(c, &t->qcounts, entry)
+	{
+		n += __atomic_load_n(&c->cmds, __ATOMIC_RELAXED);
+		f += __atomic_load_n(&c->inflight, __ATOMIC_RELAXED);
+	}
+	spin_unlock(&t->qc_lock);
+	*cmds = n;
+	*inflight = f;
+}

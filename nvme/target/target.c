@@ -665,6 +665,8 @@ struct nvmet_target *nvmet_target_create(const struct nvmet_target_opts *opts)
 		nvmet_verbose = true;
 	mutex_init(&t->lock);
 	mutex_init(&t->reload_lock);
+	spin_lock_init(&t->qc_lock);
+	INIT_LIST_HEAD(&t->qcounts);
 	t->next_cntlid = 1;
 	INIT_LIST_HEAD(&t->ports);
 	INIT_LIST_HEAD(&t->subsystems);
@@ -705,6 +707,32 @@ void nvmet_target_destroy(struct nvmet_target *t)
 		nvmet_err("target not freed: queues are still in use");
 }
 
+int nvmet_target_poll_hook(struct nvmet_target *t, unsigned int group,
+			   int (*fn)(void *arg), void *arg)
+{
+	struct nvmet_port *port;
+	int ret = -ENODEV;
+
+	if (!t || group >= t->opts.poll_groups)
+		return -EINVAL;
+	/*
+	 * The reload lock keeps the ports (a reload changes them under it
+	 * and tgt->lock), not tgt->lock: a group may be in a Connect, which
+	 * takes tgt->lock, when it is asked to take the hook.
+	 */
+	mutex_lock(&t->reload_lock);
+	list_for_each_entry(port, &t->ports, entry)
+	{
+		if (!port->tr_ops || !port->tr_ops->poll_hook)
+			continue;
+		ret = port->tr_ops->poll_hook(port, group, fn, arg);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&t->reload_lock);
+	return ret;
+}
+
 int nvmet_target_get_stats(struct nvmet_target *t,
 			   struct nvmet_target_stats *st)
 {
@@ -715,11 +743,10 @@ int nvmet_target_get_stats(struct nvmet_target *t,
 	st->queues = (u32)nvmet_stat_read(t->queues);
 	st->ctrls_created = nvmet_stat_read(t->ctrls_created);
 	st->queues_created = nvmet_stat_read(t->queues_created);
-	st->cmds = nvmet_stat_read(t->cmds);
+	nvmet_qcount_sum(t, &st->cmds, &st->reqs_inflight);
 	st->errors = nvmet_stat_read(t->errors);
 	st->kato_expired = nvmet_stat_read(t->kato_expired);
 	st->rejects = nvmet_stat_read(t->rejects);
-	st->reqs_inflight = nvmet_stat_read(t->reqs_inflight);
 	st->data_waits = nvmet_stat_read(t->data_waits);
 	st->mdts = READ_ONCE(t->mdts);
 	st->unadmitted = nvmet_stat_read(t->unadmitted);

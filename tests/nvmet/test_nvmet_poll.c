@@ -8,7 +8,8 @@
  * polled under load (a controller reset, the target stopped) leave nothing
  * behind; a target QP that fails with commands in flight at every stage
  * releases each of them.  The same with the host's I/O queues polled too (nvmeh_opts.poll:
- * a thread per queue on its IB_POLL_DIRECT CQ, sleeping when idle).
+ * a thread per queue on its IB_POLL_DIRECT CQ, sleeping when idle), and
+ * run to completion (one thread for both sides: test_poll_one_thread).
  */
 #include "nv_io.h"
 
@@ -572,6 +573,135 @@ static void test_poll_target_qp_err_in_flight(void **state)
 	}
 }
 
+/* --one-thread's shape: a request's end and the thread it ran on. */
+struct ot_req {
+	struct nvmeh_request rq;
+	pthread_t thr;
+	int done; /* atomic */
+};
+
+static void ot_done(struct nvmeh_request *rq)
+{
+	struct ot_req *r = rq->priv;
+
+	r->thr = pthread_self();
+	__atomic_store_n(&r->done, rq->error || rq->status ? -1 : 1,
+			 __ATOMIC_RELEASE);
+}
+
+/* The poll group's hook: the host's queue 1, from the group's thread. */
+static int ot_pass(void *arg)
+{
+	return nvmeh_poll(arg, 1, 32);
+}
+
+static void ot_submit(struct nv_env *e, struct ot_req *r, u64 slba, void *buf)
+{
+	memset(r, 0, sizeof(*r));
+	r->rq.sqe[offsetof(struct nvme_common_command, opcode)] = nvme_cmd_read;
+	nvme_put_le32(r->rq.sqe + offsetof(struct nvme_common_command, nsid),
+		      1);
+	nvme_put_le64(r->rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      slba);
+	nvme_put_le32(r->rq.sqe + offsetof(struct nvme_common_command, cdw12),
+		      7);
+	r->rq.data = buf;
+	r->rq.data_len = 4096;
+	r->rq.done = ot_done;
+	r->rq.priv = r;
+	assert_int_equal(nvmeh_submit(e->c, 1, &r->rq), 0);
+}
+
+/* Bounded wait (5 s) for @r's end, polling the host's queue when @poll. */
+static void ot_wait(struct nv_env *e, struct ot_req *r, bool poll)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+			break;
+		if (poll)
+			assert_true(nvmeh_poll(e->c, 1, 32) >= 0);
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(__atomic_load_n(&r->done, __ATOMIC_ACQUIRE), 1);
+}
+
+/*
+ * Run-to-completion (nvmeh_opts.poll_external, nvmet_target_poll_hook()):
+ * no thread of the host's polls its I/O queue; its bring-up and
+ * nvmeh_rw() poll it while they wait; hooked into the target's poll
+ * group, the group's thread ends the host's requests; unhooked, they end
+ * only when the caller polls, on the caller's thread.
+ */
+static void test_poll_one_thread(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_target_opts to;
+	struct nv_cfg cfg = { .nr_io_queues = 1,
+			      .topts = &to,
+			      .no_connect = true };
+	static struct ot_req r[8];
+	u8 *w = malloc(8 * 4096), *buf = malloc(8 * 4096);
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(w);
+	assert_non_null(buf);
+	poll_opts(&to, &e, 1);
+	nv_env_init(&e, "rxe", &cfg);
+	e.o.poll = true;
+	e.o.poll_external = true;
+	e.c = nvmeh_ctrl_create(&e.o);
+	if (IS_ERR(e.c))
+		fail_msg("nvmeh_ctrl_create: %ld", PTR_ERR(e.c));
+	/* refusals: the admin queue, no such queue, no budget, no group */
+	assert_int_equal(nvmeh_poll(e.c, 0, 32), -EINVAL);
+	assert_int_equal(nvmeh_poll(e.c, 2, 32), -EINVAL);
+	assert_int_equal(nvmeh_poll(e.c, 1, 0), -EINVAL);
+	assert_int_equal(nvmeh_poll(NULL, 1, 32), -EINVAL);
+	assert_int_equal(nvmet_target_poll_hook(e.t, 1, ot_pass, e.c), -EINVAL);
+	assert_int_equal(nvmet_target_poll_hook(NULL, 0, ot_pass, e.c),
+			 -EINVAL);
+	/* nobody polls the host's queue: nvmeh_rw() does while it waits */
+	rw_verify(&e, 1, 0, 4096, 7);
+	rw_verify(&e, 1, 8, BIG, 8);
+	nv_fill(w, 8 * 4096, 9);
+	assert_int_equal(nvmeh_rw(e.c, 1, true, 1024, 64, w), 0);
+
+	/* hooked: the group's thread ends them all, not this one */
+	assert_int_equal(nvmet_target_poll_hook(e.t, 0, ot_pass, e.c), 0);
+	memset(buf, 0, 8 * 4096);
+	for (i = 0; i < 8; i++)
+		ot_submit(&e, &r[i], 1024 + 8 * i, buf + i * 4096);
+	for (i = 0; i < 8; i++) {
+		ot_wait(&e, &r[i], false);
+		assert_false(pthread_equal(r[i].thr, pthread_self()));
+		assert_true(pthread_equal(r[i].thr, r[0].thr));
+	}
+	assert_memory_equal(buf, w, 8 * 4096);
+
+	/* unhooked: the response waits in the host's CQ for the caller */
+	assert_int_equal(nvmet_target_poll_hook(e.t, 0, NULL, NULL), 0);
+	memset(buf, 0, 4096);
+	ot_submit(&e, &r[0], 1024 + 8, buf);
+	assert_int_equal(__atomic_load_n(&r[0].done, __ATOMIC_ACQUIRE), 0);
+	ot_wait(&e, &r[0], true);
+	assert_true(pthread_equal(r[0].thr, pthread_self()));
+	assert_memory_equal(buf, w + 4096, 4096);
+
+	assert_int_equal(tstats(&e).errors, 0);
+	nvmeh_ctrl_destroy(e.c);
+	e.c = NULL;
+	nv_wait_target(&e, 0, 0);
+	assert_int_equal(tstats(&e).poll_members, 0);
+	assert_int_equal(tstats(&e).reqs_inflight, 0);
+	nv_env_fini(&e);
+	free(w);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -593,6 +723,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_poll_busy_never_sleeps,
 					  nv_teardown),
 		cmocka_unit_test(test_poll_bad_opts),
+		cmocka_unit_test_teardown(test_poll_one_thread, nv_teardown),
 		cmocka_unit_test_teardown(test_poll_reset_under_load,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_poll_reset_under_load_host,
