@@ -8,12 +8,22 @@
  * path builds a packet per DDP segment and calls rdmarw__soft_rcv().
  *
  * Threads and what each owns:
- * - the device's thread (tcp_thread(), one per TCP device, epoll on its
- *   QPs' sockets, edge triggered): the whole receive side of each
- *   connection (rx, rxb, seg, rreq, bad_hdr, failed, why), the responder
- *   and the completer of a TCP QP for what arrives (under the QP's
- *   resp_rd read section), the IRQ's transmit (READ responses) and the
- *   drain of the transmit buffer when the socket has room again;
+ * - the receive side of a connection has one owner at a time, the holder
+ *   of rx_own (taken by exchange, never waited for): the device's thread
+ *   (tcp_thread(), one per TCP device, epoll on its QPs' sockets, edge
+ *   triggered) for an event or a kick, or, on an inline device with
+ *   profile.poll_rx, a poller whose CQ was empty (rdmarw__soft_tcp_poll(),
+ *   one pass).  The owner has the whole receive side (rx, rxb, seg, rr_*,
+ *   bad_hdr, failed, why), runs the responder and the completer of a TCP
+ *   QP for what arrives (under the QP's resp_rd read section), the IRQ's
+ *   transmit (READ responses) and the drain of the transmit buffer; one
+ *   that cannot take rx_own sets rx_again first, and the owner, after it
+ *   let go, takes it again for another pass when rx_again is set (no edge
+ *   of the epoll is lost while a poller owns the socket).  A poller never
+ *   calls down(): it sets down_due and kicks the thread, which does;
+ * - a CQ's list of its TCP QPs' connections (struct soft_tcp_cq): its
+ *   spinlock, held to add, remove, rotate and try rx_own only; detach
+ *   takes a connection off its lists, then waits for rx_own (one pass);
  * - the QP's executor (the poster, or a progress thread): frames its
  *   requests (tcp_request());
  * - tx_lock: everything that goes on the socket (the transmit buffer,
@@ -23,9 +33,9 @@
  *   calls under it;
  * - tcp_dev.lock: the connection list, each connection's life (gone,
  *   unreachable, orphan, forgotten, in_down); never taken under tx_lock
- *   (kicked and drop are atomics, set from anywhere); the thread
- *   holds it while it serves a batch of events and drops it around the
- *   down() callback.
+ *   (kicked, drop, rx_again, down_due and detached are atomics, set from
+ *   anywhere); the thread holds it while it serves a batch of events and
+ *   drops it around the down() callback; pollers never take it.
  *
  * Bounded buffers, allocated at attach: the transmit buffer (TX_CAP; a
  * request that finds no room waits in the Send Queue, SOFT_RCV_STALL, and
