@@ -70,6 +70,8 @@
 #define RD_MAX 1024u
 /* recv() calls per connection per batch before the others get a turn */
 #define RX_BUDGET 16
+/* passes over a connection one owner runs while others ask for more */
+#define RX_PASSES 4
 /* the payload being received goes straight to its sink (c->direct) */
 #define SINK_NONE 0
 #define SINK_WRITE 1
@@ -120,6 +122,7 @@ struct tcp_orq {
  * @cond: a connection became unreachable, or a down() call returned
  * @batch: batches served (an epoll_wait each)
  * @stop: the thread must end
+ * @hold: test hook: the thread serves no connection (rdmarw__soft_tcp_hold())
  * @conns: attached connections (soft_tcp.entry)
  * @grave: detached, not yet unreachable
  */
@@ -131,6 +134,7 @@ struct soft_tcp_dev {
 	pthread_cond_t cond;
 	u64 batch;
 	bool stop;
+	bool hold;
 	struct list_head conns;
 	struct list_head grave;
 };
@@ -150,7 +154,13 @@ struct soft_tcp {
 	void (*down)(void *ctx, enum soft_tcp_down why);
 	void *ctx;
 
-	/* the device's thread */
+	/* any thread: the receive side's owner (atomics) */
+	int rx_own;
+	bool rx_again;
+	bool down_due;
+	bool detached;
+
+	/* the holder of rx_own */
 	struct iwarp_rx rx;
 	u8 *rxb;
 	size_t rx_len;
@@ -205,6 +215,9 @@ struct soft_tcp {
 	bool down_done;
 	u64 gone_batch;
 };
+
+/* the connection whose receive side this thread holds, if any */
+static __thread struct soft_tcp *rx_mine;
 
 static bool on_thread(const struct soft_tcp_dev *td)
 {
@@ -722,6 +735,11 @@ static void conn_fail(struct soft_tcp *c, enum soft_tcp_down why)
 	}
 	rdmarw__soft_qp_to_err(c->qp);
 	rdmarw__soft_qp_schedule(c->qp);
+	/* the thread calls down(), never a poller (it may be inside the
+	 * user's poll) */
+	soft_store(&c->down_due, true);
+	if (!on_thread(c->td))
+		td_wake(c->td);
 }
 
 /* A frame refused by the parser or the transport: TERMINATE with @t (or
@@ -1446,6 +1464,64 @@ static void conn_run(struct soft_tcp *c, bool *more)
 		rdmarw__soft_qp_schedule(c->qp);
 }
 
+/* ---- the receive side's owner ------------------------------------------- */
+
+/*
+ * Take @c's receive side, or leave its owner a note to run another pass:
+ * the note is set before the exchange, and the owner reads it after it let
+ * go, so one of the two sees the other (both sequentially consistent).
+ */
+static bool rx_take(struct soft_tcp *c)
+{
+	__atomic_store_n(&c->rx_again, true, __ATOMIC_SEQ_CST);
+	return !__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Let go; true when another pass was asked for and this thread took the
+ * receive side back for it. */
+static bool rx_release(struct soft_tcp *c)
+{
+	__atomic_store_n(&c->rx_own, 0, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&c->rx_again, __ATOMIC_SEQ_CST) ||
+	    soft_load(&c->detached))
+		return false;
+	return !__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Serve @c (its receive side taken) while someone asks for another pass,
+ * at most RX_PASSES, then let go.  *@more: the budget ran out, or a pass
+ * is still asked for: the caller makes sure the thread comes back.
+ */
+static void rx_serve(struct soft_tcp *c, bool *more)
+{
+	struct soft_tcp *outer = rx_mine;
+
+	rx_mine = c;
+	for (int i = 1;; i++) {
+		__atomic_store_n(&c->rx_again, false, __ATOMIC_SEQ_CST);
+		conn_run(c, more);
+		if (*more || i == RX_PASSES) {
+			__atomic_store_n(&c->rx_own, 0, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&c->rx_again, __ATOMIC_SEQ_CST))
+				*more = true;
+			break;
+		}
+		if (!rx_release(c))
+			break;
+	}
+	rx_mine = outer;
+}
+
+/* The thread serves @c, unless its receive side is someone else's (who
+ * runs another pass then). */
+static void td_serve(struct soft_tcp *c, bool *more)
+{
+	soft_store(&c->kicked, false);
+	if (rx_take(c))
+		rx_serve(c, more);
+}
+
 /* ---- the device's thread -------------------------------------------------- */
 
 /* Tell the CM of each connection that ended, once (td->lock held, dropped
@@ -1459,7 +1535,7 @@ again:
 	{
 		void (*down)(void *ctx, enum soft_tcp_down why);
 
-		if (!c->failed || c->down_done)
+		if (!soft_load(&c->down_due) || c->down_done)
 			continue;
 		c->down_done = true;
 		down = c->forgotten ? NULL : c->down;
@@ -1498,8 +1574,8 @@ static bool td_bury(struct soft_tcp_dev *td)
 
 static void td_batch(struct soft_tcp_dev *td, struct epoll_event *ev, int n)
 {
+	bool again, more = false, hold = soft_load(&td->hold);
 	struct soft_tcp *c;
-	bool again, more = false;
 
 	for (int i = 0; i < n; i++) {
 		c = ev[i].data.ptr;
@@ -1512,15 +1588,16 @@ static void td_batch(struct soft_tcp_dev *td, struct epoll_event *ev, int n)
 		}
 		if (c->gone)
 			continue;
-		soft_store(&c->kicked, false);
-		conn_run(c, &more);
+		if (hold)
+			soft_store(&c->kicked, true); /* served once released */
+		else
+			td_serve(c, &more);
 	}
 restart:
 	list_for_each_entry(c, &td->conns, entry)
 	{
-		if (soft_load(&c->kicked)) {
-			soft_store(&c->kicked, false);
-			conn_run(c, &more);
+		if (!hold && soft_load(&c->kicked)) {
+			td_serve(c, &more);
 			goto restart;
 		}
 	}
@@ -1800,6 +1877,18 @@ void rdmarw__soft_tcp_free(struct soft_qp *qp)
 	conn_free_bufs(c);
 	if (!c->orphan)
 		free(c);
+}
+
+int rdmarw__soft_tcp_hold(struct ib_device *dev, bool hold)
+{
+	struct soft_tcp_dev *td;
+
+	if (!dev || !rdmarw__soft_is_tcp(dev))
+		return -EINVAL;
+	td = to_sdev(dev)->tcpd;
+	soft_store(&td->hold, hold);
+	td_wake(td);
+	return 0;
 }
 
 void rdmarw__soft_tcp_drop(struct soft_qp *qp)

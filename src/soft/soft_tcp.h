@@ -89,4 +89,11 @@ int rdmarw__soft_tcp_disconnect(struct ib_qp *qp);
 /* The CM lets go of @qp's connection: no call of @down after this. */
 void rdmarw__soft_tcp_forget(struct ib_qp *qp);
 
+/*
+ * Test hook: while @hold, @dev's TCP thread serves no connection (what it
+ * would have served it serves once released); its down() calls and the
+ * detaches go on.  0, -EINVAL (not a TCP device).
+ */
+int rdmarw__soft_tcp_hold(struct ib_device *dev, bool hold);
+
 #endif /* RDMARW_SOFT_TCP_H */
