@@ -72,6 +72,8 @@
 #define RX_BUDGET 16
 /* passes over a connection one owner runs while others ask for more */
 #define RX_PASSES 4
+/* connections an empty poll of a CQ serves at most */
+#define POLL_CONNS 4
 /* the payload being received goes straight to its sink (c->direct) */
 #define SINK_NONE 0
 #define SINK_WRITE 1
@@ -123,6 +125,8 @@ struct tcp_orq {
  * @batch: batches served (an epoll_wait each)
  * @stop: the thread must end
  * @hold: test hook: the thread serves no connection (rdmarw__soft_tcp_hold())
+ * @poll: pollers receive (profile.poll_rx on a device that is not threaded)
+ * @st: who received (soft_tcp_stats' order: poller bytes, FPDUs, thread's)
  * @conns: attached connections (soft_tcp.entry)
  * @grave: detached, not yet unreachable
  */
@@ -135,8 +139,34 @@ struct soft_tcp_dev {
 	u64 batch;
 	bool stop;
 	bool hold;
+	bool poll;
+	u64 st[4];
 	struct list_head conns;
 	struct list_head grave;
+};
+
+/**
+ * struct soft_tcp_cq - a CQ's TCP connections, for its pollers
+ * @lock: below; held to add, remove, rotate and count a poller only
+ * @conns: struct tcp_cq_link entries of the QPs with this send or recv CQ
+ * @n: their number
+ */
+struct soft_tcp_cq {
+	struct soft_spin lock;
+	struct list_head conns;
+	u32 n;
+};
+
+/**
+ * struct tcp_cq_link - a connection on one of its QP's CQs' lists
+ * @entry: in soft_tcp_cq.conns
+ * @c: the connection
+ * @cq: the list's owner, NULL when not on one
+ */
+struct tcp_cq_link {
+	struct list_head entry;
+	struct soft_tcp *c;
+	struct soft_tcp_cq *cq;
 };
 
 /**
@@ -154,6 +184,10 @@ struct soft_tcp {
 	void (*down)(void *ctx, enum soft_tcp_down why);
 	void *ctx;
 
+	/* the CQs' lists: their locks; @polling counted under them */
+	struct tcp_cq_link link[2];
+	int polling;
+
 	/* any thread: the receive side's owner (atomics) */
 	int rx_own;
 	bool rx_again;
@@ -161,6 +195,7 @@ struct soft_tcp {
 	bool detached;
 
 	/* the holder of rx_own */
+	bool rx_poll;
 	struct iwarp_rx rx;
 	u8 *rxb;
 	size_t rx_len;
@@ -831,7 +866,18 @@ static void irq_pump(struct soft_tcp *c)
 	}
 }
 
-/* ---- the device's thread: receive ---------------------------------------- */
+/* ---- the receive side's owner: receive ---------------------------------- */
+
+/* Count @bytes and @fpdus received by the owner (a poller or the thread). */
+static void rx_count(struct soft_tcp *c, u64 bytes, u64 fpdus)
+{
+	u64 *st = &c->td->st[c->rx_poll ? 0 : 2];
+
+	if (bytes)
+		soft_add(&st[0], bytes);
+	if (fpdus)
+		soft_add(&st[1], fpdus);
+}
 
 /* After the responder's answer @ret to a segment: finish the message; a
  * refusal has queued its TERMINATE. */
@@ -1353,6 +1399,7 @@ static void rx_parse(struct soft_tcp *c)
 			c->seg_len += (u32)n;
 			break;
 		case IWARP_RX_END:
+			rx_count(c, 0, 1);
 			rx_fpdu(c);
 			break;
 		default:
@@ -1381,6 +1428,8 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 		left = rdmarw__iwarp_rx_pay_left(&c->rx);
 		if (left && c->direct) {
 			r = sink_recv(c, left);
+			if (r > 0)
+				rx_count(c, (u64)r, 0);
 			if (c->failed)
 				return;
 			if (!c->direct)
@@ -1398,6 +1447,7 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 
 			r = recv(c->fd, p, left, MSG_DONTWAIT);
 			if (r > 0) {
+				rx_count(c, (u64)r, 0);
 				rdmarw__iwarp_rx_placed(&c->rx, p, (size_t)r,
 							&t);
 				c->seg_len += (u32)r;
@@ -1407,6 +1457,7 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 			r = recv(c->fd, c->rxb, RX_CAP, MSG_DONTWAIT);
 		}
 		if (r > 0) {
+			rx_count(c, (u64)r, 0);
 			c->rx_len = (size_t)r;
 		} else if (!r) {
 			/* in order: cut inside a frame, or between two */
@@ -1493,12 +1544,13 @@ static bool rx_release(struct soft_tcp *c)
  * at most RX_PASSES, then let go.  *@more: the budget ran out, or a pass
  * is still asked for: the caller makes sure the thread comes back.
  */
-static void rx_serve(struct soft_tcp *c, bool *more)
+static void rx_serve(struct soft_tcp *c, bool poller, bool *more)
 {
 	struct soft_tcp *outer = rx_mine;
 
 	rx_mine = c;
 	for (int i = 1;; i++) {
+		c->rx_poll = poller;
 		__atomic_store_n(&c->rx_again, false, __ATOMIC_SEQ_CST);
 		conn_run(c, more);
 		if (*more || i == RX_PASSES) {
@@ -1519,7 +1571,109 @@ static void td_serve(struct soft_tcp *c, bool *more)
 {
 	soft_store(&c->kicked, false);
 	if (rx_take(c))
-		rx_serve(c, more);
+		rx_serve(c, false, more);
+}
+
+/* ---- pollers (profile.poll_rx) ------------------------------------------- */
+
+/* The poller's pass over @c (counted in c->polling, its last touch of @c
+ * the decrement): its receive side if free; a budget spent or a pass
+ * still asked for goes to the thread. */
+static void poll_conn(struct soft_tcp *c)
+{
+	bool more = false;
+
+	if (!__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST)) {
+		rx_serve(c, true, &more);
+		if (more)
+			poke(c);
+	}
+	__atomic_sub_fetch(&c->polling, 1, __ATOMIC_RELEASE);
+}
+
+bool rdmarw__soft_tcp_poll(struct soft_cq *cq)
+{
+	struct soft_tcp_cq *p = soft_load(&cq->tcp);
+	u32 visits = POLL_CONNS;
+	bool ran = false;
+
+	for (u32 i = 0; i < visits; i++) {
+		struct tcp_cq_link *l = NULL;
+
+		soft_spin_lock(&p->lock);
+		if (p->n < visits)
+			visits = p->n;
+		if (i < visits) {
+			/* the oldest served goes last */
+			l = list_first_entry(&p->conns, struct tcp_cq_link,
+					     entry);
+			list_move_tail(&l->entry, &p->conns);
+			__atomic_add_fetch(&l->c->polling, 1, __ATOMIC_RELAXED);
+		}
+		soft_spin_unlock(&p->lock);
+		if (!l)
+			break;
+		poll_conn(l->c);
+		ran = true;
+	}
+	return ran;
+}
+
+/* The CQ's list, made at the first attach of a QP of it. */
+static struct soft_tcp_cq *tcp_cq_get(struct soft_cq *cq)
+{
+	struct soft_tcp_cq *p = soft_load(&cq->tcp), *old = NULL;
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	INIT_LIST_HEAD(&p->conns);
+	if (__atomic_compare_exchange_n(&cq->tcp, &old, p, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return p;
+	free(p);
+	return old;
+}
+
+void rdmarw__soft_tcp_cq_free(struct soft_cq *cq)
+{
+	free(cq->tcp);
+	cq->tcp = NULL;
+}
+
+/* Put @c on its QP's CQs' lists (they exist: tcp_cq_get()). */
+static void cq_link(struct soft_tcp *c)
+{
+	struct soft_cq *cq[2] = { soft_send_cq(c->qp), soft_recv_cq(c->qp) };
+
+	for (int k = 0; k < 2 && (!k || cq[1] != cq[0]); k++) {
+		struct tcp_cq_link *l = &c->link[k];
+
+		l->c = c;
+		l->cq = soft_load(&cq[k]->tcp);
+		soft_spin_lock(&l->cq->lock);
+		list_add_tail(&l->entry, &l->cq->conns);
+		l->cq->n++;
+		soft_spin_unlock(&l->cq->lock);
+	}
+}
+
+/* Take @c off its CQs' lists: no poller finds it after this. */
+static void cq_unlink(struct soft_tcp *c)
+{
+	for (int k = 0; k < 2; k++) {
+		struct tcp_cq_link *l = &c->link[k];
+
+		if (!l->cq)
+			continue;
+		soft_spin_lock(&l->cq->lock);
+		list_del_init(&l->entry);
+		l->cq->n--;
+		soft_spin_unlock(&l->cq->lock);
+		l->cq = NULL;
+	}
 }
 
 /* ---- the device's thread -------------------------------------------------- */
@@ -1645,6 +1799,7 @@ int rdmarw__soft_tcp_dev_start(struct soft_dev *sdev)
 	pthread_cond_init(&td->cond, NULL);
 	INIT_LIST_HEAD(&td->conns);
 	INIT_LIST_HEAD(&td->grave);
+	td->poll = sdev->profile.poll_rx && !sdev->profile.threaded;
 	if (td->epfd < 0 || td->evfd < 0 ||
 	    epoll_ctl(td->epfd, EPOLL_CTL_ADD, td->evfd, &ev)) {
 		ret = -errno;
@@ -1816,6 +1971,9 @@ int rdmarw__soft_tcp_attach(struct ib_qp *ibqp, const struct soft_tcp_conn *cc)
 	if (fl < 0 || fcntl(cc->fd, F_SETFL, fl | O_NONBLOCK))
 		return -EINVAL;
 	setsockopt(cc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (td->poll &&
+	    (!tcp_cq_get(soft_send_cq(qp)) || !tcp_cq_get(soft_recv_cq(qp))))
+		return -ENOMEM;
 	c = conn_alloc(qp, cc);
 	if (!c)
 		return -ENOMEM;
@@ -1830,6 +1988,8 @@ int rdmarw__soft_tcp_attach(struct ib_qp *ibqp, const struct soft_tcp_conn *cc)
 		/* the connection's ORD, as siw_qp_readq_init() */
 		soft_store(&qp->ord, (u8)(cc->ord > 255 ? 255 : cc->ord));
 		soft_store(&qp->tcp, c);
+		if (td->poll)
+			cq_link(c);
 		poke(c); /* bytes that came with the MPA exchange, the RTR */
 	}
 	td_unlock(td);
@@ -1849,6 +2009,13 @@ void rdmarw__soft_tcp_detach(struct soft_qp *qp)
 	if (!c)
 		return;
 	td = c->td;
+	/* pollers first: off the CQs' lists, then the passes begun end (not
+	 * when this thread is inside one: a handler called by it) */
+	cq_unlink(c);
+	soft_store(&c->detached, true);
+	if (rx_mine != c)
+		while (__atomic_load_n(&c->polling, __ATOMIC_ACQUIRE))
+			sched_yield();
 	td_lock(td);
 	c->gone = true;
 	c->gone_batch = td->batch;
@@ -1877,6 +2044,20 @@ void rdmarw__soft_tcp_free(struct soft_qp *qp)
 	conn_free_bufs(c);
 	if (!c->orphan)
 		free(c);
+}
+
+int rdmarw__soft_tcp_stats(struct ib_device *dev, struct soft_tcp_stats *out)
+{
+	struct soft_tcp_dev *td;
+
+	if (!dev || !out || !rdmarw__soft_is_tcp(dev))
+		return -EINVAL;
+	td = to_sdev(dev)->tcpd;
+	out->poll_bytes = soft_load(&td->st[0]);
+	out->poll_fpdus = soft_load(&td->st[1]);
+	out->thread_bytes = soft_load(&td->st[2]);
+	out->thread_fpdus = soft_load(&td->st[3]);
+	return 0;
 }
 
 int rdmarw__soft_tcp_hold(struct ib_device *dev, bool hold)
