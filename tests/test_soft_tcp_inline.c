@@ -402,6 +402,44 @@ static void test_fail_under_poller(void **state)
 	assert_int_equal(d.calls, 1);
 }
 
+/* Ping-pong SENDs by polling, the threads free, until the thread of side
+ * 1 stopped waiting for the connection's data (a poller serves it); then
+ * nobody polls, and a WRITE still lands: the thread waits for the data
+ * again within QUIET_MS and places it. */
+static void test_quiet_then_no_poller(void **state)
+{
+	struct soft_tcp_stats st;
+	struct side s[2];
+	int rounds = 0;
+
+	(void)state;
+	pair_init(s, true, 1);
+	rdmarw__soft_tcp_hold(s[0].dev, false);
+	rdmarw__soft_tcp_hold(s[1].dev, false);
+	for (time_t t0 = time(NULL);; rounds++) {
+		stats(&s[1], &st);
+		if (st.quiets)
+			break;
+		assert_true(time(NULL) - t0 < 120); /* hang guard */
+		post_recv(&s[1], 0, 100, 0, 64);
+		post_send(&s[0], 0, IB_WR_SEND, 1, 0, 64, NULL, 0);
+		expect(s, s[0].cq, 1, IB_WC_SEND, 0);
+		expect(s, s[1].cq, 100, IB_WC_RECV, 64);
+	}
+	memset(s[0].buf + 4096, 0xab, 512);
+	post_send(&s[0], 0, IB_WR_RDMA_WRITE, 2, 4096, 512, &s[1], 8192);
+	for (time_t t0 = time(NULL);
+	     __atomic_load_n(&s[1].buf[8192 + 511], __ATOMIC_ACQUIRE) !=
+	     0xab;) {
+		assert_true(time(NULL) - t0 < 120); /* hang guard */
+		sched_yield();
+	}
+	assert_memory_equal(s[1].buf + 8192, s[0].buf + 4096, 512);
+	stats(&s[1], &st);
+	assert_true(st.thread_fpdus >= 1);
+	pair_fini(s);
+}
+
 struct poller {
 	struct side *s;
 	bool stop;
@@ -467,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_many_qps_one_cq),
 		cmocka_unit_test(test_fail_under_poller),
 		cmocka_unit_test(test_detach_while_polling),
+		cmocka_unit_test(test_quiet_then_no_poller),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -201,6 +201,8 @@ int rdmarw__soft_req_notify_cq(struct ib_cq *ibcq,
 	/* Armed: its consumer waits for an event, not polling. */
 	if (soft_load(&cq->polled))
 		soft_store(&cq->polled, 0);
+	if (__builtin_expect(soft_load(&cq->tcp) != NULL, 0))
+		rdmarw__soft_tcp_armed(cq);
 	soft_spin_lock(&cq->lock);
 	cq->notify = flags & IB_CQ_SOLICITED_MASK;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)

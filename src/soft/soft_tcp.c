@@ -20,7 +20,11 @@
  *   that cannot take rx_own sets rx_again first, and the owner, after it
  *   let go, takes it again for another pass when rx_again is set (no edge
  *   of the epoll is lost while a poller owns the socket).  A poller never
- *   calls down(): it sets down_due and kicks the thread, which does;
+ *   calls down(): it sets down_due and kicks the thread, which does.
+ *   The thread steps aside while pollers serve: woken for a connection a
+ *   poller marked (polled), it turns that socket's data events off
+ *   (quiet) and looks again every QUIET_MS, or at once when the CQ is
+ *   armed (rearm, rdmarw__soft_tcp_armed());
  * - a CQ's list of its TCP QPs' connections (struct soft_tcp_cq): its
  *   spinlock, held to add, remove, rotate and try rx_own only; detach
  *   takes a connection off its lists, then waits for rx_own (one pass);
@@ -74,6 +78,12 @@
 #define RX_PASSES 4
 /* connections an empty poll of a CQ serves at most */
 #define POLL_CONNS 4
+/* how often the thread looks whether pollers still serve its quiet
+ * connections (epoll_wait()'s timeout while it has one), ms */
+#define QUIET_MS 1
+/* the socket events the thread waits for, and while pollers serve */
+#define EV_ALL (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+#define EV_QUIET (EPOLLRDHUP | EPOLLET)
 /* the payload being received goes straight to its sink (c->direct) */
 #define SINK_NONE 0
 #define SINK_WRITE 1
@@ -126,7 +136,9 @@ struct tcp_orq {
  * @stop: the thread must end
  * @hold: test hook: the thread serves no connection (rdmarw__soft_tcp_hold())
  * @poll: pollers receive (profile.poll_rx on a device that is not threaded)
- * @st: who received (soft_tcp_stats' order: poller bytes, FPDUs, thread's)
+ * @st: soft_tcp_stats' counters in its order
+ * @nquiet: connections whose data events are off (pollers serve them)
+ * @looked: when the thread last looked at them (CLOCK_MONOTONIC, ns)
  * @conns: attached connections (soft_tcp.entry)
  * @grave: detached, not yet unreachable
  */
@@ -140,7 +152,9 @@ struct soft_tcp_dev {
 	bool stop;
 	bool hold;
 	bool poll;
-	u64 st[4];
+	u64 st[5];
+	u32 nquiet;
+	u64 looked;
 	struct list_head conns;
 	struct list_head grave;
 };
@@ -191,6 +205,9 @@ struct soft_tcp {
 	/* any thread: the receive side's owner (atomics) */
 	int rx_own;
 	bool rx_again;
+	bool polled;
+	bool rearm;
+	bool quiet;
 	bool down_due;
 	bool detached;
 
@@ -1583,6 +1600,9 @@ static void poll_conn(struct soft_tcp *c)
 {
 	bool more = false;
 
+	/* a poller serves it: the thread may stop waking for its data */
+	if (!soft_load(&c->polled))
+		soft_store(&c->polled, true);
 	if (!__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST)) {
 		rx_serve(c, true, &more);
 		if (more)
@@ -1617,6 +1637,25 @@ bool rdmarw__soft_tcp_poll(struct soft_cq *cq)
 		ran = true;
 	}
 	return ran;
+}
+
+void rdmarw__soft_tcp_armed(struct soft_cq *cq)
+{
+	struct soft_tcp_cq *p = soft_load(&cq->tcp);
+	struct soft_tcp_dev *td = NULL;
+	struct tcp_cq_link *l;
+
+	soft_spin_lock(&p->lock);
+	list_for_each_entry(l, &p->conns, entry)
+	{
+		if (!soft_load(&l->c->quiet))
+			continue;
+		soft_store(&l->c->rearm, true);
+		td = l->c->td;
+	}
+	soft_spin_unlock(&p->lock);
+	if (td)
+		td_wake(td);
 }
 
 /* The CQ's list, made at the first attach of a QP of it. */
@@ -1673,6 +1712,79 @@ static void cq_unlink(struct soft_tcp *c)
 		l->cq->n--;
 		soft_spin_unlock(&l->cq->lock);
 		l->cq = NULL;
+	}
+}
+
+/* ---- the device's thread: connections pollers serve ---------------------- */
+
+static u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000u + (u64)ts.tv_nsec;
+}
+
+/*
+ * An event for @c, which a poller served since the thread last looked:
+ * the thread stops waiting for its data (NAPI's interrupts off while it
+ * polls) and leaves the poller a note to look again.  False: serve it.
+ */
+static bool td_quiet(struct soft_tcp_dev *td, struct soft_tcp *c)
+{
+	struct epoll_event ev = { .events = EV_QUIET, .data.ptr = c };
+
+	if (!td->poll || c->quiet ||
+	    !__atomic_exchange_n(&c->polled, false, __ATOMIC_SEQ_CST))
+		return false;
+	if (epoll_ctl(td->epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		return false;
+	soft_store(&c->quiet, true);
+	soft_add(&td->st[4], 1);
+	if (!td->nquiet++)
+		td->looked = mono_ns();
+	__atomic_store_n(&c->rx_again, true, __ATOMIC_SEQ_CST);
+	return true;
+}
+
+/* Wait for @c's data again, and serve it in this batch. */
+static void td_loud(struct soft_tcp_dev *td, struct soft_tcp *c)
+{
+	struct epoll_event ev = { .events = EV_ALL, .data.ptr = c };
+
+	/* a modify looks at the socket: what is there is reported */
+	epoll_ctl(td->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	soft_store(&c->quiet, false);
+	td->nquiet--;
+	soft_store(&c->kicked, true);
+}
+
+/*
+ * The quiet connections: one whose CQ was armed (its consumer waits for
+ * an event) waits for data again at once; every QUIET_MS, one no poller
+ * served since the last look does too.
+ */
+static void td_look(struct soft_tcp_dev *td)
+{
+	bool due = false;
+	struct soft_tcp *c;
+	u64 t;
+
+	if (!td->nquiet)
+		return;
+	t = mono_ns();
+	if (t - td->looked >= QUIET_MS * 1000000u) {
+		td->looked = t;
+		due = true;
+	}
+	list_for_each_entry(c, &td->conns, entry)
+	{
+		if (!c->quiet)
+			continue;
+		if (__atomic_exchange_n(&c->rearm, false, __ATOMIC_SEQ_CST) ||
+		    (due &&
+		     !__atomic_exchange_n(&c->polled, false, __ATOMIC_SEQ_CST)))
+			td_loud(td, c);
 	}
 }
 
@@ -1744,9 +1856,10 @@ static void td_batch(struct soft_tcp_dev *td, struct epoll_event *ev, int n)
 			continue;
 		if (hold)
 			soft_store(&c->kicked, true); /* served once released */
-		else
+		else if (!td_quiet(td, c))
 			td_serve(c, &more);
 	}
+	td_look(td);
 restart:
 	list_for_each_entry(c, &td->conns, entry)
 	{
@@ -1770,9 +1883,10 @@ static void *tcp_thread(void *arg)
 {
 	struct soft_tcp_dev *td = arg;
 	struct epoll_event ev[32];
+	int timeout = -1;
 
 	for (;;) {
-		int n = epoll_wait(td->epfd, ev, 32, -1);
+		int n = epoll_wait(td->epfd, ev, 32, timeout);
 
 		pthread_mutex_lock(&td->lock);
 		td->batch++;
@@ -1781,6 +1895,8 @@ static void *tcp_thread(void *arg)
 			return NULL;
 		}
 		td_batch(td, ev, n > 0 ? n : 0);
+		/* quiet connections: look at them again soon */
+		timeout = td->nquiet ? QUIET_MS : -1;
 		pthread_mutex_unlock(&td->lock);
 	}
 }
@@ -1944,9 +2060,7 @@ static struct soft_tcp *conn_alloc(struct soft_qp *qp,
 
 int rdmarw__soft_tcp_attach(struct ib_qp *ibqp, const struct soft_tcp_conn *cc)
 {
-	struct epoll_event ev = {
-		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-	};
+	struct epoll_event ev = { .events = EV_ALL };
 	struct soft_tcp_dev *td;
 	enum ib_qp_state state;
 	struct soft_qp *qp;
@@ -2017,6 +2131,8 @@ void rdmarw__soft_tcp_detach(struct soft_qp *qp)
 		while (__atomic_load_n(&c->polling, __ATOMIC_ACQUIRE))
 			sched_yield();
 	td_lock(td);
+	if (c->quiet)
+		td->nquiet--;
 	c->gone = true;
 	c->gone_batch = td->batch;
 	epoll_ctl(td->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -2057,6 +2173,7 @@ int rdmarw__soft_tcp_stats(struct ib_device *dev, struct soft_tcp_stats *out)
 	out->poll_fpdus = soft_load(&td->st[1]);
 	out->thread_bytes = soft_load(&td->st[2]);
 	out->thread_fpdus = soft_load(&td->st[3]);
+	out->quiets = soft_load(&td->st[4]);
 	return 0;
 }
 

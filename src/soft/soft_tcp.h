@@ -95,12 +95,15 @@ void rdmarw__soft_tcp_forget(struct ib_qp *qp);
  * @poll_fpdus: FPDUs whose end a poller received
  * @thread_bytes: bytes received by the device's thread
  * @thread_fpdus: FPDUs whose end the thread received
+ * @quiets: times the thread stopped waiting for a connection's data
+ *          because a poller served it
  */
 struct soft_tcp_stats {
 	u64 poll_bytes;
 	u64 poll_fpdus;
 	u64 thread_bytes;
 	u64 thread_fpdus;
+	u64 quiets;
 };
 
 /* @dev's counters since it was created: 0, -EINVAL (not a TCP device). */
