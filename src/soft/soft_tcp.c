@@ -1605,7 +1605,9 @@ static void poll_conn(struct soft_tcp *c)
 		soft_store(&c->polled, true);
 	if (!__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST)) {
 		rx_serve(c, true, &more);
-		if (more)
+		/* quiet, the thread looks within QUIET_MS whether a poller
+		 * still comes; else no edge may come for what is left */
+		if (more && !soft_load(&c->quiet))
 			poke(c);
 	}
 	__atomic_sub_fetch(&c->polling, 1, __ATOMIC_RELEASE);
