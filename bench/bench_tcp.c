@@ -15,7 +15,10 @@
  * round trip in microseconds.
  *
  *   bench-tcp [-o write|read] [-s bytes] [-n messages] [-q depth]
- *             [-p poll|thread|both] [-l]
+ *             [-p poll|thread|both] [-l [-b]]
+ *
+ * -b: the round trips' pollers spin without yielding (perftest does not
+ * yield); without it an empty poll yields, as the bandwidth runs' do.
  */
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
@@ -156,6 +159,9 @@ static void end_init(struct end *e, int fd, bool initiator, size_t len,
 	if (IS_ERR(e->mr))
 		die("mr", PTR_ERR(e->mr));
 }
+
+/* -b: round trips poll without yielding (perftest's ib_write_lat) */
+static bool busy;
 
 /* FPDUs received by pollers and by the devices' threads, this run */
 static u64 fpdus_poll, fpdus_thread;
@@ -336,16 +342,17 @@ struct pong {
  * this end's WRITE completions meanwhile. */
 static void wait_byte(struct end *e, size_t len, u8 v)
 {
-	while (__atomic_load_n(&e->buf[len - 1], __ATOMIC_ACQUIRE) != v) {
+	/* once at least: the Send Queue's slots come back when polled */
+	do {
 		struct ib_wc wc[16];
 		int r = ib_poll_cq(e->cq, 16, wc);
 
 		for (int i = 0; i < r; i++)
 			if (wc[i].status != IB_WC_SUCCESS)
 				die("completion", wc[i].status);
-		if (!r)
+		if (!r && !busy)
 			sched_yield();
-	}
+	} while (__atomic_load_n(&e->buf[len - 1], __ATOMIC_ACQUIRE) != v);
 }
 
 static void write_peer(struct pong *p, u8 v)
@@ -553,7 +560,7 @@ int main(int argc, char **argv)
 	int c;
 
 	/* K/M suffixes as the tools take them; a bad number is refused */
-	while (!why && (c = getopt(argc, argv, "o:s:n:q:p:l")) != -1) {
+	while (!why && (c = getopt(argc, argv, "o:s:n:q:p:lb")) != -1) {
 		if (c == 'o' &&
 		    (!strcmp(optarg, "read") || !strcmp(optarg, "write")))
 			read = !strcmp(optarg, "read");
@@ -577,6 +584,8 @@ int main(int argc, char **argv)
 			why = "must be poll, thread or both";
 		else if (c == 'l')
 			lat = true;
+		else if (c == 'b')
+			busy = true;
 		else if (c != 's' && c != 'n' && c != 'q')
 			why = "unknown option";
 	}
@@ -584,7 +593,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"bench-tcp: -%c %s: %s\nusage: bench-tcp [-o write|read] "
 			"[-s bytes] [-n messages] [-q depth (1-128)] "
-			"[-p poll|thread|both] [-l]\n",
+			"[-p poll|thread|both] [-l [-b]]\n",
 			optopt ? optopt : c, optarg ? optarg : "", why);
 		return 2;
 	}
