@@ -462,7 +462,10 @@ static void *poller_main(void *arg)
 	while (!__atomic_load_n(&p->stop, __ATOMIC_SEQ_CST)) {
 		struct ib_wc wc[8];
 
-		(void)ib_poll_cq(p->s[1].cq, 8, wc);
+		/* yields when empty: under valgrind, one thread runs at a
+		 * time */
+		if (ib_poll_cq(p->s[1].cq, 8, wc) <= 0)
+			sched_yield();
 		p->polls++;
 	}
 	return NULL;
@@ -473,7 +476,7 @@ static void *poller_main(void *arg)
 static void test_detach_while_polling(void **state)
 {
 	(void)state;
-	for (int round = 0; round < 20; round++) {
+	for (int round = 0; round < 10; round++) {
 		struct soft_tcp_stats st;
 		struct poller p = { 0 };
 		struct side s[2];
