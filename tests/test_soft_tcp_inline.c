@@ -449,6 +449,40 @@ static void test_quiet_then_no_poller(void **state)
 	pair_fini(s);
 }
 
+/* A consumer that polls its CQ empty and then arms it waits for an event:
+ * the device's thread receives what comes next at once (it does not turn
+ * the connection's events off because of that last poll). */
+static void test_armed_consumer(void **state)
+{
+	struct soft_tcp_stats st, before;
+	struct side s[2];
+	struct ib_wc wc;
+	int r = 0;
+
+	(void)state;
+	pair_init(s, true, 1);
+	rdmarw__soft_tcp_hold(s[0].dev, false);
+	rdmarw__soft_tcp_hold(s[1].dev, false);
+	post_recv(&s[1], 0, 100, 0, 64);
+	assert_int_equal(ib_poll_cq(s[1].cq, 1, &wc), 0);
+	assert_true(ib_req_notify_cq(s[1].cq, IB_CQ_NEXT_COMP) >= 0);
+	stats(&s[1], &before);
+	post_send(&s[0], 0, IB_WR_SEND, 1, 0, 64, NULL, 0);
+	for (time_t t0 = time(NULL);; sched_yield()) {
+		stats(&s[1], &st);
+		if (st.thread_fpdus > before.thread_fpdus)
+			break;
+		assert_true(time(NULL) - t0 < 120); /* hang guard */
+	}
+	assert_int_equal(st.quiets, before.quiets);
+	for (int i = 0; i < POLLS && !r; i++)
+		r = ib_poll_cq(s[1].cq, 1, &wc);
+	assert_int_equal(r, 1);
+	assert_int_equal(wc.wr_id, 100);
+	assert_int_equal(wc.status, IB_WC_SUCCESS);
+	pair_fini(s);
+}
+
 struct poller {
 	struct side *s;
 	bool stop;
@@ -518,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_fail_under_poller),
 		cmocka_unit_test(test_detach_while_polling),
 		cmocka_unit_test(test_quiet_then_no_poller),
+		cmocka_unit_test(test_armed_consumer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

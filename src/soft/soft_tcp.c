@@ -26,8 +26,9 @@
  *   (quiet) and looks again every QUIET_MS, or at once when the CQ is
  *   armed (rearm, rdmarw__soft_tcp_armed());
  * - a CQ's list of its TCP QPs' connections (struct soft_tcp_cq): its
- *   spinlock, held to add, remove, rotate and try rx_own only; detach
- *   takes a connection off its lists, then waits for rx_own (one pass);
+ *   spinlock, held to add, remove, rotate and count a poller (polling)
+ *   only; detach takes a connection off its lists, then waits until no
+ *   poller counts it (one pass);
  * - the QP's executor (the poster, or a progress thread): frames its
  *   requests (tcp_request());
  * - tx_lock: everything that goes on the socket (the transmit buffer,
@@ -1650,6 +1651,11 @@ void rdmarw__soft_tcp_armed(struct soft_cq *cq)
 	soft_spin_lock(&p->lock);
 	list_for_each_entry(l, &p->conns, entry)
 	{
+		/* its consumer stopped polling: the thread receives what
+		 * comes next (an event-driven consumer's polls end with an
+		 * arm, which must not leave the thread quiet) */
+		if (soft_load(&l->c->polled))
+			soft_store(&l->c->polled, false);
 		if (!soft_load(&l->c->quiet))
 			continue;
 		soft_store(&l->c->rearm, true);
