@@ -22,7 +22,8 @@
  *   of the epoll is lost while a poller owns the socket).  A poller never
  *   calls down(): it sets down_due and kicks the thread, which does.
  *   The thread steps aside while pollers serve: woken for a connection a
- *   poller marked (polled), it turns that socket's data events off
+ *   poller visited within POLL_FRESH_NS (polled_ns), it turns that
+ *   socket's data events off
  *   (quiet) and looks again every QUIET_MS, or at once when the CQ is
  *   armed (rearm, rdmarw__soft_tcp_armed());
  * - a CQ's list of its TCP QPs' connections (struct soft_tcp_cq): its
@@ -82,6 +83,10 @@
 /* how often the thread looks whether pollers still serve its quiet
  * connections (epoll_wait()'s timeout while it has one), ms */
 #define QUIET_MS 1
+/* a poller that visited a connection this recently (ns) is a busy one:
+ * the thread leaves the connection's data to it; a slower poller (one
+ * that sleeps or yields between polls) leaves it to the thread */
+#define POLL_FRESH_NS 50000u
 /* the socket events the thread waits for, and while pollers serve */
 #define EV_ALL (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
 #define EV_QUIET (EPOLLRDHUP | EPOLLET)
@@ -206,7 +211,7 @@ struct soft_tcp {
 	/* any thread: the receive side's owner (atomics) */
 	int rx_own;
 	bool rx_again;
-	bool polled;
+	u64 polled_ns;
 	bool rearm;
 	bool quiet;
 	bool down_due;
@@ -275,6 +280,14 @@ static __thread struct soft_tcp *rx_mine;
 static bool on_thread(const struct soft_tcp_dev *td)
 {
 	return pthread_equal(pthread_self(), td->thread);
+}
+
+static u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000u + (u64)ts.tv_nsec;
 }
 
 static void td_wake(struct soft_tcp_dev *td)
@@ -1602,8 +1615,7 @@ static void poll_conn(struct soft_tcp *c)
 	bool more = false;
 
 	/* a poller serves it: the thread may stop waking for its data */
-	if (!soft_load(&c->polled))
-		soft_store(&c->polled, true);
+	soft_store(&c->polled_ns, mono_ns());
 	if (!__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST)) {
 		rx_serve(c, true, &more);
 		/* quiet, the thread looks within QUIET_MS whether a poller
@@ -1654,8 +1666,8 @@ void rdmarw__soft_tcp_armed(struct soft_cq *cq)
 		/* its consumer stopped polling: the thread receives what
 		 * comes next (an event-driven consumer's polls end with an
 		 * arm, which must not leave the thread quiet) */
-		if (soft_load(&l->c->polled))
-			soft_store(&l->c->polled, false);
+		if (soft_load(&l->c->polled_ns))
+			soft_store(&l->c->polled_ns, 0);
 		if (!soft_load(&l->c->quiet))
 			continue;
 		soft_store(&l->c->rearm, true);
@@ -1725,25 +1737,25 @@ static void cq_unlink(struct soft_tcp *c)
 
 /* ---- the device's thread: connections pollers serve ---------------------- */
 
-static u64 mono_ns(void)
+/* Did a poller visit @c within @ns before @now (or after it)? */
+static bool polled_within(struct soft_tcp *c, u64 now, u64 ns)
 {
-	struct timespec ts;
+	u64 at = soft_load(&c->polled_ns);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000u + (u64)ts.tv_nsec;
+	return at && (s64)(now - at) < (s64)ns;
 }
 
 /*
- * An event for @c, which a poller served since the thread last looked:
- * the thread stops waiting for its data (NAPI's interrupts off while it
- * polls) and leaves the poller a note to look again.  False: serve it.
+ * An event for @c, which a poller visited within POLL_FRESH_NS: the thread
+ * stops waiting for its data (NAPI's interrupts off while it polls) and
+ * leaves the poller a note to look again.  False: serve it.
  */
 static bool td_quiet(struct soft_tcp_dev *td, struct soft_tcp *c)
 {
 	struct epoll_event ev = { .events = EV_QUIET, .data.ptr = c };
 
 	if (!td->poll || c->quiet ||
-	    !__atomic_exchange_n(&c->polled, false, __ATOMIC_SEQ_CST))
+	    !polled_within(c, mono_ns(), POLL_FRESH_NS))
 		return false;
 	if (epoll_ctl(td->epfd, EPOLL_CTL_MOD, c->fd, &ev))
 		return false;
@@ -1770,7 +1782,7 @@ static void td_loud(struct soft_tcp_dev *td, struct soft_tcp *c)
 /*
  * The quiet connections: one whose CQ was armed (its consumer waits for
  * an event) waits for data again at once; every QUIET_MS, one no poller
- * served since the last look does too.
+ * visited for QUIET_MS does too.
  */
 static void td_look(struct soft_tcp_dev *td)
 {
@@ -1790,8 +1802,7 @@ static void td_look(struct soft_tcp_dev *td)
 		if (!c->quiet)
 			continue;
 		if (__atomic_exchange_n(&c->rearm, false, __ATOMIC_SEQ_CST) ||
-		    (due &&
-		     !__atomic_exchange_n(&c->polled, false, __ATOMIC_SEQ_CST)))
+		    (due && !polled_within(c, t, QUIET_MS * 1000000u)))
 			td_loud(td, c);
 	}
 }
