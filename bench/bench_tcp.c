@@ -6,9 +6,19 @@
  * plain TCP socket pair moving the same bytes in the same run (the limit
  * here), and their ratio; and the CPU time (user and system, all
  * threads) each spent per MiB moved, which a loaded machine changes less
- * than the wall clock.
+ * than the wall clock.  Each end has a thread polling its CQ; with inline
+ * progress (profile.poll_rx, -p poll) the pollers receive, without it
+ * (-p thread) the devices' threads do; -p both (the default) runs both in
+ * the same run.  -l: round trips instead (perftest's ib_write_lat: each
+ * end WRITEs -s bytes into the other's buffer when the other's arrived,
+ * both polling), next to a socket pair's ping-pong; the median half
+ * round trip in microseconds.
  *
  *   bench-tcp [-o write|read] [-s bytes] [-n messages] [-q depth]
+ *             [-p poll|thread|both] [-l [-b]]
+ *
+ * -b: the round trips' pollers spin without yielding (perftest does not
+ * yield); without it an empty poll yields, as the bandwidth runs' do.
  */
 #include <rdmarw/ib_verbs.h>
 #include <rdmarw/soft.h>
@@ -87,7 +97,7 @@ static void tcp_pair(int fd[2])
 }
 
 static void end_init(struct end *e, int fd, bool initiator, size_t len,
-		     u32 depth)
+		     u32 depth, bool poll_rx)
 {
 	struct soft_profile p;
 	struct ib_qp_init_attr qa = {
@@ -110,6 +120,7 @@ static void end_init(struct end *e, int fd, bool initiator, size_t len,
 	if (soft_profile_get("siw", &p))
 		die("profile", 0);
 	p.tcp = true;
+	p.poll_rx = poll_rx;
 	e->f = soft_fabric_create();
 	e->dev = soft_device_create(e->f, NULL, &p);
 	if (IS_ERR(e->dev))
@@ -149,8 +160,20 @@ static void end_init(struct end *e, int fd, bool initiator, size_t len,
 		die("mr", PTR_ERR(e->mr));
 }
 
+/* -b: round trips poll without yielding (perftest's ib_write_lat) */
+static bool busy;
+
+/* FPDUs received by pollers and by the devices' threads, this run */
+static u64 fpdus_poll, fpdus_thread;
+
 static void end_fini(struct end *e)
 {
+	struct soft_tcp_stats st;
+
+	if (!rdmarw__soft_tcp_stats(e->dev, &st)) {
+		fpdus_poll += st.poll_fpdus;
+		fpdus_thread += st.thread_fpdus;
+	}
 	ib_dereg_mr(e->mr);
 	free(e->buf);
 	ib_destroy_qp(e->qp);
@@ -160,17 +183,49 @@ static void end_fini(struct end *e)
 	soft_fabric_destroy(e->f);
 }
 
-/* @n messages of @len bytes, @depth in flight, signaled each. */
-static double rdma_run(bool read, size_t len, u32 n, u32 depth)
+/* The target's poller: with inline progress, its polls receive. */
+struct target {
+	struct end *e;
+	bool stop;
+};
+
+static void *target_main(void *arg)
 {
-	struct end e[2];
-	u32 posted = 0, done = 0;
-	double t0, t1;
+	struct target *t = arg;
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		struct ib_wc wc[16];
+
+		int r = ib_poll_cq(t->e->cq, 16, wc);
+
+		if (r < 0)
+			die("target poll", r);
+		if (!r)
+			sched_yield(); /* a loaded machine: others' turn */
+	}
+	return NULL;
+}
+
+static void pair_init(struct end e[2], size_t len, u32 depth, bool poll_rx)
+{
 	int fd[2];
 
 	tcp_pair(fd);
-	end_init(&e[0], fd[0], true, len, depth);
-	end_init(&e[1], fd[1], false, len, depth);
+	end_init(&e[0], fd[0], true, len, depth, poll_rx);
+	end_init(&e[1], fd[1], false, len, depth, poll_rx);
+}
+
+/* @n messages of @len bytes, @depth in flight, signaled each. */
+static double rdma_run(bool read, size_t len, u32 n, u32 depth, bool poll_rx)
+{
+	struct end e[2];
+	struct target tg = { .e = &e[1] };
+	u32 posted = 0, done = 0;
+	double t0, t1;
+	pthread_t t;
+
+	pair_init(e, len, depth, poll_rx);
+	pthread_create(&t, NULL, target_main, &tg);
 	t0 = now();
 	while (done < n) {
 		struct ib_wc wc[16];
@@ -206,6 +261,8 @@ static double rdma_run(bool read, size_t len, u32 n, u32 depth)
 			sched_yield();
 	}
 	t1 = now();
+	__atomic_store_n(&tg.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
 	end_fini(&e[0]);
 	end_fini(&e[1]);
 	return (double)len * n / (t1 - t0);
@@ -270,18 +327,240 @@ static double socket_run(size_t len, u32 n)
 	return (double)len * n / (t1 - t0);
 }
 
+/* ---- round trips ---- */
+
+struct pong {
+	struct end *e;
+	struct end *peer;
+	size_t len;
+	u32 n;
+	bool first;
+	double *rtt;
+};
+
+/* Poll until the peer's WRITE number @v arrived (the last byte), reaping
+ * this end's WRITE completions meanwhile. */
+static void wait_byte(struct end *e, size_t len, u8 v)
+{
+	/* once at least: the Send Queue's slots come back when polled */
+	do {
+		struct ib_wc wc[16];
+		int r = ib_poll_cq(e->cq, 16, wc);
+
+		for (int i = 0; i < r; i++)
+			if (wc[i].status != IB_WC_SUCCESS)
+				die("completion", wc[i].status);
+		if (!r && !busy)
+			sched_yield();
+	} while (__atomic_load_n(&e->buf[len - 1], __ATOMIC_ACQUIRE) != v);
+}
+
+static void write_peer(struct pong *p, u8 v)
+{
+	struct ib_sge sge = { (uintptr_t)p->e->buf + p->len, (u32)p->len,
+			      p->e->mr->lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = (uintptr_t)p->peer->buf,
+		.rkey = p->peer->mr->rkey,
+	};
+	const struct ib_send_wr *bad;
+
+	memset(p->e->buf + p->len, v, p->len);
+	if (ib_post_send(p->e->qp, &wr.wr, &bad))
+		die("post", 0);
+}
+
+static void *pong_main(void *arg)
+{
+	struct pong *p = arg;
+
+	for (u32 i = 0; i < p->n; i++) {
+		u8 v = (u8)(i % 255 + 1);
+		double t0 = now();
+
+		if (p->first) {
+			write_peer(p, v);
+			wait_byte(p->e, p->len, v);
+			p->rtt[i] = now() - t0;
+		} else {
+			wait_byte(p->e, p->len, v);
+			write_peer(p, v);
+		}
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of @n round trips, halved, in microseconds. */
+static double half_median(double *rtt, u32 n)
+{
+	qsort(rtt, n, sizeof(*rtt), cmp_double);
+	return rtt[n / 2] / 2 * 1e6;
+}
+
+/* @n WRITE round trips of @len bytes between two ends polling. */
+static double rdma_lat(size_t len, u32 n, bool poll_rx)
+{
+	double *rtt = calloc(n, sizeof(*rtt)), us;
+	struct end e[2];
+	struct pong p[2];
+	pthread_t t;
+
+	if (!rtt)
+		die("buffer", -ENOMEM);
+	/* each end's buffer: [0, len) the peer writes, [len, 2 len) sent */
+	pair_init(e, 2 * len, 16, poll_rx);
+	memset(e[0].buf, 0, len);
+	memset(e[1].buf, 0, len);
+	for (int i = 0; i < 2; i++)
+		p[i] = (struct pong){ .e = &e[i],
+				      .peer = &e[!i],
+				      .len = len,
+				      .n = n,
+				      .first = !i,
+				      .rtt = rtt };
+	pthread_create(&t, NULL, pong_main, &p[1]);
+	pong_main(&p[0]);
+	pthread_join(t, NULL);
+	end_fini(&e[0]);
+	end_fini(&e[1]);
+	us = half_median(rtt, n);
+	free(rtt);
+	return us;
+}
+
+struct echo {
+	int fd;
+	size_t len;
+	u32 n;
+};
+
+static void xfer(int fd, u8 *buf, size_t len, bool out)
+{
+	for (size_t off = 0; off < len;) {
+		ssize_t r = out ? send(fd, buf + off, len - off, 0) :
+				  recv(fd, buf + off, len - off, 0);
+
+		if (r <= 0)
+			die(out ? "send" : "recv", errno);
+		off += (size_t)r;
+	}
+}
+
+static void *echo_main(void *arg)
+{
+	struct echo *e = arg;
+	u8 *buf = malloc(e->len);
+
+	for (u32 i = 0; buf && i < e->n; i++) {
+		xfer(e->fd, buf, e->len, false);
+		xfer(e->fd, buf, e->len, true);
+	}
+	free(buf);
+	return NULL;
+}
+
+/* The same round trips through a plain TCP socket pair (blocking). */
+static double socket_lat(size_t len, u32 n)
+{
+	double *rtt = calloc(n, sizeof(*rtt)), us;
+	u8 *buf = calloc(1, len);
+	struct echo e;
+	pthread_t t;
+	int fd[2], one = 1;
+
+	if (!rtt || !buf)
+		die("buffer", -ENOMEM);
+	tcp_pair(fd);
+	for (int i = 0; i < 2; i++)
+		setsockopt(fd[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	e = (struct echo){ .fd = fd[1], .len = len, .n = n };
+	pthread_create(&t, NULL, echo_main, &e);
+	for (u32 i = 0; i < n; i++) {
+		double t0 = now();
+
+		xfer(fd[0], buf, len, true);
+		xfer(fd[0], buf, len, false);
+		rtt[i] = now() - t0;
+	}
+	pthread_join(t, NULL);
+	close(fd[0]);
+	close(fd[1]);
+	us = half_median(rtt, n);
+	free(rtt);
+	free(buf);
+	return us;
+}
+
+/* The share of FPDUs pollers received since the last call, in percent. */
+static double polled_share(void)
+{
+	u64 all = fpdus_poll + fpdus_thread;
+	double share = all ? 100.0 * (double)fpdus_poll / (double)all : 0;
+
+	fpdus_poll = 0;
+	fpdus_thread = 0;
+	return share;
+}
+
+static void lat_main(size_t len, u32 n, int modes)
+{
+	double poll = 0, thread = 0, sock, share[2] = { 0 };
+
+	if (modes & 1) {
+		poll = rdma_lat(len, n, true);
+		share[0] = polled_share();
+	}
+	if (modes & 2) {
+		thread = rdma_lat(len, n, false);
+		share[1] = polled_share();
+	}
+	sock = socket_lat(len, n);
+	printf("WRITE round trip %zu B x %u, median half round trip: rdmarw "
+	       "tcp poll %.1f us, thread %.1f us, socket pair %.1f us; "
+	       "poll / socket %.2f, thread / socket %.2f; FPDUs received by "
+	       "pollers %.0f %% and %.0f %%\n",
+	       len, n, poll, thread, sock, poll / sock, thread / sock, share[0],
+	       share[1]);
+}
+
+/* FPDUs received by pollers, percent: inline progress on, off */
+static double share[2];
+
+/* One rdmarw run (inline progress @poll_rx) with its CPU time. */
+static double bw_one(bool read, size_t len, u32 n, u32 depth, bool poll_rx,
+		     double *cpu_ms)
+{
+	double c0 = cpu(), bw = rdma_run(read, len, n, depth, poll_rx);
+
+	*cpu_ms = (cpu() - c0) * 1e3 * (1 << 20) / ((double)len * n);
+	share[!poll_rx] = polled_share();
+	return bw;
+}
+
 int main(int argc, char **argv)
 {
 	size_t len = 1 << 20;
 	u32 n = 512, depth = 16;
-	bool read = false;
-	double rdma, sock, c0, c1, c2;
+	bool read = false, lat = false;
+	int modes = 3; /* 1 poll, 2 thread */
+	double bw[2] = { 0 }, ms[2] = { 0 }, sock, c1, c2;
 	const char *why = NULL;
 	u64 v;
 	int c;
 
 	/* K/M suffixes as the tools take them; a bad number is refused */
-	while (!why && (c = getopt(argc, argv, "o:s:n:q:")) != -1) {
+	while (!why && (c = getopt(argc, argv, "o:s:n:q:p:lb")) != -1) {
 		if (c == 'o' &&
 		    (!strcmp(optarg, "read") || !strcmp(optarg, "write")))
 			read = !strcmp(optarg, "read");
@@ -295,26 +574,47 @@ int main(int argc, char **argv)
 			n = (u32)v;
 		else if (c == 'q' && !(why = cli_parse_u64(optarg, 1, 128, &v)))
 			depth = (u32)v;
+		else if (c == 'p' && !strcmp(optarg, "poll"))
+			modes = 1;
+		else if (c == 'p' && !strcmp(optarg, "thread"))
+			modes = 2;
+		else if (c == 'p' && !strcmp(optarg, "both"))
+			modes = 3;
+		else if (c == 'p')
+			why = "must be poll, thread or both";
+		else if (c == 'l')
+			lat = true;
+		else if (c == 'b')
+			busy = true;
 		else if (c != 's' && c != 'n' && c != 'q')
 			why = "unknown option";
 	}
 	if (why) {
 		fprintf(stderr,
 			"bench-tcp: -%c %s: %s\nusage: bench-tcp [-o write|read] "
-			"[-s bytes] [-n messages] [-q depth (1-128)]\n",
+			"[-s bytes] [-n messages] [-q depth (1-128)] "
+			"[-p poll|thread|both] [-l [-b]]\n",
 			optopt ? optopt : c, optarg ? optarg : "", why);
 		return 2;
 	}
-	c0 = cpu();
-	rdma = rdma_run(read, len, n, depth);
+	if (lat) {
+		lat_main(len, n, modes);
+		return 0;
+	}
+	if (modes & 1)
+		bw[0] = bw_one(read, len, n, depth, true, &ms[0]);
+	if (modes & 2)
+		bw[1] = bw_one(read, len, n, depth, false, &ms[1]);
 	c1 = cpu();
 	sock = socket_run(len, n);
 	c2 = cpu();
-	printf("%s %zu B x %u, depth %u: rdmarw tcp %.1f MB/s, socket pair "
-	       "%.1f MB/s, ratio %.2f; CPU ms/MiB %.3f and %.3f, ratio %.2f\n",
-	       read ? "READ" : "WRITE", len, n, depth, rdma / 1e6, sock / 1e6,
-	       rdma / sock, (c1 - c0) * 1e3 * (1 << 20) / ((double)len * n),
-	       (c2 - c1) * 1e3 * (1 << 20) / ((double)len * n),
-	       (c2 - c1) / (c1 - c0));
+	c2 = (c2 - c1) * 1e3 * (1 << 20) / ((double)len * n);
+	printf("%s %zu B x %u, depth %u: rdmarw tcp poll %.1f MB/s, thread "
+	       "%.1f MB/s, socket pair %.1f MB/s; ratio poll %.2f, thread "
+	       "%.2f; CPU ms/MiB poll %.3f, thread %.3f, socket pair %.3f; "
+	       "FPDUs received by pollers %.0f %% and %.0f %%\n",
+	       read ? "READ" : "WRITE", len, n, depth, bw[0] / 1e6, bw[1] / 1e6,
+	       sock / 1e6, bw[0] / sock, bw[1] / sock, ms[0], ms[1], c2,
+	       share[0], share[1]);
 	return 0;
 }

@@ -60,6 +60,10 @@ struct soft_fabric;
  *       kernel's siw; the protocol must be RDMA_PROTOCOL_IWARP. Connections
  *       are made by the rdma_cm (rdma_connect(), rdma_accept()) on the
  *       device's addresses; soft_qp_connect() refuses such a QP (issue 28)
+ * @poll_rx: with @tcp and without @threaded, a thread whose ib_poll_cq()
+ *           finds a CQ empty receives from the sockets of that CQ's QPs
+ *           itself (inline progress); soft_profile_get() sets it; cleared,
+ *           the device's thread receives everything
  */
 struct soft_profile {
 	char name[16];
@@ -68,6 +72,7 @@ struct soft_profile {
 	bool iommu;
 	bool threaded;
 	bool tcp;
+	bool poll_rx;
 };
 
 /**

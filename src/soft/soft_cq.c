@@ -39,6 +39,7 @@ void rdmarw__soft_destroy_cq(struct ib_cq *ibcq)
 	struct soft_cq *cq = to_scq(ibcq);
 
 	free(cq->ring);
+	rdmarw__soft_tcp_cq_free(cq);
 	soft_sub(&to_sdev(ibcq->device)->stats.cqs, 1);
 }
 
@@ -144,9 +145,10 @@ poll_help(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
 
 /*
  * An empty CQ (lock held, dropped): a threaded device's poller helps
- * (poll_help()); on an iWARP profile whose zero-copy WQEs are held
- * (soft_zcopy.c), they go out -- the completion was seen -- and the CQ is
- * looked at once more.
+ * (poll_help()); on a TCP device with profile.poll_rx, the poller receives
+ * from the CQ's QPs' sockets itself (soft_tcp.c) and looks once more; on
+ * an iWARP profile whose zero-copy WQEs are held (soft_zcopy.c), they go
+ * out -- the completion was seen -- and the CQ is looked at once more.
  */
 static __attribute__((noinline)) int
 poll_empty(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
@@ -158,6 +160,11 @@ poll_empty(struct soft_cq *cq, int num_entries, struct ib_wc *wc)
 		n = poll_help(cq, num_entries, wc);
 	else
 		soft_spin_unlock(&cq->lock);
+	if (!n && soft_load(&cq->tcp) && rdmarw__soft_tcp_poll(cq)) {
+		soft_spin_lock(&cq->lock);
+		n = take(cq, num_entries, wc);
+		soft_spin_unlock(&cq->lock);
+	}
 	if (n || !soft_load(&f->zc_due))
 		return n;
 	rdmarw__soft_zc_run_due(f);
@@ -194,6 +201,8 @@ int rdmarw__soft_req_notify_cq(struct ib_cq *ibcq,
 	/* Armed: its consumer waits for an event, not polling. */
 	if (soft_load(&cq->polled))
 		soft_store(&cq->polled, 0);
+	if (__builtin_expect(soft_load(&cq->tcp) != NULL, 0))
+		rdmarw__soft_tcp_armed(cq);
 	soft_spin_lock(&cq->lock);
 	cq->notify = flags & IB_CQ_SOLICITED_MASK;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)

@@ -135,11 +135,13 @@ int soft_profile_get(const char *name, struct soft_profile *out)
 		*out = profile_siw;
 		snprintf(out->name, sizeof(out->name), "%s", name);
 		out->tcp = true;
+		out->poll_rx = true;
 		return 0;
 	}
 	for (i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
 		if (!strcmp(profiles[i]->name, name)) {
 			*out = *profiles[i];
+			out->poll_rx = true;
 			return 0;
 		}
 	}

@@ -261,6 +261,14 @@ void rdmarw__soft_tcp_drop(struct soft_qp *qp);
 void rdmarw__soft_tcp_detach(struct soft_qp *qp);
 /* Destroy, last (no executor runs): close the socket, free the buffers. */
 void rdmarw__soft_tcp_free(struct soft_qp *qp);
+/* A poller found @cq (cq->tcp set) empty: receive from some of its QPs'
+ * connections (at most 4, in turn).  True when it served one. */
+bool rdmarw__soft_tcp_poll(struct soft_cq *cq);
+/* @cq (cq->tcp set) was armed: its consumer waits for an event, so the
+ * device's thread waits for its connections' data again. */
+void rdmarw__soft_tcp_armed(struct soft_cq *cq);
+/* Destroy a CQ: its list of connections (empty by then) goes. */
+void rdmarw__soft_tcp_cq_free(struct soft_cq *cq);
 /* A TCP device's thread: start at creation, stop at destroy. */
 int rdmarw__soft_tcp_dev_start(struct soft_dev *sdev);
 void rdmarw__soft_tcp_dev_stop(struct soft_dev *sdev);

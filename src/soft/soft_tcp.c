@@ -8,12 +8,28 @@
  * path builds a packet per DDP segment and calls rdmarw__soft_rcv().
  *
  * Threads and what each owns:
- * - the device's thread (tcp_thread(), one per TCP device, epoll on its
- *   QPs' sockets, edge triggered): the whole receive side of each
- *   connection (rx, rxb, seg, rreq, bad_hdr, failed, why), the responder
- *   and the completer of a TCP QP for what arrives (under the QP's
- *   resp_rd read section), the IRQ's transmit (READ responses) and the
- *   drain of the transmit buffer when the socket has room again;
+ * - the receive side of a connection has one owner at a time, the holder
+ *   of rx_own (taken by exchange, never waited for): the device's thread
+ *   (tcp_thread(), one per TCP device, epoll on its QPs' sockets, edge
+ *   triggered) for an event or a kick, or, on an inline device with
+ *   profile.poll_rx, a poller whose CQ was empty (rdmarw__soft_tcp_poll(),
+ *   one pass).  The owner has the whole receive side (rx, rxb, seg, rr_*,
+ *   bad_hdr, failed, why), runs the responder and the completer of a TCP
+ *   QP for what arrives (under the QP's resp_rd read section), the IRQ's
+ *   transmit (READ responses) and the drain of the transmit buffer; one
+ *   that cannot take rx_own sets rx_again first, and the owner, after it
+ *   let go, takes it again for another pass when rx_again is set (no edge
+ *   of the epoll is lost while a poller owns the socket).  A poller never
+ *   calls down(): it sets down_due and kicks the thread, which does.
+ *   The thread steps aside while pollers serve: woken for a connection a
+ *   poller visited within POLL_FRESH_NS (polled_ns), it turns that
+ *   socket's data events off
+ *   (quiet) and looks again every QUIET_MS, or at once when the CQ is
+ *   armed (rearm, rdmarw__soft_tcp_armed());
+ * - a CQ's list of its TCP QPs' connections (struct soft_tcp_cq): its
+ *   spinlock, held to add, remove, rotate and count a poller (polling)
+ *   only; detach takes a connection off its lists, then waits until no
+ *   poller counts it (one pass);
  * - the QP's executor (the poster, or a progress thread): frames its
  *   requests (tcp_request());
  * - tx_lock: everything that goes on the socket (the transmit buffer,
@@ -23,9 +39,9 @@
  *   calls under it;
  * - tcp_dev.lock: the connection list, each connection's life (gone,
  *   unreachable, orphan, forgotten, in_down); never taken under tx_lock
- *   (kicked and drop are atomics, set from anywhere); the thread
- *   holds it while it serves a batch of events and drops it around the
- *   down() callback.
+ *   (kicked, drop, rx_again, down_due and detached are atomics, set from
+ *   anywhere); the thread holds it while it serves a batch of events and
+ *   drops it around the down() callback; pollers never take it.
  *
  * Bounded buffers, allocated at attach: the transmit buffer (TX_CAP; a
  * request that finds no room waits in the Send Queue, SOFT_RCV_STALL, and
@@ -60,6 +76,20 @@
 #define RD_MAX 1024u
 /* recv() calls per connection per batch before the others get a turn */
 #define RX_BUDGET 16
+/* passes over a connection one owner runs while others ask for more */
+#define RX_PASSES 4
+/* connections an empty poll of a CQ serves at most */
+#define POLL_CONNS 4
+/* how often the thread looks whether pollers still serve its quiet
+ * connections (epoll_wait()'s timeout while it has one), ms */
+#define QUIET_MS 1
+/* a poller that visited a connection this recently (ns) is a busy one:
+ * the thread leaves the connection's data to it; a slower poller (one
+ * that sleeps or yields between polls) leaves it to the thread */
+#define POLL_FRESH_NS 50000u
+/* the socket events the thread waits for, and while pollers serve */
+#define EV_ALL (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+#define EV_QUIET (EPOLLRDHUP | EPOLLET)
 /* the payload being received goes straight to its sink (c->direct) */
 #define SINK_NONE 0
 #define SINK_WRITE 1
@@ -110,6 +140,11 @@ struct tcp_orq {
  * @cond: a connection became unreachable, or a down() call returned
  * @batch: batches served (an epoll_wait each)
  * @stop: the thread must end
+ * @hold: test hook: the thread serves no connection (rdmarw__soft_tcp_hold())
+ * @poll: pollers receive (profile.poll_rx on a device that is not threaded)
+ * @st: soft_tcp_stats' counters in its order
+ * @nquiet: connections whose data events are off (pollers serve them)
+ * @looked: when the thread last looked at them (CLOCK_MONOTONIC, ns)
  * @conns: attached connections (soft_tcp.entry)
  * @grave: detached, not yet unreachable
  */
@@ -121,8 +156,37 @@ struct soft_tcp_dev {
 	pthread_cond_t cond;
 	u64 batch;
 	bool stop;
+	bool hold;
+	bool poll;
+	u64 st[5];
+	u32 nquiet;
+	u64 looked;
 	struct list_head conns;
 	struct list_head grave;
+};
+
+/**
+ * struct soft_tcp_cq - a CQ's TCP connections, for its pollers
+ * @lock: below; held to add, remove, rotate and count a poller only
+ * @conns: struct tcp_cq_link entries of the QPs with this send or recv CQ
+ * @n: their number
+ */
+struct soft_tcp_cq {
+	struct soft_spin lock;
+	struct list_head conns;
+	u32 n;
+};
+
+/**
+ * struct tcp_cq_link - a connection on one of its QP's CQs' lists
+ * @entry: in soft_tcp_cq.conns
+ * @c: the connection
+ * @cq: the list's owner, NULL when not on one
+ */
+struct tcp_cq_link {
+	struct list_head entry;
+	struct soft_tcp *c;
+	struct soft_tcp_cq *cq;
 };
 
 /**
@@ -140,7 +204,21 @@ struct soft_tcp {
 	void (*down)(void *ctx, enum soft_tcp_down why);
 	void *ctx;
 
-	/* the device's thread */
+	/* the CQs' lists: their locks; @polling counted under them */
+	struct tcp_cq_link link[2];
+	int polling;
+
+	/* any thread: the receive side's owner (atomics) */
+	int rx_own;
+	bool rx_again;
+	u64 polled_ns;
+	bool rearm;
+	bool quiet;
+	bool down_due;
+	bool detached;
+
+	/* the holder of rx_own */
+	bool rx_poll;
 	struct iwarp_rx rx;
 	u8 *rxb;
 	size_t rx_len;
@@ -196,9 +274,20 @@ struct soft_tcp {
 	u64 gone_batch;
 };
 
+/* the connection whose receive side this thread holds, if any */
+static __thread struct soft_tcp *rx_mine;
+
 static bool on_thread(const struct soft_tcp_dev *td)
 {
 	return pthread_equal(pthread_self(), td->thread);
+}
+
+static u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000u + (u64)ts.tv_nsec;
 }
 
 static void td_wake(struct soft_tcp_dev *td)
@@ -712,6 +801,11 @@ static void conn_fail(struct soft_tcp *c, enum soft_tcp_down why)
 	}
 	rdmarw__soft_qp_to_err(c->qp);
 	rdmarw__soft_qp_schedule(c->qp);
+	/* the thread calls down(), never a poller (it may be inside the
+	 * user's poll) */
+	soft_store(&c->down_due, true);
+	if (!on_thread(c->td))
+		td_wake(c->td);
 }
 
 /* A frame refused by the parser or the transport: TERMINATE with @t (or
@@ -803,7 +897,18 @@ static void irq_pump(struct soft_tcp *c)
 	}
 }
 
-/* ---- the device's thread: receive ---------------------------------------- */
+/* ---- the receive side's owner: receive ---------------------------------- */
+
+/* Count @bytes and @fpdus received by the owner (a poller or the thread). */
+static void rx_count(struct soft_tcp *c, u64 bytes, u64 fpdus)
+{
+	u64 *st = &c->td->st[c->rx_poll ? 0 : 2];
+
+	if (bytes)
+		soft_add(&st[0], bytes);
+	if (fpdus)
+		soft_add(&st[1], fpdus);
+}
 
 /* After the responder's answer @ret to a segment: finish the message; a
  * refusal has queued its TERMINATE. */
@@ -1325,6 +1430,7 @@ static void rx_parse(struct soft_tcp *c)
 			c->seg_len += (u32)n;
 			break;
 		case IWARP_RX_END:
+			rx_count(c, 0, 1);
 			rx_fpdu(c);
 			break;
 		default:
@@ -1353,6 +1459,8 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 		left = rdmarw__iwarp_rx_pay_left(&c->rx);
 		if (left && c->direct) {
 			r = sink_recv(c, left);
+			if (r > 0)
+				rx_count(c, (u64)r, 0);
 			if (c->failed)
 				return;
 			if (!c->direct)
@@ -1370,6 +1478,7 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 
 			r = recv(c->fd, p, left, MSG_DONTWAIT);
 			if (r > 0) {
+				rx_count(c, (u64)r, 0);
 				rdmarw__iwarp_rx_placed(&c->rx, p, (size_t)r,
 							&t);
 				c->seg_len += (u32)r;
@@ -1379,6 +1488,7 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 			r = recv(c->fd, c->rxb, RX_CAP, MSG_DONTWAIT);
 		}
 		if (r > 0) {
+			rx_count(c, (u64)r, 0);
 			c->rx_len = (size_t)r;
 		} else if (!r) {
 			/* in order: cut inside a frame, or between two */
@@ -1436,6 +1546,267 @@ static void conn_run(struct soft_tcp *c, bool *more)
 		rdmarw__soft_qp_schedule(c->qp);
 }
 
+/* ---- the receive side's owner ------------------------------------------- */
+
+/*
+ * Take @c's receive side, or leave its owner a note to run another pass:
+ * the note is set before the exchange, and the owner reads it after it let
+ * go, so one of the two sees the other (both sequentially consistent).
+ */
+static bool rx_take(struct soft_tcp *c)
+{
+	__atomic_store_n(&c->rx_again, true, __ATOMIC_SEQ_CST);
+	return !__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Let go; true when another pass was asked for and this thread took the
+ * receive side back for it. */
+static bool rx_release(struct soft_tcp *c)
+{
+	__atomic_store_n(&c->rx_own, 0, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&c->rx_again, __ATOMIC_SEQ_CST) ||
+	    soft_load(&c->detached))
+		return false;
+	return !__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Serve @c (its receive side taken) while someone asks for another pass,
+ * at most RX_PASSES, then let go.  *@more: the budget ran out, or a pass
+ * is still asked for: the caller makes sure the thread comes back.
+ */
+static void rx_serve(struct soft_tcp *c, bool poller, bool *more)
+{
+	struct soft_tcp *outer = rx_mine;
+
+	rx_mine = c;
+	for (int i = 1;; i++) {
+		c->rx_poll = poller;
+		__atomic_store_n(&c->rx_again, false, __ATOMIC_SEQ_CST);
+		conn_run(c, more);
+		if (*more || i == RX_PASSES) {
+			__atomic_store_n(&c->rx_own, 0, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&c->rx_again, __ATOMIC_SEQ_CST))
+				*more = true;
+			break;
+		}
+		if (!rx_release(c))
+			break;
+	}
+	rx_mine = outer;
+}
+
+/* The thread serves @c, unless its receive side is someone else's (who
+ * runs another pass then). */
+static void td_serve(struct soft_tcp *c, bool *more)
+{
+	soft_store(&c->kicked, false);
+	if (rx_take(c))
+		rx_serve(c, false, more);
+}
+
+/* ---- pollers (profile.poll_rx) ------------------------------------------- */
+
+/* The poller's pass over @c (counted in c->polling, its last touch of @c
+ * the decrement): its receive side if free; a budget spent or a pass
+ * still asked for goes to the thread. */
+static void poll_conn(struct soft_tcp *c)
+{
+	bool more = false;
+
+	/* a poller serves it: the thread may stop waking for its data */
+	soft_store(&c->polled_ns, mono_ns());
+	if (!__atomic_exchange_n(&c->rx_own, 1, __ATOMIC_SEQ_CST)) {
+		rx_serve(c, true, &more);
+		/* quiet, the thread looks within QUIET_MS whether a poller
+		 * still comes; else no edge may come for what is left */
+		if (more && !soft_load(&c->quiet))
+			poke(c);
+	}
+	__atomic_sub_fetch(&c->polling, 1, __ATOMIC_RELEASE);
+}
+
+bool rdmarw__soft_tcp_poll(struct soft_cq *cq)
+{
+	struct soft_tcp_cq *p = soft_load(&cq->tcp);
+	u32 visits = POLL_CONNS;
+	bool ran = false;
+
+	for (u32 i = 0; i < visits; i++) {
+		struct tcp_cq_link *l = NULL;
+
+		soft_spin_lock(&p->lock);
+		if (p->n < visits)
+			visits = p->n;
+		if (i < visits) {
+			/* the oldest served goes last */
+			l = list_first_entry(&p->conns, struct tcp_cq_link,
+					     entry);
+			list_move_tail(&l->entry, &p->conns);
+			__atomic_add_fetch(&l->c->polling, 1, __ATOMIC_RELAXED);
+		}
+		soft_spin_unlock(&p->lock);
+		if (!l)
+			break;
+		poll_conn(l->c);
+		ran = true;
+	}
+	return ran;
+}
+
+void rdmarw__soft_tcp_armed(struct soft_cq *cq)
+{
+	struct soft_tcp_cq *p = soft_load(&cq->tcp);
+	struct soft_tcp_dev *td = NULL;
+	struct tcp_cq_link *l;
+
+	soft_spin_lock(&p->lock);
+	list_for_each_entry(l, &p->conns, entry)
+	{
+		/* its consumer stopped polling: the thread receives what
+		 * comes next (an event-driven consumer's polls end with an
+		 * arm, which must not leave the thread quiet) */
+		if (soft_load(&l->c->polled_ns))
+			soft_store(&l->c->polled_ns, 0);
+		if (!soft_load(&l->c->quiet))
+			continue;
+		soft_store(&l->c->rearm, true);
+		td = l->c->td;
+	}
+	soft_spin_unlock(&p->lock);
+	if (td)
+		td_wake(td);
+}
+
+/* The CQ's list, made at the first attach of a QP of it. */
+static struct soft_tcp_cq *tcp_cq_get(struct soft_cq *cq)
+{
+	struct soft_tcp_cq *p = soft_load(&cq->tcp), *old = NULL;
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	INIT_LIST_HEAD(&p->conns);
+	if (__atomic_compare_exchange_n(&cq->tcp, &old, p, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return p;
+	free(p);
+	return old;
+}
+
+void rdmarw__soft_tcp_cq_free(struct soft_cq *cq)
+{
+	free(cq->tcp);
+	cq->tcp = NULL;
+}
+
+/* Put @c on its QP's CQs' lists (they exist: tcp_cq_get()). */
+static void cq_link(struct soft_tcp *c)
+{
+	struct soft_cq *cq[2] = { soft_send_cq(c->qp), soft_recv_cq(c->qp) };
+
+	for (int k = 0; k < 2 && (!k || cq[1] != cq[0]); k++) {
+		struct tcp_cq_link *l = &c->link[k];
+
+		l->c = c;
+		l->cq = soft_load(&cq[k]->tcp);
+		soft_spin_lock(&l->cq->lock);
+		list_add_tail(&l->entry, &l->cq->conns);
+		l->cq->n++;
+		soft_spin_unlock(&l->cq->lock);
+	}
+}
+
+/* Take @c off its CQs' lists: no poller finds it after this. */
+static void cq_unlink(struct soft_tcp *c)
+{
+	for (int k = 0; k < 2; k++) {
+		struct tcp_cq_link *l = &c->link[k];
+
+		if (!l->cq)
+			continue;
+		soft_spin_lock(&l->cq->lock);
+		list_del_init(&l->entry);
+		l->cq->n--;
+		soft_spin_unlock(&l->cq->lock);
+		l->cq = NULL;
+	}
+}
+
+/* ---- the device's thread: connections pollers serve ---------------------- */
+
+/* Did a poller visit @c within @ns before @now (or after it)? */
+static bool polled_within(struct soft_tcp *c, u64 now, u64 ns)
+{
+	u64 at = soft_load(&c->polled_ns);
+
+	return at && (s64)(now - at) < (s64)ns;
+}
+
+/*
+ * An event for @c, which a poller visited within POLL_FRESH_NS: the thread
+ * stops waiting for its data (NAPI's interrupts off while it polls) and
+ * leaves the poller a note to look again.  False: serve it.
+ */
+static bool td_quiet(struct soft_tcp_dev *td, struct soft_tcp *c)
+{
+	struct epoll_event ev = { .events = EV_QUIET, .data.ptr = c };
+
+	if (!td->poll || c->quiet ||
+	    !polled_within(c, mono_ns(), POLL_FRESH_NS))
+		return false;
+	if (epoll_ctl(td->epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		return false;
+	soft_store(&c->quiet, true);
+	soft_add(&td->st[4], 1);
+	if (!td->nquiet++)
+		td->looked = mono_ns();
+	__atomic_store_n(&c->rx_again, true, __ATOMIC_SEQ_CST);
+	return true;
+}
+
+/* Wait for @c's data again, and serve it in this batch. */
+static void td_loud(struct soft_tcp_dev *td, struct soft_tcp *c)
+{
+	struct epoll_event ev = { .events = EV_ALL, .data.ptr = c };
+
+	/* a modify looks at the socket: what is there is reported */
+	epoll_ctl(td->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	soft_store(&c->quiet, false);
+	td->nquiet--;
+	soft_store(&c->kicked, true);
+}
+
+/*
+ * The quiet connections: one whose CQ was armed (its consumer waits for
+ * an event) waits for data again at once; every QUIET_MS, one no poller
+ * visited for QUIET_MS does too.
+ */
+static void td_look(struct soft_tcp_dev *td)
+{
+	bool due = false;
+	struct soft_tcp *c;
+	u64 t;
+
+	if (!td->nquiet)
+		return;
+	t = mono_ns();
+	if (t - td->looked >= QUIET_MS * 1000000u) {
+		td->looked = t;
+		due = true;
+	}
+	list_for_each_entry(c, &td->conns, entry)
+	{
+		if (!c->quiet)
+			continue;
+		if (__atomic_exchange_n(&c->rearm, false, __ATOMIC_SEQ_CST) ||
+		    (due && !polled_within(c, t, QUIET_MS * 1000000u)))
+			td_loud(td, c);
+	}
+}
+
 /* ---- the device's thread -------------------------------------------------- */
 
 /* Tell the CM of each connection that ended, once (td->lock held, dropped
@@ -1449,7 +1820,7 @@ again:
 	{
 		void (*down)(void *ctx, enum soft_tcp_down why);
 
-		if (!c->failed || c->down_done)
+		if (!soft_load(&c->down_due) || c->down_done)
 			continue;
 		c->down_done = true;
 		down = c->forgotten ? NULL : c->down;
@@ -1488,8 +1859,8 @@ static bool td_bury(struct soft_tcp_dev *td)
 
 static void td_batch(struct soft_tcp_dev *td, struct epoll_event *ev, int n)
 {
+	bool again, more = false, hold = soft_load(&td->hold);
 	struct soft_tcp *c;
-	bool again, more = false;
 
 	for (int i = 0; i < n; i++) {
 		c = ev[i].data.ptr;
@@ -1502,15 +1873,17 @@ static void td_batch(struct soft_tcp_dev *td, struct epoll_event *ev, int n)
 		}
 		if (c->gone)
 			continue;
-		soft_store(&c->kicked, false);
-		conn_run(c, &more);
+		if (hold)
+			soft_store(&c->kicked, true); /* served once released */
+		else if (!td_quiet(td, c))
+			td_serve(c, &more);
 	}
+	td_look(td);
 restart:
 	list_for_each_entry(c, &td->conns, entry)
 	{
-		if (soft_load(&c->kicked)) {
-			soft_store(&c->kicked, false);
-			conn_run(c, &more);
+		if (!hold && soft_load(&c->kicked)) {
+			td_serve(c, &more);
 			goto restart;
 		}
 	}
@@ -1529,9 +1902,10 @@ static void *tcp_thread(void *arg)
 {
 	struct soft_tcp_dev *td = arg;
 	struct epoll_event ev[32];
+	int timeout = -1;
 
 	for (;;) {
-		int n = epoll_wait(td->epfd, ev, 32, -1);
+		int n = epoll_wait(td->epfd, ev, 32, timeout);
 
 		pthread_mutex_lock(&td->lock);
 		td->batch++;
@@ -1540,6 +1914,8 @@ static void *tcp_thread(void *arg)
 			return NULL;
 		}
 		td_batch(td, ev, n > 0 ? n : 0);
+		/* quiet connections: look at them again soon */
+		timeout = td->nquiet ? QUIET_MS : -1;
 		pthread_mutex_unlock(&td->lock);
 	}
 }
@@ -1558,6 +1934,7 @@ int rdmarw__soft_tcp_dev_start(struct soft_dev *sdev)
 	pthread_cond_init(&td->cond, NULL);
 	INIT_LIST_HEAD(&td->conns);
 	INIT_LIST_HEAD(&td->grave);
+	td->poll = sdev->profile.poll_rx && !sdev->profile.threaded;
 	if (td->epfd < 0 || td->evfd < 0 ||
 	    epoll_ctl(td->epfd, EPOLL_CTL_ADD, td->evfd, &ev)) {
 		ret = -errno;
@@ -1702,9 +2079,7 @@ static struct soft_tcp *conn_alloc(struct soft_qp *qp,
 
 int rdmarw__soft_tcp_attach(struct ib_qp *ibqp, const struct soft_tcp_conn *cc)
 {
-	struct epoll_event ev = {
-		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-	};
+	struct epoll_event ev = { .events = EV_ALL };
 	struct soft_tcp_dev *td;
 	enum ib_qp_state state;
 	struct soft_qp *qp;
@@ -1729,6 +2104,9 @@ int rdmarw__soft_tcp_attach(struct ib_qp *ibqp, const struct soft_tcp_conn *cc)
 	if (fl < 0 || fcntl(cc->fd, F_SETFL, fl | O_NONBLOCK))
 		return -EINVAL;
 	setsockopt(cc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (td->poll &&
+	    (!tcp_cq_get(soft_send_cq(qp)) || !tcp_cq_get(soft_recv_cq(qp))))
+		return -ENOMEM;
 	c = conn_alloc(qp, cc);
 	if (!c)
 		return -ENOMEM;
@@ -1743,6 +2121,8 @@ int rdmarw__soft_tcp_attach(struct ib_qp *ibqp, const struct soft_tcp_conn *cc)
 		/* the connection's ORD, as siw_qp_readq_init() */
 		soft_store(&qp->ord, (u8)(cc->ord > 255 ? 255 : cc->ord));
 		soft_store(&qp->tcp, c);
+		if (td->poll)
+			cq_link(c);
 		poke(c); /* bytes that came with the MPA exchange, the RTR */
 	}
 	td_unlock(td);
@@ -1762,7 +2142,16 @@ void rdmarw__soft_tcp_detach(struct soft_qp *qp)
 	if (!c)
 		return;
 	td = c->td;
+	/* pollers first: off the CQs' lists, then the passes begun end (not
+	 * when this thread is inside one: a handler called by it) */
+	cq_unlink(c);
+	soft_store(&c->detached, true);
+	if (rx_mine != c)
+		while (__atomic_load_n(&c->polling, __ATOMIC_ACQUIRE))
+			sched_yield();
 	td_lock(td);
+	if (c->quiet)
+		td->nquiet--;
 	c->gone = true;
 	c->gone_batch = td->batch;
 	epoll_ctl(td->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -1790,6 +2179,33 @@ void rdmarw__soft_tcp_free(struct soft_qp *qp)
 	conn_free_bufs(c);
 	if (!c->orphan)
 		free(c);
+}
+
+int rdmarw__soft_tcp_stats(struct ib_device *dev, struct soft_tcp_stats *out)
+{
+	struct soft_tcp_dev *td;
+
+	if (!dev || !out || !rdmarw__soft_is_tcp(dev))
+		return -EINVAL;
+	td = to_sdev(dev)->tcpd;
+	out->poll_bytes = soft_load(&td->st[0]);
+	out->poll_fpdus = soft_load(&td->st[1]);
+	out->thread_bytes = soft_load(&td->st[2]);
+	out->thread_fpdus = soft_load(&td->st[3]);
+	out->quiets = soft_load(&td->st[4]);
+	return 0;
+}
+
+int rdmarw__soft_tcp_hold(struct ib_device *dev, bool hold)
+{
+	struct soft_tcp_dev *td;
+
+	if (!dev || !rdmarw__soft_is_tcp(dev))
+		return -EINVAL;
+	td = to_sdev(dev)->tcpd;
+	soft_store(&td->hold, hold);
+	td_wake(td);
+	return 0;
 }
 
 void rdmarw__soft_tcp_drop(struct soft_qp *qp)

@@ -89,4 +89,31 @@ int rdmarw__soft_tcp_disconnect(struct ib_qp *qp);
 /* The CM lets go of @qp's connection: no call of @down after this. */
 void rdmarw__soft_tcp_forget(struct ib_qp *qp);
 
+/**
+ * struct soft_tcp_stats - who received on a TCP device's connections
+ * @poll_bytes: bytes received by pollers (profile.poll_rx)
+ * @poll_fpdus: FPDUs whose end a poller received
+ * @thread_bytes: bytes received by the device's thread
+ * @thread_fpdus: FPDUs whose end the thread received
+ * @quiets: times the thread stopped waiting for a connection's data
+ *          because a poller served it
+ */
+struct soft_tcp_stats {
+	u64 poll_bytes;
+	u64 poll_fpdus;
+	u64 thread_bytes;
+	u64 thread_fpdus;
+	u64 quiets;
+};
+
+/* @dev's counters since it was created: 0, -EINVAL (not a TCP device). */
+int rdmarw__soft_tcp_stats(struct ib_device *dev, struct soft_tcp_stats *out);
+
+/*
+ * Test hook: while @hold, @dev's TCP thread serves no connection (what it
+ * would have served it serves once released); its down() calls and the
+ * detaches go on.  0, -EINVAL (not a TCP device).
+ */
+int rdmarw__soft_tcp_hold(struct ib_device *dev, bool hold);
+
 #endif /* RDMARW_SOFT_TCP_H */

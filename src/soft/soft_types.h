@@ -57,6 +57,7 @@ struct soft_dev;
 struct soft_qp;
 struct soft_tcp;
 struct soft_tcp_dev;
+struct soft_tcp_cq;
 struct soft_cq;
 struct soft_mr;
 struct soft_sig_mr;
@@ -303,6 +304,9 @@ struct soft_cqe {
  * @helping: pollers running @help's Send Queue
  * @polled: a thread polled the CQ empty since it was last armed: a kick
  *          to @help need not wake the progress thread.  Not under @lock.
+ * @tcp: a TCP device with profile.poll_rx: the connections a poller that
+ *       finds the CQ empty receives from (soft_tcp.c); set once, from
+ *       NULL, at the first attach of a QP of this CQ.  Not under @lock.
  */
 struct soft_cq {
 	struct ib_cq ibcq;
@@ -317,6 +321,7 @@ struct soft_cq {
 	struct soft_qp *help;
 	u32 helping;
 	int polled;
+	struct soft_tcp_cq *tcp;
 };
 static_assert(offsetof(struct soft_cq, ibcq) == 0, "core struct first");
 
