@@ -142,6 +142,7 @@ struct tcp_orq {
  * @stop: the thread must end
  * @hold: test hook: the thread serves no connection (rdmarw__soft_tcp_hold())
  * @poll: pollers receive (profile.poll_rx on a device that is not threaded)
+ * @fresh_ns: a poller's visit this recent makes the thread step aside
  * @st: soft_tcp_stats' counters in its order
  * @nquiet: connections whose data events are off (pollers serve them)
  * @looked: when the thread last looked at them (CLOCK_MONOTONIC, ns)
@@ -158,6 +159,7 @@ struct soft_tcp_dev {
 	bool stop;
 	bool hold;
 	bool poll;
+	u64 fresh_ns;
 	u64 st[5];
 	u32 nquiet;
 	u64 looked;
@@ -1755,7 +1757,7 @@ static bool td_quiet(struct soft_tcp_dev *td, struct soft_tcp *c)
 	struct epoll_event ev = { .events = EV_QUIET, .data.ptr = c };
 
 	if (!td->poll || c->quiet ||
-	    !polled_within(c, mono_ns(), POLL_FRESH_NS))
+	    !polled_within(c, mono_ns(), soft_load(&td->fresh_ns)))
 		return false;
 	if (epoll_ctl(td->epfd, EPOLL_CTL_MOD, c->fd, &ev))
 		return false;
@@ -1935,6 +1937,7 @@ int rdmarw__soft_tcp_dev_start(struct soft_dev *sdev)
 	INIT_LIST_HEAD(&td->conns);
 	INIT_LIST_HEAD(&td->grave);
 	td->poll = sdev->profile.poll_rx && !sdev->profile.threaded;
+	td->fresh_ns = POLL_FRESH_NS;
 	if (td->epfd < 0 || td->evfd < 0 ||
 	    epoll_ctl(td->epfd, EPOLL_CTL_ADD, td->evfd, &ev)) {
 		ret = -errno;
@@ -2205,6 +2208,14 @@ int rdmarw__soft_tcp_hold(struct ib_device *dev, bool hold)
 	td = to_sdev(dev)->tcpd;
 	soft_store(&td->hold, hold);
 	td_wake(td);
+	return 0;
+}
+
+int rdmarw__soft_tcp_fresh(struct ib_device *dev, u64 ns)
+{
+	if (!dev || !rdmarw__soft_is_tcp(dev) || !ns)
+		return -EINVAL;
+	soft_store(&to_sdev(dev)->tcpd->fresh_ns, ns);
 	return 0;
 }
 

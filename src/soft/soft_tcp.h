@@ -116,4 +116,12 @@ int rdmarw__soft_tcp_stats(struct ib_device *dev, struct soft_tcp_stats *out);
  */
 int rdmarw__soft_tcp_hold(struct ib_device *dev, bool hold);
 
+/*
+ * Test hook: the thread steps aside for a connection a poller visited within
+ * @ns (POLL_FRESH_NS, 50 us, by default), so that a test reaches that state
+ * where the machine is too slow for the default (valgrind runs one thread at
+ * a time).  0, -EINVAL (not a TCP device, @ns 0).
+ */
+int rdmarw__soft_tcp_fresh(struct ib_device *dev, u64 ns);
+
 #endif /* RDMARW_SOFT_TCP_H */
