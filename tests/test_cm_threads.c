@@ -179,7 +179,8 @@ static void race(bool pull_link)
 	u64 seed = 7;
 	int i, left, tries, bad, calls;
 
-	cm_env_init(&env, cm_any("rxe"), true);
+	/* the fabric's link: pulling it is a fabric's race only */
+	cm_env_init(&env, pull_link ? "rxe" : cm_any("rxe"), true);
 	bad_events = 0;
 	handler_calls = 0;
 	established = 0;
@@ -207,7 +208,11 @@ static void race(bool pull_link)
 		assert_int_equal(rdma_resolve_addr(id, SA(src), SA(laddr), 100),
 				 0);
 		ts.tv_sec = 0;
-		ts.tv_nsec = (long)(soft_env_rand(&seed) % 400) * 1000;
+		/* up to 400 us; on TCP 20 ms, the MPA exchange's time, so
+		 * that some connections come up before their destroy */
+		ts.tv_nsec = (long)(soft_env_rand(&seed) %
+				    (cm_env_tcp() ? 20000 : 400)) *
+			     1000;
 		nanosleep(&ts, NULL);
 		rdma_destroy_id(id); /* at any point of the setup */
 		pthread_mutex_lock(&live_lock);
