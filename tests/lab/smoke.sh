@@ -18,12 +18,13 @@ has_dev() {
 	ibv_devinfo -l | grep -qw "$1"
 }
 
-# rping_pair ADDR COUNT: stock server and stock client, client verifies.
+# rping_pair ADDR COUNT: stock server and stock client, client verifies;
+# each bounded (a stock pair on 6.1's siw0 once hung the whole guest run).
 rping_pair() {
-	rping -s -a "$1" -C "$2" >/tmp/rping-s.log 2>&1 &
+	timeout 60 rping -s -a "$1" -C "$2" >/tmp/rping-s.log 2>&1 &
 	spid=$!
 	sleep 1
-	rping -c -a "$1" -V -C "$2" -v >/tmp/rping-c.log 2>&1
+	timeout 60 rping -c -a "$1" -V -C "$2" -v >/tmp/rping-c.log 2>&1
 	crc=$?
 	wait $spid
 	src=$?
