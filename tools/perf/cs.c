@@ -78,14 +78,13 @@ static bool hello_ok(const struct rdma_conn_param *cp)
 	return le32toh(h.magic) == CS_MAGIC && le16toh(h.version) == CS_VERSION;
 }
 
-/* The CM thread: record the event; the end's own thread acts on it. */
-static int cs_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+/*
+ * Record an event every end treats alike (@c->cm_lock held): resolution,
+ * ESTABLISHED, DISCONNECTED; anything else unexpected is the end's error.
+ * perftest.c's ends share it.
+ */
+void cs_cm_record(struct cs_conn *c, const struct rdma_cm_event *ev)
 {
-	struct cs_conn *c = id->context;
-	const struct rdma_conn_param *cp = &ev->param.conn;
-	int ret = 0;
-
-	pthread_mutex_lock(&c->cm_lock);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		c->ev_addr = true;
@@ -93,21 +92,7 @@ static int cs_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		c->ev_route = true;
 		break;
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		/* one client, of this program: others are rejected */
-		if (c->req || c->id || !hello_ok(cp)) {
-			ret = 1;
-			break;
-		}
-		memcpy(&c->peer, cp->private_data, sizeof(c->peer));
-		c->have_peer = true;
-		c->req = id;
-		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (!c->server && hello_ok(cp)) {
-			memcpy(&c->peer, cp->private_data, sizeof(c->peer));
-			c->have_peer = true;
-		}
 		c->up = true;
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
@@ -123,6 +108,34 @@ static int cs_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	}
 	pthread_cond_broadcast(&c->cm_cond);
+}
+
+/* The CM thread: record the event; the end's own thread acts on it. */
+static int cs_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct cs_conn *c = id->context;
+	const struct rdma_conn_param *cp = &ev->param.conn;
+	int ret = 0;
+
+	pthread_mutex_lock(&c->cm_lock);
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		/* one client, of this program: others are rejected */
+		if (c->req || c->id || !hello_ok(cp)) {
+			ret = 1;
+		} else {
+			memcpy(&c->peer, cp->private_data, sizeof(c->peer));
+			c->have_peer = true;
+			c->req = id;
+			pthread_cond_broadcast(&c->cm_cond);
+		}
+	} else {
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED && !c->server &&
+		    hello_ok(cp)) {
+			memcpy(&c->peer, cp->private_data, sizeof(c->peer));
+			c->have_peer = true;
+		}
+		cs_cm_record(c, ev);
+	}
 	pthread_mutex_unlock(&c->cm_lock);
 	return ret;
 }

@@ -219,6 +219,7 @@ static inline char *cs_dst(const struct cs_conn *c)
 
 /* cs.c, for lat.c */
 int cs_fail(struct cs_conn *c, const char *what, int err);
+void cs_cm_record(struct cs_conn *c, const struct rdma_cm_event *ev);
 int cs_poll(struct cs_conn *c);
 int cs_post_rw(struct cs_conn *c, struct cs_io *io, enum dma_data_direction dir,
 	       u64 size);

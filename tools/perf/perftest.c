@@ -86,29 +86,7 @@ static int pt_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		return pt_request(c, id);
 	pthread_mutex_lock(&c->cm_lock);
-	switch (ev->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		c->ev_addr = true;
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		c->ev_route = true;
-		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		c->up = true;
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		c->down = true;
-		break;
-	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-		break;
-	default:
-		if (!c->cm_err) {
-			c->cm_err = ev->status < 0 ? ev->status : -ECONNREFUSED;
-			c->cm_what = rdma_event_msg(ev->event);
-		}
-		break;
-	}
-	pthread_cond_broadcast(&c->cm_cond);
+	cs_cm_record(c, ev);
 	pthread_mutex_unlock(&c->cm_lock);
 	return 0;
 }
