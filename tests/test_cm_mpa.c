@@ -20,6 +20,7 @@
 #include "cm_env.h"
 #include "cm/cm.h"
 #include "iwarp/iwarp.h"
+#include "soft/soft_tcp.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -446,6 +447,108 @@ static void test_data_moves(void **state)
 	(void)state;
 }
 
+/*
+ * After rdma_disconnect() nothing more goes out: iw_cm moves the QP to SQD
+ * (siw: CLOSING) inside the call, so a WRITE and a receive posted after it
+ * are refused with -ENOTCONN, as siw_post_send()/siw_post_receive() do;
+ * once the connection's end moved the QP to ERR a post is flushed.  The
+ * client's TCP thread is held (rdmarw__soft_tcp_hold()) so that the close
+ * it was asked for has not run yet when the test posts: before the SQD
+ * move the WRITE was accepted and reached the peer.  The peer's memory
+ * keeps every byte it had and the peer completes nothing but flushes.
+ */
+static void test_post_after_disconnect(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	u8 wsrc[100], rbuf[32], guard[160];
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+	struct ib_mr *wsmr, *rmr;
+	struct ib_sge sge, wsge;
+	struct ib_recv_wr rwr = { .wr_id = 21, .sg_list = &sge, .num_sge = 1 };
+	struct ib_rdma_wr wwr = { .wr = { .wr_id = 20,
+					  .sg_list = &wsge,
+					  .num_sge = 1,
+					  .opcode = IB_WR_RDMA_WRITE,
+					  .send_flags = IB_SEND_SIGNALED } };
+	const struct ib_recv_wr *bad_rwr = NULL;
+	const struct ib_send_wr *bad_wr = NULL;
+	struct ib_qp_attr rts = { .qp_state = IB_QPS_RTS };
+	struct ib_wc wc;
+	int flushed = 0;
+
+	NEED_TCP();
+	l = listener(SA(la));
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	child = connect_accept_hook(c, post_recvs);
+	memset(wsrc, 0x5c, sizeof(wsrc));
+	wsmr = ib_reg_user_mr(t.pd[0], (uintptr_t)wsrc, sizeof(wsrc),
+			      (uintptr_t)wsrc, 0);
+	assert_false(IS_ERR(wsmr));
+	rmr = ib_reg_user_mr(t.pd[0], (uintptr_t)rbuf, sizeof(rbuf),
+			     (uintptr_t)rbuf, IB_ACCESS_LOCAL_WRITE);
+	assert_false(IS_ERR(rmr));
+	sge = (struct ib_sge){ .addr = (uintptr_t)rbuf,
+			       .length = sizeof(rbuf),
+			       .lkey = rmr->lkey };
+	wsge = (struct ib_sge){ .addr = (uintptr_t)wsrc,
+				.length = sizeof(wsrc),
+				.lkey = wsmr->lkey };
+	wwr.remote_addr = (uintptr_t)sink.wbuf + 16;
+	wwr.rkey = sink.wmr->rkey;
+
+	assert_int_equal(rdmarw__soft_tcp_hold(t.dev[0], true), 0);
+	assert_int_equal(rdma_disconnect(c), 0);
+	assert_int_equal(soft_env_state(c->qp), IB_QPS_SQD);
+	assert_int_equal(ib_post_send(c->qp, &wwr.wr, &bad_wr), -ENOTCONN);
+	assert_ptr_equal(bad_wr, &wwr.wr);
+	assert_int_equal(ib_post_recv(c->qp, &rwr, &bad_rwr), -ENOTCONN);
+	assert_ptr_equal(bad_rwr, &rwr);
+	/* siw's CLOSING goes nowhere but down */
+	assert_int_equal(ib_modify_qp(c->qp, &rts, IB_QP_STATE), -ECONNABORTED);
+	assert_int_equal(soft_env_state(c->qp), IB_QPS_SQD);
+	assert_int_equal(rdmarw__soft_tcp_hold(t.dev[0], false), 0);
+
+	wait_ev(c, RDMA_CM_EVENT_DISCONNECTED);
+	wait_ev(child, RDMA_CM_EVENT_DISCONNECTED);
+	cm_qp_state(c->qp, IB_QPS_ERR);
+	cm_qp_state(child->qp, IB_QPS_ERR);
+	/* nothing of ours completes: the refused WRs were never queued */
+	assert_int_equal(ib_poll_cq(t.cq[0], 1, &wc), 0);
+	/* the peer: its two receives flushed, its memory as it was */
+	while (ib_poll_cq(t.cq[1], 1, &wc) == 1) {
+		assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
+		flushed++;
+	}
+	assert_int_equal(flushed, 2);
+	memset(guard, 0xee, sizeof(guard));
+	assert_memory_equal(sink.wbuf, guard, sizeof(sink.wbuf));
+	assert_memory_equal(sink.rbuf, guard, sizeof(sink.rbuf));
+	/* in ERR a post is flushed, as siw in ERROR */
+	assert_int_equal(ib_post_send(c->qp, &wwr.wr, &bad_wr), 0);
+	poll_wc(t.cq[0], &wc);
+	assert_int_equal(wc.wr_id, 20);
+	assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(ib_post_recv(c->qp, &rwr, &bad_rwr), 0);
+	poll_wc(t.cq[0], &wc);
+	assert_int_equal(wc.wr_id, 21);
+	assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
+	assert_memory_equal(sink.wbuf, guard, sizeof(sink.wbuf));
+
+	rdma_destroy_qp(child);
+	rdma_destroy_qp(c);
+	assert_int_equal(ib_dereg_mr(wsmr), 0);
+	assert_int_equal(ib_dereg_mr(rmr), 0);
+	assert_int_equal(ib_dereg_mr(sink.rmr), 0);
+	assert_int_equal(ib_dereg_mr(sink.wmr), 0);
+	rdma_destroy_id(child);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	(void)state;
+}
+
 static void test_connect_v6_passive_disconnects(void **state)
 {
 	struct sockaddr_in6 la = cm_in6("::1", 0);
@@ -859,6 +962,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_established, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_post_after_disconnect,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unanswered_child_destroyed,
 						setup, teardown),

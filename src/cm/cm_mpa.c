@@ -1154,8 +1154,15 @@ static int mpa_disconnect(struct cm_id_priv *p, bool was_up, bool *qp_err)
 		return 0;
 	rdmarw__cm_unlock();
 	pthread_mutex_lock(&p->qp_lock);
-	if (p->id.qp)
+	if (p->id.qp) {
+		struct ib_qp_attr a = { .qp_state = IB_QPS_SQD };
+
+		/* iw_cm_disconnect(): the QP to SQD first (siw: CLOSING), so
+		 * that nothing posted from now on goes out; it is ERR (not
+		 * RTS) if the connection already ended */
+		(void)ib_modify_qp(p->id.qp, &a, IB_QP_STATE);
 		ret = rdmarw__soft_tcp_disconnect(p->id.qp);
+	}
 	pthread_mutex_unlock(&p->qp_lock);
 	rdmarw__cm_lock();
 	if (ret && p->mpa == m && !m->down) {

@@ -592,6 +592,9 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	enum ib_qp_state next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	int ret;
 
+	/* siw: CLOSING (our SQD on TCP) goes nowhere but down */
+	if (cur == IB_QPS_SQD && next == IB_QPS_RTS && qp->dev->tcpd)
+		return -ECONNABORTED;
 	/* A TCP device's QP has no peer on the fabric: its connection is
 	 * attached by the CM (rdmarw__soft_tcp_attach()). */
 	if (cur == IB_QPS_INIT && next == IB_QPS_RTR && !qp->dev->tcpd) {
@@ -612,6 +615,10 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		rdmarw__soft_qp_to_err(qp);
 		qp_err_barrier(qp);
 		rdmarw__soft_xmit_kick(qp);
+	} else if (next == IB_QPS_SQD && cur == IB_QPS_RTS) {
+		/* siw: SQD is CLOSING, which drops the connection; what the
+		 * Send Queue holds flushes when it is down (QP in ERR) */
+		rdmarw__soft_tcp_drop(qp);
 	} else if (next == IB_QPS_RTS && cur != IB_QPS_RTS) {
 		ret = rdmarw__qp_move(ibqp, IB_QPS_RTS, mask, NULL);
 		if (ret)
@@ -766,6 +773,23 @@ static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 	}
 }
 
+/*
+ * Whether a QP outside RTS takes WRs: not before RTS (-EINVAL, as rxe); not
+ * on a TCP device's QP in SQD, which is siw's CLOSING (rdma_disconnect()
+ * asked for the close): -ENOTCONN, as siw_post_send()/siw_post_receive().
+ * SQD elsewhere queues, SQE and ERR flush.  @send: the Send Queue's rule.
+ */
+static __attribute__((noinline)) int
+post_state(struct soft_qp *qp, enum ib_qp_state state, bool send)
+{
+	if (state == IB_QPS_RESET ||
+	    (send && (state == IB_QPS_INIT || state == IB_QPS_RTR)))
+		return -EINVAL;
+	if (state == IB_QPS_SQD && qp->dev->tcpd)
+		return -ENOTCONN;
+	return 0;
+}
+
 int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad_wr)
 {
@@ -776,10 +800,12 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	bool mine;
 	u64 len;
 
-	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
-	    state == IB_QPS_RTR) {
-		*bad_wr = wr;
-		return -EINVAL;
+	if (__builtin_expect(state != IB_QPS_RTS, 0)) {
+		ret = post_state(qp, state, true);
+		if (ret) {
+			*bad_wr = wr;
+			return ret;
+		}
 	}
 	soft_spin_lock(&qp->sq_lock);
 	for (; wr; wr = wr->next) {
@@ -840,11 +866,15 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			   const struct ib_recv_wr **bad_wr)
 {
 	struct soft_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state state = soft_qp_state(qp);
 	int ret = 0;
 
-	if (soft_qp_state(qp) == IB_QPS_RESET) {
-		*bad_wr = wr;
-		return -EINVAL;
+	if (state == IB_QPS_RESET || state == IB_QPS_SQD) {
+		ret = post_state(qp, state, false);
+		if (ret) {
+			*bad_wr = wr;
+			return ret;
+		}
 	}
 	soft_spin_lock(&qp->rq_lock);
 	for (; wr; wr = wr->next) {
