@@ -362,6 +362,21 @@ static void expect_wc(struct ib_cq *cq, u64 wr_id, enum ib_wc_opcode op)
 }
 
 /* SEND/RECV, WRITE and READ with exact bytes over the connection. */
+/* The end of a test with sink's MRs: QPs, @mr (NULL-ended), sink, ids. */
+static void data_fini(struct rdma_cm_id *l, struct rdma_cm_id *c,
+		      struct rdma_cm_id *child, struct ib_mr **mr)
+{
+	rdma_destroy_qp(child);
+	rdma_destroy_qp(c);
+	for (; *mr; mr++)
+		assert_int_equal(ib_dereg_mr(*mr), 0);
+	assert_int_equal(ib_dereg_mr(sink.rmr), 0);
+	assert_int_equal(ib_dereg_mr(sink.wmr), 0);
+	rdma_destroy_id(child);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+}
+
 static void test_data_moves(void **state)
 {
 	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
@@ -434,16 +449,7 @@ static void test_data_moves(void **state)
 	assert_memory_equal(rsink, guard, 4);
 	assert_memory_equal(rsink + 124, guard, sizeof(rsink) - 124);
 	disconnect_from(c, child);
-	rdma_destroy_qp(child);
-	rdma_destroy_qp(c);
-	assert_int_equal(ib_dereg_mr(smr), 0);
-	assert_int_equal(ib_dereg_mr(wsmr), 0);
-	assert_int_equal(ib_dereg_mr(rmr), 0);
-	assert_int_equal(ib_dereg_mr(sink.rmr), 0);
-	assert_int_equal(ib_dereg_mr(sink.wmr), 0);
-	rdma_destroy_id(child);
-	rdma_destroy_id(c);
-	rdma_destroy_id(l);
+	data_fini(l, c, child, (struct ib_mr *[]){ smr, wsmr, rmr, NULL });
 	(void)state;
 }
 
@@ -537,15 +543,7 @@ static void test_post_after_disconnect(void **state)
 	assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
 	assert_memory_equal(sink.wbuf, guard, sizeof(sink.wbuf));
 
-	rdma_destroy_qp(child);
-	rdma_destroy_qp(c);
-	assert_int_equal(ib_dereg_mr(wsmr), 0);
-	assert_int_equal(ib_dereg_mr(rmr), 0);
-	assert_int_equal(ib_dereg_mr(sink.rmr), 0);
-	assert_int_equal(ib_dereg_mr(sink.wmr), 0);
-	rdma_destroy_id(child);
-	rdma_destroy_id(c);
-	rdma_destroy_id(l);
+	data_fini(l, c, child, (struct ib_mr *[]){ wsmr, rmr, NULL });
 	(void)state;
 }
 
