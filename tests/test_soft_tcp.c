@@ -556,6 +556,22 @@ static void test_reads_in_flight(void **state)
 		expect_empty(p.s[0].cq);
 	}
 	guards_intact(&dst);
+	/*
+	 * A WRITE's completion says the source may be reused, not that the
+	 * peer placed it: the last WRITE went after the last READ.  A READ
+	 * behind it is answered after the peer placed it (in order).
+	 */
+	{
+		struct ib_sge ds = sge_of(&dst, 0, LEN);
+
+		assert_int_equal(
+			post_send(p.s[0].qp, IB_WR_RDMA_READ, 999, &ds, 1,
+				  (uintptr_t)at(&wdst) + (size_t)(N - 1) * LEN,
+				  wdst.mr->rkey),
+			0);
+		expect_wc(p.s[0].cq, 999, IB_WC_SUCCESS, IB_WC_RDMA_READ, LEN);
+		assert_memory_equal(at(&dst), at(&wsrc), LEN);
+	}
 	for (int k = 0; k < N; k++)
 		assert_memory_equal(at(&wdst) + (size_t)k * LEN, at(&wsrc),
 				    LEN);
@@ -2085,7 +2101,7 @@ static void test_attach_refusals(void **state)
 	close(fd[1]);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attach_refusals),
@@ -2116,5 +2132,7 @@ int main(void)
 		cmocka_unit_test(test_peer_killed),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]); /* one test, by name */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
