@@ -642,22 +642,19 @@ void cs_close(struct cs_conn *c)
 	pthread_cond_destroy(&c->cm_cond);
 }
 
-/* Resolve, set up and connect to @dst (from @src, or any address). */
-static int cs_connect(struct cs_conn *c, const struct sockaddr *src,
-		      const struct sockaddr *dst)
+int cs_resolve(struct cs_conn *c, rdma_cm_event_handler handler,
+	       const struct sockaddr *src, const struct sockaddr *dst)
 {
-	struct rdma_conn_param cp;
-	struct cs_hello h;
 	int ret;
 
-	c->id = rdma_create_id(&init_net, cs_cm_event, c, RDMA_PS_TCP,
-			       IB_QPT_RC);
+	c->id = rdma_create_id(&init_net, handler, c, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(c->id)) {
 		ret = (int)PTR_ERR(c->id);
 		c->id = NULL;
 		return cs_fail(c, "rdma_create_id", ret);
 	}
-	ret = rdma_resolve_addr(c->id, (struct sockaddr *)src, dst, 5000);
+	ret = rdma_resolve_addr(c->id, (struct sockaddr *)src,
+				(struct sockaddr *)dst, 5000);
 	if (ret)
 		return cs_fail(c, "rdma_resolve_addr", ret);
 	ret = cs_wait(c, &c->ev_addr, CS_WAIT_S, "address resolution");
@@ -666,7 +663,39 @@ static int cs_connect(struct cs_conn *c, const struct sockaddr *src,
 	ret = rdma_resolve_route(c->id, 5000);
 	if (ret)
 		return cs_fail(c, "rdma_resolve_route", ret);
-	ret = cs_wait(c, &c->ev_route, CS_WAIT_S, "route resolution");
+	return cs_wait(c, &c->ev_route, CS_WAIT_S, "route resolution");
+}
+
+int cs_listen(struct cs_conn *c, rdma_cm_event_handler handler,
+	      const struct sockaddr *addr, int backlog)
+{
+	int ret;
+
+	c->listen_id =
+		rdma_create_id(&init_net, handler, c, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(c->listen_id)) {
+		ret = (int)PTR_ERR(c->listen_id);
+		c->listen_id = NULL;
+		return cs_fail(c, "rdma_create_id", ret);
+	}
+	ret = rdma_bind_addr(c->listen_id, (struct sockaddr *)addr);
+	if (ret)
+		return cs_fail(c, "rdma_bind_addr", ret);
+	ret = rdma_listen(c->listen_id, backlog);
+	if (ret)
+		return cs_fail(c, "rdma_listen", ret);
+	return 0;
+}
+
+/* Resolve, set up and connect to @dst (from @src, or any address). */
+static int cs_connect(struct cs_conn *c, const struct sockaddr *src,
+		      const struct sockaddr *dst)
+{
+	struct rdma_conn_param cp;
+	struct cs_hello h;
+	int ret;
+
+	ret = cs_resolve(c, cs_cm_event, src, dst);
 	if (!ret)
 		ret = cs_setup(c, c->o->size_max);
 	if (ret)
@@ -694,19 +723,9 @@ static int cs_accept(struct cs_conn *c, const struct sockaddr *addr,
 	struct cs_hello h;
 	int ret;
 
-	c->listen_id = rdma_create_id(&init_net, cs_cm_event, c, RDMA_PS_TCP,
-				      IB_QPT_RC);
-	if (IS_ERR(c->listen_id)) {
-		ret = (int)PTR_ERR(c->listen_id);
-		c->listen_id = NULL;
-		return cs_fail(c, "rdma_create_id", ret);
-	}
-	ret = rdma_bind_addr(c->listen_id, (struct sockaddr *)addr);
+	ret = cs_listen(c, cs_cm_event, addr, 1);
 	if (ret)
-		return cs_fail(c, "rdma_bind_addr", ret);
-	ret = rdma_listen(c->listen_id, 1);
-	if (ret)
-		return cs_fail(c, "rdma_listen", ret);
+		return ret;
 	if (listening)
 		__atomic_store_n(listening, true, __ATOMIC_RELEASE);
 	if (c->tab && perf_out_table())

@@ -242,6 +242,15 @@ void cs_init(struct cs_conn *c, const struct perf_opts *o, bool server,
 void cs_close(struct cs_conn *c);
 /* Wait until *@flag, an error event, or @secs (0: no bound). */
 int cs_wait(struct cs_conn *c, const bool *flag, int secs, const char *what);
+/*
+ * A connecting end's id on @c, events to @handler, resolved to @dst (from
+ * @src, or any address) and its route; each step bounded.  0 or reported.
+ */
+int cs_resolve(struct cs_conn *c, rdma_cm_event_handler handler,
+	       const struct sockaddr *src, const struct sockaddr *dst);
+/* A listening id on @c, events to @handler, bound to @addr.  0 or reported. */
+int cs_listen(struct cs_conn *c, rdma_cm_event_handler handler,
+	      const struct sockaddr *addr, int backlog);
 /* The QP on @c->id, CQ, buffers of two areas of @area bytes, receives. */
 int cs_setup(struct cs_conn *c, u64 area);
 /* Register @len bytes at @p for the local DMA key on an ibv device. */

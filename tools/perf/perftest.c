@@ -471,23 +471,7 @@ static int pt_data_connect_once(struct pt_session *s,
 	struct rdma_conn_param cp;
 	int ret;
 
-	c->id = rdma_create_id(&init_net, pt_cm_event, c, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(c->id)) {
-		ret = (int)PTR_ERR(c->id);
-		c->id = NULL;
-		return cs_fail(c, "rdma_create_id", ret);
-	}
-	ret = rdma_resolve_addr(c->id, NULL, (struct sockaddr *)dst, 5000);
-	if (ret)
-		return cs_fail(c, "rdma_resolve_addr", ret);
-	ret = cs_wait(c, &c->ev_addr, 30, "address resolution");
-	if (ret)
-		return ret;
-	ret = rdma_resolve_route(c->id, 5000);
-	if (ret)
-		return cs_fail(c, "rdma_resolve_route", ret);
-	ret = cs_wait(c, &c->ev_route, 30, "route resolution");
+	ret = cs_resolve(c, pt_cm_event, NULL, dst);
 	if (!ret)
 		ret = cs_setup(c, pt_area(s));
 	if (ret)
@@ -551,23 +535,7 @@ static int pt_comm_connect(struct pt_session *s, const struct sockaddr *dst)
 	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
 	int ret;
 
-	c->id = rdma_create_id(&init_net, pt_cm_event, c, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(c->id)) {
-		ret = (int)PTR_ERR(c->id);
-		c->id = NULL;
-		return cs_fail(c, "rdma_create_id", ret);
-	}
-	ret = rdma_resolve_addr(c->id, NULL, (struct sockaddr *)dst, 5000);
-	if (ret)
-		return cs_fail(c, "rdma_resolve_addr", ret);
-	ret = cs_wait(c, &c->ev_addr, 30, "address resolution");
-	if (ret)
-		return ret;
-	ret = rdma_resolve_route(c->id, 5000);
-	if (ret)
-		return cs_fail(c, "rdma_resolve_route", ret);
-	ret = cs_wait(c, &c->ev_route, 30, "route resolution");
+	ret = cs_resolve(c, pt_cm_event, NULL, dst);
 	if (!ret)
 		ret = pt_comm_setup(s);
 	if (ret)
@@ -584,18 +552,9 @@ static int pt_comm_accept(struct pt_session *s, const struct sockaddr *addr)
 	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
 	int ret;
 
-	c->listen_id = rdma_create_id(&init_net, pt_cm_event, c, RDMA_PS_TCP,
-				      IB_QPT_RC);
-	if (IS_ERR(c->listen_id)) {
-		ret = (int)PTR_ERR(c->listen_id);
-		c->listen_id = NULL;
-		return cs_fail(c, "rdma_create_id", ret);
-	}
-	ret = rdma_bind_addr(c->listen_id, (struct sockaddr *)addr);
-	if (!ret)
-		ret = rdma_listen(c->listen_id, 2);
+	ret = cs_listen(c, pt_cm_event, addr, 2);
 	if (ret)
-		return cs_fail(c, "rdma_bind_addr/rdma_listen", ret);
+		return ret;
 	if (perf_out_table()) {
 		printf("# rdmarw-perf --perftest: server: waiting for "
 		       "perftest's client (ib_%s_%s -R) on port %u\n",
