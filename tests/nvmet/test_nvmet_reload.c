@@ -11,7 +11,9 @@
 #include "nvmet_env.h"
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 
 #define NS_SIZE (4u << 20)
@@ -670,6 +672,105 @@ static void test_reload_remove_ns_io_threaded(void **state)
 	remove_ns_under_io(true);
 }
 
+/* How many of this process's descriptors are open on @path. */
+static unsigned int fds_on(const char *path)
+{
+	char target[PATH_MAX];
+	unsigned int n = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	ssize_t len;
+
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		len = readlinkat(dirfd(dir), d->d_name, target,
+				 sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += !strcmp(target, path);
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * A namespace removed while both I/O queues are idle: each queue has
+ * looked it up (its view of the namespaces holds it), then nothing runs.
+ * The reload still closes it (its file is no longer open) and frees it:
+ * the removal's grace period does not wait for a command that an idle
+ * queue would never run (nvmet_subsys_ns_sync()).
+ */
+static void remove_ns_idle(bool threaded)
+{
+	static struct nv_env e;
+	static char path[64];
+	struct nvmet_target_opts o;
+	u8 w[4096], r[4096];
+	char why[256];
+	unsigned int q;
+	u16 st = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/nvmet-idle-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, NS_SIZE), 0);
+	close(fd);
+	opts_ns(&o, 0x1);
+	o.ns[1].type = NVMET_BACKEND_FILE;
+	o.ns[1].path = path;
+	env_start(&e, &o, threaded);
+	for (q = 1; q <= 2; q++) {
+		struct nvmeh_request rq;
+
+		nv_fill(w, sizeof(w), q);
+		memset(&rq, 0, sizeof(rq));
+		rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+			nvme_cmd_write;
+		nvme_put_le32(
+			rq.sqe + offsetof(struct nvme_common_command, nsid), 2);
+		nvme_put_le64(
+			rq.sqe + offsetof(struct nvme_common_command, cdw10),
+			8 * q);
+		nvme_put_le32(
+			rq.sqe + offsetof(struct nvme_common_command, cdw12),
+			7);
+		rq.data = w;
+		rq.data_len = sizeof(w);
+		rq.write = true;
+		assert_int_equal(nvmeh_exec(e.c, q, &rq), 0);
+		assert_int_equal(rq.error, 0);
+		assert_int_equal(rq.status, 0);
+	}
+	/* namespace 1 on queue 1 too: the view is in use until now */
+	nv_fill(w, sizeof(w), 7);
+	assert_int_equal(ns_rw(e.c, 1, true, 0, 8, w, NULL), 0);
+	assert_true(fds_on(path) >= 1);
+	opts_ns(&o, 0x1);
+	assert_int_equal(reload(&e, &o, why), 0);
+	assert_int_equal(fds_on(path), 0); /* closed, not left open */
+	assert_int_equal(ns_rw(e.c, 2, false, 8, 8, r, &st),
+			 NVME_SC_INVALID_NS);
+	assert_true(st & NVME_SC_DNR);
+	assert_int_equal(ns_rw(e.c, 1, false, 0, 8, r, NULL), 0);
+	assert_memory_equal(w, r, sizeof(w));
+	nv_env_fini(&e);
+	unlink(path);
+}
+
+static void test_reload_remove_ns_idle(void **state)
+{
+	(void)state;
+	remove_ns_idle(false);
+}
+
+static void test_reload_remove_ns_idle_threaded(void **state)
+{
+	(void)state;
+	remove_ns_idle(true);
+}
+
 /* ---- hosts and subsystems ------------------------------------------------------------ */
 
 static bool wait_dead(struct nvmeh_ctrl *c)
@@ -1206,6 +1307,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_reload_remove_ns_io,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_ns_io_threaded,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_reload_remove_ns_idle,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_reload_remove_ns_idle_threaded,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_host, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_subsystems, nv_teardown),
