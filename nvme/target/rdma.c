@@ -1055,14 +1055,19 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 	} else {
 		/* the command's receive first (nvmet_rdma_repost_recv()) */
 		nvmet_rdma_repost_recv_locked(rsp);
+		/*
+		 * Before the post: once posted, the SEND may complete and
+		 * the slot be taken again on the CQ thread at once.
+		 */
+		rsp->posted_send = true;
 		if (rsp->n_rdma)
 			ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num,
 					       NULL, &rsp->send_wr);
 		else
 			ret = ib_post_send(queue->qp, &rsp->send_wr, NULL);
+		if (ret)
+			rsp->posted_send = false;
 	}
-	if (!ret)
-		rsp->posted_send = true;
 	spin_unlock(&queue->state_lock);
 	if (ret) {
 		if (ret != -ESHUTDOWN)
