@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -83,6 +84,7 @@ bool nvmet_req_init(struct nvmet_req *req, struct nvmet_cq *cq,
 	req->sq = sq;
 	req->ops = ops;
 	req->ns = NULL;
+	req->ns_users = NULL;
 	req->execute = NULL;
 	req->transfer_len = 0;
 	req->error_loc = 0xffff;
@@ -122,9 +124,12 @@ fail:
 
 void nvmet_req_uninit(struct nvmet_req *req)
 {
-	if (req->ns)
+	if (req->ns && req->ns_users) /* from a view: nvmet_req_find_ns() */
+		__atomic_sub_fetch(req->ns_users, 1, __ATOMIC_RELEASE);
+	else if (req->ns)
 		nvmet_put_namespace(req->ns);
 	req->ns = NULL;
+	req->ns_users = NULL;
 }
 
 /* The data length the SGL gave must be exactly what the command moves. */
@@ -224,16 +229,151 @@ void nvmet_put_namespace(struct nvmet_ns *ns)
 		complete(&ns->released);
 }
 
+/*
+ * The lookup of a command's namespace (the kernel's nvmet_req_find_ns():
+ * an xarray read under RCU and a percpu_ref get).  No store shared by two
+ * queues: the command reads its queue's current view (struct
+ * nvmet_ns_cache) and counts itself in that view's @users, a line of its
+ * own queue's.  It counts itself first, then checks that the view was read
+ * at the subsystem's current generation (both sequentially consistent):
+ * a removal moves the generation first and then reads @users
+ * (nvmet_subsys_ns_sync()), so either the removal sees this user and
+ * waits for it, or this command sees the new generation and does not use
+ * the view.  The view's generation is read again after its slot (a
+ * seqlock's check): a view being filled again reads 0 or a newer one.
+ */
+static struct nvmet_ns_view *nvmet_ns_view_get(struct nvmet_sq *sq,
+					       struct nvmet_subsys *subsys)
+{
+	struct nvmet_ns_cache *c = &sq->nsc;
+	struct nvmet_ns_view *v;
+	u64 gen;
+
+	v = &c->view[__atomic_load_n(&c->cur, __ATOMIC_RELAXED) & 1];
+	__atomic_add_fetch(&v->users, 1, __ATOMIC_SEQ_CST);
+	gen = __atomic_load_n(&subsys->ns_gen, __ATOMIC_SEQ_CST);
+	if (likely(__atomic_load_n(&v->gen, __ATOMIC_ACQUIRE) == gen))
+		return v;
+	__atomic_sub_fetch(&v->users, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Fill the view that is not current with @subsys's slots and make it
+ * current, if no request uses it any more (ns_lock held: one filler at a
+ * time).  Readers that took it before see generation 0 while it changes.
+ */
+static void nvmet_ns_view_fill(struct nvmet_sq *sq, struct nvmet_subsys *subsys)
+{
+	struct nvmet_ns_cache *c = &sq->nsc;
+	u32 next = (__atomic_load_n(&c->cur, __ATOMIC_RELAXED) + 1) & 1;
+	struct nvmet_ns_view *v = &c->view[next];
+	u32 k;
+
+	if (!c->subsys) {
+		c->subsys = subsys;
+		list_add_tail(&c->entry, &subsys->ns_caches);
+	}
+	if (__atomic_load_n(&v->users, __ATOMIC_SEQ_CST))
+		return; /* its requests still run: next time */
+	__atomic_store_n(&v->gen, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (k = 0; k < NVMET_MAX_NAMESPACES; k++)
+		__atomic_store_n(&v->ns[k], subsys->ns[k], __ATOMIC_RELAXED);
+	__atomic_store_n(&v->gen,
+			 __atomic_load_n(&subsys->ns_gen, __ATOMIC_RELAXED),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&c->cur, next, __ATOMIC_RELAXED);
+}
+
+/* @nsid's namespace in view @v (counted there), or NULL: try elsewhere. */
+static struct nvmet_ns *nvmet_ns_view_find(struct nvmet_ns_view *v, u32 nsid)
+{
+	struct nvmet_ns *ns;
+	u64 gen = __atomic_load_n(&v->gen, __ATOMIC_RELAXED);
+
+	ns = __atomic_load_n(&v->ns[nsid - 1], __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (unlikely(__atomic_load_n(&v->gen, __ATOMIC_RELAXED) != gen))
+		return NULL;
+	return ns;
+}
+
+/*
+ * Find @nsid for @req: from its queue's view when one is ready (then
+ * @req->ns_users counts it); otherwise, and for an NSID the view has no
+ * namespace for, under the lock with a reference, filling the other view
+ * for the next commands on the way.
+ */
 u16 nvmet_req_find_ns(struct nvmet_req *req)
 {
 	u32 nsid = le32_to_cpu(req->cmd->common.nsid);
+	struct nvmet_subsys *subsys = req->sq->ctrl->subsys;
+	struct nvmet_ns_view *v;
 
-	req->ns = nvmet_find_get_ns(req->sq->ctrl->subsys, nsid);
-	if (unlikely(!req->ns)) {
-		req->error_loc = offsetof(struct nvme_common_command, nsid);
-		return NVME_SC_INVALID_NS | NVME_SC_DNR;
+	req->ns_users = NULL;
+	req->ns = NULL;
+	if (unlikely(!nsid || nsid > NVMET_MAX_NAMESPACES))
+		goto invalid;
+	v = nvmet_ns_view_get(req->sq, subsys);
+	if (likely(v)) {
+		req->ns = nvmet_ns_view_find(v, nsid);
+		if (likely(req->ns)) {
+			req->ns_users = &v->users;
+			return 0;
+		}
+		__atomic_sub_fetch(&v->users, 1, __ATOMIC_RELEASE);
+	} else {
+		spin_lock(&subsys->ns_lock);
+		nvmet_ns_view_fill(req->sq, subsys);
+		spin_unlock(&subsys->ns_lock);
 	}
-	return 0;
+	req->ns = nvmet_find_get_ns(subsys, nsid);
+	if (likely(req->ns))
+		return 0;
+invalid:
+	req->error_loc = offsetof(struct nvme_common_command, nsid);
+	return NVME_SC_INVALID_NS | NVME_SC_DNR;
+}
+
+/*
+ * nvmet_subsys_ns_sync() - wait until no queue of @subsys uses a view of
+ * its namespaces older than the current generation (a grace period: call
+ * it after a change of the slots, before freeing what left them).  A
+ * queue whose views are idle passes at once; one that runs commands moves
+ * to a new view at its next command, and its old view's users end.
+ * Bounded: -ETIMEDOUT after @ms (a request that never ends), 0 otherwise.
+ */
+int nvmet_subsys_ns_sync(struct nvmet_subsys *subsys, unsigned int ms)
+{
+	u64 gen = __atomic_load_n(&subsys->ns_gen, __ATOMIC_SEQ_CST);
+	struct timespec ts = { 0, 200 * 1000 };
+	struct nvmet_ns_cache *c;
+	unsigned int waited_us = 0;
+	bool busy;
+	int i;
+
+	for (;;) {
+		busy = false;
+		spin_lock(&subsys->ns_lock);
+		list_for_each_entry(c, &subsys->ns_caches, entry)
+		{
+			for (i = 0; i < 2 && !busy; i++)
+				busy = __atomic_load_n(&c->view[i].users,
+						       __ATOMIC_SEQ_CST) &&
+				       __atomic_load_n(&c->view[i].gen,
+						       __ATOMIC_ACQUIRE) < gen;
+			if (busy)
+				break;
+		}
+		spin_unlock(&subsys->ns_lock);
+		if (!busy)
+			return 0;
+		if (waited_us / 1000 >= ms)
+			return -ETIMEDOUT;
+		nanosleep(&ts, NULL);
+		waited_us += 200;
+	}
 }
 
 /* Add @nsid to @ctrl's Changed Namespace List (ctrl->lock held). */
@@ -356,6 +496,12 @@ void nvmet_sq_destroy(struct nvmet_sq *sq)
 
 	sq->dead = true;
 	nvmet_auth_sq_free(sq);
+	if (sq->nsc.subsys) { /* every request is released: no users */
+		spin_lock(&sq->nsc.subsys->ns_lock);
+		list_del(&sq->nsc.entry);
+		spin_unlock(&sq->nsc.subsys->ns_lock);
+		sq->nsc.subsys = NULL;
+	}
 	if (!ctrl)
 		return;
 	if (sq->qid == 0) {

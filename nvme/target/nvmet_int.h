@@ -11,14 +11,18 @@
  * released.  A subsystem is referenced by the target while it is
  * configured and by each of its controllers (kref): a reload that removes
  * it frees it when its last controller goes.  A namespace is referenced by
- * its subsystem's slot and by each request that found it
- * (nvmet_find_get_ns(), dropped by nvmet_req_uninit()); removing it waits
- * (bounded) for the requests that hold it, as the kernel's
- * nvmet_ns_disable() waits for its percpu_ref.
+ * its subsystem's slot and by each admin lookup that found it
+ * (nvmet_find_get_ns()); a command finds it in its queue's view of the
+ * slots (struct nvmet_ns_cache) and counts itself there, or, when no view
+ * is ready, takes a reference (dropped by nvmet_req_uninit()).  Removing
+ * it waits (bounded) first for the views older than the removal to have
+ * no users (nvmet_subsys_ns_sync()), then for the references, as the
+ * kernel's nvmet_ns_disable() waits for its percpu_ref.
  *
  * Locking: ctrl->lock protects the controller's registers, its queue table,
  * its asynchronous events and its changed-namespace list; subsys->lock its
- * controller list; subsys->ns_lock its namespace slots; tgt->lock what a
+ * controller list; subsys->ns_lock its namespace slots, their generation
+ * and the queues' view fills; tgt->lock what a
  * reload changes besides: the subsystem list, each port's subsystem links
  * and each subsystem's allowed hosts (taken before subsys->lock).  A
  * request belongs to one thread at a time (the queue's CQ thread, or the
@@ -51,6 +55,8 @@
 #define NVMET_MAX_CNTLID 0xffef
 /* ctrl->nr_changed_ns: the list overflowed (the log's first entry all 1s) */
 #define NVMET_CHANGED_NS_OVERFLOW 0xffffffffu
+/* How long removing a namespace waits for the requests that use it. */
+#define NVMET_NS_DRAIN_MS 30000
 #define NVMET_DISC_KATO_MS 120000 /* discovery controllers without one */
 #define NVMET_MAX_INLINE_DATA 16384
 #define NVMET_DEFAULT_INLINE_DATA 4096
@@ -304,7 +310,13 @@ struct nvmet_subsys {
 	struct mutex lock;
 	struct list_head ctrls;
 	struct kref ref; /* the target's while configured, each controller's */
-	spinlock_t ns_lock; /* @ns */
+	spinlock_t ns_lock; /* @ns, @ns_gen's changes, @ns_caches */
+	/*
+	 * Moved at every change of @ns (atomic; 1 at the start): what a
+	 * queue's view of @ns was read at (struct nvmet_ns_cache).
+	 */
+	u64 ns_gen;
+	struct list_head ns_caches; /* of the queues that hold a view */
 	/* counters of the queues gone (@lock) */
 	struct nvmet_io_stats retired;
 	struct nvmet_io_stats retired_ns[NVMET_MAX_NAMESPACES];
@@ -363,6 +375,35 @@ struct nvmet_qcount {
 	struct list_head entry; /* tgt->qcounts, under tgt->qc_lock */
 };
 
+/*
+ * A queue's copy of its subsystem's namespace table, read at one @gen of
+ * nvmet_subsys.ns_gen (0: being filled, or never).  It holds no
+ * reference: a request that found its namespace here counts itself in
+ * @users instead of in the namespace's count, and the removal of a
+ * namespace waits until no view older than the removal has users
+ * (nvmet_subsys_ns_sync()).  Every field is atomic.
+ */
+struct nvmet_ns_view {
+	u64 gen;
+	u32 users;
+	struct nvmet_ns *ns[NVMET_MAX_NAMESPACES];
+};
+
+/*
+ * Two views per queue (core.c, "namespaces"): new requests take
+ * view[@cur]; after a change of the table the other one is filled (when
+ * its requests are gone) and becomes current, while the requests of the
+ * old one end.  Filled under the subsystem's ns_lock; read without a
+ * lock.  Listed in @subsys->ns_caches from the first fill to
+ * nvmet_sq_destroy().
+ */
+struct nvmet_ns_cache {
+	struct nvmet_ns_view view[2];
+	u32 cur; /* atomic */
+	struct nvmet_subsys *subsys; /* listed there (NULL: not listed) */
+	struct list_head entry; /* subsys->ns_caches */
+};
+
 struct nvmet_sq {
 	struct nvmet_ctrl *ctrl;
 	u16 qid;
@@ -376,6 +417,7 @@ struct nvmet_sq {
 	bool auth_ready; /* @auth set up (the first AUTH command) */
 	bool authenticated;
 	u32 auth_transactions;
+	struct nvmet_ns_cache nsc; /* the namespace lookup's (core.c) */
 	/* counters (stats.c): the queue's, and per namespace */
 	struct nvmet_io_stats st;
 	struct nvmet_io_stats ns_st[NVMET_MAX_NAMESPACES];
@@ -477,6 +519,7 @@ struct nvmet_req {
 	struct nvmet_sq *sq;
 	struct nvmet_cq *cq;
 	struct nvmet_ns *ns;
+	u32 *ns_users; /* @ns from a view: its users; NULL: a reference */
 	struct nvmet_port *port;
 	const struct nvmet_fabrics_ops *ops;
 	void (*execute)(struct nvmet_req *req);
@@ -585,6 +628,7 @@ void nvmet_get_feat_async_event(struct nvmet_req *req);
 struct nvmet_ns *nvmet_find_get_ns(struct nvmet_subsys *subsys, u32 nsid);
 void nvmet_put_namespace(struct nvmet_ns *ns);
 u16 nvmet_req_find_ns(struct nvmet_req *req);
+int nvmet_subsys_ns_sync(struct nvmet_subsys *subsys, unsigned int ms);
 void nvmet_subsys_ns_changed(struct nvmet_subsys *subsys, u32 nsid);
 void nvmet_subsys_put(struct nvmet_subsys *subsys);
 void nvmet_set_result(struct nvmet_req *req, u32 result);

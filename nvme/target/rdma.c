@@ -176,7 +176,8 @@ struct nvmet_rdma_rsp {
 	struct scatterlist *sgl; /* &data_sg or NULL */
 	u32 sg_cnt; /* entries in @sgl: 1, or 0 without data */
 	struct list_head wait_list; /* rsp_wr_wait_list, rsp_wait_list */
-	struct list_head free_list;
+	struct list_head free_list; /* free_rsps */
+	struct nvmet_rdma_rsp *back_next; /* rsps_back */
 	enum nvmet_rdma_step step;
 	struct nvmet_req req;
 	struct nvme_completion cqe;
@@ -226,8 +227,15 @@ struct nvmet_rdma_queue {
 	 * rest of the queue (see nvmet_rdma_install_queue()).
 	 */
 	struct nvmet_rdma_chunk chunk[2];
+	/*
+	 * Free response slots: @free_rsps is the receive completion's own
+	 * (nvmet_rdma_get_rsp(), the queue's CQ context only: no lock);
+	 * slots come back on @rsps_back, a stack any thread pushes on
+	 * (atomic), which the receive side takes whole when its list is
+	 * empty (see nvmet_rdma_put_rsp()).
+	 */
 	struct list_head free_rsps;
-	spinlock_t rsps_lock;
+	struct nvmet_rdma_rsp *rsps_back;
 	struct nvmet_rdma_cmd *cmds;
 	u32 cmd_buf_size;
 	u32 inline_data_size;
@@ -758,6 +766,25 @@ static void nvmet_rdma_init_rsp(struct nvmet_rdma_queue *queue,
 	INIT_LIST_HEAD(&r->wait_list);
 }
 
+/*
+ * Give @rsp back to its queue's free slots, from any thread: a push on
+ * rsps_back (lock-free; the kernel's nvmet_rdma_put_rsp() takes the
+ * queue's rsps_lock, needed there because a slot is taken in the
+ * receive's softirq and given back wherever the command ends).
+ */
+static void nvmet_rdma_rsp_back(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+	struct nvmet_rdma_rsp *head =
+		__atomic_load_n(&queue->rsps_back, __ATOMIC_RELAXED);
+
+	do {
+		rsp->back_next = head;
+	} while (!__atomic_compare_exchange_n(&queue->rsps_back, &head, rsp,
+					      true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
 /* @c->nr_rsps response slots, on the free list. */
 static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue,
 				 struct nvmet_rdma_chunk *c)
@@ -773,12 +800,10 @@ static int nvmet_rdma_alloc_rsps(struct nvmet_rdma_queue *queue,
 				 (size_t)c->nr_rsps * sizeof(*c->rsps), true);
 	if (ret)
 		return ret;
-	spin_lock(&queue->rsps_lock);
 	for (i = 0; i < c->nr_rsps; i++) {
 		nvmet_rdma_init_rsp(queue, &c->rsps[i]);
-		list_add_tail(&c->rsps[i].free_list, &queue->free_rsps);
+		nvmet_rdma_rsp_back(&c->rsps[i]);
 	}
-	spin_unlock(&queue->rsps_lock);
 	return 0;
 }
 
@@ -825,19 +850,27 @@ static void nvmet_rdma_free_chunk(struct nvmet_rdma_queue *queue, int k)
  * receive is posted again before its response SEND completes, so a slot
  * may still wait for that completion while the receive takes the next
  * command), so the list only runs dry when a host sends more than the
- * queue's depth; the kernel then allocates, and so does this.
+ * queue's depth; the kernel then allocates, and so does this.  Called by
+ * the receive completion only, so on the queue's CQ context (its CQ
+ * thread, its poll group's thread, or the teardown's drain once the CQ
+ * is no longer polled elsewhere): one consumer of the free list.
  */
 static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
 {
-	struct nvmet_rdma_rsp *rsp = NULL;
+	struct nvmet_rdma_rsp *rsp = NULL, *back;
 
-	spin_lock(&queue->rsps_lock);
-	if (!list_empty(&queue->free_rsps)) {
+	if (unlikely(list_empty(&queue->free_rsps))) {
+		/* take what came back, whole (one consumer: no ABA) */
+		back = __atomic_exchange_n(&queue->rsps_back, NULL,
+					   __ATOMIC_ACQUIRE);
+		for (; back; back = back->back_next)
+			list_add_tail(&back->free_list, &queue->free_rsps);
+	}
+	if (likely(!list_empty(&queue->free_rsps))) {
 		rsp = list_first_entry(&queue->free_rsps, struct nvmet_rdma_rsp,
 				       free_list);
 		list_del(&rsp->free_list);
 	}
-	spin_unlock(&queue->rsps_lock);
 	if (unlikely(!rsp)) {
 		rsp = calloc(1, sizeof(*rsp));
 		if (!rsp)
@@ -870,9 +903,7 @@ static void nvmet_rdma_put_rsp(struct nvmet_rdma_rsp *rsp)
 		nvmet_rdma_forget(queue->dev, rsp, sizeof(*rsp));
 		free(rsp);
 	} else {
-		spin_lock(&queue->rsps_lock);
-		list_add_tail(&rsp->free_list, &queue->free_rsps);
-		spin_unlock(&queue->rsps_lock);
+		nvmet_rdma_rsp_back(rsp);
 	}
 	/* release: the queue's release work reads it, then frees */
 	__atomic_sub_fetch(&queue->nvme_sq.count.inflight, 1, __ATOMIC_RELEASE);
@@ -1024,14 +1055,19 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 	} else {
 		/* the command's receive first (nvmet_rdma_repost_recv()) */
 		nvmet_rdma_repost_recv_locked(rsp);
+		/*
+		 * Before the post: once posted, the SEND may complete and
+		 * the slot be taken again on the CQ thread at once.
+		 */
+		rsp->posted_send = true;
 		if (rsp->n_rdma)
 			ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num,
 					       NULL, &rsp->send_wr);
 		else
 			ret = ib_post_send(queue->qp, &rsp->send_wr, NULL);
+		if (ret)
+			rsp->posted_send = false;
 	}
-	if (!ret)
-		rsp->posted_send = true;
 	spin_unlock(&queue->state_lock);
 	if (ret) {
 		if (ret != -ESHUTDOWN)
@@ -1138,12 +1174,15 @@ static bool nvmet_rdma_nothing_waits(u32 *nr)
 static void nvmet_rdma_run_or_wait(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_queue *queue = rsp->queue;
-	bool waiting;
 
-	spin_lock(&queue->rsp_wr_wait_lock);
-	waiting = !list_empty(&queue->rsp_wr_wait_list);
-	spin_unlock(&queue->rsp_wr_wait_lock);
-	if (!waiting && nvmet_rdma_try(rsp) == NVMET_RDMA_DONE)
+	/*
+	 * Nothing waits (the count covers the list and the one being
+	 * retried): go ahead without the lock.  A request that starts to
+	 * wait just after this look could be overtaken, as it could after
+	 * a look under the lock that is let go before the try.
+	 */
+	if (nvmet_rdma_nothing_waits(&queue->nr_wr_waiting) &&
+	    nvmet_rdma_try(rsp) == NVMET_RDMA_DONE)
 		return;
 	/* a response that waits gives its command's receive back now */
 	if (rsp->step == NVMET_RDMA_RESPOND)
@@ -1264,6 +1303,12 @@ static void nvmet_rdma_get_data_or_wait(struct nvmet_rdma_rsp *rsp)
 	struct nvmet_rdma_queue *queue = rsp->queue;
 	bool waiting;
 
+	/* no one waits for pages: take them without the wait lists' lock */
+	if (nvmet_rdma_nothing_waits(&queue->nr_data_waiting) &&
+	    nvmet_rdma_get_data(rsp)) {
+		nvmet_rdma_data_ready(rsp);
+		return;
+	}
 	spin_lock(&queue->rsp_wr_wait_lock);
 	waiting = !list_empty(&queue->rsp_data_wait_list);
 	if (waiting || !nvmet_rdma_get_data(rsp)) {
@@ -1912,6 +1957,7 @@ static void nvmet_rdma_free_queue(struct nvmet_rdma_queue *queue)
 	queue->cq = NULL;
 	list_for_each_entry_safe(rsp, tmp, &queue->free_rsps, free_list)
 		list_del(&rsp->free_list);
+	queue->rsps_back = NULL; /* in the chunks, freed next */
 	nvmet_rdma_free_chunk(queue, 0);
 	nvmet_rdma_free_chunk(queue, 1);
 	nvmet_rdma_free_pool(queue);
@@ -2318,7 +2364,6 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	queue->port = tr->port;
 	queue->state = NVMET_RDMA_Q_CONNECTING;
 	spin_lock_init(&queue->state_lock);
-	spin_lock_init(&queue->rsps_lock);
 	spin_lock_init(&queue->rsp_wr_wait_lock);
 	INIT_LIST_HEAD(&queue->free_rsps);
 	INIT_LIST_HEAD(&queue->rsp_wait_list);

@@ -373,6 +373,7 @@ static void nvmet_reload_commit_subsys(struct nvmet_reload *r, u32 i)
 {
 	struct nvmet_subsys *s = r->cur[i];
 	char(*old_hosts)[NVMF_NQN_FIELD_LEN] = s->hosts;
+	bool changed = false;
 	u32 k;
 
 	spin_lock(&s->ns_lock);
@@ -382,7 +383,10 @@ static void nvmet_reload_commit_subsys(struct nvmet_reload *r, u32 i)
 		r->ns_old[i][k] = s->ns[k];
 		s->ns[k] = r->ns_new[i][k];
 		r->ns_new[i][k] = NULL;
+		changed = true;
 	}
+	if (changed) /* the queues' views are stale (nvmet_subsys_ns_sync()) */
+		__atomic_add_fetch(&s->ns_gen, 1, __ATOMIC_SEQ_CST);
 	spin_unlock(&s->ns_lock);
 	s->hosts = r->hosts[i];
 	r->hosts[i] = old_hosts; /* freed after the commit */
@@ -484,6 +488,29 @@ static void nvmet_reload_del_ctrls(struct nvmet_subsys *s, bool all)
 	mutex_unlock(&s->lock);
 }
 
+/*
+ * Before the namespaces that left subsystem @i are released: the queues'
+ * views of the slots that held them are no longer in use (a grace period,
+ * where the kernel's nvmet_ns_disable() has percpu_ref_kill() and its
+ * RCU grace period).  A queue that never lets its old view go (a request
+ * that never ends) leaves them open and allocated, as nvmet_ns_release()
+ * does for a reference never dropped.
+ */
+static bool nvmet_reload_ns_sync(struct nvmet_reload *r, u32 i)
+{
+	struct nvmet_subsys *s = r->cur[i];
+	bool removed = false;
+	u32 k;
+
+	for (k = 0; k < NVMET_MAX_NAMESPACES; k++)
+		removed |= r->ns_changed[i][k] && r->ns_old[i][k];
+	if (!removed || !nvmet_subsys_ns_sync(s, NVMET_NS_DRAIN_MS))
+		return true;
+	nvmet_err("%s: queues still use removed namespaces, not closed",
+		  s->subsysnqn);
+	return false;
+}
+
 /* What follows the commit: disconnects, events, closes, frees. */
 static void nvmet_reload_finish(struct nvmet_target *t, struct nvmet_reload *r)
 {
@@ -509,11 +536,13 @@ static void nvmet_reload_finish(struct nvmet_target *t, struct nvmet_reload *r)
 		nvmet_port_free(p);
 	}
 	for (i = 0; i < r->nr_subsys; i++) {
+		bool synced = !r->cur[i] || nvmet_reload_ns_sync(r, i);
+
 		for (k = 0; r->cur[i] && k < NVMET_MAX_NAMESPACES; k++) {
 			if (!r->ns_changed[i][k])
 				continue;
 			nvmet_subsys_ns_changed(r->cur[i], k + 1);
-			if (r->ns_old[i][k])
+			if (r->ns_old[i][k] && synced)
 				nvmet_ns_release(r->ns_old[i][k]);
 		}
 		free(r->hosts[i]);

@@ -192,15 +192,14 @@ static struct nvmet_subsys *nvmet_subsys_alloc(struct nvmet_target *t,
 	nvmet_copy_nul(s->subsysnqn, sizeof(s->subsysnqn), nqn);
 	mutex_init(&s->lock);
 	spin_lock_init(&s->ns_lock);
+	s->ns_gen = 1; /* a queue's view starts at 0: never current */
+	INIT_LIST_HEAD(&s->ns_caches);
 	kref_init(&s->ref);
 	INIT_LIST_HEAD(&s->ctrls);
 	INIT_LIST_HEAD(&s->entry);
 	snprintf(s->model, sizeof(s->model), "rdmarw-nvmet");
 	return s;
 }
-
-/* How long removing a namespace waits for the requests that hold it. */
-#define NVMET_NS_DRAIN_MS 30000
 
 /*
  * Drop the slot's reference of @ns (out of its slot already), wait for

@@ -11,7 +11,9 @@
 #include "nvmet_env.h"
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 
 #define NS_SIZE (4u << 20)
@@ -104,6 +106,34 @@ static int ns_rw(struct nvmeh_ctrl *c, u32 nsid, bool write, u64 slba, u32 nlb,
 	rq.data_len = nlb * 512;
 	rq.write = write;
 	ret = nvmeh_exec(c, 1, &rq);
+	if (ret)
+		return ret;
+	if (rq.error)
+		return rq.error;
+	if (full_status)
+		*full_status = rq.status;
+	return rq.status & NVME_SCT_SC_MASK;
+}
+
+/* 8 blocks of namespace @nsid on queue @qid; the status or -errno. */
+static int nv_rw_q(struct nvmeh_ctrl *c, unsigned int qid, u32 nsid, bool write,
+		   u64 slba, void *buf, u16 *full_status)
+{
+	struct nvmeh_request rq;
+	int ret;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+		write ? nvme_cmd_write : nvme_cmd_read;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, nsid),
+		      nsid);
+	nvme_put_le64(rq.sqe + offsetof(struct nvme_common_command, cdw10),
+		      slba);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw12), 7);
+	rq.data = buf;
+	rq.data_len = 4096;
+	rq.write = write;
+	ret = nvmeh_exec(c, qid, &rq);
 	if (ret)
 		return ret;
 	if (rq.error)
@@ -437,6 +467,7 @@ struct io_run {
 	u64 ok, ok_ns2, invalid_ns, errors;
 	/* a success sent after its slot saw Invalid Namespace */
 	u64 invalid_then_ok;
+	bool stop; /* each slot ends at its next completion */
 	char why[160];
 };
 
@@ -512,6 +543,8 @@ static void io_done(struct nvmeh_request *rq)
 		if (s->saw_invalid)
 			run->invalid_then_ok++;
 	}
+	if (run->stop)
+		s->left = 1;
 	pthread_cond_broadcast(&run->cv);
 	pthread_mutex_unlock(&run->m);
 	if (--s->left <= 0) {
@@ -668,6 +701,190 @@ static void test_reload_remove_ns_io_threaded(void **state)
 {
 	(void)state;
 	remove_ns_under_io(true);
+}
+
+/*
+ * Namespace 2 removed and added again, ten times, while 8 slots write and
+ * read back namespace 3 on both I/O queues: namespace 3's I/O never
+ * fails and reads back its own LBAs; between two reloads namespace 2
+ * answers on both queues as the configuration says: Invalid Namespace
+ * once removed (no queue's view of the slots still finds it), and once
+ * added again the new namespace (zeroes, then what was just written), not
+ * the old one.
+ */
+static void flap_ns_under_io(bool threaded)
+{
+	static struct nv_env e;
+	static struct io_run run;
+	struct nvmet_target_opts o;
+	u8 w[4096], r[4096], zero[4096] = { 0 };
+	char why[256];
+	unsigned int i, q;
+
+	opts_ns(&o, 0x7);
+	env_start(&e, &o, threaded);
+	memset(&run, 0, sizeof(run));
+	pthread_mutex_init(&run.m, NULL);
+	pthread_cond_init(&run.cv, NULL);
+	run.c = e.c;
+	run.nslots = 8;
+	run.active = run.nslots;
+	for (i = 0; i < run.nslots; i++) {
+		run.slot[i] = (struct io_slot){ .run = &run,
+						.nsid = 3,
+						.lba = 64 * (u64)i,
+						.gen = 1,
+						.left = 100000 };
+	}
+	for (i = 0; i < run.nslots; i++)
+		io_issue(&run.slot[i]);
+	for (i = 0; i < 10; i++) {
+		opts_ns(&o, 0x5);
+		assert_int_equal(reload(&e, &o, why), 0);
+		for (q = 1; q <= 2; q++) {
+			u16 st = 0;
+			int ret = nv_rw_q(e.c, q, 2, false, 0, r, &st);
+
+			assert_int_equal(ret, NVME_SC_INVALID_NS);
+			assert_true(st & NVME_SC_DNR);
+		}
+		opts_ns(&o, 0x7);
+		assert_int_equal(reload(&e, &o, why), 0);
+		for (q = 1; q <= 2; q++) {
+			assert_int_equal(
+				nv_rw_q(e.c, q, 2, false, 8 * q, r, NULL), 0);
+			assert_memory_equal(r, zero, sizeof(r)); /* a new one */
+			nv_fill(w, sizeof(w), (u8)(i * 2 + q));
+			assert_int_equal(
+				nv_rw_q(e.c, q, 2, true, 8 * q, w, NULL), 0);
+			assert_int_equal(
+				nv_rw_q(e.c, q, 2, false, 8 * q, r, NULL), 0);
+			assert_memory_equal(r, w, sizeof(r));
+		}
+	}
+	pthread_mutex_lock(&run.m); /* let them end */
+	run.stop = true;
+	pthread_mutex_unlock(&run.m);
+	io_wait(&run);
+	if (run.errors)
+		fail_msg("%llu errors: %s", (unsigned long long)run.errors,
+			 run.why);
+	assert_true(run.ok > 0);
+	assert_int_equal(run.invalid_ns, 0);
+	nv_env_fini(&e);
+	pthread_mutex_destroy(&run.m);
+	pthread_cond_destroy(&run.cv);
+}
+
+static void test_reload_flap_ns_io(void **state)
+{
+	(void)state;
+	flap_ns_under_io(false);
+}
+
+static void test_reload_flap_ns_io_threaded(void **state)
+{
+	(void)state;
+	flap_ns_under_io(true);
+}
+
+/* How many of this process's descriptors are open on @path. */
+static unsigned int fds_on(const char *path)
+{
+	char target[PATH_MAX];
+	unsigned int n = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	ssize_t len;
+
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		len = readlinkat(dirfd(dir), d->d_name, target,
+				 sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += !strcmp(target, path);
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * A namespace removed while both I/O queues are idle: each queue has
+ * looked it up (its view of the namespaces holds it), then nothing runs.
+ * The reload still closes it (its file is no longer open) and frees it:
+ * the removal's grace period does not wait for a command that an idle
+ * queue would never run (nvmet_subsys_ns_sync()).
+ */
+static void remove_ns_idle(bool threaded)
+{
+	static struct nv_env e;
+	static char path[64];
+	struct nvmet_target_opts o;
+	u8 w[4096], r[4096];
+	char why[256];
+	unsigned int q;
+	u16 st = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/nvmet-idle-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, NS_SIZE), 0);
+	close(fd);
+	opts_ns(&o, 0x1);
+	o.ns[1].type = NVMET_BACKEND_FILE;
+	o.ns[1].path = path;
+	env_start(&e, &o, threaded);
+	for (q = 1; q <= 2; q++) {
+		struct nvmeh_request rq;
+
+		nv_fill(w, sizeof(w), q);
+		memset(&rq, 0, sizeof(rq));
+		rq.sqe[offsetof(struct nvme_common_command, opcode)] =
+			nvme_cmd_write;
+		nvme_put_le32(
+			rq.sqe + offsetof(struct nvme_common_command, nsid), 2);
+		nvme_put_le64(
+			rq.sqe + offsetof(struct nvme_common_command, cdw10),
+			8 * q);
+		nvme_put_le32(
+			rq.sqe + offsetof(struct nvme_common_command, cdw12),
+			7);
+		rq.data = w;
+		rq.data_len = sizeof(w);
+		rq.write = true;
+		assert_int_equal(nvmeh_exec(e.c, q, &rq), 0);
+		assert_int_equal(rq.error, 0);
+		assert_int_equal(rq.status, 0);
+	}
+	/* namespace 1 on queue 1 too: the view is in use until now */
+	nv_fill(w, sizeof(w), 7);
+	assert_int_equal(ns_rw(e.c, 1, true, 0, 8, w, NULL), 0);
+	assert_true(fds_on(path) >= 1);
+	opts_ns(&o, 0x1);
+	assert_int_equal(reload(&e, &o, why), 0);
+	assert_int_equal(fds_on(path), 0); /* closed, not left open */
+	assert_int_equal(ns_rw(e.c, 2, false, 8, 8, r, &st),
+			 NVME_SC_INVALID_NS);
+	assert_true(st & NVME_SC_DNR);
+	assert_int_equal(ns_rw(e.c, 1, false, 0, 8, r, NULL), 0);
+	assert_memory_equal(w, r, sizeof(w));
+	nv_env_fini(&e);
+	unlink(path);
+}
+
+static void test_reload_remove_ns_idle(void **state)
+{
+	(void)state;
+	remove_ns_idle(false);
+}
+
+static void test_reload_remove_ns_idle_threaded(void **state)
+{
+	(void)state;
+	remove_ns_idle(true);
 }
 
 /* ---- hosts and subsystems ------------------------------------------------------------ */
@@ -1206,6 +1423,13 @@ int main(void)
 		cmocka_unit_test_teardown(test_reload_remove_ns_io,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_ns_io_threaded,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_reload_flap_ns_io, nv_teardown),
+		cmocka_unit_test_teardown(test_reload_flap_ns_io_threaded,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_reload_remove_ns_idle,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_reload_remove_ns_idle_threaded,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_reload_remove_host, nv_teardown),
 		cmocka_unit_test_teardown(test_reload_subsystems, nv_teardown),
