@@ -15,7 +15,9 @@
  *               backend write, then the response SEND
  *   host READ:  pages from the queue's pool, the backend read, then
  *               rdma_rw_ctx_init(DMA_TO_DEVICE), posted with the response
- *               SEND as chain_wr (one post)
+ *               SEND as chain_wr (one post); from a RAM namespace on the
+ *               software device, no pages: the WRITE's source is the
+ *               namespace itself (nvmet_rdma_map_zcopy())
  *   no data or in-capsule data: execute, then the response SEND
  *
  * The response is a SEND_WITH_INV of the host's rkey when its descriptor
