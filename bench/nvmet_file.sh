@@ -8,6 +8,11 @@
 # namespace an unnamed file of the same size in that directory, sparse, or
 # written with zeroes first with $RDMARW_NVMET_BENCH_FILE_ALLOC=written;
 # $RDMARW_NVMET_NO_URING=1 makes io_uring unavailable (synchronous I/O).
+# The RAM namespace runs twice: "ram" as the target runs it (reads sent
+# from the namespace without a copy) and "ram-copy" with
+# $RDMARW_NVMET_ZCOPY=0 (every read copied into a page of the queue's
+# pool first, as before).  $BACKENDS (space separated) picks phases by
+# name (default: all).
 # Usage: bench/nvmet_file.sh BENCH_NVMET [DIR] [ROUNDS] [SECONDS] [PROFILE]
 # Prints one JSON line per phase with "backend" and "mode" added.
 set -eu
@@ -17,9 +22,15 @@ rounds=${3:-3}
 secs=${4:-2}
 prof=${5:-rxe}
 
+backends=${BACKENDS:-}
+
 run() { # NAME ENV...
 	name=$1
 	shift
+	case " ${backends:-$name} " in
+	*" $name "*) ;;
+	*) return 0 ;;
+	esac
 	for mode in threaded poll; do
 		p=
 		[ "$mode" = poll ] && p=--poll
@@ -36,6 +47,7 @@ echo "# $dir: $(df -T "$dir" | awk 'NR==2 {print $2}'), /dev/shm: tmpfs"
 i=0
 while [ "$i" -lt "$rounds" ]; do
 	run ram X=1
+	run ram-copy RDMARW_NVMET_ZCOPY=0
 	run tmpfs-uring RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm
 	run tmpfs-sync RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm \
 		RDMARW_NVMET_NO_URING=1

@@ -47,15 +47,25 @@ static u16 nvmet_check_lba_range(struct nvmet_req *req, u64 slba, u64 nlb)
 	return 0;
 }
 
-/* The backend is done with req->io: the command's status from its errno. */
+/*
+ * The backend is done with req->io: the command's status from its errno.
+ * A read without a copy names the namespace's bytes in io->buf: they
+ * become the data the transport sends (only on success: a failed read
+ * sends nothing).
+ */
 static void nvmet_io_done(struct nvmet_backend_io *io, int err)
 {
 	struct nvmet_req *req = container_of(io, struct nvmet_req, io);
+	bool read = io->op == NVMET_IO_READ || io->op == NVMET_IO_READ_ZCOPY;
 
-	if (io->op == NVMET_IO_READ)
+	if (io->op == NVMET_IO_READ_ZCOPY && !err) {
+		req->buf = io->buf;
+		if (unlikely(!req->buf))
+			err = -EIO; /* never sent as success without data */
+	}
+	if (read)
 		req->data_to_host = !err;
-	nvmet_req_complete(req,
-			   nvmet_errno_to_status(err, io->op != NVMET_IO_READ));
+	nvmet_req_complete(req, nvmet_errno_to_status(err, !read));
 }
 
 static void nvmet_io_submit(struct nvmet_req *req, enum nvmet_io_op op, u64 len,
@@ -64,7 +74,7 @@ static void nvmet_io_submit(struct nvmet_req *req, enum nvmet_io_op op, u64 len,
 	struct nvmet_backend_io *io = &req->io;
 
 	io->op = op;
-	io->buf = req->buf;
+	io->buf = op == NVMET_IO_READ_ZCOPY ? NULL : req->buf;
 	io->len = len;
 	io->off = off;
 	io->done = nvmet_io_done;
@@ -82,6 +92,7 @@ static void nvmet_execute_rw(struct nvmet_req *req)
 	u64 nlb = (u64)le16_to_cpu(rw->length) + 1;
 	u64 slba = le64_to_cpu(rw->slba);
 	u64 len = nlb << ns->blksize_shift;
+	enum nvmet_io_op op;
 	u16 status;
 
 	if (!nvmet_check_transfer_len(req, (u32)len))
@@ -93,11 +104,36 @@ static void nvmet_execute_rw(struct nvmet_req *req)
 		status = NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR;
 		goto out;
 	}
-	nvmet_io_submit(req, write ? NVMET_IO_WRITE : NVMET_IO_READ, len,
-			slba << ns->blksize_shift);
+	op = write ? NVMET_IO_WRITE : NVMET_IO_READ;
+	if (!write && req->zcopy)
+		op = NVMET_IO_READ_ZCOPY;
+	nvmet_io_submit(req, op, len, slba << ns->blksize_shift);
 	return;
 out:
 	nvmet_req_complete(req, status);
+}
+
+/**
+ * nvmet_req_zcopy_read() - may @req's data go to the host from the
+ * namespace itself, without a buffer of the transport's?
+ * @req: a command nvmet_req_init() accepted, not yet executed
+ *
+ * The kernel's nvmet always reads into the request's own pages (its sg,
+ * filled by the block layer or the page cache); SPDK's bdev zero-copy
+ * (spdk_bdev_zcopy_start()) lets a backend hand out its own buffer.  Here
+ * a RAM namespace does, for Reads only (docs/deviations.md: writes keep
+ * their copy).
+ *
+ * Return: true for a Read of a namespace whose backend hands out its
+ * bytes (ops->zcopy).  The transport may then set req->zcopy and execute
+ * without a buffer; once the command succeeded, req->buf points to the
+ * namespace's req->transfer_len bytes, which stay mapped while @req holds
+ * req->ns (nvmet_req_uninit()), and which the transport only reads.
+ */
+bool nvmet_req_zcopy_read(const struct nvmet_req *req)
+{
+	return req->ns && req->execute == nvmet_execute_rw &&
+	       req->cmd->rw.opcode == nvme_cmd_read && req->ns->ops->zcopy;
 }
 
 static void nvmet_execute_flush(struct nvmet_req *req)

@@ -98,14 +98,18 @@ enum nvmet_io_op {
 	NVMET_IO_READ,
 	NVMET_IO_WRITE,
 	NVMET_IO_FLUSH,
+	NVMET_IO_READ_ZCOPY, /* hand out the namespace's own bytes (@zcopy) */
 };
 
 /**
  * struct nvmet_backend_io - one I/O handed to a backend's @submit
- * @op: read, write or flush
+ * @op: read, write, flush, or a read without a copy
  * @buf: the data (read: filled; write: copied out); page aligned when it
  *       is the transport's data pool, anywhere in a receive buffer when the
- *       data came in the capsule
+ *       data came in the capsule; NVMET_IO_READ_ZCOPY: NULL, and set by
+ *       the backend to the namespace's own @len bytes at @off (valid, and
+ *       to be only read, while the submitter holds its namespace
+ *       reference)
  * @len: bytes (a whole number of blocks; 0 for a flush)
  * @off: byte offset in the namespace (checked by io-cmd.c: within it)
  * @done: called exactly once when the I/O is over, with 0 or -errno, on
@@ -147,6 +151,9 @@ struct nvmet_backend_io {
  *        each asynchronous backend reaps on its own thread
  * @unplug: optional: submit what @submit held back for the caller's plug
  *          (nvmet_plug_defer()), at the end of the plug's batch
+ * @zcopy: @submit takes NVMET_IO_READ_ZCOPY: the namespace's data is
+ *         memory of this process that stays put while the namespace is
+ *         open (SPDK's spdk_bdev_zcopy_start() for reads; RAM only)
  * @write_zeroes: zero a range, synchronously (NULL: not supported)
  * @discard: deallocate a range, synchronously (NULL: not supported)
  */
@@ -159,6 +166,7 @@ struct nvmet_backend_ops {
 	void (*unplug)(struct nvmet_ns *ns);
 	int (*write_zeroes)(struct nvmet_ns *ns, u64 len, u64 off);
 	int (*discard)(struct nvmet_ns *ns, u64 len, u64 off);
+	bool zcopy;
 };
 
 /*
@@ -529,6 +537,12 @@ struct nvmet_req {
 	u32 transfer_len; /* what the command moves */
 	u16 error_loc;
 	bool data_to_host; /* the transport sends @buf before the CQE */
+	/*
+	 * A Read whose data the transport sends from the namespace itself
+	 * (nvmet_req_zcopy_read()): set by the transport before execute,
+	 * with no buffer; @buf is the namespace's memory once it succeeded.
+	 */
+	bool zcopy;
 	struct nvmet_backend_io io; /* Read, Write, Flush (io-cmd.c) */
 	/* tear the controller down once the CQE is sent (auth failure) */
 	bool fatal_after_send;
@@ -704,6 +718,7 @@ u16 nvmet_parse_discovery_cmd(struct nvmet_req *req);
 /* ---- io-cmd.c ------------------------------------------------------------------------ */
 
 u16 nvmet_parse_io_cmd(struct nvmet_req *req);
+bool nvmet_req_zcopy_read(const struct nvmet_req *req);
 
 /* ---- backend.c ------------------------------------------------------------------------- */
 

@@ -15,7 +15,9 @@
  *               backend write, then the response SEND
  *   host READ:  pages from the queue's pool, the backend read, then
  *               rdma_rw_ctx_init(DMA_TO_DEVICE), posted with the response
- *               SEND as chain_wr (one post)
+ *               SEND as chain_wr (one post); from a RAM namespace on the
+ *               software device, no pages: the WRITE's source is the
+ *               namespace itself (nvmet_rdma_map_zcopy())
  *   no data or in-capsule data: execute, then the response SEND
  *
  * The response is a SEND_WITH_INV of the host's rkey when its descriptor
@@ -72,6 +74,7 @@ struct nvmet_rdma_device {
 	u8 mdts;
 	bool send_inv; /* SEND_WITH_INV is available */
 	bool reg_per_cmd; /* iWARP on libibverbs: see struct nvmet_rdma_pool */
+	bool zcopy; /* reads may send from the namespace: see map_zcopy */
 };
 
 struct nvmet_rdma_cmd {
@@ -381,6 +384,17 @@ static bool nvmet_rdma_force_reg_per_cmd(void)
 	return v && !strcmp(v, "1");
 }
 
+/*
+ * $RDMARW_NVMET_ZCOPY=0: every read through a page of the pool, as before
+ * reads without a copy (bench/README.md compares the two).
+ */
+static bool nvmet_rdma_zcopy_allowed(void)
+{
+	const char *v = getenv("RDMARW_NVMET_ZCOPY");
+
+	return !v || strcmp(v, "0");
+}
+
 static struct nvmet_rdma_device *
 nvmet_rdma_find_get_device(struct nvmet_rdma_transport *tr,
 			   struct rdma_cm_id *cm_id)
@@ -415,6 +429,11 @@ nvmet_rdma_find_get_device(struct nvmet_rdma_transport *tr,
 #ifdef RDMARW_HAVE_IBV
 	ndev->reg_per_cmd |= rdmarw_ibv_is_ibv(ndev->device) &&
 			     rdma_protocol_iwarp(ndev->device, cm_id->port_num);
+#endif
+	ndev->zcopy = !ndev->reg_per_cmd && nvmet_rdma_zcopy_allowed();
+#ifdef RDMARW_HAVE_IBV
+	/* its local key reaches only what was registered (map_zcopy) */
+	ndev->zcopy &= !rdmarw_ibv_is_ibv(ndev->device);
 #endif
 	WRITE_ONCE(tr->tgt->mdts, ndev->mdts);
 	kref_init(&ndev->ref);
@@ -655,14 +674,20 @@ static bool nvmet_rdma_get_data(struct nvmet_rdma_rsp *rsp)
 	return true;
 }
 
-/* Give @rsp's pages back (once: a request without pages has none). */
+/*
+ * Give @rsp's pages back (once: a request without pages has none; a read
+ * without a copy lets go of the namespace's entry).
+ */
 static void nvmet_rdma_put_data(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_pool *pool = rsp->data_pool;
 	u32 first;
 
-	if (!rsp->pages)
+	if (!rsp->pages) {
+		rsp->sgl = NULL;
+		rsp->sg_cnt = 0;
 		return;
+	}
 	if (rsp->data_declared)
 		nvmet_rdma_forget(rsp->queue->dev, rsp->data,
 				  (size_t)rsp->pages * PAGE_SIZE);
@@ -1006,6 +1031,28 @@ enum nvmet_rdma_try {
 };
 
 /*
+ * A read without a copy (nvmet_rdma_zcopy()): the namespace's bytes the
+ * read named (req.buf, exactly the command's transfer_len: its LBA range,
+ * checked within the namespace) are the RDMA WRITE's one entry, reached
+ * through the local DMA key as the pool's pages are: no page of the pool,
+ * no memcpy.  They stay mapped until the request drops its namespace
+ * reference (nvmet_req_uninit() in release, after the SEND behind the
+ * WRITE completed: the WRITE has read them by then, on siw too, see
+ * rdmarw__tx_zcopy()).  Once only: a response retried from the wait list
+ * keeps its entry (req.buf is cleared when the receive goes back, which
+ * a response that waits does before it waits: so this runs as the read
+ * completes, in nvmet_rdma_queue_response()).
+ */
+static void nvmet_rdma_map_zcopy(struct nvmet_rdma_rsp *rsp)
+{
+	if (rsp->sg_cnt || !rsp->req.buf)
+		return;
+	sg_init_one(&rsp->data_sg, rsp->req.buf, rsp->req.transfer_len);
+	rsp->sgl = &rsp->data_sg;
+	rsp->sg_cnt = 1;
+}
+
+/*
  * Send the response of @rsp: after its data (RDMA WRITEs, chained before
  * the SEND, one post) when the command read from the namespace.
  */
@@ -1338,6 +1385,8 @@ static void nvmet_rdma_queue_response(struct nvmet_req *req)
 		container_of(req, struct nvmet_rdma_rsp, req);
 
 	rsp->step = NVMET_RDMA_RESPOND;
+	if (req->data_to_host && req->zcopy && rsp->keyed)
+		nvmet_rdma_map_zcopy(rsp);
 	/*
 	 * A failed command sends no data: no WRITE context; and a host
 	 * write's data is in the backend: its pages go back now.
@@ -1506,11 +1555,29 @@ static u16 nvmet_rdma_map_sgl(struct nvmet_rdma_rsp *rsp)
 	}
 }
 
+/*
+ * May @rsp's Read go out of the namespace itself (no pool page): on a
+ * device whose local key reaches any memory of the process (the software
+ * device; not a libibverbs one, whose key reaches what was registered),
+ * for an admitted queue's Read of a namespace that hands out its bytes.
+ */
+static bool nvmet_rdma_zcopy(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+
+	if (!queue->dev->zcopy || !queue->admitted ||
+	    !nvmet_req_zcopy_read(&rsp->req))
+		return false;
+	rsp->req.zcopy = true;
+	return true;
+}
+
 static void nvmet_rdma_handle_command(struct nvmet_rdma_queue *queue,
 				      struct nvmet_rdma_rsp *rsp)
 {
 	u16 status;
 
+	rsp->req.zcopy = false;
 	if (!nvmet_req_init(&rsp->req, &queue->nvme_cq, &queue->nvme_sq,
 			    &nvmet_rdma_ops))
 		return;
@@ -1527,7 +1594,7 @@ static void nvmet_rdma_handle_command(struct nvmet_rdma_queue *queue,
 		return;
 	}
 	/* keyed data: pages from the pool first (in order with waiters) */
-	if (rsp->keyed && rsp->req.data_len) {
+	if (rsp->keyed && rsp->req.data_len && !nvmet_rdma_zcopy(rsp)) {
 		rsp->step = nvme_opcode_is_write(rsp->req.cmd->common.opcode) ?
 				    NVMET_RDMA_FETCH :
 				    NVMET_RDMA_EXECUTE;

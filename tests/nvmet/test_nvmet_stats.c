@@ -316,9 +316,12 @@ static void test_stats_data_waits(void **state)
 	o.ns[0].size = NS_SIZE;
 	o.mdts_max = 5; /* 128 KiB */
 	o.data_buf_size = 4096;
+	/* reads through the pool (a RAM namespace's go without it) */
+	setenv("RDMARW_NVMET_ZCOPY", "0", 1);
 	nv_env_init(&e, "rxe",
 		    &(struct nv_cfg){
 			    .topts = &o, .threaded = true, .queue_size = 32 });
+	unsetenv("RDMARW_NVMET_ZCOPY");
 	memset(&w, 0, sizeof(w));
 	pthread_mutex_init(&w.m, NULL);
 	pthread_cond_init(&w.cv, NULL);
