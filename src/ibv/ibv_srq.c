@@ -121,7 +121,8 @@ int rdmarw__ibv_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	int ret = 0;
 
 	pthread_mutex_lock(&isrq->lock);
-	for (; wr; wr = wr->next) {
+	for (const struct ib_recv_wr *next; wr; wr = next) {
+		next = wr->next; /* before the WR is handed over */
 		ret = recv_to_ibv(isrq, &o, wr);
 		if (!ret)
 			ret = -ibv_post_srq_recv(isrq->srq, &o, &bad);

@@ -677,7 +677,8 @@ static int ibv_post_send_op(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (rdmarw__ibv_flush_posts(ibqp))
 		return rdmarw__ibv_flush_send(iqp, wr, bad_wr);
 	pthread_mutex_lock(&iqp->send_lock);
-	for (; wr; wr = wr->next) {
+	for (const struct ib_send_wr *next; wr; wr = next) {
+		next = wr->next; /* before the WR is handed over */
 		ret = send_wr_to_ibv(iqp, &iqp->swr[n], &iqp->ssge[n * per],
 				     wr);
 		if (ret) {
@@ -749,7 +750,8 @@ static int ibv_post_recv_op(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (rdmarw__ibv_flush_posts(ibqp))
 		return rdmarw__ibv_flush_recv(iqp, wr, bad_wr);
 	pthread_mutex_lock(&iqp->recv_lock);
-	for (; wr; wr = wr->next) {
+	for (const struct ib_recv_wr *next; wr; wr = next) {
+		next = wr->next; /* before the WR is handed over */
 		ret = recv_wr_to_ibv(iqp, &iqp->rwr[n], &iqp->rsge[n * per],
 				     wr);
 		if (ret) {

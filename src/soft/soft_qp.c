@@ -808,7 +808,8 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 	}
 	soft_spin_lock(&qp->sq_lock);
-	for (; wr; wr = wr->next) {
+	for (const struct ib_send_wr *next; wr; wr = next) {
+		next = wr->next; /* before the WR is handed over */
 		ret = inject_post(qp, wr);
 		if (!ret)
 			ret = check_send_wr(qp, wr, &op, &len);
@@ -877,7 +878,8 @@ int rdmarw__soft_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 	}
 	soft_spin_lock(&qp->rq_lock);
-	for (; wr; wr = wr->next) {
+	for (const struct ib_recv_wr *next; wr; wr = next) {
+		next = wr->next; /* before the WR is handed over */
 		ret = rdmarw__soft_recv_fill(
 			&qp->rq[qp->rq_prod & qp->rq_mask], qp->rq_max_sge,
 			qp->rq_prod - qp->rq_cons >= qp->rq_size, wr);

@@ -110,7 +110,8 @@ int rdmarw__soft_post_srq_recv(struct ib_srq *ibsrq,
 	int ret = 0;
 
 	soft_spin_lock(&srq->lock);
-	for (; wr; wr = wr->next) {
+	for (const struct ib_recv_wr *next; wr; wr = next) {
+		next = wr->next; /* before the WR is handed over */
 		ret = rdmarw__soft_recv_fill(
 			&srq->rq[srq->prod & srq->mask], srq->max_sge,
 			srq->prod - srq->cons >= srq->size, wr);
