@@ -481,6 +481,93 @@ static void test_multi_sge(void **state)
 	pair_fini(&p);
 }
 
+/* The sender's transmit counters since the device was created. */
+static struct soft_tcp_stats tx_stats(struct side *s)
+{
+	struct soft_tcp_stats st;
+
+	assert_int_equal(rdmarw__soft_tcp_stats(s->dev, &st), 0);
+	return st;
+}
+
+/* A zero-length SEND behind what was posted: everything before it landed. */
+static void fence_send(struct pair *p, struct buf *any, u64 id)
+{
+	struct ib_sge z = sge_of(any, 0, 0);
+
+	assert_int_equal(post_recv(p->s[1].qp, id, &z, 0), 0);
+	assert_int_equal(post_send(p->s[0].qp, IB_WR_SEND, id + 1, &z, 0, 0, 0),
+			 0);
+	expect_wc(p->s[0].cq, id + 1, IB_WC_SUCCESS, IB_WC_SEND, 0);
+	expect_wc(p->s[1].cq, id, IB_WC_SUCCESS, IB_WC_RECV, 0);
+}
+
+/*
+ * Several FPDUs per sendmsg(): a 1 MiB WRITE is 17 FPDUs (65472 payload
+ * bytes at most each); they go in at most 5 calls (4 FPDUs fill the
+ * transmit buffer's bound), fewer when TCP took less and the buffer holds
+ * the rest.  Then 64 WRITEs of 4 KiB, one call each at most.  Every byte
+ * lands where it was written, the bytes beside them untouched.
+ */
+static void test_fpdus_per_sendmsg(void **state)
+{
+	struct soft_tcp_stats a, b;
+	struct buf src, dst;
+	struct ib_sge ss;
+	struct pair p;
+
+	(void)state;
+	pair_init(&p);
+	buf_init(&src, &p.s[0], MIB, 21);
+	buf_init(&dst, &p.s[1], MIB + 2 * 4096, 0);
+	memset(at(&dst), 0x5a, MIB + 2 * 4096);
+	a = tx_stats(&p.s[0]);
+	ss = sge_of(&src, 0, MIB);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_WRITE, 1, &ss, 1,
+				   (uintptr_t)at(&dst) + 4096, dst.mr->rkey),
+			 0);
+	expect_wc(p.s[0].cq, 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, MIB);
+	b = tx_stats(&p.s[0]);
+	assert_int_equal(b.tx_fpdus - a.tx_fpdus, 17);
+	assert_true(b.tx_calls - a.tx_calls <= 5);
+	fence_send(&p, &src, 2);
+	assert_memory_equal(at(&dst) + 4096, at(&src), MIB);
+	for (u32 i = 0; i < 4096; i++) {
+		assert_int_equal(at(&dst)[i], 0x5a);
+		assert_int_equal(at(&dst)[4096 + MIB + i], 0x5a);
+	}
+
+	/* 64 x 4 KiB, every other 4 KiB of the sink */
+	memset(at(&dst), 0x5a, MIB + 2 * 4096);
+	a = tx_stats(&p.s[0]);
+	for (u32 k = 0; k < 64; k++) {
+		ss = sge_of(&src, k * 4096, 4096);
+		assert_int_equal(
+			post_send(p.s[0].qp, IB_WR_RDMA_WRITE, 10 + k, &ss, 1,
+				  (uintptr_t)at(&dst) + k * 8192, dst.mr->rkey),
+			0);
+	}
+	for (u32 k = 0; k < 64; k++)
+		expect_wc(p.s[0].cq, 10 + k, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  4096);
+	b = tx_stats(&p.s[0]);
+	assert_int_equal(b.tx_fpdus - a.tx_fpdus, 64);
+	assert_true(b.tx_calls - a.tx_calls <= 64);
+	fence_send(&p, &src, 100);
+	for (u32 k = 0; k < 64; k++) {
+		assert_memory_equal(at(&dst) + k * 8192, at(&src) + k * 4096,
+				    4096);
+		for (u32 i = 4096; i < 8192; i++)
+			assert_int_equal(at(&dst)[k * 8192 + i], 0x5a);
+	}
+	guards_intact(&dst);
+	expect_empty(p.s[0].cq);
+	expect_empty(p.s[1].cq);
+	buf_fini(&src);
+	buf_fini(&dst);
+	pair_fini(&p);
+}
+
 /* READ of each size from the peer's MR into the middle of a local one. */
 static void test_read_sizes(void **state)
 {
@@ -2093,6 +2180,7 @@ int main(void)
 		cmocka_unit_test(test_write_sizes),
 		cmocka_unit_test(test_source_reuse),
 		cmocka_unit_test(test_multi_sge),
+		cmocka_unit_test(test_fpdus_per_sendmsg),
 		cmocka_unit_test(test_both_ways_threaded),
 		cmocka_unit_test(test_read_sizes),
 		cmocka_unit_test(test_reads_in_flight),
