@@ -1359,6 +1359,67 @@ static void test_send_too_long(void **state)
 	}
 }
 
+/*
+ * A SEND's payload goes straight into its receive (siw_proc_send()): half
+ * of an 8000-byte SEND's frame sent, its bytes so far are in the receive
+ * before the FPDU ends; the rest sent, the receive completes with the
+ * 8000 bytes and nothing beyond them written.  Solicited (SEND_SE); and a
+ * SEND_INV of a key nobody has, placed the same way, completes its
+ * receive with the invalidation's error.
+ */
+static void test_send_placed(void **state)
+{
+	static u8 out[1 << 14], pay[8000];
+	static const u8 ops[] = { IWARP_OP_SEND_SE, IWARP_OP_SEND_INV };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = (u8)(i * 13 + 5);
+	for (int k = 0; k < 2; k++) {
+		struct iwarp_hdr h = {
+			.opcode = ops[k], .last = true, .msn = 1, .stag = 0x100
+		};
+		/* the frame: MPA length, the untagged header, the payload */
+		size_t n = frame(&h, pay, sizeof(pay), out), head = n / 2;
+		size_t early = head - 2 - (size_t)rdmarw__iwarp_hdr_len(ops[k]);
+		time_t start = time(NULL);
+		struct ib_sge rs;
+		struct ib_wc wc;
+		struct buf rb;
+		struct rig r;
+
+		rig_init(&r, 8);
+		buf_init(&rb, &r.s, 9000, 0);
+		memset(at(&rb), 0x5a, 9000);
+		rs = sge_of(&rb, 0, 8192);
+		assert_int_equal(post_recv(r.s.qp, 700, &rs, 1), 0);
+		raw_send(&r, out, head);
+		/* placed before the FPDU's end (and before its CRC) */
+		while (memcmp(at(&rb), pay, early)) {
+			assert_true(time(NULL) - start < 120); /* hang guard */
+			sched_yield();
+		}
+		expect_empty(r.s.cq);
+		raw_send(&r, out + head, n - head);
+		poll_n(r.s.cq, 1, &wc);
+		assert_int_equal(wc.wr_id, 700);
+		if (!k) {
+			assert_int_equal(wc.status, IB_WC_SUCCESS);
+			assert_int_equal(wc.opcode, IB_WC_RECV);
+			assert_int_equal(wc.byte_len, sizeof(pay));
+			assert_false(wc.wc_flags & IB_WC_WITH_INVALIDATE);
+		} else {
+			assert_int_equal(wc.status, IB_WC_REM_INV_REQ_ERR);
+		}
+		assert_memory_equal(at(&rb), pay, sizeof(pay));
+		for (size_t i = sizeof(pay); i < 9000; i++)
+			assert_int_equal(at(&rb)[i], 0x5a);
+		guards_intact(&rb);
+		buf_fini(&rb);
+		rig_fini(&r);
+	}
+}
+
 /* The peer TERMINATEs: QP to ERR, receives flushed, down(TERM_RCVD), no
  * TERMINATE answers it, TCP closes in order. */
 static void test_term_received(void **state)
@@ -1432,7 +1493,9 @@ static void test_read_over_ird(void **state)
 static void test_eof(void **state)
 {
 	static u8 out[1 << 12];
-	u8 pay[100] = { 0 };
+	/* within the receives' 64 bytes: a longer SEND is refused at its
+	 * header (DDP's "too long", before a byte is placed) */
+	u8 pay[60] = { 0 };
 
 	(void)state;
 	for (int k = 0; k < 2; k++) {
@@ -1449,7 +1512,7 @@ static void test_eof(void **state)
 			struct iwarp_hdr h = { .opcode = IWARP_OP_SEND,
 					       .last = true,
 					       .msn = 1 };
-			size_t n = frame(&h, pay, 100, out);
+			size_t n = frame(&h, pay, sizeof(pay), out);
 
 			raw_send(&r, out, n / 2);
 			shutdown(r.raw, SHUT_WR);
@@ -2192,6 +2255,7 @@ int main(void)
 		cmocka_unit_test(test_bad_stag),
 		cmocka_unit_test(test_bad_send),
 		cmocka_unit_test(test_send_too_long),
+		cmocka_unit_test(test_send_placed),
 		cmocka_unit_test(test_read_over_ird),
 		cmocka_unit_test(test_term_received),
 		cmocka_unit_test(test_eof),

@@ -104,6 +104,7 @@
 #define SINK_NONE 0
 #define SINK_WRITE 1
 #define SINK_RRESP 2
+#define SINK_SEND 3
 
 /**
  * struct tcp_irq - a READ request this end answers (siw's IRQ entry)
@@ -986,6 +987,25 @@ static void rx_deliver(struct soft_tcp *c, struct soft_pkt *pkt)
 
 /* ---- the device's thread: a WRITE's payload straight into its sink ------ */
 
+/* @pkt: the SEND segment being received, @len bytes from @off in it. */
+static void send_hdr(const struct soft_tcp *c, struct soft_pkt *pkt, u32 off,
+		     u32 len)
+{
+	const struct iwarp_hdr *h = &c->cur;
+
+	pkt->h.op = rdmarw__soft_opcode((h->opcode == IWARP_OP_SEND_INV ||
+					 h->opcode == IWARP_OP_SEND_SE_INV) ?
+						IB_WR_SEND_WITH_INV :
+						IB_WR_SEND);
+	pkt->h.kind = SOFT_PKT_SEND;
+	pkt->h.solicited = h->opcode == IWARP_OP_SEND_SE ||
+			   h->opcode == IWARP_OP_SEND_SE_INV;
+	pkt->h.ex = h->stag;
+	pkt->h.va = (u64)h->mo + off;
+	pkt->h.length = len;
+	pkt->h.more = !h->last;
+}
+
 /*
  * The responder's rules for the rest of the WRITE segment being received,
  * [TO + seg_len, TO + its payload length), with the QP's responder read
@@ -1043,12 +1063,28 @@ static int rresp_sink(struct soft_tcp *c, struct soft_cursor *cur)
 	return rdmarw__soft_comp_read_sink(c->qp, &h, cur);
 }
 
+/*
+ * The receive's regions for the rest of the SEND segment being received,
+ * [MO + seg_len, MO + its payload length) (read section held): 0 and *@cur,
+ * or the refusal (its TERMINATE queued).  The message's first segment takes
+ * the receive.
+ */
+static int send_sink(struct soft_tcp *c, struct soft_cursor *cur)
+{
+	struct soft_pkt pkt = { 0 };
+
+	send_hdr(c, &pkt, c->seg_len, c->cur.pay_len - c->seg_len);
+	return rdmarw__soft_resp_send_sink(c->qp, &pkt, cur);
+}
+
 /* The sink of the rest of the segment (read section held): see above. */
 static int sink_get(struct soft_tcp *c, struct soft_cursor *cur,
 		    struct soft_region *rg)
 {
 	if (c->direct == SINK_RRESP)
 		return rresp_sink(c, cur);
+	if (c->direct == SINK_SEND)
+		return send_sink(c, cur);
 	*cur = (struct soft_cursor){ .rg = rg, .n = 1 };
 	return sink_check(c, rg);
 }
@@ -1181,17 +1217,7 @@ static void rx_request(struct soft_tcp *c, struct soft_pkt *pkt)
 		pkt->pay = (struct soft_cursor){ 0 };
 		break;
 	default: /* the SENDs */
-		pkt->h.op = rdmarw__soft_opcode(
-			(h->opcode == IWARP_OP_SEND_INV ||
-			 h->opcode == IWARP_OP_SEND_SE_INV) ?
-				IB_WR_SEND_WITH_INV :
-				IB_WR_SEND);
-		pkt->h.kind = SOFT_PKT_SEND;
-		pkt->h.solicited = h->opcode == IWARP_OP_SEND_SE ||
-				   h->opcode == IWARP_OP_SEND_SE_INV;
-		pkt->h.ex = h->stag;
-		pkt->h.va = h->mo;
-		pkt->h.more = !h->last;
+		send_hdr(c, pkt, 0, c->seg_len);
 		break;
 	}
 	rx_deliver(c, pkt);
@@ -1344,6 +1370,20 @@ static void rresp_placed(struct soft_tcp *c)
 	rresp_account(c, ret);
 }
 
+/* A SEND segment placed whole, its CRC right: the responder ends it. */
+static void send_placed(struct soft_tcp *c)
+{
+	struct soft_pkt pkt = { 0 };
+	struct soft_qp *qp = c->qp;
+	int ret;
+
+	send_hdr(c, &pkt, 0, c->seg_len);
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = rdmarw__soft_resp_send_placed(qp, &pkt);
+	soft_br_read_unlock(qp->resp_rd);
+	rx_after(c, ret);
+}
+
 /* The first FPDU from the peer: a responder of an RTR exchange may send. */
 static void rx_first(struct soft_tcp *c)
 {
@@ -1381,6 +1421,11 @@ static void rx_fpdu(struct soft_tcp *c)
 		rresp_placed(c);
 		return;
 	}
+	if (c->direct == SINK_SEND) {
+		c->direct = SINK_NONE;
+		send_placed(c);
+		return;
+	}
 	switch (h->opcode) {
 	case IWARP_OP_READ_RESP:
 		rx_rresp(c);
@@ -1409,28 +1454,36 @@ static void rx_fpdu(struct soft_tcp *c)
 /*
  * A header checked by the parser: a WRITE's payload goes straight to its
  * sink once the responder accepted the whole segment's range (siw's
- * siw_proc_write() checks the STag before the data); a refusal TERMINATEs
- * before a byte is placed.  The rest keep the FPDU's buffer: SENDs and
- * READ responses are placed by their roles once the CRC is right.
+ * siw_proc_write() checks the STag before the data), a SEND's into its
+ * receive once the responder took it and accepted its SGEs for the range
+ * (siw_proc_send()); a refusal TERMINATEs before a byte is placed.  A READ
+ * response goes to its READ's sinks (rresp_begin()).  The CRC is checked
+ * at the FPDU's end: a bad one fails the connection, and the receive a
+ * SEND took is flushed with only its accepted range written.
  */
 static void rx_header(struct soft_tcp *c)
 {
 	struct soft_qp *qp = c->qp;
+	struct soft_cursor cur;
 	struct soft_region rg;
+	u8 op = c->cur.opcode;
 	int ret;
 
 	c->direct = SINK_NONE;
 	if (!c->cur.pay_len)
 		return;
-	if (c->cur.opcode == IWARP_OP_READ_RESP) {
+	if (op == IWARP_OP_READ_RESP) {
 		rresp_begin(c);
 		return;
 	}
-	if (c->cur.opcode != IWARP_OP_WRITE)
+	if (op >= IWARP_OP_SEND && op <= IWARP_OP_SEND_SE_INV)
+		c->direct = SINK_SEND;
+	else if (op == IWARP_OP_WRITE)
+		c->direct = SINK_WRITE;
+	else
 		return;
-	c->direct = SINK_WRITE;
 	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
-	ret = sink_check(c, &rg);
+	ret = sink_get(c, &cur, &rg);
 	soft_br_read_unlock(qp->resp_rd);
 	if (ret)
 		sink_refused(c, ret);
