@@ -39,8 +39,7 @@
 
 #define GUARD 64
 #define MIB (1u << 20)
-#define ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define ACCESS TCP_ENV_ACCESS
 
 struct side {
 	struct soft_fabric *f;
@@ -70,20 +69,6 @@ static void tcp_sockets(int fd[2])
 
 static void side_init(struct side *s, const struct soft_profile *p)
 {
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 128,
-			 .max_recv_wr = 128,
-			 .max_send_sge = 4,
-			 .max_recv_sge = 4 },
-	};
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT,
-		.qp_access_flags = ACCESS,
-		.port_num = 1,
-	};
-
 	s->f = soft_fabric_create();
 	assert_false(IS_ERR(s->f));
 	s->dev = soft_device_create(s->f, NULL, p);
@@ -92,35 +77,12 @@ static void side_init(struct side *s, const struct soft_profile *p)
 	assert_false(IS_ERR(s->pd));
 	s->cq = ib_alloc_cq(s->dev, NULL, 512, 0, IB_POLL_DIRECT);
 	assert_false(IS_ERR(s->cq));
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	s->qp = ib_create_qp(s->pd, &qa);
-	assert_false(IS_ERR(s->qp));
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_PKEY_INDEX |
-					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
-			 0);
+	s->qp = tcp_env_qp(s->pd, s->cq, 128, 4);
 }
 
 static void side_rts(struct side *s)
 {
-	struct ib_qp_attr a = { .qp_state = IB_QPS_RTR };
-
-	/* the attributes the core asks of these transitions; the
-	 * destination is the connection's, whatever the number says */
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-					      IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-					      IB_QP_MAX_DEST_RD_ATOMIC |
-					      IB_QP_MIN_RNR_TIMER),
-			 0);
-	a.qp_state = IB_QPS_RTS;
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_TIMEOUT |
-					      IB_QP_RETRY_CNT |
-					      IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-					      IB_QP_MAX_QP_RD_ATOMIC),
-			 0);
+	tcp_env_rts(s->qp);
 }
 
 static void side_fini(struct side *s)
@@ -132,19 +94,12 @@ static void side_fini(struct side *s)
 	assert_int_equal(soft_fabric_destroy(s->f), 0);
 }
 
-static void tcp_profile(struct soft_profile *p, bool threaded)
-{
-	assert_int_equal(soft_profile_get("siw", p), 0);
-	p->tcp = true;
-	p->threaded = threaded;
-}
-
 static void pair_init_conn(struct pair *p, bool threaded, u32 ird, u32 ord)
 {
 	struct soft_profile prof;
 	int fd[2];
 
-	tcp_profile(&prof, threaded);
+	tcp_env_profile(&prof, threaded);
 	tcp_sockets(fd);
 	for (int i = 0; i < 2; i++) {
 		struct soft_tcp_conn c = {
@@ -847,7 +802,7 @@ static void rig_init(struct rig *r, u32 ird)
 	int fd[2];
 
 	memset(r, 0, sizeof(*r));
-	tcp_profile(&prof, false);
+	tcp_env_profile(&prof, false);
 	tcp_sockets(fd);
 	side_init(&r->s, &prof);
 	{
@@ -996,31 +951,13 @@ static void still_serves(struct rig *r)
 	struct soft_profile prof;
 	struct side peer;
 	struct ib_qp *qp;
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.send_cq = r->s.cq,
-		.recv_cq = r->s.cq,
-		.cap = { .max_send_wr = 8,
-			 .max_recv_wr = 8,
-			 .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
-				.qp_access_flags = ACCESS,
-				.port_num = 1 };
 	struct buf src, dst;
 	struct ib_sge ss, rs;
 	int fd[2];
 
-	tcp_profile(&prof, false);
+	tcp_env_profile(&prof, false);
 	side_init(&peer, &prof);
-	qp = ib_create_qp(r->s.pd, &qa);
-	assert_false(IS_ERR(qp));
-	assert_int_equal(ib_modify_qp(qp, &a,
-				      IB_QP_STATE | IB_QP_PKEY_INDEX |
-					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
-			 0);
+	qp = tcp_env_qp(r->s.pd, r->s.cq, 8, 1);
 	tcp_sockets(fd);
 	{
 		struct soft_tcp_conn c0 = { .fd = fd[0],
@@ -1035,12 +972,8 @@ static void still_serves(struct rig *r)
 		assert_int_equal(rdmarw__soft_tcp_attach(qp, &c0), 0);
 		assert_int_equal(rdmarw__soft_tcp_attach(peer.qp, &c1), 0);
 	}
-	{
-		struct side tmp = { .qp = qp };
-
-		side_rts(&tmp);
-		side_rts(&peer);
-	}
+	tcp_env_rts(qp);
+	side_rts(&peer);
 	buf_init(&src, &r->s, 3000, 17);
 	buf_init(&dst, &peer, 3000, 0);
 	ss = sge_of(&src, 0, 3000);
@@ -1799,7 +1732,7 @@ static void rig_init_rtr(struct rig *r, bool initiator, enum soft_tcp_rtr rtr)
 	int fd[2];
 
 	memset(r, 0, sizeof(*r));
-	tcp_profile(&prof, false);
+	tcp_env_profile(&prof, false);
 	tcp_sockets(fd);
 	side_init(&r->s, &prof);
 	{
@@ -1960,7 +1893,7 @@ static void test_orq_depth(void **state)
 		int fd[2];
 
 		memset(&r, 0, sizeof(r));
-		tcp_profile(&prof, false);
+		tcp_env_profile(&prof, false);
 		tcp_sockets(fd);
 		side_init(&r.s, &prof);
 		{
@@ -2126,7 +2059,7 @@ static void test_disconnect(void **state)
 		int fd[2];
 
 		pair_downs[0] = pair_downs[1] = 0;
-		tcp_profile(&prof, false);
+		tcp_env_profile(&prof, false);
 		tcp_sockets(fd);
 		for (int i = 0; i < 2; i++) {
 			struct soft_tcp_conn c = {
@@ -2207,7 +2140,7 @@ static void test_attach_refusals(void **state)
 				 ERR_PTR(-EINVAL));
 		assert_int_equal(soft_fabric_destroy(f), 0);
 	}
-	tcp_profile(&prof, false);
+	tcp_env_profile(&prof, false);
 	side_init(&s, &prof);
 	assert_int_equal(soft_profile_get("siw", &prof), 0);
 	side_init(&plain, &prof);

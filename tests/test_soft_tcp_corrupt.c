@@ -40,8 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define ACCESS TCP_ENV_ACCESS
 #define GUARD 4096
 #define WLEN (200u * 1024) /* four FPDUs */
 #define MRLEN (3 * WLEN) /* the WRITE goes to the middle third */
@@ -167,26 +166,13 @@ static void *proxy(void *arg)
 static void side_init(struct side *s, int fd, bool initiator, bool threaded)
 {
 	struct soft_profile prof;
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 16,
-			 .max_recv_wr = 16,
-			 .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
-				.qp_access_flags = ACCESS,
-				.port_num = 1 };
 	struct soft_tcp_conn c = { .fd = fd,
 				   .crc = true,
 				   .ird = 8,
 				   .ord = 8,
 				   .initiator = initiator };
 
-	assert_int_equal(soft_profile_get("siw", &prof), 0);
-	prof.tcp = true;
-	prof.threaded = threaded;
+	tcp_env_profile(&prof, threaded);
 	s->f = soft_fabric_create();
 	assert_false(IS_ERR_OR_NULL(s->f));
 	s->dev = soft_device_create(s->f, NULL, &prof);
@@ -195,29 +181,9 @@ static void side_init(struct side *s, int fd, bool initiator, bool threaded)
 	assert_false(IS_ERR(s->pd));
 	s->cq = ib_alloc_cq(s->dev, NULL, 64, 0, IB_POLL_DIRECT);
 	assert_false(IS_ERR(s->cq));
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	s->qp = ib_create_qp(s->pd, &qa);
-	assert_false(IS_ERR(s->qp));
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_PKEY_INDEX |
-					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
-			 0);
+	s->qp = tcp_env_qp(s->pd, s->cq, 16, 1);
 	assert_int_equal(rdmarw__soft_tcp_attach(s->qp, &c), 0);
-	a.qp_state = IB_QPS_RTR;
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-					      IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-					      IB_QP_MAX_DEST_RD_ATOMIC |
-					      IB_QP_MIN_RNR_TIMER),
-			 0);
-	a.qp_state = IB_QPS_RTS;
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_TIMEOUT |
-					      IB_QP_RETRY_CNT |
-					      IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-					      IB_QP_MAX_QP_RD_ATOMIC),
-			 0);
+	tcp_env_rts(s->qp);
 	s->mem = malloc(MRLEN + 2 * GUARD);
 	assert_non_null(s->mem);
 	for (size_t i = 0; i < MRLEN + 2 * GUARD; i++)
