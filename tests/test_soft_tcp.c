@@ -523,6 +523,43 @@ static void test_fpdus_per_sendmsg(void **state)
 	pair_fini(&p);
 }
 
+/*
+ * A SEND of 4 MiB (65 FPDUs) is read from the socket into its receive: the
+ * payloads of its FPDUs after the first are not copied through the receive
+ * buffer (rx_copied): between two FPDUs of a bulk stream the socket is read
+ * up to the next header only, and the read that ends a payload takes the
+ * next header whole (a SEND's is longer than a WRITE's).  The first FPDU's
+ * header may come with up to 64 KiB of its payload, each later read at
+ * most a few bytes beyond a header.
+ */
+static void test_send_stream_placed(void **state)
+{
+	const u32 len = 4 * MIB;
+	struct soft_tcp_stats a, b;
+	struct buf src, dst;
+	struct ib_sge ss, rs;
+	struct pair p;
+
+	(void)state;
+	pair_init(&p);
+	buf_init(&src, &p.s[0], len, 5);
+	buf_init(&dst, &p.s[1], len, 0);
+	a = tx_stats(&p.s[1]);
+	rs = sge_of(&dst, 0, len);
+	ss = sge_of(&src, 0, len);
+	assert_int_equal(post_recv(p.s[1].qp, 1, &rs, 1), 0);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_SEND, 2, &ss, 1, 0, 0), 0);
+	expect_wc(p.s[0].cq, 2, IB_WC_SUCCESS, IB_WC_SEND, len);
+	expect_wc(p.s[1].cq, 1, IB_WC_SUCCESS, IB_WC_RECV, len);
+	b = tx_stats(&p.s[1]);
+	assert_true(b.rx_copied - a.rx_copied <= 65536 + 65 * 64);
+	assert_memory_equal(at(&dst), at(&src), len);
+	guards_intact(&dst);
+	buf_fini(&src);
+	buf_fini(&dst);
+	pair_fini(&p);
+}
+
 /* READ of each size from the peer's MR into the middle of a local one. */
 static void test_read_sizes(void **state)
 {
@@ -2177,6 +2214,7 @@ int main(void)
 		cmocka_unit_test(test_source_reuse),
 		cmocka_unit_test(test_multi_sge),
 		cmocka_unit_test(test_fpdus_per_sendmsg),
+		cmocka_unit_test(test_send_stream_placed),
 		cmocka_unit_test(test_both_ways_threaded),
 		cmocka_unit_test(test_read_sizes),
 		cmocka_unit_test(test_reads_in_flight),

@@ -75,6 +75,12 @@
 /* what a TERMINATE needs: always kept free for one */
 #define TX_TERM_ROOM 128u
 #define RX_CAP 65536u
+/* a payload this long or longer makes the stream a bulk one: between two
+ * FPDUs the socket is read only up to the next header (RX_HDR_READ bytes:
+ * a trailer and the longest header), so that the next payload is read
+ * into its sink, not copied through the receive buffer */
+#define RX_BULK 4096u
+#define RX_HDR_READ (3 + IWARP_MPA_CRC_LEN + IWARP_HDR_MAX)
 #define TX_IOV 64
 /* FPDUs framed and sent together, one sendmsg() (siw_tx_hdt() gathers one
  * FPDU per call; see docs/deviations.md): at most this many, in at most
@@ -154,7 +160,8 @@ struct tcp_orq {
  * @hold: test hook: the thread serves no connection (rdmarw__soft_tcp_hold())
  * @poll: pollers receive (profile.poll_rx on a device that is not threaded)
  * @fresh_ns: a poller's visit this recent makes the thread step aside
- * @st: soft_tcp_stats' counters in its order (tx_calls, tx_fpdus last)
+ * @st: soft_tcp_stats' counters in its order (tx_calls, tx_fpdus,
+ *	rx_copied last)
  * @nquiet: connections whose data events are off (pollers serve them)
  * @looked: when the thread last looked at them (CLOCK_MONOTONIC, ns)
  * @conns: attached connections (soft_tcp.entry)
@@ -171,7 +178,7 @@ struct soft_tcp_dev {
 	bool hold;
 	bool poll;
 	u64 fresh_ns;
-	u64 st[7];
+	u64 st[8];
 	u32 nquiet;
 	u64 looked;
 	struct list_head conns;
@@ -239,6 +246,7 @@ struct soft_tcp {
 	u8 *seg;
 	u32 seg_len;
 	u8 direct;
+	bool bulk;
 	u64 rr_seq;
 	u64 rr_off;
 	u8 bad_hdr[IWARP_HDR_MAX];
@@ -1107,6 +1115,7 @@ static void sink_put(struct soft_tcp *c, const u8 *data, u32 n)
 	struct soft_region rg;
 	int ret, k = 0;
 
+	soft_add(&c->td->st[7], n);
 	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
 	ret = sink_get(c, &cur, &rg);
 	while (!ret && n) {
@@ -1165,11 +1174,15 @@ static ssize_t sink_recv(struct soft_tcp *c, size_t left)
 		errno = EAGAIN;
 		return -1;
 	}
+	/* the trailer and a header as long as this one's (the next FPDU of
+	 * a message has the same opcode: a SEND's header is longer than a
+	 * WRITE's, and one cut here would send its payload through the
+	 * receive buffer) */
 	if (len == left)
 		iov[k++] = (struct iovec){
 			c->rxb,
 			3 + IWARP_MPA_CRC_LEN +
-				(size_t)rdmarw__iwarp_hdr_len(IWARP_OP_WRITE)
+				(size_t)rdmarw__iwarp_hdr_len(c->cur.opcode)
 		};
 	m.msg_iovlen = (size_t)k;
 	r = recvmsg(c->fd, &m, MSG_DONTWAIT);
@@ -1530,6 +1543,7 @@ static void rx_parse(struct soft_tcp *c)
 			break;
 		case IWARP_RX_END:
 			rx_count(c, 0, 1);
+			c->bulk = c->cur.pay_len >= RX_BULK;
 			rx_fpdu(c);
 			break;
 		default:
@@ -1584,7 +1598,11 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 				continue;
 			}
 		} else {
-			r = recv(c->fd, c->rxb, RX_CAP, MSG_DONTWAIT);
+			/* small FPDUs: several per call; in a bulk stream
+			 * the next header alone (its payload goes to its
+			 * sink with the next call) */
+			r = recv(c->fd, c->rxb, c->bulk ? RX_HDR_READ : RX_CAP,
+				 MSG_DONTWAIT);
 		}
 		if (r > 0) {
 			rx_count(c, (u64)r, 0);
@@ -2297,6 +2315,7 @@ int rdmarw__soft_tcp_stats(struct ib_device *dev, struct soft_tcp_stats *out)
 	out->quiets = soft_load(&td->st[4]);
 	out->tx_calls = soft_load(&td->st[5]);
 	out->tx_fpdus = soft_load(&td->st[6]);
+	out->rx_copied = soft_load(&td->st[7]);
 	return 0;
 }
 
