@@ -6,7 +6,8 @@
  * plain TCP socket pair moving the same bytes in the same run (the limit
  * here), and their ratio; and the CPU time (user and system, all
  * threads) each spent per MiB moved, which a loaded machine changes less
- * than the wall clock.  Each end has a thread polling its CQ; with inline
+ * than the wall clock, and the FPDUs each sendmsg() carried (the
+ * transport's counters).  Each end has a thread polling its CQ; with inline
  * progress (profile.poll_rx, -p poll) the pollers receive, without it
  * (-p thread) the devices' threads do; -p both (the default) runs both in
  * the same run.  -l: round trips instead (perftest's ib_write_lat: each
@@ -163,8 +164,9 @@ static void end_init(struct end *e, int fd, bool initiator, size_t len,
 /* -b: round trips poll without yielding (perftest's ib_write_lat) */
 static bool busy;
 
-/* FPDUs received by pollers and by the devices' threads, this run */
-static u64 fpdus_poll, fpdus_thread;
+/* FPDUs received by pollers and by the devices' threads, this run; FPDUs
+ * framed and the sendmsg() calls that carried them, both ends */
+static u64 fpdus_poll, fpdus_thread, tx_fpdus, tx_calls;
 
 static void end_fini(struct end *e)
 {
@@ -173,6 +175,8 @@ static void end_fini(struct end *e)
 	if (!rdmarw__soft_tcp_stats(e->dev, &st)) {
 		fpdus_poll += st.poll_fpdus;
 		fpdus_thread += st.thread_fpdus;
+		tx_fpdus += st.tx_fpdus;
+		tx_calls += st.tx_calls;
 	}
 	ib_dereg_mr(e->mr);
 	free(e->buf);
@@ -513,6 +517,16 @@ static double polled_share(void)
 	return share;
 }
 
+/* FPDUs per sendmsg() since the last call. */
+static double per_call(void)
+{
+	double r = tx_calls ? (double)tx_fpdus / (double)tx_calls : 0;
+
+	tx_fpdus = 0;
+	tx_calls = 0;
+	return r;
+}
+
 static void lat_main(size_t len, u32 n, int modes)
 {
 	double poll = 0, thread = 0, sock, share[2] = { 0 };
@@ -534,8 +548,9 @@ static void lat_main(size_t len, u32 n, int modes)
 	       share[1]);
 }
 
-/* FPDUs received by pollers, percent: inline progress on, off */
-static double share[2];
+/* FPDUs received by pollers, percent, and FPDUs per sendmsg(): inline
+ * progress on, off */
+static double share[2], fpc[2];
 
 /* One rdmarw run (inline progress @poll_rx) with its CPU time. */
 static double bw_one(bool read, size_t len, u32 n, u32 depth, bool poll_rx,
@@ -545,6 +560,7 @@ static double bw_one(bool read, size_t len, u32 n, u32 depth, bool poll_rx,
 
 	*cpu_ms = (cpu() - c0) * 1e3 * (1 << 20) / ((double)len * n);
 	share[!poll_rx] = polled_share();
+	fpc[!poll_rx] = per_call();
 	return bw;
 }
 
@@ -612,9 +628,10 @@ int main(int argc, char **argv)
 	printf("%s %zu B x %u, depth %u: rdmarw tcp poll %.1f MB/s, thread "
 	       "%.1f MB/s, socket pair %.1f MB/s; ratio poll %.2f, thread "
 	       "%.2f; CPU ms/MiB poll %.3f, thread %.3f, socket pair %.3f; "
-	       "FPDUs received by pollers %.0f %% and %.0f %%\n",
+	       "FPDUs received by pollers %.0f %% and %.0f %%; FPDUs per "
+	       "sendmsg() %.2f and %.2f\n",
 	       read ? "READ" : "WRITE", len, n, depth, bw[0] / 1e6, bw[1] / 1e6,
 	       sock / 1e6, bw[0] / sock, bw[1] / sock, ms[0], ms[1], c2,
-	       share[0], share[1]);
+	       share[0], share[1], fpc[0], fpc[1]);
 	return 0;
 }

@@ -39,8 +39,7 @@
 
 #define GUARD 64
 #define MIB (1u << 20)
-#define ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define ACCESS TCP_ENV_ACCESS
 
 struct side {
 	struct soft_fabric *f;
@@ -70,20 +69,6 @@ static void tcp_sockets(int fd[2])
 
 static void side_init(struct side *s, const struct soft_profile *p)
 {
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 128,
-			 .max_recv_wr = 128,
-			 .max_send_sge = 4,
-			 .max_recv_sge = 4 },
-	};
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT,
-		.qp_access_flags = ACCESS,
-		.port_num = 1,
-	};
-
 	s->f = soft_fabric_create();
 	assert_false(IS_ERR(s->f));
 	s->dev = soft_device_create(s->f, NULL, p);
@@ -92,35 +77,12 @@ static void side_init(struct side *s, const struct soft_profile *p)
 	assert_false(IS_ERR(s->pd));
 	s->cq = ib_alloc_cq(s->dev, NULL, 512, 0, IB_POLL_DIRECT);
 	assert_false(IS_ERR(s->cq));
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	s->qp = ib_create_qp(s->pd, &qa);
-	assert_false(IS_ERR(s->qp));
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_PKEY_INDEX |
-					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
-			 0);
+	s->qp = tcp_env_qp(s->pd, s->cq, 128, 4);
 }
 
 static void side_rts(struct side *s)
 {
-	struct ib_qp_attr a = { .qp_state = IB_QPS_RTR };
-
-	/* the attributes the core asks of these transitions; the
-	 * destination is the connection's, whatever the number says */
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-					      IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-					      IB_QP_MAX_DEST_RD_ATOMIC |
-					      IB_QP_MIN_RNR_TIMER),
-			 0);
-	a.qp_state = IB_QPS_RTS;
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_TIMEOUT |
-					      IB_QP_RETRY_CNT |
-					      IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-					      IB_QP_MAX_QP_RD_ATOMIC),
-			 0);
+	tcp_env_rts(s->qp);
 }
 
 static void side_fini(struct side *s)
@@ -132,19 +94,12 @@ static void side_fini(struct side *s)
 	assert_int_equal(soft_fabric_destroy(s->f), 0);
 }
 
-static void tcp_profile(struct soft_profile *p, bool threaded)
-{
-	assert_int_equal(soft_profile_get("siw", p), 0);
-	p->tcp = true;
-	p->threaded = threaded;
-}
-
 static void pair_init_conn(struct pair *p, bool threaded, u32 ird, u32 ord)
 {
 	struct soft_profile prof;
 	int fd[2];
 
-	tcp_profile(&prof, threaded);
+	tcp_env_profile(&prof, threaded);
 	tcp_sockets(fd);
 	for (int i = 0; i < 2; i++) {
 		struct soft_tcp_conn c = {
@@ -481,6 +436,130 @@ static void test_multi_sge(void **state)
 	pair_fini(&p);
 }
 
+/* The sender's transmit counters since the device was created. */
+static struct soft_tcp_stats tx_stats(struct side *s)
+{
+	struct soft_tcp_stats st;
+
+	assert_int_equal(rdmarw__soft_tcp_stats(s->dev, &st), 0);
+	return st;
+}
+
+/* A zero-length SEND behind what was posted: everything before it landed. */
+static void fence_send(struct pair *p, struct buf *any, u64 id)
+{
+	struct ib_sge z = sge_of(any, 0, 0);
+
+	assert_int_equal(post_recv(p->s[1].qp, id, &z, 0), 0);
+	assert_int_equal(post_send(p->s[0].qp, IB_WR_SEND, id + 1, &z, 0, 0, 0),
+			 0);
+	expect_wc(p->s[0].cq, id + 1, IB_WC_SUCCESS, IB_WC_SEND, 0);
+	expect_wc(p->s[1].cq, id, IB_WC_SUCCESS, IB_WC_RECV, 0);
+}
+
+/*
+ * Several FPDUs per sendmsg(): a 1 MiB WRITE is 17 FPDUs (65472 payload
+ * bytes at most each); they go in at most 5 calls (4 FPDUs fill the
+ * transmit buffer's bound), fewer when TCP took less and the buffer holds
+ * the rest.  Then 64 WRITEs of 4 KiB, one call each at most.  Every byte
+ * lands where it was written, the bytes beside them untouched.
+ */
+static void test_fpdus_per_sendmsg(void **state)
+{
+	struct soft_tcp_stats a, b;
+	struct buf src, dst;
+	struct ib_sge ss;
+	struct pair p;
+
+	(void)state;
+	pair_init(&p);
+	buf_init(&src, &p.s[0], MIB, 21);
+	buf_init(&dst, &p.s[1], MIB + 2 * 4096, 0);
+	memset(at(&dst), 0x5a, MIB + 2 * 4096);
+	a = tx_stats(&p.s[0]);
+	ss = sge_of(&src, 0, MIB);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_RDMA_WRITE, 1, &ss, 1,
+				   (uintptr_t)at(&dst) + 4096, dst.mr->rkey),
+			 0);
+	expect_wc(p.s[0].cq, 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, MIB);
+	b = tx_stats(&p.s[0]);
+	assert_int_equal(b.tx_fpdus - a.tx_fpdus, 17);
+	assert_true(b.tx_calls - a.tx_calls <= 5);
+	fence_send(&p, &src, 2);
+	assert_memory_equal(at(&dst) + 4096, at(&src), MIB);
+	for (u32 i = 0; i < 4096; i++) {
+		assert_int_equal(at(&dst)[i], 0x5a);
+		assert_int_equal(at(&dst)[4096 + MIB + i], 0x5a);
+	}
+
+	/* 64 x 4 KiB, every other 4 KiB of the sink */
+	memset(at(&dst), 0x5a, MIB + 2 * 4096);
+	a = tx_stats(&p.s[0]);
+	for (u32 k = 0; k < 64; k++) {
+		ss = sge_of(&src, k * 4096, 4096);
+		assert_int_equal(
+			post_send(p.s[0].qp, IB_WR_RDMA_WRITE, 10 + k, &ss, 1,
+				  (uintptr_t)at(&dst) + k * 8192, dst.mr->rkey),
+			0);
+	}
+	for (u32 k = 0; k < 64; k++)
+		expect_wc(p.s[0].cq, 10 + k, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  4096);
+	b = tx_stats(&p.s[0]);
+	assert_int_equal(b.tx_fpdus - a.tx_fpdus, 64);
+	assert_true(b.tx_calls - a.tx_calls <= 64);
+	fence_send(&p, &src, 100);
+	for (u32 k = 0; k < 64; k++) {
+		assert_memory_equal(at(&dst) + k * 8192, at(&src) + k * 4096,
+				    4096);
+		for (u32 i = 4096; i < 8192; i++)
+			assert_int_equal(at(&dst)[k * 8192 + i], 0x5a);
+	}
+	guards_intact(&dst);
+	expect_empty(p.s[0].cq);
+	expect_empty(p.s[1].cq);
+	buf_fini(&src);
+	buf_fini(&dst);
+	pair_fini(&p);
+}
+
+/*
+ * A SEND of 4 MiB (65 FPDUs) is read from the socket into its receive: the
+ * payloads of its FPDUs after the first are not copied through the receive
+ * buffer (rx_copied): between two FPDUs of a bulk stream the socket is read
+ * up to the next header only, and the read that ends a payload takes the
+ * next header whole (a SEND's is longer than a WRITE's).  The first FPDU's
+ * header may come with up to 64 KiB of its payload, each later read at
+ * most a few bytes beyond a header.
+ */
+static void test_send_stream_placed(void **state)
+{
+	const u32 len = 4 * MIB;
+	struct soft_tcp_stats a, b;
+	struct buf src, dst;
+	struct ib_sge ss, rs;
+	struct pair p;
+
+	(void)state;
+	pair_init(&p);
+	buf_init(&src, &p.s[0], len, 5);
+	buf_init(&dst, &p.s[1], len, 0);
+	a = tx_stats(&p.s[1]);
+	rs = sge_of(&dst, 0, len);
+	ss = sge_of(&src, 0, len);
+	assert_int_equal(post_recv(p.s[1].qp, 1, &rs, 1), 0);
+	assert_int_equal(post_send(p.s[0].qp, IB_WR_SEND, 2, &ss, 1, 0, 0), 0);
+	expect_wc(p.s[0].cq, 2, IB_WC_SUCCESS, IB_WC_SEND, len);
+	expect_wc(p.s[1].cq, 1, IB_WC_SUCCESS, IB_WC_RECV, len);
+	b = tx_stats(&p.s[1]);
+	assert_true(b.rx_copied - a.rx_copied <= 65536 + 65 * 64);
+	assert_memory_equal(at(&dst), at(&src), len);
+	guards_intact(&dst);
+	buf_fini(&src);
+	buf_fini(&dst);
+	pair_fini(&p);
+}
+
 /* READ of each size from the peer's MR into the middle of a local one. */
 static void test_read_sizes(void **state)
 {
@@ -776,7 +855,7 @@ static void rig_init(struct rig *r, u32 ird)
 	int fd[2];
 
 	memset(r, 0, sizeof(*r));
-	tcp_profile(&prof, false);
+	tcp_env_profile(&prof, false);
 	tcp_sockets(fd);
 	side_init(&r->s, &prof);
 	{
@@ -925,31 +1004,13 @@ static void still_serves(struct rig *r)
 	struct soft_profile prof;
 	struct side peer;
 	struct ib_qp *qp;
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.send_cq = r->s.cq,
-		.recv_cq = r->s.cq,
-		.cap = { .max_send_wr = 8,
-			 .max_recv_wr = 8,
-			 .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
-				.qp_access_flags = ACCESS,
-				.port_num = 1 };
 	struct buf src, dst;
 	struct ib_sge ss, rs;
 	int fd[2];
 
-	tcp_profile(&prof, false);
+	tcp_env_profile(&prof, false);
 	side_init(&peer, &prof);
-	qp = ib_create_qp(r->s.pd, &qa);
-	assert_false(IS_ERR(qp));
-	assert_int_equal(ib_modify_qp(qp, &a,
-				      IB_QP_STATE | IB_QP_PKEY_INDEX |
-					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
-			 0);
+	qp = tcp_env_qp(r->s.pd, r->s.cq, 8, 1);
 	tcp_sockets(fd);
 	{
 		struct soft_tcp_conn c0 = { .fd = fd[0],
@@ -964,12 +1025,8 @@ static void still_serves(struct rig *r)
 		assert_int_equal(rdmarw__soft_tcp_attach(qp, &c0), 0);
 		assert_int_equal(rdmarw__soft_tcp_attach(peer.qp, &c1), 0);
 	}
-	{
-		struct side tmp = { .qp = qp };
-
-		side_rts(&tmp);
-		side_rts(&peer);
-	}
+	tcp_env_rts(qp);
+	side_rts(&peer);
 	buf_init(&src, &r->s, 3000, 17);
 	buf_init(&dst, &peer, 3000, 0);
 	ss = sge_of(&src, 0, 3000);
@@ -1288,6 +1345,67 @@ static void test_send_too_long(void **state)
 	}
 }
 
+/*
+ * A SEND's payload goes straight into its receive (siw_proc_send()), its
+ * CRC checked at the FPDU's end: an 8000-byte SEND sent in two halves
+ * completes its receive with the 8000 bytes (solicited, SEND_SE), nothing
+ * beyond them written; a SEND_INV of a key nobody has completes it with
+ * the invalidation's error; and one whose CRC is wrong (its last byte
+ * flipped) has placed its payload when the TERMINATE (LLP/MPA/CRC) comes
+ * (the gathered path placed nothing), its receive flushed, nothing beyond
+ * the payload written.
+ */
+static void test_send_placed(void **state)
+{
+	static u8 out[1 << 14], pay[8000];
+	static const u8 ops[] = { IWARP_OP_SEND_SE, IWARP_OP_SEND_INV,
+				  IWARP_OP_SEND };
+	static const enum ib_wc_status st[] = { IB_WC_SUCCESS,
+						IB_WC_REM_INV_REQ_ERR,
+						IB_WC_WR_FLUSH_ERR };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = (u8)(i * 13 + 5);
+	for (int k = 0; k < 3; k++) {
+		struct iwarp_hdr h = {
+			.opcode = ops[k], .last = true, .msn = 1, .stag = 0x100
+		};
+		size_t n = frame(&h, pay, sizeof(pay), out), head = n / 2;
+		struct ib_sge rs;
+		struct ib_wc wc;
+		struct buf rb;
+		struct rig r;
+
+		if (k == 2)
+			out[n - 1] ^= 0x01; /* the CRC's last byte */
+		rig_init(&r, 8);
+		buf_init(&rb, &r.s, 9000, 0);
+		memset(at(&rb), 0x5a, 9000);
+		rs = sge_of(&rb, 0, 8192);
+		assert_int_equal(post_recv(r.s.qp, 700, &rs, 1), 0);
+		raw_send(&r, out, head);
+		raw_send(&r, out + head, n - head);
+		poll_n(r.s.cq, 1, &wc);
+		assert_int_equal(wc.wr_id, 700);
+		assert_int_equal(wc.status, st[k]);
+		if (!k) {
+			assert_int_equal(wc.opcode, IB_WC_RECV);
+			assert_int_equal(wc.byte_len, sizeof(pay));
+			assert_false(wc.wc_flags & IB_WC_WITH_INVALIDATE);
+		}
+		if (k == 2)
+			expect_term(&r, IWARP_LAYER_LLP, IWARP_LLP_ET_MPA,
+				    IWARP_LLP_EC_CRC, NULL, 0, 0);
+		assert_memory_equal(at(&rb), pay, sizeof(pay));
+		for (size_t i = sizeof(pay); i < 9000; i++)
+			assert_int_equal(at(&rb)[i], 0x5a);
+		guards_intact(&rb);
+		buf_fini(&rb);
+		rig_fini(&r);
+	}
+}
+
 /* The peer TERMINATEs: QP to ERR, receives flushed, down(TERM_RCVD), no
  * TERMINATE answers it, TCP closes in order. */
 static void test_term_received(void **state)
@@ -1361,7 +1479,9 @@ static void test_read_over_ird(void **state)
 static void test_eof(void **state)
 {
 	static u8 out[1 << 12];
-	u8 pay[100] = { 0 };
+	/* within the receives' 64 bytes: a longer SEND is refused at its
+	 * header (DDP's "too long", before a byte is placed) */
+	u8 pay[60] = { 0 };
 
 	(void)state;
 	for (int k = 0; k < 2; k++) {
@@ -1378,7 +1498,7 @@ static void test_eof(void **state)
 			struct iwarp_hdr h = { .opcode = IWARP_OP_SEND,
 					       .last = true,
 					       .msn = 1 };
-			size_t n = frame(&h, pay, 100, out);
+			size_t n = frame(&h, pay, sizeof(pay), out);
 
 			raw_send(&r, out, n / 2);
 			shutdown(r.raw, SHUT_WR);
@@ -1665,7 +1785,7 @@ static void rig_init_rtr(struct rig *r, bool initiator, enum soft_tcp_rtr rtr)
 	int fd[2];
 
 	memset(r, 0, sizeof(*r));
-	tcp_profile(&prof, false);
+	tcp_env_profile(&prof, false);
 	tcp_sockets(fd);
 	side_init(&r->s, &prof);
 	{
@@ -1826,7 +1946,7 @@ static void test_orq_depth(void **state)
 		int fd[2];
 
 		memset(&r, 0, sizeof(r));
-		tcp_profile(&prof, false);
+		tcp_env_profile(&prof, false);
 		tcp_sockets(fd);
 		side_init(&r.s, &prof);
 		{
@@ -1992,7 +2112,7 @@ static void test_disconnect(void **state)
 		int fd[2];
 
 		pair_downs[0] = pair_downs[1] = 0;
-		tcp_profile(&prof, false);
+		tcp_env_profile(&prof, false);
 		tcp_sockets(fd);
 		for (int i = 0; i < 2; i++) {
 			struct soft_tcp_conn c = {
@@ -2073,7 +2193,7 @@ static void test_attach_refusals(void **state)
 				 ERR_PTR(-EINVAL));
 		assert_int_equal(soft_fabric_destroy(f), 0);
 	}
-	tcp_profile(&prof, false);
+	tcp_env_profile(&prof, false);
 	side_init(&s, &prof);
 	assert_int_equal(soft_profile_get("siw", &prof), 0);
 	side_init(&plain, &prof);
@@ -2109,6 +2229,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_write_sizes),
 		cmocka_unit_test(test_source_reuse),
 		cmocka_unit_test(test_multi_sge),
+		cmocka_unit_test(test_fpdus_per_sendmsg),
+		cmocka_unit_test(test_send_stream_placed),
 		cmocka_unit_test(test_both_ways_threaded),
 		cmocka_unit_test(test_read_sizes),
 		cmocka_unit_test(test_reads_in_flight),
@@ -2120,6 +2242,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_stag),
 		cmocka_unit_test(test_bad_send),
 		cmocka_unit_test(test_send_too_long),
+		cmocka_unit_test(test_send_placed),
 		cmocka_unit_test(test_read_over_ird),
 		cmocka_unit_test(test_term_received),
 		cmocka_unit_test(test_eof),

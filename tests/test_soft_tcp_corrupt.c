@@ -40,8 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define ACCESS TCP_ENV_ACCESS
 #define GUARD 4096
 #define WLEN (200u * 1024) /* four FPDUs */
 #define MRLEN (3 * WLEN) /* the WRITE goes to the middle third */
@@ -63,8 +62,9 @@ struct side {
 static struct {
 	pthread_t thread;
 	int a, b; /* its ends: towards A, towards B */
-	int flip_nth; /* the WRITE FPDU from A whose bit it flips (from 1) */
-	int writes; /* WRITE FPDUs from A seen */
+	u8 flip_op; /* the opcode (WRITE or SEND) of the FPDU it flips */
+	int flip_nth; /* the FPDU of that opcode from A it flips (from 1) */
+	int writes; /* FPDUs of that opcode from A seen */
 	bool flipped;
 	int terms; /* TERMINATEs from B */
 	struct iwarp_hdr term; /* the first one */
@@ -101,8 +101,8 @@ static void see_fpdu(struct dir *d, u8 *f, size_t n)
 	if (rdmarw__iwarp_hdr_decode(f, n, &h) < 0)
 		return;
 	hl = rdmarw__iwarp_hdr_len(h.opcode);
-	if (d->a_to_b && h.opcode == IWARP_OP_WRITE &&
-	    ++px.writes == px.flip_nth && hl > 0 && (size_t)hl + 8 < n) {
+	if (d->a_to_b && h.opcode == px.flip_op && ++px.writes == px.flip_nth &&
+	    hl > 0 && (size_t)hl + 8 < n) {
 		f[hl + 7] ^= 0x08; /* a payload bit */
 		px.flipped = true;
 	}
@@ -166,26 +166,13 @@ static void *proxy(void *arg)
 static void side_init(struct side *s, int fd, bool initiator, bool threaded)
 {
 	struct soft_profile prof;
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 16,
-			 .max_recv_wr = 16,
-			 .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
-				.qp_access_flags = ACCESS,
-				.port_num = 1 };
 	struct soft_tcp_conn c = { .fd = fd,
 				   .crc = true,
 				   .ird = 8,
 				   .ord = 8,
 				   .initiator = initiator };
 
-	assert_int_equal(soft_profile_get("siw", &prof), 0);
-	prof.tcp = true;
-	prof.threaded = threaded;
+	tcp_env_profile(&prof, threaded);
 	s->f = soft_fabric_create();
 	assert_false(IS_ERR_OR_NULL(s->f));
 	s->dev = soft_device_create(s->f, NULL, &prof);
@@ -194,29 +181,9 @@ static void side_init(struct side *s, int fd, bool initiator, bool threaded)
 	assert_false(IS_ERR(s->pd));
 	s->cq = ib_alloc_cq(s->dev, NULL, 64, 0, IB_POLL_DIRECT);
 	assert_false(IS_ERR(s->cq));
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	s->qp = ib_create_qp(s->pd, &qa);
-	assert_false(IS_ERR(s->qp));
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_PKEY_INDEX |
-					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
-			 0);
+	s->qp = tcp_env_qp(s->pd, s->cq, 16, 1);
 	assert_int_equal(rdmarw__soft_tcp_attach(s->qp, &c), 0);
-	a.qp_state = IB_QPS_RTR;
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-					      IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-					      IB_QP_MAX_DEST_RD_ATOMIC |
-					      IB_QP_MIN_RNR_TIMER),
-			 0);
-	a.qp_state = IB_QPS_RTS;
-	assert_int_equal(ib_modify_qp(s->qp, &a,
-				      IB_QP_STATE | IB_QP_TIMEOUT |
-					      IB_QP_RETRY_CNT |
-					      IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-					      IB_QP_MAX_QP_RD_ATOMIC),
-			 0);
+	tcp_env_rts(s->qp);
 	s->mem = malloc(MRLEN + 2 * GUARD);
 	assert_non_null(s->mem);
 	for (size_t i = 0; i < MRLEN + 2 * GUARD; i++)
@@ -261,13 +228,18 @@ static void post(struct ib_qp *qp, enum ib_wr_opcode op, u64 id, void *buf,
 	assert_int_equal(ib_post_send(qp, &wr.wr, &bad), 0);
 }
 
-static void post_recv(struct side *s, u64 id, size_t off)
+static void post_recv_len(struct side *s, u64 id, size_t off, u32 len)
 {
-	struct ib_sge sge = { (uintptr_t)mr_at(s, off), 64, s->mr->lkey };
+	struct ib_sge sge = { (uintptr_t)mr_at(s, off), len, s->mr->lkey };
 	struct ib_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
 	const struct ib_recv_wr *bad;
 
 	assert_int_equal(ib_post_recv(s->qp, &wr, &bad), 0);
+}
+
+static void post_recv(struct side *s, u64 id, size_t off)
+{
+	post_recv_len(s, id, off, 64);
 }
 
 /* Poll @n completions; each of @ids exactly once; their statuses out. */
@@ -315,6 +287,7 @@ static void corrupt_nth_write(int nth, bool threaded)
 	u8 *before, *src;
 
 	memset(&px, 0, sizeof(px));
+	px.flip_op = IWARP_OP_WRITE;
 	px.flip_nth = nth;
 	tcp_loopback_pair(fa);
 	tcp_loopback_pair(fb);
@@ -390,6 +363,100 @@ static void corrupt_nth_write(int nth, bool threaded)
 	close(px.b);
 }
 
+/*
+ * A SEND of SLEN bytes (two FPDUs) into a receive of RLEN at B's middle
+ * third, its @nth FPDU corrupted: its payload is read from the socket
+ * straight into the receive's SGEs (siw_proc_send()), the CRC checked at
+ * the FPDU's end: TERMINATE (LLP, MPA, CRC), the receive it took flushed
+ * as the one behind it, and not a byte of B's MR outside the receive's
+ * SGE changed (inside it: old, new or corrupted bytes).
+ */
+#define SLEN (100u * 1024)
+#define RLEN (SLEN + 1000)
+static void corrupt_nth_send(int nth, bool threaded)
+{
+	static const u64 a_ids[] = { 1, 2, 3 }, b_ids[] = { 11, 12 };
+	enum ib_wc_status ast[3], bst[2];
+	struct side A, B;
+	int fa[2], fb[2];
+	u8 *before, *src;
+
+	memset(&px, 0, sizeof(px));
+	px.flip_op = IWARP_OP_SEND;
+	px.flip_nth = nth;
+	tcp_loopback_pair(fa);
+	tcp_loopback_pair(fb);
+	px.a = fa[1];
+	px.b = fb[0];
+	assert_int_equal(pthread_create(&px.thread, NULL, proxy, NULL), 0);
+	side_init(&A, fa[0], true, threaded);
+	side_init(&B, fb[1], false, !threaded);
+	before = malloc(MRLEN);
+	assert_non_null(before);
+	memcpy(before, mr_at(&B, 0), MRLEN);
+	src = mr_at(&A, 0);
+
+	post_recv_len(&B, 11, WLEN, RLEN);
+	post_recv(&B, 12, 2 * WLEN + 64);
+	post(A.qp, IB_WR_SEND, 1, src, SLEN, A.mr->lkey, 0, 0);
+	post(A.qp, IB_WR_SEND, 2, src, 16, A.mr->lkey, 0, 0);
+	post(A.qp, IB_WR_RDMA_READ, 3, mr_at(&A, WLEN), 64, A.mr->lkey,
+	     (uintptr_t)mr_at(&B, 0), B.mr->rkey);
+
+	reap(&A, a_ids, 3, ast);
+	reap(&B, b_ids, 2, bst);
+	wait_err(&A);
+	wait_err(&B);
+	assert_int_equal(ib_destroy_qp(A.qp), 0);
+	assert_int_equal(ib_destroy_qp(B.qp), 0);
+	A.qp = NULL;
+	B.qp = NULL;
+	assert_int_equal(pthread_join(px.thread, NULL), 0);
+	assert_true(px.flipped);
+	assert_true(px.terms >= 1);
+	assert_int_equal(px.term.term.layer, IWARP_LAYER_LLP);
+	assert_int_equal(px.term.term.etype, IWARP_LLP_ET_MPA);
+	assert_int_equal(px.term.term.ecode, IWARP_LLP_EC_CRC);
+	assert_true(ast[0] == IB_WC_SUCCESS || ast[0] == IB_WC_WR_FLUSH_ERR);
+	assert_true(ast[1] == IB_WC_SUCCESS || ast[1] == IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(ast[2], IB_WC_WR_FLUSH_ERR);
+	/* the corrupted SEND's receive and the one behind it: flushed */
+	assert_int_equal(bst[0], IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(bst[1], IB_WC_WR_FLUSH_ERR);
+	assert_memory_equal(mr_at(&B, 0), before, WLEN);
+	assert_memory_equal(mr_at(&B, WLEN + RLEN), before + WLEN + RLEN,
+			    MRLEN - WLEN - RLEN);
+	for (size_t i = 0; i < RLEN; i++) {
+		u8 v = mr_at(&B, WLEN)[i];
+
+		assert_true(
+			v == before[WLEN + i] ||
+			(i < SLEN && (v == src[i] || v == (src[i] ^ 0x08))));
+	}
+	for (size_t i = 0; i < GUARD; i++) {
+		assert_int_equal(B.mem[i], (u8)(i * 31));
+		assert_int_equal(B.mem[GUARD + MRLEN + i],
+				 (u8)((GUARD + MRLEN + i) * 31));
+	}
+	free(before);
+	side_fini(&A);
+	side_fini(&B);
+	close(px.a);
+	close(px.b);
+}
+
+static void test_send_first_fpdu(void **state)
+{
+	(void)state;
+	corrupt_nth_send(1, false);
+}
+
+static void test_send_last_fpdu(void **state)
+{
+	(void)state;
+	corrupt_nth_send(2, true);
+}
+
 /* The first FPDU of the WRITE, its second, its last. */
 static void test_first_fpdu(void **state)
 {
@@ -415,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_first_fpdu),
 		cmocka_unit_test(test_second_fpdu),
 		cmocka_unit_test(test_last_fpdu),
+		cmocka_unit_test(test_send_first_fpdu),
+		cmocka_unit_test(test_send_last_fpdu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,8 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ACCESS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define ACCESS TCP_ENV_ACCESS
 #define NQP 8
 /* polls without progress before a case gives up: progress here comes on
  * the first poll or two (loopback TCP has the bytes there at send) */
@@ -68,9 +67,8 @@ static void side_init(struct side *s, bool poll_rx, int nqp)
 {
 	struct soft_profile p;
 
-	assert_int_equal(soft_profile_get("siw", &p), 0);
+	tcp_env_profile(&p, false);
 	assert_true(p.poll_rx); /* the default */
-	p.tcp = true;
 	p.poll_rx = poll_rx;
 	s->f = soft_fabric_create();
 	assert_false(IS_ERR(s->f));
@@ -90,46 +88,7 @@ static void side_init(struct side *s, bool poll_rx, int nqp)
 
 static struct ib_qp *qp_make(struct side *s)
 {
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.send_cq = s->cq,
-		.recv_cq = s->cq,
-		.cap = { .max_send_wr = 32,
-			 .max_recv_wr = 32,
-			 .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT,
-				.qp_access_flags = ACCESS,
-				.port_num = 1 };
-	struct ib_qp *qp = ib_create_qp(s->pd, &qa);
-
-	assert_false(IS_ERR(qp));
-	assert_int_equal(ib_modify_qp(qp, &a,
-				      IB_QP_STATE | IB_QP_PKEY_INDEX |
-					      IB_QP_PORT | IB_QP_ACCESS_FLAGS),
-			 0);
-	return qp;
-}
-
-static void qp_rts(struct ib_qp *qp)
-{
-	struct ib_qp_attr a = { .qp_state = IB_QPS_RTR };
-
-	assert_int_equal(ib_modify_qp(qp, &a,
-				      IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-					      IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-					      IB_QP_MAX_DEST_RD_ATOMIC |
-					      IB_QP_MIN_RNR_TIMER),
-			 0);
-	a.qp_state = IB_QPS_RTS;
-	assert_int_equal(ib_modify_qp(qp, &a,
-				      IB_QP_STATE | IB_QP_TIMEOUT |
-					      IB_QP_RETRY_CNT |
-					      IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-					      IB_QP_MAX_QP_RD_ATOMIC),
-			 0);
+	return tcp_env_qp(s->pd, s->cq, 32, 1);
 }
 
 static void attach(struct ib_qp *qp, int fd, bool initiator, struct downs *d)
@@ -158,8 +117,8 @@ static void pair_init(struct side s[2], bool poll_rx, int nqp)
 			s[k].qp[i] = qp_make(&s[k]);
 			attach(s[k].qp[i], fd[k], k == 0, NULL);
 		}
-		qp_rts(s[0].qp[i]);
-		qp_rts(s[1].qp[i]);
+		tcp_env_rts(s[0].qp[i]);
+		tcp_env_rts(s[1].qp[i]);
 	}
 	assert_int_equal(rdmarw__soft_tcp_hold(s[0].dev, true), 0);
 	assert_int_equal(rdmarw__soft_tcp_hold(s[1].dev, true), 0);
@@ -378,7 +337,7 @@ static void test_fail_under_poller(void **state)
 	tcp_loopback_pair(fd);
 	s.qp[0] = qp_make(&s);
 	attach(s.qp[0], fd[0], true, &d);
-	qp_rts(s.qp[0]);
+	tcp_env_rts(s.qp[0]);
 	assert_int_equal(rdmarw__soft_tcp_hold(s.dev, true), 0);
 	post_recv(&s, 0, 7, 0, 64);
 	close(fd[1]); /* FIN */

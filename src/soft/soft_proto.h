@@ -302,6 +302,21 @@ int rdmarw__soft_resp_rcv(struct soft_qp *resp, struct soft_pkt *pkt);
  */
 int rdmarw__soft_resp_write_sink(struct soft_qp *resp, struct soft_pkt *pkt,
 				 struct soft_region *rg);
+/*
+ * The same for a SEND segment (soft_tcp.c places it from the socket, as
+ * siw_proc_send() does): @pkt a SEND of h.length > 0 bytes at message
+ * offset h.va, h.more set but on the message's last; the message's first
+ * segment takes its receive.  Return: 0 and *@sink the receive's checked
+ * regions from h.va on (qp->resp_rg: place under the same read section),
+ * or the refusal's enum soft_rcv_flags, its answer (TERMINATE) sent.  Once
+ * the segment is placed whole and its CRC is right,
+ * rdmarw__soft_resp_send_placed() (@pkt the whole segment) ends the
+ * message on its last: its flags, as the responder's.
+ */
+int rdmarw__soft_resp_send_sink(struct soft_qp *resp, struct soft_pkt *pkt,
+				struct soft_cursor *sink);
+int rdmarw__soft_resp_send_placed(struct soft_qp *resp,
+				  const struct soft_pkt *pkt);
 /* The responder's second half (qp->rx), with no read section held:
  * invalidate (SEND_WITH_INV), complete the receive, move to ERR.  True:
  * it moved to ERR and its Send Queue must run. */

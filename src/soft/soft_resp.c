@@ -122,36 +122,55 @@ static __attribute__((noinline)) int resp_fail(struct soft_qp *qp,
 }
 
 /*
- * Place a SEND (or one segment of it: a wire's DDP segments arrive one by
- * one, @pkt->h.va their offset in the message, each checked against the
- * receive as it comes) into the receive taken for it.
+ * The receive's regions for a SEND (or one segment of it: a wire's DDP
+ * segments arrive one by one, @pkt->h.va their offset in the message, each
+ * checked against the receive as it comes): 0 and *@dst, *@n, or the
+ * refusal.
  */
-static int resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
+static inline int resp_send_sink(struct soft_qp *qp, struct soft_pkt *pkt,
+				 struct soft_region **dst, u32 *n)
 {
 	const struct soft_recv_wqe *w = &qp->resp_wqe;
 	u64 mo = pkt->h.va, end = mo + pkt->h.length;
-	struct soft_region *dst = qp->resp_rg;
-	u32 n;
 
 	/* mo and length are each at most 2^32 (wire) or 2^31: no wrap */
 	if (end > w->length)
 		return resp_fail(qp, pkt, SOFT_F_REM_INV_REQ, SOFT_F_LOC_LEN);
 	if (soft_sgl_check(qp->dev, qp->ibqp.pd, w->sge, w->num_sge,
-			   IB_ACCESS_LOCAL_WRITE, qp->resp_rg, &n))
+			   IB_ACCESS_LOCAL_WRITE, qp->resp_rg, n))
 		return resp_fail(qp, pkt, SOFT_F_REM_OP, SOFT_F_LOC_PROT);
+	*dst = qp->resp_rg;
 	if (__builtin_expect(mo != 0, 0))
-		dst = soft_rg_skip(dst, &n, mo);
-	/* Nothing placed: the SEND and its receive both fail. */
-	if (soft_copy(pkt->pay.rg, pkt->pay.n, dst, n, pkt->h.length))
-		return resp_fail(qp, pkt, SOFT_F_LOC_RES, SOFT_F_LOC_RES);
+		*dst = soft_rg_skip(*dst, n, mo);
+	return 0;
+}
+
+/* The SEND segment @pkt placed: the message goes on, or it ends. */
+static inline int resp_send_done(struct soft_qp *qp, const struct soft_pkt *pkt)
+{
 	if (__builtin_expect(pkt->h.more, 0))
 		return 0; /* the message goes on */
-	qp->rx.h.length = end;
+	qp->rx.h.length = pkt->h.va + pkt->h.length;
 	if (pkt->h.op->flags & SOFT_OPF_REM_INV) {
 		qp->rx.inv_key = pkt->h.ex;
 		qp->rx.inv_key_set = true;
 	}
 	return SOFT_RCV_END;
+}
+
+/* Place a SEND (or one segment of it) into the receive taken for it. */
+static int resp_send(struct soft_qp *qp, struct soft_pkt *pkt)
+{
+	struct soft_region *dst;
+	u32 n;
+	int ret = resp_send_sink(qp, pkt, &dst, &n);
+
+	if (ret)
+		return ret;
+	/* Nothing placed: the SEND and its receive both fail. */
+	if (soft_copy(pkt->pay.rg, pkt->pay.n, dst, n, pkt->h.length))
+		return resp_fail(qp, pkt, SOFT_F_LOC_RES, SOFT_F_LOC_RES);
+	return resp_send_done(qp, pkt);
 }
 
 /* Check the rkey range into @rg.  False: refused, *@ret the answer. */
@@ -271,20 +290,27 @@ static inline __attribute__((always_inline)) int resp_read(struct soft_qp *qp,
 	return ret > 0 ? ret & SOFT_RCV_ANSWERED : 0;
 }
 
+/* The SEND's first rules: its receive (taken by the message's first
+ * segment).  True to go on; false: *@ret the refusal or the drop. */
+static inline __attribute__((always_inline)) bool
+resp_send_accept(struct soft_qp *qp, struct soft_pkt *pkt, int *ret)
+{
+	/* A wire's later segment: the message's receive is taken already.
+	 * Its MO may be 0 when the segments before it were empty (the
+	 * codec keeps MSN and MO in order): a message in progress is one. */
+	if (__builtin_expect(pkt->h.va != 0 || qp->rx.recv_taken, 0)) {
+		*ret = SOFT_RCV_DROP;
+		return soft_resp_ready(qp) && qp->rx.recv_taken;
+	}
+	return resp_accept(qp, pkt, true, ret);
+}
+
 static inline __attribute__((always_inline)) int
 resp_send_rcv(struct soft_qp *qp, struct soft_pkt *pkt)
 {
 	int ret;
 
-	/* A wire's later segment: the message's receive is taken already.
-	 * Its MO may be 0 when the segments before it were empty (the
-	 * codec keeps MSN and MO in order): a message in progress is one. */
-	if (__builtin_expect(pkt->h.va != 0 || qp->rx.recv_taken, 0)) {
-		if (!soft_resp_ready(qp) || !qp->rx.recv_taken)
-			return SOFT_RCV_DROP;
-		return resp_send(qp, pkt);
-	}
-	if (!resp_accept(qp, pkt, true, &ret))
+	if (!resp_send_accept(qp, pkt, &ret))
 		return ret;
 	return resp_send(qp, pkt);
 }
@@ -313,6 +339,28 @@ int rdmarw__soft_resp_write_sink(struct soft_qp *qp, struct soft_pkt *pkt,
 	if (!resp_accept(qp, pkt, false, &ret) || !resp_rkey(qp, pkt, rg, &ret))
 		return ret ? ret : SOFT_RCV_DROP;
 	return 0;
+}
+
+/* A wire's SEND segment placed by its transport: the rules only. */
+int rdmarw__soft_resp_send_sink(struct soft_qp *qp, struct soft_pkt *pkt,
+				struct soft_cursor *sink)
+{
+	struct soft_region *dst;
+	u32 n = 0;
+	int ret;
+
+	if (!resp_send_accept(qp, pkt, &ret))
+		return ret ? ret : SOFT_RCV_DROP;
+	ret = resp_send_sink(qp, pkt, &dst, &n);
+	if (!ret)
+		*sink = (struct soft_cursor){ .rg = dst, .n = n };
+	return ret;
+}
+
+int rdmarw__soft_resp_send_placed(struct soft_qp *qp,
+				  const struct soft_pkt *pkt)
+{
+	return resp_send_done(qp, pkt);
 }
 
 __attribute__((cold)) int rdmarw__soft_resp_rcv(struct soft_qp *qp,

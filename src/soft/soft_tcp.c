@@ -48,7 +48,11 @@
  * the thread runs the queue again once the buffer drained), the receive
  * buffer (RX_CAP), one FPDU's payload (SEG_CAP: the CRC is checked before
  * a byte is placed) and the IRQ (IRD entries).  Nothing is allocated per
- * packet.
+ * packet.  The FPDUs of a message (or of a READ response) are framed into
+ * the connection's gather arrays (bt_*: TX_BATCH headers and trailers,
+ * TX_BATCH_IOV iovecs) and go in one sendmsg() (tx_flush()) when the
+ * message ends, the arrays or the buffer's room are full, or the Send
+ * Queue stalls: the gather is empty whenever tx_lock is free.
  */
 #include "soft/soft_loc.h"
 #include "soft/soft_net.h"
@@ -71,7 +75,19 @@
 /* what a TERMINATE needs: always kept free for one */
 #define TX_TERM_ROOM 128u
 #define RX_CAP 65536u
+/* a payload this long or longer makes the stream a bulk one: between two
+ * FPDUs the socket is read only up to the next header (RX_HDR_READ bytes:
+ * a trailer and the longest header), so that the next payload is read
+ * into its sink, not copied through the receive buffer */
+#define RX_BULK 4096u
+#define RX_HDR_READ (3 + IWARP_MPA_CRC_LEN + IWARP_HDR_MAX)
 #define TX_IOV 64
+/* FPDUs framed and sent together, one sendmsg() (siw_tx_hdt() gathers one
+ * FPDU per call; see docs/deviations.md): at most this many, in at most
+ * TX_BATCH_IOV iovecs (UIO_MAXIOV), and never more bytes than the
+ * transmit buffer could take if TCP took none */
+#define TX_BATCH 32
+#define TX_BATCH_IOV 1024
 /* READs in and out at most (RFC 6581 leaves 14 bits; siw's default 128) */
 #define RD_MAX 1024u
 /* recv() calls per connection per batch before the others get a turn */
@@ -94,6 +110,7 @@
 #define SINK_NONE 0
 #define SINK_WRITE 1
 #define SINK_RRESP 2
+#define SINK_SEND 3
 
 /**
  * struct tcp_irq - a READ request this end answers (siw's IRQ entry)
@@ -143,7 +160,8 @@ struct tcp_orq {
  * @hold: test hook: the thread serves no connection (rdmarw__soft_tcp_hold())
  * @poll: pollers receive (profile.poll_rx on a device that is not threaded)
  * @fresh_ns: a poller's visit this recent makes the thread step aside
- * @st: soft_tcp_stats' counters in its order
+ * @st: soft_tcp_stats' counters in its order (tx_calls, tx_fpdus,
+ *	rx_copied last)
  * @nquiet: connections whose data events are off (pollers serve them)
  * @looked: when the thread last looked at them (CLOCK_MONOTONIC, ns)
  * @conns: attached connections (soft_tcp.entry)
@@ -160,7 +178,7 @@ struct soft_tcp_dev {
 	bool hold;
 	bool poll;
 	u64 fresh_ns;
-	u64 st[5];
+	u64 st[8];
 	u32 nquiet;
 	u64 looked;
 	struct list_head conns;
@@ -228,6 +246,7 @@ struct soft_tcp {
 	u8 *seg;
 	u32 seg_len;
 	u8 direct;
+	bool bulk;
 	u64 rr_seq;
 	u64 rr_off;
 	u8 bad_hdr[IWARP_HDR_MAX];
@@ -243,6 +262,13 @@ struct soft_tcp {
 	u8 *txb;
 	size_t tx_head;
 	size_t tx_len;
+	/* the FPDUs framed and not sent yet: empty when tx_lock is free */
+	struct iovec bt_iov[TX_BATCH_IOV];
+	u8 bt_hdr[TX_BATCH][IWARP_HDR_MAX];
+	struct iwarp_tx_trailer bt_trl[TX_BATCH];
+	int bt_niov;
+	u32 bt_n;
+	size_t bt_bytes;
 	u32 msn_send;
 	u32 msn_rreq;
 	u32 msn_term;
@@ -361,9 +387,9 @@ static bool would_block(int err)
 }
 
 /*
- * Put one framed FPDU on the wire: straight to the socket when nothing is
- * buffered before it, the rest (what TCP did not take) into the buffer,
- * which the caller made sure has room for all of it.
+ * Put framed FPDUs (@n iovecs) on the wire: straight to the socket when
+ * nothing is buffered before them, the rest (what TCP did not take) into
+ * the buffer, which the caller made sure has room for all of it.
  */
 static void tx_fpdu(struct soft_tcp *c, struct iovec *iov, int n)
 {
@@ -373,6 +399,7 @@ static void tx_fpdu(struct soft_tcp *c, struct iovec *iov, int n)
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
 		ssize_t r = sendmsg(c->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
 
+		soft_add(&c->td->st[5], 1);
 		if (r > 0)
 			done = (size_t)r;
 		else if (r < 0 && !would_block(errno))
@@ -380,6 +407,16 @@ static void tx_fpdu(struct soft_tcp *c, struct iovec *iov, int n)
 	}
 	if (!c->tx_err)
 		tx_put(c, iov, n, done);
+}
+
+/* Send the FPDUs gathered (tx_lock; before it is let go). */
+static void tx_flush(struct soft_tcp *c)
+{
+	if (c->bt_n)
+		tx_fpdu(c, c->bt_iov, c->bt_niov);
+	c->bt_n = 0;
+	c->bt_niov = 0;
+	c->bt_bytes = 0;
 }
 
 /* Send what the buffer holds while the socket takes it. */
@@ -454,18 +491,19 @@ static int tx_gather(const struct soft_cursor *cur, u64 off, u32 *len,
 
 /*
  * Frame @h with @len payload bytes of @cur from @off (fewer when the
- * payload needs more iovecs than one sendmsg() takes: *@len is set; the
- * segment is the message's last when it ends the @left bytes left) and
- * put it on the wire, if the buffer has room for all of it (beside a
- * TERMINATE's, unless @term).  0, -EAGAIN (no room), -EFAULT.
+ * payload needs more iovecs than one FPDU takes: *@len is set; the segment
+ * is the message's last when it ends the @left bytes left) and add it to
+ * the FPDUs gathered for one sendmsg() (tx_flush(); the caller flushes
+ * before it lets tx_lock go), if the buffer has room for all of them
+ * (beside a TERMINATE's, unless @term): what TCP does not take goes there.
+ * A full gather is sent first.  0, -EAGAIN (no room), -EFAULT.
  */
 static int tx_segment(struct soft_tcp *c, struct iwarp_hdr *h,
 		      const struct soft_cursor *cur, u64 off, u32 *len,
 		      u64 left, bool term)
 {
-	struct iovec pay[TX_IOV], iov[TX_IOV + IWARP_TX_IOV_EXTRA];
-	struct iwarp_tx_trailer trl;
-	u8 hdr[IWARP_HDR_MAX];
+	struct iovec pay[TX_IOV];
+	u8 *hdr;
 	int hl, npay = 0, n;
 	size_t total, room = term ? 0 : TX_TERM_ROOM;
 
@@ -478,19 +516,28 @@ static int tx_segment(struct soft_tcp *c, struct iwarp_hdr *h,
 	h->last = *len == left;
 	total = (size_t)rdmarw__iwarp_hdr_len(h->opcode) + *len + 3 +
 		IWARP_MPA_CRC_LEN;
+	if (c->bt_n == TX_BATCH ||
+	    c->bt_niov + npay + IWARP_TX_IOV_EXTRA > TX_BATCH_IOV ||
+	    tx_free(c) < c->bt_bytes + total + room)
+		tx_flush(c);
 	if (tx_free(c) < total + room)
 		return -EAGAIN;
-	hl = rdmarw__iwarp_hdr_build(h, hdr, sizeof(hdr));
+	hdr = c->bt_hdr[c->bt_n];
+	hl = rdmarw__iwarp_hdr_build(h, hdr, IWARP_HDR_MAX);
 	n = hl < 0 ? hl :
 		     rdmarw__iwarp_fpdu_tx(hdr, (size_t)hl, pay, npay, c->crc,
-					   &trl, iov,
-					   TX_IOV + IWARP_TX_IOV_EXTRA);
+					   &c->bt_trl[c->bt_n],
+					   c->bt_iov + c->bt_niov,
+					   TX_BATCH_IOV - c->bt_niov);
 	if (n < 0) {
 		c->tx_err = true; /* cannot happen for a checked packet */
 		poke(c);
 		return -EFAULT;
 	}
-	tx_fpdu(c, iov, n);
+	c->bt_niov += n;
+	c->bt_n++;
+	c->bt_bytes += total;
+	soft_add(&c->td->st[6], 1);
 	return 0;
 }
 
@@ -504,6 +551,7 @@ static void tx_term(struct soft_tcp *c, const struct iwarp_term_info *t)
 
 	if (c->term_sent)
 		return;
+	tx_flush(c); /* nothing gathered is left behind it */
 	/* never NULL: the codec memcpy()s from it even when it copies 0
 	 * bytes (UB, seen by UBSan) */
 	len = rdmarw__iwarp_term_build(t, c->bad_hdr, c->bad_len, c->msn_term,
@@ -536,6 +584,7 @@ static u8 tx_opcode(const struct soft_hdr *h)
 /* The Send Queue waits at this request; the thread runs it again. */
 static int tx_stall(struct soft_tcp *c)
 {
+	tx_flush(c);
 	c->tx_waiting = true;
 	pthread_mutex_unlock(&c->tx_lock);
 	return SOFT_RCV_STALL;
@@ -573,6 +622,7 @@ static int tcp_read_req(struct soft_tcp *c, const struct soft_pkt *pkt)
 	c->msn_rreq++;
 	*orq_at(c, c->orq_count++) =
 		(struct tcp_orq){ .seq = pkt->h.seq, .len = pkt->h.length };
+	tx_flush(c);
 	pthread_mutex_unlock(&c->tx_lock);
 	return SOFT_RCV_LATER;
 }
@@ -651,6 +701,8 @@ static int tcp_request(struct soft_tcp *c, const struct soft_pkt *pkt)
 	if (s->kind == SOFT_PKT_SEND)
 		c->msn_send++;
 	c->tx_cur = false;
+	/* the WR completes once TCP or the buffer took all of it */
+	tx_flush(c);
 	pthread_mutex_unlock(&c->tx_lock);
 	return 0;
 }
@@ -892,6 +944,7 @@ static void irq_pump(struct soft_tcp *c)
 			c->irq_head = (c->irq_head + 1) % cap;
 			c->irq_count--;
 		}
+		tx_flush(c);
 		pthread_mutex_unlock(&c->tx_lock);
 		soft_br_read_unlock(qp->resp_rd);
 		if (full)
@@ -941,6 +994,25 @@ static void rx_deliver(struct soft_tcp *c, struct soft_pkt *pkt)
 }
 
 /* ---- the device's thread: a WRITE's payload straight into its sink ------ */
+
+/* @pkt: the SEND segment being received, @len bytes from @off in it. */
+static void send_hdr(const struct soft_tcp *c, struct soft_pkt *pkt, u32 off,
+		     u32 len)
+{
+	const struct iwarp_hdr *h = &c->cur;
+
+	pkt->h.op = rdmarw__soft_opcode((h->opcode == IWARP_OP_SEND_INV ||
+					 h->opcode == IWARP_OP_SEND_SE_INV) ?
+						IB_WR_SEND_WITH_INV :
+						IB_WR_SEND);
+	pkt->h.kind = SOFT_PKT_SEND;
+	pkt->h.solicited = h->opcode == IWARP_OP_SEND_SE ||
+			   h->opcode == IWARP_OP_SEND_SE_INV;
+	pkt->h.ex = h->stag;
+	pkt->h.va = (u64)h->mo + off;
+	pkt->h.length = len;
+	pkt->h.more = !h->last;
+}
 
 /*
  * The responder's rules for the rest of the WRITE segment being received,
@@ -999,12 +1071,28 @@ static int rresp_sink(struct soft_tcp *c, struct soft_cursor *cur)
 	return rdmarw__soft_comp_read_sink(c->qp, &h, cur);
 }
 
+/*
+ * The receive's regions for the rest of the SEND segment being received,
+ * [MO + seg_len, MO + its payload length) (read section held): 0 and *@cur,
+ * or the refusal (its TERMINATE queued).  The message's first segment takes
+ * the receive.
+ */
+static int send_sink(struct soft_tcp *c, struct soft_cursor *cur)
+{
+	struct soft_pkt pkt = { 0 };
+
+	send_hdr(c, &pkt, c->seg_len, c->cur.pay_len - c->seg_len);
+	return rdmarw__soft_resp_send_sink(c->qp, &pkt, cur);
+}
+
 /* The sink of the rest of the segment (read section held): see above. */
 static int sink_get(struct soft_tcp *c, struct soft_cursor *cur,
 		    struct soft_region *rg)
 {
 	if (c->direct == SINK_RRESP)
 		return rresp_sink(c, cur);
+	if (c->direct == SINK_SEND)
+		return send_sink(c, cur);
 	*cur = (struct soft_cursor){ .rg = rg, .n = 1 };
 	return sink_check(c, rg);
 }
@@ -1027,6 +1115,7 @@ static void sink_put(struct soft_tcp *c, const u8 *data, u32 n)
 	struct soft_region rg;
 	int ret, k = 0;
 
+	soft_add(&c->td->st[7], n);
 	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
 	ret = sink_get(c, &cur, &rg);
 	while (!ret && n) {
@@ -1085,11 +1174,15 @@ static ssize_t sink_recv(struct soft_tcp *c, size_t left)
 		errno = EAGAIN;
 		return -1;
 	}
+	/* the trailer and a header as long as this one's (the next FPDU of
+	 * a message has the same opcode: a SEND's header is longer than a
+	 * WRITE's, and one cut here would send its payload through the
+	 * receive buffer) */
 	if (len == left)
 		iov[k++] = (struct iovec){
 			c->rxb,
 			3 + IWARP_MPA_CRC_LEN +
-				(size_t)rdmarw__iwarp_hdr_len(IWARP_OP_WRITE)
+				(size_t)rdmarw__iwarp_hdr_len(c->cur.opcode)
 		};
 	m.msg_iovlen = (size_t)k;
 	r = recvmsg(c->fd, &m, MSG_DONTWAIT);
@@ -1137,17 +1230,7 @@ static void rx_request(struct soft_tcp *c, struct soft_pkt *pkt)
 		pkt->pay = (struct soft_cursor){ 0 };
 		break;
 	default: /* the SENDs */
-		pkt->h.op = rdmarw__soft_opcode(
-			(h->opcode == IWARP_OP_SEND_INV ||
-			 h->opcode == IWARP_OP_SEND_SE_INV) ?
-				IB_WR_SEND_WITH_INV :
-				IB_WR_SEND);
-		pkt->h.kind = SOFT_PKT_SEND;
-		pkt->h.solicited = h->opcode == IWARP_OP_SEND_SE ||
-				   h->opcode == IWARP_OP_SEND_SE_INV;
-		pkt->h.ex = h->stag;
-		pkt->h.va = h->mo;
-		pkt->h.more = !h->last;
+		send_hdr(c, pkt, 0, c->seg_len);
 		break;
 	}
 	rx_deliver(c, pkt);
@@ -1300,6 +1383,20 @@ static void rresp_placed(struct soft_tcp *c)
 	rresp_account(c, ret);
 }
 
+/* A SEND segment placed whole, its CRC right: the responder ends it. */
+static void send_placed(struct soft_tcp *c)
+{
+	struct soft_pkt pkt = { 0 };
+	struct soft_qp *qp = c->qp;
+	int ret;
+
+	send_hdr(c, &pkt, 0, c->seg_len);
+	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
+	ret = rdmarw__soft_resp_send_placed(qp, &pkt);
+	soft_br_read_unlock(qp->resp_rd);
+	rx_after(c, ret);
+}
+
 /* The first FPDU from the peer: a responder of an RTR exchange may send. */
 static void rx_first(struct soft_tcp *c)
 {
@@ -1337,6 +1434,11 @@ static void rx_fpdu(struct soft_tcp *c)
 		rresp_placed(c);
 		return;
 	}
+	if (c->direct == SINK_SEND) {
+		c->direct = SINK_NONE;
+		send_placed(c);
+		return;
+	}
 	switch (h->opcode) {
 	case IWARP_OP_READ_RESP:
 		rx_rresp(c);
@@ -1365,28 +1467,36 @@ static void rx_fpdu(struct soft_tcp *c)
 /*
  * A header checked by the parser: a WRITE's payload goes straight to its
  * sink once the responder accepted the whole segment's range (siw's
- * siw_proc_write() checks the STag before the data); a refusal TERMINATEs
- * before a byte is placed.  The rest keep the FPDU's buffer: SENDs and
- * READ responses are placed by their roles once the CRC is right.
+ * siw_proc_write() checks the STag before the data), a SEND's into its
+ * receive once the responder took it and accepted its SGEs for the range
+ * (siw_proc_send()); a refusal TERMINATEs before a byte is placed.  A READ
+ * response goes to its READ's sinks (rresp_begin()).  The CRC is checked
+ * at the FPDU's end: a bad one fails the connection, and the receive a
+ * SEND took is flushed with only its accepted range written.
  */
 static void rx_header(struct soft_tcp *c)
 {
 	struct soft_qp *qp = c->qp;
+	struct soft_cursor cur;
 	struct soft_region rg;
+	u8 op = c->cur.opcode;
 	int ret;
 
 	c->direct = SINK_NONE;
 	if (!c->cur.pay_len)
 		return;
-	if (c->cur.opcode == IWARP_OP_READ_RESP) {
+	if (op == IWARP_OP_READ_RESP) {
 		rresp_begin(c);
 		return;
 	}
-	if (c->cur.opcode != IWARP_OP_WRITE)
+	if (op >= IWARP_OP_SEND && op <= IWARP_OP_SEND_SE_INV)
+		c->direct = SINK_SEND;
+	else if (op == IWARP_OP_WRITE)
+		c->direct = SINK_WRITE;
+	else
 		return;
-	c->direct = SINK_WRITE;
 	soft_br_read_lock(&qp->dev->fabric->mem_lock, qp->resp_rd);
-	ret = sink_check(c, &rg);
+	ret = sink_get(c, &cur, &rg);
 	soft_br_read_unlock(qp->resp_rd);
 	if (ret)
 		sink_refused(c, ret);
@@ -1433,6 +1543,7 @@ static void rx_parse(struct soft_tcp *c)
 			break;
 		case IWARP_RX_END:
 			rx_count(c, 0, 1);
+			c->bulk = c->cur.pay_len >= RX_BULK;
 			rx_fpdu(c);
 			break;
 		default:
@@ -1487,7 +1598,11 @@ static void conn_rx(struct soft_tcp *c, bool *more)
 				continue;
 			}
 		} else {
-			r = recv(c->fd, c->rxb, RX_CAP, MSG_DONTWAIT);
+			/* small FPDUs: several per call; in a bulk stream
+			 * the next header alone (its payload goes to its
+			 * sink with the next call) */
+			r = recv(c->fd, c->rxb, c->bulk ? RX_HDR_READ : RX_CAP,
+				 MSG_DONTWAIT);
 		}
 		if (r > 0) {
 			rx_count(c, (u64)r, 0);
@@ -2031,12 +2146,14 @@ static void conn_rtr(struct soft_tcp *c)
 	if (c->rtr == SOFT_TCP_RTR_WRITE0) {
 		h.opcode = IWARP_OP_WRITE;
 		tx_segment(c, &h, NULL, 0, &none, 0, false);
+		tx_flush(c);
 		return;
 	}
 	h.opcode = IWARP_OP_READ_REQ;
 	h.last = true;
 	h.msn = c->msn_rreq++;
 	tx_segment(c, &h, NULL, 0, &none, 0, false);
+	tx_flush(c);
 	*orq_at(c, c->orq_count++) = (struct tcp_orq){ .rtr = true };
 }
 
@@ -2196,6 +2313,9 @@ int rdmarw__soft_tcp_stats(struct ib_device *dev, struct soft_tcp_stats *out)
 	out->thread_bytes = soft_load(&td->st[2]);
 	out->thread_fpdus = soft_load(&td->st[3]);
 	out->quiets = soft_load(&td->st[4]);
+	out->tx_calls = soft_load(&td->st[5]);
+	out->tx_fpdus = soft_load(&td->st[6]);
+	out->rx_copied = soft_load(&td->st[7]);
 	return 0;
 }
 

@@ -97,6 +97,12 @@ void rdmarw__soft_tcp_forget(struct ib_qp *qp);
  * @thread_fpdus: FPDUs whose end the thread received
  * @quiets: times the thread stopped waiting for a connection's data
  *          because a poller served it
+ * @tx_calls: sendmsg() calls that carried framed FPDUs (the transmit
+ *            buffer's drains not counted)
+ * @tx_fpdus: FPDUs framed for them (a TERMINATE not counted)
+ * @rx_copied: payload bytes of placed segments (WRITE, SEND, READ
+ *             response) that came through the receive buffer with a
+ *             header and were copied into their sink, not read into it
  */
 struct soft_tcp_stats {
 	u64 poll_bytes;
@@ -104,6 +110,9 @@ struct soft_tcp_stats {
 	u64 thread_bytes;
 	u64 thread_fpdus;
 	u64 quiets;
+	u64 tx_calls;
+	u64 tx_fpdus;
+	u64 rx_copied;
 };
 
 /* @dev's counters since it was created: 0, -EINVAL (not a TCP device). */
