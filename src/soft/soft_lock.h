@@ -11,7 +11,8 @@
  * references) -> a QP's executor role (exec_busy: the one thread executing
  * its Send Queue, taken and dropped under sq_lock) -> fabric->mem_lock (MR
  * state and IOMMU mappings of every device, read for data movement, write
- * for registration, invalidation and IOVA link/unlink) -> a QP's rq_lock
+ * for invalidation, MR creation and removal and IOVA link/unlink, its
+ * writers' spinlock alone for REG_MR) -> a QP's rq_lock
  * -> a CQ's lock.  A QP's sq_lock (producers, and the executor role's flag) and a
  * device's task.lock are leaves: nothing else is taken while holding them.
  * Executors only ever try to take another QP's executor role, so nested
