@@ -5,7 +5,8 @@
  * reader that enters after the writer's return sees what the writer
  * wrote; readers never see a writer's half-done update; and once a
  * writer that unpublished a buffer has returned, no reader touches that
- * buffer again (the guarantee of invalidate and dereg).
+ * buffer again (the guarantee of invalidate and dereg); a publisher
+ * (REG_MR) keeps other writers out but no reader.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,6 +76,41 @@ static void writer_waits_for_reader(void **state)
 			__atomic_load_n(&c.writer_in, __ATOMIC_ACQUIRE), 0);
 	}
 	soft_br_read_unlock(r);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.writer_in, 1);
+	reader_free(&c.lock, r);
+}
+
+/* ---- a publisher keeps writers out, and no reader --------------------- */
+
+/*
+ * soft_br_publish_lock() (REG_MR's): taken while a reader is inside, and
+ * a reader enters while it is held; another writer waits until it is
+ * released.  Same-thread steps: waiting for the reader would not return.
+ */
+static void publisher_excludes_writers_only(void **state)
+{
+	struct wait_case c = { 0 };
+	struct soft_br_reader *r;
+	pthread_t t;
+	int i;
+
+	soft_br_init(&c.lock);
+	r = reader_new(&c.lock);
+	soft_br_read_lock(&c.lock, r);
+	soft_br_publish_lock(&c.lock);
+	soft_br_read_unlock(r);
+	soft_br_read_lock(&c.lock, r);
+	soft_br_read_unlock(r);
+	assert_int_equal(pthread_create(&t, NULL, writer_enter, &c), 0);
+	while (!__atomic_load_n(&c.writer_started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (i = 0; i < 2000; i++) {
+		sched_yield();
+		assert_int_equal(
+			__atomic_load_n(&c.writer_in, __ATOMIC_ACQUIRE), 0);
+	}
+	soft_br_write_unlock(&c.lock);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(c.writer_in, 1);
 	reader_free(&c.lock, r);
@@ -211,6 +247,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(writer_waits_for_reader),
+		cmocka_unit_test(publisher_excludes_writers_only),
 		cmocka_unit_test(reader_after_writer_sees_it),
 		cmocka_unit_test(invalidate_then_no_access),
 	};

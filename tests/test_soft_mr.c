@@ -3,7 +3,8 @@
  * Memory registration on the software device: ib_map_mr_sg() page rules per
  * profile, REG_MR and LOCAL_INV rules, key-variant cycling over 300
  * registrations of one MR with stale keys rejected, data placed through a
- * fast-registration MR of scattered pages.
+ * fast-registration MR of scattered pages, and which MR state changes wait
+ * for the transfers of other QPs (the fabric's readers).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +13,15 @@
 #include <cmocka.h>
 
 #include "helpers/soft_env.h"
+#include "soft/soft_loc.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PG 4096u
 #define NPAGES 16
@@ -566,6 +572,156 @@ static void test_user_mr_keys(void **state)
 	soft_env_fini(&env);
 }
 
+/* ---- which state changes wait for the fabric's readers ----------------- */
+
+/* The hang guard: what the test asserts never happens is a wait forever. */
+static void waited_forever(int sig)
+{
+	static const char msg[] =
+		"a REG_MR or a FREE MR's retire waited for another QP's reader\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* Enter QP 0's read section by hand: a transfer of QP 0 in flight. */
+static void qp0_reads(struct soft_env *env, bool in)
+{
+	struct soft_qp *q0 = to_sqp(env->qp[0]);
+
+	if (in)
+		soft_br_read_lock(&q0->dev->fabric->mem_lock, q0->mem_rd);
+	else
+		soft_br_read_unlock(q0->mem_rd);
+}
+
+/*
+ * REG_MR makes a FREE MR VALID: no transfer can be using it, so it waits
+ * for no reader; nor does the retire (ib_mr_pool_put()) of an MR that
+ * LOCAL_INV made FREE.  With QP 0's read section held open, QP 1's REG_MR
+ * completes, and so does the retire after its LOCAL_INV; the MR registered
+ * meanwhile takes a WRITE once the section ends, and after the retire its
+ * key grants nothing.  Before: both waited for every reader of the fabric,
+ * here for ever (the hang guard fails the test).
+ */
+static void reg_waits_for_no_reader(const char *profile)
+{
+	u8 *b = pages_alloc(), src[64];
+	struct ib_mr *fmr, *src_mr;
+	struct soft_env env;
+
+	memset(src, 0x3c, sizeof(src));
+	soft_env_init(&env, &(struct soft_env_cfg){ .profile = profile });
+	src_mr = soft_env_reg(&env, 0, src, sizeof(src), ALL_ACCESS);
+	fmr = ib_alloc_mr(env.pd[1], IB_MR_TYPE_MEM_REG, 1);
+	assert_false(IS_ERR(fmr));
+	assert_int_equal(
+		map(fmr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG }, NULL), 1);
+	ib_update_fast_reg_key(fmr, ib_inc_rkey(fmr->rkey));
+	signal(SIGALRM, waited_forever);
+	alarm(60);
+	qp0_reads(&env, true);
+	post_reg(env.qp[1], env.cq[1], fmr, fmr->rkey, ALL_ACCESS,
+		 IB_WC_SUCCESS);
+	qp0_reads(&env, false);
+	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 1, src, 64,
+				       src_mr->lkey, fmr->iova + 8, fmr->rkey),
+			 0);
+	soft_env_expect(env.cq[0], 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
+	assert_memory_equal(b + 8, src, 64);
+	post_inv(env.qp[1], env.cq[1], fmr->rkey, IB_WC_SUCCESS);
+	qp0_reads(&env, true);
+	rdmarw__soft_retire_mr(fmr);
+	qp0_reads(&env, false);
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	/* Retired: the key is dead (iWARP completes a WRITE once sent). */
+	memset(src, 0x77, sizeof(src));
+	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 2, src, 64,
+				       src_mr->lkey, fmr->iova + 8, fmr->rkey),
+			 0);
+	soft_env_expect(env.cq[0], 2,
+			strcmp(profile, "siw") ? IB_WC_REM_ACCESS_ERR :
+						 IB_WC_SUCCESS,
+			IB_WC_RDMA_WRITE);
+	memset(src, 0x3c, sizeof(src));
+	assert_memory_equal(b + 8, src, 64);
+	soft_env_dereg(fmr);
+	soft_env_dereg(src_mr);
+	soft_env_fini(&env);
+	free(b);
+}
+
+static void test_reg_waits_for_no_reader(void **state)
+{
+	reg_waits_for_no_reader("mlx5");
+	reg_waits_for_no_reader("rxe");
+	reg_waits_for_no_reader("siw");
+}
+
+struct retire_case {
+	struct ib_mr *mr;
+	int started;
+	int done;
+};
+
+static void *retire_thread(void *arg)
+{
+	struct retire_case *c = arg;
+
+	__atomic_store_n(&c->started, 1, __ATOMIC_RELEASE);
+	rdmarw__soft_retire_mr(c->mr);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The retire of a VALID MR (its LOCAL_INV never ran) still waits for the
+ * transfers in flight: however long QP 0's read section lasts, the retire
+ * does not return inside it; once it has, the key grants nothing.
+ */
+static void test_retire_valid_waits_for_readers(void **state)
+{
+	u8 *b = pages_alloc(), src[64];
+	struct retire_case c = { 0 };
+	struct ib_mr *src_mr;
+	struct soft_env env;
+	pthread_t t;
+	int i;
+
+	memset(src, 0x3c, sizeof(src));
+	soft_env_init(&env, &(struct soft_env_cfg){ .profile = "rxe" });
+	src_mr = soft_env_reg(&env, 0, src, sizeof(src), ALL_ACCESS);
+	c.mr = ib_alloc_mr(env.pd[1], IB_MR_TYPE_MEM_REG, 1);
+	assert_false(IS_ERR(c.mr));
+	assert_int_equal(
+		map(c.mr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG }, NULL), 1);
+	post_reg(env.qp[1], env.cq[1], c.mr, c.mr->rkey, ALL_ACCESS,
+		 IB_WC_SUCCESS);
+	qp0_reads(&env, true);
+	assert_int_equal(pthread_create(&t, NULL, retire_thread, &c), 0);
+	while (!__atomic_load_n(&c.started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (i = 0; i < 2000; i++) {
+		sched_yield();
+		assert_int_equal(__atomic_load_n(&c.done, __ATOMIC_ACQUIRE), 0);
+	}
+	qp0_reads(&env, false);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.done, 1);
+	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 1, src, 64,
+				       src_mr->lkey, c.mr->iova, c.mr->rkey),
+			 0);
+	soft_env_expect(env.cq[0], 1, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE);
+	assert_memory_not_equal(b, src, 64);
+	soft_env_dereg(c.mr);
+	soft_env_dereg(src_mr);
+	soft_env_fini(&env);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +735,8 @@ int main(void)
 		cmocka_unit_test(test_dereg_while_reg_queued),
 		cmocka_unit_test(test_reg_integrity_needs_integrity_qp),
 		cmocka_unit_test(test_user_mr_keys),
+		cmocka_unit_test(test_reg_waits_for_no_reader),
+		cmocka_unit_test(test_retire_valid_waits_for_readers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -126,6 +126,15 @@ static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)
 	return NULL;
 }
 
+/*
+ * An MR's state, read before anything REG_MR writes (acquire: it pairs
+ * with rdmarw__soft_mr_register()'s release, which no reader waits for).
+ */
+static inline enum soft_mr_state soft_mr_state(const struct soft_mr *mr)
+{
+	return __atomic_load_n(&mr->state, __ATOMIC_ACQUIRE);
+}
+
 /* What an MR key is checked as. */
 enum soft_lookup {
 	SOFT_LOOKUP_LOCAL, /* an lkey of an SGE */
@@ -157,13 +166,15 @@ soft_check_inline int soft_mr_check(struct soft_dev *sdev, struct ib_pd *pd,
 {
 	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
 
-	/* The bounds (rxe's mr_check_range()) in two unsigned comparisons
-	 * that cannot overflow: an @addr below the MR's start makes
-	 * addr - iova wrap to more than any length. */
-	if (!mr || (type == SOFT_LOOKUP_LOCAL ? mr->lkey : mr->rkey) != key ||
+	/* The state first, with acquire: REG_MR publishes the rest with it
+	 * and excludes no reader (soft_br_publish_lock()).  The bounds
+	 * (rxe's mr_check_range()) in two unsigned comparisons that cannot
+	 * overflow: an @addr below the MR's start makes addr - iova wrap to
+	 * more than any length. */
+	if (!mr || soft_mr_state(mr) != SOFT_MR_VALID ||
+	    (type == SOFT_LOOKUP_LOCAL ? mr->lkey : mr->rkey) != key ||
 	    mr->ibmr.pd != pd || (mr->access & access) != access ||
-	    mr->state != SOFT_MR_VALID || len > mr->length ||
-	    addr - mr->iova > mr->length - len)
+	    len > mr->length || addr - mr->iova > mr->length - len)
 		return -EACCES;
 	out->dev = sdev;
 	out->mr = mr;
@@ -192,7 +203,7 @@ soft_rkey_why(struct soft_dev *sdev, struct ib_pd *pd, u32 key, int access)
 {
 	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
 
-	if (!mr || mr->rkey != key || mr->state != SOFT_MR_VALID)
+	if (!mr || soft_mr_state(mr) != SOFT_MR_VALID || mr->rkey != key)
 		return SOFT_RKEY_STAG;
 	if (mr->ibmr.pd != pd)
 		return SOFT_RKEY_PD;

@@ -60,6 +60,7 @@ void soft_br_init(struct soft_brlock *l)
 	l->fence = !br_asym;
 	l->word = 0;
 	l->readers = NULL;
+	l->wr.v = 0;
 }
 
 /* The writer's side of the store-load barrier. */
@@ -85,29 +86,35 @@ void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r)
 	} while (__atomic_load_n(&l->word, __ATOMIC_SEQ_CST) & SOFT_BR_WRITER);
 }
 
-void soft_br_write_lock(struct soft_brlock *l)
+void soft_br_publish_lock(struct soft_brlock *l)
 {
-	unsigned int spins = 0, z;
+	soft_spin_lock(&l->wr);
+}
+
+void soft_br_exclude(struct soft_brlock *l)
+{
+	unsigned int spins = 0;
 	struct soft_br_reader *r;
 
-	for (;;) {
-		z = 0;
-		if (!__atomic_load_n(&l->word, __ATOMIC_RELAXED) &&
-		    __atomic_compare_exchange_n(&l->word, &z, SOFT_BR_WRITER,
-						false, __ATOMIC_SEQ_CST,
-						__ATOMIC_RELAXED))
-			break;
-		soft_relax(&spins);
-	}
+	/* Only @wr's holder stores the word: no compare-and-swap. */
+	__atomic_store_n(&l->word, SOFT_BR_WRITER, __ATOMIC_SEQ_CST);
 	br_writer_fence();
 	for (r = l->readers; r; r = r->next)
 		while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE))
 			soft_relax(&spins);
 }
 
+void soft_br_write_lock(struct soft_brlock *l)
+{
+	soft_spin_lock(&l->wr);
+	soft_br_exclude(l);
+}
+
 void soft_br_write_unlock(struct soft_brlock *l)
 {
-	__atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
+		__atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
+	soft_spin_unlock(&l->wr);
 }
 
 void soft_br_add(struct soft_brlock *l, struct soft_br_reader *r)

@@ -11,7 +11,8 @@
  * references) -> a QP's executor role (exec_busy: the one thread executing
  * its Send Queue, taken and dropped under sq_lock) -> fabric->mem_lock (MR
  * state and IOMMU mappings of every device, read for data movement, write
- * for registration, invalidation and IOVA link/unlink) -> a QP's rq_lock
+ * for invalidation, MR creation and removal and IOVA link/unlink, its
+ * writers' spinlock alone for REG_MR) -> a QP's rq_lock
  * -> a CQ's lock.  A QP's sq_lock (producers, and the executor role's flag) and a
  * device's task.lock are leaves: nothing else is taken while holding them.
  * Executors only ever try to take another QP's executor role, so nested
@@ -136,9 +137,19 @@ struct soft_br_reader {
 
 /*
  * The lock's word, what a reader tests: SOFT_BR_WRITER while a writer
- * holds or waits.  @fence, fixed at init, says which barrier a reader's
- * entry uses (above); it shares the word's line, which only writers store
- * to.
+ * excludes readers or waits to.  @fence, fixed at init, says which barrier
+ * a reader's entry uses (above); it shares the word's line, which only
+ * writers store to, and only those that exclude readers.
+ *
+ * Writers are serialized by @wr, a spinlock on a line of its own.  Most
+ * take it and then exclude the readers (soft_br_write_lock()).  A writer
+ * that only publishes takes @wr alone (soft_br_publish_lock()) and waits
+ * for no reader: what it writes is state no reader may use yet, made
+ * usable by one release store that readers load with acquire before they
+ * read the rest (a FREE MR made VALID by REG_MR: soft_mr_check() reads the
+ * state first).  Taking something away from readers (invalidation,
+ * deregistration, an IOMMU unmap) always excludes them, so a reader that
+ * found an MR VALID keeps it so until its section ends.
  */
 #define SOFT_BR_WRITER 1u
 
@@ -146,6 +157,9 @@ struct soft_brlock {
 	unsigned int word;
 	unsigned int fence; /* 1: readers exchange; 0: membarrier() */
 	struct soft_br_reader *readers;
+	unsigned char pad[64 - 2 * sizeof(unsigned int) -
+			  sizeof(struct soft_br_reader *)];
+	struct soft_spin wr; /* the writers' mutex, 64 bytes from @word */
 };
 
 /* A reader's entry: mark the indicator, then the store-load barrier. */
@@ -200,8 +214,27 @@ void soft_br_init(struct soft_brlock *l);
 void soft_br_write_lock(struct soft_brlock *l);
 
 /**
- * soft_br_write_unlock() - let readers and the next writer in
+ * soft_br_publish_lock() - exclude every other writer, but no reader
  * @l: the lock
+ *
+ * For a change readers cannot see half of: fields no reader reads until
+ * one release store makes them valid (above).  Readers keep entering and
+ * leaving; soft_br_exclude() upgrades to soft_br_write_lock()'s hold.  End
+ * with soft_br_write_unlock().  Not from inside a read section.
+ */
+void soft_br_publish_lock(struct soft_brlock *l);
+
+/**
+ * soft_br_exclude() - with soft_br_publish_lock() held, exclude the readers
+ * @l: the lock
+ *
+ * Returns as soft_br_write_lock() does: no reader inside, new ones wait.
+ */
+void soft_br_exclude(struct soft_brlock *l);
+
+/**
+ * soft_br_write_unlock() - let readers and the next writer in
+ * @l: the lock, held by soft_br_write_lock() or soft_br_publish_lock()
  */
 void soft_br_write_unlock(struct soft_brlock *l);
 

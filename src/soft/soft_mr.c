@@ -225,7 +225,7 @@ int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
 	/* A REG_MR still queued for it will not find it (serial). */
 	soft_br_write_lock(&sdev->fabric->mem_lock);
 	kt_remove(&sdev->keys, mr);
-	mr->state = SOFT_MR_FREE;
+	__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_RELAXED);
 	soft_br_write_unlock(&sdev->fabric->mem_lock);
 	free(mr->map);
 	free(mr->reg);
@@ -237,21 +237,28 @@ int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
 /*
  * An MR goes back to its pool (ib_mr_pool_put()): whatever happened to the
  * chain that used it (a READ_WITH_INV or LOCAL_INV flushed, a QP that died
- * after the REG_MR), its keys grant nothing from now on.  Taking mem_lock
- * for writing also waits for every access that checked the MR under the
- * read lock.  A new serial makes a REG_MR still queued for it fail, as if
- * the MR had been deregistered, so it cannot register the next user's
- * pages under a key a peer has already seen.
+ * after the REG_MR), its keys grant nothing from now on.  A VALID MR is
+ * made FREE with the readers excluded, which also waits for every access
+ * that checked it.  A FREE one (its invalidation ran: the common case)
+ * has no such access left, since whatever made it FREE excluded the
+ * readers, and no reader can make it VALID: it needs the writers' lock
+ * only.  A new serial makes a REG_MR still queued for it fail, as if the
+ * MR had been deregistered, so it cannot register the next user's pages
+ * under a key a peer has already seen.
  */
 void rdmarw__soft_retire_mr(struct ib_mr *ibmr)
 {
 	struct soft_mr *mr = to_smr(ibmr);
 	struct soft_dev *sdev = to_sdev(ibmr->device);
+	struct soft_brlock *l = &sdev->fabric->mem_lock;
 
-	soft_br_write_lock(&sdev->fabric->mem_lock);
-	mr->state = SOFT_MR_FREE;
+	soft_br_publish_lock(l);
+	if (mr->state != SOFT_MR_FREE) {
+		soft_br_exclude(l);
+		__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_RELAXED);
+	}
 	mr->serial = ++sdev->mr_serial;
-	soft_br_write_unlock(&sdev->fabric->mem_lock);
+	soft_br_write_unlock(l);
 }
 
 /* ---- page lists -------------------------------------------------------- */
@@ -608,7 +615,7 @@ int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 	return 0;
 }
 
-/* ---- registration and invalidation (mem_lock held, write) -------------- */
+/* ---- registration and invalidation (mem_lock held: publish or write) ---- */
 
 int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
 			     int access)
@@ -635,7 +642,8 @@ int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
 	mr->length = mr->map_n ? ibmr->length : 0;
 	mr->access = access;
 	mr->lkey = mr->rkey = key;
-	mr->state = SOFT_MR_VALID;
+	/* Published: a reader that loads VALID sees every field above. */
+	__atomic_store_n(&mr->state, SOFT_MR_VALID, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -652,6 +660,6 @@ int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd, u32 key)
 	 */
 	if (!sdev->iwarp && (!mr->fast || mr->rkey != key))
 		return -EINVAL;
-	mr->state = SOFT_MR_FREE;
+	__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_RELAXED);
 	return 0;
 }

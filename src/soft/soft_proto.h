@@ -84,8 +84,10 @@ int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		      const struct soft_region *dst, u32 ndst, u64 len);
 
 /*
- * Register (REG_MR) or invalidate.  Call with mem_lock held (write).  The
- * MR to register is named by index and serial (it may be gone by now).
+ * Register (REG_MR: mem_lock held by soft_br_publish_lock(), readers not
+ * excluded; the state is stored last, with release) or invalidate
+ * (mem_lock held, write).  The MR to register is named by index and
+ * serial (it may be gone by now).
  * Return: 0, or -EINVAL when the device refuses (rxe_reg_fast_mr,
  * rxe_invalidate_mr, siw_fastreg_mr, siw_invalidate_stag rules).
  */

@@ -735,14 +735,14 @@ static int check_send_wr(struct soft_qp *qp, const struct ib_send_wr *wr,
 
 static void fill_send_wqe(struct soft_qp *qp, struct soft_send_wqe *w,
 			  const struct ib_send_wr *wr,
-			  const struct soft_opcode *op, u64 len)
+			  const struct soft_opcode *op, u64 len, u64 seq)
 {
 	w->h.op = op;
 	/* h.syndrome (SOFT_OK) and h.src_qpn are the slot's from creation
 	 * (qp_set_src_qpn()). */
 	w->h.kind = (u8)op->cls; /* a request's kind is its class */
 	w->h.solicited = wr->send_flags & IB_SEND_SOLICITED;
-	w->h.seq = qp->sq_prod;
+	w->h.seq = seq;
 	w->h.length = len;
 	w->h.ex = wr->ex.invalidate_rkey;
 	w->opcode = wr->opcode;
@@ -798,7 +798,7 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	const struct soft_opcode *op;
 	int ret = 0, posted = 0;
 	bool mine;
-	u64 len;
+	u64 len, prod;
 
 	if (__builtin_expect(state != IB_QPS_RTS, 0)) {
 		ret = post_state(qp, state, true);
@@ -808,19 +808,21 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 	}
 	soft_spin_lock(&qp->sq_lock);
+	/* Only this lock's holder writes sq_prod: read once, kept here
+	 * (the release stores publish each WQE to the executor). */
+	prod = qp->sq_prod;
 	for (const struct ib_send_wr *next; wr; wr = next) {
 		next = wr->next; /* before the WR is handed over */
 		ret = inject_post(qp, wr);
 		if (!ret)
 			ret = check_send_wr(qp, wr, &op, &len);
-		if (!ret &&
-		    qp->sq_prod - soft_load(&qp->sq_done) >= qp->sq_size)
+		if (!ret && prod - soft_load(&qp->sq_done) >= qp->sq_size)
 			ret = -ENOMEM;
 		if (ret)
 			break;
-		fill_send_wqe(qp, &qp->sq[qp->sq_prod & qp->sq_mask], wr, op,
-			      len);
-		soft_store(&qp->sq_prod, qp->sq_prod + 1);
+		fill_send_wqe(qp, &qp->sq[prod & qp->sq_mask], wr, op, len,
+			      prod);
+		soft_store(&qp->sq_prod, ++prod);
 		posted++;
 	}
 	/* Inline devices: take the executor role in the same section. */
@@ -857,7 +859,10 @@ int rdmarw__soft_recv_fill(struct soft_recv_wqe *w, u32 max_sge, bool full,
 		return -ENOMEM;
 	w->wr_id = wr->wr_id;
 	w->num_sge = (u32)wr->num_sge;
-	if (wr->num_sge)
+	if (wr->num_sge == 1)
+		w->sge[0] =
+			wr->sg_list[0]; /* the common case, without a call */
+	else if (wr->num_sge)
 		memcpy(w->sge, wr->sg_list, w->num_sge * sizeof(*w->sge));
 	w->length = len;
 	return 0;

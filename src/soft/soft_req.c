@@ -48,22 +48,27 @@ inject_exec(struct soft_qp *qp, struct soft_send_wqe *wqe, bool *stall)
 
 static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 {
-	struct soft_fabric *f = qp->dev->fabric;
+	struct soft_brlock *l = &qp->dev->fabric->mem_lock;
 	int ret;
 
-	soft_br_write_lock(&f->mem_lock);
-	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY)
+	/* REG_MR publishes a FREE MR: it waits for no reader.  An
+	 * integrity MR's (rare) keeps the readers out, as invalidation. */
+	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY) {
+		soft_br_write_lock(l);
 		ret = rdmarw__soft_sig_register(qp, wqe->reg_index,
 						wqe->reg_serial, wqe->reg_key,
 						wqe->reg_access);
-	else if (wqe->h.op->flags & SOFT_OPF_REG)
+	} else if (wqe->h.op->flags & SOFT_OPF_REG) {
+		soft_br_publish_lock(l);
 		ret = rdmarw__soft_mr_register(qp, wqe->reg_index,
 					       wqe->reg_serial, wqe->reg_key,
 					       wqe->reg_access);
-	else
+	} else {
+		soft_br_write_lock(l);
 		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
 						 wqe->h.ex);
-	soft_br_write_unlock(&f->mem_lock);
+	}
+	soft_br_write_unlock(l);
 	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is
 	 * IB_WC_LOC_QP_OP_ERR (siw completes its tx errors the same way). */
 	return ret ? SOFT_F_LOC_QP_OP : SOFT_OK;

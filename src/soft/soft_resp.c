@@ -72,7 +72,9 @@ static enum resp_recv resp_take_recv(struct soft_qp *qp)
 	dst->wr_id = w->wr_id;
 	dst->num_sge = w->num_sge;
 	dst->length = w->length;
-	if (w->num_sge)
+	if (w->num_sge == 1)
+		dst->sge[0] = w->sge[0]; /* the common case, without a call */
+	else if (w->num_sge)
 		memcpy(dst->sge, w->sge, w->num_sge * sizeof(*dst->sge));
 	qp->rq_cons++;
 	soft_spin_unlock(&qp->rq_lock);
@@ -379,27 +381,31 @@ bool rdmarw__soft_resp_end(struct soft_qp *qp)
 	struct soft_rx *rx = &qp->rx;
 	enum soft_fault rf = rx->fault;
 	u64 len = rx->h.length;
+	/* The message placed whole: tested once, cleared below on a refused
+	 * invalidation. */
+	bool placed = !rx->nak && !rf;
 	bool kick = false;
 	int ret;
 
-	if (!rx->nak && !rf && rx->inv_key_set) {
+	if (placed && rx->inv_key_set) {
 		soft_br_write_lock(&f->mem_lock);
 		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
 						 rx->inv_key);
 		soft_br_write_unlock(&f->mem_lock);
 		if (ret) {
 			rf = SOFT_F_REM_INV_REQ;
+			placed = false;
 			rx->resp_err = true;
 			rx->inv_key_set = false;
 		}
 	}
+	if (placed && rx->h.kind == SOFT_PKT_SEND)
+		soft_count(&qp->st_resp_bytes, len);
 	if (rx->recv_taken) {
 		rdmarw__soft_comp_recv(qp, &qp->resp_wqe, rf, rx, rf ? 0 : len);
 		if (qp->ibqp.srq)
 			rdmarw__soft_srq_recv_done(qp);
 	}
-	if (!rx->nak && !rf && rx->h.kind == SOFT_PKT_SEND)
-		soft_count(&qp->st_resp_bytes, len);
 	/* The responder's own Send Queue must now flush: the sender runs it
 	 * once its executor is done (rdmarw__soft_xmit_kick()). */
 	if (rx->resp_err && rdmarw__soft_qp_to_err(qp))

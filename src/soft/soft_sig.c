@@ -386,7 +386,8 @@ int rdmarw__soft_sig_register(struct soft_qp *qp, u32 index, u64 serial,
 	mr->length = wire_len;
 	mr->access = access;
 	mr->lkey = mr->rkey = key;
-	mr->state = SOFT_MR_VALID;
+	/* Atomic: readers load the state with acquire (soft_mr_state()). */
+	__atomic_store_n(&mr->state, SOFT_MR_VALID, __ATOMIC_RELEASE);
 	return 0;
 }
 

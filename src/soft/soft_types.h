@@ -116,8 +116,9 @@ struct soft_fault_state {
  *        wake-up: a QP's kick reference was dropped
  * @mem_lock: MR state, key tables and IOMMU mappings of every device of
  *            the fabric: a big-reader lock, each QP reads through its own
- *            indicators (soft_qp.mem_rd, soft_qp.resp_rd); registration,
- *            invalidation and IOVA link/unlink write
+ *            indicators (soft_qp.mem_rd, soft_qp.resp_rd); invalidation,
+ *            MR creation and removal and IOVA link/unlink write, REG_MR
+ *            only publishes (soft_br_publish_lock())
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
  * @next_qpn: the next QP number to try (cyclic, as MR key indexes)
