@@ -812,7 +812,6 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	 * (the release stores publish each WQE to the executor). */
 	prod = qp->sq_prod;
 	for (const struct ib_send_wr *next; wr; wr = next) {
-		next = wr->next; /* before the WR is handed over */
 		ret = inject_post(qp, wr);
 		if (!ret)
 			ret = check_send_wr(qp, wr, &op, &len);
@@ -822,6 +821,7 @@ int rdmarw__soft_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			break;
 		fill_send_wqe(qp, &qp->sq[prod & qp->sq_mask], wr, op, len,
 			      prod);
+		next = wr->next; /* before the WR is handed over */
 		soft_store(&qp->sq_prod, ++prod);
 		posted++;
 	}
