@@ -24,6 +24,7 @@
  */
 #include "nvmet_env.h"
 #include "nvmet_int.h"
+#include "nv_rq.h"
 
 #include <pthread.h>
 
@@ -32,80 +33,6 @@
 #define ZC_BLOCKS (ZC_NS_SIZE / ZC_LBA)
 #define ZC_MAX_NLB 256u /* 128 KiB */
 #define ZC_GUARD 64u
-#define ZC_HELD_MS 600000 /* held until released, in practice */
-
-struct zc_rq {
-	struct nvmeh_request rq;
-	int done; /* atomic */
-};
-
-static void zc_rq_done(struct nvmeh_request *rq)
-{
-	struct zc_rq *r = rq->priv;
-
-	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-}
-
-static bool zc_rq_is_done(struct zc_rq *r)
-{
-	return __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
-}
-
-/* Wait (bounded: 10 s) for @cond; the test fails when it never holds. */
-#define zc_wait_for(cond)                                  \
-	do {                                               \
-		struct timespec ts_ = { 0, 1000 * 1000 };  \
-		int i_;                                    \
-		for (i_ = 0; i_ < 10000 && !(cond); i_++)  \
-			nanosleep(&ts_, NULL);             \
-		if (!(cond))                               \
-			fail_msg("never came: %s", #cond); \
-	} while (0)
-
-static void zc_rq_init(struct zc_rq *r, u8 opcode, u32 nsid, u64 slba, u32 nlb,
-		       void *buf)
-{
-	struct nvmeh_request *rq = &r->rq;
-
-	memset(r, 0, sizeof(*r));
-	rq->sqe[offsetof(struct nvme_common_command, opcode)] = opcode;
-	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid),
-		      nsid);
-	nvme_put_le64(rq->sqe + offsetof(struct nvme_common_command, cdw10),
-		      slba);
-	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, cdw12),
-		      nlb - 1);
-	rq->data = buf;
-	rq->data_len = nlb * ZC_LBA;
-	rq->write = opcode == nvme_cmd_write;
-	rq->done = zc_rq_done;
-	rq->priv = r;
-}
-
-static void zc_submit(struct nv_env *e, unsigned int qid, struct zc_rq *r)
-{
-	assert_int_equal(nvmeh_submit(e->c, qid, &r->rq), 0);
-}
-
-/* Submit and wait for the end; the NVMe status. */
-static u16 zc_exec(struct nv_env *e, unsigned int qid, struct zc_rq *r)
-{
-	zc_submit(e, qid, r);
-	zc_wait_for(zc_rq_is_done(r));
-	assert_int_equal(r->rq.error, 0);
-	return r->rq.status;
-}
-
-/* Namespace @nsid of the target's one subsystem. */
-static struct nvmet_ns *zc_ns(struct nv_env *e, u32 nsid)
-{
-	struct nvmet_subsys *s =
-		list_first_entry(&e->t->subsystems, struct nvmet_subsys, entry);
-
-	assert_non_null(s->ns[nsid - 1]);
-	return s->ns[nsid - 1];
-}
-
 /* Byte @i of block @lba: its LBA first (8 bytes), then a pattern. */
 static u8 zc_byte(u64 lba, u32 i)
 {
@@ -186,13 +113,14 @@ static void zc_start(struct nv_env *e, const struct nvmet_ns_opts *ns,
 static void zc_write_all(struct nv_env *e, u32 nsid)
 {
 	static u8 wbuf[ZC_MAX_NLB * ZC_LBA];
-	struct zc_rq r;
+	struct nv_rq r;
 	u64 lba;
 
 	for (lba = 0; lba < ZC_BLOCKS; lba += ZC_MAX_NLB) {
 		zc_fill(wbuf, lba, ZC_MAX_NLB);
-		zc_rq_init(&r, nvme_cmd_write, nsid, lba, ZC_MAX_NLB, wbuf);
-		assert_int_equal(zc_exec(e, 1 + (unsigned int)(lba & 1), &r),
+		nv_rq_init(&r, nvme_cmd_write, nsid, lba, ZC_MAX_NLB, wbuf,
+			   ZC_LBA);
+		assert_int_equal(nv_exec(e, 1 + (unsigned int)(lba & 1), &r),
 				 0);
 	}
 }
@@ -204,12 +132,12 @@ static u16 zc_read(struct nv_env *e, unsigned int qid, u64 slba, u32 nlb)
 {
 	u8 *data = zc_area + ZC_GUARD;
 	size_t len = (size_t)nlb * ZC_LBA;
-	struct zc_rq r;
+	struct nv_rq r;
 	u16 status;
 
 	memset(zc_area, 0xa5, sizeof(zc_area));
-	zc_rq_init(&r, nvme_cmd_read, 1, slba, nlb, data);
-	status = zc_exec(e, qid, &r);
+	nv_rq_init(&r, nvme_cmd_read, 1, slba, nlb, data, ZC_LBA);
+	status = nv_exec(e, qid, &r);
 	zc_all(zc_area, ZC_GUARD, 0xa5);
 	zc_all(data + len, sizeof(zc_area) - ZC_GUARD - len, 0xa5);
 	if (status)
@@ -255,30 +183,30 @@ static void test_zcopy_bytes(void **state)
 static void test_zcopy_no_pool_pages(void **state)
 {
 	static struct nv_env e;
-	static struct zc_rq r[ZC_HELD];
+	static struct nv_rq r[ZC_HELD];
 	static u8 buf[ZC_HELD][ZC_MAX_NLB * ZC_LBA];
-	struct nvmet_ns_opts ns[2] = { { .test_delay_ms = ZC_HELD_MS }, { 0 } };
+	struct nvmet_ns_opts ns[2] = { { .test_delay_ms = NV_HELD_MS }, { 0 } };
 	struct nvmet_ns *n;
 	unsigned int i;
 
 	(void)state;
 	zc_start(&e, ns, 2, 5, 4096);
-	n = zc_ns(&e, 1);
+	n = nv_ns(&e, 1);
 	/* the tags go in directly: the delay would hold the Writes too */
 	for (i = 0; i < ZC_BLOCKS; i += ZC_MAX_NLB)
 		zc_fill((u8 *)n->ram + (size_t)i * ZC_LBA, i, ZC_MAX_NLB);
 	for (i = 0; i < ZC_HELD; i++) {
 		memset(buf[i], 0xa5, sizeof(buf[i]));
-		zc_rq_init(&r[i], nvme_cmd_read, 1, 1 + i * 1000, ZC_MAX_NLB,
-			   buf[i]);
-		zc_submit(&e, 1, &r[i]);
+		nv_rq_init(&r[i], nvme_cmd_read, 1, 1 + i * 1000, ZC_MAX_NLB,
+			   buf[i], ZC_LBA);
+		nv_submit(&e, 1, &r[i]);
 	}
-	zc_wait_for(nvmet_ns_delay_held(n) == ZC_HELD);
+	nv_wait_for(nvmet_ns_delay_held(n) == ZC_HELD);
 	for (i = 0; i < ZC_HELD; i++)
-		assert_false(zc_rq_is_done(&r[i]));
+		assert_false(nv_rq_is_done(&r[i]));
 	nvmet_ns_delay_release(n, ZC_HELD);
 	for (i = 0; i < ZC_HELD; i++) {
-		zc_wait_for(zc_rq_is_done(&r[i]));
+		nv_wait_for(nv_rq_is_done(&r[i]));
 		assert_int_equal(r[i].rq.error, 0);
 		assert_int_equal(r[i].rq.status, 0);
 		zc_check(buf[i], 1 + i * 1000, ZC_MAX_NLB);
@@ -332,9 +260,9 @@ static void *zc_reload_thread(void *arg)
 static void test_zcopy_ns_removed_in_flight(void **state)
 {
 	static struct nv_env e;
-	static struct zc_rq r;
+	static struct nv_rq r;
 	static u8 buf[ZC_MAX_NLB * ZC_LBA];
-	struct nvmet_ns_opts ns[2] = { { .test_delay_ms = ZC_HELD_MS }, { 0 } };
+	struct nvmet_ns_opts ns[2] = { { .test_delay_ms = NV_HELD_MS }, { 0 } };
 	struct zc_reload z = { .e = &e, .ret = 1 };
 	struct nvmet_ns *n;
 	pthread_t th;
@@ -342,27 +270,27 @@ static void test_zcopy_ns_removed_in_flight(void **state)
 
 	(void)state;
 	zc_start(&e, ns, 2, 0, 0);
-	n = zc_ns(&e, 1);
+	n = nv_ns(&e, 1);
 	for (i = 0; i < ZC_BLOCKS; i += ZC_MAX_NLB)
 		zc_fill((u8 *)n->ram + (size_t)i * ZC_LBA, i, ZC_MAX_NLB);
 	memset(buf, 0xa5, sizeof(buf));
-	zc_rq_init(&r, nvme_cmd_read, 1, 4000, ZC_MAX_NLB, buf);
-	zc_submit(&e, 2, &r);
-	zc_wait_for(nvmet_ns_delay_held(n) == 1);
+	nv_rq_init(&r, nvme_cmd_read, 1, 4000, ZC_MAX_NLB, buf, ZC_LBA);
+	nv_submit(&e, 2, &r);
+	nv_wait_for(nvmet_ns_delay_held(n) == 1);
 	assert_int_equal(pthread_create(&th, NULL, zc_reload_thread, &z), 0);
 	/* the slot's reference dropped: the reload waits for the read's */
-	zc_wait_for(__atomic_load_n(&n->ref, __ATOMIC_ACQUIRE) == 1);
+	nv_wait_for(__atomic_load_n(&n->ref, __ATOMIC_ACQUIRE) == 1);
 	assert_int_equal(__atomic_load_n(&z.ret, __ATOMIC_ACQUIRE), 1);
-	assert_false(zc_rq_is_done(&r));
+	assert_false(nv_rq_is_done(&r));
 	nvmet_ns_delay_release(n, 1);
-	zc_wait_for(zc_rq_is_done(&r));
+	nv_wait_for(nv_rq_is_done(&r));
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(z.ret, 0);
 	assert_int_equal(r.rq.error, 0);
 	assert_int_equal(r.rq.status, 0);
 	zc_check(buf, 4000, ZC_MAX_NLB);
-	zc_rq_init(&r, nvme_cmd_read, 1, 0, 8, buf);
-	assert_int_equal(zc_exec(&e, 1, &r) & 0x7ff, NVME_SC_INVALID_NS);
+	nv_rq_init(&r, nvme_cmd_read, 1, 0, 8, buf, ZC_LBA);
+	assert_int_equal(nv_exec(&e, 1, &r) & 0x7ff, NVME_SC_INVALID_NS);
 	nv_env_fini(&e);
 }
 
