@@ -278,27 +278,88 @@ static void wait_err(struct side *s)
 	}
 }
 
-static void corrupt_nth_write(int nth, bool threaded)
+/*
+ * A (the requester) and B over the proxy, which flips a bit in the @nth
+ * FPDU of opcode @op: returns a copy of B's MR as it was.
+ */
+static u8 *corrupt_begin(struct side *A, struct side *B, u8 op, int nth,
+			 bool threaded)
 {
-	static const u64 a_ids[] = { 1, 2, 3 }, b_ids[] = { 11, 12 };
-	enum ib_wc_status ast[3], bst[2];
-	struct side A, B;
 	int fa[2], fb[2];
-	u8 *before, *src;
+	u8 *before;
 
 	memset(&px, 0, sizeof(px));
-	px.flip_op = IWARP_OP_WRITE;
+	px.flip_op = op;
 	px.flip_nth = nth;
 	tcp_loopback_pair(fa);
 	tcp_loopback_pair(fb);
 	px.a = fa[1];
 	px.b = fb[0];
 	assert_int_equal(pthread_create(&px.thread, NULL, proxy, NULL), 0);
-	side_init(&A, fa[0], true, threaded);
-	side_init(&B, fb[1], false, !threaded);
+	side_init(A, fa[0], true, threaded);
+	side_init(B, fb[1], false, !threaded);
 	before = malloc(MRLEN);
 	assert_non_null(before);
-	memcpy(before, mr_at(&B, 0), MRLEN);
+	memcpy(before, mr_at(B, 0), MRLEN);
+	return before;
+}
+
+/*
+ * A posted ids 1-3 (the corrupted message, a SEND, a READ of B), B ids 11
+ * and 12 (receives): both QPs end in ERR, the proxy saw the bit flipped and
+ * B's TERMINATE for the CRC (LLP, MPA, CRC).  At A a WRITE or SEND
+ * completes once its bytes are in the socket (the source may be reused):
+ * success, or flushed if still queued; the READ was never answered.  B's
+ * two receives are flushed.
+ */
+static void corrupt_end(struct side *A, struct side *B)
+{
+	static const u64 a_ids[] = { 1, 2, 3 }, b_ids[] = { 11, 12 };
+	enum ib_wc_status ast[3], bst[2];
+
+	reap(A, a_ids, 3, ast);
+	reap(B, b_ids, 2, bst);
+	wait_err(A);
+	wait_err(B);
+	/* the QPs close their sockets: the proxy ends */
+	assert_int_equal(ib_destroy_qp(A->qp), 0);
+	assert_int_equal(ib_destroy_qp(B->qp), 0);
+	A->qp = NULL;
+	B->qp = NULL;
+	assert_int_equal(pthread_join(px.thread, NULL), 0);
+	assert_true(px.flipped);
+	assert_true(px.terms >= 1);
+	assert_int_equal(px.term.term.layer, IWARP_LAYER_LLP);
+	assert_int_equal(px.term.term.etype, IWARP_LLP_ET_MPA);
+	assert_int_equal(px.term.term.ecode, IWARP_LLP_EC_CRC);
+	assert_true(ast[0] == IB_WC_SUCCESS || ast[0] == IB_WC_WR_FLUSH_ERR);
+	assert_true(ast[1] == IB_WC_SUCCESS || ast[1] == IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(ast[2], IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(bst[0], IB_WC_WR_FLUSH_ERR);
+	assert_int_equal(bst[1], IB_WC_WR_FLUSH_ERR);
+}
+
+/* B's guards as they were; both sides and the proxy's sockets go. */
+static void corrupt_fini(struct side *A, struct side *B, u8 *before)
+{
+	for (size_t i = 0; i < GUARD; i++) {
+		assert_int_equal(B->mem[i], (u8)(i * 31));
+		assert_int_equal(B->mem[GUARD + MRLEN + i],
+				 (u8)((GUARD + MRLEN + i) * 31));
+	}
+	free(before);
+	side_fini(A);
+	side_fini(B);
+	close(px.a);
+	close(px.b);
+}
+
+static void corrupt_nth_write(int nth, bool threaded)
+{
+	struct side A, B;
+	u8 *before, *src;
+
+	before = corrupt_begin(&A, &B, IWARP_OP_WRITE, nth, threaded);
 	src = mr_at(&A, 0);
 
 	/* B: two receives (in the last third, outside the WRITE's range) */
@@ -311,31 +372,9 @@ static void corrupt_nth_write(int nth, bool threaded)
 	post(A.qp, IB_WR_RDMA_READ, 3, mr_at(&A, WLEN), 64, A.mr->lkey,
 	     (uintptr_t)mr_at(&B, 0), B.mr->rkey);
 
-	reap(&A, a_ids, 3, ast);
-	reap(&B, b_ids, 2, bst);
-	wait_err(&A);
-	wait_err(&B);
-	/* the QPs close their sockets: the proxy ends */
-	assert_int_equal(ib_destroy_qp(A.qp), 0);
-	assert_int_equal(ib_destroy_qp(B.qp), 0);
-	A.qp = NULL;
-	B.qp = NULL;
-	assert_int_equal(pthread_join(px.thread, NULL), 0);
-	/* the proxy flipped the bit; B answered with the CRC TERMINATE */
-	assert_true(px.flipped);
-	assert_true(px.terms >= 1);
-	assert_int_equal(px.term.term.layer, IWARP_LAYER_LLP);
-	assert_int_equal(px.term.term.etype, IWARP_LLP_ET_MPA);
-	assert_int_equal(px.term.term.ecode, IWARP_LLP_EC_CRC);
 	/* nothing behind the corrupted WRITE ran at B: the SEND took no
-	 * receive (both flushed), the READ was never answered.  At A a
-	 * WRITE or SEND completes once its bytes are in the socket (the
-	 * source may be reused): success, or flushed if still queued. */
-	assert_true(ast[0] == IB_WC_SUCCESS || ast[0] == IB_WC_WR_FLUSH_ERR);
-	assert_true(ast[1] == IB_WC_SUCCESS || ast[1] == IB_WC_WR_FLUSH_ERR);
-	assert_int_equal(ast[2], IB_WC_WR_FLUSH_ERR);
-	assert_int_equal(bst[0], IB_WC_WR_FLUSH_ERR);
-	assert_int_equal(bst[1], IB_WC_WR_FLUSH_ERR);
+	 * receive (both flushed), the READ was never answered */
+	corrupt_end(&A, &B);
 	/* B's MR: outside the WRITE's range as it was; inside, each byte
 	 * old, new, or the corrupted one (a design that places before it
 	 * checks the CRC places the bit flipped too, as siw does) */
@@ -347,20 +386,11 @@ static void corrupt_nth_write(int nth, bool threaded)
 		assert_true(v == before[WLEN + i] || v == src[i] ||
 			    v == (src[i] ^ 0x08));
 	}
-	for (size_t i = 0; i < GUARD; i++) {
-		assert_int_equal(B.mem[i], (u8)(i * 31));
-		assert_int_equal(B.mem[GUARD + MRLEN + i],
-				 (u8)((GUARD + MRLEN + i) * 31));
-	}
 	/* A's READ sink untouched */
 	for (size_t i = 0; i < 64; i++)
 		assert_int_equal(mr_at(&A, WLEN)[i],
 				 (u8)((GUARD + WLEN + i) * 31 + 1));
-	free(before);
-	side_fini(&A);
-	side_fini(&B);
-	close(px.a);
-	close(px.b);
+	corrupt_fini(&A, &B, before);
 }
 
 /*
@@ -375,25 +405,10 @@ static void corrupt_nth_write(int nth, bool threaded)
 #define RLEN (SLEN + 1000)
 static void corrupt_nth_send(int nth, bool threaded)
 {
-	static const u64 a_ids[] = { 1, 2, 3 }, b_ids[] = { 11, 12 };
-	enum ib_wc_status ast[3], bst[2];
 	struct side A, B;
-	int fa[2], fb[2];
 	u8 *before, *src;
 
-	memset(&px, 0, sizeof(px));
-	px.flip_op = IWARP_OP_SEND;
-	px.flip_nth = nth;
-	tcp_loopback_pair(fa);
-	tcp_loopback_pair(fb);
-	px.a = fa[1];
-	px.b = fb[0];
-	assert_int_equal(pthread_create(&px.thread, NULL, proxy, NULL), 0);
-	side_init(&A, fa[0], true, threaded);
-	side_init(&B, fb[1], false, !threaded);
-	before = malloc(MRLEN);
-	assert_non_null(before);
-	memcpy(before, mr_at(&B, 0), MRLEN);
+	before = corrupt_begin(&A, &B, IWARP_OP_SEND, nth, threaded);
 	src = mr_at(&A, 0);
 
 	post_recv_len(&B, 11, WLEN, RLEN);
@@ -403,26 +418,8 @@ static void corrupt_nth_send(int nth, bool threaded)
 	post(A.qp, IB_WR_RDMA_READ, 3, mr_at(&A, WLEN), 64, A.mr->lkey,
 	     (uintptr_t)mr_at(&B, 0), B.mr->rkey);
 
-	reap(&A, a_ids, 3, ast);
-	reap(&B, b_ids, 2, bst);
-	wait_err(&A);
-	wait_err(&B);
-	assert_int_equal(ib_destroy_qp(A.qp), 0);
-	assert_int_equal(ib_destroy_qp(B.qp), 0);
-	A.qp = NULL;
-	B.qp = NULL;
-	assert_int_equal(pthread_join(px.thread, NULL), 0);
-	assert_true(px.flipped);
-	assert_true(px.terms >= 1);
-	assert_int_equal(px.term.term.layer, IWARP_LAYER_LLP);
-	assert_int_equal(px.term.term.etype, IWARP_LLP_ET_MPA);
-	assert_int_equal(px.term.term.ecode, IWARP_LLP_EC_CRC);
-	assert_true(ast[0] == IB_WC_SUCCESS || ast[0] == IB_WC_WR_FLUSH_ERR);
-	assert_true(ast[1] == IB_WC_SUCCESS || ast[1] == IB_WC_WR_FLUSH_ERR);
-	assert_int_equal(ast[2], IB_WC_WR_FLUSH_ERR);
 	/* the corrupted SEND's receive and the one behind it: flushed */
-	assert_int_equal(bst[0], IB_WC_WR_FLUSH_ERR);
-	assert_int_equal(bst[1], IB_WC_WR_FLUSH_ERR);
+	corrupt_end(&A, &B);
 	assert_memory_equal(mr_at(&B, 0), before, WLEN);
 	assert_memory_equal(mr_at(&B, WLEN + RLEN), before + WLEN + RLEN,
 			    MRLEN - WLEN - RLEN);
@@ -433,16 +430,7 @@ static void corrupt_nth_send(int nth, bool threaded)
 			v == before[WLEN + i] ||
 			(i < SLEN && (v == src[i] || v == (src[i] ^ 0x08))));
 	}
-	for (size_t i = 0; i < GUARD; i++) {
-		assert_int_equal(B.mem[i], (u8)(i * 31));
-		assert_int_equal(B.mem[GUARD + MRLEN + i],
-				 (u8)((GUARD + MRLEN + i) * 31));
-	}
-	free(before);
-	side_fini(&A);
-	side_fini(&B);
-	close(px.a);
-	close(px.b);
+	corrupt_fini(&A, &B, before);
 }
 
 static void test_send_first_fpdu(void **state)
