@@ -78,7 +78,9 @@ static void set_mark(char *p, u8 k)
 /*
  * A ping or pong that does not come: the connection went down (its
  * receives were flushed), or nothing for LAT_STALL_S (a peer that stopped,
- * perftest's among them).
+ * perftest's among them).  Ask only once what the last poll brought was
+ * looked at: one poll may place the peer's last WRITE and see its close
+ * (a pass that receives inline takes both from the socket).
  */
 static int lat_stalled(struct cs_conn *c, double since)
 {
@@ -145,12 +147,16 @@ static double lat_once(struct cs_conn *c, enum cs_op op, u64 size, u8 k)
 		if (op == CS_WRITE && mark_of(mine) == k)
 			break;
 		if (op != CS_WRITE || !(++polls & LAT_POLL_MASK)) {
-			if (cs_poll(c) < 0 || lat_stalled(c, t0))
+			if (cs_poll(c) < 0)
 				return NAN;
+			if (op == CS_WRITE && mark_of(mine) == k)
+				break;
 			if (op == CS_READ && c->completed == c->posted)
 				break;
 			if (op == CS_SEND && c->data_count != data)
 				break;
+			if (lat_stalled(c, t0))
+				return NAN;
 		}
 		cs_relax(&spins);
 	}
@@ -233,7 +239,8 @@ int lat_server_write(struct cs_conn *c, u64 size, u64 count, double *posts)
 		}
 		/* the client's DONE comes when no ping is in flight */
 		if (!(++polls & LAT_POLL_MASK) &&
-		    (cs_poll(c) < 0 || (count && lat_stalled(c, last))))
+		    (cs_poll(c) < 0 ||
+		     (count && mark_of(mine) != k && lat_stalled(c, last))))
 			break;
 		cs_relax(&spins);
 	}
