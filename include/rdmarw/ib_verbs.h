@@ -1175,7 +1175,8 @@ int ib_destroy_qp(struct ib_qp *qp);
  *
  * Return: 0, -EINVAL for NULL, an unknown mask bit, a transition or mask
  * the table does not allow (also from an ERR that came during the call);
- * the provider's error.
+ * the provider's error (the software device: -ECONNABORTED for SQD -> RTS
+ * of a TCP device's QP, whose SQD is siw's CLOSING).
  */
 int ib_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask);
 
@@ -1203,8 +1204,10 @@ int ib_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask,
  *
  * Return: 0; -EINVAL for a NULL argument, a bad opcode, num_sge above
  * cap.max_send_sge (or max_read_sge for READs), or a QP in RESET, INIT or
- * RTR; -ENOMEM when the Send Queue is full (unsignaled requests hold their
- * slot until a later signaled one completes and is polled).
+ * RTR; -ENOTCONN for a TCP device's QP in SQD (siw's CLOSING: after
+ * rdma_disconnect()); -ENOMEM when the Send Queue is full (unsignaled
+ * requests hold their slot until a later signaled one completes and is
+ * polled).
  */
 int ib_post_send(struct ib_qp *qp, const struct ib_send_wr *send_wr,
 		 const struct ib_send_wr **bad_wr);
@@ -1216,8 +1219,9 @@ int ib_post_send(struct ib_qp *qp, const struct ib_send_wr *send_wr,
  * @bad_wr: set to the first request not posted on error; may be NULL
  *
  * Return: 0; -EINVAL for a NULL argument, num_sge above cap.max_recv_sge,
- * a QP in RESET or a QP attached to an SRQ (ib_post_srq_recv()); -ENOMEM
- * when the Receive Queue is full.
+ * a QP in RESET or a QP attached to an SRQ (ib_post_srq_recv());
+ * -ENOTCONN for a TCP device's QP in SQD (siw's CLOSING); -ENOMEM when the
+ * Receive Queue is full.
  */
 int ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *recv_wr,
 		 const struct ib_recv_wr **bad_wr);

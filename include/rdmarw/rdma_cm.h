@@ -488,7 +488,10 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data,
  *
  * Moves the QP to ERR (flushing it); the peer's QP goes to ERR and the
  * peer gets DISCONNECTED, then this id does; on IB and RoCE both then get
- * TIMEWAIT_EXIT.
+ * TIMEWAIT_EXIT.  On iWARP (a TCP device) the QP goes to SQD first, siw's
+ * CLOSING, as iw_cm's graceful close: from the call on, posts fail with
+ * -ENOTCONN; what TCP took is delivered, and the QP is in ERR once the
+ * connection is down.
  *
  * Return: 0; -EINVAL for NULL or an id that is not connected.
  */
