@@ -1228,6 +1228,10 @@ static const struct cli_opt perf_table[] = {
 	  AT(qps), CLI_RANGE(1, PERF_MAX_QPS) },
 	{ "connection", 'c', CLI_CALL, "RC", "the connection type: RC",
 	  .call = set_conn },
+	{ "rx-depth", 'r', CLI_NUM, "N",
+	  "--perftest --dir send: perftest's receive depth\n"
+	  "(its -r: default 512, at most -n)",
+	  AT(rx_depth), CLI_RANGE(2, 16384) },
 	{ "bidirectional", 'b', CLI_FLAG, NULL,
 	  "both ends run the test at once (client/server)", AT(bidir) },
 	{ "inline_size", 'I', CLI_CALL, "N", "inline bytes: 0",
@@ -1253,8 +1257,10 @@ static const struct cli_opt perf_table[] = {
 	  AT(lat) },
 	{ "perftest", 0, CLI_FLAG, NULL,
 	  "speak perftest's -R exchange: the other end is\n"
-	  "ib_write_bw -R (--dir write, the default) or\n"
-	  "ib_read_bw -R (--dir read), client or server",
+	  "ib_write_bw -R (--dir write, the default),\n"
+	  "ib_read_bw -R (--dir read) or ib_send_bw -R\n"
+	  "(--dir send), with --lat their _lat siblings;\n"
+	  "client or server",
 	  AT(perftest) },
 	{ "server", 0, CLI_FLAG, NULL,
 	  "listen on every ibv device (-d: on that one)", AT(server) },
@@ -1550,33 +1556,42 @@ static void check_perftest(struct perf_opts *o)
 {
 	const char *what;
 
+	if (o->rx_depth && !o->perftest)
+		cli_refuse(PERF_TOOL, "-r/--rx-depth is perftest's receive "
+				      "depth: --perftest --dir send only");
 	if (!o->perftest)
 		return;
 	if (!o->dir_set) { /* ib_write_bw's */
 		o->write = true;
 		o->read = false;
 	}
-	what = o->send ? "--dir send (ib_send_bw, ib_send_lat)" :
+	what = o->send && (o->write || o->read) ?
+		       "--dir send with write or read" :
+	       o->send && o->duration_set ?
+		       "-D with --dir send (both ends count -n SENDs)" :
+	       o->rx_depth && !o->send ?
+		       "-r/--rx-depth without --dir send" :
 	       o->lat && o->duration_set ?
-			 "-D with --lat (the duration mode of ib_*_lat)" :
+		       "-D with --lat (the duration mode of ib_*_lat)" :
 	       o->bidir		   ? "-b/--bidirectional" :
 	       o->qps > 1	   ? "-q/--qp above 1" :
 	       o->threads	   ? "--threads" :
 	       o->write && o->read ? "--dir with both write and read" :
 				     NULL;
 	if (what)
-		cli_refuse(
-			PERF_TOOL,
-			"--perftest: %s is not supported (one of "
-			"ib_write_bw, ib_read_bw, ib_write_lat or ib_read_lat "
-			"-R: --dir write or --dir read, and --lat)",
-			what);
+		cli_refuse(PERF_TOOL,
+			   "--perftest: %s is not supported (one of "
+			   "ib_write_bw, ib_read_bw, ib_send_bw and their _lat "
+			   "siblings with -R: --dir write, read or send, and "
+			   "--lat)",
+			   what);
 	if (o->mode != PERF_CLIENT && o->mode != PERF_SERVER)
 		cli_refuse(PERF_TOOL,
 			   "--perftest: the other end is perftest's program in "
 			   "another process: listen (-d DEV, or --profile "
 			   "siw-tcp) or give its HOST");
-	if (o->lat && !o->iters) /* perftest's: both ends count round trips */
+	/* perftest's: both ends count round trips, or SENDs */
+	if ((o->lat || o->send) && !o->iters)
 		o->iters = 1000;
 }
 

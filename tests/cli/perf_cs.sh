@@ -107,13 +107,19 @@ for t in "--lat -n 100 -s 64 --dir write,read,send" \
 done
 
 # --perftest (perftest's -R exchange, the one ib_write_bw, ib_read_bw,
-# ib_write_lat and ib_read_lat -R speak) on both ends, two processes: a
-# bandwidth server prints the client's report, which the exchange carries
-# (the same iterations and size), and the client's figures are its own;
-# a WRITE latency server answers exactly -n pings (through the marks' wrap
-# from 255 to 0), which the client counts.
+# ib_send_bw and their _lat siblings speak with -R) on both ends, two
+# processes: a WRITE or READ bandwidth server prints the client's report,
+# which the exchange carries (the same iterations and size), and the
+# client's figures are its own; a SEND bandwidth server counts what it
+# received (its own row: every SEND of every size, the sender held to the
+# credits it WRITEs: 2000 SENDs through a receive depth of 64, and a sweep
+# whose sizes each start the credit word again); a WRITE latency server
+# answers exactly -n pings (through the marks' wrap from 255 to 0), a SEND
+# latency server -n SENDs, which the client counts.
 for t in "--dir write -n 300 -s 64K" "--dir read -n 200 -s 4K" \
-	 "--lat --dir write -n 600 -s 64" "--lat --dir read -n 100 -s 64"; do
+	 "--dir send -n 2000 -r 64 -s 4K" "--dir send -n 300 -a2:64K" \
+	 "--lat --dir write -n 600 -s 64" "--lat --dir read -n 100 -s 64" \
+	 "--lat --dir send -n 300 -s 64"; do
 	# shellcheck disable=SC2086 # $t: the options
 	timeout 60 "$perf" --perftest --profile siw-tcp -p $port --json \
 		$t >"$srv" 2>"$err" &
@@ -127,17 +133,24 @@ for t in "--dir write -n 300 -s 64K" "--dir read -n 200 -s 4K" \
 	done
 	op=$(echo "${t#*--dir }" | cut -d' ' -f1 | tr a-z A-Z)
 	iters=$(echo "$t" | sed 's/.*-n \([0-9]*\).*/\1/')
-	# ib_*_lat's server reports nothing: only the client's record
-	srole=server
-	case "$t" in --lat*) srole=client ;; esac
+	# ib_*_lat's server reports nothing: only the client's record; a
+	# SEND bandwidth server measures what it received
+	srole=server by=client
+	case "$t" in
+	--lat*) srole=client ;;
+	*send*) by=server ;;
+	esac
 	# shellcheck disable=SC2086 # $t: the options
 	if ! timeout 60 "$perf" --perftest --profile siw-tcp -p $port --json \
 		$t 127.0.0.1 >"$out" 2>>"$err" || ! wait $spid ||
 	   ! grep -q "\"op\":\"$op\".*\"iters\":$iters,.*\"role\":\"client\"" \
 		"$out" ||
 	   { [ $srole = server ] &&
-	     ! grep -q "\"op\":\"$op\".*\"iters\":$iters,.*\"measured_by\":\"client\".*\"role\":\"server\"" \
-		"$srv"; }; then
+	     ! grep -q "\"op\":\"$op\".*\"iters\":$iters,.*\"measured_by\":\"$by\".*\"role\":\"server\"" \
+		"$srv"; } ||
+	   { case "$t" in *-a2:64K*) true ;; *) false ;; esac &&
+	     { [ "$(grep -c '"op":"SEND"' "$out")" -ne 16 ] ||
+	       [ "$(grep -c '"op":"SEND"' "$srv")" -ne 16 ]; }; }; then
 		echo "FAIL: --perftest on siw-tcp: $t" >&2
 		sed 's/^/  | /' "$out" "$srv" "$err" >&2
 		fails=$((fails + 1))

@@ -41,7 +41,7 @@
 #              RDMARW_LAB_BENCH (bench's parts, default "perf nvmeof";
 #              "tcp": rdmarw's iWARP over TCP against the kernel's siw and a
 #              socket pair, tcp-bench.sh;
-#              "perftest": perftest's ib_write_bw/ib_read_bw -R on siw0
+#              "perftest": perftest's ib_{write,read,send}_{bw,lat} -R on siw0
 #              against rdmarw-perf --perftest on siw-tcp, both ways,
 #              perftest-interop.sh;
 #              "nvmeof-prof": perf profiles of both NVMe-oF targets,
@@ -101,7 +101,7 @@ FS_PROGRAMS="/usr/sbin/mke2fs /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck
 PROGRAMS="/usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/rping
 /usr/bin/ucmatose /usr/bin/rdma /usr/bin/ip /usr/bin/ib_write_bw
 /usr/bin/ib_read_bw /usr/bin/ib_send_bw /usr/bin/ib_write_lat
-/usr/bin/ib_read_lat $FS_PROGRAMS"
+/usr/bin/ib_read_lat /usr/bin/ib_send_lat $FS_PROGRAMS"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 # Loaded by dlopen (providers, libgcc_s at thread exit) or needed by the
 # project's own test binaries (cmocka, the sanitizer runtimes).

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Runs in the lab's guest (tests/lab/lab.sh bench, part "perftest"; issue
-# 28): perftest's own ib_write_bw -R and ib_read_bw -R on the kernel's siw
+# 28): perftest's own ib_write_bw, ib_read_bw and ib_send_bw -R on the kernel's siw
 # (siw0) against rdmarw-perf --perftest on rdmarw's iWARP over TCP
 # (--profile siw-tcp, a user process with no RDMA device open), both ways:
 #   pt>rw  perftest's client, rdmarw-perf --perftest's server
@@ -10,9 +10,12 @@
 # and perftest on both ends (pt>pt) for reference, the same sizes,
 # iterations and depth.  Prints each run's BW average (MiB/s) as each end
 # printed it: the client's own, and the server's print of the client's
-# report (the exchange carries it), so every figure of a mixed run is also
-# perftest's own.  Then ib_write_lat/ib_read_lat -R against rdmarw-perf
-# --perftest --lat the same three ways: the client's typical latency.
+# report (the exchange carries it), so every figure of a mixed WRITE or
+# READ run is also perftest's own; a SEND server prints what it received
+# (ib_send_bw's receiver WRITEs credits to the sender: both ends of a
+# mixed run speak them).  Then ib_write_lat, ib_read_lat and ib_send_lat
+# -R against rdmarw-perf --perftest --lat the same three ways: the
+# client's typical latency.
 # Usage: sh tests/lab/perftest-interop.sh BUILD_DIR [ROUNDS]
 # Exit status: runs that failed or gave no figure.
 build=${1:-build-lab}
@@ -112,10 +115,14 @@ pt_server() {
 	wait_listen $port
 }
 
-# rw_server OP SIZE: rdmarw-perf --perftest's server, in the background
+# rw_server OP SIZE ITERS: rdmarw-perf --perftest's server, in the
+# background (a SEND server counts -n SENDs, as ib_send_bw's)
 rw_server() {
+	n=
+	[ "$1" != send ] || n="-n $3"
+	# shellcheck disable=SC2086 # $n: an option and its value, or nothing
 	timeout 90 "$perf" --perftest --profile siw-tcp -p $port --dir "$1" \
-		-s "$2" >/tmp/pi-srv.log 2>&1 &
+		-s "$2" $n >/tmp/pi-srv.log 2>&1 &
 	srv=$!
 	wait_listen $port
 }
@@ -163,7 +170,7 @@ echo "BW average in MiB/s, client/server (the server prints the" \
 	"client's report)"
 printf '%-5s %8s %6s %19s %19s %19s\n' op bytes iters "pt>pt" "pt>rw" \
 	"rw>pt"
-for op in write read; do
+for op in write read send; do
 	for si in $SIZES; do
 		size=${si%%:*}
 		iters=${si#*:}
@@ -181,10 +188,10 @@ for op in write read; do
 		done
 	done
 done
-echo "latency (typical, usec; WRITE half the round trip, READ the whole)," \
-	"the client's figure"
+echo "latency (typical, usec; WRITE and SEND half the round trip, READ" \
+	"the whole), the client's figure"
 printf '%-5s %8s %6s %12s %12s %12s\n' op bytes iters "pt>pt" "pt>rw" "rw>pt"
-for op in write read; do
+for op in write read send; do
 	for si in ${RDMARW_PERFTEST_LAT_SIZES:-64:1000 4096:500}; do
 		size=${si%%:*}
 		iters=${si#*:}

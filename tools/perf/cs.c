@@ -30,6 +30,8 @@
 #define CS_RD_ATOM 128 /* READs in flight asked for, as perftest */
 #define CS_WINDOW 1e-3 /* BW peak: the shortest window, seconds */
 #define CS_UNTIL_DEADLINE (1ULL << 62)
+/* a bandwidth loop with nothing completed and nothing sent that long */
+#define CS_STALL_S 60
 /* the in-process server's address (TEST-NET-1) when no HOST is given */
 #define CS_SOFT_SERVER "192.0.2.2"
 
@@ -273,7 +275,8 @@ static void cs_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		cs_wc_failed(c, wc, "receive");
 		return;
 	}
-	if (wc->byte_len >= sizeof(u32) && le32toh(m->magic) == CS_MAGIC) {
+	if (!c->raw_recv && wc->byte_len >= sizeof(u32) &&
+	    le32toh(m->magic) == CS_MAGIC) {
 		if (le32toh(m->type) == CS_CREDIT) {
 			c->credits += le32toh(m->credits);
 		} else if (c->have_msg) {
@@ -463,6 +466,14 @@ int cs_setup(struct cs_conn *c, u64 area)
 	c->window = max_t(u32, 2 * c->depth, 16);
 	if (c->window + CS_RESERVE > max_wr / 2)
 		c->window = max_t(u32, max_wr / 2, 2 * CS_RESERVE) - CS_RESERVE;
+	if (c->min_window > c->window) {
+		if (c->min_window + CS_RESERVE > max_wr)
+			return cs_fail(c,
+				       "the receive depth asked for is "
+				       "above the device's queue",
+				       -EINVAL);
+		c->window = c->min_window;
+	}
 	c->nrecv = c->window + CS_RESERVE;
 	c->credit_batch = max_t(u32, c->window / 4, 1);
 	c->pd = ib_alloc_pd(dev, 0);
@@ -826,6 +837,29 @@ static int cs_send_figures(struct cs_conn *c, u32 type,
  * until -D (a limit on -n when both are given), as the local run's rounds
  * but in one: the figures into @fig.
  */
+/*
+ * May one more SEND go?  With CS_CREDIT messages, while credits are left;
+ * against perftest, while the SENDs posted less the receives its end
+ * counted (the word it RDMA WRITEs, host order as perftest's) stay under
+ * its receive depth: perftest's own sender's test.
+ */
+static bool cs_may_send(const struct cs_conn *c)
+{
+	u32 sent = (u32)c->posted, out;
+
+	if (!c->pt_credit)
+		return c->credits;
+	out = sent - __atomic_load_n(c->pt_credit, __ATOMIC_ACQUIRE);
+	/*
+	 * A count above what this run sent is an earlier size's credit that
+	 * landed late (it precedes this run's credits on the stream): none
+	 * counted yet.
+	 */
+	if ((s32)out < 0)
+		out = sent;
+	return out + 1 < c->pt_rx_depth;
+}
+
 int cs_bw_run(struct cs_conn *c, enum cs_op op, u64 size, u64 iters,
 	      double duration, bool limit, struct cs_figures *fig)
 {
@@ -834,7 +868,7 @@ int cs_bw_run(struct cs_conn *c, enum cs_op op, u64 size, u64 iters,
 	u64 target = iters ? iters : CS_UNTIL_DEADLINE, win_done = 0, done;
 	u32 mask = size >= 65536 ? 0 : 63, spins = 0;
 	unsigned int idle = 0;
-	double t0, t, win_start, deadline, peak = 0, secs;
+	double t0, t, win_start, deadline, peak = 0, secs, progress = 0;
 	struct cs_io *io;
 	int ret = 0;
 
@@ -842,10 +876,12 @@ int cs_bw_run(struct cs_conn *c, enum cs_op op, u64 size, u64 iters,
 	t0 = win_start = perf_now();
 	deadline = !iters || limit ? t0 + duration : INFINITY;
 	while (!c->err) {
-		while (c->posted < target && (op != CS_SEND || c->credits) &&
+		while (c->posted < target &&
+		       (op != CS_SEND || cs_may_send(c)) &&
 		       (io = cs_get_io(c))) {
 			if (op == CS_SEND) {
-				c->credits--;
+				if (!c->pt_credit)
+					c->credits--;
 				ret = cs_post_send(c, io, size);
 			} else {
 				ret = cs_post_rw(c, io, dir, size);
@@ -861,14 +897,24 @@ int cs_bw_run(struct cs_conn *c, enum cs_op op, u64 size, u64 iters,
 		ret = cs_poll(c);
 		if (ret < 0)
 			return ret;
-		if (ret || c->completed != done)
+		if (ret || c->completed != done) {
 			idle = 0;
-		else /* waiting for credits, or the device's thread */
+			progress = 0;
+		} else { /* waiting for credits, or the device's thread */
 			cs_relax(&idle);
+		}
 		win_done += c->completed - done;
 		if (++spins & mask)
 			continue;
 		t = perf_now();
+		if (c->flushed)
+			return cs_fail(c, "the connection went down",
+				       -ECONNRESET);
+		if (!progress)
+			progress = t;
+		else if (t - progress > CS_STALL_S)
+			return cs_fail(c, "no completion and no credit",
+				       -ETIMEDOUT);
 		if (t > deadline)
 			target = c->posted; /* nothing more is started */
 		if (t - win_start >= CS_WINDOW) {

@@ -155,6 +155,13 @@ struct cs_tx {
  * @pong_send: answer each data SEND with one (latency)
  * @no_credit: latency: receives are not returned as credits (the pings
  *	took none)
+ * @raw_recv: every receive is a data SEND, none a control message (a
+ *	--perftest connection: perftest's bytes may start like CS_MAGIC)
+ * @min_window: receives cs_setup() keeps posted at least (perftest's
+ *	receive depth), 0 for none
+ * @pt_credit: a SEND test's window is perftest's (docs/tools.md): the
+ *	word the receiver RDMA WRITEs its receive count into, which with
+ *	@pt_rx_depth bounds the SENDs in flight; NULL: CS_CREDIT messages
  * @posted, @completed: transfers of the current loop
  * @err: the first failure; @closing: tearing down; @flushed: a receive
  *	or send was flushed (the QP is in ERR: disconnected, or a failure
@@ -194,8 +201,11 @@ struct cs_conn {
 	bool have_msg;
 	u64 data_count, data_bytes;
 	double data_first, data_last;
-	bool pong_send, no_credit;
+	bool pong_send, no_credit, raw_recv;
 	u64 pong_size;
+	u32 min_window;
+	const u32 *pt_credit;
+	u32 pt_rx_depth;
 	u64 posted, completed;
 	int err;
 	bool closing, flushed;

@@ -68,6 +68,7 @@ struct perf_opts {
 	bool duration_set; /* -D given: a limit on each size's I/O time */
 	bool dir_set; /* --dir given */
 	bool perftest; /* --perftest: perftest's programs at the other end */
+	u64 rx_depth; /* -r: --perftest --dir send, perftest's receive depth */
 	u32 threads; /* --threads: QP pairs on as many threads, 0 without */
 	enum perf_mode mode;
 };

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rdmarw-perf --perftest: a client or a server that perftest's own
- * programs with -R (ib_write_bw, ib_read_bw) take for one of theirs, so
- * either end of a bandwidth test may be the stock tool (docs/tools.md has
- * the protocol; perftest_compat.h the messages).
+ * programs with -R (ib_write_bw, ib_read_bw, ib_send_bw and their _lat
+ * siblings) take for one of theirs, so either end of a test may be the
+ * stock tool (docs/tools.md has the protocol; perftest_compat.h the
+ * messages).
  *
  * perftest -R makes two rdma_cm connections to one port: first its
  * "communication" QP, on which the two ends exchange fixed-size messages
@@ -33,6 +34,8 @@
 #define PT_MTU 5 /* IB_MTU_4096: no limit from this end */
 #define PT_MAX_SIZE (1ULL << 31) /* a report's message size */
 #define PT_MAX_ITERS (1ULL << 32) /* a report's iterations */
+#define PT_CREDIT_SLOTS 16 /* ib_send_bw: credit WRITEs in flight */
+#define PT_RX_DEPTH 512 /* ib_send_bw's receive depth (DEF_RX_SEND) */
 
 struct pt_session {
 	const struct perf_opts *o;
@@ -52,6 +55,17 @@ struct pt_session {
 	struct pt_dest peer;
 	u8 rx[PT_RX_LEN];
 	u8 tx[PT_DEST_LEN];
+	/* SEND tests: perftest's receive depth; ib_send_bw's credits */
+	u32 rx_depth;
+	struct ib_cqe credit_cqe;
+	u32 credit_next, credit_busy;
+	/*
+	 * ib_send_bw's sender: the exchanges poll the measured QP's CQ too,
+	 * so the credits of a size (an inline poller receives them) land
+	 * before the next size resets the word
+	 */
+	bool poll_data;
+	u32 credit_src[PT_CREDIT_SLOTS];
 };
 
 /* ---- connection manager ------------------------------------------------ */
@@ -217,6 +231,8 @@ static int pt_wait(struct pt_session *s, const bool *flag, int secs,
 		n = ib_process_cq_direct(c->cq, 4);
 		if (n < 0)
 			return cs_fail(c, "ib_process_cq_direct", n);
+		if (s->poll_data) /* credits the peer wrote: placed now */
+			cs_poll(&s->data);
 		if (*flag)
 			break;
 		if (!(++spins & 255)) {
@@ -463,6 +479,41 @@ static u64 pt_area(const struct pt_session *s)
 	return max_t(u64, s->o->size_max, s->cycle_buffer);
 }
 
+static void pt_credit_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct pt_session *s =
+		container_of(wc->wr_cqe, struct pt_session, credit_cqe);
+
+	(void)cq;
+	s->credit_busy--;
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		s->data.flushed = true;
+	else if (wc->status != IB_WC_SUCCESS && !s->data.err)
+		cs_fail(&s->data, "the credit WRITE", -EIO);
+}
+
+/*
+ * The measured QP and its buffers.  A SEND test takes every receive as
+ * data and keeps perftest's receive depth posted; ib_send_bw's credit
+ * words are this end's too.
+ */
+static int pt_data_setup(struct pt_session *s)
+{
+	struct cs_conn *c = &s->data;
+	int ret;
+
+	if (s->op == CS_SEND) {
+		c->raw_recv = true;
+		c->min_window = s->rx_depth;
+	}
+	ret = cs_setup(c, pt_area(s));
+	if (ret || s->op != CS_SEND)
+		return ret;
+	s->credit_cqe.done = pt_credit_done;
+	ret = cs_declare(c, s->credit_src, sizeof(s->credit_src));
+	return ret ? cs_fail(c, "rdmarw_ibv_declare", ret) : 0;
+}
+
 /* One try at the measured connection; -ECONNREFUSED and kin: try again. */
 static int pt_data_connect_once(struct pt_session *s,
 				const struct sockaddr *dst)
@@ -473,7 +524,7 @@ static int pt_data_connect_once(struct pt_session *s,
 
 	ret = cs_resolve(c, pt_cm_event, NULL, dst);
 	if (!ret)
-		ret = cs_setup(c, pt_area(s));
+		ret = pt_data_setup(s);
 	if (ret)
 		return ret;
 	pt_conn_param(s, &cp);
@@ -517,7 +568,7 @@ static int pt_data_accept(struct pt_session *s)
 	c->id = c->req;
 	c->req = NULL;
 	pthread_mutex_unlock(&c->cm_lock);
-	ret = cs_setup(c, pt_area(s));
+	ret = pt_data_setup(s);
 	if (ret)
 		return ret;
 	pt_conn_param(s, &cp);
@@ -558,7 +609,9 @@ static int pt_comm_accept(struct pt_session *s, const struct sockaddr *addr)
 	if (perf_out_table()) {
 		printf("# rdmarw-perf --perftest: server: waiting for "
 		       "perftest's client (ib_%s_%s -R) on port %u\n",
-		       s->op == CS_READ ? "read" : "write",
+		       s->op == CS_READ ? "read" :
+		       s->op == CS_SEND ? "send" :
+					  "write",
 		       s->o->lat ? "lat" : "bw", s->o->port);
 		fflush(stdout);
 	}
@@ -593,8 +646,11 @@ static int pt_prologue(struct pt_session *s, const struct sockaddr *dst)
 		ret = s->server ? pt_data_accept(s) : pt_data_connect(s, dst);
 	if (!ret)
 		ret = pt_dests(s, false, PT_WAIT_S, "handshake");
-	/* ib_*_lat exchange the addresses once more, before the first pass */
-	if (!ret && s->o->lat)
+	/*
+	 * ib_write_lat and ib_read_lat exchange the addresses once more,
+	 * before the first pass (ib_send_lat does not)
+	 */
+	if (!ret && s->o->lat && s->op != CS_SEND)
 		ret = pt_dests(s, true, PT_WAIT_S, "QP address");
 	if (!ret)
 		ret = pt_dests(s, true, PT_WAIT_S, "QP address");
@@ -732,6 +788,178 @@ static int pt_lat(struct pt_session *s, const char *peer)
 	return ret;
 }
 
+/* ---- SEND: ib_send_bw and ib_send_lat ---------------------------------- */
+
+/*
+ * ib_send_bw's receiver tells the sender what it received: its count of
+ * the run's receives, an RDMA WRITE of 4 bytes (host order, as perftest)
+ * into the sender's credit word, whose address and rkey the sender gave
+ * in its QP address.
+ */
+static int pt_credit_write(struct pt_session *s, u32 count)
+{
+	struct cs_conn *c = &s->data;
+	unsigned int spins = 0;
+	struct ib_sge sge;
+	struct ib_rdma_wr wr;
+	u32 slot;
+	int ret;
+
+	while (s->credit_busy == PT_CREDIT_SLOTS) {
+		if (cs_poll(c) < 0)
+			return c->err;
+		if (c->flushed)
+			return cs_fail(c, "the connection went down",
+				       -ECONNRESET);
+		cs_relax(&spins);
+	}
+	slot = s->credit_next++ % PT_CREDIT_SLOTS;
+	s->credit_src[slot] = count;
+	sge = (struct ib_sge){ .addr = (u64)(uintptr_t)&s->credit_src[slot],
+			       .length = sizeof(u32),
+			       .lkey = c->pd->local_dma_lkey };
+	wr = (struct ib_rdma_wr){ .wr = { .wr_cqe = &s->credit_cqe,
+					  .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = IB_WR_RDMA_WRITE,
+					  .send_flags = IB_SEND_SIGNALED },
+				  .remote_addr = s->peer.vaddr,
+				  .rkey = s->peer.rkey };
+	ret = ib_post_send(c->qp, &wr.wr, NULL);
+	if (ret)
+		return cs_fail(c, "ib_post_send (credit)", ret);
+	s->credit_busy++;
+	return 0;
+}
+
+/*
+ * The receiving end of one size: -n SENDs counted (every receive posted
+ * again at once, cs.c), answered with a SEND of the same size when
+ * @pong (ib_send_lat), else with credit WRITEs every third of the
+ * receive depth (ib_send_bw's rhythm).  Bounded: PT_WAIT_S without a
+ * SEND, or the connection down, ends it.
+ */
+static int pt_receive(struct pt_session *s, u64 size, bool pong,
+		      struct cs_figures *fig)
+{
+	struct cs_conn *c = &s->data;
+	u32 every = max_t(u32, s->rx_depth / 3, 1);
+	u64 credited = 0, seen = 0;
+	double since = perf_now(), secs;
+	unsigned int spins = 0;
+	int ret = 0;
+
+	c->data_count = c->data_bytes = 0;
+	c->data_first = c->data_last = 0;
+	c->posted = c->completed = 0;
+	c->no_credit = true;
+	c->pong_send = pong;
+	c->pong_size = size;
+	while (!ret &&
+	       (c->data_count < s->o->iters || c->completed < c->posted)) {
+		if (cs_poll(c) < 0) {
+			ret = c->err;
+			break;
+		}
+		if (!pong && c->data_count - credited >= every) {
+			credited = c->data_count;
+			ret = pt_credit_write(s, (u32)credited);
+		}
+		if (c->data_count != seen) {
+			seen = c->data_count;
+			since = perf_now();
+			spins = 0;
+			continue;
+		}
+		if (c->flushed)
+			ret = cs_fail(c, "the connection went down",
+				      -ECONNRESET);
+		else if (!(spins & 255) && perf_now() - since > PT_WAIT_S)
+			ret = cs_fail(c, "perftest's SENDs", -ETIMEDOUT);
+		cs_relax(&spins);
+	}
+	while (!ret && s->credit_busy) { /* the last credits landed */
+		if (cs_poll(c) < 0)
+			ret = c->err;
+		else if (c->flushed)
+			ret = cs_fail(c, "the connection went down",
+				      -ECONNRESET);
+		cs_relax(&spins);
+	}
+	c->pong_send = false;
+	c->no_credit = false;
+	if (ret)
+		return ret;
+	secs = c->data_last - c->data_first;
+	*fig = (struct cs_figures){ .ops = c->data_count,
+				    .bytes = c->data_bytes,
+				    .ns = (u64)(secs * 1e9) };
+	fig->peak_bps = secs > 0 ? (u64)((double)fig->bytes / secs) : 0;
+	return 0;
+}
+
+/*
+ * ib_send_bw and ib_send_lat: after the addresses, each size is a
+ * handshake (the receiver's receives are posted), the run, and in a
+ * sweep (-a) one more handshake; one handshake closes.  The sender of
+ * ib_send_bw waits for the credits the receiver WRITEs (iWARP has no RNR
+ * retry: a SEND without a receive ends the connection); its credit word
+ * starts each size at 0, as perftest's.  Each end prints its own rows:
+ * the client's sends (or round trips), the server what it received; the
+ * ib_send_lat server only answers.
+ */
+static int pt_send_test(struct pt_session *s, const char *peer)
+{
+	const struct perf_opts *o = s->o;
+	struct cs_conn *c = &s->data;
+	bool sweep = o->size_min != o->size_max;
+	u32 *credit = (u32 *)cs_dst(c);
+	struct cs_figures fig;
+	u64 size;
+	int ret = 0;
+
+	if (o->lat) {
+		if (!s->server)
+			cs_lat_header(c, peer);
+	} else {
+		cs_bw_header(c, peer);
+		if (!s->server) {
+			c->pt_credit = credit;
+			c->pt_rx_depth = s->rx_depth;
+			s->poll_data = true;
+		}
+	}
+	for (size = o->size_min; size <= o->size_max && !ret; size *= 2) {
+		ret = pt_dests(s, true, PT_WAIT_S, "handshake");
+		if (ret)
+			break;
+		if (s->server) {
+			ret = pt_receive(s, size, o->lat, &fig);
+			if (!ret && !o->lat)
+				cs_bw_row(c, CS_SEND, size, &fig, "server");
+		} else if (o->lat) {
+			ret = lat_client(c, CS_SEND, size, &fig);
+			if (!ret)
+				cs_lat_row(c, CS_SEND, size, &fig, "client");
+		} else {
+			__atomic_store_n(credit, 0, __ATOMIC_RELEASE);
+			ret = cs_bw_run(c, CS_SEND, size, o->iters, 0, false,
+					&fig);
+			if (!ret)
+				cs_bw_row(c, CS_SEND, size, &fig, "client");
+		}
+		if (!ret && sweep && !o->lat)
+			ret = pt_dests(s, true, PT_WAIT_S, "handshake");
+		if (size > o->size_max / 2)
+			break;
+	}
+	c->pt_credit = NULL;
+	s->poll_data = false;
+	if (!ret) /* ctx_close_connection() */
+		ret = pt_dests(s, true, PT_WAIT_S, "closing handshake");
+	return ret;
+}
+
 static int pt_session(struct pt_session *s, const struct sockaddr *dst,
 		      const struct sockaddr *addr)
 {
@@ -745,6 +973,8 @@ static int pt_session(struct pt_session *s, const struct sockaddr *dst,
 	if (ret)
 		return ret;
 	pt_peer_name(s, peer, sizeof(peer));
+	if (s->op == CS_SEND)
+		return pt_send_test(s, strcat(peer, " (perftest)"));
 	if (s->o->lat)
 		return pt_lat(s, strcat(peer, " (perftest)"));
 	if (s->server) {
@@ -767,6 +997,22 @@ static int pt_session(struct pt_session *s, const struct sockaddr *dst,
 	return ret;
 }
 
+/*
+ * ib_send_bw's and ib_send_lat's receive depth, as perftest works it out
+ * from its options: -r (512 by default), at most -n, and even in a run of
+ * one size (perftest's "WA for a bug when rx_depth is odd").
+ */
+static u32 pt_rx_depth(const struct perf_opts *o)
+{
+	u64 d = o->rx_depth ? o->rx_depth : PT_RX_DEPTH;
+
+	if (o->iters && d > o->iters)
+		d = o->iters;
+	if ((d & 1) && o->size_min == o->size_max)
+		d++;
+	return (u32)d;
+}
+
 int perf_pt_run(const struct perf_opts *o, const struct sockaddr *dst,
 		const struct sockaddr *addr)
 {
@@ -779,7 +1025,8 @@ int perf_pt_run(const struct perf_opts *o, const struct sockaddr *dst,
 	}
 	s->o = o;
 	s->server = !dst;
-	s->op = o->read ? CS_READ : CS_WRITE;
+	s->op = o->send ? CS_SEND : o->read ? CS_READ : CS_WRITE;
+	s->rx_depth = pt_rx_depth(o);
 	s->cycle_buffer = PT_CYCLE;
 	cs_init(&s->comm, o, s->server, stdout);
 	cs_init(&s->data, o, s->server, stdout);
