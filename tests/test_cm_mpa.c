@@ -547,6 +547,62 @@ static void test_post_after_disconnect(void **state)
 	(void)state;
 }
 
+/*
+ * An iWARP QP is its connection's for its life (the QP owns the socket,
+ * and attach takes a QP only once): RESET is refused with -EINVAL, live
+ * (cxgb4 refuses RTS -> IDLE; siw takes it and stays in RTS) and after the
+ * connection's end alike, and changes nothing: the connection still
+ * carries a SEND after the refusal; in ERR the QP stays in ERR and still
+ * flushes what is posted.
+ */
+static void test_reset_attached(void **state)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	struct rdma_cm_id *l, *c, *child;
+	struct sockaddr_storage dst;
+	u8 sbuf[16];
+	struct ib_mr *smr;
+	struct ib_wc wc;
+
+	NEED_TCP();
+	l = listener(SA(la));
+	dst = dst_of(l, "127.0.0.1");
+	c = client(SA(src), SA(dst));
+	child = connect_accept_hook(c, post_recvs);
+	memset(sbuf, 0x71, sizeof(sbuf));
+	smr = ib_reg_user_mr(t.pd[0], (uintptr_t)sbuf, sizeof(sbuf),
+			     (uintptr_t)sbuf, 0);
+	assert_false(IS_ERR(smr));
+
+	assert_int_equal(ib_modify_qp(c->qp, &reset, IB_QP_STATE), -EINVAL);
+	assert_int_equal(soft_env_state(c->qp), IB_QPS_RTS);
+	assert_int_equal(ib_modify_qp(child->qp, &reset, IB_QP_STATE), -EINVAL);
+	assert_int_equal(soft_env_state(child->qp), IB_QPS_RTS);
+	/* the connection carries on */
+	assert_int_equal(
+		soft_env_send(c->qp, 30, sbuf, sizeof(sbuf), smr->lkey), 0);
+	poll_wc(t.cq[1], &wc);
+	assert_int_equal(wc.status, IB_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.byte_len, sizeof(sbuf));
+	assert_memory_equal(sink.rbuf + 8, sbuf, sizeof(sbuf));
+	expect_wc(t.cq[0], 30, IB_WC_SEND);
+
+	disconnect_from(c, child);
+	cm_qp_state(c->qp, IB_QPS_ERR);
+	assert_int_equal(ib_modify_qp(c->qp, &reset, IB_QP_STATE), -EINVAL);
+	assert_int_equal(soft_env_state(c->qp), IB_QPS_ERR);
+	assert_int_equal(
+		soft_env_send(c->qp, 31, sbuf, sizeof(sbuf), smr->lkey), 0);
+	poll_wc(t.cq[0], &wc);
+	assert_int_equal(wc.wr_id, 31);
+	assert_int_equal(wc.status, IB_WC_WR_FLUSH_ERR);
+	data_fini(l, c, child, (struct ib_mr *[]){ smr, NULL });
+	(void)state;
+}
+
 static void test_connect_v6_passive_disconnects(void **state)
 {
 	struct sockaddr_in6 la = cm_in6("::1", 0);
@@ -962,6 +1018,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_post_after_disconnect,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reset_attached, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unanswered_child_destroyed,
 						setup, teardown),

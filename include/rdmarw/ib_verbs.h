@@ -1176,7 +1176,9 @@ int ib_destroy_qp(struct ib_qp *qp);
  * Return: 0, -EINVAL for NULL, an unknown mask bit, a transition or mask
  * the table does not allow (also from an ERR that came during the call);
  * the provider's error (the software device: -ECONNABORTED for SQD -> RTS
- * of a TCP device's QP, whose SQD is siw's CLOSING).
+ * of a TCP device's QP, whose SQD is siw's CLOSING; -EINVAL for RESET of a
+ * QP a connection was attached to, which stays its connection's until it
+ * is destroyed).
  */
 int ib_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask);
 

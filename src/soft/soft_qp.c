@@ -595,6 +595,10 @@ int rdmarw__soft_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	/* siw: CLOSING (our SQD on TCP) goes nowhere but down */
 	if (cur == IB_QPS_SQD && next == IB_QPS_RTS && qp->dev->tcpd)
 		return -ECONNABORTED;
+	/* An attached QP is its connection's for life (it owns the socket,
+	 * attach takes a QP once): no RESET, live or after the end */
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET && soft_load(&qp->tcp))
+		return -EINVAL;
 	/* A TCP device's QP has no peer on the fabric: its connection is
 	 * attached by the CM (rdmarw__soft_tcp_attach()). */
 	if (cur == IB_QPS_INIT && next == IB_QPS_RTR && !qp->dev->tcpd) {
