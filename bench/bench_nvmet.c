@@ -13,7 +13,7 @@
  *   bench-nvmet [-p rxe] [-q 1] [-d 32] [-D 1.0] [--write] [--json]
  *               [--perf PATH | --no-perf] [--poll] [--poll-groups N]
  *               [--poll-target] [--poll-host] [--poll-busy]
- *               [--one-thread] [--size BYTES]
+ *               [--one-thread] [--size BYTES] [--ns-mib MIB] [--prefill]
  *
  * --poll: the I/O queues are polled on both sides: the target's by poll
  * groups (as many as queues unless --poll-groups says), the host's each by
@@ -24,6 +24,11 @@
  * also polls its host queue (nvmet_target_poll_hook() calling
  * nvmeh_poll()), so one thread per queue runs both sides: the host's
  * completions, its next submission, the software device and the target.
+ *
+ * --ns-mib: the RAM namespace's size (64 MiB by default); --prefill: every
+ * block written (and the last 128 KiB read back) before the figures, so
+ * that reads read the namespace's own pages rather than the kernel's one
+ * zero page, and writes fault none in.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -57,6 +62,8 @@ struct bench_opts {
 	bool poll_busy;
 	bool host_poll;
 	bool one_thread;
+	u32 ns_mib; /* the RAM namespace's size */
+	bool prefill; /* write every block before the figures */
 };
 
 /* --one-thread: the host queues a target poll group polls. */
@@ -244,6 +251,48 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 	return 0;
 }
 
+/*
+ * --prefill: write every block of the namespace once, 128 KiB at a time
+ * on queue 1, before any figure, and read the last run back: the RAM
+ * namespace's pages are then its own (a block never written reads the
+ * kernel's zero page, the same 4 KiB for every LBA, always in cache; and
+ * the first write to a page faults it in).
+ */
+static int prefill(struct nvmeh_ctrl *c)
+{
+	const struct nvmeh_info *info = nvmeh_ctrl_info(c);
+	u32 chunk = 131072, nlb;
+	u64 slba = 0, i;
+	u8 *buf, *back;
+	int ret = 0;
+
+	if (!info->lba_size || chunk % info->lba_size || !info->ns_lbas)
+		return -EINVAL;
+	buf = aligned_alloc(4096, chunk);
+	back = aligned_alloc(4096, chunk);
+	if (!buf || !back) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < chunk; i++)
+		buf[i] = (u8)(i * 131 + 7) | 1; /* no byte is zero */
+	nlb = chunk / info->lba_size;
+	for (; slba < info->ns_lbas && !ret; slba += nlb) {
+		if (info->ns_lbas - slba < nlb)
+			nlb = (u32)(info->ns_lbas - slba);
+		ret = nvmeh_rw(c, 1, true, slba, nlb, buf);
+	}
+	slba -= nlb;
+	if (!ret)
+		ret = nvmeh_rw(c, 1, false, slba, nlb, back);
+	if (!ret && memcmp(buf, back, (size_t)nlb * info->lba_size))
+		ret = -EIO;
+out:
+	free(back);
+	free(buf);
+	return ret;
+}
+
 /* rdmarw-perf's mpps and cpu_mpps for the same size; 0 when it failed. */
 static int perf_raw(const struct bench_opts *o, u32 bs, double *mpps,
 		    double *cpu_mpps)
@@ -283,7 +332,8 @@ static void usage(FILE *f)
 		   "[--poll-target] [--poll-host]\n"
 		   "                   [--poll-groups N] [--poll-busy] "
 		   "[--one-thread]\n"
-		   "                   [--size 4096|131072]\n");
+		   "                   [--size 4096|131072] [--ns-mib MIB] "
+		   "[--prefill]\n");
 }
 
 static int parse(int argc, char **argv, struct bench_opts *o)
@@ -305,6 +355,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "poll-target", 0, NULL, 't' },
 		{ "poll-host", 0, NULL, 'H' },
 		{ "one-thread", 0, NULL, '1' },
+		{ "ns-mib", 1, NULL, 'm' },
+		{ "prefill", 0, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool poll = false;
@@ -365,6 +417,14 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case 'b':
 			o->poll_busy = true;
 			break;
+		case 'm':
+			o->ns_mib = (u32)strtoul(optarg, &end, 10);
+			if (*end || !o->ns_mib || o->ns_mib > 4096)
+				goto bad;
+			break;
+		case 'f':
+			o->prefill = true;
+			break;
 		case 's':
 			o->size = (u32)strtoul(optarg, &end, 10);
 			if (*end || (o->size != 4096 && o->size != 131072))
@@ -397,9 +457,11 @@ bad:
 int main(int argc, char **argv)
 {
 	static const u32 sizes[] = { 4096, 131072 };
-	struct bench_opts o = {
-		.profile = "rxe", .queues = 1, .depth = 32, .duration = 1.0
-	};
+	struct bench_opts o = { .profile = "rxe",
+				.queues = 1,
+				.depth = 32,
+				.duration = 1.0,
+				.ns_mib = 64 };
 	struct sockaddr_in a0 = { .sin_family = AF_INET };
 	struct sockaddr_in a1 = { .sin_family = AF_INET };
 	struct sockaddr_in dst;
@@ -451,7 +513,7 @@ int main(int argc, char **argv)
 	to.addr = "10.0.0.2";
 	to.port = 4420;
 	to.ns[0].type = NVMET_BACKEND_RAM;
-	to.ns[0].size = 64u << 20;
+	to.ns[0].size = (u64)o.ns_mib << 20;
 	to.hosts = (const char *const[]){ NVMEH_DEFAULT_HOSTNQN };
 	to.nr_hosts = 1;
 	to.poll_groups = o.poll_groups;
@@ -471,6 +533,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-nvmet: host: %ld\n", PTR_ERR(c));
 		nvmet_target_destroy(t);
 		return 1;
+	}
+	if (o.prefill && prefill(c)) {
+		fprintf(stderr, "bench-nvmet: writing the namespace failed\n");
+		ret = 1;
+		goto out_host;
 	}
 	if (o.one_thread && bench_hooks(t, &o, hooks, c)) {
 		fprintf(stderr, "bench-nvmet: poll group hooks\n");
@@ -504,6 +571,7 @@ int main(int argc, char **argv)
 			       "\"queues\":%u,\"depth\":%u,"
 			       "\"poll_groups\":%u,\"host_poll\":%s,"
 			       "\"one_thread\":%s,"
+			       "\"ns_mib\":%u,\"prefill\":%s,"
 			       "\"ios\":%llu,"
 			       "\"secs\":%.6f,\"cpu_secs\":%.6f,"
 			       "\"nvme_iops\":%.1f,\"nvme_mib\":%.2f,"
@@ -511,7 +579,8 @@ int main(int argc, char **argv)
 			       o.profile, o.write ? "write" : "read", sizes[i],
 			       o.queues, o.depth, o.poll_groups,
 			       o.host_poll ? "true" : "false",
-			       o.one_thread ? "true" : "false",
+			       o.one_thread ? "true" : "false", o.ns_mib,
+			       o.prefill ? "true" : "false",
 			       (unsigned long long)r.ios, r.secs, r.cpu, iops,
 			       iops * sizes[i] / 1048576.0, percore);
 			if (raw)
@@ -544,6 +613,7 @@ out:
 	/* the groups call into the host no more before it goes */
 	if (o.one_thread && bench_hooks(t, &o, hooks, NULL))
 		ret = 1;
+out_host:
 	nvmeh_ctrl_destroy(c);
 	if (!nvmet_target_get_stats(t, &tst) && tst.data_waits)
 		fprintf(stderr,

@@ -63,7 +63,7 @@ struct nvmeh_slot {
 	struct nvmeh_request *rq;
 	u16 tag;
 	u8 gen;
-	bool busy;
+	bool busy; /* atomic: set under the queue's lock, cleared without */
 	bool got_rsp;
 	bool rsp_cancelled; /* the teardown dropped the response's reference */
 	u64 deadline; /* ms (CLOCK_MONOTONIC) after which it has timed out */
@@ -142,7 +142,6 @@ struct nvmeh_queue {
 	bool rspbuf_mapped;
 	struct mutex lock; /* state, slot allocation, posting */
 	enum nvmeh_qstate state;
-	u32 inflight;
 	u32 next_tag;
 	u32 max_xfer; /* data per command (under @lock) */
 	u32 inline_max; /* in-capsule write limit (under @lock) */
@@ -248,13 +247,17 @@ static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 		rq->result = 0;
 		nvmeh_qstat_inc(q, aborted);
 	}
-	mutex_lock(&q->lock);
-	slot->busy = false;
-	slot->got_rsp = false;
-	slot->rsp_cancelled = false;
+	/*
+	 * Free the slot without the queue's lock: a release store, which the
+	 * next submission's look (under the lock, acquire) pairs with.
+	 * @got_rsp and @rsp_cancelled keep their values until that
+	 * submission resets them, so a response for this cid that comes now
+	 * is still refused, and a teardown that looks at the slot meanwhile
+	 * ends nothing twice (the reference count decides, see
+	 * nvmeh_slot_abort()).
+	 */
 	slot->rq = NULL;
-	q->inflight--;
-	mutex_unlock(&q->lock);
+	__atomic_store_n(&slot->busy, false, __ATOMIC_RELEASE);
 	rq->done(rq);
 }
 
@@ -346,7 +349,8 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			    offsetof(struct nvme_completion, command_id));
 	tag = cid & 0xfff;
 	mutex_lock(&q->lock);
-	if (tag < q->nslots && q->slots[tag].busy &&
+	if (tag < q->nslots &&
+	    __atomic_load_n(&q->slots[tag].busy, __ATOMIC_ACQUIRE) &&
 	    q->slots[tag].gen == cid >> 12 && !q->slots[tag].got_rsp &&
 	    !q->slots[tag].rsp_cancelled) {
 		slot = &q->slots[tag];
@@ -454,7 +458,8 @@ static void nvmeh_cancel_slots(struct nvmeh_queue *q, bool drained)
 		bool cancel;
 
 		mutex_lock(&q->lock);
-		cancel = slot->busy && !slot->got_rsp && !slot->rsp_cancelled;
+		cancel = __atomic_load_n(&slot->busy, __ATOMIC_ACQUIRE) &&
+			 !slot->got_rsp && !slot->rsp_cancelled;
 		if (cancel)
 			slot->rsp_cancelled = true;
 		mutex_unlock(&q->lock);
@@ -466,7 +471,7 @@ static void nvmeh_cancel_slots(struct nvmeh_queue *q, bool drained)
 		bool busy;
 
 		mutex_lock(&q->lock);
-		busy = slot->busy;
+		busy = __atomic_load_n(&slot->busy, __ATOMIC_ACQUIRE);
 		mutex_unlock(&q->lock);
 		if (!busy)
 			continue;
@@ -923,7 +928,7 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	for (i = 0; i < limit; i++) {
 		u32 t = (q->next_tag + i) % limit;
 
-		if (!q->slots[t].busy) {
+		if (!__atomic_load_n(&q->slots[t].busy, __ATOMIC_ACQUIRE)) {
 			slot = &q->slots[t];
 			q->next_tag = t + 1;
 			break;
@@ -973,13 +978,11 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	}
 	atomic_set(&slot->ref, 2);
 	slot->deadline = nvmeh_now_ms() + q->ctrl->opts.io_timeout_ms;
-	slot->busy = true;
-	q->inflight++;
+	__atomic_store_n(&slot->busy, true, __ATOMIC_RELAXED);
 	ret = ib_post_send(q->qp, first, &bad);
 	if (ret) {
-		slot->busy = false;
+		__atomic_store_n(&slot->busy, false, __ATOMIC_RELAXED);
 		slot->rq = NULL;
-		q->inflight--;
 		nvmeh_unmap_slot(q, slot);
 	}
 out:
@@ -1586,8 +1589,9 @@ static void nvmeh_timeout_work(struct work_struct *work)
 
 		mutex_lock(&q->lock);
 		for (k = 0; k < q->nslots; k++)
-			if (q->slots[k].busy && now > q->slots[k].deadline &&
-			    q->state == Q_LIVE)
+			if (__atomic_load_n(&q->slots[k].busy,
+					    __ATOMIC_ACQUIRE) &&
+			    now > q->slots[k].deadline && q->state == Q_LIVE)
 				expired = true;
 		mutex_unlock(&q->lock);
 	}

@@ -988,11 +988,14 @@ static void nvmet_rdma_repost_recv_locked(struct nvmet_rdma_rsp *rsp)
  * The end of a request: credits back, the R/W context destroyed and the
  * data pages returned, the receive posted again (unless the response
  * did), the slot returned; then whoever waits for credits, MRs or pages
- * is retried.
+ * is retried: the commands waiting for pages only when this one gave
+ * some back (an in-capsule write or a read without a copy has none, and
+ * a host write's went back with its response, which looked then).
  */
 static void nvmet_rdma_release_rsp(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_queue *queue = rsp->queue;
+	bool pages = rsp->pages;
 
 	if (rsp->credits)
 		atomic_add(rsp->credits, &queue->sq_wr_avail);
@@ -1002,7 +1005,8 @@ static void nvmet_rdma_release_rsp(struct nvmet_rdma_rsp *rsp)
 	nvmet_req_uninit(&rsp->req);
 	nvmet_rdma_repost_recv(rsp);
 	nvmet_rdma_put_rsp(rsp);
-	nvmet_rdma_process_data_wait_list(queue);
+	if (pages)
+		nvmet_rdma_process_data_wait_list(queue);
 	nvmet_rdma_process_wr_wait_list(queue);
 }
 

@@ -200,6 +200,40 @@ static void test_later_done(void **state)
 	nv_env_fini(&e);
 }
 
+/*
+ * A command its backend completes after the host has gone: the host
+ * ends its request (aborted) without waiting for it, the target keeps
+ * the command's queue (its controller too) while the backend holds the
+ * command and frees both once it ends, on the delay's thread (ASan and
+ * TSan watch that end against the release's free of the queue).
+ */
+static void test_done_after_host_gone(void **state)
+{
+	static struct nv_env e;
+	static u8 buf[4096];
+	struct nvmet_ns_opts ns[1] = { { .type = NVMET_BACKEND_RAM,
+					 .test_delay_ms = NV_HELD_MS } };
+	struct nvmet_ns *n;
+	struct nv_rq r;
+
+	(void)state;
+	nv_start(&e, ns, 1);
+	n = nv_ns(&e, 1);
+	memset(buf, 0x3c, sizeof(buf));
+	nv_rq_init(&r, nvme_cmd_write, 1, 8, 8, buf, 512);
+	nv_submit(&e, 1, &r);
+	nv_wait_for(nvmet_ns_delay_held(n) == 1);
+	nvmeh_ctrl_destroy(e.c);
+	e.c = NULL;
+	assert_true(nv_rq_is_done(&r));
+	assert_int_equal(r.rq.error, -ECONNABORTED);
+	/* the admin queue and the idle I/O queue go; the held one stays */
+	nv_wait_target(&e, 1, 1);
+	nvmet_ns_delay_release(n, 1);
+	nv_wait_target(&e, 0, 0);
+	nv_env_fini(&e);
+}
+
 /* -EIO and -ENOSPC from the backend, as the NVMe statuses. */
 static void test_errors(void **state)
 {
@@ -971,6 +1005,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_later_done, nv_teardown),
+		cmocka_unit_test_teardown(test_done_after_host_gone,
+					  nv_teardown),
 		cmocka_unit_test_teardown(test_errors, nv_teardown),
 		cmocka_unit_test_teardown(test_slow_ns_ram, nv_teardown),
 		cmocka_unit_test_teardown(test_slow_ns_uring, nv_teardown),
