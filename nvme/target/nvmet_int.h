@@ -215,7 +215,8 @@ void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3]);
 void nvmet_uring_unplug(struct nvmet_ns *ns);
 
 /**
- * struct nvmet_uring_stats - what a ring's submission side did (tests)
+ * struct nvmet_uring_stats - what a namespace's rings' submission sides did
+ * (tests)
  * @sqes: SQEs put on the ring (I/Os, continuations, retries)
  * @submits: io_uring_submit() calls that had SQEs to hand over
  * @batches: plugs that ended with SQEs of this ring held back
@@ -224,6 +225,12 @@ void nvmet_uring_unplug(struct nvmet_ns *ns);
  *        of it full, or the thread about to wait)
  * @inline_ios: Reads (and tmpfs Writes) done on the submitter's thread
  *              without the ring
+ * @rings: rings of the namespace's own for submitting threads (one per
+ *         thread that submitted to it; the shared ring is not counted)
+ * @fallbacks: submitting threads that share the namespace's ring instead
+ *             (no slot, or their ring could not be made)
+ *
+ * The counters are the sums over the namespace's rings.
  */
 struct nvmet_uring_stats {
 	u64 sqes;
@@ -232,6 +239,8 @@ struct nvmet_uring_stats {
 	u64 unplugged;
 	u64 full;
 	u64 inline_ios;
+	u32 rings;
+	u32 fallbacks;
 };
 
 void nvmet_uring_stats(struct nvmet_ns *ns, struct nvmet_uring_stats *st);
