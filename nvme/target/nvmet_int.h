@@ -146,9 +146,10 @@ struct nvmet_backend_io {
  *          maybe before @submit returns), or -errno when it was not (and
  *          @io->done is not called)
  * @poll: optional: reap what has completed without sleeping, calling each
- *        one's @done on the caller's thread; returns how many.  For a
- *        transport thread that polls (a poll group): not called today,
- *        each asynchronous backend reaps on its own thread
+ *        one's @done on the caller's thread; returns how many (io_uring:
+ *        the caller's own ring of the namespace).  For a transport thread
+ *        that polls (a poll group): not called today, each asynchronous
+ *        backend reaps on its own threads and after its own submissions
  * @unplug: optional: submit what @submit held back for the caller's plug
  *          (nvmet_plug_defer()), at the end of the plug's batch
  * @zcopy: @submit takes NVMET_IO_READ_ZCOPY: the namespace's data is
