@@ -1157,6 +1157,94 @@ static void rings_case(const char *dir, unsigned int groups, int limit,
 	nv_env_fini(&e);
 }
 
+/*
+ * A completion that submits (as a command whose data pages came back
+ * does, from whoever reaps): writes to namespace 1 whose done writes the
+ * same bytes to namespace 2, a namespace the thread (or its reaper) has
+ * no ring for yet.  Whichever thread reaps makes the ring then, or sends
+ * that one I/O to the shared ring when the slot is busy; every write
+ * completes, both files hold the bytes.
+ */
+#define NV_CHAIN 16
+
+struct nv_chain {
+	struct nv_bio first, second;
+	struct nvmet_ns *next;
+};
+
+static void nv_chain_done(struct nvmet_backend_io *io, int err)
+{
+	struct nv_chain *c = container_of(io, struct nv_chain, first.io);
+
+	if (err) {
+		__atomic_store_n(&c->second.err, err, __ATOMIC_RELEASE);
+		return;
+	}
+	nv_bio_submit(c->next, &c->second, NVMET_IO_WRITE, io->buf, io->len,
+		      io->off);
+}
+
+static void test_rings_chained_submit(void **state)
+{
+	static struct nv_env e;
+	static struct nvmet_ns_opts ns[2];
+	static struct nv_chain c[NV_CHAIN];
+	static char path[2][256];
+	struct nvmet_uring_stats st;
+	struct nv_env tmp;
+	struct nv_rq r;
+	unsigned int i, k;
+	u8 *wbuf, *rbuf;
+
+	(void)state;
+	if (!NV_HAVE_URING)
+		skip();
+	memset(ns, 0, sizeof(ns));
+	for (i = 0; i < 2; i++) {
+		nv_file(&tmp, ".", &ns[i]);
+		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
+		ns[i].path = path[i];
+	}
+	nv_start(&e, ns, 2);
+	wbuf = aligned_alloc(4096, NV_CHAIN * 4096);
+	rbuf = aligned_alloc(4096, 4096);
+	assert_non_null(wbuf);
+	assert_non_null(rbuf);
+	for (i = 0; i < NV_CHAIN * 4096; i++)
+		wbuf[i] = (u8)(i * 29 + 1);
+	for (i = 0; i < NV_CHAIN; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].next = nv_ns(&e, 2);
+		c[i].second.err = 1;
+		c[i].first.err = 1;
+		c[i].first.io.op = NVMET_IO_WRITE;
+		c[i].first.io.buf = wbuf + i * 4096;
+		c[i].first.io.len = 4096;
+		c[i].first.io.off = (u64)i * 8192;
+		c[i].first.io.done = nv_chain_done;
+		nvmet_ns_submit(nv_ns(&e, 1), &c[i].first.io);
+	}
+	for (i = 0; i < NV_CHAIN; i++) {
+		nv_wait_for(nv_bio_err(&c[i].second) != 1);
+		assert_int_equal(nv_bio_err(&c[i].second), 0);
+	}
+	for (k = 1; k <= 2; k++)
+		for (i = 0; i < NV_CHAIN; i++) {
+			memset(rbuf, 0xee, 4096);
+			nv_rq_init(&r, nvme_cmd_read, k, (u64)i * 16, 8, rbuf,
+				   512);
+			assert_int_equal(nv_exec(&e, 1 + i % 2, &r), 0);
+			assert_memory_equal(rbuf, wbuf + i * 4096, 4096);
+		}
+	nv_uring_stats(nv_ns(&e, 2), &st);
+	assert_int_equal(st.fallbacks, 0);
+	free(wbuf);
+	free(rbuf);
+	nv_env_fini(&e);
+	unlink(path[0]);
+	unlink(path[1]);
+}
+
 static void test_rings_per_thread_disk(void **state)
 {
 	(void)state;
@@ -1271,6 +1359,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_rings_limit, nv_teardown),
 		cmocka_unit_test_teardown(test_rings_none, nv_teardown),
 		cmocka_unit_test_teardown(test_rings_reconnect_reload,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_rings_chained_submit,
 					  nv_teardown),
 		cmocka_unit_test(test_config_options),
 	};
