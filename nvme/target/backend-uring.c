@@ -124,6 +124,7 @@ struct nvmet_uring_ring {
 	pthread_mutex_t sq_lock; /* the submission queue, the counters */
 	pthread_mutex_t cq_lock; /* the completion queue: reaper, or trylock */
 	pthread_mutex_t sync_lock; /* the last bounce slot (synchronous) */
+	bool fixed; /* the namespace's descriptors registered: 0, 1 (O_DIRECT) */
 	int inflight; /* submitted, not reaped (atomic) */
 	u64 bounce_free; /* free bounce slots, a mask (atomic) */
 	/* NVMET_URING_BOUNCE + 1 slots (O_DIRECT only) */
@@ -470,7 +471,7 @@ static int nvmet_uring_ring_make(struct nvmet_ns *ns,
 				     .cq_entries = NVMET_URING_CQ };
 	struct nvmet_uring *u = ns->uring;
 	struct nvmet_uring_ring *r;
-	int ret;
+	int fds[2], ret;
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -484,6 +485,14 @@ static int nvmet_uring_ring_make(struct nvmet_ns *ns,
 	pthread_mutex_init(&r->cq_lock, NULL);
 	pthread_mutex_init(&r->sync_lock, NULL);
 	r->ns = ns;
+	/*
+	 * The ring's own references to the files: no fget()/fput() of the
+	 * namespace's shared struct file per I/O in the kernel (a count two
+	 * queues would write); without them, the descriptors as they are.
+	 */
+	fds[0] = ns->fd;
+	fds[1] = u->dfd;
+	r->fixed = !io_uring_register_files(&r->ring, fds, u->dfd >= 0 ? 2 : 1);
 	if (u->dfd >= 0) {
 		if (posix_memalign((void **)&r->bounce, NVMET_URING_DIO_ALIGN,
 				   (NVMET_URING_BOUNCE + 1) *
@@ -610,6 +619,9 @@ static int nvmet_uring_queue(struct nvmet_uring_ring *r,
 	struct io_uring_sqe *sqe;
 	bool plugged;
 
+	if (r->fixed) /* the registered table's index */
+		fd = u->dfd >= 0 ? 1 : 0;
+
 	ret = nvmet_uring_room(r);
 	if (ret)
 		return ret;
@@ -630,7 +642,10 @@ static int nvmet_uring_queue(struct nvmet_uring_ring *r,
 	else if (io->op == NVMET_IO_WRITE)
 		io_uring_prep_write(sqe, fd, buf, (unsigned int)len, off);
 	else
-		io_uring_prep_fsync(sqe, ns->fd, IORING_FSYNC_DATASYNC);
+		io_uring_prep_fsync(sqe, r->fixed ? 0 : ns->fd,
+				    IORING_FSYNC_DATASYNC);
+	if (r->fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
 	io_uring_sqe_set_data(sqe, io);
 	if (io->op != NVMET_IO_FLUSH && !io->state) {
 		if (u->dfd < 0)
