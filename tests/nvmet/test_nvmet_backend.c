@@ -34,16 +34,22 @@
  *   the host gone and back (threads exit, new ones submit) and the
  *   namespace removed by a reload: every ring closed; both namespaces
  *   files through io_uring, namespace 1's I/O held: namespace 2's go by,
- *   namespace 1's backend saw one thread (the delay's).
+ *   namespace 1's backend saw one thread (the delay's); a completion that
+ *   submits to another namespace (the reaper makes its ring); ring
+ *   creation failing for real (no descriptor left: EMFILE): the threads
+ *   share the namespace's ring, same bytes (skipped under valgrind, which
+ *   keeps the descriptor limit).
  */
 #include "config.h"
 #include "nv_io.h"
 #include "nvmet_int.h"
 #include "nv_rq.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/resource.h>
 
 /*
  * Heap allocations, counted (the pattern of test_nvmet_pool.c): not under
@@ -1250,6 +1256,70 @@ static void test_rings_chained_submit(void **state)
 	unlink(path[1]);
 }
 
+/*
+ * Ring creation failing for real: no descriptor left (RLIMIT_NOFILE at
+ * the highest one open, the holes below it filled), so the queue
+ * threads' first submissions cannot make a ring (io_uring_setup():
+ * EMFILE): they share the namespace's ring, every command completes with
+ * its bytes; with descriptors again, nothing changes (the fallback holds).
+ */
+#define NV_FDS_MAX 4096
+
+static void test_rings_make_fails(void **state)
+{
+	static struct nv_env e;
+	static int held[NV_FDS_MAX];
+	static u8 wbuf[4096], rbuf[4096];
+	struct nvmet_uring_stats st;
+	struct rlimit old, lim;
+	struct nvmet_ns *ns;
+	unsigned int i, nheld = 0;
+	struct dirent *d;
+	struct nv_rq r;
+	int fd, maxfd = 0;
+	DIR *dir;
+
+	(void)state;
+	if (!NV_HAVE_URING)
+		skip();
+	ns = nv_uring_start(&e, ".", false);
+	dir = opendir("/proc/self/fd");
+	assert_non_null(dir);
+	while ((d = readdir(dir)))
+		if (atoi(d->d_name) > maxfd)
+			maxfd = atoi(d->d_name);
+	closedir(dir);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)maxfd + 1;
+	if (setrlimit(RLIMIT_NOFILE, &lim)) { /* valgrind keeps the limit */
+		nv_env_fini(&e);
+		skip();
+	}
+	while (nheld < NV_FDS_MAX && (fd = open("/dev/null", O_RDONLY)) >= 0)
+		held[nheld++] = fd;
+	for (i = 0; i < 8; i++) {
+		memset(wbuf, (int)(0x10 + i), sizeof(wbuf));
+		nv_rq_init(&r, nvme_cmd_write, 1, (u64)i * 8, 8, wbuf, 512);
+		assert_int_equal(nv_exec(&e, 1 + i % 2, &r), 0);
+		memset(rbuf, 0xee, sizeof(rbuf));
+		nv_rq_init(&r, nvme_cmd_read, 1, (u64)i * 8, 8, rbuf, 512);
+		assert_int_equal(nv_exec(&e, 2 - i % 2, &r), 0);
+		assert_memory_equal(rbuf, wbuf, sizeof(wbuf));
+	}
+	for (i = 0; i < nheld; i++)
+		close(held[i]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	nv_uring_stats(ns, &st);
+	assert_int_equal(st.rings, 0);
+	assert_int_equal(st.fallbacks, 2);
+	nv_rq_init(&r, nvme_cmd_read, 1, 0, 8, rbuf, 512);
+	assert_int_equal(nv_exec(&e, 1, &r), 0);
+	nv_uring_stats(ns, &st);
+	assert_int_equal(st.rings, 0);
+	nv_env_fini(&e);
+}
+
 static void test_rings_per_thread_disk(void **state)
 {
 	(void)state;
@@ -1367,6 +1437,7 @@ int main(void)
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_rings_chained_submit,
 					  nv_teardown),
+		cmocka_unit_test_teardown(test_rings_make_fails, nv_teardown),
 		cmocka_unit_test(test_config_options),
 	};
 
