@@ -2,19 +2,28 @@
 /*
  * io_uring for file and block-device namespaces (liburing): Read, Write
  * and Flush are submitted from the thread that executes the command (the
- * queue's) and completed from the ring's completion queue by the
- * namespace's reaper thread (woken by the ring's eventfd), which calls io->done (the kernel's
- * nvmet_file_io_done() and nvmet_bio_done(): submit, then a callback from
- * another context).  A slow device thus holds only its own commands.
+ * queue's) and completed from the ring's completion queue, by the
+ * submitting thread itself when it reaps after its io_uring_enter(), else
+ * by its reaper thread (woken by an eventfd), which calls io->done (the
+ * kernel's nvmet_file_io_done() and nvmet_bio_done(): submit, then a
+ * callback from another context).  A slow device thus holds only its own
+ * commands.
  *
- * One ring per namespace: its file descriptors and O_DIRECT choice live
- * there, the reaper count is bounded by the namespaces, and a namespace
- * is closed only when no request holds it, so nothing is in flight when
- * the ring goes.  Submitters (the queues' threads) share the ring's
- * submission side under @sq_lock, held for one SQE and one
- * io_uring_enter(); a ring per queue thread would remove that lock and is
- * what a poll group would bring (the @poll hook reaps on the caller's
- * thread, without sleeping).
+ * A ring per (namespace, submitting thread), made on the thread's first
+ * submission to the namespace (issue 30): two queues on two threads share
+ * no lock and no counter on the data path.  A submitting thread holds one
+ * of NVMET_URING_THREADS slots (given back when it exits, through a
+ * thread-specific key's destructor); the slot has one eventfd, registered
+ * on every ring of the slot, and one reaper, which acts as the slot's
+ * thread for what it submits itself.  A ring's submission side is under
+ * its @sq_lock, its completion side under its @cq_lock: each taken only
+ * by that slot's thread and its reaper (the submitter only tries the
+ * latter).  The namespace keeps its rings by slot and closes them all
+ * (rings of threads that exited too); a namespace is closed only when no
+ * request holds it, so nothing is in flight then.  Beside them each
+ * namespace has a shared ring, made at open (so that io_uring is known to
+ * work, or the namespace does synchronous I/O): a thread without a slot,
+ * or whose ring could not be made, submits there, under that ring's lock.
  *
  * O_DIRECT when the file system or device takes it (a probe read at
  * open) and every LBA is aligned as it asks (statx's DIO alignment, else
@@ -30,9 +39,9 @@
  *
  * Inside a batch (a plug of the thread's, nvmet_plug_start()) the SQEs
  * are only queued, and nvmet_uring_unplug() submits them when the batch
- * ends: one io_uring_enter() per batch.  Buffered, what is cached is read
- * on the submitter's thread first (RWF_NOWAIT); on tmpfs every Read and
- * Write is (io_uring would punt each one to io-wq).
+ * ends: one io_uring_enter() per batch and ring.  Buffered, what is
+ * cached is read on the submitter's thread first (RWF_NOWAIT); on tmpfs
+ * every Read and Write is (io_uring would punt each one to io-wq).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,9 +80,12 @@
 #define NVMET_URING_RETRIES 16 /* -EAGAIN resubmissions of one I/O */
 #define NVMET_URING_WAIT_US 5000000 /* bound of a full ring's wait */
 #define NVMET_URING_DIO_ALIGN 4096
-/* O_DIRECT's bounce slots for unaligned buffers (in-capsule data) */
+/* O_DIRECT's bounce slots for unaligned buffers (in-capsule data): a mask */
 #define NVMET_URING_BOUNCE 64
 #define NVMET_URING_BOUNCE_SIZE NVMET_MAX_INLINE_DATA
+/* submitting threads with rings of their own; any other shares a ring */
+#define NVMET_URING_THREADS 64
+#define NVMET_URING_SHARED NVMET_URING_THREADS /* the shared ring's slot */
 
 /*
  * Buffered I/O the submitter does itself before (or instead of) the ring,
@@ -86,31 +98,127 @@ enum nvmet_uring_inline {
 	NVMET_URING_INLINE_MEM, /* tmpfs: Reads and Writes, pread/pwrite */
 };
 
-struct nvmet_uring {
-	struct io_uring ring;
-	enum nvmet_uring_inline inl; /* set at open */
+/*
+ * A submitting thread's slot: its reaper, the eventfd its rings signal,
+ * the rings (one per namespace it submitted to).  The last slot,
+ * NVMET_URING_SHARED, is the shared rings' (every namespace's), used by
+ * any thread without a slot of its own.
+ */
+struct nvmet_uring_slot {
+	unsigned int idx;
+	bool taken; /* by a live thread (nvmet_uring_slots_lock) */
+	pthread_mutex_t life; /* @reaper's start and stop, @running */
+	pthread_mutex_t lock; /* @rings, @stop: held for a reaper's pass */
+	struct list_head rings;
+	bool running;
+	bool stop;
+	int efd;
 	pthread_t reaper;
-	pthread_mutex_t sq_lock; /* the submission queue, @free */
-	pthread_mutex_t cq_lock; /* the completion queue: reaper or @poll */
-	int dfd; /* O_DIRECT descriptor, -1: buffered */
-	int efd; /* eventfd the ring signals per completion: the reaper's */
-	u32 mem_align; /* O_DIRECT's buffer alignment */
-	u32 off_align; /* ... and offset and length's */
-	int inflight; /* submitted, not reaped (atomic) */
-	bool stop; /* the close's NOP was reaped (@cq_lock) */
-	/* NVMET_URING_BOUNCE + 1 slots; the last @cq_lock's holder's */
-	char *bounce;
-	u8 free[NVMET_URING_BOUNCE]; /* free slots, a stack (@sq_lock) */
-	u32 nr_free;
-	u64 direct_ios, buffered_ios, bounced_ios; /* (@sq_lock) */
-	struct nvmet_uring_stats st; /* (@sq_lock) */
 };
 
+/* One ring: of a namespace, for one slot. */
+struct nvmet_uring_ring {
+	struct io_uring ring;
+	struct nvmet_ns *ns;
+	struct list_head entry; /* slot->rings */
+	pthread_mutex_t sq_lock; /* the submission queue, the counters */
+	pthread_mutex_t cq_lock; /* the completion queue: reaper, or trylock */
+	pthread_mutex_t sync_lock; /* the last bounce slot (synchronous) */
+	bool fixed; /* the namespace's descriptors registered: 0, 1 (O_DIRECT) */
+	int inflight; /* submitted, not reaped (atomic) */
+	u64 bounce_free; /* free bounce slots, a mask (atomic) */
+	/* NVMET_URING_BOUNCE + 1 slots (O_DIRECT only) */
+	char *bounce;
+	u64 direct_ios, buffered_ios, bounced_ios; /* (@sq_lock) */
+	struct nvmet_uring_stats st; /* (@sq_lock; inline_ios atomic) */
+};
+
+struct nvmet_uring {
+	enum nvmet_uring_inline inl; /* set at open */
+	int dfd; /* O_DIRECT descriptor, -1: buffered */
+	u32 mem_align; /* O_DIRECT's buffer alignment */
+	u32 off_align; /* ... and offset and length's */
+	unsigned int sq_entries;
+	unsigned int max_rings; /* rings of their own for threads */
+	pthread_mutex_t lock; /* stores to @rings, the counts below */
+	unsigned int nr_rings, fallbacks;
+	bool warned;
+	/* by slot (atomic loads); [NVMET_URING_SHARED] made at open */
+	struct nvmet_uring_ring *rings[NVMET_URING_THREADS + 1];
+};
+
+static struct nvmet_uring_slot nvmet_uring_slots[NVMET_URING_THREADS + 1];
+static pthread_mutex_t nvmet_uring_slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t nvmet_uring_once = PTHREAD_ONCE_INIT;
+static pthread_key_t nvmet_uring_key;
+static bool nvmet_uring_key_ok;
+
+/* This thread's slot (a reaper: its submitter's), NULL until it submits */
+static __thread struct nvmet_uring_slot *nvmet_uring_me;
+/* A reaper in its pass: its slot, whose @lock it holds */
+static __thread struct nvmet_uring_slot *nvmet_uring_pass;
 /*
- * The thread that holds @cq_lock (the reaper, or one in poll): what it
- * submits never waits for a completion to be reaped.
+ * The thread holds a ring's @cq_lock (a reaper, or a submitter reaping):
+ * what it submits never waits for a completion to be reaped, nor for a
+ * slot's locks.
  */
 static __thread bool nvmet_uring_reaping;
+
+/* A thread that held a slot exits: the slot is free, its rings stay. */
+static void nvmet_uring_slot_exit(void *arg)
+{
+	struct nvmet_uring_slot *s = arg;
+
+	pthread_mutex_lock(&nvmet_uring_slots_lock);
+	s->taken = false;
+	pthread_mutex_unlock(&nvmet_uring_slots_lock);
+	nvmet_uring_me = NULL;
+}
+
+static void nvmet_uring_init_once(void)
+{
+	struct nvmet_uring_slot *s;
+	unsigned int i;
+
+	for (i = 0; i <= NVMET_URING_SHARED; i++) {
+		s = &nvmet_uring_slots[i];
+		s->idx = i;
+		s->efd = -1;
+		pthread_mutex_init(&s->life, NULL);
+		pthread_mutex_init(&s->lock, NULL);
+		INIT_LIST_HEAD(&s->rings);
+	}
+	/* without the key a slot could not be given back: all share */
+	nvmet_uring_key_ok =
+		!pthread_key_create(&nvmet_uring_key, nvmet_uring_slot_exit);
+}
+
+/* The calling thread's slot, taken on its first submission. */
+static struct nvmet_uring_slot *nvmet_uring_self(void)
+{
+	struct nvmet_uring_slot *s = nvmet_uring_me;
+	unsigned int i;
+
+	if (likely(s))
+		return s;
+	s = &nvmet_uring_slots[NVMET_URING_SHARED];
+	pthread_mutex_lock(&nvmet_uring_slots_lock);
+	for (i = 0; nvmet_uring_key_ok && i < NVMET_URING_THREADS; i++) {
+		if (!nvmet_uring_slots[i].taken) {
+			s = &nvmet_uring_slots[i];
+			s->taken = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&nvmet_uring_slots_lock);
+	if (s->idx != NVMET_URING_SHARED &&
+	    pthread_setspecific(nvmet_uring_key, s)) {
+		nvmet_uring_slot_exit(s);
+		s = &nvmet_uring_slots[NVMET_URING_SHARED];
+	}
+	nvmet_uring_me = s;
+	return s;
+}
 
 static bool nvmet_uring_mem_aligned(const struct nvmet_uring *u,
 				    const void *buf)
@@ -130,12 +238,12 @@ static bool nvmet_uring_wait(u32 *waited)
 	return true;
 }
 
-/* A full ring: wait (bounded) until the reaper makes room. */
-static int nvmet_uring_room(struct nvmet_uring *u)
+/* A full ring: wait (bounded) until its reaper makes room. */
+static int nvmet_uring_room(struct nvmet_uring_ring *r)
 {
 	u32 waited = 0;
 
-	while (__atomic_load_n(&u->inflight, __ATOMIC_ACQUIRE) >=
+	while (__atomic_load_n(&r->inflight, __ATOMIC_ACQUIRE) >=
 	       NVMET_URING_CQ) {
 		if (nvmet_uring_reaping)
 			return 0; /* the kernel keeps overflowed CQEs */
@@ -147,78 +255,82 @@ static int nvmet_uring_room(struct nvmet_uring *u)
 }
 
 /*
- * A bounce slot for @io (O_DIRECT, a buffer it cannot take), @buf's data
- * copied in for a write.  None free: wait (bounded) for the reaper to
- * give one back; the reaper itself never waits (-EAGAIN: it bounces
- * synchronously in its own slot).
+ * A bounce slot of @r for @io (O_DIRECT, a buffer it cannot take), @buf's
+ * data copied in for a write.  None free: wait (bounded) for a reap to
+ * give one back; a thread that reaps never waits (-EAGAIN: it bounces
+ * synchronously in the ring's last slot).
  */
-static int nvmet_uring_bounce_get(struct nvmet_uring *u,
+static int nvmet_uring_bounce_get(struct nvmet_uring_ring *r,
 				  struct nvmet_backend_io *io)
 {
 	u32 waited = 0;
-	int slot = -1;
+	int slot;
+	u64 m;
 
 	if (io->len > NVMET_URING_BOUNCE_SIZE)
 		return -EINVAL; /* in-capsule data is smaller */
 	for (;;) {
-		pthread_mutex_lock(&u->sq_lock);
-		if (u->nr_free)
-			slot = u->free[--u->nr_free];
-		pthread_mutex_unlock(&u->sq_lock);
-		if (slot >= 0)
-			break;
+		m = __atomic_load_n(&r->bounce_free, __ATOMIC_ACQUIRE);
+		while (m) {
+			slot = __builtin_ctzll(m);
+			if (__atomic_compare_exchange_n(
+				    &r->bounce_free, &m, m & ~(1ull << slot),
+				    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				goto got;
+		}
 		if (nvmet_uring_reaping)
 			return -EAGAIN;
 		nvmet_plug_flush(); /* their completions give slots back */
 		if (!nvmet_uring_wait(&waited))
 			return -EBUSY;
 	}
-	io->bounce = u->bounce + (size_t)slot * NVMET_URING_BOUNCE_SIZE;
+got:
+	io->bounce = r->bounce + (size_t)slot * NVMET_URING_BOUNCE_SIZE;
 	if (io->op == NVMET_IO_WRITE)
 		memcpy(io->bounce, io->buf, io->len);
 	return 0;
 }
 
 /* @io is over: its bounce slot back (a read's data out of it), done. */
-static void nvmet_uring_end(struct nvmet_ns *ns, struct nvmet_backend_io *io,
-			    int err)
+static void nvmet_uring_end(struct nvmet_uring_ring *r,
+			    struct nvmet_backend_io *io, int err)
 {
-	struct nvmet_uring *u = ns->uring;
 	size_t slot;
 
 	if (io->bounce) {
 		if (!err && io->op == NVMET_IO_READ)
 			memcpy(io->buf, io->bounce, io->len);
-		slot = (size_t)((char *)io->bounce - u->bounce) /
+		slot = (size_t)((char *)io->bounce - r->bounce) /
 		       NVMET_URING_BOUNCE_SIZE;
 		io->bounce = NULL;
-		pthread_mutex_lock(&u->sq_lock);
-		u->free[u->nr_free++] = (u8)slot;
-		pthread_mutex_unlock(&u->sq_lock);
+		__atomic_fetch_or(&r->bounce_free, 1ull << slot,
+				  __ATOMIC_RELEASE);
 	}
 	io->done(io, err);
 }
 
 /*
- * The reaper (or a poller) found no bounce slot: the I/O is done here,
- * synchronously, through the slot of @cq_lock's holder (O_DIRECT still: never the page cache
- * beside it, whose invalidation would then fail and report -EIO).
+ * A thread that reaps found no bounce slot: the I/O is done here,
+ * synchronously, through the ring's last slot (O_DIRECT still: never the
+ * page cache beside it, whose invalidation would then fail and report
+ * -EIO).
  */
-static void nvmet_uring_bounce_sync(struct nvmet_ns *ns,
+static void nvmet_uring_bounce_sync(struct nvmet_uring_ring *r,
 				    struct nvmet_backend_io *io)
 {
-	struct nvmet_uring *u = ns->uring;
-	char *b = u->bounce +
+	int dfd = r->ns->uring->dfd;
+	char *b = r->bounce +
 		  (size_t)NVMET_URING_BOUNCE * NVMET_URING_BOUNCE_SIZE;
 	ssize_t n;
 	int err = 0;
 
+	pthread_mutex_lock(&r->sync_lock);
 	if (io->op == NVMET_IO_WRITE)
 		memcpy(b, io->buf, io->len);
 	do {
 		n = io->op == NVMET_IO_WRITE ?
-			    pwrite(u->dfd, b, io->len, (off_t)io->off) :
-			    pread(u->dfd, b, io->len, (off_t)io->off);
+			    pwrite(dfd, b, io->len, (off_t)io->off) :
+			    pread(dfd, b, io->len, (off_t)io->off);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		err = -errno;
@@ -229,6 +341,7 @@ static void nvmet_uring_bounce_sync(struct nvmet_ns *ns,
 		err = -EIO;
 	if (!err && io->op == NVMET_IO_READ)
 		memcpy(io->buf, b, io->len);
+	pthread_mutex_unlock(&r->sync_lock);
 	io->done(io, err);
 }
 
@@ -236,27 +349,269 @@ static void nvmet_uring_bounce_sync(struct nvmet_ns *ns,
  * Hand the ring's SQEs to the kernel (@sq_lock held): 0 or -errno.  A
  * failed enter leaves them on the ring for the next one.
  */
-static int nvmet_uring_enter(struct nvmet_uring *u)
+static int nvmet_uring_enter(struct nvmet_uring_ring *r)
 {
 	int tries = 0, ret;
 
-	if (!io_uring_sq_ready(&u->ring))
+	if (!io_uring_sq_ready(&r->ring))
 		return 0;
-	u->st.submits++;
+	r->st.submits++;
 	do {
-		ret = io_uring_submit(&u->ring);
+		ret = io_uring_submit(&r->ring);
 	} while ((ret == -EINTR || ret == -EAGAIN || ret == -EBUSY) &&
 		 ++tries < 1000);
 	return ret < 0 ? ret : 0;
 }
 
-/*
- * Put @io (what is left of it) on the ring: 0 when it was submitted, 1
- * when this thread's plug holds it back (nvmet_uring_unplug() submits
- * it when the batch ends), -errno when it could not be queued.
- */
-static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+static void nvmet_uring_ring_free(struct nvmet_uring_ring *r)
 {
+	pthread_mutex_destroy(&r->sq_lock);
+	pthread_mutex_destroy(&r->cq_lock);
+	pthread_mutex_destroy(&r->sync_lock);
+	io_uring_queue_exit(&r->ring);
+	free(r->bounce);
+	free(r);
+}
+
+static int nvmet_uring_reap(struct nvmet_uring_ring *r);
+
+/*
+ * A slot's reaper sleeps on the slot's eventfd, not in io_uring_wait_cqe():
+ * a completion queue has one consumer at a time (its @cq_lock), and the
+ * submitter may be it.  Each wake-up is a pass over the slot's rings,
+ * under the slot's lock (which a ring's make and close take): what the
+ * reaper submits goes to its slot's rings (nvmet_uring_me).
+ */
+static void *nvmet_uring_reaper_fn(void *arg)
+{
+	struct nvmet_uring_slot *s = arg;
+	struct nvmet_uring_ring *r;
+	bool stop;
+	u64 n;
+
+	nvmet_uring_me = s;
+	nvmet_uring_reaping = true;
+	for (;;) {
+		if (read(s->efd, &n, sizeof(n)) < 0 && errno != EINTR &&
+		    errno != EAGAIN) {
+			nvmet_err("io_uring eventfd: %s", strerror(errno));
+			break;
+		}
+		pthread_mutex_lock(&s->lock);
+		nvmet_uring_pass = s;
+		list_for_each_entry(r, &s->rings, entry)
+		{
+			pthread_mutex_lock(&r->cq_lock);
+			nvmet_uring_reap(r);
+			pthread_mutex_unlock(&r->cq_lock);
+		}
+		nvmet_uring_pass = NULL;
+		stop = s->stop;
+		pthread_mutex_unlock(&s->lock);
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+/* Start @s's reaper if it has none (@s->life held): 0 or -errno. */
+static int nvmet_uring_start_reaper(struct nvmet_uring_slot *s)
+{
+	int ret;
+
+	if (s->running)
+		return 0;
+	s->efd = eventfd(0, EFD_CLOEXEC);
+	if (s->efd < 0)
+		return -errno;
+	s->stop = false;
+	ret = pthread_create(&s->reaper, NULL, nvmet_uring_reaper_fn, s);
+	if (ret) {
+		close(s->efd);
+		s->efd = -1;
+		return -ret;
+	}
+	s->running = true;
+	return 0;
+}
+
+/*
+ * Stop @s's reaper, its rings all gone (@s->life held, not @s->lock; the
+ * caller is not the reaper, nor holds a ring's @cq_lock of the slot).
+ */
+static void nvmet_uring_stop_reaper(struct nvmet_uring_slot *s)
+{
+	u64 one = 1;
+
+	if (!s->running)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_mutex_unlock(&s->lock);
+	if (write(s->efd, &one, sizeof(one)) < 0)
+		nvmet_err("io_uring eventfd: %s", strerror(errno));
+	pthread_join(s->reaper, NULL);
+	close(s->efd);
+	s->efd = -1;
+	s->running = false;
+	s->stop = false;
+}
+
+/*
+ * A ring of slot @s for @ns, listed on the slot (@s->lock held; @s->life
+ * too unless the slot's reaper makes it in its pass, its reaper then
+ * running): 0, or -errno (nothing made; a reaper it started is left
+ * running, for the caller to stop if the slot has no ring).
+ */
+static int nvmet_uring_ring_make(struct nvmet_ns *ns,
+				 struct nvmet_uring_slot *s,
+				 struct nvmet_uring_ring **out)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
+				     .cq_entries = NVMET_URING_CQ };
+	struct nvmet_uring *u = ns->uring;
+	struct nvmet_uring_ring *r;
+	int fds[2], ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	ret = io_uring_queue_init_params(u->sq_entries, &r->ring, &p);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	pthread_mutex_init(&r->sq_lock, NULL);
+	pthread_mutex_init(&r->cq_lock, NULL);
+	pthread_mutex_init(&r->sync_lock, NULL);
+	r->ns = ns;
+	/*
+	 * The ring's own references to the files: no fget()/fput() of the
+	 * namespace's shared struct file per I/O in the kernel (a count two
+	 * queues would write); without them, the descriptors as they are.
+	 */
+	fds[0] = ns->fd;
+	fds[1] = u->dfd;
+	r->fixed = !io_uring_register_files(&r->ring, fds, u->dfd >= 0 ? 2 : 1);
+	if (u->dfd >= 0) {
+		if (posix_memalign((void **)&r->bounce, NVMET_URING_DIO_ALIGN,
+				   (NVMET_URING_BOUNCE + 1) *
+					   NVMET_URING_BOUNCE_SIZE)) {
+			r->bounce = NULL;
+			ret = -ENOMEM;
+		}
+		r->bounce_free = ~0ull;
+	}
+	if (!ret && nvmet_uring_pass != s)
+		ret = nvmet_uring_start_reaper(s);
+	if (!ret)
+		ret = io_uring_register_eventfd(&r->ring, s->efd);
+	if (ret) {
+		nvmet_uring_ring_free(r);
+		return ret;
+	}
+	list_add_tail(&r->entry, &s->rings);
+	*out = r;
+	return 0;
+}
+
+/*
+ * The first submission of slot @s's thread (or reaper) to @ns: a ring of
+ * its own, or the shared ring when it cannot have one (said once per
+ * namespace; then for good), or, for a thread that reaps and finds the
+ * slot busy, the shared ring this time (it never waits for a slot's locks:
+ * the slot's reaper may wait for its ring).
+ */
+static struct nvmet_uring_ring *nvmet_uring_ring_new(struct nvmet_ns *ns,
+						     struct nvmet_uring_slot *s)
+{
+	struct nvmet_uring *u = ns->uring;
+	struct nvmet_uring_ring *shared = __atomic_load_n(
+		&u->rings[NVMET_URING_SHARED], __ATOMIC_ACQUIRE);
+	struct nvmet_uring_ring *r;
+	bool in_pass = nvmet_uring_pass == s, stop = false;
+	int ret = 0;
+
+	if (!in_pass) {
+		if (!nvmet_uring_reaping) {
+			pthread_mutex_lock(&s->life);
+		} else if (pthread_mutex_trylock(&s->life)) {
+			return shared;
+		}
+		if (!nvmet_uring_reaping) {
+			pthread_mutex_lock(&s->lock);
+		} else if (pthread_mutex_trylock(&s->lock)) {
+			pthread_mutex_unlock(&s->life);
+			return shared;
+		}
+	}
+	pthread_mutex_lock(&u->lock);
+	r = __atomic_load_n(&u->rings[s->idx], __ATOMIC_ACQUIRE);
+	if (r) /* the slot's reaper, or its thread, made it first */
+		goto out;
+	if (u->nr_rings >= u->max_rings)
+		ret = -ENOSPC;
+	else
+		ret = nvmet_uring_ring_make(ns, s, &r);
+	if (ret) {
+		r = shared;
+		u->fallbacks++;
+		stop = !in_pass && list_empty(&s->rings);
+		if (!u->warned)
+			nvmet_printk(NVMET_LOG_NOTICE,
+				     "rdmarw-nvmet: namespace %u: a thread "
+				     "shares the namespace's io_uring (%s)",
+				     ns->nsid, strerror(-ret));
+		u->warned = true;
+	} else {
+		u->nr_rings++;
+	}
+	__atomic_store_n(&u->rings[s->idx], r, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&u->lock);
+	if (!in_pass) {
+		pthread_mutex_unlock(&s->lock);
+		if (stop) /* started for the ring that failed */
+			nvmet_uring_stop_reaper(s);
+		pthread_mutex_unlock(&s->life);
+	}
+	return r;
+}
+
+/* The calling thread's ring for @ns, made on its first submission. */
+static struct nvmet_uring_ring *nvmet_uring_ring(struct nvmet_ns *ns)
+{
+	struct nvmet_uring_slot *s = nvmet_uring_self();
+	struct nvmet_uring_ring *r =
+		__atomic_load_n(&ns->uring->rings[s->idx], __ATOMIC_ACQUIRE);
+
+	if (likely(r))
+		return r;
+	return nvmet_uring_ring_new(ns, s);
+}
+
+/* The calling thread's ring for @ns if it has one, else NULL. */
+static struct nvmet_uring_ring *nvmet_uring_ring_mine(struct nvmet_ns *ns)
+{
+	struct nvmet_uring_slot *s = nvmet_uring_me;
+
+	if (!s || !ns->uring)
+		return NULL;
+	return __atomic_load_n(&ns->uring->rings[s->idx], __ATOMIC_ACQUIRE);
+}
+
+static int nvmet_uring_poll_ring(struct nvmet_uring_ring *r);
+
+/*
+ * Put @io (what is left of it) on @r: 0 when it was submitted, 1 when
+ * this thread's plug holds it back (nvmet_uring_unplug() submits it when
+ * the batch ends), -errno when it could not be queued.  Only on the ring
+ * the thread's unplug will find is an SQE held back.
+ */
+static int nvmet_uring_queue(struct nvmet_uring_ring *r,
+			     struct nvmet_backend_io *io)
+{
+	struct nvmet_ns *ns = r->ns;
 	struct nvmet_uring *u = ns->uring;
 	char *buf = (char *)(io->bounce ? io->bounce : io->buf) + io->resid;
 	u64 len = io->len - io->resid, off = io->off + io->resid;
@@ -264,19 +619,22 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	struct io_uring_sqe *sqe;
 	bool plugged;
 
-	ret = nvmet_uring_room(u);
+	if (r->fixed) /* the registered table's index */
+		fd = u->dfd >= 0 ? 1 : 0;
+
+	ret = nvmet_uring_room(r);
 	if (ret)
 		return ret;
-	plugged = nvmet_plug_defer(ns);
-	pthread_mutex_lock(&u->sq_lock);
-	sqe = io_uring_get_sqe(&u->ring);
+	plugged = nvmet_uring_ring_mine(ns) == r && nvmet_plug_defer(ns);
+	pthread_mutex_lock(&r->sq_lock);
+	sqe = io_uring_get_sqe(&r->ring);
 	if (!sqe) { /* a full ring: what is queued goes first */
-		u->st.full++;
-		nvmet_uring_enter(u);
-		sqe = io_uring_get_sqe(&u->ring);
+		r->st.full++;
+		nvmet_uring_enter(r);
+		sqe = io_uring_get_sqe(&r->ring);
 	}
 	if (!sqe) {
-		pthread_mutex_unlock(&u->sq_lock);
+		pthread_mutex_unlock(&r->sq_lock);
 		return -EBUSY;
 	}
 	if (io->op == NVMET_IO_READ)
@@ -284,30 +642,33 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	else if (io->op == NVMET_IO_WRITE)
 		io_uring_prep_write(sqe, fd, buf, (unsigned int)len, off);
 	else
-		io_uring_prep_fsync(sqe, ns->fd, IORING_FSYNC_DATASYNC);
+		io_uring_prep_fsync(sqe, r->fixed ? 0 : ns->fd,
+				    IORING_FSYNC_DATASYNC);
+	if (r->fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
 	io_uring_sqe_set_data(sqe, io);
 	if (io->op != NVMET_IO_FLUSH && !io->state) {
 		if (u->dfd < 0)
-			u->buffered_ios++;
+			r->buffered_ios++;
 		else if (io->bounce)
-			u->bounced_ios++;
+			r->bounced_ios++;
 		else
-			u->direct_ios++;
+			r->direct_ios++;
 	}
-	__atomic_add_fetch(&u->inflight, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->inflight, 1, __ATOMIC_RELAXED);
 	/* what this thread wrote to the request, seen by the reaper */
 	__atomic_store_n(&io->state, io->state + 1, __ATOMIC_RELEASE);
-	u->st.sqes++;
-	if (plugged && io_uring_sq_ready(&u->ring) < NVMET_URING_PLUG_MAX) {
-		pthread_mutex_unlock(&u->sq_lock);
+	r->st.sqes++;
+	if (plugged && io_uring_sq_ready(&r->ring) < NVMET_URING_PLUG_MAX) {
+		pthread_mutex_unlock(&r->sq_lock);
 		return 1;
 	}
 	if (plugged)
-		u->st.full++;
+		r->st.full++;
 	else
-		u->st.unplugged++;
-	ret = nvmet_uring_enter(u);
-	pthread_mutex_unlock(&u->sq_lock);
+		r->st.unplugged++;
+	ret = nvmet_uring_enter(r);
+	pthread_mutex_unlock(&r->sq_lock);
 	/*
 	 * The SQE is on the ring either way: a failed enter leaves it for
 	 * the next one, and it completes then; it is not failed here.
@@ -320,26 +681,28 @@ static int nvmet_uring_queue(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 
 /*
  * nvmet_uring_unplug() - the end of a batch whose plug held back @ns's
- * SQEs: submit them (one io_uring_enter()), then reap on this thread what
- * the kernel finished inside it.
+ * SQEs on this thread's ring: submit them (one io_uring_enter()), then
+ * reap on this thread what the kernel finished inside it.
  */
 void nvmet_uring_unplug(struct nvmet_ns *ns)
 {
-	struct nvmet_uring *u = ns->uring;
+	struct nvmet_uring_ring *r = nvmet_uring_ring_mine(ns);
 	bool any;
 	int ret;
 
-	pthread_mutex_lock(&u->sq_lock);
-	any = io_uring_sq_ready(&u->ring);
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->sq_lock);
+	any = io_uring_sq_ready(&r->ring);
 	if (any)
-		u->st.batches++;
-	ret = nvmet_uring_enter(u);
-	pthread_mutex_unlock(&u->sq_lock);
+		r->st.batches++;
+	ret = nvmet_uring_enter(r);
+	pthread_mutex_unlock(&r->sq_lock);
 	if (ret < 0)
 		nvmet_err("namespace %u: io_uring_submit: %s", ns->nsid,
 			  strerror(-ret));
 	if (any)
-		nvmet_uring_poll(ns);
+		nvmet_uring_poll_ring(r);
 }
 
 /*
@@ -347,8 +710,10 @@ void nvmet_uring_unplug(struct nvmet_ns *ns)
  * over (io->done called), false when the ring must do it or its rest
  * (io->resid: the bytes already read).
  */
-static bool nvmet_uring_inline(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+static bool nvmet_uring_inline(struct nvmet_uring_ring *r,
+			       struct nvmet_backend_io *io)
 {
+	struct nvmet_ns *ns = r->ns;
 	struct nvmet_uring *u = ns->uring;
 	char *p = (char *)io->buf + io->resid;
 	u64 len = io->len - io->resid;
@@ -375,41 +740,40 @@ static bool nvmet_uring_inline(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	io->resid += n ? (u64)n : len;
 	if (io->resid < io->len)
 		return false; /* a short one: the ring does the rest */
-	pthread_mutex_lock(&u->sq_lock);
-	u->st.inline_ios++;
-	pthread_mutex_unlock(&u->sq_lock);
+	__atomic_add_fetch(&r->st.inline_ios, 1, __ATOMIC_RELAXED);
 	io->done(io, 0);
 	return true;
 }
 
 /*
- * nvmet_uring_submit() - the io_uring backend's submit: 0, io->done
- * called later (by the reaper, or before this returns when the reaper
- * itself submits and must bounce); or -errno (not taken).
+ * nvmet_uring_submit() - the io_uring backend's submit, on the calling
+ * thread's ring for @ns (made now if this is its first): 0, io->done
+ * called later (by whoever reaps the ring, or before this returns); or
+ * -errno (not taken).
  */
 int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 {
-	struct nvmet_uring *u = ns->uring;
+	struct nvmet_uring_ring *r = nvmet_uring_ring(ns);
 	int ret;
 
 	io->resid = 0;
 	io->state = 0;
 	io->bounce = NULL;
-	if (nvmet_uring_inline(ns, io))
+	if (nvmet_uring_inline(r, io))
 		return 0;
-	if (u->dfd >= 0 && io->op != NVMET_IO_FLUSH &&
-	    !nvmet_uring_mem_aligned(u, io->buf)) {
-		ret = nvmet_uring_bounce_get(u, io);
+	if (ns->uring->dfd >= 0 && io->op != NVMET_IO_FLUSH &&
+	    !nvmet_uring_mem_aligned(ns->uring, io->buf)) {
+		ret = nvmet_uring_bounce_get(r, io);
 		if (ret == -EAGAIN) {
-			nvmet_uring_bounce_sync(ns, io);
+			nvmet_uring_bounce_sync(r, io);
 			return 0;
 		}
 		if (ret)
 			return ret;
 	}
-	ret = nvmet_uring_queue(ns, io);
+	ret = nvmet_uring_queue(r, io);
 	if (ret < 0 && io->bounce) {
-		nvmet_uring_end(ns, io, ret);
+		nvmet_uring_end(r, io, ret);
 		return 0;
 	}
 	/*
@@ -417,12 +781,12 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	 * hit) is done here, without waking the reaper's thread for it.
 	 */
 	if (!ret)
-		nvmet_uring_poll(ns);
+		nvmet_uring_poll_ring(r);
 	return ret < 0 ? ret : 0;
 }
 
-/* What the ring said of @io: done, continued or resubmitted. */
-static void nvmet_uring_complete(struct nvmet_ns *ns,
+/* What @r said of @io: done, continued or resubmitted (on @r). */
+static void nvmet_uring_complete(struct nvmet_uring_ring *r,
 				 struct nvmet_backend_io *io, int res)
 {
 	int tries = __atomic_load_n(&io->state, __ATOMIC_ACQUIRE);
@@ -430,24 +794,24 @@ static void nvmet_uring_complete(struct nvmet_ns *ns,
 
 	if (res == -EAGAIN || res == -EINTR) {
 		if (tries >= NVMET_URING_RETRIES) {
-			nvmet_uring_end(ns, io, -EIO);
+			nvmet_uring_end(r, io, -EIO);
 			return;
 		}
 		goto again;
 	}
 	if (res < 0 || io->op == NVMET_IO_FLUSH) {
-		nvmet_uring_end(ns, io, res < 0 ? res : 0);
+		nvmet_uring_end(r, io, res < 0 ? res : 0);
 		return;
 	}
 	if (res == 0) {
 		if (io->op == NVMET_IO_WRITE) {
-			nvmet_uring_end(ns, io, -EIO);
+			nvmet_uring_end(r, io, -EIO);
 			return;
 		}
 		/* past the end of a shorter file: zeroes */
 		memset((char *)(io->bounce ? io->bounce : io->buf) + io->resid,
 		       0, io->len - io->resid);
-		nvmet_uring_end(ns, io, 0);
+		nvmet_uring_end(r, io, 0);
 		return;
 	}
 	if (io->op == NVMET_IO_READ)
@@ -456,89 +820,61 @@ static void nvmet_uring_complete(struct nvmet_ns *ns,
 			(size_t)res);
 	io->resid += (u64)res;
 	if (io->resid >= io->len) {
-		nvmet_uring_end(ns, io, 0);
+		nvmet_uring_end(r, io, 0);
 		return;
 	}
 	/* a short O_DIRECT transfer's rest may be unaligned: then it fails */
 again:
-	ret = nvmet_uring_queue(ns, io);
+	ret = nvmet_uring_queue(r, io);
 	if (ret < 0)
-		nvmet_uring_end(ns, io, ret);
+		nvmet_uring_end(r, io, ret);
 }
 
-/* Reap what is there (@cq_lock held); how many. */
-static int nvmet_uring_reap(struct nvmet_ns *ns)
+/* Reap what is there (@r->cq_lock held); how many. */
+static int nvmet_uring_reap(struct nvmet_uring_ring *r)
 {
-	struct nvmet_uring *u = ns->uring;
 	struct io_uring_cqe *cqe;
 	struct nvmet_backend_io *io;
 	int n = 0, res;
 
-	while (!io_uring_peek_cqe(&u->ring, &cqe)) {
+	while (!io_uring_peek_cqe(&r->ring, &cqe)) {
 		io = io_uring_cqe_get_data(cqe);
 		res = cqe->res;
-		io_uring_cqe_seen(&u->ring, cqe);
-		if (!io) { /* the close's NOP */
-			u->stop = true;
-			continue;
-		}
-		__atomic_sub_fetch(&u->inflight, 1, __ATOMIC_RELEASE);
-		nvmet_uring_complete(ns, io, res);
+		io_uring_cqe_seen(&r->ring, cqe);
+		__atomic_sub_fetch(&r->inflight, 1, __ATOMIC_RELEASE);
+		nvmet_uring_complete(r, io, res);
 		n++;
 	}
 	return n;
 }
 
-/*
- * The reaper sleeps on the ring's eventfd, not in io_uring_wait_cqe():
- * the completion queue has one consumer at a time (@cq_lock), and a
- * poller may be it; the reaper touches the queue only under the lock.
- */
-static void *nvmet_uring_reaper(void *arg)
+/* Reap @r on this thread unless another one is: how many. */
+static int nvmet_uring_poll_ring(struct nvmet_uring_ring *r)
 {
-	struct nvmet_ns *ns = arg;
-	struct nvmet_uring *u = ns->uring;
-	bool stop;
-	u64 n;
-
-	nvmet_uring_reaping = true;
-	for (;;) {
-		if (read(u->efd, &n, sizeof(n)) < 0 && errno != EINTR &&
-		    errno != EAGAIN) {
-			nvmet_err("namespace %u: io_uring eventfd: %s",
-				  ns->nsid, strerror(errno));
-			break;
-		}
-		pthread_mutex_lock(&u->cq_lock);
-		nvmet_uring_reap(ns);
-		stop = u->stop;
-		pthread_mutex_unlock(&u->cq_lock);
-		if (stop)
-			break;
-	}
-	return NULL;
-}
-
-/*
- * nvmet_uring_poll() - reap @ns's completions on the caller's thread,
- * without sleeping (for a transport thread that polls; the reaper does it
- * otherwise).  Returns how many were reaped; 0 when another thread is
- * reaping.
- */
-int nvmet_uring_poll(struct nvmet_ns *ns)
-{
-	struct nvmet_uring *u = ns->uring;
 	bool reaping = nvmet_uring_reaping;
 	int n;
 
-	if (!u || pthread_mutex_trylock(&u->cq_lock))
+	if (pthread_mutex_trylock(&r->cq_lock))
 		return 0;
 	/* what the completions submit must not wait for the reaper now */
 	nvmet_uring_reaping = true;
-	n = nvmet_uring_reap(ns);
+	n = nvmet_uring_reap(r);
 	nvmet_uring_reaping = reaping;
-	pthread_mutex_unlock(&u->cq_lock);
+	pthread_mutex_unlock(&r->cq_lock);
 	return n;
+}
+
+/*
+ * nvmet_uring_poll() - reap the calling thread's ring for @ns without
+ * sleeping (for a transport thread that polls; the slot's reaper does it
+ * otherwise).  Returns how many were reaped; 0 when the thread has no
+ * ring there or its reaper is reaping it.
+ */
+int nvmet_uring_poll(struct nvmet_ns *ns)
+{
+	struct nvmet_uring_ring *r = nvmet_uring_ring_mine(ns);
+
+	return r ? nvmet_uring_poll_ring(r) : 0;
 }
 
 /* Whether @fd does O_DIRECT: its alignment, and one aligned read. */
@@ -609,80 +945,126 @@ static int nvmet_uring_open_direct(struct nvmet_ns *ns,
 	u->off_align = NVMET_URING_DIO_ALIGN;
 	/* every LBA aligned as O_DIRECT asks, or none of it O_DIRECT */
 	if (!nvmet_uring_probe_direct(u, fd) ||
-	    (1u << ns->blksize_shift) % u->off_align ||
-	    posix_memalign((void **)&u->bounce, NVMET_URING_DIO_ALIGN,
-			   (NVMET_URING_BOUNCE + 1) *
-				   NVMET_URING_BOUNCE_SIZE)) {
+	    (1u << ns->blksize_shift) % u->off_align) {
 		close(fd);
 		return -1;
 	}
-	for (u->nr_free = 0; u->nr_free < NVMET_URING_BOUNCE; u->nr_free++)
-		u->free[u->nr_free] = (u8)u->nr_free;
 	return fd;
 }
 
+/* A number from the environment, when it is one within [lo, hi]. */
+static bool nvmet_uring_env(const char *name, int lo, int hi, int *out)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return false;
+	n = strtol(v, &end, 10);
+	if (*end || n < lo || n > hi)
+		return false;
+	*out = (int)n;
+	return true;
+}
+
+/* Unlist @r from its slot; its slot's reaper stopped if it was the last. */
+static void nvmet_uring_ring_unlist(struct nvmet_uring_slot *s,
+				    struct nvmet_uring_ring *r)
+{
+	bool last;
+
+	pthread_mutex_lock(&s->life);
+	pthread_mutex_lock(&s->lock);
+	list_del_init(&r->entry);
+	last = list_empty(&s->rings);
+	pthread_mutex_unlock(&s->lock);
+	if (last)
+		nvmet_uring_stop_reaper(s);
+	pthread_mutex_unlock(&s->life);
+}
+
 /*
- * nvmet_uring_open() - give @ns (its file or device open in ns->fd) a ring
- * and its reaper: 0, or -errno when io_uring cannot be had (the caller
- * then does synchronous I/O).  $RDMARW_NVMET_NO_URING set to 1 makes it
- * fail as a kernel without io_uring would (-ENOSYS), for tests.
+ * @r, unlisted, has nothing in flight (each I/O holds a namespace
+ * reference): true.  Otherwise what is left is reaped here, for at most
+ * NVMET_URING_WAIT_US; false when some still is (the ring is then leaked
+ * rather than freed under the kernel).
+ */
+static bool nvmet_uring_ring_drain(struct nvmet_uring_ring *r)
+{
+	struct __kernel_timespec ts = { 0, 50 * 1000 * 1000 };
+	struct io_uring_cqe *cqe;
+	u32 waited = 0;
+
+	pthread_mutex_lock(&r->cq_lock);
+	nvmet_uring_reap(r);
+	while (__atomic_load_n(&r->inflight, __ATOMIC_ACQUIRE) &&
+	       waited < NVMET_URING_WAIT_US) {
+		io_uring_wait_cqe_timeout(&r->ring, &cqe, &ts);
+		nvmet_uring_reap(r);
+		waited += 50 * 1000;
+	}
+	pthread_mutex_unlock(&r->cq_lock);
+	return !__atomic_load_n(&r->inflight, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * nvmet_uring_open() - give @ns (its file or device open in ns->fd) its
+ * shared ring (the other rings come with the threads that submit): 0, or
+ * -errno when io_uring cannot be had (the caller then does synchronous
+ * I/O).  $RDMARW_NVMET_NO_URING set to 1 makes it fail as a kernel without
+ * io_uring would (-ENOSYS), for tests; $RDMARW_NVMET_URING_RINGS (0 to 64)
+ * bounds the threads that get a ring of their own (tests).
  */
 int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 {
-	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
-				     .cq_entries = NVMET_URING_CQ };
+	struct nvmet_uring_slot *s = &nvmet_uring_slots[NVMET_URING_SHARED];
 	const char *no = getenv("RDMARW_NVMET_NO_URING");
-	const char *sq = getenv("RDMARW_NVMET_URING_SQ");
-	unsigned int entries = NVMET_URING_SQ;
+	struct nvmet_uring_ring *r = NULL;
 	struct nvmet_uring *u;
-	int ret;
+	int n, ret;
 
 	if (no && !strcmp(no, "1"))
 		return -ENOSYS;
-	/* tests: a smaller submission queue, to fill it within a batch */
-	if (sq && atoi(sq) >= 1 && atoi(sq) <= NVMET_URING_SQ)
-		entries = (unsigned int)atoi(sq);
+	pthread_once(&nvmet_uring_once, nvmet_uring_init_once);
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	ret = io_uring_queue_init_params(entries, &u->ring, &p);
-	if (ret) {
-		free(u);
-		return ret;
-	}
-	u->efd = eventfd(0, EFD_CLOEXEC);
-	if (u->efd < 0 || io_uring_register_eventfd(&u->ring, u->efd)) {
-		ret = u->efd < 0 ? -errno : -EINVAL;
-		if (u->efd >= 0)
-			close(u->efd);
-		io_uring_queue_exit(&u->ring);
-		free(u);
-		return ret;
-	}
+	u->sq_entries = NVMET_URING_SQ;
+	/* tests: a smaller submission queue, to fill it within a batch */
+	if (nvmet_uring_env("RDMARW_NVMET_URING_SQ", 1, NVMET_URING_SQ, &n))
+		u->sq_entries = (unsigned int)n;
+	u->max_rings = NVMET_URING_THREADS;
+	if (nvmet_uring_env("RDMARW_NVMET_URING_RINGS", 0, NVMET_URING_THREADS,
+			    &n))
+		u->max_rings = (unsigned int)n;
 	u->dfd = nvmet_uring_open_direct(ns, o, u);
 	if (u->dfd < 0)
 		u->inl = nvmet_uring_probe_inline(ns->fd);
-	pthread_mutex_init(&u->sq_lock, NULL);
-	pthread_mutex_init(&u->cq_lock, NULL);
+	pthread_mutex_init(&u->lock, NULL);
 	ns->uring = u;
-	ret = pthread_create(&u->reaper, NULL, nvmet_uring_reaper, ns);
+	pthread_mutex_lock(&s->life);
+	pthread_mutex_lock(&s->lock);
+	ret = nvmet_uring_ring_make(ns, s, &r);
+	n = !ret || !list_empty(&s->rings);
+	pthread_mutex_unlock(&s->lock);
+	if (!n) /* started for this ring */
+		nvmet_uring_stop_reaper(s);
+	pthread_mutex_unlock(&s->life);
 	if (ret) {
 		ns->uring = NULL;
-		pthread_mutex_destroy(&u->sq_lock);
-		pthread_mutex_destroy(&u->cq_lock);
+		pthread_mutex_destroy(&u->lock);
 		if (u->dfd >= 0)
 			close(u->dfd);
-		free(u->bounce);
-		io_uring_queue_exit(&u->ring);
-		close(u->efd);
 		free(u);
-		return -ret;
+		return ret;
 	}
+	u->rings[NVMET_URING_SHARED] = r;
 	return 0;
 }
 
 /*
- * nvmet_uring_direct() - whether @ns's ring does O_DIRECT (all its Reads
+ * nvmet_uring_direct() - whether @ns's rings do O_DIRECT (all its Reads
  * and Writes then).
  */
 bool nvmet_uring_direct(const struct nvmet_ns *ns)
@@ -691,75 +1073,101 @@ bool nvmet_uring_direct(const struct nvmet_ns *ns)
 }
 
 /*
- * nvmet_uring_counts() - Reads and Writes submitted to @ns's ring so far:
- * O_DIRECT from the request's buffer (@out[0]), O_DIRECT through a bounce
- * slot (@out[1]), buffered (@out[2]); zeroes without a ring.
+ * Each ring of @ns once (@u->lock held): the shared one, then the
+ * threads' (an entry that points to the shared ring is a fallback).
+ */
+#define nvmet_uring_for_each_ring(u, r, i)                       \
+	for ((i) = NVMET_URING_SHARED + 1; (i)-- > 0;)           \
+		if (((r) = __atomic_load_n(&(u)->rings[i],       \
+					   __ATOMIC_ACQUIRE)) && \
+		    ((i) == NVMET_URING_SHARED ||                \
+		     (r) != (u)->rings[NVMET_URING_SHARED]))
+
+/*
+ * nvmet_uring_counts() - Reads and Writes submitted to @ns's rings so
+ * far: O_DIRECT from the request's buffer (@out[0]), O_DIRECT through a
+ * bounce slot (@out[1]), buffered (@out[2]); zeroes without a ring.
  */
 void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3])
 {
 	struct nvmet_uring *u = ns->uring;
+	struct nvmet_uring_ring *r;
+	unsigned int i;
 
 	out[0] = out[1] = out[2] = 0;
 	if (!u)
 		return;
-	pthread_mutex_lock(&u->sq_lock);
-	out[0] = u->direct_ios;
-	out[1] = u->bounced_ios;
-	out[2] = u->buffered_ios;
-	pthread_mutex_unlock(&u->sq_lock);
+	pthread_mutex_lock(&u->lock);
+	nvmet_uring_for_each_ring(u, r, i)
+	{
+		pthread_mutex_lock(&r->sq_lock);
+		out[0] += r->direct_ios;
+		out[1] += r->bounced_ios;
+		out[2] += r->buffered_ios;
+		pthread_mutex_unlock(&r->sq_lock);
+	}
+	pthread_mutex_unlock(&u->lock);
 }
 
 /*
- * nvmet_uring_stats() - @ns's ring's submission counters (zeroes without a
- * ring), for tests
+ * nvmet_uring_stats() - @ns's rings' submission counters, summed, with how
+ * many rings threads have of their own and how many threads share the
+ * namespace's ring instead (zeroes without io_uring), for tests
  */
 void nvmet_uring_stats(struct nvmet_ns *ns, struct nvmet_uring_stats *st)
 {
 	struct nvmet_uring *u = ns->uring;
+	struct nvmet_uring_ring *r;
+	unsigned int i;
 
 	memset(st, 0, sizeof(*st));
 	if (!u)
 		return;
-	pthread_mutex_lock(&u->sq_lock);
-	*st = u->st;
-	pthread_mutex_unlock(&u->sq_lock);
+	pthread_mutex_lock(&u->lock);
+	nvmet_uring_for_each_ring(u, r, i)
+	{
+		pthread_mutex_lock(&r->sq_lock);
+		st->sqes += r->st.sqes;
+		st->submits += r->st.submits;
+		st->batches += r->st.batches;
+		st->unplugged += r->st.unplugged;
+		st->full += r->st.full;
+		pthread_mutex_unlock(&r->sq_lock);
+		st->inline_ios +=
+			__atomic_load_n(&r->st.inline_ios, __ATOMIC_RELAXED);
+	}
+	st->rings = u->nr_rings;
+	st->fallbacks = u->fallbacks;
+	pthread_mutex_unlock(&u->lock);
 }
 
 /*
- * nvmet_uring_close() - stop @ns's reaper and free its ring (nothing is
- * in flight: each I/O holds a namespace reference).
+ * nvmet_uring_close() - close every ring of @ns (the shared one and those
+ * of the threads that submitted, running or gone), each unlisted from its
+ * slot (whose reaper stops with its last ring), drained and freed; nothing
+ * is in flight by then (each I/O holds a namespace reference).
  */
 void nvmet_uring_close(struct nvmet_ns *ns)
 {
 	struct nvmet_uring *u = ns->uring;
-	struct io_uring_sqe *sqe;
-	int tries = 0;
+	struct nvmet_uring_ring *r;
+	unsigned int i;
 
 	if (!u)
 		return;
-	pthread_mutex_lock(&u->sq_lock);
-	while (!(sqe = io_uring_get_sqe(&u->ring)) && tries++ < 1000)
-		io_uring_submit(&u->ring);
-	if (sqe) {
-		io_uring_prep_nop(sqe);
-		io_uring_sqe_set_data(sqe, NULL);
-		while (io_uring_submit(&u->ring) < 0 && tries++ < 1000)
-			;
+	nvmet_uring_for_each_ring(u, r, i)
+	{
+		nvmet_uring_ring_unlist(&nvmet_uring_slots[i], r);
+		if (nvmet_uring_ring_drain(r))
+			nvmet_uring_ring_free(r);
+		else /* the kernel may still write there: leaked, said */
+			nvmet_err("namespace %u: io_uring: I/O still in flight "
+				  "at close; ring leaked",
+				  ns->nsid);
 	}
-	pthread_mutex_unlock(&u->sq_lock);
-	if (!sqe) { /* the reaper cannot be told: leak rather than crash */
-		nvmet_err("namespace %u: io_uring: no room to stop", ns->nsid);
-		ns->uring = NULL;
-		return;
-	}
-	pthread_join(u->reaper, NULL);
-	pthread_mutex_destroy(&u->sq_lock);
-	pthread_mutex_destroy(&u->cq_lock);
+	pthread_mutex_destroy(&u->lock);
 	if (u->dfd >= 0)
 		close(u->dfd);
-	free(u->bounce);
-	io_uring_queue_exit(&u->ring);
-	close(u->efd);
 	free(u);
 	ns->uring = NULL;
 }

@@ -146,9 +146,10 @@ struct nvmet_backend_io {
  *          maybe before @submit returns), or -errno when it was not (and
  *          @io->done is not called)
  * @poll: optional: reap what has completed without sleeping, calling each
- *        one's @done on the caller's thread; returns how many.  For a
- *        transport thread that polls (a poll group): not called today,
- *        each asynchronous backend reaps on its own thread
+ *        one's @done on the caller's thread; returns how many (io_uring:
+ *        the caller's own ring of the namespace).  For a transport thread
+ *        that polls (a poll group): not called today, each asynchronous
+ *        backend reaps on its own threads and after its own submissions
  * @unplug: optional: submit what @submit held back for the caller's plug
  *          (nvmet_plug_defer()), at the end of the plug's batch
  * @zcopy: @submit takes NVMET_IO_READ_ZCOPY: the namespace's data is
@@ -215,7 +216,8 @@ void nvmet_uring_counts(struct nvmet_ns *ns, u64 out[3]);
 void nvmet_uring_unplug(struct nvmet_ns *ns);
 
 /**
- * struct nvmet_uring_stats - what a ring's submission side did (tests)
+ * struct nvmet_uring_stats - what a namespace's rings' submission sides did
+ * (tests)
  * @sqes: SQEs put on the ring (I/Os, continuations, retries)
  * @submits: io_uring_submit() calls that had SQEs to hand over
  * @batches: plugs that ended with SQEs of this ring held back
@@ -224,6 +226,12 @@ void nvmet_uring_unplug(struct nvmet_ns *ns);
  *        of it full, or the thread about to wait)
  * @inline_ios: Reads (and tmpfs Writes) done on the submitter's thread
  *              without the ring
+ * @rings: rings of the namespace's own for submitting threads (one per
+ *         thread that submitted to it; the shared ring is not counted)
+ * @fallbacks: submitting threads that share the namespace's ring instead
+ *             (no slot, or their ring could not be made)
+ *
+ * The counters are the sums over the namespace's rings.
  */
 struct nvmet_uring_stats {
 	u64 sqes;
@@ -232,6 +240,8 @@ struct nvmet_uring_stats {
 	u64 unplugged;
 	u64 full;
 	u64 inline_ios;
+	u32 rings;
+	u32 fallbacks;
 };
 
 void nvmet_uring_stats(struct nvmet_ns *ns, struct nvmet_uring_stats *st);

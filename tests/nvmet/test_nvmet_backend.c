@@ -25,16 +25,31 @@
  *   the fallback ($RDMARW_NVMET_NO_URING=1, as io_uring_queue_init()
  *   failing) and the synchronous engine give the same bytes;
  * - no heap allocation per I/O through io_uring (the allocation counter
- *   of test_nvmet_pool.c, after its warm-up).
+ *   of test_nvmet_pool.c, after its warm-up);
+ * - a ring per submitting thread (issue 30): two queues write and read a
+ *   file namespace (a shadow, the file's bytes, LBA-tagged blocks read
+ *   back on the other queue) and the namespace has one ring per queue
+ *   thread (one with a poll group); bounded by $RDMARW_NVMET_URING_RINGS,
+ *   the other threads share the namespace's ring with the same bytes;
+ *   the host gone and back (threads exit, new ones submit) and the
+ *   namespace removed by a reload: every ring closed; both namespaces
+ *   files through io_uring, namespace 1's I/O held: namespace 2's go by,
+ *   namespace 1's backend saw one thread (the delay's); a completion that
+ *   submits to another namespace (the reaper makes its ring); ring
+ *   creation failing for real (no descriptor left: EMFILE): the threads
+ *   share the namespace's ring, same bytes (skipped under valgrind, which
+ *   keeps the descriptor limit).
  */
 #include "config.h"
 #include "nv_io.h"
 #include "nvmet_int.h"
 #include "nv_rq.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/resource.h>
 
 /*
  * Heap allocations, counted (the pattern of test_nvmet_pool.c): not under
@@ -259,20 +274,36 @@ static void test_errors(void **state)
 	nv_env_fini(&e);
 }
 
+/*
+ * A build without liburing (RDMARW_HAVE_URING unset) has no ring: the
+ * cases that need one skip, the others run on the synchronous engine.
+ */
+#ifdef RDMARW_HAVE_URING
+#define NV_HAVE_URING 1
+#define nv_uring_direct(n) nvmet_uring_direct(n)
+#define nv_uring_counts(n, out) nvmet_uring_counts(n, out)
+#define nv_uring_stats(n, st) nvmet_uring_stats(n, st)
+#else
+#define NV_HAVE_URING 0
+#define nv_uring_direct(n) ((void)(n), false)
+#define nv_uring_counts(n, out) memset(out, 0, 3 * sizeof(u64))
+#define nv_uring_stats(n, st) memset(st, 0, sizeof(*(st)))
+#endif
+
 #define NV_SLOW 4
 
 /*
  * Namespace 1 holds NV_SLOW writes (queue 1); namespace 2's writes and
  * reads on queue 2 and on queue 1 complete meanwhile, byte for byte.
  */
-static void slow_case(const struct nvmet_ns_opts *ns2)
+static void slow_case2(const struct nvmet_ns_opts *ns1,
+		       const struct nvmet_ns_opts *ns2)
 {
 	static struct nv_env e;
 	static struct nv_rq slow[NV_SLOW];
 	static u8 sbuf[NV_SLOW][4096], wbuf[4096], rbuf[4096];
-	struct nvmet_ns_opts ns[2] = {
-		{ .type = NVMET_BACKEND_RAM, .test_delay_ms = NV_HELD_MS }, *ns2
-	};
+	struct nvmet_ns_opts ns[2] = { *ns1, *ns2 };
+	struct nvmet_uring_stats st;
 	struct nvmet_ns *n;
 	struct nv_rq r;
 	unsigned int i, q;
@@ -310,7 +341,29 @@ static void slow_case(const struct nvmet_ns_opts *ns2)
 		assert_int_equal(nv_exec(&e, 2, &r), 0);
 		assert_memory_equal(rbuf, sbuf[i], sizeof(rbuf));
 	}
+	/*
+	 * Through io_uring: namespace 1's backend saw only the delay's
+	 * thread (one ring), namespace 2's both queues' threads (two).
+	 */
+	if (n->uring) {
+		nv_uring_stats(n, &st);
+		assert_int_equal(st.rings, 1);
+		assert_int_equal(st.fallbacks, 0);
+	}
+	if (nv_ns(&e, 2)->uring) {
+		nv_uring_stats(nv_ns(&e, 2), &st);
+		assert_int_equal(st.rings, 2);
+		assert_int_equal(st.fallbacks, 0);
+	}
 	nv_env_fini(&e);
+}
+
+static void slow_case(const struct nvmet_ns_opts *ns2)
+{
+	struct nvmet_ns_opts ns1 = { .type = NVMET_BACKEND_RAM,
+				     .test_delay_ms = NV_HELD_MS };
+
+	slow_case2(&ns1, ns2);
 }
 
 static void test_slow_ns_ram(void **state)
@@ -320,22 +373,6 @@ static void test_slow_ns_ram(void **state)
 	(void)state;
 	slow_case(&ns2);
 }
-
-/*
- * A build without liburing (RDMARW_HAVE_URING unset) has no ring: the
- * cases that need one skip, the others run on the synchronous engine.
- */
-#ifdef RDMARW_HAVE_URING
-#define NV_HAVE_URING 1
-#define nv_uring_direct(n) nvmet_uring_direct(n)
-#define nv_uring_counts(n, out) nvmet_uring_counts(n, out)
-#define nv_uring_stats(n, st) nvmet_uring_stats(n, st)
-#else
-#define NV_HAVE_URING 0
-#define nv_uring_direct(n) ((void)(n), false)
-#define nv_uring_counts(n, out) memset(out, 0, 3 * sizeof(u64))
-#define nv_uring_stats(n, st) memset(st, 0, sizeof(*(st)))
-#endif
 
 /* ---- io_uring ---------------------------------------------------------- */
 
@@ -969,6 +1006,391 @@ static void test_ns_removed_in_flight(void **state)
 	flight_case(true);
 }
 
+/* Both namespaces files through io_uring, namespace 1's I/O held. */
+static void test_slow_ns_uring_both(void **state)
+{
+	static char path[2][256];
+	struct nvmet_ns_opts ns[2] = { { 0 }, { 0 } };
+	struct nv_env tmp;
+	unsigned int i;
+
+	(void)state;
+	if (!NV_HAVE_URING)
+		skip();
+	for (i = 0; i < 2; i++) {
+		nv_file(&tmp, ".", &ns[i]);
+		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
+		ns[i].path = path[i];
+	}
+	ns[0].test_delay_ms = NV_HELD_MS;
+	slow_case2(&ns[0], &ns[1]);
+	unlink(path[0]);
+	unlink(path[1]);
+}
+
+/* ---- a ring per submitting thread (issue 30) -------------------------- */
+
+#define NV_TAG_CMDS 8 /* per queue and pass */
+
+/* Each 16 bytes of LBA @lba's block: the LBA, @pass, the offset. */
+static void nv_tag(u8 *b, u64 lba, u32 pass)
+{
+	u32 i;
+
+	for (i = 0; i < 512; i += 16) {
+		memcpy(b + i, &lba, 8);
+		memcpy(b + i + 8, &pass, 4);
+		memcpy(b + i + 12, &i, 4);
+	}
+}
+
+/* The first block of @nlb at @b whose tag is not (@lba + k, @pass), or -1. */
+static int nv_tag_check(const u8 *b, u64 lba, u32 nlb, u32 pass)
+{
+	u8 want[512];
+	u32 k;
+
+	for (k = 0; k < nlb; k++) {
+		nv_tag(want, lba + k, pass);
+		if (memcmp(b + (size_t)k * 512, want, 512))
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * One pass: each queue writes NV_TAG_CMDS commands at once into its own
+ * LBAs (1 to 8 blocks: in-capsule and keyed), every block tagged with its
+ * LBA and the pass; then each queue reads the other queue's blocks back,
+ * all at once, and every block must carry its own LBA and this pass.
+ */
+static void nv_tag_pass(struct nv_env *e, u32 pass)
+{
+	static struct nv_rq r[2][NV_TAG_CMDS];
+	static u8 buf[2][NV_TAG_CMDS][8 * 512];
+	u32 nlb[2][NV_TAG_CMDS];
+	u64 lba[2][NV_TAG_CMDS];
+	unsigned int q, i, k, round;
+	int bad;
+
+	for (q = 0; q < 2; q++)
+		for (i = 0; i < NV_TAG_CMDS; i++) {
+			nlb[q][i] = 1 + (i * 3 + pass) % 8;
+			lba[q][i] = (u64)(q * NV_TAG_CMDS + i) * 8;
+		}
+	for (round = 0; round < 2; round++) {
+		for (q = 0; q < 2; q++)
+			for (i = 0; i < NV_TAG_CMDS; i++) {
+				/* round 1: queue q reads what q ^ 1 wrote */
+				unsigned int w = round ? q ^ 1 : q;
+
+				if (!round)
+					for (k = 0; k < nlb[w][i]; k++)
+						nv_tag(buf[q][i] + k * 512,
+						       lba[w][i] + k, pass);
+				else
+					memset(buf[q][i], 0xee,
+					       sizeof(buf[q][i]));
+				nv_rq_init(&r[q][i],
+					   round ? nvme_cmd_read :
+						   nvme_cmd_write,
+					   1, lba[w][i], nlb[w][i], buf[q][i],
+					   512);
+				nv_submit(e, q + 1, &r[q][i]);
+			}
+		for (q = 0; q < 2; q++)
+			for (i = 0; i < NV_TAG_CMDS; i++) {
+				nv_wait_for(nv_rq_is_done(&r[q][i]));
+				assert_int_equal(r[q][i].rq.error, 0);
+				assert_int_equal(r[q][i].rq.status, 0);
+				if (!round)
+					continue;
+				bad = nv_tag_check(buf[q][i], lba[q ^ 1][i],
+						   nlb[q ^ 1][i], pass);
+				if (bad >= 0)
+					fail_msg("pass %u: LBA %llu read on "
+						 "queue %u is not its own",
+						 pass,
+						 (unsigned long long)(lba[q ^ 1]
+									 [i] +
+								      (u64)bad),
+						 q + 1);
+			}
+	}
+}
+
+/*
+ * Two queues write and read a file namespace (random I/O against a
+ * shadow, the file's own bytes, then LBA-tagged blocks): the namespace
+ * has one ring per thread that submitted to it (@rings: each queue's CQ
+ * thread, or one poll group's), or, with $RDMARW_NVMET_URING_RINGS at
+ * @limit (>= 0), that many, the other threads sharing the namespace's
+ * ring (@fallbacks) with the same bytes.  @reconnect: the host goes and
+ * comes back (the queues' threads exit and new ones submit), and the
+ * namespace is then removed by a reload while the rings of threads gone
+ * and of threads running are still there: it closes them all (ASan,
+ * valgrind: nothing leaked; no wait).
+ */
+static void rings_case(const char *dir, unsigned int groups, int limit,
+		       u32 rings, u32 fallbacks, bool reconnect)
+{
+	static struct nv_env e;
+	static struct nvmet_target_opts to;
+	struct nvmet_uring_stats st;
+	struct nvmet_ns *ns;
+	struct nv_run run;
+	struct nv_rq x;
+	char why[256], lim[16];
+	u8 buf[4096];
+	u32 pass;
+
+	if (!NV_HAVE_URING)
+		skip();
+	if (limit >= 0) {
+		snprintf(lim, sizeof(lim), "%d", limit);
+		setenv("RDMARW_NVMET_URING_RINGS", lim, 1);
+	}
+	nv_poll_groups = groups;
+	ns = nv_uring_start(&e, dir, false);
+	nv_poll_groups = 0;
+	unsetenv("RDMARW_NVMET_URING_RINGS");
+	/* the shadow's run first: it starts from a namespace of zeroes */
+	nv_io_run(&run, &e, 2, 8, 24, 31);
+	if (run.failed)
+		fail_msg("%d failures; first: %s", run.failed, run.why);
+	nv_io_verify(&run);
+	nv_rq_init(&x, nvme_cmd_flush, 1, 0, 0, NULL, 512);
+	assert_int_equal(nv_exec(&e, 2, &x), 0);
+	nv_file_matches(e.path, run.shadow, e.ns_size);
+	for (pass = 1; pass <= 3; pass++)
+		nv_tag_pass(&e, pass);
+	nv_uring_stats(ns, &st);
+	assert_int_equal(st.rings, rings);
+	assert_int_equal(st.fallbacks, fallbacks);
+	nv_io_free(&run);
+	if (!reconnect) {
+		nv_env_fini(&e);
+		return;
+	}
+	nvmeh_ctrl_destroy(e.c);
+	e.c = NULL;
+	nv_wait_target(&e, 0, 0);
+	e.c = nvmeh_ctrl_create(&e.o);
+	assert_false(IS_ERR_OR_NULL(e.c));
+	nv_tag_pass(&e, 4);
+	nv_uring_stats(ns, &st);
+	/* the new threads took the slots back, or new ones: bounded */
+	assert_true(st.rings >= rings && st.rings <= 2 * rings);
+	nvmet_target_opts_init(&to);
+	to.addr = "10.0.0.2";
+	to.port = NV_PORT;
+	to.subnqn = NV_NQN;
+	/* namespace 1 (the file) removed, a namespace 2 (RAM) added */
+	to.ns[0].type = NVMET_BACKEND_NONE;
+	to.ns[1].type = NVMET_BACKEND_RAM;
+	to.ns[1].size = 4u << 20;
+	to.hosts = nv_hosts;
+	to.nr_hosts = 1;
+	assert_int_equal(nvmet_target_reload(e.t, &to, why, sizeof(why)), 0);
+	nv_rq_init(&x, nvme_cmd_read, 1, 0, 8, buf, 512);
+	assert_int_equal(nv_exec(&e, 1, &x) & 0x7ff, NVME_SC_INVALID_NS);
+	nv_env_fini(&e);
+}
+
+/*
+ * A completion that submits (as a command whose data pages came back
+ * does, from whoever reaps): writes to namespace 1 whose done writes the
+ * same bytes to namespace 2, a namespace the thread (or its reaper) has
+ * no ring for yet.  Whichever thread reaps makes the ring then, or sends
+ * that one I/O to the shared ring when the slot is busy; every write
+ * completes, both files hold the bytes.
+ */
+#define NV_CHAIN 16
+
+struct nv_chain {
+	struct nv_bio first, second;
+	struct nvmet_ns *next;
+};
+
+static void nv_chain_done(struct nvmet_backend_io *io, int err)
+{
+	struct nv_chain *c = container_of(io, struct nv_chain, first.io);
+
+	if (err) {
+		__atomic_store_n(&c->second.err, err, __ATOMIC_RELEASE);
+		return;
+	}
+	/* @second.err stays 1 (the test reads it meanwhile) until done */
+	c->second.io.op = NVMET_IO_WRITE;
+	c->second.io.buf = io->buf;
+	c->second.io.len = io->len;
+	c->second.io.off = io->off;
+	c->second.io.done = nv_bio_done;
+	nvmet_ns_submit(c->next, &c->second.io);
+}
+
+static void test_rings_chained_submit(void **state)
+{
+	static struct nv_env e;
+	static struct nvmet_ns_opts ns[2];
+	static struct nv_chain c[NV_CHAIN];
+	static char path[2][256];
+	struct nvmet_uring_stats st;
+	struct nv_env tmp;
+	struct nv_rq r;
+	unsigned int i, k;
+	u8 *wbuf, *rbuf;
+
+	(void)state;
+	if (!NV_HAVE_URING)
+		skip();
+	memset(ns, 0, sizeof(ns));
+	for (i = 0; i < 2; i++) {
+		nv_file(&tmp, ".", &ns[i]);
+		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
+		ns[i].path = path[i];
+	}
+	nv_start(&e, ns, 2);
+	wbuf = aligned_alloc(4096, NV_CHAIN * 4096);
+	rbuf = aligned_alloc(4096, 4096);
+	assert_non_null(wbuf);
+	assert_non_null(rbuf);
+	for (i = 0; i < NV_CHAIN * 4096; i++)
+		wbuf[i] = (u8)(i * 29 + 1);
+	for (i = 0; i < NV_CHAIN; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].next = nv_ns(&e, 2);
+		c[i].second.err = 1;
+		c[i].first.err = 1;
+		c[i].first.io.op = NVMET_IO_WRITE;
+		c[i].first.io.buf = wbuf + i * 4096;
+		c[i].first.io.len = 4096;
+		c[i].first.io.off = (u64)i * 8192;
+		c[i].first.io.done = nv_chain_done;
+		nvmet_ns_submit(nv_ns(&e, 1), &c[i].first.io);
+	}
+	for (i = 0; i < NV_CHAIN; i++) {
+		nv_wait_for(nv_bio_err(&c[i].second) != 1);
+		assert_int_equal(nv_bio_err(&c[i].second), 0);
+	}
+	for (k = 1; k <= 2; k++)
+		for (i = 0; i < NV_CHAIN; i++) {
+			memset(rbuf, 0xee, 4096);
+			nv_rq_init(&r, nvme_cmd_read, k, (u64)i * 16, 8, rbuf,
+				   512);
+			assert_int_equal(nv_exec(&e, 1 + i % 2, &r), 0);
+			assert_memory_equal(rbuf, wbuf + i * 4096, 4096);
+		}
+	nv_uring_stats(nv_ns(&e, 2), &st);
+	assert_int_equal(st.fallbacks, 0);
+	free(wbuf);
+	free(rbuf);
+	nv_env_fini(&e);
+	unlink(path[0]);
+	unlink(path[1]);
+}
+
+/*
+ * Ring creation failing for real: no descriptor left (RLIMIT_NOFILE at
+ * the highest one open, the holes below it filled), so the queue
+ * threads' first submissions cannot make a ring (io_uring_setup():
+ * EMFILE): they share the namespace's ring, every command completes with
+ * its bytes; with descriptors again, nothing changes (the fallback holds).
+ */
+#define NV_FDS_MAX 4096
+
+static void test_rings_make_fails(void **state)
+{
+	static struct nv_env e;
+	static int held[NV_FDS_MAX];
+	static u8 wbuf[4096], rbuf[4096];
+	struct nvmet_uring_stats st;
+	struct rlimit old, lim;
+	struct nvmet_ns *ns;
+	unsigned int i, nheld = 0;
+	struct dirent *d;
+	struct nv_rq r;
+	int fd, maxfd = 0;
+	DIR *dir;
+
+	(void)state;
+	if (!NV_HAVE_URING)
+		skip();
+	ns = nv_uring_start(&e, ".", false);
+	dir = opendir("/proc/self/fd");
+	assert_non_null(dir);
+	while ((d = readdir(dir)))
+		if (atoi(d->d_name) > maxfd)
+			maxfd = atoi(d->d_name);
+	closedir(dir);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)maxfd + 1;
+	if (setrlimit(RLIMIT_NOFILE, &lim)) { /* valgrind keeps the limit */
+		nv_env_fini(&e);
+		skip();
+	}
+	while (nheld < NV_FDS_MAX && (fd = open("/dev/null", O_RDONLY)) >= 0)
+		held[nheld++] = fd;
+	for (i = 0; i < 8; i++) {
+		memset(wbuf, (int)(0x10 + i), sizeof(wbuf));
+		nv_rq_init(&r, nvme_cmd_write, 1, (u64)i * 8, 8, wbuf, 512);
+		assert_int_equal(nv_exec(&e, 1 + i % 2, &r), 0);
+		memset(rbuf, 0xee, sizeof(rbuf));
+		nv_rq_init(&r, nvme_cmd_read, 1, (u64)i * 8, 8, rbuf, 512);
+		assert_int_equal(nv_exec(&e, 2 - i % 2, &r), 0);
+		assert_memory_equal(rbuf, wbuf, sizeof(wbuf));
+	}
+	for (i = 0; i < nheld; i++)
+		close(held[i]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	nv_uring_stats(ns, &st);
+	assert_int_equal(st.rings, 0);
+	assert_int_equal(st.fallbacks, 2);
+	nv_rq_init(&r, nvme_cmd_read, 1, 0, 8, rbuf, 512);
+	assert_int_equal(nv_exec(&e, 1, &r), 0);
+	nv_uring_stats(ns, &st);
+	assert_int_equal(st.rings, 0);
+	nv_env_fini(&e);
+}
+
+static void test_rings_per_thread_disk(void **state)
+{
+	(void)state;
+	rings_case(".", 0, -1, 2, 0, false);
+}
+
+static void test_rings_per_thread_tmpfs(void **state)
+{
+	(void)state;
+	rings_case("/dev/shm", 0, -1, 2, 0, false);
+}
+
+static void test_rings_poll_group(void **state)
+{
+	(void)state;
+	rings_case(".", 1, -1, 1, 0, false);
+}
+
+/* One thread gets a ring, the other shares the namespace's: same bytes. */
+static void test_rings_limit(void **state)
+{
+	(void)state;
+	rings_case(".", 0, 1, 1, 1, false);
+}
+
+static void test_rings_none(void **state)
+{
+	(void)state;
+	rings_case(".", 0, 0, 0, 2, false);
+}
+
+static void test_rings_reconnect_reload(void **state)
+{
+	(void)state;
+	rings_case(".", 0, -1, 2, 0, true);
+}
+
 /* rdmarw-nvmet's --io-engine and --buffered: the namespaces that follow. */
 static void test_config_options(void **state)
 {
@@ -1039,6 +1461,19 @@ int main(void)
 		cmocka_unit_test_teardown(test_teardown_in_flight, nv_teardown),
 		cmocka_unit_test_teardown(test_ns_removed_in_flight,
 					  nv_teardown),
+		cmocka_unit_test_teardown(test_slow_ns_uring_both, nv_teardown),
+		cmocka_unit_test_teardown(test_rings_per_thread_disk,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_rings_per_thread_tmpfs,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_rings_poll_group, nv_teardown),
+		cmocka_unit_test_teardown(test_rings_limit, nv_teardown),
+		cmocka_unit_test_teardown(test_rings_none, nv_teardown),
+		cmocka_unit_test_teardown(test_rings_reconnect_reload,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_rings_chained_submit,
+					  nv_teardown),
+		cmocka_unit_test_teardown(test_rings_make_fails, nv_teardown),
 		cmocka_unit_test(test_config_options),
 	};
 
