@@ -987,8 +987,8 @@ static void nvmet_rdma_repost_recv_locked(struct nvmet_rdma_rsp *rsp)
 /*
  * The end of a request: credits back, the R/W context destroyed and the
  * data pages returned, the receive posted again (unless the response
- * did), the slot returned; then whoever waits for credits, MRs or pages
- * is retried: the commands waiting for pages only when this one gave
+ * did); whoever waits for credits, MRs or pages is retried, then the slot
+ * returned: the commands waiting for pages only when this one gave
  * some back (an in-capsule write or a read without a copy has none, and
  * a host write's went back with its response, which looked then).
  */
@@ -1004,10 +1004,15 @@ static void nvmet_rdma_release_rsp(struct nvmet_rdma_rsp *rsp)
 	nvmet_rdma_put_data(rsp);
 	nvmet_req_uninit(&rsp->req);
 	nvmet_rdma_repost_recv(rsp);
-	nvmet_rdma_put_rsp(rsp);
 	if (pages)
 		nvmet_rdma_process_data_wait_list(queue);
 	nvmet_rdma_process_wr_wait_list(queue);
+	/*
+	 * Last, as the kernel's: the slot's return is the count the queue's
+	 * release work waits on before it frees the queue, which the wait
+	 * lists above still read.
+	 */
+	nvmet_rdma_put_rsp(rsp);
 }
 
 /* Take @n credits; false (nothing taken) when the Send Queue lacks them. */
