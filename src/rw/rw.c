@@ -407,17 +407,17 @@ static struct ib_send_wr *link_regs(struct rdma_rw_ctx *ctx)
 
 /*
  * The first and last WR of a context's chain (MR contexts: linked now).
- * SINGLE, the common case, is tested before the switch.  Return: false
- * for a context of no known type.
+ * SINGLE, the common case, is ctx_wrs()'s own test, inline; this is the
+ * rest.  Return: false for a context of no known type.
  */
-static bool chain_ends(struct rdma_rw_ctx *ctx, struct ib_send_wr **first,
-		       struct ib_send_wr **last)
+static __attribute__((noinline)) bool chain_ends(struct rdma_rw_ctx *ctx,
+						 struct ib_send_wr **first,
+						 struct ib_send_wr **last)
 {
-	if (ctx->type == RDMA_RW_SINGLE_WR) {
+	switch (ctx->type) {
+	case RDMA_RW_SINGLE_WR:
 		*first = *last = &ctx->single.wr.wr;
 		return true;
-	}
-	switch (ctx->type) {
 	case RDMA_RW_MR:
 	case RDMA_RW_SIG_MR:
 		*first = link_regs(ctx);
@@ -435,14 +435,21 @@ static bool chain_ends(struct rdma_rw_ctx *ctx, struct ib_send_wr **first,
 	}
 }
 
-struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
-				   u32 port_num, struct ib_cqe *cqe,
-				   struct ib_send_wr *chain_wr)
+/*
+ * rdma_rw_ctx_wrs()'s body, inline in rdma_rw_ctx_post() as well: a call
+ * between the two cost a frame per I/O.
+ */
+static inline __attribute__((always_inline)) struct ib_send_wr *
+ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+	struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
 {
 	struct ib_send_wr *first, *last;
 
-	if (!ctx_ok(ctx, qp, port_num) || (!cqe && !chain_wr) || !ctx->nr_ops ||
-	    !chain_ends(ctx, &first, &last))
+	if (!ctx_ok(ctx, qp, port_num) || (!cqe && !chain_wr) || !ctx->nr_ops)
+		return NULL;
+	if (ctx->type == RDMA_RW_SINGLE_WR)
+		first = last = &ctx->single.wr.wr;
+	else if (!chain_ends(ctx, &first, &last))
 		return NULL;
 	if (chain_wr) {
 		last->next = chain_wr;
@@ -454,6 +461,13 @@ struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		last->send_flags |= IB_SEND_SIGNALED;
 	}
 	return first;
+}
+
+struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+				   u32 port_num, struct ib_cqe *cqe,
+				   struct ib_send_wr *chain_wr)
+{
+	return ctx_wrs(ctx, qp, port_num, cqe, chain_wr);
 }
 
 /*
@@ -528,19 +542,12 @@ static bool queued_can_touch(const struct ib_send_wr *wr,
 	return false;
 }
 
-int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
-		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
+/* A post of @first that failed with @ret, stopped at @bad: out of line. */
+static __attribute__((noinline, cold)) int
+post_failed(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+	    const struct ib_send_wr *first, const struct ib_send_wr *bad,
+	    int ret)
 {
-	const struct ib_send_wr *bad = NULL;
-	struct ib_send_wr *first;
-	int ret;
-
-	first = rdma_rw_ctx_wrs(ctx, qp, port_num, cqe, chain_wr);
-	if (!first)
-		return -EINVAL;
-	ret = ib_post_send(qp, first, &bad);
-	if (!ret)
-		return 0;
 	/*
 	 * Stopped part-way (or the provider did not say where): WRs of the
 	 * chain are queued that the caller will never see complete, and it
@@ -552,6 +559,22 @@ int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	if (ctx->type == RDMA_RW_MR || ctx->type == RDMA_RW_SIG_MR)
 		rollback_regs(ctx, bad);
 	return ret;
+}
+
+int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr *first;
+	int ret;
+
+	first = ctx_wrs(ctx, qp, port_num, cqe, chain_wr);
+	if (!first)
+		return -EINVAL;
+	ret = ib_post_send(qp, first, &bad);
+	if (__builtin_expect(!ret, 1))
+		return 0;
+	return post_failed(ctx, qp, first, bad, ret);
 }
 
 /* ---- destroy ---------------------------------------------------------- */
