@@ -288,13 +288,16 @@ static u32 skip_offset(struct scatterlist **sg, u32 nents, u32 *offset)
 	return nents;
 }
 
-static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
-		      struct scatterlist *sg, u32 nents, u32 offset,
-		      u64 remote_addr, u32 rkey, enum dma_data_direction dir)
+/*
+ * Every path but SINGLE without an MR: registration (@why, from
+ * rdmarw__io_needs_mr()) or several RDMA WRs.  Out of line, so that
+ * rdma_rw_ctx_init()'s common case makes no call and needs no frame.
+ */
+static __attribute__((noinline)) int
+init_other_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		 struct scatterlist *sg, u32 nents, u32 offset, u64 remote_addr,
+		 u32 rkey, enum dma_data_direction dir, u8 why)
 {
-	struct ib_device *dev = qp->pd->device;
-	u8 why = rdmarw__io_needs_mr(dev, port_num, dir, nents,
-				     rdma_rw_get_force_mr());
 	int ret;
 
 	/*
@@ -328,6 +331,16 @@ static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	return init_single_wr(ctx, qp, sg, offset, remote_addr, rkey, dir);
 }
 
+/* A failed path: the mapping undone, the context failed (@ret < 0). */
+static __attribute__((noinline, cold)) int init_failed(struct rdma_rw_ctx *ctx,
+						       struct ib_qp *qp,
+						       struct scatterlist *sg,
+						       u32 sg_cnt, int ret)
+{
+	rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
+	return rdmarw__rw_ctx_fail(ctx, qp, ret);
+}
+
 int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		     struct scatterlist *sg, u32 sg_cnt, u32 sg_offset,
 		     u64 remote_addr, u32 rkey, enum dma_data_direction dir)
@@ -336,6 +349,7 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	struct scatterlist *s = sg;
 	int nents, ret;
 	u32 left;
+	u8 why;
 
 	if (!ctx)
 		return -EINVAL;
@@ -355,11 +369,18 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_OFFSET,
 						 -EINVAL);
 	}
-	ret = init_paths(ctx, qp, port_num, s, left, sg_offset, remote_addr,
-			 rkey, dir);
-	if (ret < 0) {
-		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
-		return rdmarw__rw_ctx_fail(ctx, qp, ret);
+	why = rdmarw__io_needs_mr(dev, port_num, dir, left,
+				  rdma_rw_get_force_mr());
+	if (__builtin_expect(!why && left == 1, 1)) {
+		/* the common case, inline: one entry, no MR */
+		ctx->rdmarw_why = RDMARW_RW_WHY_ONE_ENTRY;
+		ret = init_single_wr(ctx, qp, s, sg_offset, remote_addr, rkey,
+				     dir);
+	} else {
+		ret = init_other_paths(ctx, qp, port_num, s, left, sg_offset,
+				       remote_addr, rkey, dir, why);
+		if (ret < 0)
+			return init_failed(ctx, qp, sg, sg_cnt, ret);
 	}
 	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
 	return ret;
@@ -596,35 +617,68 @@ static void ctx_release(struct rdma_rw_ctx *ctx)
 	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_NONE;
 }
 
+/* Why rdma_rw_ctx_destroy() refuses a context (destroy_refusal()). */
+static const char *const destroy_why[] = {
+	[1] = "rdma_rw_ctx_destroy: context not initialised on this QP (or a copy)",
+	[2] = "rdma_rw_ctx_destroy: context needs rdma_rw_ctx_destroy_bvec or _signature",
+	[3] = "rdma_rw_ctx_destroy: sg or sg_cnt is not what rdma_rw_ctx_init was given",
+};
+
+/*
+ * Whether rdma_rw_ctx_destroy() refuses @ctx with @sg/@sg_cnt: 0 when it
+ * does not, else the index of its reason in destroy_why[].  Inline, so the
+ * common case (a SINGLE or MULTI_WR context with no block) runs without a
+ * call and so without a frame.
+ */
+static inline __attribute__((always_inline)) int
+destroy_refusal(const struct rdma_rw_ctx *ctx, const struct ib_qp *qp,
+		const struct scatterlist *sg, u32 sg_cnt)
+{
+	if (!rdmarw__rw_ctx_live(ctx, qp))
+		return 1;
+	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SG ||
+	    (ctx->type != RDMA_RW_MR && ctx->type != RDMA_RW_MULTI_WR &&
+	     ctx->type != RDMA_RW_SINGLE_WR))
+		return 2;
+	if (sg != ctx->rdmarw_mem || sg_cnt != ctx->rdmarw_nents)
+		return 3;
+	return 0;
+}
+
+/* rdma_rw_ctx_destroy() refusing: one warning per process for each reason. */
+static __attribute__((noinline, cold)) void destroy_refused(int why)
+{
+	static bool warned[sizeof(destroy_why) / sizeof(destroy_why[0])];
+
+	rdmarw__warn_once(&warned[why], "%s", destroy_why[why]);
+}
+
+/* rdma_rw_ctx_destroy() of an MR context or one with a block: with calls. */
+static __attribute__((noinline)) void
+destroy_with_calls(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+		   struct scatterlist *sg, u32 sg_cnt)
+{
+	if (ctx->type == RDMA_RW_MR)
+		put_mrs(ctx, qp);
+	ctx_release(ctx);
+	rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
+}
+
 void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			 u32 port_num, struct scatterlist *sg, u32 sg_cnt,
 			 enum dma_data_direction dir)
 {
-	static bool warned_kind, warned_state, warned_mem;
+	int why = destroy_refusal(ctx, qp, sg, sg_cnt);
 
-	if (!rdmarw__rw_ctx_live(ctx, qp)) {
-		rdmarw__warn_once(
-			&warned_state,
-			"rdma_rw_ctx_destroy: context not initialised on this QP (or a copy)");
+	if (__builtin_expect(why, 0)) {
+		destroy_refused(why);
 		return;
 	}
-	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SG ||
-	    (ctx->type != RDMA_RW_MR && ctx->type != RDMA_RW_MULTI_WR &&
-	     ctx->type != RDMA_RW_SINGLE_WR)) {
-		rdmarw__warn_once(
-			&warned_kind,
-			"rdma_rw_ctx_destroy: context needs rdma_rw_ctx_destroy_bvec or _signature");
+	if (ctx->type == RDMA_RW_MR || ctx->rdmarw_block) {
+		destroy_with_calls(ctx, qp, sg, sg_cnt);
 		return;
 	}
-	if (sg != ctx->rdmarw_mem || sg_cnt != ctx->rdmarw_nents) {
-		rdmarw__warn_once(
-			&warned_mem,
-			"rdma_rw_ctx_destroy: sg or sg_cnt is not what rdma_rw_ctx_init was given");
-		return;
-	}
-	if (ctx->type == RDMA_RW_MR)
-		put_mrs(ctx, qp);
-	ctx_release(ctx);
+	ctx_release(ctx); /* no block: no call */
 	rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
 }
 
