@@ -331,14 +331,36 @@ init_other_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	return init_single_wr(ctx, qp, sg, offset, remote_addr, rkey, dir);
 }
 
-/* A failed path: the mapping undone, the context failed (@ret < 0). */
-static __attribute__((noinline, cold)) int init_failed(struct rdma_rw_ctx *ctx,
-						       struct ib_qp *qp,
-						       struct scatterlist *sg,
-						       u32 sg_cnt, int ret)
+/*
+ * rdma_rw_ctx_init() once the list is mapped: the entries the offset
+ * leaves, the path, the binding.  Out of line and called last, so that
+ * rdma_rw_ctx_init()'s common case keeps nothing across a call (no frame).
+ */
+static __attribute__((noinline)) int
+init_mapped(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+	    struct scatterlist *sg, u32 sg_cnt, u32 sg_offset, u64 remote_addr,
+	    u32 rkey, enum dma_data_direction dir)
 {
-	rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
-	return rdmarw__rw_ctx_fail(ctx, qp, ret);
+	struct ib_device *dev = qp->pd->device;
+	struct scatterlist *s = sg;
+	u32 left = skip_offset(&s, sg_cnt, &sg_offset);
+	int ret;
+
+	if (!left) {
+		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
+		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_OFFSET,
+						 -EINVAL);
+	}
+	ret = init_other_paths(ctx, qp, port_num, s, left, sg_offset,
+			       remote_addr, rkey, dir,
+			       rdmarw__io_needs_mr(dev, port_num, dir, left,
+						   rdma_rw_get_force_mr()));
+	if (ret < 0) {
+		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
+		return rdmarw__rw_ctx_fail(ctx, qp, ret);
+	}
+	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
+	return ret;
 }
 
 int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
@@ -347,9 +369,8 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 {
 	struct ib_device *dev;
 	struct scatterlist *s = sg;
-	int nents, ret;
-	u32 left;
-	u8 why;
+	u32 offset = sg_offset;
+	int nents;
 
 	if (!ctx)
 		return -EINVAL;
@@ -363,27 +384,19 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	if (nents <= 0)
 		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_DMA_MAP,
 						 -EINVAL);
-	left = skip_offset(&s, (u32)nents, &sg_offset);
-	if (!left) {
-		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
-		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_OFFSET,
-						 -EINVAL);
-	}
-	why = rdmarw__io_needs_mr(dev, port_num, dir, left,
-				  rdma_rw_get_force_mr());
-	if (__builtin_expect(!why && left == 1, 1)) {
-		/* the common case, inline: one entry, no MR */
+	/* The common case inline: one entry the offset leaves, no MR. */
+	if (__builtin_expect(
+		    sg_cnt == 1 && skip_offset(&s, 1, &offset) &&
+			    !rdmarw__io_needs_mr(dev, port_num, dir, 1,
+						 rdma_rw_get_force_mr()),
+		    1)) {
 		ctx->rdmarw_why = RDMARW_RW_WHY_ONE_ENTRY;
-		ret = init_single_wr(ctx, qp, s, sg_offset, remote_addr, rkey,
-				     dir);
-	} else {
-		ret = init_other_paths(ctx, qp, port_num, s, left, sg_offset,
-				       remote_addr, rkey, dir, why);
-		if (ret < 0)
-			return init_failed(ctx, qp, sg, sg_cnt, ret);
+		init_single_wr(ctx, qp, s, offset, remote_addr, rkey, dir);
+		rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
+		return 1;
 	}
-	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
-	return ret;
+	return init_mapped(ctx, qp, port_num, sg, sg_cnt, sg_offset,
+			   remote_addr, rkey, dir);
 }
 
 /* ---- the chain -------------------------------------------------------- */
