@@ -288,13 +288,16 @@ static u32 skip_offset(struct scatterlist **sg, u32 nents, u32 *offset)
 	return nents;
 }
 
-static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
-		      struct scatterlist *sg, u32 nents, u32 offset,
-		      u64 remote_addr, u32 rkey, enum dma_data_direction dir)
+/*
+ * Every path but SINGLE without an MR: registration (@why, from
+ * rdmarw__io_needs_mr()) or several RDMA WRs.  Out of line, so that
+ * rdma_rw_ctx_init()'s common case makes no call and needs no frame.
+ */
+static __attribute__((noinline)) int
+init_other_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		 struct scatterlist *sg, u32 nents, u32 offset, u64 remote_addr,
+		 u32 rkey, enum dma_data_direction dir, u8 why)
 {
-	struct ib_device *dev = qp->pd->device;
-	u8 why = rdmarw__io_needs_mr(dev, port_num, dir, nents,
-				     rdma_rw_get_force_mr());
 	int ret;
 
 	/*
@@ -328,14 +331,46 @@ static int init_paths(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	return init_single_wr(ctx, qp, sg, offset, remote_addr, rkey, dir);
 }
 
+/*
+ * rdma_rw_ctx_init() once the list is mapped: the entries the offset
+ * leaves, the path, the binding.  Out of line and called last, so that
+ * rdma_rw_ctx_init()'s common case keeps nothing across a call (no frame).
+ */
+static __attribute__((noinline)) int
+init_mapped(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+	    struct scatterlist *sg, u32 sg_cnt, u32 sg_offset, u64 remote_addr,
+	    u32 rkey, enum dma_data_direction dir)
+{
+	struct ib_device *dev = qp->pd->device;
+	struct scatterlist *s = sg;
+	u32 left = skip_offset(&s, sg_cnt, &sg_offset);
+	int ret;
+
+	if (!left) {
+		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
+		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_OFFSET,
+						 -EINVAL);
+	}
+	ret = init_other_paths(ctx, qp, port_num, s, left, sg_offset,
+			       remote_addr, rkey, dir,
+			       rdmarw__io_needs_mr(dev, port_num, dir, left,
+						   rdma_rw_get_force_mr()));
+	if (ret < 0) {
+		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
+		return rdmarw__rw_ctx_fail(ctx, qp, ret);
+	}
+	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
+	return ret;
+}
+
 int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 		     struct scatterlist *sg, u32 sg_cnt, u32 sg_offset,
 		     u64 remote_addr, u32 rkey, enum dma_data_direction dir)
 {
 	struct ib_device *dev;
 	struct scatterlist *s = sg;
-	int nents, ret;
-	u32 left;
+	u32 offset = sg_offset;
+	int nents;
 
 	if (!ctx)
 		return -EINVAL;
@@ -349,20 +384,19 @@ int rdma_rw_ctx_init(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	if (nents <= 0)
 		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_DMA_MAP,
 						 -EINVAL);
-	left = skip_offset(&s, (u32)nents, &sg_offset);
-	if (!left) {
-		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
-		return rdmarw__rw_ctx_fail_early(ctx, qp, RDMARW_RW_WHY_OFFSET,
-						 -EINVAL);
+	/* The common case inline: one entry the offset leaves, no MR. */
+	if (__builtin_expect(
+		    sg_cnt == 1 && skip_offset(&s, 1, &offset) &&
+			    !rdmarw__io_needs_mr(dev, port_num, dir, 1,
+						 rdma_rw_get_force_mr()),
+		    1)) {
+		ctx->rdmarw_why = RDMARW_RW_WHY_ONE_ENTRY;
+		init_single_wr(ctx, qp, s, offset, remote_addr, rkey, dir);
+		rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
+		return 1;
 	}
-	ret = init_paths(ctx, qp, port_num, s, left, sg_offset, remote_addr,
-			 rkey, dir);
-	if (ret < 0) {
-		rdmarw__dma_unmap_sg(dev, sg, (int)sg_cnt);
-		return rdmarw__rw_ctx_fail(ctx, qp, ret);
-	}
-	rdmarw__rw_ctx_bind(ctx, qp, RDMARW_RW_ORIGIN_SG, sg, sg_cnt);
-	return ret;
+	return init_mapped(ctx, qp, port_num, sg, sg_cnt, sg_offset,
+			   remote_addr, rkey, dir);
 }
 
 /* ---- the chain -------------------------------------------------------- */
@@ -407,17 +441,17 @@ static struct ib_send_wr *link_regs(struct rdma_rw_ctx *ctx)
 
 /*
  * The first and last WR of a context's chain (MR contexts: linked now).
- * SINGLE, the common case, is tested before the switch.  Return: false
- * for a context of no known type.
+ * SINGLE, the common case, is ctx_wrs()'s own test, inline; this is the
+ * rest.  Return: false for a context of no known type.
  */
-static bool chain_ends(struct rdma_rw_ctx *ctx, struct ib_send_wr **first,
-		       struct ib_send_wr **last)
+static __attribute__((noinline)) bool chain_ends(struct rdma_rw_ctx *ctx,
+						 struct ib_send_wr **first,
+						 struct ib_send_wr **last)
 {
-	if (ctx->type == RDMA_RW_SINGLE_WR) {
+	switch (ctx->type) {
+	case RDMA_RW_SINGLE_WR:
 		*first = *last = &ctx->single.wr.wr;
 		return true;
-	}
-	switch (ctx->type) {
 	case RDMA_RW_MR:
 	case RDMA_RW_SIG_MR:
 		*first = link_regs(ctx);
@@ -435,14 +469,21 @@ static bool chain_ends(struct rdma_rw_ctx *ctx, struct ib_send_wr **first,
 	}
 }
 
-struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
-				   u32 port_num, struct ib_cqe *cqe,
-				   struct ib_send_wr *chain_wr)
+/*
+ * rdma_rw_ctx_wrs()'s body, inline in rdma_rw_ctx_post() as well: a call
+ * between the two cost a frame per I/O.
+ */
+static inline __attribute__((always_inline)) struct ib_send_wr *
+ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+	struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
 {
 	struct ib_send_wr *first, *last;
 
-	if (!ctx_ok(ctx, qp, port_num) || (!cqe && !chain_wr) || !ctx->nr_ops ||
-	    !chain_ends(ctx, &first, &last))
+	if (!ctx_ok(ctx, qp, port_num) || (!cqe && !chain_wr) || !ctx->nr_ops)
+		return NULL;
+	if (ctx->type == RDMA_RW_SINGLE_WR)
+		first = last = &ctx->single.wr.wr;
+	else if (!chain_ends(ctx, &first, &last))
 		return NULL;
 	if (chain_wr) {
 		last->next = chain_wr;
@@ -454,6 +495,13 @@ struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 		last->send_flags |= IB_SEND_SIGNALED;
 	}
 	return first;
+}
+
+struct ib_send_wr *rdma_rw_ctx_wrs(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+				   u32 port_num, struct ib_cqe *cqe,
+				   struct ib_send_wr *chain_wr)
+{
+	return ctx_wrs(ctx, qp, port_num, cqe, chain_wr);
 }
 
 /*
@@ -528,19 +576,12 @@ static bool queued_can_touch(const struct ib_send_wr *wr,
 	return false;
 }
 
-int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
-		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
+/* A post of @first that failed with @ret, stopped at @bad: out of line. */
+static __attribute__((noinline, cold)) int
+post_failed(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+	    const struct ib_send_wr *first, const struct ib_send_wr *bad,
+	    int ret)
 {
-	const struct ib_send_wr *bad = NULL;
-	struct ib_send_wr *first;
-	int ret;
-
-	first = rdma_rw_ctx_wrs(ctx, qp, port_num, cqe, chain_wr);
-	if (!first)
-		return -EINVAL;
-	ret = ib_post_send(qp, first, &bad);
-	if (!ret)
-		return 0;
 	/*
 	 * Stopped part-way (or the provider did not say where): WRs of the
 	 * chain are queued that the caller will never see complete, and it
@@ -552,6 +593,22 @@ int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
 	if (ctx->type == RDMA_RW_MR || ctx->type == RDMA_RW_SIG_MR)
 		rollback_regs(ctx, bad);
 	return ret;
+}
+
+int rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp, u32 port_num,
+		     struct ib_cqe *cqe, struct ib_send_wr *chain_wr)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr *first;
+	int ret;
+
+	first = ctx_wrs(ctx, qp, port_num, cqe, chain_wr);
+	if (!first)
+		return -EINVAL;
+	ret = ib_post_send(qp, first, &bad);
+	if (__builtin_expect(!ret, 1))
+		return 0;
+	return post_failed(ctx, qp, first, bad, ret);
 }
 
 /* ---- destroy ---------------------------------------------------------- */
@@ -573,35 +630,68 @@ static void ctx_release(struct rdma_rw_ctx *ctx)
 	ctx->rdmarw_origin = RDMARW_RW_ORIGIN_NONE;
 }
 
+/* Why rdma_rw_ctx_destroy() refuses a context (destroy_refusal()). */
+static const char *const destroy_why[] = {
+	[1] = "rdma_rw_ctx_destroy: context not initialised on this QP (or a copy)",
+	[2] = "rdma_rw_ctx_destroy: context needs rdma_rw_ctx_destroy_bvec or _signature",
+	[3] = "rdma_rw_ctx_destroy: sg or sg_cnt is not what rdma_rw_ctx_init was given",
+};
+
+/*
+ * Whether rdma_rw_ctx_destroy() refuses @ctx with @sg/@sg_cnt: 0 when it
+ * does not, else the index of its reason in destroy_why[].  Inline, so the
+ * common case (a SINGLE or MULTI_WR context with no block) runs without a
+ * call and so without a frame.
+ */
+static inline __attribute__((always_inline)) int
+destroy_refusal(const struct rdma_rw_ctx *ctx, const struct ib_qp *qp,
+		const struct scatterlist *sg, u32 sg_cnt)
+{
+	if (!rdmarw__rw_ctx_live(ctx, qp))
+		return 1;
+	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SG ||
+	    (ctx->type != RDMA_RW_MR && ctx->type != RDMA_RW_MULTI_WR &&
+	     ctx->type != RDMA_RW_SINGLE_WR))
+		return 2;
+	if (sg != ctx->rdmarw_mem || sg_cnt != ctx->rdmarw_nents)
+		return 3;
+	return 0;
+}
+
+/* rdma_rw_ctx_destroy() refusing: one warning per process for each reason. */
+static __attribute__((noinline, cold)) void destroy_refused(int why)
+{
+	static bool warned[sizeof(destroy_why) / sizeof(destroy_why[0])];
+
+	rdmarw__warn_once(&warned[why], "%s", destroy_why[why]);
+}
+
+/* rdma_rw_ctx_destroy() of an MR context or one with a block: with calls. */
+static __attribute__((noinline)) void
+destroy_with_calls(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
+		   struct scatterlist *sg, u32 sg_cnt)
+{
+	if (ctx->type == RDMA_RW_MR)
+		put_mrs(ctx, qp);
+	ctx_release(ctx);
+	rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
+}
+
 void rdma_rw_ctx_destroy(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			 u32 port_num, struct scatterlist *sg, u32 sg_cnt,
 			 enum dma_data_direction dir)
 {
-	static bool warned_kind, warned_state, warned_mem;
+	int why = destroy_refusal(ctx, qp, sg, sg_cnt);
 
-	if (!rdmarw__rw_ctx_live(ctx, qp)) {
-		rdmarw__warn_once(
-			&warned_state,
-			"rdma_rw_ctx_destroy: context not initialised on this QP (or a copy)");
+	if (__builtin_expect(why, 0)) {
+		destroy_refused(why);
 		return;
 	}
-	if (ctx->rdmarw_origin != RDMARW_RW_ORIGIN_SG ||
-	    (ctx->type != RDMA_RW_MR && ctx->type != RDMA_RW_MULTI_WR &&
-	     ctx->type != RDMA_RW_SINGLE_WR)) {
-		rdmarw__warn_once(
-			&warned_kind,
-			"rdma_rw_ctx_destroy: context needs rdma_rw_ctx_destroy_bvec or _signature");
+	if (ctx->type == RDMA_RW_MR || ctx->rdmarw_block) {
+		destroy_with_calls(ctx, qp, sg, sg_cnt);
 		return;
 	}
-	if (sg != ctx->rdmarw_mem || sg_cnt != ctx->rdmarw_nents) {
-		rdmarw__warn_once(
-			&warned_mem,
-			"rdma_rw_ctx_destroy: sg or sg_cnt is not what rdma_rw_ctx_init was given");
-		return;
-	}
-	if (ctx->type == RDMA_RW_MR)
-		put_mrs(ctx, qp);
-	ctx_release(ctx);
+	ctx_release(ctx); /* no block: no call */
 	rdmarw__dma_unmap_sg(qp->pd->device, sg, (int)sg_cnt);
 }
 
