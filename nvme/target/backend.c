@@ -636,7 +636,10 @@ void nvmet_plug_start(struct nvmet_plug *plug)
 	nvmet_current_plug = plug;
 }
 
-/* Hand each namespace that held back I/O to its backend's unplug. */
+/*
+ * Hand each namespace that held back I/O to its backend's unplug, then
+ * drop the reference the plug took on it (nvmet_plug_defer()).
+ */
 static void nvmet_plug_run(struct nvmet_plug *plug)
 {
 	struct nvmet_ns *ns;
@@ -645,6 +648,7 @@ static void nvmet_plug_run(struct nvmet_plug *plug)
 	while (plug->nr) {
 		ns = plug->ns[--plug->nr];
 		ns->ops->unplug(ns);
+		nvmet_put_namespace(ns);
 	}
 }
 
@@ -675,8 +679,8 @@ void nvmet_plug_flush(void)
  * @ns: the namespace (its backend has @unplug)
  *
  * Return: true when this thread has a plug, which then hands @ns to the
- * backend's unplug when it ends; false (submit now) without a plug, or
- * when the plug is full.
+ * backend's unplug when it ends (holding a reference of @ns until then);
+ * false (submit now) without a plug, or when the plug is full.
  */
 bool nvmet_plug_defer(struct nvmet_ns *ns)
 {
@@ -690,6 +694,15 @@ bool nvmet_plug_defer(struct nvmet_ns *ns)
 			return true;
 	if (plug->nr == NVMET_PLUG_NS)
 		return false;
+	/*
+	 * The plug keeps @ns until its unplug: what it holds back may be
+	 * submitted meanwhile (the backend's own thread flushes the ring),
+	 * complete, and end the last command that held @ns, and a removal
+	 * then closes it.  The caller's command holds it now (a view's user,
+	 * or a reference), so the count is not 0 here.  Once per namespace
+	 * and batch.
+	 */
+	__atomic_fetch_add(&ns->ref, 1, __ATOMIC_RELAXED);
 	plug->ns[plug->nr++] = ns;
 	return true;
 }
