@@ -6,7 +6,9 @@
  * wrote; readers never see a writer's half-done update; and once a
  * writer that unpublished a buffer has returned, no reader touches that
  * buffer again (the guarantee of invalidate and dereg); a publisher
- * (REG_MR) keeps other writers out but no reader.
+ * (REG_MR) keeps other writers out but no reader; a grace period
+ * (invalidation's) waits for the sections in progress and for no new one,
+ * and once it returned no reader touches what it unpublished.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -243,6 +245,128 @@ static void invalidate_then_no_access(void **state)
 		reader_free(&s.lock, s.r[i]);
 }
 
+/* ---- a grace period: the sections in progress, not the new ones ------- */
+
+struct grace_case {
+	struct soft_brlock lock;
+	int started, done;
+};
+
+static void *grace_run(void *arg)
+{
+	struct grace_case *c = arg;
+
+	soft_br_publish_lock(&c->lock);
+	__atomic_store_n(&c->started, 1, __ATOMIC_RELEASE);
+	soft_br_grace(&c->lock);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	soft_br_write_unlock(&c->lock);
+	return NULL;
+}
+
+/*
+ * A reader inside when the grace period begins holds it until it leaves;
+ * meanwhile another reader enters and leaves as often as it likes (the
+ * word is not set), and so does the first one's next section only after
+ * it left: the period ends at the first one's exit.
+ */
+static void grace_waits_for_sections_in_progress(void **state)
+{
+	struct grace_case c = { 0 };
+	struct soft_br_reader *r, *r2;
+	pthread_t t;
+	int i;
+
+	soft_br_init(&c.lock);
+	r = reader_new(&c.lock);
+	r2 = reader_new(&c.lock);
+	soft_br_read_lock(&c.lock, r);
+	assert_int_equal(pthread_create(&t, NULL, grace_run, &c), 0);
+	while (!__atomic_load_n(&c.started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (i = 0; i < 2000; i++) {
+		soft_br_read_lock(&c.lock, r2); /* never waits */
+		soft_br_read_unlock(r2);
+		sched_yield();
+		assert_int_equal(__atomic_load_n(&c.done, __ATOMIC_ACQUIRE), 0);
+	}
+	soft_br_read_unlock(r);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.done, 1);
+	reader_free(&c.lock, r);
+	reader_free(&c.lock, r2);
+}
+
+static u8 *grace_live; /* seq_cst: the buffer readers may write */
+
+static void *grace_reader(void *arg)
+{
+	struct reader_arg *a = arg;
+	struct stress *s = a->s;
+	struct soft_br_reader *r = s->r[a->i];
+	u8 *p;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		soft_br_read_lock(&s->lock, r);
+		p = __atomic_load_n(&grace_live, __ATOMIC_SEQ_CST);
+		if (p)
+			memset(p + a->i * (BUF / READERS), 0x5a, BUF / READERS);
+		soft_br_read_unlock(r);
+	}
+	return NULL;
+}
+
+/*
+ * Readers that never stop re-entering: each round unpublishes the buffer
+ * with one seq_cst store and a grace period, and then clears it; none is
+ * written after (the guarantee an invalidation gives), and every period
+ * ends although some reader is always inside.
+ */
+static void grace_then_no_access(void **state)
+{
+	static struct stress s;
+	struct reader_arg args[READERS];
+	pthread_t t[READERS];
+	u8 *old[ROUNDS + 1];
+	int i, k;
+
+	memset(&s, 0, sizeof(s));
+	soft_br_init(&s.lock);
+	for (i = 0; i < READERS; i++) {
+		s.r[i] = reader_new(&s.lock);
+		args[i] = (struct reader_arg){ .s = &s, .i = i };
+	}
+	for (i = 0; i < READERS; i++)
+		assert_int_equal(
+			pthread_create(&t[i], NULL, grace_reader, &args[i]), 0);
+	for (k = 0; k <= ROUNDS; k++) {
+		u8 *b = k < ROUNDS ? malloc(BUF) : NULL;
+
+		assert_true(k == ROUNDS || b);
+		soft_br_publish_lock(&s.lock);
+		old[k] = __atomic_load_n(&grace_live, __ATOMIC_RELAXED);
+		__atomic_store_n(&grace_live, b, __ATOMIC_SEQ_CST);
+		soft_br_grace(&s.lock);
+		soft_br_write_unlock(&s.lock);
+		if (old[k]) /* the period ended: nobody's now */
+			memset(old[k], 0, BUF);
+		sched_yield();
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < READERS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	for (k = 0; k <= ROUNDS; k++) {
+		u8 zero[BUF] = { 0 };
+
+		if (!old[k])
+			continue;
+		assert_memory_equal(old[k], zero, BUF);
+		free(old[k]);
+	}
+	for (i = 0; i < READERS; i++)
+		reader_free(&s.lock, s.r[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +374,8 @@ int main(void)
 		cmocka_unit_test(publisher_excludes_writers_only),
 		cmocka_unit_test(reader_after_writer_sees_it),
 		cmocka_unit_test(invalidate_then_no_access),
+		cmocka_unit_test(grace_waits_for_sections_in_progress),
+		cmocka_unit_test(grace_then_no_access),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

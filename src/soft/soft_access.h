@@ -132,7 +132,9 @@ static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)
  */
 static inline enum soft_mr_state soft_mr_state(const struct soft_mr *mr)
 {
-	return __atomic_load_n(&mr->state, __ATOMIC_ACQUIRE);
+	/* seq_cst: an invalidation's grace period (soft_br_grace()) pairs
+	 * its store of FREE with this load and the section's entry */
+	return __atomic_load_n(&mr->state, __ATOMIC_SEQ_CST);
 }
 
 /* What an MR key is checked as. */

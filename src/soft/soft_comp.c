@@ -117,7 +117,6 @@ int rdmarw__soft_comp_read_placed(struct soft_qp *qp, const struct soft_hdr *h)
 enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 					   struct soft_send_wqe *wqe)
 {
-	struct soft_fabric *f = qp->dev->fabric;
 	bool iwarp = qp->dev->iwarp;
 	int ret;
 
@@ -127,10 +126,8 @@ enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 	 * failure as GENERAL_ERR.  Elsewhere the WR's invalidate_rkey is
 	 * invalidated as LOCAL_INV would (whole key).
 	 */
-	soft_br_write_lock(&f->mem_lock);
-	ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
-					 iwarp ? wqe->sge[0].lkey : wqe->h.ex);
-	soft_br_write_unlock(&f->mem_lock);
+	ret = rdmarw__soft_mr_invalidate_sync(
+		qp->dev, qp->ibqp.pd, iwarp ? wqe->sge[0].lkey : wqe->h.ex);
 	if (!ret)
 		return SOFT_OK;
 	return iwarp ? SOFT_F_GENERAL : SOFT_F_LOC_QP_OP;

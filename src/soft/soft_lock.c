@@ -78,7 +78,7 @@ void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r)
 	unsigned int spins = 0;
 
 	do {
-		__atomic_store_n(&r->active, 0, __ATOMIC_RELEASE);
+		soft_br_read_unlock(r);
 		while (__atomic_load_n(&l->word, __ATOMIC_RELAXED) &
 		       SOFT_BR_WRITER)
 			soft_relax(&spins);
@@ -100,8 +100,25 @@ void soft_br_exclude(struct soft_brlock *l)
 	__atomic_store_n(&l->word, SOFT_BR_WRITER, __ATOMIC_SEQ_CST);
 	br_writer_fence();
 	for (r = l->readers; r; r = r->next)
-		while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE) & 1)
 			soft_relax(&spins);
+}
+
+void soft_br_grace(struct soft_brlock *l)
+{
+	unsigned int spins = 0, v;
+	struct soft_br_reader *r;
+
+	/* the caller's store before the looks (store-load, as exclude) */
+	br_writer_fence();
+	for (r = l->readers; r; r = r->next) {
+		v = __atomic_load_n(&r->active, __ATOMIC_ACQUIRE);
+		if (!(v & 1))
+			continue;
+		/* any change is that section's end (acquire: its release) */
+		while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE) == v)
+			soft_relax(&spins);
+	}
 }
 
 void soft_br_write_lock(struct soft_brlock *l)

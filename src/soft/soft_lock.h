@@ -131,6 +131,7 @@ static inline void soft_spin_unlock(struct soft_spin *l)
  * side.
  */
 struct soft_br_reader {
+	/* odd inside a read section; +1 at each entry and each exit */
 	unsigned int active;
 	struct soft_br_reader *next;
 } __attribute__((aligned(64)));
@@ -166,10 +167,13 @@ struct soft_brlock {
 static inline void soft_br_enter(const struct soft_brlock *l,
 				 struct soft_br_reader *r)
 {
+	/* only this thread writes it: the next value is its own + 1 */
+	unsigned int in = __atomic_load_n(&r->active, __ATOMIC_RELAXED) + 1;
+
 	if (__builtin_expect(l->fence, 1)) {
-		__atomic_exchange_n(&r->active, 1, __ATOMIC_SEQ_CST);
+		__atomic_exchange_n(&r->active, in, __ATOMIC_SEQ_CST);
 	} else {
-		__atomic_store_n(&r->active, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->active, in, __ATOMIC_RELAXED);
 		/* The compiler keeps the store before the load; the CPU
 		 * does, by the writer's membarrier() (see above). */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -191,7 +195,9 @@ static inline void soft_br_read_lock(struct soft_brlock *l,
 
 static inline void soft_br_read_unlock(struct soft_br_reader *r)
 {
-	__atomic_store_n(&r->active, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->active,
+			 __atomic_load_n(&r->active, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
 }
 
 /**
@@ -231,6 +237,20 @@ void soft_br_publish_lock(struct soft_brlock *l);
  * Returns as soft_br_write_lock() does: no reader inside, new ones wait.
  */
 void soft_br_exclude(struct soft_brlock *l);
+
+/**
+ * soft_br_grace() - with soft_br_publish_lock() held, wait for the read
+ * sections in progress
+ * @l: the lock
+ *
+ * For a change that takes something away with one sequentially consistent
+ * store that readers load, sequentially consistent, inside their section
+ * before they use what it guards (an MR's state made FREE: invalidation):
+ * returns once every section that was in progress at the call has ended,
+ * so none that may have seen the old value is left; sections that begin
+ * meanwhile see the new one, and no reader waits (the word is not set).
+ */
+void soft_br_grace(struct soft_brlock *l);
 
 /**
  * soft_br_write_unlock() - let readers and the next writer in

@@ -254,8 +254,8 @@ void rdmarw__soft_retire_mr(struct ib_mr *ibmr)
 
 	soft_br_publish_lock(l);
 	if (mr->state != SOFT_MR_FREE) {
-		soft_br_exclude(l);
-		__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_RELAXED);
+		__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_SEQ_CST);
+		soft_br_grace(l);
 	}
 	mr->serial = ++sdev->mr_serial;
 	soft_br_write_unlock(l);
@@ -660,6 +660,28 @@ int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd, u32 key)
 	 */
 	if (!sdev->iwarp && (!mr->fast || mr->rkey != key))
 		return -EINVAL;
-	__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_RELAXED);
+	/* seq_cst: the caller's soft_br_grace() then waits for the sections
+	 * that may have loaded VALID before it */
+	__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+/*
+ * rdmarw__soft_mr_invalidate() as a writer of the fabric's lock that stops
+ * no reader: the state made FREE, then a grace period (soft_br_grace()):
+ * when this returns, no transfer that checked the MR VALID is still
+ * running, and no later one finds it VALID.  Not inside a read section.
+ */
+int rdmarw__soft_mr_invalidate_sync(struct soft_dev *sdev, struct ib_pd *pd,
+				    u32 key)
+{
+	struct soft_brlock *l = &sdev->fabric->mem_lock;
+	int ret;
+
+	soft_br_publish_lock(l);
+	ret = rdmarw__soft_mr_invalidate(sdev, pd, key);
+	if (!ret)
+		soft_br_grace(l);
+	soft_br_write_unlock(l);
+	return ret;
 }

@@ -95,6 +95,9 @@ int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
 			     int access);
 int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
 			       u32 key);
+/* The same as a whole: the writers' lock, the store, a grace period. */
+int rdmarw__soft_mr_invalidate_sync(struct soft_dev *sdev, struct ib_pd *pd,
+				    u32 key);
 /* ops->retire_mr: FREE now, and a queued REG_MR of it fails (serial). */
 void rdmarw__soft_retire_mr(struct ib_mr *ibmr);
 

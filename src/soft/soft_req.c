@@ -64,9 +64,10 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 					       wqe->reg_serial, wqe->reg_key,
 					       wqe->reg_access);
 	} else {
-		soft_br_write_lock(l);
-		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
-						 wqe->h.ex);
+		return rdmarw__soft_mr_invalidate_sync(qp->dev, qp->ibqp.pd,
+						       wqe->h.ex) ?
+			       SOFT_F_LOC_QP_OP :
+			       SOFT_OK;
 	}
 	soft_br_write_unlock(l);
 	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is

@@ -377,7 +377,6 @@ __attribute__((cold)) int rdmarw__soft_resp_rcv(struct soft_qp *qp,
 
 bool rdmarw__soft_resp_end(struct soft_qp *qp)
 {
-	struct soft_fabric *f = qp->dev->fabric;
 	struct soft_rx *rx = &qp->rx;
 	enum soft_fault rf = rx->fault;
 	u64 len = rx->h.length;
@@ -388,10 +387,8 @@ bool rdmarw__soft_resp_end(struct soft_qp *qp)
 	int ret;
 
 	if (placed && rx->inv_key_set) {
-		soft_br_write_lock(&f->mem_lock);
-		ret = rdmarw__soft_mr_invalidate(qp->dev, qp->ibqp.pd,
-						 rx->inv_key);
-		soft_br_write_unlock(&f->mem_lock);
+		ret = rdmarw__soft_mr_invalidate_sync(qp->dev, qp->ibqp.pd,
+						      rx->inv_key);
 		if (ret) {
 			rf = SOFT_F_REM_INV_REQ;
 			placed = false;
