@@ -336,6 +336,26 @@ static void usage(FILE *f)
 		   "[--prefill]\n");
 }
 
+/*
+ * A decimal option in [@min, @max] into *@out: false for anything else
+ * (empty, trailing bytes, a sign, out of range: nothing is truncated).
+ */
+static bool parse_uint(const char *arg, unsigned long min, unsigned long max,
+		       unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!*arg || *arg == '-' || *arg == '+')
+		return false;
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (*end || errno || v < min || v > max)
+		return false;
+	*out = (unsigned int)v;
+	return true;
+}
+
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	static const struct option lo[] = {
@@ -369,13 +389,11 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			o->profile = optarg;
 			break;
 		case 'q':
-			o->queues = (unsigned int)strtoul(optarg, &end, 10);
-			if (*end || !o->queues || o->queues > 16)
+			if (!parse_uint(optarg, 1, 16, &o->queues))
 				goto bad;
 			break;
 		case 'd':
-			o->depth = (unsigned int)strtoul(optarg, &end, 10);
-			if (*end || o->depth < 1 || o->depth > 128)
+			if (!parse_uint(optarg, 1, 128, &o->depth))
 				goto bad;
 			break;
 		case 'D':
@@ -409,25 +427,22 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			o->one_thread = true;
 			break;
 		case 'g':
-			o->poll_groups =
-				(unsigned int)strtoul(optarg, &end, 10);
-			if (*end || !o->poll_groups || o->poll_groups > 64)
+			if (!parse_uint(optarg, 1, 64, &o->poll_groups))
 				goto bad;
 			break;
 		case 'b':
 			o->poll_busy = true;
 			break;
 		case 'm':
-			o->ns_mib = (u32)strtoul(optarg, &end, 10);
-			if (*end || !o->ns_mib || o->ns_mib > 4096)
+			if (!parse_uint(optarg, 1, 4096, &o->ns_mib))
 				goto bad;
 			break;
 		case 'f':
 			o->prefill = true;
 			break;
 		case 's':
-			o->size = (u32)strtoul(optarg, &end, 10);
-			if (*end || (o->size != 4096 && o->size != 131072))
+			if (!parse_uint(optarg, 4096, 131072, &o->size) ||
+			    (o->size != 4096 && o->size != 131072))
 				goto bad;
 			break;
 		case 'h':
