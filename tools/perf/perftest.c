@@ -791,6 +791,29 @@ static int pt_lat(struct pt_session *s, const char *peer)
 /* ---- SEND: ib_send_bw and ib_send_lat ---------------------------------- */
 
 /*
+ * Until at most @busy credit WRITEs are in flight: 0, or the QP's flush
+ * (-ECONNRESET) or PT_WAIT_S without getting there (-ETIMEDOUT), said.
+ */
+static int pt_credits_wait(struct pt_session *s, u32 busy)
+{
+	struct cs_conn *c = &s->data;
+	double deadline = perf_now() + PT_WAIT_S;
+	unsigned int spins = 0;
+
+	while (s->credit_busy > busy) {
+		if (cs_poll(c) < 0)
+			return c->err;
+		if (c->flushed)
+			return cs_fail(c, "the connection went down",
+				       -ECONNRESET);
+		if (!(spins & 255) && perf_now() > deadline)
+			return cs_fail(c, "the credit WRITEs", -ETIMEDOUT);
+		cs_relax(&spins);
+	}
+	return 0;
+}
+
+/*
  * ib_send_bw's receiver tells the sender what it received: its count of
  * the run's receives, an RDMA WRITE of 4 bytes (host order, as perftest)
  * into the sender's credit word, whose address and rkey the sender gave
@@ -799,20 +822,14 @@ static int pt_lat(struct pt_session *s, const char *peer)
 static int pt_credit_write(struct pt_session *s, u32 count)
 {
 	struct cs_conn *c = &s->data;
-	unsigned int spins = 0;
 	struct ib_sge sge;
 	struct ib_rdma_wr wr;
 	u32 slot;
 	int ret;
 
-	while (s->credit_busy == PT_CREDIT_SLOTS) {
-		if (cs_poll(c) < 0)
-			return c->err;
-		if (c->flushed)
-			return cs_fail(c, "the connection went down",
-				       -ECONNRESET);
-		cs_relax(&spins);
-	}
+	ret = pt_credits_wait(s, PT_CREDIT_SLOTS - 1);
+	if (ret)
+		return ret;
 	slot = s->credit_next++ % PT_CREDIT_SLOTS;
 	s->credit_src[slot] = count;
 	sge = (struct ib_sge){ .addr = (u64)(uintptr_t)&s->credit_src[slot],
@@ -878,14 +895,8 @@ static int pt_receive(struct pt_session *s, u64 size, bool pong,
 			ret = cs_fail(c, "perftest's SENDs", -ETIMEDOUT);
 		cs_relax(&spins);
 	}
-	while (!ret && s->credit_busy) { /* the last credits landed */
-		if (cs_poll(c) < 0)
-			ret = c->err;
-		else if (c->flushed)
-			ret = cs_fail(c, "the connection went down",
-				      -ECONNRESET);
-		cs_relax(&spins);
-	}
+	if (!ret) /* the last credits landed */
+		ret = pt_credits_wait(s, 0);
 	c->pong_send = false;
 	c->no_credit = false;
 	if (ret)
