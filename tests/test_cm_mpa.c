@@ -975,6 +975,84 @@ static void test_reply_ird_short(void **state)
 	(void)state;
 }
 
+/*
+ * RDMARW_MPA_CRC: by default the active side asks for CRCs and its first
+ * FPDU (the peer-to-peer ready-to-receive WRITE) carries one; with "0" it
+ * asks for none (siw's mpa_crc_required is false) and, the reply agreeing,
+ * the FPDU's CRC field is zero (RFC 5044: present, not checked).
+ */
+static void crc_choice(bool off)
+{
+	struct sockaddr_in src = cm_in4("127.0.0.2", 0), dst;
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1 };
+	struct iwarp_mpa req, rep;
+	u8 buf[600], frame[64];
+	struct rdma_cm_id *c;
+	size_t got = 0, want;
+	int lfd, fd, n;
+	u16 port;
+
+	if (off)
+		setenv("RDMARW_MPA_CRC", "0", 1);
+	lfd = mute_listener(&port);
+	dst = cm_in4("127.0.0.1", port);
+	c = client(SA(src), SA(dst));
+	assert_int_equal(rdma_connect(c, &cp), 0);
+	unsetenv("RDMARW_MPA_CRC");
+	fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	do {
+		n = (int)recv(fd, buf + got, sizeof(buf) - got, 0);
+		assert_true(n > 0);
+		got += (size_t)n;
+		n = rdmarw__iwarp_mpa_parse(buf, got, false, false, &req, NULL);
+	} while (n == -EAGAIN);
+	assert_int_equal(n, (int)got);
+	assert_true(req.enhanced && req.p2p);
+	assert_int_equal(req.crc, !off);
+	assert_int_equal(rdmarw__iwarp_mpa_answer(&req, 8, 8, &rep), 0);
+	assert_int_equal(rep.crc, !off);
+	n = rdmarw__iwarp_mpa_build(&rep, frame, sizeof(frame));
+	assert_true(n > 0);
+	assert_int_equal(send(fd, frame, (size_t)n, 0), n);
+	wait_ev(c, RDMA_CM_EVENT_ESTABLISHED);
+	/* the ready-to-receive FPDU: a zero-length tagged WRITE */
+	got = 0;
+	want = 2;
+	while (got < want) {
+		n = (int)recv(fd, buf + got, want - got, 0);
+		assert_true(n > 0);
+		got += (size_t)n;
+		if (got == 2)
+			want = (2 + iwarp_ld16(buf) + 3) / 4 * 4 + 4;
+	}
+	assert_int_equal(buf[3] & 0x0f, IWARP_OP_WRITE);
+	if (off)
+		assert_int_equal(iwarp_ld32(buf + want - 4), 0);
+	else
+		assert_int_not_equal(iwarp_ld32(buf + want - 4), 0);
+	close(fd);
+	wait_ev(c, RDMA_CM_EVENT_DISCONNECTED);
+	close(lfd);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+}
+
+static void test_crc_asked(void **state)
+{
+	NEED_TCP();
+	crc_choice(false);
+	(void)state;
+}
+
+static void test_crc_not_asked(void **state)
+{
+	NEED_TCP();
+	crc_choice(true);
+	(void)state;
+}
+
 /* Ids destroyed mid-handshake: no event, nothing left (ASan, valgrind). */
 static void test_destroy_mid_handshake(void **state)
 {
@@ -1032,6 +1110,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_reply_never_comes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reply_ird_short, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_crc_asked, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_crc_not_asked, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_mid_handshake,
 						setup, teardown),

@@ -142,6 +142,21 @@ static u64 mpa_deadline(void)
 	return now_ms() + ms;
 }
 
+/*
+ * Whether an active side asks for MPA CRCs: yes unless RDMARW_MPA_CRC is
+ * "0".  The kernel's siw never asks (its mpa_crc_required is false) and
+ * uses CRCs only when its peer does; rdmarw asks by default, so that two
+ * rdmarw ends and rdmarw towards siw check every FPDU.  "0" gives siw's
+ * choice (for measuring against siw like for like).  A passive side uses
+ * CRCs exactly when the request asks, as siw's.
+ */
+static bool mpa_want_crc(void)
+{
+	const char *env = secure_getenv("RDMARW_MPA_CRC");
+
+	return !env || strcmp(env, "0");
+}
+
 static socklen_t sa_len(const struct sockaddr_storage *ss)
 {
 	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
@@ -1000,9 +1015,10 @@ static int mpa_connect(struct cm_id_priv *a, const struct rdma_conn_param *cp)
 		close(fd);
 		return -ENOMEM;
 	}
-	/* MPA v2: CRC, IRD/ORD, both zero-length RTR types offered (siw) */
+	/* MPA v2: CRC (unless RDMARW_MPA_CRC=0), IRD/ORD, both zero-length RTR
+	 * types offered (siw) */
 	m->req.rev = IWARP_MPA_REV2;
-	m->req.crc = true;
+	m->req.crc = mpa_want_crc();
 	m->req.enhanced = true;
 	m->req.ird = cp->responder_resources;
 	m->req.ord = cp->initiator_depth;

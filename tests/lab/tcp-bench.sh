@@ -11,6 +11,8 @@
 # (MiB/s), the ratios rdmarw / kernel siw and rdmarw / socket pair, and
 # 64 B latency (ib_write_lat / ib_read_lat -R against rdmarw-perf --lat,
 # median of the typical figure: WRITE half the round trip, READ the whole).
+# rdmarw runs twice: asking for MPA CRCs (its default) and not
+# (RDMARW_MPA_CRC=0: like two kernel siw ends, which never ask).
 # Usage: sh tests/lab/tcp-bench.sh BUILD_DIR [ROUNDS]
 # Exit status: measurements that failed.
 build=${1:-build-lab}
@@ -38,14 +40,17 @@ kernel() {
 }
 
 # rdmarw OP SIZE ITERS [--lat]: rdmarw-perf's client figure, two processes
-# on siw-tcp (BW average, or with --lat the typical latency).
+# on siw-tcp (BW average, or with --lat the typical latency).  The client
+# asks for MPA CRCs unless $crc is 0 (RDMARW_MPA_CRC: two kernel siw ends
+# run without them, siw never asks).
 rdmarw() {
 	port=$((port + 1))
 	timeout 60 "$perf" --profile siw-tcp -p $port --json \
 		>/tmp/rw-srv.log 2>&1 &
 	srv=$!
 	sleep 0.5
-	timeout 60 "$perf" --profile siw-tcp -p $port --json --dir "$1" \
+	RDMARW_MPA_CRC=${crc:-1} timeout 60 "$perf" --profile siw-tcp \
+		-p $port --json --dir "$1" \
 		-s "$2" -n "$3" -t $DEPTH $4 "$addr" >/tmp/rw-cli.log 2>&1
 	wait $srv
 	if [ "$4" = --lat ]; then
@@ -86,8 +91,9 @@ enough() {
 	[ $((2 * $(echo "$1" | valid))) -gt "$rounds" ] || fails=$((fails + 1))
 }
 
-printf '%-5s %8s %6s %12s %12s %12s %9s %9s\n' op bytes iters \
-	"kernel-siw" "rdmarw-tcp" "socketpair" "/siw" "/socket"
+printf '%-5s %8s %6s %12s %12s %12s %12s %9s %9s %9s\n' op bytes iters \
+	"kernel-siw" "rdmarw-tcp" "rdmarw-nocrc" "socketpair" "/siw" \
+	"nocrc/siw" "/socket"
 for op in write read; do
 	for si in $SIZES; do
 		size=${si%%:*}
@@ -95,43 +101,54 @@ for op in write read; do
 		k=0
 		ks=""
 		rs=""
+		ns=""
 		ss=""
 		while [ $k -lt "$rounds" ]; do
 			ks="$ks $(kernel $op "$size" "$iters")"
 			rs="$rs $(rdmarw $op "$size" "$iters")"
+			ns="$ns $(crc=0 rdmarw $op "$size" "$iters")"
 			ss="$ss $(socket "$size" "$iters")"
 			k=$((k + 1))
 		done
 		enough "$ks"
 		enough "$rs"
+		enough "$ns"
 		enough "$ss"
 		km=$(echo "$ks" | median)
 		rm=$(echo "$rs" | median)
+		nm=$(echo "$ns" | median)
 		sm=$(echo "$ss" | median)
-		printf '%-5s %8s %6s %12s %12s %12s %9s %9s\n' $op "$size" \
-			"$iters" "$km" "$rm" "$sm" "$(ratio "$rm" "$km")" \
+		printf '%-5s %8s %6s %12s %12s %12s %12s %9s %9s %9s\n' $op \
+			"$size" "$iters" "$km" "$rm" "$nm" "$sm" \
+			"$(ratio "$rm" "$km")" "$(ratio "$nm" "$km")" \
 			"$(ratio "$rm" "$sm")"
-		echo "  runs: kernel-siw:$ks rdmarw-tcp:$rs socketpair:$ss"
+		echo "  runs: kernel-siw:$ks rdmarw-tcp:$rs" \
+			"rdmarw-nocrc:$ns socketpair:$ss"
 	done
 done
-printf '%-5s %8s %12s %12s %9s  (usec, median of %s)\n' op bytes \
-	"kernel-siw" "rdmarw-tcp" "/siw" "$rounds"
+printf '%-5s %8s %12s %12s %12s %9s %9s  (usec, median of %s)\n' op \
+	bytes "kernel-siw" "rdmarw-tcp" "rdmarw-nocrc" "/siw" "nocrc/siw" \
+	"$rounds"
 for op in write read; do
 	k=0
 	ks=""
 	rs=""
+	ns=""
 	while [ $k -lt "$rounds" ]; do
 		ks="$ks $(kernel_lat $op)"
 		rs="$rs $(rdmarw $op 64 1000 --lat)"
+		ns="$ns $(crc=0 rdmarw $op 64 1000 --lat)"
 		k=$((k + 1))
 	done
 	enough "$ks"
 	enough "$rs"
+	enough "$ns"
 	km=$(echo "$ks" | median)
 	rm=$(echo "$rs" | median)
-	printf '%-5s %8s %12s %12s %9s\n' $op 64 "$km" "$rm" \
-		"$(ratio "$rm" "$km")"
-	echo "  runs: kernel-siw:$ks rdmarw-tcp:$rs"
+	nm=$(echo "$ns" | median)
+	printf '%-5s %8s %12s %12s %12s %9s %9s\n' $op 64 "$km" "$rm" "$nm" \
+		"$(ratio "$rm" "$km")" "$(ratio "$nm" "$km")"
+	echo "  runs: kernel-siw:$ks rdmarw-tcp:$rs rdmarw-nocrc:$ns"
 done
 echo "tcp-bench: $fails measurements failed"
 exit $fails
