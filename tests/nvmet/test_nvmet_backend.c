@@ -396,6 +396,29 @@ static void nv_file(struct nv_env *e, const char *dir, struct nvmet_ns_opts *o)
 	o->size = 4u << 20;
 }
 
+/*
+ * Two fresh files under "." for namespaces 1 and 2 of @ns (zeroed first),
+ * their names kept in @path; nv_files_unlink() removes them.
+ */
+static void nv_two_files(struct nvmet_ns_opts ns[2], char path[2][256])
+{
+	struct nv_env tmp;
+	unsigned int i;
+
+	memset(ns, 0, 2 * sizeof(*ns));
+	for (i = 0; i < 2; i++) {
+		nv_file(&tmp, ".", &ns[i]);
+		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
+		ns[i].path = path[i];
+	}
+}
+
+static void nv_files_unlink(char path[2][256])
+{
+	unlink(path[0]);
+	unlink(path[1]);
+}
+
 /* The file's bytes, read directly, against the host's shadow. */
 static void nv_file_matches(const char *path, const u8 *shadow, u64 size)
 {
@@ -1015,22 +1038,15 @@ static void test_ns_removed_in_flight(void **state)
 static void test_slow_ns_uring_both(void **state)
 {
 	static char path[2][256];
-	struct nvmet_ns_opts ns[2] = { { 0 }, { 0 } };
-	struct nv_env tmp;
-	unsigned int i;
+	struct nvmet_ns_opts ns[2];
 
 	(void)state;
 	if (!NV_HAVE_URING)
 		skip();
-	for (i = 0; i < 2; i++) {
-		nv_file(&tmp, ".", &ns[i]);
-		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
-		ns[i].path = path[i];
-	}
+	nv_two_files(ns, path);
 	ns[0].test_delay_ms = NV_HELD_MS;
 	slow_case2(&ns[0], &ns[1]);
-	unlink(path[0]);
-	unlink(path[1]);
+	nv_files_unlink(path);
 }
 
 /* ---- a ring per submitting thread (issue 30) -------------------------- */
@@ -1241,7 +1257,6 @@ static void test_rings_chained_submit(void **state)
 	static struct nv_chain c[NV_CHAIN];
 	static char path[2][256];
 	struct nvmet_uring_stats st;
-	struct nv_env tmp;
 	struct nv_rq r;
 	unsigned int i, k;
 	u8 *wbuf, *rbuf;
@@ -1249,12 +1264,7 @@ static void test_rings_chained_submit(void **state)
 	(void)state;
 	if (!NV_HAVE_URING)
 		skip();
-	memset(ns, 0, sizeof(ns));
-	for (i = 0; i < 2; i++) {
-		nv_file(&tmp, ".", &ns[i]);
-		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
-		ns[i].path = path[i];
-	}
+	nv_two_files(ns, path);
 	nv_start(&e, ns, 2);
 	wbuf = aligned_alloc(4096, NV_CHAIN * 4096);
 	rbuf = aligned_alloc(4096, 4096);
@@ -1291,8 +1301,7 @@ static void test_rings_chained_submit(void **state)
 	free(wbuf);
 	free(rbuf);
 	nv_env_fini(&e);
-	unlink(path[0]);
-	unlink(path[1]);
+	nv_files_unlink(path);
 }
 
 /* ---- the reaper: woken for what nobody else reaps --------------------- */
@@ -1442,18 +1451,12 @@ static void test_rings_slot_freed(void **state)
 	static char path[2][256];
 	struct nvmet_uring_stats st;
 	struct nv_holder *x = NULL;
-	struct nv_env tmp;
 	unsigned int i, n, rings = 0;
 
 	(void)state;
 	if (!NV_HAVE_URING)
 		skip();
-	memset(ns, 0, sizeof(ns));
-	for (i = 0; i < 2; i++) {
-		nv_file(&tmp, ".", &ns[i]);
-		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
-		ns[i].path = path[i];
-	}
+	nv_two_files(ns, path);
 	nv_start(&e, ns, 2);
 	for (n = 0; n < NV_HOLDERS && !x; n++) {
 		nv_holder_start(&h[n], nv_ns(&e, 2));
@@ -1481,8 +1484,7 @@ static void test_rings_slot_freed(void **state)
 		assert_int_equal(h[i].err, 0);
 	}
 	nv_env_fini(&e);
-	unlink(path[0]);
-	unlink(path[1]);
+	nv_files_unlink(path);
 }
 
 /*
