@@ -70,7 +70,7 @@ TSAN_TESTS += test_nvmet_poll test_nvmet_poll_async test_nvmet_backend test_nvme
 TSAN_TESTS += test_soft_mt test_soft_brlock test_core_dma test_lifecycle_threads test_soft_zcopy test_soft_tcp test_soft_tcp_inline test_cm_mpa
 # Programs whose CTest names differ from their target names.
 TSAN_EXTRA_TARGETS = krping krping_test
-TSAN_EXTRA_TESTS = test_cm_state_tcp test_cm_threads_tcp test_soft_mt_membarrier test_soft_brlock_membarrier example_krping_faults example_krping_mlx5_100000 example_krping_rxe_100000 example_krping_siw_100000
+TSAN_EXTRA_TESTS = test_cm_state_tcp test_cm_threads_tcp test_cm_conn_tcp test_cm_rw_tcp test_cm_ord_tcp test_soft_mt_membarrier test_soft_brlock_membarrier example_krping_faults example_krping_mlx5_100000 example_krping_rxe_100000 example_krping_siw_100000
 test-tsan: deps
 	@scripts/deps.sh test
 	@cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang \

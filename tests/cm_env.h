@@ -145,17 +145,31 @@ static inline void cm_wait2(int *n, enum rdma_cm_event_type ev,
 }
 
 /*
- * @len bytes at @dst equal @src's, after a WRITE the requester completed.
- * On a fabric the completion comes after the placement; on TCP it means
- * only that the source may be reused (the bytes are in the socket): wait
- * for the peer's thread to place them, a minute at most (a hang guard).
+ * @len bytes at @dst equal @src's, after a WRITE @from's QP posted to
+ * @to's and completed.  On a fabric the completion comes after the
+ * placement; on TCP it means only that the source may be reused (the
+ * bytes are in the socket), and @to's thread may still be writing @dst.
+ * So a zero-length SEND follows the WRITE on the same QP: a SEND's
+ * completion at the responder comes after every WRITE before it is placed
+ * (RDMAP's ordering, RFC 5040 5.5; IBA 9.5 on RC), and on TCP @to's
+ * thread places the WRITE's bytes before it takes the SEND's, then
+ * completes the RECV through the CQ's lock, which this thread's poll
+ * takes: the read of @dst is ordered after the placement (TSan sees it).
+ * Both QPs still connected; each CQ has nothing else to poll before it.
  */
-static inline void cm_placed(const void *dst, const void *src, size_t len)
+static inline void cm_placed(struct rdma_cm_id *from, struct rdma_cm_id *to,
+			     const void *dst, const void *src, size_t len)
 {
-	time_t start = time(NULL);
+	const u64 fence = 0xfe4ce;
+	struct ib_recv_wr rwr = { .wr_id = fence };
+	struct ib_send_wr swr = { .wr_id = fence,
+				  .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED };
 
-	while (cm_env_tcp() && memcmp(dst, src, len) && time(NULL) - start < 60)
-		sched_yield();
+	assert_int_equal(ib_post_recv(to->qp, &rwr, NULL), 0);
+	assert_int_equal(ib_post_send(from->qp, &swr, NULL), 0);
+	soft_env_expect(from->qp->send_cq, fence, IB_WC_SUCCESS, IB_WC_SEND);
+	soft_env_expect(to->qp->recv_cq, fence, IB_WC_SUCCESS, IB_WC_RECV);
 	assert_memory_equal(dst, src, len);
 }
 

@@ -95,7 +95,7 @@ static void connect_write_disconnect(const char *profile)
 				       ms->lkey, (uintptr_t)dst, md->rkey),
 			 0);
 	soft_env_expect(env.cq[0], 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
-	cm_placed(dst, src, 64);
+	cm_placed(client, child, dst, src, 64);
 
 	/* the passive side disconnects: the peer hears first */
 	soft_env_post_recv(client->qp, 9, dst, 8, md->lkey == 0 ? 0 : ms->lkey);

@@ -315,19 +315,23 @@ static struct {
 	struct ib_mr *rmr, *wmr;
 } sink;
 
+/* @len bytes at @buf registered in side @side's PD with @access. */
+static struct ib_mr *reg(int side, void *buf, size_t len, int access)
+{
+	struct ib_mr *mr = ib_reg_user_mr(t.pd[side], (uintptr_t)buf, len,
+					  (uintptr_t)buf, access);
+
+	assert_false(IS_ERR(mr));
+	return mr;
+}
+
 static void post_recvs(struct rdma_cm_id *child)
 {
 	memset(&sink, 0xee, offsetof(typeof(sink), rmr));
-	sink.rmr =
-		ib_reg_user_mr(t.pd[1], (uintptr_t)sink.rbuf, sizeof(sink.rbuf),
-			       (uintptr_t)sink.rbuf, IB_ACCESS_LOCAL_WRITE);
-	assert_false(IS_ERR(sink.rmr));
-	sink.wmr =
-		ib_reg_user_mr(t.pd[1], (uintptr_t)sink.wbuf, sizeof(sink.wbuf),
-			       (uintptr_t)sink.wbuf,
-			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-				       IB_ACCESS_REMOTE_READ);
-	assert_false(IS_ERR(sink.wmr));
+	sink.rmr = reg(1, sink.rbuf, sizeof(sink.rbuf), IB_ACCESS_LOCAL_WRITE);
+	sink.wmr = reg(1, sink.wbuf, sizeof(sink.wbuf),
+		       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			       IB_ACCESS_REMOTE_READ);
 	/* before the accept: iWARP has no RNR, a SEND needs its receive */
 	soft_env_post_recv(child->qp, 1, sink.rbuf + 8, 64, sink.rmr->lkey);
 	soft_env_post_recv(child->qp, 2, sink.rbuf + 8, 64, sink.rmr->lkey);
@@ -361,7 +365,24 @@ static void expect_wc(struct ib_cq *cq, u64 wr_id, enum ib_wc_opcode op)
 	assert_int_equal(wc.opcode, op);
 }
 
-/* SEND/RECV, WRITE and READ with exact bytes over the connection. */
+/*
+ * The data tests' connection: a listener on 127.0.0.1 (*@l), a client from
+ * 127.0.0.2 (*@c) connected to it, the child's receives posted before its
+ * accept (post_recvs()).  Returns the child; data_fini() ends them.
+ */
+static struct rdma_cm_id *data_connect(struct rdma_cm_id **l,
+				       struct rdma_cm_id **c)
+{
+	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
+			   src = cm_in4("127.0.0.2", 0);
+	struct sockaddr_storage dst;
+
+	*l = listener(SA(la));
+	dst = dst_of(*l, "127.0.0.1");
+	*c = client(SA(src), SA(dst));
+	return connect_accept_hook(*c, post_recvs);
+}
+
 /* The end of a test with sink's MRs: QPs, @mr (NULL-ended), sink, ids. */
 static void data_fini(struct rdma_cm_id *l, struct rdma_cm_id *c,
 		      struct rdma_cm_id *child, struct ib_mr **mr)
@@ -377,37 +398,26 @@ static void data_fini(struct rdma_cm_id *l, struct rdma_cm_id *c,
 	rdma_destroy_id(l);
 }
 
+/* SEND/RECV, WRITE and READ with exact bytes over the connection. */
 static void test_data_moves(void **state)
 {
-	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
-			   src = cm_in4("127.0.0.2", 0);
 	u8 sbuf[64], wsrc[100], guard[160], rsink[140];
 	struct rdma_cm_id *l, *c, *child;
-	struct sockaddr_storage dst;
 	struct ib_mr *smr, *wsmr, *rmr;
 	struct ib_wc wc;
 	size_t i;
 
 	NEED_TCP();
-	l = listener(SA(la));
-	dst = dst_of(l, "127.0.0.1");
-	c = client(SA(src), SA(dst));
-	child = connect_accept_hook(c, post_recvs);
+	child = data_connect(&l, &c);
 	for (i = 0; i < sizeof(sbuf); i++)
 		sbuf[i] = (u8)(i ^ 0x5a);
 	for (i = 0; i < sizeof(wsrc); i++)
 		wsrc[i] = (u8)(3 * i + 11);
-	smr = ib_reg_user_mr(t.pd[0], (uintptr_t)sbuf, sizeof(sbuf),
-			     (uintptr_t)sbuf, 0);
-	assert_false(IS_ERR(smr));
-	wsmr = ib_reg_user_mr(t.pd[0], (uintptr_t)wsrc, sizeof(wsrc),
-			      (uintptr_t)wsrc, 0);
-	assert_false(IS_ERR(wsmr));
-	rmr = ib_reg_user_mr(t.pd[0], (uintptr_t)rsink, sizeof(rsink),
-			     (uintptr_t)rsink,
-			     /* iWARP: a READ's sink is written remotely */
-			     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
-	assert_false(IS_ERR(rmr));
+	smr = reg(0, sbuf, sizeof(sbuf), 0);
+	wsmr = reg(0, wsrc, sizeof(wsrc), 0);
+	/* iWARP: a READ's sink is written remotely */
+	rmr = reg(0, rsink, sizeof(rsink),
+		  IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	assert_int_equal(
 		soft_env_send(c->qp, 10, sbuf, sizeof(sbuf), smr->lkey), 0);
 	poll_wc(t.cq[1], &wc);
@@ -465,11 +475,8 @@ static void test_data_moves(void **state)
  */
 static void test_post_after_disconnect(void **state)
 {
-	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
-			   src = cm_in4("127.0.0.2", 0);
 	u8 wsrc[100], rbuf[32], guard[160];
 	struct rdma_cm_id *l, *c, *child;
-	struct sockaddr_storage dst;
 	struct ib_mr *wsmr, *rmr;
 	struct ib_sge sge, wsge;
 	struct ib_recv_wr rwr = { .wr_id = 21, .sg_list = &sge, .num_sge = 1 };
@@ -485,17 +492,10 @@ static void test_post_after_disconnect(void **state)
 	int flushed = 0;
 
 	NEED_TCP();
-	l = listener(SA(la));
-	dst = dst_of(l, "127.0.0.1");
-	c = client(SA(src), SA(dst));
-	child = connect_accept_hook(c, post_recvs);
+	child = data_connect(&l, &c);
 	memset(wsrc, 0x5c, sizeof(wsrc));
-	wsmr = ib_reg_user_mr(t.pd[0], (uintptr_t)wsrc, sizeof(wsrc),
-			      (uintptr_t)wsrc, 0);
-	assert_false(IS_ERR(wsmr));
-	rmr = ib_reg_user_mr(t.pd[0], (uintptr_t)rbuf, sizeof(rbuf),
-			     (uintptr_t)rbuf, IB_ACCESS_LOCAL_WRITE);
-	assert_false(IS_ERR(rmr));
+	wsmr = reg(0, wsrc, sizeof(wsrc), 0);
+	rmr = reg(0, rbuf, sizeof(rbuf), IB_ACCESS_LOCAL_WRITE);
 	sge = (struct ib_sge){ .addr = (uintptr_t)rbuf,
 			       .length = sizeof(rbuf),
 			       .lkey = rmr->lkey };
@@ -557,24 +557,16 @@ static void test_post_after_disconnect(void **state)
  */
 static void test_reset_attached(void **state)
 {
-	struct sockaddr_in la = cm_in4("127.0.0.1", 0),
-			   src = cm_in4("127.0.0.2", 0);
 	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
 	struct rdma_cm_id *l, *c, *child;
-	struct sockaddr_storage dst;
 	u8 sbuf[16];
 	struct ib_mr *smr;
 	struct ib_wc wc;
 
 	NEED_TCP();
-	l = listener(SA(la));
-	dst = dst_of(l, "127.0.0.1");
-	c = client(SA(src), SA(dst));
-	child = connect_accept_hook(c, post_recvs);
+	child = data_connect(&l, &c);
 	memset(sbuf, 0x71, sizeof(sbuf));
-	smr = ib_reg_user_mr(t.pd[0], (uintptr_t)sbuf, sizeof(sbuf),
-			     (uintptr_t)sbuf, 0);
-	assert_false(IS_ERR(smr));
+	smr = reg(0, sbuf, sizeof(sbuf), 0);
 
 	assert_int_equal(ib_modify_qp(c->qp, &reset, IB_QP_STATE), -EINVAL);
 	assert_int_equal(soft_env_state(c->qp), IB_QPS_RTS);

@@ -105,7 +105,7 @@ static void rw_write(const char *profile)
 	for (i = 0; i < 1000 && !write_done; i++)
 		ib_process_cq_direct(env.cq[0], 16);
 	assert_true(write_done);
-	cm_placed(dst, src, sizeof(src));
+	cm_placed(client, child, dst, src, sizeof(src));
 	rdma_rw_ctx_destroy(&ctx, client->qp, client->port_num, &sg, 1,
 			    DMA_TO_DEVICE);
 

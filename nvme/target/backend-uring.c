@@ -4,7 +4,8 @@
  * and Flush are submitted from the thread that executes the command (the
  * queue's) and completed from the ring's completion queue, by the
  * submitting thread itself when it reaps after its io_uring_enter(), else
- * by its reaper thread (woken by an eventfd), which calls io->done (the
+ * by its reaper thread (woken by an eventfd, which is off while the
+ * submitter reaps: nvmet_uring_reaper_fn()), which calls io->done (the
  * kernel's nvmet_file_io_done() and nvmet_bio_done(): submit, then a
  * callback from another context).  A slow device thus holds only its own
  * commands.
@@ -13,7 +14,8 @@
  * submission to the namespace (issue 30): two queues on two threads share
  * no lock and no counter on the data path.  A submitting thread holds one
  * of NVMET_URING_THREADS slots (given back when it exits, through a
- * thread-specific key's destructor); the slot has one eventfd, registered
+ * thread-specific key's destructor; a thread that found none tries again
+ * once one is given back); the slot has one eventfd, registered
  * on every ring of the slot, and one reaper, which acts as the slot's
  * thread for what it submits itself.  A ring's submission side is under
  * its @sq_lock, its completion side under its @cq_lock: each taken only
@@ -46,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -86,6 +89,12 @@
 /* submitting threads with rings of their own; any other shares a ring */
 #define NVMET_URING_THREADS 64
 #define NVMET_URING_SHARED NVMET_URING_THREADS /* the shared ring's slot */
+/*
+ * A reaper's sleep while its rings have I/O in flight (see the reaper);
+ * $RDMARW_NVMET_URING_BACKSTOP_MS for tests (a completion left to it then
+ * comes after their bound: they see it as lost).
+ */
+#define NVMET_URING_BACKSTOP_MS 100
 
 /*
  * Buffered I/O the submitter does itself before (or instead of) the ring,
@@ -112,6 +121,7 @@ struct nvmet_uring_slot {
 	struct list_head rings;
 	bool running;
 	bool stop;
+	int idle; /* the reaper sleeps unbounded, nothing in flight (atomic) */
 	int efd;
 	pthread_t reaper;
 };
@@ -120,11 +130,13 @@ struct nvmet_uring_slot {
 struct nvmet_uring_ring {
 	struct io_uring ring;
 	struct nvmet_ns *ns;
+	struct nvmet_uring_slot *slot; /* whose eventfd the ring signals */
 	struct list_head entry; /* slot->rings */
 	pthread_mutex_t sq_lock; /* the submission queue, the counters */
 	pthread_mutex_t cq_lock; /* the completion queue: reaper, or trylock */
 	pthread_mutex_t sync_lock; /* the last bounce slot (synchronous) */
 	bool fixed; /* the namespace's descriptors registered: 0, 1 (O_DIRECT) */
+	bool quiet; /* the kernel takes IORING_CQ_EVENTFD_DISABLED */
 	int inflight; /* submitted, not reaped (atomic) */
 	u64 bounce_free; /* free bounce slots, a mask (atomic) */
 	/* NVMET_URING_BOUNCE + 1 slots (O_DIRECT only) */
@@ -140,6 +152,7 @@ struct nvmet_uring {
 	u32 off_align; /* ... and offset and length's */
 	unsigned int sq_entries;
 	unsigned int max_rings; /* rings of their own for threads */
+	bool quiet; /* submitters reaping turn the eventfd off (default) */
 	pthread_mutex_t lock; /* stores to @rings, the counts below */
 	unsigned int nr_rings, fallbacks;
 	bool warned;
@@ -152,6 +165,11 @@ static pthread_mutex_t nvmet_uring_slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t nvmet_uring_once = PTHREAD_ONCE_INIT;
 static pthread_key_t nvmet_uring_key;
 static bool nvmet_uring_key_ok;
+/* slots given back so far (stored under nvmet_uring_slots_lock; atomic) */
+static unsigned int nvmet_uring_freed;
+/* ... when this thread last found every slot taken (it shares the rings) */
+static __thread unsigned int nvmet_uring_freed_seen;
+static int nvmet_uring_backstop_ms = NVMET_URING_BACKSTOP_MS;
 
 /* This thread's slot (a reaper: its submitter's), NULL until it submits */
 static __thread struct nvmet_uring_slot *nvmet_uring_me;
@@ -171,8 +189,26 @@ static void nvmet_uring_slot_exit(void *arg)
 
 	pthread_mutex_lock(&nvmet_uring_slots_lock);
 	s->taken = false;
+	__atomic_store_n(&nvmet_uring_freed, nvmet_uring_freed + 1,
+			 __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&nvmet_uring_slots_lock);
 	nvmet_uring_me = NULL;
+}
+
+/* A number from the environment, when it is one within [lo, hi]. */
+static bool nvmet_uring_env(const char *name, int lo, int hi, int *out)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return false;
+	n = strtol(v, &end, 10);
+	if (*end || n < lo || n > hi)
+		return false;
+	*out = (int)n;
+	return true;
 }
 
 static void nvmet_uring_init_once(void)
@@ -188,19 +224,35 @@ static void nvmet_uring_init_once(void)
 		pthread_mutex_init(&s->lock, NULL);
 		INIT_LIST_HEAD(&s->rings);
 	}
+	nvmet_uring_env("RDMARW_NVMET_URING_BACKSTOP_MS", 1, 3600 * 1000,
+			&nvmet_uring_backstop_ms);
 	/* without the key a slot could not be given back: all share */
 	nvmet_uring_key_ok =
 		!pthread_key_create(&nvmet_uring_key, nvmet_uring_slot_exit);
 }
 
-/* The calling thread's slot, taken on its first submission. */
+/*
+ * The calling thread's slot, taken on its first submission.  A thread that
+ * finds every slot taken shares the rings until a slot is given back (a
+ * thread exited): then it tries again, at its next submission (until then
+ * one load of a counter per I/O), after its plug handed what it held back
+ * on the shared rings to the kernel (its unplug will look for the rings
+ * of its new slot).  A reaper stays its submitter's.
+ */
 static struct nvmet_uring_slot *nvmet_uring_self(void)
 {
 	struct nvmet_uring_slot *s = nvmet_uring_me;
 	unsigned int i;
 
-	if (likely(s))
-		return s;
+	if (likely(s)) {
+		if (likely(s->idx != NVMET_URING_SHARED) ||
+		    nvmet_uring_reaping ||
+		    __atomic_load_n(&nvmet_uring_freed, __ATOMIC_RELAXED) ==
+			    nvmet_uring_freed_seen)
+			return s;
+		nvmet_plug_flush();
+		nvmet_uring_me = NULL;
+	}
 	s = &nvmet_uring_slots[NVMET_URING_SHARED];
 	pthread_mutex_lock(&nvmet_uring_slots_lock);
 	for (i = 0; nvmet_uring_key_ok && i < NVMET_URING_THREADS; i++) {
@@ -210,6 +262,7 @@ static struct nvmet_uring_slot *nvmet_uring_self(void)
 			break;
 		}
 	}
+	nvmet_uring_freed_seen = nvmet_uring_freed;
 	pthread_mutex_unlock(&nvmet_uring_slots_lock);
 	if (s->idx != NVMET_URING_SHARED &&
 	    pthread_setspecific(nvmet_uring_key, s)) {
@@ -376,27 +429,71 @@ static void nvmet_uring_ring_free(struct nvmet_uring_ring *r)
 static int nvmet_uring_reap(struct nvmet_uring_ring *r);
 
 /*
+ * How long @s's reaper may sleep after its pass (@s->lock held): unbounded
+ * (-1, @s->idle set) when no quiet ring of the slot has I/O in flight,
+ * else NVMET_URING_BACKSTOP_MS (nvmet_uring_reaper_fn()).
+ */
+static int nvmet_uring_sleep(struct nvmet_uring_slot *s)
+{
+	struct nvmet_uring_ring *r;
+
+	__atomic_store_n(&s->idle, 1, __ATOMIC_SEQ_CST);
+	list_for_each_entry(r, &s->rings, entry)
+	{
+		if (r->quiet &&
+		    __atomic_load_n(&r->inflight, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&s->idle, 0, __ATOMIC_RELAXED);
+			return nvmet_uring_backstop_ms;
+		}
+	}
+	return -1;
+}
+
+/*
  * A slot's reaper sleeps on the slot's eventfd, not in io_uring_wait_cqe():
  * a completion queue has one consumer at a time (its @cq_lock), and the
  * submitter may be it.  Each wake-up is a pass over the slot's rings,
  * under the slot's lock (which a ring's make and close take): what the
  * reaper submits goes to its slot's rings (nvmet_uring_me).
+ *
+ * A submitter that reaps its ring itself keeps the kernel from signalling
+ * the eventfd meanwhile, from before its io_uring_enter() to the end of
+ * its reap (nvmet_uring_quiet(), nvmet_uring_reap_unlock()): the reaper
+ * wakes for completions nobody else reaps, not for those.  The race: the kernel
+ * publishes a CQE (the tail), then reads the ring's flag to decide
+ * whether to signal, and not every kernel puts a full barrier between the
+ * two (a store, then a load: the load may pass it).  As the submitter
+ * clears the flag and looks at the queue once more, a CQE posted at that
+ * moment may be seen by neither: the kernel read the flag still set, the
+ * submitter's look missed the CQE.  Nobody would ever reap it.  So, while
+ * a quiet ring of the slot has I/O in flight, the reaper sleeps at most
+ * NVMET_URING_BACKSTOP_MS: such a completion is late, never lost.  With
+ * nothing in flight it sleeps unbounded, @idle set first (then it loads
+ * the rings' @inflight); a submitter that leaves I/O in flight after a
+ * quiet reap (it raised @inflight, then a full fence, then it loads
+ * @idle) and finds @idle set writes the eventfd.  One of the two sees the
+ * other's store: the reaper sleeps bounded, or is woken.
  */
 static void *nvmet_uring_reaper_fn(void *arg)
 {
 	struct nvmet_uring_slot *s = arg;
+	struct pollfd pfd = { .fd = s->efd, .events = POLLIN };
 	struct nvmet_uring_ring *r;
+	int timeout = -1, ret;
 	bool stop;
 	u64 n;
 
 	nvmet_uring_me = s;
 	nvmet_uring_reaping = true;
 	for (;;) {
-		if (read(s->efd, &n, sizeof(n)) < 0 && errno != EINTR &&
-		    errno != EAGAIN) {
+		ret = poll(&pfd, 1, timeout);
+		if ((ret < 0 && errno != EINTR) ||
+		    (ret > 0 && read(s->efd, &n, sizeof(n)) < 0 &&
+		     errno != EINTR && errno != EAGAIN)) {
 			nvmet_err("io_uring eventfd: %s", strerror(errno));
 			break;
 		}
+		__atomic_store_n(&s->idle, 0, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&s->lock);
 		nvmet_uring_pass = s;
 		list_for_each_entry(r, &s->rings, entry)
@@ -406,6 +503,7 @@ static void *nvmet_uring_reaper_fn(void *arg)
 			pthread_mutex_unlock(&r->cq_lock);
 		}
 		nvmet_uring_pass = NULL;
+		timeout = nvmet_uring_sleep(s);
 		stop = s->stop;
 		pthread_mutex_unlock(&s->lock);
 		if (stop)
@@ -510,6 +608,10 @@ static int nvmet_uring_ring_make(struct nvmet_ns *ns,
 		nvmet_uring_ring_free(r);
 		return ret;
 	}
+	r->slot = s;
+	/* the flag's word mapped (a kernel since 5.8), unless told not to */
+	r->quiet = u->quiet && !io_uring_cq_eventfd_toggle(&r->ring, false) &&
+		   !io_uring_cq_eventfd_toggle(&r->ring, true);
 	list_add_tail(&r->entry, &s->rings);
 	*out = r;
 	return 0;
@@ -601,6 +703,8 @@ static struct nvmet_uring_ring *nvmet_uring_ring_mine(struct nvmet_ns *ns)
 }
 
 static int nvmet_uring_poll_ring(struct nvmet_uring_ring *r);
+static bool nvmet_uring_quiet(struct nvmet_uring_ring *r);
+static int nvmet_uring_reap_unlock(struct nvmet_uring_ring *r, bool quiet);
 
 /*
  * Put @io (what is left of it) on @r: 0 when it was submitted, 1 when
@@ -617,7 +721,7 @@ static int nvmet_uring_queue(struct nvmet_uring_ring *r,
 	u64 len = io->len - io->resid, off = io->off + io->resid;
 	int fd = u->dfd >= 0 ? u->dfd : ns->fd, ret;
 	struct io_uring_sqe *sqe;
-	bool plugged;
+	bool plugged, quiet;
 
 	if (r->fixed) /* the registered table's index */
 		fd = u->dfd >= 0 ? 1 : 0;
@@ -667,6 +771,7 @@ static int nvmet_uring_queue(struct nvmet_uring_ring *r,
 		r->st.full++;
 	else
 		r->st.unplugged++;
+	quiet = nvmet_uring_quiet(r);
 	ret = nvmet_uring_enter(r);
 	pthread_mutex_unlock(&r->sq_lock);
 	/*
@@ -676,6 +781,15 @@ static int nvmet_uring_queue(struct nvmet_uring_ring *r,
 	if (ret < 0)
 		nvmet_err("namespace %u: io_uring_submit: %s", ns->nsid,
 			  strerror(-ret));
+	/*
+	 * What the kernel finished inside io_uring_enter() (a page-cache
+	 * hit, the task_work of earlier I/O) is done here, without waking
+	 * the reaper's thread for it.
+	 */
+	if (quiet)
+		nvmet_uring_reap_unlock(r, true);
+	else
+		nvmet_uring_poll_ring(r);
 	return 0;
 }
 
@@ -687,21 +801,25 @@ static int nvmet_uring_queue(struct nvmet_uring_ring *r,
 void nvmet_uring_unplug(struct nvmet_ns *ns)
 {
 	struct nvmet_uring_ring *r = nvmet_uring_ring_mine(ns);
-	bool any;
+	bool any, quiet = false;
 	int ret;
 
 	if (!r)
 		return;
 	pthread_mutex_lock(&r->sq_lock);
 	any = io_uring_sq_ready(&r->ring);
-	if (any)
+	if (any) {
 		r->st.batches++;
+		quiet = nvmet_uring_quiet(r);
+	}
 	ret = nvmet_uring_enter(r);
 	pthread_mutex_unlock(&r->sq_lock);
 	if (ret < 0)
 		nvmet_err("namespace %u: io_uring_submit: %s", ns->nsid,
 			  strerror(-ret));
-	if (any)
+	if (quiet)
+		nvmet_uring_reap_unlock(r, true);
+	else if (any)
 		nvmet_uring_poll_ring(r);
 }
 
@@ -776,12 +894,6 @@ int nvmet_uring_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 		nvmet_uring_end(r, io, ret);
 		return 0;
 	}
-	/*
-	 * What the kernel finished inside io_uring_enter() (a page-cache
-	 * hit) is done here, without waking the reaper's thread for it.
-	 */
-	if (!ret)
-		nvmet_uring_poll_ring(r);
 	return ret < 0 ? ret : 0;
 }
 
@@ -848,20 +960,62 @@ static int nvmet_uring_reap(struct nvmet_uring_ring *r)
 	return n;
 }
 
-/* Reap @r on this thread unless another one is: how many. */
-static int nvmet_uring_poll_ring(struct nvmet_uring_ring *r)
+/*
+ * A submitter about to hand @r its SQEs (@r->sq_lock held) that will reap
+ * what they give at once: true when it now holds @r->cq_lock with the
+ * eventfd off (IORING_CQ_EVENTFD_DISABLED), for nvmet_uring_reap_unlock();
+ * false when @r is not quiet or another thread reaps it (a trylock: the
+ * lock order is @cq_lock, then @sq_lock).  What the kernel posts inside
+ * the enter (the task_work of earlier I/O runs there) and until the reap
+ * ends then wakes nobody: this thread reaps it.
+ */
+static bool nvmet_uring_quiet(struct nvmet_uring_ring *r)
+{
+	if (!r->quiet || pthread_mutex_trylock(&r->cq_lock))
+		return false;
+	io_uring_cq_eventfd_toggle(&r->ring, false);
+	return true;
+}
+
+/*
+ * Reap @r (@r->cq_lock held; @quiet: its eventfd off), then unlock it:
+ * how many.  A quiet reap turns the eventfd back on, looks at the queue
+ * once more (what the kernel posted while it was off signalled nobody),
+ * and wakes an idle reaper if I/O is left in flight: the race is in
+ * nvmet_uring_reaper_fn()'s comment.
+ */
+static int nvmet_uring_reap_unlock(struct nvmet_uring_ring *r, bool quiet)
 {
 	bool reaping = nvmet_uring_reaping;
+	struct nvmet_uring_slot *s = r->slot;
+	u64 one = 1;
 	int n;
 
-	if (pthread_mutex_trylock(&r->cq_lock))
-		return 0;
 	/* what the completions submit must not wait for the reaper now */
 	nvmet_uring_reaping = true;
 	n = nvmet_uring_reap(r);
+	if (quiet) {
+		io_uring_cq_eventfd_toggle(&r->ring, true);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		n += nvmet_uring_reap(r);
+		if (__atomic_load_n(&r->inflight, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&s->idle, __ATOMIC_RELAXED) &&
+		    write(s->efd, &one, sizeof(one)) < 0)
+			nvmet_err("io_uring eventfd: %s", strerror(errno));
+	}
 	nvmet_uring_reaping = reaping;
 	pthread_mutex_unlock(&r->cq_lock);
 	return n;
+}
+
+/* Reap @r on this thread unless another one is (quietly): how many. */
+static int nvmet_uring_poll_ring(struct nvmet_uring_ring *r)
+{
+	if (pthread_mutex_trylock(&r->cq_lock))
+		return 0;
+	if (r->quiet)
+		io_uring_cq_eventfd_toggle(&r->ring, false);
+	return nvmet_uring_reap_unlock(r, r->quiet);
 }
 
 /*
@@ -952,22 +1106,6 @@ static int nvmet_uring_open_direct(struct nvmet_ns *ns,
 	return fd;
 }
 
-/* A number from the environment, when it is one within [lo, hi]. */
-static bool nvmet_uring_env(const char *name, int lo, int hi, int *out)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return false;
-	n = strtol(v, &end, 10);
-	if (*end || n < lo || n > hi)
-		return false;
-	*out = (int)n;
-	return true;
-}
-
 /* Unlist @r from its slot; its slot's reaper stopped if it was the last. */
 static void nvmet_uring_ring_unlist(struct nvmet_uring_slot *s,
 				    struct nvmet_uring_ring *r)
@@ -1014,7 +1152,9 @@ static bool nvmet_uring_ring_drain(struct nvmet_uring_ring *r)
  * -errno when io_uring cannot be had (the caller then does synchronous
  * I/O).  $RDMARW_NVMET_NO_URING set to 1 makes it fail as a kernel without
  * io_uring would (-ENOSYS), for tests; $RDMARW_NVMET_URING_RINGS (0 to 64)
- * bounds the threads that get a ring of their own (tests).
+ * bounds the threads that get a ring of their own (tests);
+ * $RDMARW_NVMET_URING_QUIET=0 leaves the eventfd on while a submitter
+ * reaps (the reaper then wakes for those completions too: benchmarks).
  */
 int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 {
@@ -1038,6 +1178,8 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	if (nvmet_uring_env("RDMARW_NVMET_URING_RINGS", 0, NVMET_URING_THREADS,
 			    &n))
 		u->max_rings = (unsigned int)n;
+	/* benchmarks: 0 leaves the eventfd on while submitters reap */
+	u->quiet = !nvmet_uring_env("RDMARW_NVMET_URING_QUIET", 0, 1, &n) || n;
 	u->dfd = nvmet_uring_open_direct(ns, o, u);
 	if (u->dfd < 0)
 		u->inl = nvmet_uring_probe_inline(ns->fd);

@@ -38,7 +38,12 @@
  *   submits to another namespace (the reaper makes its ring); ring
  *   creation failing for real (no descriptor left: EMFILE): the threads
  *   share the namespace's ring, same bytes (skipped under valgrind, which
- *   keeps the descriptor limit).
+ *   keeps the descriptor limit);
+ * - the reaper (whose bounded sleep is an hour here: a completion left to
+ *   it is lost for these tests): a submitter that reaps with the ring's
+ *   eventfd off and stops, its I/O still in flight, every I/O completes;
+ *   a thread that found every slot taken gets a ring of its own once a
+ *   slot is given back.
  */
 #include "config.h"
 #include "nv_io.h"
@@ -389,6 +394,29 @@ static void nv_file(struct nv_env *e, const char *dir, struct nvmet_ns_opts *o)
 	o->type = NVMET_BACKEND_FILE;
 	o->path = e->path;
 	o->size = 4u << 20;
+}
+
+/*
+ * Two fresh files under "." for namespaces 1 and 2 of @ns (zeroed first),
+ * their names kept in @path; nv_files_unlink() removes them.
+ */
+static void nv_two_files(struct nvmet_ns_opts ns[2], char path[2][256])
+{
+	struct nv_env tmp;
+	unsigned int i;
+
+	memset(ns, 0, 2 * sizeof(*ns));
+	for (i = 0; i < 2; i++) {
+		nv_file(&tmp, ".", &ns[i]);
+		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
+		ns[i].path = path[i];
+	}
+}
+
+static void nv_files_unlink(char path[2][256])
+{
+	unlink(path[0]);
+	unlink(path[1]);
 }
 
 /* The file's bytes, read directly, against the host's shadow. */
@@ -1010,22 +1038,15 @@ static void test_ns_removed_in_flight(void **state)
 static void test_slow_ns_uring_both(void **state)
 {
 	static char path[2][256];
-	struct nvmet_ns_opts ns[2] = { { 0 }, { 0 } };
-	struct nv_env tmp;
-	unsigned int i;
+	struct nvmet_ns_opts ns[2];
 
 	(void)state;
 	if (!NV_HAVE_URING)
 		skip();
-	for (i = 0; i < 2; i++) {
-		nv_file(&tmp, ".", &ns[i]);
-		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
-		ns[i].path = path[i];
-	}
+	nv_two_files(ns, path);
 	ns[0].test_delay_ms = NV_HELD_MS;
 	slow_case2(&ns[0], &ns[1]);
-	unlink(path[0]);
-	unlink(path[1]);
+	nv_files_unlink(path);
 }
 
 /* ---- a ring per submitting thread (issue 30) -------------------------- */
@@ -1236,7 +1257,6 @@ static void test_rings_chained_submit(void **state)
 	static struct nv_chain c[NV_CHAIN];
 	static char path[2][256];
 	struct nvmet_uring_stats st;
-	struct nv_env tmp;
 	struct nv_rq r;
 	unsigned int i, k;
 	u8 *wbuf, *rbuf;
@@ -1244,12 +1264,7 @@ static void test_rings_chained_submit(void **state)
 	(void)state;
 	if (!NV_HAVE_URING)
 		skip();
-	memset(ns, 0, sizeof(ns));
-	for (i = 0; i < 2; i++) {
-		nv_file(&tmp, ".", &ns[i]);
-		snprintf(path[i], sizeof(path[i]), "%s", tmp.path);
-		ns[i].path = path[i];
-	}
+	nv_two_files(ns, path);
 	nv_start(&e, ns, 2);
 	wbuf = aligned_alloc(4096, NV_CHAIN * 4096);
 	rbuf = aligned_alloc(4096, 4096);
@@ -1286,8 +1301,190 @@ static void test_rings_chained_submit(void **state)
 	free(wbuf);
 	free(rbuf);
 	nv_env_fini(&e);
-	unlink(path[0]);
-	unlink(path[1]);
+	nv_files_unlink(path);
+}
+
+/* ---- the reaper: woken for what nobody else reaps --------------------- */
+
+#define NV_QUIET_IOS 8
+#define NV_QUIET_LEN (256 * 1024)
+
+/*
+ * A submitter reaps what finished inside its submission with its ring's
+ * eventfd off (IORING_CQ_EVENTFD_DISABLED), turns it back on, and stops:
+ * every I/O it left in flight still completes, its reaper woken by the
+ * eventfd.  Large O_DIRECT writes and reads in one plug each, so that some
+ * are in flight when the submission returns; 20 rounds.  The reaper's
+ * bounded sleep is longer than the wait here (main()): a completion only
+ * it would find fails the test.  Left off after the reap (a submitter
+ * that does not turn it back on), the first round never ends.
+ */
+static void test_quiet_reap_then_stop(void **state)
+{
+	static struct nv_env e;
+	static struct nv_bio b[NV_QUIET_IOS];
+	struct nvmet_ns *ns;
+	unsigned int i, round;
+	u8 *buf;
+
+	(void)state;
+	if (!NV_HAVE_URING)
+		skip();
+	ns = nv_uring_start(&e, ".", false);
+	buf = aligned_alloc(4096, NV_QUIET_IOS * NV_QUIET_LEN);
+	assert_non_null(buf);
+	memset(buf, 0x5c, NV_QUIET_IOS * NV_QUIET_LEN);
+	for (round = 0; round < 20; round++) {
+		nvmet_plug_start(&nv_plug);
+		for (i = 0; i < NV_QUIET_IOS; i++)
+			nv_bio_submit(ns, &b[i],
+				      round % 2 ? NVMET_IO_READ :
+						  NVMET_IO_WRITE,
+				      buf + (size_t)i * NV_QUIET_LEN,
+				      NV_QUIET_LEN, (u64)i * NV_QUIET_LEN);
+		nvmet_plug_finish(&nv_plug);
+		/* the submitter stops here: only the reaper reaps now */
+		for (i = 0; i < NV_QUIET_IOS; i++) {
+			nv_wait_for(nv_bio_err(&b[i]) != 1);
+			assert_int_equal(nv_bio_err(&b[i]), 0);
+		}
+	}
+	free(buf);
+	nv_env_fini(&e);
+}
+
+/*
+ * A thread that submits one read to @first, says so, waits for the test's
+ * word, then (@then not NULL) one to @then, says so, and exits.
+ */
+struct nv_holder {
+	pthread_t t;
+	struct nvmet_ns *first, *then;
+	int step; /* 1: first done, 2: go on, 3: then done (nv_hold_m) */
+	int err;
+};
+
+static pthread_mutex_t nv_hold_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t nv_hold_c = PTHREAD_COND_INITIALIZER;
+
+/* One 4 KiB read of @ns, waited for (10 s at most): 0 or the error. */
+static int nv_hold_read(struct nvmet_ns *ns)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	struct nv_bio b;
+	int i, err;
+	u8 *buf = aligned_alloc(4096, 4096);
+
+	if (!buf)
+		return -ENOMEM;
+	nv_bio_submit(ns, &b, NVMET_IO_READ, buf, 4096, 0);
+	for (i = 0; i < 10000 && nv_bio_err(&b) == 1; i++)
+		nanosleep(&ts, NULL);
+	err = nv_bio_err(&b);
+	free(buf);
+	return err == 1 ? -ETIMEDOUT : err;
+}
+
+static void nv_hold_step(struct nv_holder *h, int step)
+{
+	pthread_mutex_lock(&nv_hold_m);
+	h->step = step;
+	pthread_cond_broadcast(&nv_hold_c);
+	pthread_mutex_unlock(&nv_hold_m);
+}
+
+/* Wait (10 s at most) until @h reached @step: whether it did. */
+static bool nv_hold_wait(struct nv_holder *h, int step)
+{
+	struct timespec ts;
+	bool ok;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	pthread_mutex_lock(&nv_hold_m);
+	while (h->step < step)
+		if (pthread_cond_timedwait(&nv_hold_c, &nv_hold_m, &ts))
+			break;
+	ok = h->step >= step;
+	pthread_mutex_unlock(&nv_hold_m);
+	return ok;
+}
+
+static void *nv_holder_fn(void *arg)
+{
+	struct nv_holder *h = arg;
+
+	h->err = nv_hold_read(h->first);
+	nv_hold_step(h, 1);
+	if (!nv_hold_wait(h, 2))
+		return NULL; /* the test gave up on it */
+	if (h->then && !h->err)
+		h->err = nv_hold_read(h->then);
+	nv_hold_step(h, 3);
+	return NULL;
+}
+
+static void nv_holder_start(struct nv_holder *h, struct nvmet_ns *first)
+{
+	memset(h, 0, sizeof(*h));
+	h->first = first;
+	assert_int_equal(pthread_create(&h->t, NULL, nv_holder_fn, h), 0);
+	assert_true(nv_hold_wait(h, 1));
+	assert_int_equal(h->err, 0);
+}
+
+#define NV_HOLDERS 80 /* more than the backend's slots (64) */
+
+/*
+ * Every slot taken: threads submit to namespace 2 one after the other,
+ * each holding its slot, until one finds none (namespace 2 has no ring
+ * more for it: it shares the namespace's ring).  A holder exits (its slot
+ * given back); the thread that found none then submits to namespace 1
+ * and gets a ring of its own there (the freed slot's), instead of sharing
+ * for life.  Every read completes.
+ */
+static void test_rings_slot_freed(void **state)
+{
+	static struct nv_env e;
+	static struct nvmet_ns_opts ns[2];
+	static struct nv_holder h[NV_HOLDERS];
+	static char path[2][256];
+	struct nvmet_uring_stats st;
+	struct nv_holder *x = NULL;
+	unsigned int i, n, rings = 0;
+
+	(void)state;
+	if (!NV_HAVE_URING)
+		skip();
+	nv_two_files(ns, path);
+	nv_start(&e, ns, 2);
+	for (n = 0; n < NV_HOLDERS && !x; n++) {
+		nv_holder_start(&h[n], nv_ns(&e, 2));
+		nv_uring_stats(nv_ns(&e, 2), &st);
+		if (st.rings == rings)
+			x = &h[n]; /* no slot: the shared ring */
+		rings = st.rings;
+	}
+	assert_non_null(x);
+	assert_true(n >= 2); /* one to give its slot back, and x */
+	nv_uring_stats(nv_ns(&e, 1), &st);
+	assert_int_equal(st.rings, 0);
+	nv_hold_step(&h[0], 2);
+	assert_int_equal(pthread_join(h[0].t, NULL), 0);
+	x->then = nv_ns(&e, 1);
+	nv_hold_step(x, 2);
+	assert_true(nv_hold_wait(x, 3));
+	assert_int_equal(x->err, 0);
+	nv_uring_stats(nv_ns(&e, 1), &st);
+	assert_int_equal(st.rings, 1);
+	for (i = 1; i < n; i++) {
+		if (&h[i] != x)
+			nv_hold_step(&h[i], 2);
+		assert_int_equal(pthread_join(h[i].t, NULL), 0);
+		assert_int_equal(h[i].err, 0);
+	}
+	nv_env_fini(&e);
+	nv_files_unlink(path);
 }
 
 /*
@@ -1474,8 +1671,16 @@ int main(void)
 		cmocka_unit_test_teardown(test_rings_chained_submit,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_rings_make_fails, nv_teardown),
+		cmocka_unit_test_teardown(test_quiet_reap_then_stop,
+					  nv_plug_teardown),
+		cmocka_unit_test_teardown(test_rings_slot_freed, nv_teardown),
 		cmocka_unit_test(test_config_options),
 	};
 
+	/*
+	 * The reapers' bounded sleep (while I/O is in flight) longer than
+	 * any wait of these tests: a completion left to it is a lost one.
+	 */
+	setenv("RDMARW_NVMET_URING_BACKSTOP_MS", "3600000", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
