@@ -436,7 +436,10 @@ struct nvmet_sq {
 	bool authenticated;
 	u32 auth_transactions;
 	struct nvmet_ns_cache nsc; /* the namespace lookup's (core.c) */
-	/* counters (stats.c): the queue's, and per namespace */
+	/*
+	 * counters (stats.c): a command counts on one of these lines, the
+	 * queue's own or its namespace's (nvmet_req_stats())
+	 */
 	struct nvmet_io_stats st;
 	struct nvmet_io_stats ns_st[NVMET_MAX_NAMESPACES];
 	/*
@@ -740,6 +743,7 @@ void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n);
 
 /* ---- stats.c ------------------------------------------------------------------------------- */
 
+struct nvmet_io_stats *nvmet_req_stats(struct nvmet_req *req);
 void nvmet_stats_req_done(struct nvmet_req *req, u16 status);
 void nvmet_stats_add(struct nvmet_io_stats *to,
 		     const struct nvmet_io_stats *from);

@@ -1378,11 +1378,7 @@ static void nvmet_rdma_get_data_or_wait(struct nvmet_rdma_rsp *rsp)
 		return;
 	}
 	nvmet_stat_add(queue->tr->tgt->data_waits, 1);
-	nvmet_qstat_add(queue->nvme_sq.st.data_waits, 1);
-	if (rsp->req.ns)
-		nvmet_qstat_add(
-			queue->nvme_sq.ns_st[rsp->req.ns->nsid - 1].data_waits,
-			1);
+	nvmet_qstat_add(nvmet_req_stats(&rsp->req)->data_waits, 1);
 	/* pages may have come back in between */
 	nvmet_rdma_process_data_wait_list(queue);
 }
