@@ -776,6 +776,19 @@ static int nvmeh_queue_create_res(struct nvmeh_queue *q)
 		struct nvmeh_rsp *rsp = &q->rsps[i];
 
 		slot->capsule_dma = q->capbuf_dma + (u64)i * NVMEH_CAPSULE_MAX;
+		/* the capsule's SEND, built once: a submission sets its sizes */
+		slot->send_wr = (struct ib_send_wr){
+			.wr_cqe = &slot->send_cqe,
+			.sg_list = slot->sge,
+			.num_sge = 1,
+			.opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+		};
+		slot->sge[0] = (struct ib_sge){
+			.addr = slot->capsule_dma,
+			.length = sizeof(struct nvme_command),
+			.lkey = q->pd->local_dma_lkey,
+		};
 		rsp->sge = (struct ib_sge){
 			.addr = q->rspbuf_dma +
 				(u64)i * sizeof(struct nvme_completion),
@@ -972,17 +985,10 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	slot->gen = (slot->gen + 1) & 0xf;
 	rq->cid = (u16)(slot->gen << 12 | slot->tag);
 	slot->rq = rq;
-	slot->send_wr = (struct ib_send_wr){
-		.wr_cqe = &slot->send_cqe,
-		.sg_list = slot->sge,
-		.num_sge = 1,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-	};
+	/* the rest of send_wr and sge[0] as nvmeh_queue_create_res() built */
+	slot->send_wr.num_sge = 1;
 	first = &slot->send_wr;
-	slot->sge[0] = (struct ib_sge){ .addr = slot->capsule_dma,
-					.length = sizeof(struct nvme_command),
-					.lkey = q->pd->local_dma_lkey };
+	slot->sge[0].length = sizeof(struct nvme_command);
 	if (rq->flags & NVMEH_RQ_RAW) {
 		memcpy(slot->capsule, rq->raw, rq->raw_len);
 		if (rq->raw_len >= 4)
