@@ -112,30 +112,6 @@ static void nvmet_stats_count(struct nvmet_io_stats *st, bool admin, u8 op,
 		nvmet_qstat_add(st->bytes_written, len);
 }
 
-/* Fabrics commands (Connect, AUTH) count with the admin ones. */
-static bool nvmet_req_admin(const struct nvmet_req *req)
-{
-	return req->sq->qid == 0 ||
-	       req->cmd->common.opcode == nvme_fabrics_command;
-}
-
-/**
- * nvmet_req_stats() - the counters @req counts on
- * @req: a request of a queue
- *
- * Return: its queue's line of its namespace for an I/O command that
- * found one, else its queue's own line (struct nvmet_sq @ns_st, @st).
- * One line per command: a queue's figures are the sum of its lines
- * (nvmet_sq_stats()), so a command is counted once, by one atomic add
- * per counter.
- */
-struct nvmet_io_stats *nvmet_req_stats(struct nvmet_req *req)
-{
-	if (req->ns && !nvmet_req_admin(req))
-		return &req->sq->ns_st[req->ns->nsid - 1];
-	return &req->sq->st;
-}
-
 /*
  * @req completes with @status: counted on its line (nvmet_req_stats()).
  * Connect and the other commands before a controller exists are not
