@@ -35,6 +35,15 @@
 #define NVMEH_CM_TIMEOUT_MS 3000
 /* Internal request flag: allowed on a queue that is connecting. */
 #define NVMEH_RQ_SETUP (1u << 16)
+/*
+ * A slot's response word (struct nvmeh_slot.rsp): the command id in the
+ * low 16 bits and one of these: a response for that cid is awaited, it
+ * arrived (the slot's @cqe holds it), or the teardown dropped the
+ * response's reference.
+ */
+#define NVMEH_RSP_WAITING (1u << 16)
+#define NVMEH_RSP_GOT (1u << 17)
+#define NVMEH_RSP_CANCELLED (1u << 18)
 #define NVMEH_ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
 
 enum nvmeh_qstate { Q_DOWN, Q_CONNECTING, Q_LIVE };
@@ -56,7 +65,13 @@ struct nvmeh_queue;
  * the response holds one until it arrives, and hands it to the LOCAL_INV
  * it posts when the target did not invalidate the MR.  A queue's teardown
  * drops the reference of a response that can no longer come
- * (@rsp_cancelled).
+ * (NVMEH_RSP_CANCELLED).
+ *
+ * @rsp decides between the response and the teardown without a lock: the
+ * submission stores "cid, waiting" in it, and whichever of the response
+ * for that cid and the teardown's cancel changes that value first (a
+ * compare-and-exchange) owns the response's reference; the other finds
+ * the value changed and ends nothing.
  */
 struct nvmeh_slot {
 	struct nvmeh_queue *q;
@@ -64,11 +79,10 @@ struct nvmeh_slot {
 	u16 tag;
 	u8 gen;
 	bool busy; /* atomic: set under the queue's lock, cleared without */
-	bool got_rsp;
-	bool rsp_cancelled; /* the teardown dropped the response's reference */
+	u32 rsp; /* atomic: cid | NVMEH_RSP_* */
 	u64 deadline; /* ms (CLOCK_MONOTONIC) after which it has timed out */
 	atomic_t ref;
-	struct ib_mr *mr;
+	struct ib_mr *mr; /* atomic where a late response may read it */
 	bool mapped;
 	enum dma_data_direction dir;
 	struct scatterlist sg;
@@ -231,9 +245,10 @@ static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 	}
 	if (slot->mr) {
 		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, slot->mr);
-		slot->mr = NULL;
+		__atomic_store_n(&slot->mr, NULL, __ATOMIC_RELAXED);
 	}
-	if (slot->got_rsp) {
+	/* acquire: the response stored the CQE before it marked it GOT */
+	if (__atomic_load_n(&slot->rsp, __ATOMIC_ACQUIRE) & NVMEH_RSP_GOT) {
 		rq->error = 0;
 		rq->status = nvme_get_le16(slot->cqe +
 					   offsetof(struct nvme_completion,
@@ -250,10 +265,10 @@ static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 	/*
 	 * Free the slot without the queue's lock: a release store, which the
 	 * next submission's look (under the lock, acquire) pairs with.
-	 * @got_rsp and @rsp_cancelled keep their values until that
-	 * submission resets them, so a response for this cid that comes now
-	 * is still refused, and a teardown that looks at the slot meanwhile
-	 * ends nothing twice (the reference count decides, see
+	 * @rsp keeps its value (this cid, answered or cancelled) until that
+	 * submission stores its own, so a response for this cid that comes
+	 * now is still refused, and a teardown that looks at the slot
+	 * meanwhile ends nothing twice (the reference count decides, see
 	 * nvmeh_slot_abort()).
 	 */
 	slot->rq = NULL;
@@ -333,6 +348,7 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct nvmeh_queue *q = rsp->q;
 	struct nvmeh_slot *slot = NULL;
 	struct ib_mr *mr = NULL;
+	u32 want;
 	u16 cid, tag;
 
 	(void)cq;
@@ -348,19 +364,33 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	cid = nvme_get_le16(rsp->buf +
 			    offsetof(struct nvme_completion, command_id));
 	tag = cid & 0xfff;
-	mutex_lock(&q->lock);
+	/*
+	 * The cid's slot awaits this response: its word holds exactly this
+	 * cid, waiting (a free slot, another generation, an answered or a
+	 * cancelled one hold something else).  The responses of a queue are
+	 * processed one at a time (its CQ's one poller), so only the
+	 * teardown's cancel can change the word between this look and the
+	 * exchange below; while it has not, no one reads the slot's CQE or
+	 * ends the request.  So: copy the CQE and read the request's MR
+	 * first, then mark the response in one compare-and-exchange
+	 * (release: nvmeh_slot_finish() reads the CQE after seeing GOT).  If
+	 * the cancel came first, the copy is never read (the request ends
+	 * without a response) and the response is refused as before.
+	 */
+	want = cid | NVMEH_RSP_WAITING;
 	if (tag < q->nslots &&
-	    __atomic_load_n(&q->slots[tag].busy, __ATOMIC_ACQUIRE) &&
-	    q->slots[tag].gen == cid >> 12 && !q->slots[tag].got_rsp &&
-	    !q->slots[tag].rsp_cancelled) {
+	    __atomic_load_n(&q->slots[tag].rsp, __ATOMIC_RELAXED) == want) {
 		slot = &q->slots[tag];
 		memcpy(slot->cqe, rsp->buf, sizeof(struct nvme_completion));
-		slot->got_rsp = true;
 		/* the request's MR while the response holds its reference
-		 * (a teardown whose drain failed may end the request now) */
-		mr = slot->mr;
+		 * (a teardown whose drain failed may end the request after
+		 * the exchange) */
+		mr = __atomic_load_n(&slot->mr, __ATOMIC_RELAXED);
+		if (!__atomic_compare_exchange_n(
+			    &slot->rsp, &want, cid | NVMEH_RSP_GOT, false,
+			    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			slot = NULL;
 	}
-	mutex_unlock(&q->lock);
 	if (!slot) {
 		/* nvme_rdma_process_nvme_rsp(): a bogus cid is fatal */
 		nvmeh_qstat_inc(q, bad_cqes);
@@ -455,14 +485,15 @@ static void nvmeh_cancel_slots(struct nvmeh_queue *q, bool drained)
 
 	for (i = 0; i < q->nslots; i++) {
 		struct nvmeh_slot *slot = &q->slots[i];
-		bool cancel;
+		u32 cur = __atomic_load_n(&slot->rsp, __ATOMIC_RELAXED);
+		bool cancel = false;
 
-		mutex_lock(&q->lock);
-		cancel = __atomic_load_n(&slot->busy, __ATOMIC_ACQUIRE) &&
-			 !slot->got_rsp && !slot->rsp_cancelled;
-		if (cancel)
-			slot->rsp_cancelled = true;
-		mutex_unlock(&q->lock);
+		/* against a response being processed: one exchange wins */
+		while ((cur & NVMEH_RSP_WAITING) && !cancel)
+			cancel = __atomic_compare_exchange_n(
+				&slot->rsp, &cur,
+				(cur & 0xffff) | NVMEH_RSP_CANCELLED, false,
+				__ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 		if (cancel)
 			nvmeh_slot_put(slot);
 	}
@@ -745,6 +776,19 @@ static int nvmeh_queue_create_res(struct nvmeh_queue *q)
 		struct nvmeh_rsp *rsp = &q->rsps[i];
 
 		slot->capsule_dma = q->capbuf_dma + (u64)i * NVMEH_CAPSULE_MAX;
+		/* the capsule's SEND, built once: a submission sets its sizes */
+		slot->send_wr = (struct ib_send_wr){
+			.wr_cqe = &slot->send_cqe,
+			.sg_list = slot->sge,
+			.num_sge = 1,
+			.opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+		};
+		slot->sge[0] = (struct ib_sge){
+			.addr = slot->capsule_dma,
+			.length = sizeof(struct nvme_command),
+			.lkey = q->pd->local_dma_lkey,
+		};
 		rsp->sge = (struct ib_sge){
 			.addr = q->rspbuf_dma +
 				(u64)i * sizeof(struct nvme_completion),
@@ -890,7 +934,7 @@ static void nvmeh_unmap_slot(struct nvmeh_queue *q, struct nvmeh_slot *slot)
 	}
 	if (slot->mr) {
 		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, slot->mr);
-		slot->mr = NULL;
+		__atomic_store_n(&slot->mr, NULL, __ATOMIC_RELAXED);
 	}
 }
 
@@ -941,19 +985,10 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	slot->gen = (slot->gen + 1) & 0xf;
 	rq->cid = (u16)(slot->gen << 12 | slot->tag);
 	slot->rq = rq;
-	slot->got_rsp = false;
-	slot->rsp_cancelled = false;
-	slot->send_wr = (struct ib_send_wr){
-		.wr_cqe = &slot->send_cqe,
-		.sg_list = slot->sge,
-		.num_sge = 1,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-	};
+	/* the rest of send_wr and sge[0] as nvmeh_queue_create_res() built */
+	slot->send_wr.num_sge = 1;
 	first = &slot->send_wr;
-	slot->sge[0] = (struct ib_sge){ .addr = slot->capsule_dma,
-					.length = sizeof(struct nvme_command),
-					.lkey = q->pd->local_dma_lkey };
+	slot->sge[0].length = sizeof(struct nvme_command);
 	if (rq->flags & NVMEH_RQ_RAW) {
 		memcpy(slot->capsule, rq->raw, rq->raw_len);
 		if (rq->raw_len >= 4)
@@ -978,9 +1013,13 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	}
 	atomic_set(&slot->ref, 2);
 	slot->deadline = nvmeh_now_ms() + q->ctrl->opts.io_timeout_ms;
+	/* before the post: the response may be processed before it returns */
+	__atomic_store_n(&slot->rsp, rq->cid | NVMEH_RSP_WAITING,
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->busy, true, __ATOMIC_RELAXED);
 	ret = ib_post_send(q->qp, first, &bad);
 	if (ret) {
+		__atomic_store_n(&slot->rsp, rq->cid, __ATOMIC_RELAXED);
 		__atomic_store_n(&slot->busy, false, __ATOMIC_RELAXED);
 		slot->rq = NULL;
 		nvmeh_unmap_slot(q, slot);

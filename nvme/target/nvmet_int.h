@@ -436,7 +436,10 @@ struct nvmet_sq {
 	bool authenticated;
 	u32 auth_transactions;
 	struct nvmet_ns_cache nsc; /* the namespace lookup's (core.c) */
-	/* counters (stats.c): the queue's, and per namespace */
+	/*
+	 * counters (stats.c): a command counts on one of these lines, the
+	 * queue's own or its namespace's (nvmet_req_stats())
+	 */
 	struct nvmet_io_stats st;
 	struct nvmet_io_stats ns_st[NVMET_MAX_NAMESPACES];
 	/*
@@ -751,6 +754,30 @@ void nvmet_qcount_sum(struct nvmet_target *t, u64 *cmds, u64 *inflight);
 
 /* A per-queue counter: its completing threads only, relaxed. */
 #define nvmet_qstat_add(x, n) __atomic_fetch_add(&(x), (n), __ATOMIC_RELAXED)
+
+/* Fabrics commands (Connect, AUTH) count with the admin ones. */
+static inline bool nvmet_req_admin(const struct nvmet_req *req)
+{
+	return req->sq->qid == 0 ||
+	       req->cmd->common.opcode == nvme_fabrics_command;
+}
+
+/**
+ * nvmet_req_stats() - the counters @req counts on
+ * @req: a request of a queue
+ *
+ * Return: its queue's line of its namespace for an I/O command that
+ * found one, else its queue's own line (struct nvmet_sq @ns_st, @st).
+ * One line per command: a queue's figures are the sum of its lines
+ * (nvmet_sq_stats() in stats.c), so a command is counted once, by one
+ * atomic add per counter.
+ */
+static inline struct nvmet_io_stats *nvmet_req_stats(struct nvmet_req *req)
+{
+	if (req->ns && !nvmet_req_admin(req))
+		return &req->sq->ns_st[req->ns->nsid - 1];
+	return &req->sq->st;
+}
 
 /* ---- transports ---------------------------------------------------------------------------- */
 

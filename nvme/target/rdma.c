@@ -786,6 +786,14 @@ static void nvmet_rdma_init_rsp(struct nvmet_rdma_queue *queue,
 	r->send_sge.addr = (u64)(uintptr_t)&r->cqe;
 	r->send_sge.length = sizeof(r->cqe);
 	r->send_sge.lkey = queue->dev->pd->local_dma_lkey;
+	/* the response's SEND, built once: each response sets its opcode */
+	r->send_wr = (struct ib_send_wr){
+		.wr_cqe = &r->send_cqe,
+		.sg_list = &r->send_sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
 	r->send_cqe.done = nvmet_rdma_send_done;
 	r->read_cqe.done = nvmet_rdma_read_data_done;
 	INIT_LIST_HEAD(&r->wait_list);
@@ -1093,11 +1101,7 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 	if (!nvmet_rdma_take_credits(rsp, need))
 		return NVMET_RDMA_WAIT;
 
-	memset(&rsp->send_wr, 0, sizeof(rsp->send_wr));
-	rsp->send_wr.wr_cqe = &rsp->send_cqe;
-	rsp->send_wr.sg_list = &rsp->send_sge;
-	rsp->send_wr.num_sge = 1;
-	rsp->send_wr.send_flags = IB_SEND_SIGNALED;
+	/* the rest of send_wr is as nvmet_rdma_init_rsp() built it */
 	if (rsp->invalidate && queue->dev->send_inv) {
 		rsp->send_wr.opcode = IB_WR_SEND_WITH_INV;
 		rsp->send_wr.ex.invalidate_rkey = rsp->invalidate_rkey;
@@ -1378,11 +1382,7 @@ static void nvmet_rdma_get_data_or_wait(struct nvmet_rdma_rsp *rsp)
 		return;
 	}
 	nvmet_stat_add(queue->tr->tgt->data_waits, 1);
-	nvmet_qstat_add(queue->nvme_sq.st.data_waits, 1);
-	if (rsp->req.ns)
-		nvmet_qstat_add(
-			queue->nvme_sq.ns_st[rsp->req.ns->nsid - 1].data_waits,
-			1);
+	nvmet_qstat_add(nvmet_req_stats(&rsp->req)->data_waits, 1);
 	/* pages may have come back in between */
 	nvmet_rdma_process_data_wait_list(queue);
 }

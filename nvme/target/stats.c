@@ -9,7 +9,10 @@
  *
  * Writers: the threads that complete a queue's requests, each adding to
  * that queue's counters only (relaxed atomic adds: no cache line is shared
- * between queues on the data path).  A queue going away folds its
+ * between queues on the data path).  A command counts once, on one line of
+ * its queue (nvmet_req_stats()): an I/O command that found its namespace
+ * on the queue's line of that namespace, any other on the queue's own; the
+ * queue's figures are the sum of its lines (nvmet_sq_stats()).  A queue going away folds its
  * counters into its controller's and its subsystem's "retired" sums in
  * the same critical section that unlists it, and a controller's into its
  * subsystem's likewise, so a reader holding the locks counts every
@@ -110,24 +113,16 @@ static void nvmet_stats_count(struct nvmet_io_stats *st, bool admin, u8 op,
 }
 
 /*
- * @req completes with @status: counted on its queue and, for an I/O
- * command that found its namespace, on the queue's line of that
- * namespace.  Connect and the other commands before a controller exists
- * are not (they belong to no controller).
+ * @req completes with @status: counted on its line (nvmet_req_stats()).
+ * Connect and the other commands before a controller exists are not
+ * (they belong to no controller).
  */
 void nvmet_stats_req_done(struct nvmet_req *req, u16 status)
 {
-	struct nvmet_sq *sq = req->sq;
-	u8 op = req->cmd->common.opcode;
-	/* fabrics commands (Connect, AUTH) count with the admin ones */
-	bool admin = sq->qid == 0 || op == nvme_fabrics_command;
-
-	if (!READ_ONCE(sq->ctrl))
+	if (!READ_ONCE(req->sq->ctrl))
 		return;
-	nvmet_stats_count(&sq->st, admin, op, req->transfer_len, status);
-	if (!admin && req->ns)
-		nvmet_stats_count(&sq->ns_st[req->ns->nsid - 1], false, op,
-				  req->transfer_len, status);
+	nvmet_stats_count(nvmet_req_stats(req), nvmet_req_admin(req),
+			  req->cmd->common.opcode, req->transfer_len, status);
 }
 
 /* @to += @from, loading @from's counters relaxed. */
@@ -142,6 +137,16 @@ void nvmet_stats_add(struct nvmet_io_stats *to,
 		t[i] += __atomic_load_n(&f[i], __ATOMIC_RELAXED);
 }
 
+/* @to += @sq's figures: its own line and its lines of each namespace. */
+static void nvmet_sq_stats(struct nvmet_io_stats *to, const struct nvmet_sq *sq)
+{
+	u32 i;
+
+	nvmet_stats_add(to, &sq->st);
+	for (i = 0; i < NVMET_MAX_NAMESPACES; i++)
+		nvmet_stats_add(to, &sq->ns_st[i]);
+}
+
 /*
  * @sq is going (no request of it is left): its counters into its
  * controller's and its subsystem's sums.  The caller holds subsys->lock
@@ -152,7 +157,7 @@ void nvmet_stats_sq_retire(struct nvmet_sq *sq)
 	struct nvmet_ctrl *ctrl = sq->ctrl;
 	u32 i;
 
-	nvmet_stats_add(&ctrl->retired, &sq->st);
+	nvmet_sq_stats(&ctrl->retired, sq);
 	for (i = 0; i < NVMET_MAX_NAMESPACES; i++)
 		nvmet_stats_add(&ctrl->subsys->retired_ns[i], &sq->ns_st[i]);
 }
@@ -178,7 +183,7 @@ static void nvmet_ctrl_sum(struct nvmet_ctrl *ctrl, struct nvmet_io_stats *st,
 
 		if (!sq)
 			continue;
-		nvmet_stats_add(st, &sq->st);
+		nvmet_sq_stats(st, sq);
 		for (i = 0; ns && i < NVMET_MAX_NAMESPACES; i++)
 			nvmet_stats_add(&ns[i], &sq->ns_st[i]);
 	}
@@ -309,7 +314,7 @@ static void nvmet_json_ctrl(FILE *f, struct nvmet_ctrl *ctrl,
 		if (!ctrl->sqs[q])
 			continue;
 		memset(&st, 0, sizeof(st));
-		nvmet_stats_add(&st, &ctrl->sqs[q]->st);
+		nvmet_sq_stats(&st, ctrl->sqs[q]);
 		fprintf(f, "%s\n            { \"qid\": %u,\n", first ? "" : ",",
 			q);
 		nvmet_json_counters(f, &st, "              ");
@@ -429,7 +434,7 @@ static int nvmet_stats_render_log(struct nvmet_target *t, FILE *f)
 				if (!ctrl->sqs[q])
 					continue;
 				memset(&sum->ctrl, 0, sizeof(sum->ctrl));
-				nvmet_stats_add(&sum->ctrl, &ctrl->sqs[q]->st);
+				nvmet_sq_stats(&sum->ctrl, ctrl->sqs[q]);
 				snprintf(what, sizeof(what),
 					 "controller %u queue %u", ctrl->cntlid,
 					 q);

@@ -12,6 +12,9 @@
  * out of time).  The teardown ended the request, and the LOCAL_INV's
  * completion, processed afterwards, ended it again: a NULL dereference
  * (the slot's request was already gone) or a second @done.
+ *
+ * And a response that comes for a slot the teardown has already freed
+ * (test_late_response()): refused, not a second end.
  */
 #include "nvmet_env.h"
 
@@ -195,10 +198,117 @@ static void test_late_local_inv(void **state)
 	nv_env_fini(&e);
 }
 
+/* The env of test_late_response(), for c_done(). */
+static struct nv_env *late_env;
+static int done_c;
+static u64 late_bad_cqes;
+
+/*
+ * C's @done, on the thread tearing the queue down (its response waits in
+ * the CQ behind Z's @done): let the CQ thread go on, and wait until it
+ * has processed that response (refused: counted in bad_cqes), before the
+ * teardown goes on to destroy the QP and the CQ.
+ */
+static void c_done(struct nvmeh_request *rq)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	struct nvmeh_stats hs;
+	int i;
+
+	(void)rq;
+	if (__atomic_add_fetch(&done_c, 1, __ATOMIC_SEQ_CST) != 1)
+		return;
+	gate_open(&gate_z);
+	for (i = 0; i < 10000; i++) {
+		nvmeh_ctrl_stats(late_env->c, &hs);
+		if (hs.bad_cqes)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	__atomic_store_n(&late_bad_cqes, hs.bad_cqes, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A response for a slot the host has already freed: C's response has
+ * arrived but waits in the CQ (the CQ thread is held in Z's @done) when
+ * the queue is torn down; the drain runs out of time, the teardown ends
+ * C (-ECONNABORTED) and frees its slot, and then the CQ thread processes
+ * the response.  It must be refused (a cid the queue no longer waits
+ * for: counted, no second end of C, no crash), and the new queue serve.
+ */
+static void test_late_response(void **state)
+{
+	static struct nv_env e;
+	static u8 bz[4096], bc[4096];
+	unsigned int drain_ms = rdmarw_get_drain_timeout();
+	struct timespec ts = { 0, 1000 * 1000 };
+	struct nvmet_target_stats ts_t;
+	struct nvmeh_stats hs;
+	u8 w[4096], r[4096];
+	u64 cmds;
+	int i;
+
+	nv_env_init(&e, "rxe", &(struct nv_cfg){ .nr_io_queues = 1 });
+	late_env = &e;
+	gate_init(&gate_z);
+	done_c = 0;
+	late_bad_cqes = 0;
+
+	/* Z holds queue 1's CQ thread in its @done */
+	read_rq(&rq_z, 1, bz, gated_done, &gate_z);
+	assert_int_equal(nvmeh_submit(e.c, 1, &rq_z), 0);
+	gate_wait_entered(&gate_z, 1);
+	assert_int_equal(nvmet_target_get_stats(e.t, &ts_t), 0);
+	cmds = ts_t.cmds;
+	/*
+	 * C: answered by the target (received, and released once its
+	 * response's SEND completed), its response queued behind Z
+	 */
+	read_rq(&rq_b, 1, bc, c_done, NULL);
+	assert_int_equal(nvmeh_submit(e.c, 1, &rq_b), 0);
+	for (i = 0; i < 10000; i++) {
+		assert_int_equal(nvmet_target_get_stats(e.t, &ts_t), 0);
+		if (ts_t.cmds > cmds && !ts_t.reqs_inflight)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_true(ts_t.cmds > cmds);
+	assert_int_equal(ts_t.reqs_inflight, 0);
+	assert_int_equal(__atomic_load_n(&done_c, __ATOMIC_SEQ_CST), 0);
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.bad_cqes, 0);
+
+	rdmarw_set_drain_timeout(50);
+	assert_int_equal(nvmeh_ctrl_reset(e.c), 0);
+	assert_true(gate_wait_left(&gate_z, 10));
+	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
+	rdmarw_set_drain_timeout(drain_ms);
+	/* C ended once, by the teardown; its late response was refused */
+	assert_int_equal(__atomic_load_n(&done_c, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(rq_b.error, -ECONNABORTED);
+	assert_int_equal(rq_b.status, NVME_SC_HOST_ABORTED_CMD);
+	assert_int_equal(__atomic_load_n(&late_bad_cqes, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(gate_z.entered, 1);
+	assert_int_equal(rq_z.error, 0);
+	assert_int_equal(rq_z.status, 0);
+
+	/* the new queue serves */
+	nv_fill(w, sizeof(w), 11);
+	assert_int_equal(nvmeh_rw(e.c, 1, true, 24, 8, w), 0);
+	assert_int_equal(nvmeh_rw(e.c, 1, false, 24, 8, r), 0);
+	assert_memory_equal(w, r, sizeof(w));
+	nvmeh_ctrl_stats(e.c, &hs);
+	assert_int_equal(hs.bad_cqes, 1);
+	assert_int_equal(hs.reconnects, 1);
+	late_env = NULL;
+	nv_env_fini(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_late_local_inv, nv_teardown),
+		cmocka_unit_test_teardown(test_late_response, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
