@@ -7,6 +7,7 @@
 
 #include <linux/membarrier.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -64,6 +65,7 @@ void soft_br_init(struct soft_brlock *l)
 	l->readers = NULL;
 	l->nreaders = 0;
 	l->wr.v = 0;
+	memset(l->by_bit, 0, sizeof(l->by_bit));
 }
 
 /* The writer's side of the store-load barrier. */
@@ -107,22 +109,32 @@ void soft_br_exclude(struct soft_brlock *l)
 			soft_relax(&spins);
 }
 
-/* Wait for the sections in progress of the indicators in @mask. */
+/* Wait until @r, if inside a section now, has left it. */
+static void br_wait_out(struct soft_br_reader *r, unsigned int *spins)
+{
+	unsigned int v = __atomic_load_n(&r->active, __ATOMIC_SEQ_CST);
+
+	if (!(v & 1))
+		return;
+	/* any change is that section's end (acquire: its release) */
+	while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE) == v)
+		soft_relax(spins);
+}
+
+/* Wait for the sections in progress of the indicators in @mask: the
+ * chains of its bits only. */
 static void br_grace(struct soft_brlock *l, u64 mask)
 {
-	unsigned int spins = 0, v;
+	unsigned int spins = 0;
 	struct soft_br_reader *r;
+	int b;
 
-	for (r = __atomic_load_n(&l->readers, __ATOMIC_ACQUIRE); r;
-	     r = r->next) {
-		if (!(r->bit & mask))
-			continue;
-		v = __atomic_load_n(&r->active, __ATOMIC_SEQ_CST);
-		if (!(v & 1))
-			continue;
-		/* any change is that section's end (acquire: its release) */
-		while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE) == v)
-			soft_relax(&spins);
+	while (mask) {
+		b = __builtin_ctzll(mask);
+		mask &= mask - 1;
+		for (r = __atomic_load_n(&l->by_bit[b], __ATOMIC_ACQUIRE); r;
+		     r = r->bnext)
+			br_wait_out(r, &spins);
 	}
 }
 
@@ -170,10 +182,14 @@ struct soft_br_reader *soft_br_add(struct soft_brlock *l)
 		if (r) {
 			r->active = 0;
 			r->idle = false;
-			r->bit = 1ull << (l->nreaders++ % 64);
+			r->bit = 1ull << (l->nreaders % 64);
+			r->bnext = l->by_bit[l->nreaders % 64];
 			r->next = l->readers;
-			/* a grace period walks the list unlocked */
+			/* a grace period walks the lists unlocked */
+			__atomic_store_n(&l->by_bit[l->nreaders % 64], r,
+					 __ATOMIC_RELEASE);
 			__atomic_store_n(&l->readers, r, __ATOMIC_RELEASE);
+			l->nreaders++;
 		}
 	}
 	soft_br_write_unlock(l);
@@ -199,4 +215,5 @@ void soft_br_destroy(struct soft_brlock *l)
 	}
 	l->readers = NULL;
 	l->nreaders = 0;
+	memset(l->by_bit, 0, sizeof(l->by_bit));
 }

@@ -146,6 +146,8 @@ struct soft_br_reader {
 	/* 1 << (creation number % 64): what soft_mr_check() records */
 	u64 bit;
 	struct soft_br_reader *next;
+	/* the next older indicator with the same bit (soft_brlock.by_bit) */
+	struct soft_br_reader *bnext;
 } __attribute__((aligned(64)));
 
 /*
@@ -188,6 +190,9 @@ struct soft_brlock {
 	unsigned char pad[64 - 3 * sizeof(unsigned int) -
 			  sizeof(struct soft_br_reader *)];
 	struct soft_spin wr; /* the writers' mutex, 64 bytes from @word */
+	/* the indicators of each bit, newest first (as @readers): a grace
+	 * period of a mask walks only its bits' */
+	struct soft_br_reader *by_bit[64];
 };
 
 /* A reader's entry: mark the indicator, then the store-load barrier. */
