@@ -578,7 +578,8 @@ static void test_user_mr_keys(void **state)
 static void waited_forever(int sig)
 {
 	static const char msg[] =
-		"a REG_MR or a FREE MR's retire waited for another QP's reader\n";
+		"a REG_MR, a FREE MR's retire, or an invalidation or retire of an "
+		"MR that QP 0 never used waited for QP 0's reader\n";
 
 	(void)sig;
 	if (write(2, msg, sizeof(msg) - 1) < 0)
