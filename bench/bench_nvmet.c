@@ -14,6 +14,7 @@
  *               [--perf PATH | --no-perf] [--poll] [--poll-groups N]
  *               [--poll-target] [--poll-host] [--poll-busy]
  *               [--one-thread] [--size BYTES] [--ns-mib MIB] [--prefill]
+ *               [--queue-regions]
  *
  * --poll: the I/O queues are polled on both sides: the target's by poll
  * groups (as many as queues unless --poll-groups says), the host's each by
@@ -29,6 +30,12 @@
  * block written (and the last 128 KiB read back) before the figures, so
  * that reads read the namespace's own pages rather than the kernel's one
  * zero page, and writes fault none in.
+ *
+ * --queue-regions: queue k of N chooses its blocks in the k-th of N equal
+ * slices of the namespace instead of anywhere in it, so that two queues
+ * never read or write the same block (what writes from two cores into one
+ * small namespace share: the lines of the blocks both store to).  Off by
+ * default: the figures without it keep their meaning.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -64,6 +71,7 @@ struct bench_opts {
 	bool one_thread;
 	u32 ns_mib; /* the RAM namespace's size */
 	bool prefill; /* write every block before the figures */
+	bool queue_regions; /* a slice of the namespace per queue */
 };
 
 /* --one-thread: the host queues a target poll group polls. */
@@ -120,7 +128,8 @@ struct bench_slot {
 struct bench_run {
 	struct nvmeh_ctrl *c;
 	u32 bs;
-	u64 lbas;
+	u64 lbas; /* blocks each slot chooses among */
+	unsigned int queues; /* --queue-regions: slices, else 1 */
 	bool write;
 	volatile bool stop;
 	pthread_mutex_t m;
@@ -153,6 +162,10 @@ static int slot_issue(struct bench_slot *s)
 	struct bench_run *r = s->run;
 	u32 nlb = r->bs / 512;
 	u64 slba = (xrand(&s->rng) % (r->lbas / nlb)) * nlb;
+
+	/* --queue-regions: the slot's queue's own slice */
+	if (r->queues > 1)
+		slba += (s->qid - 1) * r->lbas;
 
 	memset(&s->rq, 0, sizeof(s->rq));
 	s->rq.sqe[offsetof(struct nvme_common_command, opcode)] =
@@ -214,6 +227,14 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 	if (!slots)
 		return -ENOMEM;
 	r.lbas = info->ns_lbas;
+	r.queues = o->queue_regions ? o->queues : 1;
+	r.lbas /= r.queues;
+	if (r.lbas < bs / 512) {
+		fprintf(stderr, "bench-nvmet: --queue-regions: a queue's slice "
+				"of the namespace is smaller than one I/O\n");
+		free(slots);
+		return -EINVAL;
+	}
 	pthread_mutex_init(&r.m, NULL);
 	pthread_cond_init(&r.cv, NULL);
 	for (i = 0; i < n; i++) {
@@ -333,7 +354,7 @@ static void usage(FILE *f)
 		   "                   [--poll-groups N] [--poll-busy] "
 		   "[--one-thread]\n"
 		   "                   [--size 4096|131072] [--ns-mib MIB] "
-		   "[--prefill]\n");
+		   "[--prefill] [--queue-regions]\n");
 }
 
 /*
@@ -377,6 +398,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "one-thread", 0, NULL, '1' },
 		{ "ns-mib", 1, NULL, 'm' },
 		{ "prefill", 0, NULL, 'f' },
+		{ "queue-regions", 0, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool poll = false;
@@ -439,6 +461,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'f':
 			o->prefill = true;
+			break;
+		case 'r':
+			o->queue_regions = true;
 			break;
 		case 's':
 			if (!parse_uint(optarg, 4096, 131072, &o->size) ||
@@ -587,6 +612,7 @@ int main(int argc, char **argv)
 			       "\"poll_groups\":%u,\"host_poll\":%s,"
 			       "\"one_thread\":%s,"
 			       "\"ns_mib\":%u,\"prefill\":%s,"
+			       "\"queue_regions\":%s,"
 			       "\"ios\":%llu,"
 			       "\"secs\":%.6f,\"cpu_secs\":%.6f,"
 			       "\"nvme_iops\":%.1f,\"nvme_mib\":%.2f,"
@@ -596,6 +622,7 @@ int main(int argc, char **argv)
 			       o.host_poll ? "true" : "false",
 			       o.one_thread ? "true" : "false", o.ns_mib,
 			       o.prefill ? "true" : "false",
+			       o.queue_regions ? "true" : "false",
 			       (unsigned long long)r.ios, r.secs, r.cpu, iops,
 			       iops * sizes[i] / 1048576.0, percore);
 			if (raw)

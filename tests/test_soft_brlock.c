@@ -26,17 +26,16 @@
 
 static struct soft_br_reader *reader_new(struct soft_brlock *l)
 {
-	struct soft_br_reader *r = aligned_alloc(sizeof(*r), sizeof(*r));
+	struct soft_br_reader *r = soft_br_add(l);
 
 	assert_non_null(r);
-	soft_br_add(l, r);
 	return r;
 }
 
+/* Release @r (soft_br_destroy() frees it with its lock). */
 static void reader_free(struct soft_brlock *l, struct soft_br_reader *r)
 {
 	soft_br_del(l, r);
-	free(r);
 }
 
 /*
@@ -95,6 +94,7 @@ static void writer_waits_for_reader(void **state)
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(c.writer_in, 1);
 	reader_free(&c.lock, r);
+	soft_br_destroy(&c.lock);
 }
 
 /* ---- a publisher keeps writers out, and no reader --------------------- */
@@ -125,6 +125,7 @@ static void publisher_excludes_writers_only(void **state)
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(c.writer_in, 1);
 	reader_free(&c.lock, r);
+	soft_br_destroy(&c.lock);
 }
 
 /* ---- a reader after the writer's return sees the new state ------------ */
@@ -160,6 +161,7 @@ static void reader_after_writer_sees_it(void **state)
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(c.seen, 42);
 	reader_free(&c.lock, c.r);
+	soft_br_destroy(&c.lock);
 }
 
 /* ---- many readers, a writer unpublishing buffers ----------------------- */
@@ -252,6 +254,7 @@ static void invalidate_then_no_access(void **state)
 	}
 	for (i = 0; i < READERS; i++)
 		reader_free(&s.lock, s.r[i]);
+	soft_br_destroy(&s.lock);
 }
 
 /* ---- a grace period: the sections in progress, not the new ones ------- */
@@ -299,6 +302,7 @@ static void grace_waits_for_sections_in_progress(void **state)
 	assert_int_equal(c.done, 1);
 	reader_free(&c.lock, r);
 	reader_free(&c.lock, r2);
+	soft_br_destroy(&c.lock);
 }
 
 static u8 *grace_live; /* seq_cst: the buffer readers may write */
@@ -369,6 +373,80 @@ static void grace_then_no_access(void **state)
 	}
 	for (i = 0; i < READERS; i++)
 		reader_free(&s.lock, s.r[i]);
+	soft_br_destroy(&s.lock);
+}
+
+/* ---- one MR's grace period: the sections of its readers only ---------- */
+
+struct mask_case {
+	struct soft_brlock lock;
+	u64 mask;
+	int done;
+};
+
+static void *grace_mask_run(void *arg)
+{
+	struct mask_case *c = arg;
+
+	soft_br_grace_mask(&c->lock, &c->mask);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * soft_br_grace_mask() (an MR's invalidation) ends with a section of an
+ * indicator outside the mask held open all along (another queue's), and
+ * waits for one inside it until that section ends.
+ */
+static void grace_mask_waits_for_its_readers_only(void **state)
+{
+	struct mask_case c = { 0 };
+	struct soft_br_reader *r, *r2;
+	pthread_t t;
+
+	soft_br_init(&c.lock);
+	r = reader_new(&c.lock);
+	r2 = reader_new(&c.lock);
+	assert_int_not_equal(r->bit, r2->bit);
+	c.mask = r2->bit;
+	soft_br_read_lock(&c.lock, r);
+	assert_int_equal(pthread_create(&t, NULL, grace_mask_run, &c), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.done, 1);
+	soft_br_read_unlock(r);
+
+	c.done = 0;
+	soft_br_read_lock(&c.lock, r2);
+	assert_int_equal(pthread_create(&t, NULL, grace_mask_run, &c), 0);
+	assert_stays_zero(&c.done, NULL, NULL);
+	soft_br_read_unlock(r2);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.done, 1);
+	reader_free(&c.lock, r);
+	reader_free(&c.lock, r2);
+	soft_br_destroy(&c.lock);
+}
+
+/* A released indicator is the next one given, outside any section, with
+ * its bit: the list a grace period walks unlocked never loses a member. */
+static void released_reader_is_reused(void **state)
+{
+	struct soft_brlock l;
+	struct soft_br_reader *r, *r2;
+	u64 bit;
+
+	soft_br_init(&l);
+	r = reader_new(&l);
+	bit = r->bit;
+	soft_br_read_lock(&l, r);
+	soft_br_read_unlock(r);
+	reader_free(&l, r);
+	r2 = reader_new(&l);
+	assert_ptr_equal(r2, r);
+	assert_int_equal(r2->bit, bit);
+	assert_int_equal(r2->active & 1, 0);
+	reader_free(&l, r2);
+	soft_br_destroy(&l);
 }
 
 int main(void)
@@ -380,6 +458,8 @@ int main(void)
 		cmocka_unit_test(invalidate_then_no_access),
 		cmocka_unit_test(grace_waits_for_sections_in_progress),
 		cmocka_unit_test(grace_then_no_access),
+		cmocka_unit_test(grace_mask_waits_for_its_readers_only),
+		cmocka_unit_test(released_reader_is_reused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

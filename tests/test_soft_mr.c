@@ -578,7 +578,8 @@ static void test_user_mr_keys(void **state)
 static void waited_forever(int sig)
 {
 	static const char msg[] =
-		"a REG_MR or a FREE MR's retire waited for another QP's reader\n";
+		"a REG_MR, a FREE MR's retire, or an invalidation or retire of an "
+		"MR that QP 0 never used waited for QP 0's reader\n";
 
 	(void)sig;
 	if (write(2, msg, sizeof(msg) - 1) < 0)
@@ -700,6 +701,15 @@ static void test_retire_valid_waits_for_readers(void **state)
 		map(c.mr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG }, NULL), 1);
 	post_reg(env.qp[1], env.cq[1], c.mr, c.mr->rkey, ALL_ACCESS,
 		 IB_WC_SUCCESS);
+	/* QP 0 uses the MR (its section checks the rkey): its sections are
+	 * the ones the MR's grace period waits for. */
+	memset(src, 0x11, sizeof(src));
+	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 9, src, 64,
+				       src_mr->lkey, c.mr->iova, c.mr->rkey),
+			 0);
+	soft_env_expect(env.cq[0], 9, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
+	assert_memory_equal(b, src, 64);
+	memset(src, 0x3c, sizeof(src));
 	qp0_reads(&env, true);
 	assert_int_equal(pthread_create(&t, NULL, retire_thread, &c), 0);
 	while (!__atomic_load_n(&c.started, __ATOMIC_ACQUIRE))
@@ -722,6 +732,66 @@ static void test_retire_valid_waits_for_readers(void **state)
 	free(b);
 }
 
+/*
+ * An MR's invalidation and a VALID MR's retire wait for the sections that
+ * used that MR, not for every section of the fabric: with QP 0's read
+ * section held open (QP 0 never touched the MR: another queue's transfer
+ * in flight), QP 1's LOCAL_INV of its MR completes, and so does the
+ * retire of the MR registered again and left VALID; after each, the key
+ * grants nothing.  Before: both waited for QP 0's section, here for ever
+ * (the hang guard fails the test).
+ */
+static void inv_waits_for_no_other_reader(const char *profile)
+{
+	u8 *b = pages_alloc(), src[64];
+	struct ib_mr *fmr, *src_mr;
+	struct soft_env env;
+
+	memset(src, 0x3c, sizeof(src));
+	soft_env_init(&env, &(struct soft_env_cfg){ .profile = profile });
+	src_mr = soft_env_reg(&env, 0, src, sizeof(src), ALL_ACCESS);
+	fmr = ib_alloc_mr(env.pd[1], IB_MR_TYPE_MEM_REG, 1);
+	assert_false(IS_ERR(fmr));
+	assert_int_equal(
+		map(fmr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG }, NULL), 1);
+	ib_update_fast_reg_key(fmr, ib_inc_rkey(fmr->rkey));
+	post_reg(env.qp[1], env.cq[1], fmr, fmr->rkey, ALL_ACCESS,
+		 IB_WC_SUCCESS);
+	signal(SIGALRM, waited_forever);
+	alarm(60);
+	qp0_reads(&env, true);
+	post_inv(env.qp[1], env.cq[1], fmr->rkey, IB_WC_SUCCESS);
+	rdmarw__soft_retire_mr(fmr);
+	ib_update_fast_reg_key(fmr, ib_inc_rkey(fmr->rkey));
+	post_reg(env.qp[1], env.cq[1], fmr, fmr->rkey, ALL_ACCESS,
+		 IB_WC_SUCCESS);
+	rdmarw__soft_retire_mr(fmr);
+	qp0_reads(&env, false);
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	/* Retired VALID: the key is dead (iWARP completes a WRITE once
+	 * sent), the memory untouched. */
+	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 3, src, 64,
+				       src_mr->lkey, fmr->iova, fmr->rkey),
+			 0);
+	soft_env_expect(env.cq[0], 3,
+			strcmp(profile, "siw") ? IB_WC_REM_ACCESS_ERR :
+						 IB_WC_SUCCESS,
+			IB_WC_RDMA_WRITE);
+	assert_memory_not_equal(b, src, 64);
+	soft_env_dereg(fmr);
+	soft_env_dereg(src_mr);
+	soft_env_fini(&env);
+	free(b);
+}
+
+static void test_inv_waits_for_no_other_reader(void **state)
+{
+	inv_waits_for_no_other_reader("mlx5");
+	inv_waits_for_no_other_reader("rxe");
+	inv_waits_for_no_other_reader("siw");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -737,6 +807,7 @@ int main(void)
 		cmocka_unit_test(test_user_mr_keys),
 		cmocka_unit_test(test_reg_waits_for_no_reader),
 		cmocka_unit_test(test_retire_valid_waits_for_readers),
+		cmocka_unit_test(test_inv_waits_for_no_other_reader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -132,9 +132,27 @@ static inline struct soft_mr *soft_kt_find(struct soft_keytab *kt, u32 index)
  */
 static inline enum soft_mr_state soft_mr_state(const struct soft_mr *mr)
 {
-	/* seq_cst: an invalidation's grace period (soft_br_grace()) pairs
-	 * its store of FREE with this load and the section's entry */
+	/* seq_cst: an invalidation's grace period (soft_br_grace_mask())
+	 * pairs its store of FREE with this load, the section's entry and
+	 * its bit in the MR (soft_mr_mark()) */
 	return __atomic_load_n(&mr->state, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Record that the section in progress uses @mr, before its state is
+ * loaded: an invalidation's grace period waits for the sections of the
+ * indicators in @mr->readers only (soft_br_grace_mask()).  Once a bit is
+ * in, a load and a test; the first time, a locked OR (seq_cst: before the
+ * state load in the single total order).
+ */
+static inline void soft_mr_mark(struct soft_mr *mr)
+{
+	u64 bit = rdmarw__soft_br_bit;
+
+	if (__builtin_expect(
+		    !(__atomic_load_n(&mr->readers, __ATOMIC_ACQUIRE) & bit),
+		    0))
+		__atomic_fetch_or(&mr->readers, bit, __ATOMIC_SEQ_CST);
 }
 
 /* What an MR key is checked as. */
@@ -168,12 +186,15 @@ soft_check_inline int soft_mr_check(struct soft_dev *sdev, struct ib_pd *pd,
 {
 	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
 
-	/* The state first, with acquire: REG_MR publishes the rest with it
-	 * and excludes no reader (soft_br_publish_lock()).  The bounds
+	/* The section's bit in the MR, then the state, with acquire: REG_MR
+	 * publishes the rest with it and excludes no reader.  The bounds
 	 * (rxe's mr_check_range()) in two unsigned comparisons that cannot
 	 * overflow: an @addr below the MR's start makes addr - iova wrap to
 	 * more than any length. */
-	if (!mr || soft_mr_state(mr) != SOFT_MR_VALID ||
+	if (!mr)
+		return -EACCES;
+	soft_mr_mark(mr);
+	if (soft_mr_state(mr) != SOFT_MR_VALID ||
 	    (type == SOFT_LOOKUP_LOCAL ? mr->lkey : mr->rkey) != key ||
 	    mr->ibmr.pd != pd || (mr->access & access) != access ||
 	    len > mr->length || addr - mr->iova > mr->length - len)

@@ -127,7 +127,8 @@ enum soft_fault rdmarw__soft_comp_read_inv(struct soft_qp *qp,
 	 * invalidated as LOCAL_INV would (whole key).
 	 */
 	ret = rdmarw__soft_mr_invalidate_sync(
-		qp->dev, qp->ibqp.pd, iwarp ? wqe->sge[0].lkey : wqe->h.ex);
+		qp->dev, qp->ibqp.pd, iwarp ? wqe->sge[0].lkey : wqe->h.ex,
+		qp->mem_rd);
 	if (!ret)
 		return SOFT_OK;
 	return iwarp ? SOFT_F_GENERAL : SOFT_F_LOC_QP_OP;

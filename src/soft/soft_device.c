@@ -52,6 +52,7 @@ int soft_fabric_destroy(struct soft_fabric *fabric)
 	if (busy)
 		return -EBUSY;
 	soft_mutex_destroy(&fabric->lock);
+	soft_br_destroy(&fabric->mem_lock);
 	free(fabric);
 	return 0;
 }

@@ -7,6 +7,7 @@
 
 #include <linux/membarrier.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +23,8 @@ void rdmarw__soft_spin_wait(struct soft_spin *l)
 }
 
 /* ---- the big-reader lock (soft_lock.h) ---------------------------------- */
+
+__thread u64 rdmarw__soft_br_bit __attribute__((tls_model("initial-exec")));
 
 /* True when membarrier() gives the readers their barrier. */
 static bool br_asym;
@@ -60,7 +63,9 @@ void soft_br_init(struct soft_brlock *l)
 	l->fence = !br_asym;
 	l->word = 0;
 	l->readers = NULL;
+	l->nreaders = 0;
 	l->wr.v = 0;
+	memset(l->by_bit, 0, sizeof(l->by_bit));
 }
 
 /* The writer's side of the store-load barrier. */
@@ -104,21 +109,48 @@ void soft_br_exclude(struct soft_brlock *l)
 			soft_relax(&spins);
 }
 
+/* Wait until @r, if inside a section now, has left it. */
+static void br_wait_out(struct soft_br_reader *r, unsigned int *spins)
+{
+	unsigned int v = __atomic_load_n(&r->active, __ATOMIC_SEQ_CST);
+
+	if (!(v & 1))
+		return;
+	/* any change is that section's end (acquire: its release) */
+	while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE) == v)
+		soft_relax(spins);
+}
+
+/* Wait for the sections in progress of the indicators in @mask: the
+ * chains of its bits only. */
+static void br_grace(struct soft_brlock *l, u64 mask)
+{
+	unsigned int spins = 0;
+	struct soft_br_reader *r;
+	int b;
+
+	while (mask) {
+		b = __builtin_ctzll(mask);
+		mask &= mask - 1;
+		for (r = __atomic_load_n(&l->by_bit[b], __ATOMIC_ACQUIRE); r;
+		     r = r->bnext)
+			br_wait_out(r, &spins);
+	}
+}
+
 void soft_br_grace(struct soft_brlock *l)
 {
-	unsigned int spins = 0, v;
-	struct soft_br_reader *r;
-
 	/* the caller's store before the looks (store-load, as exclude) */
 	br_writer_fence();
-	for (r = l->readers; r; r = r->next) {
-		v = __atomic_load_n(&r->active, __ATOMIC_ACQUIRE);
-		if (!(v & 1))
-			continue;
-		/* any change is that section's end (acquire: its release) */
-		while (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE) == v)
-			soft_relax(&spins);
-	}
+	br_grace(l, ~0ull);
+}
+
+void soft_br_grace_mask(struct soft_brlock *l, const u64 *mask)
+{
+	br_writer_fence();
+	/* seq_cst: after the caller's store in the single total order, so a
+	 * reader that loaded the old state set its bit before this load */
+	br_grace(l, __atomic_load_n(mask, __ATOMIC_SEQ_CST));
 }
 
 void soft_br_write_lock(struct soft_brlock *l)
@@ -134,24 +166,54 @@ void soft_br_write_unlock(struct soft_brlock *l)
 	soft_spin_unlock(&l->wr);
 }
 
-void soft_br_add(struct soft_brlock *l, struct soft_br_reader *r)
+struct soft_br_reader *soft_br_add(struct soft_brlock *l)
 {
-	r->active = 0;
+	struct soft_br_reader *r;
+
 	soft_br_write_lock(l);
-	r->next = l->readers;
-	l->readers = r;
+	for (r = l->readers; r; r = r->next)
+		if (r->idle)
+			break;
+	if (r) {
+		/* even: it left its last section before soft_br_del() */
+		r->idle = false;
+	} else {
+		r = aligned_alloc(sizeof(*r), sizeof(*r));
+		if (r) {
+			r->active = 0;
+			r->idle = false;
+			r->bit = 1ull << (l->nreaders % 64);
+			r->bnext = l->by_bit[l->nreaders % 64];
+			r->next = l->readers;
+			/* a grace period walks the lists unlocked */
+			__atomic_store_n(&l->by_bit[l->nreaders % 64], r,
+					 __ATOMIC_RELEASE);
+			__atomic_store_n(&l->readers, r, __ATOMIC_RELEASE);
+			l->nreaders++;
+		}
+	}
 	soft_br_write_unlock(l);
+	return r;
 }
 
 void soft_br_del(struct soft_brlock *l, struct soft_br_reader *r)
 {
-	struct soft_br_reader **pp;
-
+	if (!r)
+		return;
 	soft_br_write_lock(l);
-	for (pp = &l->readers; *pp; pp = &(*pp)->next)
-		if (*pp == r) {
-			*pp = r->next;
-			break;
-		}
+	r->idle = true;
 	soft_br_write_unlock(l);
+}
+
+void soft_br_destroy(struct soft_brlock *l)
+{
+	struct soft_br_reader *r, *next;
+
+	for (r = l->readers; r; r = next) {
+		next = r->next;
+		free(r);
+	}
+	l->readers = NULL;
+	l->nreaders = 0;
+	memset(l->by_bit, 0, sizeof(l->by_bit));
 }

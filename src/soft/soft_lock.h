@@ -11,8 +11,10 @@
  * references) -> a QP's executor role (exec_busy: the one thread executing
  * its Send Queue, taken and dropped under sq_lock) -> fabric->mem_lock (MR
  * state and IOMMU mappings of every device, read for data movement, write
- * for invalidation, MR creation and removal and IOVA link/unlink, its
- * writers' spinlock alone for REG_MR) -> a QP's rq_lock
+ * for MR creation and removal, REG_MR_INTEGRITY and IOVA link/unlink)
+ * -> an MR's wlock (REG_MR, invalidation, retire: taken with a try inside
+ * the caller's own read section, then held outside any; dereg takes it
+ * inside the write side) -> a QP's rq_lock
  * -> a CQ's lock.  A QP's sq_lock (producers, and the executor role's flag) and a
  * device's task.lock are leaves: nothing else is taken while holding them.
  * Executors only ever try to take another QP's executor role, so nested
@@ -85,6 +87,12 @@ static inline void soft_spin_lock(struct soft_spin *l)
 		rdmarw__soft_spin_wait(l);
 }
 
+/* Take @l if it is free: true when taken (never waits). */
+static inline bool soft_spin_trylock(struct soft_spin *l)
+{
+	return !__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE);
+}
+
 static inline void soft_spin_unlock(struct soft_spin *l)
 {
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
@@ -133,8 +141,23 @@ static inline void soft_spin_unlock(struct soft_spin *l)
 struct soft_br_reader {
 	/* odd inside a read section; +1 at each entry and each exit */
 	unsigned int active;
+	/* released by soft_br_del(), reused by the next soft_br_add() */
+	bool idle;
+	/* 1 << (creation number % 64): what soft_mr_check() records */
+	u64 bit;
 	struct soft_br_reader *next;
+	/* the next older indicator with the same bit (soft_brlock.by_bit) */
+	struct soft_br_reader *bnext;
 } __attribute__((aligned(64)));
+
+/*
+ * The bit of the indicator whose read section this thread is in (set at
+ * each entry: sections do not nest), which soft_mr_check() records in the
+ * MR it checks so that the MR's grace period waits for this indicator
+ * (soft_br_grace_mask()).
+ */
+extern __thread u64 rdmarw__soft_br_bit
+	__attribute__((tls_model("initial-exec")));
 
 /*
  * The lock's word, what a reader tests: SOFT_BR_WRITER while a writer
@@ -147,20 +170,29 @@ struct soft_br_reader {
  * that only publishes takes @wr alone (soft_br_publish_lock()) and waits
  * for no reader: what it writes is state no reader may use yet, made
  * usable by one release store that readers load with acquire before they
- * read the rest (a FREE MR made VALID by REG_MR: soft_mr_check() reads the
- * state first).  Taking something away from readers (invalidation,
- * deregistration, an IOMMU unmap) always excludes them, so a reader that
- * found an MR VALID keeps it so until its section ends.
+ * read the rest.  Taking something away from readers (deregistration, an
+ * IOMMU unmap) excludes them.  One MR's state (REG_MR, invalidation) no
+ * longer goes through @wr at all: it changes under the MR's own lock, and
+ * an invalidation waits for a grace period of the indicators that used
+ * the MR (soft_br_grace_mask(); docs/soft-device.md), so a reader that
+ * found an MR VALID still keeps it so until its section ends.
  */
 #define SOFT_BR_WRITER 1u
 
 struct soft_brlock {
 	unsigned int word;
 	unsigned int fence; /* 1: readers exchange; 0: membarrier() */
+	/* every indicator ever added, newest first: the head is stored with
+	 * release under @wr, an indicator is never unlinked before
+	 * soft_br_destroy(), so a grace period walks the list unlocked */
 	struct soft_br_reader *readers;
-	unsigned char pad[64 - 2 * sizeof(unsigned int) -
+	unsigned int nreaders; /* indicators made (their bits), under @wr */
+	unsigned char pad[64 - 3 * sizeof(unsigned int) -
 			  sizeof(struct soft_br_reader *)];
 	struct soft_spin wr; /* the writers' mutex, 64 bytes from @word */
+	/* the indicators of each bit, newest first (as @readers): a grace
+	 * period of a mask walks only its bits' */
+	struct soft_br_reader *by_bit[64];
 };
 
 /* A reader's entry: mark the indicator, then the store-load barrier. */
@@ -185,6 +217,7 @@ void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r);
 static inline void soft_br_read_lock(struct soft_brlock *l,
 				     struct soft_br_reader *r)
 {
+	rdmarw__soft_br_bit = r->bit;
 	soft_br_enter(l, r);
 	/* seq_cst: with the exchange, a store-load pair in the single total
 	 * order (C11 does not order an acquire load after a seq_cst RMW);
@@ -253,24 +286,49 @@ void soft_br_exclude(struct soft_brlock *l);
 void soft_br_grace(struct soft_brlock *l);
 
 /**
+ * soft_br_grace_mask() - wait for the read sections in progress of the
+ * indicators in a mask
+ * @mask: a mask of indicator bits (struct soft_br_reader.bit) that only
+ *        grows, loaded after the barrier: an MR's readers
+ *
+ * soft_br_grace() for the indicators whose bit is in *@mask only, with no
+ * lock of @l held or needed: for a change made under a lock of its own to
+ * state that only those indicators' sections can have seen (one MR's
+ * state: its readers set their bit in the mask, seq_cst, before they load
+ * the state; soft_mr_check()).  Not from inside a read section.
+ */
+void soft_br_grace_mask(struct soft_brlock *l, const u64 *mask);
+
+/**
  * soft_br_write_unlock() - let readers and the next writer in
  * @l: the lock, held by soft_br_write_lock() or soft_br_publish_lock()
  */
 void soft_br_write_unlock(struct soft_brlock *l);
 
 /**
- * soft_br_add() - register a reader (taking the write side)
+ * soft_br_add() - a new reader's indicator (taking the write side)
  * @l: the lock
- * @r: the reader's indicator, 64-byte aligned, outside any section
+ *
+ * The indicator belongs to @l: one released by soft_br_del() is reused,
+ * else one is made, and it stays in @l's list (a grace period walks it
+ * unlocked) until soft_br_destroy().
+ * Return: the indicator, outside any section, or NULL (no memory).
  */
-void soft_br_add(struct soft_brlock *l, struct soft_br_reader *r);
+struct soft_br_reader *soft_br_add(struct soft_brlock *l);
 
 /**
- * soft_br_del() - unregister a reader (taking the write side)
+ * soft_br_del() - release a reader's indicator (taking the write side)
  * @l: the lock
- * @r: a reader added to @l, outside any section
+ * @r: an indicator soft_br_add() gave, outside any section; NULL is a
+ *     no-op
  */
 void soft_br_del(struct soft_brlock *l, struct soft_br_reader *r);
+
+/**
+ * soft_br_destroy() - free every indicator of a lock nobody uses any more
+ * @l: the lock, with no reader left in use and no writer
+ */
+void soft_br_destroy(struct soft_brlock *l);
 
 /*
  * A mutex with its one wake-up condition.  Only the locks a thread holds

@@ -122,11 +122,14 @@ static int mr_add(struct soft_mr *mr, bool with_rkey)
 	struct soft_fabric *f = sdev->fabric;
 	int ret = -ENOMEM;
 
+	mr->wlock.v = 0;
+	mr->readers = 0;
 	soft_br_write_lock(&f->mem_lock);
 	if (sdev->keys.count < (u32)sdev->ibdev.attrs.max_mr)
 		ret = kt_insert(&sdev->keys, mr);
 	if (!ret) {
-		mr->serial = ++sdev->mr_serial;
+		/* unique upper half; a retire counts in the lower one */
+		mr->serial = ++sdev->mr_serial << 32;
 		mr->lkey = first_key(mr);
 		mr->rkey = with_rkey ? mr->lkey : 0;
 	}
@@ -222,10 +225,14 @@ int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
 	struct soft_mr *mr = to_smr(ibmr);
 	struct soft_dev *sdev = to_sdev(ibmr->device);
 
-	/* A REG_MR still queued for it will not find it (serial). */
+	/* A REG_MR still queued for it will not find it (serial).  A
+	 * writer of this MR that found it before it left the key table
+	 * holds its lock: the memory goes once it is done. */
 	soft_br_write_lock(&sdev->fabric->mem_lock);
 	kt_remove(&sdev->keys, mr);
+	soft_spin_lock(&mr->wlock);
 	__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_RELAXED);
+	soft_spin_unlock(&mr->wlock);
 	soft_br_write_unlock(&sdev->fabric->mem_lock);
 	free(mr->map);
 	free(mr->reg);
@@ -238,27 +245,28 @@ int rdmarw__soft_dereg_mr(struct ib_mr *ibmr)
  * An MR goes back to its pool (ib_mr_pool_put()): whatever happened to the
  * chain that used it (a READ_WITH_INV or LOCAL_INV flushed, a QP that died
  * after the REG_MR), its keys grant nothing from now on.  A VALID MR is
- * made FREE with the readers excluded, which also waits for every access
- * that checked it.  A FREE one (its invalidation ran: the common case)
- * has no such access left, since whatever made it FREE excluded the
- * readers, and no reader can make it VALID: it needs the writers' lock
- * only.  A new serial makes a REG_MR still queued for it fail, as if the
- * MR had been deregistered, so it cannot register the next user's pages
- * under a key a peer has already seen.
+ * made FREE and waits for the sections that used it (its grace period),
+ * which also waits for every access that checked it.  A FREE one (its
+ * invalidation ran: the common case) has no such access left, and no
+ * reader can make it VALID: it needs the MR's lock only.  A new serial
+ * makes a REG_MR still queued for it fail, as if the MR had been
+ * deregistered, so it cannot register the next user's pages under a key a
+ * peer has already seen.  Nothing of the fabric is taken: the caller owns
+ * the MR, so it is not freed meanwhile.
  */
 void rdmarw__soft_retire_mr(struct ib_mr *ibmr)
 {
 	struct soft_mr *mr = to_smr(ibmr);
 	struct soft_dev *sdev = to_sdev(ibmr->device);
-	struct soft_brlock *l = &sdev->fabric->mem_lock;
 
-	soft_br_publish_lock(l);
+	soft_spin_lock(&mr->wlock);
 	if (mr->state != SOFT_MR_FREE) {
 		__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_SEQ_CST);
-		soft_br_grace(l);
+		soft_br_grace_mask(&sdev->fabric->mem_lock, &mr->readers);
 	}
-	mr->serial = ++sdev->mr_serial;
-	soft_br_write_unlock(l);
+	/* the lower half counts, wrapping inside it (soft_mr.serial) */
+	mr->serial = (mr->serial & ~0xffffffffull) | (u32)(mr->serial + 1);
+	soft_spin_unlock(&mr->wlock);
 }
 
 /* ---- page lists -------------------------------------------------------- */
@@ -615,27 +623,56 @@ int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 	return 0;
 }
 
-/* ---- registration and invalidation (mem_lock held: publish or write) ---- */
+/* ---- registration and invalidation (the MR's lock) -------------------- */
+
+/*
+ * The MR of key index @index with its lock held, or NULL: looked up in a
+ * read section of @r (the caller's own indicator, outside any section),
+ * so the key table does not change under the lookup, and locked there
+ * with a try: on failure the section is left before the next try, since
+ * the lock's holder may be in a grace period waiting for it.  Once the
+ * section is left, the MR stays: dereg takes its lock before freeing it.
+ */
+static struct soft_mr *mr_lock_index(struct soft_dev *sdev, u32 index,
+				     struct soft_br_reader *r)
+{
+	struct soft_brlock *l = &sdev->fabric->mem_lock;
+	unsigned int spins = 0;
+	struct soft_mr *mr;
+
+	for (;;) {
+		soft_br_read_lock(l, r);
+		mr = soft_kt_find(&sdev->keys, index);
+		if (!mr || soft_spin_trylock(&mr->wlock)) {
+			soft_br_read_unlock(r);
+			return mr;
+		}
+		soft_br_read_unlock(r);
+		soft_relax(&spins);
+	}
+}
 
 int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
 			     int access)
 {
-	struct soft_mr *mr = soft_kt_find(&qp->dev->keys, index);
+	struct soft_mr *mr = mr_lock_index(qp->dev, index, qp->mem_rd);
 	struct ib_mr *ibmr;
+	int ret = -EINVAL;
 
-	if (!mr || mr->serial != serial)
+	if (!mr)
 		return -EINVAL; /* deregistered since it was posted */
 	ibmr = &mr->ibmr;
 	/* rxe_reg_fast_mr() and siw_fastreg_mr(): a fast MR, FREE, of the
 	 * QP's PD, and only the variant may change. */
-	if (!mr->fast || (ibmr->type != IB_MR_TYPE_MEM_REG &&
-			  ibmr->type != IB_MR_TYPE_SG_GAPS))
-		return -EINVAL;
+	if (mr->serial != serial || !mr->fast ||
+	    (ibmr->type != IB_MR_TYPE_MEM_REG &&
+	     ibmr->type != IB_MR_TYPE_SG_GAPS))
+		goto out;
 	if (mr->state != SOFT_MR_FREE || ibmr->pd != qp->ibqp.pd ||
 	    SOFT_KEY_INDEX(key) != mr->index)
-		return -EINVAL;
+		goto out;
 	if (!soft_reg_access_ok(access))
-		return -EINVAL;
+		goto out;
 	memcpy(mr->reg, mr->map, mr->map_n * sizeof(*mr->reg));
 	mr->reg_n = mr->map_n;
 	mr->iova = ibmr->iova;
@@ -644,44 +681,38 @@ int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
 	mr->lkey = mr->rkey = key;
 	/* Published: a reader that loads VALID sees every field above. */
 	__atomic_store_n(&mr->state, SOFT_MR_VALID, __ATOMIC_RELEASE);
-	return 0;
+	ret = 0;
+out:
+	soft_spin_unlock(&mr->wlock);
+	return ret;
 }
 
-int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd, u32 key)
+/*
+ * The MR of @key made FREE under its lock, then its grace period
+ * (soft_br_grace_mask() over the MR's readers): when this returns, no
+ * transfer that checked the MR VALID is still running, and no later one
+ * finds it VALID.  No reader waits, no other MR's writer is held up.
+ */
+int rdmarw__soft_mr_invalidate_sync(struct soft_dev *sdev, struct ib_pd *pd,
+				    u32 key, struct soft_br_reader *r)
 {
-	struct soft_mr *mr = soft_kt_find(&sdev->keys, SOFT_KEY_INDEX(key));
+	struct soft_mr *mr = mr_lock_index(sdev, SOFT_KEY_INDEX(key), r);
+	int ret = -EINVAL;
 
-	if (!mr || mr->ibmr.pd != pd)
+	if (!mr)
 		return -EINVAL;
 	/*
 	 * siw_invalidate_stag() finds the STag by index and checks only the
 	 * PD; rxe_invalidate_mr() wants the whole key of a fast MR.  Neither
 	 * minds an MR that is already invalid.
 	 */
-	if (!sdev->iwarp && (!mr->fast || mr->rkey != key))
-		return -EINVAL;
-	/* seq_cst: the caller's soft_br_grace() then waits for the sections
-	 * that may have loaded VALID before it */
-	__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_SEQ_CST);
-	return 0;
-}
-
-/*
- * rdmarw__soft_mr_invalidate() as a writer of the fabric's lock that stops
- * no reader: the state made FREE, then a grace period (soft_br_grace()):
- * when this returns, no transfer that checked the MR VALID is still
- * running, and no later one finds it VALID.  Not inside a read section.
- */
-int rdmarw__soft_mr_invalidate_sync(struct soft_dev *sdev, struct ib_pd *pd,
-				    u32 key)
-{
-	struct soft_brlock *l = &sdev->fabric->mem_lock;
-	int ret;
-
-	soft_br_publish_lock(l);
-	ret = rdmarw__soft_mr_invalidate(sdev, pd, key);
-	if (!ret)
-		soft_br_grace(l);
-	soft_br_write_unlock(l);
+	if (mr->ibmr.pd == pd &&
+	    (sdev->iwarp || (mr->fast && mr->rkey == key))) {
+		/* seq_cst: the grace period's load of the readers follows */
+		__atomic_store_n(&mr->state, SOFT_MR_FREE, __ATOMIC_SEQ_CST);
+		soft_br_grace_mask(&sdev->fabric->mem_lock, &mr->readers);
+		ret = 0;
+	}
+	soft_spin_unlock(&mr->wlock);
 	return ret;
 }

@@ -84,20 +84,22 @@ int rdmarw__soft_copy(const struct soft_region *src, u32 nsrc,
 		      const struct soft_region *dst, u32 ndst, u64 len);
 
 /*
- * Register (REG_MR: mem_lock held by soft_br_publish_lock(), readers not
- * excluded; the state is stored last, with release) or invalidate
- * (mem_lock held, write).  The MR to register is named by index and
- * serial (it may be gone by now).
+ * Register (REG_MR) or invalidate (LOCAL_INV, SEND_WITH_INV,
+ * READ_WITH_INV) under the MR's own lock (soft_mr.wlock), found by key
+ * index in a read section of the caller's own indicator (@qp's mem_rd for
+ * REG_MR, @r for the invalidation: mem_rd for the requester and completer,
+ * resp_rd for the responder).  REG_MR stores the state last, with release,
+ * and waits for no reader; the MR to register is named by index and
+ * serial (it may be gone by now).  An invalidation stores FREE and waits
+ * for the sections that used the MR (soft_br_grace_mask()).  Not inside a
+ * read section.
  * Return: 0, or -EINVAL when the device refuses (rxe_reg_fast_mr,
  * rxe_invalidate_mr, siw_fastreg_mr, siw_invalidate_stag rules).
  */
 int rdmarw__soft_mr_register(struct soft_qp *qp, u32 index, u64 serial, u32 key,
 			     int access);
-int rdmarw__soft_mr_invalidate(struct soft_dev *sdev, struct ib_pd *pd,
-			       u32 key);
-/* The same as a whole: the writers' lock, the store, a grace period. */
 int rdmarw__soft_mr_invalidate_sync(struct soft_dev *sdev, struct ib_pd *pd,
-				    u32 key);
+				    u32 key, struct soft_br_reader *r);
 /* ops->retire_mr: FREE now, and a queued REG_MR of it fails (serial). */
 void rdmarw__soft_retire_mr(struct ib_mr *ibmr);
 

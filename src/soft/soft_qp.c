@@ -347,16 +347,12 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 	INIT_LIST_HEAD(&qp->task_entry);
 	rdmarw__soft_task_join(qp);
 	/* Their own cache lines: no other QP's reader shares them. */
-	qp->mem_rd = aligned_alloc(sizeof(*qp->mem_rd), sizeof(*qp->mem_rd));
-	qp->resp_rd = aligned_alloc(sizeof(*qp->resp_rd), sizeof(*qp->resp_rd));
+	qp->mem_rd = soft_br_add(&f->mem_lock);
+	qp->resp_rd = soft_br_add(&f->mem_lock);
 	if (!qp->mem_rd || !qp->resp_rd) {
-		free(qp->mem_rd);
-		free(qp->resp_rd);
 		ret = -ENOMEM;
-		goto err_arrays;
+		goto err_reader;
 	}
-	soft_br_add(&f->mem_lock, qp->mem_rd);
-	soft_br_add(&f->mem_lock, qp->resp_rd);
 	soft_mutex_lock(&f->lock);
 	ret = qpn_alloc(f, &ibqp->qp_num);
 	if (!ret)
@@ -370,8 +366,6 @@ int rdmarw__soft_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr)
 err_reader:
 	soft_br_del(&f->mem_lock, qp->mem_rd);
 	soft_br_del(&f->mem_lock, qp->resp_rd);
-	free(qp->mem_rd);
-	free(qp->resp_rd);
 err_arrays:
 	rdmarw__soft_zc_fini(qp);
 	qp_free_arrays(qp);
@@ -480,8 +474,6 @@ void rdmarw__soft_destroy_qp(struct ib_qp *ibqp)
 	/* Nobody runs its executor now: its indicator is outside any section. */
 	soft_br_del(&qp->dev->fabric->mem_lock, qp->mem_rd);
 	soft_br_del(&qp->dev->fabric->mem_lock, qp->resp_rd);
-	free(qp->mem_rd);
-	free(qp->resp_rd);
 	rdmarw__soft_zc_fini(qp);
 	qp_free_arrays(qp);
 	soft_sub(&qp->dev->stats.qps, 1);

@@ -51,25 +51,22 @@ static enum soft_fault req_local(struct soft_qp *qp, struct soft_send_wqe *wqe)
 	struct soft_brlock *l = &qp->dev->fabric->mem_lock;
 	int ret;
 
-	/* REG_MR publishes a FREE MR: it waits for no reader.  An
-	 * integrity MR's (rare) keeps the readers out, as invalidation. */
+	/* REG_MR and LOCAL_INV change one MR under its own lock (soft_mr.c).
+	 * An integrity MR's REG_MR (rare) keeps every reader out. */
 	if (wqe->opcode == IB_WR_REG_MR_INTEGRITY) {
 		soft_br_write_lock(l);
 		ret = rdmarw__soft_sig_register(qp, wqe->reg_index,
 						wqe->reg_serial, wqe->reg_key,
 						wqe->reg_access);
+		soft_br_write_unlock(l);
 	} else if (wqe->h.op->flags & SOFT_OPF_REG) {
-		soft_br_publish_lock(l);
 		ret = rdmarw__soft_mr_register(qp, wqe->reg_index,
 					       wqe->reg_serial, wqe->reg_key,
 					       wqe->reg_access);
 	} else {
-		return rdmarw__soft_mr_invalidate_sync(qp->dev, qp->ibqp.pd,
-						       wqe->h.ex) ?
-			       SOFT_F_LOC_QP_OP :
-			       SOFT_OK;
+		ret = rdmarw__soft_mr_invalidate_sync(qp->dev, qp->ibqp.pd,
+						      wqe->h.ex, qp->mem_rd);
 	}
-	soft_br_write_unlock(l);
 	/* rxe_do_local_ops(): a refused REG_MR or LOCAL_INV is
 	 * IB_WC_LOC_QP_OP_ERR (siw completes its tx errors the same way). */
 	return ret ? SOFT_F_LOC_QP_OP : SOFT_OK;

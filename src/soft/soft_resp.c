@@ -388,7 +388,7 @@ bool rdmarw__soft_resp_end(struct soft_qp *qp)
 
 	if (placed && rx->inv_key_set) {
 		ret = rdmarw__soft_mr_invalidate_sync(qp->dev, qp->ibqp.pd,
-						      rx->inv_key);
+						      rx->inv_key, qp->resp_rd);
 		if (ret) {
 			rf = SOFT_F_REM_INV_REQ;
 			placed = false;

@@ -359,20 +359,24 @@ int rdmarw__soft_sig_register(struct soft_qp *qp, u32 index, u64 serial,
 	struct ib_mr *ibmr;
 	u64 wire_len;
 	u32 iv;
+	int ret;
 
 	if (!mr || !mr->sig)
 		return -EINVAL; /* gone, or not an integrity MR */
 	sig = mr->sig;
 	ibmr = &mr->ibmr;
+	/* the MR's writers too (soft_mr.c): an invalidation in progress */
+	soft_spin_lock(&mr->wlock);
+	ret = -EINVAL;
 	if (mr->state != SOFT_MR_FREE || ibmr->pd != qp->ibqp.pd ||
 	    SOFT_KEY_INDEX(key) != mr->index)
-		return -EINVAL;
+		goto out;
 	if (!soft_reg_access_ok(access))
-		return -EINVAL;
+		goto out;
 	/* The attributes may have changed since the post. */
 	if (attrs_check(ibmr->sig_attrs, sig->map_data_len, sig->map_meta_len,
 			&iv, &wire_len))
-		return -EINVAL;
+		goto out;
 	memcpy(mr->reg, mr->map, mr->map_n * sizeof(*mr->reg));
 	mr->reg_n = mr->map_n;
 	sig->reg_data_n = sig->map_data_n;
@@ -388,7 +392,10 @@ int rdmarw__soft_sig_register(struct soft_qp *qp, u32 index, u64 serial,
 	mr->lkey = mr->rkey = key;
 	/* Atomic: readers load the state with acquire (soft_mr_state()). */
 	__atomic_store_n(&mr->state, SOFT_MR_VALID, __ATOMIC_RELEASE);
-	return 0;
+	ret = 0;
+out:
+	soft_spin_unlock(&mr->wlock);
+	return ret;
 }
 
 /* ---- access checks -------------------------------------------------- */

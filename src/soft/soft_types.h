@@ -116,9 +116,11 @@ struct soft_fault_state {
  *        wake-up: a QP's kick reference was dropped
  * @mem_lock: MR state, key tables and IOMMU mappings of every device of
  *            the fabric: a big-reader lock, each QP reads through its own
- *            indicators (soft_qp.mem_rd, soft_qp.resp_rd); invalidation,
- *            MR creation and removal and IOVA link/unlink write, REG_MR
- *            only publishes (soft_br_publish_lock())
+ *            indicators (soft_qp.mem_rd, soft_qp.resp_rd); MR creation
+ *            and removal, REG_MR_INTEGRITY and IOVA link/unlink write;
+ *            REG_MR and invalidation change one MR under its own lock
+ *            (soft_mr.wlock) and wait for that MR's readers only
+ *            (soft_br_grace_mask())
  * @devices: soft_dev.fabric_entry
  * @qps: soft_qp.fabric_entry
  * @next_qpn: the next QP number to try (cyclic, as MR key indexes)
@@ -373,6 +375,13 @@ struct soft_seg {
  * @reg_n: elements in @reg
  * @serial: unique on the device: a REG_MR WQE names its MR by index and
  *          serial, so an MR freed before the WQE runs is simply not found
+ *          (upper 32 bits: given at creation; lower: counts the retires)
+ * @readers: the bits of every reader indicator whose section checked the
+ *           MR (soft_mr_check()), only ever set: what its grace period
+ *           waits for (soft_br_grace_mask())
+ * @wlock: serializes the changes of this MR's state (REG_MR, invalidation,
+ *         retire; also taken by dereg and REG_MR_INTEGRITY, inside the
+ *         fabric's writers' lock)
  *
  * The key check reads @hnext to @umem (and the core MR's pd): they are
  * together, after the core MR.
@@ -385,7 +394,9 @@ struct soft_mr {
 	u32 rkey;
 	enum soft_mr_state state;
 	int access;
+	struct soft_spin wlock;
 	bool fast;
+	u64 readers;
 	struct soft_sig_mr *sig;
 	u64 iova;
 	u64 length;
