@@ -117,13 +117,21 @@ static int bench_hooks(struct nvmet_target *t, const struct bench_opts *o,
 	return 0;
 }
 
+/*
+ * One I/O in flight.  A slot's completions run one at a time on its
+ * queue's thread; slots of different queues sit side by side in the
+ * array, so each has lines of its own (no store of one queue's thread
+ * lands on a line another queue's thread writes) and counts its own I/Os
+ * (summed once every slot has ended).
+ */
 struct bench_slot {
 	struct bench_run *run;
 	struct nvmeh_request rq;
 	unsigned int qid;
 	u8 *buf;
 	u64 rng;
-};
+	u64 ios;
+} __attribute__((aligned(64)));
 
 struct bench_run {
 	struct nvmeh_ctrl *c;
@@ -135,7 +143,6 @@ struct bench_run {
 	pthread_mutex_t m;
 	pthread_cond_t cv;
 	unsigned int active;
-	u64 ios;
 	int errors;
 };
 
@@ -202,7 +209,7 @@ static void slot_done(struct nvmeh_request *rq)
 		slot_end(r, true);
 		return;
 	}
-	__atomic_add_fetch(&r->ios, 1, __ATOMIC_RELAXED);
+	s->ios++;
 	if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED) || slot_issue(s))
 		slot_end(r, false);
 }
@@ -219,13 +226,14 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 {
 	const struct nvmeh_info *info = nvmeh_ctrl_info(c);
 	unsigned int n = o->queues * o->depth, i;
-	struct bench_slot *slots = calloc(n, sizeof(*slots));
+	struct bench_slot *slots = aligned_alloc(64, n * sizeof(*slots));
 	struct bench_run r = { .c = c, .bs = bs, .write = o->write };
 	struct timespec tick = { 0, 1000 * 1000 };
 	double t0, c0, end;
 
 	if (!slots)
 		return -ENOMEM;
+	memset(slots, 0, n * sizeof(*slots));
 	r.lbas = info->ns_lbas;
 	r.queues = o->queue_regions ? o->queues : 1;
 	r.lbas /= r.queues;
@@ -242,8 +250,14 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 		slots[i].qid = 1 + i % o->queues;
 		slots[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);
 		slots[i].buf = aligned_alloc(4096, bs);
-		if (!slots[i].buf)
+		if (!slots[i].buf) {
+			while (i--)
+				free(slots[i].buf);
+			free(slots);
+			pthread_mutex_destroy(&r.m);
+			pthread_cond_destroy(&r.cv);
 			return -ENOMEM;
+		}
 		memset(slots[i].buf, (int)i, bs);
 	}
 	t0 = now_s(CLOCK_MONOTONIC);
@@ -262,10 +276,12 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 	pthread_mutex_unlock(&r.m);
 	res->secs = now_s(CLOCK_MONOTONIC) - t0;
 	res->cpu = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	res->ios = r.ios;
+	res->ios = 0;
 	res->errors = r.errors;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		res->ios += slots[i].ios;
 		free(slots[i].buf);
+	}
 	free(slots);
 	pthread_mutex_destroy(&r.m);
 	pthread_cond_destroy(&r.cv);
