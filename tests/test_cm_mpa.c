@@ -911,6 +911,26 @@ static void test_reply_never_comes(void **state)
 	(void)state;
 }
 
+/* Accept on @lfd the active side's connection and read its whole MPA
+ * request into @req; the connection's descriptor. */
+static int mpa_request_in(int lfd, struct iwarp_mpa *req)
+{
+	u8 buf[600];
+	size_t got = 0;
+	int fd, n;
+
+	fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	do {
+		n = (int)recv(fd, buf + got, sizeof(buf) - got, 0);
+		assert_true(n > 0);
+		got += (size_t)n;
+		n = rdmarw__iwarp_mpa_parse(buf, got, false, false, req, NULL);
+	} while (n == -EAGAIN);
+	assert_int_equal(n, (int)got);
+	return fd;
+}
+
 /*
  * A peer whose reply gives an ORD over our IRD: CONNECT_ERROR -EPROTO for
  * the ULP, and for the peer a TERMINATE (LLP, MPA, insufficient IRD) then
@@ -925,7 +945,6 @@ static void test_reply_ird_short(void **state)
 	struct rdma_cm_id *c;
 	u8 buf[600], frame[64];
 	struct cm_rec *r;
-	size_t got = 0;
 	int lfd, fd, n;
 	u16 port;
 
@@ -934,15 +953,7 @@ static void test_reply_ird_short(void **state)
 	dst = cm_in4("127.0.0.1", port);
 	c = client(SA(src), SA(dst));
 	assert_int_equal(rdma_connect(c, &cp), 0);
-	fd = accept(lfd, NULL, NULL);
-	assert_true(fd >= 0);
-	do {
-		n = (int)recv(fd, buf + got, sizeof(buf) - got, 0);
-		assert_true(n > 0);
-		got += (size_t)n;
-		n = rdmarw__iwarp_mpa_parse(buf, got, false, false, &req, NULL);
-	} while (n == -EAGAIN);
-	assert_int_equal(n, (int)got);
+	fd = mpa_request_in(lfd, &req);
 	assert_true(req.enhanced && req.crc && req.p2p);
 	assert_int_equal(req.ird, 4);
 	assert_int_equal(req.ord, 2);
@@ -981,7 +992,7 @@ static void crc_choice(bool off)
 	struct iwarp_mpa req, rep;
 	u8 buf[600], frame[64];
 	struct rdma_cm_id *c;
-	size_t got = 0, want;
+	size_t got, want;
 	int lfd, fd, n;
 	u16 port;
 
@@ -992,15 +1003,7 @@ static void crc_choice(bool off)
 	c = client(SA(src), SA(dst));
 	assert_int_equal(rdma_connect(c, &cp), 0);
 	unsetenv("RDMARW_MPA_CRC");
-	fd = accept(lfd, NULL, NULL);
-	assert_true(fd >= 0);
-	do {
-		n = (int)recv(fd, buf + got, sizeof(buf) - got, 0);
-		assert_true(n > 0);
-		got += (size_t)n;
-		n = rdmarw__iwarp_mpa_parse(buf, got, false, false, &req, NULL);
-	} while (n == -EAGAIN);
-	assert_int_equal(n, (int)got);
+	fd = mpa_request_in(lfd, &req);
 	assert_true(req.enhanced && req.p2p);
 	assert_int_equal(req.crc, !off);
 	assert_int_equal(rdmarw__iwarp_mpa_answer(&req, 8, 8, &rep), 0);
