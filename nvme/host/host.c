@@ -14,6 +14,7 @@
 #include <rdmarw/atomic.h>
 #include <rdmarw/completion.h>
 #include <rdmarw/kernel.h>
+#include <rdmarw/list.h>
 #include <rdmarw/mr_pool.h>
 #include <rdmarw/mutex.h>
 #include <rdmarw/rw.h>
@@ -60,6 +61,22 @@ enum nvmeh_cstate {
 struct nvmeh_queue;
 
 /*
+ * A region registered with nvmeh_buf_reg(): one MR per queue, in the
+ * queue's PD, for the whole region (@mrs[qid], set and cleared under the
+ * controller's buf_lock and the queue's lock; NULL while the queue has no
+ * PD).  A request naming the region sits in its slot's @buf until it ends
+ * (no counter: the deregistration looks at the slots).
+ */
+struct nvmeh_buf {
+	struct nvmeh_ctrl *ctrl;
+	struct list_head entry; /* ctrl->bufs, under ctrl->buf_lock */
+	u64 addr;
+	u64 len;
+	bool closing; /* atomic: a deregistration is looking at the slots */
+	struct ib_mr *mrs[];
+};
+
+/*
  * A command slot.  Its request ends once, when @ref goes to zero
  * (nvme_rdma's req->ref): the SEND holds a reference until its completion,
  * the response holds one until it arrives, and hands it to the LOCAL_INV
@@ -83,6 +100,9 @@ struct nvmeh_slot {
 	u64 deadline; /* ms (CLOCK_MONOTONIC) after which it has timed out */
 	atomic_t ref;
 	struct ib_mr *mr; /* atomic where a late response may read it */
+	/* the region the request names (atomic: set under the queue's lock,
+	 * cleared without it when the request ends) */
+	struct nvmeh_buf *buf;
 	bool mapped;
 	enum dma_data_direction dir;
 	struct scatterlist sg;
@@ -136,6 +156,7 @@ struct nvmeh_qstats {
 	u64 remote_invs;
 	u64 inline_writes;
 	u64 bad_cqes;
+	u64 bad_invs;
 };
 
 #define nvmeh_qstat_inc(q, field) \
@@ -175,6 +196,8 @@ struct nvmeh_queue {
 	struct ib_qp *qp;
 	bool pool;
 	bool connected;
+	/* every region has its MR in @pd (under @lock and ctrl->buf_lock) */
+	bool bufs_ready;
 	/* CM events, written by the handler */
 	struct completion cm_done;
 	enum rdma_cm_event_type cm_event;
@@ -203,6 +226,10 @@ struct nvmeh_ctrl {
 	u8 *cdata;
 	struct mutex auth_lock; /* auth_tid, the authentications */
 	u16 auth_tid; /* the next DH-HMAC-CHAP transaction id */
+	/* registered regions; regions' MRs; bufs_closed: being destroyed */
+	struct mutex buf_lock;
+	struct list_head bufs;
+	bool bufs_closed;
 };
 
 static _Thread_local u16 nvmeh_status_tls, nvmeh_reject_tls;
@@ -234,11 +261,12 @@ static void nvmeh_stat_add(struct nvmeh_ctrl *ctrl, u64 *field)
 
 /* ---- slots: the end of a request --------------------------------------- */
 
-static void nvmeh_slot_finish(struct nvmeh_slot *slot)
+/*
+ * Give back what a request's data took: its DMA mapping, its MR, its hold
+ * on a registered region (release: nvmeh_buf_dereg() reads it acquire).
+ */
+static void nvmeh_unmap_slot(struct nvmeh_queue *q, struct nvmeh_slot *slot)
 {
-	struct nvmeh_queue *q = slot->q;
-	struct nvmeh_request *rq = slot->rq;
-
 	if (slot->mapped) {
 		ib_dma_unmap_sg(q->dev, &slot->sg, 1, slot->dir);
 		slot->mapped = false;
@@ -247,6 +275,16 @@ static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, slot->mr);
 		__atomic_store_n(&slot->mr, NULL, __ATOMIC_RELAXED);
 	}
+	if (slot->buf)
+		__atomic_store_n(&slot->buf, NULL, __ATOMIC_RELEASE);
+}
+
+static void nvmeh_slot_finish(struct nvmeh_slot *slot)
+{
+	struct nvmeh_queue *q = slot->q;
+	struct nvmeh_request *rq = slot->rq;
+
+	nvmeh_unmap_slot(q, slot);
 	/* acquire: the response stored the CQE before it marked it GOT */
 	if (__atomic_load_n(&slot->rsp, __ATOMIC_ACQUIRE) & NVMEH_RSP_GOT) {
 		rq->error = 0;
@@ -399,26 +437,33 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (nvmeh_post_recv(rsp))
 		nvmeh_error_recovery(q->ctrl);
-	if (mr) {
-		if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
-			if (wc->ex.invalidate_rkey != mr->rkey)
-				nvmeh_error_recovery(q->ctrl);
-			else
-				nvmeh_qstat_inc(q, remote_invs);
-		} else {
-			const struct ib_send_wr *bad;
-
-			slot->inv_wr = (struct ib_send_wr){
-				.wr_cqe = &slot->inv_cqe,
-				.opcode = IB_WR_LOCAL_INV,
-				.send_flags = IB_SEND_SIGNALED,
-				.ex.invalidate_rkey = mr->rkey,
-			};
-			nvmeh_qstat_inc(q, local_invs);
-			if (!ib_post_send(q->qp, &slot->inv_wr, &bad))
-				return; /* nvmeh_inv_done() puts the slot */
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		/*
+		 * nvme_rdma_process_nvme_rsp(): only the command's own MR may
+		 * be invalidated; a command without one (no data, in-capsule,
+		 * a registered region's: nvmeh_buf_reg()) asked for nothing,
+		 * and another key is bogus.  The response still ends the
+		 * command; the reset replaces what was invalidated.
+		 */
+		if (!mr || wc->ex.invalidate_rkey != mr->rkey) {
+			nvmeh_qstat_inc(q, bad_invs);
 			nvmeh_error_recovery(q->ctrl);
+		} else {
+			nvmeh_qstat_inc(q, remote_invs);
 		}
+	} else if (mr) {
+		const struct ib_send_wr *bad;
+
+		slot->inv_wr = (struct ib_send_wr){
+			.wr_cqe = &slot->inv_cqe,
+			.opcode = IB_WR_LOCAL_INV,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.invalidate_rkey = mr->rkey,
+		};
+		nvmeh_qstat_inc(q, local_invs);
+		if (!ib_post_send(q->qp, &slot->inv_wr, &bad))
+			return; /* nvmeh_inv_done() puts the slot */
+		nvmeh_error_recovery(q->ctrl);
 	}
 	nvmeh_slot_put(slot);
 }
@@ -641,6 +686,166 @@ static void nvmeh_poll_fini(struct nvmeh_queue *q)
 	p->inited = false;
 }
 
+/* ---- registered regions (nvmeh_buf_reg()) ------------------------------ */
+
+/* The region's MR in @q's PD: remote read and write, the region only. */
+static struct ib_mr *nvmeh_buf_mr(struct nvmeh_queue *q, struct nvmeh_buf *buf)
+{
+	return ib_reg_user_mr(q->pd, buf->addr, buf->len, buf->addr,
+			      IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+				      IB_ACCESS_REMOTE_WRITE);
+}
+
+/* Take @buf's MR on @q away (@q's lock, the controller's buf_lock held). */
+static void nvmeh_buf_put_mr(struct nvmeh_queue *q, struct nvmeh_buf *buf)
+{
+	struct ib_mr *mr;
+
+	mutex_lock(&q->lock);
+	mr = buf->mrs[q->qid];
+	buf->mrs[q->qid] = NULL;
+	mutex_unlock(&q->lock);
+	if (mr)
+		WARN_ON_ONCE(ib_dereg_mr(mr));
+}
+
+/*
+ * A queue's connect, once its PD exists: register every region in it.
+ * On an error the MRs made so far stay for nvmeh_queue_bufs_put().
+ */
+static int nvmeh_queue_bufs_get(struct nvmeh_queue *q)
+{
+	struct nvmeh_ctrl *ctrl = q->ctrl;
+	struct nvmeh_buf *buf;
+	struct ib_mr *mr;
+	int ret = 0;
+
+	mutex_lock(&ctrl->buf_lock);
+	list_for_each_entry(buf, &ctrl->bufs, entry)
+	{
+		mr = nvmeh_buf_mr(q, buf);
+		if (IS_ERR(mr)) {
+			ret = PTR_ERR(mr);
+			break;
+		}
+		mutex_lock(&q->lock);
+		buf->mrs[q->qid] = mr;
+		mutex_unlock(&q->lock);
+	}
+	mutex_lock(&q->lock);
+	q->bufs_ready = !ret;
+	mutex_unlock(&q->lock);
+	mutex_unlock(&ctrl->buf_lock);
+	return ret;
+}
+
+/* A queue's teardown, before its PD goes: deregister the regions' MRs. */
+static void nvmeh_queue_bufs_put(struct nvmeh_queue *q)
+{
+	struct nvmeh_ctrl *ctrl = q->ctrl;
+	struct nvmeh_buf *buf;
+
+	mutex_lock(&ctrl->buf_lock);
+	mutex_lock(&q->lock);
+	q->bufs_ready = false;
+	mutex_unlock(&q->lock);
+	list_for_each_entry(buf, &ctrl->bufs, entry)
+	{
+		nvmeh_buf_put_mr(q, buf);
+	}
+	mutex_unlock(&ctrl->buf_lock);
+}
+
+struct nvmeh_buf *nvmeh_buf_reg(struct nvmeh_ctrl *ctrl, void *addr, size_t len)
+{
+	struct nvmeh_buf *buf;
+	struct ib_mr *mr;
+	unsigned int i;
+	bool ready;
+	int ret = 0;
+
+	if (!ctrl || !addr || !len || (uintptr_t)addr + len < (uintptr_t)addr)
+		return ERR_PTR(-EINVAL);
+	buf = calloc(1, sizeof(*buf) + ctrl->nr_queues * sizeof(buf->mrs[0]));
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	buf->ctrl = ctrl;
+	buf->addr = (uintptr_t)addr;
+	buf->len = len;
+	mutex_lock(&ctrl->buf_lock);
+	if (ctrl->bufs_closed)
+		ret = -ENODEV;
+	/* the queues that connect later register it in their connect */
+	for (i = 0; i < ctrl->nr_queues && !ret; i++) {
+		struct nvmeh_queue *q = &ctrl->queues[i];
+
+		mutex_lock(&q->lock);
+		ready = q->bufs_ready;
+		mutex_unlock(&q->lock);
+		if (!ready)
+			continue;
+		mr = nvmeh_buf_mr(q, buf);
+		if (IS_ERR(mr)) {
+			ret = PTR_ERR(mr);
+			break;
+		}
+		mutex_lock(&q->lock);
+		buf->mrs[i] = mr;
+		mutex_unlock(&q->lock);
+	}
+	if (ret) {
+		for (i = 0; i < ctrl->nr_queues; i++)
+			nvmeh_buf_put_mr(&ctrl->queues[i], buf);
+		mutex_unlock(&ctrl->buf_lock);
+		free(buf);
+		return ERR_PTR(ret);
+	}
+	list_add_tail(&buf->entry, &ctrl->bufs);
+	mutex_unlock(&ctrl->buf_lock);
+	return buf;
+}
+
+int nvmeh_buf_dereg(struct nvmeh_buf *buf)
+{
+	struct nvmeh_ctrl *ctrl;
+	bool busy = false;
+	unsigned int i;
+	u32 k;
+
+	if (!buf)
+		return -EINVAL;
+	ctrl = buf->ctrl;
+	mutex_lock(&ctrl->buf_lock);
+	/*
+	 * Closed first: a submission that found it open did so under its
+	 * queue's lock, and had its slot hold the region before letting go
+	 * of the lock; the ones after see it closed.  So once each queue's
+	 * lock has been taken below, no slot takes the region any more, and
+	 * a request that ends lets go of it (release, read acquire here).
+	 */
+	__atomic_store_n(&buf->closing, true, __ATOMIC_RELAXED);
+	for (i = 0; i < ctrl->nr_queues && !busy; i++) {
+		struct nvmeh_queue *q = &ctrl->queues[i];
+
+		mutex_lock(&q->lock);
+		for (k = 0; k < q->nslots && !busy; k++)
+			busy = __atomic_load_n(&q->slots[k].buf,
+					       __ATOMIC_ACQUIRE) == buf;
+		mutex_unlock(&q->lock);
+	}
+	if (busy) {
+		__atomic_store_n(&buf->closing, false, __ATOMIC_RELAXED);
+		mutex_unlock(&ctrl->buf_lock);
+		return -EBUSY;
+	}
+	for (i = 0; i < ctrl->nr_queues; i++)
+		nvmeh_buf_put_mr(&ctrl->queues[i], buf);
+	list_del(&buf->entry);
+	mutex_unlock(&ctrl->buf_lock);
+	free(buf);
+	return 0;
+}
+
 static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 {
 	bool drained = true;
@@ -690,6 +895,7 @@ static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 					    sizeof(struct nvme_completion),
 				    DMA_FROM_DEVICE);
 	q->capbuf_mapped = q->rspbuf_mapped = false;
+	nvmeh_queue_bufs_put(q);
 	if (q->pd) {
 		ib_dealloc_pd(q->pd);
 		q->pd = NULL;
@@ -802,7 +1008,7 @@ static int nvmeh_queue_create_res(struct nvmeh_queue *q)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return nvmeh_queue_bufs_get(q);
 }
 
 /* rdma_cm part of a queue connect: resolve, create, connect. */
@@ -865,10 +1071,30 @@ static int nvmeh_queue_cm_connect(struct nvmeh_queue *q)
 
 /* ---- submission ------------------------------------------------------- */
 
+/*
+ * A request's data in a registered region (nvmeh_submit() checked it lies
+ * inside): the queue's MR for the region; the slot holds the region until
+ * the request ends.
+ */
+static struct ib_mr *nvmeh_map_buf(struct nvmeh_queue *q,
+				   struct nvmeh_slot *slot,
+				   struct nvmeh_request *rq)
+{
+	struct ib_mr *mr = rq->buf->mrs[q->qid];
+
+	if (!mr || __atomic_load_n(&rq->buf->closing, __ATOMIC_RELAXED))
+		return NULL;
+	__atomic_store_n(&slot->buf, rq->buf, __ATOMIC_RELAXED);
+	return mr;
+}
+
 static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 			  struct nvmeh_request *rq, struct ib_send_wr **first)
 {
 	u8 *dptr = slot->capsule + offsetof(struct nvme_common_command, dptr);
+	struct ib_mr *mr = NULL;
+	u32 len = rq->data_len, lkey, rkey;
+	u64 addr;
 	int n;
 
 	memset(dptr, 0, 16);
@@ -878,19 +1104,30 @@ static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 		dptr[15] = (NVME_KEY_SGL_FMT_DATA_DESC << 4);
 		return 0;
 	}
-	slot->dir = rq->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
-	sg_init_one(&slot->sg, rq->data, rq->data_len);
-	n = ib_dma_map_sg(q->dev, &slot->sg, 1, slot->dir);
-	if (n <= 0)
-		return -EIO;
-	slot->mapped = true;
+	if (rq->buf) {
+		/* registered once: the CPU address is the MR's address */
+		mr = nvmeh_map_buf(q, slot, rq);
+		if (!mr)
+			return -EINVAL;
+		addr = (uintptr_t)rq->data;
+		lkey = mr->lkey;
+	} else {
+		slot->dir = rq->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+		sg_init_one(&slot->sg, rq->data, rq->data_len);
+		n = ib_dma_map_sg(q->dev, &slot->sg, 1, slot->dir);
+		if (n <= 0)
+			return -EIO;
+		slot->mapped = true;
+		addr = sg_dma_address(&slot->sg);
+		lkey = q->pd->local_dma_lkey;
+	}
 
 	if (rq->write && q->inline_max && rq->data_len <= q->inline_max &&
-	    !(rq->flags & NVMEH_RQ_BAD_RKEY)) {
+	    !(rq->flags & (NVMEH_RQ_BAD_RKEY | NVMEH_RQ_ASK_INV))) {
 		slot->sge[1] = (struct ib_sge){
-			.addr = sg_dma_address(&slot->sg),
-			.length = sg_dma_len(&slot->sg),
-			.lkey = q->pd->local_dma_lkey,
+			.addr = addr,
+			.length = rq->data_len,
+			.lkey = lkey,
 		};
 		slot->send_wr.num_sge = 2;
 		nvme_put_le64(dptr, 0);
@@ -900,42 +1137,45 @@ static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 		return 0;
 	}
 
-	slot->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
-	if (!slot->mr)
-		return -EAGAIN;
-	ib_update_fast_reg_key(slot->mr, (u8)ib_inc_rkey(slot->mr->rkey));
-	n = ib_map_mr_sg(slot->mr, &slot->sg, 1, NULL, 4096);
-	if (n != 1)
-		return n < 0 ? n : -EINVAL;
-	slot->reg_wr = (struct ib_reg_wr){
-		.wr = { .wr_cqe = &slot->reg_cqe,
-			.opcode = IB_WR_REG_MR,
-			.next = &slot->send_wr },
-		.mr = slot->mr,
-		.key = slot->mr->rkey,
-		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			  IB_ACCESS_REMOTE_WRITE,
-	};
-	*first = &slot->reg_wr.wr;
-	nvme_put_le64(dptr, slot->mr->iova);
-	nvme_put_le24(dptr + 8, (u32)slot->mr->length);
+	if (mr) {
+		/* no registration, no invalidation (unless a test asks) */
+		rkey = mr->rkey;
+		dptr[15] = NVME_KEY_SGL_FMT_DATA_DESC << 4 |
+			   ((rq->flags & NVMEH_RQ_ASK_INV) ?
+				    NVME_SGL_FMT_INVALIDATE :
+				    NVME_SGL_FMT_ADDRESS);
+	} else {
+		slot->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+		if (!slot->mr)
+			return -EAGAIN;
+		ib_update_fast_reg_key(slot->mr,
+				       (u8)ib_inc_rkey(slot->mr->rkey));
+		n = ib_map_mr_sg(slot->mr, &slot->sg, 1, NULL, 4096);
+		if (n != 1)
+			return n < 0 ? n : -EINVAL;
+		slot->reg_wr = (struct ib_reg_wr){
+			.wr = { .wr_cqe = &slot->reg_cqe,
+				.opcode = IB_WR_REG_MR,
+				.next = &slot->send_wr },
+			.mr = slot->mr,
+			.key = slot->mr->rkey,
+			.access = IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_READ |
+				  IB_ACCESS_REMOTE_WRITE,
+		};
+		*first = &slot->reg_wr.wr;
+		addr = slot->mr->iova;
+		len = (u32)slot->mr->length;
+		rkey = slot->mr->rkey;
+		dptr[15] = (NVME_KEY_SGL_FMT_DATA_DESC << 4 |
+			    NVME_SGL_FMT_INVALIDATE);
+	}
+	nvme_put_le64(dptr, addr);
+	nvme_put_le24(dptr + 8, len);
 	nvme_put_le32(dptr + 11, (rq->flags & NVMEH_RQ_BAD_RKEY) ?
-					 slot->mr->rkey ^ 0x5a5a5a00 :
-					 slot->mr->rkey);
-	dptr[15] = (NVME_KEY_SGL_FMT_DATA_DESC << 4 | NVME_SGL_FMT_INVALIDATE);
+					 rkey ^ 0x5a5a5a00 :
+					 rkey);
 	return 0;
-}
-
-static void nvmeh_unmap_slot(struct nvmeh_queue *q, struct nvmeh_slot *slot)
-{
-	if (slot->mapped) {
-		ib_dma_unmap_sg(q->dev, &slot->sg, 1, slot->dir);
-		slot->mapped = false;
-	}
-	if (slot->mr) {
-		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, slot->mr);
-		__atomic_store_n(&slot->mr, NULL, __ATOMIC_RELAXED);
-	}
 }
 
 int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
@@ -953,8 +1193,20 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	if (rq->data_len && !rq->data)
 		return -EINVAL;
 	if (rq->flags & NVMEH_RQ_RAW) {
-		if (!rq->raw || !rq->raw_len || rq->raw_len > NVMEH_CAPSULE_MAX)
+		if (!rq->raw || !rq->raw_len ||
+		    rq->raw_len > NVMEH_CAPSULE_MAX || rq->buf)
 			return -EINVAL;
+	}
+	if (rq->buf) {
+		/* the data wholly inside the region, of this controller */
+		u64 off = (uintptr_t)rq->data - rq->buf->addr;
+
+		if (rq->buf->ctrl != ctrl || !rq->data_len ||
+		    (uintptr_t)rq->data < rq->buf->addr || off > rq->buf->len ||
+		    rq->data_len > rq->buf->len - off)
+			return -EINVAL;
+	} else if (rq->flags & NVMEH_RQ_ASK_INV) {
+		return -EINVAL;
 	}
 	q = &ctrl->queues[qid];
 
@@ -1798,10 +2050,17 @@ static int nvmeh_queue_alloc(struct nvmeh_ctrl *ctrl, unsigned int qid,
 
 static void nvmeh_ctrl_free(struct nvmeh_ctrl *ctrl)
 {
+	struct nvmeh_buf *buf, *tmp;
 	unsigned int i;
 
 	if (ctrl->wq)
 		destroy_workqueue(ctrl->wq);
+	/* the queues' teardowns deregistered the regions' MRs */
+	list_for_each_entry_safe(buf, tmp, &ctrl->bufs, entry) {
+		list_del(&buf->entry);
+		free(buf);
+	}
+	mutex_destroy(&ctrl->buf_lock);
 	for (i = 0; ctrl->queues && i < ctrl->nr_queues; i++)
 		nvmeh_queue_free(&ctrl->queues[i]);
 	free(ctrl->queues);
@@ -1860,6 +2119,8 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 		ctrl->opts.max_reconnects = 100;
 	mutex_init(&ctrl->state_lock);
 	mutex_init(&ctrl->auth_lock);
+	mutex_init(&ctrl->buf_lock);
+	INIT_LIST_HEAD(&ctrl->bufs);
 	init_completion(&ctrl->live);
 	rdmarw_init_work(&ctrl->err_work, nvmeh_err_work);
 	rdmarw_init_delayed_work(&ctrl->reconnect_work, nvmeh_reconnect_work);
@@ -1941,6 +2202,9 @@ void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl)
 	cancel_delayed_work_sync(&ctrl->timeout_work);
 	cancel_work_sync(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
+	mutex_lock(&ctrl->buf_lock);
+	ctrl->bufs_closed = true; /* nvmeh_ctrl_free() frees the regions */
+	mutex_unlock(&ctrl->buf_lock);
 	/* a keep-alive still out is answered or aborted below */
 	nvmeh_shutdown(ctrl);
 	nvmeh_teardown_all(ctrl);
@@ -1975,6 +2239,8 @@ void nvmeh_ctrl_stats(struct nvmeh_ctrl *ctrl, struct nvmeh_stats *out)
 			__atomic_load_n(&q->st.inline_writes, __ATOMIC_RELAXED);
 		out->bad_cqes +=
 			__atomic_load_n(&q->st.bad_cqes, __ATOMIC_RELAXED);
+		out->bad_invs +=
+			__atomic_load_n(&q->st.bad_invs, __ATOMIC_RELAXED);
 	}
 }
 

@@ -107,12 +107,19 @@ struct nvmeh_opts {
  * @NVMEH_RQ_BAD_RKEY: register the data as usual, then send a wrong rkey
  * @NVMEH_RQ_OVERDEPTH: may use the slots past the queue depth (a host that
  *                      sends more commands than it announced)
+ * @NVMEH_RQ_ASK_INV: with @buf (tests only): ask the target to invalidate
+ *                    the region's rkey (keyed SGL subtype Fh), as a
+ *                    hostile target would do unasked; the host must not
+ *                    take that invalidation for its own
  */
 enum nvmeh_rq_flags {
 	NVMEH_RQ_RAW = 1 << 0,
 	NVMEH_RQ_BAD_RKEY = 1 << 1,
 	NVMEH_RQ_OVERDEPTH = 1 << 2,
+	NVMEH_RQ_ASK_INV = 1 << 3,
 };
+
+struct nvmeh_buf;
 
 /**
  * struct nvmeh_request - one command, owned by the caller until @done
@@ -120,6 +127,9 @@ enum nvmeh_rq_flags {
  * @data: data buffer or NULL
  * @data_len: its length in bytes
  * @write: true when @data goes to the controller
+ * @buf: NULL, or the region (nvmeh_buf_reg()) @data lies in: the command
+ *       then carries the region's rkey on its queue and is neither
+ *       registered nor invalidated on its own
  * @flags: enum nvmeh_rq_flags
  * @raw: capsule bytes for %NVMEH_RQ_RAW
  * @raw_len: their count (1 to the capsule size)
@@ -137,6 +147,7 @@ struct nvmeh_request {
 	void *data;
 	u32 data_len;
 	bool write;
+	struct nvmeh_buf *buf;
 	unsigned int flags;
 	const void *raw;
 	u32 raw_len;
@@ -184,6 +195,9 @@ struct nvmeh_info {
  * @remote_invs: completions that invalidated the MR (SEND_WITH_INVALIDATE)
  * @inline_writes: writes sent in-capsule
  * @bad_cqes: CQEs that matched no outstanding command
+ * @bad_invs: responses that invalidated a key the command did not hand
+ *            out for invalidation (none, or another MR's: a registered
+ *            region's); each starts error recovery
  * @poll_sleeps: times a polled queue's thread slept, idle (nvmeh_opts.poll)
  */
 struct nvmeh_stats {
@@ -195,6 +209,7 @@ struct nvmeh_stats {
 	u64 remote_invs;
 	u64 inline_writes;
 	u64 bad_cqes;
+	u64 bad_invs;
 	u64 poll_sleeps;
 };
 
@@ -266,7 +281,8 @@ int nvmeh_ctrl_reauth(struct nvmeh_ctrl *ctrl, unsigned int qid);
  *
  * Stops keep-alive and recovery, writes CC.SHN and waits (bounded) for
  * CSTS.SHST, disconnects every queue; outstanding requests complete with
- * -ECONNABORTED.
+ * -ECONNABORTED.  Regions still registered (nvmeh_buf_reg()) are
+ * deregistered and their handles freed.
  */
 void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl);
 
@@ -277,12 +293,60 @@ void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl);
  * @rq: the request; its @done is called once, unless this returns an error
  *
  * Return: 0; -EINVAL for a bad queue, a missing @done, data over max_xfer
- * (unless %NVMEH_RQ_RAW), a raw capsule of a bad
- * size; -ENOTCONN while the controller is not live; -EBUSY when every slot
- * of the queue is taken; a DMA-mapping, MR or post error.
+ * (unless %NVMEH_RQ_RAW), a raw capsule of a bad size, a @buf of another
+ * controller or one being deregistered, data not wholly inside @buf, @buf
+ * with %NVMEH_RQ_RAW or %NVMEH_RQ_ASK_INV without @buf; -ENOTCONN while
+ * the controller is not live; -EBUSY when every slot of the queue is
+ * taken; a DMA-mapping, MR or post error.
  */
 int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		 struct nvmeh_request *rq);
+
+/**
+ * nvmeh_buf_reg() - register a buffer region with the controller, once
+ * @ctrl: the controller
+ * @addr: the region's first byte
+ * @len: its length in bytes (1 to the device's max_mr_size)
+ *
+ * SPDK's memory map instead of the kernel host's registration per command:
+ * the region is registered for local write and remote read and write on
+ * every queue's PD (one MR per queue; a queue that connects later, after a
+ * reset too, registers it when it connects), and a request whose @buf names
+ * it sends a keyed SGL with the queue's rkey for the region and the data's
+ * address in it, without IB_WR_REG_MR before the capsule and without an
+ * invalidation after the response.  No global rkey is involved: each MR
+ * covers this region only and is valid on its queue's QP only.
+ *
+ * The price: while the region is registered, the target may read and write
+ * all of it, on every queue, at any time, not only the bytes of a command
+ * while it is outstanding (the kernel host's per-command registration
+ * exposes those only).  Register only memory the target may see whole.  A
+ * target that invalidates the region's rkey (SEND_WITH_INVALIDATE: siw
+ * honours it for any MR of the PD) is refused: the host counts it in
+ * bad_invs and resets the controller, whose reconnect registers the region
+ * again.
+ *
+ * Return: the handle (valid until nvmeh_buf_dereg() or
+ * nvmeh_ctrl_destroy()), or ERR_PTR(): -EINVAL for a NULL @ctrl or @addr,
+ * a zero @len or a range that wraps; -ENODEV once the controller is being
+ * destroyed; -ENOMEM; ib_reg_user_mr()'s error on a queue's PD.
+ */
+struct nvmeh_buf *nvmeh_buf_reg(struct nvmeh_ctrl *ctrl, void *addr,
+				size_t len);
+
+/**
+ * nvmeh_buf_dereg() - deregister a region nvmeh_buf_reg() registered
+ * @buf: the handle
+ *
+ * Refused while a request naming @buf has not ended (its @done not yet
+ * called): the target may still be moving its data.  Must not race
+ * submissions naming @buf (one that does fails with -EINVAL, or makes the
+ * deregistration fail with -EBUSY).
+ *
+ * Return: 0 (@buf is freed); -EINVAL for NULL; -EBUSY while requests
+ * naming it are outstanding (nothing changed).
+ */
+int nvmeh_buf_dereg(struct nvmeh_buf *buf);
 
 /**
  * nvmeh_poll() - process the completions of a queue polled by its caller
