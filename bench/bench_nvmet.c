@@ -14,7 +14,7 @@
  *               [--perf PATH | --no-perf] [--poll] [--poll-groups N]
  *               [--poll-target] [--poll-host] [--poll-busy]
  *               [--one-thread] [--size BYTES] [--ns-mib MIB] [--prefill]
- *               [--queue-regions]
+ *               [--queue-regions] [--host-registered]
  *
  * --poll: the I/O queues are polled on both sides: the target's by poll
  * groups (as many as queues unless --poll-groups says), the host's each by
@@ -36,6 +36,12 @@
  * never read or write the same block (what writes from two cores into one
  * small namespace share: the lines of the blocks both store to).  Off by
  * default: the figures without it keep their meaning.
+ *
+ * --host-registered: each I/O slot's data buffer is registered with the
+ * host once (nvmeh_buf_reg(), SPDK's memory map) and every command names
+ * it: no fast registration before the capsule, no invalidation after the
+ * response.  Off by default: the kernel host's registration per command
+ * is what the wire looks like from the kernel.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -72,6 +78,7 @@ struct bench_opts {
 	u32 ns_mib; /* the RAM namespace's size */
 	bool prefill; /* write every block before the figures */
 	bool queue_regions; /* a slice of the namespace per queue */
+	bool host_registered; /* data buffers registered once (nvmeh_buf_reg) */
 };
 
 /* --one-thread: the host queues a target poll group polls. */
@@ -129,6 +136,7 @@ struct bench_slot {
 	struct nvmeh_request rq;
 	unsigned int qid;
 	u8 *buf;
+	struct nvmeh_buf *reg; /* --host-registered: @buf's region */
 	u64 rng;
 	u64 ios;
 } __attribute__((aligned(64)));
@@ -184,6 +192,7 @@ static int slot_issue(struct bench_slot *s)
 	nvme_put_le32(s->rq.sqe + offsetof(struct nvme_common_command, cdw12),
 		      nlb - 1);
 	s->rq.data = s->buf;
+	s->rq.buf = s->reg;
 	s->rq.data_len = r->bs;
 	s->rq.write = r->write;
 	s->rq.done = slot_done;
@@ -225,7 +234,7 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 		      struct bench_result *res)
 {
 	const struct nvmeh_info *info = nvmeh_ctrl_info(c);
-	unsigned int n = o->queues * o->depth, i;
+	unsigned int n = o->queues * o->depth, issue, i;
 	struct bench_slot *slots = aligned_alloc(64, n * sizeof(*slots));
 	struct bench_run r = { .c = c, .bs = bs, .write = o->write };
 	struct timespec tick = { 0, 1000 * 1000 };
@@ -260,13 +269,23 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 		}
 		memset(slots[i].buf, (int)i, bs);
 	}
+	for (i = 0; o->host_registered && i < n; i++) {
+		slots[i].reg = nvmeh_buf_reg(c, slots[i].buf, bs);
+		if (IS_ERR(slots[i].reg)) {
+			fprintf(stderr, "bench-nvmet: nvmeh_buf_reg: %ld\n",
+				PTR_ERR(slots[i].reg));
+			slots[i].reg = NULL;
+			r.errors++;
+		}
+	}
+	issue = r.errors ? 0 : n; /* a region refused: no I/O */
 	t0 = now_s(CLOCK_MONOTONIC);
 	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
-	r.active = n;
-	for (i = 0; i < n; i++)
+	r.active = issue;
+	for (i = 0; i < issue; i++)
 		if (slot_issue(&slots[i]))
 			slot_end(&r, true);
-	end = t0 + o->duration;
+	end = t0 + (issue ? o->duration : 0);
 	while (now_s(CLOCK_MONOTONIC) < end)
 		nanosleep(&tick, NULL);
 	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
@@ -280,6 +299,9 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 	res->errors = r.errors;
 	for (i = 0; i < n; i++) {
 		res->ios += slots[i].ios;
+		/* every request has ended: nothing holds the region */
+		if (slots[i].reg && nvmeh_buf_dereg(slots[i].reg))
+			res->errors++;
 		free(slots[i].buf);
 	}
 	free(slots);
@@ -370,7 +392,8 @@ static void usage(FILE *f)
 		   "                   [--poll-groups N] [--poll-busy] "
 		   "[--one-thread]\n"
 		   "                   [--size 4096|131072] [--ns-mib MIB] "
-		   "[--prefill] [--queue-regions]\n");
+		   "[--prefill] [--queue-regions]\n"
+		   "                   [--host-registered]\n");
 }
 
 /*
@@ -415,6 +438,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "ns-mib", 1, NULL, 'm' },
 		{ "prefill", 0, NULL, 'f' },
 		{ "queue-regions", 0, NULL, 'r' },
+		{ "host-registered", 0, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool poll = false;
@@ -480,6 +504,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'r':
 			o->queue_regions = true;
+			break;
+		case 'R':
+			o->host_registered = true;
 			break;
 		case 's':
 			if (!parse_uint(optarg, 4096, 131072, &o->size) ||
@@ -629,6 +656,7 @@ int main(int argc, char **argv)
 			       "\"one_thread\":%s,"
 			       "\"ns_mib\":%u,\"prefill\":%s,"
 			       "\"queue_regions\":%s,"
+			       "\"host_registered\":%s,"
 			       "\"ios\":%llu,"
 			       "\"secs\":%.6f,\"cpu_secs\":%.6f,"
 			       "\"nvme_iops\":%.1f,\"nvme_mib\":%.2f,"
@@ -639,6 +667,7 @@ int main(int argc, char **argv)
 			       o.one_thread ? "true" : "false", o.ns_mib,
 			       o.prefill ? "true" : "false",
 			       o.queue_regions ? "true" : "false",
+			       o.host_registered ? "true" : "false",
 			       (unsigned long long)r.ios, r.secs, r.cpu, iops,
 			       iops * sizes[i] / 1048576.0, percore);
 			if (raw)
