@@ -265,7 +265,8 @@ static void nvmeh_stat_add(struct nvmeh_ctrl *ctrl, u64 *field)
  * Give back what a request's data took: its DMA mapping, its MR, its hold
  * on a registered region (release: nvmeh_buf_dereg() reads it acquire).
  */
-static void nvmeh_unmap_slot(struct nvmeh_queue *q, struct nvmeh_slot *slot)
+static inline __attribute__((always_inline)) void
+nvmeh_unmap_slot(struct nvmeh_queue *q, struct nvmeh_slot *slot)
 {
 	if (slot->mapped) {
 		ib_dma_unmap_sg(q->dev, &slot->sg, 1, slot->dir);
@@ -1072,109 +1073,124 @@ static int nvmeh_queue_cm_connect(struct nvmeh_queue *q)
 /* ---- submission ------------------------------------------------------- */
 
 /*
- * A request's data in a registered region (nvmeh_submit() checked it lies
- * inside): the queue's MR for the region; the slot holds the region until
- * the request ends.
+ * An in-capsule write (nvme_rdma_map_sg_inline()): small enough, and no
+ * test hook that wants a key on the wire.
  */
-static struct ib_mr *nvmeh_map_buf(struct nvmeh_queue *q,
-				   struct nvmeh_slot *slot,
-				   struct nvmeh_request *rq)
+static bool nvmeh_inline_ok(const struct nvmeh_queue *q,
+			    const struct nvmeh_request *rq)
 {
-	struct ib_mr *mr = rq->buf->mrs[q->qid];
+	return rq->write && q->inline_max && rq->data_len <= q->inline_max &&
+	       !(rq->flags & (NVMEH_RQ_BAD_RKEY | NVMEH_RQ_ASK_INV));
+}
 
-	if (!mr || __atomic_load_n(&rq->buf->closing, __ATOMIC_RELAXED))
-		return NULL;
-	__atomic_store_n(&slot->buf, rq->buf, __ATOMIC_RELAXED);
-	return mr;
+/* The data as the capsule's second SGE, an offset SGL in the command. */
+static void nvmeh_sgl_inline(struct nvmeh_queue *q, struct nvmeh_slot *slot,
+			     u8 *dptr, u64 addr, u32 len, u32 lkey)
+{
+	slot->sge[1] = (struct ib_sge){
+		.addr = addr,
+		.length = len,
+		.lkey = lkey,
+	};
+	slot->send_wr.num_sge = 2;
+	nvme_put_le64(dptr, 0);
+	nvme_put_le32(dptr + 8, len);
+	dptr[15] = (NVME_SGL_FMT_DATA_DESC << 4 | NVME_SGL_FMT_OFFSET);
+	nvmeh_qstat_inc(q, inline_writes);
+}
+
+/* A keyed SGL data block: @subtype asks for invalidation or not. */
+static void nvmeh_sgl_keyed(u8 *dptr, const struct nvmeh_request *rq, u64 addr,
+			    u32 len, u32 rkey, u8 subtype)
+{
+	nvme_put_le64(dptr, addr);
+	nvme_put_le24(dptr + 8, len);
+	nvme_put_le32(dptr + 11, (rq->flags & NVMEH_RQ_BAD_RKEY) ?
+					 rkey ^ 0x5a5a5a00 :
+					 rkey);
+	dptr[15] = (u8)(NVME_KEY_SGL_FMT_DATA_DESC << 4 | subtype);
+}
+
+/*
+ * Data in a registered region: wholly inside it, a region of this
+ * controller's that is not being deregistered.  The queue's MR for the
+ * region, the CPU address as its address; no registration, no
+ * invalidation asked (unless the test hook asks).  The slot holds the
+ * region until the request ends.
+ */
+static int nvmeh_map_buf(struct nvmeh_queue *q, struct nvmeh_slot *slot,
+			 struct nvmeh_request *rq, u8 *dptr)
+{
+	struct nvmeh_buf *buf = rq->buf;
+	u64 addr = (uintptr_t)rq->data, off = addr - buf->addr;
+	struct ib_mr *mr;
+
+	if (buf->ctrl != q->ctrl || addr < buf->addr || off > buf->len ||
+	    rq->data_len > buf->len - off)
+		return -EINVAL;
+	mr = buf->mrs[q->qid];
+	if (!mr || __atomic_load_n(&buf->closing, __ATOMIC_RELAXED))
+		return -EINVAL;
+	__atomic_store_n(&slot->buf, buf, __ATOMIC_RELAXED);
+	if (nvmeh_inline_ok(q, rq))
+		nvmeh_sgl_inline(q, slot, dptr, addr, rq->data_len, mr->lkey);
+	else
+		nvmeh_sgl_keyed(dptr, rq, addr, rq->data_len, mr->rkey,
+				(rq->flags & NVMEH_RQ_ASK_INV) ?
+					NVME_SGL_FMT_INVALIDATE :
+					NVME_SGL_FMT_ADDRESS);
+	return 0;
 }
 
 static int nvmeh_map_data(struct nvmeh_queue *q, struct nvmeh_slot *slot,
 			  struct nvmeh_request *rq, struct ib_send_wr **first)
 {
 	u8 *dptr = slot->capsule + offsetof(struct nvme_common_command, dptr);
-	struct ib_mr *mr = NULL;
-	u32 len = rq->data_len, lkey, rkey;
-	u64 addr;
 	int n;
 
 	memset(dptr, 0, 16);
 	slot->capsule[offsetof(struct nvme_common_command, flags)] =
 		NVME_CMD_SGL_METABUF;
 	if (!rq->data_len) {
+		if (rq->buf)
+			return -EINVAL; /* no data to lie in it */
 		dptr[15] = (NVME_KEY_SGL_FMT_DATA_DESC << 4);
 		return 0;
 	}
-	if (rq->buf) {
-		/* registered once: the CPU address is the MR's address */
-		mr = nvmeh_map_buf(q, slot, rq);
-		if (!mr)
-			return -EINVAL;
-		addr = (uintptr_t)rq->data;
-		lkey = mr->lkey;
-	} else {
-		slot->dir = rq->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
-		sg_init_one(&slot->sg, rq->data, rq->data_len);
-		n = ib_dma_map_sg(q->dev, &slot->sg, 1, slot->dir);
-		if (n <= 0)
-			return -EIO;
-		slot->mapped = true;
-		addr = sg_dma_address(&slot->sg);
-		lkey = q->pd->local_dma_lkey;
-	}
+	if (rq->buf)
+		return nvmeh_map_buf(q, slot, rq, dptr);
+	slot->dir = rq->write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	sg_init_one(&slot->sg, rq->data, rq->data_len);
+	n = ib_dma_map_sg(q->dev, &slot->sg, 1, slot->dir);
+	if (n <= 0)
+		return -EIO;
+	slot->mapped = true;
 
-	if (rq->write && q->inline_max && rq->data_len <= q->inline_max &&
-	    !(rq->flags & (NVMEH_RQ_BAD_RKEY | NVMEH_RQ_ASK_INV))) {
-		slot->sge[1] = (struct ib_sge){
-			.addr = addr,
-			.length = rq->data_len,
-			.lkey = lkey,
-		};
-		slot->send_wr.num_sge = 2;
-		nvme_put_le64(dptr, 0);
-		nvme_put_le32(dptr + 8, rq->data_len);
-		dptr[15] = (NVME_SGL_FMT_DATA_DESC << 4 | NVME_SGL_FMT_OFFSET);
-		nvmeh_qstat_inc(q, inline_writes);
+	if (nvmeh_inline_ok(q, rq)) {
+		nvmeh_sgl_inline(q, slot, dptr, sg_dma_address(&slot->sg),
+				 sg_dma_len(&slot->sg), q->pd->local_dma_lkey);
 		return 0;
 	}
 
-	if (mr) {
-		/* no registration, no invalidation (unless a test asks) */
-		rkey = mr->rkey;
-		dptr[15] = NVME_KEY_SGL_FMT_DATA_DESC << 4 |
-			   ((rq->flags & NVMEH_RQ_ASK_INV) ?
-				    NVME_SGL_FMT_INVALIDATE :
-				    NVME_SGL_FMT_ADDRESS);
-	} else {
-		slot->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
-		if (!slot->mr)
-			return -EAGAIN;
-		ib_update_fast_reg_key(slot->mr,
-				       (u8)ib_inc_rkey(slot->mr->rkey));
-		n = ib_map_mr_sg(slot->mr, &slot->sg, 1, NULL, 4096);
-		if (n != 1)
-			return n < 0 ? n : -EINVAL;
-		slot->reg_wr = (struct ib_reg_wr){
-			.wr = { .wr_cqe = &slot->reg_cqe,
-				.opcode = IB_WR_REG_MR,
-				.next = &slot->send_wr },
-			.mr = slot->mr,
-			.key = slot->mr->rkey,
-			.access = IB_ACCESS_LOCAL_WRITE |
-				  IB_ACCESS_REMOTE_READ |
-				  IB_ACCESS_REMOTE_WRITE,
-		};
-		*first = &slot->reg_wr.wr;
-		addr = slot->mr->iova;
-		len = (u32)slot->mr->length;
-		rkey = slot->mr->rkey;
-		dptr[15] = (NVME_KEY_SGL_FMT_DATA_DESC << 4 |
-			    NVME_SGL_FMT_INVALIDATE);
-	}
-	nvme_put_le64(dptr, addr);
-	nvme_put_le24(dptr + 8, len);
-	nvme_put_le32(dptr + 11, (rq->flags & NVMEH_RQ_BAD_RKEY) ?
-					 rkey ^ 0x5a5a5a00 :
-					 rkey);
+	slot->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+	if (!slot->mr)
+		return -EAGAIN;
+	ib_update_fast_reg_key(slot->mr, (u8)ib_inc_rkey(slot->mr->rkey));
+	n = ib_map_mr_sg(slot->mr, &slot->sg, 1, NULL, 4096);
+	if (n != 1)
+		return n < 0 ? n : -EINVAL;
+	slot->reg_wr = (struct ib_reg_wr){
+		.wr = { .wr_cqe = &slot->reg_cqe,
+			.opcode = IB_WR_REG_MR,
+			.next = &slot->send_wr },
+		.mr = slot->mr,
+		.key = slot->mr->rkey,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_WRITE,
+	};
+	*first = &slot->reg_wr.wr;
+	nvmeh_sgl_keyed(dptr, rq, slot->mr->iova, (u32)slot->mr->length,
+			slot->mr->rkey, NVME_SGL_FMT_INVALIDATE);
 	return 0;
 }
 
@@ -1196,17 +1212,6 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		if (!rq->raw || !rq->raw_len ||
 		    rq->raw_len > NVMEH_CAPSULE_MAX || rq->buf)
 			return -EINVAL;
-	}
-	if (rq->buf) {
-		/* the data wholly inside the region, of this controller */
-		u64 off = (uintptr_t)rq->data - rq->buf->addr;
-
-		if (rq->buf->ctrl != ctrl || !rq->data_len ||
-		    (uintptr_t)rq->data < rq->buf->addr || off > rq->buf->len ||
-		    rq->data_len > rq->buf->len - off)
-			return -EINVAL;
-	} else if (rq->flags & NVMEH_RQ_ASK_INV) {
-		return -EINVAL;
 	}
 	q = &ctrl->queues[qid];
 

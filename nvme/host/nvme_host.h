@@ -110,7 +110,9 @@ struct nvmeh_opts {
  * @NVMEH_RQ_ASK_INV: with @buf (tests only): ask the target to invalidate
  *                    the region's rkey (keyed SGL subtype Fh), as a
  *                    hostile target would do unasked; the host must not
- *                    take that invalidation for its own
+ *                    take that invalidation for its own.  Without @buf it
+ *                    only keeps a write out of the capsule (a registration
+ *                    per command asks for invalidation anyway)
  */
 enum nvmeh_rq_flags {
 	NVMEH_RQ_RAW = 1 << 0,
@@ -294,10 +296,10 @@ void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl);
  *
  * Return: 0; -EINVAL for a bad queue, a missing @done, data over max_xfer
  * (unless %NVMEH_RQ_RAW), a raw capsule of a bad size, a @buf of another
- * controller or one being deregistered, data not wholly inside @buf, @buf
- * with %NVMEH_RQ_RAW or %NVMEH_RQ_ASK_INV without @buf; -ENOTCONN while
- * the controller is not live; -EBUSY when every slot of the queue is
- * taken; a DMA-mapping, MR or post error.
+ * controller or one being deregistered, no data or data not wholly inside
+ * @buf, @buf with %NVMEH_RQ_RAW; -ENOTCONN while the controller is not
+ * live; -EBUSY when every slot of the queue is taken; a DMA-mapping, MR or
+ * post error.
  */
 int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		 struct nvmeh_request *rq);

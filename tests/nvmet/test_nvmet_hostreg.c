@@ -263,11 +263,6 @@ static void test_bad_input(void **state)
 	rq.raw_len = sizeof(rq.sqe);
 	rq.done = never_done;
 	assert_int_equal(nvmeh_submit(e.c, 1, &rq), -EINVAL);
-	/* the invalidation hook needs a region */
-	rw_rq(&rq, false, 0, 1, region, NULL);
-	rq.flags = NVMEH_RQ_ASK_INV;
-	rq.done = never_done;
-	assert_int_equal(nvmeh_submit(e.c, 1, &rq), -EINVAL);
 	assert_int_equal(host_wrs(&e), w0);
 
 	/* the whole region, first and last byte included: accepted */
