@@ -4,9 +4,11 @@
  * nvme-rdma (drivers/nvme/host/rdma.c) with the fabrics and core steps it
  * relies on (fabrics.c, core.c): one rdma_cm id and one RC QP per queue,
  * the admin queue first, a fast-registration MR per data command (keyed
- * SGL 0x4F, invalidated remotely by SEND_WITH_INVALIDATE or locally),
- * in-capsule data for small writes on I/O queues, error recovery that
- * tears every queue down, fails what was outstanding and reconnects.
+ * SGL 0x4F, invalidated remotely by SEND_WITH_INVALIDATE or locally) or,
+ * for data in a region registered once (nvmeh_buf_reg(), SPDK's shape),
+ * the region's rkey (keyed SGL 0x40, nothing to invalidate), in-capsule
+ * data for small writes on I/O queues, error recovery that tears every
+ * queue down, fails what was outstanding and reconnects.
  *
  * Written against the public rdmarw API only: rdma_cm.h, the verbs and
  * MR pools under rw.h, and the kernel primitives (mutex, completion,
