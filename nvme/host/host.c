@@ -156,7 +156,6 @@ struct nvmeh_qstats {
 	u64 remote_invs;
 	u64 inline_writes;
 	u64 bad_cqes;
-	u64 bad_invs;
 };
 
 #define nvmeh_qstat_inc(q, field) \
@@ -454,7 +453,9 @@ static void nvmeh_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * command; the reset replaces what was invalidated.
 		 */
 		if (!mr || wc->ex.invalidate_rkey != mr->rkey) {
-			nvmeh_qstat_inc(q, bad_invs);
+			/* an error: the controller's count (a queue's stays
+			 * within its 512 bytes) */
+			nvmeh_stat_add(q->ctrl, &q->ctrl->stats.bad_invs);
 			nvmeh_error_recovery(q->ctrl);
 		} else {
 			nvmeh_qstat_inc(q, remote_invs);
@@ -2251,8 +2252,6 @@ void nvmeh_ctrl_stats(struct nvmeh_ctrl *ctrl, struct nvmeh_stats *out)
 			__atomic_load_n(&q->st.inline_writes, __ATOMIC_RELAXED);
 		out->bad_cqes +=
 			__atomic_load_n(&q->st.bad_cqes, __ATOMIC_RELAXED);
-		out->bad_invs +=
-			__atomic_load_n(&q->st.bad_invs, __ATOMIC_RELAXED);
 	}
 }
 
