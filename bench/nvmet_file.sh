@@ -14,7 +14,10 @@
 # pool first, as before).  A file on tmpfs is served from a shared mapping
 # of it under a lease by default ("tmpfs-map"); "tmpfs-uring" and
 # "tmpfs-sync" turn that off ($RDMARW_NVMET_TMPFS_MAP=0: pread/pwrite).
-# $BACKENDS (space separated) picks phases by name (default: all).
+# $BACKENDS (space separated) picks phases by name (default: all);
+# $BENCH_ARGS is added to each bench-nvmet run (e.g. --prefill: every
+# block written first, so that no read is of a hole, which RAM and tmpfs's
+# pread serve from the zero page and a tmpfs mapping from a new page).
 # Usage: bench/nvmet_file.sh BENCH_NVMET [DIR] [ROUNDS] [SECONDS] [PROFILE]
 # Prints one JSON line per phase with "backend" and "mode" added.
 set -eu
@@ -25,6 +28,7 @@ secs=${4:-2}
 prof=${5:-rxe}
 
 backends=${BACKENDS:-}
+extra=${BENCH_ARGS:-}
 
 run() { # NAME ENV...
 	name=$1
@@ -38,7 +42,8 @@ run() { # NAME ENV...
 		[ "$mode" = poll ] && p=--poll
 		for op in "" --write; do
 			env "$@" "$bench" -p "$prof" -q 1 -d 32 -D "$secs" \
-				--no-perf --size 4096 --json $op $p 2>/dev/null |
+				--no-perf --size 4096 --json $op $p $extra \
+				2>/dev/null |
 				sed "s/^{/{\"backend\":\"$name\",\"mode\":\"$mode\",/"
 		done
 	done
