@@ -9,15 +9,18 @@
  *   return the file's bytes, Writes land in the file (read back through
  *   the host, and from the file after the target is gone); a deallocated
  *   range (a hole punched through the fd) reads zeroes through the mapping;
+ *   read-only, mapped too, and Writes refused;
  * - the lease's break: another open of the file (a thread of the test)
  *   completes, the namespace is no longer mapped, and later I/O returns
  *   the right bytes: those written through the mapping before, those the
  *   other opener wrote through its fd after; the target's writes reach the
  *   opener's fd; a truncation by the opener then costs nothing (a read
  *   past the new end reads zeroes: the fd serves);
- * - a read held (the tests' delay) when the lease breaks: the switch waits
- *   for it, the opener stays blocked until the read is let go, and the
- *   read returns the right bytes;
+ * - a read held (the tests' delay) when the lease breaks, one that found
+ *   the namespace in its queue's view and one that holds a reference (a
+ *   queue's first command): the switch waits for it, the opener stays
+ *   blocked until the read is let go, and the read returns the right
+ *   bytes;
  * - a file someone else holds open: not mapped, the fd serves, right
  *   bytes; $RDMARW_NVMET_TMPFS_MAP=0: not mapped either.
  */
@@ -112,8 +115,11 @@ static void tm_make_file(void)
 
 static struct nvmet_target_opts tm_to;
 
-/* The target with the file as namespace 1 (@delay_ms: the tests' delay). */
-static void tm_start(struct nv_env *e, u32 delay_ms)
+/*
+ * The target with the file as namespace 1 (@delay_ms: the tests' delay;
+ * @ro: read-only).
+ */
+static void tm_start_ro(struct nv_env *e, u32 delay_ms, bool ro)
 {
 	nvmet_target_opts_init(&tm_to);
 	tm_to.addr = "10.0.0.2";
@@ -123,6 +129,7 @@ static void tm_start(struct nv_env *e, u32 delay_ms)
 	tm_to.ns[0].path = tm_path;
 	tm_to.ns[0].size = TM_NS_SIZE;
 	tm_to.ns[0].test_delay_ms = delay_ms;
+	tm_to.ns[0].readonly = ro;
 	tm_to.hosts = nv_hosts;
 	tm_to.nr_hosts = 1;
 	nv_env_init(e, "mlx5",
@@ -130,6 +137,11 @@ static void tm_start(struct nv_env *e, u32 delay_ms)
 				      .queue_size = 16,
 				      .io_timeout_ms = 120000,
 				      .topts = &tm_to });
+}
+
+static void tm_start(struct nv_env *e, u32 delay_ms)
+{
+	tm_start_ro(e, delay_ms, false);
 }
 
 static u8 tm_buf[TM_MAX_NLB * TM_LBA];
@@ -228,6 +240,25 @@ static void test_map_bytes(void **state)
 	close(fd);
 }
 
+/* Read-only: mapped all the same (read only), Writes refused. */
+static void test_map_readonly(void **state)
+{
+	static struct nv_env e;
+	struct nv_rq r;
+
+	(void)state;
+	tm_make_file();
+	tm_start_ro(&e, 0, true);
+	assert_true(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_read_some(&e, 0);
+	tm_fill(tm_buf, 0, 8, 1);
+	nv_rq_init(&r, nvme_cmd_write, 1, 0, 8, tm_buf, TM_LBA);
+	assert_int_equal(nv_exec(&e, 1, &r),
+			 NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR);
+	tm_read(&e, 2, 0, 8, 0);
+	nv_env_fini(&e);
+}
+
 /* Another opener of the file, on a thread of its own (the open blocks). */
 struct tm_opener {
 	int fd; /* atomic: -1 until the open returned */
@@ -288,9 +319,11 @@ static void test_map_lease_break(void **state)
 
 /*
  * A read held by the tests' delay when the lease breaks: the switch waits
- * for it (the opener stays blocked) until it is let go.
+ * for it (the opener stays blocked) until it is let go.  @warm: a read
+ * before it, so that it finds the namespace in its queue's view;
+ * otherwise it is the queue's first and holds a reference.
  */
-static void test_map_break_waits(void **state)
+static void tm_break_waits(bool warm)
 {
 	static struct nv_env e;
 	static struct nv_rq r;
@@ -299,12 +332,11 @@ static void test_map_break_waits(void **state)
 	pthread_t th;
 	int i;
 
-	(void)state;
 	tm_make_file();
 	tm_start(&e, NV_HELD_MS);
 	n = nv_ns(&e, 1);
 	assert_true(nvmet_ns_mapped(n));
-	for (i = 0; i < 2; i++) { /* the first finds no view (a reference) */
+	for (i = !warm; i < 2; i++) { /* a first finds no view */
 		memset(tm_buf, 0xa5, sizeof(tm_buf));
 		nv_rq_init(&r, nvme_cmd_read, 1, 300, TM_MAX_NLB, tm_buf,
 			   TM_LBA);
@@ -318,7 +350,7 @@ static void test_map_break_waits(void **state)
 	}
 	assert_int_equal(pthread_create(&th, NULL, tm_open_thread, &o), 0);
 	nv_wait_for(!nvmet_ns_mapped(n)); /* the watcher saw the break */
-	/* the held read holds its view of the namespace: no lease given up */
+	/* the held read holds the namespace (view or reference): no lease given up */
 	nanosleep(&(struct timespec){ 0, 200 * 1000 * 1000 }, NULL);
 	assert_int_equal(tm_opened(&o), -1);
 	assert_false(nv_rq_is_done(&r));
@@ -332,6 +364,18 @@ static void test_map_break_waits(void **state)
 	assert_int_equal(o.err, 0);
 	close(o.fd);
 	nv_env_fini(&e);
+}
+
+static void test_map_break_waits_view(void **state)
+{
+	(void)state;
+	tm_break_waits(true);
+}
+
+static void test_map_break_waits_ref(void **state)
+{
+	(void)state;
+	tm_break_waits(false);
 }
 
 /* The fd path: not mapped, and the bytes right both ways. */
@@ -375,8 +419,12 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_map_bytes, tm_teardown),
+		cmocka_unit_test_teardown(test_map_readonly, tm_teardown),
 		cmocka_unit_test_teardown(test_map_lease_break, tm_teardown),
-		cmocka_unit_test_teardown(test_map_break_waits, tm_teardown),
+		cmocka_unit_test_teardown(test_map_break_waits_view,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_break_waits_ref,
+					  tm_teardown),
 		cmocka_unit_test_teardown(test_map_open_elsewhere, tm_teardown),
 		cmocka_unit_test_teardown(test_map_knob_off, tm_teardown),
 	};
