@@ -723,25 +723,26 @@ static void map_sleep(struct nvmet_ns_map *m, unsigned int ms)
 		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
 }
 
-/* Wait until no command that found @ns before now holds it by reference. */
-static bool map_refs_drained(struct nvmet_ns *ns, unsigned int ms)
-{
-	struct timespec ts = { 0, 200 * 1000 };
-	unsigned int us = 0;
-
-	/* the slot's reference (1); with the slot gone, the requests' end */
-	while (__atomic_load_n(&ns->ref, __ATOMIC_ACQUIRE) > 1) {
-		if (us / 1000 >= ms)
-			return false;
-		nanosleep(&ts, NULL);
-		us += 200;
-	}
-	return true;
-}
-
 static u64 map_now_ms(void)
 {
 	return nvmet_now_ns() / 1000000ull;
+}
+
+/*
+ * Wait (until @deadline, map_now_ms()'s) for the moment no request holds
+ * @ns by reference: then none that found it before the switch does.
+ */
+static bool map_refs_drained(struct nvmet_ns *ns, u64 deadline)
+{
+	struct timespec ts = { 0, 200 * 1000 };
+
+	/* the slot's reference (1); with the slot gone, the requests' end */
+	while (__atomic_load_n(&ns->ref, __ATOMIC_ACQUIRE) > 1) {
+		if (map_now_ms() >= deadline)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return true;
 }
 
 /*
@@ -750,7 +751,7 @@ static u64 map_now_ms(void)
  */
 static void map_switch(struct nvmet_ns *ns, struct nvmet_subsys *s)
 {
-	u64 t0 = map_now_ms(), left;
+	u64 t0 = map_now_ms();
 	bool drained = true;
 
 	/* before the generation moves: a command that sees it sees this */
@@ -765,9 +766,7 @@ static void map_switch(struct nvmet_ns *ns, struct nvmet_subsys *s)
 		spin_unlock(&s->ns_lock);
 		drained = !nvmet_subsys_ns_sync(s, NVMET_MAP_GRACE_MS);
 	}
-	left = NVMET_MAP_GRACE_MS -
-	       min_t(u64, map_now_ms() - t0, NVMET_MAP_GRACE_MS);
-	drained = map_refs_drained(ns, (unsigned int)left) && drained;
+	drained = map_refs_drained(ns, t0 + NVMET_MAP_GRACE_MS) && drained;
 	if (fcntl(ns->fd, F_SETLEASE, F_UNLCK))
 		nvmet_err("namespace %u: giving the lease up: %s", ns->nsid,
 			  strerror(errno));
