@@ -21,6 +21,8 @@
  *   queue's first command): the switch waits for it, the opener stays
  *   blocked until the read is let go, and the read returns the right
  *   bytes;
+ * - a reload that changes the namespace: the new one's open breaks the old
+ *   one's lease, the new one is not mapped, the bytes are right;
  * - a file someone else holds open: not mapped, the fd serves, right
  *   bytes; $RDMARW_NVMET_TMPFS_MAP=0: not mapped either.
  */
@@ -378,6 +380,36 @@ static void test_map_break_waits_ref(void **state)
 	tm_break_waits(false);
 }
 
+/*
+ * A reload that changes the namespace's options opens the file again
+ * while the mapped namespace holds it: that open breaks the old one's
+ * lease (the reload waits for its switch), the new one is not mapped (the
+ * old one's fd was open), and the bytes written through the mapping are
+ * the new one's.
+ */
+static void test_map_reload(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_target_opts to;
+	char why[256];
+
+	(void)state;
+	tm_make_file();
+	tm_start(&e, 0);
+	assert_true(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_write(&e, 1, 0, TM_MAX_NLB, 1);
+	to = tm_to;
+	to.ns[0].nguid[0] = 0x42; /* changed: opened again */
+	assert_int_equal(nvmet_target_reload(e.t, &to, why, sizeof(why)), 0);
+	assert_false(nvmet_ns_mapped(nv_ns(&e, 1)));
+	assert_int_equal(nv_ns(&e, 1)->nguid[0], 0x42);
+	tm_read(&e, 2, 0, TM_MAX_NLB, 1);
+	tm_read(&e, 1, 4096, TM_MAX_NLB, 0);
+	tm_write(&e, 2, 512, 8, 2);
+	tm_read(&e, 1, 512, 8, 2);
+	nv_env_fini(&e);
+}
+
 /* The fd path: not mapped, and the bytes right both ways. */
 static void tm_fd_path(int fd)
 {
@@ -425,6 +457,7 @@ int main(int argc, char **argv)
 					  tm_teardown),
 		cmocka_unit_test_teardown(test_map_break_waits_ref,
 					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_reload, tm_teardown),
 		cmocka_unit_test_teardown(test_map_open_elsewhere, tm_teardown),
 		cmocka_unit_test_teardown(test_map_knob_off, tm_teardown),
 	};
