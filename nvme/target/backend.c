@@ -46,6 +46,7 @@ static int ram_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	ns->ram = p;
+	ns->mapped = true; /* reads may name its bytes: nvmet_ns_zcopy() */
 	return 0;
 }
 

@@ -305,8 +305,9 @@ struct nvmet_ns {
 	int fd; /* file and bdev */
 	void *ram; /* ram; a tmpfs file's shared mapping (nvmet_ns_mapped()) */
 	/*
-	 * A mapped tmpfs file (backend.c): @mapped (atomic) true from open
-	 * until its lease breaks, never true again; @fd_ops what serves it
+	 * @mapped (atomic): the bytes are memory of this process: RAM (from
+	 * open), a mapped tmpfs file (backend.c) from open until its lease
+	 * breaks, never true again; @fd_ops what serves it
 	 * then (the file's ops, io_uring or synchronous); @map its lease
 	 * watcher.  @subsys (atomic) the subsystem whose slot holds it, set
 	 * with the slot (NULL until then): the lease's break waits for the
@@ -321,11 +322,12 @@ struct nvmet_ns {
 };
 
 /*
- * A tmpfs file namespace served from a shared mapping of the file
- * (backend.c, "a tmpfs file mapped"): while @ns->mapped, Reads and Writes
- * are memcpy (Reads may name the mapping's bytes) under a write lease of
- * the file; a break of the lease (someone else opens or truncates it)
- * turns @ns->mapped off for good, and the fd serves from then on.
+ * Whether @ns is served as memory: a RAM namespace always; a tmpfs file
+ * namespace served from a shared mapping of the file (backend.c, "a tmpfs
+ * file mapped") while its write lease holds: Reads and Writes are memcpy
+ * (Reads may name the mapping's bytes); a break of the lease (someone
+ * else opens or truncates the file) turns @ns->mapped off for good, and
+ * the fd serves from then on.
  */
 static inline bool nvmet_ns_mapped(const struct nvmet_ns *ns)
 {
@@ -333,13 +335,15 @@ static inline bool nvmet_ns_mapped(const struct nvmet_ns *ns)
 }
 
 /*
- * Reads of @ns may name its own bytes (NVMET_IO_READ_ZCOPY): RAM always,
- * a tmpfs file while mapped.  A command that saw it true holds @ns in a
- * view or by reference, so the lease's break waits for it to end.
+ * Reads of @ns may name its own bytes (NVMET_IO_READ_ZCOPY): its bytes
+ * are memory of this process, @ns->mapped (RAM always, set at open; a
+ * tmpfs file until its lease breaks; the backend's ops->zcopy then).  A
+ * command that saw it true holds @ns in a view or by reference, so the
+ * lease's break waits for it to end.
  */
 static inline bool nvmet_ns_zcopy(const struct nvmet_ns *ns)
 {
-	return ns->ops->zcopy && (!ns->fd_ops || nvmet_ns_mapped(ns));
+	return nvmet_ns_mapped(ns);
 }
 
 enum nvmet_subsys_type {
