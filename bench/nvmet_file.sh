@@ -11,8 +11,13 @@
 # The RAM namespace runs twice: "ram" as the target runs it (reads sent
 # from the namespace without a copy) and "ram-copy" with
 # $RDMARW_NVMET_ZCOPY=0 (every read copied into a page of the queue's
-# pool first, as before).  $BACKENDS (space separated) picks phases by
-# name (default: all).
+# pool first, as before).  A file on tmpfs is served from a shared mapping
+# of it under a lease by default ("tmpfs-map"); "tmpfs-uring" and
+# "tmpfs-sync" turn that off ($RDMARW_NVMET_TMPFS_MAP=0: pread/pwrite).
+# $BACKENDS (space separated) picks phases by name (default: all);
+# $BENCH_ARGS is added to each bench-nvmet run (e.g. --prefill: every
+# block written first, so that no read is of a hole, which RAM and tmpfs's
+# pread serve from the zero page and a tmpfs mapping from a new page).
 # Usage: bench/nvmet_file.sh BENCH_NVMET [DIR] [ROUNDS] [SECONDS] [PROFILE]
 # Prints one JSON line per phase with "backend" and "mode" added.
 set -eu
@@ -23,6 +28,7 @@ secs=${4:-2}
 prof=${5:-rxe}
 
 backends=${BACKENDS:-}
+extra=${BENCH_ARGS:-}
 
 run() { # NAME ENV...
 	name=$1
@@ -36,7 +42,8 @@ run() { # NAME ENV...
 		[ "$mode" = poll ] && p=--poll
 		for op in "" --write; do
 			env "$@" "$bench" -p "$prof" -q 1 -d 32 -D "$secs" \
-				--no-perf --size 4096 --json $op $p 2>/dev/null |
+				--no-perf --size 4096 --json $op $p $extra \
+				2>/dev/null |
 				sed "s/^{/{\"backend\":\"$name\",\"mode\":\"$mode\",/"
 		done
 	done
@@ -48,8 +55,11 @@ i=0
 while [ "$i" -lt "$rounds" ]; do
 	run ram X=1
 	run ram-copy RDMARW_NVMET_ZCOPY=0
-	run tmpfs-uring RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm
+	run tmpfs-map RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm
+	run tmpfs-uring RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm \
+		RDMARW_NVMET_TMPFS_MAP=0
 	run tmpfs-sync RDMARW_NVMET_BENCH_FILE_DIR=/dev/shm \
+		RDMARW_NVMET_TMPFS_MAP=0 \
 		RDMARW_NVMET_NO_URING=1
 	run disk-uring RDMARW_NVMET_BENCH_FILE_DIR="$dir"
 	run disk-uring-written RDMARW_NVMET_BENCH_FILE_DIR="$dir" \

@@ -2,8 +2,9 @@
 /*
  * Namespace backends: memory (anonymous mapping, so untouched blocks cost
  * nothing), a regular file (pread/pwrite, fallocate for Write Zeroes and
- * deallocate) and a block device (pread/pwrite, BLKZEROOUT and
- * BLKDISCARD).  Read, Write and Flush go through ops->submit, which ends
+ * deallocate; on tmpfs a shared mapping of it while a write lease holds
+ * everyone else off, below) and a block device (pread/pwrite, BLKZEROOUT
+ * and BLKDISCARD).  Read, Write and Flush go through ops->submit, which ends
  * in io->done: these backends call it before they return; an
  * asynchronous one (backend-uring.c) from its reaper, and the test delay
  * below from its own thread.  Write Zeroes and deallocate stay
@@ -12,13 +13,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 
 #include "nvmet_int.h"
@@ -42,6 +46,7 @@ static int ram_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	ns->ram = p;
+	ns->mapped = true; /* reads may name its bytes: nvmet_ns_zcopy() */
 	return 0;
 }
 
@@ -53,13 +58,15 @@ static void ram_close(struct nvmet_ns *ns)
 }
 
 /*
- * A read without a copy hands out the namespace's own bytes: the mapping
+ * @io on the namespace's bytes at @base (RAM, or a tmpfs file mapped).  A
+ * read without a copy hands out the namespace's own bytes: a RAM mapping
  * stays until ram_close(), which runs only once every request that found
- * the namespace has dropped its reference (after its data was sent).
+ * the namespace has dropped its reference (after its data was sent); a
+ * file's, see map_switch().
  */
-static int ram_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+static int mem_submit(void *base, struct nvmet_backend_io *io)
 {
-	char *p = (char *)ns->ram + io->off;
+	char *p = (char *)base + io->off;
 
 	switch (io->op) {
 	case NVMET_IO_READ_ZCOPY:
@@ -76,6 +83,11 @@ static int ram_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 	}
 	io->done(io, 0);
 	return 0;
+}
+
+static int ram_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	return mem_submit(ns->ram, io);
 }
 
 static int ram_zero(struct nvmet_ns *ns, u64 len, u64 off)
@@ -616,6 +628,339 @@ static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		     ns->nsid, why);
 }
 
+/* ---- a tmpfs file mapped ------------------------------------------------------ */
+
+/*
+ * A file namespace on tmpfs is memory already: each pread/pwrite of it is
+ * a system call (~0.5 us) where a RAM namespace's command is a memcpy, and
+ * io_uring cannot batch them (it hands shmem I/O to io-wq: no RWF_NOWAIT
+ * on shmem).  So such a file is served like RAM, from a MAP_SHARED mapping
+ * of it: Reads without a copy (the mapping's bytes are the RDMA WRITE's
+ * source) or by memcpy, Writes by memcpy, Flush nothing (the mapping is
+ * the file's page cache); Write Zeroes and deallocate stay fallocate()
+ * through the fd, coherent with the mapping on tmpfs (a punched hole reads
+ * zeroes through it; the size stays).
+ *
+ * The danger: a page of the mapping past the file's end (someone
+ * truncated it) turns an access into SIGBUS, which would end the target.
+ * So the mapping is used only under a write lease of the file
+ * (fcntl(F_SETLEASE, F_WRLCK), fcntl(2)): the kernel grants it only while
+ * no one else has the file open (EAGAIN otherwise: then no mapping), and
+ * anyone's later open() or truncate() of it must first break the lease:
+ * the opener blocks (up to /proc/sys/fs/lease-break-time, 45 s by
+ * default) until the holder gives it up.  F_SETLEASE also makes the
+ * process the fd's signal owner, the break notice being SIGIO, which
+ * ends a process by default (fs/locks.c lease_setup() calls
+ * __f_setown(), lease_break_callback() kill_fasync()).  F_SETOWN 0 right
+ * after the lease leaves no owner, and send_sigio() (fs/fcntl.c) then
+ * signals no one; the lease stays (checked on 6.18: a child's open
+ * blocks, F_GETLEASE reads F_UNLCK or F_RDLCK, no signal).  For the
+ * instant between the two calls, F_SETSIG first makes the notice
+ * SIGWINCH, which is ignored unless handled.  The break is seen by
+ * polling F_GETLEASE (the downgraded type while a break is pending) from
+ * a watcher thread per mapped namespace, every NVMET_MAP_POLL_MS.
+ *
+ * At a break (map_switch()) the watcher turns ns->mapped off for good (new
+ * commands go to the fd: ns->fd_ops, io_uring or synchronous as the
+ * namespace was opened), waits for the commands that may still use the
+ * mapping, then gives the lease up (F_SETLEASE F_UNLCK) and the opener
+ * proceeds.  The commands it waits for hold the namespace either in their
+ * queue's view of the slots or by reference (core.c): the watcher moves
+ * the subsystem's generation and waits for the older views' users
+ * (nvmet_subsys_ns_sync(), the grace a removal uses), then for the
+ * references to fall back to the slot's own.  A zero-copy read holds its
+ * view or reference until its data was sent, so it is covered; nothing
+ * is added to the data path but a load of ns->mapped (no store shared by
+ * two queues).  The mapping stays until close and is never touched after
+ * the switch.  Bounded: after NVMET_MAP_GRACE_MS the lease is given up
+ * anyway (a command that never ends; the kernel would break the lease at
+ * lease-break-time regardless), said in the log.
+ *
+ * $RDMARW_NVMET_TMPFS_MAP=0 keeps every tmpfs file on the fd.
+ */
+#define NVMET_MAP_POLL_MS 50
+#define NVMET_MAP_GRACE_MS 30000
+
+struct nvmet_ns_map {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop; /* under @lock: close asks the watcher to end */
+	bool leased; /* the lease held (the watcher's, close's after the join) */
+};
+
+static int map_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
+{
+	/*
+	 * A read without a copy was decided while the mapping served (it
+	 * holds the namespace since: the switch waits for it).
+	 */
+	if (likely(nvmet_ns_mapped(ns)) || io->op == NVMET_IO_READ_ZCOPY)
+		return mem_submit(ns->ram, io);
+	return ns->fd_ops->submit(ns, io);
+}
+
+static int map_poll(struct nvmet_ns *ns)
+{
+	return ns->fd_ops->poll ? ns->fd_ops->poll(ns) : 0;
+}
+
+/* Only ever called for what fd_ops->submit held back (it has an unplug). */
+static void map_unplug(struct nvmet_ns *ns)
+{
+	ns->fd_ops->unplug(ns);
+}
+
+/* Wait until @ms have passed or close asks (@m->lock held). */
+static void map_sleep(struct nvmet_ns_map *m, unsigned int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	if (!m->stop)
+		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+}
+
+static u64 map_now_ms(void)
+{
+	return nvmet_now_ns() / 1000000ull;
+}
+
+/*
+ * Wait (until @deadline, map_now_ms()'s) for the moment no request holds
+ * @ns by reference: then none that found it before the switch does.
+ */
+static bool map_refs_drained(struct nvmet_ns *ns, u64 deadline)
+{
+	struct timespec ts = { 0, 200 * 1000 };
+
+	/* the slot's reference (1); with the slot gone, the requests' end */
+	while (__atomic_load_n(&ns->ref, __ATOMIC_ACQUIRE) > 1) {
+		if (map_now_ms() >= deadline)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+/*
+ * The lease is breaking: new commands to the fd, wait for those that may
+ * still use the mapping, give the lease up (the opener proceeds).
+ */
+static void map_switch(struct nvmet_ns *ns, struct nvmet_subsys *s)
+{
+	u64 t0 = map_now_ms();
+	bool drained = true;
+
+	/* before the generation moves: a command that sees it sees this */
+	__atomic_store_n(&ns->mapped, false, __ATOMIC_SEQ_CST);
+	nvmet_printk(NVMET_LOG_NOTICE,
+		     "rdmarw-nvmet: namespace %u: the file's lease is breaking "
+		     "(opened or truncated elsewhere): %s file I/O from now on",
+		     ns->nsid, ns->fd_ops->unplug ? "io_uring" : "synchronous");
+	if (s) {
+		spin_lock(&s->ns_lock);
+		__atomic_add_fetch(&s->ns_gen, 1, __ATOMIC_SEQ_CST);
+		spin_unlock(&s->ns_lock);
+		drained = !nvmet_subsys_ns_sync(s, NVMET_MAP_GRACE_MS);
+	}
+	drained = map_refs_drained(ns, t0 + NVMET_MAP_GRACE_MS) && drained;
+	if (fcntl(ns->fd, F_SETLEASE, F_UNLCK))
+		nvmet_err("namespace %u: giving the lease up: %s", ns->nsid,
+			  strerror(errno));
+	ns->map->leased = false;
+	if (drained)
+		nvmet_printk(NVMET_LOG_NOTICE,
+			     "rdmarw-nvmet: namespace %u: the mapping's "
+			     "commands ended in %llu ms, lease given up",
+			     ns->nsid, (unsigned long long)(map_now_ms() - t0));
+	else
+		nvmet_err("namespace %u: commands still use the mapping after "
+			  "%u ms: lease given up anyway",
+			  ns->nsid, NVMET_MAP_GRACE_MS);
+}
+
+/*
+ * The watcher: poll the lease until it breaks or close stops it.  At a
+ * break before the namespace is in a slot (no command can have it yet)
+ * it waits for the slot, or for close.
+ */
+static void *map_watch(void *arg)
+{
+	struct nvmet_ns *ns = arg;
+	struct nvmet_ns_map *m = ns->map;
+	struct nvmet_subsys *s = NULL;
+	u64 t0 = 0;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop) {
+		if (!t0 && fcntl(ns->fd, F_GETLEASE) != F_WRLCK)
+			t0 = map_now_ms();
+		if (t0) {
+			s = __atomic_load_n(&ns->subsys, __ATOMIC_ACQUIRE);
+			if (s || map_now_ms() - t0 >= NVMET_MAP_GRACE_MS)
+				break;
+		}
+		map_sleep(m, NVMET_MAP_POLL_MS);
+	}
+	if (m->stop) {
+		pthread_mutex_unlock(&m->lock);
+		return NULL;
+	}
+	pthread_mutex_unlock(&m->lock);
+	map_switch(ns, s);
+	return NULL;
+}
+
+/* Give @ns's lease up, if held (fcntl errors: the close of the fd does). */
+static void map_unlease(struct nvmet_ns *ns)
+{
+	if (fcntl(ns->fd, F_SETLEASE, F_UNLCK))
+		nvmet_err("namespace %u: giving the lease up: %s", ns->nsid,
+			  strerror(errno));
+}
+
+static void map_close(struct nvmet_ns *ns)
+{
+	struct nvmet_ns_map *m = ns->map;
+
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_cond_signal(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->thread, NULL);
+	if (m->leased)
+		map_unlease(ns);
+	munmap(ns->ram, ns->size);
+	ns->ram = NULL;
+	pthread_cond_destroy(&m->cond);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+	ns->map = NULL;
+	ns->fd_ops->close(ns);
+}
+
+static const struct nvmet_backend_ops nvmet_file_map_ops = {
+	.name = "file",
+	.open = file_open,
+	.close = map_close,
+	.submit = map_submit,
+	.poll = map_poll,
+	.unplug = map_unplug,
+	.write_zeroes = file_write_zeroes,
+	.discard = file_discard,
+	.zcopy = true,
+};
+
+/*
+ * Lease @ns's file and map it (the lease first: no one else has it open
+ * from then on, so its size checked after it stays).  NULL when mapped,
+ * or why not (the lease given up then).
+ */
+static const char *map_lease_and_map(struct nvmet_ns *ns)
+{
+	struct stat st;
+	void *p;
+
+	/* the break's notice, should it come before F_SETOWN: ignored */
+	if (fcntl(ns->fd, F_SETSIG, SIGWINCH))
+		return strerror(errno);
+	if (fcntl(ns->fd, F_SETLEASE, F_WRLCK))
+		return errno == EAGAIN ? "the file is open elsewhere" :
+					 strerror(errno);
+	if (fcntl(ns->fd, F_SETOWN, 0)) {
+		map_unlease(ns);
+		return strerror(errno);
+	}
+	if (fstat(ns->fd, &st) || (u64)st.st_size < ns->size) {
+		map_unlease(ns);
+		return "the file is shorter than the namespace";
+	}
+	p = mmap(NULL, ns->size, PROT_READ | (ns->readonly ? 0 : PROT_WRITE),
+		 MAP_SHARED, ns->fd, 0);
+	if (p == MAP_FAILED) {
+		const char *why = strerror(errno);
+
+		map_unlease(ns);
+		return why;
+	}
+	ns->ram = p;
+	return NULL;
+}
+
+/*
+ * A file namespace on tmpfs is opened (its ops the file's, io_uring or
+ * synchronous): serve it from a shared mapping under a lease where it can
+ * be, said either way.  Any failure leaves the file's ops as they were.
+ */
+static void nvmet_ns_try_map(struct nvmet_ns *ns)
+{
+	const char *knob = getenv("RDMARW_NVMET_TMPFS_MAP");
+	struct nvmet_ns_map *m;
+	struct statfs sfs;
+	struct stat st;
+	const char *why;
+
+	/* (a device node's file system is devtmpfs: TMPFS_MAGIC too) */
+	if (fstat(ns->fd, &st) || !S_ISREG(st.st_mode) ||
+	    fstatfs(ns->fd, &sfs) || sfs.f_type != TMPFS_MAGIC)
+		return;
+	if (knob && !strcmp(knob, "0")) {
+		why = "RDMARW_NVMET_TMPFS_MAP=0";
+		goto no;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		why = strerror(ENOMEM);
+		goto no;
+	}
+	why = map_lease_and_map(ns);
+	if (why) {
+		free(m);
+		goto no;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&m->cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	m->leased = true;
+	ns->map = m;
+	ns->fd_ops = ns->ops;
+	ns->ops = &nvmet_file_map_ops;
+	ns->mapped = true;
+	if (pthread_create(&m->thread, NULL, map_watch, ns)) {
+		ns->ops = ns->fd_ops;
+		ns->fd_ops = NULL;
+		ns->mapped = false;
+		ns->map = NULL;
+		map_unlease(ns);
+		munmap(ns->ram, ns->size);
+		ns->ram = NULL;
+		pthread_cond_destroy(&m->cond);
+		pthread_mutex_destroy(&m->lock);
+		free(m);
+		why = "no watcher thread";
+		goto no;
+	}
+	nvmet_printk(NVMET_LOG_NOTICE,
+		     "rdmarw-nvmet: namespace %u: tmpfs file mapped (shared, "
+		     "under a write lease)",
+		     ns->nsid);
+	return;
+no:
+	nvmet_printk(NVMET_LOG_NOTICE,
+		     "rdmarw-nvmet: namespace %u: tmpfs file not mapped (%s)",
+		     ns->nsid, why);
+}
+
 /* ---- the plug ------------------------------------------------------------------ */
 
 /* The plug of this thread's current batch (NULL: none, submit at once). */
@@ -791,8 +1136,11 @@ int nvmet_ns_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		return ret;
 	}
 opened:
-	if (ns->ops != &nvmet_ram_ops)
+	if (ns->ops != &nvmet_ram_ops) {
 		nvmet_ns_pick_io(ns, o);
+		if (o->type != NVMET_BACKEND_BDEV) /* a file */
+			nvmet_ns_try_map(ns);
+	}
 	if (o->test_delay_ms || o->test_errno) {
 		ret = delay_start(ns, o);
 		if (ret) {

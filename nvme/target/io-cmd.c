@@ -121,11 +121,11 @@ out:
  * The kernel's nvmet always reads into the request's own pages (its sg,
  * filled by the block layer or the page cache); SPDK's bdev zero-copy
  * (spdk_bdev_zcopy_start()) lets a backend hand out its own buffer.  Here
- * a RAM namespace does, for Reads only (docs/deviations.md: writes keep
- * their copy).
+ * a RAM namespace does, and a tmpfs file while it is mapped, for Reads
+ * only (docs/deviations.md: writes keep their copy).
  *
  * Return: true for a Read of a namespace whose backend hands out its
- * bytes (ops->zcopy).  The transport may then set req->zcopy and execute
+ * bytes (nvmet_ns_zcopy()).  The transport may then set req->zcopy and execute
  * without a buffer; once the command succeeded, req->buf points to the
  * namespace's req->transfer_len bytes, which stay mapped while @req holds
  * req->ns (nvmet_req_uninit()), and which the transport only reads.
@@ -133,7 +133,7 @@ out:
 bool nvmet_req_zcopy_read(const struct nvmet_req *req)
 {
 	return req->ns && req->execute == nvmet_execute_rw &&
-	       req->cmd->rw.opcode == nvme_cmd_read && req->ns->ops->zcopy;
+	       req->cmd->rw.opcode == nvme_cmd_read && nvmet_ns_zcopy(req->ns);
 }
 
 static void nvmet_execute_flush(struct nvmet_req *req)

@@ -154,7 +154,8 @@ struct nvmet_backend_io {
  *          (nvmet_plug_defer()), at the end of the plug's batch
  * @zcopy: @submit takes NVMET_IO_READ_ZCOPY: the namespace's data is
  *         memory of this process that stays put while the namespace is
- *         open (SPDK's spdk_bdev_zcopy_start() for reads; RAM only)
+ *         open (SPDK's spdk_bdev_zcopy_start() for reads; RAM, and a
+ *         tmpfs file while it is mapped: nvmet_ns_zcopy())
  * @write_zeroes: zero a range, synchronously (NULL: not supported)
  * @discard: deallocate a range, synchronously (NULL: not supported)
  */
@@ -302,10 +303,48 @@ struct nvmet_ns {
 	u8 eui64[8];
 	const struct nvmet_backend_ops *ops;
 	int fd; /* file and bdev */
-	void *ram; /* ram */
+	void *ram; /* ram; a tmpfs file's shared mapping (nvmet_ns_mapped()) */
+	/*
+	 * @mapped (atomic): the bytes are memory of this process: RAM (from
+	 * open), a mapped tmpfs file (backend.c) from open until its lease
+	 * breaks, never true again; @fd_ops what serves it
+	 * then (the file's ops, io_uring or synchronous); @map its lease
+	 * watcher.  @subsys (atomic) the subsystem whose slot holds it, set
+	 * with the slot (NULL until then): the lease's break waits for the
+	 * commands its queues' views hold (nvmet_subsys_ns_sync()).
+	 */
+	bool mapped;
+	const struct nvmet_backend_ops *fd_ops;
+	struct nvmet_ns_map *map;
+	struct nvmet_subsys *subsys;
 	struct nvmet_uring *uring; /* file, bdev: io_uring's (NULL: none) */
 	struct nvmet_ns_delay *delay; /* opts.test_delay_ms, test_errno */
 };
+
+/*
+ * Whether @ns is served as memory: a RAM namespace always; a tmpfs file
+ * namespace served from a shared mapping of the file (backend.c, "a tmpfs
+ * file mapped") while its write lease holds: Reads and Writes are memcpy
+ * (Reads may name the mapping's bytes); a break of the lease (someone
+ * else opens or truncates the file) turns @ns->mapped off for good, and
+ * the fd serves from then on.
+ */
+static inline bool nvmet_ns_mapped(const struct nvmet_ns *ns)
+{
+	return __atomic_load_n(&ns->mapped, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Reads of @ns may name its own bytes (NVMET_IO_READ_ZCOPY): its bytes
+ * are memory of this process, @ns->mapped (RAM always, set at open; a
+ * tmpfs file until its lease breaks; the backend's ops->zcopy then).  A
+ * command that saw it true holds @ns in a view or by reference, so the
+ * lease's break waits for it to end.
+ */
+static inline bool nvmet_ns_zcopy(const struct nvmet_ns *ns)
+{
+	return nvmet_ns_mapped(ns);
+}
 
 enum nvmet_subsys_type {
 	NVMET_SUBSYS_NVME,

@@ -383,6 +383,9 @@ static void nvmet_reload_commit_subsys(struct nvmet_reload *r, u32 i)
 		r->ns_old[i][k] = s->ns[k];
 		s->ns[k] = r->ns_new[i][k];
 		r->ns_new[i][k] = NULL;
+		if (s->ns[k]) /* for a mapped tmpfs file's lease break */
+			__atomic_store_n(&s->ns[k]->subsys, s,
+					 __ATOMIC_RELEASE);
 		changed = true;
 	}
 	if (changed) /* the queues' views are stale (nvmet_subsys_ns_sync()) */

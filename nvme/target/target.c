@@ -333,6 +333,8 @@ static int nvmet_subsys_open_ns(struct nvmet_subsys *s,
 			nvmet_ns_create(s->subsysnqn, i + 1, &so->ns[i], &ret);
 		if (!s->ns[i])
 			return ret;
+		/* a mapped tmpfs namespace's lease break syncs @s's views */
+		__atomic_store_n(&s->ns[i]->subsys, s, __ATOMIC_RELEASE);
 	}
 	s->max_nsid = NVMET_MAX_NAMESPACES;
 	return 0;

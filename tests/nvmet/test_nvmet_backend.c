@@ -1682,5 +1682,10 @@ int main(void)
 	 * any wait of these tests: a completion left to it is a lost one.
 	 */
 	setenv("RDMARW_NVMET_URING_BACKSTOP_MS", "3600000", 1);
+	/*
+	 * The tmpfs cases test the fd's engines there; the shared mapping a
+	 * tmpfs file gets by default is test_nvmet_tmpfsmap's.
+	 */
+	setenv("RDMARW_NVMET_TMPFS_MAP", "0", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A file namespace on tmpfs served from a shared mapping of the file
+ * under a write lease (nvme/target/backend.c, "a tmpfs file mapped"), the
+ * file made by the test in /dev/shm, every 512-byte block tagged with its
+ * LBA and a generation:
+ *
+ * - mapped: the namespace says so; Reads (without a copy, aligned or not)
+ *   return the file's bytes, Writes land in the file (read back through
+ *   the host, and from the file after the target is gone); a deallocated
+ *   range (a hole punched through the fd) reads zeroes through the mapping;
+ *   read-only, mapped too, and Writes refused;
+ * - the lease's break: another open of the file (a thread of the test)
+ *   completes, the namespace is no longer mapped, and later I/O returns
+ *   the right bytes: those written through the mapping before, those the
+ *   other opener wrote through its fd after; the target's writes reach the
+ *   opener's fd; a truncation by the opener then costs nothing (a read
+ *   past the new end reads zeroes: the fd serves);
+ * - a read held (the tests' delay) when the lease breaks, one that found
+ *   the namespace in its queue's view and one that holds a reference (a
+ *   queue's first command): the switch waits for it, the opener stays
+ *   blocked until the read is let go, and the read returns the right
+ *   bytes;
+ * - a reload that changes the namespace: the new one's open breaks the old
+ *   one's lease, the new one is not mapped, the bytes are right;
+ * - a file someone else holds open: not mapped, the fd serves, right
+ *   bytes; $RDMARW_NVMET_TMPFS_MAP=0: not mapped either.
+ */
+#include "nvmet_env.h"
+#include "nvmet_int.h"
+#include "nv_rq.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#define TM_LBA 512u
+#define TM_NS_SIZE (4u << 20)
+#define TM_BLOCKS (TM_NS_SIZE / TM_LBA)
+#define TM_MAX_NLB 256u /* 128 KiB */
+
+static char tm_path[64];
+
+/* Byte @i of block @lba, generation @gen: the LBA, the generation, more. */
+static u8 tm_byte(u64 lba, u8 gen, u32 i)
+{
+	if (i < 8)
+		return (u8)(lba >> (8 * i));
+	if (i == 8)
+		return gen;
+	return (u8)(lba * 31 + i * 7 + gen * 13 + 1);
+}
+
+static void tm_fill(u8 *p, u64 slba, u32 nlb, u8 gen)
+{
+	u32 b, i;
+
+	for (b = 0; b < nlb; b++)
+		for (i = 0; i < TM_LBA; i++)
+			p[b * TM_LBA + i] = tm_byte(slba + b, gen, i);
+}
+
+/* @p holds blocks @slba..+@nlb of generation @gen (0xff: zeroes). */
+static void tm_check(const u8 *p, u64 slba, u32 nlb, u8 gen)
+{
+	u32 b, i;
+	u8 want;
+
+	for (b = 0; b < nlb; b++)
+		for (i = 0; i < TM_LBA; i++) {
+			want = gen == 0xff ? 0 : tm_byte(slba + b, gen, i);
+			if (p[b * TM_LBA + i] != want)
+				fail_msg("lba %llu byte %u is %#x, want %#x "
+					 "(generation %u)",
+					 (unsigned long long)(slba + b), i,
+					 p[b * TM_LBA + i], want, gen);
+		}
+}
+
+/* Blocks @slba..+@nlb of generation @gen written to @fd. */
+static void tm_pwrite(int fd, u64 slba, u32 nlb, u8 gen)
+{
+	static u8 buf[TM_MAX_NLB * TM_LBA];
+
+	tm_fill(buf, slba, nlb, gen);
+	assert_int_equal(
+		pwrite(fd, buf, (size_t)nlb * TM_LBA, (off_t)(slba * TM_LBA)),
+		(ssize_t)nlb * TM_LBA);
+}
+
+/* @fd's blocks @slba..+@nlb are of generation @gen. */
+static void tm_pread_check(int fd, u64 slba, u32 nlb, u8 gen)
+{
+	static u8 buf[TM_MAX_NLB * TM_LBA];
+
+	assert_int_equal(
+		pread(fd, buf, (size_t)nlb * TM_LBA, (off_t)(slba * TM_LBA)),
+		(ssize_t)nlb * TM_LBA);
+	tm_check(buf, slba, nlb, gen);
+}
+
+/* The file, every block of generation 0, closed again. */
+static void tm_make_file(void)
+{
+	int fd;
+	u64 lba;
+
+	snprintf(tm_path, sizeof(tm_path), "/dev/shm/rdmarw-tmpfsmap-%d",
+		 (int)getpid());
+	fd = open(tm_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, TM_NS_SIZE), 0);
+	for (lba = 0; lba < TM_BLOCKS; lba += TM_MAX_NLB)
+		tm_pwrite(fd, lba, TM_MAX_NLB, 0);
+	close(fd);
+}
+
+static struct nvmet_target_opts tm_to;
+
+/*
+ * The target with the file as namespace 1 (@delay_ms: the tests' delay;
+ * @ro: read-only).
+ */
+static void tm_start_ro(struct nv_env *e, u32 delay_ms, bool ro)
+{
+	nvmet_target_opts_init(&tm_to);
+	tm_to.addr = "10.0.0.2";
+	tm_to.port = NV_PORT;
+	tm_to.subnqn = NV_NQN;
+	tm_to.ns[0].type = NVMET_BACKEND_FILE;
+	tm_to.ns[0].path = tm_path;
+	tm_to.ns[0].size = TM_NS_SIZE;
+	tm_to.ns[0].test_delay_ms = delay_ms;
+	tm_to.ns[0].readonly = ro;
+	tm_to.hosts = nv_hosts;
+	tm_to.nr_hosts = 1;
+	nv_env_init(e, "mlx5",
+		    &(struct nv_cfg){ .nr_io_queues = 2,
+				      .queue_size = 16,
+				      .io_timeout_ms = 120000,
+				      .topts = &tm_to });
+}
+
+static void tm_start(struct nv_env *e, u32 delay_ms)
+{
+	tm_start_ro(e, delay_ms, false);
+}
+
+static u8 tm_buf[TM_MAX_NLB * TM_LBA];
+
+/* Read @nlb blocks at @slba: generation @gen (0xff: zeroes) expected. */
+static void tm_read(struct nv_env *e, unsigned int qid, u64 slba, u32 nlb,
+		    u8 gen)
+{
+	struct nv_rq r;
+
+	memset(tm_buf, 0xa5, sizeof(tm_buf));
+	nv_rq_init(&r, nvme_cmd_read, 1, slba, nlb, tm_buf, TM_LBA);
+	assert_int_equal(nv_exec(e, qid, &r), 0);
+	tm_check(tm_buf, slba, nlb, gen);
+}
+
+static void tm_write(struct nv_env *e, unsigned int qid, u64 slba, u32 nlb,
+		     u8 gen)
+{
+	struct nv_rq r;
+
+	tm_fill(tm_buf, slba, nlb, gen);
+	nv_rq_init(&r, nvme_cmd_write, 1, slba, nlb, tm_buf, TM_LBA);
+	assert_int_equal(nv_exec(e, qid, &r), 0);
+}
+
+/* Reads across the namespace, aligned and not, of generation @gen. */
+static void tm_read_some(struct nv_env *e, u8 gen)
+{
+	tm_read(e, 1, 1000, 8, gen);
+	tm_read(e, 2, 1001, 8, gen); /* not page aligned */
+	tm_read(e, 1, 3, 1, gen);
+	tm_read(e, 2, 4096, TM_MAX_NLB, gen);
+	tm_read(e, 1, TM_BLOCKS - TM_MAX_NLB, TM_MAX_NLB, gen); /* the end */
+}
+
+/* Deallocate @nlb blocks at @slba (a hole punched through the fd). */
+static void tm_dealloc(struct nv_env *e, u64 slba, u32 nlb)
+{
+	struct nvmeh_request rq = { 0 };
+	u8 range[16] = { 0 };
+
+	nvme_put_le32(range + 4, nlb);
+	nvme_put_le64(range + 8, slba);
+	rq.sqe[offsetof(struct nvme_common_command, opcode)] = nvme_cmd_dsm;
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, nsid), 1);
+	nvme_put_le32(rq.sqe + offsetof(struct nvme_common_command, cdw11),
+		      NVME_DSMGMT_AD);
+	rq.data = range;
+	rq.data_len = sizeof(range);
+	rq.write = true;
+	assert_int_equal(nvmeh_exec(e->c, 1, &rq), 0);
+	assert_int_equal(rq.error, 0);
+	assert_int_equal(rq.status, 0);
+}
+
+static int tm_teardown(void **state)
+{
+	nv_teardown(state);
+	if (tm_path[0])
+		unlink(tm_path);
+	tm_path[0] = 0;
+	return 0;
+}
+
+static void test_map_bytes(void **state)
+{
+	static struct nv_env e;
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	tm_start(&e, 0);
+	assert_true(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_read_some(&e, 0);
+	tm_write(&e, 1, 0, TM_MAX_NLB, 1);
+	tm_write(&e, 2, 777, 100, 1);
+	tm_read(&e, 2, 0, TM_MAX_NLB, 1);
+	tm_read(&e, 1, 777, 100, 1);
+	tm_read(&e, 2, 877, 8, 0);
+	/* a hole punched through the fd reads zeroes through the mapping */
+	tm_dealloc(&e, 16, 16);
+	tm_read(&e, 1, 16, 16, 0xff);
+	tm_read(&e, 2, 8, 8, 1);
+	tm_read(&e, 2, 32, 8, 1);
+	assert_true(nvmet_ns_mapped(nv_ns(&e, 1)));
+	nv_env_fini(&e);
+	/* the writes are the file's */
+	fd = open(tm_path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	tm_pread_check(fd, 0, 16, 1);
+	tm_pread_check(fd, 16, 16, 0xff);
+	tm_pread_check(fd, 32, TM_MAX_NLB - 32, 1);
+	tm_pread_check(fd, 777, 100, 1);
+	tm_pread_check(fd, 877, 100, 0);
+	close(fd);
+}
+
+/* Read-only: mapped all the same (read only), Writes refused. */
+static void test_map_readonly(void **state)
+{
+	static struct nv_env e;
+	struct nv_rq r;
+
+	(void)state;
+	tm_make_file();
+	tm_start_ro(&e, 0, true);
+	assert_true(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_read_some(&e, 0);
+	tm_fill(tm_buf, 0, 8, 1);
+	nv_rq_init(&r, nvme_cmd_write, 1, 0, 8, tm_buf, TM_LBA);
+	assert_int_equal(nv_exec(&e, 1, &r),
+			 NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR);
+	tm_read(&e, 2, 0, 8, 0);
+	nv_env_fini(&e);
+}
+
+/* Another opener of the file, on a thread of its own (the open blocks). */
+struct tm_opener {
+	int fd; /* atomic: -1 until the open returned */
+	int err;
+};
+
+static void *tm_open_thread(void *arg)
+{
+	struct tm_opener *o = arg;
+	int fd = open(tm_path, O_RDWR | O_CLOEXEC);
+
+	o->err = fd < 0 ? errno : 0;
+	__atomic_store_n(&o->fd, fd < 0 ? -2 : fd, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int tm_opened(struct tm_opener *o)
+{
+	return __atomic_load_n(&o->fd, __ATOMIC_ACQUIRE);
+}
+
+static void test_map_lease_break(void **state)
+{
+	static struct nv_env e;
+	struct tm_opener o = { .fd = -1 };
+	pthread_t th;
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	tm_start(&e, 0);
+	assert_true(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_write(&e, 1, 0, TM_MAX_NLB, 1); /* through the mapping */
+	/* the open breaks the lease; it returns once the target let go */
+	assert_int_equal(pthread_create(&th, NULL, tm_open_thread, &o), 0);
+	nv_wait_for(tm_opened(&o) != -1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(o.err, 0);
+	fd = o.fd;
+	assert_false(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_pread_check(fd, 0, TM_MAX_NLB, 1);
+	tm_pwrite(fd, 256, TM_MAX_NLB, 2); /* the opener's, after the switch */
+	tm_read(&e, 1, 0, TM_MAX_NLB, 1);
+	tm_read(&e, 2, 256, TM_MAX_NLB, 2);
+	tm_read(&e, 1, 200, 56, 1); /* up to the opener's blocks */
+	tm_read(&e, 1, 256, 44, 2);
+	tm_read(&e, 2, 4097, TM_MAX_NLB, 0); /* untouched, not page aligned */
+	tm_read(&e, 1, TM_BLOCKS - TM_MAX_NLB, TM_MAX_NLB, 0);
+	tm_write(&e, 2, 512, TM_MAX_NLB, 3);
+	tm_pread_check(fd, 512, TM_MAX_NLB, 3);
+	/* the opener shrinks the file: past its end the target reads zeroes */
+	assert_int_equal(ftruncate(fd, TM_NS_SIZE / 4), 0);
+	tm_read(&e, 1, TM_BLOCKS - 8, 8, 0xff);
+	tm_read(&e, 2, 512, TM_MAX_NLB, 3);
+	close(fd);
+	nv_env_fini(&e);
+}
+
+/*
+ * A read held by the tests' delay when the lease breaks: the switch waits
+ * for it (the opener stays blocked) until it is let go.  @warm: a read
+ * before it, so that it finds the namespace in its queue's view;
+ * otherwise it is the queue's first and holds a reference.
+ */
+static void tm_break_waits(bool warm)
+{
+	static struct nv_env e;
+	static struct nv_rq r;
+	struct tm_opener o = { .fd = -1 };
+	struct nvmet_ns *n;
+	pthread_t th;
+	int i;
+
+	tm_make_file();
+	tm_start(&e, NV_HELD_MS);
+	n = nv_ns(&e, 1);
+	assert_true(nvmet_ns_mapped(n));
+	for (i = !warm; i < 2; i++) { /* a first finds no view */
+		memset(tm_buf, 0xa5, sizeof(tm_buf));
+		nv_rq_init(&r, nvme_cmd_read, 1, 300, TM_MAX_NLB, tm_buf,
+			   TM_LBA);
+		nv_submit(&e, 1, &r);
+		nv_wait_for(nvmet_ns_delay_held(n) == 1);
+		if (i)
+			break;
+		nvmet_ns_delay_release(n, 1);
+		nv_wait_for(nv_rq_is_done(&r));
+		tm_check(tm_buf, 300, TM_MAX_NLB, 0);
+	}
+	assert_int_equal(pthread_create(&th, NULL, tm_open_thread, &o), 0);
+	nv_wait_for(!nvmet_ns_mapped(n)); /* the watcher saw the break */
+	/* the held read holds the namespace (view or reference): no lease given up */
+	nanosleep(&(struct timespec){ 0, 200 * 1000 * 1000 }, NULL);
+	assert_int_equal(tm_opened(&o), -1);
+	assert_false(nv_rq_is_done(&r));
+	nvmet_ns_delay_release(n, 1);
+	nv_wait_for(nv_rq_is_done(&r));
+	assert_int_equal(r.rq.error, 0);
+	assert_int_equal(r.rq.status, 0);
+	tm_check(tm_buf, 300, TM_MAX_NLB, 0);
+	nv_wait_for(tm_opened(&o) != -1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(o.err, 0);
+	close(o.fd);
+	nv_env_fini(&e);
+}
+
+static void test_map_break_waits_view(void **state)
+{
+	(void)state;
+	tm_break_waits(true);
+}
+
+static void test_map_break_waits_ref(void **state)
+{
+	(void)state;
+	tm_break_waits(false);
+}
+
+/*
+ * A reload that changes the namespace's options opens the file again
+ * while the mapped namespace holds it: that open breaks the old one's
+ * lease (the reload waits for its switch), the new one is not mapped (the
+ * old one's fd was open), and the bytes written through the mapping are
+ * the new one's.
+ */
+static void test_map_reload(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_target_opts to;
+	char why[256];
+
+	(void)state;
+	tm_make_file();
+	tm_start(&e, 0);
+	assert_true(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_write(&e, 1, 0, TM_MAX_NLB, 1);
+	to = tm_to;
+	to.ns[0].nguid[0] = 0x42; /* changed: opened again */
+	assert_int_equal(nvmet_target_reload(e.t, &to, why, sizeof(why)), 0);
+	assert_false(nvmet_ns_mapped(nv_ns(&e, 1)));
+	assert_int_equal(nv_ns(&e, 1)->nguid[0], 0x42);
+	tm_read(&e, 2, 0, TM_MAX_NLB, 1);
+	tm_read(&e, 1, 4096, TM_MAX_NLB, 0);
+	tm_write(&e, 2, 512, 8, 2);
+	tm_read(&e, 1, 512, 8, 2);
+	nv_env_fini(&e);
+}
+
+/* The fd path: not mapped, and the bytes right both ways. */
+static void tm_fd_path(int fd)
+{
+	static struct nv_env e;
+
+	tm_start(&e, 0);
+	assert_false(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_read_some(&e, 0);
+	tm_write(&e, 1, 0, TM_MAX_NLB, 1);
+	tm_read(&e, 2, 0, TM_MAX_NLB, 1);
+	if (fd >= 0)
+		tm_pread_check(fd, 0, TM_MAX_NLB, 1);
+	nv_env_fini(&e);
+}
+
+static void test_map_open_elsewhere(void **state)
+{
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	fd = open(tm_path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	tm_fd_path(fd);
+	close(fd);
+}
+
+static void test_map_knob_off(void **state)
+{
+	(void)state;
+	tm_make_file();
+	setenv("RDMARW_NVMET_TMPFS_MAP", "0", 1);
+	tm_fd_path(-1);
+	unsetenv("RDMARW_NVMET_TMPFS_MAP");
+}
+
+/* argv[1]: run the cases that match this pattern only (cmocka's filter). */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_map_bytes, tm_teardown),
+		cmocka_unit_test_teardown(test_map_readonly, tm_teardown),
+		cmocka_unit_test_teardown(test_map_lease_break, tm_teardown),
+		cmocka_unit_test_teardown(test_map_break_waits_view,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_break_waits_ref,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_reload, tm_teardown),
+		cmocka_unit_test_teardown(test_map_open_elsewhere, tm_teardown),
+		cmocka_unit_test_teardown(test_map_knob_off, tm_teardown),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
