@@ -110,6 +110,7 @@ static void section_release(struct held *h)
 
 struct wait_case {
 	struct soft_brlock lock;
+	pthread_t t;
 	int writer_in;
 	int writer_started;
 };
@@ -125,23 +126,35 @@ static void *writer_enter(void *arg)
 	return NULL;
 }
 
+/* Start a writer on a thread of its own: however long it tries (2000
+ * turns of this thread), it does not get in. */
+static void writer_kept_out(struct wait_case *c)
+{
+	assert_int_equal(pthread_create(&c->t, NULL, writer_enter, c), 0);
+	while (!__atomic_load_n(&c->writer_started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	assert_stays_zero(&c->writer_in, NULL, NULL);
+}
+
+/* What kept the writer out is gone: it gets in, and leaves. */
+static void writer_got_in(struct wait_case *c)
+{
+	assert_int_equal(pthread_join(c->t, NULL), 0);
+	assert_int_equal(c->writer_in, 1);
+}
+
 static void writer_waits_for_reader(void **state)
 {
 	struct wait_case c = { 0 };
 	struct soft_br_reader *r;
-	pthread_t t;
 
 	soft_br_init(&c.lock);
 	r = reader_new(&c.lock);
 	soft_br_read_lock(&c.lock, r);
-	assert_int_equal(pthread_create(&t, NULL, writer_enter, &c), 0);
-	while (!__atomic_load_n(&c.writer_started, __ATOMIC_ACQUIRE))
-		sched_yield();
 	/* However long the reader stays, the writer is not in. */
-	assert_stays_zero(&c.writer_in, NULL, NULL);
+	writer_kept_out(&c);
 	soft_br_read_unlock(r);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(c.writer_in, 1);
+	writer_got_in(&c);
 	reader_free(&c.lock, r);
 	soft_br_destroy(&c.lock);
 }
@@ -149,30 +162,26 @@ static void writer_waits_for_reader(void **state)
 /* ---- a publisher keeps writers out, and no reader --------------------- */
 
 /*
- * soft_br_publish_lock() (REG_MR's): taken while a reader is inside, and
- * a reader enters while it is held; another writer waits until it is
- * released.  Same-thread steps: waiting for the reader would not return.
+ * soft_br_publish_lock() (REG_MR's): taken while a reader is inside (on
+ * another thread: it would not return if it waited for it), and a reader
+ * enters while it is held; another writer waits until it is released.
  */
 static void publisher_excludes_writers_only(void **state)
 {
 	struct wait_case c = { 0 };
 	struct soft_br_reader *r;
-	pthread_t t;
+	struct held h;
 
 	soft_br_init(&c.lock);
 	r = reader_new(&c.lock);
-	soft_br_read_lock(&c.lock, r);
+	section_hold(&h, &c.lock, r);
 	soft_br_publish_lock(&c.lock);
-	soft_br_read_unlock(r);
+	section_release(&h);
 	soft_br_read_lock(&c.lock, r);
 	soft_br_read_unlock(r);
-	assert_int_equal(pthread_create(&t, NULL, writer_enter, &c), 0);
-	while (!__atomic_load_n(&c.writer_started, __ATOMIC_ACQUIRE))
-		sched_yield();
-	assert_stays_zero(&c.writer_in, NULL, NULL);
+	writer_kept_out(&c);
 	soft_br_write_unlock(&c.lock);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(c.writer_in, 1);
+	writer_got_in(&c);
 	reader_free(&c.lock, r);
 	soft_br_destroy(&c.lock);
 }
@@ -218,9 +227,19 @@ static void reader_after_writer_sees_it(void **state)
 #define BUF 256
 #define ROUNDS 300
 
+struct stress;
+
+struct reader_arg {
+	struct stress *s;
+	int i;
+};
+
+/* READERS threads, each with its own indicator, over one lock. */
 struct stress {
 	struct soft_brlock lock;
 	struct soft_br_reader *r[READERS];
+	struct reader_arg args[READERS];
+	pthread_t t[READERS];
 	/* under the lock: the live buffer and its generation, twice */
 	u8 *live;
 	u64 gen_a, gen_b;
@@ -228,10 +247,49 @@ struct stress {
 	int torn;
 };
 
-struct reader_arg {
-	struct stress *s;
+/* Start @s's readers, each running @fn until stress_stop(). */
+static void stress_start(struct stress *s, void *(*fn)(void *))
+{
 	int i;
-};
+
+	memset(s, 0, sizeof(*s));
+	soft_br_init(&s->lock);
+	for (i = 0; i < READERS; i++) {
+		s->r[i] = reader_new(&s->lock);
+		s->args[i] = (struct reader_arg){ .s = s, .i = i };
+	}
+	for (i = 0; i < READERS; i++)
+		assert_int_equal(
+			pthread_create(&s->t[i], NULL, fn, &s->args[i]), 0);
+}
+
+/* Stop and join @s's readers, then free the lock. */
+static void stress_stop(struct stress *s)
+{
+	int i;
+
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < READERS; i++)
+		assert_int_equal(pthread_join(s->t[i], NULL), 0);
+	for (i = 0; i < READERS; i++)
+		reader_free(&s->lock, s->r[i]);
+	soft_br_destroy(&s->lock);
+}
+
+/* No reader wrote into the @n buffers of @old (NULL: none) after they
+ * were cleared; free them. */
+static void assert_untouched(u8 **old, int n)
+{
+	u8 zero[BUF] = { 0 };
+	int k;
+
+	for (k = 0; k < n; k++) {
+		if (!old[k])
+			continue;
+		assert_memory_equal(old[k], zero, BUF);
+		free(old[k]);
+	}
+}
 
 static void *stress_reader(void *arg)
 {
@@ -254,21 +312,10 @@ static void *stress_reader(void *arg)
 static void invalidate_then_no_access(void **state)
 {
 	static struct stress s;
-	struct reader_arg args[READERS];
-	pthread_t t[READERS];
 	u8 *old[ROUNDS];
-	int i, k;
+	int k;
 
-	memset(&s, 0, sizeof(s));
-	soft_br_init(&s.lock);
-	for (i = 0; i < READERS; i++) {
-		s.r[i] = reader_new(&s.lock);
-		args[i] = (struct reader_arg){ .s = &s, .i = i };
-	}
-	for (i = 0; i < READERS; i++)
-		assert_int_equal(
-			pthread_create(&t[i], NULL, stress_reader, &args[i]),
-			0);
+	stress_start(&s, stress_reader);
 	for (k = 0; k < ROUNDS; k++) {
 		u8 *b = malloc(BUF);
 
@@ -290,20 +337,10 @@ static void invalidate_then_no_access(void **state)
 	s.live = NULL;
 	soft_br_write_unlock(&s.lock);
 	memset(old[0], 0, BUF);
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < READERS; i++)
-		assert_int_equal(pthread_join(t[i], NULL), 0);
+	stress_stop(&s);
 	assert_int_equal(s.torn, 0);
 	/* No reader wrote into a buffer after its writer returned. */
-	for (k = 0; k < ROUNDS; k++) {
-		u8 zero[BUF] = { 0 };
-
-		assert_memory_equal(old[k], zero, BUF);
-		free(old[k]);
-	}
-	for (i = 0; i < READERS; i++)
-		reader_free(&s.lock, s.r[i]);
-	soft_br_destroy(&s.lock);
+	assert_untouched(old, ROUNDS);
 }
 
 /* ---- a grace period: the sections in progress, not the new ones ------- */
@@ -419,20 +456,10 @@ static void *grace_reader(void *arg)
 static void grace_then_no_access(void **state)
 {
 	static struct stress s;
-	struct reader_arg args[READERS];
-	pthread_t t[READERS];
 	u8 *old[ROUNDS + 1];
-	int i, k;
+	int k;
 
-	memset(&s, 0, sizeof(s));
-	soft_br_init(&s.lock);
-	for (i = 0; i < READERS; i++) {
-		s.r[i] = reader_new(&s.lock);
-		args[i] = (struct reader_arg){ .s = &s, .i = i };
-	}
-	for (i = 0; i < READERS; i++)
-		assert_int_equal(
-			pthread_create(&t[i], NULL, grace_reader, &args[i]), 0);
+	stress_start(&s, grace_reader);
 	for (k = 0; k <= ROUNDS; k++) {
 		u8 *b = k < ROUNDS ? malloc(BUF) : NULL;
 
@@ -446,20 +473,8 @@ static void grace_then_no_access(void **state)
 			memset(old[k], 0, BUF);
 		sched_yield();
 	}
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < READERS; i++)
-		assert_int_equal(pthread_join(t[i], NULL), 0);
-	for (k = 0; k <= ROUNDS; k++) {
-		u8 zero[BUF] = { 0 };
-
-		if (!old[k])
-			continue;
-		assert_memory_equal(old[k], zero, BUF);
-		free(old[k]);
-	}
-	for (i = 0; i < READERS; i++)
-		reader_free(&s.lock, s.r[i]);
-	soft_br_destroy(&s.lock);
+	stress_stop(&s);
+	assert_untouched(old, ROUNDS + 1);
 }
 
 /* ---- one MR's grace period: the sections of its readers only ---------- */
@@ -555,6 +570,9 @@ static void in_turn(struct soft_brlock *l)
 	soft_br_grace_mask(l, &mask);
 	soft_br_write_lock(l);
 	soft_br_write_unlock(l);
+	soft_br_publish_lock(l);
+	soft_br_grace(l);
+	soft_br_write_unlock(l);
 }
 
 /* A section inside another: the outer one's bit would be left behind. */
@@ -586,6 +604,16 @@ static void write_inside(struct soft_brlock *l)
 	soft_br_write_lock(l);
 }
 
+/* A publisher inside a section: a writer excluding the readers would
+ * wait for it while it waits for that writer. */
+static void publish_inside(struct soft_brlock *l)
+{
+	struct soft_br_reader *r = soft_br_add(l);
+
+	soft_br_read_lock(l, r);
+	soft_br_publish_lock(l);
+}
+
 /* Leaving a section this thread is not in. */
 static void leave_other(struct soft_brlock *l)
 {
@@ -611,6 +639,7 @@ static void nested_sections_abort(void **state)
 	assert_true(dies(nested));
 	assert_true(dies(grace_inside));
 	assert_true(dies(write_inside));
+	assert_true(dies(publish_inside));
 	assert_true(dies(leave_other));
 #endif
 }

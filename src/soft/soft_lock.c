@@ -99,6 +99,8 @@ void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r)
 
 void soft_br_publish_lock(struct soft_brlock *l)
 {
+	/* a writer holding @wr may be waiting for its section */
+	soft_br_debug_outside("soft_br_publish_lock() inside a read section");
 	soft_spin_lock(&l->wr);
 }
 

@@ -165,9 +165,10 @@ extern __thread u64 rdmarw__soft_br_bit
  * The rule that bit relies on, checked where NDEBUG is unset (Debug and
  * sanitizer builds; a release build compiles none of it): sections do not
  * nest.  A thread enters a read section only outside any, leaves only the
- * one it is in, and waits for readers (soft_br_write_lock(),
- * soft_br_exclude(), a grace period) only outside any.  A breach is a
- * BUG: the message names the call, then abort().
+ * one it is in, and takes the writers' side (soft_br_write_lock(),
+ * soft_br_publish_lock(), soft_br_exclude()) or waits for a grace period
+ * only outside any.  A breach is a BUG: the message names the call, then
+ * abort().
  */
 #ifdef NDEBUG
 static inline void soft_br_debug_enter(const struct soft_br_reader *r)

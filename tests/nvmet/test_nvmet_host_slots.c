@@ -167,6 +167,22 @@ static void new_queue_serves(struct nv_env *e, u64 slba, u64 seed,
 	assert_int_equal(hs->reconnects, 1);
 }
 
+/*
+ * Reset the controller with a 50 ms drain timeout (its CQ thread held, the
+ * drain runs out of time); return once a @done went through @g (the
+ * teardown let the holder go) and the controller is live again.
+ */
+static void reset_held(struct nv_env *e, struct gate *g)
+{
+	unsigned int drain_ms = rdmarw_get_drain_timeout();
+
+	rdmarw_set_drain_timeout(50);
+	assert_int_equal(nvmeh_ctrl_reset(e->c), 0);
+	assert_true(gate_wait_left(g, 10));
+	assert_int_equal(nvmeh_ctrl_wait_live(e->c, 5000), 0);
+	rdmarw_set_drain_timeout(drain_ms);
+}
+
 static void test_late_local_inv(void **state)
 {
 	static struct nv_env e;
@@ -176,7 +192,6 @@ static void test_late_local_inv(void **state)
 		.nth = 1,
 		.opcodes = 1ull << IB_WR_LOCAL_INV,
 	};
-	unsigned int drain_ms = rdmarw_get_drain_timeout();
 	struct soft_fault_stats fs;
 	struct nvmeh_stats hs;
 	struct ib_qp *qp;
@@ -213,11 +228,7 @@ static void test_late_local_inv(void **state)
 	 * out of time, the LOCAL_INV's flush waits in the CQ.  B must end,
 	 * once; its @done lets the CQ thread go on and process that flush.
 	 */
-	rdmarw_set_drain_timeout(50);
-	assert_int_equal(nvmeh_ctrl_reset(e.c), 0);
-	assert_true(gate_wait_left(&gate_a, 10));
-	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
-	rdmarw_set_drain_timeout(drain_ms);
+	reset_held(&e, &gate_a);
 	/* the target's answer had arrived: B ends with it */
 	assert_int_equal(__atomic_load_n(&done_b, __ATOMIC_SEQ_CST), 1);
 	assert_int_equal(rq_b.error, 0);
@@ -272,7 +283,6 @@ static void test_late_response(void **state)
 {
 	static struct nv_env e;
 	static u8 bc[4096];
-	unsigned int drain_ms = rdmarw_get_drain_timeout();
 	struct timespec ts = { 0, 1000 * 1000 };
 	struct nvmet_target_stats ts_t;
 	struct nvmeh_stats hs;
@@ -304,11 +314,7 @@ static void test_late_response(void **state)
 	nvmeh_ctrl_stats(e.c, &hs);
 	assert_int_equal(hs.bad_cqes, 0);
 
-	rdmarw_set_drain_timeout(50);
-	assert_int_equal(nvmeh_ctrl_reset(e.c), 0);
-	assert_true(gate_wait_left(&gate_z, 10));
-	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
-	rdmarw_set_drain_timeout(drain_ms);
+	reset_held(&e, &gate_z);
 	/* C ended once, by the teardown; its late response was refused */
 	assert_int_equal(__atomic_load_n(&done_c, __ATOMIC_SEQ_CST), 1);
 	assert_int_equal(rq_b.error, -ECONNABORTED);
