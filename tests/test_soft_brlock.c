@@ -18,9 +18,15 @@
 
 #include "soft/soft_lock.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define READERS 3
 
@@ -57,10 +63,54 @@ static void assert_stays_zero(const int *flag, struct soft_brlock *l,
 	}
 }
 
+/*
+ * A read section of @r held open on a thread of its own, as a transfer in
+ * flight on another queue's thread: the test's thread, which then enters
+ * sections of its own or waits for readers, is inside none (sections do
+ * not nest, and a build without NDEBUG checks it).
+ */
+struct held {
+	struct soft_brlock *l;
+	struct soft_br_reader *r;
+	pthread_t t;
+	int in;
+	int leave;
+};
+
+static void *held_run(void *arg)
+{
+	struct held *h = arg;
+
+	soft_br_read_lock(h->l, h->r);
+	__atomic_store_n(&h->in, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&h->leave, __ATOMIC_ACQUIRE))
+		sched_yield();
+	soft_br_read_unlock(h->r);
+	return NULL;
+}
+
+/* Return once @r's section is open on @h's thread. */
+static void section_hold(struct held *h, struct soft_brlock *l,
+			 struct soft_br_reader *r)
+{
+	*h = (struct held){ .l = l, .r = r };
+	assert_int_equal(pthread_create(&h->t, NULL, held_run, h), 0);
+	while (!__atomic_load_n(&h->in, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+/* End the section and the thread: @r is outside once this returns. */
+static void section_release(struct held *h)
+{
+	__atomic_store_n(&h->leave, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(h->t, NULL), 0);
+}
+
 /* ---- a writer waits for a reader inside ------------------------------- */
 
 struct wait_case {
 	struct soft_brlock lock;
+	pthread_t t;
 	int writer_in;
 	int writer_started;
 };
@@ -76,23 +126,35 @@ static void *writer_enter(void *arg)
 	return NULL;
 }
 
+/* Start a writer on a thread of its own: however long it tries (2000
+ * turns of this thread), it does not get in. */
+static void writer_kept_out(struct wait_case *c)
+{
+	assert_int_equal(pthread_create(&c->t, NULL, writer_enter, c), 0);
+	while (!__atomic_load_n(&c->writer_started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	assert_stays_zero(&c->writer_in, NULL, NULL);
+}
+
+/* What kept the writer out is gone: it gets in, and leaves. */
+static void writer_got_in(struct wait_case *c)
+{
+	assert_int_equal(pthread_join(c->t, NULL), 0);
+	assert_int_equal(c->writer_in, 1);
+}
+
 static void writer_waits_for_reader(void **state)
 {
 	struct wait_case c = { 0 };
 	struct soft_br_reader *r;
-	pthread_t t;
 
 	soft_br_init(&c.lock);
 	r = reader_new(&c.lock);
 	soft_br_read_lock(&c.lock, r);
-	assert_int_equal(pthread_create(&t, NULL, writer_enter, &c), 0);
-	while (!__atomic_load_n(&c.writer_started, __ATOMIC_ACQUIRE))
-		sched_yield();
 	/* However long the reader stays, the writer is not in. */
-	assert_stays_zero(&c.writer_in, NULL, NULL);
+	writer_kept_out(&c);
 	soft_br_read_unlock(r);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(c.writer_in, 1);
+	writer_got_in(&c);
 	reader_free(&c.lock, r);
 	soft_br_destroy(&c.lock);
 }
@@ -100,30 +162,26 @@ static void writer_waits_for_reader(void **state)
 /* ---- a publisher keeps writers out, and no reader --------------------- */
 
 /*
- * soft_br_publish_lock() (REG_MR's): taken while a reader is inside, and
- * a reader enters while it is held; another writer waits until it is
- * released.  Same-thread steps: waiting for the reader would not return.
+ * soft_br_publish_lock() (REG_MR's): taken while a reader is inside (on
+ * another thread: it would not return if it waited for it), and a reader
+ * enters while it is held; another writer waits until it is released.
  */
 static void publisher_excludes_writers_only(void **state)
 {
 	struct wait_case c = { 0 };
 	struct soft_br_reader *r;
-	pthread_t t;
+	struct held h;
 
 	soft_br_init(&c.lock);
 	r = reader_new(&c.lock);
-	soft_br_read_lock(&c.lock, r);
+	section_hold(&h, &c.lock, r);
 	soft_br_publish_lock(&c.lock);
-	soft_br_read_unlock(r);
+	section_release(&h);
 	soft_br_read_lock(&c.lock, r);
 	soft_br_read_unlock(r);
-	assert_int_equal(pthread_create(&t, NULL, writer_enter, &c), 0);
-	while (!__atomic_load_n(&c.writer_started, __ATOMIC_ACQUIRE))
-		sched_yield();
-	assert_stays_zero(&c.writer_in, NULL, NULL);
+	writer_kept_out(&c);
 	soft_br_write_unlock(&c.lock);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(c.writer_in, 1);
+	writer_got_in(&c);
 	reader_free(&c.lock, r);
 	soft_br_destroy(&c.lock);
 }
@@ -169,9 +227,19 @@ static void reader_after_writer_sees_it(void **state)
 #define BUF 256
 #define ROUNDS 300
 
+struct stress;
+
+struct reader_arg {
+	struct stress *s;
+	int i;
+};
+
+/* READERS threads, each with its own indicator, over one lock. */
 struct stress {
 	struct soft_brlock lock;
 	struct soft_br_reader *r[READERS];
+	struct reader_arg args[READERS];
+	pthread_t t[READERS];
 	/* under the lock: the live buffer and its generation, twice */
 	u8 *live;
 	u64 gen_a, gen_b;
@@ -179,10 +247,49 @@ struct stress {
 	int torn;
 };
 
-struct reader_arg {
-	struct stress *s;
+/* Start @s's readers, each running @fn until stress_stop(). */
+static void stress_start(struct stress *s, void *(*fn)(void *))
+{
 	int i;
-};
+
+	memset(s, 0, sizeof(*s));
+	soft_br_init(&s->lock);
+	for (i = 0; i < READERS; i++) {
+		s->r[i] = reader_new(&s->lock);
+		s->args[i] = (struct reader_arg){ .s = s, .i = i };
+	}
+	for (i = 0; i < READERS; i++)
+		assert_int_equal(
+			pthread_create(&s->t[i], NULL, fn, &s->args[i]), 0);
+}
+
+/* Stop and join @s's readers, then free the lock. */
+static void stress_stop(struct stress *s)
+{
+	int i;
+
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < READERS; i++)
+		assert_int_equal(pthread_join(s->t[i], NULL), 0);
+	for (i = 0; i < READERS; i++)
+		reader_free(&s->lock, s->r[i]);
+	soft_br_destroy(&s->lock);
+}
+
+/* No reader wrote into the @n buffers of @old (NULL: none) after they
+ * were cleared; free them. */
+static void assert_untouched(u8 **old, int n)
+{
+	u8 zero[BUF] = { 0 };
+	int k;
+
+	for (k = 0; k < n; k++) {
+		if (!old[k])
+			continue;
+		assert_memory_equal(old[k], zero, BUF);
+		free(old[k]);
+	}
+}
 
 static void *stress_reader(void *arg)
 {
@@ -205,21 +312,10 @@ static void *stress_reader(void *arg)
 static void invalidate_then_no_access(void **state)
 {
 	static struct stress s;
-	struct reader_arg args[READERS];
-	pthread_t t[READERS];
 	u8 *old[ROUNDS];
-	int i, k;
+	int k;
 
-	memset(&s, 0, sizeof(s));
-	soft_br_init(&s.lock);
-	for (i = 0; i < READERS; i++) {
-		s.r[i] = reader_new(&s.lock);
-		args[i] = (struct reader_arg){ .s = &s, .i = i };
-	}
-	for (i = 0; i < READERS; i++)
-		assert_int_equal(
-			pthread_create(&t[i], NULL, stress_reader, &args[i]),
-			0);
+	stress_start(&s, stress_reader);
 	for (k = 0; k < ROUNDS; k++) {
 		u8 *b = malloc(BUF);
 
@@ -241,39 +337,74 @@ static void invalidate_then_no_access(void **state)
 	s.live = NULL;
 	soft_br_write_unlock(&s.lock);
 	memset(old[0], 0, BUF);
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < READERS; i++)
-		assert_int_equal(pthread_join(t[i], NULL), 0);
+	stress_stop(&s);
 	assert_int_equal(s.torn, 0);
 	/* No reader wrote into a buffer after its writer returned. */
-	for (k = 0; k < ROUNDS; k++) {
-		u8 zero[BUF] = { 0 };
-
-		assert_memory_equal(old[k], zero, BUF);
-		free(old[k]);
-	}
-	for (i = 0; i < READERS; i++)
-		reader_free(&s.lock, s.r[i]);
-	soft_br_destroy(&s.lock);
+	assert_untouched(old, ROUNDS);
 }
 
 /* ---- a grace period: the sections in progress, not the new ones ------- */
 
+/*
+ * A grace period on a thread of its own, over a lock with two readers:
+ * soft_br_grace() under soft_br_publish_lock() (invalidation's, the old
+ * way), or with @mask set soft_br_grace_mask() of those bits (one MR's).
+ */
 struct grace_case {
 	struct soft_brlock lock;
+	struct soft_br_reader *r, *r2;
+	const u64 *mask;
+	pthread_t t;
 	int started, done;
 };
+
+static void grace_case_init(struct grace_case *c)
+{
+	*c = (struct grace_case){ 0 };
+	soft_br_init(&c->lock);
+	c->r = reader_new(&c->lock);
+	c->r2 = reader_new(&c->lock);
+	assert_int_not_equal(c->r->bit, c->r2->bit);
+}
+
+static void grace_case_fini(struct grace_case *c)
+{
+	reader_free(&c->lock, c->r);
+	reader_free(&c->lock, c->r2);
+	soft_br_destroy(&c->lock);
+}
 
 static void *grace_run(void *arg)
 {
 	struct grace_case *c = arg;
 
-	soft_br_publish_lock(&c->lock);
+	if (!c->mask)
+		soft_br_publish_lock(&c->lock);
 	__atomic_store_n(&c->started, 1, __ATOMIC_RELEASE);
-	soft_br_grace(&c->lock);
+	if (c->mask)
+		soft_br_grace_mask(&c->lock, c->mask);
+	else
+		soft_br_grace(&c->lock);
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
-	soft_br_write_unlock(&c->lock);
+	if (!c->mask)
+		soft_br_write_unlock(&c->lock);
 	return NULL;
+}
+
+/* Start @c's grace period; return once it has begun. */
+static void grace_start(struct grace_case *c)
+{
+	c->started = c->done = 0;
+	assert_int_equal(pthread_create(&c->t, NULL, grace_run, c), 0);
+	while (!__atomic_load_n(&c->started, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+/* Wait for @c's grace period to end. */
+static void grace_end(struct grace_case *c)
+{
+	assert_int_equal(pthread_join(c->t, NULL), 0);
+	assert_int_equal(c->done, 1);
 }
 
 /*
@@ -284,25 +415,17 @@ static void *grace_run(void *arg)
  */
 static void grace_waits_for_sections_in_progress(void **state)
 {
-	struct grace_case c = { 0 };
-	struct soft_br_reader *r, *r2;
-	pthread_t t;
+	struct grace_case c;
+	struct held h;
 
-	soft_br_init(&c.lock);
-	r = reader_new(&c.lock);
-	r2 = reader_new(&c.lock);
-	soft_br_read_lock(&c.lock, r);
-	assert_int_equal(pthread_create(&t, NULL, grace_run, &c), 0);
-	while (!__atomic_load_n(&c.started, __ATOMIC_ACQUIRE))
-		sched_yield();
+	grace_case_init(&c);
+	section_hold(&h, &c.lock, c.r);
+	grace_start(&c);
 	/* another reader enters and leaves meanwhile: it never waits */
-	assert_stays_zero(&c.done, &c.lock, r2);
-	soft_br_read_unlock(r);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(c.done, 1);
-	reader_free(&c.lock, r);
-	reader_free(&c.lock, r2);
-	soft_br_destroy(&c.lock);
+	assert_stays_zero(&c.done, &c.lock, c.r2);
+	section_release(&h);
+	grace_end(&c);
+	grace_case_fini(&c);
 }
 
 static u8 *grace_live; /* seq_cst: the buffer readers may write */
@@ -333,20 +456,10 @@ static void *grace_reader(void *arg)
 static void grace_then_no_access(void **state)
 {
 	static struct stress s;
-	struct reader_arg args[READERS];
-	pthread_t t[READERS];
 	u8 *old[ROUNDS + 1];
-	int i, k;
+	int k;
 
-	memset(&s, 0, sizeof(s));
-	soft_br_init(&s.lock);
-	for (i = 0; i < READERS; i++) {
-		s.r[i] = reader_new(&s.lock);
-		args[i] = (struct reader_arg){ .s = &s, .i = i };
-	}
-	for (i = 0; i < READERS; i++)
-		assert_int_equal(
-			pthread_create(&t[i], NULL, grace_reader, &args[i]), 0);
+	stress_start(&s, grace_reader);
 	for (k = 0; k <= ROUNDS; k++) {
 		u8 *b = k < ROUNDS ? malloc(BUF) : NULL;
 
@@ -360,38 +473,11 @@ static void grace_then_no_access(void **state)
 			memset(old[k], 0, BUF);
 		sched_yield();
 	}
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < READERS; i++)
-		assert_int_equal(pthread_join(t[i], NULL), 0);
-	for (k = 0; k <= ROUNDS; k++) {
-		u8 zero[BUF] = { 0 };
-
-		if (!old[k])
-			continue;
-		assert_memory_equal(old[k], zero, BUF);
-		free(old[k]);
-	}
-	for (i = 0; i < READERS; i++)
-		reader_free(&s.lock, s.r[i]);
-	soft_br_destroy(&s.lock);
+	stress_stop(&s);
+	assert_untouched(old, ROUNDS + 1);
 }
 
 /* ---- one MR's grace period: the sections of its readers only ---------- */
-
-struct mask_case {
-	struct soft_brlock lock;
-	u64 mask;
-	int done;
-};
-
-static void *grace_mask_run(void *arg)
-{
-	struct mask_case *c = arg;
-
-	soft_br_grace_mask(&c->lock, &c->mask);
-	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
 
 /*
  * soft_br_grace_mask() (an MR's invalidation) ends with a section of an
@@ -400,31 +486,24 @@ static void *grace_mask_run(void *arg)
  */
 static void grace_mask_waits_for_its_readers_only(void **state)
 {
-	struct mask_case c = { 0 };
-	struct soft_br_reader *r, *r2;
-	pthread_t t;
+	struct grace_case c;
+	struct held h;
+	u64 mask;
 
-	soft_br_init(&c.lock);
-	r = reader_new(&c.lock);
-	r2 = reader_new(&c.lock);
-	assert_int_not_equal(r->bit, r2->bit);
-	c.mask = r2->bit;
-	soft_br_read_lock(&c.lock, r);
-	assert_int_equal(pthread_create(&t, NULL, grace_mask_run, &c), 0);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(c.done, 1);
-	soft_br_read_unlock(r);
+	grace_case_init(&c);
+	mask = c.r2->bit;
+	c.mask = &mask;
+	section_hold(&h, &c.lock, c.r);
+	grace_start(&c);
+	grace_end(&c);
+	section_release(&h);
 
-	c.done = 0;
-	soft_br_read_lock(&c.lock, r2);
-	assert_int_equal(pthread_create(&t, NULL, grace_mask_run, &c), 0);
+	section_hold(&h, &c.lock, c.r2);
+	grace_start(&c);
 	assert_stays_zero(&c.done, NULL, NULL);
-	soft_br_read_unlock(r2);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(c.done, 1);
-	reader_free(&c.lock, r);
-	reader_free(&c.lock, r2);
-	soft_br_destroy(&c.lock);
+	section_release(&h);
+	grace_end(&c);
+	grace_case_fini(&c);
 }
 
 /* A released indicator is the next one given, outside any section, with
@@ -449,6 +528,122 @@ static void released_reader_is_reused(void **state)
 	soft_br_destroy(&l);
 }
 
+/* ---- sections do not nest: checked where NDEBUG is unset -------------- */
+
+#ifndef NDEBUG
+/* Run @f on a new lock in a child: true when it died of abort(). */
+static bool dies(void (*f)(struct soft_brlock *l))
+{
+	struct rlimit no_core = { 0, 0 };
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct soft_brlock l;
+		int fd = open("/dev/null", O_WRONLY);
+
+		/* the BUG report is expected: keep the test's output clean */
+		if (fd >= 0)
+			dup2(fd, 2);
+		setrlimit(RLIMIT_CORE, &no_core);
+		soft_br_init(&l);
+		f(&l);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
+}
+
+/* What the library does: sections one after the other, waits outside. */
+static void in_turn(struct soft_brlock *l)
+{
+	struct soft_br_reader *r = soft_br_add(l), *r2 = soft_br_add(l);
+	u64 mask = r->bit | r2->bit;
+
+	soft_br_read_lock(l, r);
+	soft_br_read_unlock(r);
+	soft_br_read_lock(l, r2);
+	soft_br_read_unlock(r2);
+	soft_br_grace_mask(l, &mask);
+	soft_br_write_lock(l);
+	soft_br_write_unlock(l);
+	soft_br_publish_lock(l);
+	soft_br_grace(l);
+	soft_br_write_unlock(l);
+}
+
+/* A section inside another: the outer one's bit would be left behind. */
+static void nested(struct soft_brlock *l)
+{
+	struct soft_br_reader *r = soft_br_add(l), *r2 = soft_br_add(l);
+
+	soft_br_read_lock(l, r);
+	soft_br_read_lock(l, r2);
+}
+
+/* One MR's grace period from inside a section (a REG_MR or LOCAL_INV
+ * posted by a thread that holds one). */
+static void grace_inside(struct soft_brlock *l)
+{
+	struct soft_br_reader *r = soft_br_add(l);
+	u64 mask = 0;
+
+	soft_br_read_lock(l, r);
+	soft_br_grace_mask(l, &mask);
+}
+
+/* A writer that would wait for its own section, for ever. */
+static void write_inside(struct soft_brlock *l)
+{
+	struct soft_br_reader *r = soft_br_add(l);
+
+	soft_br_read_lock(l, r);
+	soft_br_write_lock(l);
+}
+
+/* A publisher inside a section: a writer excluding the readers would
+ * wait for it while it waits for that writer. */
+static void publish_inside(struct soft_brlock *l)
+{
+	struct soft_br_reader *r = soft_br_add(l);
+
+	soft_br_read_lock(l, r);
+	soft_br_publish_lock(l);
+}
+
+/* Leaving a section this thread is not in. */
+static void leave_other(struct soft_brlock *l)
+{
+	struct soft_br_reader *r = soft_br_add(l), *r2 = soft_br_add(l);
+
+	soft_br_read_lock(l, r);
+	soft_br_read_unlock(r2);
+}
+#endif
+
+/*
+ * The per-MR grace period relies on a thread being in one read section at
+ * most (rdmarw__soft_br_bit is that section's bit): a build without
+ * NDEBUG (Debug, the sanitizer builds) aborts at a breach, and lets the
+ * library's own sequence run.
+ */
+static void nested_sections_abort(void **state)
+{
+#ifdef NDEBUG
+	skip();
+#else
+	assert_false(dies(in_turn));
+	assert_true(dies(nested));
+	assert_true(dies(grace_inside));
+	assert_true(dies(write_inside));
+	assert_true(dies(publish_inside));
+	assert_true(dies(leave_other));
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +655,7 @@ int main(void)
 		cmocka_unit_test(grace_then_no_access),
 		cmocka_unit_test(grace_mask_waits_for_its_readers_only),
 		cmocka_unit_test(released_reader_is_reused),
+		cmocka_unit_test(nested_sections_abort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

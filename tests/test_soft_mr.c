@@ -587,15 +587,108 @@ static void waited_forever(int sig)
 	_exit(1);
 }
 
-/* Enter QP 0's read section by hand: a transfer of QP 0 in flight. */
+/* Arm (@on) or disarm the hang guard. */
+static void hang_guard(bool on)
+{
+	signal(SIGALRM, on ? waited_forever : SIG_DFL);
+	alarm(on ? 60 : 0);
+}
+
+/*
+ * QP 0's read section held open by hand on a thread of its own: a
+ * transfer of QP 0 in flight on its executor's thread.  The test's
+ * thread, which posts REG_MR and LOCAL_INV and retires MRs meanwhile, is
+ * in no section when the library enters its own (sections do not nest,
+ * and a build without NDEBUG checks it).
+ */
+struct qp0_hold {
+	struct soft_qp *q0;
+	pthread_t t;
+	int in;
+	int leave;
+};
+
+static struct qp0_hold qp0_held;
+
+static void *qp0_hold_run(void *arg)
+{
+	struct qp0_hold *h = arg;
+
+	soft_br_read_lock(&h->q0->dev->fabric->mem_lock, h->q0->mem_rd);
+	__atomic_store_n(&h->in, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&h->leave, __ATOMIC_ACQUIRE))
+		sched_yield();
+	soft_br_read_unlock(h->q0->mem_rd);
+	return NULL;
+}
+
+/* Open QP 0's section (@in: return once it is open) or end it (return
+ * once it has ended: QP 0 may post again). */
 static void qp0_reads(struct soft_env *env, bool in)
 {
-	struct soft_qp *q0 = to_sqp(env->qp[0]);
+	struct qp0_hold *h = &qp0_held;
 
-	if (in)
-		soft_br_read_lock(&q0->dev->fabric->mem_lock, q0->mem_rd);
-	else
-		soft_br_read_unlock(q0->mem_rd);
+	if (!in) {
+		__atomic_store_n(&h->leave, 1, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_join(h->t, NULL), 0);
+		return;
+	}
+	*h = (struct qp0_hold){ .q0 = to_sqp(env->qp[0]) };
+	assert_int_equal(pthread_create(&h->t, NULL, qp0_hold_run, h), 0);
+	while (!__atomic_load_n(&h->in, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+/*
+ * The set-up of the tests that hold QP 0's section open while QP 1 works
+ * on its MR: QP 0's 64-byte source (0x3c) and QP 1's fast-registration
+ * MR of the first page of @b, mapped, its key one past the allocation's.
+ */
+struct qp0_case {
+	struct soft_env env;
+	u8 *b;
+	u8 src[64];
+	struct ib_mr *fmr, *src_mr;
+};
+
+static void qp0_case_init(struct qp0_case *c, const char *profile)
+{
+	c->b = pages_alloc();
+	memset(c->src, 0x3c, sizeof(c->src));
+	soft_env_init(&c->env, &(struct soft_env_cfg){ .profile = profile });
+	c->src_mr =
+		soft_env_reg(&c->env, 0, c->src, sizeof(c->src), ALL_ACCESS);
+	c->fmr = ib_alloc_mr(c->env.pd[1], IB_MR_TYPE_MEM_REG, 1);
+	assert_false(IS_ERR(c->fmr));
+	assert_int_equal(
+		map(c->fmr, 1, (u64[]){ (uintptr_t)c->b }, (u32[]){ PG }, NULL),
+		1);
+	ib_update_fast_reg_key(c->fmr, ib_inc_rkey(c->fmr->rkey));
+}
+
+static void qp0_case_fini(struct qp0_case *c)
+{
+	soft_env_dereg(c->fmr);
+	soft_env_dereg(c->src_mr);
+	soft_env_fini(&c->env);
+	free(c->b);
+}
+
+/* QP 0 WRITEs @c->src at @off into @c->fmr, as wr_id @id: the status. */
+static void qp0_write(struct qp0_case *c, u64 id, u64 off,
+		      enum ib_wc_status want)
+{
+	assert_int_equal(soft_env_rdma(c->env.qp[0], IB_WR_RDMA_WRITE, id,
+				       c->src, 64, c->src_mr->lkey,
+				       c->fmr->iova + off, c->fmr->rkey),
+			 0);
+	soft_env_expect(c->env.cq[0], id, want, IB_WC_RDMA_WRITE);
+}
+
+/* What a dead key gives a WRITE: iWARP completes it once sent. */
+static enum ib_wc_status dead_key(const char *profile)
+{
+	return strcmp(profile, "siw") ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
 }
 
 /*
@@ -609,50 +702,27 @@ static void qp0_reads(struct soft_env *env, bool in)
  */
 static void reg_waits_for_no_reader(const char *profile)
 {
-	u8 *b = pages_alloc(), src[64];
-	struct ib_mr *fmr, *src_mr;
-	struct soft_env env;
+	struct qp0_case c;
 
-	memset(src, 0x3c, sizeof(src));
-	soft_env_init(&env, &(struct soft_env_cfg){ .profile = profile });
-	src_mr = soft_env_reg(&env, 0, src, sizeof(src), ALL_ACCESS);
-	fmr = ib_alloc_mr(env.pd[1], IB_MR_TYPE_MEM_REG, 1);
-	assert_false(IS_ERR(fmr));
-	assert_int_equal(
-		map(fmr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG }, NULL), 1);
-	ib_update_fast_reg_key(fmr, ib_inc_rkey(fmr->rkey));
-	signal(SIGALRM, waited_forever);
-	alarm(60);
-	qp0_reads(&env, true);
-	post_reg(env.qp[1], env.cq[1], fmr, fmr->rkey, ALL_ACCESS,
+	qp0_case_init(&c, profile);
+	hang_guard(true);
+	qp0_reads(&c.env, true);
+	post_reg(c.env.qp[1], c.env.cq[1], c.fmr, c.fmr->rkey, ALL_ACCESS,
 		 IB_WC_SUCCESS);
-	qp0_reads(&env, false);
-	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 1, src, 64,
-				       src_mr->lkey, fmr->iova + 8, fmr->rkey),
-			 0);
-	soft_env_expect(env.cq[0], 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
-	assert_memory_equal(b + 8, src, 64);
-	post_inv(env.qp[1], env.cq[1], fmr->rkey, IB_WC_SUCCESS);
-	qp0_reads(&env, true);
-	rdmarw__soft_retire_mr(fmr);
-	qp0_reads(&env, false);
-	alarm(0);
-	signal(SIGALRM, SIG_DFL);
-	/* Retired: the key is dead (iWARP completes a WRITE once sent). */
-	memset(src, 0x77, sizeof(src));
-	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 2, src, 64,
-				       src_mr->lkey, fmr->iova + 8, fmr->rkey),
-			 0);
-	soft_env_expect(env.cq[0], 2,
-			strcmp(profile, "siw") ? IB_WC_REM_ACCESS_ERR :
-						 IB_WC_SUCCESS,
-			IB_WC_RDMA_WRITE);
-	memset(src, 0x3c, sizeof(src));
-	assert_memory_equal(b + 8, src, 64);
-	soft_env_dereg(fmr);
-	soft_env_dereg(src_mr);
-	soft_env_fini(&env);
-	free(b);
+	qp0_reads(&c.env, false);
+	qp0_write(&c, 1, 8, IB_WC_SUCCESS);
+	assert_memory_equal(c.b + 8, c.src, 64);
+	post_inv(c.env.qp[1], c.env.cq[1], c.fmr->rkey, IB_WC_SUCCESS);
+	qp0_reads(&c.env, true);
+	rdmarw__soft_retire_mr(c.fmr);
+	qp0_reads(&c.env, false);
+	hang_guard(false);
+	/* Retired: the key is dead, the memory untouched. */
+	memset(c.src, 0x77, sizeof(c.src));
+	qp0_write(&c, 2, 8, dead_key(profile));
+	memset(c.src, 0x3c, sizeof(c.src));
+	assert_memory_equal(c.b + 8, c.src, 64);
+	qp0_case_fini(&c);
 }
 
 static void test_reg_waits_for_no_reader(void **state)
@@ -685,51 +755,36 @@ static void *retire_thread(void *arg)
  */
 static void test_retire_valid_waits_for_readers(void **state)
 {
-	u8 *b = pages_alloc(), src[64];
-	struct retire_case c = { 0 };
-	struct ib_mr *src_mr;
-	struct soft_env env;
+	struct retire_case rc = { 0 };
+	struct qp0_case c;
 	pthread_t t;
 	int i;
 
-	memset(src, 0x3c, sizeof(src));
-	soft_env_init(&env, &(struct soft_env_cfg){ .profile = "rxe" });
-	src_mr = soft_env_reg(&env, 0, src, sizeof(src), ALL_ACCESS);
-	c.mr = ib_alloc_mr(env.pd[1], IB_MR_TYPE_MEM_REG, 1);
-	assert_false(IS_ERR(c.mr));
-	assert_int_equal(
-		map(c.mr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG }, NULL), 1);
-	post_reg(env.qp[1], env.cq[1], c.mr, c.mr->rkey, ALL_ACCESS,
+	qp0_case_init(&c, "rxe");
+	rc.mr = c.fmr;
+	post_reg(c.env.qp[1], c.env.cq[1], c.fmr, c.fmr->rkey, ALL_ACCESS,
 		 IB_WC_SUCCESS);
 	/* QP 0 uses the MR (its section checks the rkey): its sections are
 	 * the ones the MR's grace period waits for. */
-	memset(src, 0x11, sizeof(src));
-	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 9, src, 64,
-				       src_mr->lkey, c.mr->iova, c.mr->rkey),
-			 0);
-	soft_env_expect(env.cq[0], 9, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
-	assert_memory_equal(b, src, 64);
-	memset(src, 0x3c, sizeof(src));
-	qp0_reads(&env, true);
-	assert_int_equal(pthread_create(&t, NULL, retire_thread, &c), 0);
-	while (!__atomic_load_n(&c.started, __ATOMIC_ACQUIRE))
+	memset(c.src, 0x11, sizeof(c.src));
+	qp0_write(&c, 9, 0, IB_WC_SUCCESS);
+	assert_memory_equal(c.b, c.src, 64);
+	memset(c.src, 0x3c, sizeof(c.src));
+	qp0_reads(&c.env, true);
+	assert_int_equal(pthread_create(&t, NULL, retire_thread, &rc), 0);
+	while (!__atomic_load_n(&rc.started, __ATOMIC_ACQUIRE))
 		sched_yield();
 	for (i = 0; i < 2000; i++) {
 		sched_yield();
-		assert_int_equal(__atomic_load_n(&c.done, __ATOMIC_ACQUIRE), 0);
+		assert_int_equal(__atomic_load_n(&rc.done, __ATOMIC_ACQUIRE),
+				 0);
 	}
-	qp0_reads(&env, false);
+	qp0_reads(&c.env, false);
 	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(c.done, 1);
-	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 1, src, 64,
-				       src_mr->lkey, c.mr->iova, c.mr->rkey),
-			 0);
-	soft_env_expect(env.cq[0], 1, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE);
-	assert_memory_not_equal(b, src, 64);
-	soft_env_dereg(c.mr);
-	soft_env_dereg(src_mr);
-	soft_env_fini(&env);
-	free(b);
+	assert_int_equal(rc.done, 1);
+	qp0_write(&c, 1, 0, IB_WC_REM_ACCESS_ERR);
+	assert_memory_not_equal(c.b, c.src, 64);
+	qp0_case_fini(&c);
 }
 
 /*
@@ -743,46 +798,25 @@ static void test_retire_valid_waits_for_readers(void **state)
  */
 static void inv_waits_for_no_other_reader(const char *profile)
 {
-	u8 *b = pages_alloc(), src[64];
-	struct ib_mr *fmr, *src_mr;
-	struct soft_env env;
+	struct qp0_case c;
 
-	memset(src, 0x3c, sizeof(src));
-	soft_env_init(&env, &(struct soft_env_cfg){ .profile = profile });
-	src_mr = soft_env_reg(&env, 0, src, sizeof(src), ALL_ACCESS);
-	fmr = ib_alloc_mr(env.pd[1], IB_MR_TYPE_MEM_REG, 1);
-	assert_false(IS_ERR(fmr));
-	assert_int_equal(
-		map(fmr, 1, (u64[]){ (uintptr_t)b }, (u32[]){ PG }, NULL), 1);
-	ib_update_fast_reg_key(fmr, ib_inc_rkey(fmr->rkey));
-	post_reg(env.qp[1], env.cq[1], fmr, fmr->rkey, ALL_ACCESS,
+	qp0_case_init(&c, profile);
+	post_reg(c.env.qp[1], c.env.cq[1], c.fmr, c.fmr->rkey, ALL_ACCESS,
 		 IB_WC_SUCCESS);
-	signal(SIGALRM, waited_forever);
-	alarm(60);
-	qp0_reads(&env, true);
-	post_inv(env.qp[1], env.cq[1], fmr->rkey, IB_WC_SUCCESS);
-	rdmarw__soft_retire_mr(fmr);
-	ib_update_fast_reg_key(fmr, ib_inc_rkey(fmr->rkey));
-	post_reg(env.qp[1], env.cq[1], fmr, fmr->rkey, ALL_ACCESS,
+	hang_guard(true);
+	qp0_reads(&c.env, true);
+	post_inv(c.env.qp[1], c.env.cq[1], c.fmr->rkey, IB_WC_SUCCESS);
+	rdmarw__soft_retire_mr(c.fmr);
+	ib_update_fast_reg_key(c.fmr, ib_inc_rkey(c.fmr->rkey));
+	post_reg(c.env.qp[1], c.env.cq[1], c.fmr, c.fmr->rkey, ALL_ACCESS,
 		 IB_WC_SUCCESS);
-	rdmarw__soft_retire_mr(fmr);
-	qp0_reads(&env, false);
-	alarm(0);
-	signal(SIGALRM, SIG_DFL);
-	/* Retired VALID: the key is dead (iWARP completes a WRITE once
-	 * sent), the memory untouched. */
-	assert_int_equal(soft_env_rdma(env.qp[0], IB_WR_RDMA_WRITE, 3, src, 64,
-				       src_mr->lkey, fmr->iova, fmr->rkey),
-			 0);
-	soft_env_expect(env.cq[0], 3,
-			strcmp(profile, "siw") ? IB_WC_REM_ACCESS_ERR :
-						 IB_WC_SUCCESS,
-			IB_WC_RDMA_WRITE);
-	assert_memory_not_equal(b, src, 64);
-	soft_env_dereg(fmr);
-	soft_env_dereg(src_mr);
-	soft_env_fini(&env);
-	free(b);
+	rdmarw__soft_retire_mr(c.fmr);
+	qp0_reads(&c.env, false);
+	hang_guard(false);
+	/* Retired VALID: the key is dead, the memory untouched. */
+	qp0_write(&c, 3, 0, dead_key(profile));
+	assert_memory_not_equal(c.b, c.src, 64);
+	qp0_case_fini(&c);
 }
 
 static void test_inv_waits_for_no_other_reader(void **state)

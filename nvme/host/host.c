@@ -855,6 +855,46 @@ int nvmeh_buf_dereg(struct nvmeh_buf *buf)
 	return 0;
 }
 
+/*
+ * After a drain that ran out of time: wait until the CQ's thread has left
+ * every done() it was in, before the MR pool, the QP and the CQ go.
+ *
+ * The drain times out when that thread stays in a done() (a ULP's, or
+ * nvmeh_recv_done() itself) for the drain timeout.  It may be inside
+ * nvmeh_recv_done() past its exchange: that response is the slot's now,
+ * so nvmeh_cancel_slots() ends its request, and the thread then reposts
+ * the buffer on q->qp, reads the MR's key and posts a LOCAL_INV on q->qp.
+ * Freeing the pool and the QP under it is a use after free.  Waiting is
+ * what the kernel does (its ib_drain_qp() never gives up, and
+ * ib_free_cq() flushes the CQ's work), and adds no hang: ib_free_cq()
+ * below joins that thread too (src/core/cq.c, stop_thread()), with no
+ * bound; what changes is that the wait comes before what the thread uses
+ * goes.  It comes after nvmeh_cancel_slots(): the requests' ends
+ * (their done()s) may be what the thread waits for.
+ *
+ * The wait is a drain of the Send Queue, again until it succeeds: its
+ * marker's completion is delivered by that same thread, after the done()
+ * it is in, so once it came the thread has left it; what it processes
+ * later uses neither the pool nor the QP (every slot has ended and no
+ * response can be taken any more: nvmeh_cancel_slots()).  Each round that
+ * runs out of time is a warning (counted, printed once:
+ * rdmarw_warn_count()).  Any other answer ends the wait: -EDEADLK (torn
+ * down from a done() of this very thread, which is then in no other) or a
+ * QP that cannot be drained.  A polled queue has no such thread: its
+ * poller was stopped and the drain polled the CQ on this thread.
+ */
+static void nvmeh_wait_cq_thread(struct nvmeh_queue *q)
+{
+	int ret;
+
+	if (!q->qp || !q->cq || q->cq->poll_ctx == IB_POLL_DIRECT)
+		return;
+	while ((ret = ib_drain_sq(q->qp)) == -ETIMEDOUT || ret == -ENOMEM)
+		rdmarw_warn(1, 1, __FILE__, __LINE__,
+			    "nvme host: queue teardown waits for a done() of "
+			    "the CQ's thread (its drain timed out)");
+}
+
 static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 {
 	bool drained = true;
@@ -881,6 +921,8 @@ static void nvmeh_queue_teardown(struct nvmeh_queue *q)
 		drained = !ib_drain_sq(q->qp) && drained;
 	}
 	nvmeh_cancel_slots(q, drained);
+	if (!drained)
+		nvmeh_wait_cq_thread(q);
 	if (q->pool) {
 		ib_mr_pool_destroy(q->qp, &q->qp->rdma_mrs);
 		q->pool = false;

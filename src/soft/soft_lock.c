@@ -26,6 +26,11 @@ void rdmarw__soft_spin_wait(struct soft_spin *l)
 
 __thread u64 rdmarw__soft_br_bit __attribute__((tls_model("initial-exec")));
 
+#ifndef NDEBUG
+__thread const struct soft_br_reader *rdmarw__soft_br_in
+	__attribute__((tls_model("initial-exec")));
+#endif
+
 /* True when membarrier() gives the readers their barrier. */
 static bool br_asym;
 
@@ -82,8 +87,9 @@ void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r)
 {
 	unsigned int spins = 0;
 
+	/* still this thread's one section (soft_br_debug_enter()) */
 	do {
-		soft_br_read_unlock(r);
+		soft_br_leave(r);
 		while (__atomic_load_n(&l->word, __ATOMIC_RELAXED) &
 		       SOFT_BR_WRITER)
 			soft_relax(&spins);
@@ -93,6 +99,8 @@ void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r)
 
 void soft_br_publish_lock(struct soft_brlock *l)
 {
+	/* a writer holding @wr may be waiting for its section */
+	soft_br_debug_outside("soft_br_publish_lock() inside a read section");
 	soft_spin_lock(&l->wr);
 }
 
@@ -101,6 +109,8 @@ void soft_br_exclude(struct soft_brlock *l)
 	unsigned int spins = 0;
 	struct soft_br_reader *r;
 
+	/* its own section would be waited for, for ever */
+	soft_br_debug_outside("soft_br_exclude() inside a read section");
 	/* Only @wr's holder stores the word: no compare-and-swap. */
 	__atomic_store_n(&l->word, SOFT_BR_WRITER, __ATOMIC_SEQ_CST);
 	br_writer_fence();
@@ -140,6 +150,7 @@ static void br_grace(struct soft_brlock *l, u64 mask)
 
 void soft_br_grace(struct soft_brlock *l)
 {
+	soft_br_debug_outside("soft_br_grace() inside a read section");
 	/* the caller's store before the looks (store-load, as exclude) */
 	br_writer_fence();
 	br_grace(l, ~0ull);
@@ -147,6 +158,9 @@ void soft_br_grace(struct soft_brlock *l)
 
 void soft_br_grace_mask(struct soft_brlock *l, const u64 *mask)
 {
+	/* its own section, if the MR's, would be waited for, for ever; if
+	 * not, its bit was left behind for an outer one */
+	soft_br_debug_outside("soft_br_grace_mask() inside a read section");
 	br_writer_fence();
 	/* seq_cst: after the caller's store in the single total order, so a
 	 * reader that loaded the old state set its bit before this load */

@@ -26,6 +26,8 @@
 
 #include "core/provider.h"
 
+#include <rdmarw/kernel.h> /* rdmarw_bug() */
+
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -160,6 +162,55 @@ extern __thread u64 rdmarw__soft_br_bit
 	__attribute__((tls_model("initial-exec")));
 
 /*
+ * The rule that bit relies on, checked where NDEBUG is unset (Debug and
+ * sanitizer builds; a release build compiles none of it): sections do not
+ * nest.  A thread enters a read section only outside any, leaves only the
+ * one it is in, and takes the writers' side (soft_br_write_lock(),
+ * soft_br_publish_lock(), soft_br_exclude()) or waits for a grace period
+ * only outside any.  A breach is a BUG: the message names the call, then
+ * abort().
+ */
+#ifdef NDEBUG
+static inline void soft_br_debug_enter(const struct soft_br_reader *r)
+{
+}
+
+static inline void soft_br_debug_leave(const struct soft_br_reader *r)
+{
+}
+
+static inline void soft_br_debug_outside(const char *call)
+{
+}
+#else
+/* The indicator whose read section this thread is in, NULL outside. */
+extern __thread const struct soft_br_reader *rdmarw__soft_br_in
+	__attribute__((tls_model("initial-exec")));
+
+static inline void soft_br_debug_outside(const char *call)
+{
+	if (rdmarw__soft_br_in)
+		rdmarw_bug(__FILE__, __LINE__, call);
+}
+
+static inline void soft_br_debug_enter(const struct soft_br_reader *r)
+{
+	soft_br_debug_outside(
+		"soft_br_read_lock() inside a read section: they do not nest");
+	rdmarw__soft_br_in = r;
+}
+
+static inline void soft_br_debug_leave(const struct soft_br_reader *r)
+{
+	if (rdmarw__soft_br_in != r)
+		rdmarw_bug(__FILE__, __LINE__,
+			   "soft_br_read_unlock() of a section this thread "
+			   "is not in");
+	rdmarw__soft_br_in = NULL;
+}
+#endif
+
+/*
  * The lock's word, what a reader tests: SOFT_BR_WRITER while a writer
  * excludes readers or waits to.  @fence, fixed at init, says which barrier
  * a reader's entry uses (above); it shares the word's line, which only
@@ -217,6 +268,7 @@ void rdmarw__soft_br_read_wait(struct soft_brlock *l, struct soft_br_reader *r);
 static inline void soft_br_read_lock(struct soft_brlock *l,
 				     struct soft_br_reader *r)
 {
+	soft_br_debug_enter(r);
 	rdmarw__soft_br_bit = r->bit;
 	soft_br_enter(l, r);
 	/* seq_cst: with the exchange, a store-load pair in the single total
@@ -226,11 +278,18 @@ static inline void soft_br_read_lock(struct soft_brlock *l,
 		rdmarw__soft_br_read_wait(l, r);
 }
 
-static inline void soft_br_read_unlock(struct soft_br_reader *r)
+/* A reader's exit: the indicator even again (release: the section's end). */
+static inline void soft_br_leave(struct soft_br_reader *r)
 {
 	__atomic_store_n(&r->active,
 			 __atomic_load_n(&r->active, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELEASE);
+}
+
+static inline void soft_br_read_unlock(struct soft_br_reader *r)
+{
+	soft_br_debug_leave(r);
+	soft_br_leave(r);
 }
 
 /**

@@ -15,8 +15,14 @@
  *
  * And a response that comes for a slot the teardown has already freed
  * (test_late_response()): refused, not a second end.
+ *
+ * And a response the CQ thread is processing when the drain runs out of
+ * time (test_failed_drain_waits()): the MR pool and the QP it uses stay
+ * until the thread is done with it.
  */
 #include "nvmet_env.h"
+
+#include <rdmarw/mr_pool.h>
 
 #include <pthread.h>
 
@@ -41,11 +47,9 @@ static void gate_init(struct gate *g)
 	g->left = false;
 }
 
-/* A request's @done: count, then wait for the gate (on the CQ thread). */
-static void gated_done(struct nvmeh_request *rq)
+/* Count, then wait until @g is open. */
+static void gate_pass(struct gate *g)
 {
-	struct gate *g = rq->priv;
-
 	pthread_mutex_lock(&g->m);
 	g->entered++;
 	pthread_cond_broadcast(&g->c);
@@ -54,6 +58,12 @@ static void gated_done(struct nvmeh_request *rq)
 	g->left = true;
 	pthread_cond_broadcast(&g->c);
 	pthread_mutex_unlock(&g->m);
+}
+
+/* A request's @done: pass its gate (on the CQ thread). */
+static void gated_done(struct nvmeh_request *rq)
+{
+	gate_pass(rq->priv);
 }
 
 static void gate_wait_entered(struct gate *g, int n)
@@ -123,33 +133,76 @@ static void read_rq(struct nvmeh_request *rq, u32 nsid, void *buf,
 	rq->priv = priv;
 }
 
+/* The host controller, one I/O queue, on rxe. */
+static void env_init(struct nv_env *e)
+{
+	nv_env_init(e, "rxe", &(struct nv_cfg){ .nr_io_queues = 1 });
+}
+
+/* Hold queue 1's CQ thread in Z's @done, at gate_z (open it to let go). */
+static void cq_thread_hold(struct nv_env *e)
+{
+	static u8 bz[4096];
+
+	gate_init(&gate_z);
+	read_rq(&rq_z, 1, bz, gated_done, &gate_z);
+	assert_int_equal(nvmeh_submit(e->c, 1, &rq_z), 0);
+	gate_wait_entered(&gate_z, 1);
+}
+
+/*
+ * After the one reset: the queue it made writes 4 KiB at @slba and reads
+ * them back, and the controller reconnected once (@hs: its stats then).
+ */
+static void new_queue_serves(struct nv_env *e, u64 slba, u64 seed,
+			     struct nvmeh_stats *hs)
+{
+	u8 w[4096], r[4096];
+
+	nv_fill(w, sizeof(w), seed);
+	assert_int_equal(nvmeh_rw(e->c, 1, true, slba, 8, w), 0);
+	assert_int_equal(nvmeh_rw(e->c, 1, false, slba, 8, r), 0);
+	assert_memory_equal(w, r, sizeof(w));
+	nvmeh_ctrl_stats(e->c, hs);
+	assert_int_equal(hs->reconnects, 1);
+}
+
+/*
+ * Reset the controller with a 50 ms drain timeout (its CQ thread held, the
+ * drain runs out of time); return once a @done went through @g (the
+ * teardown let the holder go) and the controller is live again.
+ */
+static void reset_held(struct nv_env *e, struct gate *g)
+{
+	unsigned int drain_ms = rdmarw_get_drain_timeout();
+
+	rdmarw_set_drain_timeout(50);
+	assert_int_equal(nvmeh_ctrl_reset(e->c), 0);
+	assert_true(gate_wait_left(g, 10));
+	assert_int_equal(nvmeh_ctrl_wait_live(e->c, 5000), 0);
+	rdmarw_set_drain_timeout(drain_ms);
+}
+
 static void test_late_local_inv(void **state)
 {
 	static struct nv_env e;
-	static u8 bz[4096], ba[4096], bb[4096];
+	static u8 ba[4096], bb[4096];
 	struct soft_fault_rule stall = {
 		.type = SOFT_FAULT_STALL,
 		.nth = 1,
 		.opcodes = 1ull << IB_WR_LOCAL_INV,
 	};
-	unsigned int drain_ms = rdmarw_get_drain_timeout();
 	struct soft_fault_stats fs;
 	struct nvmeh_stats hs;
 	struct ib_qp *qp;
-	u8 w[4096], r[4096];
 
-	nv_env_init(&e, "rxe", &(struct nv_cfg){ .nr_io_queues = 1 });
-	gate_init(&gate_z);
+	env_init(&e);
 	gate_init(&gate_a);
 	done_b = 0;
+	cq_thread_hold(&e);
 	qp = nvmeh_ctrl_qp(e.c, 1);
 	assert_non_null(qp);
 	assert_int_equal(soft_fault_arm_qp(qp, &stall), 0);
-
-	/* Z holds queue 1's CQ thread in its @done */
-	read_rq(&rq_z, 1, bz, gated_done, &gate_z);
-	assert_int_equal(nvmeh_submit(e.c, 1, &rq_z), 0);
-	gate_wait_entered(&gate_z, 1);
 	/*
 	 * B: a read of namespace 2, refused before its data is mapped, so
 	 * answered with a plain SEND: the host invalidates its MR itself
@@ -175,11 +228,7 @@ static void test_late_local_inv(void **state)
 	 * out of time, the LOCAL_INV's flush waits in the CQ.  B must end,
 	 * once; its @done lets the CQ thread go on and process that flush.
 	 */
-	rdmarw_set_drain_timeout(50);
-	assert_int_equal(nvmeh_ctrl_reset(e.c), 0);
-	assert_true(gate_wait_left(&gate_a, 10));
-	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
-	rdmarw_set_drain_timeout(drain_ms);
+	reset_held(&e, &gate_a);
 	/* the target's answer had arrived: B ends with it */
 	assert_int_equal(__atomic_load_n(&done_b, __ATOMIC_SEQ_CST), 1);
 	assert_int_equal(rq_b.error, 0);
@@ -187,14 +236,8 @@ static void test_late_local_inv(void **state)
 	assert_int_equal(gate_z.entered, 1);
 	assert_int_equal(gate_a.entered, 1);
 
-	/* the new queue serves */
-	nv_fill(w, sizeof(w), 9);
-	assert_int_equal(nvmeh_rw(e.c, 1, true, 16, 8, w), 0);
-	assert_int_equal(nvmeh_rw(e.c, 1, false, 16, 8, r), 0);
-	assert_memory_equal(w, r, sizeof(w));
-	nvmeh_ctrl_stats(e.c, &hs);
+	new_queue_serves(&e, 16, 9, &hs);
 	assert_int_equal(hs.resets, 1);
-	assert_int_equal(hs.reconnects, 1);
 	nv_env_fini(&e);
 }
 
@@ -239,25 +282,18 @@ static void c_done(struct nvmeh_request *rq)
 static void test_late_response(void **state)
 {
 	static struct nv_env e;
-	static u8 bz[4096], bc[4096];
-	unsigned int drain_ms = rdmarw_get_drain_timeout();
+	static u8 bc[4096];
 	struct timespec ts = { 0, 1000 * 1000 };
 	struct nvmet_target_stats ts_t;
 	struct nvmeh_stats hs;
-	u8 w[4096], r[4096];
 	u64 cmds;
 	int i;
 
-	nv_env_init(&e, "rxe", &(struct nv_cfg){ .nr_io_queues = 1 });
+	env_init(&e);
 	late_env = &e;
-	gate_init(&gate_z);
 	done_c = 0;
 	late_bad_cqes = 0;
-
-	/* Z holds queue 1's CQ thread in its @done */
-	read_rq(&rq_z, 1, bz, gated_done, &gate_z);
-	assert_int_equal(nvmeh_submit(e.c, 1, &rq_z), 0);
-	gate_wait_entered(&gate_z, 1);
+	cq_thread_hold(&e);
 	assert_int_equal(nvmet_target_get_stats(e.t, &ts_t), 0);
 	cmds = ts_t.cmds;
 	/*
@@ -278,11 +314,7 @@ static void test_late_response(void **state)
 	nvmeh_ctrl_stats(e.c, &hs);
 	assert_int_equal(hs.bad_cqes, 0);
 
-	rdmarw_set_drain_timeout(50);
-	assert_int_equal(nvmeh_ctrl_reset(e.c), 0);
-	assert_true(gate_wait_left(&gate_z, 10));
-	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 5000), 0);
-	rdmarw_set_drain_timeout(drain_ms);
+	reset_held(&e, &gate_z);
 	/* C ended once, by the teardown; its late response was refused */
 	assert_int_equal(__atomic_load_n(&done_c, __ATOMIC_SEQ_CST), 1);
 	assert_int_equal(rq_b.error, -ECONNABORTED);
@@ -292,15 +324,122 @@ static void test_late_response(void **state)
 	assert_int_equal(rq_z.error, 0);
 	assert_int_equal(rq_z.status, 0);
 
-	/* the new queue serves */
-	nv_fill(w, sizeof(w), 11);
-	assert_int_equal(nvmeh_rw(e.c, 1, true, 24, 8, w), 0);
-	assert_int_equal(nvmeh_rw(e.c, 1, false, 24, 8, r), 0);
-	assert_memory_equal(w, r, sizeof(w));
-	nvmeh_ctrl_stats(e.c, &hs);
+	new_queue_serves(&e, 24, 11, &hs);
 	assert_int_equal(hs.bad_cqes, 1);
-	assert_int_equal(hs.reconnects, 1);
 	late_env = NULL;
+	nv_env_fini(&e);
+}
+
+/* ---- a response in progress when the drain runs out of time ---------- */
+
+/*
+ * The host's calls of ib_post_recv() and ib_mr_pool_destroy() go through
+ * these (tests/nvmet/CMakeLists.txt: --wrap).  The repost of a response
+ * buffer is the first thing nvmeh_recv_done() does after it has taken a
+ * response (the exchange that makes it the slot's): stalled there, the CQ
+ * thread holds a response whose MR and QP it is about to use.
+ */
+int __real_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad);
+int __wrap_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad);
+void __real_ib_mr_pool_destroy(struct ib_qp *qp, struct list_head *list);
+void __wrap_ib_mr_pool_destroy(struct ib_qp *qp, struct list_head *list);
+
+static struct ib_qp *stall_qp; /* atomic: its next repost stalls, once */
+static struct gate gate_rsp; /* where it stalls */
+static struct ib_qp *pool_gone_qp; /* atomic: its MR pool was destroyed */
+
+int __wrap_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad)
+{
+	struct ib_qp *want = qp;
+
+	/* a response buffer has one SGE (a drain's marker none) */
+	if (qp && wr && wr->num_sge == 1 &&
+	    __atomic_compare_exchange_n(&stall_qp, &want, NULL, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		gate_pass(&gate_rsp);
+	return __real_ib_post_recv(qp, wr, bad);
+}
+
+void __wrap_ib_mr_pool_destroy(struct ib_qp *qp, struct list_head *list)
+{
+	__atomic_store_n(&pool_gone_qp, qp, __ATOMIC_RELEASE);
+	__real_ib_mr_pool_destroy(qp, list);
+}
+
+static int done_s;
+
+/* S's @done: the teardown ends S (its response taken, its LOCAL_INV or
+ * invalidation check not done yet). */
+static void s_done(struct nvmeh_request *rq)
+{
+	(void)rq;
+	__atomic_add_fetch(&done_s, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The CQ thread has taken S's response (S's slot is answered) and stalls
+ * before it uses S's MR and the QP (the repost, then the MR's key for the
+ * invalidation); the queue is torn down meanwhile, so its drain runs out
+ * of time, and the teardown ends S with its response.  The MR pool, the
+ * QP and the CQ must outlive the thread's work on that response: until
+ * the stall ends, the pool is not destroyed (the teardown waits for the
+ * CQ thread, and warns), and afterwards the thread touches no freed
+ * memory (under ASan the old teardown's use after free aborted here).  S
+ * ends once; the new queue serves.
+ */
+static void test_failed_drain_waits(void **state)
+{
+	static struct nv_env e;
+	static u8 bs[4096];
+	unsigned int drain_ms = rdmarw_get_drain_timeout();
+	struct timespec ms = { 0, 1000 * 1000 };
+	unsigned long warns = rdmarw_warn_count();
+	static struct nvmeh_request rq_s;
+	struct nvmeh_stats hs;
+	struct ib_qp *qp;
+	bool pool_gone = false;
+	int i;
+
+	env_init(&e);
+	gate_init(&gate_rsp);
+	done_s = 0;
+	qp = nvmeh_ctrl_qp(e.c, 1);
+	assert_non_null(qp);
+	__atomic_store_n(&pool_gone_qp, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&stall_qp, qp, __ATOMIC_RELEASE);
+	read_rq(&rq_s, 1, bs, s_done, NULL);
+	assert_int_equal(nvmeh_submit(e.c, 1, &rq_s), 0);
+	gate_wait_entered(&gate_rsp, 1);
+
+	rdmarw_set_drain_timeout(50);
+	assert_int_equal(nvmeh_ctrl_reset(e.c), 0);
+	/* the teardown, past its drain, ends S */
+	for (i = 0; i < 10000 && !__atomic_load_n(&done_s, __ATOMIC_SEQ_CST);
+	     i++)
+		nanosleep(&ms, NULL);
+	/* the old teardown went on to the pool at once: give it the time */
+	for (i = 0; i < 500 && !pool_gone; i++) {
+		pool_gone =
+			__atomic_load_n(&pool_gone_qp, __ATOMIC_ACQUIRE) == qp;
+		nanosleep(&ms, NULL);
+	}
+	/* let go before any assertion: a failed one would leave it held */
+	gate_open(&gate_rsp);
+	assert_int_equal(__atomic_load_n(&done_s, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(nvmeh_ctrl_wait_live(e.c, 10000), 0);
+	rdmarw_set_drain_timeout(drain_ms);
+	assert_false(pool_gone);
+	assert_true(rdmarw_warn_count() > warns);
+	/* S ended once, by the teardown, with its response */
+	assert_int_equal(__atomic_load_n(&done_s, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(rq_s.error, 0);
+	assert_int_equal(rq_s.status, 0);
+
+	new_queue_serves(&e, 32, 13, &hs);
+	assert_int_equal(hs.resets, 1);
 	nv_env_fini(&e);
 }
 
@@ -309,6 +448,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_late_local_inv, nv_teardown),
 		cmocka_unit_test_teardown(test_late_response, nv_teardown),
+		cmocka_unit_test_teardown(test_failed_drain_waits, nv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
