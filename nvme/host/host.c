@@ -206,6 +206,8 @@ struct nvmeh_queue {
 
 struct nvmeh_ctrl {
 	struct nvmeh_opts opts;
+	/* opts.io_timeout_ms plus a tick of the deadlines' clock (nvmeh_now_ms) */
+	u32 deadline_ms;
 	struct nvmeh_queue *queues;
 	unsigned int nr_queues; /* admin + I/O queues allocated */
 	struct nvmeh_info info; /* published by nvmeh_set_live() */
@@ -239,7 +241,9 @@ static _Thread_local u64 nvmeh_result_tls;
  * coarse clock (the last tick, as the kernel's blk-mq stamps jiffies), a
  * fifth of CLOCK_MONOTONIC's cost here (9.5 against 45.6 ns under load,
  * bench/README.md); stamps and the timeout work's checks read the same
- * clock, so a timeout fires within a tick (1-10 ms) of its time.
+ * clock.  A stamp lags the submission by up to a tick (1-10 ms), so a
+ * deadline is the timeout plus a tick (nvmeh_deadline_ms()): never early,
+ * at most two ticks late.
  */
 static u64 nvmeh_now_ms(void)
 {
@@ -247,6 +251,20 @@ static u64 nvmeh_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
+}
+
+/* @timeout_ms plus the coarse clock's resolution, rounded up to a ms. */
+static u32 nvmeh_deadline_ms(u32 timeout_ms)
+{
+	struct timespec res = { .tv_nsec = 10000000 }; /* if unknown: 10 ms */
+	u64 tick;
+
+	clock_getres(CLOCK_MONOTONIC_COARSE, &res);
+	tick = ((u64)res.tv_sec * 1000000000 + (u64)res.tv_nsec + 999999) /
+	       1000000;
+	tick = tick ? tick : 1;
+	return timeout_ms > UINT32_MAX - tick ? UINT32_MAX :
+						timeout_ms + (u32)tick;
 }
 
 static void nvmeh_error_recovery(struct nvmeh_ctrl *ctrl);
@@ -1319,7 +1337,7 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		}
 	}
 	atomic_set(&slot->ref, 2);
-	slot->deadline = nvmeh_now_ms() + q->ctrl->opts.io_timeout_ms;
+	slot->deadline = nvmeh_now_ms() + q->ctrl->deadline_ms;
 	/* before the post: the response may be processed before it returns */
 	__atomic_store_n(&slot->rsp, rq->cid | NVMEH_RSP_WAITING,
 			 __ATOMIC_RELAXED);
@@ -1376,7 +1394,7 @@ static bool nvmeh_exec_wait(struct nvmeh_ctrl *ctrl, unsigned int qid,
 
 	if (!nvmeh_polled_by_caller(ctrl, qid))
 		return wait_for_completion_timeout(done, tmo) != 0;
-	end = nvmeh_now_ms() + ctrl->opts.io_timeout_ms;
+	end = nvmeh_now_ms() + ctrl->deadline_ms;
 	while (!try_wait_for_completion(done)) {
 		if (nvmeh_poll(ctrl, qid, NVMEH_POLL_BUDGET) > 0)
 			continue;
@@ -2168,6 +2186,7 @@ struct nvmeh_ctrl *nvmeh_ctrl_create(const struct nvmeh_opts *opts)
 		ctrl->opts.queue_size = 128;
 	if (!ctrl->opts.io_timeout_ms)
 		ctrl->opts.io_timeout_ms = 5000;
+	ctrl->deadline_ms = nvmeh_deadline_ms(ctrl->opts.io_timeout_ms);
 	if (!ctrl->opts.reconnect_delay_ms)
 		ctrl->opts.reconnect_delay_ms = 10;
 	if (!ctrl->opts.max_reconnects)
