@@ -48,6 +48,7 @@
 #include "config.h"
 #include "nv_io.h"
 #include "nvmet_int.h"
+#include "nv_allocs.h"
 #include "nv_rq.h"
 
 #include <dirent.h>
@@ -55,94 +56,6 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/resource.h>
-
-/*
- * Heap allocations, counted (the pattern of test_nvmet_pool.c): not under
- * ASan or TSan, whose allocators own malloc, nor valgrind (nv_counting()).
- */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NV_COUNT_ALLOCS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define NV_COUNT_ALLOCS 0
-#endif
-#endif
-#ifndef NV_COUNT_ALLOCS
-#define NV_COUNT_ALLOCS 1
-#endif
-
-static unsigned long nv_allocs;
-
-#if NV_COUNT_ALLOCS
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t nmemb, size_t n);
-extern void *__libc_realloc(void *p, size_t n);
-extern void *__libc_memalign(size_t align, size_t n);
-
-static inline void nv_count(void)
-{
-	__atomic_add_fetch(&nv_allocs, 1, __ATOMIC_RELAXED);
-}
-
-void *malloc(size_t n)
-{
-	nv_count();
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t nmemb, size_t n)
-{
-	nv_count();
-	return __libc_calloc(nmemb, n);
-}
-
-void *realloc(void *p, size_t n)
-{
-	nv_count();
-	return __libc_realloc(p, n);
-}
-
-void *memalign(size_t align, size_t n)
-{
-	nv_count();
-	return __libc_memalign(align, n);
-}
-
-void *aligned_alloc(size_t align, size_t n)
-{
-	nv_count();
-	return __libc_memalign(align, n);
-}
-
-int posix_memalign(void **p, size_t align, size_t n)
-{
-	void *q;
-
-	nv_count();
-	if (!align || (align & (align - 1)) || align % sizeof(void *))
-		return EINVAL;
-	q = __libc_memalign(align, n);
-	if (!q)
-		return ENOMEM;
-	*p = q;
-	return 0;
-}
-#endif
-
-static unsigned long nv_allocs_now(void)
-{
-	return __atomic_load_n(&nv_allocs, __ATOMIC_RELAXED);
-}
-
-static bool nv_counting(void)
-{
-	void *(*volatile alloc)(size_t) = malloc;
-	unsigned long before = nv_allocs_now();
-	void *p = alloc(16);
-
-	free(p);
-	return NV_COUNT_ALLOCS && nv_allocs_now() != before;
-}
 
 /*
  * The target with namespaces @ns (RAM ones get 4 MiB), the host with two

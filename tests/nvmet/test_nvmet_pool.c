@@ -22,102 +22,11 @@
  *   per command, host reads' from a pool registered once.
  */
 #include "nv_io.h"
+#include "nv_allocs.h"
 
 #include <inttypes.h>
 #include <malloc.h>
 #include <unistd.h>
-
-/*
- * The counter.  Under ASan the sanitizer owns malloc (an interposer here
- * would hand its memory to glibc's free); the test is skipped there.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define NV_COUNT_ALLOCS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NV_COUNT_ALLOCS 0
-#endif
-#endif
-#ifndef NV_COUNT_ALLOCS
-#define NV_COUNT_ALLOCS 1
-#endif
-
-static unsigned long nv_allocs;
-
-#if NV_COUNT_ALLOCS
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t nmemb, size_t n);
-extern void *__libc_realloc(void *p, size_t n);
-extern void *__libc_memalign(size_t align, size_t n);
-
-static inline void nv_count(void)
-{
-	__atomic_add_fetch(&nv_allocs, 1, __ATOMIC_RELAXED);
-}
-
-void *malloc(size_t n)
-{
-	nv_count();
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t nmemb, size_t n)
-{
-	nv_count();
-	return __libc_calloc(nmemb, n);
-}
-
-void *realloc(void *p, size_t n)
-{
-	nv_count();
-	return __libc_realloc(p, n);
-}
-
-void *memalign(size_t align, size_t n)
-{
-	nv_count();
-	return __libc_memalign(align, n);
-}
-
-void *aligned_alloc(size_t align, size_t n)
-{
-	nv_count();
-	return __libc_memalign(align, n);
-}
-
-int posix_memalign(void **p, size_t align, size_t n)
-{
-	void *q;
-
-	nv_count();
-	if (!align || (align & (align - 1)) || align % sizeof(void *))
-		return EINVAL;
-	q = __libc_memalign(align, n);
-	if (!q)
-		return ENOMEM;
-	*p = q;
-	return 0;
-}
-#endif
-
-static unsigned long nv_allocs_now(void)
-{
-	return __atomic_load_n(&nv_allocs, __ATOMIC_RELAXED);
-}
-
-/*
- * Whether the counter sees allocations: not under ASan (not built) nor
- * under valgrind, which replaces this program's malloc with its own.
- */
-static bool nv_counting(void)
-{
-	void *(*volatile alloc)(size_t) = malloc;
-	unsigned long before = nv_allocs_now();
-	void *p = alloc(16);
-
-	free(p);
-	return NV_COUNT_ALLOCS && nv_allocs_now() != before;
-}
 
 /* @n commands of @nlb blocks each, one at a time, alternating the LBA. */
 static void rw_loop(struct nv_env *e, bool write, u32 nlb, int n, u8 *buf)
