@@ -47,20 +47,12 @@ static inline void nv_rq_init(struct nv_rq *r, u8 opcode, u32 nsid, u64 slba,
 	struct nvmeh_request *rq = &r->rq;
 
 	memset(r, 0, sizeof(*r));
+	if (opcode != nvme_cmd_flush) /* a Read's or Write's layout */
+		nv_rw_init(rq, opcode == nvme_cmd_write, nsid, slba, nlb, buf,
+			   lba);
 	rq->sqe[offsetof(struct nvme_common_command, opcode)] = opcode;
 	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid),
 		      nsid);
-	if (opcode != nvme_cmd_flush) {
-		nvme_put_le64(
-			rq->sqe + offsetof(struct nvme_common_command, cdw10),
-			slba);
-		nvme_put_le32(
-			rq->sqe + offsetof(struct nvme_common_command, cdw12),
-			nlb - 1);
-		rq->data = buf;
-		rq->data_len = nlb * lba;
-		rq->write = opcode == nvme_cmd_write;
-	}
 	rq->done = nv_rq_done;
 	rq->priv = r;
 }

@@ -309,6 +309,27 @@ static inline void nv_fill(u8 *buf, size_t len, u64 seed)
 	}
 }
 
+/*
+ * @rq zeroed, then a Read or Write (@write) of @nlb blocks of @lba bytes at
+ * @slba of @nsid, data at @buf; the caller sets done, priv and the rest.
+ */
+static inline void nv_rw_init(struct nvmeh_request *rq, bool write, u32 nsid,
+			      u64 slba, u32 nlb, void *buf, u32 lba)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->sqe[offsetof(struct nvme_common_command, opcode)] =
+		write ? nvme_cmd_write : nvme_cmd_read;
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid),
+		      nsid);
+	nvme_put_le64(rq->sqe + offsetof(struct nvme_common_command, cdw10),
+		      slba);
+	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, cdw12),
+		      nlb - 1);
+	rq->data = buf;
+	rq->data_len = nlb * lba;
+	rq->write = write;
+}
+
 /* A synchronous command on @qid; returns the status field (or -errno). */
 static inline int nv_cmd(struct nv_env *e, unsigned int qid,
 			 struct nvmeh_request *rq)

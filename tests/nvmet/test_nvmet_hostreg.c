@@ -50,17 +50,7 @@ static u32 host_mrs(struct nv_env *e)
 static void rw_rq(struct nvmeh_request *rq, bool write, u64 slba, u32 nlb,
 		  void *data, struct nvmeh_buf *buf)
 {
-	memset(rq, 0, sizeof(*rq));
-	rq->sqe[offsetof(struct nvme_common_command, opcode)] =
-		write ? nvme_cmd_write : nvme_cmd_read;
-	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid), 1);
-	nvme_put_le64(rq->sqe + offsetof(struct nvme_common_command, cdw10),
-		      slba);
-	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, cdw12),
-		      nlb - 1);
-	rq->data = data;
-	rq->data_len = nlb * 512;
-	rq->write = write;
+	nv_rw_init(rq, write, 1, slba, nlb, data, 512);
 	rq->buf = buf;
 }
 

@@ -83,17 +83,7 @@ static void burst_wait(struct burst *b)
 static void rq_rw(struct nvmeh_request *rq, bool write, u64 slba, u32 nlb,
 		  u8 *buf, struct burst *b)
 {
-	memset(rq, 0, sizeof(*rq));
-	rq->sqe[offsetof(struct nvme_common_command, opcode)] =
-		write ? nvme_cmd_write : nvme_cmd_read;
-	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, nsid), 1);
-	nvme_put_le64(rq->sqe + offsetof(struct nvme_common_command, cdw10),
-		      slba);
-	nvme_put_le32(rq->sqe + offsetof(struct nvme_common_command, cdw12),
-		      nlb - 1);
-	rq->data = buf;
-	rq->data_len = nlb * 512;
-	rq->write = write;
+	nv_rw_init(rq, write, 1, slba, nlb, buf, 512);
 	rq->done = burst_done;
 	rq->priv = b;
 }
