@@ -823,6 +823,21 @@ static void map_unlease(struct nvmet_ns *ns)
 			  strerror(errno));
 }
 
+/* Undo the mapping of @ns (its watcher not running): lease, mapping, map. */
+static void map_free(struct nvmet_ns *ns, bool leased)
+{
+	struct nvmet_ns_map *m = ns->map;
+
+	if (leased)
+		map_unlease(ns);
+	munmap(ns->ram, ns->size);
+	ns->ram = NULL;
+	pthread_cond_destroy(&m->cond);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+	ns->map = NULL;
+}
+
 static void map_close(struct nvmet_ns *ns)
 {
 	struct nvmet_ns_map *m = ns->map;
@@ -832,14 +847,7 @@ static void map_close(struct nvmet_ns *ns)
 	pthread_cond_signal(&m->cond);
 	pthread_mutex_unlock(&m->lock);
 	pthread_join(m->thread, NULL);
-	if (m->leased)
-		map_unlease(ns);
-	munmap(ns->ram, ns->size);
-	ns->ram = NULL;
-	pthread_cond_destroy(&m->cond);
-	pthread_mutex_destroy(&m->lock);
-	free(m);
-	ns->map = NULL;
+	map_free(ns, m->leased);
 	ns->fd_ops->close(ns);
 }
 
@@ -940,13 +948,7 @@ static void nvmet_ns_try_map(struct nvmet_ns *ns)
 		ns->ops = ns->fd_ops;
 		ns->fd_ops = NULL;
 		ns->mapped = false;
-		ns->map = NULL;
-		map_unlease(ns);
-		munmap(ns->ram, ns->size);
-		ns->ram = NULL;
-		pthread_cond_destroy(&m->cond);
-		pthread_mutex_destroy(&m->lock);
-		free(m);
+		map_free(ns, true);
 		why = "no watcher thread";
 		goto no;
 	}
