@@ -2127,21 +2127,39 @@ static void nvmet_rdma_release_queue_work(struct work_struct *w)
 	nvmet_stat_add(t->queues, (u64)-1);
 }
 
-/* Start a queue's teardown (once); nothing is posted on it afterwards. */
-static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue)
+/*
+ * Claim @queue's teardown: true for the one caller that moves it to
+ * DISCONNECTING, who must then call nvmet_rdma_queue_release_start(); the
+ * queue lives until that release work frees it.  A caller that found the
+ * queue on tr->queue_list claims it before it lets go of tr->lock (as the
+ * kernel's nvmet_rdma_delete_ctrl() takes a queue off the list under its
+ * mutex): once unlocked, another claimer's release may free the queue.
+ */
+static bool nvmet_rdma_queue_claim(struct nvmet_rdma_queue *queue)
 {
-	bool disconnect = false;
+	bool mine = false;
 
 	spin_lock(&queue->state_lock);
 	if (queue->state != NVMET_RDMA_Q_DISCONNECTING) {
 		WRITE_ONCE(queue->state, NVMET_RDMA_Q_DISCONNECTING);
-		disconnect = true;
+		mine = true;
 	}
 	spin_unlock(&queue->state_lock);
-	if (!disconnect)
-		return;
+	return mine;
+}
+
+/* The claimer's part: disconnect; the release work frees the queue. */
+static void nvmet_rdma_queue_release_start(struct nvmet_rdma_queue *queue)
+{
 	rdma_disconnect(queue->cm_id);
 	queue_work(queue->tr->tgt->wq, &queue->release_work);
+}
+
+/* Start a queue's teardown (once); nothing is posted on it afterwards. */
+static void nvmet_rdma_queue_disconnect(struct nvmet_rdma_queue *queue)
+{
+	if (nvmet_rdma_queue_claim(queue))
+		nvmet_rdma_queue_release_start(queue);
 }
 
 static int nvmet_rdma_cm_reject(struct nvmet_rdma_transport *tr,
@@ -2512,8 +2530,18 @@ static int nvmet_rdma_queue_connect(struct nvmet_rdma_transport *tr,
 	ret = rdma_accept(cm_id, &param);
 	if (ret) {
 		nvmet_log("q%u: rdma_accept: %d", queue->host_qid, ret);
-		/* the id is the CM's to destroy (non-zero return) */
 		mutex_lock(&tr->lock);
+		if (!nvmet_rdma_queue_claim(queue)) {
+			/*
+			 * A teardown of every queue (a controller's fatal
+			 * error, a stop) claimed it meanwhile and has its
+			 * release work coming: that frees the queue and
+			 * destroys the id, so the CM must not (return 0).
+			 */
+			mutex_unlock(&tr->lock);
+			return 0;
+		}
+		/* the id is the CM's to destroy (non-zero return) */
 		list_del_init(&queue->queue_list);
 		mutex_unlock(&tr->lock);
 		nvmet_stat_add(tr->tgt->queues, (u64)-1);
@@ -2623,16 +2651,16 @@ static void nvmet_rdma_disconnect_queues(struct nvmet_rdma_transport *tr,
 		mutex_lock(&tr->lock);
 		list_for_each_entry(queue, &tr->queue_list, queue_list)
 		{
+			/* claimed under tr->lock: see nvmet_rdma_queue_claim() */
 			if ((!ctrl || READ_ONCE(queue->nvme_sq.ctrl) == ctrl) &&
-			    READ_ONCE(queue->state) !=
-				    NVMET_RDMA_Q_DISCONNECTING) {
+			    nvmet_rdma_queue_claim(queue)) {
 				found = queue;
 				break;
 			}
 		}
 		mutex_unlock(&tr->lock);
 		if (found)
-			nvmet_rdma_queue_disconnect(found);
+			nvmet_rdma_queue_release_start(found);
 	} while (found);
 }
 
