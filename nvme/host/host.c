@@ -1269,7 +1269,7 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	struct nvmeh_slot *slot = NULL;
 	struct ib_send_wr *first;
 	const struct ib_send_wr *bad;
-	u32 limit, i;
+	u32 limit, start, i;
 	int ret;
 
 	if (!ctrl || !rq || !rq->done || qid >= ctrl->nr_queues)
@@ -1294,8 +1294,10 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		goto out;
 	}
 	limit = (rq->flags & NVMEH_RQ_OVERDEPTH) ? q->nslots : q->depth;
+	start = q->next_tag < limit ? q->next_tag : 0;
 	for (i = 0; i < limit; i++) {
-		u32 t = (q->next_tag + i) % limit;
+		/* (start + i) % limit, without a division per submission */
+		u32 t = start + i >= limit ? start + i - limit : start + i;
 
 		if (!__atomic_load_n(&q->slots[t].busy, __ATOMIC_ACQUIRE)) {
 			slot = &q->slots[t];

@@ -26,7 +26,8 @@ static void nvmet_update_sq_head(struct nvmet_req *req)
 
 	old = __atomic_load_n(&sq->sqhd, __ATOMIC_RELAXED);
 	do {
-		new = sq->size ? (old + 1) % sq->size : 0;
+		/* (old + 1) % size without a division; size 0: 0 */
+		new = old + 1 >= sq->size ? 0 : old + 1;
 	} while (!__atomic_compare_exchange_n(&sq->sqhd, &old, new, false,
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
