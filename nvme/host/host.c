@@ -116,6 +116,10 @@ struct nvmeh_slot {
 	struct ib_send_wr send_wr;
 	struct ib_reg_wr reg_wr;
 	struct ib_send_wr inv_wr;
+	/* in a pass's plug (nvmeh_plug_add()): the chain's first WR, the next
+	 * slot of the plug (the owner's, under the queue's lock) */
+	struct ib_send_wr *first;
+	struct nvmeh_slot *plug_next;
 };
 
 struct nvmeh_rsp {
@@ -191,6 +195,15 @@ struct nvmeh_queue {
 	 */
 	pthread_mutex_t poll_lock;
 	struct ib_cq *pcq;
+	/*
+	 * The plug of the pass in progress (nvmeh_plug_start()): @plug_owner
+	 * (atomic) is the polling thread while a pass is under way, else 0;
+	 * the rest is that thread's, touched under @lock.
+	 */
+	pthread_t plug_owner;
+	struct nvmeh_slot *plug_head;
+	struct nvmeh_slot **plug_tail;
+	struct ib_send_wr **plug_wr_tail;
 	struct nvmeh_qstats st;
 	struct ib_qp *qp;
 	bool pool;
@@ -304,6 +317,24 @@ nvmeh_unmap_failed(struct nvmeh_queue *q, struct nvmeh_slot *slot)
 	nvmeh_unmap_slot(q, slot);
 }
 
+/* The end of every request that was submitted: @rq's @done, last. */
+static void nvmeh_slot_release(struct nvmeh_slot *slot,
+			       struct nvmeh_request *rq)
+{
+	/*
+	 * Free the slot without the queue's lock: a release store, which the
+	 * next submission's look (under the lock, acquire) pairs with.
+	 * @rsp keeps its value (this cid, answered or cancelled) until that
+	 * submission stores its own, so a response for this cid that comes
+	 * now is still refused, and a teardown that looks at the slot
+	 * meanwhile ends nothing twice (the reference count decides, see
+	 * nvmeh_slot_abort()).
+	 */
+	slot->rq = NULL;
+	__atomic_store_n(&slot->busy, false, __ATOMIC_RELEASE);
+	rq->done(rq);
+}
+
 static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 {
 	struct nvmeh_queue *q = slot->q;
@@ -325,18 +356,7 @@ static void nvmeh_slot_finish(struct nvmeh_slot *slot)
 		rq->result = 0;
 		nvmeh_qstat_inc(q, aborted);
 	}
-	/*
-	 * Free the slot without the queue's lock: a release store, which the
-	 * next submission's look (under the lock, acquire) pairs with.
-	 * @rsp keeps its value (this cid, answered or cancelled) until that
-	 * submission stores its own, so a response for this cid that comes
-	 * now is still refused, and a teardown that looks at the slot
-	 * meanwhile ends nothing twice (the reference count decides, see
-	 * nvmeh_slot_abort()).
-	 */
-	slot->rq = NULL;
-	__atomic_store_n(&slot->busy, false, __ATOMIC_RELEASE);
-	rq->done(rq);
+	nvmeh_slot_release(slot, rq);
 }
 
 /*
@@ -584,6 +604,102 @@ static void nvmeh_cancel_slots(struct nvmeh_queue *q, bool drained)
 	}
 }
 
+/* ---- a pass's plug: one post per pass ---------------------------------- */
+
+/*
+ * A pass over a queue's completions (nvmeh_poll(), a poller's turn) plugs
+ * the queue for its thread: what the pass's @done callbacks submit to that
+ * queue is linked into one chain and posted with one ib_post_send() when
+ * the pass ends (nvmeh_plug_flush()): blk-mq's plug and bd->last, one
+ * doorbell per pass instead of one per command.  Other threads' submissions
+ * are not held.  The wait is the rest of the pass: no request waits for a
+ * later one.
+ */
+static void nvmeh_plug_start(struct nvmeh_queue *q)
+{
+	q->plug_head = NULL;
+	q->plug_tail = &q->plug_head;
+	q->plug_wr_tail = NULL;
+	__atomic_store_n(&q->plug_owner, pthread_self(), __ATOMIC_RELAXED);
+}
+
+/* Whether a submission to @q is this thread's during its pass (q->lock). */
+static inline bool nvmeh_plugged(struct nvmeh_queue *q)
+{
+	return pthread_equal(__atomic_load_n(&q->plug_owner, __ATOMIC_RELAXED),
+			     pthread_self());
+}
+
+/* Link @slot's chain (@first to its send_wr) after the plug's (q->lock). */
+static void nvmeh_plug_add(struct nvmeh_queue *q, struct nvmeh_slot *slot,
+			   struct ib_send_wr *first)
+{
+	slot->first = first;
+	slot->plug_next = NULL;
+	*q->plug_tail = slot;
+	q->plug_tail = &slot->plug_next;
+	if (q->plug_wr_tail)
+		*q->plug_wr_tail = first;
+	q->plug_wr_tail = &slot->send_wr.next;
+}
+
+/* Whether @wr is one of @slot's chain (its REG_MR, its SEND). */
+static bool nvmeh_slot_has_wr(const struct nvmeh_slot *slot,
+			      const struct ib_send_wr *wr)
+{
+	return wr == slot->first || wr == &slot->send_wr;
+}
+
+/*
+ * A request the plug could not send: as nvme_host_path_error() ends one
+ * whose queue_rq() failed to post, with the post's error; no response can
+ * come for it, no reference is left.
+ */
+static void nvmeh_slot_unsent(struct nvmeh_queue *q, struct nvmeh_slot *slot,
+			      int err)
+{
+	struct nvmeh_request *rq = slot->rq;
+
+	atomic_set(&slot->ref, 0);
+	__atomic_store_n(&slot->rsp, rq->cid, __ATOMIC_RELAXED);
+	nvmeh_unmap_failed(q, slot);
+	rq->error = err;
+	rq->status = NVME_SC_HOST_PATH_ERROR;
+	rq->result = 0;
+	nvmeh_slot_release(slot, rq);
+}
+
+/*
+ * End the pass's plug: post its chain.  The slots wholly before the WR the
+ * post refused were sent; that WR's slot and every later one were not, and
+ * end with the error (their @done may submit again: not plugged any more).
+ */
+static void nvmeh_plug_flush(struct nvmeh_queue *q)
+{
+	struct nvmeh_slot *head = q->plug_head, *slot, *next;
+	const struct ib_send_wr *bad = NULL;
+	int ret;
+
+	__atomic_store_n(&q->plug_owner, (pthread_t)0, __ATOMIC_RELAXED);
+	if (!head)
+		return;
+	q->plug_head = NULL;
+	mutex_lock(&q->lock);
+	ret = ib_post_send(q->qp, head->first, &bad);
+	mutex_unlock(&q->lock);
+	if (!ret)
+		return;
+	slot = head;
+	while (slot && bad && !nvmeh_slot_has_wr(slot, bad))
+		slot = slot->plug_next;
+	if (WARN_ON_ONCE(!slot))
+		slot = head; /* a refused WR that is none of the chain's */
+	for (; slot; slot = next) {
+		next = slot->plug_next;
+		nvmeh_slot_unsent(q, slot, ret);
+	}
+}
+
 /* ---- polled I/O queues (nvmeh_opts.poll) ---------------------------------------------- */
 
 /* Completions per ib_process_cq_direct() call of a poller. */
@@ -641,9 +757,13 @@ static void *nvmeh_poll_thread(void *arg)
 	struct nvmeh_queue *q = arg;
 	struct nvmeh_poller *p = &q->poller;
 	u64 idle_since = 0, now;
+	int n;
 
 	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
-		if (ib_process_cq_direct(q->cq, NVMEH_POLL_BUDGET) > 0) {
+		nvmeh_plug_start(q);
+		n = ib_process_cq_direct(q->cq, NVMEH_POLL_BUDGET);
+		nvmeh_plug_flush(q);
+		if (n > 0) {
 			idle_since = 0;
 			continue;
 		}
@@ -1344,6 +1464,11 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 	__atomic_store_n(&slot->rsp, rq->cid | NVMEH_RSP_WAITING,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->busy, true, __ATOMIC_RELAXED);
+	slot->send_wr.next = NULL; /* a plug may have linked it */
+	if (nvmeh_plugged(q)) {
+		nvmeh_plug_add(q, slot, first);
+		goto out;
+	}
 	ret = ib_post_send(q->qp, first, &bad);
 	if (ret) {
 		__atomic_store_n(&slot->rsp, rq->cid, __ATOMIC_RELAXED);
@@ -1378,8 +1503,11 @@ int nvmeh_poll(struct nvmeh_ctrl *ctrl, unsigned int qid, int budget)
 	q = &ctrl->queues[qid];
 	if (pthread_mutex_trylock(&q->poll_lock))
 		return 0; /* another thread's pass, or the teardown */
-	if (q->pcq)
+	if (q->pcq) {
+		nvmeh_plug_start(q);
 		n = ib_process_cq_direct(q->pcq, budget);
+		nvmeh_plug_flush(q);
+	}
 	pthread_mutex_unlock(&q->poll_lock);
 	return n;
 }

@@ -360,6 +360,10 @@ int nvmeh_buf_dereg(struct nvmeh_buf *buf);
  *
  * One ib_process_cq_direct() pass over the queue's CQ on the calling
  * thread: the @done of the requests it ends run here (and may submit).
+ * What they submit to this queue is posted in one ib_post_send() when the
+ * pass ends (a queue's own poller does the same); if that post is
+ * refused, the requests it did not send end there, each once, with the
+ * post's error in @error and %NVME_SC_HOST_PATH_ERROR in @status.
  * Any thread may call it; a pass that finds another thread's under way,
  * or the queue down, does nothing.  Not from a @done of this queue.
  *
