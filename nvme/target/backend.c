@@ -45,6 +45,13 @@ static int ram_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
+	/*
+	 * Transparent huge pages where the kernel allows them (best effort):
+	 * random 4 KiB commands over a namespace larger than the TLB's reach
+	 * then walk the page tables far less (64 MiB: reads per core +15-20 %,
+	 * bench/README.md); first writes take 2 MiB at a time.
+	 */
+	madvise(p, ns->size, MADV_HUGEPAGE);
 	ns->ram = p;
 	ns->mapped = true; /* reads may name its bytes: nvmet_ns_zcopy() */
 	return 0;

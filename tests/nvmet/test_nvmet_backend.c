@@ -1501,6 +1501,57 @@ static void test_rings_reconnect_reload(void **state)
 	rings_case(".", 0, -1, 2, 0, true);
 }
 
+/*
+ * The VmFlags of the one mapping of exactly @len bytes in this process
+ * ("" when none is, NULL when more than one is).
+ */
+static const char *vma_flags(u64 len, char *out, size_t outlen)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long lo, hi;
+	bool in = false;
+	int found = 0;
+
+	assert_non_null(f);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = hi - lo == len;
+			found += in;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(out, outlen, "%s", line + 8);
+		}
+	}
+	fclose(f);
+	return found > 1 ? NULL : out;
+}
+
+/*
+ * A RAM namespace asks for transparent huge pages (MADV_HUGEPAGE: "hg" in
+ * its mapping's VmFlags): random 4 KiB I/O over a namespace larger than
+ * the TLB's reach then misses it far less often.
+ */
+static void test_ram_hugepage_advice(void **state)
+{
+	static struct nv_env e;
+	const u64 size = (7ull << 20) + (512u << 10); /* a size nobody else maps */
+	char flags[512];
+	const char *got;
+
+	(void)state;
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK))
+		skip(); /* a kernel without THP refuses the advice */
+	nv_env_init(&e, "rxe",
+		    &(struct nv_cfg){ .nr_io_queues = 1, .ns_size = size });
+	got = vma_flags(size, flags, sizeof(flags));
+	assert_non_null(got);
+	if (!strstr(got, " hg"))
+		fail_msg("the namespace's mapping: VmFlags:%s", got);
+	nv_env_fini(&e);
+}
+
 /* rdmarw-nvmet's --io-engine and --buffered: the namespaces that follow. */
 static void test_config_options(void **state)
 {
@@ -1540,6 +1591,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_done_after_host_gone,
 					  nv_teardown),
 		cmocka_unit_test_teardown(test_errors, nv_teardown),
+		cmocka_unit_test_teardown(test_ram_hugepage_advice,
+					  nv_teardown),
 		cmocka_unit_test_teardown(test_slow_ns_ram, nv_teardown),
 		cmocka_unit_test_teardown(test_slow_ns_uring, nv_teardown),
 		cmocka_unit_test_teardown(test_uring_tmpfs_direct, nv_teardown),
