@@ -1536,7 +1536,8 @@ static const char *vma_flags(u64 len, char *out, size_t outlen)
 static void test_ram_hugepage_advice(void **state)
 {
 	static struct nv_env e;
-	const u64 size = (7ull << 20) + (512u << 10); /* a size nobody else maps */
+	const u64 size =
+		(7ull << 20) + (512u << 10); /* a size nobody else maps */
 	char flags[512];
 	const char *got;
 

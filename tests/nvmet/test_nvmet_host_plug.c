@@ -130,7 +130,8 @@ static void wait_resps(u64 n)
 static void env_up(struct nv_env *e)
 {
 	nv_env_init(e, "rxe",
-		    &(struct nv_cfg){ .nr_io_queues = 1, .no_connect = true,
+		    &(struct nv_cfg){ .nr_io_queues = 1,
+				      .no_connect = true,
 				      .no_inline = true });
 	e->o.poll = true;
 	e->o.poll_external = true;
