@@ -2636,6 +2636,25 @@ static struct nvmet_rdma_queue *nvmet_rdma_sq_queue(struct nvmet_sq *sq)
 	return container_of(sq, struct nvmet_rdma_queue, nvme_sq);
 }
 
+void nvmet_rdma_disconnect_window(struct rdma_cm_id *cm_id);
+
+/**
+ * nvmet_rdma_disconnect_window() - a test's hook; does nothing here
+ * @cm_id: the id of the queue nvmet_rdma_disconnect_queues() claimed
+ *
+ * Called by nvmet_rdma_disconnect_queues() after it let go of tr->lock and
+ * before it starts the release of the queue it found: where the queue was
+ * found but not yet claimed before the claim moved under tr->lock, so that
+ * a CM event's release could free it.  tests/nvmet/test_nvmet_claim.c
+ * defines its own, which runs a CM disconnect or an rdma_accept() failure
+ * in this window.
+ */
+__attribute__((weak)) void
+nvmet_rdma_disconnect_window(struct rdma_cm_id *cm_id)
+{
+	(void)cm_id;
+}
+
 /*
  * Disconnect every queue of @tr that is not going away already, only those
  * of @ctrl when it is not NULL.  Queues leave the list only in their
@@ -2659,8 +2678,10 @@ static void nvmet_rdma_disconnect_queues(struct nvmet_rdma_transport *tr,
 			}
 		}
 		mutex_unlock(&tr->lock);
-		if (found)
+		if (found) {
+			nvmet_rdma_disconnect_window(found->cm_id);
 			nvmet_rdma_queue_release_start(found);
+		}
 	} while (found);
 }
 

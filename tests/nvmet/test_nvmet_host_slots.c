@@ -66,12 +66,35 @@ static void gated_done(struct nvmeh_request *rq)
 	gate_pass(rq->priv);
 }
 
-static void gate_wait_entered(struct gate *g, int n)
+static void gate_open(struct gate *g)
 {
 	pthread_mutex_lock(&g->m);
-	while (g->entered < n)
-		pthread_cond_wait(&g->c, &g->m);
+	g->open = true;
+	pthread_cond_broadcast(&g->c);
 	pthread_mutex_unlock(&g->m);
+}
+
+/*
+ * Wait (at most 10 s) until @n @done calls reached @g; else open @g (a
+ * late one must not hold its CQ thread through the teardown) and fail.
+ */
+static void gate_wait_entered(struct gate *g, int n)
+{
+	struct timespec ts;
+	int entered;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	pthread_mutex_lock(&g->m);
+	while (g->entered < n && !pthread_cond_timedwait(&g->c, &g->m, &ts))
+		;
+	entered = g->entered;
+	pthread_mutex_unlock(&g->m);
+	if (entered < n) {
+		gate_open(g);
+		fail_msg("%d of %d @done calls reached the gate in 10 s",
+			 entered, n);
+	}
 }
 
 /* Wait (at most @sec seconds) until a @done went through @g. */
@@ -88,14 +111,6 @@ static bool gate_wait_left(struct gate *g, int sec)
 	left = g->left;
 	pthread_mutex_unlock(&g->m);
 	return left;
-}
-
-static void gate_open(struct gate *g)
-{
-	pthread_mutex_lock(&g->m);
-	g->open = true;
-	pthread_cond_broadcast(&g->c);
-	pthread_mutex_unlock(&g->m);
 }
 
 /*
