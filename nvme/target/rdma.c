@@ -719,6 +719,7 @@ static int nvmet_rdma_post_recv_locked(struct nvmet_rdma_cmd *cmd)
 {
 	if (cmd->queue->state == NVMET_RDMA_Q_DISCONNECTING)
 		return -ESHUTDOWN;
+	cmd->wr.next = NULL; /* a batch's link (nvmet_rdma_post_list()) */
 	return ib_post_recv(cmd->queue->qp, &cmd->wr, NULL);
 }
 
@@ -992,15 +993,6 @@ static void nvmet_rdma_repost_recv(struct nvmet_rdma_rsp *rsp)
 		nvmet_rdma_post_recv(cmd);
 }
 
-/* The same inside the section that posts the response (state_lock held). */
-static void nvmet_rdma_repost_recv_locked(struct nvmet_rdma_rsp *rsp)
-{
-	struct nvmet_rdma_cmd *cmd = nvmet_rdma_take_cmd(rsp);
-
-	if (cmd)
-		nvmet_rdma_post_recv_locked(cmd);
-}
-
 /*
  * The end of a request: credits back, the R/W context destroyed and the
  * data pages returned, the receive posted again (unless the response
@@ -1205,22 +1197,25 @@ nvmet_rdma_post_failed(struct nvmet_rdma_queue *queue,
  * all of @queue's, holding their credits, in order, with one
  * ib_post_send() (a context that registers memory comes alone and posts
  * through rdma_rw_ctx_post(): nvmet_rdma_regs()).  Under state_lock, once:
- * nothing is posted on a queue that is no longer LIVE, and each
- * response's command receive is posted again first (a host that sees the
- * response may send its next command at once: nvmet_rdma_repost_recv()).
- * posted_send is set before the post: once posted, a SEND may complete
- * and its slot be taken again on the CQ's thread at once.  The requests
- * from the first one ib_post_send() did not post on get what a failed
- * post gives (nvmet_rdma_unposted()); the ones before were posted.
+ * nothing is posted on a queue that is no longer LIVE, and the responses'
+ * command receives are posted again first, with one ib_post_recv() (a
+ * host that sees a response may send its next command at once:
+ * nvmet_rdma_repost_recv(); a receive that fails to post is not retried,
+ * as before).  posted_send is set before the post: once posted, a SEND may
+ * complete and its slot be taken again on the CQ's thread at once.  The
+ * requests from the first one ib_post_send() did not post on get what a
+ * failed post gives (nvmet_rdma_unposted()); the ones before were posted.
  */
 static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
 				 struct nvmet_rdma_rsp *head)
 {
 	u32 port_num = queue->cm_id->port_num;
 	struct nvmet_rdma_rsp *rsp, *failed = NULL;
-	struct ib_send_wr *first = NULL, **link = &first, *chain_wr;
+	struct ib_send_wr *first = NULL, **link = &first, *chain_wr = NULL;
+	struct ib_recv_wr *recvs = NULL, **rlink = &recvs;
 	const struct ib_send_wr *bad = NULL;
-	struct ib_cqe *cqe;
+	struct nvmet_rdma_cmd *cmd;
+	struct ib_cqe *cqe = NULL;
 	bool part = false;
 	int ret = 0;
 
@@ -1232,17 +1227,16 @@ static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
 	}
 	for (rsp = head; rsp; rsp = rsp->batch_next) {
 		if (rsp->step != NVMET_RDMA_FETCH) {
-			nvmet_rdma_repost_recv_locked(rsp);
+			cmd = nvmet_rdma_take_cmd(rsp);
+			if (cmd) {
+				*rlink = &cmd->wr;
+				rlink = &cmd->wr.next;
+			}
 			rsp->posted_send = true;
 		}
 		chain_wr = nvmet_rdma_chain_end(rsp, &cqe);
-		if (unlikely(nvmet_rdma_regs(rsp))) {
-			/* alone (nvmet_rdma_post()) */
-			ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num,
-					       cqe, chain_wr);
-			failed = ret ? rsp : NULL;
-			goto out;
-		}
+		if (unlikely(nvmet_rdma_regs(rsp)))
+			break; /* alone (nvmet_rdma_post()) */
 		*link = rsp->n_rdma ? rdma_rw_ctx_wrs(&rsp->rw, queue->qp,
 						      port_num, cqe, chain_wr) :
 				      chain_wr;
@@ -1256,7 +1250,14 @@ static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
 		while (*link)
 			link = &(*link)->next;
 	}
-	if (first) {
+	*rlink = NULL;
+	if (recvs)
+		ib_post_recv(queue->qp, recvs, NULL);
+	if (unlikely(rsp && !ret)) {
+		ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num, cqe,
+				       chain_wr);
+		failed = ret ? rsp : NULL;
+	} else if (first) {
 		int err = ib_post_send(queue->qp, first, &bad);
 
 		if (unlikely(err)) {

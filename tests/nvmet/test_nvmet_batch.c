@@ -38,6 +38,8 @@ int __wrap_rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 static struct ib_device *watch_dev; /* the target's device */
 static unsigned int tposts; /* its posts (atomic) */
 static unsigned int tposted_wrs; /* WRs in them (atomic) */
+/* in rdma_rw_ctx_post(): its own ib_post_send() (wrapped without LTO) */
+static __thread bool in_rw_post;
 static int fail_at = -1; /* the next target post with a WR at this index
 			  * stops there (once) */
 
@@ -56,7 +58,7 @@ int __wrap_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 	struct ib_send_wr *prev, *stop;
 	int at, ret, i;
 
-	if (!qp || qp->device != watch_dev)
+	if (!qp || qp->device != watch_dev || in_rw_post)
 		return __real_ib_post_send(qp, wr, bad);
 	__atomic_add_fetch(&tposts, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&tposted_wrs, chain_len(wr), __ATOMIC_RELAXED);
@@ -90,9 +92,14 @@ int __wrap_rdma_rw_ctx_post(struct rdma_rw_ctx *ctx, struct ib_qp *qp,
 			    u32 port_num, struct ib_cqe *cqe,
 			    struct ib_send_wr *chain_wr)
 {
+	int ret;
+
 	if (qp && qp->device == watch_dev)
 		__atomic_add_fetch(&tposts, 1, __ATOMIC_RELAXED);
-	return __real_rdma_rw_ctx_post(ctx, qp, port_num, cqe, chain_wr);
+	in_rw_post = true;
+	ret = __real_rdma_rw_ctx_post(ctx, qp, port_num, cqe, chain_wr);
+	in_rw_post = false;
+	return ret;
 }
 
 /* ---- the parked poll group ---- */
