@@ -1195,19 +1195,19 @@ nvmet_rdma_post_failed(struct nvmet_rdma_queue *queue,
 /*
  * Post the chains of @head and of the requests batch_next links after it,
  * all of @queue's, holding their credits, in order, with one
- * ib_post_send() (a context that registers memory comes alone and posts
- * through rdma_rw_ctx_post(): nvmet_rdma_regs()).  Under state_lock, once:
- * nothing is posted on a queue that is no longer LIVE, and the responses'
- * command receives are posted again first, with one ib_post_recv() (a
- * host that sees a response may send its next command at once:
- * nvmet_rdma_repost_recv(); a receive that fails to post is not retried,
- * as before).  posted_send is set before the post: once posted, a SEND may
+ * ib_post_send(); @alone: @head comes alone and its context registers
+ * memory (nvmet_rdma_regs()), so it posts through rdma_rw_ctx_post().
+ * Under state_lock, once: nothing is posted on a queue that is no longer
+ * LIVE, and the responses' command receives are posted again first, with
+ * one ib_post_recv() (a host that sees a response may send its next
+ * command at once: nvmet_rdma_repost_recv(); a receive that fails to post
+ * is not retried, as before).  posted_send is set before the post: once posted, a SEND may
  * complete and its slot be taken again on the CQ's thread at once.  The
  * requests from the first one ib_post_send() did not post on get what a
  * failed post gives (nvmet_rdma_unposted()); the ones before were posted.
  */
 static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
-				 struct nvmet_rdma_rsp *head)
+				 struct nvmet_rdma_rsp *head, bool alone)
 {
 	u32 port_num = queue->cm_id->port_num;
 	struct nvmet_rdma_rsp *rsp, *failed = NULL;
@@ -1235,8 +1235,8 @@ static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
 			rsp->posted_send = true;
 		}
 		chain_wr = nvmet_rdma_chain_end(rsp, &cqe);
-		if (unlikely(nvmet_rdma_regs(rsp)))
-			break; /* alone (nvmet_rdma_post()) */
+		if (unlikely(alone))
+			break;
 		*link = rsp->n_rdma ? rdma_rw_ctx_wrs(&rsp->rw, queue->qp,
 						      port_num, cqe, chain_wr) :
 				      chain_wr;
@@ -1247,13 +1247,17 @@ static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
 			break;
 		}
 		rsp->batch_wr = *link;
-		while (*link)
-			link = &(*link)->next;
+		if (chain_wr) {
+			link = &chain_wr->next; /* a response ends with its SEND */
+		} else {
+			while (*link)
+				link = &(*link)->next;
+		}
 	}
 	*rlink = NULL;
 	if (recvs)
 		ib_post_recv(queue->qp, recvs, NULL);
-	if (unlikely(rsp && !ret)) {
+	if (unlikely(alone && !ret)) {
 		ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num, cqe,
 				       chain_wr);
 		failed = ret ? rsp : NULL;
@@ -1279,7 +1283,7 @@ static void nvmet_rdma_flush(struct nvmet_rdma_queue *queue)
 	if (!head)
 		return;
 	queue->batch = NULL;
-	nvmet_rdma_post_list(queue, head);
+	nvmet_rdma_post_list(queue, head, false);
 }
 
 /*
@@ -1290,10 +1294,11 @@ static void nvmet_rdma_flush(struct nvmet_rdma_queue *queue)
 static void nvmet_rdma_post(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_queue *queue = rsp->queue;
+	bool regs = nvmet_rdma_regs(rsp);
 
 	rsp->batch_next = NULL;
 	if (queue == nvmet_rdma_turn) {
-		if (likely(!nvmet_rdma_regs(rsp))) {
+		if (likely(!regs)) {
 			if (queue->batch)
 				queue->batch_last->batch_next = rsp;
 			else
@@ -1303,7 +1308,7 @@ static void nvmet_rdma_post(struct nvmet_rdma_rsp *rsp)
 		}
 		nvmet_rdma_flush(queue);
 	}
-	nvmet_rdma_post_list(queue, rsp);
+	nvmet_rdma_post_list(queue, rsp, regs);
 }
 
 /*
