@@ -20,6 +20,9 @@
  *               namespace itself (nvmet_rdma_map_zcopy())
  *   no data or in-capsule data: execute, then the response SEND
  *
+ * In a poll group's turn on a queue, the chains of all its requests are
+ * posted together when the turn ends, one ib_post_send() (see "posting").
+ *
  * The response is a SEND_WITH_INV of the host's rkey when its descriptor
  * asked for invalidation (0x4F) and the device can.
  *
@@ -181,6 +184,9 @@ struct nvmet_rdma_rsp {
 	struct list_head wait_list; /* rsp_wr_wait_list, rsp_wait_list */
 	struct list_head free_list; /* free_rsps */
 	struct nvmet_rdma_rsp *back_next; /* rsps_back */
+	/* its queue's batch (nvmet_rdma_post()): the next, its first WR */
+	struct nvmet_rdma_rsp *batch_next;
+	struct ib_send_wr *batch_wr;
 	enum nvmet_rdma_step step;
 	struct nvmet_req req;
 	struct nvme_completion cqe;
@@ -278,6 +284,9 @@ struct nvmet_rdma_queue {
 	struct list_head pg_req; /* the group's pending (its lock) */
 	enum nvmet_rdma_pg_op pg_op; /* the group's lock */
 	bool pg_member; /* the group's lock */
+	/* chains to post at the end of its turn (the group's thread's) */
+	struct nvmet_rdma_rsp *batch;
+	struct nvmet_rdma_rsp *batch_last;
 };
 
 /*
@@ -710,6 +719,7 @@ static int nvmet_rdma_post_recv_locked(struct nvmet_rdma_cmd *cmd)
 {
 	if (cmd->queue->state == NVMET_RDMA_Q_DISCONNECTING)
 		return -ESHUTDOWN;
+	cmd->wr.next = NULL; /* a batch's link (nvmet_rdma_post_list()) */
 	return ib_post_recv(cmd->queue->qp, &cmd->wr, NULL);
 }
 
@@ -983,15 +993,6 @@ static void nvmet_rdma_repost_recv(struct nvmet_rdma_rsp *rsp)
 		nvmet_rdma_post_recv(cmd);
 }
 
-/* The same inside the section that posts the response (state_lock held). */
-static void nvmet_rdma_repost_recv_locked(struct nvmet_rdma_rsp *rsp)
-{
-	struct nvmet_rdma_cmd *cmd = nvmet_rdma_take_cmd(rsp);
-
-	if (cmd)
-		nvmet_rdma_post_recv_locked(cmd);
-}
-
 /*
  * The end of a request: credits back, the R/W context destroyed and the
  * data pages returned, the receive posted again (unless the response
@@ -1069,6 +1070,247 @@ static void nvmet_rdma_map_zcopy(struct nvmet_rdma_rsp *rsp)
 	rsp->sg_cnt = 1;
 }
 
+/* ---- posting ----------------------------------------------------------------------- */
+
+/*
+ * One doorbell per poll pass.  In a poll group's turn on a queue
+ * (nvmet_rdma_pg_sweep()) the chains its requests post (a response's RDMA
+ * WRITEs and SEND, a host write's RDMA READs) are collected on the
+ * queue's batch, in the order the requests got there, and posted with one
+ * ib_post_send() when the turn ends: on rxe through libibverbs a post is
+ * a system call (its doorbell), and on the software device each post has
+ * a fixed entry cost.  At the turn's end rather than the pass's (the
+ * plug's finish): a queue's responses do not wait for the other members'
+ * turns, and a queue is polled once per pass, so the batch is the same.
+ * The turn is this thread's (nvmet_rdma_turn): a request of the queue
+ * that ends on another thread (an asynchronous backend's, the teardown's)
+ * posts at once, as does everything on a CQ thread (its pass has no
+ * queue to name; poll groups are the fast mode) and the hook's work.
+ * The kernel's nvmet-rdma posts per command (docs/deviations.md).
+ */
+static __thread struct nvmet_rdma_queue *nvmet_rdma_turn;
+
+/*
+ * Does @rsp's R/W context register memory (an iWARP READ's MR, or
+ * force_mr)?  Its chain then posts alone, through rdma_rw_ctx_post(),
+ * whose failure rolls the MRs' key variants back: rdma_rw_ctx_wrs() has
+ * bumped them for a chain that must be posted (rw.h).
+ */
+static bool nvmet_rdma_regs(const struct nvmet_rdma_rsp *rsp)
+{
+	return rsp->n_rdma &&
+	       (rsp->rw.type == RDMA_RW_MR || rsp->rw.type == RDMA_RW_SIG_MR);
+}
+
+/*
+ * What @rsp's R/W context ends with: a host write's READs signal read_cqe;
+ * a response's WRITEs are followed by its SEND, which is returned (the
+ * chain_wr; its next is cleared: the last batch linked it on).
+ */
+static struct ib_send_wr *nvmet_rdma_chain_end(struct nvmet_rdma_rsp *rsp,
+					       struct ib_cqe **cqe)
+{
+	if (rsp->step == NVMET_RDMA_FETCH) {
+		*cqe = &rsp->read_cqe;
+		return NULL;
+	}
+	*cqe = NULL;
+	rsp->send_wr.next = NULL;
+	return &rsp->send_wr;
+}
+
+/* A request that was not posted: what a failed post gives it (@ret). */
+static void nvmet_rdma_unposted(struct nvmet_rdma_rsp *rsp, int ret)
+{
+	if (rsp->step != NVMET_RDMA_FETCH) {
+		rsp->posted_send = false;
+		nvmet_rdma_put_credits(rsp, 1 + rsp->n_rdma);
+		nvmet_rdma_release_rsp(rsp);
+		return;
+	}
+	nvmet_rdma_put_credits(rsp, rsp->n_rdma);
+	nvmet_rdma_destroy_ctx(rsp);
+	if (ret == -ESHUTDOWN)
+		nvmet_rdma_release_rsp(rsp);
+	else
+		nvmet_req_complete(&rsp->req, NVME_SC_DATA_XFER_ERROR);
+}
+
+/*
+ * Which request holds @bad, the first WR ib_post_send() did not queue, in
+ * the chains of @head (each begins at its batch_wr)?  @part: some of its
+ * chain's WRs, before @bad, were queued.  NULL when @bad is in none (a
+ * provider that did not say where it stopped): then every WR may have
+ * been queued, as rdma_rw_ctx_post() reads a NULL @bad, and @part is set.
+ */
+static struct nvmet_rdma_rsp *nvmet_rdma_find_bad(struct nvmet_rdma_rsp *head,
+						  const struct ib_send_wr *bad,
+						  bool *part)
+{
+	const struct ib_send_wr *wr, *end;
+	struct nvmet_rdma_rsp *rsp;
+
+	for (rsp = head; rsp; rsp = rsp->batch_next) {
+		end = rsp->batch_next ? rsp->batch_next->batch_wr : NULL;
+		for (wr = rsp->batch_wr; wr && wr != end; wr = wr->next) {
+			if (wr == bad) {
+				*part = wr != rsp->batch_wr;
+				return rsp;
+			}
+		}
+	}
+	*part = true;
+	return NULL;
+}
+
+/*
+ * The post of the requests from @rsp on failed with @ret: out of line.
+ * When part of @rsp's chain was queued, the QP goes to ERR before any of
+ * them is released (rdma_rw_ctx_post()'s rule for its own chains, rw.h:
+ * the queued WRs flush instead of reading or writing pages that go back
+ * now) and the queue is torn down.  The requests before @rsp were posted
+ * and end with their completions.
+ */
+static __attribute__((noinline, cold)) void
+nvmet_rdma_post_failed(struct nvmet_rdma_queue *queue,
+		       struct nvmet_rdma_rsp *rsp, bool part, int ret)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct nvmet_rdma_rsp *next;
+
+	if (ret != -ESHUTDOWN)
+		nvmet_err("q%u: posting failed: %d%s", queue->host_qid, ret,
+			  part ? " (part-way: the QP goes to ERR)" : "");
+	if (part) {
+		ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
+		nvmet_rdma_queue_disconnect(queue);
+	}
+	/* each one's end may take its slot again: the link is read first */
+	for (; rsp; rsp = next) {
+		next = rsp->batch_next;
+		nvmet_rdma_unposted(rsp, ret);
+	}
+}
+
+/*
+ * Post the chains of @head and of the requests batch_next links after it,
+ * all of @queue's, holding their credits, in order, with one
+ * ib_post_send(); @alone: @head comes alone and its context registers
+ * memory (nvmet_rdma_regs()), so it posts through rdma_rw_ctx_post().
+ * Under state_lock, once: nothing is posted on a queue that is no longer
+ * LIVE, and the responses' command receives are posted again first, with
+ * one ib_post_recv() (a host that sees a response may send its next
+ * command at once: nvmet_rdma_repost_recv(); a receive that fails to post
+ * is not retried, as before).  posted_send is set before the post: once posted, a SEND may
+ * complete and its slot be taken again on the CQ's thread at once.  The
+ * requests from the first one ib_post_send() did not post on get what a
+ * failed post gives (nvmet_rdma_unposted()); the ones before were posted.
+ */
+static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
+				 struct nvmet_rdma_rsp *head, bool alone)
+{
+	u32 port_num = queue->cm_id->port_num;
+	struct nvmet_rdma_rsp *rsp, *failed = NULL;
+	struct ib_send_wr *first = NULL, **link = &first, *chain_wr = NULL;
+	struct ib_recv_wr *recvs = NULL, **rlink = &recvs;
+	const struct ib_send_wr *bad = NULL;
+	struct nvmet_rdma_cmd *cmd;
+	struct ib_cqe *cqe = NULL;
+	bool part = false;
+	int ret = 0;
+
+	spin_lock(&queue->state_lock);
+	if (queue->state != NVMET_RDMA_Q_LIVE) {
+		ret = -ESHUTDOWN;
+		failed = head;
+		goto out;
+	}
+	for (rsp = head; rsp; rsp = rsp->batch_next) {
+		if (rsp->step != NVMET_RDMA_FETCH) {
+			cmd = nvmet_rdma_take_cmd(rsp);
+			if (cmd) {
+				*rlink = &cmd->wr;
+				rlink = &cmd->wr.next;
+			}
+			rsp->posted_send = true;
+		}
+		chain_wr = nvmet_rdma_chain_end(rsp, &cqe);
+		if (unlikely(alone))
+			break;
+		*link = rsp->n_rdma ? rdma_rw_ctx_wrs(&rsp->rw, queue->qp,
+						      port_num, cqe, chain_wr) :
+				      chain_wr;
+		if (unlikely(!*link)) {
+			/* not a context of this QP: as rdma_rw_ctx_post() */
+			ret = -EINVAL;
+			failed = rsp;
+			break;
+		}
+		rsp->batch_wr = *link;
+		if (chain_wr) {
+			link = &chain_wr->next; /* a response ends with its SEND */
+		} else {
+			while (*link)
+				link = &(*link)->next;
+		}
+	}
+	*rlink = NULL;
+	if (recvs)
+		ib_post_recv(queue->qp, recvs, NULL);
+	if (unlikely(alone && !ret)) {
+		ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num, cqe,
+				       chain_wr);
+		failed = ret ? rsp : NULL;
+	} else if (first) {
+		int err = ib_post_send(queue->qp, first, &bad);
+
+		if (unlikely(err)) {
+			ret = err;
+			failed = nvmet_rdma_find_bad(head, bad, &part);
+		}
+	}
+out:
+	spin_unlock(&queue->state_lock);
+	if (unlikely(ret))
+		nvmet_rdma_post_failed(queue, failed, part, ret);
+}
+
+/* Post what @queue's batch holds (the end of its turn). */
+static void nvmet_rdma_flush(struct nvmet_rdma_queue *queue)
+{
+	struct nvmet_rdma_rsp *head = queue->batch;
+
+	if (!head)
+		return;
+	queue->batch = NULL;
+	nvmet_rdma_post_list(queue, head, false);
+}
+
+/*
+ * Post @rsp's chain (its credits taken): on its queue's batch during the
+ * queue's turn on this thread, else at once.  A chain that registers
+ * memory posts alone, after the batch (in order).
+ */
+static void nvmet_rdma_post(struct nvmet_rdma_rsp *rsp)
+{
+	struct nvmet_rdma_queue *queue = rsp->queue;
+	bool regs = nvmet_rdma_regs(rsp);
+
+	rsp->batch_next = NULL;
+	if (queue == nvmet_rdma_turn) {
+		if (likely(!regs)) {
+			if (queue->batch)
+				queue->batch_last->batch_next = rsp;
+			else
+				queue->batch = rsp;
+			queue->batch_last = rsp;
+			return;
+		}
+		nvmet_rdma_flush(queue);
+	}
+	nvmet_rdma_post_list(queue, rsp, regs);
+}
+
 /*
  * Send the response of @rsp: after its data (RDMA WRITEs, chained before
  * the SEND, one post) when the command read from the namespace.
@@ -1077,7 +1319,7 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 {
 	struct nvmet_rdma_queue *queue = rsp->queue;
 	u32 port_num = queue->cm_id->port_num;
-	int ret, need;
+	int ret;
 
 	if (rsp->req.data_to_host && rsp->keyed && rsp->sg_cnt &&
 	    !rsp->n_rdma) {
@@ -1097,8 +1339,7 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 			rsp->dir = DMA_TO_DEVICE;
 		}
 	}
-	need = 1 + rsp->n_rdma;
-	if (!nvmet_rdma_take_credits(rsp, need))
+	if (!nvmet_rdma_take_credits(rsp, 1 + rsp->n_rdma))
 		return NVMET_RDMA_WAIT;
 
 	/* the rest of send_wr is as nvmet_rdma_init_rsp() built it */
@@ -1108,34 +1349,7 @@ static enum nvmet_rdma_try nvmet_rdma_try_respond(struct nvmet_rdma_rsp *rsp)
 	} else {
 		rsp->send_wr.opcode = IB_WR_SEND;
 	}
-
-	spin_lock(&queue->state_lock);
-	if (queue->state != NVMET_RDMA_Q_LIVE) {
-		ret = -ESHUTDOWN;
-	} else {
-		/* the command's receive first (nvmet_rdma_repost_recv()) */
-		nvmet_rdma_repost_recv_locked(rsp);
-		/*
-		 * Before the post: once posted, the SEND may complete and
-		 * the slot be taken again on the CQ thread at once.
-		 */
-		rsp->posted_send = true;
-		if (rsp->n_rdma)
-			ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num,
-					       NULL, &rsp->send_wr);
-		else
-			ret = ib_post_send(queue->qp, &rsp->send_wr, NULL);
-		if (ret)
-			rsp->posted_send = false;
-	}
-	spin_unlock(&queue->state_lock);
-	if (ret) {
-		if (ret != -ESHUTDOWN)
-			nvmet_err("q%u: sending a response failed: %d",
-				  queue->host_qid, ret);
-		nvmet_rdma_put_credits(rsp, need);
-		nvmet_rdma_release_rsp(rsp);
-	}
+	nvmet_rdma_post(rsp);
 	return NVMET_RDMA_DONE;
 }
 
@@ -1163,24 +1377,7 @@ static enum nvmet_rdma_try nvmet_rdma_try_fetch(struct nvmet_rdma_rsp *rsp)
 	}
 	if (!nvmet_rdma_take_credits(rsp, rsp->n_rdma))
 		return NVMET_RDMA_WAIT;
-	spin_lock(&queue->state_lock);
-	if (queue->state != NVMET_RDMA_Q_LIVE)
-		ret = -ESHUTDOWN;
-	else
-		ret = rdma_rw_ctx_post(&rsp->rw, queue->qp, port_num,
-				       &rsp->read_cqe, NULL);
-	spin_unlock(&queue->state_lock);
-	if (ret) {
-		nvmet_rdma_put_credits(rsp, rsp->n_rdma);
-		nvmet_rdma_destroy_ctx(rsp);
-		if (ret == -ESHUTDOWN) {
-			nvmet_rdma_release_rsp(rsp);
-		} else {
-			nvmet_err("q%u: rdma_rw_ctx_post(READ): %d",
-				  queue->host_qid, ret);
-			nvmet_req_complete(&rsp->req, NVME_SC_DATA_XFER_ERROR);
-		}
-	}
+	nvmet_rdma_post(rsp);
 	return NVMET_RDMA_DONE;
 }
 
@@ -1770,7 +1967,11 @@ static int nvmet_rdma_pg_sweep(struct nvmet_rdma_poll_group *g)
 	nvmet_plug_start(&plug);
 	list_for_each_entry(queue, &g->members, pg_entry)
 	{
+		/* its turn: what its requests post goes in one post at the end */
+		nvmet_rdma_turn = queue;
 		n = ib_process_cq_direct(queue->cq, NVMET_RDMA_PG_BUDGET);
+		nvmet_rdma_turn = NULL;
+		nvmet_rdma_flush(queue);
 		if (n > 0)
 			done += n;
 	}
