@@ -27,6 +27,8 @@
  *   old one's close wakes it), the bytes are right;
  * - a file someone else holds open: not mapped, the fd serves, right
  *   bytes; $RDMARW_NVMET_TMPFS_MAP=0: not mapped either;
+ * - read-only, the file open elsewhere at the start: the mapping made at
+ *   the retake serves reads, Writes refused before and after;
  * - the lease taken again (the watcher's retry) once no one else has the
  *   file open: after the other opener at the start closes; after a break,
  *   before any I/O command, and after a second break; after a reload
@@ -213,6 +215,16 @@ static void tm_dealloc(struct nv_env *e, u64 slba, u32 nlb)
 	assert_int_equal(rq.status, 0);
 }
 
+/* @ns's lease was taken @takes times and broken @breaks times. */
+static void tm_counts(struct nvmet_ns *ns, u64 takes, u64 breaks)
+{
+	u64 t, b;
+
+	assert_int_equal(nvmet_ns_lease_counts(ns, &t, &b), 0);
+	assert_int_equal(t, takes);
+	assert_int_equal(b, breaks);
+}
+
 static int tm_teardown(void **state)
 {
 	nv_teardown(state);
@@ -272,6 +284,44 @@ static void test_map_readonly(void **state)
 	assert_int_equal(nv_exec(&e, 1, &r),
 			 NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR);
 	tm_read(&e, 2, 0, 8, 0);
+	nv_env_fini(&e);
+}
+
+/*
+ * Read-only, the file open elsewhere at the start: the fd serves; the
+ * mapping made at the retake is read-only too, and Writes are refused on
+ * both sides.
+ */
+static void test_map_readonly_retake(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_ns *n;
+	struct nv_rq r;
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	fd = open(tm_path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	tm_start_ro(&e, 0, true);
+	n = nv_ns(&e, 1);
+	assert_false(nvmet_ns_mapped(n));
+	tm_pwrite(fd, 0, 8, 1);
+	tm_read(&e, 1, 0, 8, 1);
+	tm_fill(tm_buf, 0, 8, 2);
+	nv_rq_init(&r, nvme_cmd_write, 1, 0, 8, tm_buf, TM_LBA);
+	assert_int_equal(nv_exec(&e, 1, &r),
+			 NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR);
+	close(fd);
+	nv_wait_for(nvmet_ns_mapped(n));
+	tm_counts(n, 1, 0);
+	tm_read(&e, 2, 0, 8, 1);
+	tm_read(&e, 1, 1001, 8, 0);
+	tm_read(&e, 2, TM_BLOCKS - TM_MAX_NLB, TM_MAX_NLB, 0);
+	nv_rq_init(&r, nvme_cmd_write, 1, 0, 8, tm_buf, TM_LBA);
+	assert_int_equal(nv_exec(&e, 2, &r),
+			 NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR);
+	tm_read(&e, 1, 0, 8, 1);
 	nv_env_fini(&e);
 }
 
@@ -405,16 +455,6 @@ static void test_map_break_waits_ref(void **state)
 {
 	(void)state;
 	tm_break_waits(false);
-}
-
-/* @ns's lease was taken @takes times and broken @breaks times. */
-static void tm_counts(struct nvmet_ns *ns, u64 takes, u64 breaks)
-{
-	u64 t, b;
-
-	assert_int_equal(nvmet_ns_lease_counts(ns, &t, &b), 0);
-	assert_int_equal(t, takes);
-	assert_int_equal(b, breaks);
 }
 
 /*
@@ -754,6 +794,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_map_reload_unmapped,
 					  tm_teardown),
 		cmocka_unit_test_teardown(test_map_break_before_slot,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_readonly_retake,
 					  tm_teardown),
 	};
 
