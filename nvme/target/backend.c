@@ -665,36 +665,69 @@ static void nvmet_ns_pick_io(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
  * instant between the two calls, F_SETSIG first makes the notice
  * SIGWINCH, which is ignored unless handled.  The break is seen by
  * polling F_GETLEASE (the downgraded type while a break is pending) from
- * a watcher thread per mapped namespace, every NVMET_MAP_POLL_MS.
+ * a watcher thread per tmpfs namespace, every NVMET_MAP_POLL_MS.
  *
- * At a break (map_switch()) the watcher turns ns->mapped off for good (new
- * commands go to the fd: ns->fd_ops, io_uring or synchronous as the
- * namespace was opened), waits for the commands that may still use the
- * mapping, then gives the lease up (F_SETLEASE F_UNLCK) and the opener
- * proceeds.  The commands it waits for hold the namespace either in their
- * queue's view of the slots or by reference (core.c): the watcher moves
- * the subsystem's generation and waits for the older views' users
+ * At a break (map_switch()) the watcher turns ns->mapped off (new commands
+ * go to the fd: ns->fd_ops, io_uring or synchronous as the namespace was
+ * opened), waits for the commands that may still use the mapping, then
+ * gives the lease up (F_SETLEASE F_UNLCK) and the opener proceeds.  The
+ * commands it waits for hold the namespace either in their queue's view
+ * of the slots or by reference (core.c): the watcher moves the
+ * subsystem's generation and waits for the older views' users
  * (nvmet_subsys_ns_sync(), the grace a removal uses), then for the
  * references to fall back to the slot's own.  A zero-copy read holds its
  * view or reference until its data was sent, so it is covered; nothing
  * is added to the data path but a load of ns->mapped (no store shared by
- * two queues).  The mapping stays until close and is never touched after
- * the switch.  Bounded: after NVMET_MAP_GRACE_MS the lease is given up
+ * two queues).  The mapping stays until close and is not touched while
+ * the fd serves.  Bounded: after NVMET_MAP_GRACE_MS the lease is given up
  * anyway (a command that never ends; the kernel would break the lease at
  * lease-break-time regardless), said in the log.
  *
- * $RDMARW_NVMET_TMPFS_MAP=0 keeps every tmpfs file on the fd.
+ * While the fd serves (after a break, or from the start when the file was
+ * open elsewhere then) the watcher tries to take the lease again every
+ * NVMET_MAP_RETRY_MS, and at once when another namespace of the same file
+ * closes (a reload's old one: map_kick_peers()), then every
+ * NVMET_MAP_POLL_MS for NVMET_MAP_KICK_MS: the closed one's file may stay
+ * open a little longer in the kernel (its io_uring rings registered it,
+ * and a ring's teardown there ends on a work queue).  It turns the mapping
+ * back on only as the start does (map_lease_and_map()): the lease held
+ * first, then the file's size checked to cover the namespace (someone may
+ * have truncated it meanwhile), the mapping made if there was none, and
+ * only then ns->mapped set (a release: a command that sees it sees the
+ * mapping).  A command that went to the fd meanwhile ends there; NVMe
+ * orders no two outstanding commands, and on tmpfs the fd and the mapping
+ * are one page cache.  One failed fcntl() a second while someone holds
+ * the file open; nothing per command.
+ *
+ * $RDMARW_NVMET_TMPFS_MAP=0 keeps every tmpfs file on the fd;
+ * $RDMARW_NVMET_TMPFS_RETRY_MS sets the retry's interval (0: never, a
+ * break then is for good and a file open elsewhere at the start is never
+ * mapped).
  */
 #define NVMET_MAP_POLL_MS 50
+#define NVMET_MAP_RETRY_MS 1000
+#define NVMET_MAP_KICK_MS 2000
 #define NVMET_MAP_GRACE_MS 30000
 
 struct nvmet_ns_map {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	struct list_head entry; /* on nvmet_maps, under nvmet_maps_lock */
+	dev_t dev; /* the file's, for map_kick_peers() */
+	ino_t ino;
 	bool stop; /* under @lock: close asks the watcher to end */
+	bool kick; /* under @lock: try the lease now (a peer closed) */
 	bool leased; /* the lease held (the watcher's, close's after the join) */
+	bool said; /* a retry's other failure than EAGAIN logged (the watcher's) */
+	unsigned int retry_ms; /* how often the lease is tried (0: never) */
+	u64 takes; /* atomic: leases taken, the first one included */
+	u64 breaks; /* atomic: breaks switched to the fd at */
 };
+
+/* Every tmpfs namespace's watcher, so that a closing one can wake its peers. */
+static pthread_mutex_t nvmet_maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static LIST_HEAD(nvmet_maps);
 
 static int map_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io)
 {
@@ -718,7 +751,7 @@ static void map_unplug(struct nvmet_ns *ns)
 	ns->fd_ops->unplug(ns);
 }
 
-/* Wait until @ms have passed or close asks (@m->lock held). */
+/* Wait until @ms have passed, or close or a peer asks (@m->lock held). */
 static void map_sleep(struct nvmet_ns_map *m, unsigned int ms)
 {
 	struct timespec ts;
@@ -727,7 +760,7 @@ static void map_sleep(struct nvmet_ns_map *m, unsigned int ms)
 	ts.tv_nsec += (long)ms * 1000000L;
 	ts.tv_sec += ts.tv_nsec / 1000000000L;
 	ts.tv_nsec %= 1000000000L;
-	if (!m->stop)
+	if (!m->stop && !m->kick)
 		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
 }
 
@@ -753,6 +786,14 @@ static bool map_refs_drained(struct nvmet_ns *ns, u64 deadline)
 	return true;
 }
 
+/* Give @ns's lease up, if held (fcntl errors: the close of the fd does). */
+static void map_unlease(struct nvmet_ns *ns)
+{
+	if (fcntl(ns->fd, F_SETLEASE, F_UNLCK))
+		nvmet_err("namespace %u: giving the lease up: %s", ns->nsid,
+			  strerror(errno));
+}
+
 /*
  * The lease is breaking: new commands to the fd, wait for those that may
  * still use the mapping, give the lease up (the opener proceeds).
@@ -766,7 +807,8 @@ static void map_switch(struct nvmet_ns *ns, struct nvmet_subsys *s)
 	__atomic_store_n(&ns->mapped, false, __ATOMIC_SEQ_CST);
 	nvmet_printk(NVMET_LOG_NOTICE,
 		     "rdmarw-nvmet: namespace %u: the file's lease is breaking "
-		     "(opened or truncated elsewhere): %s file I/O from now on",
+		     "(opened or truncated elsewhere): %s file I/O until it "
+		     "can be taken again",
 		     ns->nsid, ns->fd_ops->unplug ? "io_uring" : "synchronous");
 	if (s) {
 		spin_lock(&s->ns_lock);
@@ -775,10 +817,9 @@ static void map_switch(struct nvmet_ns *ns, struct nvmet_subsys *s)
 		drained = !nvmet_subsys_ns_sync(s, NVMET_MAP_GRACE_MS);
 	}
 	drained = map_refs_drained(ns, t0 + NVMET_MAP_GRACE_MS) && drained;
-	if (fcntl(ns->fd, F_SETLEASE, F_UNLCK))
-		nvmet_err("namespace %u: giving the lease up: %s", ns->nsid,
-			  strerror(errno));
+	map_unlease(ns);
 	ns->map->leased = false;
+	__atomic_add_fetch(&ns->map->breaks, 1, __ATOMIC_RELAXED);
 	if (drained)
 		nvmet_printk(NVMET_LOG_NOTICE,
 			     "rdmarw-nvmet: namespace %u: the mapping's "
@@ -791,43 +832,178 @@ static void map_switch(struct nvmet_ns *ns, struct nvmet_subsys *s)
 }
 
 /*
- * The watcher: poll the lease until it breaks or close stops it.  At a
- * break before the namespace is in a slot (no command can have it yet)
- * it waits for the slot, or for close.
+ * Lease @ns's file and map it, or find its mapping still good (the lease
+ * first: no one else has the file open from then on, so its size checked
+ * after it stays).  0 when the lease is held and ns->ram maps the whole
+ * namespace; -EAGAIN when someone else has the file open; another -errno
+ * otherwise (*@why says which; the lease not held either way).
+ */
+static int map_lease_and_map(struct nvmet_ns *ns, const char **why)
+{
+	struct stat st;
+	void *p;
+	int err;
+
+	/* the break's notice, should it come before F_SETOWN: ignored */
+	if (fcntl(ns->fd, F_SETSIG, SIGWINCH))
+		goto fail;
+	if (fcntl(ns->fd, F_SETLEASE, F_WRLCK)) {
+		if (errno != EAGAIN)
+			goto fail;
+		*why = "the file is open elsewhere";
+		return -EAGAIN;
+	}
+	/* F_SETLEASE made this process the fd's owner again: none */
+	if (fcntl(ns->fd, F_SETOWN, 0) || fstat(ns->fd, &st))
+		goto unlease;
+	if ((u64)st.st_size < ns->size) {
+		map_unlease(ns);
+		*why = "the file is shorter than the namespace";
+		return -ERANGE;
+	}
+	if (ns->ram) /* the shared mapping of the file stays good */
+		return 0;
+	p = mmap(NULL, ns->size, PROT_READ | (ns->readonly ? 0 : PROT_WRITE),
+		 MAP_SHARED, ns->fd, 0);
+	if (p == MAP_FAILED)
+		goto unlease;
+	ns->ram = p;
+	return 0;
+unlease:
+	err = -errno;
+	map_unlease(ns);
+	*why = strerror(-err);
+	return err;
+fail:
+	*why = strerror(errno);
+	return -errno;
+}
+
+/*
+ * The fd serves @ns: take the lease again, and with it the mapping (the
+ * watcher, @m->lock not held).  A failure other than the file's being
+ * open elsewhere is logged once until the next success.
+ */
+static void map_retake(struct nvmet_ns *ns)
+{
+	struct nvmet_ns_map *m = ns->map;
+	const char *why;
+	int ret = map_lease_and_map(ns, &why);
+
+	if (ret) {
+		if (ret != -EAGAIN && !m->said)
+			nvmet_printk(
+				NVMET_LOG_NOTICE,
+				"rdmarw-nvmet: namespace %u: tmpfs file "
+				"still not mapped (%s), retried every %u ms",
+				ns->nsid, why, m->retry_ms);
+		m->said |= ret != -EAGAIN;
+		return;
+	}
+	m->said = false;
+	m->leased = true;
+	__atomic_add_fetch(&m->takes, 1, __ATOMIC_RELAXED);
+	/* after the mapping is made: a command that sees it, sees that */
+	__atomic_store_n(&ns->mapped, true, __ATOMIC_SEQ_CST);
+	nvmet_printk(
+		NVMET_LOG_NOTICE,
+		"rdmarw-nvmet: namespace %u: the file's lease taken again: "
+		"mapped",
+		ns->nsid);
+}
+
+/* After a retry at @now, the next one's time (faster until @fast_until). */
+static u64 map_next_try(const struct nvmet_ns_map *m, u64 now, u64 fast_until)
+{
+	if (now < fast_until)
+		return now + min_t(u64, m->retry_ms, NVMET_MAP_POLL_MS);
+	return now + m->retry_ms;
+}
+
+/* How long the watcher sleeps, at @now, while the fd serves. */
+static unsigned int map_retry_wait(const struct nvmet_ns_map *m, u64 now,
+				   u64 next_try)
+{
+	if (!m->retry_ms) /* no retry: until close */
+		return 3600000u;
+	return next_try > now ? (unsigned int)(next_try - now) : 0;
+}
+
+/*
+ * The watcher: poll the lease while it holds, until it breaks; at a break
+ * before the namespace is in a slot (no command can have it yet) wait for
+ * the slot, or for close.  While the fd serves, try the lease every
+ * NVMET_MAP_RETRY_MS or when kicked.  Until close.
  */
 static void *map_watch(void *arg)
 {
 	struct nvmet_ns *ns = arg;
 	struct nvmet_ns_map *m = ns->map;
-	struct nvmet_subsys *s = NULL;
-	u64 t0 = 0;
+	struct nvmet_subsys *s;
+	u64 t0 = 0, next_try = map_now_ms() + m->retry_ms, fast_until = 0, now;
 
 	pthread_mutex_lock(&m->lock);
 	while (!m->stop) {
+		if (!m->leased) {
+			now = map_now_ms();
+			if (m->kick) { /* (never set without a retry) */
+				m->kick = false;
+				next_try = now;
+				fast_until = now + NVMET_MAP_KICK_MS;
+			}
+			if (m->retry_ms && now >= next_try) {
+				pthread_mutex_unlock(&m->lock);
+				map_retake(ns);
+				pthread_mutex_lock(&m->lock);
+				now = map_now_ms();
+				next_try = map_next_try(m, now, fast_until);
+			}
+			if (!m->leased) {
+				map_sleep(m, map_retry_wait(m, now, next_try));
+				continue;
+			}
+		}
 		if (!t0 && fcntl(ns->fd, F_GETLEASE) != F_WRLCK)
 			t0 = map_now_ms();
 		if (t0) {
 			s = __atomic_load_n(&ns->subsys, __ATOMIC_ACQUIRE);
-			if (s || map_now_ms() - t0 >= NVMET_MAP_GRACE_MS)
-				break;
+			if (s || map_now_ms() - t0 >= NVMET_MAP_GRACE_MS) {
+				pthread_mutex_unlock(&m->lock);
+				map_switch(ns, s);
+				pthread_mutex_lock(&m->lock);
+				t0 = 0;
+				next_try = map_now_ms() + m->retry_ms;
+				continue;
+			}
 		}
+		/* a peer's close: nothing to try while leased */
+		m->kick = false;
 		map_sleep(m, NVMET_MAP_POLL_MS);
 	}
-	if (m->stop) {
-		pthread_mutex_unlock(&m->lock);
-		return NULL;
-	}
 	pthread_mutex_unlock(&m->lock);
-	map_switch(ns, s);
 	return NULL;
 }
 
-/* Give @ns's lease up, if held (fcntl errors: the close of the fd does). */
-static void map_unlease(struct nvmet_ns *ns)
+/*
+ * A namespace of the file (@dev, @ino) closed: the other namespaces of it
+ * try the lease now rather than at their next retry (a reload's new
+ * namespace, which found the old one's fd open).
+ */
+static void map_kick_peers(dev_t dev, ino_t ino)
 {
-	if (fcntl(ns->fd, F_SETLEASE, F_UNLCK))
-		nvmet_err("namespace %u: giving the lease up: %s", ns->nsid,
-			  strerror(errno));
+	struct nvmet_ns_map *m;
+
+	pthread_mutex_lock(&nvmet_maps_lock);
+	list_for_each_entry(m, &nvmet_maps, entry)
+	{
+		if (m->dev != dev || m->ino != ino || !m->retry_ms)
+			continue;
+		pthread_mutex_lock(&m->lock);
+		m->kick = true;
+		pthread_cond_signal(&m->cond);
+		pthread_mutex_unlock(&m->lock);
+	}
+	pthread_mutex_unlock(&nvmet_maps_lock);
 }
 
 /* Undo the mapping of @ns (its watcher not running): lease, mapping, map. */
@@ -837,7 +1013,8 @@ static void map_free(struct nvmet_ns *ns, bool leased)
 
 	if (leased)
 		map_unlease(ns);
-	munmap(ns->ram, ns->size);
+	if (ns->ram)
+		munmap(ns->ram, ns->size);
 	ns->ram = NULL;
 	pthread_cond_destroy(&m->cond);
 	pthread_mutex_destroy(&m->lock);
@@ -848,7 +1025,12 @@ static void map_free(struct nvmet_ns *ns, bool leased)
 static void map_close(struct nvmet_ns *ns)
 {
 	struct nvmet_ns_map *m = ns->map;
+	dev_t dev = m->dev;
+	ino_t ino = m->ino;
 
+	pthread_mutex_lock(&nvmet_maps_lock);
+	list_del(&m->entry);
+	pthread_mutex_unlock(&nvmet_maps_lock);
 	pthread_mutex_lock(&m->lock);
 	m->stop = true;
 	pthread_cond_signal(&m->cond);
@@ -856,6 +1038,7 @@ static void map_close(struct nvmet_ns *ns)
 	pthread_join(m->thread, NULL);
 	map_free(ns, m->leased);
 	ns->fd_ops->close(ns);
+	map_kick_peers(dev, ino); /* once this fd is closed */
 }
 
 static const struct nvmet_backend_ops nvmet_file_map_ops = {
@@ -870,54 +1053,63 @@ static const struct nvmet_backend_ops nvmet_file_map_ops = {
 	.zcopy = true,
 };
 
-/*
- * Lease @ns's file and map it (the lease first: no one else has it open
- * from then on, so its size checked after it stays).  NULL when mapped,
- * or why not (the lease given up then).
+/**
+ * nvmet_ns_lease_counts() - how often a tmpfs namespace's lease was taken
+ * and broken
+ * @ns: the namespace (open)
+ * @takes: leases taken, the first included (0: never mapped)
+ * @breaks: breaks after which the fd served
+ *
+ * Return: 0, or -ENOENT when @ns has no watcher (not a tmpfs file, or
+ * $RDMARW_NVMET_TMPFS_MAP=0, or the mapping failed at open).
  */
-static const char *map_lease_and_map(struct nvmet_ns *ns)
+int nvmet_ns_lease_counts(struct nvmet_ns *ns, u64 *takes, u64 *breaks)
 {
-	struct stat st;
-	void *p;
+	struct nvmet_ns_map *m = ns->map;
 
-	/* the break's notice, should it come before F_SETOWN: ignored */
-	if (fcntl(ns->fd, F_SETSIG, SIGWINCH))
-		return strerror(errno);
-	if (fcntl(ns->fd, F_SETLEASE, F_WRLCK))
-		return errno == EAGAIN ? "the file is open elsewhere" :
-					 strerror(errno);
-	if (fcntl(ns->fd, F_SETOWN, 0)) {
-		map_unlease(ns);
-		return strerror(errno);
-	}
-	if (fstat(ns->fd, &st) || (u64)st.st_size < ns->size) {
-		map_unlease(ns);
-		return "the file is shorter than the namespace";
-	}
-	p = mmap(NULL, ns->size, PROT_READ | (ns->readonly ? 0 : PROT_WRITE),
-		 MAP_SHARED, ns->fd, 0);
-	if (p == MAP_FAILED) {
-		const char *why = strerror(errno);
+	if (!m)
+		return -ENOENT;
+	*takes = __atomic_load_n(&m->takes, __ATOMIC_RELAXED);
+	*breaks = __atomic_load_n(&m->breaks, __ATOMIC_RELAXED);
+	return 0;
+}
 
-		map_unlease(ns);
-		return why;
-	}
-	ns->ram = p;
-	return NULL;
+/*
+ * $RDMARW_NVMET_TMPFS_RETRY_MS: how often the watcher tries the lease
+ * while the fd serves, 0 to 3600000 (0: never); NVMET_MAP_RETRY_MS
+ * without it or when it does not parse.
+ */
+static unsigned int map_retry_ms(void)
+{
+	const char *v = getenv("RDMARW_NVMET_TMPFS_RETRY_MS");
+	unsigned long ms;
+	char *end;
+
+	if (!v || !*v)
+		return NVMET_MAP_RETRY_MS;
+	errno = 0;
+	ms = strtoul(v, &end, 10);
+	if (errno || *end || ms > 3600000)
+		return NVMET_MAP_RETRY_MS;
+	return (unsigned int)ms;
 }
 
 /*
  * A file namespace on tmpfs is opened (its ops the file's, io_uring or
  * synchronous): serve it from a shared mapping under a lease where it can
- * be, said either way.  Any failure leaves the file's ops as they were.
+ * be, said either way.  A file open elsewhere gets the watcher all the
+ * same, unmapped (it retries); any other failure leaves the file's ops as
+ * they were.
  */
 static void nvmet_ns_try_map(struct nvmet_ns *ns)
 {
 	const char *knob = getenv("RDMARW_NVMET_TMPFS_MAP");
+	pthread_condattr_t ca;
 	struct nvmet_ns_map *m;
 	struct statfs sfs;
 	struct stat st;
 	const char *why;
+	int ret;
 
 	/* (a device node's file system is devtmpfs: TMPFS_MAGIC too) */
 	if (fstat(ns->fd, &st) || !S_ISREG(st.st_mode) ||
@@ -932,32 +1124,43 @@ static void nvmet_ns_try_map(struct nvmet_ns *ns)
 		why = strerror(ENOMEM);
 		goto no;
 	}
-	why = map_lease_and_map(ns);
-	if (why) {
+	m->retry_ms = map_retry_ms();
+	ret = map_lease_and_map(ns, &why);
+	if (ret && (ret != -EAGAIN || !m->retry_ms)) {
 		free(m);
 		goto no;
 	}
 	pthread_mutex_init(&m->lock, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&m->cond, &ca);
-		pthread_condattr_destroy(&ca);
-	}
-	m->leased = true;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	m->leased = !ret;
+	m->takes = !ret;
 	ns->map = m;
 	ns->fd_ops = ns->ops;
 	ns->ops = &nvmet_file_map_ops;
-	ns->mapped = true;
+	ns->mapped = !ret;
 	if (pthread_create(&m->thread, NULL, map_watch, ns)) {
 		ns->ops = ns->fd_ops;
 		ns->fd_ops = NULL;
 		ns->mapped = false;
-		map_free(ns, true);
+		map_free(ns, !ret);
 		why = "no watcher thread";
 		goto no;
+	}
+	pthread_mutex_lock(&nvmet_maps_lock);
+	list_add_tail(&m->entry, &nvmet_maps);
+	pthread_mutex_unlock(&nvmet_maps_lock);
+	if (ret) {
+		nvmet_printk(
+			NVMET_LOG_NOTICE,
+			"rdmarw-nvmet: namespace %u: tmpfs file not mapped "
+			"yet (%s): file I/O, the lease tried every %u ms",
+			ns->nsid, why, m->retry_ms);
+		return;
 	}
 	nvmet_printk(NVMET_LOG_NOTICE,
 		     "rdmarw-nvmet: namespace %u: tmpfs file mapped (shared, "

@@ -306,12 +306,13 @@ struct nvmet_ns {
 	void *ram; /* ram; a tmpfs file's shared mapping (nvmet_ns_mapped()) */
 	/*
 	 * @mapped (atomic): the bytes are memory of this process: RAM (from
-	 * open), a mapped tmpfs file (backend.c) from open until its lease
-	 * breaks, never true again; @fd_ops what serves it
-	 * then (the file's ops, io_uring or synchronous); @map its lease
-	 * watcher.  @subsys (atomic) the subsystem whose slot holds it, set
-	 * with the slot (NULL until then): the lease's break waits for the
-	 * commands its queues' views hold (nvmet_subsys_ns_sync()).
+	 * open), a mapped tmpfs file (backend.c) while its lease holds (off
+	 * at a break, on again when the watcher takes the lease back);
+	 * @fd_ops what serves it otherwise (the file's ops, io_uring or
+	 * synchronous); @map its lease watcher.  @subsys (atomic) the
+	 * subsystem whose slot holds it, set with the slot (NULL until then):
+	 * the lease's break waits for the commands its queues' views hold
+	 * (nvmet_subsys_ns_sync()).
 	 */
 	bool mapped;
 	const struct nvmet_backend_ops *fd_ops;
@@ -326,8 +327,9 @@ struct nvmet_ns {
  * namespace served from a shared mapping of the file (backend.c, "a tmpfs
  * file mapped") while its write lease holds: Reads and Writes are memcpy
  * (Reads may name the mapping's bytes); a break of the lease (someone
- * else opens or truncates the file) turns @ns->mapped off for good, and
- * the fd serves from then on.
+ * else opens or truncates the file) turns @ns->mapped off, and the fd
+ * serves until the watcher takes the lease again (no one else has the
+ * file open then).
  */
 static inline bool nvmet_ns_mapped(const struct nvmet_ns *ns)
 {
@@ -779,6 +781,7 @@ void nvmet_ns_close(struct nvmet_ns *ns);
 void nvmet_ns_submit(struct nvmet_ns *ns, struct nvmet_backend_io *io);
 unsigned int nvmet_ns_delay_held(struct nvmet_ns *ns);
 void nvmet_ns_delay_release(struct nvmet_ns *ns, unsigned int n);
+int nvmet_ns_lease_counts(struct nvmet_ns *ns, u64 *takes, u64 *breaks);
 
 /* ---- stats.c ------------------------------------------------------------------------------- */
 

@@ -22,9 +22,24 @@
  *   blocked until the read is let go, and the read returns the right
  *   bytes;
  * - a reload that changes the namespace: the new one's open breaks the old
- *   one's lease, the new one is not mapped, the bytes are right;
+ *   one's lease, the new one is not mapped at first and takes the lease as
+ *   soon as the old one closes (the retry's interval made an hour: the
+ *   old one's close wakes it), the bytes are right;
  * - a file someone else holds open: not mapped, the fd serves, right
- *   bytes; $RDMARW_NVMET_TMPFS_MAP=0: not mapped either.
+ *   bytes; $RDMARW_NVMET_TMPFS_MAP=0: not mapped either;
+ * - read-only, the file open elsewhere at the start: the mapping made at
+ *   the retake serves reads, Writes refused before and after;
+ * - the lease taken again (the watcher's retry) once no one else has the
+ *   file open: after the other opener at the start closes; after a break,
+ *   before any I/O command, and after a second break; after a reload
+ *   while the file was open elsewhere; not while the file is shorter than
+ *   the namespace (the fd serves zeroes past its end), and once it is
+ *   long enough again; the bytes right on both sides of each switch, the
+ *   takes and breaks counted;
+ * - a break before the namespace has a slot (nvmet_ns_create() alone):
+ *   the watcher keeps the opener waiting until the slot is set, then
+ *   switches (and takes the lease again after the opener closed); or
+ *   until the namespace closes.
  */
 #include "nvmet_env.h"
 #include "nvmet_int.h"
@@ -200,9 +215,20 @@ static void tm_dealloc(struct nv_env *e, u64 slba, u32 nlb)
 	assert_int_equal(rq.status, 0);
 }
 
+/* @ns's lease was taken @takes times and broken @breaks times. */
+static void tm_counts(struct nvmet_ns *ns, u64 takes, u64 breaks)
+{
+	u64 t, b;
+
+	assert_int_equal(nvmet_ns_lease_counts(ns, &t, &b), 0);
+	assert_int_equal(t, takes);
+	assert_int_equal(b, breaks);
+}
+
 static int tm_teardown(void **state)
 {
 	nv_teardown(state);
+	unsetenv("RDMARW_NVMET_TMPFS_RETRY_MS");
 	if (tm_path[0])
 		unlink(tm_path);
 	tm_path[0] = 0;
@@ -261,6 +287,44 @@ static void test_map_readonly(void **state)
 	nv_env_fini(&e);
 }
 
+/*
+ * Read-only, the file open elsewhere at the start: the fd serves; the
+ * mapping made at the retake is read-only too, and Writes are refused on
+ * both sides.
+ */
+static void test_map_readonly_retake(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_ns *n;
+	struct nv_rq r;
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	fd = open(tm_path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	tm_start_ro(&e, 0, true);
+	n = nv_ns(&e, 1);
+	assert_false(nvmet_ns_mapped(n));
+	tm_pwrite(fd, 0, 8, 1);
+	tm_read(&e, 1, 0, 8, 1);
+	tm_fill(tm_buf, 0, 8, 2);
+	nv_rq_init(&r, nvme_cmd_write, 1, 0, 8, tm_buf, TM_LBA);
+	assert_int_equal(nv_exec(&e, 1, &r),
+			 NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR);
+	close(fd);
+	nv_wait_for(nvmet_ns_mapped(n));
+	tm_counts(n, 1, 0);
+	tm_read(&e, 2, 0, 8, 1);
+	tm_read(&e, 1, 1001, 8, 0);
+	tm_read(&e, 2, TM_BLOCKS - TM_MAX_NLB, TM_MAX_NLB, 0);
+	nv_rq_init(&r, nvme_cmd_write, 1, 0, 8, tm_buf, TM_LBA);
+	assert_int_equal(nv_exec(&e, 2, &r),
+			 NVME_SC_NS_WRITE_PROTECTED | NVME_SC_DNR);
+	tm_read(&e, 1, 0, 8, 1);
+	nv_env_fini(&e);
+}
+
 /* Another opener of the file, on a thread of its own (the open blocks). */
 struct tm_opener {
 	int fd; /* atomic: -1 until the open returned */
@@ -280,6 +344,19 @@ static void *tm_open_thread(void *arg)
 static int tm_opened(struct tm_opener *o)
 {
 	return __atomic_load_n(&o->fd, __ATOMIC_ACQUIRE);
+}
+
+/* Break the lease: another open of the file, its fd once it returned. */
+static int tm_break(void)
+{
+	struct tm_opener o = { .fd = -1 };
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, tm_open_thread, &o), 0);
+	nv_wait_for(tm_opened(&o) != -1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(o.err, 0);
+	return o.fd;
 }
 
 static void test_map_lease_break(void **state)
@@ -383,17 +460,21 @@ static void test_map_break_waits_ref(void **state)
 /*
  * A reload that changes the namespace's options opens the file again
  * while the mapped namespace holds it: that open breaks the old one's
- * lease (the reload waits for its switch), the new one is not mapped (the
- * old one's fd was open), and the bytes written through the mapping are
- * the new one's.
+ * lease (the reload waits for its switch), the new one is not mapped at
+ * its open (the old one's fd was open), and takes the lease once the old
+ * one has closed: its close wakes the new one's watcher, whose timed
+ * retry is an hour away here.  The bytes written through the old
+ * mapping are the new one's.
  */
 static void test_map_reload(void **state)
 {
 	static struct nv_env e;
 	struct nvmet_target_opts to;
+	struct nvmet_ns *n;
 	char why[256];
 
 	(void)state;
+	setenv("RDMARW_NVMET_TMPFS_RETRY_MS", "3600000", 1);
 	tm_make_file();
 	tm_start(&e, 0);
 	assert_true(nvmet_ns_mapped(nv_ns(&e, 1)));
@@ -401,13 +482,62 @@ static void test_map_reload(void **state)
 	to = tm_to;
 	to.ns[0].nguid[0] = 0x42; /* changed: opened again */
 	assert_int_equal(nvmet_target_reload(e.t, &to, why, sizeof(why)), 0);
-	assert_false(nvmet_ns_mapped(nv_ns(&e, 1)));
-	assert_int_equal(nv_ns(&e, 1)->nguid[0], 0x42);
+	n = nv_ns(&e, 1);
+	assert_int_equal(n->nguid[0], 0x42);
+	tm_read(&e, 2, 0, TM_MAX_NLB, 1); /* either side of the retake */
+	nv_wait_for(nvmet_ns_mapped(n));
+	tm_counts(n, 1, 0);
 	tm_read(&e, 2, 0, TM_MAX_NLB, 1);
 	tm_read(&e, 1, 4096, TM_MAX_NLB, 0);
 	tm_write(&e, 2, 512, 8, 2);
 	tm_read(&e, 1, 512, 8, 2);
 	nv_env_fini(&e);
+	unsetenv("RDMARW_NVMET_TMPFS_RETRY_MS");
+}
+
+/*
+ * A reload while the file is open elsewhere (the namespace on the fd):
+ * the new namespace is not mapped either, and takes the lease once the
+ * other opener closes.
+ */
+static void test_map_reload_unmapped(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_target_opts to;
+	struct nvmet_ns *n;
+	char why[256];
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	fd = open(tm_path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	tm_start(&e, 0);
+	assert_false(nvmet_ns_mapped(nv_ns(&e, 1)));
+	tm_write(&e, 1, 0, TM_MAX_NLB, 1); /* through the fd */
+	to = tm_to;
+	to.ns[0].nguid[0] = 0x43;
+	assert_int_equal(nvmet_target_reload(e.t, &to, why, sizeof(why)), 0);
+	n = nv_ns(&e, 1);
+	assert_int_equal(n->nguid[0], 0x43);
+	assert_false(nvmet_ns_mapped(n)); /* the opener still has the file */
+	tm_counts(n, 0, 0);
+	tm_read(&e, 2, 0, TM_MAX_NLB, 1);
+	tm_pwrite(fd, 256, TM_MAX_NLB, 2);
+	tm_read(&e, 1, 256, TM_MAX_NLB, 2);
+	close(fd);
+	nv_wait_for(nvmet_ns_mapped(n));
+	tm_counts(n, 1, 0);
+	tm_read(&e, 2, 0, TM_MAX_NLB, 1);
+	tm_read(&e, 1, 256, TM_MAX_NLB, 2);
+	tm_read(&e, 2, 4097, TM_MAX_NLB, 0);
+	tm_write(&e, 1, 512, TM_MAX_NLB, 3); /* through the mapping */
+	tm_read(&e, 2, 512, TM_MAX_NLB, 3);
+	nv_env_fini(&e);
+	fd = open(tm_path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	tm_pread_check(fd, 512, TM_MAX_NLB, 3);
+	close(fd);
 }
 
 /* The fd path: not mapped, and the bytes right both ways. */
@@ -437,6 +567,201 @@ static void test_map_open_elsewhere(void **state)
 	close(fd);
 }
 
+/*
+ * The file open elsewhere at the start: the fd serves; once the other
+ * opener closes, the watcher takes the lease and the mapping serves; a
+ * break then works as it does from the start.
+ */
+static void test_map_retake_open_elsewhere(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_ns *n;
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	fd = open(tm_path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	tm_start(&e, 0);
+	n = nv_ns(&e, 1);
+	assert_false(nvmet_ns_mapped(n));
+	tm_counts(n, 0, 0);
+	tm_read_some(&e, 0);
+	tm_write(&e, 1, 0, TM_MAX_NLB, 1); /* through the fd */
+	tm_pread_check(fd, 0, TM_MAX_NLB, 1);
+	tm_pwrite(fd, 256, TM_MAX_NLB, 2); /* the opener's */
+	tm_read(&e, 2, 256, TM_MAX_NLB, 2);
+	close(fd);
+	nv_wait_for(nvmet_ns_mapped(n)); /* the watcher took the lease */
+	tm_counts(n, 1, 0);
+	tm_read(&e, 1, 0, TM_MAX_NLB, 1);
+	tm_read(&e, 2, 256, TM_MAX_NLB, 2);
+	tm_read(&e, 1, 1001, 8, 0);
+	tm_read(&e, 2, TM_BLOCKS - TM_MAX_NLB, TM_MAX_NLB, 0);
+	tm_write(&e, 1, 512, TM_MAX_NLB, 3); /* through the mapping */
+	tm_read(&e, 2, 512, TM_MAX_NLB, 3);
+	fd = tm_break();
+	assert_false(nvmet_ns_mapped(n));
+	tm_counts(n, 1, 1);
+	tm_pread_check(fd, 512, TM_MAX_NLB, 3);
+	tm_read(&e, 1, 256, TM_MAX_NLB, 2);
+	close(fd);
+	nv_env_fini(&e);
+}
+
+/*
+ * A break before any I/O command, the lease taken again once the opener
+ * closed, broken again, taken again: each switch keeps the bytes, either
+ * side's.
+ */
+static void test_map_break_retake_break(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_ns *n;
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	tm_start(&e, 0);
+	n = nv_ns(&e, 1);
+	assert_true(nvmet_ns_mapped(n));
+	tm_counts(n, 1, 0);
+	fd = tm_break(); /* no I/O command yet */
+	assert_false(nvmet_ns_mapped(n));
+	tm_counts(n, 1, 1);
+	tm_write(&e, 1, 0, TM_MAX_NLB, 1); /* through the fd */
+	tm_pread_check(fd, 0, TM_MAX_NLB, 1);
+	tm_pwrite(fd, 256, TM_MAX_NLB, 2);
+	tm_read(&e, 2, 256, TM_MAX_NLB, 2);
+	close(fd);
+	nv_wait_for(nvmet_ns_mapped(n));
+	tm_counts(n, 2, 1);
+	tm_read(&e, 1, 0, TM_MAX_NLB, 1);
+	tm_read(&e, 2, 256, TM_MAX_NLB, 2);
+	tm_read(&e, 1, 512, TM_MAX_NLB, 0);
+	tm_write(&e, 2, 768, TM_MAX_NLB, 3); /* through the mapping */
+	fd = tm_break();
+	assert_false(nvmet_ns_mapped(n));
+	tm_counts(n, 2, 2);
+	tm_pread_check(fd, 768, TM_MAX_NLB, 3);
+	tm_pread_check(fd, 0, TM_MAX_NLB, 1);
+	tm_pwrite(fd, 1024, TM_MAX_NLB, 4);
+	tm_read(&e, 1, 1024, TM_MAX_NLB, 4);
+	tm_read(&e, 2, 768, TM_MAX_NLB, 3);
+	close(fd);
+	nv_wait_for(nvmet_ns_mapped(n));
+	tm_counts(n, 3, 2);
+	tm_read(&e, 2, 1024, TM_MAX_NLB, 4);
+	tm_read(&e, 1, 768, TM_MAX_NLB, 3);
+	tm_read(&e, 2, 2001, 8, 0);
+	nv_env_fini(&e);
+}
+
+/*
+ * The opener shrinks the file and closes: the lease could be taken, but
+ * the file no longer covers the namespace, so the fd keeps serving (past
+ * the end: zeroes; through the mapping that would be SIGBUS).  Once the
+ * file is long enough again, the mapping serves, the new end's zeroes
+ * too.
+ */
+static void test_map_retake_short_file(void **state)
+{
+	static struct nv_env e;
+	struct nvmet_ns *n;
+	int fd;
+
+	(void)state;
+	tm_make_file();
+	tm_start(&e, 0);
+	n = nv_ns(&e, 1);
+	fd = tm_break();
+	assert_false(nvmet_ns_mapped(n));
+	tm_write(&e, 1, 0, 8, 1);
+	assert_int_equal(ftruncate(fd, TM_NS_SIZE / 4), 0);
+	close(fd);
+	/* a retry or more (1 s each) find the file short */
+	nanosleep(&(struct timespec){ 1, 500 * 1000 * 1000 }, NULL);
+	assert_false(nvmet_ns_mapped(n));
+	tm_counts(n, 1, 1);
+	tm_read(&e, 1, TM_BLOCKS - 8, 8, 0xff);
+	tm_read(&e, 2, 0, 8, 1);
+	fd = open(tm_path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, TM_NS_SIZE), 0);
+	close(fd);
+	nv_wait_for(nvmet_ns_mapped(n));
+	tm_counts(n, 2, 1);
+	tm_read(&e, 1, TM_BLOCKS - TM_MAX_NLB, TM_MAX_NLB, 0xff);
+	tm_read(&e, 2, 0, 8, 1);
+	tm_read(&e, 1, 8, 8, 0);
+	tm_write(&e, 2, TM_BLOCKS - 8, 8, 2);
+	tm_read(&e, 1, TM_BLOCKS - 8, 8, 2);
+	nv_env_fini(&e);
+}
+
+/*
+ * A namespace opened alone (nvmet_ns_create(), as a reload prepares one):
+ * no slot yet.  A break then leaves it mapped and the opener waiting (no
+ * command can have it, but one may once the slot is set) until the slot
+ * is set; then the switch, and the retake once the opener closed.  A
+ * second one is closed while the opener waits: the opener proceeds.
+ */
+static void test_map_break_before_slot(void **state)
+{
+	static struct nvmet_subsys s;
+	struct tm_opener o = { .fd = -1 };
+	struct nvmet_target_opts to;
+	struct nvmet_ns *ns;
+	pthread_t th;
+	int err = 0;
+
+	(void)state;
+	tm_make_file();
+	nvmet_target_opts_init(&to);
+	to.ns[0].type = NVMET_BACKEND_FILE;
+	to.ns[0].path = tm_path;
+	to.ns[0].size = TM_NS_SIZE;
+	/* no ring: a ring's file is let go late, after the namespace closed */
+	to.ns[0].io_engine = NVMET_IO_ENGINE_SYNC;
+	spin_lock_init(&s.ns_lock);
+	INIT_LIST_HEAD(&s.ns_caches);
+	ns = nvmet_ns_create(NV_NQN, 1, &to.ns[0], &err);
+	assert_non_null(ns);
+	assert_true(nvmet_ns_mapped(ns));
+	tm_counts(ns, 1, 0);
+	assert_int_equal(pthread_create(&th, NULL, tm_open_thread, &o), 0);
+	/* a few of the watcher's polls: it saw the break, waits for a slot */
+	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+	assert_int_equal(tm_opened(&o), -1);
+	assert_true(nvmet_ns_mapped(ns));
+	__atomic_store_n(&ns->subsys, &s, __ATOMIC_RELEASE);
+	nv_wait_for(tm_opened(&o) != -1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(o.err, 0);
+	assert_false(nvmet_ns_mapped(ns));
+	tm_counts(ns, 1, 1);
+	tm_pread_check(o.fd, 0, TM_MAX_NLB, 0);
+	close(o.fd);
+	nv_wait_for(nvmet_ns_mapped(ns));
+	tm_counts(ns, 2, 1);
+	nvmet_ns_release(ns);
+
+	/* closed while the opener waits: the lease goes with it */
+	ns = nvmet_ns_create(NV_NQN, 1, &to.ns[0], &err);
+	assert_non_null(ns);
+	assert_true(nvmet_ns_mapped(ns));
+	o.fd = -1;
+	assert_int_equal(pthread_create(&th, NULL, tm_open_thread, &o), 0);
+	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+	assert_int_equal(tm_opened(&o), -1);
+	nvmet_ns_release(ns);
+	nv_wait_for(tm_opened(&o) != -1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(o.err, 0);
+	tm_pread_check(o.fd, 0, TM_MAX_NLB, 0);
+	close(o.fd);
+}
+
 static void test_map_knob_off(void **state)
 {
 	(void)state;
@@ -460,6 +785,18 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_map_reload, tm_teardown),
 		cmocka_unit_test_teardown(test_map_open_elsewhere, tm_teardown),
 		cmocka_unit_test_teardown(test_map_knob_off, tm_teardown),
+		cmocka_unit_test_teardown(test_map_retake_open_elsewhere,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_break_retake_break,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_retake_short_file,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_reload_unmapped,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_break_before_slot,
+					  tm_teardown),
+		cmocka_unit_test_teardown(test_map_readonly_retake,
+					  tm_teardown),
 	};
 
 	if (argc > 1)
