@@ -78,6 +78,15 @@ static int mem_submit(void *base, struct nvmet_backend_io *io)
 	switch (io->op) {
 	case NVMET_IO_READ_ZCOPY:
 		io->buf = p;
+		/*
+		 * The device copies from here soon: the first lines on
+		 * their way now (the hardware's streamer fetches the rest
+		 * once the copy runs).  Cold data (a namespace past the
+		 * caches) gains 0-8 % per core, data in cache pays 29
+		 * instructions (bench/README.md).
+		 */
+		for (u32 i = 0; i < io->len && i < 256; i += 64)
+			__builtin_prefetch(p + i, 0, 3);
 		break;
 	case NVMET_IO_READ:
 		memcpy(io->buf, p, io->len);
