@@ -8,7 +8,11 @@
  * Beside each, rdmarw-perf's raw figure for the same data movement (an
  * NVMe READ is the target's RDMA WRITE into the host's buffer) on the same
  * profile, so that the cost of the NVMe layer is a ratio.  --write measures
- * writes instead (the target's RDMA READ; in-capsule at 4 KiB).
+ * writes instead (the target's RDMA READ; in-capsule at 4 KiB).  And
+ * memcpy over the same footprint (memcpy_peer(): the namespace's size, a
+ * buffer per slot, random blocks): rdmarw-perf reuses one buffer per side,
+ * which stays in cache, so at 128 KiB the raw figure is a cache's and the
+ * memcpy one the floor of this footprint (--no-perf skips both).
  *
  *   bench-nvmet [-p rxe] [-q 1] [-d 32] [-D 1.0] [--write] [--json]
  *               [--perf PATH | --no-perf] [--poll] [--poll-groups N]
@@ -55,6 +59,7 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <sys/mman.h>
 
 #include <rdmarw/soft.h>
 
@@ -383,6 +388,61 @@ static int perf_raw(const struct bench_opts *o, u32 bs, double *mpps,
 	return pclose(f) == 0 && ok ? 0 : -EIO;
 }
 
+/*
+ * memcpy over the same footprint, the software device's baseline: a
+ * namespace-sized region (in transparent huge pages and written first, as
+ * the RAM namespace with --prefill) and one @bs buffer per I/O slot; each
+ * copy takes a random block of the region to the next slot's buffer
+ * (--write: the other way), for the run's duration on this thread.  *@per_core:
+ * copies per second of this thread's CPU.  The NVMe figure's floor: every
+ * 4 KiB or 128 KiB I/O moves its data once between the same kinds of
+ * buffers (a read from the namespace into a slot's buffer).
+ */
+static int memcpy_peer(const struct bench_opts *o, u32 bs, double *per_core)
+{
+	size_t nslots = (size_t)o->queues * o->depth,
+	       region = (size_t)o->ns_mib << 20;
+	u64 blocks = region / bs, rng = 0x9e3779b97f4a7c15ull, n = 0;
+	double c0, t_end;
+	u8 *ns, *bufs;
+	size_t i;
+
+	if (!blocks)
+		return -EINVAL;
+	ns = mmap(NULL, region, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ns == MAP_FAILED)
+		return -ENOMEM;
+	madvise(ns, region, MADV_HUGEPAGE);
+	bufs = aligned_alloc(4096, nslots * bs);
+	if (!bufs) {
+		munmap(ns, region);
+		return -ENOMEM;
+	}
+	for (i = 0; i < region; i += 8)
+		*(u64 *)(ns + i) = i * 0x2545f4914f6cdd1dull;
+	memset(bufs, 0x5a, nslots * bs);
+	t_end = now_s(CLOCK_MONOTONIC) + o->duration;
+	c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+	do {
+		for (i = 0; i < 64; i++, n++) {
+			u8 *blk = ns + (xrand(&rng) % blocks) * bs;
+			u8 *buf = bufs + (n % nslots) * bs;
+
+			if (o->write)
+				memcpy(blk, buf, bs);
+			else
+				memcpy(buf, blk, bs);
+		}
+		/* the compiler may not drop what nobody reads */
+		__asm__ volatile("" : : "r"(bufs), "r"(ns) : "memory");
+	} while (now_s(CLOCK_MONOTONIC) < t_end);
+	*per_core = (double)n / (now_s(CLOCK_THREAD_CPUTIME_ID) - c0);
+	free(bufs);
+	munmap(ns, region);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench-nvmet [-p mlx5|rxe|siw] [-q queues] "
@@ -629,14 +689,14 @@ int main(int argc, char **argv)
 	}
 	if (!o.json)
 		printf("%-4s %-5s %7s %3s %3s %11s %10s %12s %11s %12s %7s "
-		       "%7s\n",
+		       "%7s %12s %7s\n",
 		       "prof", "op", "bs", "q", "qd", "nvme_iops", "nvme_mib",
 		       "nvme_iops/c", "raw_iops", "raw_iops/c", "ratio",
-		       "ratio/c");
+		       "ratio/c", "memcpy/c", "r_mc/c");
 	for (i = 0; i < 2; i++) {
 		struct bench_result r;
-		double iops, percore, mpps = 0, cpu_mpps = 0;
-		bool raw;
+		double iops, percore, mpps = 0, cpu_mpps = 0, mc_per_core = 0;
+		bool raw, mc;
 
 		if (o.size && sizes[i] != o.size)
 			continue;
@@ -649,6 +709,7 @@ int main(int argc, char **argv)
 		iops = (double)r.ios / r.secs;
 		percore = r.cpu > 0 ? (double)r.ios / r.cpu : 0;
 		raw = !o.no_perf && !perf_raw(&o, sizes[i], &mpps, &cpu_mpps);
+		mc = !o.no_perf && !memcpy_peer(&o, sizes[i], &mc_per_core);
 		if (o.json) {
 			printf("{\"profile\":\"%s\",\"op\":\"%s\",\"bytes\":%u,"
 			       "\"queues\":%u,\"depth\":%u,"
@@ -679,6 +740,12 @@ int main(int argc, char **argv)
 				       cpu_mpps > 0 ?
 					       percore / (cpu_mpps * 1e6) :
 					       0);
+			if (mc)
+				printf(",\"memcpy_per_core\":%.1f,"
+				       "\"ratio_memcpy_per_core\":%.4f",
+				       mc_per_core,
+				       mc_per_core > 0 ? percore / mc_per_core :
+							 0);
 			printf("}\n");
 		} else {
 			printf("%-4s %-5s %7u %3u %3u %11.0f %10.1f %12.0f",
@@ -686,13 +753,18 @@ int main(int argc, char **argv)
 			       o.queues, o.depth, iops,
 			       iops * sizes[i] / 1048576.0, percore);
 			if (raw)
-				printf(" %11.0f %12.0f %7.4f %7.4f\n",
-				       mpps * 1e6, cpu_mpps * 1e6,
-				       iops / (mpps * 1e6),
+				printf(" %11.0f %12.0f %7.4f %7.4f", mpps * 1e6,
+				       cpu_mpps * 1e6, iops / (mpps * 1e6),
 				       percore / (cpu_mpps * 1e6));
 			else
-				printf(" %11s %12s %7s %7s\n", "-", "-", "-",
+				printf(" %11s %12s %7s %7s", "-", "-", "-",
 				       "-");
+			if (mc)
+				printf(" %12.0f %7.4f\n", mc_per_core,
+				       mc_per_core > 0 ? percore / mc_per_core :
+							 0);
+			else
+				printf(" %12s %7s\n", "-", "-");
 		}
 		fflush(stdout);
 	}
