@@ -127,6 +127,22 @@ static inline struct sockaddr_in nv_in4(const char *ip, u16 port)
 	return sin;
 }
 
+/*
+ * The tests' target: NV_NQN at 10.0.0.2:NV_PORT, namespace 1 in RAM of
+ * @ns_size bytes, nv_hosts allowed; the rest nvmet_target_opts_init()'s.
+ */
+static inline void nv_target_opts(struct nvmet_target_opts *to, u64 ns_size)
+{
+	nvmet_target_opts_init(to);
+	to->addr = "10.0.0.2";
+	to->port = NV_PORT;
+	to->subnqn = NV_NQN;
+	to->ns[0].type = NVMET_BACKEND_RAM;
+	to->ns[0].size = ns_size;
+	to->hosts = nv_hosts;
+	to->nr_hosts = 1;
+}
+
 static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 {
 	struct nvmet_target_opts to;
@@ -136,12 +152,7 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 		assert_false(IS_ERR_OR_NULL(e->t));
 		return;
 	}
-	nvmet_target_opts_init(&to);
-	to.addr = "10.0.0.2";
-	to.port = NV_PORT;
-	to.subnqn = NV_NQN;
-	to.ns[0].type = NVMET_BACKEND_RAM;
-	to.ns[0].size = e->ns_size;
+	nv_target_opts(&to, e->ns_size);
 	if (cfg->file_backend) {
 		const char *dir = getenv("TMPDIR");
 		int fd;
@@ -155,8 +166,6 @@ static inline void nv_target_start(struct nv_env *e, const struct nv_cfg *cfg)
 		to.ns[0].type = NVMET_BACKEND_FILE;
 		to.ns[0].path = e->path;
 	}
-	to.hosts = nv_hosts;
-	to.nr_hosts = 1;
 	to.mdts_max = cfg->mdts_max;
 	to.inline_data_size = cfg->inline_size;
 	to.data_buf_size = cfg->data_buf_size;

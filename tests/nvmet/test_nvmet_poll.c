@@ -20,14 +20,7 @@ enum { NQ = 4, NGROUPS = 2, BIG = 64 * 1024 };
 static void poll_opts(struct nvmet_target_opts *to, struct nv_env *e,
 		      u32 groups)
 {
-	nvmet_target_opts_init(to);
-	to->addr = "10.0.0.2";
-	to->port = NV_PORT;
-	to->subnqn = NV_NQN;
-	to->ns[0].type = NVMET_BACKEND_RAM;
-	to->ns[0].size = 4u << 20;
-	to->hosts = nv_hosts;
-	to->nr_hosts = 1;
+	nv_target_opts(to, 4u << 20);
 	to->poll_groups = groups;
 	(void)e;
 }

@@ -109,14 +109,7 @@ static u64 reaper_stop(void)
 
 static void opts(struct nvmet_target_opts *to)
 {
-	nvmet_target_opts_init(to);
-	to->addr = "10.0.0.2";
-	to->port = NV_PORT;
-	to->subnqn = NV_NQN;
-	to->ns[0].type = NVMET_BACKEND_RAM;
-	to->ns[0].size = 4u << 20;
-	to->hosts = nv_hosts;
-	to->nr_hosts = 1;
+	nv_target_opts(to, 4u << 20);
 	to->poll_groups = 2;
 }
 
