@@ -166,7 +166,6 @@ struct nvmet_rdma_rsp {
 	bool invalidate;
 	bool data_declared; /* reg_per_cmd: @data is registered */
 	bool allocated; /* beyond the queue's array */
-	bool posted_send;
 	u32 invalidate_rkey;
 	u64 remote_addr;
 	u32 rkey;
@@ -925,7 +924,6 @@ static struct nvmet_rdma_rsp *nvmet_rdma_get_rsp(struct nvmet_rdma_queue *queue)
 	rsp->credits = 0;
 	rsp->keyed = false;
 	rsp->invalidate = false;
-	rsp->posted_send = false;
 	rsp->step = NVMET_RDMA_RESPOND;
 	rsp->data = NULL;
 	rsp->data_pool = NULL;
@@ -1123,7 +1121,6 @@ static struct ib_send_wr *nvmet_rdma_chain_end(struct nvmet_rdma_rsp *rsp,
 static void nvmet_rdma_unposted(struct nvmet_rdma_rsp *rsp, int ret)
 {
 	if (rsp->step != NVMET_RDMA_FETCH) {
-		rsp->posted_send = false;
 		nvmet_rdma_put_credits(rsp, 1 + rsp->n_rdma);
 		nvmet_rdma_release_rsp(rsp);
 		return;
@@ -1201,9 +1198,10 @@ nvmet_rdma_post_failed(struct nvmet_rdma_queue *queue,
  * LIVE, and the responses' command receives are posted again first, with
  * one ib_post_recv() (a host that sees a response may send its next
  * command at once: nvmet_rdma_repost_recv(); a receive that fails to post
- * is not retried, as before).  posted_send is set before the post: once posted, a SEND may
- * complete and its slot be taken again on the CQ's thread at once.  The
- * requests from the first one ib_post_send() did not post on get what a
+ * is not retried, as before).  A posted SEND may complete and its slot be
+ * taken again on the CQ's thread at once: a batch's CQ is this thread's
+ * (the turn's), so the walk of a failed post after it reads no slot taken
+ * again; a post at once is of one request.  The requests from the first one ib_post_send() did not post on get what a
  * failed post gives (nvmet_rdma_unposted()); the ones before were posted.
  */
 static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
@@ -1232,7 +1230,6 @@ static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
 				*rlink = &cmd->wr;
 				rlink = &cmd->wr.next;
 			}
-			rsp->posted_send = true;
 		}
 		chain_wr = nvmet_rdma_chain_end(rsp, &cqe);
 		if (unlikely(alone))
