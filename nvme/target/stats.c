@@ -262,6 +262,19 @@ static void nvmet_log_counters(FILE *f, const char *what,
 	fprintf(f, "\n");
 }
 
+/* A tmpfs namespace's lease (nvmet_json_backend()), one more log line. */
+static void nvmet_log_lease(FILE *f, const char *what, struct nvmet_ns *ns)
+{
+	u64 takes, breaks;
+
+	if (nvmet_ns_lease_counts(ns, &takes, &breaks))
+		return;
+	fprintf(f,
+		"rdmarw-nvmet: stats: %s: the %s serves, lease taken %" PRIu64
+		", broken %" PRIu64 "\n",
+		what, nvmet_ns_mapped(ns) ? "mapping" : "fd", takes, breaks);
+}
+
 /* What one pass over a subsystem gathers (its locks held). */
 struct nvmet_subsys_sum {
 	struct nvmet_io_stats total;
@@ -325,6 +338,25 @@ static void nvmet_json_ctrl(FILE *f, struct nvmet_ctrl *ctrl,
 	fprintf(f, " ] }");
 }
 
+/*
+ * What serves namespace @ns (@s->ns_lock held): its backend, and a tmpfs
+ * file's lease (backend.c): whether the mapping or the fd serves now, how
+ * often the lease was taken and broken.
+ */
+static void nvmet_json_backend(FILE *f, struct nvmet_ns *ns)
+{
+	u64 takes, breaks;
+
+	fprintf(f, ",\n          \"backend\": ");
+	nvmet_json_str(f, ns->ops->name);
+	if (nvmet_ns_lease_counts(ns, &takes, &breaks))
+		return;
+	fprintf(f,
+		",\n          \"lease\": { \"serves\": \"%s\", \"takes\": %" PRIu64
+		", \"breaks\": %" PRIu64 " }",
+		nvmet_ns_mapped(ns) ? "mapping" : "fd", takes, breaks);
+}
+
 static void nvmet_json_subsys(FILE *f, struct nvmet_subsys *s,
 			      struct nvmet_subsys_sum *sum, bool first)
 {
@@ -348,6 +380,7 @@ static void nvmet_json_subsys(FILE *f, struct nvmet_subsys *s,
 		fprintf(f, "%s\n        { \"nsid\": %u,\n", one ? "" : ",",
 			i + 1);
 		nvmet_json_counters(f, &sum->ns[i], "          ");
+		nvmet_json_backend(f, s->ns[i]);
 		fprintf(f, " }");
 		one = false;
 	}
@@ -422,6 +455,10 @@ static int nvmet_stats_render_log(struct nvmet_target *t, FILE *f)
 			snprintf(what, sizeof(what), "subsystem %s nsid %u",
 				 s->subsysnqn, i + 1);
 			nvmet_log_counters(f, what, &sum->ns[i]);
+			spin_lock(&s->ns_lock);
+			if (s->ns[i])
+				nvmet_log_lease(f, what, s->ns[i]);
+			spin_unlock(&s->ns_lock);
 		}
 		list_for_each_entry(ctrl, &s->ctrls, subsys_entry)
 		{

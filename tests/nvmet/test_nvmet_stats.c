@@ -173,6 +173,9 @@ static void test_stats_counts(void **state)
 	ns = find(sub, "namespaces", "nsid", 1);
 	assert_counters(ns,
 			&(struct expect){ 5, 10, 3, 0, 5 * 4096, 10 * 4096 });
+	assert_string_equal(nvmet_json_string(nvmet_json_get(ns, "backend")),
+			    "ram");
+	assert_null(nvmet_json_get(ns, "lease")); /* a tmpfs file's only */
 	assert_int_equal(err_of(ns, "lba_out_of_range"), 0);
 	ns = find(sub, "namespaces", "nsid", 2);
 	assert_counters(ns, &(struct expect){ 1, 4, 0, 0, 0, 4 * 512 });

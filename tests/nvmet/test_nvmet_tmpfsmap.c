@@ -42,6 +42,7 @@
  *   until the namespace closes.
  */
 #include "nvmet_env.h"
+#include "config.h"
 #include "nvmet_int.h"
 #include "nv_rq.h"
 
@@ -223,6 +224,53 @@ static void tm_counts(struct nvmet_ns *ns, u64 takes, u64 breaks)
 	assert_int_equal(nvmet_ns_lease_counts(ns, &t, &b), 0);
 	assert_int_equal(t, takes);
 	assert_int_equal(b, breaks);
+}
+
+/*
+ * The stats JSON's namespace 1 (nvmet_target_stats_json()): backend "file"
+ * and its lease as nvmet_ns_lease_counts() and nvmet_ns_mapped() say, or
+ * no "lease" when @serves is NULL.
+ */
+static void tm_stats_lease(struct nv_env *e, const char *serves, u64 takes,
+			   u64 breaks)
+{
+	const struct json *ns, *lease;
+	struct json *root;
+	char *text = NULL;
+	size_t len = 0;
+	u64 v;
+	FILE *f;
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(nvmet_target_stats_json(e->t, f), 0);
+	assert_int_equal(fclose(f), 0);
+	if (nvmet_json_parse(text, len, &root))
+		fail_msg("the stats do not parse:\n%s", text);
+	free(text);
+	ns = nvmet_json_at(
+		nvmet_json_get(
+			nvmet_json_at(nvmet_json_get(root, "subsystems"), 0),
+			"namespaces"),
+		0);
+	assert_int_equal(nvmet_json_u64(nvmet_json_get(ns, "nsid"), &v), 0);
+	assert_int_equal(v, 1);
+	assert_string_equal(nvmet_json_string(nvmet_json_get(ns, "backend")),
+			    "file");
+	lease = nvmet_json_get(ns, "lease");
+	if (!serves) {
+		assert_null(lease);
+		nvmet_json_free(root);
+		return;
+	}
+	assert_string_equal(nvmet_json_string(nvmet_json_get(lease, "serves")),
+			    serves);
+	assert_int_equal(nvmet_json_u64(nvmet_json_get(lease, "takes"), &v), 0);
+	assert_int_equal(v, takes);
+	assert_int_equal(nvmet_json_u64(nvmet_json_get(lease, "breaks"), &v),
+			 0);
+	assert_int_equal(v, breaks);
+	nvmet_json_free(root);
 }
 
 static int tm_teardown(void **state)
@@ -552,6 +600,8 @@ static void tm_fd_path(int fd)
 	tm_read(&e, 2, 0, TM_MAX_NLB, 1);
 	if (fd >= 0)
 		tm_pread_check(fd, 0, TM_MAX_NLB, 1);
+	else /* $RDMARW_NVMET_TMPFS_MAP=0: no watcher, no lease */
+		tm_stats_lease(&e, NULL, 0, 0);
 	nv_env_fini(&e);
 }
 
@@ -626,9 +676,11 @@ static void test_map_break_retake_break(void **state)
 	n = nv_ns(&e, 1);
 	assert_true(nvmet_ns_mapped(n));
 	tm_counts(n, 1, 0);
+	tm_stats_lease(&e, "mapping", 1, 0);
 	fd = tm_break(); /* no I/O command yet */
 	assert_false(nvmet_ns_mapped(n));
 	tm_counts(n, 1, 1);
+	tm_stats_lease(&e, "fd", 1, 1);
 	tm_write(&e, 1, 0, TM_MAX_NLB, 1); /* through the fd */
 	tm_pread_check(fd, 0, TM_MAX_NLB, 1);
 	tm_pwrite(fd, 256, TM_MAX_NLB, 2);
@@ -651,6 +703,7 @@ static void test_map_break_retake_break(void **state)
 	close(fd);
 	nv_wait_for(nvmet_ns_mapped(n));
 	tm_counts(n, 3, 2);
+	tm_stats_lease(&e, "mapping", 3, 2);
 	tm_read(&e, 2, 1024, TM_MAX_NLB, 4);
 	tm_read(&e, 1, 768, TM_MAX_NLB, 3);
 	tm_read(&e, 2, 2001, 8, 0);
