@@ -1201,8 +1201,9 @@ nvmet_rdma_post_failed(struct nvmet_rdma_queue *queue,
  * is not retried, as before).  A posted SEND may complete and its slot be
  * taken again on the CQ's thread at once: a batch's CQ is this thread's
  * (the turn's), so the walk of a failed post after it reads no slot taken
- * again; a post at once is of one request.  The requests from the first one ib_post_send() did not post on get what a
- * failed post gives (nvmet_rdma_unposted()); the ones before were posted.
+ * again; a post at once is of one request.  The requests from the first
+ * one ib_post_send() did not post on get what a failed post gives
+ * (nvmet_rdma_unposted()); the ones before were posted.
  */
 static void nvmet_rdma_post_list(struct nvmet_rdma_queue *queue,
 				 struct nvmet_rdma_rsp *head, bool alone)

@@ -119,8 +119,8 @@ static enum soft_fault req_remote_tail(struct soft_qp *qp,
  * loopback inline); the responder of the peer QP applies every rule of
  * its side and places SEND and WRITE data, and answers with packets to
  * this QP's completer, which places READ data into the sinks it checks
- * (a READ: in the responder's section; the requester holds none).  Each refusal stops the request where it is
- * found.  Return: the WQE's fault, or SOFT_F_RNR: the Send Queue waits for
+ * (a READ: in the responder's section; the requester holds none).  Each
+ * refusal stops the request where it is found.  Return: the WQE's fault, or SOFT_F_RNR: the Send Queue waits for
  * a receive.
  */
 soft_check_inline enum soft_fault req_remote(struct soft_qp *qp,
