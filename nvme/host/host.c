@@ -89,6 +89,10 @@ struct nvmeh_buf {
  * for that cid and the teardown's cancel changes that value first (a
  * compare-and-exchange) owns the response's reference; the other finds
  * the value changed and ends nothing.
+ *
+ * A slot whose chain a post refused at the SEND after its REG_MR is @held
+ * without a request, its one reference the REG_MR's, until that REG_MR's
+ * flush or the queue's teardown frees it (nvmeh_slot_refused()).
  */
 struct nvmeh_slot {
 	struct nvmeh_queue *q;

@@ -40,9 +40,8 @@ int __wrap_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 struct workqueue_struct *__real_alloc_workqueue(const char *fmt,
 						unsigned int flags,
 						int max_active, ...);
-struct workqueue_struct *__wrap_alloc_workqueue(const char *fmt,
-						unsigned int flags,
-						int max_active, ...)
+struct workqueue_struct *
+__wrap_alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 	__attribute__((format(printf, 1, 4)));
 bool __real_queue_work(struct workqueue_struct *wq, struct work_struct *work);
 bool __wrap_queue_work(struct workqueue_struct *wq, struct work_struct *work);
@@ -138,9 +137,8 @@ int __wrap_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 	return ret;
 }
 
-struct workqueue_struct *__wrap_alloc_workqueue(const char *fmt,
-						unsigned int flags,
-						int max_active, ...)
+struct workqueue_struct *
+__wrap_alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 {
 	struct workqueue_struct *wq;
 	char name[64];
