@@ -101,9 +101,6 @@ struct nvmeh_slot {
 	u8 gen;
 	bool busy; /* atomic: set under the queue's lock, cleared without */
 	u32 rsp; /* atomic: cid | NVMEH_RSP_* */
-	/* atomic: the request has ended but its refused chain's REG_MR is
-	 * queued: the slot keeps its MR (nvmeh_slot_refused()) */
-	bool held;
 	u64 deadline; /* ms (CLOCK_MONOTONIC) after which it has timed out */
 	atomic_t ref;
 	struct ib_mr *mr; /* atomic where a late response may read it */
@@ -111,6 +108,9 @@ struct nvmeh_slot {
 	 * cleared without it when the request ends) */
 	struct nvmeh_buf *buf;
 	bool mapped;
+	/* atomic: the request has ended but its refused chain's REG_MR is
+	 * queued: the slot keeps its MR (nvmeh_slot_refused()) */
+	bool held;
 	enum dma_data_direction dir;
 	struct scatterlist sg;
 	u8 *capsule;
