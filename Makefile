@@ -68,6 +68,7 @@ TSAN_TESTS += test_nvmet_threads test_nvmet_smoke test_nvmet_integrity test_nvme
 TSAN_TESTS += test_nvmet_admission test_nvmet_reload test_nvmet_stats test_nvmet_auth_expiry
 TSAN_TESTS += test_nvmet_poll test_nvmet_poll_async test_nvmet_backend test_nvmet_backend_zcopy
 TSAN_TESTS += test_nvmet_tmpfsmap test_nvmet_claim test_nvmet_host_deadline test_nvmet_host_plug
+TSAN_TESTS += test_nvmet_host_postfail
 TSAN_TESTS += test_soft_mt test_soft_brlock test_core_dma test_lifecycle_threads test_soft_zcopy test_soft_tcp test_soft_tcp_inline test_cm_mpa
 # Programs whose CTest names differ from their target names.
 TSAN_EXTRA_TARGETS = krping krping_test

@@ -89,6 +89,10 @@ struct nvmeh_buf {
  * for that cid and the teardown's cancel changes that value first (a
  * compare-and-exchange) owns the response's reference; the other finds
  * the value changed and ends nothing.
+ *
+ * A slot whose chain a post refused at the SEND after its REG_MR is @held
+ * without a request, its one reference the REG_MR's, until that REG_MR's
+ * flush or the queue's teardown frees it (nvmeh_slot_refused()).
  */
 struct nvmeh_slot {
 	struct nvmeh_queue *q;
@@ -104,6 +108,9 @@ struct nvmeh_slot {
 	 * cleared without it when the request ends) */
 	struct nvmeh_buf *buf;
 	bool mapped;
+	/* atomic: the request has ended but its refused chain's REG_MR is
+	 * queued: the slot keeps its MR (nvmeh_slot_refused()) */
+	bool held;
 	enum dma_data_direction dir;
 	struct scatterlist sg;
 	u8 *capsule;
@@ -398,7 +405,25 @@ static void nvmeh_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	nvmeh_slot_put(slot);
 }
 
-/* Unsignaled: called only when the registration failed. */
+/*
+ * Free a held slot (nvmeh_slot_refused()) once: its request has ended, its
+ * REG_MR is done (flushed, or drained).  Its one reference decides between
+ * the REG_MR's completion and the queue's teardown.
+ */
+static void nvmeh_slot_unhold(struct nvmeh_slot *slot)
+{
+	if (atomic_xchg(&slot->ref, 0) <= 0)
+		return;
+	nvmeh_unmap_slot(slot->q, slot);
+	__atomic_store_n(&slot->held, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->busy, false, __ATOMIC_RELEASE);
+}
+
+/*
+ * Unsignaled: called only when the registration failed or flushed.  A held
+ * slot's REG_MR (a chain refused at its SEND) gives the slot's MR back
+ * here: nothing of the chain is queued any more.
+ */
 static void nvmeh_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct nvmeh_slot *slot =
@@ -406,6 +431,9 @@ static void nvmeh_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	(void)cq;
 	nvmeh_wr_error(slot->q, wc);
+	/* acquire: the hold's stores (nvmeh_slot_refused()) */
+	if (__atomic_load_n(&slot->held, __ATOMIC_ACQUIRE))
+		nvmeh_slot_unhold(slot);
 }
 
 static void nvmeh_inv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -569,7 +597,9 @@ static int nvmeh_cm_wait(struct nvmeh_queue *q, enum rdma_cm_event_type want)
  * the drains make sure) ends there, with -ECONNABORTED.  If a drain
  * failed (it ran out of time: completions not processed yet), a request
  * may still hold other references: it ends here too, once; its
- * completions, when they come, end nothing.
+ * completions, when they come, end nothing.  A slot held for the REG_MR
+ * of a refused chain (nvmeh_slot_refused()) has no request: it is freed,
+ * its MR given back.
  */
 static void nvmeh_cancel_slots(struct nvmeh_queue *q, bool drained)
 {
@@ -598,10 +628,70 @@ static void nvmeh_cancel_slots(struct nvmeh_queue *q, bool drained)
 		mutex_unlock(&q->lock);
 		if (!busy)
 			continue;
+		/* a held slot whose REG_MR ran (unsignaled: no completion)
+		 * is freed by the drain, which ran everything queued */
+		if (__atomic_load_n(&slot->held, __ATOMIC_ACQUIRE)) {
+			nvmeh_slot_unhold(slot);
+			continue;
+		}
 		/* a drain that succeeded leaves none */
 		WARN_ON_ONCE(drained);
 		nvmeh_slot_abort(slot);
 	}
+}
+
+/* ---- a refused post ---------------------------------------------------- */
+
+/*
+ * Move @q's QP to ERR after a post that queued part of a chain, so that
+ * the queued part flushes (rdma_rw_ctx_post()'s rule); allowed beside other
+ * posts, as rdma_disconnect() does it.
+ */
+static void nvmeh_qp_stop(struct nvmeh_queue *q)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	WARN_ON_ONCE(ib_modify_qp(q->qp, &attr, IB_QP_STATE));
+}
+
+/**
+ * nvmeh_slot_refused() - what a slot whose chain a post refused keeps
+ * @q: the slot's queue (its lock held)
+ * @slot: a submitted slot whose SEND the post did not queue
+ * @first: the slot's chain's first WR (its REG_MR, or its SEND)
+ * @bad: the WR the post refused (ib_post_send()'s @bad_wr; NULL: unknown)
+ *
+ * The one rule for both post sites (nvmeh_submit(), nvmeh_plug_flush()).
+ * No response can come: the slot stops waiting for one and has no request
+ * any more (the caller ends it with the post's error: the target never saw
+ * it).  Refused at the chain's first WR (or before it, in a plug), nothing
+ * of it is queued: the slot gives back its mapping and MR and is free.
+ * Refused at the SEND after the slot's REG_MR was accepted, the chain
+ * stopped part-way: the REG_MR is queued and will run or flush, and an MR
+ * given back now could be registered again by another command while it is.
+ * So the slot stays taken with its MR and one reference, the QP goes to
+ * ERR (what is queued flushes) and the controller starts error recovery;
+ * the REG_MR's flush completion (nvmeh_reg_done()) or the queue's teardown
+ * after its drain (nvmeh_cancel_slots()) frees the slot.  The kernel's
+ * nvme_rdma_queue_rq() unmaps at once; see docs/deviations.md.
+ */
+static void nvmeh_slot_refused(struct nvmeh_queue *q, struct nvmeh_slot *slot,
+			       const struct ib_send_wr *first,
+			       const struct ib_send_wr *bad)
+{
+	__atomic_store_n(&slot->rsp, slot->rq->cid, __ATOMIC_RELAXED);
+	slot->rq = NULL;
+	if (first == &slot->send_wr || (bad && bad != &slot->send_wr)) {
+		atomic_set(&slot->ref, 0);
+		nvmeh_unmap_failed(q, slot);
+		__atomic_store_n(&slot->busy, false, __ATOMIC_RELEASE);
+		return;
+	}
+	atomic_set(&slot->ref, 1);
+	/* release: a completion that reads it frees the slot (rq NULL) */
+	__atomic_store_n(&slot->held, true, __ATOMIC_RELEASE);
+	nvmeh_qp_stop(q);
+	nvmeh_error_recovery(q->ctrl);
 }
 
 /* ---- a pass's plug: one post per pass ---------------------------------- */
@@ -652,32 +742,28 @@ static bool nvmeh_slot_has_wr(const struct nvmeh_slot *slot,
 
 /*
  * A request the plug could not send: as nvme_host_path_error() ends one
- * whose queue_rq() failed to post, with the post's error; no response can
- * come for it, no reference is left.
+ * whose queue_rq() failed to post, with the post's error (its slot is
+ * nvmeh_slot_refused()'s already).
  */
-static void nvmeh_slot_unsent(struct nvmeh_queue *q, struct nvmeh_slot *slot,
-			      int err)
+static void nvmeh_rq_unsent(struct nvmeh_request *rq, int err)
 {
-	struct nvmeh_request *rq = slot->rq;
-
-	atomic_set(&slot->ref, 0);
-	__atomic_store_n(&slot->rsp, rq->cid, __ATOMIC_RELAXED);
-	nvmeh_unmap_failed(q, slot);
 	rq->error = err;
 	rq->status = NVME_SC_HOST_PATH_ERROR;
 	rq->result = 0;
-	nvmeh_slot_release(slot, rq);
+	rq->done(rq);
 }
 
 /*
  * End the pass's plug: post its chain.  The slots wholly before the WR the
- * post refused were sent; that WR's slot and every later one were not, and
- * end with the error (their @done may submit again: not plugged any more).
+ * post refused were sent; that WR's slot and every later one were not
+ * (nvmeh_slot_refused() says what each keeps), and end with the error
+ * (their @done may submit again: not plugged any more).
  */
 static void nvmeh_plug_flush(struct nvmeh_queue *q)
 {
 	struct nvmeh_slot *head = q->plug_head, *slot, *next;
 	const struct ib_send_wr *bad = NULL;
+	struct nvmeh_request *rq;
 	int ret;
 
 	__atomic_store_n(&q->plug_owner, (pthread_t)0, __ATOMIC_RELAXED);
@@ -694,9 +780,17 @@ static void nvmeh_plug_flush(struct nvmeh_queue *q)
 		slot = slot->plug_next;
 	if (WARN_ON_ONCE(!slot))
 		slot = head; /* a refused WR that is none of the chain's */
+	/*
+	 * The slots are this pass's until freed: the teardown waits for the
+	 * pass (poll_lock, the poller's stop), and no one else polls the CQ.
+	 */
 	for (; slot; slot = next) {
 		next = slot->plug_next;
-		nvmeh_slot_unsent(q, slot, ret);
+		rq = slot->rq;
+		mutex_lock(&q->lock);
+		nvmeh_slot_refused(q, slot, slot->first, bad);
+		mutex_unlock(&q->lock);
+		nvmeh_rq_unsent(rq, ret);
 	}
 }
 
@@ -1470,12 +1564,8 @@ int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		goto out;
 	}
 	ret = ib_post_send(q->qp, first, &bad);
-	if (ret) {
-		__atomic_store_n(&slot->rsp, rq->cid, __ATOMIC_RELAXED);
-		__atomic_store_n(&slot->busy, false, __ATOMIC_RELAXED);
-		slot->rq = NULL;
-		nvmeh_unmap_failed(q, slot);
-	}
+	if (ret)
+		nvmeh_slot_refused(q, slot, first, bad);
 out:
 	mutex_unlock(&q->lock);
 	return ret;

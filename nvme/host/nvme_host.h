@@ -301,7 +301,9 @@ void nvmeh_ctrl_destroy(struct nvmeh_ctrl *ctrl);
  * controller or one being deregistered, no data or data not wholly inside
  * @buf, @buf with %NVMEH_RQ_RAW; -ENOTCONN while the controller is not
  * live; -EBUSY when every slot of the queue is taken; a DMA-mapping, MR or
- * post error.
+ * post error.  A post refused at the command's SEND after its REG_MR was
+ * queued also moves the queue's QP to ERR and starts error recovery (the
+ * MR stays taken until the REG_MR has flushed); the command was not sent.
  */
 int nvmeh_submit(struct nvmeh_ctrl *ctrl, unsigned int qid,
 		 struct nvmeh_request *rq);
