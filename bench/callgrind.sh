@@ -12,7 +12,8 @@
 # By default rdmarw-perf's run_ios(): PERF_ARGS (default "--quiet -s 64
 # --dir write": long options, which binaries before and after the
 # perftest letters both take), N1 (20000) and N2 (40000) choose the shape.
-# TOGGLE (default run_ios) names the function counted and COUNT (default
+# TOGGLE (default run_ios) names the functions counted (space separated)
+# and COUNT (default
 # -n) the option that takes the I/O count; for bench-nvmet:
 #
 #   TOGGLE=nvmet_rdma_pg_thread COUNT=--ios N1=20000 N2=120000 \
@@ -42,8 +43,12 @@ trap 'rm -rf "$tmp"' EXIT
 # "IR IOS": the "summary:" line of a callgrind output file is the total
 # Ir; the I/Os are the JSON's "ios" if the binary printed one, else N.
 ir() {
-	# shellcheck disable=SC2086 # PERF_ARGS is a list of words
-	valgrind --tool=callgrind --toggle-collect="$TOGGLE" \
+	tg=
+	for f in $TOGGLE; do
+		tg="$tg --toggle-collect=$f"
+	done
+	# shellcheck disable=SC2086 # PERF_ARGS and $tg are lists of words
+	valgrind --tool=callgrind $tg \
 		--callgrind-out-file="$tmp/out" "$1" $PERF_ARGS $COUNT "$2" \
 		>"$tmp/stdout" 2>/dev/null
 	n=$(sed -n 's/.*"ios":\([0-9]*\).*/\1/p' "$tmp/stdout" | head -n 1)
