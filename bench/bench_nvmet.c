@@ -18,7 +18,7 @@
  *               [--perf PATH | --no-perf] [--poll] [--poll-groups N]
  *               [--poll-target] [--poll-host] [--poll-busy]
  *               [--one-thread] [--size BYTES] [--ns-mib MIB] [--prefill]
- *               [--queue-regions] [--host-registered]
+ *               [--queue-regions] [--host-registered] [--ios N]
  *
  * --poll: the I/O queues are polled on both sides: the target's by poll
  * groups (as many as queues unless --poll-groups says), the host's each by
@@ -46,6 +46,20 @@
  * it: no fast registration before the capsule, no invalidation after the
  * response.  Off by default: the kernel host's registration per command
  * is what the wire looks like from the kernel.
+ *
+ * --ios N: each size's run ends after N I/Os in total (all queues
+ * together), or at --duration if that comes first (--ios alone: 600 s at
+ * most; rdmarw-perf and memcpy beside it then run 1 s).  A slot issues an
+ * I/O only with one of the N tickets, so exactly N complete unless the
+ * duration ends the run first, and the work counted does not depend on
+ * how fast the machine ran: instructions counted over two such runs
+ * (bench/README.md, "Instructions per I/O with --ios") differ by the
+ * cost of the I/Os between the two counts.
+ *
+ * $RDMARW_NVMET_BENCH_FILE_BUFFERED=1, with $RDMARW_NVMET_BENCH_FILE_DIR
+ * (nvme/target/backend.c: the namespace an unnamed file in that
+ * directory): the file's namespace is buffered (the kernel's buffered_io,
+ * rdmarw-nvmet's --buffered: never O_DIRECT), through the page cache.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -84,6 +98,8 @@ struct bench_opts {
 	bool prefill; /* write every block before the figures */
 	bool queue_regions; /* a slice of the namespace per queue */
 	bool host_registered; /* data buffers registered once (nvmeh_buf_reg) */
+	bool duration_set; /* -D given */
+	u64 max_ios; /* --ios: I/Os per size, all queues (0: no bound) */
 };
 
 /* --one-thread: the host queues a target poll group polls. */
@@ -153,6 +169,8 @@ struct bench_run {
 	unsigned int queues; /* --queue-regions: slices, else 1 */
 	bool write;
 	volatile bool stop;
+	u64 max_ios; /* --ios: tickets to issue (0: no bound) */
+	u64 tickets; /* taken so far (atomic) */
 	pthread_mutex_t m;
 	pthread_cond_t cv;
 	unsigned int active;
@@ -176,6 +194,13 @@ static u64 xrand(u64 *x)
 }
 
 static void slot_done(struct nvmeh_request *rq);
+
+/* --ios: whether @r lets one more I/O be issued (a ticket taken). */
+static bool run_ticket(struct bench_run *r)
+{
+	return !r->max_ios || __atomic_fetch_add(&r->tickets, 1,
+						 __ATOMIC_RELAXED) < r->max_ios;
+}
 
 static int slot_issue(struct bench_slot *s)
 {
@@ -224,7 +249,8 @@ static void slot_done(struct nvmeh_request *rq)
 		return;
 	}
 	s->ios++;
-	if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED) || slot_issue(s))
+	if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED) || !run_ticket(r) ||
+	    slot_issue(s))
 		slot_end(r, false);
 }
 
@@ -241,9 +267,14 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 	const struct nvmeh_info *info = nvmeh_ctrl_info(c);
 	unsigned int n = o->queues * o->depth, issue, i;
 	struct bench_slot *slots = aligned_alloc(64, n * sizeof(*slots));
-	struct bench_run r = { .c = c, .bs = bs, .write = o->write };
-	struct timespec tick = { 0, 1000 * 1000 };
-	double t0, c0, end;
+	struct bench_run r = {
+		.c = c, .bs = bs, .write = o->write, .max_ios = o->max_ios
+	};
+	/* --ios alone: bounded by the longest duration -D takes */
+	double limit = o->max_ios && !o->duration_set ? 600 : o->duration;
+	struct timespec end;
+	pthread_condattr_t ca;
+	double t0, c0;
 
 	if (!slots)
 		return -ENOMEM;
@@ -258,7 +289,11 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 		return -EINVAL;
 	}
 	pthread_mutex_init(&r.m, NULL);
-	pthread_cond_init(&r.cv, NULL);
+	/* the wait below is bounded on the monotonic clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r.cv, &ca);
+	pthread_condattr_destroy(&ca);
 	for (i = 0; i < n; i++) {
 		slots[i].run = &r;
 		slots[i].qid = 1 + i % o->queues;
@@ -287,14 +322,28 @@ static int bench_case(struct nvmeh_ctrl *c, const struct bench_opts *o, u32 bs,
 	t0 = now_s(CLOCK_MONOTONIC);
 	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
 	r.active = issue;
-	for (i = 0; i < issue; i++)
-		if (slot_issue(&slots[i]))
+	for (i = 0; i < issue; i++) {
+		if (!run_ticket(&r))
+			slot_end(&r, false); /* --ios below the slots */
+		else if (slot_issue(&slots[i]))
 			slot_end(&r, true);
-	end = t0 + (issue ? o->duration : 0);
-	while (now_s(CLOCK_MONOTONIC) < end)
-		nanosleep(&tick, NULL);
-	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	}
+	/*
+	 * Until the duration ends, or every slot has ended (--ios: the
+	 * tickets are gone; an error); each slot's end wakes this wait.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)limit;
+	end.tv_nsec += (long)((limit - (double)(time_t)limit) * 1e9);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
 	pthread_mutex_lock(&r.m);
+	while (r.active &&
+	       pthread_cond_timedwait(&r.cv, &r.m, &end) != ETIMEDOUT)
+		;
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
 	while (r.active)
 		pthread_cond_wait(&r.cv, &r.m);
 	pthread_mutex_unlock(&r.m);
@@ -453,7 +502,7 @@ static void usage(FILE *f)
 		   "[--one-thread]\n"
 		   "                   [--size 4096|131072] [--ns-mib MIB] "
 		   "[--prefill] [--queue-regions]\n"
-		   "                   [--host-registered]\n");
+		   "                   [--host-registered] [--ios N]\n");
 }
 
 /*
@@ -499,8 +548,10 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "prefill", 0, NULL, 'f' },
 		{ "queue-regions", 0, NULL, 'r' },
 		{ "host-registered", 0, NULL, 'R' },
+		{ "ios", 1, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
+	unsigned int ios;
 	bool poll = false;
 	char *end;
 	int c;
@@ -522,6 +573,12 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			o->duration = strtod(optarg, &end);
 			if (*end || !(o->duration > 0) || o->duration > 600)
 				goto bad;
+			o->duration_set = true;
+			break;
+		case 'n':
+			if (!parse_uint(optarg, 1, UINT_MAX, &ios))
+				goto bad;
+			o->max_ios = ios;
 			break;
 		case 'w':
 			o->write = true;
@@ -618,6 +675,7 @@ int main(int argc, char **argv)
 	struct nvmeh_ctrl *c;
 	struct bench_hook hooks[16];
 	char self[PATH_MAX], perf[PATH_MAX + 32];
+	const char *bufd;
 	unsigned int i;
 	int ret = 0;
 
@@ -661,6 +719,8 @@ int main(int argc, char **argv)
 	to.nr_hosts = 1;
 	to.poll_groups = o.poll_groups;
 	to.poll_busy = o.poll_busy;
+	bufd = getenv("RDMARW_NVMET_BENCH_FILE_BUFFERED");
+	to.ns[0].buffered = bufd && !strcmp(bufd, "1");
 	t = nvmet_target_create(&to);
 	if (IS_ERR_OR_NULL(t)) {
 		fprintf(stderr, "bench-nvmet: target: %ld\n", PTR_ERR(t));
