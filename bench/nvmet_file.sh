@@ -12,8 +12,8 @@
 # ($RDMARW_NVMET_BENCH_FILE_BUFFERED=1, the kernel's buffered_io: through
 # the page cache, which the writing leaves warm) where the other
 # disk-uring phases are O_DIRECT when the file system takes it;
-# "disk-uring-buffered-ring" the same with $RDMARW_NVMET_URING_READ_RING=1
-# (a batch's cached Reads through the ring, not a preadv2 each).
+# "disk-uring-buffered-pread" the same with $RDMARW_NVMET_URING_READ_RING=0
+# (a batch's cached Reads by a preadv2 each, not through the ring).
 # The RAM namespace runs twice: "ram" as the target runs it (reads sent
 # from the namespace without a copy) and "ram-copy" with
 # $RDMARW_NVMET_ZCOPY=0 (every read copied into a page of the queue's
@@ -73,10 +73,10 @@ while [ "$i" -lt "$rounds" ]; do
 	run disk-uring-buffered RDMARW_NVMET_BENCH_FILE_DIR="$dir" \
 		RDMARW_NVMET_BENCH_FILE_ALLOC=written \
 		RDMARW_NVMET_BENCH_FILE_BUFFERED=1
-	run disk-uring-buffered-ring RDMARW_NVMET_BENCH_FILE_DIR="$dir" \
+	run disk-uring-buffered-pread RDMARW_NVMET_BENCH_FILE_DIR="$dir" \
 		RDMARW_NVMET_BENCH_FILE_ALLOC=written \
 		RDMARW_NVMET_BENCH_FILE_BUFFERED=1 \
-		RDMARW_NVMET_URING_READ_RING=1
+		RDMARW_NVMET_URING_READ_RING=0
 	run disk-sync RDMARW_NVMET_BENCH_FILE_DIR="$dir" \
 		RDMARW_NVMET_NO_URING=1
 	i=$((i + 1))

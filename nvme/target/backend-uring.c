@@ -41,12 +41,13 @@
  *
  * Inside a batch (a plug of the thread's, nvmet_plug_start()) the SQEs
  * are only queued, and nvmet_uring_unplug() submits them when the batch
- * ends: one io_uring_enter() per batch and ring.  Buffered, what is
- * cached is read on the submitter's thread first (RWF_NOWAIT: a system
- * call per Read; $RDMARW_NVMET_URING_READ_RING=1 sends a batch's Reads to
- * the ring instead, which reads what is cached inside the batch's
- * io_uring_enter()); on tmpfs every Read and Write is (io_uring would
- * punt each one to io-wq).
+ * ends: one io_uring_enter() per batch and ring.  Buffered, a Read in a
+ * batch on the thread's own ring goes to the ring too: the kernel reads
+ * what is cached inside the batch's io_uring_enter() (IOCB_NOWAIT); a
+ * Read outside a batch (or with $RDMARW_NVMET_URING_READ_RING=0) is read
+ * on the submitter's thread first (preadv2(RWF_NOWAIT): a system call per
+ * Read) and only what is not cached goes to the ring; on tmpfs every Read
+ * and Write is done there (io_uring would punt each one to io-wq).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -845,11 +846,11 @@ static bool nvmet_uring_inline(struct nvmet_uring_ring *r,
 	    (u->inl == NVMET_URING_INLINE_NOWAIT && io->op != NVMET_IO_READ))
 		return false;
 	/*
-	 * $RDMARW_NVMET_URING_READ_RING=1: in a batch on this thread's own
-	 * ring, a Read goes to the ring too: the kernel reads what is cached
-	 * inside the batch's one io_uring_enter() (IOCB_NOWAIT), where
-	 * preadv2() here is a system call per Read (bench/README.md, "ext4
-	 * buffered through io_uring").
+	 * In a batch on this thread's own ring, a Read goes to the ring too:
+	 * the kernel reads what is cached inside the batch's one
+	 * io_uring_enter() (IOCB_NOWAIT), where preadv2() here is a system
+	 * call per Read (bench/README.md, "ext4 buffered through io_uring":
+	 * fewer wake-ups of CQ threads, the same CPU polled).
 	 */
 	if (u->read_ring && nvmet_uring_ring_mine(ns) == r &&
 	    nvmet_plug_defer(ns))
@@ -1169,9 +1170,9 @@ static bool nvmet_uring_ring_drain(struct nvmet_uring_ring *r)
  * bounds the threads that get a ring of their own (tests);
  * $RDMARW_NVMET_URING_QUIET=0 leaves the eventfd on while a submitter
  * reaps (the reaper then wakes for those completions too: benchmarks);
- * $RDMARW_NVMET_URING_READ_RING=1 makes a buffered ring's Reads inside a
- * batch go through the ring rather than preadv2(RWF_NOWAIT) each
- * (benchmarks: bench/nvmet_file.sh's disk-uring-buffered-ring).
+ * $RDMARW_NVMET_URING_READ_RING=0 makes a buffered ring's Reads inside a
+ * batch go through preadv2(RWF_NOWAIT) each first, as outside a batch
+ * (tests, benchmarks: bench/nvmet_file.sh's disk-uring-buffered-pread).
  */
 int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 {
@@ -1200,10 +1201,11 @@ int nvmet_uring_open(struct nvmet_ns *ns, const struct nvmet_ns_opts *o)
 	u->dfd = nvmet_uring_open_direct(ns, o, u);
 	if (u->dfd < 0)
 		u->inl = nvmet_uring_probe_inline(ns->fd);
-	/* benchmarks: 1 sends a batch's cached Reads through the ring */
+	/* tests, benchmarks: 0 reads a batch's cached Reads with preadv2() */
 	u->read_ring =
 		u->inl == NVMET_URING_INLINE_NOWAIT &&
-		nvmet_uring_env("RDMARW_NVMET_URING_READ_RING", 0, 1, &n) && n;
+		(!nvmet_uring_env("RDMARW_NVMET_URING_READ_RING", 0, 1, &n) ||
+		 n);
 	pthread_mutex_init(&u->lock, NULL);
 	ns->uring = u;
 	pthread_mutex_lock(&s->life);
