@@ -5,7 +5,9 @@
  * RDMA WRITEs and receives on the same QP and another polls (and arms) its
  * CQ, on the software device, profiles rxe, mlx5 and siw, inline and
  * threaded.  In half the rounds a further thread moves the QP RTS <-> SQD
- * meanwhile, which the move to ERR must win.
+ * and changes its access flags (RTS -> RTS) meanwhile, in the other half a
+ * second thread moves it to ERR too: ERR must stay, both moves to ERR
+ * succeed, the toggler fails only with -EINVAL once ERR is there.
  *
  * Each round, for every work request:
  * - the post is accepted (the software device refuses none for the race:
@@ -77,8 +79,8 @@ struct race {
 	long recv_ok; /* a receive of qp[0] completing other than flushed */
 	long notify_bad;
 	int last_seq[SENDERS];
-	/* set by the modifier and toggler */
-	int modify_ret;
+	/* set by the modifiers and the toggler */
+	int modify_ret[2];
 	long toggles;
 	long toggle_bad;
 	long toggle_refused_in_err;
@@ -292,11 +294,17 @@ static void *poller_main(void *arg)
 	return NULL;
 }
 
+struct modifier {
+	struct race *r;
+	int idx;
+};
+
 static void *modifier_main(void *arg)
 {
-	struct race *r = arg;
+	struct modifier *m = arg;
+	struct race *r = m->r;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	u64 rng = r->seed * 15485863 + 5;
+	u64 rng = r->seed * 15485863 + 5 + (u64)m->idx;
 	/* Mostly while the posters run; now and then before or after. */
 	int at = (int)(soft_env_rand(&rng) % (ATTEMPTS * 5 / 4 + 1)) -
 		 ATTEMPTS / 8;
@@ -310,7 +318,8 @@ static void *modifier_main(void *arg)
 		sched_yield();
 	while (spins--) /* a little further, without leaving the CPU */
 		(void)ld(&r->done_attempts);
-	r->modify_ret = ib_modify_qp(r->p->env.qp[0], &attr, IB_QP_STATE);
+	r->modify_ret[m->idx] =
+		ib_modify_qp(r->p->env.qp[0], &attr, IB_QP_STATE);
 	return NULL;
 }
 
@@ -320,16 +329,23 @@ static void *toggler_main(void *arg)
 	struct race *r = arg;
 	struct ib_qp *qp = r->p->env.qp[0];
 	struct ib_qp_attr attr = { 0 };
+	int i = 0;
 
 	wait_go(r);
 	while (!ld(&r->stop_toggle)) {
 		enum ib_qp_state s = soft_env_state(qp);
-		int ret;
+		int mask = IB_QP_STATE, ret;
 
 		if (s == IB_QPS_ERR)
 			break;
 		attr.qp_state = s == IB_QPS_RTS ? IB_QPS_SQD : IB_QPS_RTS;
-		ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
+		/* Every third turn in RTS: an attribute change, RTS -> RTS. */
+		if (s == IB_QPS_RTS && ++i % 3 == 0) {
+			attr.qp_state = IB_QPS_RTS;
+			attr.qp_access_flags = SOFT_PAIR_ACCESS;
+			mask |= IB_QP_ACCESS_FLAGS;
+		}
+		ret = ib_modify_qp(qp, &attr, mask);
 		if (!ret)
 			r->toggles++;
 		else if (ret == -EINVAL && soft_env_state(qp) == IB_QPS_ERR)
@@ -385,7 +401,8 @@ static void check_round(struct race *r)
 	u8 want[SLOT];
 	int i;
 
-	assert_int_equal(r->modify_ret, 0);
+	assert_int_equal(r->modify_ret[0], 0);
+	assert_int_equal(r->modify_ret[1], 0);
 	assert_int_equal(r->gave_up, 0);
 	/* The software device takes every post that races the move. */
 	if (r->refused)
@@ -432,7 +449,8 @@ static void race_round(struct soft_pair *p, u64 seed, bool toggle)
 {
 	struct race *r = calloc(1, sizeof(*r));
 	struct sender s[SENDERS];
-	pthread_t ts[SENDERS], trecv, tpoll, tmod, ttog;
+	struct modifier m[2];
+	pthread_t ts[SENDERS], trecv, tpoll, tmod[2], ttog;
 	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
 	int i;
 
@@ -444,7 +462,14 @@ static void race_round(struct soft_pair *p, u64 seed, bool toggle)
 	memset(p->buf[1], 0, p->len);
 	post_peer_recvs(r);
 	assert_int_equal(pthread_create(&tpoll, NULL, poller_main, r), 0);
-	assert_int_equal(pthread_create(&tmod, NULL, modifier_main, r), 0);
+	/* One other ib_modify_qp() beside the move to ERR: the toggler's,
+	 * or a second move to ERR. */
+	for (i = 0; i < (toggle ? 1 : 2); i++) {
+		m[i] = (struct modifier){ .r = r, .idx = i };
+		assert_int_equal(
+			pthread_create(&tmod[i], NULL, modifier_main, &m[i]),
+			0);
+	}
 	if (toggle)
 		assert_int_equal(pthread_create(&ttog, NULL, toggler_main, r),
 				 0);
@@ -458,7 +483,8 @@ static void race_round(struct soft_pair *p, u64 seed, bool toggle)
 	for (i = 0; i < SENDERS; i++)
 		assert_int_equal(pthread_join(ts[i], NULL), 0);
 	assert_int_equal(pthread_join(trecv, NULL), 0);
-	assert_int_equal(pthread_join(tmod, NULL), 0);
+	for (i = 0; i < (toggle ? 1 : 2); i++)
+		assert_int_equal(pthread_join(tmod[i], NULL), 0);
 	/* Every accepted WR completes: the poller takes them all. */
 	while (ld(&r->polled_n) < ld(&r->accepted_n) && !past(&r->deadline))
 		sched_yield();
