@@ -62,7 +62,7 @@ test-valgrind: build
 
 # The threaded tests built with clang -fsanitize=thread.
 TSAN_TESTS = test_soft_threaded test_rw_threads test_soak test_fault_soft test_soft_stats test_soft_queues test_soft_sig_bounce test_rw_teardown test_cm_threads test_cm_state test_cm_conn test_cm_rw test_compat_sync test_compat_workqueue
-TSAN_TESTS += test_core_qp_state test_core_lifetime test_core_client
+TSAN_TESTS += test_core_qp_state test_core_qp_race test_core_lifetime test_core_client
 TSAN_TESTS += test_core_cq_pool test_core_srq test_cm_ord
 TSAN_TESTS += test_nvmet_threads test_nvmet_smoke test_nvmet_integrity test_nvmet_host_slots
 TSAN_TESTS += test_nvmet_admission test_nvmet_reload test_nvmet_stats test_nvmet_auth_expiry

@@ -8,13 +8,17 @@
  * Errors: int functions return 0 or a negative errno; constructors return an
  * object or ERR_PTR(-errno), never NULL.
  *
- * Thread safety, as in the kernel: ib_post_send(), ib_post_recv(),
- * ib_poll_cq() and ib_process_cq_direct() may be called from several threads
- * at once on the same QP or CQ (each object serialises itself).  Creating and
- * destroying objects, and ib_modify_qp(), must not race with other calls on
- * the same object.  ib_mr_pool_get()/ib_mr_pool_put() are serialised by the
- * QP's mr_lock.  An MR's state (register/invalidate) is changed by work
- * requests, never concurrently with ib_map_mr_sg() on the same MR.
+ * Thread safety: ib_post_send(), ib_post_recv(), ib_poll_cq(),
+ * ib_req_notify_cq() and ib_process_cq_direct() may be called from several
+ * threads at once on the same QP or CQ (each object serialises itself).
+ * ib_modify_qp() to IB_QPS_ERR may run beside all of them and beside one
+ * other ib_modify_qp() of the QP, as the kernel's ULPs do (a CM handler's
+ * disconnect, a failed post's error path); the rule for the other moves
+ * and what a racing post sees are under ib_modify_qp().  Creating and
+ * destroying an object must not race with other calls on it.
+ * ib_mr_pool_get()/ib_mr_pool_put() are serialised by the QP's mr_lock.
+ * An MR's state (register/invalidate) is changed by work requests, never
+ * concurrently with ib_map_mr_sg() on the same MR.
  */
 #ifndef RDMARW_IB_VERBS_H
 #define RDMARW_IB_VERBS_H
@@ -1172,6 +1176,35 @@ int ib_destroy_qp(struct ib_qp *qp);
  * Moving to ERR flushes outstanding work requests.  When the device moves
  * the QP to ERR during the call (a failed work request), a move to other
  * than RESET or ERR fails and the QP stays ERR.
+ *
+ * Concurrency.  A move to ERR may run while other threads post to the QP
+ * and poll or arm its CQs, and beside one other ib_modify_qp() of the QP
+ * (another move to ERR, an RTS↔SQD move or an attribute change): ERR
+ * stays, the other call fails with -EINVAL when it finds ERR (an attribute
+ * change that ERR overtakes has no effect).  RTS↔SQD and attribute
+ * changes in RTS or SQD may also run beside posts and polls.  The caller
+ * serialises everything else: the set-up moves (RESET→INIT→RTR→RTS) and a
+ * move to RESET run with nothing else on the QP (no post, no poll that may
+ * return its completions, no other ib_modify_qp()), two moves other than
+ * to ERR never overlap, and ib_destroy_qp() races nothing.  (The kernel's
+ * rxe and siw serialise their modify and their posts with the QP's
+ * state_lock; siw refuses a post that meets the move half-way with
+ * -ENOTCONN.)
+ *
+ * A work request posted while the QP moves to ERR either executes
+ * (posted before the move reached the queue) or completes with
+ * IB_WC_WR_FLUSH_ERR; each completes exactly once, the Send Queue in
+ * posting order, none successfully after a flushed one.  The software
+ * device accepts such a post (0), it refuses none because of the race;
+ * only its usual answers remain (-ENOMEM for a full queue, whose flushed
+ * slots free as they are polled; -EINVAL for a bad WR; -ENOTCONN on a TCP
+ * device's QP in SQD).  On the libibverbs path a post that finds ERR is
+ * flushed by rdmarw itself (no provider call); one that read the state
+ * before the core committed ERR (after the provider's own move) reaches the
+ * provider, and rdmarw relies on it to complete the WR as the IBA says
+ * (flushed): mlx5 does, but Debian 12's rxe and the kernel's siw leave a
+ * user QP's late WR without completion, so there such a WR may never
+ * complete and a later drain ends with -ETIMEDOUT.
  *
  * Return: 0, -EINVAL for NULL, an unknown mask bit, a transition or mask
  * the table does not allow (also from an ERR that came during the call);
