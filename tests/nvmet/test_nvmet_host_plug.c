@@ -10,28 +10,13 @@
  * post's error and a host path error status, and every slot and MR comes
  * back (a full queue depth of registrations goes out afterwards).
  */
-#include "nvmet_env.h"
+#include "nv_hostplug.h"
 
-#define NCMD 8
-#define NLB 8 /* 4 KiB of 512 B blocks */
-#define BLK (NLB * 512)
-
-int __real_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			const struct ib_send_wr **bad);
-int __wrap_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			const struct ib_send_wr **bad);
-
-static struct ib_device *host_dev, *tgt_dev; /* atomic */
-static u64 host_posts, host_sends, tgt_resps; /* atomic */
+static u64 host_posts, host_sends; /* atomic */
 static u32 last_sends; /* the SENDs of the host's last post */
 /* Armed: the host's next post of a chain with at least 4 SENDs posts
  * only the WRs before the @refuse_at-th SEND's slot and fails with it. */
 static int refuse_at;
-
-static bool is_send(const struct ib_send_wr *w)
-{
-	return w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_INV;
-}
 
 /* The host's posts: counted; the armed refusal cuts the chain. */
 static int host_post(struct ib_qp *qp, const struct ib_send_wr *wr,
@@ -68,84 +53,9 @@ static int host_post(struct ib_qp *qp, const struct ib_send_wr *wr,
 int __wrap_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 			const struct ib_send_wr **bad)
 {
-	const struct ib_send_wr *w;
-	int ret;
-
-	if (qp && wr &&
-	    qp->device == __atomic_load_n(&host_dev, __ATOMIC_ACQUIRE))
+	if (hp_host_qp(qp, wr))
 		return host_post(qp, wr, bad);
-	ret = __real_ib_post_send(qp, wr, bad);
-	if (!ret && qp && wr &&
-	    qp->device == __atomic_load_n(&tgt_dev, __ATOMIC_ACQUIRE))
-		for (w = wr; w; w = w->next)
-			if (is_send(w))
-				__atomic_fetch_add(&tgt_resps, 1,
-						   __ATOMIC_RELEASE);
-	return ret;
-}
-
-struct cmd {
-	struct nvmeh_request rq;
-	struct nv_env *e;
-	u64 slba;
-	u8 *wbuf;
-	u8 *rbuf;
-	int ends; /* @done calls of the read */
-	int submit_ret; /* the resubmission's return */
-};
-
-/* A write's @done resubmits a read of its blocks (in the pass: plugged). */
-static void read_done(struct nvmeh_request *rq)
-{
-	struct cmd *c = container_of(rq, struct cmd, rq);
-
-	c->ends++;
-}
-
-static void write_done(struct nvmeh_request *rq)
-{
-	struct cmd *c = container_of(rq, struct cmd, rq);
-
-	assert_int_equal(rq->error, 0);
-	assert_int_equal(rq->status, 0);
-	nv_rw_init(&c->rq, false, 1, c->slba, NLB, c->rbuf, 512);
-	c->rq.done = read_done;
-	c->submit_ret = nvmeh_submit(c->e->c, 1, &c->rq);
-}
-
-/* Bounded (10 s): until the target has posted @n responses. */
-static void wait_resps(u64 n)
-{
-	int i;
-
-	for (i = 0; i < 10000; i++) {
-		if (__atomic_load_n(&tgt_resps, __ATOMIC_ACQUIRE) >= n)
-			return;
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-	}
-	fail_msg("the target posted %llu responses, not %llu",
-		 (unsigned long long)tgt_resps, (unsigned long long)n);
-}
-
-static void env_up(struct nv_env *e)
-{
-	nv_env_init(e, "rxe",
-		    &(struct nv_cfg){ .nr_io_queues = 1,
-				      .no_connect = true,
-				      .no_inline = true });
-	e->o.poll = true;
-	e->o.poll_external = true;
-	e->c = nvmeh_ctrl_create(&e->o);
-	assert_false(IS_ERR_OR_NULL(e->c));
-	__atomic_store_n(&host_dev, e->hdev, __ATOMIC_RELEASE);
-	__atomic_store_n(&tgt_dev, e->tdev, __ATOMIC_RELEASE);
-}
-
-static void env_down(struct nv_env *e)
-{
-	__atomic_store_n(&host_dev, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&tgt_dev, NULL, __ATOMIC_RELEASE);
-	nv_env_fini(e);
+	return hp_other_post(qp, wr, bad);
 }
 
 /*
@@ -158,19 +68,7 @@ static u64 writes_then_pass(struct nv_env *e, struct cmd *cmds, u8 *mem)
 	u64 posts, resps;
 	int i;
 
-	for (i = 0; i < NCMD; i++) {
-		struct cmd *c = &cmds[i];
-
-		*c = (struct cmd){ .e = e,
-				   .slba = (u64)i * 3 * NLB,
-				   .wbuf = mem + (size_t)i * 2 * BLK,
-				   .rbuf = mem + ((size_t)i * 2 + 1) * BLK };
-		nv_fill(c->wbuf, BLK, 100 + i);
-		memset(c->rbuf, 0xa5, BLK);
-		nv_rw_init(&c->rq, true, 1, c->slba, NLB, c->wbuf, 512);
-		c->rq.done = write_done;
-		c->submit_ret = -1;
-	}
+	hp_cmds_init(e, cmds, mem, -1);
 	resps = __atomic_load_n(&tgt_resps, __ATOMIC_ACQUIRE);
 	for (i = 0; i < NCMD; i++)
 		assert_int_equal(nvmeh_submit(e->c, 1, &cmds[i].rq), 0);
@@ -210,7 +108,7 @@ static void test_one_post_per_pass(void **state)
 
 	(void)state;
 	assert_non_null(mem);
-	env_up(&e);
+	hp_env_up(&e);
 	assert_int_equal(writes_then_pass(&e, cmds, mem), 1);
 	assert_int_equal(last_sends, NCMD);
 	poll_reads(&e, cmds);
@@ -220,7 +118,7 @@ static void test_one_post_per_pass(void **state)
 		assert_int_equal(cmds[i].rq.status, 0);
 		assert_memory_equal(cmds[i].rbuf, cmds[i].wbuf, BLK);
 	}
-	env_down(&e);
+	hp_env_down(&e);
 	free(mem);
 }
 
@@ -247,7 +145,7 @@ static void test_refused_mid_chain(void **state)
 	(void)state;
 	assert_non_null(mem);
 	assert_non_null(big);
-	env_up(&e);
+	hp_env_up(&e);
 	__atomic_store_n(&refuse_at, 3, __ATOMIC_RELAXED);
 	assert_int_equal(writes_then_pass(&e, cmds, mem), 1);
 	assert_int_equal(last_sends, NCMD);
@@ -286,7 +184,7 @@ static void test_refused_mid_chain(void **state)
 	}
 	assert_memory_equal(big, cmds[0].wbuf, BLK);
 	assert_memory_equal(big + 3 * BLK, cmds[1].wbuf, BLK);
-	env_down(&e);
+	hp_env_down(&e);
 	free(big);
 	free(mem);
 }

@@ -25,18 +25,10 @@
  * Not the recovery's -ECONNABORTED: the target never saw the command, so
  * the caller may send it again (it may have run says "aborted").
  */
-#include "nvmet_env.h"
+#include "nv_hostplug.h"
 
 #include <rdmarw/workqueue.h>
 
-#define NCMD 8
-#define NLB 8 /* 4 KiB of 512 B blocks */
-#define BLK (NLB * 512)
-
-int __real_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			const struct ib_send_wr **bad);
-int __wrap_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			const struct ib_send_wr **bad);
 struct workqueue_struct *__real_alloc_workqueue(const char *fmt,
 						unsigned int flags,
 						int max_active, ...);
@@ -48,9 +40,7 @@ bool __wrap_queue_work(struct workqueue_struct *wq, struct work_struct *work);
 void __real_ib_mr_pool_destroy(struct ib_qp *qp, struct list_head *list);
 void __wrap_ib_mr_pool_destroy(struct ib_qp *qp, struct list_head *list);
 
-static struct ib_device *host_dev, *tgt_dev; /* atomic */
 static struct workqueue_struct *host_wq; /* atomic: the host's ("nvmeh") */
-static u64 tgt_resps; /* atomic: the target's SENDs */
 /*
  * Armed (atomic): the host's next post refuses at the SEND of its
  * @refuse_at-th command, whose REG_MR goes before it: the WRs before that
@@ -68,11 +58,6 @@ static bool hold_work;
 static struct work_struct *held_work; /* atomic */
 /* atomic: the host's MR pools destroyed, those with MRs still taken */
 static int pools_gone, pools_gone_busy;
-
-static bool is_send(const struct ib_send_wr *w)
-{
-	return w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_INV;
-}
 
 /* The armed refusal of the host's post of @wr (see @refuse_at). */
 static int host_refuse(struct ib_qp *qp, struct ib_send_wr *wr, int at,
@@ -111,10 +96,9 @@ int __wrap_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 {
 	const struct ib_send_wr *w;
 	struct ib_mr *mr;
-	int ret, at;
+	int at;
 
-	if (qp && wr &&
-	    qp->device == __atomic_load_n(&host_dev, __ATOMIC_ACQUIRE)) {
+	if (hp_host_qp(qp, wr)) {
 		at = __atomic_load_n(&refuse_at, __ATOMIC_RELAXED);
 		if (at)
 			return host_refuse(qp, (struct ib_send_wr *)wr, at,
@@ -127,14 +111,7 @@ int __wrap_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 						   __ATOMIC_RELAXED);
 		return __real_ib_post_send(qp, wr, bad);
 	}
-	ret = __real_ib_post_send(qp, wr, bad);
-	if (!ret && qp && wr &&
-	    qp->device == __atomic_load_n(&tgt_dev, __ATOMIC_ACQUIRE))
-		for (w = wr; w; w = w->next)
-			if (is_send(w))
-				__atomic_fetch_add(&tgt_resps, 1,
-						   __ATOMIC_RELEASE);
-	return ret;
+	return hp_other_post(qp, wr, bad);
 }
 
 struct workqueue_struct *
@@ -201,28 +178,12 @@ static int teardown(void **state)
 
 static void env_up(struct nv_env *e)
 {
-	nv_env_init(e, "rxe",
-		    &(struct nv_cfg){ .nr_io_queues = 1,
-				      .no_connect = true,
-				      .no_inline = true });
-	e->o.poll = true;
-	e->o.poll_external = true;
-	e->c = nvmeh_ctrl_create(&e->o);
-	assert_false(IS_ERR_OR_NULL(e->c));
-	__atomic_store_n(&host_dev, e->hdev, __ATOMIC_RELEASE);
-	__atomic_store_n(&tgt_dev, e->tdev, __ATOMIC_RELEASE);
+	hp_env_up(e);
 	__atomic_store_n(&held_mr, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&reuses, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&pools_gone, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&pools_gone_busy, 0, __ATOMIC_RELAXED);
 	pending_reg = NULL;
-}
-
-static void env_down(struct nv_env *e)
-{
-	__atomic_store_n(&host_dev, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&tgt_dev, NULL, __ATOMIC_RELEASE);
-	nv_env_fini(e);
 }
 
 /* Poll I/O queue 1 until a call finds nothing. */
@@ -348,65 +309,8 @@ static void test_immediate(void **state)
 	assert_int_equal(nvmeh_rw(e.c, 1, false, 64, NLB, r), 0);
 	assert_memory_equal(r, c, BLK);
 	defer_reg = false;
-	env_down(&e);
+	hp_env_down(&e);
 	free(a);
-}
-
-struct cmd {
-	struct nvmeh_request rq;
-	struct nv_env *e;
-	u64 slba;
-	u8 *wbuf;
-	u8 *rbuf;
-	int ends; /* @done calls of the read */
-	int error; /* the read's first end */
-	u16 status;
-	bool retry; /* its first end sends it again (the refused one) */
-	int submit_ret; /* the resubmission's return */
-};
-
-/* A read's end; the refused one is sent again at once (not plugged). */
-static void read_done(struct nvmeh_request *rq)
-{
-	struct cmd *c = container_of(rq, struct cmd, rq);
-
-	if (!c->ends++) {
-		c->error = rq->error;
-		c->status = rq->status;
-		if (c->retry && rq->error) {
-			memset(c->rbuf, 0xa5, BLK);
-			nv_rw_init(&c->rq, false, 1, c->slba, NLB, c->rbuf,
-				   512);
-			c->rq.done = read_done;
-			c->submit_ret = nvmeh_submit(c->e->c, 1, &c->rq);
-		}
-	}
-}
-
-/* A write's @done submits a read of its blocks (in the pass: plugged). */
-static void write_done(struct nvmeh_request *rq)
-{
-	struct cmd *c = container_of(rq, struct cmd, rq);
-
-	assert_int_equal(rq->error, 0);
-	assert_int_equal(rq->status, 0);
-	nv_rw_init(&c->rq, false, 1, c->slba, NLB, c->rbuf, 512);
-	c->rq.done = read_done;
-	c->submit_ret = nvmeh_submit(c->e->c, 1, &c->rq);
-}
-
-/* Bounded (10 s): until the target has posted @n responses. */
-static void wait_resps(u64 n)
-{
-	int i;
-
-	for (i = 0; i < 10000; i++) {
-		if (__atomic_load_n(&tgt_resps, __ATOMIC_ACQUIRE) >= n)
-			return;
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-	}
-	fail_msg("the target posted %llu responses, not %llu",
-		 (unsigned long long)tgt_resps, (unsigned long long)n);
 }
 
 /*
@@ -436,20 +340,7 @@ static void test_plug(void **state)
 	env_up(&e);
 	qp = nvmeh_ctrl_qp(e.c, 1);
 	assert_non_null(qp);
-	for (i = 0; i < NCMD; i++) {
-		struct cmd *c = &cmds[i];
-
-		*c = (struct cmd){ .e = &e,
-				   .slba = (u64)i * 3 * NLB,
-				   .wbuf = mem + (size_t)i * 2 * BLK,
-				   .rbuf = mem + ((size_t)i * 2 + 1) * BLK,
-				   .retry = i == 2,
-				   .submit_ret = -1 };
-		nv_fill(c->wbuf, BLK, 100 + i);
-		memset(c->rbuf, 0xa5, BLK);
-		nv_rw_init(&c->rq, true, 1, c->slba, NLB, c->wbuf, 512);
-		c->rq.done = write_done;
-	}
+	hp_cmds_init(&e, cmds, mem, 2);
 	resps = __atomic_load_n(&tgt_resps, __ATOMIC_ACQUIRE);
 	for (i = 0; i < NCMD; i++)
 		assert_int_equal(nvmeh_submit(e.c, 1, &cmds[i].rq), 0);
@@ -507,7 +398,7 @@ static void test_plug(void **state)
 				 0);
 		assert_memory_equal(r, cmds[i].wbuf, BLK);
 	}
-	env_down(&e);
+	hp_env_down(&e);
 	free(r);
 	free(mem);
 }
