@@ -19,6 +19,7 @@
 #include <rdmarw/rw.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,8 @@
 
 #ifdef RDMARW_HAVE_IBV
 
-#include "ibv/ibv_key.h" /* the map's keys, for the attack test */
+/* the map's keys, for the attack test; the post hook, for the races */
+#include "ibv/ibv_key.h"
 
 #define ARENA (64 * 1024)
 
@@ -589,6 +591,331 @@ static void test_flush_after_err(void **state)
 	ib_drain_qp(e->qp);
 }
 
+/* ---- a post racing a move to ERR ---------------------------------------- */
+
+/*
+ * The deterministic race: rdmarw__ibv_post_test_hook moves race_qp to ERR
+ * (the provider's move and the core's commit, ib_modify_qp()) in the
+ * window between a post's unlocked check of the state, which still saw
+ * RTS, and its queue's lock.  Once: race_qp is cleared first.
+ */
+static struct ib_qp *race_qp;
+
+static void move_in_window(struct ib_qp *qp, bool send)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_qp *want = race_qp;
+
+	(void)send;
+	if (qp != want ||
+	    !__atomic_compare_exchange_n(&race_qp, &want, NULL, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	assert_int_equal(ib_modify_qp(qp, &attr, IB_QP_STATE), 0);
+}
+
+/*
+ * A post that saw RTS while the QP moved to ERR before it took its
+ * queue's lock (a SEND and an RDMA WRITE in one chain, or a receive): it
+ * is accepted, and each WR completes exactly once, flushed.  Before the
+ * fix the WRs reached the provider in ERR, where the lab kernel's siw and
+ * 6.1's rxe never complete them (the wait below gave up after 30 s).
+ */
+static void race_hooked(struct ibv_env *e, bool send)
+{
+	struct ib_sge sge = { (uintptr_t)e->local, 16,
+			      RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct ibv_done ds, dw, dr;
+	struct ib_rdma_wr write = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+			.wr_cqe = &dw.cqe },
+		.remote_addr = (uintptr_t)e->remote,
+		.rkey = e->remote_mr->rkey,
+	};
+	struct ib_send_wr swr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED,
+				  .wr_cqe = &ds.cqe,
+				  .next = &write.wr };
+	struct ib_recv_wr rwr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .wr_cqe = &dr.cqe };
+
+	ibv_done_init(&ds);
+	ibv_done_init(&dw);
+	ibv_done_init(&dr);
+	assert_int_equal(e->qp->state, IB_QPS_RTS);
+	__atomic_store_n(&race_qp, e->qp, __ATOMIC_RELEASE);
+	__atomic_store_n(&rdmarw__ibv_post_test_hook, move_in_window,
+			 __ATOMIC_RELEASE);
+	if (send)
+		assert_int_equal(ib_post_send(e->qp, &swr, NULL), 0);
+	else
+		assert_int_equal(ib_post_recv(e->qp, &rwr, NULL), 0);
+	__atomic_store_n(&rdmarw__ibv_post_test_hook, NULL, __ATOMIC_RELEASE);
+	assert_null(race_qp); /* the hook ran: the move was in the window */
+	assert_int_equal(e->qp->state, IB_QPS_ERR);
+	if (send) {
+		ibv_done_wait(e->ends.cq, &ds, 1);
+		ibv_done_wait(e->ends.cq, &dw, 1);
+		assert_int_equal(ds.wc.status, IB_WC_WR_FLUSH_ERR);
+		assert_int_equal(dw.wc.status, IB_WC_WR_FLUSH_ERR);
+	} else {
+		ibv_done_wait(e->ends.cq, &dr, 1);
+		assert_int_equal(dr.wc.status, IB_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(ib_drain_qp(e->qp), 0);
+	assert_int_equal(ds.calls + dw.calls + dr.calls, send ? 2 : 1);
+}
+
+static void test_race_hooked_send(void **state)
+{
+	race_hooked(env_or_skip(state), true);
+}
+
+static void test_race_hooked_recv(void **state)
+{
+	race_hooked(env_or_skip(state), false);
+}
+
+/*
+ * The race as it comes: in each round a thread posts SENDs and RDMA
+ * WRITEs, another posts receives, while the test thread moves the QP to
+ * ERR once the sender has had some accepted (a different number each
+ * round) and lets both go on posting for a while after it.  Every WR
+ * accepted (0) completes exactly once, successfully or with
+ * IB_WC_WR_FLUSH_ERR (or, for the one siw was sending, with
+ * IB_WC_LOC_QP_OP_ERR), and none that was refused does; ib_drain_qp() then
+ * succeeds and nothing more comes.  Except: a WR whose post returned
+ * before the test thread began the move reached the device in RTS, so
+ * its fate is the device's, not this race's; Debian's rxe in 6.12.118
+ * sometimes loses a few RDMA WRITEs in flight when the QP moves to ERR
+ * (no completion at all, 2 runs of 8 in the lab): such WRs are counted
+ * and printed, not failed.  Any WR posted to a provider after its move
+ * returned after the move began, so it is never excused.  Every round reconnects (a QP in ERR is
+ * done with).  The CQ is thread-polled.  No timing is asserted: the bounds
+ * only keep a bug from hanging the suite.
+ */
+#define RACE_ROUNDS 6
+#define RACE_MAX_WR 512 /* per thread and round */
+#define RACE_SENDS 8 /* at most, per round: the peer's receives */
+#define RACE_AFTER 64 /* post attempts of each thread after the move */
+#define RACE_WAIT_S 30
+
+struct race_wr {
+	struct ib_cqe cqe;
+	int calls;
+	enum ib_wc_status status;
+	int phase; /* its post returned: 0 before the move began, 1 during it,
+		    * 2 after it */
+	enum ib_wr_opcode opcode;
+};
+
+struct race_poster {
+	struct ibv_env *e;
+	bool send;
+	struct race_wr *wr;
+	int accepted; /* WRs posted (0), the first ones of @wr */
+	int refused;
+	int attempts; /* atomic: post calls made */
+	int moved; /* atomic: 1 the test thread is moving the QP to ERR, 2 it has */
+	int stop; /* atomic */
+};
+
+static void race_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct race_wr *r = container_of(wc->wr_cqe, struct race_wr, cqe);
+
+	(void)cq;
+	r->status = wc->status;
+	__atomic_add_fetch(&r->calls, 1, __ATOMIC_RELEASE);
+}
+
+static int race_post_one(struct race_poster *p, struct race_wr *r)
+{
+	struct ibv_env *e = p->e;
+	struct ib_sge sge = { (uintptr_t)e->local, 64,
+			      RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct ib_rdma_wr w = {
+		.wr = { .sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+			.wr_cqe = &r->cqe },
+		.remote_addr = (uintptr_t)e->remote,
+		.rkey = e->remote_mr->rkey,
+	};
+	struct ib_recv_wr rwr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .wr_cqe = &r->cqe };
+
+	r->cqe.done = race_done;
+	if (!p->send)
+		return ib_post_recv(e->qp, &rwr, NULL);
+	/* SENDs only while the peer has receives for them (no RNR, and no
+	 * iWARP termination: a provider's own ERR is another story). */
+	w.wr.opcode = p->accepted % 4 == 0 && p->accepted / 4 < RACE_SENDS ?
+			      IB_WR_SEND :
+			      IB_WR_RDMA_WRITE;
+	r->opcode = w.wr.opcode;
+	return ib_post_send(e->qp, &w.wr, NULL);
+}
+
+static void *race_poster_main(void *arg)
+{
+	struct race_poster *p = arg;
+	int after = -1;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) &&
+	       p->accepted < RACE_MAX_WR) {
+		int ret = race_post_one(p, &p->wr[p->accepted]);
+
+		p->wr[p->accepted].phase =
+			__atomic_load_n(&p->moved, __ATOMIC_ACQUIRE);
+		__atomic_add_fetch(&p->attempts, 1, __ATOMIC_RELEASE);
+		if (!ret)
+			p->accepted++;
+		else if (ret == -ENOMEM) { /* full: the queue, not the race */
+			p->refused++;
+			sched_yield();
+		} else
+			return (void *)(intptr_t)ret;
+		if (after < 0 &&
+		    __atomic_load_n(&p->moved, __ATOMIC_ACQUIRE) == 2)
+			after = 0;
+		if (after >= 0 && ++after >= RACE_AFTER)
+			break;
+	}
+	return NULL;
+}
+
+static void race_wait(struct race_poster *p)
+{
+	time_t end = time(NULL) + RACE_WAIT_S;
+	int i, done;
+
+	do {
+		for (done = 0, i = 0; i < p->accepted; i++)
+			done += !!__atomic_load_n(&p->wr[i].calls,
+						  __ATOMIC_ACQUIRE);
+		if (done == p->accepted)
+			return;
+		sched_yield();
+	} while (time(NULL) < end);
+	fprintf(stderr,
+		"%s: %d of %d accepted %s WRs completed; missing:", ibv_lab_dev,
+		done, p->accepted, p->send ? "send" : "receive");
+	for (i = 0; i < p->accepted; i++)
+		if (!__atomic_load_n(&p->wr[i].calls, __ATOMIC_ACQUIRE))
+			fprintf(stderr, " #%d (opcode %d, phase %d)", i,
+				p->wr[i].opcode, p->wr[i].phase);
+	fprintf(stderr, "\n");
+}
+
+static void race_check(struct race_poster *p)
+{
+	int i, other = 0, lost = 0;
+
+	for (i = 0; i < RACE_MAX_WR; i++) {
+		struct race_wr *r = &p->wr[i];
+
+		if (i >= p->accepted) {
+			assert_int_equal(r->calls, 0);
+			continue;
+		}
+		if (!r->calls && r->phase == 0) {
+			lost++; /* the provider's, in RTS (see above) */
+			continue;
+		}
+		assert_int_equal(r->calls, 1);
+		if (r->status != IB_WC_SUCCESS &&
+		    r->status != IB_WC_WR_FLUSH_ERR)
+			other++;
+	}
+	/* siw ends the WR it is transmitting when the QP leaves RTS with
+	 * IB_WC_LOC_QP_OP_ERR (siw_qp_sq_process()); one at most, a send. */
+	assert_true(other <= (p->send ? 1 : 0));
+	if (lost)
+		fprintf(stderr,
+			"%s: %d %s WRs posted in RTS lost by the device\n",
+			ibv_lab_dev, lost, p->send ? "send" : "receive");
+}
+
+static void peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	(void)cq;
+	(void)wc;
+}
+
+static void race_round(struct ibv_env *e, int round)
+{
+	static struct ib_cqe peer_cqe = { .done = peer_recv_done };
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct race_poster ps = { .e = e, .send = true },
+			   pr = { .e = e, .send = false };
+	struct ib_sge sge = { (uintptr_t)e->remote + ARENA / 2, 64,
+			      RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct ib_recv_wr peer = { .sg_list = &sge,
+				   .num_sge = 1,
+				   .wr_cqe = &peer_cqe };
+	int want = 1 + (round * 13) % 48, i;
+	time_t end = time(NULL) + RACE_WAIT_S;
+	pthread_t ts, tr;
+	void *rs, *rr;
+
+	ps.wr = calloc(RACE_MAX_WR, sizeof(*ps.wr));
+	pr.wr = calloc(RACE_MAX_WR, sizeof(*pr.wr));
+	assert_non_null(ps.wr);
+	assert_non_null(pr.wr);
+	/* The peer's receives for the SENDs (their completions are not
+	 * counted; its CQ is polled at the end of the round). */
+	for (i = 0; i < RACE_SENDS; i++)
+		assert_int_equal(ib_post_recv(e->peer_qp, &peer, NULL), 0);
+	assert_int_equal(pthread_create(&ts, NULL, race_poster_main, &ps), 0);
+	assert_int_equal(pthread_create(&tr, NULL, race_poster_main, &pr), 0);
+	while (__atomic_load_n(&ps.attempts, __ATOMIC_ACQUIRE) < want &&
+	       time(NULL) < end)
+		sched_yield();
+	__atomic_store_n(&ps.moved, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&pr.moved, 1, __ATOMIC_RELEASE);
+	assert_int_equal(ib_modify_qp(e->qp, &attr, IB_QP_STATE), 0);
+	__atomic_store_n(&ps.moved, 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&pr.moved, 2, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(ts, &rs), 0);
+	assert_int_equal(pthread_join(tr, &rr), 0);
+	assert_int_equal((intptr_t)rs, 0); /* a refusal other than -ENOMEM */
+	assert_int_equal((intptr_t)rr, 0);
+	race_wait(&ps);
+	race_wait(&pr);
+	assert_int_equal(ib_drain_qp(e->qp), 0);
+	race_check(&ps);
+	race_check(&pr);
+	ib_process_cq_direct(e->ends.peer_cq, -1);
+	if (getenv("IBV_TEST_TIMES"))
+		fprintf(stderr, "round %d: %d+%d sends, %d+%d receives\n",
+			round, ps.accepted, ps.refused, pr.accepted,
+			pr.refused);
+	free(ps.wr);
+	free(pr.wr);
+}
+
+static void test_race_threads(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+	int round;
+
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		if (round) {
+			assert_int_equal(ibv_pair_destroy(&e->pair), 0);
+			assert_int_equal(connect_pair(e), 0);
+		}
+		race_round(e, round);
+	}
+}
+
 /*
  * The key a peer would guess for @p: its registration's lkey (the value
  * siw uses as the rkey too; rxe answers remote access with it only for a
@@ -891,10 +1218,21 @@ static const struct CMUnitTest tests[] = {
 	T(test_flush_after_err),
 	cmocka_unit_test_setup_teardown(test_flush_after_err, setup_threaded,
 					teardown),
+	T(test_race_hooked_send),
+	T(test_race_hooked_recv),
+	cmocka_unit_test_setup_teardown(test_race_hooked_send, setup_threaded,
+					teardown),
+	cmocka_unit_test_setup_teardown(test_race_threads, setup_threaded,
+					teardown),
 };
 
+/* IBV_TEST_FILTER: run only the tests whose names match (cmocka's glob). */
 int main(void)
 {
+	const char *filter = getenv("IBV_TEST_FILTER");
+
+	if (filter)
+		cmocka_set_test_filter(filter);
 	return ibv_lab_run("ibv_rw", tests, sizeof(tests) / sizeof(tests[0]));
 }
 

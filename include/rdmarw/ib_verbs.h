@@ -1198,13 +1198,17 @@ int ib_destroy_qp(struct ib_qp *qp);
  * device accepts such a post (0), it refuses none because of the race;
  * only its usual answers remain (-ENOMEM for a full queue, whose flushed
  * slots free as they are polled; -EINVAL for a bad WR; -ENOTCONN on a TCP
- * device's QP in SQD).  On the libibverbs path a post that finds ERR is
- * flushed by rdmarw itself (no provider call); one that read the state
- * before the core committed ERR (after the provider's own move) reaches the
- * provider, and rdmarw relies on it to complete the WR as the IBA says
- * (flushed): mlx5 does, but Debian 12's rxe and the kernel's siw leave a
- * user QP's late WR without completion, so there such a WR may never
- * complete and a later drain ends with -ETIMEDOUT.
+ * device's QP in SQD).  On the libibverbs path a move to ERR holds the
+ * QP's send and receive locks around the provider's move, and a post
+ * decides under its queue's lock: it either reached the provider before
+ * the move (the provider flushes it with the rest) or is flushed by rdmarw
+ * itself (no provider call), so it completes on every device, also on
+ * Debian 12's rxe and the kernel's siw, which never complete a WR posted
+ * to a user QP already in ERR.  There an ERR the provider enters on its
+ * own (a failed work request; librdmacm's rdma_disconnect() on IB/RoCE,
+ * which moves the QP before rdmarw does) is seen only once ib_modify_qp()
+ * moves the QP to ERR: a WR posted in between may never complete, and a
+ * later drain ends with -ETIMEDOUT.
  *
  * Return: 0, -EINVAL for NULL, an unknown mask bit, a transition or mask
  * the table does not allow (also from an ERR that came during the call);

@@ -11,8 +11,8 @@
  * ib_drain_qp()'s marker, or any ULP that waits for every WR it posted,
  * would wait until its timeout.
  *
- * So a post to a QP that the core knows is in ERR does not reach
- * libibverbs on any device: each WR is answered with a WR_FLUSH_ERR
+ * So a post to a QP in ERR does not reach libibverbs on any device: each
+ * WR is answered with a WR_FLUSH_ERR
  * completion of its own (signaled or not, as a flush reports every WR),
  * queued on the QP (one ring per queue, sized at create_qp: nothing is
  * allocated on the post) and handed out by the CQ's poll after what the
@@ -21,8 +21,21 @@
  * here.  A thread-polled CQ's event thread is woken to call the completion
  * handler, as a device event would.
  *
+ * "In ERR" is decided under the queue's lock (ibv_verbs.c): a move to ERR
+ * through ibv_modify_qp_op() holds the QP's send_lock and recv_lock around
+ * the provider's ibv_modify_qp() and sets the QP's in_err before it lets
+ * go, and a post checks once it holds its queue's lock (there only), so
+ * no WR reaches the provider after the provider took the move.  A move
+ * the provider makes on its own (a failed WR, the peer gone, librdmacm's
+ * rdma_disconnect() on IB/RoCE before the core's own move) is not seen
+ * until the core moves the QP to ERR through ib_modify_qp(): posts until
+ * then still reach the provider.
+ *
  * Locking: a ring is written under its CQ's lock (the one poll takes),
  * so producers on two QPs sharing a CQ and the poller are serialised.
+ * Order: a QP's send_lock, then its recv_lock, then a CQ's lock (a post
+ * flushes holding its queue's lock); nothing holding a CQ's lock takes a
+ * QP's.
  */
 #include "ibv/ibv_loc.h"
 
@@ -57,10 +70,17 @@ void rdmarw__ibv_flushq_fini(struct ibv_flushq *q)
 	q->wc = NULL;
 }
 
-/* Should a post to @qp be answered here instead of by the device? */
-bool rdmarw__ibv_flush_posts(const struct ib_qp *qp)
+/*
+ * Should a post to @iqp be answered here instead of by the device?  Asked
+ * under the queue's lock (send_lock or recv_lock).  The core commits ERR
+ * after ibv_modify_qp_op() set in_err, so in_err alone would do; the
+ * core's state is read as well so that no other road to ERR is missed.
+ */
+bool rdmarw__ibv_flush_posts(const struct ibv_qp_priv *iqp)
 {
-	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == IB_QPS_ERR;
+	return __atomic_load_n(&iqp->in_err, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&iqp->ibqp.state, __ATOMIC_ACQUIRE) ==
+		       IB_QPS_ERR;
 }
 
 static enum ib_wc_opcode send_wc_opcode(enum ib_wr_opcode op)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * White-box access to a PD's registration map for the lab tests, without
- * libibverbs' and librdmacm's headers (which clash with rdmarw's own
- * <rdmarw/rdma_cm.h> in a test).
+ * White-box access for the lab tests to a PD's registration map and to the
+ * posts' window before their queue's lock, without libibverbs' and
+ * librdmacm's headers (which clash with rdmarw's own <rdmarw/rdma_cm.h> in
+ * a test).
  */
 #ifndef RDMARW_IBV_KEY_H
 #define RDMARW_IBV_KEY_H
@@ -20,5 +21,13 @@
  * registration covers @addr (none is made).
  */
 int rdmarw__ibv_map_key(struct ib_pd *pd, const void *addr, u32 *key);
+
+/*
+ * Tests only (NULL otherwise, not an API): called by the post ops of
+ * ibv_verbs.c after their unlocked checks of the QP's state, just before
+ * they take their queue's lock (@send: the Send Queue's), to widen that
+ * window at will.
+ */
+extern void (*rdmarw__ibv_post_test_hook)(struct ib_qp *qp, bool send);
 
 #endif /* RDMARW_IBV_KEY_H */

@@ -189,6 +189,9 @@ static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
  * @rsge: SGEs of @rwr (IBV_POST_BATCH * max_recv_sge)
  * @sflush: flushed completions of sends posted in ERR (ibv_flush.c)
  * @rflush: the same for receives
+ * @in_err: the provider took a move to ERR from ibv_modify_qp_op(); set
+ *	(release) holding both @send_lock and @recv_lock, never cleared (no
+ *	move out of ERR on this path), read by the posts under either lock
  */
 struct ibv_qp_priv {
 	struct ib_qp ibqp;
@@ -204,6 +207,7 @@ struct ibv_qp_priv {
 	struct ibv_flushq sflush;
 	struct ibv_flushq rflush;
 	struct ibv_zc_ring *zc;
+	bool in_err;
 };
 static_assert(offsetof(struct ibv_qp_priv, ibqp) == 0, "core first");
 
@@ -257,7 +261,7 @@ int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len, u32 *lkey);
 int rdmarw__ibv_flushq_init(struct ibv_flushq *q, struct ibv_cq_priv *cq,
 			    u32 size);
 void rdmarw__ibv_flushq_fini(struct ibv_flushq *q);
-bool rdmarw__ibv_flush_posts(const struct ib_qp *qp);
+bool rdmarw__ibv_flush_posts(const struct ibv_qp_priv *iqp);
 int rdmarw__ibv_flush_send(struct ibv_qp_priv *iqp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad_wr);
 int rdmarw__ibv_flush_recv(struct ibv_qp_priv *iqp, const struct ib_recv_wr *wr,

@@ -5,6 +5,7 @@
  * chains into per-QP arrays (no heap allocation on the data path), and user
  * MRs.  The operations table sits at the end.
  */
+#include "ibv/ibv_key.h"
 #include "ibv/ibv_loc.h"
 #include "ibv/ibv_srq.h"
 
@@ -488,20 +489,50 @@ static void ibv_destroy_qp_op(struct ib_qp *ibqp)
 /*
  * rdma_cm moves connected QPs through INIT, RTR and RTS itself; what is
  * left to ib_modify_qp() is the error state (draining, teardown).
+ *
+ * The move holds both queues' locks (send_lock, then recv_lock: the one
+ * order) around the provider's ibv_modify_qp() and sets in_err before it
+ * lets go; a post checks for ERR under its queue's lock.  So a post
+ * either reached the provider before the provider took the move (the
+ * provider flushes it with the rest) or is flushed by rdmarw
+ * (ibv_flush.c): the kernel's siw and Debian 12's rxe would never complete
+ * a WR posted to a user QP already in ERR.  The core commits ERR after
+ * this returns.
  */
 static int ibv_modify_qp_op(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			    int mask)
 {
+	struct ibv_qp_priv *iqp = to_iqp(ibqp);
 	struct ibv_qp_attr a;
+	int ret;
 
 	if (!(mask & IB_QP_STATE) || attr->qp_state != IB_QPS_ERR)
 		return -EOPNOTSUPP;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_ERR;
-	return -ibv_modify_qp(to_iqp(ibqp)->qp, &a, IBV_QP_STATE);
+	pthread_mutex_lock(&iqp->send_lock);
+	pthread_mutex_lock(&iqp->recv_lock);
+	ret = ibv_modify_qp(iqp->qp, &a, IBV_QP_STATE);
+	if (!ret)
+		__atomic_store_n(&iqp->in_err, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&iqp->recv_lock);
+	pthread_mutex_unlock(&iqp->send_lock);
+	return -ret;
 }
 
 /* ---- posting ----------------------------------------------------------- */
+
+void (*rdmarw__ibv_post_test_hook)(struct ib_qp *qp, bool send);
+
+/* Tests only: widen the window between a post's call and its lock. */
+static void post_test_hook(struct ib_qp *qp, bool send)
+{
+	void (*hook)(struct ib_qp *, bool) =
+		__atomic_load_n(&rdmarw__ibv_post_test_hook, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(hook != NULL, 0))
+		hook(qp, send);
+}
 
 static int copy_sges(struct ibv_qp_priv *iqp, struct ibv_sge *out,
 		     const struct ib_sge *in, int n)
@@ -647,6 +678,16 @@ static void zc_unpost(struct ibv_qp_priv *iqp, const struct ibv_send_wr *from,
 	}
 }
 
+/*
+ * A provider's refusal of a post as a negative errno.  libibverbs says a
+ * positive errno, but libsiw answers a full queue with -ENOMEM (and a bad
+ * WR with -EINVAL): the sign is not trusted.
+ */
+static int post_errno(int ret)
+{
+	return ret < 0 ? ret : -ret;
+}
+
 static int post_send_batch(struct ibv_qp_priv *iqp, int n,
 			   const struct ib_send_wr **batch,
 			   const struct ib_send_wr **bad_wr)
@@ -661,7 +702,7 @@ static int post_send_batch(struct ibv_qp_priv *iqp, int n,
 	if (iqp->zc)
 		zc_unpost(iqp, bad ? bad : iqp->swr, &iqp->swr[n]);
 	*bad_wr = bad ? batch[bad - iqp->swr] : batch[0];
-	return ret == ENOMEM ? -ENOMEM : -ret;
+	return post_errno(ret);
 }
 
 static int ibv_post_send_op(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -674,9 +715,14 @@ static int ibv_post_send_op(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (!can_post_send(ibqp))
 		return -EINVAL;
-	if (rdmarw__ibv_flush_posts(ibqp))
-		return rdmarw__ibv_flush_send(iqp, wr, bad_wr);
+	post_test_hook(ibqp, true);
 	pthread_mutex_lock(&iqp->send_lock);
+	/* Under the lock: ibv_modify_qp_op() holds it while it moves. */
+	if (rdmarw__ibv_flush_posts(iqp)) {
+		ret = rdmarw__ibv_flush_send(iqp, wr, bad_wr);
+		pthread_mutex_unlock(&iqp->send_lock);
+		return ret;
+	}
 	for (const struct ib_send_wr *next; wr; wr = next) {
 		next = wr->next; /* before the WR is handed over */
 		ret = send_wr_to_ibv(iqp, &iqp->swr[n], &iqp->ssge[n * per],
@@ -734,7 +780,7 @@ static int post_recv_batch(struct ibv_qp_priv *iqp, int n,
 	if (!ret)
 		return 0;
 	*bad_wr = bad ? batch[bad - iqp->rwr] : batch[0];
-	return -ret;
+	return post_errno(ret);
 }
 
 static int ibv_post_recv_op(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -747,9 +793,13 @@ static int ibv_post_recv_op(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	if (__atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE) == IB_QPS_RESET)
 		return -EINVAL;
-	if (rdmarw__ibv_flush_posts(ibqp))
-		return rdmarw__ibv_flush_recv(iqp, wr, bad_wr);
+	post_test_hook(ibqp, false);
 	pthread_mutex_lock(&iqp->recv_lock);
+	if (rdmarw__ibv_flush_posts(iqp)) { /* as in ibv_post_send_op() */
+		ret = rdmarw__ibv_flush_recv(iqp, wr, bad_wr);
+		pthread_mutex_unlock(&iqp->recv_lock);
+		return ret;
+	}
 	for (const struct ib_recv_wr *next; wr; wr = next) {
 		next = wr->next; /* before the WR is handed over */
 		ret = recv_wr_to_ibv(iqp, &iqp->rwr[n], &iqp->rsge[n * per],
