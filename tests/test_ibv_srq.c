@@ -219,10 +219,59 @@ static void srq_sends(void **state)
 	free(peer_buf);
 }
 
+/*
+ * Receives posted to an SRQ until the device refuses one: a full SRQ is
+ * -ENOMEM, a negative errno whatever sign the provider answers with
+ * (libibverbs documents a positive one; rdma-core's siw returns -ENOMEM),
+ * with @bad_wr at the refused receive.
+ */
+static void srq_full(void **state)
+{
+	struct ib_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	const struct ib_recv_wr *bad = NULL;
+	struct ibv_ends ends;
+	struct ib_srq *srq;
+	struct ib_mr *mr;
+	char *buf;
+	int i, ret = 0;
+
+	(void)state;
+	if (!ibv_ends_open(&ends, 64, IB_POLL_DIRECT))
+		skip();
+	buf = calloc(1, SLOT);
+	assert_non_null(buf);
+	mr = ib_reg_user_mr(ends.peer_pd, (uintptr_t)buf, SLOT, (uintptr_t)buf,
+			    IB_ACCESS_LOCAL_WRITE);
+	assert_false(IS_ERR(mr));
+	srq = ib_create_srq(ends.peer_pd, &sa);
+	assert_false(IS_ERR(srq));
+	for (i = 0; i < 4096; i++) {
+		struct ib_sge sge = { .addr = (uintptr_t)buf,
+				      .length = SLOT,
+				      .lkey = mr->lkey };
+		struct ib_recv_wr rwr = { .wr_id = (u64)i,
+					  .sg_list = &sge,
+					  .num_sge = 1 };
+
+		ret = ib_post_srq_recv(srq, &rwr, &bad);
+		if (ret) {
+			assert_ptr_equal(bad, &rwr);
+			break;
+		}
+	}
+	assert_true(i >= 16);
+	assert_int_equal(ret, -ENOMEM);
+	assert_int_equal(ib_destroy_srq(srq), 0);
+	assert_int_equal(ib_dereg_mr(mr), 0);
+	ibv_ends_close(&ends);
+	free(buf);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(srq_sends),
+		cmocka_unit_test(srq_full),
 	};
 
 	return ibv_lab_run("ibv_srq", tests, sizeof(tests) / sizeof(tests[0]));

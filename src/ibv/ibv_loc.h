@@ -258,6 +258,16 @@ int rdmarw__ibv_map_lkey(struct ibv_pd_priv *ipd, u64 addr, u32 len, u32 *lkey);
 
 /* ---- ibv_flush.c: WRs posted to a QP in ERR ----------------------------- */
 
+/*
+ * A provider's refusal of a post (QP or SRQ) as a negative errno.
+ * libibverbs says a positive errno, but libsiw answers a full queue with
+ * -ENOMEM (and a bad WR with -EINVAL): the sign is not trusted.
+ */
+static inline int rdmarw__ibv_post_errno(int ret)
+{
+	return ret < 0 ? ret : -ret;
+}
+
 int rdmarw__ibv_flushq_init(struct ibv_flushq *q, struct ibv_cq_priv *cq,
 			    u32 size);
 void rdmarw__ibv_flushq_fini(struct ibv_flushq *q);

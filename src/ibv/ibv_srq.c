@@ -125,7 +125,8 @@ int rdmarw__ibv_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		next = wr->next; /* before the WR is handed over */
 		ret = recv_to_ibv(isrq, &o, wr);
 		if (!ret)
-			ret = -ibv_post_srq_recv(isrq->srq, &o, &bad);
+			ret = rdmarw__ibv_post_errno(
+				ibv_post_srq_recv(isrq->srq, &o, &bad));
 		if (ret) {
 			*bad_wr = wr;
 			break;

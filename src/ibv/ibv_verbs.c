@@ -678,16 +678,6 @@ static void zc_unpost(struct ibv_qp_priv *iqp, const struct ibv_send_wr *from,
 	}
 }
 
-/*
- * A provider's refusal of a post as a negative errno.  libibverbs says a
- * positive errno, but libsiw answers a full queue with -ENOMEM (and a bad
- * WR with -EINVAL): the sign is not trusted.
- */
-static int post_errno(int ret)
-{
-	return ret < 0 ? ret : -ret;
-}
-
 static int post_send_batch(struct ibv_qp_priv *iqp, int n,
 			   const struct ib_send_wr **batch,
 			   const struct ib_send_wr **bad_wr)
@@ -702,7 +692,7 @@ static int post_send_batch(struct ibv_qp_priv *iqp, int n,
 	if (iqp->zc)
 		zc_unpost(iqp, bad ? bad : iqp->swr, &iqp->swr[n]);
 	*bad_wr = bad ? batch[bad - iqp->swr] : batch[0];
-	return post_errno(ret);
+	return rdmarw__ibv_post_errno(ret);
 }
 
 static int ibv_post_send_op(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -780,7 +770,7 @@ static int post_recv_batch(struct ibv_qp_priv *iqp, int n,
 	if (!ret)
 		return 0;
 	*bad_wr = bad ? batch[bad - iqp->rwr] : batch[0];
-	return post_errno(ret);
+	return rdmarw__ibv_post_errno(ret);
 }
 
 static int ibv_post_recv_op(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
