@@ -44,6 +44,43 @@ run() {
 	fi
 }
 
+# The servers' ports: below the kernel's ephemeral range, where the
+# suite's other connections (run beside this one) take their local ports:
+# listen() on a port an established connection holds fails (EADDRINUSE).
+# $PERF_CS_PORT sets the first.
+eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+case "$eph" in '' | *[!0-9]*) eph=32768 ;; esac
+[ "$eph" -gt 12000 ] || eph=12000
+port=${PERF_CS_PORT:-$((10000 + $$ % (eph - 10100)))}
+
+# serve ARGS...: rdmarw-perf --profile siw-tcp -p $port --json ARGS in the
+# background (pid $spid, records in $srv, messages in $err) until its
+# socket listens (/proc/net/tcp*: local port in hex, state 0A), at most
+# 10 s; a port another socket holds moves it to the next, at most 5 times
+serve() {
+	tries=0
+	while :; do
+		timeout 60 "$perf" --profile siw-tcp -p $port --json "$@" \
+			>"$srv" 2>"$err" &
+		spid=$!
+		hex=$(printf '%04X' $port) i=0
+		while [ $i -lt 100 ]; do
+			if grep -q 'Address already in use' "$err"; then
+				break
+			fi
+			cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+				awk -v p=":$hex" '$2 ~ p "$" && $4 == "0A" {
+					f = 1 } END { exit !f }' && return 0
+			sleep 0.1
+			i=$((i + 1))
+		done
+		[ $i -lt 100 ] && [ $tries -lt 5 ] || return 0
+		wait $spid
+		echo "perf_cs: port $port is taken; the next" >&2
+		port=$((port + 1)) tries=$((tries + 1))
+	done
+}
+
 # the software device: client and server in this process (ctest runs
 # these; the lab's guest, where every CPU cycle is emulated, skips them)
 [ -n "${RDMARW_LAB:-}" ] || {
@@ -74,20 +111,9 @@ fi
 # two processes on the software device over TCP (siw-tcp, issue 28): the
 # server with no HOST, the client given 127.0.0.1
 [ -n "${RDMARW_LAB:-}" ] || {
-port=$((20000 + ($$ + 7) % 20000))
 for t in "--lat -n 100 -s 64 --dir write,read,send" \
 	 "-n 300 -s 64K --dir write,read,send" "-b -n 200 -s 4K"; do
-	timeout 60 "$perf" --profile siw-tcp -p $port --json >"$srv" 2>"$err" &
-	spid=$!
-	# until the server's socket listens (/proc/net/tcp*: local port in
-	# hex, state 0A), at most 10 s
-	hex=$(printf '%04X' $port) i=0
-	while ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-		awk -v p=":$hex" '$2 ~ p "$" && $4 == "0A" { f = 1 }
-			END { exit !f }' && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	serve
 	# shellcheck disable=SC2086 # $t: the options
 	if ! timeout 60 "$perf" --profile siw-tcp -p $port --json $t \
 		127.0.0.1 >"$out" 2>>"$err" || ! wait $spid; then
@@ -121,16 +147,7 @@ for t in "--dir write -n 300 -s 64K" "--dir read -n 200 -s 4K" \
 	 "--lat --dir write -n 600 -s 64" "--lat --dir read -n 100 -s 64" \
 	 "--lat --dir send -n 300 -s 64"; do
 	# shellcheck disable=SC2086 # $t: the options
-	timeout 60 "$perf" --perftest --profile siw-tcp -p $port --json \
-		$t >"$srv" 2>"$err" &
-	spid=$!
-	hex=$(printf '%04X' $port) i=0
-	while ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-		awk -v p=":$hex" '$2 ~ p "$" && $4 == "0A" { f = 1 }
-			END { exit !f }' && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	serve --perftest $t
 	op=$(echo "${t#*--dir }" | cut -d' ' -f1 | tr a-z A-Z)
 	iters=$(echo "$t" | sed 's/.*-n \([0-9]*\).*/\1/')
 	# ib_*_lat's server reports nothing: only the client's record; a
@@ -166,9 +183,7 @@ for t in "--dir write -n 300 -s 64K" "--dir read -n 200 -s 4K" \
 done
 # a --perftest client meets rdmarw-perf's own server (not perftest's):
 # refused at the connection, within the bound
-timeout 60 "$perf" --profile siw-tcp -p $port --json >"$srv" 2>"$err" &
-spid=$!
-sleep 1
+serve
 timeout 60 "$perf" --perftest --profile siw-tcp -p $port -n 10 127.0.0.1 \
 	>"$out" 2>>"$err"
 rc=$?
@@ -184,7 +199,6 @@ port=$((port + 1))
 # two processes on an ibv device
 dev=${RDMARW_TEST_DEVICE:-} addr=${RDMARW_TEST_ADDR:-}
 if [ -n "$dev" ] && [ -n "$addr" ]; then
-	port=$((20000 + $$ % 20000))
 	for t in "--lat -n 50 -s 64 --dir write,read,send" \
 		 "-n 100 -s 64K --dir write,read,send" "-b -n 100 -s 4K"; do
 		timeout 60 "$perf" -d "$dev" -p $port --json >"$srv" 2>"$err" &
