@@ -87,16 +87,6 @@ struct race {
 	struct timespec deadline;
 };
 
-static bool past(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > deadline->tv_sec ||
-	       (now.tv_sec == deadline->tv_sec &&
-		now.tv_nsec >= deadline->tv_nsec);
-}
-
 static int ld(const int *v)
 {
 	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
@@ -162,7 +152,7 @@ static int post_one(struct race *r, int id)
 				(uintptr_t)dst_slot(r, id), p->mr[1]->rkey);
 		if (ret != -ENOMEM)
 			return ret;
-		if (past(&r->deadline))
+		if (soft_env_past(&r->deadline))
 			return -ETIMEDOUT;
 		sched_yield();
 	}
@@ -314,7 +304,7 @@ static void *modifier_main(void *arg)
 		at = ATTEMPTS;
 
 	wait_go(r);
-	while (ld(&r->done_attempts) < at && !past(&r->deadline))
+	while (ld(&r->done_attempts) < at && !soft_env_past(&r->deadline))
 		sched_yield();
 	while (spins--) /* a little further, without leaving the CPU */
 		(void)ld(&r->done_attempts);
@@ -486,7 +476,8 @@ static void race_round(struct soft_pair *p, u64 seed, bool toggle)
 	for (i = 0; i < (toggle ? 1 : 2); i++)
 		assert_int_equal(pthread_join(tmod[i], NULL), 0);
 	/* Every accepted WR completes: the poller takes them all. */
-	while (ld(&r->polled_n) < ld(&r->accepted_n) && !past(&r->deadline))
+	while (ld(&r->polled_n) < ld(&r->accepted_n) &&
+	       !soft_env_past(&r->deadline))
 		sched_yield();
 	__atomic_store_n(&r->stop_poll, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->stop_toggle, 1, __ATOMIC_RELEASE);

@@ -572,16 +572,6 @@ static void *toggle(void *arg)
 	return NULL;
 }
 
-static bool past(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > deadline->tv_sec ||
-	       (now.tv_sec == deadline->tv_sec &&
-		now.tv_nsec >= deadline->tv_nsec);
-}
-
 /*
  * Poll what is there into @seen; count successes after the first error
  * (and completions of WRs never posted) in @late_ok.
@@ -629,7 +619,7 @@ static void race_round(struct soft_pair *p, u64 *rng)
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += 60;
 	assert_int_equal(pthread_create(&th, NULL, toggle, &t), 0);
-	while (posted < RACE_WRS && !past(&deadline)) {
+	while (posted < RACE_WRS && !soft_env_past(&deadline)) {
 		int ret = soft_env_rdma(qp, IB_WR_RDMA_WRITE, (u64)posted,
 					p->buf[0] + (posted % 16) * RACE_LEN,
 					RACE_LEN, p->mr[0]->lkey,
@@ -646,7 +636,7 @@ static void race_round(struct soft_pair *p, u64 *rng)
 		done += reap(p->env.cq[0], seen, &first_err, &late_ok);
 	}
 	/* The fault fired: the QP reaches ERR, whatever the toggler does. */
-	while (soft_env_state(qp) != IB_QPS_ERR && !past(&deadline))
+	while (soft_env_state(qp) != IB_QPS_ERR && !soft_env_past(&deadline))
 		sched_yield();
 	/* Let the toggler beat on the ERR QP a little longer. */
 	for (i = 0; i < 200; i++)
@@ -658,7 +648,7 @@ static void race_round(struct soft_pair *p, u64 *rng)
 	assert_int_equal(soft_env_state(qp), IB_QPS_ERR);
 	assert_int_equal(t.bad, 0);
 	expect_stays_err(qp);
-	while (done < RACE_WRS && !past(&deadline))
+	while (done < RACE_WRS && !soft_env_past(&deadline))
 		done += reap(p->env.cq[0], seen, &first_err, &late_ok);
 	assert_int_equal(done, RACE_WRS);
 	for (i = 0; i < RACE_WRS; i++)

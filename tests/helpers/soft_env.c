@@ -266,3 +266,13 @@ u64 soft_env_rand(u64 *state)
 	*state = x;
 	return x * 0x2545f4914f6cdd1dULL;
 }
+
+bool soft_env_past(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline->tv_sec ||
+	       (now.tv_sec == deadline->tv_sec &&
+		now.tv_nsec >= deadline->tv_nsec);
+}

@@ -131,4 +131,8 @@ void soft_pair_fini(struct soft_pair *p);
 /* A small seeded PRNG (xorshift64*): deterministic across runs. */
 u64 soft_env_rand(u64 *state);
 
+struct timespec;
+/* Whether CLOCK_MONOTONIC has reached @deadline (a hang guard's bound). */
+bool soft_env_past(const struct timespec *deadline);
+
 #endif /* RDMARW_TESTS_SOFT_ENV_H */
