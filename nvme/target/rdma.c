@@ -2092,8 +2092,9 @@ static int nvmet_rdma_pg_sweep(struct nvmet_rdma_poll_group *g)
  * Asleep in poll() (@lock not held, @sleep_fds set): until @wake_fd or a
  * member's event descriptor is readable.  An event raised between the arm
  * and poll() keeps its descriptor readable, so none is lost.  Clears what
- * woke it; returns whether a member's CQ event did (a spurious one too:
- * the sweep finds nothing and the group sleeps again).
+ * woke it; returns whether a member's CQ event did.  A wake-up with
+ * nothing to do is harmless: the sweep finds nothing, the group sleeps
+ * again.
  */
 static bool nvmet_rdma_pg_sleep_fds(struct nvmet_rdma_poll_group *g)
 {
@@ -2120,7 +2121,7 @@ static bool nvmet_rdma_pg_sleep_fds(struct nvmet_rdma_poll_group *g)
 			continue;
 		for (i = 0; i < queue->pg_ev.nfds; i++, p++)
 			ready_q |= p->revents != 0;
-		if (ready_q && rdmarw_cq_events_consume(queue->cq) >= 0)
+		if (ready_q && rdmarw_cq_events_consume(queue->cq) > 0)
 			woken = true;
 	}
 	g->fd_wakeups += woken;
