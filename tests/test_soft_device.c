@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The software device's objects: profiles, fabrics, devices, connections,
- * and the errnos of bad input and of freeing what is in use.
+ * the errnos of bad input and of freeing what is in use, and the CQ event
+ * extension it does not have.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -292,6 +293,42 @@ static void test_create_limits(void **state)
 	soft_env_fini(&env);
 }
 
+/*
+ * rdmarw_cq_events_take(): the software device has no event thread to
+ * save (the poster's thread runs the comp_handler) and answers
+ * -EOPNOTSUPP; bad input is -EINVAL before that, on any device.
+ */
+static void test_cq_events(void **state)
+{
+	struct soft_env env;
+	struct rdmarw_cq_events ev = { .nfds = -1 };
+	struct ib_cq *cq, *wq;
+
+	soft_env_init(&env, &(struct soft_env_cfg){ .profile = "rxe" });
+	cq = ib_alloc_cq(env.dev[0], NULL, 8, 0, IB_POLL_DIRECT);
+	assert_false(IS_ERR(cq));
+	wq = ib_alloc_cq(env.dev[0], NULL, 8, 0, IB_POLL_WORKQUEUE);
+	assert_false(IS_ERR(wq));
+
+	assert_int_equal(rdmarw_cq_events_take(NULL, &ev), -EINVAL);
+	assert_int_equal(rdmarw_cq_events_take(ERR_PTR(-ENOMEM), &ev), -EINVAL);
+	assert_int_equal(rdmarw_cq_events_take(cq, NULL), -EINVAL);
+	assert_int_equal(rdmarw_cq_events_take(wq, &ev), -EINVAL);
+	assert_int_equal(rdmarw_cq_events_consume(NULL), -EINVAL);
+	assert_int_equal(rdmarw_cq_events_give(NULL), -EINVAL);
+	assert_int_equal(rdmarw_cq_events_consume(ERR_PTR(-EINVAL)), -EINVAL);
+	assert_int_equal(rdmarw_cq_events_give(ERR_PTR(-EINVAL)), -EINVAL);
+
+	assert_int_equal(rdmarw_cq_events_take(cq, &ev), -EOPNOTSUPP);
+	assert_int_equal(ev.nfds, -1); /* untouched */
+	assert_int_equal(rdmarw_cq_events_consume(cq), -EOPNOTSUPP);
+	assert_int_equal(rdmarw_cq_events_give(cq), -EOPNOTSUPP);
+
+	assert_int_equal(ib_free_cq(wq), 0);
+	assert_int_equal(ib_free_cq(cq), 0);
+	soft_env_fini(&env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_connect),
 		cmocka_unit_test(test_modify_rtr),
 		cmocka_unit_test(test_create_limits),
+		cmocka_unit_test(test_cq_events),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -739,6 +739,73 @@ int ib_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
  */
 int ib_process_cq_direct(struct ib_cq *cq, int budget);
 
+/* Most descriptors a CQ's events come on (struct rdmarw_cq_events). */
+#define RDMARW_CQ_EVENT_FDS 2
+
+/**
+ * struct rdmarw_cq_events - where a CQ's completion events arrive
+ * @fd: descriptors that turn readable (POLLIN) on an event of the CQ, to
+ *      put in the caller's poll(); never read them directly
+ * @nfds: how many of @fd are set (1 .. RDMARW_CQ_EVENT_FDS)
+ */
+struct rdmarw_cq_events {
+	int fd[RDMARW_CQ_EVENT_FDS];
+	int nfds;
+};
+
+/**
+ * rdmarw_cq_events_take() - take a CQ's completion events over
+ * @cq: an IB_POLL_DIRECT CQ
+ * @ev: filled in with the descriptors to poll()
+ *
+ * An rdmarw extension (the kernel has none: its comp_handler runs in
+ * interrupt context and costs no thread).  Until rdmarw_cq_events_give()
+ * or ib_free_cq(), @cq's comp_handler is no longer called for its events:
+ * the caller arms the CQ with ib_req_notify_cq() and waits in poll() on
+ * @ev's descriptors itself, so that a completion wakes one thread (the
+ * caller's) instead of the device's event thread and then the caller.
+ * After a wake-up, rdmarw_cq_events_consume() clears the events, then the
+ * caller polls the CQ and arms it again.  An event that arrives between
+ * the arm and poll() leaves a descriptor readable: no wake-up is lost.
+ * A spurious wake-up is possible (consume, poll, find nothing, arm).
+ * Call take, consume and give from one thread at a time.  ib_free_cq()
+ * frees a CQ whose events are taken (nothing to give back first).
+ *
+ * Return: 0; -EINVAL for NULL @cq, @ev or an ERR_PTR @cq, or a CQ that is
+ * not IB_POLL_DIRECT; -EBUSY when its events are already taken;
+ * -EOPNOTSUPP on a device whose comp_handler runs on the thread that made
+ * the completion (the software device: there is no second thread to save).
+ */
+int rdmarw_cq_events_take(struct ib_cq *cq, struct rdmarw_cq_events *ev);
+
+/**
+ * rdmarw_cq_events_consume() - clear the events that made a CQ's
+ *				descriptors readable
+ * @cq: a CQ whose events are taken (rdmarw_cq_events_take())
+ *
+ * Never blocks: reads and acknowledges what is there and returns.  The
+ * caller polls the CQ afterwards (the completions are not taken here).
+ *
+ * Return: events cleared (0: none was waiting, a spurious wake-up);
+ * -EINVAL for NULL, an ERR_PTR or a CQ whose events are not taken;
+ * -EOPNOTSUPP as rdmarw_cq_events_take(); -EIO when the device's event
+ * could not be read.
+ */
+int rdmarw_cq_events_consume(struct ib_cq *cq);
+
+/**
+ * rdmarw_cq_events_give() - give a CQ's completion events back
+ * @cq: a CQ whose events are taken (rdmarw_cq_events_take())
+ *
+ * From here the CQ's comp_handler is called for its events again, as
+ * before the take; an event that was waiting unconsumed calls it.  Stop
+ * polling @ev's descriptors before giving back.
+ *
+ * Return: 0; -EINVAL for NULL, an ERR_PTR or a CQ whose events are not
+ * taken; -EOPNOTSUPP as rdmarw_cq_events_take().
+ */
+int rdmarw_cq_events_give(struct ib_cq *cq);
+
 /* ---- work requests --------------------------------------------------- */
 
 /* Send work request opcodes, kernel values. */

@@ -42,10 +42,13 @@
  * the data-buffer pool and the queue.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <rdmarw/rdma_cm.h>
 #include <rdmarw/rw.h>
@@ -283,6 +286,9 @@ struct nvmet_rdma_queue {
 	struct list_head pg_req; /* the group's pending (its lock) */
 	enum nvmet_rdma_pg_op pg_op; /* the group's lock */
 	bool pg_member; /* the group's lock */
+	/* its CQ's events, taken by the group (the group's thread's) */
+	bool pg_ev_taken;
+	struct rdmarw_cq_events pg_ev;
 	/* chains to post at the end of its turn (the group's thread's) */
 	struct nvmet_rdma_rsp *batch;
 	struct nvmet_rdma_rsp *batch_last;
@@ -299,7 +305,11 @@ struct nvmet_rdma_queue {
  * idle path.  After @idle_ns without a completion the thread arms every
  * member's CQ (reporting missed events, as the kernel's ib_poll_handler
  * re-arms) and sleeps on @wake until a CQ's comp_handler sets @kick, or a
- * queue joins or leaves; with @busy it never sleeps.
+ * queue joins or leaves; with @busy it never sleeps.  On a device that
+ * hands a CQ's events out (rdmarw_cq_events_take(): libibverbs), the group
+ * takes its members' and sleeps in poll() on them and @wake_fd instead, so
+ * that a completion wakes this thread alone, not the CQ's event thread
+ * first (see nvmet_rdma_pg_sleep_fds()).
  */
 struct nvmet_rdma_poll_group {
 	struct nvmet_rdma_transport *tr;
@@ -323,6 +333,21 @@ struct nvmet_rdma_poll_group {
 	int (*new_hook)(void *arg);
 	void *new_hook_arg;
 	bool hook_asked;
+	/*
+	 * Sleeping in poll(): @wake_fd (an eventfd, -1: none) is written where
+	 * @wake is signalled when @sleep_fds (@lock); @pfds holds @wake_fd
+	 * then the descriptors of the members whose events are taken, in
+	 * @members' order (the thread's own, rebuilt on joins and leaves;
+	 * @npfds 0: no member's are taken, sleep on @wake).
+	 */
+	int wake_fd;
+	bool sleep_fds;
+	struct pollfd *pfds;
+	u32 npfds;
+	u32 pfds_cap;
+	/* the thread's own: sleeps in poll(), and those a CQ's event ended */
+	u64 fd_sleeps;
+	u64 fd_wakeups;
 };
 
 struct nvmet_rdma_transport {
@@ -1905,6 +1930,19 @@ static u64 nvmet_rdma_now_ns(void)
 	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
 }
 
+/* Wake @g's thread if it sleeps (@lock held). */
+static void nvmet_rdma_pg_wake(struct nvmet_rdma_poll_group *g)
+{
+	u64 one = 1;
+
+	if (!g->sleeping)
+		return;
+	if (!g->sleep_fds)
+		pthread_cond_signal(&g->wake);
+	else if (write(g->wake_fd, &one, sizeof(one)) != sizeof(one))
+		return; /* full: readable already */
+}
+
 /* The comp_handler of a polled queue's CQ: it was armed, the group sleeps. */
 static void nvmet_rdma_pg_kick(struct ib_cq *cq, void *ctx)
 {
@@ -1913,9 +1951,68 @@ static void nvmet_rdma_pg_kick(struct ib_cq *cq, void *ctx)
 
 	pthread_mutex_lock(&g->lock);
 	g->kick = true;
-	if (g->sleeping)
-		pthread_cond_signal(&g->wake);
+	nvmet_rdma_pg_wake(g);
 	pthread_mutex_unlock(&g->lock);
+}
+
+/* All members' events back to their CQs; the group sleeps on @wake. */
+static void nvmet_rdma_pg_give_all(struct nvmet_rdma_poll_group *g)
+{
+	struct nvmet_rdma_queue *queue;
+
+	list_for_each_entry(queue, &g->members, pg_entry)
+	{
+		if (queue->pg_ev_taken)
+			rdmarw_cq_events_give(queue->cq);
+		queue->pg_ev_taken = false;
+	}
+	g->npfds = 0;
+}
+
+/*
+ * What the group's poll() waits on, after joins and leaves (the group's
+ * thread, not asleep): @wake_fd and the members' event descriptors.  A
+ * member whose events stay its CQ's (another device) wakes the group
+ * through nvmet_rdma_pg_kick(), which writes @wake_fd then.  None taken:
+ * the group sleeps on @wake, as on the software device.
+ */
+static void nvmet_rdma_pg_fds(struct nvmet_rdma_poll_group *g)
+{
+	struct nvmet_rdma_queue *queue;
+	struct pollfd *p;
+	u32 n = 1;
+	int i;
+
+	list_for_each_entry(queue, &g->members, pg_entry)
+	{
+		if (queue->pg_ev_taken)
+			n += (u32)queue->pg_ev.nfds;
+	}
+	g->npfds = 0;
+	if (n == 1)
+		return;
+	if (n > g->pfds_cap) {
+		p = realloc(g->pfds, n * sizeof(*p));
+		if (!p) {
+			nvmet_err("poll group: no memory for its poll(): "
+				  "its CQs wake it through their threads");
+			nvmet_rdma_pg_give_all(g);
+			return;
+		}
+		g->pfds = p;
+		g->pfds_cap = n;
+	}
+	p = g->pfds;
+	*p++ = (struct pollfd){ .fd = g->wake_fd, .events = POLLIN };
+	list_for_each_entry(queue, &g->members, pg_entry)
+	{
+		if (!queue->pg_ev_taken)
+			continue;
+		for (i = 0; i < queue->pg_ev.nfds; i++)
+			*p++ = (struct pollfd){ .fd = queue->pg_ev.fd[i],
+						.events = POLLIN };
+	}
+	g->npfds = n;
 }
 
 /* Joins and leaves, on the group's thread; returns whether to stop. */
@@ -1932,9 +2029,22 @@ static bool nvmet_rdma_pg_apply(struct nvmet_rdma_poll_group *g)
 		if (queue->pg_op == NVMET_RDMA_PG_ADD) {
 			list_add_tail(&queue->pg_entry, &g->members);
 			queue->pg_member = true;
+			/* -EOPNOTSUPP on the software device */
+			queue->pg_ev_taken = g->wake_fd >= 0 &&
+					     !rdmarw_cq_events_take(
+						     queue->cq, &queue->pg_ev);
+			if (queue->pg_ev_taken)
+				nvmet_log("q%u: its CQ's events go to its "
+					  "poll group's poll()",
+					  queue->host_qid);
 			nvmet_stat_add(g->tr->tgt->poll_members, 1);
 		} else {
 			list_del_init(&queue->pg_entry);
+			/* no longer polled: its comp_handler again, before
+			 * the leaving queue's caller goes on */
+			if (queue->pg_ev_taken)
+				rdmarw_cq_events_give(queue->cq);
+			queue->pg_ev_taken = false;
 			queue->pg_member = false;
 			nvmet_stat_add(g->tr->tgt->poll_members, (u64)-1);
 		}
@@ -1949,6 +2059,7 @@ static bool nvmet_rdma_pg_apply(struct nvmet_rdma_poll_group *g)
 	__atomic_store_n(&g->changed, stop, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&g->applied);
 	pthread_mutex_unlock(&g->lock);
+	nvmet_rdma_pg_fds(g);
 	return stop;
 }
 
@@ -1978,6 +2089,46 @@ static int nvmet_rdma_pg_sweep(struct nvmet_rdma_poll_group *g)
 }
 
 /*
+ * Asleep in poll() (@lock not held, @sleep_fds set): until @wake_fd or a
+ * member's event descriptor is readable.  An event raised between the arm
+ * and poll() keeps its descriptor readable, so none is lost.  Clears what
+ * woke it; returns whether a member's CQ event did.  A wake-up with
+ * nothing to do is harmless: the sweep finds nothing, the group sleeps
+ * again.
+ */
+static bool nvmet_rdma_pg_sleep_fds(struct nvmet_rdma_poll_group *g)
+{
+	struct nvmet_rdma_queue *queue;
+	struct pollfd *p = g->pfds + 1;
+	bool woken = false;
+	u64 val;
+	int i, ready;
+
+	g->fd_sleeps++;
+	do
+		ready = poll(g->pfds, g->npfds, -1);
+	while (ready < 0 && errno == EINTR);
+	if (ready < 0) /* out of memory: sweep, then sleep again */
+		return false;
+	if (g->pfds[0].revents &&
+	    read(g->wake_fd, &val, sizeof(val)) != sizeof(val))
+		val = 0; /* drained already */
+	list_for_each_entry(queue, &g->members, pg_entry)
+	{
+		bool ready_q = false;
+
+		if (!queue->pg_ev_taken)
+			continue;
+		for (i = 0; i < queue->pg_ev.nfds; i++, p++)
+			ready_q |= p->revents != 0;
+		if (ready_q && rdmarw_cq_events_consume(queue->cq) > 0)
+			woken = true;
+	}
+	g->fd_wakeups += woken;
+	return woken;
+}
+
+/*
  * Idle: arm every member's CQ and sleep until one gets a completion or the
  * members change.  A completion that came before its CQ was armed is
  * reported by the arm (missed event): then no sleep.
@@ -1986,6 +2137,7 @@ static void nvmet_rdma_pg_sleep(struct nvmet_rdma_poll_group *g)
 {
 	struct nvmet_target *t = g->tr->tgt;
 	struct nvmet_rdma_queue *queue;
+	bool woken = false;
 
 	list_for_each_entry(queue, &g->members, pg_entry) if (
 		ib_req_notify_cq(queue->cq,
@@ -1996,12 +2148,20 @@ static void nvmet_rdma_pg_sleep(struct nvmet_rdma_poll_group *g)
 		g->sleeping = true;
 		nvmet_stat_add(t->poll_sleeps, 1);
 		nvmet_stat_add(t->poll_asleep, 1);
-		while (!g->kick &&
-		       !__atomic_load_n(&g->changed, __ATOMIC_RELAXED))
-			pthread_cond_wait(&g->wake, &g->lock);
+		if (g->npfds) {
+			g->sleep_fds = true;
+			pthread_mutex_unlock(&g->lock);
+			woken = nvmet_rdma_pg_sleep_fds(g);
+			pthread_mutex_lock(&g->lock);
+			g->sleep_fds = false;
+		} else {
+			while (!g->kick &&
+			       !__atomic_load_n(&g->changed, __ATOMIC_RELAXED))
+				pthread_cond_wait(&g->wake, &g->lock);
+		}
 		g->sleeping = false;
 		nvmet_stat_add(t->poll_asleep, (u64)-1);
-		if (g->kick)
+		if (g->kick || woken)
 			nvmet_stat_add(t->poll_wakeups, 1);
 	}
 	g->kick = false;
@@ -2051,8 +2211,7 @@ static void *nvmet_rdma_pg_thread(void *arg)
 static void nvmet_rdma_pg_changed(struct nvmet_rdma_poll_group *g)
 {
 	__atomic_store_n(&g->changed, true, __ATOMIC_RELAXED);
-	if (g->sleeping)
-		pthread_cond_signal(&g->wake);
+	nvmet_rdma_pg_wake(g);
 }
 
 /* @queue (its CQ IB_POLL_DIRECT, not yet polled) joins a group. */
@@ -2163,7 +2322,14 @@ static void nvmet_rdma_pg_stop(struct nvmet_rdma_transport *tr)
 			nvmet_rdma_pg_changed(g);
 			pthread_mutex_unlock(&g->lock);
 			pthread_join(g->thread, NULL);
+			nvmet_log("poll group %u: %llu sleeps in poll(), %llu "
+				  "ended by a CQ's event",
+				  i, (unsigned long long)g->fd_sleeps,
+				  (unsigned long long)g->fd_wakeups);
 		}
+		if (g->wake_fd >= 0)
+			close(g->wake_fd);
+		free(g->pfds);
 		pthread_cond_destroy(&g->applied);
 		pthread_cond_destroy(&g->wake);
 		pthread_mutex_destroy(&g->lock);
@@ -2198,6 +2364,8 @@ static int nvmet_rdma_pg_start(struct nvmet_rdma_transport *tr)
 						     NVMET_RDMA_PG_IDLE_US);
 		INIT_LIST_HEAD(&g->members);
 		INIT_LIST_HEAD(&g->pending);
+		/* none: the group sleeps on @wake */
+		g->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		pthread_mutex_init(&g->lock, NULL);
 		pthread_cond_init(&g->wake, NULL);
 		pthread_cond_init(&g->applied, &ca);

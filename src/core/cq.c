@@ -252,3 +252,30 @@ int ib_process_cq_direct(struct ib_cq *cq, int budget)
 	 * and a done() callback may poll the same CQ again. */
 	return process_batch(cq, wcs, IB_POLL_BATCH_DIRECT, budget);
 }
+
+int rdmarw_cq_events_take(struct ib_cq *cq, struct rdmarw_cq_events *ev)
+{
+	if (IS_ERR_OR_NULL(cq) || !ev || cq->poll_ctx != IB_POLL_DIRECT)
+		return -EINVAL;
+	if (!cq->device->ops->cq_events_take)
+		return -EOPNOTSUPP;
+	return cq->device->ops->cq_events_take(cq, ev);
+}
+
+int rdmarw_cq_events_consume(struct ib_cq *cq)
+{
+	if (IS_ERR_OR_NULL(cq))
+		return -EINVAL;
+	if (!cq->device->ops->cq_events_consume)
+		return -EOPNOTSUPP;
+	return cq->device->ops->cq_events_consume(cq);
+}
+
+int rdmarw_cq_events_give(struct ib_cq *cq)
+{
+	if (IS_ERR_OR_NULL(cq))
+		return -EINVAL;
+	if (!cq->device->ops->cq_events_give)
+		return -EOPNOTSUPP;
+	return cq->device->ops->cq_events_give(cq);
+}

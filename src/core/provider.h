@@ -49,6 +49,17 @@ struct ib_device_ops {
 	 */
 	bool cq_handler_thread;
 
+	/*
+	 * Optional (rdmarw_cq_events_take(), missing: -EOPNOTSUPP): an
+	 * IB_POLL_DIRECT CQ's events go to the caller's poll() instead of
+	 * its comp_handler.  The core checked @cq (not NULL, direct); the
+	 * provider answers -EBUSY (taken twice) and -EINVAL (consume or give
+	 * without a take) and destroy_cq frees a CQ whose events are taken.
+	 */
+	int (*cq_events_take)(struct ib_cq *cq, struct rdmarw_cq_events *ev);
+	int (*cq_events_consume)(struct ib_cq *cq);
+	int (*cq_events_give)(struct ib_cq *cq);
+
 	int (*create_qp)(struct ib_qp *qp, struct ib_qp_init_attr *init_attr);
 	/* Called after the core checked the transition; qp->state is the old
 	 * state.  The core commits the new state when the op returns 0; an op

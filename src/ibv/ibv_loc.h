@@ -143,11 +143,16 @@ struct ibv_zc_ring {
  * struct ibv_cq_priv - an ibv CQ
  * @ibcq: the core CQ (first member)
  * @cq: the ibv CQ
- * @channel: completion channel (thread-polled CQs only)
- * @stop_fd: eventfd that stops @thread
+ * @channel: completion channel (non-blocking)
+ * @ctl_fd: eventfd that wakes @thread to look at @ev_taken and @ev_stop
  * @thread: waits for completion events and calls comp_handler
- * @kick_fd: eventfd that wakes @thread for completions made here (-1:
- *	not thread-polled)
+ * @kick_fd: eventfd that wakes @thread (or the poll() of the events' taker)
+ *	for completions made here
+ * @ev_lock: protects @ev_taken and @ev_stop, and is held by whoever reads
+ *	@channel or @kick_fd (one reader at a time)
+ * @ev_taken: the events are the caller's (rdmarw_cq_events_take()): @thread
+ *	waits on @ctl_fd alone
+ * @ev_stop: @thread is asked to end (destroy_cq)
  * @lock: protects @stash, @flushing and @zc_retired
  * @stash: one completion taken to answer IB_CQ_REPORT_MISSED_EVENTS
  * @stashed: @stash holds a completion
@@ -161,9 +166,12 @@ struct ibv_cq_priv {
 	struct ib_cq ibcq;
 	struct ibv_cq *cq;
 	struct ibv_comp_channel *channel;
-	int stop_fd;
+	int ctl_fd;
 	int kick_fd;
 	pthread_t thread;
+	pthread_mutex_t ev_lock;
+	bool ev_taken;
+	bool ev_stop;
 	pthread_mutex_t lock;
 	struct ibv_wc stash;
 	bool stashed;

@@ -9,6 +9,7 @@
 #include "ibv/ibv_loc.h"
 #include "ibv/ibv_srq.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,26 +39,69 @@ static void ibv_dealloc_pd_op(struct ib_pd *ibpd)
 /* ---- CQ ---------------------------------------------------------------- */
 
 /*
+ * Clears what waits on @icq's channel and kick eventfd (ev_lock held; the
+ * channel is non-blocking): the events, each acknowledged here, or -EIO.
+ * A CQ raises one event per arm; the bound only stops a reader that other
+ * threads keep arming.
+ */
+static int events_read(struct ibv_cq_priv *icq)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	u64 kicks;
+	int n = 0, err = EAGAIN;
+
+	while (n < 64) {
+		if (ibv_get_cq_event(icq->channel, &ev_cq, &ev_ctx)) {
+			err = errno;
+			break;
+		}
+		n++;
+	}
+	if (n)
+		ibv_ack_cq_events(icq->cq, (unsigned int)n);
+	/* completions made here (ibv_flush.c) */
+	if (read(icq->kick_fd, &kicks, sizeof(kicks)) == sizeof(kicks))
+		n++;
+	if (!n && err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
+		return -EIO;
+	return n;
+}
+
+/*
  * Waits for completion events and runs the core's handler on them, which
  * is the CQ's poll work (src/core/cq.c, cq_handler_thread): the CQ has no
- * other thread, so a batch of completions costs one wake-up.
+ * other thread, so a batch of completions costs one wake-up.  While the
+ * events are taken (rdmarw_cq_events_take()) it waits on @ctl_fd alone and
+ * reads nothing: the channel has one reader at a time, chosen under
+ * @ev_lock.
  */
 static void *event_thread(void *arg)
 {
 	struct ibv_cq_priv *icq = arg;
 	struct pollfd fds[3] = {
+		{ .fd = icq->ctl_fd, .events = POLLIN },
 		{ .fd = icq->channel->fd, .events = POLLIN },
-		{ .fd = icq->stop_fd, .events = POLLIN },
 		{ .fd = icq->kick_fd, .events = POLLIN },
 	};
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	u64 kicks;
+	bool taken = false, stop;
+	u64 val;
+	int n;
 
 	for (;;) {
-		if (poll(fds, 3, -1) < 0 && errno != EINTR)
+		if (poll(fds, taken ? 1 : 3, -1) < 0 && errno != EINTR)
 			break;
-		if (fds[1].revents) {
+		if (fds[0].revents & POLLIN &&
+		    read(icq->ctl_fd, &val, sizeof(val)) != sizeof(val))
+			val = 0; /* drained by an earlier wake-up */
+		n = 0;
+		pthread_mutex_lock(&icq->ev_lock);
+		stop = icq->ev_stop;
+		taken = icq->ev_taken;
+		if (!stop && !taken)
+			n = events_read(icq);
+		pthread_mutex_unlock(&icq->ev_lock);
+		if (stop) {
 			/* Asked to stop: what is left is processed here
 			 * (provider.h, cq_handler_thread). */
 			if (icq->ibcq.comp_handler)
@@ -65,39 +109,43 @@ static void *event_thread(void *arg)
 						       icq->ibcq.cq_context);
 			break;
 		}
-		if (fds[2].revents & POLLIN) {
-			/* completions made here (ibv_flush.c) */
-			if (read(icq->kick_fd, &kicks, sizeof(kicks)) ==
-				    sizeof(kicks) &&
-			    icq->ibcq.comp_handler)
-				icq->ibcq.comp_handler(&icq->ibcq,
-						       icq->ibcq.cq_context);
-		}
-		if (!(fds[0].revents & POLLIN))
-			continue;
-		if (ibv_get_cq_event(icq->channel, &ev_cq, &ev_ctx))
-			continue;
-		ibv_ack_cq_events(ev_cq, 1);
-		if (icq->ibcq.comp_handler)
+		if (n > 0 && icq->ibcq.comp_handler)
 			icq->ibcq.comp_handler(&icq->ibcq,
 					       icq->ibcq.cq_context);
 	}
 	return NULL;
 }
 
+/* Wake the event thread to look at ev_taken and ev_stop again. */
+static void events_ctl(struct ibv_cq_priv *icq)
+{
+	u64 one = 1;
+
+	if (write(icq->ctl_fd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd below its limit always takes 1 */
+}
+
 static int start_events(struct ibv_cq_priv *icq, struct ibv_context *ctx)
 {
-	int ret;
+	int ret, fl;
 
 	icq->channel = ibv_create_comp_channel(ctx);
 	if (!icq->channel)
 		return errno ? -errno : -ENOMEM;
-	icq->stop_fd = eventfd(0, EFD_CLOEXEC);
-	icq->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (icq->stop_fd < 0 || icq->kick_fd < 0) {
+	/* read after poll() alone, or by rdmarw_cq_events_consume(): never
+	 * blocks (events_read()) */
+	fl = fcntl(icq->channel->fd, F_GETFL);
+	if (fl < 0 || fcntl(icq->channel->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
 		ret = -errno;
-		if (icq->stop_fd >= 0)
-			close(icq->stop_fd);
+		ibv_destroy_comp_channel(icq->channel);
+		return ret;
+	}
+	icq->ctl_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	icq->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (icq->ctl_fd < 0 || icq->kick_fd < 0) {
+		ret = -errno;
+		if (icq->ctl_fd >= 0)
+			close(icq->ctl_fd);
 		if (icq->kick_fd >= 0)
 			close(icq->kick_fd);
 		ibv_destroy_comp_channel(icq->channel);
@@ -108,17 +156,64 @@ static int start_events(struct ibv_cq_priv *icq, struct ibv_context *ctx)
 
 static void stop_events(struct ibv_cq_priv *icq, bool joined)
 {
-	u64 one = 1;
-
 	if (!icq->channel)
 		return;
 	if (joined) {
-		if (write(icq->stop_fd, &one, sizeof(one)) != sizeof(one))
-			abort();
+		pthread_mutex_lock(&icq->ev_lock);
+		icq->ev_stop = true;
+		pthread_mutex_unlock(&icq->ev_lock);
+		events_ctl(icq);
 		pthread_join(icq->thread, NULL);
 	}
-	close(icq->stop_fd);
+	close(icq->ctl_fd);
 	close(icq->kick_fd);
+}
+
+static int ibv_cq_events_take_op(struct ib_cq *ibcq,
+				 struct rdmarw_cq_events *ev)
+{
+	struct ibv_cq_priv *icq = to_icq(ibcq);
+	int ret = 0;
+
+	pthread_mutex_lock(&icq->ev_lock);
+	if (icq->ev_taken)
+		ret = -EBUSY;
+	icq->ev_taken = true;
+	pthread_mutex_unlock(&icq->ev_lock);
+	if (ret)
+		return ret;
+	/* out of the channel's poll set before its next event */
+	events_ctl(icq);
+	ev->fd[0] = icq->channel->fd;
+	ev->fd[1] = icq->kick_fd;
+	ev->nfds = 2;
+	return 0;
+}
+
+static int ibv_cq_events_consume_op(struct ib_cq *ibcq)
+{
+	struct ibv_cq_priv *icq = to_icq(ibcq);
+	int ret;
+
+	pthread_mutex_lock(&icq->ev_lock);
+	ret = icq->ev_taken ? events_read(icq) : -EINVAL;
+	pthread_mutex_unlock(&icq->ev_lock);
+	return ret;
+}
+
+static int ibv_cq_events_give_op(struct ib_cq *ibcq)
+{
+	struct ibv_cq_priv *icq = to_icq(ibcq);
+	int ret = 0;
+
+	pthread_mutex_lock(&icq->ev_lock);
+	if (!icq->ev_taken)
+		ret = -EINVAL;
+	icq->ev_taken = false;
+	pthread_mutex_unlock(&icq->ev_lock);
+	if (!ret)
+		events_ctl(icq); /* the thread reads the channel again */
+	return ret;
 }
 
 /*
@@ -142,11 +237,12 @@ static int ibv_create_cq_op(struct ib_cq *ibcq,
 	struct ibv_context *ctx = to_idev(ibcq->device)->ctx;
 	int ret;
 
-	icq->stop_fd = -1;
+	icq->ctl_fd = -1;
 	icq->kick_fd = -1;
 	INIT_LIST_HEAD(&icq->flushing);
 	INIT_LIST_HEAD(&icq->zc_retired);
 	pthread_mutex_init(&icq->lock, NULL);
+	pthread_mutex_init(&icq->ev_lock, NULL);
 	/*
 	 * An IB_POLL_DIRECT CQ gets its events too: a poller that arms it
 	 * (ib_req_notify_cq()) and sleeps is woken through its comp_handler,
@@ -179,6 +275,7 @@ err_events:
 	if (icq->channel)
 		ibv_destroy_comp_channel(icq->channel);
 err_lock:
+	pthread_mutex_destroy(&icq->ev_lock);
 	pthread_mutex_destroy(&icq->lock);
 	return ret;
 }
@@ -194,6 +291,7 @@ static void ibv_destroy_cq_op(struct ib_cq *ibcq)
 	ibv_destroy_cq(icq->cq);
 	if (icq->channel)
 		ibv_destroy_comp_channel(icq->channel);
+	pthread_mutex_destroy(&icq->ev_lock);
 	pthread_mutex_destroy(&icq->lock);
 }
 
@@ -856,6 +954,9 @@ const struct ib_device_ops rdmarw__ibv_ops = {
 	.size_ib_srq = sizeof(struct ibv_srq_priv),
 
 	.alloc_pd = ibv_alloc_pd_op,
+	.cq_events_consume = ibv_cq_events_consume_op,
+	.cq_events_give = ibv_cq_events_give_op,
+	.cq_events_take = ibv_cq_events_take_op,
 	.create_cq = ibv_create_cq_op,
 	.create_qp = ibv_create_qp_op,
 	.dealloc_pd = ibv_dealloc_pd_op,

@@ -436,7 +436,7 @@ build_lab() {
 	conf=$(cd "$REPO/tests" && ls test_rw_*.c | sed 's/\.c$//')
 	cmake -S "$REPO" -B "$REPO/build-lab" -DRDMARW_WERROR=ON >/dev/null
 	# shellcheck disable=SC2086
-	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_cm_ibv test_ibv_srq $conf \
+	cmake --build "$REPO/build-lab" -j2 --target test_ibv_rw test_ibv_cq_events test_cm_ibv test_ibv_srq $conf \
 		rping-server rping-client rdmarw-info rdmarw-perf krping \
 		rdmarw-nvmet nvmet_halfopen bench-tcp >/dev/null
 }

@@ -400,16 +400,30 @@ tcp_wire() {
 # Polled I/O queues (issue 30, --poll-groups 1: a target thread polls the
 # I/O queues' IB_POLL_DIRECT CQs and sleeps when idle, woken through the
 # CQ's event): the host connects, fio verifies, disconnects.
+# On these ibv devices the group takes its queues' CQ events and sleeps in
+# poll() on them (rdmarw_cq_events_take()): its wake-ups come from there,
+# not through the CQs' event threads (the target's -v log says so).
 polled() {
-	local rc=0
+	local rc=0 n0 woken
 
+	n0=$(wc -l <"$work/target.log" 2>/dev/null || echo 0)
 	start_target --ram 128M --poll-groups 1 || return 1
 	connect || return 1
 	fio_verify 4k 2 8 poll || rc=1
 	fio_verify 128k 2 16 poll || rc=1
 	disconnect || rc=1
-	result "check=polled status=$([ $rc = 0 ] && echo ok || echo FAILED)"
 	nvmet_stop
+	tail -n +"$((n0 + 1))" "$work/target.log" >"$work/polled.log"
+	grep -m 2 "events go to its poll group" "$work/polled.log" ||
+		{ say "no queue's CQ events went to its poll group"; rc=1; }
+	grep "poll group 0: .* sleeps in poll()" "$work/polled.log" ||
+		{ say "the poll group never slept in poll()"; rc=1; }
+	grep "poll groups slept" "$work/polled.log"
+	woken=$(sed -n 's/.*poll(), \([0-9]*\) ended by a CQ.s event.*/\1/p' \
+		"$work/polled.log")
+	[ "${woken:-0}" -gt 0 ] ||
+		{ say "no sleep in poll() was ended by a CQ's event"; rc=1; }
+	result "check=polled status=$([ $rc = 0 ] && echo ok || echo FAILED)"
 	return $rc
 }
 
