@@ -591,6 +591,178 @@ static void test_flush_after_err(void **state)
 	ib_drain_qp(e->qp);
 }
 
+/* ---- an ERR the provider entered on its own ----------------------------- */
+
+/*
+ * A SEND and a receive posted to a QP that the provider, not rdmarw, moved
+ * to ERR (a failed WR, the peer's TERMINATE or disconnect, librdmacm's own
+ * rdma_disconnect()): each is accepted (0) and completes exactly once with
+ * IB_WC_WR_FLUSH_ERR, or is refused with a negative errno and never
+ * completes; ib_drain_qp() afterwards returns 0 and brings nothing more.
+ * Before the poll marked a QP in ERR at its first error completion
+ * (src/ibv/ibv_flush.c), such WRs reached the provider, and after a
+ * failed READ or WRITE on siw and 6.1's rxe, or after the peer's
+ * disconnect on siw, never completed (the wait gave up after 30 s; once
+ * also on 6.12's rxe).  The core's state at the post is printed: RTS
+ * (3) means only the provider knew of the ERR.
+ */
+struct late {
+	struct ibv_done ds, dr;
+	int sret, rret;
+	enum ib_qp_state core; /* the core's state when they were posted */
+};
+
+/*
+ * Not on the stack: a test that gives up on a completion must not leave
+ * a cqe there for a CQ thread to write later.
+ */
+static struct late late;
+static struct ibv_done early;
+
+static void late_post(struct ibv_env *e, struct ib_qp *qp, struct late *l)
+{
+	struct ib_sge sge = { (uintptr_t)e->local, 16,
+			      RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct ib_send_wr swr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED,
+				  .wr_cqe = &l->ds.cqe };
+	struct ib_recv_wr rwr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .wr_cqe = &l->dr.cqe };
+	const struct ib_send_wr *sbad = NULL;
+	const struct ib_recv_wr *rbad = NULL;
+
+	ibv_done_init(&l->ds);
+	ibv_done_init(&l->dr);
+	l->core = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+	l->sret = ib_post_send(qp, &swr, &sbad);
+	l->rret = ib_post_recv(qp, &rwr, &rbad);
+}
+
+static void late_one(struct ibv_env *e, struct ibv_done *d, int ret)
+{
+	if (ret)
+		return;
+	ibv_done_wait(e->ends.cq, d, 1); /* fails after 30 s: lost */
+	assert_int_equal(d->wc.status, IB_WC_WR_FLUSH_ERR);
+	assert_ptr_equal(d->wc.qp, e->qp);
+}
+
+static void late_check(struct ibv_env *e, struct late *l, const char *what)
+{
+	fprintf(stderr, "  %s on %s: core state %d, send %d, recv %d\n", what,
+		ibv_lab_dev, (int)l->core, l->sret, l->rret);
+	assert_true(l->sret <= 0 && l->rret <= 0);
+	late_one(e, &l->ds, l->sret);
+	late_one(e, &l->dr, l->rret);
+	assert_int_equal(ib_drain_qp(e->qp), 0);
+	/* none doubled, none for a refused post */
+	assert_int_equal(l->ds.calls, l->sret ? 0 : 1);
+	assert_int_equal(l->dr.calls, l->rret ? 0 : 1);
+}
+
+/* A receive posted now, to learn from its flush that the QP is in ERR. */
+static void early_recv(struct ibv_env *e, struct ibv_done *d)
+{
+	struct ib_sge sge = { (uintptr_t)e->local + 4096, 16,
+			      RDMARW_IBV_LOCAL_DMA_LKEY };
+	struct ib_recv_wr rwr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .wr_cqe = &d->cqe };
+
+	ibv_done_init(d);
+	assert_int_equal(ib_post_recv(e->qp, &rwr, NULL), 0);
+}
+
+static void early_flushed(struct ibv_env *e, struct ibv_done *d)
+{
+	ibv_done_wait(e->ends.cq, d, 1);
+	assert_int_equal(d->wc.status, IB_WC_WR_FLUSH_ERR);
+}
+
+/*
+ * Case 2, a failed WR: a READ with a wrong rkey completes with an error
+ * (rxe: REM_ACCESS_ERR; siw: the responder's TERMINATE, WR_FLUSH_ERR),
+ * and the provider moved the QP to ERR; then the late WRs.
+ */
+static void test_err_after_failed_read(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+
+	assert_int_equal(bad_rkey(e, DMA_FROM_DEVICE),
+			 iwarp(e) ? IB_WC_WR_FLUSH_ERR : IB_WC_REM_ACCESS_ERR);
+	late_post(e, e->qp, &late);
+	late_check(e, &late, "after a failed READ");
+}
+
+/*
+ * Case 2 with a WRITE: on rxe it fails (REM_ACCESS_ERR); on siw it
+ * succeeds and the responder's TERMINATE moves the QP to ERR (case 3).
+ * A receive posted before it is flushed either way; the late WRs follow
+ * its flush.
+ */
+static void test_err_after_failed_write(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+
+	early_recv(e, &early);
+	assert_int_equal(bad_rkey(e, DMA_TO_DEVICE),
+			 iwarp(e) ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR);
+	early_flushed(e, &early);
+	late_post(e, e->qp, &late);
+	late_check(e, &late, "after a failed WRITE");
+}
+
+/*
+ * Case 3, the peer disconnects: siw's QP goes to ERR with the TCP close
+ * (before the CM's DISCONNECTED); on rxe the CM's move does it.  The late
+ * WRs follow the flush of a receive posted before.
+ */
+static void test_err_after_peer_disconnect(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+
+	early_recv(e, &early);
+	assert_int_equal(rdma_disconnect(e->pair.peer_id), 0);
+	early_flushed(e, &early);
+	late_post(e, e->qp, &late);
+	late_check(e, &late, "after the peer's disconnect");
+}
+
+/*
+ * Case 1, our own rdma_disconnect(): on IB and RoCE librdmacm moves the QP
+ * to ERR itself before the CM's move; on iWARP it moves it to SQD (siw's
+ * CLOSING).  rdmarw__ibv_disconnect_test_hook posts the late WRs right
+ * after librdmacm's call, before the CM's move.
+ */
+static struct ibv_env *disc_env;
+
+static void post_at_disconnect(struct ib_qp *qp)
+{
+	struct ibv_env *e = disc_env;
+
+	if (!e || qp != e->qp)
+		return;
+	disc_env = NULL;
+	late_post(e, qp, &late);
+}
+
+static void test_err_after_disconnect(void **state)
+{
+	struct ibv_env *e = env_or_skip(state);
+
+	disc_env = e;
+	__atomic_store_n(&rdmarw__ibv_disconnect_test_hook, post_at_disconnect,
+			 __ATOMIC_RELEASE);
+	assert_int_equal(rdma_disconnect(e->pair.id), 0);
+	__atomic_store_n(&rdmarw__ibv_disconnect_test_hook, NULL,
+			 __ATOMIC_RELEASE);
+	assert_null(disc_env); /* the hook ran */
+	late_check(e, &late, "at our own disconnect");
+}
+
 /* ---- a post racing a move to ERR ---------------------------------------- */
 
 /*
@@ -1218,6 +1390,12 @@ static const struct CMUnitTest tests[] = {
 	T(test_flush_after_err),
 	cmocka_unit_test_setup_teardown(test_flush_after_err, setup_threaded,
 					teardown),
+	T(test_err_after_failed_read),
+	T(test_err_after_failed_write),
+	T(test_err_after_peer_disconnect),
+	T(test_err_after_disconnect),
+	cmocka_unit_test_setup_teardown(test_err_after_failed_write,
+					setup_threaded, teardown),
 	T(test_race_hooked_send),
 	T(test_race_hooked_recv),
 	cmocka_unit_test_setup_teardown(test_race_hooked_send, setup_threaded,

@@ -1271,11 +1271,15 @@ int ib_destroy_qp(struct ib_qp *qp);
  * the move (the provider flushes it with the rest) or is flushed by rdmarw
  * itself (no provider call), so it completes on every device, also on
  * Debian 12's rxe and the kernel's siw, which never complete a WR posted
- * to a user QP already in ERR.  There an ERR the provider enters on its
- * own (a failed work request; librdmacm's rdma_disconnect() on IB/RoCE,
- * which moves the QP before rdmarw does) is seen only once ib_modify_qp()
- * moves the QP to ERR: a WR posted in between may never complete, and a
- * later drain ends with -ETIMEDOUT.
+ * to a user QP already in ERR.  librdmacm's own move in rdma_disconnect()
+ * (IB, RoCE) is held the same way.  An ERR the provider enters on its own
+ * (a failed work request, the peer's TERMINATE or disconnect) is seen at
+ * the first error completion of the QP that a poll returns (the failed
+ * WR's, or the provider's flush of an earlier WR) or when the CM's
+ * DISCONNECTED moves the QP, whichever comes first: a WR posted after it
+ * is flushed by rdmarw as above; one posted before it reaches the
+ * provider, and siw and 6.1's rxe never complete it (a drain still ends
+ * at its marker).
  *
  * Return: 0, -EINVAL for NULL, an unknown mask bit, a transition or mask
  * the table does not allow (also from an ERR that came during the call);

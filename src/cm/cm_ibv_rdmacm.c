@@ -10,6 +10,7 @@
 
 #ifdef RDMARW_HAVE_IBV
 #include "cm/cm_ibv.h"
+#include "ibv/ibv_key.h"
 #include "ibv/ibv_loc.h"
 
 #include <fcntl.h>
@@ -419,9 +420,36 @@ int rdmarw__xid_reject(struct rdmarw__cm_xid *x, const void *pdata, u8 len,
 	return rdma_reject(x->cmid, pdata, len) ? neg_errno() : 0;
 }
 
+void (*rdmarw__ibv_disconnect_test_hook)(struct ib_qp *qp);
+
+/*
+ * librdmacm's rdma_disconnect() moves the id's QP itself: to ERR on IB and
+ * RoCE (then sends the DREQ), to SQD on iWARP (siw's CLOSING; the kernel
+ * moves it to ERR with the close).  The move to ERR is one rdmarw makes,
+ * so it holds the QP's posts as ibv_modify_qp_op() does, and the QP is
+ * taken for in ERR from then on, also when the DREQ could not be sent:
+ * the CM moves it to ERR after this in any case (rdma_disconnect() in
+ * cma.c).  Called with the CM's lock held (before the QP's locks).
+ */
 int rdmarw__xid_disconnect(struct rdmarw__cm_xid *x)
 {
-	return rdma_disconnect(x->cmid) ? neg_errno() : 0;
+	struct ibv_qp_priv *iqp = x->qp ? to_iqp(x->qp) : NULL;
+	struct rdma_cm_id *id = x->cmid;
+	struct ibv_context *ctx = id->verbs;
+	void (*hook)(struct ib_qp *);
+	int ret;
+
+	if (iqp)
+		rdmarw__ibv_err_begin(iqp);
+	ret = rdma_disconnect(id) ? neg_errno() : 0;
+	if (iqp)
+		rdmarw__ibv_err_end(iqp, ctx && ctx->device->transport_type ==
+							 IBV_TRANSPORT_IB);
+	hook = __atomic_load_n(&rdmarw__ibv_disconnect_test_hook,
+			       __ATOMIC_RELAXED);
+	if (__builtin_expect(hook != NULL, 0) && x->qp)
+		hook(x->qp);
+	return ret;
 }
 
 int rdmarw__xid_attach_qp(struct rdmarw__cm_xid *x, struct ib_qp *qp)

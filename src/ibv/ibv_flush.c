@@ -22,14 +22,19 @@
  * handler, as a device event would.
  *
  * "In ERR" is decided under the queue's lock (ibv_verbs.c): a move to ERR
- * through ibv_modify_qp_op() holds the QP's send_lock and recv_lock around
- * the provider's ibv_modify_qp() and sets the QP's in_err before it lets
- * go, and a post checks once it holds its queue's lock (there only), so
- * no WR reaches the provider after the provider took the move.  A move
- * the provider makes on its own (a failed WR, the peer gone, librdmacm's
- * rdma_disconnect() on IB/RoCE before the core's own move) is not seen
- * until the core moves the QP to ERR through ib_modify_qp(): posts until
- * then still reach the provider.
+ * that rdmarw makes or starts holds the QP's send_lock and recv_lock
+ * around the provider's move and sets the QP's in_err before it lets go
+ * (rdmarw__ibv_err_begin() and _end(): ibv_modify_qp_op()'s
+ * ibv_modify_qp(), librdmacm's rdma_disconnect(), which moves the QP to
+ * ERR itself on IB and RoCE), and a post checks once it holds its queue's
+ * lock (there only), so no WR reaches the provider after the provider took
+ * such a move.  A move the provider makes on its own (a failed WR, the
+ * peer's TERMINATE or disconnect) is seen at the first error completion
+ * of the QP polled (rdmarw__ibv_err_seen(): the failed WR's, or the
+ * provider's flush of one posted before), or else when the CM's
+ * DISCONNECTED moves the QP through ib_modify_qp(): a post before that
+ * still reaches the provider, which answers it as it does (the lab tests
+ * test_err_* in tests/test_ibv_rw.c and docs/deviations.md say how).
  *
  * Locking: a ring is written under its CQ's lock (the one poll takes),
  * so producers on two QPs sharing a CQ and the poller are serialised.
@@ -81,6 +86,48 @@ bool rdmarw__ibv_flush_posts(const struct ibv_qp_priv *iqp)
 	return __atomic_load_n(&iqp->in_err, __ATOMIC_ACQUIRE) ||
 	       __atomic_load_n(&iqp->ibqp.state, __ATOMIC_ACQUIRE) ==
 		       IB_QPS_ERR;
+}
+
+/**
+ * rdmarw__ibv_err_begin() - hold @iqp's posts for a move of its provider
+ * QP to ERR
+ * @iqp: the QP
+ *
+ * Takes its send_lock, then its recv_lock (the one order); a post that
+ * comes meanwhile waits, and decides once the move is over.  Not from a
+ * post or under a CQ's lock.
+ */
+void rdmarw__ibv_err_begin(struct ibv_qp_priv *iqp)
+{
+	pthread_mutex_lock(&iqp->send_lock);
+	pthread_mutex_lock(&iqp->recv_lock);
+}
+
+/**
+ * rdmarw__ibv_err_end() - let @iqp's posts go after rdmarw__ibv_err_begin()
+ * @iqp: the QP
+ * @moved: the provider took the move to ERR: every later post is
+ *	flushed here (rdmarw__ibv_err_seen())
+ */
+void rdmarw__ibv_err_end(struct ibv_qp_priv *iqp, bool moved)
+{
+	if (moved)
+		rdmarw__ibv_err_seen(iqp);
+	pthread_mutex_unlock(&iqp->recv_lock);
+	pthread_mutex_unlock(&iqp->send_lock);
+}
+
+/**
+ * rdmarw__ibv_err_seen() - @iqp's provider QP is in ERR
+ * @iqp: the QP
+ *
+ * Posts that take their queue's lock from now on flush their WRs here;
+ * one that holds it already goes on to the provider.  Takes no lock (the
+ * poll calls it under its CQ's lock).
+ */
+void rdmarw__ibv_err_seen(struct ibv_qp_priv *iqp)
+{
+	__atomic_store_n(&iqp->in_err, true, __ATOMIC_RELEASE);
 }
 
 static enum ib_wc_opcode send_wc_opcode(enum ib_wr_opcode op)

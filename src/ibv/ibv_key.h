@@ -30,4 +30,12 @@ int rdmarw__ibv_map_key(struct ib_pd *pd, const void *addr, u32 *key);
  */
 extern void (*rdmarw__ibv_post_test_hook)(struct ib_qp *qp, bool send);
 
+/*
+ * Tests only (NULL otherwise): called by rdma_disconnect() on an ibv
+ * device (src/cm/cm_ibv_rdmacm.c) once librdmacm's rdma_disconnect()
+ * returned, before the CM moves @qp to ERR, with the CM's lock held: it
+ * may post to @qp, nothing else.
+ */
+extern void (*rdmarw__ibv_disconnect_test_hook)(struct ib_qp *qp);
+
 #endif /* RDMARW_IBV_KEY_H */

@@ -197,9 +197,12 @@ static_assert(offsetof(struct ibv_cq_priv, ibcq) == 0, "core first");
  * @rsge: SGEs of @rwr (IBV_POST_BATCH * max_recv_sge)
  * @sflush: flushed completions of sends posted in ERR (ibv_flush.c)
  * @rflush: the same for receives
- * @in_err: the provider took a move to ERR from ibv_modify_qp_op(); set
- *	(release) holding both @send_lock and @recv_lock, never cleared (no
- *	move out of ERR on this path), read by the posts under either lock
+ * @in_err: the provider's QP is known to be in ERR, so posts are flushed
+ *	by rdmarw (ibv_flush.c): set (release) by a move to ERR holding both
+ *	@send_lock and @recv_lock (rdmarw__ibv_err_end()) or by the poll that
+ *	finds an error completion of the QP (rdmarw__ibv_err_seen()), never
+ *	cleared (no move out of ERR on this path), read by the posts under
+ *	either lock
  */
 struct ibv_qp_priv {
 	struct ib_qp ibqp;
@@ -280,6 +283,9 @@ int rdmarw__ibv_flushq_init(struct ibv_flushq *q, struct ibv_cq_priv *cq,
 			    u32 size);
 void rdmarw__ibv_flushq_fini(struct ibv_flushq *q);
 bool rdmarw__ibv_flush_posts(const struct ibv_qp_priv *iqp);
+void rdmarw__ibv_err_begin(struct ibv_qp_priv *iqp);
+void rdmarw__ibv_err_end(struct ibv_qp_priv *iqp, bool moved);
+void rdmarw__ibv_err_seen(struct ibv_qp_priv *iqp);
 int rdmarw__ibv_flush_send(struct ibv_qp_priv *iqp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad_wr);
 int rdmarw__ibv_flush_recv(struct ibv_qp_priv *iqp, const struct ib_recv_wr *wr,

@@ -351,6 +351,15 @@ static void wc_to_ib(struct ibv_cq_priv *icq, const struct ibv_wc *w,
 	wc->src_qp = w->src_qp;
 	wc->wc_flags = wc_flags(w->wc_flags);
 	wc->port_num = wc->qp ? wc->qp->port : 1;
+	/*
+	 * An RC QP completes a WR in error only on its way to ERR or in it
+	 * (a completion error moves it there, a flush happens there): the
+	 * provider moved it, maybe on its own (a failed WR, the peer's
+	 * TERMINATE or disconnect), so posts from now on are flushed by
+	 * rdmarw (ibv_flush.c).
+	 */
+	if (wc->status != IB_WC_SUCCESS && wc->qp)
+		rdmarw__ibv_err_seen(to_iqp(wc->qp));
 }
 
 /* The ring of a QP that is gone, for its completions still in the CQ. */
@@ -588,14 +597,14 @@ static void ibv_destroy_qp_op(struct ib_qp *ibqp)
  * rdma_cm moves connected QPs through INIT, RTR and RTS itself; what is
  * left to ib_modify_qp() is the error state (draining, teardown).
  *
- * The move holds both queues' locks (send_lock, then recv_lock: the one
- * order) around the provider's ibv_modify_qp() and sets in_err before it
- * lets go; a post checks for ERR under its queue's lock.  So a post
- * either reached the provider before the provider took the move (the
- * provider flushes it with the rest) or is flushed by rdmarw
- * (ibv_flush.c): the kernel's siw and Debian 12's rxe would never complete
- * a WR posted to a user QP already in ERR.  The core commits ERR after
- * this returns.
+ * The move holds both queues' locks around the provider's ibv_modify_qp()
+ * and sets in_err before it lets go (rdmarw__ibv_err_begin() and _end(),
+ * as librdmacm's own move in rdma_disconnect() does); a post checks for
+ * ERR under its queue's lock.  So a post either reached the provider
+ * before the provider took the move (the provider flushes it with the
+ * rest) or is flushed by rdmarw (ibv_flush.c): the kernel's siw and
+ * Debian 12's rxe would never complete a WR posted to a user QP already
+ * in ERR.  The core commits ERR after this returns.
  */
 static int ibv_modify_qp_op(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			    int mask)
@@ -608,13 +617,9 @@ static int ibv_modify_qp_op(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EOPNOTSUPP;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_ERR;
-	pthread_mutex_lock(&iqp->send_lock);
-	pthread_mutex_lock(&iqp->recv_lock);
+	rdmarw__ibv_err_begin(iqp);
 	ret = ibv_modify_qp(iqp->qp, &a, IBV_QP_STATE);
-	if (!ret)
-		__atomic_store_n(&iqp->in_err, true, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&iqp->recv_lock);
-	pthread_mutex_unlock(&iqp->send_lock);
+	rdmarw__ibv_err_end(iqp, !ret);
 	return -ret;
 }
 
