@@ -145,7 +145,10 @@ static enum ib_wc_opcode send_wc_opcode(enum ib_wr_opcode op)
 	}
 }
 
-/* Wake a thread-polled CQ's event thread (ibv_verbs.c's event_thread()). */
+/*
+ * Wake whoever waits for @cq's events: its event thread (ibv_verbs.c's
+ * event_thread()), or the caller that took them (rdmarw_cq_events_take()).
+ */
 static void kick(struct ibv_cq_priv *cq)
 {
 	u64 one = 1;
