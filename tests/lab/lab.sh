@@ -10,7 +10,10 @@
 #
 # Usage: tests/lab/lab.sh prepare          fetch, build siw.ko, the initramfs
 #        tests/lab/lab.sh run CMD...       run the shell command CMD (from the
-#                                          repository root) in the guest
+#                                          repository root) in the guest;
+#                                          builds nothing: build-lab/ as it
+#                                          was last built (check and bench
+#                                          build it), so rebuild it first
 #        tests/lab/lab.sh smoke            ibv_devinfo and stock rping on both
 #        tests/lab/lab.sh check            build, then, in each kernel, smoke
 #                                          + the ibv backend's tests + the
